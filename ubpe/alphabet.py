@@ -1,0 +1,299 @@
+"""The alphabet: a bijection between input values and symbol ids ``0 .. A-1``."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_documents, as_sequence, check_int, dtype_of
+from .errors import CorruptDataError
+
+#: Integer alphabets spanning at most this many values map through a lookup table.
+_TABLE_SPAN = 1 << 22
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+class Alphabet:
+    """Maps values to ids in ``[0, len(alphabet))`` and back, vectorised for numpy arrays.
+
+    Three kinds, chosen by what you pass:
+
+    - ``Alphabet(256)``: a *range*, value ``v`` has id ``v`` for ``0 <= v < 256``;
+    - ``Alphabet([-5, 7, 2**40])``: *integers* (any int64, or uint64 when all are non-negative),
+      ids in ascending order of value;
+    - ``Alphabet("abc")`` or ``Alphabet(["x", ("y", 1)])``: *symbols*, any hashables, ids in the
+      order given (duplicates dropped; a ``set`` is sorted first so that ids are deterministic).
+
+    ``Alphabet.from_data(x, y, ...)`` takes the sorted distinct values of the data.
+
+    Examples
+    --------
+    >>> a = Alphabet([10, -3, 7])
+    >>> len(a), a.to_ids(np.array([7, -3, 10])).tolist()
+    (3, [1, 0, 2])
+    >>> a.to_values(np.array([2, 1]), dtype=np.int16).tolist()
+    [10, 7]
+    """
+
+    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo")
+
+    def __init__(self, values: int | Iterable[Any]) -> None:
+        self._index: dict[Any, int] | None = None
+        self._table: np.ndarray | None = None
+        self._lo = 0
+        if isinstance(values, numbers.Integral) and not isinstance(values, (bool, np.bool_)):
+            self._kind = "range"
+            self._size = check_int("alphabet size", values, 0, 2**31 - 1)
+            self._values = None
+            return
+        if isinstance(values, (set, frozenset)):
+            try:
+                values = sorted(values)
+            except TypeError:
+                raise TypeError("a set of alphabet values must be sortable; pass a list to fix the order")
+        if isinstance(values, np.ndarray) and values.ndim != 1:
+            raise ValueError(f"alphabet values must be 1-D, got shape {values.shape}")
+        items = list(values) if not isinstance(values, str) else list(values)
+        if items and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in items
+        ):
+            ints = [int(v) for v in items]
+            lo, hi = min(ints), max(ints)
+            if lo >= -(2**63) and hi <= _INT64_MAX:
+                self._set_integers(np.unique(np.asarray(ints, dtype=np.int64)))
+                return
+            if lo >= 0 and hi < 2**64:
+                self._set_integers(np.unique(np.asarray(ints, dtype=np.uint64)))
+                return
+        self._kind = "symbols"
+        unique: dict[Any, int] = {}
+        for v in items:
+            if not isinstance(v, Hashable):
+                raise TypeError(f"alphabet values must be hashable, got {v!r}")
+            unique.setdefault(v, len(unique))
+        self._index = unique
+        self._values = list(unique)
+        self._size = len(unique)
+        if self._size > 2**31 - 1:
+            raise ValueError("an alphabet holds at most 2**31 - 1 values")
+
+    def _set_integers(self, values: np.ndarray) -> None:
+        self._kind = "integers"
+        self._values = values
+        self._size = len(values)
+        if self._size and int(values[-1]) - int(values[0]) < _TABLE_SPAN:
+            self._lo = int(values[0])
+            table = np.full(int(values[-1]) - self._lo + 1, -1, dtype=np.int32)
+            table[(values - values[0]).astype(np.int64)] = np.arange(self._size, dtype=np.int32)
+            self._table = table
+
+    # ==================== construction
+
+    @classmethod
+    def from_data(cls, *corpora: Any) -> Alphabet:
+        """The sorted distinct values of one or more sequences (or corpora of sequences)."""
+        arrays, others = [], []
+        for corpus in corpora:
+            for doc in as_documents(corpus):
+                (arrays if isinstance(doc, np.ndarray) and doc.dtype.kind in "iub" else others).append(doc)
+        if others:
+            values = set()
+            for doc in arrays:
+                values.update(np.unique(doc).tolist())
+            for doc in others:
+                values.update(doc)
+            return cls(values)
+        if not arrays:
+            return cls([])
+        uniques = [np.unique(a) for a in arrays if len(a)]
+        if not uniques:
+            return cls([])
+        if all(u.dtype.kind in "iub" and u.dtype != np.uint64 for u in uniques):
+            merged = np.unique(np.concatenate([u.astype(np.int64) for u in uniques]))
+            alphabet = cls.__new__(cls)
+            alphabet._index = None
+            alphabet._table = None
+            alphabet._lo = 0
+            alphabet._set_integers(merged)
+            return alphabet
+        return cls({int(v) for u in uniques for v in u.tolist()})
+
+    # ==================== properties
+
+    @property
+    def kind(self) -> str:
+        """``"range"``, ``"integers"`` or ``"symbols"``."""
+        return self._kind
+
+    @property
+    def values(self) -> np.ndarray | list:
+        """The value of each id: ``np.arange(A)``, a sorted int array, or a list of symbols."""
+        if self._kind == "range":
+            return np.arange(self._size, dtype=np.int64)
+        return self._values if self._kind == "symbols" else self._values.copy()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Alphabet):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self._kind, self._size))
+
+    def __repr__(self) -> str:
+        if self._kind == "range":
+            return f"Alphabet({self._size})"
+        shown = list(self.values[:4]) if self._kind == "symbols" else self._values[:4].tolist()
+        more = ", ..." if self._size > 4 else ""
+        return f"Alphabet([{', '.join(map(repr, shown))}{more}])  # {self._size} values"
+
+    # ==================== mapping
+
+    def to_ids(self, seq: Any) -> np.ndarray:
+        """Ids (int32, shape (n,)) of the values in ``seq``.
+
+        Raises ``ValueError`` naming the first value outside the alphabet and its position.
+        """
+        seq = as_sequence(seq)
+        if self._kind == "symbols":
+            return self._symbols_to_ids(seq)
+        if not isinstance(seq, np.ndarray) or seq.dtype.kind not in "iub":
+            return self._symbols_to_ids(seq)
+        if seq.dtype.kind == "b":
+            seq = seq.astype(np.uint8)
+        if len(seq) == 0:
+            return np.zeros(0, dtype=np.int32)
+        if self._kind == "range":
+            bad = (seq < 0) | (seq >= self._size) if seq.dtype.kind == "i" else seq >= self._size
+            self._raise_if_any(seq, bad)
+            return seq.astype(np.int32)
+        values = self._values
+        if values.dtype == np.int64 and seq.dtype == np.uint64:
+            self._raise_if_any(seq, seq > np.uint64(_INT64_MAX))
+            seq = seq.astype(np.int64)
+        elif values.dtype == np.uint64 and seq.dtype.kind == "i":
+            self._raise_if_any(seq, seq < 0)
+            seq = seq.astype(np.uint64)
+        if self._table is not None:
+            hi = self._lo + len(self._table) - 1
+            lo_ok = seq >= self._lo if (self._lo > 0 or seq.dtype.kind == "i") else True
+            inside = lo_ok & (seq <= hi)
+            self._raise_if_any(seq, ~inside)
+            ids = self._table[(seq.astype(np.int64) - self._lo)]
+            self._raise_if_any(seq, ids < 0)
+            return ids
+        seq = seq.astype(values.dtype)
+        pos = np.searchsorted(values, seq)
+        pos_clipped = np.minimum(pos, len(values) - 1)
+        self._raise_if_any(seq, values[pos_clipped] != seq)
+        return pos.astype(np.int32)
+
+    def _symbols_to_ids(self, seq: Any) -> np.ndarray:
+        index = self._index
+        if index is None:  # integer alphabet given Python ints beyond 64 bits or objects
+            index = {v: i for i, v in enumerate(self.values.tolist())}
+        items = seq.tolist() if isinstance(seq, np.ndarray) else seq
+        out = np.empty(len(items), dtype=np.int32)
+        for i, v in enumerate(items):
+            try:
+                out[i] = index[v]
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"value {v!r} at position {i} is not in the alphabet ({self!r})"
+                ) from None
+        return out
+
+    def _raise_if_any(self, seq: np.ndarray, bad: np.ndarray) -> None:
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise ValueError(f"value {seq[i].item()!r} at position {i} is not in the alphabet ({self!r})")
+
+    def to_values(self, ids: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+        """Values of ``ids`` (already validated to lie in ``[0, A)``), cast to ``dtype`` if given."""
+        ids = np.asarray(ids)
+        if self._kind == "range":
+            out = ids
+        elif self._kind == "integers":
+            out = self._values[ids]
+        else:
+            symbols = np.empty(self._size, dtype=object)
+            symbols[:] = self._values
+            out = symbols[ids]
+            if dtype is not None and np.dtype(dtype) != object:
+                return np.array(out.tolist(), dtype=dtype) if len(out) else np.zeros(0, dtype=dtype)
+            return out
+        return out.astype(dtype if dtype is not None else np.int64, copy=False)
+
+    # ==================== serialization
+
+    def to_dict(self) -> dict[str, Any]:
+        """A msgpack-safe description (see docs/format.md)."""
+        if self._kind == "range":
+            return {"kind": "range", "size": self._size}
+        if self._kind == "integers":
+            dt = "<i8" if self._values.dtype == np.int64 else "<u8"
+            return {"kind": "integers", "dtype": dt, "values": self._values.astype(dt).tobytes()}
+        for v in self._values:
+            if not isinstance(v, (str, bytes, int)) or isinstance(v, bool):
+                raise TypeError(
+                    f"alphabet symbol {v!r} cannot be saved: symbols must be str, bytes or int"
+                )
+            if isinstance(v, int) and not -(2**63) <= v < 2**64:
+                raise TypeError(f"alphabet symbol {v!r} cannot be saved: integers beyond 64 bits")
+        return {"kind": "symbols", "values": list(self._values)}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Alphabet:
+        """Inverse of :meth:`to_dict`; malformed input raises ``CorruptDataError``."""
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str):
+            raise CorruptDataError("alphabet: expected a map with a 'kind'")
+        kind = d["kind"]
+        if kind == "range":
+            size = d.get("size")
+            if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 2**31:
+                raise CorruptDataError(f"alphabet: invalid range size {size!r}")
+            return cls(size)
+        if kind == "integers":
+            dt, raw = d.get("dtype"), d.get("values")
+            if dt not in ("<i8", "<u8") or not isinstance(raw, bytes) or len(raw) % 8:
+                raise CorruptDataError("alphabet: integer values must be <i8/<u8 bytes")
+            values = np.frombuffer(raw, dtype=dt).astype(dt[1:])
+            if len(values) > 1 and not np.all(values[1:] > values[:-1]):
+                raise CorruptDataError("alphabet: integer values must be strictly increasing")
+            alphabet = cls.__new__(cls)
+            alphabet._index = None
+            alphabet._table = None
+            alphabet._lo = 0
+            alphabet._set_integers(values.astype(np.int64 if dt == "<i8" else np.uint64))
+            return alphabet
+        if kind == "symbols":
+            values = d.get("values")
+            if not isinstance(values, list) or not all(
+                isinstance(v, (str, bytes, int)) and not isinstance(v, bool) for v in values
+            ):
+                raise CorruptDataError("alphabet: symbols must be a list of str, bytes or int")
+            if len(set(values)) != len(values):
+                raise CorruptDataError("alphabet: symbols must be distinct")
+            alphabet = cls.__new__(cls)
+            alphabet._kind = "symbols"
+            alphabet._values = list(values)
+            alphabet._index = {v: i for i, v in enumerate(values)}
+            alphabet._size = len(values)
+            alphabet._table = None
+            alphabet._lo = 0
+            return alphabet
+        raise CorruptDataError(f"alphabet: unknown kind {kind!r}")
+
+
+def dtype_for(docs: list) -> np.dtype:
+    """The dtype decoding should give back for a corpus: that of its first non-empty document."""
+    for doc in docs:
+        if len(doc):
+            return dtype_of(doc)
+    return dtype_of(docs[0]) if docs else np.dtype(np.int64)

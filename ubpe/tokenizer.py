@@ -1,0 +1,526 @@
+"""The UBPE tokenizer: fit a vocabulary of merged pairs over any alphabet, encode, decode, save."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from . import encoder, trainer
+from ._validate import as_documents, check_int
+from .alphabet import Alphabet, dtype_for
+from .errors import CorruptDataError, FormatVersionError, NotFittedError
+
+#: Version of the bytes written by :meth:`Tokenizer.to_bytes`. Readers accept every version up to it.
+MODEL_FORMAT_VERSION = 1
+MODEL_MAGIC = "ubpe.tokenizer"
+WEIGHTINGS = ("idf", "count", "tfidf")
+MAX_TOKENS = 2**31 - 1
+
+
+def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
+    """Weight of each merge (float64, shape (M,)); see docs/algorithm.md.
+
+    Computed with ``math.log`` one merge at a time so that ties are decided by exactly the same
+    floating-point values everywhere (numpy's vectorised log may differ in the last bit).
+    """
+    out = np.empty(len(counts), dtype=np.float64)
+    for k, (count, d) in enumerate(zip(counts.tolist(), df.tolist())):
+        idf = math.log((1 + n_units) / (1 + d))
+        out[k] = idf if weighting == "idf" else float(count) if weighting == "count" else count * idf
+    return out
+
+
+def trim_merges(merges: np.ndarray, weights: np.ndarray, alphabet_size: int, n_keep: int) -> np.ndarray:
+    """Indices (ascending) of the merges kept when trimming to ``n_keep`` merges.
+
+    Repeatedly removes the lowest-weight merged token that no kept merge uses as a child
+    (ties: the latest merge first), so the kept set stays closed under its dependencies.
+    """
+    m = len(merges)
+    if m <= n_keep:
+        return np.arange(m)
+    children = merges.astype(np.int64) - alphabet_size  # merge index of each child, < 0 for symbols
+    users = np.zeros(m, dtype=np.int64)
+    for c in children[children >= 0]:
+        users[c] += 1
+    kept = np.ones(m, dtype=bool)
+    heap = [(float(weights[k]), -k) for k in range(m) if users[k] == 0]
+    heapq.heapify(heap)
+    for _ in range(m - n_keep):
+        _, neg_k = heapq.heappop(heap)
+        k = -neg_k
+        kept[k] = False
+        for c in children[k]:
+            if c >= 0:
+                users[c] -= 1
+                if users[c] == 0:
+                    heapq.heappush(heap, (float(weights[c]), -int(c)))
+    return np.flatnonzero(kept)
+
+
+def renumber(merges: np.ndarray, kept: np.ndarray, alphabet_size: int) -> np.ndarray:
+    """Merges ``kept`` (ascending indices, closed under dependencies) renumbered densely."""
+    new_index = np.full(len(merges), -1, dtype=np.int64)
+    new_index[kept] = np.arange(len(kept))
+    sub = merges[kept].astype(np.int64)
+    out = np.where(sub < alphabet_size, sub, alphabet_size + new_index[np.maximum(sub - alphabet_size, 0)])
+    return out.astype(np.int32)
+
+
+def rank_ids(weights: np.ndarray, alphabet_size: int) -> np.ndarray:
+    """Public id of every priority-space token (int32, shape (A + M,)).
+
+    Alphabet ids are fixed; merged tokens are numbered by weight descending, then priority.
+    """
+    m = len(weights)
+    order = np.lexsort((np.arange(m), -weights))
+    ids = np.empty(alphabet_size + m, dtype=np.int32)
+    ids[:alphabet_size] = np.arange(alphabet_size)
+    ids[alphabet_size + order] = alphabet_size + np.arange(m)
+    return ids
+
+
+class Tokenizer:
+    """Byte-pair encoding over any alphabet (UBPE).
+
+    Parameters
+    ----------
+    alphabet : Alphabet, int, collection of values, or None
+        The symbols: an :class:`Alphabet`, a size ``A`` (values ``0 .. A-1``), values to build one
+        from, or ``None`` to take the distinct values of the corpus given to :meth:`fit`.
+    n_tokens : int
+        Size of the whole vocabulary, alphabet included (``>= len(alphabet)``).
+    n_candidates : int, default 50
+        Pairs considered per training iteration; several non-colliding ones are merged at once.
+        ``1`` is classic BPE.
+    min_count : int, default 2
+        Pairs seen fewer times are never merged; training stops early (with a warning) when no
+        pair reaches it.
+    weighting : {"idf", "count", "tfidf"}, default "idf"
+        Token weight, which orders public ids (lower id = higher weight) and decides what
+        trimming removes.
+    window : int or None, default None
+        idf units: ``None`` uses the documents (a single document is cut into windows of
+        1024 values); an int cuts every document into windows of that many values.
+
+    Notes
+    -----
+    The training rules (overlapping counts, tie-breaks, batches, border rule, trimming,
+    re-ranking) are specified in ``docs/algorithm.md``. Token ids are ``int32``: alphabet
+    symbols keep ids ``0 .. A-1`` and merged tokens follow, most valuable first.
+
+    Examples
+    --------
+    >>> tok = Tokenizer(4, 7, n_candidates=1).fit([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2])
+    >>> tok.encode([0, 0, 0, 1, 3]).tolist()
+    [4, 3]
+    >>> tok.decode([4, 3]).tolist()
+    [0, 0, 0, 1, 3]
+    >>> tok.sequence(4).tolist()
+    [0, 0, 0, 1]
+    """
+
+    def __init__(
+        self,
+        alphabet: Alphabet | int | Iterable[Any] | None,
+        n_tokens: int,
+        *,
+        n_candidates: int = 50,
+        min_count: int = 2,
+        weighting: str = "idf",
+        window: int | None = None,
+    ) -> None:
+        if alphabet is not None and not isinstance(alphabet, Alphabet):
+            alphabet = Alphabet(alphabet)
+        self.alphabet: Alphabet | None = alphabet
+        self.n_tokens = check_int("n_tokens", n_tokens, 1 if alphabet is None else len(alphabet), MAX_TOKENS)
+        self.n_candidates = check_int("n_candidates", n_candidates, 1, 1 << 20)
+        self.min_count = check_int("min_count", min_count, 1)
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+        self.weighting = weighting
+        self.window = None if window is None else check_int("window", window, 1)
+        self._model: dict[str, Any] | None = None
+        self._cache: dict[str, Any] = {}
+
+    # ==================== training
+
+    def fit(self, corpus: Any, *, progress: bool = False) -> Tokenizer:
+        """Learn the vocabulary from ``corpus`` and return ``self``.
+
+        ``corpus`` is one sequence (1-D integer array, list of ints, bytes, str) or an iterable
+        of them (documents; pairs never cross a document). A 2-D array is one document per row.
+        Refitting replaces the previous model.
+
+        Raises ``TypeError`` for floats or other non-integer data, ``ValueError`` for an empty
+        corpus or values outside the alphabet.
+        """
+        docs = as_documents(corpus)
+        if not docs or sum(len(d) for d in docs) == 0:
+            raise ValueError("corpus is empty: fit needs at least one value")
+        alphabet = self.alphabet if self.alphabet is not None else Alphabet.from_data(docs)
+        if self.n_tokens < len(alphabet):
+            raise ValueError(
+                f"n_tokens must be >= the alphabet size {len(alphabet)}, got {self.n_tokens}"
+            )
+        ids_list = [alphabet.to_ids(d) for d in docs]
+        lengths = np.array([len(d) for d in ids_list], dtype=np.int64)
+        doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
+        ids = np.concatenate(ids_list).astype(np.int32, copy=False)
+        unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window)
+        a = len(alphabet)
+
+        bar = None
+        callback = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=self.n_tokens - a, unit="tok", desc="fit")
+
+            def callback(n_merges: int) -> None:
+                bar.update(min(n_merges, bar.total) - bar.n)
+
+        try:
+            result = trainer.train(
+                ids, doc_offsets, unit_offsets, a, self.n_tokens, self.n_candidates,
+                self.min_count, progress=callback,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        if result.stopped_early:
+            warnings.warn(
+                f"fit stopped early: no pair occurs min_count={self.min_count} times, so the "
+                f"vocabulary has {a + len(result.merges)} tokens instead of n_tokens={self.n_tokens}",
+                UserWarning,
+                stacklevel=2,
+            )
+        weights = token_weights(result.counts, result.df, result.n_units, self.weighting)
+        kept = trim_merges(result.merges, weights, a, self.n_tokens - a)
+        self.alphabet = alphabet
+        self._set_model(
+            alphabet=alphabet,
+            dtype=dtype_for(docs),
+            merges=renumber(result.merges, kept, a),
+            batches=result.batches[kept],
+            counts=result.counts[kept],
+            df=result.df[kept],
+            n_units=result.n_units,
+        )
+        return self
+
+    def _set_model(self, *, alphabet, dtype, merges, batches, counts, df, n_units, token_ids=None):
+        a = len(alphabet)
+        weights = token_weights(counts, df, n_units, self.weighting)
+        if token_ids is None:
+            token_ids = rank_ids(weights, a)
+        priority = np.empty_like(token_ids)
+        priority[token_ids] = np.arange(len(token_ids), dtype=np.int32)
+        model = dict(
+            dtype=np.dtype(dtype), merges=merges, batches=batches, counts=counts, df=df,
+            n_units=int(n_units), weights=weights, token_ids=token_ids, priority=priority,
+        )
+        for v in model.values():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+        self.alphabet = alphabet
+        self._model = model
+        self._cache = {}
+
+    # ==================== model
+
+    def _require(self) -> dict[str, Any]:
+        if self._model is None:
+            raise NotFittedError("this Tokenizer is not fitted yet: call fit(corpus) or Tokenizer.load(path)")
+        return self._model
+
+    @property
+    def is_fitted(self) -> bool:
+        return self._model is not None
+
+    @property
+    def vocab_size(self) -> int:
+        """Tokens in the fitted vocabulary, alphabet included (``n_tokens`` unless training stopped early)."""
+        return len(self.alphabet) + len(self._require()["merges"])
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    @property
+    def dtype(self) -> np.dtype:
+        """dtype of the values :meth:`decode` returns: that of the data given to :meth:`fit`."""
+        return self._require()["dtype"]
+
+    @property
+    def merges(self) -> np.ndarray:
+        """(M, 2) int32 children of each merge in *priority space* (row k makes token A + k)."""
+        return self._require()["merges"]
+
+    @property
+    def batches(self) -> np.ndarray:
+        """(M,) int32 training batch of each merge, non-decreasing."""
+        return self._require()["batches"]
+
+    @property
+    def counts(self) -> np.ndarray:
+        """(M,) int64 occurrences each merge replaced during training."""
+        return self._require()["counts"]
+
+    @property
+    def df(self) -> np.ndarray:
+        """(M,) int64 idf units holding each merge when it was made."""
+        return self._require()["df"]
+
+    @property
+    def n_units(self) -> int:
+        """Number of idf units (documents or windows) seen by :meth:`fit`."""
+        return self._require()["n_units"]
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(M,) float64 weight of each merge, in priority order."""
+        return self._require()["weights"]
+
+    @property
+    def token_ids(self) -> np.ndarray:
+        """(A + M,) int32 public id of each priority-space token."""
+        return self._require()["token_ids"]
+
+    @property
+    def forward(self) -> dict[tuple[int, int], int]:
+        """Pair of public ids -> the public id of the token it merges into."""
+        if "forward" not in self._cache:
+            self._cache["forward"] = {v: k for k, v in self.backward.items()}
+        return self._cache["forward"]
+
+    @property
+    def backward(self) -> dict[int, tuple[int, int]]:
+        """Public id of each merged token -> the pair of public ids it was merged from."""
+        if "backward" not in self._cache:
+            m = self._require()
+            a = len(self.alphabet)
+            ids = m["token_ids"]
+            pub = ids[m["merges"]].tolist()
+            self._cache["backward"] = {int(ids[a + k]): (p[0], p[1]) for k, p in enumerate(pub)}
+        return self._cache["backward"]
+
+    def sequence(self, token: int) -> np.ndarray:
+        """The alphabet values that public id ``token`` stands for."""
+        token = check_int("token", token, 0, self.vocab_size - 1)
+        return self.decode(np.array([token], dtype=np.int32))
+
+    # ==================== encoding and decoding
+
+    def _tables(self) -> encoder.EncoderTables:
+        if "tables" not in self._cache:
+            self._cache["tables"] = encoder.build_encoder(self.merges, len(self.alphabet))
+        return self._cache["tables"]
+
+    def _expansion(self) -> encoder.Expansion:
+        if "expansion" not in self._cache:
+            self._cache["expansion"] = encoder.build_expansion(self.merges, len(self.alphabet))
+        return self._cache["expansion"]
+
+    def encode(self, seq: Any) -> np.ndarray:
+        """Token ids (int32, 1-D) of one sequence, by replaying the merges in priority order.
+
+        Raises ``ValueError`` naming the first value outside the alphabet and its position,
+        ``TypeError`` for floating-point input.
+        """
+        m = self._require()
+        ids = self.alphabet.to_ids(seq)
+        return m["token_ids"][encoder.encode(ids, self._tables())]
+
+    def encode_batch(self, seqs: Iterable[Any]) -> list[np.ndarray]:
+        """:meth:`encode` of several independent sequences."""
+        m = self._require()
+        ids = [self.alphabet.to_ids(s) for s in seqs]
+        return [m["token_ids"][t] for t in encoder.encode_batch(ids, self._tables())]
+
+    def decode(self, tokens: Any, *, dtype: np.dtype | None = None) -> np.ndarray:
+        """Values of a token sequence, as ``dtype`` (default: that of the fitted data).
+
+        Raises ``ValueError`` naming the first token id outside ``[0, vocab_size)``.
+        """
+        m = self._require()
+        tok = self._check_tokens(tokens)
+        ids = encoder.decode(m["priority"][tok], self._expansion())
+        return self.alphabet.to_values(ids, dtype=m["dtype"] if dtype is None else dtype)
+
+    def _check_tokens(self, tokens: Any) -> np.ndarray:
+        if isinstance(tokens, (bytes, bytearray, memoryview, str)):
+            raise TypeError("tokens must be a sequence of integer ids, got text or bytes")
+        tok = np.asarray(tokens)
+        if tok.size == 0:
+            return np.zeros(0, dtype=np.int32)
+        if tok.dtype.kind not in "iu":
+            raise TypeError(f"tokens must be integers, got dtype {tok.dtype}")
+        if tok.ndim != 1:
+            raise ValueError(f"tokens must be 1-D, got shape {tok.shape}")
+        bad = (tok < 0) | (tok >= self.vocab_size)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"token id {tok[i].item()} at position {i} is out of range: ids are in "
+                f"[0, {self.vocab_size})"
+            )
+        return tok.astype(np.int32, copy=False)
+
+    # ==================== serialization
+
+    def to_bytes(self) -> bytes:
+        """The model as msgpack bytes (docs/format.md); equal models give equal bytes."""
+        m = self._require()
+        a = len(self.alphabet)
+        return msgpack.packb(
+            {
+                "magic": MODEL_MAGIC,
+                "version": MODEL_FORMAT_VERSION,
+                "alphabet": self.alphabet.to_dict(),
+                "dtype": m["dtype"].str,
+                "params": {
+                    "n_tokens": self.n_tokens,
+                    "n_candidates": self.n_candidates,
+                    "min_count": self.min_count,
+                    "weighting": self.weighting,
+                    "window": self.window,
+                },
+                "n_units": m["n_units"],
+                "merges": m["merges"].astype("<i4").tobytes(),
+                "batches": m["batches"].astype("<i4").tobytes(),
+                "counts": m["counts"].astype("<i8").tobytes(),
+                "df": m["df"].astype("<i8").tobytes(),
+                "token_ids": m["token_ids"][a:].astype("<i4").tobytes(),
+            },
+            use_bin_type=True,
+        )
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 (hex) of :meth:`to_bytes`: names this exact model."""
+        if "digest" not in self._cache:
+            self._cache["digest"] = hashlib.sha256(self.to_bytes()).hexdigest()
+        return self._cache["digest"]
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> Tokenizer:
+        """Inverse of :meth:`to_bytes`.
+
+        Raises ``CorruptDataError`` for anything malformed or inconsistent, and
+        ``FormatVersionError`` for a model written by a newer ubpe.
+        """
+        try:
+            d = msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
+        except Exception as e:  # msgpack raises several unrelated types
+            raise CorruptDataError(f"tokenizer bytes do not parse: {e}") from e
+        return cls._from_fields(d)
+
+    @classmethod
+    def _from_fields(cls, d: Any) -> Tokenizer:
+        if not isinstance(d, dict) or d.get("magic") != MODEL_MAGIC:
+            raise CorruptDataError("not a ubpe tokenizer (bad magic)")
+        version = d.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise CorruptDataError(f"tokenizer: invalid version {version!r}")
+        if version > MODEL_FORMAT_VERSION:
+            raise FormatVersionError("this tokenizer", version, MODEL_FORMAT_VERSION)
+        alphabet = Alphabet.from_dict(d.get("alphabet"))
+        a = len(alphabet)
+        params = d.get("params")
+        if not isinstance(params, dict):
+            raise CorruptDataError("tokenizer: 'params' must be a map")
+        try:
+            tok = cls(
+                alphabet, params["n_tokens"], n_candidates=params["n_candidates"],
+                min_count=params["min_count"], weighting=params["weighting"], window=params["window"],
+            )
+            dtype = np.dtype(d["dtype"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from e
+        if dtype.kind not in "iubOU":
+            raise CorruptDataError(f"tokenizer: unsupported dtype {dtype}")
+        n_units = d.get("n_units")
+        if not isinstance(n_units, int) or isinstance(n_units, bool) or n_units < 0:
+            raise CorruptDataError(f"tokenizer: invalid n_units {n_units!r}")
+        merges = _array(d, "merges", "<i4", None).reshape(-1, 2) if len(d.get("merges", b"")) % 8 == 0 else None
+        if merges is None:
+            raise CorruptDataError("tokenizer: 'merges' length is not a multiple of 8 bytes")
+        m = len(merges)
+        if a + m > MAX_TOKENS:
+            raise CorruptDataError("tokenizer: too many merges")
+        batches = _array(d, "batches", "<i4", m)
+        counts = _array(d, "counts", "<i8", m)
+        df = _array(d, "df", "<i8", m)
+        ranked = _array(d, "token_ids", "<i4", m)
+        limit = a + np.arange(m, dtype=np.int64)[:, None]
+        if m and (np.any(merges < 0) or np.any(merges >= limit)):
+            raise CorruptDataError("tokenizer: a merge uses a token not made by an earlier merge")
+        if m and (np.any(np.diff(batches) < 0) or batches[0] < 0):
+            raise CorruptDataError("tokenizer: batches must be non-negative and non-decreasing")
+        if m and (np.any(counts < 0) or np.any(df < 0)):
+            raise CorruptDataError("tokenizer: counts and df must be non-negative")
+        if m and not np.array_equal(np.sort(ranked), a + np.arange(m)):
+            raise CorruptDataError("tokenizer: token_ids must be a permutation of the merged ids")
+        token_ids = np.concatenate((np.arange(a, dtype=np.int32), ranked.astype(np.int32)))
+        tok._set_model(
+            alphabet=alphabet, dtype=dtype, merges=merges.astype(np.int32), batches=batches.astype(np.int32),
+            counts=counts.astype(np.int64), df=df.astype(np.int64), n_units=n_units, token_ids=token_ids,
+        )
+        return tok
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_bytes` to ``path`` atomically (temporary file, then rename)."""
+        from .io import write_atomic
+
+        write_atomic(path, self.to_bytes(), overwrite=True)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Tokenizer:
+        """Read a model written by :meth:`save`."""
+        with open(path, "rb") as f:
+            return cls.from_bytes(f.read())
+
+    # ==================== misc
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        if self._model is None or other._model is None:
+            return self._model is None and other._model is None and self.__dict__ == other.__dict__
+        return self.to_bytes() == other.to_bytes()
+
+    __hash__ = None  # mutable (fit)
+
+    def __repr__(self) -> str:
+        size = f"vocab_size={self.vocab_size}" if self._model is not None else "not fitted"
+        return (
+            f"Tokenizer({self.alphabet!r}, n_tokens={self.n_tokens}, n_candidates={self.n_candidates}, "
+            f"min_count={self.min_count}, weighting={self.weighting!r}, window={self.window})  # {size}"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"bytes": self.to_bytes()} if self._model is not None else {"unfitted": self.__dict__.copy()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "bytes" in state:
+            self.__dict__.update(Tokenizer.from_bytes(state["bytes"]).__dict__)
+        else:
+            self.__dict__.update(state["unfitted"])
+
+
+def _array(d: dict, key: str, dtype: str, count: int | None) -> np.ndarray:
+    raw = d.get(key)
+    if not isinstance(raw, bytes):
+        raise CorruptDataError(f"tokenizer: {key!r} must be bytes")
+    itemsize = np.dtype(dtype).itemsize
+    if len(raw) % itemsize or (count is not None and len(raw) != count * itemsize):
+        raise CorruptDataError(f"tokenizer: {key!r} has {len(raw)} bytes, expected {count} x {itemsize}")
+    return np.frombuffer(raw, dtype=dtype)
