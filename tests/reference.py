@@ -160,3 +160,30 @@ def decode(tokens, merges, alphabet_size):
     for t in tokens:
         expand(t)
     return out
+
+
+DEFAULT_WINDOW = 1024
+
+
+def fit_model(docs, alphabet_size, n_tokens, n_candidates=50, min_count=2, weighting="idf", window=None):
+    """The whole of ``Tokenizer.fit``: train, weigh, trim, re-rank.
+
+    Returns a dict with merges (left, right) in priority space, batches, counts, df, weights,
+    token_ids (priority -> public id), n_units and stopped_early.
+    """
+    if window is None and len(docs) == 1:
+        window = DEFAULT_WINDOW
+    unit_of, n_units = units_for([len(d) for d in docs], window)
+    merges, stopped = train(docs, alphabet_size, n_tokens, n_candidates, min_count, unit_of)
+    ws = weights(merges, n_units, weighting)
+    kept, kept_ws = trim(merges, ws, alphabet_size, n_tokens)
+    return {
+        "merges": [m[:2] for m in kept],
+        "batches": [m[2] for m in kept],
+        "counts": [m[3] for m in kept],
+        "df": [m[4] for m in kept],
+        "weights": kept_ws,
+        "token_ids": rerank(kept_ws, alphabet_size),
+        "n_units": n_units,
+        "stopped_early": stopped,
+    }

@@ -1,7 +1,20 @@
-"""ubpe: byte-pair encoding over any integer alphabet."""
+"""ubpe: byte-pair encoding over any integer alphabet.
 
+This is the public API of ubpe.
+"""
+
+from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
+from .tokenizer import Tokenizer
 
 __version__ = "0.1.0"
 
-__all__ = ["CorruptDataError", "FormatVersionError", "NotFittedError", "UBPEError", "__version__"]
+__all__ = [
+    "Alphabet",
+    "CorruptDataError",
+    "FormatVersionError",
+    "NotFittedError",
+    "Tokenizer",
+    "UBPEError",
+    "__version__",
+]

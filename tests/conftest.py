@@ -1,0 +1,45 @@
+"""Shared fixtures: the oracle on the path, hypothesis settings, named edge-case sequences."""
+
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import settings
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+MAX_EXAMPLES = int(os.environ.get("UBPE_MAX_EXAMPLES", "100"))
+settings.register_profile("ubpe", deadline=None, max_examples=MAX_EXAMPLES)
+settings.load_profile("ubpe")
+
+SHARED_DATA = pathlib.Path(os.environ.get("UBPE_DATA", pathlib.Path(__file__).parents[1] / ".." / "shared" / "data"))
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("UBPE_SLOW_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set UBPE_SLOW_TESTS=1 to run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """Path of ../shared/data, or skip when this checkout has no shared data beside it."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+# Named edge cases (minbpe's test_strings, tiktoken's stress tests), as (id, values, alphabet size).
+EDGE_CASES = {
+    "empty": (np.zeros(0, dtype=np.int64), 4),
+    "length1": (np.array([3]), 4),
+    "length2": (np.array([1, 1]), 4),
+    "identical10k": (np.zeros(10_000, dtype=np.uint8), 1),
+    "alternating": (np.tile(np.array([2, 5], dtype=np.int16), 500), 8),
+    "bounds": (np.array([0, 255, 0, 255, 255, 0, 0, 255], dtype=np.uint8), 256),
+}

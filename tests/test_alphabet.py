@@ -1,0 +1,75 @@
+"""Alphabet: values <-> ids, for ranges, arbitrary integers and hashable symbols."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ubpe
+from ubpe import Alphabet
+
+
+def test_range_alphabet_is_the_identity():
+    a = Alphabet(256)
+    assert len(a) == 256 and a.kind == "range"
+    x = np.array([0, 7, 255], dtype=np.uint8)
+    assert a.to_ids(x).tolist() == [0, 7, 255]
+    assert a.to_ids(x).dtype == np.int32
+    assert a.to_values(np.array([255, 0]), dtype=np.uint8).dtype == np.uint8
+
+
+def test_integer_values_get_ids_in_ascending_order():
+    a = Alphabet([2**40, -5, 7, 7])
+    assert len(a) == 3 and a.kind == "integers"
+    assert a.to_ids([7, -5, 2**40]).tolist() == [1, 0, 2]
+    assert a.to_values(np.array([0, 2])).tolist() == [-5, 2**40]
+
+
+def test_symbols_keep_the_given_order():
+    a = Alphabet("cab")
+    assert a.to_ids("abc").tolist() == [1, 2, 0]
+    assert a.to_values(np.array([0, 1])).tolist() == ["c", "a"]
+    assert Alphabet({"b", "a"}).to_ids("ab").tolist() == [0, 1]  # sets are sorted
+
+
+def test_from_data_takes_the_distinct_values_of_several_arrays():
+    a = Alphabet.from_data(np.array([5, -3, 5], dtype=np.int16), [np.array([100, 5], dtype=np.int64)])
+    assert a.values.tolist() == [-3, 5, 100]
+    assert Alphabet.from_data(b"abca").values.tolist() == [97, 98, 99]
+    assert len(Alphabet.from_data("hello")) == 4
+
+
+@pytest.mark.parametrize(
+    "alphabet, seq, value, position",
+    [
+        (Alphabet(4), np.array([0, 3, 4, 1]), 4, 2),
+        (Alphabet(4), np.array([0, -1], dtype=np.int8), -1, 1),
+        (Alphabet([10, 20]), np.array([10, 20, 15]), 15, 2),
+        (Alphabet([-(2**62), 2**62]), np.array([2**62, 0]), 0, 1),
+        (Alphabet([1, 2]), np.array([1, 2**64 - 1], dtype=np.uint64), 2**64 - 1, 1),
+        (Alphabet("ab"), "abz", "'z'", 2),
+    ],
+)
+def test_a_value_outside_the_alphabet_is_named_with_its_position(alphabet, seq, value, position):
+    with pytest.raises(ValueError, match=rf"value {value} at position {position} "):
+        alphabet.to_ids(seq)
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=50))
+def test_integer_alphabets_map_back_and_forth(values):
+    a = Alphabet(values)
+    x = np.array(values, dtype=np.int64)
+    np.testing.assert_array_equal(a.to_values(a.to_ids(x)), x)
+    assert Alphabet.from_dict(a.to_dict()) == a
+
+
+def test_serialization_round_trips_and_rejects_garbage():
+    for a in (Alphabet(17), Alphabet([3, -1, 2**63 - 1]), Alphabet([0, 2**64 - 1]), Alphabet("xyz")):
+        assert Alphabet.from_dict(a.to_dict()) == a
+    for bad in (None, {}, {"kind": "range", "size": -1}, {"kind": "integers", "dtype": "<i8", "values": b"\x01"},
+                {"kind": "integers", "dtype": "<i8", "values": np.array([2, 1]).astype("<i8").tobytes()},
+                {"kind": "symbols", "values": ["a", "a"]}, {"kind": "nope"}):
+        with pytest.raises(ubpe.CorruptDataError):
+            Alphabet.from_dict(bad)
+    with pytest.raises(TypeError, match="cannot be saved"):
+        Alphabet([("tuple", 1)]).to_dict()

@@ -1,0 +1,281 @@
+"""Tokenizer: the public fit/encode/decode contract, checked against the plain-Python oracle."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from conftest import EDGE_CASES
+from hypothesis import given
+from hypothesis import strategies as st
+from reference import decode as ref_decode
+from reference import encode as ref_encode
+from reference import fit_model
+
+import ubpe
+from ubpe import Alphabet, Tokenizer
+
+# ==================== the oracle, end to end
+
+
+@st.composite
+def corpora(draw):
+    a = draw(st.integers(1, 8))
+    n_docs = draw(st.integers(1, 4))
+    docs = [draw(st.lists(st.integers(0, a - 1), max_size=120)) for _ in range(n_docs)]
+    if not any(docs):
+        docs[0] = [0]
+    n_tokens = a + draw(st.integers(0, 20))
+    params = dict(
+        n_candidates=draw(st.sampled_from([1, 2, 3, 50])),
+        min_count=draw(st.integers(1, 3)),
+        weighting=draw(st.sampled_from(["idf", "count", "tfidf"])),
+        window=draw(st.sampled_from([None, 1, 3, 16])),
+    )
+    return a, docs, n_tokens, params
+
+
+def fit_quietly(tok, corpus):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return tok.fit(corpus)
+
+
+@given(corpora())
+def test_fit_equals_the_reference_merges_weights_and_ids(case):
+    a, docs, n_tokens, params = case
+    expected = fit_model(docs, a, n_tokens, **params)
+    tok = fit_quietly(Tokenizer(a, n_tokens, **params), [np.array(d, dtype=np.int64) for d in docs])
+    assert [tuple(m) for m in tok.merges.tolist()] == expected["merges"]
+    assert tok.batches.tolist() == expected["batches"]
+    assert tok.counts.tolist() == expected["counts"]
+    assert tok.df.tolist() == expected["df"]
+    assert tok.weights.tolist() == expected["weights"]
+    assert tok.token_ids.tolist() == expected["token_ids"]
+    assert tok.n_units == expected["n_units"]
+    assert tok.vocab_size == (n_tokens if not expected["stopped_early"] else a + len(expected["merges"]))
+
+
+@given(corpora(), st.lists(st.integers(0, 7), max_size=150))
+def test_encode_equals_the_reference_replay(case, other):
+    a, docs, n_tokens, params = case
+    tok = fit_quietly(Tokenizer(a, n_tokens, **params), docs)
+    merges = [tuple(m) for m in tok.merges.tolist()]
+    ids = tok.token_ids.tolist()
+    for seq in docs + [[v % a for v in other]]:
+        expected = [ids[t] for t in ref_encode(seq, merges, a)]
+        assert tok.encode(np.array(seq, dtype=np.int64)).tolist() == expected
+        priority = {v: k for k, v in enumerate(ids)}
+        assert ref_decode([priority[t] for t in expected], merges, a) == seq
+
+
+# ==================== known answer
+
+
+def test_wikipedia_aaabdaaabac_merges_and_tokens():
+    a, b, c, d = 0, 1, 2, 3
+    seq = [a, a, a, b, d, a, a, a, b, a, c]
+    tok = Tokenizer(4, 7, n_candidates=1).fit(seq)
+    assert tok.merges.tolist() == [[a, a], [a, b], [4, 5]]  # Z=aa, Y=ab, X=ZY
+    x = tok.token_ids[6]
+    assert tok.encode(seq).tolist() == [x, d, x, a, c]
+    assert tok.sequence(int(x)).tolist() == [a, a, a, b]
+    assert tok.backward[int(x)] == (int(tok.token_ids[4]), int(tok.token_ids[5]))
+    assert tok.forward[(int(tok.token_ids[4]), int(tok.token_ids[5]))] == x
+
+
+def test_batched_fit_rejects_candidates_sharing_a_token():
+    seq = [0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2]
+    tok = Tokenizer(4, 5, n_candidates=50).fit(seq)
+    # (0,0):4 and (0,1):2 are the top two; (0,1) shares token 0 and waits for the next batch
+    assert tok.merges.tolist() == [[0, 0]]
+    assert tok.batches.tolist() == [0]
+
+
+# ==================== properties
+
+
+@st.composite
+def typed_sequences(draw):
+    dtype = draw(st.sampled_from([np.uint8, np.int8, np.int16, np.uint16, np.int32, np.int64, np.uint64]))
+    info = np.iinfo(dtype)
+    pool = draw(st.lists(st.integers(int(info.min), int(info.max)), min_size=1, max_size=6, unique=True))
+    values = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=400))
+    return np.array(values, dtype=dtype)
+
+
+@given(typed_sequences(), st.integers(0, 30), st.sampled_from([1, 50]))
+def test_decode_encode_is_exact_in_values_and_dtype(x, extra, n_candidates):
+    alphabet = Alphabet.from_data(x)
+    tok = fit_quietly(Tokenizer(alphabet, len(alphabet) + extra, n_candidates=n_candidates), x)
+    tokens = tok.encode(x)
+    assert tokens.dtype == np.int32
+    assert len(tokens) <= len(x)
+    y = tok.decode(tokens)
+    assert y.dtype == x.dtype
+    np.testing.assert_array_equal(y, x)
+
+
+@given(corpora())
+def test_fit_and_encode_are_deterministic(case):
+    a, docs, n_tokens, params = case
+    t1 = fit_quietly(Tokenizer(a, n_tokens, **params), docs)
+    t2 = fit_quietly(Tokenizer(a, n_tokens, **params), docs)
+    assert t1.to_bytes() == t2.to_bytes()
+    for d in docs:
+        assert t1.encode(d).tolist() == t2.encode(d).tolist()
+
+
+@given(corpora())
+def test_trimmed_vocabulary_has_exactly_n_tokens_and_is_closed(case):
+    a, docs, n_tokens, params = case
+    params["min_count"] = 1  # every adjacent pair can merge, so batches overshoot and trim bites
+    tok = fit_quietly(Tokenizer(a, n_tokens, **params), docs)
+    total = sum(max(len(d) - 1, 0) for d in docs)
+    if tok.vocab_size < n_tokens:  # only when no pair at all was left to merge
+        assert total == 0 or all(len(s) <= 1 for s in tok.encode_batch(docs))
+    else:
+        assert tok.vocab_size == n_tokens
+    m = tok.merges
+    assert np.all(m < a + np.arange(len(m))[:, None])  # children are older tokens: closed
+    assert sorted(tok.token_ids.tolist()) == list(range(tok.vocab_size))
+
+
+@given(corpora())
+def test_save_and_load_give_an_equal_tokenizer(tmp_path_factory, case):
+    a, docs, n_tokens, params = case
+    tok = fit_quietly(Tokenizer(a, n_tokens, **params), docs)
+    path = tmp_path_factory.mktemp("model") / "model.ubpe"
+    tok.save(path)
+    loaded = Tokenizer.load(path)
+    assert loaded == tok
+    assert loaded.to_bytes() == tok.to_bytes()
+    assert pickle.loads(pickle.dumps(tok)) == tok
+    for d in docs:
+        assert loaded.encode(d).tolist() == tok.encode(d).tolist()
+
+
+# ==================== named edge cases
+
+
+@pytest.mark.parametrize("name", list(EDGE_CASES))
+def test_edge_cases_round_trip(name):
+    x, a = EDGE_CASES[name]
+    for n_candidates in (1, 50):
+        tok = Tokenizer(a, a + 64, n_candidates=n_candidates, min_count=1)
+        if len(x) == 0:
+            with pytest.raises(ValueError, match="empty"):
+                tok.fit(x)
+            tok = fit_quietly(tok, [0] * 3)
+        else:
+            tok = fit_quietly(tok, x)
+        tokens = tok.encode(x)
+        assert len(tokens) <= len(x)
+        np.testing.assert_array_equal(tok.decode(tokens, dtype=x.dtype), x)
+
+
+def test_ten_thousand_identical_values_collapse_to_few_tokens():
+    x = np.zeros(10_000, dtype=np.uint8)
+    tok = Tokenizer(1, 20, n_candidates=1).fit(x)
+    assert tok.merges.tolist()[:3] == [[0, 0], [1, 1], [2, 2]]  # doubling chain
+    assert len(tok.encode(x)) < 40
+    np.testing.assert_array_equal(tok.decode(tok.encode(x)), x)
+
+
+def test_alphabet_of_size_one_and_no_merges():
+    tok = Tokenizer(1, 1).fit([0, 0, 0])
+    assert tok.vocab_size == 1 and len(tok.merges) == 0
+    assert tok.encode([0, 0]).tolist() == [0, 0]
+
+
+def test_negative_and_64_bit_values():
+    x = np.array([-(2**62), 5, -1, 2**62, 5, -1, 2**62, 5, -1, 2**62], dtype=np.int64)
+    tok = Tokenizer(None, 6).fit(x)
+    assert len(tok.alphabet) == 4
+    assert len(tok.encode(x)) < len(x)
+    np.testing.assert_array_equal(tok.decode(tok.encode(x)), x)
+    big = np.array([2**64 - 1, 0, 2**64 - 1, 0, 7], dtype=np.uint64)
+    tok = Tokenizer(None, 4).fit(big)
+    np.testing.assert_array_equal(tok.decode(tok.encode(big)), big)
+
+
+def test_alphabet_of_characters():
+    text = "the cat sat on the mat, the end"
+    tok = Tokenizer(Alphabet(sorted(set(text))), 30).fit(text)
+    tokens = tok.encode(text)
+    assert len(tokens) < len(text)
+    assert "".join(tok.decode(tokens)) == text
+    assert "".join(tok.sequence(int(tokens[0]))) == text[: len(tok.sequence(int(tokens[0])))]
+    assert Tokenizer.from_bytes(tok.to_bytes()).encode(text).tolist() == tokens.tolist()
+
+
+def test_bytes_and_lists_are_sequences():
+    data = b"abracadabra abracadabra"
+    tok = Tokenizer(256, 270).fit(data)
+    assert bytes(tok.decode(tok.encode(data))) == data
+    assert tok.encode(list(data)).tolist() == tok.encode(data).tolist()
+
+
+def test_documents_do_not_share_pairs():
+    # (1, 2) only ever occurs across the boundary of the two documents
+    tok = fit_quietly(Tokenizer(3, 10, n_candidates=1), [[0, 0, 1], [2, 0, 0]])
+    assert [1, 2] not in tok.merges.tolist()
+
+
+def test_idf_over_windows_of_a_single_long_document():
+    x = np.concatenate([np.tile([0, 1], 2000), np.tile([2, 3], 100)])
+    tok = Tokenizer(4, 6, n_candidates=50, window=100).fit(x)
+    assert tok.n_units == 42
+    weight = dict(zip(map(tuple, tok.merges.tolist()), tok.weights.tolist()))
+    assert weight[(2, 3)] > weight[(0, 1)]  # the rarer pair is worth more under idf
+    assert tok.token_ids[4 + tok.merges.tolist().index([2, 3])] == 4  # and gets the lowest id
+
+
+# ==================== errors
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(TypeError, match="quantize"):
+        Tokenizer(256, 300).fit(np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="n_tokens"):
+        Tokenizer(256, 100)
+    with pytest.raises(ValueError, match="n_candidates"):
+        Tokenizer(256, 300, n_candidates=0)
+    with pytest.raises(ValueError, match="empty"):
+        Tokenizer(256, 300).fit([])
+    with pytest.raises(ValueError, match="weighting"):
+        Tokenizer(256, 300, weighting="tf")
+    tok = Tokenizer(4, 6).fit([0, 1, 0, 1, 0, 1])
+    with pytest.raises(ValueError, match=r"token id 6 at position 1"):
+        tok.decode([0, 6])
+    with pytest.raises(ValueError, match=r"value 9 at position 2"):
+        tok.encode([0, 1, 9])
+    with pytest.raises(TypeError, match="quantize"):
+        tok.encode(np.array([1.0]))
+    with pytest.raises(ubpe.NotFittedError):
+        Tokenizer(4, 6).encode([0])
+
+
+def test_stopping_early_warns():
+    with pytest.warns(UserWarning, match="stopped early"):
+        tok = Tokenizer(4, 100, min_count=2).fit([0, 1, 2, 3])
+    assert tok.vocab_size == 4
+
+
+def test_corrupt_or_newer_model_bytes_raise_library_errors():
+    tok = Tokenizer(4, 7, n_candidates=1).fit([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2])
+    data = tok.to_bytes()
+    for cut in range(len(data)):
+        with pytest.raises(ubpe.CorruptDataError):
+            Tokenizer.from_bytes(data[:cut])
+    import msgpack
+
+    fields = msgpack.unpackb(data)
+    fields["version"] = 99
+    with pytest.raises(ubpe.FormatVersionError) as info:
+        Tokenizer.from_bytes(msgpack.packb(fields))
+    assert info.value.found == 99
+    fields["version"] = 1
+    fields["merges"] = np.array([[0, 0], [0, 1], [6, 5]], dtype="<i4").tobytes()  # 6 is not made yet
+    with pytest.raises(ubpe.CorruptDataError, match="earlier merge"):
+        Tokenizer.from_bytes(msgpack.packb(fields))

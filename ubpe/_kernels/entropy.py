@@ -1,0 +1,505 @@
+"""Numba kernels for ubpe.entropy: bit packing and the frequency-table bitstream.
+
+Every kernel here is total: it never raises, never reads or writes outside the arrays it is
+given (callers size them as each docstring requires), and reports malformed input through a
+negative status code that ``ubpe.entropy`` turns into ``CorruptDataError``.
+
+Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` of byte ``j // 8``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
+RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
+ESC_LEN_BITS = 6  # bit-length field of an escaped value
+MAX_VALUE_BITS = 40  # escaped values have at most this many bits
+RICE_RESET = 16  # halve the running statistics when the count reaches this
+MAX_RICE_PARAM = 40
+
+# Status codes of the decoding kernels.
+OK = 0
+ERR_TRUNCATED = -1
+ERR_OVERSHOOT = -2
+ERR_COUNT = -3
+ERR_ESCAPE = -4
+ERR_TRAILING = -5
+ERR_RANGE = -6
+
+
+# ----------------------------------------------------------------------------- bit packing
+
+
+@njit(cache=True, nogil=True)
+def pack_bits(values, width, out):
+    """Write each of ``values`` (uint64) as ``width`` bits, little-endian, into ``out`` (uint8).
+
+    Preconditions: 0 <= width <= 63, every value < 2**width, ``out`` is zero-filled and has
+    exactly ceil(len(values) * width / 8) bytes. Bits past the last value stay zero.
+    """
+    acc = np.uint64(0)
+    nacc = 0
+    pos = 0
+    lo_w = width if width <= 32 else 32
+    hi_w = width - lo_w
+    lo_mask = np.uint64((1 << lo_w) - 1)
+    for i in range(values.shape[0]):
+        v = np.uint64(values[i])
+        # low part (<= 32 bits) then high part, so the accumulator never holds > 39 + 32 bits
+        acc |= (v & lo_mask) << np.uint64(nacc)
+        nacc += lo_w
+        while nacc >= 8:
+            out[pos] = np.uint8(acc & np.uint64(0xFF))
+            pos += 1
+            acc >>= np.uint64(8)
+            nacc -= 8
+        if hi_w > 0:
+            acc |= (v >> np.uint64(lo_w)) << np.uint64(nacc)
+            nacc += hi_w
+            while nacc >= 8:
+                out[pos] = np.uint8(acc & np.uint64(0xFF))
+                pos += 1
+                acc >>= np.uint64(8)
+                nacc -= 8
+    if nacc > 0:
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+
+
+@njit(cache=True, nogil=True)
+def unpack_bits(data, width, out):
+    """Read ``len(out)`` values of ``width`` bits each from ``data`` (uint8) into ``out`` (int64).
+
+    Preconditions: 0 <= width <= 63 and len(data) >= ceil(len(out) * width / 8); the caller
+    has checked the length. Returns the number of nonzero padding bits after the last value
+    (0 for a canonical stream).
+    """
+    n = out.shape[0]
+    acc = np.uint64(0)
+    nacc = 0
+    pos = 0
+    mask = np.uint64((1 << width) - 1)
+    for i in range(n):
+        # fill the accumulator to at least `width` bits; at most 56 + 8 bits are held
+        while nacc < width:
+            if nacc > 56:
+                break
+            acc |= np.uint64(data[pos]) << np.uint64(nacc)
+            pos += 1
+            nacc += 8
+        if nacc >= width:
+            out[i] = np.int64(acc & mask)
+            acc >>= np.uint64(width)
+            nacc -= width
+        else:
+            # 57..63 buffered bits but a wider value: take the low part, then the rest
+            low = acc
+            have = nacc
+            acc = np.uint64(0)
+            nacc = 0
+            while nacc < width - have:
+                acc |= np.uint64(data[pos]) << np.uint64(nacc)
+                pos += 1
+                nacc += 8
+            need = width - have
+            hi = acc & np.uint64((1 << need) - 1)
+            out[i] = np.int64(low | (hi << np.uint64(have)))
+            acc >>= np.uint64(need)
+            nacc -= need
+    bad = 0
+    while nacc > 0:
+        if acc & np.uint64(1):
+            bad += 1
+        acc >>= np.uint64(1)
+        nacc -= 1
+    for j in range(pos, data.shape[0]):
+        b = data[j]
+        while b:
+            bad += b & 1
+            b >>= 1
+    return bad
+
+
+# ----------------------------------------------------------------------------- bitstream
+
+
+@njit(cache=True, nogil=True)
+def _put(buf, pos, value, nbits):
+    """Write the low ``nbits`` (<= 62) bits of ``value`` at bit ``pos``; return the new position.
+
+    Preconditions: ``buf`` is zero-filled where written, or has length 0 (dry run: count only).
+    When not a dry run, buf holds at least ceil((pos + nbits) / 8) bytes.
+    """
+    if buf.shape[0] == 0:
+        return pos + nbits
+    while nbits > 0:
+        byte = pos >> 3
+        off = pos & 7
+        take = 8 - off
+        if take > nbits:
+            take = nbits
+        buf[byte] |= np.uint8((value & ((1 << take) - 1)) << off)
+        value >>= take
+        pos += take
+        nbits -= take
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _get(buf, pos, nbits):
+    """Read ``nbits`` (<= 62) bits at bit ``pos`` of ``buf``; return the value, or -1 if past the end.
+
+    Preconditions: pos >= 0, 0 <= nbits <= 62.
+    """
+    if pos + nbits > buf.shape[0] * 8:
+        return -1
+    value = 0
+    shift = 0
+    while nbits > 0:
+        byte = pos >> 3
+        off = pos & 7
+        take = 8 - off
+        if take > nbits:
+            take = nbits
+        value |= ((np.int64(buf[byte]) >> off) & ((1 << take) - 1)) << shift
+        shift += take
+        pos += take
+        nbits -= take
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _rice_param(a, n):
+    """Smallest r with n * 2**r >= a (capped at MAX_RICE_PARAM): the adaptive Rice parameter.
+
+    Preconditions: a >= 0, n >= 1.
+    """
+    r = 0
+    while (n << r) < a and r < MAX_RICE_PARAM:
+        r += 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _put_rice(buf, pos, v, r):
+    """Write v >= 0 (v < 2**MAX_VALUE_BITS) with Rice parameter r and the escape rule.
+
+    Layout: q = v >> r; if q < RICE_LIMIT: q zero bits, a one bit, the low r bits of v.
+    Otherwise RICE_LIMIT zero bits, L = bit_length(v) in ESC_LEN_BITS bits, then L bits of v.
+    Same buffer preconditions as ``_put``.
+    """
+    q = v >> r
+    if q < RICE_LIMIT:
+        pos = _put(buf, pos, 0, q)
+        pos = _put(buf, pos, 1, 1)
+        pos = _put(buf, pos, v & ((1 << r) - 1), r)
+        return pos
+    pos = _put(buf, pos, 0, RICE_LIMIT)
+    length = 0
+    t = v
+    while t > 0:
+        length += 1
+        t >>= 1
+    pos = _put(buf, pos, length, ESC_LEN_BITS)
+    pos = _put(buf, pos, v, length)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _get_rice(buf, pos, r, res):
+    """Read one value written by ``_put_rice``; store (value, new pos) in res[0], res[1].
+
+    Returns OK or a negative status (truncated stream, bad escape length). Preconditions:
+    0 <= r <= MAX_RICE_PARAM, len(res) >= 2. Never reads past the end of ``buf``.
+    """
+    q = 0
+    while True:
+        b = _get(buf, pos, 1)
+        if b < 0:
+            return ERR_TRUNCATED
+        pos += 1
+        if b == 1:
+            break
+        q += 1
+        if q == RICE_LIMIT:
+            break
+    if q < RICE_LIMIT:
+        low = _get(buf, pos, r)
+        if low < 0:
+            return ERR_TRUNCATED
+        pos += r
+        v = (q << r) | low
+        if v >= (1 << MAX_VALUE_BITS):
+            return ERR_RANGE
+        res[0] = v
+        res[1] = pos
+        return OK
+    length = _get(buf, pos, ESC_LEN_BITS)
+    if length < 0:
+        return ERR_TRUNCATED
+    pos += ESC_LEN_BITS
+    if length == 0 or length > MAX_VALUE_BITS:
+        return ERR_ESCAPE
+    v = _get(buf, pos, length)
+    if v < 0:
+        return ERR_TRUNCATED
+    pos += length
+    if (v >> (length - 1)) != 1:  # canonical: top bit set
+        return ERR_ESCAPE
+    res[0] = v
+    res[1] = pos
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def table_encode(ids, codes, vocab_size, mode, buf):
+    """Write the frequency table bitstream; return its length in bits.
+
+    ``ids``: sorted distinct used symbol ids in [0, vocab_size); ``codes``: their (quantised)
+    counts, each in [1, 2**MAX_VALUE_BITS]. mode 0 = bitmap of used ids, 1 = alternating run
+    lengths. ``buf``: zero-filled uint8 of the size a dry run (length-0 ``buf``) reported.
+    """
+    k = ids.shape[0]
+    pos = _put(buf, 0, mode, 1)
+    if mode == 0:
+        if buf.shape[0] == 0:
+            pos += vocab_size
+        else:
+            for i in range(k):
+                b = pos + ids[i]
+                buf[b >> 3] |= np.uint8(1 << (b & 7))
+            pos += vocab_size
+    else:
+        first_used = 1 if (k > 0 and ids[0] == 0) else 0
+        pos = _put(buf, pos, first_used, 1)
+        # statistics per run type: index 0 = unused runs, 1 = used runs
+        sa = np.array([4, 4], dtype=np.int64)
+        sn = np.array([1, 1], dtype=np.int64)
+        i = 0
+        cur = 0
+        state = first_used
+        while cur < vocab_size:
+            if state == 1:
+                j = i
+                while j + 1 < k and ids[j + 1] == ids[j] + 1:
+                    j += 1
+                run = j - i + 1
+                i = j + 1
+            else:
+                nxt = ids[i] if i < k else vocab_size
+                run = nxt - cur
+            r = _rice_param(sa[state], sn[state])
+            pos = _put_rice(buf, pos, run - 1, r)
+            sa[state] += run - 1
+            sn[state] += 1
+            if sn[state] >= RICE_RESET:
+                sa[state] >>= 1
+                sn[state] >>= 1
+            cur += run
+            state = 1 - state
+    a = 4
+    n = 1
+    for i in range(k):
+        v = codes[i] - 1
+        r = _rice_param(a, n)
+        pos = _put_rice(buf, pos, v, r)
+        a += v
+        n += 1
+        if n >= RICE_RESET:
+            a >>= 1
+            n >>= 1
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def table_decode(buf, vocab_size, ids, codes):
+    """Parse a ``table_encode`` stream of exactly len(ids) used symbols into ``ids`` and ``codes``.
+
+    Preconditions: vocab_size >= 1, len(ids) == len(codes) == k with 1 <= k <= vocab_size.
+    Returns OK, or a negative status: truncated, run past vocab_size, used-symbol count
+    differing from k, bad escape, value out of range, or nonzero/extra trailing bits.
+    """
+    k = ids.shape[0]
+    res = np.zeros(2, dtype=np.int64)
+    mode = _get(buf, 0, 1)
+    if mode < 0:
+        return ERR_TRUNCATED
+    pos = 1
+    if mode == 0:
+        if _get(buf, pos, 0) < 0 or pos + vocab_size > buf.shape[0] * 8:
+            return ERR_TRUNCATED
+        found = 0
+        for s in range(vocab_size):
+            b = pos + s
+            if (buf[b >> 3] >> (b & 7)) & 1:
+                if found >= k:
+                    return ERR_COUNT
+                ids[found] = s
+                found += 1
+        pos += vocab_size
+        if found != k:
+            return ERR_COUNT
+    else:
+        state = _get(buf, pos, 1)
+        if state < 0:
+            return ERR_TRUNCATED
+        pos += 1
+        sa = np.array([4, 4], dtype=np.int64)
+        sn = np.array([1, 1], dtype=np.int64)
+        cur = 0
+        found = 0
+        while cur < vocab_size:
+            r = _rice_param(sa[state], sn[state])
+            st = _get_rice(buf, pos, r, res)
+            if st != OK:
+                return st
+            pos = res[1]
+            run = res[0] + 1
+            if run > vocab_size - cur:
+                return ERR_OVERSHOOT
+            if state == 1:
+                if found + run > k:
+                    return ERR_COUNT
+                for s in range(cur, cur + run):
+                    ids[found] = s
+                    found += 1
+            sa[state] += run - 1
+            sn[state] += 1
+            if sn[state] >= RICE_RESET:
+                sa[state] >>= 1
+                sn[state] >>= 1
+            cur += run
+            state = 1 - state
+        if found != k:
+            return ERR_COUNT
+    a = 4
+    n = 1
+    for i in range(k):
+        r = _rice_param(a, n)
+        st = _get_rice(buf, pos, r, res)
+        if st != OK:
+            return st
+        pos = res[1]
+        v = res[0]
+        codes[i] = v + 1
+        a += v
+        n += 1
+        if n >= RICE_RESET:
+            a >>= 1
+            n >>= 1
+    # canonical end: the stream fills exactly ceil(pos / 8) bytes and the padding is zero
+    if (pos + 7) >> 3 != buf.shape[0]:
+        return ERR_TRAILING
+    if pos & 7:
+        if buf[pos >> 3] >> (pos & 7):
+            return ERR_TRAILING
+    return OK
+
+
+# ----------------------------------------------------------------------------- merges
+
+
+@njit(cache=True, nogil=True)
+def merges_encode(merges, alphabet_size, buf):
+    """Write merge rows with truncated-binary codes; return the length in bits.
+
+    Row i holds (left, right), each < R = alphabet_size + i; the pair is the single number
+    left * R + right < R*R, written in truncated binary over R*R values.
+    Preconditions: alphabet_size >= 1, values in range (checked by the caller), R*R < 2**62,
+    ``buf`` zero-filled of the size a dry run (length-0 ``buf``) reported.
+    """
+    pos = 0
+    for i in range(merges.shape[0]):
+        rng = alphabet_size + i
+        pos = _put_trunc(buf, pos, merges[i, 0] * rng + merges[i, 1], rng * rng)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def merges_decode(buf, alphabet_size, out):
+    """Parse ``merges_encode`` output into ``out`` (M, 2) int64; return OK or a negative status.
+
+    Preconditions: alphabet_size >= 1 and (alphabet_size + M)**2 < 2**62. Rejects values out
+    of range, a truncated stream, and extra or nonzero trailing bits.
+    """
+    pos = 0
+    res = np.zeros(2, dtype=np.int64)
+    for i in range(out.shape[0]):
+        rng = alphabet_size + i
+        st = _get_trunc(buf, pos, rng * rng, res)
+        if st != OK:
+            return st
+        pos = res[1]
+        out[i, 0] = res[0] // rng
+        out[i, 1] = res[0] % rng
+    if (pos + 7) >> 3 != buf.shape[0]:
+        return ERR_TRAILING
+    if pos & 7:
+        if buf[pos >> 3] >> (pos & 7):
+            return ERR_TRAILING
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def _put_trunc(buf, pos, v, m):
+    """Truncated binary code of 0 <= v < m (m >= 1, m < 2**62): the first u = 2**(b+1) - m
+    values take b = floor(log2 m) bits, the others b + 1 bits (written as v + u). Same buffer
+    preconditions as ``_put``. The high-order bit is written first so a reader can stop
+    after b bits; bits are still packed little-endian.
+    """
+    if m <= 1:
+        return pos
+    b = 0
+    while (2 << b) <= m:
+        b += 1
+    u = (2 << b) - m
+    if v < u:
+        return _put_msb(buf, pos, v, b)
+    return _put_msb(buf, pos, v + u, b + 1)
+
+
+@njit(cache=True, nogil=True)
+def _put_msb(buf, pos, v, nbits):
+    """Write the low ``nbits`` of v most-significant bit first. Same preconditions as ``_put``.
+
+    Used by the truncated binary code, whose prefix decides the code length.
+    Preconditions: 0 <= nbits <= 62.
+    """
+    for j in range(nbits - 1, -1, -1):
+        pos = _put(buf, pos, (v >> j) & 1, 1)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _get_trunc(buf, pos, m, res):
+    """Read a ``_put_trunc`` value for modulus m; store (value, new pos) in res[0], res[1].
+
+    Returns OK, ERR_TRUNCATED or ERR_RANGE. Preconditions: 1 <= m < 2**62, len(res) >= 2.
+    Never reads past the end of ``buf``.
+    """
+    if m <= 1:
+        res[0] = 0
+        res[1] = pos
+        return OK
+    b = 0
+    while (2 << b) <= m:
+        b += 1
+    u = (2 << b) - m
+    if pos + b > buf.shape[0] * 8:
+        return ERR_TRUNCATED
+    v = 0
+    for _ in range(b):
+        v = (v << 1) | _get(buf, pos, 1)
+        pos += 1
+    if v >= u:
+        bit = _get(buf, pos, 1)
+        if bit < 0:
+            return ERR_TRUNCATED
+        pos += 1
+        v = ((v << 1) | bit) - u
+        if v >= m:
+            return ERR_RANGE
+    res[0] = v
+    res[1] = pos
+    return OK

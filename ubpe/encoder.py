@@ -1,0 +1,328 @@
+"""Replay encoding and decoding in priority space (docs/algorithm.md, "Encoding", "Decoding").
+
+The model is ``merges``: int32 ``(M, 2)``; row ``k`` creates token ``A + k`` from two children
+that are both ``< A + k``. These wrappers validate and convert their arguments, then call the
+compiled kernels of :mod:`ubpe._kernels.encode`, which do not bounds-check.
+
+Memory of the expansion table: expanding every token into one flat table costs the sum of all
+token lengths, which is ``O(M**2)`` for a deep model (a chain of merges, each one longer: 2**31
+values for ``M = 65536``). :func:`build_expansion` therefore tables only the tokens up to some
+length, chosen as the largest length whose tokens fit in ``max_table_values`` values (default
+``2**22``, 16 MiB; all tokens of ordinary models fit). Longer tokens are decoded by walking their
+merge tree down to tabled tokens, straight into the output, with no extra memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._kernels import encode as _k
+
+__all__ = [
+    "EncoderTables",
+    "Expansion",
+    "build_encoder",
+    "build_expansion",
+    "decode",
+    "encode",
+    "encode_batch",
+    "expanded_length",
+]
+
+DEFAULT_MAX_TABLE_VALUES = 1 << 22
+# encode_batch splits its documents over two threads when they hold at least this many ids.
+_PARALLEL_MIN_IDS = 1 << 17
+_MAX_INT32 = np.iinfo(np.int32).max
+
+
+# --------------------------------------------------------------------------------------------
+# Validation helpers.
+# --------------------------------------------------------------------------------------------
+
+
+def _check_alphabet_size(alphabet_size: object) -> int:
+    if isinstance(alphabet_size, bool) or not isinstance(alphabet_size, (int, np.integer)):
+        raise TypeError(f"alphabet_size must be an int, got {type(alphabet_size).__name__}")
+    a = int(alphabet_size)
+    if not 1 <= a <= _MAX_INT32:
+        raise ValueError(f"alphabet_size must be in [1, {_MAX_INT32}], got {a}")
+    return a
+
+
+def _check_merges(merges: object, alphabet_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the (left, right) columns as contiguous int32, after a cheap acyclicity check."""
+    if not isinstance(merges, np.ndarray):
+        raise TypeError(f"merges must be a numpy array, got {type(merges).__name__}")
+    if merges.dtype.kind not in "iu":
+        raise TypeError(f"merges must have an integer dtype, got {merges.dtype}")
+    if merges.ndim != 2 or merges.shape[1] != 2:
+        raise ValueError(f"merges must have shape (M, 2), got {merges.shape}")
+    m = merges.shape[0]
+    if alphabet_size + m > _MAX_INT32:
+        raise ValueError(
+            f"alphabet_size + len(merges) must be at most {_MAX_INT32}, got {alphabet_size + m}"
+        )
+    if m:
+        limit = alphabet_size + np.arange(m, dtype=np.int64)
+        wide = merges.astype(np.int64, copy=False)
+        bad = np.flatnonzero((wide < 0).any(axis=1) | (wide >= limit[:, None]).any(axis=1))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(
+                f"merges[{k}] = {merges[k].tolist()}: children must be in [0, {alphabet_size + k})"
+                f" (alphabet_size + {k}); merges must be in priority order"
+            )
+    left = np.ascontiguousarray(merges[:, 0], dtype=np.int32)
+    right = np.ascontiguousarray(merges[:, 1], dtype=np.int32)
+    return left, right
+
+
+def _check_ids(values: object, name: str) -> np.ndarray:
+    """A 1-D integer array (not converted yet: the range is checked on the original values)."""
+    if not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(values).__name__}")
+    if values.dtype.kind not in "iu":
+        raise TypeError(f"{name} must have an integer dtype, got {values.dtype}")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {values.shape}")
+    return values
+
+
+def _check_range(values: np.ndarray, name: str, upper: int) -> np.ndarray:
+    """Check ``0 <= values < upper``, return them as contiguous int32."""
+    if values.size:
+        lo, hi = int(values.min()), int(values.max())
+        if lo < 0 or hi >= upper:
+            bad = int(np.flatnonzero((values < 0) | (values >= upper))[0])
+            raise ValueError(
+                f"{name}[{bad}] = {int(values[bad])} is out of range: valid values are "
+                f"[0, {upper})"
+            )
+    return np.ascontiguousarray(values, dtype=np.int32)
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EncoderTables:
+    """Everything the encode kernel needs, built once per model by :func:`build_encoder`.
+
+    ``left``/``right`` are the merge children (int32 (M,)); ``keys``/``ranks`` an open-addressing
+    hash table (linear probing, ``2**bits`` slots, empty key -1) from the pair key
+    ``left * (A + M) + right`` (int64) to the merge's rank (int32).
+    """
+
+    alphabet_size: int
+    n_merges: int
+    left: np.ndarray
+    right: np.ndarray
+    keys: np.ndarray
+    ranks: np.ndarray
+    bits: int
+
+    @property
+    def n_tokens(self) -> int:
+        """Vocabulary size ``A + M``."""
+        return self.alphabet_size + self.n_merges
+
+
+def build_encoder(merges: np.ndarray, alphabet_size: int) -> EncoderTables:
+    """Build the pair table of ``merges`` (int (M, 2), priority space) over ``alphabet_size`` ids."""
+    a = _check_alphabet_size(alphabet_size)
+    left, right = _check_merges(merges, a)
+    m = left.shape[0]
+    bits = max(1, int(2 * max(m, 1) - 1).bit_length())  # 2**bits >= 2 M: load factor <= 1/2
+    keys, ranks = _k.build_pair_table(left, right, a, bits)
+    return EncoderTables(a, m, left, right, keys, ranks, bits)
+
+
+def _check_tables(tables: object, name: str = "tables") -> EncoderTables:
+    if not isinstance(tables, EncoderTables):
+        raise TypeError(f"{name} must be an EncoderTables (see build_encoder), got "
+                        f"{type(tables).__name__}")
+    return tables
+
+
+def _raise_bad_id(name: str, ids: np.ndarray, status: int, alphabet_size: int) -> None:
+    i = -status - 1
+    raise ValueError(
+        f"{name}[{i}] = {int(ids[i])} is out of range: valid ids are [0, {alphabet_size})"
+    )
+
+
+def encode(ids: np.ndarray, tables: EncoderTables) -> np.ndarray:
+    """Replay-encode alphabet ids (int, in ``[0, A)``) into int32 priority-space tokens."""
+    t = _check_tables(tables)
+    ids = _check_ids(ids, "ids")
+    if ids.dtype != np.int32:
+        ids = _check_range(ids, "ids", t.alphabet_size)  # before int32 conversion can wrap
+    ids = np.ascontiguousarray(ids)
+    out = np.empty(ids.shape[0], dtype=np.int32)
+    count = _k.encode_kernel(ids, t.left, t.right, t.alphabet_size, t.keys, t.ranks, t.bits, out)
+    if count < 0:
+        _raise_bad_id("ids", ids, count, t.alphabet_size)
+    return out[:count].copy() if count < ids.shape[0] // 2 else out[:count]
+
+
+def encode_batch(docs: Sequence[np.ndarray], tables: EncoderTables) -> list[np.ndarray]:
+    """Replay-encode independent sequences; returns one int32 token array per document.
+
+    Large batches are split in two halves by size and encoded on two threads (the kernel
+    releases the GIL).
+    """
+    t = _check_tables(tables)
+    if isinstance(docs, np.ndarray) and docs.ndim == 1 and docs.dtype.kind in "iu":
+        raise TypeError("docs must be a sequence of arrays; for one sequence use encode()")
+    checked = []
+    for d, doc in enumerate(docs):
+        doc = _check_ids(doc, f"docs[{d}]")
+        if doc.dtype != np.int32:
+            doc = _check_range(doc, f"docs[{d}]", t.alphabet_size)
+        checked.append(doc)
+    n_docs = len(checked)
+    if n_docs == 0:
+        return []
+    lengths = np.fromiter((d.shape[0] for d in checked), dtype=np.int64, count=n_docs)
+    bounds = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    total = int(bounds[-1])
+    ids = np.concatenate(checked).astype(np.int32, copy=False) if total else np.empty(0, np.int32)
+    out = np.empty(total, dtype=np.int32)
+    counts = np.zeros(n_docs, dtype=np.int64)
+
+    def run(first: int, last: int) -> int:
+        return int(_k.encode_batch_kernel(ids, bounds, first, last, t.left, t.right,
+                                          t.alphabet_size, t.keys, t.ranks, t.bits, out, counts))
+
+    if total >= _PARALLEL_MIN_IDS and n_docs >= 2:
+        # split at the document boundary closest to half of the ids
+        mid = int(np.searchsorted(bounds, total // 2))
+        mid = min(max(mid, 1), n_docs - 1)
+        status = [-1]
+
+        def second() -> None:
+            status[0] = run(mid, n_docs)
+
+        worker = threading.Thread(target=second)
+        worker.start()
+        bad = run(0, mid)
+        worker.join()
+        if bad < 0:
+            bad = status[0]
+    else:
+        bad = run(0, n_docs)
+    if bad >= 0:
+        _raise_bad_id(f"docs[{bad}]", checked[bad], int(counts[bad]), t.alphabet_size)
+    return [out[bounds[d]:bounds[d] + counts[d]].copy() for d in range(n_docs)]
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """Expansions of all tokens, built once per model by :func:`build_expansion`.
+
+    A token t with ``lengths[t] <= max_table_length`` expands to
+    ``values[offsets[t]:offsets[t + 1]]`` (int32 alphabet ids); longer tokens have an empty slice
+    and are expanded through their children ``left[t - A]``, ``right[t - A]``. ``lengths`` (int64,
+    ``A + M``) holds every token's expanded length, saturated at ``2**32``.
+    """
+
+    offsets: np.ndarray
+    values: np.ndarray
+    lengths: np.ndarray
+    alphabet_size: int
+    left: np.ndarray
+    right: np.ndarray
+    max_table_length: int
+    max_depth: int
+
+    @property
+    def n_tokens(self) -> int:
+        """Vocabulary size ``A + M``."""
+        return self.lengths.shape[0]
+
+
+def build_expansion(
+    merges: np.ndarray, alphabet_size: int, *, max_table_values: int = DEFAULT_MAX_TABLE_VALUES
+) -> Expansion:
+    """Build the expansion table of ``merges`` (int (M, 2), priority space).
+
+    The table holds every token up to the largest length whose tokens together take at most
+    ``max_table_values`` values (the alphabet is always tabled).
+    """
+    a = _check_alphabet_size(alphabet_size)
+    left, right = _check_merges(merges, a)
+    if isinstance(max_table_values, bool) or not isinstance(max_table_values, (int, np.integer)):
+        raise TypeError(f"max_table_values must be an int, got {type(max_table_values).__name__}")
+    if max_table_values < 0:
+        raise ValueError(f"max_table_values must be >= 0, got {max_table_values}")
+    lengths, depth = _k.expansion_lengths(left, right, a)
+    # largest L such that sum(lengths[lengths <= L]) <= max_table_values
+    small = np.sort(lengths[lengths <= max_table_values])
+    cum = np.cumsum(small)
+    last_of_length = np.append(small[1:] != small[:-1], True)
+    ok = last_of_length & (cum <= max_table_values)
+    max_length = max(int(small[ok].max()) if ok.any() else 1, 1)
+    offsets, values = _k.build_table(left, right, a, lengths, max_length)
+    return Expansion(offsets, values, lengths, a, left, right, max_length, int(depth.max()))
+
+
+def _check_expansion(expansion: object) -> Expansion:
+    if not isinstance(expansion, Expansion):
+        raise TypeError(f"expansion must be an Expansion (see build_expansion), got "
+                        f"{type(expansion).__name__}")
+    return expansion
+
+
+def _check_tokens(tokens: object, expansion: Expansion) -> np.ndarray:
+    tokens = _check_ids(tokens, "tokens")
+    return _check_range(tokens, "tokens", expansion.n_tokens)
+
+
+def expanded_length(tokens: np.ndarray, expansion: Expansion) -> int:
+    """Total decoded length of priority-space ``tokens``."""
+    e = _check_expansion(expansion)
+    tokens = _check_tokens(tokens, e)
+    total = int(_k.total_length(tokens, e.lengths))
+    if total >= 1 << 62:
+        raise ValueError("tokens expand to more than 2**62 values")
+    return total
+
+
+def decode(tokens: np.ndarray, expansion: Expansion, out: np.ndarray | None = None) -> np.ndarray:
+    """Expand int32 priority-space tokens into int32 alphabet ids.
+
+    ``out``, if given, must be a writable C-contiguous 1-D int32 array of at least
+    ``expanded_length(tokens)`` elements; the result is its leading slice.
+    """
+    e = _check_expansion(expansion)
+    tokens = _check_tokens(tokens, e)
+    total = int(_k.total_length(tokens, e.lengths))
+    if total >= 1 << 62:
+        raise ValueError("tokens expand to more than 2**62 values")
+    if out is None:
+        out = np.empty(total, dtype=np.int32)
+    else:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+        if out.dtype != np.int32 or out.ndim != 1 or not out.flags.c_contiguous:
+            raise TypeError(f"out must be a C-contiguous 1-D int32 array, got {out.dtype} with "
+                            f"shape {out.shape}")
+        if not out.flags.writeable:
+            raise ValueError("out must be writable")
+        if out.shape[0] < total:
+            raise ValueError(f"out has {out.shape[0]} elements, the tokens expand to {total}")
+    written = _k.decode_kernel(tokens, e.left, e.right, e.alphabet_size, e.offsets, e.values,
+                               e.lengths, e.max_depth, out)
+    return out[:written]
