@@ -327,7 +327,7 @@ def table_decode(buf, vocab_size, ids, codes):
         return ERR_TRUNCATED
     pos = 1
     if mode == 0:
-        if _get(buf, pos, 0) < 0 or pos + vocab_size > buf.shape[0] * 8:
+        if pos + vocab_size > buf.shape[0] * 8:
             return ERR_TRUNCATED
         found = 0
         for s in range(vocab_size):
@@ -502,4 +502,86 @@ def _get_trunc(buf, pos, m, res):
             return ERR_RANGE
     res[0] = v
     res[1] = pos
+    return OK
+
+
+# ----------------------------------------------------------------------------- rANS
+
+RANS_L = 1 << 32  # lower bound of the normalised state; states live in [2**32, 2**64)
+
+
+@njit(cache=True, nogil=True)
+def rans_encode(dense, freqs, total_bits, out):
+    """rANS-encode ``dense`` (symbol indices into ``freqs``) with 64-bit state, 32-bit words.
+
+    Words are written backwards into ``out`` (uint32, length >= len(dense) + 2) so that the
+    decoder reads ``out[start:]`` forwards; returns ``start``. Preconditions: freqs >= 1 sum
+    to 2**total_bits, 1 <= total_bits <= 31, every dense index < len(freqs).
+    """
+    k = freqs.shape[0]
+    cum = np.zeros(k, dtype=np.uint64)
+    acc = np.uint64(0)
+    for i in range(k):
+        cum[i] = acc
+        acc += np.uint64(freqs[i])
+    pb = np.uint64(total_bits)
+    shift = np.uint64(64 - total_bits)
+    mask32 = np.uint64(0xFFFFFFFF)
+    x = np.uint64(RANS_L)
+    pos = out.shape[0]
+    for i in range(dense.shape[0] - 1, -1, -1):
+        s = dense[i]
+        f = np.uint64(freqs[s])
+        if x >= (f << shift):
+            pos -= 1
+            out[pos] = np.uint32(x & mask32)
+            x >>= np.uint64(32)
+        x = ((x // f) << pb) + (x % f) + cum[s]
+    pos -= 1
+    out[pos] = np.uint32(x & mask32)
+    pos -= 1
+    out[pos] = np.uint32(x >> np.uint64(32))
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def rans_decode(words, freqs, ids, total_bits, out):
+    """Decode len(out) tokens from ``words`` (uint32) written by ``rans_encode``; out = ids[symbol].
+
+    Returns OK, ERR_TRUNCATED (ran out of words or fewer than 2), ERR_RANGE (initial state
+    below 2**32), or ERR_TRAILING (words left over or final state not the initial one).
+    Preconditions: freqs >= 1 sum to 2**total_bits (1 <= total_bits <= 24), len(ids) == len(freqs).
+    """
+    k = freqs.shape[0]
+    m = 1 << total_bits
+    slot_sym = np.empty(m, dtype=np.int32)
+    cum = np.zeros(k, dtype=np.uint64)
+    acc = 0
+    for i in range(k):
+        cum[i] = acc
+        for j in range(acc, acc + freqs[i]):
+            slot_sym[j] = i
+        acc += freqs[i]
+    nw = words.shape[0]
+    if nw < 2:
+        return ERR_TRUNCATED
+    x = (np.uint64(words[0]) << np.uint64(32)) | np.uint64(words[1])
+    if x < np.uint64(RANS_L):
+        return ERR_RANGE
+    pos = 2
+    pb = np.uint64(total_bits)
+    mask = np.uint64(m - 1)
+    low = np.uint64(RANS_L)
+    for i in range(out.shape[0]):
+        slot = x & mask
+        s = slot_sym[slot]
+        out[i] = ids[s]
+        x = np.uint64(freqs[s]) * (x >> pb) + slot - cum[s]
+        if x < low:
+            if pos >= nw:
+                return ERR_TRUNCATED
+            x = (x << np.uint64(32)) | np.uint64(words[pos])
+            pos += 1
+    if pos != nw or x != low:
+        return ERR_TRAILING
     return OK

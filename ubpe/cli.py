@@ -1,0 +1,554 @@
+"""The ``ubpe`` command: fit, compress, decompress, inspect, demo.
+
+Exit codes: 0 success; 1 a data or file error (one line ``ubpe: error: ...`` on stderr, a
+traceback only with ``--debug``); 2 a usage error. See ``docs/cli.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import contextlib
+import errno
+import inspect as _inspect
+import lzma
+import os
+import re
+import sys
+import time
+import traceback
+import warnings
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from . import io as uio
+from .errors import UBPEError
+
+PROG = "ubpe"
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+#: Data and file errors: reported in one line with exit code 1.
+DATA_ERRORS = (UBPEError, OSError, ValueError, TypeError, MemoryError, EOFError)
+
+
+# ============================================================== argument types
+
+
+def _size(text: str) -> int:
+    """A byte count: an integer, optionally with a 1024-based suffix K, M, G, T (KiB, MB...)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)(i?b)?\s*", text, re.I)
+    if not m:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r}: use bytes, or a suffix K, M, G (1024-based)")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _dtype(text: str) -> np.dtype:
+    try:
+        dt = np.dtype(text)
+    except TypeError:
+        raise argparse.ArgumentTypeError(f"invalid dtype {text!r} (examples: '<i2', 'u1', '>i4')") from None
+    if dt.kind not in "iu":
+        raise argparse.ArgumentTypeError(f"dtype {text!r} is not an integer dtype (examples: '<i2', 'u1', '>i4')")
+    return dt
+
+
+# ============================================================== parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``ubpe`` command."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress bar and no summary")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an error")
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Byte-pair encoding over any integer alphabet: fit tokenizers, compress and "
+        "decompress integer sequences (signals, ids, bytes).",
+        epilog="Exit codes: 0 success, 1 data or file error, 2 usage error. "
+        "Run 'ubpe COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.commands = sub.choices  # name -> subparser, for usage errors found after parsing
+
+    def add_input_options(p: argparse.ArgumentParser) -> None:
+        g = p.add_mutually_exclusive_group()
+        g.add_argument("--bytes", action="store_true",
+                       help="read the input as bytes (values 0..255), whatever its extension")
+        g.add_argument("--dtype", type=_dtype, metavar="DTYPE",
+                       help="read the input as raw binary values of this integer dtype, e.g. '<i2'")
+
+    def add_fit_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+        p.add_argument("--n-tokens", type=_positive, required=required, metavar="N",
+                       help="vocabulary size, alphabet included" + ("" if required else
+                       " (default: chosen by ubpe.compress)"))
+        p.add_argument("--n-candidates", type=_positive, metavar="K",
+                       help="pairs merged per training iteration (default 50; 1 is classic BPE)")
+        p.add_argument("--min-count", type=_positive, metavar="C",
+                       help="never merge pairs seen fewer times (default 2)")
+        p.add_argument("--weighting", choices=("idf", "count", "tfidf"),
+                       help="token weight that orders ids and guides trimming (default idf)")
+        p.add_argument("--window", type=_positive, metavar="W",
+                       help="idf units of W values (default: each input a unit, a single one cut "
+                       "into windows of 1024)")
+
+    def add_output_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="file to write")
+        p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+
+    p = sub.add_parser(
+        "fit", parents=[common], help="learn a tokenizer (model file) from inputs",
+        description="Learn a tokenizer from the inputs (each one a document: no pair spans two "
+        "inputs) and save it as a model file.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help=".npy, .wav, .csv/.txt, or raw with --dtype/--bytes")
+    add_output_options(p)
+    add_fit_options(p, required=True)
+    add_input_options(p)
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser(
+        "compress", parents=[common], help="compress an integer sequence into a container",
+        description="Compress INPUT into a ubpe container. Without --model a tokenizer is fitted "
+        "on INPUT and embedded; with --model that tokenizer is used (embedded, or only referenced "
+        "with --reference, in which case decompress needs the same --model).",
+    )
+    p.add_argument("input", metavar="INPUT", help=".npy, .wav, .csv/.txt, or raw with --dtype/--bytes")
+    add_output_options(p)
+    p.add_argument("--model", metavar="MODEL", help="use this tokenizer (from 'ubpe fit')")
+    p.add_argument("--reference", action="store_true",
+                   help="with --model: store only the model's digest, not the model itself")
+    add_fit_options(p, required=False)
+    add_input_options(p)
+    p.set_defaults(func=cmd_compress)
+
+    p = sub.add_parser(
+        "decompress", parents=[common], help="restore the values of a container",
+        description="Decompress a ubpe container. OUTPUT's extension picks the format: .npy, "
+        ".wav, .csv/.txt, anything else the raw bytes of the array.",
+    )
+    p.add_argument("input", metavar="INPUT", help="a container written by 'ubpe compress'")
+    add_output_options(p)
+    p.add_argument("--model", metavar="MODEL", help="the model a --reference container was made with")
+    p.add_argument("--max-output-size", type=_size, metavar="BYTES",
+                   help="refuse containers that would decode to more than this (suffixes K, M, G)")
+    p.add_argument("--dtype", type=_dtype, metavar="DTYPE",
+                   help="write the values as this integer dtype (checked to fit), e.g. '>i2'")
+    p.add_argument("--rate", type=_positive, metavar="HZ",
+                   help=f".wav output: sample rate to record (default {uio.DEFAULT_WAV_RATE}; "
+                   "containers keep samples, not rates)")
+    p.set_defaults(func=cmd_decompress)
+
+    p = sub.add_parser(
+        "inspect", parents=[common], help="describe a container or a model file",
+        description="For a container: the size of each part and the compression ratio. For a "
+        "model: its header and a table of the first tokens by id.",
+    )
+    p.add_argument("input", metavar="INPUT", help="a container or a model file")
+    p.add_argument("-n", "--tokens", type=int, default=20, metavar="N",
+                   help="model: how many merged tokens to list (default 20, 0 for none, -1 for all)")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser(
+        "demo", parents=[common], help="compress a bundled ECG signal, compare with zlib, bz2, lzma",
+        description="Compress 60 s of ECG (MIT-BIH record 208, bundled) with ubpe and with "
+        "zlib -9, bz2 -9 and lzma -9e, check every round trip, and print the ratios.",
+    )
+    p.add_argument("--n-tokens", type=_positive, metavar="N",
+                   help="ubpe vocabulary size (default: chosen by ubpe.compress)")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+# ============================================================== helpers
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if not args.quiet:
+        print(text)
+
+
+def _fit_options(args: argparse.Namespace) -> dict[str, Any]:
+    names = ("n_candidates", "min_count", "weighting", "window")
+    return {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+
+
+def _read_input(args: argparse.Namespace, path: str) -> uio.Signal:
+    return uio.read_signal(path, dtype=args.dtype, as_bytes=args.bytes)
+
+
+def _documents(values: np.ndarray, path: str, kind: str) -> list[np.ndarray]:
+    if values.ndim == 1:
+        return [values]
+    if values.ndim == 2:
+        # a WAV is (frames, channels): each channel is a document; a 2-D array: each row
+        return list(values.T) if kind == "wav" else list(values)
+    raise ValueError(f"{path}: expected a 1-D or 2-D array, got shape {values.shape}")
+
+
+def _check_output(args: argparse.Namespace, output: str, *inputs: str | None) -> None:
+    """Refuse early: an output that is one of the inputs, exists without --overwrite, or has no directory."""
+    parent = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(errno.ENOENT, "No such directory", parent)
+    if os.path.lexists(output):
+        for path in inputs:
+            if path and os.path.exists(path) and os.path.exists(output) and os.path.samefile(path, output):
+                raise FileExistsError(
+                    f"output {output} is the input file {path}: ubpe never writes over its inputs, "
+                    "choose another output path"
+                )
+        if not args.overwrite:
+            raise FileExistsError(f"{output} already exists; pass --overwrite to replace it")
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _load_model(path: str):
+    from .tokenizer import Tokenizer
+
+    data = _read_bytes(path)
+    try:
+        return Tokenizer.from_bytes(data)
+    except UBPEError as e:
+        raise UBPEError(f"{path}: not a usable ubpe model: {e}") from e
+
+
+def _accepts(func: Any, name: str) -> bool:
+    """Whether ``func`` takes a keyword argument called ``name`` explicitly."""
+    try:
+        return name in _inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _ratio(raw: int, packed: int) -> str:
+    return f"{raw / packed:.3f}" if packed else "inf"
+
+
+@contextlib.contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """Show library warnings (e.g. fit stopped early) as one ``ubpe: warning:`` line each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            seen = set()
+            for w in caught:
+                if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
+                    continue
+                text = " ".join(str(w.message).split())
+                if text not in seen:
+                    seen.add(text)
+                    print(f"{PROG}: warning: {text}", file=sys.stderr)
+
+
+# ============================================================== commands
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from .alphabet import Alphabet
+    from .tokenizer import Tokenizer
+
+    _check_output(args, args.output, *args.inputs)
+    docs: list[np.ndarray] = []
+    for path in args.inputs:
+        sig = _read_input(args, path)
+        docs.extend(_documents(sig.values, path, uio.format_for(path, "bytes" if args.bytes else None)))
+    n_values = sum(len(d) for d in docs)
+    if n_values == 0:
+        raise ValueError("the inputs hold no values: nothing to fit")
+    alphabet = Alphabet(256) if args.bytes else None
+    tok = Tokenizer(alphabet, args.n_tokens, **_fit_options(args))
+    start = time.perf_counter()
+    tok.fit(docs, progress=not args.quiet)
+    data = tok.to_bytes()
+    uio.write_atomic(args.output, data, overwrite=args.overwrite)
+    a = len(tok.alphabet)
+    _say(args, f"{args.output}: {tok.vocab_size} tokens ({a} symbols + {tok.vocab_size - a} merges) "
+               f"from {len(docs)} document(s), {n_values} values, in {time.perf_counter() - start:.1f} s; "
+               f"{len(data)} bytes")
+    return 0
+
+
+def cmd_compress(args: argparse.Namespace) -> int:
+    from . import container
+
+    _check_output(args, args.output, args.input, args.model)
+    sig = _read_input(args, args.input)
+    values = sig.values
+    tok = _load_model(args.model) if args.model is not None else None
+    try:
+        if tok is not None:
+            data = container.compress(values, tokenizer=tok, embed=not args.reference)
+        else:
+            options = _fit_options(args)
+            if _accepts(container.compress, "progress"):
+                options["progress"] = not args.quiet
+            data = container.compress(values, n_tokens=args.n_tokens, **options)
+    except (UBPEError, ValueError, TypeError) as e:
+        raise UBPEError(f"{args.input}: {e}") from e  # e.g. a value outside the model's alphabet
+    uio.write_atomic(args.output, data, overwrite=args.overwrite)
+    if sig.rate is not None and not args.quiet:
+        print(f"{PROG}: note: {args.input} is sampled at {sig.rate} Hz; the container keeps the samples "
+              f"only (decompress to .wav with --rate {sig.rate})", file=sys.stderr)
+    _say(args, f"{args.output}: {values.nbytes} -> {len(data)} bytes (ratio {_ratio(values.nbytes, len(data))})")
+    return 0
+
+
+def cmd_decompress(args: argparse.Namespace) -> int:
+    from . import container
+
+    _check_output(args, args.output, args.input, args.model)
+    kind = uio.format_for(args.output)
+    if args.rate is not None and kind != "wav":
+        raise _UsageError(f"--rate applies to .wav output only, not {args.output}")
+    data = _read_bytes(args.input)
+    tok = _load_model(args.model) if args.model is not None else None
+    try:
+        info = container.inspect(data)  # cheap: parses the fields, decodes nothing
+        if not info.embedded and tok is None:
+            raise UBPEError(
+                f"this container references its model by digest {info.digest[:16]}...: pass the "
+                "model it was compressed with, --model MODEL"
+            )
+        if args.max_output_size is not None and info.original_size > args.max_output_size:
+            raise UBPEError(
+                f"the container decompresses to {info.original_size} bytes, more than "
+                f"--max-output-size {args.max_output_size}"
+            )
+        values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
+    except UBPEError as e:
+        raise UBPEError(f"{args.input}: {e}") from e
+    if args.dtype is not None:
+        values = uio.cast_values(values, args.dtype, f"the values of {args.input}")
+    uio.write_values(args.output, values, overwrite=args.overwrite, rate=args.rate)
+    _say(args, f"{args.output}: {len(values) if values.ndim else 0} values, {values.dtype}, "
+               f"{values.nbytes} bytes")
+    return 0
+
+
+def _describe_alphabet(alphabet: Any) -> str:
+    n = len(alphabet)
+    if alphabet.kind == "range":
+        return f"range: values 0 .. {n - 1} ({n} symbols)"
+    if alphabet.kind == "integers":
+        v = alphabet.values
+        return f"integers: {n} values from {v[0]} to {v[-1]}" if n else "integers: empty"
+    shown = ", ".join(repr(s) for s in alphabet.values[:8])
+    return f"symbols: {n} ({shown}{', ...' if n > 8 else ''})"
+
+
+def _render(values: np.ndarray, dtype: np.dtype, limit: int = 12) -> str:
+    items = values.tolist()
+    more = " ..." if len(items) > 3 * limit else ""
+    if dtype == np.uint8:
+        return repr(bytes(items[: 3 * limit])) + more
+    if dtype.kind == "U":
+        return repr("".join(map(str, items[: 3 * limit]))) + more
+    text = " ".join(map(str, items[:limit]))
+    return f"[{text}{' ...' if len(items) > limit else ''}]"
+
+
+def inspect_model(tok: Any, path: str, n_tokens: int = 20) -> str:
+    """A model's header and a table of its first ``n_tokens`` merged tokens by public id."""
+    from .tokenizer import MODEL_FORMAT_VERSION
+
+    a = len(tok.alphabet)
+    m = tok.vocab_size - a
+    lines = [
+        f"{path}: ubpe tokenizer (model format {MODEL_FORMAT_VERSION})",
+        f"  digest      sha256:{tok.digest}",
+        f"  alphabet    {_describe_alphabet(tok.alphabet)}",
+        f"  dtype       {tok.dtype}",
+        f"  vocabulary  {tok.vocab_size} tokens ({a} symbols + {m} merges, n_tokens={tok.n_tokens})",
+        f"  training    n_candidates={tok.n_candidates} min_count={tok.min_count} "
+        f"weighting={tok.weighting} window={tok.window}; {tok.n_units} idf units, "
+        f"{int(tok.batches[-1]) + 1 if m else 0} batches",
+    ]
+    shown = m if n_tokens < 0 else min(n_tokens, m)
+    if shown:
+        priority = np.argsort(tok.token_ids)  # public id -> priority-space index
+        backward = tok.backward
+        lines += ["", f"  first {shown} merged tokens by id (lower id = higher weight):",
+                  f"  {'id':>7} {'left':>7} {'right':>7} {'count':>9} {'df':>7} {'len':>5}  values"]
+        for t in range(a, a + shown):
+            k = int(priority[t]) - a
+            left, right = backward[t]
+            seq = tok.sequence(t)
+            lines.append(f"  {t:>7} {left:>7} {right:>7} {int(tok.counts[k]):>9} {int(tok.df[k]):>7} "
+                         f"{len(seq):>5}  {_render(seq, tok.dtype)}")
+        if shown < m:
+            lines.append(f"  ... {m - shown} more (--tokens -1 lists all)")
+    return "\n".join(lines)
+
+
+def _format_report(info: Any, path: str) -> str:
+    """The :class:`ubpe.container.ContainerInfo` of a container, for people."""
+    size = info.size
+
+    def part(name: str, n: int) -> str:
+        share = f"{100 * n / size:5.1f}%" if size else ""
+        return f"    {name:<12} {n:>10} bytes {share}"
+
+    if info.embedded:
+        model = f"embedded: {info.alphabet_size} symbols + {info.n_merges} merges"
+    else:
+        model = f"referenced by digest sha256:{info.digest} (decompress needs --model)"
+    lines = [
+        f"{path}: ubpe container (format {info.version}), {size} bytes",
+        f"  values       {info.n_values} x {np.dtype(info.dtype)} ({info.dtype}), shape "
+        f"{tuple(info.shape)}: {info.original_size} bytes",
+        f"  model        {model}",
+        f"  coder        {info.coder}, {info.n_tokens} tokens",
+        "  parts",
+        part("header", info.header),
+        part("model", info.model),
+        part("frequencies", info.freq),
+        part("payload", info.payload),
+        f"    {'total':<12} {size:>10} bytes",
+        f"  ratio        {_ratio(info.original_size, size)} ({info.original_size} -> {size} bytes)",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from .tokenizer import MODEL_MAGIC
+
+    data = _read_bytes(args.input)
+    if MODEL_MAGIC.encode() in data[:64]:
+        print(inspect_model(_load_model(args.input), args.input, args.tokens))
+        return 0
+    from . import container
+
+    try:
+        report = container.inspect(data)
+    except UBPEError as e:
+        raise UBPEError(f"{args.input}: not a readable ubpe container or model: {e}") from e
+    print(_format_report(report, args.input))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from . import container
+
+    values = uio.demo_signal()
+    raw = values.astype("<i2").tobytes()
+    print(f"demo signal: 60 s of ECG, MIT-BIH Arrhythmia Database record 208 at {uio.DEMO_RATE} Hz, "
+          f"{len(values)} int16 samples = {len(raw)} bytes")
+    print("(ODC-By 1.0, Moody & Mark 2001, PhysioNet; see ubpe/data/ATTRIBUTION.md)")
+    rows: list[tuple[str, int, float]] = []
+
+    start = time.perf_counter()
+    options: dict[str, Any] = {}
+    if _accepts(container.compress, "progress"):
+        options["progress"] = not args.quiet
+    packed = container.compress(values, n_tokens=args.n_tokens, **options)
+    back = container.decompress(packed)
+    _check_round_trip("ubpe", np.array_equal(np.asarray(back), values) and np.asarray(back).shape == values.shape)
+    rows.append(("ubpe", len(packed), time.perf_counter() - start))
+
+    codecs = [
+        ("zlib -9", lambda b: zlib.compress(b, 9), zlib.decompress),
+        ("bz2 -9", lambda b: bz2.compress(b, 9), bz2.decompress),
+        ("lzma -9e", lambda b: lzma.compress(b, preset=9 | lzma.PRESET_EXTREME), lzma.decompress),
+    ]
+    for name, enc, dec in codecs:
+        start = time.perf_counter()
+        out = enc(raw)
+        _check_round_trip(name, dec(out) == raw)
+        rows.append((name, len(out), time.perf_counter() - start))
+
+    print()
+    print(f"  {'method':<10} {'bytes':>8} {'ratio':>7} {'time':>8}")
+    for name, size, seconds in rows:
+        print(f"  {name:<10} {size:>8} {_ratio(len(raw), size):>7} {seconds:>7.2f}s")
+    print()
+    print(f"ratio = {len(raw)} raw bytes / compressed bytes; every round trip checked "
+          "(decompressed output equals the input)")
+    return 0
+
+
+def _check_round_trip(name: str, ok: bool) -> None:
+    if not ok:
+        raise UBPEError(f"demo: the {name} round trip did not give back the input (please report this bug)")
+
+
+# ============================================================== entry point
+
+
+class _UsageError(Exception):
+    """A usage problem found after parsing: exit code 2."""
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """Option combinations argparse cannot express; reported as usage errors (exit 2)."""
+    if args.command == "compress" and args.model is None and args.reference:
+        return "--reference needs --model"
+    if args.command == "compress" and args.model is not None and (args.n_tokens is not None or _fit_options(args)):
+        return "--n-tokens and the fit options cannot be used with --model (the model is already fitted)"
+    return None
+
+
+def _error_text(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        text = f"{e.filename}: {e.strerror}"
+    else:
+        text = str(e) or type(e).__name__
+    return " ".join(text.split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ubpe`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, usage errors
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    args.quiet = getattr(args, "quiet", False)
+    args.debug = getattr(args, "debug", False)
+    problem = _usage_problem(args)
+    try:
+        if problem:
+            raise _UsageError(problem)
+        with _warnings_to_stderr():
+            return args.func(args)
+    except _UsageError as e:
+        parser.commands[args.command].print_usage(sys.stderr)
+        print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except DATA_ERRORS as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {_error_text(e)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

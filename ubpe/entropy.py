@@ -1,0 +1,660 @@
+"""Entropy stage: a token stream in [0, V) to the fewest bytes and back, bit-exact.
+
+:func:`encode_stream` returns a small msgpack-safe dict (str keys; int, str and bytes values)
+and :func:`decode_stream` inverts it, validating every field before any kernel or coder runs.
+Coders (the smallest msgpack encoding among the offered ones is chosen):
+
+``"const"``  every token equals one symbol (entropy 0); nothing but ``n`` and ``symbol``.
+``"packed"`` fixed-width little-endian bit packing (wins for tiny or near-uniform streams).
+``"rans"``   (default) static-frequency rANS in numba (``ubpe._kernels.entropy``): 64-bit state
+             in [2**32, 2**64), 32-bit words, frequencies summing to 2**pb (pb in 12..20) made
+             from the stored counts by exact integer arithmetic; O(1) table-lookup decoding.
+``"ans"``    (opt-in) the same model coded by ``constriction``'s ``AnsCoder`` (24-bit
+             probabilities). Slower to decode (binary search per symbol) and its model
+             quantisation is constriction's (floats), so the bytes depend on its version.
+
+Frequency table (``"freq"`` bytes, a little-endian bitstream, see ``ubpe._kernels.entropy``):
+1 mode bit; the set of used ids, either as a V-bit bitmap (mode 0) or as alternating runs of
+unused/used ids (mode 1: one bit "id 0 is used", then run lengths minus one in adaptive
+Golomb-Rice codes, separate statistics per run kind); then, for each used id in increasing
+order, its count *code* minus one in adaptive Golomb-Rice. Codes are exact counts (``q == 0``)
+or counts rounded to a pseudo-float with ``q`` mantissa bits (``q >= 1``): the encoder tries
+several ``q`` and keeps the one minimising table bits + cross-entropy of the payload.
+
+For "ans", the model handed to constriction is built from the stored integers only:
+probabilities are the decoded counts as float64 (exact integers below 2**53) in id order,
+quantised by ``constriction.stream.model.Categorical(probs, perfect=False)``; a constriction
+release that changed that quantisation would change the "ans" format (not the "rans" one).
+
+Decoding checks, besides types and ranges: the decoded histogram must re-quantise to exactly
+the stored count codes (so every listed id occurs), all payload words must be consumed and
+the rANS state must return to its initial value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from ._kernels import entropy as _k
+from .errors import CorruptDataError
+
+__all__ = [
+    "encode_stream",
+    "decode_stream",
+    "stream_cost_bits",
+    "counts_cost_bits",
+    "pack_uints",
+    "unpack_uints",
+    "pack_merges",
+    "unpack_merges",
+]
+
+#: Every coder decode_stream understands.
+CODERS = ("rans", "ans", "packed", "const")
+#: Coders encode_stream offers by default ("ans" is decodable and selectable, but slower to
+#: decode than "rans" at the same size, so it is not a default candidate).
+DEFAULT_CODERS = ("rans", "packed", "const")
+_FIELDS = {
+    "const": ("coder", "n", "symbol"),
+    "packed": ("coder", "n", "width", "payload"),
+    "ans": ("coder", "n", "k", "q", "freq", "payload"),
+    "rans": ("coder", "n", "k", "q", "pb", "freq", "payload"),
+}
+#: rANS probability precision range (bits). The decoder builds a 2**pb slot table, so pb is
+#: also capped at max(RANS_MIN_PB, bit_length(n) + 3) to keep decoding memory O(n).
+RANS_MIN_PB = 12
+RANS_MAX_PB = 20
+#: rANS needs sum(model counts) * 2**pb < 2**63.
+RANS_MAX_TOTAL = 1 << 42
+#: Mantissa-bit settings the encoder tries for the count codes (0 = exact counts).
+Q_CANDIDATES = (0, 1, 2, 3, 4, 5, 6, 8)
+MAX_Q = 40
+#: An ANS symbol costs at most 24 bits (constriction's probability precision); the final
+#: state adds at most 64 bits. Payloads longer than this bound are refused.
+ANS_PRECISION = 24
+#: Approximate fixed overhead of the ANS payload in bits (flushing the coder state).
+ANS_OVERHEAD_BITS = 32
+MAX_COUNT_CODE = 1 << _k.MAX_VALUE_BITS
+MAX_VOCAB = 1 << 24  # constriction's categorical models need k < 2**24
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _check_vocab(vocab_size: Any) -> int:
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)):
+        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
+    vocab_size = int(vocab_size)
+    if not 1 <= vocab_size <= MAX_VOCAB:
+        raise ValueError(f"vocab_size must be in [1, {MAX_VOCAB}], got {vocab_size}")
+    return vocab_size
+
+
+def _check_tokens(tokens: Any, vocab_size: int) -> np.ndarray:
+    arr = np.asarray(tokens)
+    if arr.ndim != 1:
+        raise ValueError(f"tokens must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"tokens must have an integer dtype, got {arr.dtype}")
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi >= vocab_size:
+        raise ValueError(f"tokens must be in [0, {vocab_size}), got range [{lo}, {hi}]")
+    return arr
+
+
+def _bit_length(x: int) -> int:
+    return int(x).bit_length()
+
+
+def _quantize(counts: np.ndarray, q: int) -> np.ndarray:
+    """Count -> code: exact below 2**(q+1), else exponent e >= 1 and rounded mantissa."""
+    if q == 0:
+        return counts.copy()
+    c = counts.astype(np.int64)
+    top = 1 << (q + 1)
+    _, bl = np.frexp(c.astype(np.float64))  # bit length, exact for c < 2**53
+    e = np.maximum(bl.astype(np.int64) - (q + 1), 0)
+    half = np.where(e > 0, np.left_shift(1, np.maximum(e - 1, 0)), 0)
+    mant = (c + half) >> e
+    over = mant == top
+    e = e + over
+    mant = np.where(over, 1 << q, mant)
+    return np.where(e == 0, c, e * (1 << q) + mant)
+
+
+def _dequantize(codes: np.ndarray, q: int) -> np.ndarray | None:
+    """Code -> reconstructed count; None if a code would exceed 2**52."""
+    if q == 0:
+        return codes
+    e = np.maximum((codes >> q) - 1, 0)
+    if codes.size and int(e.max()) + q + 1 > 52:
+        return None
+    mant = codes - e * (1 << q)
+    return np.where(codes < (1 << (q + 1)), codes, mant << e)
+
+
+def _table_bytes(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> bytes:
+    """Smallest table bitstream over both used-set modes (bitmap first on ties)."""
+    empty = np.zeros(0, dtype=np.uint8)
+    best_mode, best_bits = 0, None
+    for mode in (0, 1):
+        bits = _k.table_encode(ids, codes, vocab_size, mode, empty)
+        if best_bits is None or bits < best_bits:
+            best_mode, best_bits = mode, bits
+    buf = np.zeros((best_bits + 7) // 8, dtype=np.uint8)
+    _k.table_encode(ids, codes, vocab_size, best_mode, buf)
+    return buf.tobytes()
+
+
+def _table_bits(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> int:
+    empty = np.zeros(0, dtype=np.uint8)
+    return min(_k.table_encode(ids, codes, vocab_size, m, empty) for m in (0, 1))
+
+
+def _choose_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) -> tuple[int, np.ndarray, int, float]:
+    """Pick the count quantisation q minimising table bits + payload cross-entropy.
+
+    Returns (q, codes, table_bits, cross_entropy_bits). Deterministic: ties keep the
+    earlier candidate of ``Q_CANDIDATES``.
+    """
+    n = float(counts.sum())
+    best = None
+    for q in Q_CANDIDATES:
+        if q == 0 and int(counts.max()) >= MAX_COUNT_CODE:
+            continue
+        codes = _quantize(counts, q)
+        if int(codes.max()) >= MAX_COUNT_CODE:
+            continue
+        model = _dequantize(codes, q).astype(np.float64)
+        ce = float((counts * np.log2(model.sum() / model)).sum())
+        tbits = _table_bits(ids, codes, vocab_size)
+        total = tbits + ce
+        if best is None or total < best[0] - 1e-9:
+            best = (total, q, codes, tbits, ce)
+    assert best is not None and n > 0
+    return best[1], best[2], best[3], best[4]
+
+
+def _pb_cap(n: int) -> int:
+    return min(RANS_MAX_PB, max(RANS_MIN_PB, _bit_length(n) + 3))
+
+
+def _normalize(model_counts: np.ndarray, pb: int) -> np.ndarray:
+    """Model counts -> rANS frequencies summing to exactly 2**pb, each >= 1 (exact integers).
+
+    f_i = 1 + floor(c_i * (M - k) / S); the shortfall (< k) goes one each to the largest
+    remainders c_i * (M - k) mod S, ties to the lower index. Preconditions: k <= M,
+    S * M < 2**63.
+    """
+    c = model_counts.astype(np.int64)
+    k = c.size
+    spare = (1 << pb) - k
+    s = int(c.sum())
+    scaled = c * spare
+    f = 1 + scaled // s
+    short = (1 << pb) - int(f.sum())
+    if short:
+        order = np.argsort(-(scaled % s), kind="stable")
+        f[order[:short]] += 1
+    return f
+
+
+def _choose_pb(counts: np.ndarray, model_counts: np.ndarray, n: int) -> tuple[int, float] | None:
+    """Smallest precision whose payload cross-entropy is within 0.05 % (or 8 bits) of the best.
+
+    Returns (pb, cross_entropy_bits), or None when rANS cannot code this model.
+    """
+    k = counts.size
+    lo = max(RANS_MIN_PB, _bit_length(k - 1) + 1)
+    hi = _pb_cap(n)
+    if lo > hi or int(model_counts.sum()) >= RANS_MAX_TOTAL:
+        return None
+    cf = counts.astype(np.float64)
+    ces = []
+    for pb in range(lo, hi + 1):
+        f = _normalize(model_counts, pb).astype(np.float64)
+        ces.append(float((cf * (pb - np.log2(f))).sum()))
+    best = min(ces)
+    for pb, ce in zip(range(lo, hi + 1), ces):
+        if ce <= best + max(8.0, 5e-4 * best):
+            return pb, ce
+    raise AssertionError("unreachable")
+
+
+def _packed_width(hi: int) -> int:
+    return _bit_length(hi)
+
+
+def _categorical(probs: np.ndarray):
+    import constriction
+
+    return constriction.stream.model.Categorical(probs, perfect=False)
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...] = DEFAULT_CODERS) -> dict:
+    """Encode tokens in [0, vocab_size) with the smallest coder; return a msgpack-safe dict.
+
+    Fields by coder (all keys str; values int or bytes or str):
+
+    - ``{"coder": "const", "n", "symbol"}`` when one symbol repeats n >= 1 times;
+    - ``{"coder": "packed", "n", "width", "payload"}``: n values of ``width`` bits, little-endian;
+    - ``{"coder": "rans", "n", "k", "q", "pb", "freq", "payload"}``: k used symbols, count codes
+      with q mantissa bits (0 = exact), table bitstream ``freq``, precision pb, uint32 LE words;
+    - ``{"coder": "ans", "n", "k", "q", "freq", "payload"}``: as rans but coded by constriction.
+
+    ``coders`` lists the candidates (``"packed"`` is always one; ``"const"`` is used whenever
+    a single symbol repeats and allowed). The smallest msgpack size wins; ties go to the
+    earlier of packed, rans, ans. Same input -> same bytes.
+    """
+    vocab_size = _check_vocab(vocab_size)
+    unknown = [c for c in coders if c not in CODERS]
+    if unknown:
+        raise ValueError(f"unknown coders {unknown}; choose from {CODERS}")
+    arr = _check_tokens(tokens, vocab_size)
+    n = int(arr.size)
+    if n == 0:
+        return {"coder": "packed", "n": 0, "width": 0, "payload": b""}
+    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64)
+    ids = np.flatnonzero(counts)
+    k = int(ids.size)
+    if k == 1 and "const" in coders:
+        return {"coder": "const", "n": n, "symbol": int(ids[0])}
+    width = _packed_width(int(ids[-1]))
+    _, payload = pack_uints(arr, width)
+    best = {"coder": "packed", "n": n, "width": width, "payload": payload}
+    if k == 1 or not ({"rans", "ans"} & set(coders)):
+        return best
+    best_size = len(msgpack.packb(best))
+
+    used = counts[ids]
+    q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
+    model_counts = _dequantize(codes, q)
+    rank = None
+    freq = None
+    for coder in ("rans", "ans"):
+        if coder not in coders:
+            continue
+        if coder == "rans":
+            choice = _choose_pb(used, model_counts, n)
+            if choice is None:
+                continue
+            pb, ce = choice
+        est_bytes = (tbits + ce + ANS_OVERHEAD_BITS) / 8.0
+        if est_bytes > 1.05 * best_size + 64:
+            continue
+        if rank is None:
+            rank = np.zeros(vocab_size, dtype=np.int32)
+            rank[ids] = np.arange(k, dtype=np.int32)
+            dense = rank[arr]
+            freq = _table_bytes(ids, codes, vocab_size)
+        if coder == "rans":
+            f = _normalize(model_counts, pb)
+            out = np.zeros(n + 2, dtype=np.uint32)
+            start = _k.rans_encode(dense, f, pb, out)
+            cand = {"coder": "rans", "n": n, "k": k, "q": q, "pb": pb, "freq": freq,
+                    "payload": out[start:].astype("<u4").tobytes()}
+        else:
+            import constriction
+
+            model = _categorical(model_counts.astype(np.float64))
+            enc = constriction.stream.stack.AnsCoder()
+            enc.encode_reverse(dense, model)
+            words = enc.get_compressed().astype("<u4", copy=False)
+            cand = {"coder": "ans", "n": n, "k": k, "q": q, "freq": freq, "payload": words.tobytes()}
+        size = len(msgpack.packb(cand))
+        if size < best_size:
+            best, best_size = cand, size
+    return best
+
+
+def stream_cost_bits(tokens: np.ndarray, vocab_size: int) -> float:
+    """Estimate, in bits, the payload + frequency-table size ``encode_stream`` would produce.
+
+    Uses the same model choice as the encoder (exact table size) and the payload's
+    cross-entropy plus a fixed flush overhead for ANS; exact for ``packed`` and ``const``.
+    Field names and msgpack framing (a few dozen bytes) are not counted.
+    """
+    vocab_size = _check_vocab(vocab_size)
+    arr = _check_tokens(tokens, vocab_size)
+    n = int(arr.size)
+    if n == 0:
+        return 0.0
+    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64)
+    return counts_cost_bits(counts)
+
+
+def counts_cost_bits(counts: np.ndarray) -> float:
+    """:func:`stream_cost_bits` from a histogram (``counts[t]`` = occurrences of token t).
+
+    The vocabulary size is ``len(counts)``; useful when the caller already has the counts.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    vocab_size = _check_vocab(counts.size)
+    ids = np.flatnonzero(counts)
+    if ids.size <= 1:
+        return 0.0
+    n = int(counts.sum())
+    packed_bits = 8.0 * ((n * _packed_width(int(ids[-1])) + 7) // 8)
+    used = counts[ids]
+    q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
+    choice = _choose_pb(used, _dequantize(codes, q), n)
+    if choice is not None:
+        ce = choice[1]
+    ans_bits = 8.0 * ((tbits + 7) // 8) + 32.0 * math.ceil((ce + ANS_OVERHEAD_BITS) / 32.0)
+    return min(packed_bits, ans_bits)
+
+
+def _field_int(fields: dict, name: str, lo: int, hi: int | None = None) -> int:
+    v = fields[name]
+    if type(v) is not int:  # noqa: E721 - bool and numpy scalars are refused on purpose
+        raise CorruptDataError(f"field {name!r} must be an int, got {type(v).__name__}")
+    if v < lo or (hi is not None and v > hi):
+        bound = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise CorruptDataError(f"field {name!r} = {v} out of range {bound}")
+    return v
+
+
+def _field_bytes(fields: dict, name: str) -> bytes:
+    v = fields[name]
+    if not isinstance(v, (bytes, bytearray)):
+        raise CorruptDataError(f"field {name!r} must be bytes, got {type(v).__name__}")
+    return bytes(v)
+
+
+def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None) -> np.ndarray:
+    """Invert :func:`encode_stream`; return the tokens as int32.
+
+    Every field is type- and range-checked before any allocation proportional to ``n``
+    (``n`` above ``max_count`` is refused first). Any malformed input raises
+    ``CorruptDataError`` naming the field; nothing else escapes for bad data.
+    """
+    vocab_size = _check_vocab(vocab_size)
+    if max_count is not None:
+        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 0:
+            raise ValueError(f"max_count must be a non-negative int or None, got {max_count!r}")
+    if not isinstance(fields, dict):
+        raise CorruptDataError(f"stream fields must be a dict, got {type(fields).__name__}")
+    coder = fields.get("coder")
+    if not isinstance(coder, str):
+        raise CorruptDataError(f"field 'coder' must be a str, got {type(coder).__name__}")
+    if coder not in _FIELDS:
+        raise CorruptDataError(f"field 'coder': unknown coder {coder[:40]!r}")
+    expected = _FIELDS[coder]
+    for name in expected:
+        if name not in fields:
+            raise CorruptDataError(f"field {name!r} missing for coder {coder!r}")
+    extra = sorted(str(key)[:40] for key in fields if key not in expected)
+    if extra:
+        raise CorruptDataError(f"unexpected fields for coder {coder!r}: {extra}")
+    n = _field_int(fields, "n", 0)
+    if max_count is not None and n > max_count:
+        raise CorruptDataError(f"field 'n' = {n} exceeds max_count {max_count}")
+    if coder == "const":
+        return _decode_const(fields, n, vocab_size)
+    if coder == "packed":
+        return _decode_packed(fields, n, vocab_size)
+    return _decode_ans(fields, n, vocab_size, coder)
+
+
+def _decode_const(fields: dict, n: int, vocab_size: int) -> np.ndarray:
+    symbol = _field_int(fields, "symbol", 0, vocab_size - 1)
+    out = _alloc_tokens(n)
+    out.fill(symbol)
+    return out
+
+
+def _decode_packed(fields: dict, n: int, vocab_size: int) -> np.ndarray:
+    width = _field_int(fields, "width", 0, _bit_length(vocab_size - 1))
+    payload = _field_bytes(fields, "payload")
+    expect = (n * width + 7) // 8
+    if len(payload) != expect:
+        raise CorruptDataError(
+            f"field 'payload' has {len(payload)} bytes, expected {expect} for n={n} width={width}"
+        )
+    if width == 0:
+        out = _alloc_tokens(n)
+        out.fill(0)
+        return out
+    values = unpack_uints(payload, n, width)
+    if n and int(values.max()) >= vocab_size:
+        raise CorruptDataError(f"field 'payload': token {int(values.max())} >= vocab_size {vocab_size}")
+    return values.astype(np.int32)
+
+
+def _decode_ans(fields: dict, n: int, vocab_size: int, coder: str) -> np.ndarray:
+    k = _field_int(fields, "k", 2, vocab_size)
+    q = _field_int(fields, "q", 0, MAX_Q)
+    pb = 0
+    if coder == "rans":
+        pb = _field_int(fields, "pb", RANS_MIN_PB, RANS_MAX_PB)
+        if pb > _pb_cap(n):
+            raise CorruptDataError(f"field 'pb' = {pb} too large for n={n} (max {_pb_cap(n)})")
+        if k > (1 << pb):
+            raise CorruptDataError(f"field 'k' = {k} exceeds 2**pb (field 'pb' = {pb})")
+    freq = _field_bytes(fields, "freq")
+    payload = _field_bytes(fields, "payload")
+    if n < k:
+        raise CorruptDataError(f"field 'n' = {n} is smaller than the {k} used symbols (field 'k')")
+    if len(payload) % 4:
+        raise CorruptDataError(f"field 'payload' length {len(payload)} is not a multiple of 4")
+    max_words = (ANS_PRECISION * n + 64) // 32 + 2 if coder == "ans" else n + 2
+    if len(payload) // 4 > max_words:
+        raise CorruptDataError(
+            f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
+        )
+    ids = np.zeros(k, dtype=np.int64)
+    codes = np.zeros(k, dtype=np.int64)
+    status = _k.table_decode(np.frombuffer(freq, dtype=np.uint8), vocab_size, ids, codes)
+    if status != _k.OK:
+        raise CorruptDataError(f"field 'freq': {_TABLE_ERRORS.get(status, 'malformed')}")
+    model_counts = _dequantize(codes, q)
+    if model_counts is None:
+        raise CorruptDataError("field 'freq': count code too large for field 'q'")
+    total = int(model_counts.sum())
+    if q == 0 and total != n:
+        raise CorruptDataError(f"field 'freq': counts sum to {total}, not n={n}")
+    # each rounded count is within c * 2**-(q+1) of the true one, so the totals agree as well
+    if q > 0 and abs(total - n) << (q + 1) > n:
+        raise CorruptDataError(f"field 'freq': model counts sum to {total}, inconsistent with n={n}")
+    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
+    if coder == "rans":
+        if int(model_counts.sum()) >= RANS_MAX_TOTAL:
+            raise CorruptDataError("field 'freq': counts too large for field 'pb'")
+        out = _alloc_tokens(n)
+        status = _k.rans_decode(words, _normalize(model_counts, pb), ids.astype(np.int32), pb, out)
+        if status != _k.OK:
+            raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
+        _check_histogram(np.bincount(out, minlength=vocab_size)[ids], codes, q)
+        return out
+    try:
+        import constriction
+
+        model = _categorical(model_counts.astype(np.float64))
+        coder = constriction.stream.stack.AnsCoder(words)
+        dense = _alloc_tokens(n)
+        for start in range(0, n, _ANS_CHUNK):  # bounded allocations inside constriction
+            stop = min(n, start + _ANS_CHUNK)
+            dense[start:stop] = coder.decode(model, stop - start)
+        empty = coder.is_empty()
+    except CorruptDataError:
+        raise
+    except Exception as exc:  # constriction reports bad data as ValueError
+        raise CorruptDataError(f"field 'payload': {exc}") from None
+    except BaseException as exc:  # pyo3 PanicException derives from BaseException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise CorruptDataError(f"field 'payload': coder failure ({exc})") from None
+    if not empty:
+        raise CorruptDataError("field 'payload': data left over after decoding n tokens")
+    dense = np.asarray(dense)
+    if dense.shape != (n,) or (n and (int(dense.min()) < 0 or int(dense.max()) >= k)):
+        raise CorruptDataError("field 'payload': decoded symbol out of range")
+    _check_histogram(np.bincount(dense, minlength=k), codes, q)
+    return ids.astype(np.int32)[dense]
+
+
+def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:
+    """The decoded counts must re-quantise to exactly the stored codes (all ids used)."""
+    if hist.min() < 1 or not np.array_equal(_quantize(hist.astype(np.int64), q), codes):
+        raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
+
+
+_ANS_CHUNK = 1 << 20
+
+
+def _alloc_tokens(n: int) -> np.ndarray:
+    try:
+        return np.empty(n, dtype=np.int32)
+    except (MemoryError, ValueError, OverflowError):
+        raise CorruptDataError(f"field 'n' = {n}: too many tokens to allocate") from None
+
+
+_RANS_ERRORS = {
+    _k.ERR_TRUNCATED: "truncated",
+    _k.ERR_RANGE: "initial coder state out of range",
+    _k.ERR_TRAILING: "data left over or final coder state wrong after decoding n tokens",
+}
+
+_TABLE_ERRORS = {
+    _k.ERR_TRUNCATED: "truncated",
+    _k.ERR_OVERSHOOT: "run of ids past vocab_size",
+    _k.ERR_COUNT: "number of used ids differs from field 'k'",
+    _k.ERR_ESCAPE: "bad escaped value",
+    _k.ERR_RANGE: "value out of range",
+    _k.ERR_TRAILING: "trailing bytes or nonzero padding",
+}
+
+
+# ----------------------------------------------------------------------------- bit packing
+
+
+def pack_uints(values: np.ndarray, width: int | None = None) -> tuple[int, bytes]:
+    """Pack non-negative ints into ``width`` bits each, little-endian; return (width, bytes).
+
+    ``width`` defaults to the bit length of the largest value (0 for none or all zeros) and
+    must be in [0, 63]. Output has exactly ceil(len * width / 8) bytes, padding bits zero.
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"values must have an integer dtype, got {arr.dtype}")
+    hi = 0
+    if arr.size:
+        if int(arr.min()) < 0:
+            raise ValueError("values must be non-negative")
+        hi = int(arr.max())
+    if width is None:
+        width = _bit_length(hi)
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or not 0 <= width <= 63:
+        raise ValueError(f"width must be an int in [0, 63], got {width!r}")
+    width = int(width)
+    if hi >> width:
+        raise ValueError(f"value {hi} does not fit in {width} bits")
+    out = np.zeros((arr.size * width + 7) // 8, dtype=np.uint8)
+    if width and arr.size:
+        _k.pack_bits(arr.astype(np.uint64), width, out)
+    return width, out.tobytes()
+
+
+def unpack_uints(data: bytes, count: int, width: int) -> np.ndarray:
+    """Inverse of :func:`pack_uints`: ``count`` values of ``width`` bits as int64.
+
+    Raises ``CorruptDataError`` unless ``len(data) == ceil(count * width / 8)`` and the
+    padding bits are zero. ``count`` and ``width`` come from the caller (validated first).
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise CorruptDataError(f"packed data must be bytes, got {type(data).__name__}")
+    for name, v, hi in (("count", count, None), ("width", width, 63)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 or (hi is not None and v > hi):
+            raise CorruptDataError(f"packed {name} invalid: {v!r}")
+    count, width = int(count), int(width)
+    expect = (count * width + 7) // 8
+    if len(data) != expect:
+        raise CorruptDataError(
+            f"packed data has {len(data)} bytes, expected {expect} for {count} values of {width} bits"
+        )
+    out = np.zeros(count, dtype=np.int64)
+    if width and count:
+        if _k.unpack_bits(np.frombuffer(data, dtype=np.uint8), width, out):
+            raise CorruptDataError("packed data has nonzero padding bits")
+    return out
+
+
+# ----------------------------------------------------------------------------- merges
+
+_MERGES_TRUNCATED_BINARY = 0
+
+
+def pack_merges(merges: np.ndarray, alphabet_size: int) -> bytes:
+    """Serialise a merge table: row i = (left, right), both < alphabet_size + i.
+
+    Layout: one method byte (0), then per row the number left * R + right (R = A + i) in
+    truncated binary over R*R values, as one little-endian bitstream (high bit of each code
+    first), zero padding. About log2(R*R) bits per row, never more than ceil(log2(R*R)).
+    """
+    arr = np.asarray(merges)
+    if arr.size == 0:
+        arr = arr.reshape(0, 2)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"merges must have shape (M, 2), got {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"merges must have an integer dtype, got {arr.dtype}")
+    if isinstance(alphabet_size, bool) or not isinstance(alphabet_size, (int, np.integer)) or alphabet_size < 1:
+        raise ValueError(f"alphabet_size must be a positive int, got {alphabet_size!r}")
+    alphabet_size = int(alphabet_size)
+    m = arr.shape[0]
+    if (alphabet_size + m) >= 1 << 30:
+        raise ValueError("alphabet_size + number of merges must be below 2**30")
+    arr = arr.astype(np.int64)
+    if m:
+        limit = alphabet_size + np.arange(m, dtype=np.int64)
+        bad = np.flatnonzero((arr < 0).any(axis=1) | (arr >= limit[:, None]).any(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"merge {i} = {tuple(arr[i])} has a child outside [0, {alphabet_size + i})")
+    empty = np.zeros(0, dtype=np.uint8)
+    bits = _k.merges_encode(arr, alphabet_size, empty)
+    buf = np.zeros((bits + 7) // 8, dtype=np.uint8)
+    _k.merges_encode(arr, alphabet_size, buf)
+    return bytes([_MERGES_TRUNCATED_BINARY]) + buf.tobytes()
+
+
+def unpack_merges(data: bytes, n_merges: int, alphabet_size: int) -> np.ndarray:
+    """Inverse of :func:`pack_merges`; returns (n_merges, 2) int32 with row i's children < A + i.
+
+    Raises ``CorruptDataError`` for an unknown method byte, a truncated stream, extra bytes
+    or nonzero padding. ``n_merges`` must already be bounded by the caller (it allocates).
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise CorruptDataError(f"merge table must be bytes, got {type(data).__name__}")
+    for name, v in (("n_merges", n_merges), ("alphabet_size", alphabet_size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if name == "n_merges" else 1):
+            raise CorruptDataError(f"merge table {name} invalid: {v!r}")
+    n_merges, alphabet_size = int(n_merges), int(alphabet_size)
+    if alphabet_size + n_merges >= 1 << 30:
+        raise CorruptDataError("merge table: alphabet_size + n_merges too large")
+    data = bytes(data)
+    if not data:
+        raise CorruptDataError("merge table: empty (missing method byte)")
+    if data[0] != _MERGES_TRUNCATED_BINARY:
+        raise CorruptDataError(f"merge table: unknown method {data[0]}")
+    body = np.frombuffer(data, dtype=np.uint8)[1:]
+    # every row takes at least floor(log2(R*R)) >= 2*floor(log2 A) bits: cheap early refusal
+    min_bits = n_merges * 2 * (alphabet_size.bit_length() - 1)
+    if (min_bits + 7) // 8 > body.size:
+        raise CorruptDataError("merge table: truncated")
+    out = np.zeros((n_merges, 2), dtype=np.int64)
+    status = _k.merges_decode(body, alphabet_size, out)
+    if status != _k.OK:
+        raise CorruptDataError(f"merge table: {_TABLE_ERRORS.get(status, 'malformed')}")
+    return out.astype(np.int32)
