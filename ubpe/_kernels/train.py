@@ -1,0 +1,632 @@
+"""Numba kernels of the BPE trainer (see docs/algorithm.md and ubpe/trainer.py).
+
+State layout shared by every kernel (validated and allocated by ``ubpe.trainer``):
+
+- ``rec``: (n, 4) int32, one record per input position: ``rec[i, TOK]`` token (-1 once the
+  position was absorbed into its left neighbour), ``PREV``/``NEXT`` linked list inside the
+  document (-1 at the ends), ``PID`` id of the pair starting at ``i`` (-1 if none, -2 if the
+  pair is untracked because its count is below min_count: it can never be selected or block).
+- pairs ("pids"): ``keys[pid] = left * V + right`` (int64), ``cnt[pid]`` overlapping count
+  (int64), ``occ_s[pid]:occ_e[pid]`` a segment of ``pool`` (int32 positions) holding a superset of
+  the pair's occurrences, sorted by position; stale entries fail validation. Segments lie in
+  the pool in pid order. Every pair's occurrences are created at once (by the initial scan, or
+  by the merge creating its newest token), which is why one sorted segment per pair suffices.
+- ``table``: open-addressing (linear probing) hash table of pids over ``keys``, -1 = empty,
+  size a power of two, load factor kept <= 1/2 by the caller. ``mtab``: a small table of the
+  same kind for the pairs created by the merge in progress.
+- heap: lazy max-heap of ``(hsnap, hkey, hpid)``, ordered by snapshot count descending then key
+  ascending; at most one entry per pid; a snapshot is >= the pair's current count.
+- ``state`` (int64): see the ``S_*`` indices below.
+
+Kernels never raise: they return status codes and the driver grows arrays between calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+TOK = 0
+PREV = 1
+NEXT = 2
+PID = 3
+
+# state indices
+S_NPIDS = 0  # pids allocated
+S_POOL = 1  # used length of pool
+S_HEAP = 2  # heap length
+S_MERGES = 3  # merges recorded
+S_BATCH = 4  # next batch index
+S_NEED_PIDS = 5  # on NEED_CAPACITY: pid capacity required
+S_NEED_POOL = 6  # on NEED_CAPACITY: pool capacity required
+S_NEED_PEND = 7  # on NEED_CAPACITY: pending buffer capacity required
+S_NEED_MTAB = 8  # on NEED_CAPACITY: per-merge table size required
+S_PHASE = 9  # -1: next step is a selection; else index of the next candidate to process
+S_NCAND = 10  # candidates of the current batch
+S_SIZE = 11
+
+# statuses returned by train_batches
+DONE = 0  # the vocabulary reached n_tokens
+STOPPED = 1  # no pair reaches min_count
+YIELD = 2  # work budget used up: call again (lets the driver report progress)
+NEED_CAPACITY = 3  # grow the arrays named by state[S_NEED_*], then call again
+
+_MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
+
+
+@njit(cache=True, nogil=True)
+def _slot(key, mask):
+    """Home slot of ``key`` (int64 >= 0) in a table of ``mask + 1`` (power of two) slots.
+
+    Pure, deterministic function of ``key`` and ``mask``; result in ``[0, mask]``. Mixes the
+    high bits in so that keys ``left * V + right`` spread over the low bits.
+    """
+    # subtle: int64 multiplication wraps in numba (no overflow check), which is what we want.
+    x = key ^ (key >> 31)
+    x = x * _MIX
+    x = x ^ (x >> 29)
+    return x & mask
+
+
+@njit(cache=True, nogil=True)
+def _lookup(table, keys, key):
+    """Pid of ``key`` in ``table`` (int32, power-of-two size, load <= 1/2), or -1 if absent.
+
+    ``keys`` (int64) holds the key of every pid stored in ``table``.
+    """
+    mask = table.shape[0] - 1
+    h = _slot(key, mask)
+    while True:
+        s = table[h]
+        if s == -1:
+            return -1
+        if keys[s] == key:
+            return s
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _get_or_add(table, mask, keys, key, n_pids):
+    """Pid of ``key`` in ``table[:mask + 1]``; if absent, store it as pid ``n_pids``.
+
+    Caller guarantees room: ``n_pids < keys.shape[0]`` and the load stays <= 1/2. The caller
+    detects an insertion by ``result == n_pids`` and initialises that pid's other arrays.
+    """
+    h = _slot(key, mask)
+    while True:
+        s = table[h]
+        if s == -1:
+            table[h] = n_pids
+            keys[n_pids] = key
+            return n_pids
+        if keys[s] == key:
+            return s
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _before(s1, k1, s2, k2):
+    """True if heap entry (s1, k1) ranks before (s2, k2): count descending, then key ascending.
+
+    Inputs are int64 counts and keys ``left * V + right``; key order is (left, right) order.
+    Keys are unique per pid, so this is a strict total order over live entries (the spec's rank).
+    """
+    return s1 > s2 or (s1 == s2 and k1 < k2)
+
+
+@njit(cache=True, nogil=True)
+def _heap_push(hsnap, hkey, hpid, hlen, snap, key, pid):
+    """Insert (snap, key, pid) into the heap of length ``hlen``; return the new length.
+
+    Caller guarantees ``hlen < hsnap.shape[0]``. Heap order: ``_before`` at the root.
+    """
+    i = hlen
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _before(snap, key, hsnap[parent], hkey[parent]):
+            hsnap[i] = hsnap[parent]
+            hkey[i] = hkey[parent]
+            hpid[i] = hpid[parent]
+            i = parent
+        else:
+            break
+    hsnap[i] = snap
+    hkey[i] = key
+    hpid[i] = pid
+    return hlen + 1
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(hsnap, hkey, hpid, hlen, i):
+    """Restore heap order below slot ``i`` (0 <= i < hlen) of a heap of length ``hlen``.
+
+    Only the entry at ``i`` may be out of place; afterwards ``_before``-order holds everywhere.
+    """
+    snap = hsnap[i]
+    key = hkey[i]
+    pid = hpid[i]
+    while True:
+        child = 2 * i + 1
+        if child >= hlen:
+            break
+        if child + 1 < hlen and _before(hsnap[child + 1], hkey[child + 1], hsnap[child], hkey[child]):
+            child += 1
+        if _before(hsnap[child], hkey[child], snap, key):
+            hsnap[i] = hsnap[child]
+            hkey[i] = hkey[child]
+            hpid[i] = hpid[child]
+            i = child
+        else:
+            break
+    hsnap[i] = snap
+    hkey[i] = key
+    hpid[i] = pid
+
+
+@njit(cache=True, nogil=True)
+def link_documents(ids, doc_offsets, rec):
+    """Fill ``rec`` (n, 4) int32 from ``ids`` (int32, (n,)) and ``doc_offsets`` (int64, (D+1,)).
+
+    Preconditions (validated by the caller): offsets start at 0, end at n, non-decreasing.
+    Afterwards TOK = ids, PREV/NEXT link positions inside each document (-1 at its ends),
+    PID = -1 everywhere. Returns 0.
+    """
+    for d in range(doc_offsets.shape[0] - 1):
+        a = doc_offsets[d]
+        b = doc_offsets[d + 1]
+        for i in range(a, b):
+            rec[i, TOK] = ids[i]
+            rec[i, PREV] = i - 1 if i > a else -1
+            rec[i, NEXT] = i + 1 if i + 1 < b else -1
+            rec[i, PID] = -1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def count_initial_pairs(rec, V, table, keys, cnt, start, state):
+    """Assign pids to the adjacent pairs of ``rec`` from position ``start`` on and count them.
+
+    Preconditions: ``rec`` linked by ``link_documents``; tokens < V; ``table`` empty slots = -1.
+    Stops before a new pid would exceed ``keys.shape[0]`` or a load of 1/2: returns the position
+    to resume from after growing (n when done). ``state[S_NPIDS]`` is kept up to date.
+    """
+    n = rec.shape[0]
+    n_pids = state[S_NPIDS]
+    cap = min(keys.shape[0], table.shape[0] // 2)
+    for i in range(start, n):
+        j = rec[i, NEXT]
+        if j == -1:
+            continue
+        if n_pids >= cap:
+            state[S_NPIDS] = n_pids
+            return i
+        key = np.int64(rec[i, TOK]) * V + rec[j, TOK]
+        p = _get_or_add(table, table.shape[0] - 1, keys, key, n_pids)
+        if p == n_pids:
+            cnt[p] = 0
+            n_pids += 1
+        cnt[p] += 1
+        rec[i, PID] = p
+    state[S_NPIDS] = n_pids
+    return n
+
+
+@njit(cache=True, nogil=True)
+def drop_rare_pairs(rec, keys, cnt, n_pids, min_count, remap):
+    """Untrack the pairs with ``cnt < min_count``: renumber the others densely (pid order kept).
+
+    ``remap`` int64 holds >= n_pids entries (scratch). Afterwards ``rec[:, PID]`` is the new pid,
+    -2 for an untracked pair, -1 for none; ``keys``/``cnt`` are compacted. The hash table must
+    be rebuilt by the caller. Returns the new number of pids.
+    """
+    w = 0
+    for p in range(n_pids):
+        if cnt[p] >= min_count:
+            remap[p] = w
+            keys[w] = keys[p]
+            cnt[w] = cnt[p]
+            w += 1
+        else:
+            remap[p] = -2
+    for i in range(rec.shape[0]):
+        p = rec[i, PID]
+        if p >= 0:
+            rec[i, PID] = remap[p]
+    return w
+
+
+@njit(cache=True, nogil=True)
+def rehash(keys, n_pids, table):
+    """Insert pids ``0 .. n_pids-1`` (distinct int64 ``keys``) into the all -1 ``table``.
+
+    ``table`` size is a power of two >= 2 * n_pids. Returns 0.
+    """
+    mask = table.shape[0] - 1
+    for p in range(n_pids):
+        h = _slot(keys[p], mask)
+        while table[h] != -1:
+            h = (h + 1) & mask
+        table[h] = p
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def build_occurrences(rec, n_pids, occ_s, occ_e, pool):
+    """Counting sort of the positions holding a pair, by pid, into ``pool`` (int32).
+
+    Preconditions: ``rec[:, PID]`` in [-1, n_pids); ``pool`` holds at least that many entries.
+    Afterwards ``pool[occ_s[p]:occ_e[p]]`` lists pair ``p``'s positions in increasing order,
+    segments laid out in pid order. Returns the used pool length.
+    """
+    n = rec.shape[0]
+    for p in range(n_pids):
+        occ_e[p] = 0
+    for i in range(n):
+        p = rec[i, PID]
+        if p >= 0:
+            occ_e[p] += 1
+    total = 0
+    for p in range(n_pids):
+        c = occ_e[p]
+        occ_s[p] = total
+        occ_e[p] = total
+        total += c
+    for i in range(n):
+        p = rec[i, PID]
+        if p >= 0:
+            pool[occ_e[p]] = i
+            occ_e[p] += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def heapify(cnt, keys, n_pids, min_count, hsnap, hkey, hpid):
+    """Build the heap of every pid with ``cnt >= min_count`` (min_count >= 1).
+
+    Heap arrays hold >= n_pids entries. Returns the heap length.
+    """
+    hlen = 0
+    for p in range(n_pids):
+        if cnt[p] >= min_count:
+            hsnap[hlen] = cnt[p]
+            hkey[hlen] = keys[p]
+            hpid[hlen] = p
+            hlen += 1
+    for i in range(hlen // 2 - 1, -1, -1):
+        _sift_down(hsnap, hkey, hpid, hlen, i)
+    return hlen
+
+
+@njit(cache=True, nogil=True)
+def _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count):
+    """Squeeze ``pool`` in place, keeping only the segments of pairs with ``cnt >= min_count``.
+
+    Precondition: segments are laid out in increasing pid order (true by construction).
+    Segments holding more than twice their count are also cleared of stale entries, so the
+    result holds at most 2 * sum(cnt) entries. Returns the new used length; order is preserved.
+    """
+    w = 0
+    for p in range(n_pids):
+        s = occ_s[p]
+        e = occ_e[p]
+        occ_s[p] = w
+        c = cnt[p]
+        # subtle: counts of existing pairs never grow, so a pair below min_count is never
+        # selected again and its occurrence list can go.
+        if c >= min_count:
+            if e - s > 2 * c:
+                # subtle: validating costs a random access per entry; only done when at least
+                # half the entries go, so the total cost stays linear in the entries created.
+                left = keys[p] // V
+                right = keys[p] - left * V
+                for k in range(s, e):
+                    i = pool[k]
+                    if rec[i, TOK] != left:
+                        continue
+                    j = rec[i, NEXT]
+                    if j == -1 or rec[j, TOK] != right:
+                        continue
+                    pool[w] = i
+                    w += 1
+            else:
+                for k in range(s, e):
+                    pool[w] = pool[k]
+                    w += 1
+        occ_e[p] = w
+    return w
+
+
+@njit(cache=True, nogil=True)
+def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask, state, P, X, V,
+                min_count):
+    """Replace the occurrences of pair ``P`` by token ``X``, left to right without overlap.
+
+    Preconditions (checked by the caller): room for the new pids in ``keys``/``table`` (load
+    <= 1/2), ``mtab[:mmask + 1]`` all -1 and twice the new pids, ``pend`` and the pool's free
+    tail >= 2 * cnt[P]. Updates the counts of all touched pairs, creates the new pairs (keeping
+    those with count >= min_count) and appends their occurrence segments (sorted) at the pool's
+    end. Returns (count, df).
+    """
+    left = keys[P] // V
+    right = keys[P] - left * V
+    n_pids = state[S_NPIDS]
+    base = n_pids
+    pool_len = state[S_POOL]
+    n_units = uoff.shape[0] - 1
+    npend = 0
+    count = 0
+    df = 0
+    unit_end = np.int64(-1)  # end of the unit of the last replaced position; -1: none yet
+    unit_lo = 0
+    # subtle: the segment is sorted by position, so walking it and skipping entries that are no
+    # longer an occurrence (e.g. the second (a, a) of "a a a", consumed by the first) is exactly
+    # the left-to-right non-overlapping replacement of the spec.
+    for k in range(occ_s[P], occ_e[P]):
+        p = pool[k]
+        if rec[p, TOK] != left:
+            continue
+        q = rec[p, NEXT]
+        if q == -1 or rec[q, TOK] != right:
+            continue
+        a = rec[p, PREV]
+        c = rec[q, NEXT]
+        # subtle: PID -2 marks a pair below min_count that is not tracked (it can never be
+        # selected nor block a candidate, since counts of existing pairs only drop).
+        if a != -1:
+            b = rec[a, PID]
+            if b >= 0:
+                cnt[b] -= 1
+        cnt[P] -= 1
+        if c != -1:
+            b = rec[q, PID]
+            if b >= 0:
+                cnt[b] -= 1
+            rec[c, PREV] = p
+        rec[p, TOK] = X
+        rec[p, NEXT] = c
+        rec[q, TOK] = -1
+        rec[q, PID] = -1
+        # subtle: every pair created here holds X, and no later merge creates a pair holding X,
+        # so the new pairs are found in the small per-merge table mtab (cache resident); the
+        # big table only learns them after the walk.
+        if a != -1:
+            ta = rec[a, TOK]
+            np_ = _get_or_add(mtab, mmask, keys, np.int64(ta) * V + X, n_pids)
+            if np_ == n_pids:
+                cnt[np_] = 0
+                n_pids += 1
+            cnt[np_] += 1
+            rec[a, PID] = np_
+            # subtle: if a holds X it was a site of this merge and already pended as "p".
+            if ta != X:
+                pend[npend] = a
+                npend += 1
+        if c != -1:
+            np_ = _get_or_add(mtab, mmask, keys, np.int64(X) * V + rec[c, TOK], n_pids)
+            if np_ == n_pids:
+                cnt[np_] = 0
+                n_pids += 1
+            cnt[np_] += 1
+            rec[p, PID] = np_
+            pend[npend] = p
+            npend += 1
+        else:
+            rec[p, PID] = -1
+        count += 1
+        # df: positions come in increasing order, so a new unit starts when p passes the end
+        # of the current one.
+        if p >= unit_end:
+            lo = unit_lo
+            hi = n_units - 1
+            while lo < hi:  # largest u with uoff[u] <= p (skips empty units)
+                mid = (lo + hi + 1) >> 1
+                if uoff[mid] <= p:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            unit_lo = lo + 1
+            unit_end = uoff[lo + 1]
+            df += 1
+    occ_e[P] = occ_s[P]  # every occurrence is gone
+    for k in range(mmask + 1):
+        mtab[k] = -1
+    # Keep only the new pairs reaching min_count, renumbered densely in creation order (occ_s
+    # of the new range serves as the old -> new map); the others become untracked (-2).
+    w = base
+    for p in range(base, n_pids):
+        if cnt[p] >= min_count:
+            occ_s[p] = w
+            keys[w] = keys[p]
+            cnt[w] = cnt[p]
+            w += 1
+        else:
+            occ_s[p] = -2
+    # subtle: every position holding a new pair is pended exactly once, so each is renamed once.
+    for k in range(npend):
+        i = pend[k]
+        p = rec[i, PID]
+        if p >= base:
+            rec[i, PID] = occ_s[p]
+    n_pids = w
+    mask = table.shape[0] - 1
+    for p in range(base, n_pids):
+        h = _slot(keys[p], mask)
+        while table[h] != -1:
+            h = (h + 1) & mask
+        table[h] = p
+    # Flush: the pairs created here are all new, so their occurrences are the pended positions
+    # whose current pair is one of them. A stable counting sort by pid keeps each segment
+    # sorted by position.
+    # subtle: a pended position whose pair changed again later in this merge (e.g. (X, a) then
+    # (X, X) in "a a a a") is listed once and filed under its final pair only.
+    for p in range(base, n_pids):
+        occ_e[p] = 0
+    for k in range(npend):
+        p = rec[pend[k], PID]
+        if p >= base:
+            occ_e[p] += 1
+    for p in range(base, n_pids):
+        c = occ_e[p]
+        occ_s[p] = pool_len
+        occ_e[p] = pool_len
+        pool_len += c
+    for k in range(npend):
+        i = pend[k]
+        p = rec[i, PID]
+        if p >= base:
+            pool[occ_e[p]] = i
+            occ_e[p] += 1
+    state[S_NPIDS] = n_pids
+    state[S_POOL] = pool_len
+    return count, df
+
+
+@njit(cache=True, nogil=True)
+def train_batches(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
+                  cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
+                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work):
+    """Run training batches until done, stopped, out of budget or short of capacity.
+
+    Preconditions: arrays built by the kernels above and sized by the driver; mtab all -1;
+    cand_* hold n_candidates entries; m_* hold every merge training can make; min_count >= 1.
+    Returns DONE, STOPPED, YIELD (only between batches) or NEED_CAPACITY (between two merges of
+    a batch: grow what state[S_NEED_*] name, then call again to resume).
+    """
+    hlen = state[S_HEAP]
+    n_merges = state[S_MERGES]
+    batch = state[S_BATCH]
+    phase = state[S_PHASE]
+    nc = state[S_NCAND]
+    batches = 0
+    work = 0
+    status = DONE
+    while True:
+        if phase == -1:
+            if alphabet_size + n_merges >= n_tokens:
+                status = DONE
+                break
+            if batches >= max_batches or work >= max_work:
+                status = YIELD
+                break
+            # 1-2. the top candidates in exact rank order (lazy heap: fix stale entries on pop)
+            nc = 0
+            while nc < n_candidates and hlen > 0:
+                snap = hsnap[0]
+                key = hkey[0]
+                p = hpid[0]
+                hlen -= 1
+                if hlen > 0:
+                    hsnap[0] = hsnap[hlen]
+                    hkey[0] = hkey[hlen]
+                    hpid[0] = hpid[hlen]
+                    _sift_down(hsnap, hkey, hpid, hlen, 0)
+                c = cnt[p]
+                if c == snap:
+                    cand_pid[nc] = p
+                    cand_cnt[nc] = c
+                    nc += 1
+                elif c >= min_count:
+                    # subtle: snapshots only overestimate (counts of existing pairs only drop),
+                    # so an entry whose snapshot is exact ranks correctly among all pairs.
+                    hlen = _heap_push(hsnap, hkey, hpid, hlen, c, key, p)
+            if nc == 0:
+                status = STOPPED
+                break
+            # 3. greedy selection against the already accepted candidates
+            for i in range(nc):
+                k2 = keys[cand_pid[i]]
+                l2 = k2 // V
+                r2 = k2 - l2 * V
+                c2 = cand_cnt[i]
+                ok = True
+                for j in range(i):
+                    if not cand_ok[j]:
+                        continue
+                    k1 = keys[cand_pid[j]]
+                    l1 = k1 // V
+                    r1 = k1 - l1 * V
+                    if l1 == l2 or l1 == r2 or r1 == l2 or r1 == r2:
+                        ok = False
+                        break
+                    b = _lookup(table, keys, r2 * V + l1)
+                    if b != -1 and cnt[b] >= c2:
+                        ok = False
+                        break
+                    b = _lookup(table, keys, r1 * V + l2)
+                    if b != -1 and cnt[b] >= c2:
+                        ok = False
+                        break
+                cand_ok[i] = ok
+            phase = 0
+        # 4. merge the accepted pairs in acceptance order; put the others back in the heap
+        # subtle: accepted pairs share no token, so merging one never changes the count or the
+        # occurrences of another: the batch can pause between merges to grow arrays.
+        short = False
+        while phase < nc:
+            p = cand_pid[phase]
+            c = cnt[p]
+            if not cand_ok[phase]:
+                if c >= min_count:
+                    hlen = _heap_push(hsnap, hkey, hpid, hlen, c, keys[p], p)
+                phase += 1
+                continue
+            # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t
+            n_pids = state[S_NPIDS]
+            bound = min(2 * c, 2 * (alphabet_size + n_merges + 1))
+            msize = 16
+            while msize < 2 * bound:
+                msize *= 2
+            state[S_NEED_PIDS] = 0
+            state[S_NEED_POOL] = 0
+            state[S_NEED_PEND] = 0
+            state[S_NEED_MTAB] = 0
+            if n_pids + bound > keys.shape[0] or 2 * (n_pids + bound) > table.shape[0]:
+                state[S_NEED_PIDS] = n_pids + bound
+                short = True
+            if msize > mtab.shape[0]:
+                state[S_NEED_MTAB] = msize
+                short = True
+            if 2 * c > pend.shape[0]:
+                state[S_NEED_PEND] = 2 * c
+                short = True
+            if state[S_POOL] + 2 * c > pool.shape[0]:
+                state[S_POOL] = _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count)
+                live = state[S_POOL] + 2 * c
+                # subtle: also grow when the pool stays more than 3/4 full, otherwise compaction
+                # would run again after few merges (quadratic time).
+                if 4 * live > 3 * pool.shape[0]:
+                    state[S_NEED_POOL] = 2 * live
+                    short = True
+            if short:
+                break
+            X = alphabet_size + n_merges
+            base = n_pids
+            count, df = _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab,
+                                    msize - 1, state, p, X, V, min_count)
+            k1 = keys[p]
+            m_left[n_merges] = k1 // V
+            m_right[n_merges] = k1 - (k1 // V) * V
+            m_batch[n_merges] = batch
+            m_count[n_merges] = count
+            m_df[n_merges] = df
+            n_merges += 1
+            work += count
+            # subtle: pairs created by this merge never gain counts later, so a single push now
+            # (if they qualify) keeps the one-entry-per-pid invariant.
+            for q in range(base, state[S_NPIDS]):
+                c = cnt[q]
+                if c >= min_count:
+                    hlen = _heap_push(hsnap, hkey, hpid, hlen, c, keys[q], q)
+            phase += 1
+        if short:
+            status = NEED_CAPACITY
+            break
+        phase = -1
+        batch += 1
+        batches += 1
+    state[S_HEAP] = hlen
+    state[S_MERGES] = n_merges
+    state[S_BATCH] = batch
+    state[S_PHASE] = phase
+    state[S_NCAND] = nc
+    return status

@@ -1,0 +1,258 @@
+"""Validated Python driver of the compiled BPE trainer (spec: docs/algorithm.md).
+
+``train`` validates its arguments, builds the per-position linked list and the pair tables with
+the kernels of :mod:`ubpe._kernels.train`, then runs ``train_batches`` repeatedly: the kernel
+returns to Python to report progress and whenever an array must grow (growing arrays inside a
+numba hot loop is slow), and Python grows it and calls again. The result equals
+``tests/reference.py::train`` exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._kernels import train as _k
+
+DEFAULT_WINDOW = 1024
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+_MAX_BATCHES_PER_CALL = 256  # return to Python (progress) at least this often...
+_MAX_WORK_PER_CALL = 1 << 21  # ...or after this many replacements
+# Initial capacities; the arrays grow on demand (tests shrink these to exercise growth).
+_MIN_PID_CAP = 256
+_POOL_SLACK = 1024
+_POOL_SLACK_FRACTION = 0.25
+_PEND_INIT = 1024
+_MTAB_INIT = 1024
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Output of :func:`train`; merge ``k`` created token ``alphabet_size + k``."""
+
+    merges: np.ndarray  # (M, 2) int32, priority space: row k created token A + k; children < A + k
+    batches: np.ndarray  # (M,) int32, non-decreasing batch index (0, 1, ...)
+    counts: np.ndarray  # (M,) int64, occurrences replaced by merge k
+    df: np.ndarray  # (M,) int64, idf units holding at least one replaced occurrence
+    n_units: int  # number of idf units D
+    stopped_early: bool  # no pair reached min_count before the vocabulary reached n_tokens
+    stream: np.ndarray | None  # final training token stream (int32, concatenated docs), if asked
+
+
+def _check_int(name: str, value, lo: int, hi: int = _INT32_MAX) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    value = int(value)
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value}")
+    return value
+
+
+def _check_offsets(name: str, offsets, n: int) -> np.ndarray:
+    offsets = np.asarray(offsets)
+    if offsets.ndim != 1 or offsets.shape[0] < 1:
+        raise ValueError(f"{name} must be a 1-D array of at least one offset, got shape {offsets.shape}")
+    if offsets.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {offsets.dtype}")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets[0] != 0 or offsets[-1] != n:
+        raise ValueError(f"{name} must start at 0 and end at n={n}, got {offsets[0]} .. {offsets[-1]}")
+    if offsets.shape[0] > 1 and np.any(np.diff(offsets) < 0):
+        raise ValueError(f"{name} must be non-decreasing")
+    return offsets
+
+
+def unit_offsets_for(doc_offsets: np.ndarray, window: int | None) -> np.ndarray:
+    """idf units as offsets (int64, starts at 0, ends at n).
+
+    ``window=None``: the documents, except that a single-document corpus is cut into windows of
+    ``DEFAULT_WINDOW`` positions; ``window=W``: every document cut into windows of ``W`` positions
+    (an empty document then has no unit). Matches ``reference.units_for``.
+    """
+    doc_offsets = np.asarray(doc_offsets)
+    if doc_offsets.ndim != 1 or doc_offsets.shape[0] < 1 or doc_offsets.dtype.kind not in "iu":
+        raise ValueError("doc_offsets must be a 1-D integer array of at least one offset")
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    n_docs = doc_offsets.shape[0] - 1
+    if window is None:
+        if n_docs != 1:
+            return doc_offsets.copy()
+        window = DEFAULT_WINDOW
+    window = _check_int("window", window, 1, np.iinfo(np.int64).max)
+    starts = doc_offsets[:-1]
+    lengths = np.diff(doc_offsets)
+    if np.any(lengths < 0):
+        raise ValueError("doc_offsets must be non-decreasing")
+    per_doc = -(-lengths // window)  # windows per document, 0 for an empty one
+    first = np.repeat(starts, per_doc)
+    rank = np.arange(first.shape[0], dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)
+    out = np.empty(first.shape[0] + 1, dtype=np.int64)
+    out[:-1] = first + rank * window
+    out[-1] = doc_offsets[-1]
+    return out
+
+
+def _grown(arr: np.ndarray, size: int) -> np.ndarray:
+    out = np.empty(size, dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+def _table_for(n_pids_cap: int) -> np.ndarray:
+    size = 1 << max(4, int(2 * n_pids_cap - 1).bit_length())
+    return np.full(size, -1, dtype=np.int32)
+
+
+def train(
+    ids: np.ndarray,
+    doc_offsets: np.ndarray,
+    unit_offsets: np.ndarray,
+    alphabet_size: int,
+    n_tokens: int,
+    n_candidates: int,
+    min_count: int,
+    *,
+    progress: Callable[[int], None] | None = None,
+    return_stream: bool = False,
+) -> TrainResult:
+    """Train BPE merges on ``ids`` (int32, values in ``[0, alphabet_size)``, checked by caller).
+
+    ``doc_offsets`` (int64, D+1) delimits documents (pairs never cross one); ``unit_offsets``
+    (int64, U+1) the idf units. Training runs while ``alphabet_size + M < n_tokens``; the last
+    batch may overshoot by up to ``n_candidates - 1``. ``progress(n_merges)`` is called as
+    training advances.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {ids.shape}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
+    alphabet_size = _check_int("alphabet_size", alphabet_size, 1)
+    n_tokens = _check_int("n_tokens", n_tokens, 0)
+    n_candidates = _check_int("n_candidates", n_candidates, 1, np.iinfo(np.int64).max)
+    min_count = _check_int("min_count", min_count, 1, np.iinfo(np.int64).max)
+    n = ids.shape[0]
+    if n > _INT32_MAX - 1:
+        raise ValueError(f"ids must have fewer than {_INT32_MAX} values, got {n}")
+    doc_offsets = _check_offsets("doc_offsets", doc_offsets, n)
+    unit_offsets = _check_offsets("unit_offsets", unit_offsets, n)
+    n_units = unit_offsets.shape[0] - 1
+    if n and (ids.min() < 0 or ids.max() >= alphabet_size):
+        raise ValueError(f"ids must be in [0, alphabet_size={alphabet_size})")
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+
+    # A batch accepts at most one candidate per distinct pair, and there are < n pairs.
+    nc = max(1, min(n_candidates, n))
+    max_merges = max(0, min(n_tokens - alphabet_size - 1 + nc, n - 1))
+    if n_tokens - alphabet_size <= 0:
+        max_merges = 0
+    V = n_tokens + nc  # every token id is < V, so left * V + right is a unique key
+    if V > _INT32_MAX:
+        raise ValueError(f"n_tokens + min(n_candidates, len(ids)) must be <= {_INT32_MAX}, got {V}")
+
+    rec = np.empty((n, 4), dtype=np.int32)
+    _k.link_documents(ids, doc_offsets, rec)
+    state = np.zeros(_k.S_SIZE, dtype=np.int64)
+
+    # pair ids of the initial stream; resumable so that the tables start small
+    n_pair_pos = n - (doc_offsets.shape[0] - 1) + int(np.count_nonzero(np.diff(doc_offsets) == 0))
+    bound = max(1, min(n_pair_pos, alphabet_size * alphabet_size))
+    pid_cap = max(_MIN_PID_CAP, min(bound, 1 << 16))
+    keys = np.empty(pid_cap, dtype=np.int64)
+    cnt = np.empty(pid_cap, dtype=np.int64)
+    table = _table_for(pid_cap)
+    pos = 0
+    while True:
+        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state)
+        if pos >= n:
+            break
+        pid_cap *= 2
+        keys = _grown(keys, pid_cap)
+        cnt = _grown(cnt, pid_cap)
+        table = _table_for(pid_cap)
+        _k.rehash(keys, int(state[_k.S_NPIDS]), table)
+    # pairs below min_count can never be selected nor block one: leave them untracked
+    n_pids = _k.drop_rare_pairs(rec, keys, cnt, int(state[_k.S_NPIDS]), min_count,
+                                np.empty(int(state[_k.S_NPIDS]), dtype=np.int64))
+    state[_k.S_NPIDS] = n_pids
+    pid_cap = max(_MIN_PID_CAP, 2 * n_pids)
+    keys = _grown(keys[:n_pids], pid_cap)
+    cnt = _grown(cnt[:n_pids], pid_cap)
+    table = _table_for(pid_cap)
+    _k.rehash(keys, n_pids, table)
+    occ_s = np.empty(pid_cap, dtype=np.int64)
+    occ_e = np.empty(pid_cap, dtype=np.int64)
+    tracked = int(cnt[:n_pids].sum())
+    pool = np.empty(tracked + max(_POOL_SLACK, int(n * _POOL_SLACK_FRACTION)), dtype=np.int32)
+    state[_k.S_POOL] = _k.build_occurrences(rec, n_pids, occ_s, occ_e, pool)
+    hsnap = np.empty(pid_cap, dtype=np.int64)
+    hkey = np.empty(pid_cap, dtype=np.int64)
+    hpid = np.empty(pid_cap, dtype=np.int32)
+    state[_k.S_HEAP] = _k.heapify(cnt, keys, n_pids, min_count, hsnap, hkey, hpid)
+    pend = np.empty(_PEND_INIT, dtype=np.int32)
+    mtab = np.full(_MTAB_INIT, -1, dtype=np.int32)
+    state[_k.S_PHASE] = -1
+
+    cand_pid = np.empty(nc, dtype=np.int32)
+    cand_cnt = np.empty(nc, dtype=np.int64)
+    cand_ok = np.empty(nc, dtype=np.bool_)
+    m_left = np.empty(max_merges, dtype=np.int32)
+    m_right = np.empty(max_merges, dtype=np.int32)
+    m_batch = np.empty(max_merges, dtype=np.int32)
+    m_count = np.empty(max_merges, dtype=np.int64)
+    m_df = np.empty(max_merges, dtype=np.int64)
+
+    stopped_early = False
+    reported = 0
+    while alphabet_size < n_tokens:
+        status = _k.train_batches(
+            rec, unit_offsets, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
+            cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
+            alphabet_size, n_tokens, V, nc, min_count, _MAX_BATCHES_PER_CALL, _MAX_WORK_PER_CALL,
+        )
+        n_merges = int(state[_k.S_MERGES])
+        if progress is not None and n_merges != reported:
+            progress(n_merges)
+            reported = n_merges
+        if status == _k.DONE:
+            break
+        if status == _k.STOPPED:
+            stopped_early = True
+            break
+        if status == _k.NEED_CAPACITY:
+            need = int(state[_k.S_NEED_PIDS])
+            if need > keys.shape[0]:
+                pid_cap = max(need, 2 * keys.shape[0])
+                keys, cnt, occ_s, occ_e = (_grown(a, pid_cap) for a in (keys, cnt, occ_s, occ_e))
+                hsnap, hkey, hpid = (_grown(a, pid_cap) for a in (hsnap, hkey, hpid))
+                table = _table_for(pid_cap)
+                _k.rehash(keys, int(state[_k.S_NPIDS]), table)
+            need = int(state[_k.S_NEED_PEND])
+            if need > pend.shape[0]:
+                pend = np.empty(max(need, 2 * pend.shape[0]), dtype=np.int32)
+            need = int(state[_k.S_NEED_MTAB])
+            if need > mtab.shape[0]:
+                mtab = np.full(need, -1, dtype=np.int32)
+            need = int(state[_k.S_NEED_POOL])
+            if need > pool.shape[0]:
+                pool = _grown(pool[: int(state[_k.S_POOL])], need)
+        elif status != _k.YIELD:  # pragma: no cover - kernel contract
+            raise RuntimeError(f"unexpected trainer kernel status {status}")
+
+    m = int(state[_k.S_MERGES])
+    stream = None
+    if return_stream:
+        tok = rec[:, _k.TOK]
+        stream = np.ascontiguousarray(tok[tok >= 0])
+    return TrainResult(
+        merges=np.stack([m_left[:m], m_right[:m]], axis=1).astype(np.int32, copy=False).reshape(m, 2),
+        batches=m_batch[:m].copy(),
+        counts=m_count[:m].copy(),
+        df=m_df[:m].copy(),
+        n_units=n_units,
+        stopped_early=stopped_early,
+        stream=stream,
+    )
