@@ -4,6 +4,7 @@ This is the public API of ubpe.
 """
 
 from .alphabet import Alphabet
+from .container import ContainerInfo, compress, decompress, inspect
 from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
 from .tokenizer import Tokenizer
 
@@ -11,10 +12,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Alphabet",
+    "ContainerInfo",
     "CorruptDataError",
     "FormatVersionError",
     "NotFittedError",
     "Tokenizer",
     "UBPEError",
+    "compress",
+    "decompress",
+    "inspect",
     "__version__",
 ]

@@ -185,7 +185,11 @@ class Alphabet:
             lo_ok = seq >= self._lo if (self._lo > 0 or seq.dtype.kind == "i") else True
             inside = lo_ok & (seq <= hi)
             self._raise_if_any(seq, ~inside)
-            ids = self._table[(seq.astype(np.int64) - self._lo)]
+            # subtract in the input's own dtype first: a uint64 value above 2**63 must not wrap
+            offset = (seq - seq.dtype.type(self._lo)) if seq.dtype.kind == "u" and self._lo >= 0 else (
+                seq.astype(np.int64) - self._lo
+            )
+            ids = self._table[offset.astype(np.int64)]
             self._raise_if_any(seq, ids < 0)
             return ids
         seq = seq.astype(values.dtype)

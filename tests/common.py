@@ -1,0 +1,201 @@
+"""Helpers shared by the container tests: round trips, truncations and mutations of containers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgpack
+import numpy as np
+
+import ubpe
+from ubpe.container import compress, decompress
+from ubpe.tokenizer import Tokenizer
+
+
+def assert_same_array(got: np.ndarray, expected: np.ndarray) -> None:
+    """Equal values, dtype (byte order included) and shape."""
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.dtype.str == expected.dtype.str, (got.dtype.str, expected.dtype.str)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert np.array_equal(got, expected)
+
+
+def check_roundtrip(values: Any, **kwargs: Any) -> bytes:
+    """Compress ``values`` with ``kwargs``, decompress, check bit-exactness; return the bytes."""
+    tokenizer = kwargs.get("tokenizer")
+    data = compress(values, **kwargs)
+    assert isinstance(data, bytes)
+    got = decompress(data, tokenizer=tokenizer if kwargs.get("embed", True) is False else None)
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        expected = np.frombuffer(bytes(values), dtype=np.uint8)
+    elif isinstance(values, np.ndarray):
+        expected = values
+    else:
+        expected = np.asarray(values, dtype=np.int64)
+    assert_same_array(got, expected)
+    return data
+
+
+def check_truncations(data: bytes, decode: Callable[[bytes], Any] = decompress) -> int:
+    """Every strict prefix of ``data`` must raise ``CorruptDataError``; return how many were tried."""
+    for k in range(len(data)):
+        try:
+            decode(data[:k])
+        except ubpe.CorruptDataError:
+            continue
+        raise AssertionError(f"the prefix of {k} of {len(data)} bytes did not raise CorruptDataError")
+    return len(data)
+
+
+# ---------------------------------------------------------------------------- mutations
+
+# Values that a field substitution puts in place of a field: other types, extremes, garbage.
+_SUBSTITUTES: list[Any] = [
+    None, True, False, 0, 1, -1, 2, 255, 65535, 2**31 - 1, 2**31, 2**32, 2**40, 2**62, 2**63 - 1,
+    -(2**63), 2**64 - 1, 0.5, float("nan"), "", "ubpe", "x" * 70, b"", b"\x00", b"\xff" * 9,
+    [], [0], [2**40], [1, 2, 3], [-1], {}, {"a": 1}, msgpack.ExtType(1, b"x"),
+]
+
+
+def _paths(obj: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    """Paths (tuples of keys / indices) of every field inside nested maps and lists."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield prefix + (k,)
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield prefix + (i,)
+            yield from _paths(v, prefix + (i,))
+
+
+def _get(obj: Any, path: tuple) -> Any:
+    for p in path:
+        obj = obj[p]
+    return obj
+
+
+def _set(obj: Any, path: tuple, value: Any) -> None:
+    _get(obj, path[:-1])[path[-1]] = value
+
+
+def substitute(data: bytes, rng: random.Random) -> bytes:
+    """``data`` with one field replaced (another type, an extreme, a bit flip, a resize), deleted,
+    or a field added, then re-packed."""
+    tree = msgpack.unpackb(data, raw=False)
+    paths = list(_paths(tree))
+    path = rng.choice(paths)
+    old = _get(tree, path)
+    action = rng.random()
+    if action < 0.1 and isinstance(_get(tree, path[:-1]), dict):
+        del _get(tree, path[:-1])[path[-1]]
+    elif action < 0.15 and isinstance(_get(tree, path[:-1]), dict):
+        _get(tree, path[:-1])["zz"] = rng.choice(_SUBSTITUTES)
+    elif isinstance(old, bytes) and old and action < 0.6:
+        b = bytearray(old)
+        choice = rng.random()
+        if choice < 0.5:
+            i = rng.randrange(len(b))
+            b[i] ^= 1 << rng.randrange(8)
+        elif choice < 0.75:
+            del b[rng.randrange(len(b)):]
+        else:
+            b += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9)))
+        _set(tree, path, bytes(b))
+    elif isinstance(old, int) and not isinstance(old, bool) and action < 0.6:
+        delta = rng.choice([-1, 1, 2, -2, 7, 1000, -(old or 1), old or 1])
+        _set(tree, path, old + delta)
+    else:
+        _set(tree, path, rng.choice(_SUBSTITUTES))
+    return msgpack.packb(tree, use_bin_type=True)
+
+
+def byte_mutation(data: bytes, rng: random.Random) -> bytes:
+    """``data`` with random byte flips, a truncation, an insertion or a deletion."""
+    b = bytearray(data)
+    kind = rng.random()
+    if kind < 0.5:
+        for _ in range(rng.choice([1, 1, 1, 2, 3, 8])):
+            i = rng.randrange(len(b))
+            b[i] = rng.randrange(256) if rng.random() < 0.5 else b[i] ^ (1 << rng.randrange(8))
+    elif kind < 0.7:
+        del b[rng.randrange(len(b)):]
+    elif kind < 0.85:
+        i = rng.randrange(len(b) + 1)
+        b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 5)))
+    else:
+        i = rng.randrange(len(b))
+        del b[i:i + rng.randrange(1, 5)]
+    return bytes(b)
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    """One random mutation: half byte-level, half field-level."""
+    return byte_mutation(data, rng) if rng.random() < 0.5 else substitute(data, rng)
+
+
+# ---------------------------------------------------------------------------- fuzzing (child)
+
+
+def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
+    """Small containers covering every coder and both model modes: (name, values, bytes, tokenizer)."""
+    rng = np.random.default_rng(7)
+    walk = np.cumsum(rng.integers(-2, 3, 600)).astype(np.int16) * 64
+    text = np.frombuffer(b"the cat sat on the mat; the rat sat on the cat. " * 12, dtype=np.uint8)
+    noise = rng.integers(0, 2**40, 64, dtype=np.uint64) * np.uint64(3)
+    grid = np.tile(np.arange(12, dtype=np.int32), 40).reshape(20, 24)
+    skewed = np.minimum(rng.geometric(0.3, 2500), 40).astype(np.uint8)
+    tok = Tokenizer(None, len(np.unique(walk)) + 40).fit(walk)
+    tok2 = Tokenizer(None, 60).fit(skewed)
+    big_walk = np.cumsum(rng.integers(-2, 3, 3000)).astype(np.int32)
+    out = [
+        ("walk", walk, compress(walk), None),
+        ("text", text, compress(text), None),
+        ("skewed", skewed, compress(skewed), None),  # rANS
+        ("big_walk", big_walk, compress(big_walk), None),
+        ("skewed_referenced", skewed[:1500], compress(skewed[:1500], tokenizer=tok2, embed=False), tok2),
+        ("noise", noise, compress(noise), None),  # no merges: packed or ans over raw ids
+        ("grid2d", grid, compress(grid), None),
+        ("const", np.zeros(50, np.uint8), compress(np.zeros(50, np.uint8)), None),
+        ("bool", np.arange(300) % 3 == 0, compress(np.arange(300) % 3 == 0), None),
+        ("empty", np.zeros((0, 4), ">i4"), compress(np.zeros((0, 4), ">i4")), None),
+        ("embedded_tok", walk[:200], compress(walk[:200], tokenizer=tok), None),
+        ("referenced", walk[100:400], compress(walk[100:400], tokenizer=tok, embed=False), tok),
+    ]
+    return out
+
+
+def fuzz_main(n_mutations: int, seed: int) -> int:
+    """Run ``n_mutations`` mutations over :func:`fuzz_samples`; print a JSON report; exit status."""
+    import json
+    import time
+
+    rng = random.Random(seed)
+    samples = fuzz_samples()
+    stats = {"mutations": 0, "refused": 0, "decoded_equal": 0, "failures": [], "slowest_s": 0.0}
+    for i in range(n_mutations):
+        name, values, data, tok = samples[i % len(samples)]
+        mutated = mutate(data, rng)
+        t0 = time.perf_counter()
+        try:
+            got = decompress(mutated, tokenizer=tok, max_output_size=1 << 24)
+        except ubpe.UBPEError:
+            stats["refused"] += 1
+        except Exception as e:  # noqa: BLE001 - any other exception is the failure we look for
+            stats["failures"].append({"sample": name, "i": i, "error": f"{type(e).__name__}: {e}"[:300],
+                                      "data": mutated.hex()[:2000]})
+        else:
+            ok = (isinstance(got, np.ndarray) and got.dtype.str == values.dtype.str
+                  and got.shape == values.shape and np.array_equal(got, values))
+            if ok:
+                stats["decoded_equal"] += 1
+            else:
+                stats["failures"].append({"sample": name, "i": i, "error": "returned different data",
+                                          "data": mutated.hex()[:2000]})
+        stats["slowest_s"] = max(stats["slowest_s"], time.perf_counter() - t0)
+        stats["mutations"] += 1
+    print(json.dumps(stats))
+    return 1 if stats["failures"] else 0

@@ -1,0 +1,66 @@
+"""Mutated containers (byte flips, truncations, field substitutions) raise only library errors.
+
+The mutations run in a child process so that a crash of a compiled kernel (a segfault) is
+reported as a test failure instead of killing the test run; a hang is caught by a timeout.
+A mutated container that still decodes must give back exactly the original values (the CRC
+guarantees it).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from common import check_truncations, fuzz_samples
+
+TESTS = pathlib.Path(__file__).parent
+
+
+def run_child(n_mutations: int, seed: int, timeout: float) -> dict:
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import common; "
+        "sys.exit(common.fuzz_main(int(sys.argv[2]), int(sys.argv[3])))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(TESTS), str(n_mutations), str(seed)],
+        capture_output=True, text=True, timeout=timeout,
+    )
+    if proc.returncode < 0:
+        pytest.fail(f"the fuzzing child crashed with signal {-proc.returncode}\n{proc.stderr[-3000:]}")
+    lines = proc.stdout.strip().splitlines()
+    if not lines:
+        pytest.fail(f"the fuzzing child printed nothing (exit {proc.returncode})\n{proc.stderr[-3000:]}")
+    report = json.loads(lines[-1])
+    assert report["mutations"] == n_mutations
+    failures = report["failures"]
+    assert not failures, f"{len(failures)} mutations escaped:\n" + "\n".join(
+        f"{f['sample']} #{f['i']}: {f['error']}\n  {f['data'][:200]}" for f in failures[:10]
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return report
+
+
+def test_mutations_raise_only_library_errors():
+    report = run_child(2400, seed=1, timeout=120)
+    assert report["refused"] > 0
+    assert report["slowest_s"] < 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3, 4, 5])
+def test_mutations_many(seed):
+    run_child(25_000, seed=seed, timeout=1200)
+
+
+def test_every_strict_prefix_raises():
+    for name, values, data, tok in fuzz_samples():
+        if tok is None:
+            check_truncations(data)
+        else:
+            from ubpe.container import decompress
+
+            check_truncations(data, lambda d: decompress(d, tokenizer=tok))

@@ -1,0 +1,698 @@
+"""The compressed container: integer values to self-describing bytes and back, bit-exact.
+
+``compress`` maps the values to alphabet ids, tokenizes them with a BPE model (fitted on the
+values themselves, or given), entropy-codes the priority-space tokens (``ubpe.entropy``) and
+writes one msgpack map: magic and format version, dtype and shape of the values, the alphabet
+and merge table (or the digest of a saved model), reserved front-end parameters, the token
+stream and a CRC-32 of the values. ``docs/format.md`` is the normative specification.
+
+``decompress`` is a trust boundary. It checks every field (types, lengths, ranges, the merge
+table's order, the sizes the fields declare against each other and against
+``max_output_size``) before any kernel runs or any array proportional to the output is
+allocated, and checks the CRC of what it decoded: bytes from elsewhere either give back exactly
+the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newer format raises
+:class:`~ubpe.FormatVersionError`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+import zlib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from . import encoder, entropy, trainer
+from ._validate import QUANTIZE_HINT, as_sequence
+from .alphabet import Alphabet
+from .errors import CorruptDataError, FormatVersionError
+from .tokenizer import Tokenizer
+
+__all__ = ["ContainerInfo", "compress", "decompress", "inspect", "FORMAT_VERSION", "MAGIC"]
+
+MAGIC = "ubpe"
+#: Version of the container format written by :func:`compress`; readers accept 1 .. this.
+FORMAT_VERSION = 1
+#: ``max_output_size=None`` means this cap (bytes of the returned array): 4 GiB.
+DEFAULT_MAX_OUTPUT_SIZE = 1 << 32
+#: Largest vocabulary (alphabet + merges) a container can carry: the entropy coder's limit.
+MAX_VOCAB = entropy.MAX_VOCAB
+MAX_NDIM = 32
+#: Automatic model size: at most this many merges, and at most one per AUTO_VALUES_PER_MERGE values.
+AUTO_MAX_MERGES = 1 << 16
+AUTO_VALUES_PER_MERGE = 8
+
+_DTYPES = frozenset(
+    ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" for s in (2, 4, 8)]
+)
+_TOP_KEYS_EMBEDDED = ("magic", "v", "dtype", "shape", "front", "alphabet", "model", "stream", "crc")
+_TOP_KEYS_REFERENCED = ("magic", "v", "dtype", "shape", "front", "digest", "stream", "crc")
+_U64 = (1 << 64) - 1
+_I64_MIN = -(1 << 63)
+_I64_MAX = (1 << 63) - 1
+
+if sys.byteorder != "little":  # pragma: no cover - every supported platform is little-endian
+    raise ImportError("ubpe.container assumes a little-endian machine")
+
+
+# ============================================================================ input
+
+
+def _as_values(values: Any) -> np.ndarray:
+    """The values as a numpy integer or bool array (any shape), or raise TypeError/ValueError."""
+    if isinstance(values, np.ndarray):
+        arr = values
+    elif isinstance(values, np.generic):
+        arr = np.asarray(values)
+    elif isinstance(values, str):
+        raise TypeError("compress takes integer values; encode text first, e.g. text.encode('utf-8')")
+    else:
+        seq = as_sequence(values, "values")  # bytes -> uint8, ints -> int64, floats -> TypeError
+        if not isinstance(seq, np.ndarray) or seq.dtype.kind not in "iub":
+            raise TypeError(
+                "compress takes integer values (a numpy integer or bool array, a list of ints "
+                "within 64 bits, or bytes)"
+            )
+        arr = seq
+    kind = arr.dtype.kind
+    if kind in "fc":
+        raise TypeError(f"values have dtype {arr.dtype}; {QUANTIZE_HINT}")
+    if kind not in "iub":
+        raise TypeError(f"values have unsupported dtype {arr.dtype}: compress takes integer or bool arrays")
+    if arr.ndim > MAX_NDIM:
+        raise ValueError(f"values have {arr.ndim} dimensions, at most {MAX_NDIM} are supported")
+    return arr
+
+
+def _crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], flat: np.ndarray) -> int:
+    """CRC-32 of the description line ``"<dtype.str> <dim> <dim> ...\\n"`` (ASCII) followed by
+    the values' little-endian bytes (``flat`` is native little-endian and contiguous), so that
+    the checksum also covers the dtype and the shape."""
+    line = " ".join([dtype.str, *map(str, shape)]) + "\n"
+    crc = zlib.crc32(line.encode("ascii"))
+    return zlib.crc32(memoryview(np.ascontiguousarray(flat).view(np.uint8)), crc) & 0xFFFFFFFF
+
+
+# ============================================================================ alphabet field
+
+
+def _alphabet_field(alphabet: Alphabet) -> dict:
+    """The compact alphabet: first value, then gaps between consecutive values minus one."""
+    n = len(alphabet)
+    if n == 0:
+        return {"n": 0, "lo": 0, "w": 0, "gaps": b""}
+    if alphabet.kind == "symbols":
+        raise TypeError(
+            "compress needs an integer alphabet; this tokenizer's alphabet holds symbols "
+            f"({alphabet!r}): use it for tokenizing, not for compressing integer arrays"
+        )
+    if alphabet.kind == "range":
+        return {"n": n, "lo": 0, "w": 0, "gaps": b""}
+    values = alphabet.values
+    lo = int(values[0])
+    gaps = (np.diff(values).astype(np.uint64) - np.uint64(1)) if n > 1 else np.zeros(0, np.uint64)
+    hi = int(gaps.max()) if gaps.size else 0
+    if hi >= 1 << 63:
+        return {"n": n, "lo": lo, "w": 64, "gaps": gaps.astype("<u8").tobytes()}
+    width, data = entropy.pack_uints(gaps.astype(np.int64))
+    return {"n": n, "lo": lo, "w": width, "gaps": data}
+
+
+@dataclass(frozen=True)
+class _Values:
+    """Maps alphabet ids to values: ``lo + id`` (``table`` None) or ``table[id]``."""
+
+    size: int
+    lo: int
+    table: np.ndarray | None  # int64 or uint64 values
+
+    def to_values(self, ids: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """Values of ``ids`` (int32, validated) in native ``dtype``, reduced modulo 2**bits.
+
+        Working modulo 2**bits is exact for every value the dtype holds and turns values it
+        cannot hold into wrong ones, which the CRC then refuses.
+        """
+        if dtype.kind == "b":
+            unsigned = np.dtype(np.uint8)
+        else:
+            unsigned = np.dtype(f"u{dtype.itemsize}")
+        if self.table is None:
+            out = ids.astype(unsigned)
+            if self.lo % (1 << (8 * unsigned.itemsize)):
+                out += unsigned.type(self.lo % (1 << (8 * unsigned.itemsize)))
+        else:
+            lut = self.table.astype(unsigned)  # integer casts wrap: modulo 2**bits
+            out = np.take(lut, ids, mode="clip")  # ids are validated; "clip" is the fastest mode
+        return out.view(dtype.newbyteorder("="))
+
+
+def _parse_alphabet(field: Any) -> _Values:
+    d = _map(field, "alphabet", ("n", "lo", "w", "gaps"))
+    n = _int(d, "n", 0, MAX_VOCAB, where="alphabet")
+    lo = _int(d, "lo", _I64_MIN, _U64, where="alphabet")
+    w = _int(d, "w", 0, 64, where="alphabet")
+    gaps_raw = _bytes(d, "gaps", where="alphabet")
+    n_gaps = max(n - 1, 0)
+    if n == 0 and (lo or w or gaps_raw):
+        raise CorruptDataError("alphabet: an empty alphabet must have lo = 0, w = 0 and no gaps")
+    if w == 0:
+        if gaps_raw:
+            raise CorruptDataError("alphabet: 'gaps' must be empty when 'w' is 0")
+        last = lo + n_gaps
+        _check_domain(lo, last)
+        return _Values(n, lo, None)
+    if w == 64:
+        if len(gaps_raw) != 8 * n_gaps:
+            raise CorruptDataError(f"alphabet: 'gaps' has {len(gaps_raw)} bytes, expected {8 * n_gaps}")
+        gaps = np.frombuffer(gaps_raw, dtype="<u8").astype(np.uint64)
+    else:
+        gaps = entropy.unpack_uints(gaps_raw, n_gaps, w).astype(np.uint64)
+    steps = gaps + np.uint64(1)  # wraps to 0 only for a gap of 2**64 - 1: refused below
+    offsets = np.concatenate((np.zeros(1, np.uint64), np.cumsum(steps, dtype=np.uint64)))
+    # each step is in [1, 2**64): an overflow of the running sum makes it decrease
+    if n > 1 and not np.all(offsets[1:] > offsets[:-1]):
+        raise CorruptDataError("alphabet: values overflow 64 bits")
+    last = lo + int(offsets[-1])
+    _check_domain(lo, last)
+    if lo >= 0 and last > _I64_MAX:
+        table = offsets + np.uint64(lo)
+    else:  # two's complement: exact because every value fits in int64
+        table = (offsets + np.uint64(lo % (1 << 64))).view(np.int64)
+    return _Values(n, lo, table)
+
+
+def _check_domain(lo: int, last: int) -> None:
+    if lo < 0 and last > _I64_MAX:
+        raise CorruptDataError("alphabet: values span beyond the int64 range")
+    if last > _U64:
+        raise CorruptDataError("alphabet: values exceed 2**64 - 1")
+
+
+def _alphabet_values(alphabet: Alphabet) -> _Values:
+    """The id -> value map of a (trusted) tokenizer's alphabet."""
+    if alphabet.kind == "range":
+        return _Values(len(alphabet), 0, None)
+    if alphabet.kind != "integers":
+        raise TypeError(f"the tokenizer's alphabet holds symbols ({alphabet!r}): it cannot decode integer arrays")
+    return _Values(len(alphabet), 0, alphabet.values)
+
+
+# ============================================================================ compress
+
+
+def compress(
+    values: Any,
+    *,
+    tokenizer: Tokenizer | None = None,
+    n_tokens: int | None = None,
+    embed: bool = True,
+    **fit_options: Any,
+) -> bytes:
+    """Compress integer values into self-describing bytes (format: ``docs/format.md``).
+
+    Parameters
+    ----------
+    values : array_like
+        A numpy integer or bool array of any shape (flattened in C order; dtype, byte order
+        and shape are restored by :func:`decompress`), a list of ints (as int64), or bytes
+        (as uint8). Floating-point input raises ``TypeError``: quantize it first.
+    tokenizer : Tokenizer, optional
+        A fitted model to encode with. Without one, a model is fitted on ``values`` and
+        embedded.
+    n_tokens : int, optional
+        Vocabulary size (alphabet included) of the fitted model. By default the size that
+        minimises the total output is chosen: a model of up to ``A + min(65536, n // 8)``
+        tokens is trained once and the best prefix of its merges (in priority order) kept.
+    embed : bool, default True
+        With a ``tokenizer``: ``True`` embeds its alphabet and merge table; ``False`` stores
+        only its digest, and :func:`decompress` then needs the same tokenizer.
+    **fit_options
+        ``n_candidates``, ``min_count``, ``weighting``, ``window``: passed to :class:`Tokenizer`
+        when a model is fitted.
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> import numpy as np, ubpe
+    >>> x = np.tile(np.array([3, -1, 4, 1, 5], dtype=np.int16), 200)
+    >>> data = ubpe.compress(x)
+    >>> len(data) < x.nbytes
+    True
+    >>> y = ubpe.decompress(data)
+    >>> y.dtype, bool(np.array_equal(x, y))
+    (dtype('int16'), True)
+    """
+    arr = _as_values(values)
+    if not isinstance(embed, (bool, np.bool_)):
+        raise TypeError(f"embed must be a bool, got {embed!r}")
+    dtype = arr.dtype
+    if dtype.kind == "b":
+        arr = arr.view(np.uint8) != 0  # normalise bool bytes to 0/1 (the CRC covers them)
+    shape = [int(s) for s in arr.shape]
+    native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
+    flat = np.ascontiguousarray(arr.reshape(-1), dtype=native)
+    n = flat.shape[0]
+
+    fields: dict[str, Any] = {
+        "magic": MAGIC,
+        "v": FORMAT_VERSION,
+        "dtype": dtype.str,
+        "shape": shape,
+        "front": {},
+    }
+    if tokenizer is not None:
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"tokenizer must be a ubpe.Tokenizer, got {type(tokenizer).__name__}")
+        if n_tokens is not None or fit_options:
+            raise ValueError("n_tokens and fit options apply when compress fits a model; "
+                             "they cannot be combined with tokenizer=")
+        merges = tokenizer.merges  # raises NotFittedError first
+        alphabet = tokenizer.alphabet
+        a = len(alphabet)
+        _alphabet_values(alphabet)  # refuses an alphabet of symbols
+        if a + len(merges) > MAX_VOCAB:
+            raise ValueError(f"the tokenizer has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
+        if n:
+            ids = alphabet.to_ids(flat)
+            tokens = encoder.encode(ids, tokenizer._tables()) if len(merges) else ids
+        else:
+            tokens = np.zeros(0, dtype=np.int32)
+        if embed:
+            fields["alphabet"] = _alphabet_field(alphabet)
+            fields["model"] = _model_field(merges, a)
+        else:
+            fields["digest"] = bytes.fromhex(tokenizer.digest)
+    else:
+        if not embed:
+            raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
+        alphabet, merges, tokens = _fit_model(flat, n_tokens, fit_options)
+        a = len(alphabet)
+        fields["alphabet"] = _alphabet_field(alphabet)
+        fields["model"] = _model_field(merges, a)
+    vocab = a + len(merges)
+    fields["stream"] = entropy.encode_stream(tokens, max(vocab, 1))
+    fields["crc"] = _crc(dtype, shape, flat)
+    return msgpack.packb(fields, use_bin_type=True)
+
+
+def _model_field(merges: np.ndarray, a: int) -> dict:
+    m = len(merges)
+    return {"a": a, "m": m, "merges": entropy.pack_merges(merges, max(a, 1)) if m else b""}
+
+
+def _fit_model(flat: np.ndarray, n_tokens: int | None, fit_options: dict) -> tuple[Alphabet, np.ndarray, np.ndarray]:
+    """Fit a model on ``flat``; return (alphabet, merges (M, 2) int32, priority-space tokens)."""
+    # validates the options (and n_tokens) with the Tokenizer's own messages
+    probe = Tokenizer(None, 1 if n_tokens is None else n_tokens, **fit_options)
+    n = flat.shape[0]
+    if n == 0:
+        return Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32)
+    alphabet = Alphabet.from_data(flat)
+    a = len(alphabet)
+    if flat.dtype == np.uint64 and alphabet.values.dtype == np.uint64:
+        # every value is in the alphabet (it is their set); also sidesteps Alphabet's lookup
+        # table, whose offset arithmetic overflows for values above 2**63
+        ids = np.searchsorted(alphabet.values, flat).astype(np.int32)
+    else:
+        ids = alphabet.to_ids(flat)
+    if n_tokens is not None:
+        tok = Tokenizer(alphabet, n_tokens, **fit_options).fit(flat)
+        merges = tok.merges
+        tokens = encoder.encode(ids, tok._tables()) if len(merges) else ids
+        return alphabet, merges, tokens
+    max_merges = min(AUTO_MAX_MERGES, n // AUTO_VALUES_PER_MERGE, MAX_VOCAB - a)
+    if max_merges <= 0:
+        return alphabet, np.zeros((0, 2), np.int32), ids
+    doc_offsets = np.array([0, n], dtype=np.int64)
+    result = trainer.train(
+        ids, doc_offsets, trainer.unit_offsets_for(doc_offsets, probe.window), a, a + max_merges,
+        probe.n_candidates, probe.min_count, return_stream=True,
+    )
+    merges, stream = result.merges, result.stream
+    k = best_prefix(np.bincount(stream, minlength=a + len(merges)), merges, a)
+    if k == len(merges):
+        return alphabet, merges, stream
+    # the replay encoding under the first k merges is the full one with every later token
+    # expanded into earlier ones: decode with the later merges over an "alphabet" of a + k ids
+    tail = merges[k:]
+    tokens = encoder.decode(stream, encoder.build_expansion(tail, a + k))
+    return alphabet, np.ascontiguousarray(merges[:k]), tokens
+
+
+def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
+    """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
+
+    ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
+    merge ``A + k`` turns each of its occurrences into its two children, so the histogram of
+    every prefix follows by unrolling from the top; each candidate is costed as the entropy
+    stage's estimate (``entropy.counts_cost_bits``) plus the packed merge table. Candidates
+    form a geometric ladder (ratio 2**(1/4)), then the best bracket is searched with ratio
+    2**(1/32).
+    """
+    m = len(merges)
+    if m == 0:
+        return 0
+    left = merges[:, 0].tolist()
+    right = merges[:, 1].tolist()
+    base = [int(c) for c in hist.tolist()]
+
+    def cost(h: list[int], k: int) -> float:
+        counts = np.asarray(h[: a + k], dtype=np.int64)
+        model_bits = 8 * len(entropy.pack_merges(merges[:k], a)) if k else 0
+        return entropy.counts_cost_bits(counts) + model_bits
+
+    def sweep(ladder: list[int]) -> dict[int, float]:
+        # one pass from all m merges down to min(ladder), costing each ladder point
+        h = list(base)
+        out = {}
+        top = m
+        for k in sorted(set(ladder), reverse=True):
+            for t in range(a + top - 1, a + k - 1, -1):
+                c = h[t]
+                if c:
+                    j = t - a
+                    h[left[j]] += c
+                    h[right[j]] += c
+                    h[t] = 0
+            top = k
+            out[k] = cost(h, k)
+        return out
+
+    def ladder(hi: int, lo: int, ratio: float) -> list[int]:
+        points, x = [hi], float(hi)
+        while True:
+            x /= ratio
+            k = int(round(x))
+            if k <= lo:
+                break
+            if k < points[-1]:
+                points.append(k)
+        points.append(lo)
+        return points
+
+    coarse = sweep(ladder(m, 0, 2 ** 0.25))
+    keys = sorted(coarse)
+    best = min(keys, key=lambda k: (coarse[k], k))
+    i = keys.index(best)
+    lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
+    if hi - lo > 2:
+        fine = sweep(ladder(hi, lo, 2 ** (1 / 32)))
+        coarse.update(fine)
+    return min(coarse, key=lambda k: (coarse[k], k))
+
+
+# ============================================================================ decompress
+
+
+@dataclass
+class _Parsed:
+    """A container whose fields passed every structural check."""
+
+    version: int
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    n: int
+    values: _Values | None  # None when the model is referenced by digest
+    a: int | None
+    m: int | None
+    merges_raw: bytes | None
+    digest: str | None
+    stream: dict
+    crc: int
+    fields: dict
+
+
+def _parse(data: Any, max_output_size: int | None) -> _Parsed:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    if max_output_size is None:
+        cap = DEFAULT_MAX_OUTPUT_SIZE
+    else:
+        if isinstance(max_output_size, (bool, np.bool_)) or not isinstance(max_output_size, numbers.Integral):
+            raise TypeError(f"max_output_size must be an int or None, got {max_output_size!r}")
+        cap = int(max_output_size)
+        if cap < 0:
+            raise ValueError(f"max_output_size must be >= 0, got {cap}")
+    try:
+        d = msgpack.unpackb(bytes(data), raw=False, strict_map_key=True, use_list=True)
+    except Exception as e:  # msgpack raises several unrelated exception types
+        raise CorruptDataError(f"not a ubpe container: the bytes do not parse as msgpack ({type(e).__name__})") from None
+    if not isinstance(d, dict) or d.get("magic") != MAGIC:
+        raise CorruptDataError("not a ubpe container (bad magic)")
+    version = d.get("v")
+    if type(version) is not int or version < 1:
+        raise CorruptDataError(f"container: invalid format version {_short(version)}")
+    if version > FORMAT_VERSION:
+        raise FormatVersionError("this container", version, FORMAT_VERSION)
+    embedded = "digest" not in d
+    _map(d, "container", _TOP_KEYS_EMBEDDED if embedded else _TOP_KEYS_REFERENCED)
+
+    dt = d["dtype"]
+    if not isinstance(dt, str) or dt not in _DTYPES:
+        raise CorruptDataError(f"container: unsupported dtype {_short(dt)}")
+    dtype = np.dtype(dt)
+    shape_raw = d["shape"]
+    if not isinstance(shape_raw, list) or len(shape_raw) > MAX_NDIM:
+        raise CorruptDataError(f"container: 'shape' must be a list of at most {MAX_NDIM} ints")
+    if not all(type(s) is int and 0 <= s <= _I64_MAX for s in shape_raw):
+        raise CorruptDataError("container: 'shape' must hold non-negative ints")
+    n = math.prod(shape_raw)
+    if n * dtype.itemsize > cap:
+        raise CorruptDataError(
+            f"container declares {n} values ({n * dtype.itemsize} bytes), more than "
+            f"max_output_size={cap} bytes: pass a larger max_output_size if you trust it"
+        )
+    if math.prod(s or 1 for s in shape_raw) > _I64_MAX:
+        raise CorruptDataError("container: 'shape' is too large for an array")
+    front = d["front"]
+    if not isinstance(front, dict):
+        raise CorruptDataError("container: 'front' must be a map")
+    if front:
+        raise CorruptDataError(
+            f"container: front-end parameters {sorted(map(str, front))[:4]} are not defined in "
+            f"format version {version}"
+        )
+    crc = d["crc"]
+    if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
+        raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
+    if not isinstance(d["stream"], dict):
+        raise CorruptDataError("container: 'stream' must be a map")
+
+    if not embedded:
+        raw_digest = d["digest"]
+        if not isinstance(raw_digest, bytes) or len(raw_digest) != 32:
+            raise CorruptDataError("container: 'digest' must be 32 bytes (a SHA-256)")
+        digest = raw_digest.hex()
+        return _Parsed(version, dtype, tuple(shape_raw), n, None, None, None, None, digest, d["stream"], crc, d)
+
+    values = _parse_alphabet(d["alphabet"])
+    model = _map(d["model"], "model", ("a", "m", "merges"))
+    a = _int(model, "a", 0, MAX_VOCAB, where="model")
+    m = _int(model, "m", 0, MAX_VOCAB, where="model")
+    merges_raw = _bytes(model, "merges", where="model")
+    if a != values.size:
+        raise CorruptDataError(f"model: 'a' = {a} differs from the alphabet's {values.size} values")
+    if a + m > MAX_VOCAB:
+        raise CorruptDataError(f"model: {a} + {m} tokens exceed the limit {MAX_VOCAB}")
+    if a == 0 and (m or n):
+        raise CorruptDataError("container: values or merges over an empty alphabet")
+    if m == 0 and merges_raw:
+        raise CorruptDataError("model: 'merges' must be empty when 'm' is 0")
+    if m and 8 * max(len(merges_raw) - 1, 0) < _min_merge_bits(m, a):
+        raise CorruptDataError(f"model: 'merges' has {len(merges_raw)} bytes, too few for {m} merges")
+    return _Parsed(version, dtype, tuple(shape_raw), n, values, a, m, merges_raw, None, d["stream"], crc, d)
+
+
+def _min_merge_bits(m: int, a: int) -> int:
+    """A lower bound of the bits ``pack_merges`` needs for ``m`` rows: row i takes at least
+    floor(log2((a + i)**2)) >= 2 * floor(log2(a + i)) bits."""
+    total, lo, hi = 0, a, a + m  # rows cover R = a .. a + m - 1
+    while lo < hi:
+        b = lo.bit_length() - 1  # floor(log2(lo))
+        end = min(hi, 1 << (b + 1))
+        total += 2 * b * (end - lo)
+        lo = end
+    return total
+
+
+def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | None = None,
+               max_output_size: int | None = None) -> np.ndarray:
+    """Values compressed by :func:`compress`, with their dtype (byte order included) and shape.
+
+    Parameters
+    ----------
+    data : bytes-like
+    tokenizer : Tokenizer, optional
+        Needed when the container references its model by digest (``compress(...,
+        embed=False)``); its digest must match. Ignored when the container embeds its model.
+    max_output_size : int, optional
+        Largest accepted output, in bytes of the returned array (values x itemsize); ``None``
+        means 4 GiB (:data:`DEFAULT_MAX_OUTPUT_SIZE`). A container declaring more is refused
+        before anything is allocated. Intermediate arrays are at most about 8 bytes per value.
+
+    Raises
+    ------
+    CorruptDataError
+        Malformed, truncated or inconsistent bytes, a CRC mismatch, an output beyond
+        ``max_output_size``, or a referenced model that is missing or differs.
+    FormatVersionError
+        A container written by a newer format version.
+    """
+    p = _parse(data, max_output_size)
+    if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer, got {type(tokenizer).__name__}")
+    if p.digest is not None:
+        if tokenizer is None:
+            raise CorruptDataError(
+                f"this container references its model by digest {p.digest[:16]}...: pass the "
+                "saved model with decompress(data, tokenizer=ubpe.Tokenizer.load(path))"
+            )
+        if tokenizer.digest != p.digest:
+            raise CorruptDataError(
+                f"the container was compressed with model {p.digest[:16]}..., but the tokenizer "
+                f"given is {tokenizer.digest[:16]}...: pass the model it was compressed with"
+            )
+        values = _alphabet_values(tokenizer.alphabet)
+        a = len(tokenizer.alphabet)
+        merges = tokenizer.merges
+        if a + len(merges) > MAX_VOCAB:
+            raise CorruptDataError("the referenced model has more tokens than a container allows")
+        expansion = tokenizer._expansion() if len(merges) else None
+    else:
+        values, a = p.values, p.a
+        merges = entropy.unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else np.zeros((0, 2), np.int32)
+        expansion = None
+        if p.m:
+            try:
+                expansion = encoder.build_expansion(
+                    merges, a, max_table_values=min(encoder.DEFAULT_MAX_TABLE_VALUES, max(4 * p.n, 1 << 16))
+                )
+            except ValueError as e:
+                raise CorruptDataError(f"model: {e}") from None
+    vocab = a + len(merges)
+    tokens = entropy.decode_stream(p.stream, max(vocab, 1), max_count=p.n)
+    if tokens.shape[0] and a == 0:
+        raise CorruptDataError("stream: tokens over an empty alphabet")
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    if expansion is None:
+        total = tokens.shape[0]
+    else:
+        try:
+            total = encoder.expanded_length(tokens, expansion)
+        except ValueError as e:
+            raise CorruptDataError(f"stream: {e}") from None
+        if total >= int(encoder._k.LENGTH_CAP) and np.any(expansion.lengths[tokens] >= encoder._k.LENGTH_CAP):
+            raise CorruptDataError("stream: a token expands to more than 2**32 values")
+    if total != p.n:
+        raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {p.n}")
+    if p.n == 0:
+        out = np.zeros(0, dtype=native)
+    else:
+        ids = tokens if expansion is None else encoder.decode(tokens, expansion)
+        out = values.to_values(ids, native)
+    if _crc(p.dtype, p.shape, out) != p.crc:
+        raise CorruptDataError("checksum mismatch: the container is corrupt")
+    out = out.reshape(p.shape)
+    return out.astype(p.dtype) if native != p.dtype else out
+
+
+# ============================================================================ inspect
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    """What :func:`inspect` reports. Sizes are in bytes; ``header + model + freq + payload == size``."""
+
+    version: int
+    dtype: str
+    shape: tuple[int, ...]
+    n_values: int
+    original_size: int  #: bytes of the values (n_values x itemsize)
+    size: int  #: bytes of the container
+    header: int  #: everything but the three parts below (magic, dtype, shape, crc, digest, ...)
+    model: int  #: the embedded alphabet and merge table (0 when referenced by digest)
+    freq: int  #: the entropy coder's frequency table
+    payload: int  #: the coded tokens
+    ratio: float  #: original_size / size
+    embedded: bool
+    digest: str | None  #: the referenced model's digest, when not embedded
+    alphabet_size: int | None
+    n_merges: int | None
+    coder: str
+    n_tokens: int  #: tokens in the stream
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def inspect(data: bytes | bytearray | memoryview) -> ContainerInfo:
+    """Describe a container without decoding it: sizes of its parts and the ratio.
+
+    The fields are validated as by :func:`decompress` (except the model's merge table, the
+    token stream and the checksum, which only decoding checks); malformed input raises
+    ``CorruptDataError``. No output-size cap applies.
+    """
+    p = _parse(data, 1 << 256)
+    d, s = p.fields, p.stream
+
+    def entry(mapping: dict, key: str) -> int:
+        if key not in mapping:
+            return 0
+        return len(msgpack.packb(key)) + len(msgpack.packb(mapping[key], use_bin_type=True))
+
+    coder = s.get("coder")
+    n_tokens = s.get("n")
+    if not isinstance(coder, str) or coder not in entropy.CODERS or type(n_tokens) is not int:
+        raise CorruptDataError("stream: invalid 'coder' or 'n'")
+    model = entry(d, "alphabet") + entry(d, "model")
+    freq = entry(s, "freq")
+    payload = entry(s, "payload")
+    size = len(data)
+    original = p.n * p.dtype.itemsize
+    return ContainerInfo(
+        version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
+        size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
+        ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
+        alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens,
+    )
+
+
+# ============================================================================ field helpers
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _map(v: Any, where: str, keys: tuple[str, ...]) -> dict:
+    if not isinstance(v, dict):
+        raise CorruptDataError(f"{where}: expected a map, got {type(v).__name__}")
+    missing = [k for k in keys if k not in v]
+    if missing:
+        raise CorruptDataError(f"{where}: missing field(s) {missing}")
+    if len(v) != len(keys):
+        extra = sorted(_short(k) for k in v if k not in keys)
+        raise CorruptDataError(f"{where}: unexpected field(s) {extra[:4]}")
+    return v
+
+
+def _int(d: dict, key: str, lo: int, hi: int, *, where: str) -> int:
+    v = d[key]
+    if type(v) is not int or not lo <= v <= hi:
+        raise CorruptDataError(f"{where}: '{key}' must be an int in [{lo}, {hi}], got {_short(v)}")
+    return v
+
+
+def _bytes(d: dict, key: str, *, where: str) -> bytes:
+    v = d[key]
+    if not isinstance(v, bytes):
+        raise CorruptDataError(f"{where}: '{key}' must be bytes, got {type(v).__name__}")
+    return v
