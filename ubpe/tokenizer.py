@@ -119,11 +119,13 @@ class Tokenizer:
     Examples
     --------
     >>> tok = Tokenizer(4, 7, n_candidates=1).fit([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2])
+    >>> tok.merges.tolist()  # Z = aa, Y = ab, X = ZY
+    [[0, 0], [0, 1], [4, 5]]
     >>> tok.encode([0, 0, 0, 1, 3]).tolist()
-    [4, 3]
-    >>> tok.decode([4, 3]).tolist()
+    [6, 3]
+    >>> tok.decode([6, 3]).tolist()
     [0, 0, 0, 1, 3]
-    >>> tok.sequence(4).tolist()
+    >>> tok.sequence(6).tolist()
     [0, 0, 0, 1]
     """
 
