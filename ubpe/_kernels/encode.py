@@ -12,7 +12,12 @@ increasing rank. This is exact because a merge's children are older than it: eve
 merge ``k`` creates contains token ``A + k`` and so has rank ``> k``; draining bucket ``k`` thus
 sees exactly the occurrences that the replay pass ``k`` sees. Within one rank the order matters
 only for self-overlapping pairs ``(a, a)``, which are handled a whole run of ``a`` at a time,
-leftmost first.
+leftmost first. Non-empty buckets are found by a forward scan of a bitmap of ranks.
+
+Long sequences are first cut into segments of about 16k ids, only between two ids whose pair
+is no merge's *junction* (last id of its left child, first of its right child): no token can
+ever span such a cut, so the segments encode independently and their working sets (16 bytes
+per position for the linked list, up to 24 for bucket entries) stay in cache.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from numba import njit
 
 # Fibonacci hashing constant (2**64 / golden ratio), used as a uint64 multiplier.
 _HASH_MULT = np.uint64(11400714819323198485)
-# Saturation value of expanded lengths: lengths never exceed it, so sums of up to 2**30 of
-# them cannot overflow int64.
-LENGTH_CAP = np.int64(1) << np.int64(32)
+# Saturation value of expanded lengths (2**61): a model of doubling merges can name tokens
+# longer than any array; the sum of two capped lengths still fits in int64.
+LENGTH_CAP = np.int64(1) << np.int64(61)
 
 
 # --------------------------------------------------------------------------------------------
@@ -32,18 +37,19 @@ LENGTH_CAP = np.int64(1) << np.int64(32)
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _slot(key, shift):
     return np.int64((np.uint64(key) * _HASH_MULT) >> np.uint64(shift))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _lookup(keys, ranks, key, shift, mask):
+@njit(cache=True, nogil=True)
+def _lookup(pairs, key, shift, mask):
+    """Rank of the pair ``key`` in the interleaved table ``pairs``, or -1."""
     i = _slot(key, shift)
     while True:
-        k = keys[i]
+        k = pairs[2 * i]
         if k == key:
-            return np.int64(ranks[i])
+            return pairs[2 * i + 1]
         if k < 0:
             return np.int64(-1)
         i = (i + 1) & mask
@@ -55,24 +61,30 @@ def build_pair_table(left, right, alphabet_size, bits):
 
     Preconditions (validated by the caller): ``left``/``right`` int32 (M,), children of row k
     in ``[0, A + k)``; ``2**bits >= 2 * M`` and ``1 <= bits <= 62``.
-    Returns ``(keys int64, ranks int32)`` of size ``2**bits``; empty slots have key ``-1``.
+    Returns ``pairs`` int64 (2 * 2**bits,): slot i's key at 2 i (-1 if empty) and its rank at
+    2 i + 1, interleaved so that one cache line serves a hit.
     A pair listed twice keeps its first (lowest) rank: the later copy can never fire in replay.
     """
     size = np.int64(1) << np.int64(bits)
     shift = 64 - bits
     mask = size - 1
     n_tokens = np.int64(alphabet_size) + left.shape[0]
-    keys = np.full(size, -1, dtype=np.int64)
-    ranks = np.full(size, -1, dtype=np.int32)
+    pairs = np.full(2 * size, -1, dtype=np.int64)
     for k in range(left.shape[0]):
         key = np.int64(left[k]) * n_tokens + np.int64(right[k])
         i = _slot(key, shift)
-        while keys[i] >= 0 and keys[i] != key:
+        while pairs[2 * i] >= 0 and pairs[2 * i] != key:
             i = (i + 1) & mask
-        if keys[i] < 0:  # subtle: an existing key keeps its lower rank (first listed)
-            keys[i] = key
-            ranks[i] = k
-    return keys, ranks
+        if pairs[2 * i] < 0:  # subtle: an existing key keeps its lower rank (first listed)
+            pairs[2 * i] = key
+            pairs[2 * i + 1] = k
+    return pairs
+
+
+@njit(cache=True, nogil=True)
+def _pair_rank(pairs, a, b, n_tokens, shift, mask):
+    """Rank of the merge (a, b), or -1."""
+    return _lookup(pairs, np.int64(a) * n_tokens + np.int64(b), shift, mask)
 
 
 # --------------------------------------------------------------------------------------------
@@ -80,106 +92,111 @@ def build_pair_table(left, right, alphabet_size, bits):
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _push(rank, pos, head, epos, enext, rheap, state):
-    """File position ``pos`` in bucket ``rank``; a bucket becoming non-empty enters the heap."""
+@njit(cache=True, nogil=True)
+def _push(rank, pos, head, entries, ranks_set, state):
+    """File position ``pos`` in bucket ``rank``, and mark the rank non-empty in ``ranks_set``."""
     e = state[0]
     state[0] = e + 1
-    epos[e] = pos
-    enext[e] = head[rank]
-    if head[rank] < 0:
-        # sift up in the min-heap of non-empty ranks (each rank is in it at most once)
-        i = state[1]
-        state[1] = i + 1
-        while i > 0:
-            parent = (i - 1) >> 1
-            if rheap[parent] <= rank:
-                break
-            rheap[i] = rheap[parent]
-            i = parent
-        rheap[i] = rank
+    entries[2 * e] = pos
+    entries[2 * e + 1] = head[rank]
     head[rank] = e
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pop_rank(rheap, state):
-    """Remove and return the smallest rank of the heap (which is non-empty)."""
-    top = rheap[0]
-    size = state[1] - 1
-    state[1] = size
-    last = rheap[size]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and rheap[child + 1] < rheap[child]:
-            child += 1
-        if rheap[child] >= last:
-            break
-        rheap[i] = rheap[child]
-        i = child
-    rheap[i] = last
-    return top
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _merge_at(p, new, tok, nxt, prv, n_tokens, keys, ranks, shift, mask, head, epos, enext,
-              rheap, state):
-    """Replace the pair at ``p`` (``p`` and ``nxt[p]``) by ``new`` and file the pairs it makes."""
-    q = nxt[p]
-    r = nxt[q]
-    tok[p] = new
-    tok[q] = -1  # subtle: dead positions hold -1 so that every stale entry fails validation
-    nxt[p] = r
-    if r >= 0:
-        prv[r] = p
-    pp = prv[p]
-    if pp >= 0:
-        rank = _lookup(keys, ranks, np.int64(tok[pp]) * n_tokens + new, shift, mask)
-        if rank >= 0:
-            _push(rank, pp, head, epos, enext, rheap, state)
-    if r >= 0:
-        rank = _lookup(keys, ranks, np.int64(new) * n_tokens + np.int64(tok[r]), shift, mask)
-        if rank >= 0:
-            _push(rank, p, head, epos, enext, rheap, state)
+    # bitmap of non-empty buckets, 32 ranks per int64 word (bits 0..31: no sign-bit games)
+    ranks_set[rank >> 5] |= np.int64(1) << (rank & 31)
 
 
 @njit(cache=True, nogil=True)
-def _encode_into(ids, start, stop, left, right, alphabet_size, keys, ranks, bits,
-                 tok, nxt, prv, head, epos, enext, rheap, state, out, out_start):
+def _lowest_bit(x):
+    """Index of the lowest set bit of ``x`` (0 < x < 2**32)."""
+    n = 0
+    if (x & 0xFFFF) == 0:
+        n += 16
+        x >>= 16
+    if (x & 0xFF) == 0:
+        n += 8
+        x >>= 8
+    if (x & 0xF) == 0:
+        n += 4
+        x >>= 4
+    if (x & 0x3) == 0:
+        n += 2
+        x >>= 2
+    if (x & 0x1) == 0:
+        n += 1
+    return n
+
+
+# The sequence being encoded is a doubly linked list stored as int32 ``node`` records of 4:
+# node[4 p] = token at p (-1 once p is consumed), node[4 p + 1] = next live position (-1 at the
+# end), node[4 p + 2] = previous live position (-1 at the start); the 4th slot pads the record
+# to 16 bytes, so that a position and its neighbours usually share one cache line.
+
+
+@njit(cache=True, nogil=True)
+def _merge_at(p, new, node, n_tokens, pairs, shift, mask, head, entries, ranks_set, state):
+    """Replace the pair at ``p`` (``p`` and its successor) by ``new``; file the pairs it makes."""
+    q = node[4 * p + 1]
+    r = node[4 * q + 1]
+    node[4 * p] = new
+    node[4 * q] = -1  # subtle: dead positions hold -1 so that every stale entry fails validation
+    node[4 * p + 1] = r
+    if r >= 0:
+        node[4 * r + 2] = p
+    pp = node[4 * p + 2]
+    if pp >= 0:
+        rank = _pair_rank(pairs, node[4 * pp], new, n_tokens, shift, mask)
+        if rank >= 0:
+            _push(rank, pp, head, entries, ranks_set, state)
+    if r >= 0:
+        rank = _pair_rank(pairs, new, node[4 * r], n_tokens, shift, mask)
+        if rank >= 0:
+            _push(rank, p, head, entries, ranks_set, state)
+
+
+@njit(cache=True, nogil=True)
+def _encode_into(ids, start, stop, left, right, alphabet_size, pairs, bits,
+                 node, head, entries, ranks_set, state, out, out_start):
     """Replay-encode ``ids[start:stop]`` into ``out[out_start:]``; return the token count.
 
-    Workspaces: ``tok/nxt/prv`` int32 of size >= n, ``epos/enext`` int32 of size >= 3 n,
-    ``head`` int32 (M,) all -1 on entry (and on exit), ``rheap`` int32 (M,), ``state`` int64 (2,).
-    Returns ``-(i + 1)`` (nothing written) if ``ids[start + i]`` is the first id outside [0, A).
+    Workspaces: ``node`` int32 of size >= 4 n, ``entries`` int32 of size >= 6 n (records
+    (position, next entry)), ``head`` int32 (M,) all -1 and ``ranks_set`` int64 (M // 32 + 1,)
+    all 0 on entry (and on exit), ``state`` int64 (1,). Returns ``-(i + 1)`` (nothing valid
+    written) if ``ids[start + i]`` is the first id outside [0, A).
     """
     n = stop - start
     for i in range(n):
         v = ids[start + i]
         if v < 0 or v >= alphabet_size:
             return -(np.int64(i) + 1)
-        tok[i] = v
-        nxt[i] = i + 1
-        prv[i] = i - 1
+        node[4 * i] = v
+        node[4 * i + 1] = i + 1
+        node[4 * i + 2] = i - 1
     if n <= 1:
         if n == 1:
-            out[out_start] = tok[0]
+            out[out_start] = node[0]
         return np.int64(n)
-    nxt[n - 1] = -1
+    node[4 * (n - 1) + 1] = -1
     n_tokens = np.int64(alphabet_size) + left.shape[0]
     shift = 64 - bits
     mask = (np.int64(1) << np.int64(bits)) - 1
     state[0] = 0
-    state[1] = 0
     # subtle: initial pairs are filed right to left, so that each bucket list (LIFO) is
     # drained left to right; this only helps locality, correctness does not depend on it.
     for i in range(n - 2, -1, -1):
-        rank = _lookup(keys, ranks, np.int64(tok[i]) * n_tokens + np.int64(tok[i + 1]), shift, mask)
+        rank = _pair_rank(pairs, node[4 * i], node[4 * i + 4], n_tokens, shift, mask)
         if rank >= 0:
-            _push(rank, i, head, epos, enext, rheap, state)
-    while state[1] > 0:
-        k = _pop_rank(rheap, state)
+            _push(rank, i, head, entries, ranks_set, state)
+    # subtle: buckets are drained in increasing rank by a forward scan of the bitmap; draining
+    # rank k only files ranks > k, so the scan never needs to look back.
+    n_words = ranks_set.shape[0]
+    w = 0
+    while True:
+        while w < n_words and ranks_set[w] == 0:
+            w += 1
+        if w == n_words:
+            break
+        bitset = ranks_set[w]
+        ranks_set[w] = bitset & (bitset - 1)  # clear the lowest bit: that bucket is drained now
+        k = (w << 5) + _lowest_bit(bitset)
         a = left[k]
         b = right[k]
         new = np.int32(alphabet_size + k)
@@ -188,96 +205,181 @@ def _encode_into(ids, start, stop, left, right, alphabet_size, keys, ranks, bits
         # subtle: merges of bucket k only file pairs of rank > k, so this list cannot grow
         # while it is drained; stale entries are recognised by re-checking the pair.
         while e >= 0:
-            p = epos[e]
-            e = enext[e]
-            if tok[p] != a:
+            p = entries[2 * e]
+            e = entries[2 * e + 1]
+            if node[4 * p] != a:
                 continue
-            q = nxt[p]
-            if q < 0 or tok[q] != b:
+            q = node[4 * p + 1]
+            if q < 0 or node[4 * q] != b:
                 continue
             if a != b:
                 # distinct children: occurrences cannot overlap, so their order is irrelevant
-                _merge_at(p, new, tok, nxt, prv, n_tokens, keys, ranks, shift, mask,
-                          head, epos, enext, rheap, state)
+                _merge_at(p, new, node, n_tokens, pairs, shift, mask, head, entries,
+                          ranks_set, state)
             else:
                 # subtle: (a, a) overlaps itself; replay pairs each maximal run of a from its
                 # left end, so walk back to the run start and merge the whole run now. The
                 # run's other entries are then stale (their position is dead or no longer a).
-                while prv[p] >= 0 and tok[prv[p]] == a:
-                    p = prv[p]
+                while node[4 * p + 2] >= 0 and node[4 * node[4 * p + 2]] == a:
+                    p = node[4 * p + 2]
                 while True:
-                    q = nxt[p]
-                    if q < 0 or tok[q] != a:
+                    q = node[4 * p + 1]
+                    if q < 0 or node[4 * q] != a:
                         break
-                    _merge_at(p, new, tok, nxt, prv, n_tokens, keys, ranks, shift, mask,
-                              head, epos, enext, rheap, state)
-                    p = nxt[p]
-                    if p < 0 or tok[p] != a:
+                    _merge_at(p, new, node, n_tokens, pairs, shift, mask, head, entries,
+                              ranks_set, state)
+                    p = node[4 * p + 1]
+                    if p < 0 or node[4 * p] != a:
                         break
     # position 0 is never consumed (it is never the right element of a pair)
     count = np.int64(0)
     p = 0
     while p >= 0:
-        out[out_start + count] = tok[p]
+        out[out_start + count] = node[4 * p]
         count += 1
-        p = nxt[p]
+        p = node[4 * p + 1]
     return count
 
 
 @njit(cache=True, nogil=True)
-def encode_kernel(ids, left, right, alphabet_size, keys, ranks, bits, out):
-    """Replay-encode one sequence; return the number of tokens written to ``out``.
+def build_junction_table(left, right, alphabet_size, bits):
+    """Hash set of the *junctions* of the merges: key ``last(left) * A + first(right)``.
 
-    Preconditions (validated by the caller): ``ids`` int32 (n,); ``left``/``right`` int32 (M,)
-    with children of row k in ``[0, A + k)``; ``keys``/``ranks`` from ``build_pair_table(...,
-    bits)``; ``out`` int32 of size >= n. Output: priority-space tokens, count <= n.
-    Returns ``-(i + 1)`` if ``ids[i]`` is the first id outside ``[0, A)`` (nothing valid written).
+    ``first(t)``/``last(t)`` are the first/last alphabet ids of token t's expansion. Every
+    adjacent pair of alphabet ids inside any token's expansion is the junction of some merge,
+    so a sequence can be cut between two ids whose pair is not a junction: no token will ever
+    span the cut, and replay encodes the two sides independently (see ``find_segments``).
+    Preconditions (validated by the caller): as ``build_pair_table``. Returns keys int64
+    (``2**bits``, empty slots -1).
     """
-    n = ids.shape[0]
     m = left.shape[0]
-    tok = np.empty(n, dtype=np.int32)
-    nxt = np.empty(n, dtype=np.int32)
-    prv = np.empty(n, dtype=np.int32)
-    epos = np.empty(3 * n, dtype=np.int32)
-    enext = np.empty(3 * n, dtype=np.int32)
-    head = np.full(m, -1, dtype=np.int32)
-    rheap = np.empty(m, dtype=np.int32)
-    state = np.zeros(2, dtype=np.int64)
-    return _encode_into(ids, 0, n, left, right, alphabet_size, keys, ranks, bits,
-                        tok, nxt, prv, head, epos, enext, rheap, state, out, 0)
+    first = np.empty(alphabet_size + m, dtype=np.int32)
+    last = np.empty(alphabet_size + m, dtype=np.int32)
+    for t in range(alphabet_size):
+        first[t] = t
+        last[t] = t
+    size = np.int64(1) << np.int64(bits)
+    shift = 64 - bits
+    mask = size - 1
+    keys = np.full(size, -1, dtype=np.int64)
+    for k in range(m):
+        first[alphabet_size + k] = first[left[k]]
+        last[alphabet_size + k] = last[right[k]]
+        key = np.int64(last[left[k]]) * alphabet_size + np.int64(first[right[k]])
+        i = _slot(key, shift)
+        while keys[i] >= 0 and keys[i] != key:
+            i = (i + 1) & mask
+        keys[i] = key
+    return keys
 
 
 @njit(cache=True, nogil=True)
-def encode_batch_kernel(ids, bounds, first, last, left, right, alphabet_size, keys, ranks, bits,
-                        out, out_bounds):
-    """Replay-encode documents ``first .. last-1`` of a concatenation, each independently.
+def _is_junction(jkeys, key, shift, mask):
+    i = _slot(key, shift)
+    while True:
+        k = jkeys[i]
+        if k == key:
+            return True
+        if k < 0:
+            return False
+        i = (i + 1) & mask
 
-    Preconditions (validated by the caller): ``ids`` int32 (total,), document d is
-    ``ids[bounds[d]:bounds[d+1]]`` (``bounds`` int64, non-decreasing); tables as for
-    ``encode_kernel``; ``out`` int32 (total,). Document d's tokens go to ``out[bounds[d]:]`` and
-    their count to ``out_bounds[d]`` (int64). Returns -1 when all ids are valid, else the
-    document index d and sets ``out_bounds[d] = -(i + 1)`` for its first bad position i.
+
+@njit(cache=True, nogil=True)
+def find_segments(ids, doc_bounds, alphabet_size, jkeys, jbits, chunk):
+    """Cut documents into independent segments of about ``chunk`` ids at junction-free pairs.
+
+    Preconditions (validated by the caller): ``ids`` int32; ``doc_bounds`` int64 (D + 1,)
+    non-decreasing from 0 to len(ids); ``jkeys`` from ``build_junction_table(..., jbits)``;
+    ``chunk >= 1``. Ids are not range-checked here (a bad id never equals a valid key).
+    Returns ``(seg_bounds int64 (S + 1,), doc_seg int64 (D + 1,))``: document d is segments
+    ``doc_seg[d] .. doc_seg[d+1]-1`` (one empty segment for an empty document); a segment is
+    shorter than ``chunk`` only at a document's end, longer only where no cut was allowed.
+    """
+    n_docs = doc_bounds.shape[0] - 1
+    shift = 64 - jbits
+    mask = (np.int64(1) << np.int64(jbits)) - 1
+    seg_bounds = np.empty(ids.shape[0] // chunk + n_docs + 1, dtype=np.int64)
+    doc_seg = np.empty(n_docs + 1, dtype=np.int64)
+    s = 0
+    seg_bounds[0] = 0
+    for d in range(n_docs):
+        doc_seg[d] = s
+        pos = doc_bounds[d]
+        stop = doc_bounds[d + 1]
+        while True:
+            end = pos + chunk
+            if end >= stop:
+                end = stop
+            else:
+                # subtle: the cut goes *before* end; the pair (end-1, end) must be no junction
+                while end < stop and _is_junction(
+                    jkeys, np.int64(ids[end - 1]) * alphabet_size + np.int64(ids[end]), shift, mask
+                ):
+                    end += 1
+            s += 1
+            seg_bounds[s] = end
+            pos = end
+            if pos >= stop:
+                break
+    doc_seg[n_docs] = s
+    return seg_bounds[: s + 1], doc_seg
+
+
+@njit(cache=True, nogil=True)
+def encode_segments(ids, seg_bounds, first, last, left, right, alphabet_size, pairs, bits,
+                    out, counts):
+    """Replay-encode segments ``first .. last-1`` independently, each in place in ``out``.
+
+    Preconditions (validated by the caller): ``ids`` int32; ``seg_bounds`` int64 from
+    ``find_segments``; ``left``/``right`` int32 (M,), children of row k in ``[0, A + k)``;
+    ``pairs`` from ``build_pair_table(..., bits)``; ``out`` int32 (len(ids),).
+    Segment s's tokens go to ``out[seg_bounds[s]:]`` and their count to ``counts[s]`` (int64).
+    Returns -1, or the first segment s holding an id outside [0, A); then ``counts[s] = -(i + 1)``
+    for its first bad position i and later segments are not encoded.
     """
     longest = np.int64(0)
-    for d in range(first, last):
-        longest = max(longest, bounds[d + 1] - bounds[d])
+    for s in range(first, last):
+        longest = max(longest, seg_bounds[s + 1] - seg_bounds[s])
     m = left.shape[0]
-    tok = np.empty(longest, dtype=np.int32)
-    nxt = np.empty(longest, dtype=np.int32)
-    prv = np.empty(longest, dtype=np.int32)
-    epos = np.empty(3 * longest, dtype=np.int32)
-    enext = np.empty(3 * longest, dtype=np.int32)
-    head = np.full(m, -1, dtype=np.int32)  # subtle: every drained bucket is reset to -1
-    rheap = np.empty(m, dtype=np.int32)
-    state = np.zeros(2, dtype=np.int64)
-    for d in range(first, last):
-        count = _encode_into(ids, bounds[d], bounds[d + 1], left, right, alphabet_size, keys,
-                             ranks, bits, tok, nxt, prv, head, epos, enext, rheap, state, out,
-                             bounds[d])
-        out_bounds[d] = count
+    node = np.empty(4 * longest, dtype=np.int32)
+    # subtle: at most 3 n entries: n - 1 initial pairs, then 2 per merge (at most n - 1 merges)
+    entries = np.empty(6 * longest, dtype=np.int32)
+    # subtle: every drained bucket is reset (head -1, bit cleared), so both are reusable
+    head = np.full(m, -1, dtype=np.int32)
+    ranks_set = np.zeros(m // 32 + 1, dtype=np.int64)
+    state = np.zeros(1, dtype=np.int64)
+    for s in range(first, last):
+        count = _encode_into(ids, seg_bounds[s], seg_bounds[s + 1], left, right, alphabet_size,
+                             pairs, bits, node, head, entries, ranks_set, state,
+                             out, seg_bounds[s])
+        counts[s] = count
         if count < 0:
-            return np.int64(d)
+            return np.int64(s)
     return np.int64(-1)
+
+
+@njit(cache=True, nogil=True)
+def compact_segments(out, seg_bounds, counts, doc_seg):
+    """Move every segment's tokens down to follow the previous segment's; return doc bounds.
+
+    Preconditions: the output of ``encode_segments`` for all segments (all counts >= 0).
+    Returns ``out_bounds`` int64 (D + 1,): document d's tokens are
+    ``out[out_bounds[d]:out_bounds[d+1]]``. Moves never overlap badly: targets are <= sources.
+    """
+    n_docs = doc_seg.shape[0] - 1
+    out_bounds = np.empty(n_docs + 1, dtype=np.int64)
+    o = np.int64(0)
+    for d in range(n_docs):
+        out_bounds[d] = o
+        for s in range(doc_seg[d], doc_seg[d + 1]):
+            src = seg_bounds[s]
+            if src != o:
+                for j in range(counts[s]):
+                    out[o + j] = out[src + j]  # ascending copy is safe: o < src
+            o += counts[s]
+    out_bounds[n_docs] = o
+    return out_bounds
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,8 +393,7 @@ def expansion_lengths(left, right, alphabet_size):
 
     Preconditions (validated by the caller): ``left``/``right`` int32 (M,), children of row k
     in ``[0, A + k)``. Returns ``(lengths int64 (A + M,), depth int64 (A + M,))``; alphabet ids
-    have length 1 and depth 0. Lengths saturate at ``LENGTH_CAP`` (2**32): a model of doubling
-    merges can name tokens longer than any array.
+    have length 1 and depth 0. Lengths saturate at ``LENGTH_CAP`` (2**61).
     """
     m = left.shape[0]
     lengths = np.ones(alphabet_size + m, dtype=np.int64)
@@ -334,16 +435,16 @@ def build_table(left, right, alphabet_size, lengths, max_length):
 
 @njit(cache=True, nogil=True)
 def total_length(tokens, lengths):
-    """Sum of ``lengths[t]`` over ``tokens``, saturating at ``2**62``.
+    """Sum of ``lengths[t]`` over ``tokens``, saturating at ``LENGTH_CAP`` (2**61).
 
-    Preconditions (validated by the caller): ``tokens`` int32 in ``[0, len(lengths))``.
+    Preconditions (validated by the caller): ``tokens`` int32 in ``[0, len(lengths))``,
+    ``lengths`` from ``expansion_lengths`` (each <= LENGTH_CAP, so no sum step overflows).
     """
-    limit = np.int64(1) << np.int64(62)
     total = np.int64(0)
     for i in range(tokens.shape[0]):
         total += lengths[tokens[i]]
-        if total >= limit:
-            return limit
+        if total >= LENGTH_CAP:
+            return LENGTH_CAP
     return total
 
 
