@@ -13,6 +13,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from . import encoder, trainer
 from ._validate import as_documents, check_int
 from .alphabet import Alphabet, dtype_for
 from .errors import CorruptDataError, FormatVersionError, NotFittedError
@@ -176,8 +177,6 @@ class Tokenizer:
         lengths = np.array([len(d) for d in ids_list], dtype=np.int64)
         doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
         ids = np.concatenate(ids_list).astype(np.int32, copy=False)
-        from . import trainer
-
         unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window)
         a = len(alphabet)
 
@@ -322,16 +321,12 @@ class Tokenizer:
 
     # ==================== encoding and decoding
 
-    def _tables(self):
-        from . import encoder
-
+    def _tables(self) -> encoder.EncoderTables:
         if "tables" not in self._cache:
             self._cache["tables"] = encoder.build_encoder(self.merges, len(self.alphabet))
         return self._cache["tables"]
 
-    def _expansion(self):
-        from . import encoder
-
+    def _expansion(self) -> encoder.Expansion:
         if "expansion" not in self._cache:
             self._cache["expansion"] = encoder.build_expansion(self.merges, len(self.alphabet))
         return self._cache["expansion"]
@@ -343,16 +338,12 @@ class Tokenizer:
         ``TypeError`` for floating-point input.
         """
         m = self._require()
-        from . import encoder
-
         ids = self.alphabet.to_ids(seq)
         return m["token_ids"][encoder.encode(ids, self._tables())]
 
     def encode_batch(self, seqs: Iterable[Any]) -> list[np.ndarray]:
         """:meth:`encode` of several independent sequences."""
         m = self._require()
-        from . import encoder
-
         ids = [self.alphabet.to_ids(s) for s in seqs]
         return [m["token_ids"][t] for t in encoder.encode_batch(ids, self._tables())]
 
@@ -362,8 +353,6 @@ class Tokenizer:
         Raises ``ValueError`` naming the first token id outside ``[0, vocab_size)``.
         """
         m = self._require()
-        from . import encoder
-
         tok = self._check_tokens(tokens)
         ids = encoder.decode(m["priority"][tok], self._expansion())
         return self.alphabet.to_values(ids, dtype=m["dtype"] if dtype is None else dtype)
