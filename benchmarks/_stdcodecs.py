@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bz2
 import lzma
-import os
 import shutil
 import subprocess
 import tempfile

@@ -1,0 +1,234 @@
+"""Measurement helpers shared by the benchmark scripts.
+
+    time_call(fn, *args, warmup=1, repeat=3)  -> Timing(best_s, median_s, runs_s, result)
+    peak_memory(target, *args, n_values=None) -> dict(peak_bytes, baseline_bytes, delta_bytes,
+                                                      bytes_per_value, seconds)
+    print_table(rows, columns=None, title=None) -> prints plain aligned text
+    add_json_arg(parser) / write_json(path, payload)
+
+Timing: ``warmup`` untimed calls (numba compilation, caches), then ``repeat`` timed calls with
+``time.perf_counter_ns``; report the best (least disturbed by the other processes sharing the
+machine) and the median.
+
+Peak memory: the function runs in a fresh child process (``multiprocessing`` with the 'spawn'
+start method, so nothing is inherited from this process's heap). The child loads its input,
+takes the current resident size as the baseline, runs the call and reads the peak resident
+size. On Linux the peak is ``VmHWM`` from /proc/self/status, reset to the current size just
+before the call (``echo 5 > /proc/self/clear_refs``), so the measure is the call's own peak.
+``resource.getrusage(RUSAGE_SELF).ru_maxrss`` is the fallback elsewhere, but beware: on Linux
+it is inherited across fork+exec (a child of a 400 MB parent starts at ru_maxrss = 400 MB), and
+it is a high-water mark that earlier steps may already have raised.
+The target must be importable by name in the child (a module-level function, not a lambda).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+
+# ---------------------------------------------------------------- timing
+
+
+@dataclass
+class Timing:
+    best_s: float
+    median_s: float
+    runs_s: list[float] = field(default_factory=list)
+    result: Any = None
+
+
+def time_call(fn: Callable, *args, warmup: int = 1, repeat: int = 3, **kwargs) -> Timing:
+    """Call ``fn(*args, **kwargs)`` ``warmup`` times untimed, then ``repeat`` times timed."""
+    result = None
+    for _ in range(warmup):
+        result = fn(*args, **kwargs)
+    runs = []
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter_ns()
+        result = fn(*args, **kwargs)
+        runs.append((time.perf_counter_ns() - t0) / 1e9)
+    return Timing(best_s=min(runs), median_s=statistics.median(runs), runs_s=runs, result=result)
+
+
+# ---------------------------------------------------------------- memory
+
+
+def _proc_status_kib(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's peak-RSS mark to its current RSS (Linux); False if unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def current_rss_bytes() -> int | None:
+    kib = _proc_status_kib("VmRSS")
+    return None if kib is None else kib * 1024
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process: VmHWM on Linux, else ru_maxrss."""
+    kib = _proc_status_kib("VmHWM")
+    if kib is not None:
+        return kib * 1024
+    import resource
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss if sys.platform == "darwin" else rss * 1024  # Linux and BSD report KiB
+
+
+def _memory_child(conn, target, args, kwargs, call_loader):
+    try:
+        if call_loader:  # args[0] is a zero-argument loader: build the input inside the child
+            args = (args[0](),) + tuple(args[1:])
+        import gc
+
+        gc.collect()
+        reset = reset_peak_rss()
+        base = current_rss_bytes() if reset else None
+        if base is None:
+            base = peak_rss_bytes()
+        t0 = time.perf_counter_ns()
+        target(*args, **kwargs)
+        secs = (time.perf_counter_ns() - t0) / 1e9
+        conn.send(dict(ok=True, baseline_bytes=base, peak_bytes=peak_rss_bytes(), seconds=secs,
+                       method="VmHWM after clear_refs" if reset else "ru_maxrss"))
+    except BaseException as exc:  # report, don't hang the parent
+        conn.send(dict(ok=False, error=f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def peak_memory(
+    target: Callable,
+    *args,
+    n_values: int | None = None,
+    loader: bool = False,
+    timeout: float | None = None,
+    **kwargs,
+) -> dict:
+    """Extra peak resident memory of ``target(*args, **kwargs)``, measured in a spawned child.
+
+    With ``loader=True`` the first argument is a zero-argument callable run in the child to
+    build the real first argument (so a large input is not pickled across, and its loading
+    is part of the baseline). ``n_values`` (the number of input values) adds
+    ``bytes_per_value = delta_bytes / n_values``. Raises RuntimeError if the child fails or
+    runs past ``timeout`` seconds.
+    """
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_memory_child, args=(child, target, args, kwargs, loader))
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(timeout):
+            proc.kill()
+            raise RuntimeError(f"peak_memory: {getattr(target, '__name__', target)} ran past {timeout} s")
+        msg = parent.recv()
+    except EOFError:
+        msg = dict(ok=False, error=f"child died (exit code {proc.exitcode})")
+    finally:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+    if not msg.pop("ok"):
+        raise RuntimeError(f"peak_memory: {msg['error']}")
+    msg["delta_bytes"] = max(0, msg["peak_bytes"] - msg["baseline_bytes"])
+    if n_values:
+        msg["bytes_per_value"] = msg["delta_bytes"] / n_values
+    return msg
+
+
+# ---------------------------------------------------------------- output
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        a = abs(v)
+        if a >= 1000:
+            return f"{v:,.0f}"
+        if a >= 100:
+            return f"{v:.1f}"
+        if a >= 1:
+            return f"{v:.3f}"
+        return f"{v:.4f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def format_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> str:
+    """Rows of dicts as plain text: a header line, a rule, one line per row; numbers right-aligned."""
+    if columns is None:
+        columns = []
+        for r in rows:
+            columns += [k for k in r if k not in columns]
+    cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in rows) for c in columns]
+
+    def line(vals):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
+
+    out = []
+    if title:
+        out.append(title)
+    out.append(line(list(columns)))
+    out.append("  ".join("-" * w for w in widths))
+    out += [line(row) for row in cells]
+    return "\n".join(out)
+
+
+def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, title: str | None = None) -> None:
+    print(format_table(rows, columns, title))
+    print(flush=True)
+
+
+def add_json_arg(parser) -> None:
+    """Add the common ``--json OUT.json`` option to an argparse parser."""
+    parser.add_argument("--json", metavar="OUT.json", help="also write every result row to this JSON file")
+
+
+def write_json(path: str | Path | None, payload: Any) -> None:
+    """Write ``payload`` (plus machine info) as JSON; no-op when ``path`` is None."""
+    if not path:
+        return
+    import os
+    import platform
+
+    doc = dict(
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        cpus=os.cpu_count(),
+        time=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        results=payload,
+    )
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    print(f"wrote {path}")
