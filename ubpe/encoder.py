@@ -332,29 +332,55 @@ def expanded_length(tokens: np.ndarray, expansion: Expansion) -> int:
     return total
 
 
-def decode(tokens: np.ndarray, expansion: Expansion, out: np.ndarray | None = None) -> np.ndarray:
+def value_table(expansion: Expansion, symbol_values: np.ndarray) -> np.ndarray:
+    """The expansion table mapped through ``symbol_values`` (shape (A,), any numeric dtype).
+
+    Passing it to :func:`decode` makes the kernel write final values instead of alphabet ids,
+    which saves a second pass over the output.
+    """
+    e = _check_expansion(expansion)
+    symbol_values = np.asarray(symbol_values)
+    if symbol_values.ndim != 1 or symbol_values.shape[0] != e.alphabet_size:
+        raise ValueError(f"symbol_values must have shape ({e.alphabet_size},), got {symbol_values.shape}")
+    if symbol_values.dtype.kind not in "iub":
+        raise TypeError(f"symbol_values must be integers or bools, got {symbol_values.dtype}")
+    return np.ascontiguousarray(symbol_values[e.values])
+
+
+def decode(
+    tokens: np.ndarray,
+    expansion: Expansion,
+    out: np.ndarray | None = None,
+    *,
+    values: np.ndarray | None = None,
+) -> np.ndarray:
     """Expand int32 priority-space tokens into int32 alphabet ids.
 
-    ``out``, if given, must be a writable C-contiguous 1-D int32 array of at least
-    ``expanded_length(tokens)`` elements; the result is its leading slice.
+    With ``values`` (from :func:`value_table`), the result holds the symbols' values in
+    ``values.dtype`` instead. ``out``, if given, must be a writable C-contiguous 1-D array of
+    that dtype with at least ``expanded_length(tokens)`` elements; the result is its leading slice.
     """
     e = _check_expansion(expansion)
     tokens = _check_tokens(tokens, e)
     total = int(_k.total_length(tokens, e.lengths))
     if total >= _k.LENGTH_CAP:
         raise ValueError("tokens expand to 2**61 values or more: no array can hold them")
+    if values is None:
+        values = e.values
+    elif values.shape != e.values.shape or not values.flags.c_contiguous:
+        raise ValueError("values must come from value_table() of this expansion")
     if out is None:
-        out = np.empty(total, dtype=np.int32)
+        out = np.empty(total, dtype=values.dtype)
     else:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
-        if out.dtype != np.int32 or out.ndim != 1 or not out.flags.c_contiguous:
-            raise TypeError(f"out must be a C-contiguous 1-D int32 array, got {out.dtype} with "
+        if out.dtype != values.dtype or out.ndim != 1 or not out.flags.c_contiguous:
+            raise TypeError(f"out must be a C-contiguous 1-D {values.dtype} array, got {out.dtype} with "
                             f"shape {out.shape}")
         if not out.flags.writeable:
             raise ValueError("out must be writable")
         if out.shape[0] < total:
             raise ValueError(f"out has {out.shape[0]} elements, the tokens expand to {total}")
-    written = _k.decode_kernel(tokens, e.left, e.right, e.alphabet_size, e.offsets, e.values,
+    written = _k.decode_kernel(tokens, e.left, e.right, e.alphabet_size, e.offsets, values,
                                e.lengths, e.max_depth, out)
     return out[:written]

@@ -353,9 +353,19 @@ class Tokenizer:
         Raises ``ValueError`` naming the first token id outside ``[0, vocab_size)``.
         """
         m = self._require()
-        tok = self._check_tokens(tokens)
-        ids = encoder.decode(m["priority"][tok], self._expansion())
-        return self.alphabet.to_values(ids, dtype=m["dtype"] if dtype is None else dtype)
+        tok = m["priority"][self._check_tokens(tokens)]
+        dtype = m["dtype"] if dtype is None else np.dtype(dtype)
+        if dtype.kind in "iub" and self.alphabet.kind != "symbols":
+            return encoder.decode(tok, self._expansion(), values=self._value_table(dtype))
+        ids = encoder.decode(tok, self._expansion())
+        return self.alphabet.to_values(ids, dtype=dtype)
+
+    def _value_table(self, dtype: np.dtype) -> np.ndarray:
+        key = ("values", dtype.str)
+        if key not in self._cache:
+            symbols = self.alphabet.to_values(np.arange(len(self.alphabet)), dtype=dtype)
+            self._cache[key] = encoder.value_table(self._expansion(), symbols)
+        return self._cache[key]
 
     def _check_tokens(self, tokens: Any) -> np.ndarray:
         if isinstance(tokens, (bytes, bytearray, memoryview, str)):

@@ -454,7 +454,9 @@ def decode_kernel(tokens, left, right, alphabet_size, offsets, values, lengths, 
 
     Preconditions (validated by the caller): ``tokens`` int32 in ``[0, A + M)``; ``offsets``/
     ``values`` from ``build_table`` and ``lengths`` from ``expansion_lengths`` of the same model;
-    ``max_depth`` >= every token's depth; ``out`` int32 with room for ``total_length(tokens)``.
+    ``max_depth`` >= every token's depth; ``out`` of ``values``' dtype (int32 ids, or the
+    symbols' values when ``values`` is the table mapped through them) with room for
+    ``total_length(tokens)``.
     Tabled tokens are copied; longer ones are split over their children with an explicit stack.
     """
     stack = np.empty(max_depth + 2, dtype=np.int32)
