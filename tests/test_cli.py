@@ -462,3 +462,28 @@ def test_demo(capsys, container):
         assert name in rows, out
         assert float(rows[name][-2]) > 1.0  # "name [-level] bytes ratio time"
     assert "checked" in out
+
+
+# ============================================================== delta front end
+
+
+def test_compress_delta_option(capsys, tmp_path, container, signal):
+    src = tmp_path / "x.npy"
+    np.save(src, signal)
+    sizes = {}
+    for delta in ("0", "1", "2", "auto"):
+        packed = tmp_path / f"d{delta}.ubpe"
+        assert run(capsys, "-q", "compress", src, "-o", packed, "--delta", delta)[0] == 0
+        info = container.inspect(packed.read_bytes())
+        if delta != "auto":
+            assert info.delta == int(delta)
+        sizes[delta] = packed.stat().st_size
+        code, out, err = run(capsys, "inspect", packed)
+        assert code == 0, err
+        assert ("delta of order" in out) == (info.delta > 0), out
+        assert run(capsys, "-q", "decompress", packed, "-o", tmp_path / f"d{delta}.npy")[0] == 0
+        assert np.array_equal(np.load(tmp_path / f"d{delta}.npy"), signal)
+    assert sizes["auto"] <= min(sizes["0"], sizes["1"], sizes["2"])
+    assert sizes["auto"] < sizes["0"]  # an ECG: differences compress better
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "bad.ubpe", "--delta", "5")
+    assert code == 2 and "--delta" in err

@@ -224,15 +224,15 @@ def test_shared_model_over_windows(shared_data):
 def test_n_tokens_fits_exactly():
     x = walk(5000, seed=3)
     a = len(np.unique(x))
-    info = inspect(compress(x, n_tokens=a + 37))
-    assert info.alphabet_size == a and info.n_merges == 37
+    info = inspect(compress(x, n_tokens=a + 37, delta=0))
+    assert info.alphabet_size == a and info.n_merges == 37 and info.delta == 0
 
 
 def test_fit_options_forwarded():
     x = walk(3000, seed=4)
     a = len(np.unique(x))
-    d1 = compress(x, n_tokens=a + 30, n_candidates=1)
-    d2 = compress(x, n_tokens=a + 30, n_candidates=50)
+    d1 = compress(x, n_tokens=a + 30, n_candidates=1, delta=0)
+    d2 = compress(x, n_tokens=a + 30, n_candidates=50, delta=0)
     assert_same_array(decompress(d1), x)
     assert_same_array(decompress(d2), x)
     tok = Tokenizer(None, a + 30, n_candidates=1).fit(x)
@@ -264,7 +264,7 @@ def test_best_prefix_is_near_the_true_optimum(seed):
 def test_prefix_tokens_equal_replay_under_the_prefix():
     """compress keeps the full training stream expanded to the chosen prefix: equal to replay."""
     x = walk(20_000, seed=5, step=1)
-    d = unpack(compress(x))
+    d = unpack(compress(x, delta=0))
     a, m = d["model"]["a"], d["model"]["m"]
     assert 0 < m
     alphabet = ubpe.Alphabet.from_data(x)
@@ -277,14 +277,137 @@ def test_prefix_tokens_equal_replay_under_the_prefix():
 def test_auto_size_beats_fixed_sizes():
     x = walk(30_000, seed=6, step=1)
     a = len(np.unique(x))
-    auto = len(compress(x))
+    auto = len(compress(x, delta=0))
     for extra in (0, 10, 4000):
-        assert auto <= len(compress(x, n_tokens=a + extra)) * 1.02
+        assert auto <= len(compress(x, n_tokens=a + extra, delta=0)) * 1.02
 
 
 def test_compress_is_deterministic():
     x = walk(4000, seed=8)
     assert compress(x) == compress(x.copy())
+
+
+# ============================================================================ delta front end
+
+
+@given(
+    hnp.arrays(
+        dtype=st.sampled_from(INT_DTYPES).map(np.dtype),
+        shape=hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=120),
+    ),
+    st.integers(0, container.MAX_DELTA),
+)
+def test_roundtrip_every_delta_order(x, k):
+    data = check_roundtrip(x, delta=k)
+    assert inspect(data).delta == k
+    assert unpack(data)["front"] == ({"delta": k} if k else {})
+
+
+@given(st.sampled_from(INT_DTYPES).map(np.dtype), st.integers(0, 300), st.integers(0, 3), st.data())
+def test_roundtrip_delta_of_extremes(dtype, n, k, data):
+    """Steps between the dtype's extremes wrap around: every order still round-trips exactly."""
+    info = np.iinfo(dtype)
+    pool = [int(info.min), int(info.min) + 1, 0, 1, int(info.max) - 1, int(info.max)]
+    idx = data.draw(hnp.arrays(np.int64, n, elements=st.integers(0, len(pool) - 1)))
+    x = np.array(pool, dtype=dtype)[idx]
+    check_roundtrip(x, delta=k)
+    check_roundtrip(np.tile(x, 3), delta=None if k == 3 else k)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("k", [1, 2, container.MAX_DELTA])
+def test_delta_short_inputs(dtype, k):
+    info = np.iinfo(np.dtype(dtype))
+    for values in ([], [info.max], [info.min, info.max], [info.max, info.min, info.max, 0, 1]):
+        check_roundtrip(np.array(values, dtype=dtype), delta=k)
+        check_roundtrip(np.array(values, dtype=dtype))
+    check_roundtrip(np.array(info.max, dtype=dtype), delta=k)  # 0-d
+
+
+def test_auto_delta_on_smooth_signals(shared_data):
+    ecg = np.load(shared_data / "ecg" / "mitbih_208.npy")[:20_000]
+    assert inspect(check_roundtrip(ecg)).delta in (1, 2)
+    assert inspect(check_roundtrip(walk(20_000, seed=1))).delta == 1
+
+
+def test_auto_delta_picks_the_smallest():
+    for x in (walk(8000, seed=2), np.cumsum(walk(8000, seed=3, step=1)).astype(np.int32)):
+        sizes = {k: len(compress(x, delta=k)) for k in (0, 1, 2)}
+        auto = compress(x)
+        assert len(auto) == min(sizes.values())
+        assert inspect(auto).delta == min(sizes, key=lambda k: (sizes[k], k))
+
+
+def test_auto_delta_zero_on_noise_text_bool_and_tiny():
+    rng = np.random.default_rng(0)
+    noise = rng.integers(-40, 41, 20_000).astype(np.int16)
+    assert inspect(check_roundtrip(noise)).delta == 0
+    text = np.frombuffer(b"the cat sat on the mat; the rat ate the cat's hat. " * 100, np.uint8)
+    data = check_roundtrip(text)
+    assert inspect(data).delta == 0 and unpack(data)["front"] == {}
+    assert inspect(check_roundtrip(rng.random(500) < 0.3)).delta == 0
+    for x in ([], [5], [5, 9]):
+        assert inspect(check_roundtrip(x)).delta == 0
+
+
+def test_auto_delta_text(shared_data):
+    text = (shared_data / "text" / "taylorswift.txt").read_bytes()
+    assert inspect(compress(text)).delta == 0
+
+
+def test_auto_delta_on_a_sample(monkeypatch):
+    """Beyond AUTO_DELTA_FULL_FIT values the orders are compared on a sample of windows."""
+    monkeypatch.setattr(container, "AUTO_DELTA_FULL_FIT", 3000)
+    monkeypatch.setattr(container, "AUTO_DELTA_SAMPLE", 2048)
+    x = walk(12_000, seed=4)
+    data = check_roundtrip(x)
+    assert inspect(data).delta == 1
+    assert data == compress(x, delta=1)
+    rng = np.random.default_rng(1)
+    noise = rng.integers(0, 30, 12_000).astype(np.uint8)
+    assert inspect(check_roundtrip(noise)).delta == 0
+
+
+def test_delta_argument_errors():
+    x = walk(100)
+    for bad in (container.MAX_DELTA + 1, -1):
+        with pytest.raises(ValueError, match="delta"):
+            compress(x, delta=bad)
+    for bad in ("1", 1.0, True, "auto"):
+        with pytest.raises(TypeError, match="delta"):
+            compress(x, delta=bad)
+    with pytest.raises(ValueError, match="bool"):
+        compress(np.array([True, False]), delta=1)
+    assert inspect(compress(np.array([True, False]), delta=0)).delta == 0
+
+
+def test_delta_with_a_tokenizer():
+    """A tokenizer fitted on differences: the caller states the order; the default is 0."""
+    from ubpe.signal import delta
+
+    x = walk(6000, seed=11)
+    tok = Tokenizer(None, 64).fit(delta(x[:4000], 1))
+    # only the first value of an array stays raw (delta's d[0]): it must be in the alphabet too
+    window = (x[4000:4600] - x[4000] + x[0]).astype(x.dtype)
+    for embed in (True, False):
+        data = check_roundtrip(window, tokenizer=tok, delta=1, embed=embed)
+        assert inspect(data).delta == 1
+    with pytest.raises(ValueError, match="alphabet"):
+        compress(window, tokenizer=tok)  # delta 0: raw values are not in the alphabet of steps
+    raw_tok = Tokenizer(None, len(np.unique(x)) + 20).fit(x)
+    data = check_roundtrip(x[:500], tokenizer=raw_tok)
+    assert inspect(data).delta == 0 and unpack(data)["front"] == {}
+
+
+def test_compress_speed_with_auto_delta():
+    """The automatic order costs at most a few fits of a sample on top of one fit."""
+    x = walk(1_000_000, seed=9)
+    compress(x[:5000])
+    t0 = time.perf_counter()
+    data = compress(x)
+    elapsed = time.perf_counter() - t0
+    assert inspect(data).delta == 1
+    assert elapsed < 10
 
 
 # ============================================================================ tokenizer modes
@@ -419,11 +542,50 @@ def test_invalid_version(version):
         decompress(pack(d))
 
 
-def test_front_must_be_empty_in_v1():
-    d = unpack(compress([1, 2, 3]))
+@pytest.mark.parametrize("front, match", [
+    ([], "front"),
+    (None, "front"),
+    (1, "front"),
+    ({"delta": 0}, "delta"),  # order 0 is written as the empty map, and only so
+    ({"delta": -1}, "delta"),
+    ({"delta": container.MAX_DELTA + 1}, "delta"),
+    ({"delta": 2**64 - 1}, "delta"),
+    ({"delta": "1"}, "delta"),
+    ({"delta": 1.0}, "delta"),
+    ({"delta": True}, "delta"),
+    ({"delta": None}, "delta"),
+    ({"delta": [1]}, "delta"),
+    ({"quantize": 8}, "front"),
+    ({"delta": 1, "zz": 0}, "front"),
+    ({"Delta": 1}, "front"),
+])
+def test_corrupt_front_refused(front, match):
+    for x in (walk(300), np.array([7, 7, 7, 1], np.uint8)):
+        d = unpack(compress(x))
+        d["front"] = front
+        with pytest.raises(ubpe.CorruptDataError, match=match):
+            decompress(pack(d))
+        with pytest.raises(ubpe.CorruptDataError, match=match):
+            inspect(pack(d))
+
+
+def test_front_delta_on_bool_refused():
+    d = unpack(compress(np.arange(50) % 3 == 0))
+    assert d["front"] == {}
     d["front"] = {"delta": 1}
-    with pytest.raises(ubpe.CorruptDataError, match="front"):
+    with pytest.raises(ubpe.CorruptDataError, match="bool"):
         decompress(pack(d))
+
+
+def test_front_change_caught_by_the_checksum():
+    """Another valid order decodes to other values, which the CRC (over the originals) refuses."""
+    x = walk(500)
+    d = unpack(compress(x, delta=1))
+    assert d["front"] == {"delta": 1}
+    for front in ({}, {"delta": 2}, {"delta": container.MAX_DELTA}):
+        d["front"] = front
+        with pytest.raises(ubpe.CorruptDataError, match="checksum"):
+            decompress(pack(d))
 
 
 def test_unknown_and_missing_fields():
@@ -566,7 +728,7 @@ def test_bad_alphabets(alphabet):
 def test_merge_table_changes_refused_or_harmless():
     """Any change of the merge bytes is refused (bad code, wrong length, CRC) or decodes exactly."""
     x = walk(2000)
-    data = compress(x)
+    data = compress(x, delta=0)
     base = unpack(data)
     assert base["model"]["m"] >= 2
     for i in range(len(base["model"]["merges"])):
@@ -618,6 +780,16 @@ def test_fixtures_exist():
     assert len(_fixture_names()) >= 6, "run python tests/fixtures/make_fixtures.py once"
 
 
+def test_delta_fixtures():
+    for name, order in (("v1_delta1_signal_int16", 1), ("v1_delta2_wrap_uint16", 2)):
+        data = (FIXTURES / f"{name}.ubpe").read_bytes()
+        assert inspect(data).delta == order and unpack(data)["front"] == {"delta": order}
+    for name in _fixture_names():
+        if "delta" not in name:  # the fixtures written before the front end: order 0, empty map
+            data = (FIXTURES / f"{name}.ubpe").read_bytes()
+            assert inspect(data).delta == 0 and unpack(data)["front"] == {}
+
+
 def test_current_writer_matches_fixtures():
     """Not a compatibility requirement (compress may improve), but a changed writer should be noticed."""
     changed = []
@@ -626,7 +798,19 @@ def test_current_writer_matches_fixtures():
         model_path = FIXTURES / f"{name}.model"
         if model_path.exists() or "model" in name or "n_tokens" in name:
             continue  # made with other arguments than the defaults
-        if compress(expected) != (FIXTURES / f"{name}.ubpe").read_bytes():
+        data = (FIXTURES / f"{name}.ubpe").read_bytes()
+        options = {"delta": inspect(data).delta} if "delta" in name else {}  # made with delta=k
+        if compress(expected, **options) != data:
             changed.append(name)
     if changed:
         pytest.skip(f"compress now writes other bytes for {changed} (fixtures still decode)")
+
+
+def test_format_md_delta_example():
+    """The example with a front end in docs/format.md."""
+    data = compress(np.arange(1000, dtype=np.int32) ** 2)
+    d = unpack(data)
+    assert len(data) == 169
+    assert d["front"] == {"delta": 2}
+    assert d["alphabet"] == {"n": 3, "lo": 0, "w": 0, "gaps": b""} and d["model"]["m"] == 0
+    assert d["stream"]["coder"] == "rans" and d["stream"]["n"] == 1000

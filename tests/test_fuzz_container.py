@@ -64,3 +64,52 @@ def test_every_strict_prefix_raises():
             from ubpe.container import decompress
 
             check_truncations(data, lambda d: decompress(d, tokenizer=tok))
+
+
+def test_delta_containers_mutated_in_process():
+    """Containers with each delta order, mutated (bytes and fields, ``front`` included): a library
+    error or the exact values. Small and in-process; the child-process run above covers the
+    automatically chosen orders of the shared samples."""
+    import random
+
+    import numpy as np
+
+    import ubpe
+    from common import mutate
+    from ubpe.container import MAX_DELTA, compress, decompress
+
+    rng = np.random.default_rng(3)
+    walk = np.cumsum(rng.integers(-3, 4, 400)).astype(np.int16) * 16
+    wide = np.cumsum(rng.integers(-2, 3, 300)).astype(np.uint64) + np.uint64(2**64 - 150)
+    samples = [(x, compress(x, delta=k)) for x in (walk, wide) for k in range(1, MAX_DELTA + 1)]
+    r = random.Random(11)
+    refused = 0
+    for i in range(1200):
+        values, data = samples[i % len(samples)]
+        mutated = mutate(data, r)
+        try:
+            got = decompress(mutated, max_output_size=1 << 20)
+        except ubpe.UBPEError:
+            refused += 1
+            continue
+        assert got.dtype.str == values.dtype.str and np.array_equal(got, values)
+    assert refused > 0
+    # every substitute for the delta order is refused (or, being the same order, decodes)
+    import msgpack
+
+    from common import _SUBSTITUTES
+
+    for values, data in samples:
+        tree = msgpack.unpackb(data, raw=False)
+        for sub in _SUBSTITUTES + [{"delta": k} for k in range(-1, MAX_DELTA + 2)]:
+            for where in ("front", "delta"):
+                t = msgpack.unpackb(data, raw=False)
+                if where == "front":
+                    t["front"] = sub
+                else:
+                    t["front"]["delta"] = sub
+                try:
+                    got = decompress(msgpack.packb(t, use_bin_type=True))
+                except ubpe.CorruptDataError:
+                    continue
+                assert t["front"] == tree["front"] and np.array_equal(got, values)

@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="MODEL", help="use this tokenizer (from 'ubpe fit')")
     p.add_argument("--reference", action="store_true",
                    help="with --model: store only the model's digest, not the model itself")
+    p.add_argument("--delta", choices=("auto", "0", "1", "2", "3", "4"), default="auto",
+                   help="prediction front end: compress the differences of this order (0: the "
+                   "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
+                   "with --model (pass the order the model was fitted on)")
     add_fit_options(p, required=False)
     add_input_options(p)
     p.set_defaults(func=cmd_compress)
@@ -301,14 +305,15 @@ def cmd_compress(args: argparse.Namespace) -> int:
     sig = _read_input(args, args.input)
     values = sig.values
     tok = _load_model(args.model) if args.model is not None else None
+    delta = None if args.delta == "auto" else int(args.delta)
     try:
         if tok is not None:
-            data = container.compress(values, tokenizer=tok, embed=not args.reference)
+            data = container.compress(values, tokenizer=tok, embed=not args.reference, delta=delta)
         else:
             options = _fit_options(args)
             if _accepts(container.compress, "progress"):
                 options["progress"] = not args.quiet
-            data = container.compress(values, n_tokens=args.n_tokens, **options)
+            data = container.compress(values, n_tokens=args.n_tokens, delta=delta, **options)
     except (UBPEError, ValueError, TypeError) as e:
         raise UBPEError(f"{args.input}: {e}") from e  # e.g. a value outside the model's alphabet
     uio.write_atomic(args.output, data, overwrite=args.overwrite)
@@ -418,11 +423,13 @@ def _format_report(info: Any, path: str) -> str:
         model = f"embedded: {info.alphabet_size} symbols + {info.n_merges} merges"
     else:
         model = f"referenced by digest sha256:{info.digest} (decompress needs --model)"
+    front = f"delta of order {info.delta}" if info.delta else "none"
     lines = [
         f"{path}: ubpe container (format {info.version}), {size} bytes",
         f"  values       {info.n_values} x {np.dtype(info.dtype)} ({info.dtype}), shape "
         f"{tuple(info.shape)}: {info.original_size} bytes",
         f"  model        {model}",
+        f"  front end    {front}",
         f"  coder        {info.coder}, {info.n_tokens} tokens",
         "  parts",
         part("header", info.header),

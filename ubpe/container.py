@@ -2,9 +2,10 @@
 
 ``compress`` maps the values to alphabet ids, tokenizes them with a BPE model (fitted on the
 values themselves, or given), entropy-codes the priority-space tokens (``ubpe.entropy``) and
-writes one msgpack map: magic and format version, dtype and shape of the values, the alphabet
-and merge table (or the digest of a saved model), reserved front-end parameters, the token
-stream and a CRC-32 of the values. ``docs/format.md`` is the normative specification.
+writes one msgpack map: magic and format version, dtype and shape of the values, the front end
+(the order of the delta prediction, :mod:`ubpe.signal`, chosen automatically or given), the
+alphabet and merge table (or the digest of a saved model), the token stream and a CRC-32 of the
+values. ``docs/format.md`` is the normative specification.
 
 ``decompress`` is a trust boundary. It checks every field (types, lengths, ranges, the merge
 table's order, the sizes the fields declare against each other and against
@@ -30,6 +31,8 @@ from . import encoder, entropy, trainer
 from ._validate import QUANTIZE_HINT, as_sequence
 from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError
+from .signal import delta as _delta
+from .signal import undelta as _undelta
 from .tokenizer import Tokenizer
 
 __all__ = ["ContainerInfo", "compress", "decompress", "inspect", "FORMAT_VERSION", "MAGIC"]
@@ -45,6 +48,21 @@ MAX_NDIM = 32
 #: Automatic model size: at most this many merges, and at most one per AUTO_VALUES_PER_MERGE values.
 AUTO_MAX_MERGES = 1 << 16
 AUTO_VALUES_PER_MERGE = 8
+#: Largest delta order a container may declare (``front = {"delta": k}``, ``1 <= k <= MAX_DELTA``).
+MAX_DELTA = 4
+#: Orders ``compress(..., delta=None)`` chooses among.
+AUTO_DELTA_ORDERS = (0, 1, 2)
+#: Automatic order: an order is fitted only if the order-0 entropy of its values (bits per value)
+#: is at most this factor times the smallest one, plus AUTO_DELTA_ENTROPY_SLACK bits.
+AUTO_DELTA_ENTROPY_FACTOR = 1.25
+AUTO_DELTA_ENTROPY_SLACK = 0.05
+#: Automatic order: up to this many values the remaining orders are fitted on all the values
+#: (and the smallest container kept); beyond, they are compared on a sample of
+#: AUTO_DELTA_SAMPLE values (AUTO_DELTA_WINDOWS evenly spaced windows) and only the chosen order
+#: is fitted on all the values.
+AUTO_DELTA_FULL_FIT = 1 << 19
+AUTO_DELTA_SAMPLE = 1 << 18
+AUTO_DELTA_WINDOWS = 16
 
 _DTYPES = frozenset(
     ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" for s in (2, 4, 8)]
@@ -210,6 +228,7 @@ def compress(
     tokenizer: Tokenizer | None = None,
     n_tokens: int | None = None,
     embed: bool = True,
+    delta: int | None = None,
     **fit_options: Any,
 ) -> bytes:
     """Compress integer values into self-describing bytes (format: ``docs/format.md``).
@@ -230,6 +249,18 @@ def compress(
     embed : bool, default True
         With a ``tokenizer``: ``True`` embeds its alphabet and merge table; ``False`` stores
         only its digest, and :func:`decompress` then needs the same tokenizer.
+    delta : int, optional
+        The prediction front end: the values are replaced by their differences of this order
+        (:func:`ubpe.signal.delta` over the flattened values, modulo ``2**bits``, as signed
+        integers of the same width) before tokenization, and restored exactly by
+        :func:`decompress`. An int in ``[0, MAX_DELTA]`` forces that order (``0``: the values
+        as they are). ``None`` (default), when a model is fitted: the order in ``{0, 1, 2}``
+        that gives the smallest container, found cheaply (the order-0 entropy of each order's
+        values rules out the clearly worse ones, the others are fitted and sized; beyond
+        ``AUTO_DELTA_FULL_FIT`` values they are compared on a sample and only the chosen one is
+        fitted on all the values). ``None`` with a ``tokenizer`` means ``0``: the tokenizer's
+        alphabet is taken to be over the values given; pass ``delta=k`` when it was fitted on
+        ``ubpe.signal.delta(x, k)``. Bool values take order 0 only.
     **fit_options
         ``n_candidates``, ``min_count``, ``weighting``, ``window``: passed to :class:`Tokenizer`
         when a model is fitted.
@@ -252,6 +283,7 @@ def compress(
     arr = _as_values(values)
     if not isinstance(embed, (bool, np.bool_)):
         raise TypeError(f"embed must be a bool, got {embed!r}")
+    order = _delta_argument(delta, arr.dtype)
     dtype = arr.dtype
     if dtype.kind == "b":
         arr = arr.view(np.uint8) != 0  # normalise bool bytes to 0/1 (the CRC covers them)
@@ -279,8 +311,9 @@ def compress(
         _alphabet_values(alphabet)  # refuses an alphabet of symbols
         if a + len(merges) > MAX_VOCAB:
             raise ValueError(f"the tokenizer has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
+        order = order or 0
         if n:
-            ids = alphabet.to_ids(flat)
+            ids = alphabet.to_ids(_delta(flat, order) if order else flat)
             tokens = encoder.encode(ids, tokenizer._tables()) if len(merges) else ids
         else:
             tokens = np.zeros(0, dtype=np.int32)
@@ -289,17 +322,90 @@ def compress(
             fields["model"] = _model_field(merges, a)
         else:
             fields["digest"] = bytes.fromhex(tokenizer.digest)
+        fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1))
     else:
         if not embed:
             raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
-        alphabet, merges, tokens = _fit_model(flat, n_tokens, fit_options)
-        a = len(alphabet)
-        fields["alphabet"] = _alphabet_field(alphabet)
-        fields["model"] = _model_field(merges, a)
-    vocab = a + len(merges)
-    fields["stream"] = entropy.encode_stream(tokens, max(vocab, 1))
+        if order is None:
+            order, fitted = _choose_delta(flat, n_tokens, fit_options)
+        else:
+            fitted = None
+        if fitted is None:
+            fitted = _fitted_fields(_delta(flat, order) if order else flat, n_tokens, fit_options)
+        fields.update(fitted)
+    if order:
+        fields["front"] = {"delta": order}  # order 0 stays the empty map
     fields["crc"] = _crc(dtype, shape, flat)
     return msgpack.packb(fields, use_bin_type=True)
+
+
+def _delta_argument(delta: Any, dtype: np.dtype) -> int | None:
+    """``compress``'s ``delta``: None (automatic) or an order in [0, MAX_DELTA]."""
+    if delta is None:
+        return 0 if dtype.kind == "b" else None
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Integral):
+        raise TypeError(f"delta must be None or an int in [0, {MAX_DELTA}], got {type(delta).__name__} {delta!r}")
+    if not 0 <= delta <= MAX_DELTA:
+        raise ValueError(f"delta must be None or an int in [0, {MAX_DELTA}], got {delta}")
+    if delta and dtype.kind == "b":
+        raise ValueError("delta applies to numeric values; bool values are compressed with delta=0")
+    return int(delta)
+
+
+def _fitted_fields(src: np.ndarray, n_tokens: int | None, fit_options: dict) -> dict[str, Any]:
+    """The ``alphabet``, ``model`` and ``stream`` fields of a model fitted on ``src``."""
+    alphabet, merges, tokens = _fit_model(src, n_tokens, fit_options)
+    a = len(alphabet)
+    return {
+        "alphabet": _alphabet_field(alphabet),
+        "model": _model_field(merges, a),
+        "stream": entropy.encode_stream(tokens, max(a + len(merges), 1)),
+    }
+
+
+def _entropy_bits(y: np.ndarray) -> float:
+    """Order-0 empirical entropy of ``y`` (1-D integers), in bits per value."""
+    n = y.shape[0]
+    if n == 0:
+        return 0.0
+    if y.dtype.itemsize <= 2:
+        counts = np.bincount(y.view(f"u{y.dtype.itemsize}"))
+    else:
+        lo, hi = y.min(), y.max()
+        if int(hi) - int(lo) < 1 << 22:  # exact in the dtype: no wrap-around within the range
+            counts = np.bincount(np.subtract(y, lo).view(f"u{y.dtype.itemsize}").astype(np.intp))
+        else:
+            counts = np.unique(y, return_counts=True)[1]
+    c = counts[counts > 0].astype(np.float64)
+    return float(np.log2(n) - (c * np.log2(c)).sum() / n)
+
+
+def _choose_delta(flat: np.ndarray, n_tokens: int | None, fit_options: dict) -> tuple[int, dict | None]:
+    """The delta order in AUTO_DELTA_ORDERS giving the smallest container (``compress``'s
+    ``delta=None``), and the fitted fields of that order when they were computed on the way."""
+    n = flat.shape[0]
+    if flat.dtype.kind == "b" or n < 3:
+        return 0, None
+    ys = {k: _delta(flat, k) if k else flat for k in AUTO_DELTA_ORDERS}
+    h = {k: _entropy_bits(y) for k, y in ys.items()}
+    bound = AUTO_DELTA_ENTROPY_FACTOR * min(h.values()) + AUTO_DELTA_ENTROPY_SLACK
+    candidates = [k for k in AUTO_DELTA_ORDERS if h[k] <= bound]
+    if len(candidates) == 1:
+        return candidates[0], None
+    if n <= AUTO_DELTA_FULL_FIT:
+        fitted = {k: _fitted_fields(ys[k], n_tokens, fit_options) for k in candidates}
+        sizes = {k: len(msgpack.packb(f, use_bin_type=True)) for k, f in fitted.items()}
+        best = min(candidates, key=lambda k: (sizes[k], k))
+        return best, fitted[best]
+    # a sample of evenly spaced windows, each candidate's fit on it sized exactly
+    length = AUTO_DELTA_SAMPLE // AUTO_DELTA_WINDOWS
+    starts = (np.arange(AUTO_DELTA_WINDOWS, dtype=np.int64) * (n - length)) // (AUTO_DELTA_WINDOWS - 1)
+    take = (starts[:, None] + np.arange(length, dtype=np.int64)[None, :]).reshape(-1)
+    sizes = {}
+    for k in candidates:
+        f = _fitted_fields(ys[k][take], None, fit_options)
+        sizes[k] = len(msgpack.packb(f, use_bin_type=True))
+    return min(candidates, key=lambda k: (sizes[k], k)), None
 
 
 def _model_field(merges: np.ndarray, a: int) -> dict:
@@ -427,6 +533,7 @@ class _Parsed:
     stream: dict
     crc: int
     fields: dict
+    delta: int = 0  # order of the delta front end, 0 for none
 
 
 def _parse(data: Any, max_output_size: int | None) -> _Parsed:
@@ -471,14 +578,7 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         )
     if math.prod(s or 1 for s in shape_raw) > _I64_MAX:
         raise CorruptDataError("container: 'shape' is too large for an array")
-    front = d["front"]
-    if not isinstance(front, dict):
-        raise CorruptDataError("container: 'front' must be a map")
-    if front:
-        raise CorruptDataError(
-            f"container: front-end parameters {sorted(map(str, front))[:4]} are not defined in "
-            f"format version {version}"
-        )
+    order = _parse_front(d["front"], dtype, version)
     crc = d["crc"]
     if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
         raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
@@ -490,7 +590,7 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         if not isinstance(raw_digest, bytes) or len(raw_digest) != 32:
             raise CorruptDataError("container: 'digest' must be 32 bytes (a SHA-256)")
         digest = raw_digest.hex()
-        return _Parsed(version, dtype, tuple(shape_raw), n, None, None, None, None, digest, d["stream"], crc, d)
+        return _Parsed(version, dtype, tuple(shape_raw), n, None, None, None, None, digest, d["stream"], crc, d, order)
 
     values = _parse_alphabet(d["alphabet"])
     model = _map(d["model"], "model", ("a", "m", "merges"))
@@ -507,7 +607,28 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise CorruptDataError("model: 'merges' must be empty when 'm' is 0")
     if m and 8 * max(len(merges_raw) - 1, 0) < _min_merge_bits(m, a):
         raise CorruptDataError(f"model: 'merges' has {len(merges_raw)} bytes, too few for {m} merges")
-    return _Parsed(version, dtype, tuple(shape_raw), n, values, a, m, merges_raw, None, d["stream"], crc, d)
+    return _Parsed(version, dtype, tuple(shape_raw), n, values, a, m, merges_raw, None, d["stream"], crc, d, order)
+
+
+def _parse_front(front: Any, dtype: np.dtype, version: int) -> int:
+    """The delta order of a ``front`` map: ``{}`` -> 0, ``{"delta": k}`` -> k in [1, MAX_DELTA]."""
+    if not isinstance(front, dict):
+        raise CorruptDataError("container: 'front' must be a map")
+    if not front:
+        return 0
+    unknown = sorted(_short(k) for k in front if k != "delta")
+    if unknown:
+        raise CorruptDataError(
+            f"container: front-end parameter(s) {unknown[:4]} are not defined in format version {version}"
+        )
+    order = front["delta"]
+    if type(order) is not int or not 1 <= order <= MAX_DELTA:
+        raise CorruptDataError(
+            f"front: 'delta' must be an int in [1, {MAX_DELTA}] (order 0 is the empty map), got {_short(order)}"
+        )
+    if dtype.kind == "b":
+        raise CorruptDataError("front: 'delta' is not defined for bool values")
+    return order
 
 
 def _min_merge_bits(m: int, a: int) -> int:
@@ -597,6 +718,8 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | N
     else:
         ids = tokens if expansion is None else encoder.decode(tokens, expansion)
         out = values.to_values(ids, native)
+        if p.delta:
+            out = _undelta(out, p.delta, dtype=out.dtype)  # modulo 2**bits, like the writer
     if _crc(p.dtype, p.shape, out) != p.crc:
         raise CorruptDataError("checksum mismatch: the container is corrupt")
     out = out.reshape(p.shape)
@@ -627,6 +750,7 @@ class ContainerInfo:
     n_merges: int | None
     coder: str
     n_tokens: int  #: tokens in the stream
+    delta: int = 0  #: order of the delta front end (0: the values are tokenized as they are)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -660,7 +784,7 @@ def inspect(data: bytes | bytearray | memoryview) -> ContainerInfo:
         version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
-        alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens,
+        alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=p.delta,
     )
 
 
