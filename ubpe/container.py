@@ -716,8 +716,15 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | N
     if p.n == 0:
         out = np.zeros(0, dtype=native)
     else:
-        ids = tokens if expansion is None else encoder.decode(tokens, expansion)
-        out = values.to_values(ids, native)
+        if expansion is None:
+            out = values.to_values(tokens, native)
+        elif p.digest is not None:  # a shared model: its value table is cached across windows
+            out = encoder.decode(tokens, expansion, values=tokenizer._value_table(native))
+        elif expansion.values.shape[0] <= p.n:  # mapping the table costs less than the output
+            symbols = values.to_values(np.arange(a, dtype=np.int32), native)
+            out = encoder.decode(tokens, expansion, values=encoder.value_table(expansion, symbols))
+        else:
+            out = values.to_values(encoder.decode(tokens, expansion), native)
         if p.delta:
             out = _undelta(out, p.delta, dtype=out.dtype)  # modulo 2**bits, like the writer
     if _crc(p.dtype, p.shape, out) != p.crc:
