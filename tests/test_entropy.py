@@ -301,7 +301,7 @@ def test_not_a_dict_and_bad_coder(samples):
     for name in ("zstd", "", "ANS", "r" * 1000):
         with pytest.raises(CorruptDataError, match="unknown coder"):
             decode_stream({"coder": name, "n": 1}, 10)
-    assert set(CODERS) == {"rans", "ans", "packed", "const"}
+    assert set(CODERS) == {"rans", "ans", "packed", "const", "cm"}
 
 
 @pytest.mark.parametrize("coder", ["rans", "ans", "packed", "const"])
