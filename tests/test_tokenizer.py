@@ -280,3 +280,28 @@ def test_corrupt_or_newer_model_bytes_raise_library_errors():
     fields["merges"] = np.array([[0, 0], [0, 1], [6, 5]], dtype="<i4").tobytes()  # 6 is not made yet
     with pytest.raises(ubpe.CorruptDataError, match="earlier merge"):
         Tokenizer.from_bytes(msgpack.packb(fields))
+    for key, bad in [("merges", 7), ("merges", b"\x00" * 12), ("counts", "x"), ("alphabet", []), ("params", None),
+                     ("token_ids", np.array([4, 4, 6], dtype="<i4").tobytes()), ("n_units", -1), ("magic", "zip")]:
+        broken = dict(fields, version=1, merges=np.array([[0, 0], [0, 1], [4, 5]], dtype="<i4").tobytes())
+        broken[key] = bad
+        with pytest.raises(ubpe.CorruptDataError):
+            Tokenizer.from_bytes(msgpack.packb(broken))
+
+
+
+@given(st.data())
+def test_mutated_model_bytes_load_or_raise_a_library_error(data):
+    tok = Tokenizer(4, 7, n_candidates=2).fit([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2, 3, 3, 1, 0, 0, 1])
+    raw = bytearray(tok.to_bytes())
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] = data.draw(st.integers(0, 255))
+    try:
+        loaded = Tokenizer.from_bytes(bytes(raw))
+    except ubpe.UBPEError:
+        return
+    x = np.array([0, 0, 0, 1, 3, 0, 1], dtype=np.int64)  # a loaded model must still work safely
+    try:
+        np.testing.assert_array_equal(loaded.decode(loaded.encode(x), dtype=np.int64), x)
+    except ValueError as e:  # e.g. a mutated alphabet no longer holds these values
+        assert "not in the alphabet" in str(e)

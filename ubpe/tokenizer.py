@@ -462,9 +462,10 @@ class Tokenizer:
         n_units = d.get("n_units")
         if not isinstance(n_units, int) or isinstance(n_units, bool) or n_units < 0:
             raise CorruptDataError(f"tokenizer: invalid n_units {n_units!r}")
-        merges = _array(d, "merges", "<i4", None).reshape(-1, 2) if len(d.get("merges", b"")) % 8 == 0 else None
-        if merges is None:
-            raise CorruptDataError("tokenizer: 'merges' length is not a multiple of 8 bytes")
+        flat = _array(d, "merges", "<i4", None)
+        if len(flat) % 2:
+            raise CorruptDataError("tokenizer: 'merges' must hold (left, right) pairs of <i4")
+        merges = flat.reshape(-1, 2)
         m = len(merges)
         if a + m > MAX_TOKENS:
             raise CorruptDataError("tokenizer: too many merges")
