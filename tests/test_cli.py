@@ -72,6 +72,8 @@ def test_version_and_subcommand_help(capsys):
         ["compress", "x.bin", "-o", "y.ubpe", "--dtype", "<f4"],
         ["compress", "x.bin", "-o", "y.ubpe", "--dtype", "<i2", "--bytes"],
         ["decompress", "x.ubpe", "-o", "y.npy", "--max-output-size", "lots"],
+        ["compress", "x.npy", "-o", "y.ubpe", "--level", "3"],
+        ["compress", "x.npy", "-o", "y.ubpe", "--level", "fast"],
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "9", "--weighting", "magic"],
     ],
 )
@@ -462,6 +464,34 @@ def test_demo(capsys, container):
         assert name in rows, out
         assert float(rows[name][-2]) > 1.0  # "name [-level] bytes ratio time"
     assert "checked" in out
+    # the default level (2, with the "cm" coder) beats the general-purpose compressors
+    assert float(rows["ubpe"][-2]) > max(float(rows[name][-2]) for name in ("zlib", "bz2", "lzma"))
+
+
+def test_compress_level_option(capsys, tmp_path, container, signal):
+    src = tmp_path / "x.npy"
+    np.save(src, signal)
+    sizes = {}
+    for level in ("1", "2", None):
+        packed = tmp_path / f"l{level}.ubpe"
+        extra = () if level is None else ("--level", level)
+        assert run(capsys, "-q", "compress", src, "-o", packed, *extra)[0] == 0
+        sizes[level] = packed.stat().st_size
+        info = container.inspect(packed.read_bytes())
+        assert (info.coder == "cm") == (level != "1")  # an ECG: "cm" wins at level 2
+        code, out, err = run(capsys, "inspect", packed)
+        assert code == 0 and f"coder        {info.coder}," in out and "front end" in out, out
+        assert run(capsys, "-q", "decompress", packed, "-o", tmp_path / f"l{level}.npy")[0] == 0
+        assert np.array_equal(np.load(tmp_path / f"l{level}.npy"), signal)
+    assert sizes[None] == sizes["2"] < sizes["1"]
+    model = tmp_path / "m.ubpe"
+    assert run(capsys, "-q", "fit", src, "-o", model, "--n-tokens", "600")[0] == 0
+    for level in ("1", "2"):
+        packed = tmp_path / f"m{level}.ubpe"
+        assert run(capsys, "-q", "compress", src, "-o", packed, "--model", model, "--level", level)[0] == 0
+        assert (container.inspect(packed.read_bytes()).coder == "cm") == (level == "2")
+    code, out, _ = run(capsys, "compress", "--help")
+    assert code == 0 and "--level" in out
 
 
 # ============================================================== delta front end

@@ -50,10 +50,13 @@ def test_roundtrip_edge_cases(name):
     hnp.arrays(
         dtype=st.sampled_from(INT_DTYPES + ["|b1"]).map(np.dtype),
         shape=hnp.array_shapes(min_dims=1, max_dims=1, min_side=0, max_side=300),
-    )
+    ),
+    st.sampled_from(container.LEVELS),
 )
-def test_roundtrip_any_values(x):
-    check_roundtrip(x)
+def test_roundtrip_any_values(x, level):
+    data = check_roundtrip(x, level=level)
+    if level == 1:
+        assert inspect(data).coder != "cm"
 
 
 @given(
@@ -61,8 +64,9 @@ def test_roundtrip_any_values(x):
     st.integers(0, 400),
     st.integers(1, 6),
     st.data(),
+    st.sampled_from(container.LEVELS),
 )
-def test_roundtrip_few_distinct_extreme_values(dtype, n, k, data):
+def test_roundtrip_few_distinct_extreme_values(dtype, n, k, data, level):
     """Few distinct values drawn among the dtype's extremes: long repeats, so merges happen."""
     if dtype.kind == "b":
         pool = [False, True]
@@ -74,7 +78,7 @@ def test_roundtrip_few_distinct_extreme_values(dtype, n, k, data):
     idx = data.draw(hnp.arrays(np.int64, n, elements=st.integers(0, len(chosen) - 1)))
     pattern = np.array(chosen, dtype=dtype)[idx]
     x = np.tile(pattern, 3).astype(dtype)
-    check_roundtrip(x)
+    check_roundtrip(x, level=level)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES + ["|b1"])
@@ -264,7 +268,7 @@ def test_best_prefix_is_near_the_true_optimum(seed):
 def test_prefix_tokens_equal_replay_under_the_prefix():
     """compress keeps the full training stream expanded to the chosen prefix: equal to replay."""
     x = walk(20_000, seed=5, step=1)
-    d = unpack(compress(x, delta=0))
+    d = unpack(compress(x, delta=0, level=1))
     a, m = d["model"]["a"], d["model"]["m"]
     assert 0 < m
     alphabet = ubpe.Alphabet.from_data(x)
@@ -296,22 +300,24 @@ def test_compress_is_deterministic():
         shape=hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=120),
     ),
     st.integers(0, container.MAX_DELTA),
+    st.sampled_from(container.LEVELS),
 )
-def test_roundtrip_every_delta_order(x, k):
-    data = check_roundtrip(x, delta=k)
+def test_roundtrip_every_delta_order(x, k, level):
+    data = check_roundtrip(x, delta=k, level=level)
     assert inspect(data).delta == k
     assert unpack(data)["front"] == ({"delta": k} if k else {})
 
 
-@given(st.sampled_from(INT_DTYPES).map(np.dtype), st.integers(0, 300), st.integers(0, 3), st.data())
-def test_roundtrip_delta_of_extremes(dtype, n, k, data):
+@given(st.sampled_from(INT_DTYPES).map(np.dtype), st.integers(0, 300), st.integers(0, 3), st.data(),
+       st.sampled_from(container.LEVELS))
+def test_roundtrip_delta_of_extremes(dtype, n, k, data, level):
     """Steps between the dtype's extremes wrap around: every order still round-trips exactly."""
     info = np.iinfo(dtype)
     pool = [int(info.min), int(info.min) + 1, 0, 1, int(info.max) - 1, int(info.max)]
     idx = data.draw(hnp.arrays(np.int64, n, elements=st.integers(0, len(pool) - 1)))
     x = np.array(pool, dtype=dtype)[idx]
-    check_roundtrip(x, delta=k)
-    check_roundtrip(np.tile(x, 3), delta=None if k == 3 else k)
+    check_roundtrip(x, delta=k, level=level)
+    check_roundtrip(np.tile(x, 3), delta=None if k == 3 else k, level=level)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
@@ -408,6 +414,114 @@ def test_compress_speed_with_auto_delta():
     elapsed = time.perf_counter() - t0
     assert inspect(data).delta == 1
     assert elapsed < 10
+
+
+# ============================================================================ levels
+
+
+def _small_inputs():
+    rng = np.random.default_rng(21)
+    text = np.frombuffer(b"the cat sat on the mat; the rat ate the cat's hat, and then some. " * 40, np.uint8)
+    return {
+        "walk": walk(6000, seed=13),
+        "smooth": np.cumsum(walk(5000, seed=14, step=1)).astype(np.int32),
+        "text": text,
+        "noise": rng.integers(-40, 41, 5000).astype(np.int16),
+        "skewed": np.minimum(rng.geometric(0.3, 4000), 40).astype(np.uint8),
+        "bool": rng.random(3000) < 0.2,
+        "squares": np.arange(1000, dtype=np.int32) ** 2,
+        "const": np.full(700, 9, np.int64),
+        "tiny": np.array([5, 9], np.uint16),
+        "wide": rng.integers(0, 2**40, 300, dtype=np.uint64),
+    }
+
+
+def test_level_1_never_writes_cm():
+    for name, x in _small_inputs().items():
+        assert inspect(check_roundtrip(x, level=1)).coder != "cm", name
+    tok = Tokenizer(None, 50).fit(_small_inputs()["text"])
+    assert inspect(check_roundtrip(_small_inputs()["text"][:800], tokenizer=tok, level=1)).coder != "cm"
+
+
+def test_level_2_is_never_larger_than_level_1():
+    """Up to AUTO_DELTA_FULL_FIT values level 1's container is one of level 2's candidates."""
+    coders = set()
+    for name, x in _small_inputs().items():
+        one, two = compress(x, level=1), check_roundtrip(x, level=2)
+        assert len(two) <= len(one), name
+        assert compress(x, level=2) == two  # deterministic
+        coders.add(inspect(two).coder)
+        for delta in (0, 1):
+            if x.dtype.kind != "b":
+                assert len(compress(x, delta=delta, level=2)) <= len(compress(x, delta=delta, level=1)), name
+    assert "cm" in coders and coders - {"cm"}  # both kinds of winners occur
+
+
+def test_level_2_with_n_tokens_and_tokenizer():
+    x = _small_inputs()["text"]
+    a = len(np.unique(x))
+    data = check_roundtrip(x, n_tokens=a + 30, level=2)
+    info = inspect(data)
+    assert info.alphabet_size + info.n_merges == a + 30 and info.coder == "cm"
+    assert len(data) <= len(compress(x, n_tokens=a + 30, level=1))
+    # orders whose alphabet alone exceeds n_tokens are not candidates
+    y = walk(4000, seed=15)
+    check_roundtrip(y, n_tokens=len(np.unique(np.diff(y))) + 2, level=2)
+    tok = Tokenizer(None, a + 30).fit(x)
+    for embed in (True, False):
+        two = check_roundtrip(x[:1500], tokenizer=tok, embed=embed, level=2)
+        one = compress(x[:1500], tokenizer=tok, embed=embed, level=1)
+        assert inspect(two).coder == "cm" and inspect(one).coder != "cm"
+        assert len(two) < len(one)
+        assert unpack(two)["model" if embed else "digest"] == unpack(one)["model" if embed else "digest"]
+
+
+def test_level_2_uses_cm_on_real_data(shared_data):
+    text = (shared_data / "text" / "taylorswift.txt").read_bytes()[:30_000]
+    path = sorted((shared_data / "neural").glob("*.wav"))[3]
+    neural = _wav(path)[20_000:50_000]
+    for x in (text, neural):
+        one, two = compress(x, level=1), check_roundtrip(x, level=2)
+        assert inspect(two).coder == "cm" and inspect(one).coder != "cm"
+        assert len(two) < 0.95 * len(one)
+
+
+def test_level_2_on_a_sample(monkeypatch):
+    """Beyond AUTO_DELTA_FULL_FIT values level 2 compares its candidates on a sample."""
+    monkeypatch.setattr(container, "AUTO_DELTA_FULL_FIT", 3000)
+    monkeypatch.setattr(container, "AUTO_DELTA_SAMPLE", 2048)
+    rng = np.random.default_rng(5)
+    text = np.frombuffer(b"".join(rng.choice([b"alpha ", b"beta ", b"gamma ", b"delta "], 2500)), np.uint8)
+    data = check_roundtrip(text, level=2)
+    assert inspect(data).coder == "cm" and inspect(data).delta == 0
+    assert len(data) < len(compress(text, level=1)) and compress(text, level=2) == data
+    x = walk(12_000, seed=4)
+    check_roundtrip(x, level=2)
+    check_roundtrip(x, level=2, delta=2)
+    # both coders close: both are built in full and the smaller kept
+    monkeypatch.setattr(container, "LEVEL2_CLOSE", 100.0)
+    assert len(check_roundtrip(text, level=2)) <= min(len(data), len(compress(text, level=1)))
+    check_roundtrip(x, level=2, n_tokens=len(np.unique(x)) + 5)
+
+
+@pytest.mark.parametrize("bad", [0, 3, -1, "2", 2.0, True, None])
+def test_level_argument_errors(bad):
+    with pytest.raises(ValueError, match="1, 2"):
+        compress(walk(100), level=bad)
+    tok = Tokenizer(None, 40).fit(walk(100))
+    with pytest.raises(ValueError, match="level"):
+        compress(walk(100), tokenizer=tok, level=bad)
+
+
+def test_level_2_compress_speed():
+    """Level 2 codes a few candidates with "cm" on top of level 1's work."""
+    x = walk(100_000, seed=16)
+    compress(x[:3000], level=2)
+    t0 = time.perf_counter()
+    data = compress(x, level=2)
+    elapsed = time.perf_counter() - t0
+    assert_same_array(decompress(data), x)
+    assert elapsed < 5
 
 
 # ============================================================================ tokenizer modes
@@ -728,7 +842,7 @@ def test_bad_alphabets(alphabet):
 def test_merge_table_changes_refused_or_harmless():
     """Any change of the merge bytes is refused (bad code, wrong length, CRC) or decodes exactly."""
     x = walk(2000)
-    data = compress(x, delta=0)
+    data = compress(x, delta=0, level=1)
     base = unpack(data)
     assert base["model"]["m"] >= 2
     for i in range(len(base["model"]["merges"])):
@@ -796,21 +910,44 @@ def test_current_writer_matches_fixtures():
     for name in _fixture_names():
         expected = np.load(FIXTURES / f"{name}.npy", allow_pickle=False)
         model_path = FIXTURES / f"{name}.model"
-        if model_path.exists() or "model" in name or "n_tokens" in name:
+        if model_path.exists() or "model" in name or "n_tokens" in name or "merges" in name:
             continue  # made with other arguments than the defaults
         data = (FIXTURES / f"{name}.ubpe").read_bytes()
         options = {"delta": inspect(data).delta} if "delta" in name else {}  # made with delta=k
+        options["level"] = 2 if "_cm_" in name else 1  # the fixtures before "cm" are level 1's
         if compress(expected, **options) != data:
             changed.append(name)
     if changed:
         pytest.skip(f"compress now writes other bytes for {changed} (fixtures still decode)")
 
 
+def test_cm_fixtures():
+    """Frozen "cm" containers: no merges (V = A) and with merges (V = A + 24)."""
+    for name, merges in (("v1_cm_text_uint8", 0), ("v1_cm_merges_text_uint8", 24)):
+        data = (FIXTURES / f"{name}.ubpe").read_bytes()
+        info = inspect(data)
+        assert info.coder == "cm" and info.n_merges == merges and info.freq == 0 and info.delta == 0
+        assert set(unpack(data)["stream"]) == {"coder", "n", "payload"}
+        expected = np.load(FIXTURES / f"{name}.npy", allow_pickle=False)
+        assert_same_array(decompress(data), expected)
+        assert len(data) < len(compress(expected, level=1))
+
+
 def test_format_md_delta_example():
     """The example with a front end in docs/format.md."""
-    data = compress(np.arange(1000, dtype=np.int32) ** 2)
+    x = np.arange(1000, dtype=np.int32) ** 2
+    data = compress(x, level=1)
     d = unpack(data)
     assert len(data) == 169
     assert d["front"] == {"delta": 2}
     assert d["alphabet"] == {"n": 3, "lo": 0, "w": 0, "gaps": b""} and d["model"]["m"] == 0
     assert d["stream"]["coder"] == "rans" and d["stream"]["n"] == 1000
+    data = compress(x)  # level 2: the same tokens, coded by "cm"
+    d2 = unpack(data)
+    assert len(data) == 143 and d2["stream"]["coder"] == "cm"
+    assert {k: v for k, v in d2.items() if k not in ("stream",)} == {k: v for k, v in d.items() if k != "stream"}
+
+
+def test_format_md_first_example():
+    data = compress(np.tile(np.array([3, -1, 4, 1, 5], np.int16), 200))
+    assert len(data) == 137 and unpack(data)["stream"] == {"coder": "const", "n": 200, "symbol": 8}

@@ -113,3 +113,68 @@ def test_delta_containers_mutated_in_process():
                 except ubpe.CorruptDataError:
                     continue
                 assert t["front"] == tree["front"] and np.array_equal(got, values)
+
+
+def test_child_samples_include_cm_containers():
+    """The child-process mutations run over ``fuzz_samples()``, written at compress's default
+    level 2: "cm" containers (with and without merges, with a delta front end, referencing a
+    model) are among them, next to rANS, packed and const ones."""
+    from ubpe.container import inspect
+
+    infos = {name: inspect(data) for name, _, data, _ in fuzz_samples()}
+    coders = {info.coder for info in infos.values()}
+    assert {"cm", "rans", "packed", "const"} <= coders
+    cm = [info for info in infos.values() if info.coder == "cm"]
+    assert any(info.n_merges for info in cm) and any(info.n_merges == 0 for info in cm)
+    assert any(info.delta for info in cm) and any(not info.embedded for info in cm)
+
+
+def test_cm_containers_mutated_in_process():
+    """Level-2 "cm" containers, mutated (bytes, fields, the payload's bytes and length, the token
+    count): a library error or the exact values."""
+    import random
+
+    import msgpack
+    import numpy as np
+
+    import ubpe
+    from common import mutate
+    from ubpe.container import compress, decompress, inspect
+
+    rng = np.random.default_rng(5)
+    text = np.frombuffer(b"she sells sea shells by the sea shore; the shells she sells are sea shells. " * 6,
+                         np.uint8)
+    walk = np.cumsum(rng.integers(-3, 4, 500)).astype(np.int16) * 16
+    samples = [(text, compress(text)), (text, compress(text, n_tokens=len(np.unique(text)) + 12)),
+               (walk, compress(walk, delta=1))]
+    for _, data in samples:
+        assert inspect(data).coder == "cm"
+    r = random.Random(12)
+    refused = 0
+    for i in range(900):
+        values, data = samples[i % len(samples)]
+        try:
+            got = decompress(mutate(data, r), max_output_size=1 << 20)
+        except ubpe.UBPEError:
+            refused += 1
+            continue
+        assert got.dtype.str == values.dtype.str and np.array_equal(got, values)
+    assert refused > 0
+    for values, data in samples:
+        tree = msgpack.unpackb(data, raw=False)
+        payload = tree["stream"]["payload"]
+        variants = []
+        for i in range(0, len(payload), max(len(payload) // 40, 1)):
+            for bit in (0, 7):
+                p = bytearray(payload)
+                p[i] ^= 1 << bit
+                variants.append(("payload", bytes(p)))
+        variants += [("payload", payload[:-1]), ("payload", payload + b"\x00"), ("payload", b""),
+                     ("payload", payload[:len(payload) // 2])]
+        n = tree["stream"]["n"]
+        variants += [("n", n - 1), ("n", n + 1), ("n", 0), ("n", 10**9)]
+        for key, value in variants:
+            t = msgpack.unpackb(data, raw=False)
+            t["stream"][key] = value
+            with pytest.raises(ubpe.CorruptDataError):
+                decompress(msgpack.packb(t, use_bin_type=True), max_output_size=1 << 20)

@@ -141,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prediction front end: compress the differences of this order (0: the "
                    "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
                    "with --model (pass the order the model was fitted on)")
+    p.add_argument("--level", type=int, choices=(1, 2), default=2,
+                   help="2 (default): also try the context-mixing coder 'cm', much smaller on "
+                   "text and signals but slow to decode (about 1 M values/s); 1: the static "
+                   "rANS coder only, fast to decode (tens of M values/s)")
     add_fit_options(p, required=False)
     add_input_options(p)
     p.set_defaults(func=cmd_compress)
@@ -308,12 +312,14 @@ def cmd_compress(args: argparse.Namespace) -> int:
     delta = None if args.delta == "auto" else int(args.delta)
     try:
         if tok is not None:
-            data = container.compress(values, tokenizer=tok, embed=not args.reference, delta=delta)
+            data = container.compress(values, tokenizer=tok, embed=not args.reference, delta=delta,
+                                      level=args.level)
         else:
             options = _fit_options(args)
             if _accepts(container.compress, "progress"):
                 options["progress"] = not args.quiet
-            data = container.compress(values, n_tokens=args.n_tokens, delta=delta, **options)
+            data = container.compress(values, n_tokens=args.n_tokens, delta=delta, level=args.level,
+                                      **options)
     except (UBPEError, ValueError, TypeError) as e:
         raise UBPEError(f"{args.input}: {e}") from e  # e.g. a value outside the model's alphabet
     uio.write_atomic(args.output, data, overwrite=args.overwrite)
