@@ -1,6 +1,7 @@
 """Measurement helpers shared by the benchmark scripts.
 
-    time_call(fn, *args, warmup=1, repeat=3)  -> Timing(best_s, median_s, runs_s, result)
+    time_call(fn, *args, warmup=1, repeat=3)  -> Timing(best_s, median_s, runs_s, result,
+                                                         cpu_runs_s, cpu_best_s)
     peak_memory(target, *args, n_values=None) -> dict(peak_bytes, baseline_bytes, delta_bytes,
                                                       bytes_per_value, seconds)
     print_table(rows, columns=None, title=None) -> prints plain aligned text
@@ -8,7 +9,9 @@
 
 Timing: ``warmup`` untimed calls (numba compilation, caches), then ``repeat`` timed calls with
 ``time.perf_counter_ns``; report the best (least disturbed by the other processes sharing the
-machine) and the median.
+machine) and the median. The CPU time of this process (``time.process_time_ns``) is recorded
+for each timed call too: on a shared machine a wall time well above the CPU time of a
+single-threaded call means it waited for a core.
 
 Peak memory: the function runs in a fresh child process (``multiprocessing`` with the 'spawn'
 start method, so nothing is inherited from this process's heap). The child loads its input,
@@ -42,6 +45,12 @@ class Timing:
     median_s: float
     runs_s: list[float] = field(default_factory=list)
     result: Any = None
+    cpu_runs_s: list[float] = field(default_factory=list)  #: process CPU time of each timed call
+
+    @property
+    def cpu_best_s(self) -> float | None:
+        """The smallest CPU time of the timed calls (None if not recorded)."""
+        return min(self.cpu_runs_s) if self.cpu_runs_s else None
 
 
 def time_call(fn: Callable, *args, warmup: int = 1, repeat: int = 3, **kwargs) -> Timing:
@@ -49,12 +58,15 @@ def time_call(fn: Callable, *args, warmup: int = 1, repeat: int = 3, **kwargs) -
     result = None
     for _ in range(warmup):
         result = fn(*args, **kwargs)
-    runs = []
+    runs, cpu = [], []
     for _ in range(max(1, repeat)):
+        c0 = time.process_time_ns()
         t0 = time.perf_counter_ns()
         result = fn(*args, **kwargs)
         runs.append((time.perf_counter_ns() - t0) / 1e9)
-    return Timing(best_s=min(runs), median_s=statistics.median(runs), runs_s=runs, result=result)
+        cpu.append((time.process_time_ns() - c0) / 1e9)
+    return Timing(best_s=min(runs), median_s=statistics.median(runs), runs_s=runs, result=result,
+                  cpu_runs_s=cpu)
 
 
 # ---------------------------------------------------------------- memory
