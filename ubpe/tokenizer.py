@@ -28,14 +28,15 @@ MAX_TOKENS = 2**31 - 1
 def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
     """Weight of each merge (float64, shape (M,)); see docs/algorithm.md.
 
-    Computed with ``math.log`` one merge at a time so that ties are decided by exactly the same
-    floating-point values everywhere (numpy's vectorised log may differ in the last bit).
+    idf takes ``math.log`` once per distinct ``df`` (numpy's vectorised log may differ in the last
+    bit, and ties between weights decide ids), so the values equal the oracle's exactly.
     """
-    out = np.empty(len(counts), dtype=np.float64)
-    for k, (count, d) in enumerate(zip(counts.tolist(), df.tolist())):
-        idf = math.log((1 + n_units) / (1 + d))
-        out[k] = idf if weighting == "idf" else float(count) if weighting == "count" else count * idf
-    return out
+    if weighting == "count":
+        return counts.astype(np.float64)
+    distinct, index = np.unique(df, return_inverse=True)
+    logs = np.array([math.log((1 + n_units) / (1 + d)) for d in distinct.tolist()], dtype=np.float64)
+    idf = logs[index.reshape(-1)] if len(df) else np.zeros(0, dtype=np.float64)
+    return idf if weighting == "idf" else counts.astype(np.float64) * idf
 
 
 def trim_merges(merges: np.ndarray, weights: np.ndarray, alphabet_size: int, n_keep: int) -> np.ndarray:
@@ -216,12 +217,14 @@ class Tokenizer:
             counts=result.counts[kept],
             df=result.df[kept],
             n_units=result.n_units,
+            weights=weights[kept],
         )
         return self
 
-    def _set_model(self, *, alphabet, dtype, merges, batches, counts, df, n_units, token_ids=None):
+    def _set_model(self, *, alphabet, dtype, merges, batches, counts, df, n_units, token_ids=None, weights=None):
         a = len(alphabet)
-        weights = token_weights(counts, df, n_units, self.weighting)
+        if weights is None:
+            weights = token_weights(counts, df, n_units, self.weighting)
         if token_ids is None:
             token_ids = rank_ids(weights, a)
         priority = np.empty_like(token_ids)
