@@ -16,6 +16,10 @@ _TABLE_SPAN = 1 << 22
 _INT64_MAX = np.iinfo(np.int64).max
 
 
+class _OutsideAlphabet(Exception):
+    """(value, position) of the first value of a chunk that is not in the alphabet."""
+
+
 class Alphabet:
     """Maps values to ids in ``[0, len(alphabet))`` and back, vectorised for numpy arrays.
 
@@ -155,16 +159,32 @@ class Alphabet:
 
     # ==================== mapping
 
-    def to_ids(self, seq: Any) -> np.ndarray:
-        """Ids (int32, shape (n,)) of the values in ``seq``.
+    def to_ids(self, seq: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """Ids (int32, shape (n,)) of the values in ``seq``, written into ``out`` if given.
 
+        Numeric arrays are mapped in chunks of ``2**20`` values, so temporaries stay small.
         Raises ``ValueError`` naming the first value outside the alphabet and its position.
         """
         seq = as_sequence(seq)
-        if self._kind == "symbols":
-            return self._symbols_to_ids(seq)
-        if not isinstance(seq, np.ndarray) or seq.dtype.kind not in "iub":
-            return self._symbols_to_ids(seq)
+        if out is None:
+            out = np.empty(len(seq), dtype=np.int32)
+        elif out.shape != (len(seq),) or out.dtype != np.int32:
+            raise ValueError(f"out must be int32 of shape ({len(seq)},), got {out.dtype} {out.shape}")
+        if self._kind == "symbols" or not isinstance(seq, np.ndarray) or seq.dtype.kind not in "iub":
+            out[:] = self._symbols_to_ids(seq)
+            return out
+        step = 1 << 20
+        for start in range(0, len(seq), step):
+            try:
+                out[start : start + step] = self._numeric_to_ids(seq[start : start + step])
+            except _OutsideAlphabet as e:
+                value, i = e.args
+                raise ValueError(
+                    f"value {value!r} at position {start + i} is not in the alphabet ({self!r})"
+                ) from None
+        return out
+
+    def _numeric_to_ids(self, seq: np.ndarray) -> np.ndarray:
         if seq.dtype.kind == "b":
             seq = seq.astype(np.uint8)
         if len(seq) == 0:
@@ -216,7 +236,7 @@ class Alphabet:
     def _raise_if_any(self, seq: np.ndarray, bad: np.ndarray) -> None:
         if np.any(bad):
             i = int(np.argmax(bad))
-            raise ValueError(f"value {seq[i].item()!r} at position {i} is not in the alphabet ({self!r})")
+            raise _OutsideAlphabet(seq[i].item(), i)
 
     def to_values(self, ids: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
         """Values of ``ids`` (already validated to lie in ``[0, A)``), cast to ``dtype`` if given."""

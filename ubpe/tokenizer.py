@@ -174,10 +174,14 @@ class Tokenizer:
             raise ValueError(
                 f"n_tokens must be >= the alphabet size {len(alphabet)}, got {self.n_tokens}"
             )
-        ids_list = [alphabet.to_ids(d) for d in docs]
-        lengths = np.array([len(d) for d in ids_list], dtype=np.int64)
+        lengths = np.array([len(d) for d in docs], dtype=np.int64)
         doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
-        ids = np.concatenate(ids_list).astype(np.int32, copy=False)
+        ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)  # one copy, filled document by document
+        for d, doc in enumerate(docs):
+            try:
+                alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
+            except ValueError as e:
+                raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
         unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window)
         a = len(alphabet)
 
