@@ -160,6 +160,100 @@ def test_cost_estimate_tracks_real_size():
     assert stream_cost_bits(np.full(100, 3), 10) == 0
 
 
+def _rans_fields_at(tokens: np.ndarray, vocab: int, pb: int) -> dict:
+    """A "rans" stream of ``tokens`` written with precision ``pb`` (the writer's model and
+    table, only the precision forced), as any writer allowed by the format could emit it."""
+    from ubpe import entropy as E
+    from ubpe._kernels import entropy as K
+
+    counts = np.bincount(tokens, minlength=vocab).astype(np.int64)
+    ids = np.flatnonzero(counts)
+    q, codes, _, _ = E._choose_model(ids, counts[ids], vocab)
+    f = E._normalize(E._dequantize(codes, q), pb)
+    rank = np.zeros(vocab, dtype=np.int32)
+    rank[ids] = np.arange(ids.size, dtype=np.int32)
+    out = np.zeros(tokens.size + 2, dtype=np.uint32)
+    start = K.rans_encode(rank[tokens], f, pb, out)
+    return {"coder": "rans", "n": int(tokens.size), "k": int(ids.size), "q": q, "pb": pb,
+            "freq": E._table_bytes(ids, codes, vocab), "payload": out[start:].astype("<u4").tobytes()}
+
+
+def test_chosen_pb_size_within_tolerance_of_best():
+    """The writer takes the smallest precision (smallest decoding table) whose payload is
+    within 0.05 % (or 8 bits) of the best precision's; check that against real sizes."""
+    from ubpe.entropy import RANS_MIN_PB, _pb_cap
+
+    for n, vocab, a in [(300_000, 1024, 1.3), (200_000, 512, 1.05), (120_000, 4096, 1.6)]:
+        tokens = zipf_tokens(n, vocab, seed=vocab, a=a)
+        fields = roundtrip(tokens, vocab)
+        assert fields["coder"] == "rans"
+        sizes = {pb: len(_rans_fields_at(tokens, vocab, pb)["payload"])
+                 for pb in range(RANS_MIN_PB, _pb_cap(n) + 1)}
+        assert sizes[fields["pb"]] == len(fields["payload"])
+        best = min(sizes.values())
+        # 0.05 % of the payload or 8 bits, plus up to one 32-bit word of rounding each side
+        assert len(fields["payload"]) <= best + max(1, 5e-4 * best) + 8, (n, fields["pb"], sizes)
+        # and it is the smallest such table: every smaller pb is outside the tolerance (up to
+        # the estimate's rounding to whole words)
+        assert all(sizes[pb] > best + 5e-4 * best - 8 for pb in sizes if pb < fields["pb"]), sizes
+        assert fields["pb"] < _pb_cap(n)  # on these streams the largest table is not needed
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["skewed", "uniform_4000", "two_symbols", "k_above_65536"],
+)
+def test_every_pb_in_range_decodes(case):
+    """Streams written with any precision the format allows decode bit-exactly (old writers
+    chose other precisions; the decoder's fast path must not depend on the writer's rule)."""
+    from ubpe.entropy import RANS_MAX_PB, RANS_MIN_PB, _pb_cap
+
+    rng = np.random.default_rng(11)
+    if case == "skewed":  # most decoding-table buckets lie inside one symbol
+        vocab, tokens = 700, zipf_tokens(40_000, 700, seed=2, a=1.2)
+    elif case == "uniform_4000":  # nearly every bucket straddles symbols
+        vocab, tokens = 4000, rng.integers(0, 4000, 30_000)
+    elif case == "two_symbols":
+        vocab, tokens = 3, rng.choice(np.array([0, 2]), size=5_000, p=[0.999, 0.001])
+    else:  # more than 2**16 used symbols: the wider slot table
+        vocab = 70_000
+        tokens = np.concatenate([np.arange(vocab), rng.integers(0, 50, 60_000)])
+        tokens = tokens[rng.permutation(tokens.size)]
+    tokens = tokens.astype(np.int64)
+    k = np.unique(tokens).size
+    lo = max(RANS_MIN_PB, int(k - 1).bit_length())
+    pbs = range(lo, min(RANS_MAX_PB, _pb_cap(tokens.size)) + 1)
+    assert len(pbs) >= 3
+    for pb in pbs:
+        fields = _rans_fields_at(tokens, vocab, pb)
+        out = decode_stream(msgpack.unpackb(msgpack.packb(fields), raw=False), vocab)
+        np.testing.assert_array_equal(out, tokens, err_msg=f"pb={pb}")
+        # the last word dropped, or one word too many: refused, never a crash
+        for payload in (fields["payload"][:-4], fields["payload"] + b"\x01\x00\x00\x00"):
+            with pytest.raises(CorruptDataError):
+                decode_stream(dict(fields, payload=payload), vocab)
+
+
+def test_rans_hostile_payloads_at_large_pb():
+    """Random words under a valid table at several precisions: refused or in range, never
+    a crash (run with NUMBA_BOUNDSCHECK=1 in CI)."""
+    rng = np.random.default_rng(12)
+    tokens = zipf_tokens(60_000, 300, seed=5)
+    for pb in (12, 16, 20):
+        fields = _rans_fields_at(tokens, 300, pb)
+        nwords = len(fields["payload"]) // 4
+        for trial in range(40):
+            size = nwords if trial % 2 else int(rng.integers(0, nwords + 2))
+            words = rng.integers(0, 2**32, size=size, dtype=np.uint64).astype("<u4")
+            if trial % 4 == 1:
+                words[:2] = 0  # initial state below 2**32
+            try:
+                out = decode_stream(dict(fields, payload=words.tobytes()), 300)
+            except CorruptDataError:
+                continue
+            assert out.shape == tokens.shape and 0 <= out.min() and out.max() < 300
+
+
 # ----------------------------------------------------------------------------- bit packing
 
 

@@ -544,24 +544,66 @@ def rans_encode(dense, freqs, total_bits, out):
     return pos
 
 
+#: The decoder's coarse table has 2**RANS_BUCKET_BITS entries (16 KB of uint64: stays in L1).
+RANS_BUCKET_BITS = 11
+
+
 @njit(cache=True, nogil=True)
-def rans_decode(words, freqs, ids, total_bits, out):
+def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
     """Decode len(out) tokens from ``words`` (uint32) written by ``rans_encode``; out = ids[symbol].
 
+    Also counts the decoded symbols: ``hist[s]`` += 1 for each (``hist``: int64, length k,
+    zero-filled by the caller), so the caller needs no second pass to check the histogram.
+    ``sym`` is scratch for the slot -> symbol table: 2**total_bits entries of an integer
+    dtype holding k - 1 (the caller picks uint16 when it can, to halve its cache footprint;
+    one compiled specialisation per dtype, so the caller allocates it).
     Returns OK, ERR_TRUNCATED (ran out of words or fewer than 2), ERR_RANGE (initial state
-    below 2**32), or ERR_TRAILING (words left over or final state not the initial one).
-    Preconditions: freqs >= 1 sum to 2**total_bits (1 <= total_bits <= 24), len(ids) == len(freqs).
+    below 2**32; or, a caller's error, checked anyway: ``sym`` of the wrong length, freqs not
+    >= 1 summing to 2**total_bits), or ERR_TRAILING (words left over or final state not the
+    initial one). Preconditions: 1 <= total_bits <= 24, len(ids) == len(freqs) == len(hist).
+
+    The state update x' = f[s] * (x >> pb) + slot - cum[s] is a serial chain, so its speed is
+    the latency of the table lookups on it. Most of the time they come from a coarse table
+    of 2**RANS_BUCKET_BITS buckets of consecutive slots: a bucket lying inside one symbol's
+    slots holds (f[s], first slot - cum[s]), enough for the update, in one load that hits
+    L1; the symbol itself (for the output and the histogram only) comes from ``sym``, off
+    the chain. Buckets that straddle symbols hold 0 and take the exact path through
+    ``sym``, ``f32`` and ``cum32``. When too few buckets are whole to pay for the extra
+    branch, every bucket is set to 0. Every index is in range by construction: slots are
+    masked to total_bits, ``sym`` entries are < k, and ``words`` is read only below its length.
     """
+    if sym.shape[0] != 1 << total_bits:
+        return ERR_RANGE
     k = freqs.shape[0]
     m = 1 << total_bits
-    slot_sym = np.empty(m, dtype=np.int32)
-    cum = np.zeros(k, dtype=np.uint64)
+    f32 = np.empty(k, dtype=np.uint32)
+    cum32 = np.empty(k, dtype=np.uint32)
     acc = 0
     for i in range(k):
-        cum[i] = acc
-        for j in range(acc, acc + freqs[i]):
-            slot_sym[j] = i
-        acc += freqs[i]
+        f = freqs[i]
+        if f < 1 or f > m - acc:
+            return ERR_RANGE
+        f32[i] = f
+        cum32[i] = acc
+        sym[acc:acc + f] = i
+        acc += f
+    if acc != m:  # every slot written exactly once, with a symbol < k
+        return ERR_RANGE
+    bshift = total_bits - RANS_BUCKET_BITS if total_bits > RANS_BUCKET_BITS else 0
+    nb = m >> bshift
+    last = (1 << bshift) - 1
+    bucket = np.zeros(nb, dtype=np.uint64)
+    whole = 0
+    for b in range(nb):
+        lo = b << bshift
+        s = sym[lo]
+        if sym[lo + last] == s:  # f >= 1, so a used entry is never 0
+            bucket[b] = (np.uint64(f32[s]) << np.uint64(32)) | np.uint64(lo - cum32[s])
+            whole += 1
+    # measured break-even: about half the buckets whole; with a 2**17+ slot table in L2,
+    # the exact path costs more and a quarter suffices
+    if whole * (2 if total_bits <= 16 else 4) < nb:
+        bucket[:] = 0
     nw = words.shape[0]
     if nw < 2:
         return ERR_TRUNCATED
@@ -571,12 +613,20 @@ def rans_decode(words, freqs, ids, total_bits, out):
     pos = 2
     pb = np.uint64(total_bits)
     mask = np.uint64(m - 1)
+    bs = np.uint64(bshift)
+    in_bucket = np.uint64(last)
+    low32 = np.uint64(0xFFFFFFFF)
     low = np.uint64(RANS_L)
     for i in range(out.shape[0]):
         slot = x & mask
-        s = slot_sym[slot]
+        e = bucket[slot >> bs]
+        s = np.intp(sym[slot])
         out[i] = ids[s]
-        x = np.uint64(freqs[s]) * (x >> pb) + slot - cum[s]
+        hist[s] += 1
+        if e != 0:
+            x = (e >> np.uint64(32)) * (x >> pb) + (slot & in_bucket) + (e & low32)
+        else:
+            x = np.uint64(f32[s]) * (x >> pb) + slot - np.uint64(cum32[s])
         if x < low:
             if pos >= nw:
                 return ERR_TRUNCATED
