@@ -384,9 +384,8 @@ class Tokenizer:
             raise TypeError(f"tokens must be integers, got dtype {tok.dtype}")
         if tok.ndim != 1:
             raise ValueError(f"tokens must be 1-D, got shape {tok.shape}")
-        bad = (tok < 0) | (tok >= self.vocab_size)
-        if np.any(bad):
-            i = int(np.argmax(bad))
+        if int(tok.min()) < 0 or int(tok.max()) >= self.vocab_size:  # reductions: no temporaries
+            i = int(np.argmax((tok < 0) | (tok >= self.vocab_size)))
             raise ValueError(
                 f"token id {tok[i].item()} at position {i} is out of range: ids are in "
                 f"[0, {self.vocab_size})"
