@@ -134,6 +134,35 @@ def _clamp_bits(need, lo, hi):
     return b
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding):
+    """Code one bit with probability ``p / 4096`` of a 1 in the carry-less 32-bit coder.
+
+    Encoding codes ``y`` and writes settled bytes to ``buf[pos]`` while ``pos < nb``; decoding
+    ignores ``y``, decides the bit from ``x`` and reads ``buf`` (zeros past ``nb``). Returns
+    ``(x1, x2, x, pos, bit)``. Preconditions: ``0 <= x1 <= x2 < 2**32``, ``1 <= p <= 4095``.
+    """
+    rng = x2 - x1
+    xmid = x1 + (rng >> 12) * p + (((rng & 0xFFF) * p) >> 12)
+    if decoding:
+        y = 1 if x <= xmid else 0
+    if y:
+        x2 = xmid
+    else:
+        x1 = xmid + 1
+    # subtle: shift out every leading byte on which x1 and x2 agree: it can no longer change
+    while ((x1 ^ x2) & 0xFF000000) == 0:
+        if decoding:
+            q = pos + 4
+            x = ((x << 8) & 0xFFFFFFFF) | (np.int64(buf[q]) if q < nb else 0)
+        elif pos < nb:
+            buf[pos] = np.uint8(x1 >> 24)
+        pos += 1
+        x1 = (x1 << 8) & 0xFFFFFFFF
+        x2 = ((x2 << 8) & 0xFFFFFFFF) | 255
+    return x1, x2, x, pos, y
+
+
 @njit(cache=True, nogil=True)
 def _code(tokens, n, vocab_size, buf, decoding):
     """Shared encoder/decoder loop: code ``n`` tokens through ``buf`` (uint8).
@@ -295,25 +324,8 @@ def _code(tokens, n, vocab_size, buf, decoding):
                     p = 1
                 if p > 4095:
                     p = 4095
-                rng = x2 - x1
-                xmid = x1 + (rng >> 12) * p + (((rng & 0xFFF) * p) >> 12)
-                if decoding:
-                    y = 1 if x <= xmid else 0
-                else:
-                    y = (np.int64(tokens[i]) >> (shift - 1)) & 1
-                if y:
-                    x2 = xmid
-                else:
-                    x1 = xmid + 1
-                while ((x1 ^ x2) & 0xFF000000) == 0:
-                    if decoding:
-                        q = pos + 4
-                        x = ((x << 8) & 0xFFFFFFFF) | (np.int64(buf[q]) if q < nb else 0)
-                    elif pos < nb:
-                        buf[pos] = np.uint8(x1 >> 24)
-                    pos += 1
-                    x1 = (x1 << 8) & 0xFFFFFFFF
-                    x2 = ((x2 << 8) & 0xFFFFFFFF) | 255
+                y = 0 if decoding else (np.int64(tokens[i]) >> (shift - 1)) & 1
+                x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
                 # updates
                 err = ((y << 12) - sq[dot1 + 2047]) * MIX_LR
                 err2 = ((y << 12) - sq[dot2 + 2047]) * MIX_LR
@@ -389,24 +401,9 @@ def _code(tokens, n, vocab_size, buf, decoding):
     # decoding to other tokens is refused but for a 2**-16 chance
     for j in range(16 if n > 0 else 0):
         yc = (chk >> (15 - j)) & 1
-        rng = x2 - x1
-        xmid = x1 + (rng >> 12) * 2048 + (((rng & 0xFFF) * 2048) >> 12)
-        if decoding:
-            if (1 if x <= xmid else 0) != yc:
-                return ERR_CHECK
-        if yc:
-            x2 = xmid
-        else:
-            x1 = xmid + 1
-        while ((x1 ^ x2) & 0xFF000000) == 0:
-            if decoding:
-                q = pos + 4
-                x = ((x << 8) & 0xFFFFFFFF) | (np.int64(buf[q]) if q < nb else 0)
-            elif pos < nb:
-                buf[pos] = np.uint8(x1 >> 24)
-            pos += 1
-            x1 = (x1 << 8) & 0xFFFFFFFF
-            x2 = ((x2 << 8) & 0xFFFFFFFF) | 255
+        x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
+        if y != yc:
+            return ERR_CHECK
     # flush: the shortest k-byte prefix v of a value in [x1, x2] (zeros follow it)
     k = 4
     v = x1
