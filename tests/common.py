@@ -199,3 +199,23 @@ def fuzz_main(n_mutations: int, seed: int) -> int:
         stats["mutations"] += 1
     print(json.dumps(stats))
     return 1 if stats["failures"] else 0
+
+
+def check_mutations(samples: list[tuple[np.ndarray, bytes]], seed: int, n_mutations: int) -> int:
+    """Mutate the containers of ``(values, container)`` pairs in turn and decompress them.
+
+    Each mutation must raise a library error or decode to exactly the original values (dtype
+    included). Returns how many were refused, which callers require to be positive.
+    """
+    r = random.Random(seed)
+    refused = 0
+    for i in range(n_mutations):
+        values, data = samples[i % len(samples)]
+        try:
+            got = decompress(mutate(data, r), max_output_size=1 << 20)
+        except ubpe.UBPEError:
+            refused += 1
+            continue
+        assert got.dtype.str == values.dtype.str and np.array_equal(got, values)
+    return refused
+

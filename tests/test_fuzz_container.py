@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from common import check_truncations, fuzz_samples
+from common import check_mutations, check_truncations, fuzz_samples
 
 TESTS = pathlib.Path(__file__).parent
 
@@ -70,30 +70,17 @@ def test_delta_containers_mutated_in_process():
     """Containers with each delta order, mutated (bytes and fields, ``front`` included): a library
     error or the exact values. Small and in-process; the child-process run above covers the
     automatically chosen orders of the shared samples."""
-    import random
 
     import numpy as np
 
     import ubpe
-    from common import mutate
     from ubpe.container import MAX_DELTA, compress, decompress
 
     rng = np.random.default_rng(3)
     walk = np.cumsum(rng.integers(-3, 4, 400)).astype(np.int16) * 16
     wide = np.cumsum(rng.integers(-2, 3, 300)).astype(np.uint64) + np.uint64(2**64 - 150)
     samples = [(x, compress(x, delta=k)) for x in (walk, wide) for k in range(1, MAX_DELTA + 1)]
-    r = random.Random(11)
-    refused = 0
-    for i in range(1200):
-        values, data = samples[i % len(samples)]
-        mutated = mutate(data, r)
-        try:
-            got = decompress(mutated, max_output_size=1 << 20)
-        except ubpe.UBPEError:
-            refused += 1
-            continue
-        assert got.dtype.str == values.dtype.str and np.array_equal(got, values)
-    assert refused > 0
+    assert check_mutations(samples, seed=11, n_mutations=1200) > 0
     # every substitute for the delta order is refused (or, being the same order, decodes)
     import msgpack
 
@@ -132,13 +119,11 @@ def test_child_samples_include_cm_containers():
 def test_cm_containers_mutated_in_process():
     """Level-2 "cm" containers, mutated (bytes, fields, the payload's bytes and length, the token
     count): a library error or the exact values."""
-    import random
 
     import msgpack
     import numpy as np
 
     import ubpe
-    from common import mutate
     from ubpe.container import compress, decompress, inspect
 
     rng = np.random.default_rng(5)
@@ -149,17 +134,7 @@ def test_cm_containers_mutated_in_process():
                (walk, compress(walk, delta=1))]
     for _, data in samples:
         assert inspect(data).coder == "cm"
-    r = random.Random(12)
-    refused = 0
-    for i in range(900):
-        values, data = samples[i % len(samples)]
-        try:
-            got = decompress(mutate(data, r), max_output_size=1 << 20)
-        except ubpe.UBPEError:
-            refused += 1
-            continue
-        assert got.dtype.str == values.dtype.str and np.array_equal(got, values)
-    assert refused > 0
+    assert check_mutations(samples, seed=12, n_mutations=900) > 0
     for values, data in samples:
         tree = msgpack.unpackb(data, raw=False)
         payload = tree["stream"]["payload"]

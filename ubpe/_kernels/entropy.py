@@ -388,16 +388,22 @@ def table_decode(buf, vocab_size, ids, codes):
         if n >= RICE_RESET:
             a >>= 1
             n >>= 1
-    # canonical end: the stream fills exactly ceil(pos / 8) bytes and the padding is zero
-    if (pos + 7) >> 3 != buf.shape[0]:
-        return ERR_TRAILING
-    if pos & 7:
-        if buf[pos >> 3] >> (pos & 7):
-            return ERR_TRAILING
-    return OK
+    return _canonical_end(buf, pos)
 
 
 # ----------------------------------------------------------------------------- merges
+
+
+@njit(cache=True, nogil=True)
+def _canonical_end(buf, pos):
+    """OK if a bit stream of ``pos`` bits fills exactly ``ceil(pos / 8)`` bytes of ``buf``
+    with zero padding, else ERR_TRAILING. Precondition: ``pos <= 8 * len(buf)``.
+    """
+    if (pos + 7) >> 3 != buf.shape[0]:
+        return ERR_TRAILING
+    if pos & 7 and buf[pos >> 3] >> (pos & 7):
+        return ERR_TRAILING
+    return OK
 
 
 @njit(cache=True, nogil=True)
@@ -433,12 +439,7 @@ def merges_decode(buf, alphabet_size, out):
         pos = res[1]
         out[i, 0] = res[0] // rng
         out[i, 1] = res[0] % rng
-    if (pos + 7) >> 3 != buf.shape[0]:
-        return ERR_TRAILING
-    if pos & 7:
-        if buf[pos >> 3] >> (pos & 7):
-            return ERR_TRAILING
-    return OK
+    return _canonical_end(buf, pos)
 
 
 @njit(cache=True, nogil=True)
