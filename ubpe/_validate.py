@@ -1,8 +1,15 @@
-"""Input normalisation and checks shared by the public API.
+"""Argument checks, field checks for untrusted data, and input normalisation: the one place.
 
-Every function here either returns data in the one shape the rest of the library expects, or
-raises a builtin ``TypeError``/``ValueError`` whose message names the parameter, the offending
-value and the fix.
+One rule for the whole library:
+
+- an argument of the wrong *type* raises ``TypeError``;
+- an argument of the right type but a wrong *value* raises ``ValueError``;
+- *data* that fails to parse or is inconsistent (container bytes, model bytes, any field read
+  from outside) raises :class:`~ubpe.CorruptDataError`, and nothing else escapes a parser.
+
+Argument checkers (``check_*``) name the parameter, the offending value and the range. Field
+checkers (``field_*``, ``expect_map``) take a ``where`` that names the part of the data being
+read ("container", "model", "stream", ...), so a message reads ``"stream: 'n' must be ..."``.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
+from .errors import CorruptDataError
 
 QUANTIZE_HINT = (
     "ubpe tokenizes integer sequences: quantize floating-point signals first, for example "
@@ -28,6 +37,81 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
         bound = f"[{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be {bound}, got {value}")
     return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool if it is a Python or numpy bool, else raise ``TypeError``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
+    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` listing them."""
+    options = tuple(choices)
+    try:
+        ok = value in options
+    except TypeError:  # unhashable or uncomparable
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    return value
+
+
+# ============================================================================ untrusted fields
+
+
+def short(v: Any) -> str:
+    """``repr(v)`` cut to 40 characters, for quoting untrusted values in messages."""
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def expect_map(v: Any, where: str, keys: Iterable[str], optional: Iterable[str] = ()) -> dict:
+    """``v`` if it is a map holding every key of ``keys``, any of ``optional`` and nothing else."""
+    if not isinstance(v, dict):
+        raise CorruptDataError(f"{where}: expected a map, got {type(v).__name__}")
+    required = tuple(keys)
+    missing = [k for k in required if k not in v]
+    if missing:
+        raise CorruptDataError(f"{where}: missing field(s) {missing}")
+    allowed = set(required) | set(optional)
+    extra = sorted(short(k) for k in v if k not in allowed)
+    if extra:
+        raise CorruptDataError(f"{where}: unexpected field(s) {extra[:4]}")
+    return v
+
+
+def field_int(d: dict, key: str, lo: int, hi: int, *, where: str) -> int:
+    """``d[key]`` if it is an int (not a bool) in ``[lo, hi]``."""
+    v = d[key]
+    if type(v) is not int or not lo <= v <= hi:
+        raise CorruptDataError(f"{where}: '{key}' must be an int in [{lo}, {hi}], got {short(v)}")
+    return v
+
+
+def field_bytes(d: dict, key: str, *, where: str, size: int | None = None, max_size: int | None = None) -> bytes:
+    """``d[key]`` if it is bytes, of exactly ``size`` bytes and at most ``max_size`` when given."""
+    v = d[key]
+    if not isinstance(v, bytes):
+        raise CorruptDataError(f"{where}: '{key}' must be bytes, got {type(v).__name__}")
+    if size is not None and len(v) != size:
+        raise CorruptDataError(f"{where}: '{key}' has {len(v)} bytes, expected {size}")
+    if max_size is not None and len(v) > max_size:
+        raise CorruptDataError(f"{where}: '{key}' has {len(v)} bytes, at most {max_size} are allowed")
+    return v
+
+
+def field_str(d: dict, key: str, *, where: str, choices: Iterable[str] | None = None) -> str:
+    """``d[key]`` if it is a str, one of ``choices`` when given."""
+    v = d[key]
+    if not isinstance(v, str):
+        raise CorruptDataError(f"{where}: '{key}' must be a string, got {type(v).__name__}")
+    if choices is not None:
+        options = tuple(choices)
+        if v not in options:
+            raise CorruptDataError(f"{where}: '{key}' must be one of {list(options)}, got {short(v)}")
+    return v
 
 
 def is_scalar(x: Any) -> bool:
