@@ -9,9 +9,6 @@ Coders (the smallest msgpack encoding among the offered ones is chosen):
 ``"rans"``   (default) static-frequency rANS in numba (``ubpe._kernels.entropy``): 64-bit state
              in [2**32, 2**64), 32-bit words, frequencies summing to 2**pb (pb in 12..20) made
              from the stored counts by exact integer arithmetic; O(1) table-lookup decoding.
-``"ans"``    (opt-in) the same model coded by ``constriction``'s ``AnsCoder`` (24-bit
-             probabilities). Slower to decode (binary search per symbol) and its model
-             quantisation is constriction's (floats), so the bytes depend on its version.
 ``"cm"``     (opt-in) adaptive context mixing in numba (``ubpe._kernels.cm``): no stored
              table; each token's bits are predicted from the previous 0..4 tokens and a
              match model, mixed, and binary arithmetic coded. Integer-only, so bit-exact
@@ -26,10 +23,9 @@ order, its count *code* minus one in adaptive Golomb-Rice. Codes are exact count
 or counts rounded to a pseudo-float with ``q`` mantissa bits (``q >= 1``): the encoder tries
 several ``q`` and keeps the one minimising table bits + cross-entropy of the payload.
 
-For "ans", the model handed to constriction is built from the stored integers only:
-probabilities are the decoded counts as float64 (exact integers below 2**53) in id order,
-quantised by ``constriction.stream.model.Categorical(probs, perfect=False)``; a constriction
-release that changed that quantisation would change the "ans" format (not the "rans" one).
+Format version 1 also defined ``"ans"`` (the rANS model coded by the ``constriction``
+package, whose float quantisation made its bytes depend on that package's version). No writer
+ever chose it by default; it is no longer defined, and decoding it raises CorruptDataError.
 
 Decoding checks, besides types and ranges: the decoded histogram must re-quantise to exactly
 the stored count codes (so every listed id occurs), all payload words must be consumed and
@@ -60,14 +56,12 @@ __all__ = [
 ]
 
 #: Every coder decode_stream understands.
-CODERS = ("rans", "ans", "packed", "const", "cm")
-#: Coders encode_stream offers by default ("ans" is decodable and selectable, but slower to
-#: decode than "rans" at the same size, so it is not a default candidate).
+CODERS = ("rans", "packed", "const", "cm")
+#: Coders encode_stream offers by default.
 DEFAULT_CODERS = ("rans", "packed", "const")
 _FIELDS = {
     "const": ("coder", "n", "symbol"),
     "packed": ("coder", "n", "width", "payload"),
-    "ans": ("coder", "n", "k", "q", "freq", "payload"),
     "rans": ("coder", "n", "k", "q", "pb", "freq", "payload"),
     "cm": ("coder", "n", "payload"),
 }
@@ -80,13 +74,10 @@ RANS_MAX_TOTAL = 1 << 42
 #: Mantissa-bit settings the encoder tries for the count codes (0 = exact counts).
 Q_CANDIDATES = (0, 1, 2, 3, 4, 5, 6, 8)
 MAX_Q = 40
-#: An ANS symbol costs at most 24 bits (constriction's probability precision); the final
-#: state adds at most 64 bits. Payloads longer than this bound are refused.
-ANS_PRECISION = 24
 #: Approximate fixed overhead of the ANS payload in bits (flushing the coder state).
 ANS_OVERHEAD_BITS = 32
 MAX_COUNT_CODE = 1 << _k.MAX_VALUE_BITS
-MAX_VOCAB = 1 << 24  # constriction's categorical models need k < 2**24
+MAX_VOCAB = 1 << 24  #: largest vocabulary a stream may declare (the format's limit)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -240,12 +231,6 @@ def _packed_width(hi: int) -> int:
     return _bit_length(hi)
 
 
-def _categorical(probs: np.ndarray):
-    import constriction
-
-    return constriction.stream.model.Categorical(probs, perfect=False)
-
-
 # ----------------------------------------------------------------------------- public API
 
 
@@ -258,12 +243,11 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     - ``{"coder": "packed", "n", "width", "payload"}``: n values of ``width`` bits, little-endian;
     - ``{"coder": "rans", "n", "k", "q", "pb", "freq", "payload"}``: k used symbols, count codes
       with q mantissa bits (0 = exact), table bitstream ``freq``, precision pb, uint32 LE words;
-    - ``{"coder": "ans", "n", "k", "q", "freq", "payload"}``: as rans but coded by constriction;
     - ``{"coder": "cm", "n", "payload"}``: context-mixing arithmetic coder bytes (opt-in).
 
     ``coders`` lists the candidates (``"packed"`` is always one; ``"const"`` is used whenever
     a single symbol repeats and allowed). The smallest msgpack size wins; ties go to the
-    earlier of packed, rans, ans, cm. Same input -> same bytes.
+    earlier of packed, rans, cm. Same input -> same bytes.
     """
     vocab_size = _check_vocab(vocab_size)
     unknown = [c for c in coders if c not in CODERS]
@@ -281,7 +265,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     width = _packed_width(int(ids[-1]))
     _, payload = pack_uints(arr, width)
     best = {"coder": "packed", "n": n, "width": width, "payload": payload}
-    if k == 1 or not ({"rans", "ans", "cm"} & set(coders)):
+    if k == 1 or not ({"rans", "cm"} & set(coders)):
         return best
     best_size = len(msgpack.packb(best))
 
@@ -290,39 +274,22 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     model_counts = _dequantize(codes, q)
     rank = None
     freq = None
-    for coder in ("rans", "ans"):
-        if coder not in coders:
-            continue
-        if coder == "rans":
-            choice = _choose_pb(used, model_counts, n)
-            if choice is None:
-                continue
-            pb, ce = choice
-        est_bytes = (tbits + ce + ANS_OVERHEAD_BITS) / 8.0
-        if est_bytes > 1.05 * best_size + 64:
-            continue
-        if rank is None:
+    if "rans" in coders:
+        choice = _choose_pb(used, model_counts, n)
+        est_bytes = None if choice is None else (tbits + choice[1] + ANS_OVERHEAD_BITS) / 8.0
+        if choice is not None and est_bytes <= 1.05 * best_size + 64:
+            pb = choice[0]
             rank = np.zeros(vocab_size, dtype=np.int32)
             rank[ids] = np.arange(k, dtype=np.int32)
             dense = rank[arr]
-            freq = _table_bytes(ids, codes, vocab_size)
-        if coder == "rans":
             f = _normalize(model_counts, pb)
             out = np.zeros(n + 2, dtype=np.uint32)
             start = _k.rans_encode(dense, f, pb, out)
-            cand = {"coder": "rans", "n": n, "k": k, "q": q, "pb": pb, "freq": freq,
+            cand = {"coder": "rans", "n": n, "k": k, "q": q, "pb": pb, "freq": _table_bytes(ids, codes, vocab_size),
                     "payload": out[start:].astype("<u4").tobytes()}
-        else:
-            import constriction
-
-            model = _categorical(model_counts.astype(np.float64))
-            enc = constriction.stream.stack.AnsCoder()
-            enc.encode_reverse(dense, model)
-            words = enc.get_compressed().astype("<u4", copy=False)
-            cand = {"coder": "ans", "n": n, "k": k, "q": q, "freq": freq, "payload": words.tobytes()}
-        size = len(msgpack.packb(cand))
-        if size < best_size:
-            best, best_size = cand, size
+            size = len(msgpack.packb(cand))
+            if size < best_size:
+                best, best_size = cand, size
     if "cm" in coders:
         cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)))
         if cand is not None:
@@ -412,6 +379,11 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
     coder = fields.get("coder")
     if not isinstance(coder, str):
         raise CorruptDataError(f"field 'coder' must be a str, got {type(coder).__name__}")
+    if coder == "ans":
+        raise CorruptDataError(
+            "field 'coder': the \"ans\" coder (format version 1, coded by the constriction "
+            "package) is no longer supported; decode this container with ubpe 0.1"
+        )
     if coder not in _FIELDS:
         raise CorruptDataError(f"field 'coder': unknown coder {coder[:40]!r}")
     expected = _FIELDS[coder]
@@ -430,7 +402,7 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
         return _decode_packed(fields, n, vocab_size)
     if coder == "cm":
         return _decode_cm(fields, n, vocab_size)
-    return _decode_ans(fields, n, vocab_size, coder)
+    return _decode_rans(fields, n, vocab_size)
 
 
 def _decode_const(fields: dict, n: int, vocab_size: int) -> np.ndarray:
@@ -458,23 +430,21 @@ def _decode_packed(fields: dict, n: int, vocab_size: int) -> np.ndarray:
     return values.astype(np.int32)
 
 
-def _decode_ans(fields: dict, n: int, vocab_size: int, coder: str) -> np.ndarray:
+def _decode_rans(fields: dict, n: int, vocab_size: int) -> np.ndarray:
     k = _field_int(fields, "k", 2, vocab_size)
     q = _field_int(fields, "q", 0, MAX_Q)
-    pb = 0
-    if coder == "rans":
-        pb = _field_int(fields, "pb", RANS_MIN_PB, RANS_MAX_PB)
-        if pb > _pb_cap(n):
-            raise CorruptDataError(f"field 'pb' = {pb} too large for n={n} (max {_pb_cap(n)})")
-        if k > (1 << pb):
-            raise CorruptDataError(f"field 'k' = {k} exceeds 2**pb (field 'pb' = {pb})")
+    pb = _field_int(fields, "pb", RANS_MIN_PB, RANS_MAX_PB)
+    if pb > _pb_cap(n):
+        raise CorruptDataError(f"field 'pb' = {pb} too large for n={n} (max {_pb_cap(n)})")
+    if k > (1 << pb):
+        raise CorruptDataError(f"field 'k' = {k} exceeds 2**pb (field 'pb' = {pb})")
     freq = _field_bytes(fields, "freq")
     payload = _field_bytes(fields, "payload")
     if n < k:
         raise CorruptDataError(f"field 'n' = {n} is smaller than the {k} used symbols (field 'k')")
     if len(payload) % 4:
         raise CorruptDataError(f"field 'payload' length {len(payload)} is not a multiple of 4")
-    max_words = (ANS_PRECISION * n + 64) // 32 + 2 if coder == "ans" else n + 2
+    max_words = n + 2
     if len(payload) // 4 > max_words:
         raise CorruptDataError(
             f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
@@ -494,42 +464,16 @@ def _decode_ans(fields: dict, n: int, vocab_size: int, coder: str) -> np.ndarray
     if q > 0 and abs(total - n) << (q + 1) > n:
         raise CorruptDataError(f"field 'freq': model counts sum to {total}, inconsistent with n={n}")
     words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
-    if coder == "rans":
-        if int(model_counts.sum()) >= RANS_MAX_TOTAL:
-            raise CorruptDataError("field 'freq': counts too large for field 'pb'")
-        out = _alloc_tokens(n)
-        hist = np.zeros(k, dtype=np.int64)  # the kernel counts each decoded symbol
-        sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-        status = _k.rans_decode(words, _normalize(model_counts, pb), ids.astype(np.int32), pb, out, hist, sym)
-        if status != _k.OK:
-            raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
-        _check_histogram(hist, codes, q)
-        return out
-    try:
-        import constriction
-
-        model = _categorical(model_counts.astype(np.float64))
-        coder = constriction.stream.stack.AnsCoder(words)
-        dense = _alloc_tokens(n)
-        for start in range(0, n, _ANS_CHUNK):  # bounded allocations inside constriction
-            stop = min(n, start + _ANS_CHUNK)
-            dense[start:stop] = coder.decode(model, stop - start)
-        empty = coder.is_empty()
-    except CorruptDataError:
-        raise
-    except Exception as exc:  # constriction reports bad data as ValueError
-        raise CorruptDataError(f"field 'payload': {exc}") from None
-    except BaseException as exc:  # pyo3 PanicException derives from BaseException
-        if type(exc).__name__ != "PanicException":
-            raise
-        raise CorruptDataError(f"field 'payload': coder failure ({exc})") from None
-    if not empty:
-        raise CorruptDataError("field 'payload': data left over after decoding n tokens")
-    dense = np.asarray(dense)
-    if dense.shape != (n,) or (n and (int(dense.min()) < 0 or int(dense.max()) >= k)):
-        raise CorruptDataError("field 'payload': decoded symbol out of range")
-    _check_histogram(np.bincount(dense, minlength=k), codes, q)
-    return ids.astype(np.int32)[dense]
+    if int(model_counts.sum()) >= RANS_MAX_TOTAL:
+        raise CorruptDataError("field 'freq': counts too large for field 'pb'")
+    out = _alloc_tokens(n)
+    hist = np.zeros(k, dtype=np.int64)  # the kernel counts each decoded symbol
+    sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
+    status = _k.rans_decode(words, _normalize(model_counts, pb), ids.astype(np.int32), pb, out, hist, sym)
+    if status != _k.OK:
+        raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
+    _check_histogram(hist, codes, q)
+    return out
 
 
 def _cm_max_bytes(n: int, vocab_size: int) -> int:
@@ -568,7 +512,6 @@ def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:
         raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
 
 
-_ANS_CHUNK = 1 << 20
 
 
 def _alloc_tokens(n: int) -> np.ndarray:
