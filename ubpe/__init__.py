@@ -4,7 +4,7 @@ This is the public API of ubpe.
 """
 
 from .alphabet import Alphabet
-from .container import ContainerInfo, compress, decompress, inspect
+from .container import ContainerInfo, compress, decompress, describe, inspect
 from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
 from .tokenizer import Tokenizer
 
@@ -20,6 +20,7 @@ __all__ = [
     "UBPEError",
     "compress",
     "decompress",
+    "describe",
     "inspect",
     "__version__",
 ]

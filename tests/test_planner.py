@@ -1,0 +1,139 @@
+"""The writer's choices (ubpe.planner): honest, measured, and never worse than a forced choice."""
+
+from __future__ import annotations
+
+import pathlib
+
+import msgpack
+import numpy as np
+import pytest
+
+import ubpe
+from common import check_roundtrip
+from ubpe import frontend, planner
+from ubpe.alphabet import Alphabet
+from ubpe.container import compress, describe
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+EXCERPT = pathlib.Path(ubpe.__file__).parent / "data" / "mitbih_208_excerpt.npy"
+
+
+def _real_inputs() -> dict[str, np.ndarray]:
+    """Small real inputs that exist without ../shared: the bundled ECG excerpt and slices of
+    it, the frozen fixtures' values, and a few 2-D, int8 and uint64 arrays."""
+    ecg = np.load(EXCERPT)
+    rng = np.random.default_rng(7)
+    out = {
+        "ecg_2000": ecg[:2000],
+        "ecg_tail_1500": ecg[-1500:],
+        "ecg_step3": ecg[::3][:3000],
+        "ecg_as_2ch": ecg[:4000].reshape(2000, 2),
+        "ecg_int8": (ecg[:3000] // 16).astype(np.int8),
+        "ecg_uint64": ecg[:1500].astype(np.int64).astype(np.uint64) + np.uint64(2**63),
+        "walk_2d": np.cumsum(rng.integers(-3, 4, (800, 3)), axis=0).astype(np.int32),
+    }
+    for path in sorted(FIXTURES.glob("v1_*.npy")):
+        x = np.load(path, allow_pickle=False)
+        if 0 < x.size <= 5000:
+            out[path.stem] = x
+    return out
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_automatic_choice_is_never_larger_than_a_forced_one(level):
+    """On real inputs, the automatic container is at most the best of delta=0, 1, 2."""
+    inputs = _real_inputs()
+    assert "v1_grid_2d_bigendian" in inputs and len(inputs) >= 12
+    for name, x in inputs.items():
+        auto = compress(x, level=level)
+        orders = (0,) if x.dtype.kind == "b" else (0, 1, 2)
+        forced = {k: len(compress(x, delta=k, level=level)) for k in orders}
+        assert len(auto) <= min(forced.values()), (name, len(auto), forced)
+        assert len(auto) == min(forced.values()), (name, len(auto), forced)  # the same candidates
+
+
+def test_level_2_is_never_larger_than_level_1_on_real_inputs():
+    for name, x in _real_inputs().items():
+        for delta in (None, 0):
+            one = compress(x, level=1, delta=delta)
+            two = check_roundtrip(x, level=2, delta=delta)
+            assert len(two) <= len(one), (name, delta)
+
+
+def test_level_1_candidate_is_computed_once(monkeypatch):
+    """Level 2 reuses level 1's training run: one run per chain, not two."""
+    calls = []
+    real = planner._train
+
+    def counting(*args, **kwargs):
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(planner, "_train", counting)
+    x = np.load(EXCERPT)[:3000]
+    compress(x, level=1)
+    runs_level1 = len(calls)
+    calls.clear()
+    compress(x, level=2)
+    assert runs_level1 == len(planner.AUTO_CHAINS) == len(calls)
+
+
+def test_every_chain_is_measured(monkeypatch):
+    """No chain is ruled out unmeasured: the costing function sees every chain."""
+    seen = set()
+    x = np.load(EXCERPT)[:2000]
+
+    def cost_spy(c):
+        seen.add(tuple((e["stage"], e.get("order")) for e in c.chain))
+        return planner.Cost(len(msgpack.packb(c.tokens.tolist())), 0)
+
+    chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
+    planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
+    assert seen == {(), (("delta", 1),), (("delta", 2),)}
+
+
+class _OtherEncoder(planner.ReplayEncoder):
+    """A stand-in for a future encoder: proposes its own stream (the bare alphabet), no replay."""
+
+    def propose(self, chain, y, level, cost, sampled):
+        alphabet = Alphabet.from_data(y)
+        ids = alphabet.to_ids(y)
+        return [planner.Candidate(chain, alphabet, np.zeros((0, 2), np.int32), ids, planner.LEVEL_CODERS[level])]
+
+
+def test_any_encoder_plugs_in_by_proposing_candidates():
+    x = np.load(EXCERPT)[:2000]
+    sizes = {}
+
+    def cost(c):
+        size = len(msgpack.packb(c.tokens.tolist())) + 10 * len(c.chain)
+        sizes[id(c)] = size
+        return planner.Cost(size, size)
+
+    chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
+    best = planner.plan(frontend.to_channels(x), chains, 1, cost, _OtherEncoder(None, {}))
+    assert len(best.merges) == 0 and best.tokens.shape[0] == x.size
+    assert sizes[id(best)] == min(sizes.values())
+
+
+def test_weighting_needs_n_tokens_and_changes_what_is_kept():
+    x = np.load(EXCERPT)[:4000]
+    with pytest.raises(ValueError, match="n_tokens"):
+        compress(x, weighting="count")
+    a = len(np.unique(np.diff(x))) + 1
+    sizes = {}
+    for weighting in ("idf", "count"):
+        data = check_roundtrip(x, n_tokens=a + 200, weighting=weighting, delta=1, level=1)
+        sizes[weighting] = data
+    assert sizes["idf"] != sizes["count"]
+    with pytest.raises(ValueError, match="weighting"):
+        compress(x, n_tokens=a + 200, weighting="nope")
+
+
+def test_sample_beyond_full_fit_is_deterministic(monkeypatch):
+    monkeypatch.setattr(planner, "FULL_FIT", 3000)
+    monkeypatch.setattr(planner, "SAMPLE", 2048)
+    x = np.load(EXCERPT)[:12000]
+    a = check_roundtrip(x, level=2)
+    assert a == compress(x, level=2)
+    assert describe(a).delta in (1, 2)

@@ -1,0 +1,339 @@
+"""The writer's choices: which front-end chain, vocabulary and coder give the smallest container.
+
+Nothing here is part of the format: a reader never needs this module, and any choice it makes
+decodes the same way. The format side (:mod:`ubpe.container`) hands the planner a costing
+function that returns the exact packed size the format gives a candidate; the planner knows
+no field names.
+
+The procedure (also in ``docs/format.md``, "Writer choices")
+------------------------------------------------------------
+A *candidate* is (front-end chain) x (model: alphabet and merges) x (token stream) x (coders
+offered to the entropy stage). It carries its own token stream, so any encoder can propose
+candidates: replay (:class:`ReplayEncoder`, the only one today) proposes prefixes of one
+training run; an optimal-parse encoder would propose its own streams, with no change to the
+search.
+
+1. Chains: the forced one (``delta=k``), or every chain of :data:`AUTO_CHAINS`.
+2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
+   channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
+   sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
+   windows), sized as (stream bytes) x (values / sample values) + (everything else).
+3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges:
+   level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
+   same one, then the bare alphabet and the prefixes of :data:`CM_LADDER` with every level-2
+   coder ("cm" included), up the ladder until the container stops shrinking. With
+   ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
+   one candidate.
+4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
+   candidate first), so no candidate is ruled out without being measured, the automatic
+   choice is never larger than any forced chain, and level 2 (a superset of level 1's
+   candidates, the level-1 one computed once) is never larger than level 1, up to
+   :data:`FULL_FIT` values. Beyond it, the winner on the sample is rebuilt on all the values,
+   and so is the best candidate of the other coder family when within :data:`CLOSE` of it;
+   the smaller of the rebuilt containers is kept.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import encoder, entropy, frontend, trainer
+from .alphabet import Alphabet
+from .tokenizer import Tokenizer
+
+__all__ = [
+    "Candidate", "Cost", "ReplayEncoder", "plan", "best_prefix", "AUTO_CHAINS", "LEVEL_CODERS",
+    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_LADDER_UNIT", "CLOSE",
+    "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
+]
+
+#: Chains the automatic choice measures: no front end, delta orders 1 and 2.
+AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = ((), (("delta", {"order": 1}),), (("delta", {"order": 2}),))
+#: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
+LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.DEFAULT_CODERS + ("cm",)}
+#: Up to this many values every candidate is built and sized on all of them.
+FULL_FIT = 1 << 19
+#: Beyond FULL_FIT: candidates are sized on this many values, in WINDOWS evenly spaced windows.
+SAMPLE = 1 << 18
+WINDOWS = 16
+#: Automatic model size: at most this many merges, and at most one per AUTO_VALUES_PER_MERGE values.
+AUTO_MAX_MERGES = 1 << 16
+AUTO_VALUES_PER_MERGE = 8
+#: Level 2: numbers of merges tried with "cm", as multiples of max(A, CM_LADDER_UNIT).
+CM_LADDER = (0.0, 0.25, 0.5, 1.0, 4.0)
+CM_LADDER_UNIT = 32
+#: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
+#: values when its estimate is within this factor of the winner's.
+CLOSE = 1.05
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the format says a candidate costs: ``size`` bytes in all, of which ``scalable``
+    grow with the number of values (the token stream)."""
+
+    size: int
+    scalable: int
+
+
+@dataclass
+class Candidate:
+    """One way to write the values: chain, model, token stream and the coders offered.
+
+    ``family`` groups candidates for the rebuild beyond FULL_FIT ("static" or "cm");
+    ``rebuild(values_by_chain)`` gives the same candidate built on all the values (None when it
+    was built on all of them). ``packed`` is the format's cache of the fields it built.
+    """
+
+    chain: list[dict[str, Any]]
+    alphabet: Alphabet
+    merges: np.ndarray
+    tokens: np.ndarray
+    coders: tuple[str, ...]
+    family: str = "static"
+    rebuild: Callable[[], Candidate] | None = None
+    packed: Any = field(default=None, repr=False)
+    estimate: float = 0.0
+
+
+CostFunction = Callable[[Candidate], Cost]
+
+
+# ============================================================================ replay encoder
+
+
+@dataclass
+class _Training:
+    """One training run: its merges (priority order) and the replay stream under all of them."""
+
+    a: int
+    merges: np.ndarray
+    stream: np.ndarray
+
+    def tokens(self, k: int) -> np.ndarray:
+        """The replay encoding under the first ``k`` merges: the full stream with every later
+        token expanded into earlier ones (decoded with the later merges over a + k ids)."""
+        if k >= len(self.merges):
+            return self.stream
+        return encoder.decode(self.stream, encoder.build_expansion(self.merges[k:], self.a + k))
+
+    def prefix(self, k: int) -> np.ndarray:
+        return self.merges if k >= len(self.merges) else np.ascontiguousarray(self.merges[:k])
+
+    def rans_prefix(self) -> int:
+        """The prefix :func:`best_prefix` keeps for the static coder."""
+        if len(self.merges) == 0:
+            return 0
+        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a)
+
+
+def _auto_max_merges(n: int, a: int) -> int:
+    """The merges the automatic model size trains at most: min(65536, n // 8), within the vocabulary cap."""
+    return max(min(AUTO_MAX_MERGES, n // AUTO_VALUES_PER_MERGE, entropy.MAX_VOCAB - a), 0)
+
+
+def _train(a: int, ids: np.ndarray, max_merges: int, fit_options: dict) -> _Training:
+    """Train up to ``max_merges`` merges on ``ids`` (one document) with the fit options."""
+    if max_merges <= 0 or ids.shape[0] < 2:
+        return _Training(a, np.zeros((0, 2), np.int32), ids)
+    probe = Tokenizer(None, 1, **fit_options)
+    doc_offsets = np.array([0, ids.shape[0]], dtype=np.int64)
+    result = trainer.train(
+        ids, doc_offsets, trainer.unit_offsets_for(doc_offsets, probe.window), a, a + max_merges,
+        probe.n_candidates, probe.min_count, return_stream=True,
+    )
+    return _Training(a, result.merges, result.stream)
+
+
+def _cm_ladder(a: int, max_merges: int) -> list[int]:
+    """Numbers of merges level 2 tries with "cm", ascending, within ``max_merges``."""
+    unit = max(a, CM_LADDER_UNIT)
+    return sorted({min(int(f * unit), max(max_merges, 0)) for f in CM_LADDER})
+
+
+class ReplayEncoder:
+    """Candidates from BPE training and replay encoding (``classic`` mode).
+
+    ``propose(chain, y, level, cost)`` returns candidates for the values ``y`` (1-D, the
+    chain's output taken channel-major), costed with ``cost`` where the search among prefixes
+    needs it (the "cm" ladder).
+    """
+
+    def __init__(self, n_tokens: int | None, fit_options: dict) -> None:
+        self.n_tokens = n_tokens
+        self.fit_options = fit_options
+
+    def propose(self, chain: list[dict], y: np.ndarray, level: int, cost: CostFunction,
+                sampled: bool) -> list[Candidate]:
+        alphabet = Alphabet.from_data(y)
+        a = len(alphabet)
+        ids = alphabet.to_ids(y) if y.shape[0] else np.zeros(0, np.int32)
+        coders = LEVEL_CODERS[level]
+        if self.n_tokens is not None:
+            if a > self.n_tokens:
+                return []
+            with warnings.catch_warnings():
+                if sampled:  # a sample may not hold n_tokens tokens' worth of pairs
+                    warnings.simplefilter("ignore", UserWarning)
+                tok = Tokenizer(alphabet, self.n_tokens, **self.fit_options).fit(y)
+            merges = tok.merges
+            tokens = encoder.encode(ids, tok._tables()) if len(merges) else ids
+            return [Candidate(chain, alphabet, merges, tokens, coders)]
+        fit = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
+        j = fit.rans_prefix()
+        out = [Candidate(chain, alphabet, fit.prefix(j), fit.tokens(j), LEVEL_CODERS[1], "static")]
+        if level == 1:
+            return out
+        best = Candidate(chain, alphabet, fit.prefix(0), ids, coders, "cm")
+        best_cost = cost(best).size
+        out.append(best)
+        for m in (m for m in _cm_ladder(a, _auto_max_merges(y.shape[0], a)) if m > 0):
+            if m > len(fit.merges):
+                break
+            cand = Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), coders, "cm")
+            c = cost(cand).size
+            out.append(cand)
+            if c >= best_cost:
+                break
+            best_cost = c
+        return out
+
+    def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
+        """``cand``'s recipe applied to all the values ``y`` (its chain's output)."""
+        if self.n_tokens is not None:
+            return self.propose(cand.chain, y, level, _no_cost, sampled=False)[0]
+        if cand.family == "static":
+            return self.propose(cand.chain, y, 1, _no_cost, sampled=False)[0]
+        alphabet = Alphabet.from_data(y)
+        a = len(alphabet)
+        m = min(len(cand.merges), _auto_max_merges(y.shape[0], a))
+        fit = _train(a, alphabet.to_ids(y), m, self.fit_options)
+        m = min(m, len(fit.merges))
+        return Candidate(cand.chain, alphabet, fit.prefix(m), fit.tokens(m), LEVEL_CODERS[2], "cm")
+
+
+def _no_cost(cand: Candidate) -> Cost:  # level 1 proposals never consult the cost
+    raise AssertionError("unreachable")
+
+
+# ============================================================================ the search
+
+
+def _sample_take(n: int) -> np.ndarray:
+    """Indices of WINDOWS evenly spaced windows of SAMPLE values in all."""
+    length = SAMPLE // WINDOWS
+    starts = (np.arange(WINDOWS, dtype=np.int64) * (n - length)) // (WINDOWS - 1)
+    return (starts[:, None] + np.arange(length, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[frontend.Stage]:
+    return [frontend.stage(name, **opts) for name, opts in spec]
+
+
+def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
+         encoder_: ReplayEncoder) -> Candidate:
+    """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
+    module docstring. ``cost`` is the format's exact costing function; the candidate returned
+    was built on all the values and costed with it (its ``packed`` is set)."""
+    outputs = []
+    for chain in chains:
+        y, record = frontend.forward(x, chain)
+        outputs.append((record, np.ascontiguousarray(y).reshape(-1)))
+    n = x.size
+    sampled = n > FULL_FIT
+    take = _sample_take(n) if sampled else None
+    scale = n / take.shape[0] if sampled else 1.0
+
+    def estimate(c: Candidate) -> float:
+        k = cost(c)
+        return float(k.size) if not sampled else (k.size - k.scalable) + k.scalable * scale
+
+    cands: list[Candidate] = []
+    for i, (record, y) in enumerate(outputs):
+        for c in encoder_.propose(record, y[take] if sampled else y, level, cost, sampled):
+            c.estimate = estimate(c)
+            c.rebuild = (lambda c=c, y=y: encoder_.rebuild(c, y, level)) if sampled else None
+            cands.append(c)
+    if not cands:
+        raise ValueError(
+            "n_tokens is smaller than the alphabet of the values under every front end tried; "
+            "pass a larger n_tokens"
+        )
+    order = sorted(range(len(cands)), key=lambda i: (cands[i].estimate, i))
+    best = cands[order[0]]
+    if not sampled:
+        return best
+    built = [best.rebuild()]
+    other = next((cands[i] for i in order if cands[i].family != best.family), None)
+    if other is not None and other.estimate <= best.estimate * CLOSE:
+        built.append(other.rebuild())
+    return min(built, key=lambda c: cost(c).size)
+
+
+# ============================================================================ prefix choice
+
+
+def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
+    """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
+
+    ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
+    merge ``A + k`` turns each of its occurrences into its two children, so the histogram of
+    every prefix follows by unrolling from the top; each candidate is costed as the entropy
+    stage's estimate (``entropy.counts_cost_bits``) plus the packed merge table. Candidates
+    form a geometric ladder (ratio 2**(1/4)), then the best bracket is searched with ratio
+    2**(1/32).
+    """
+    m = len(merges)
+    if m == 0:
+        return 0
+    left = merges[:, 0].tolist()
+    right = merges[:, 1].tolist()
+    base = [int(c) for c in hist.tolist()]
+
+    def cost(h: list[int], k: int) -> float:
+        counts = np.asarray(h[: a + k], dtype=np.int64)
+        model_bits = 8 * len(entropy.pack_merges(merges[:k], a)) if k else 0
+        return entropy.counts_cost_bits(counts) + model_bits
+
+    def sweep(ladder: list[int]) -> dict[int, float]:
+        # one pass from all m merges down to min(ladder), costing each ladder point
+        h = list(base)
+        out = {}
+        top = m
+        for k in sorted(set(ladder), reverse=True):
+            for t in range(a + top - 1, a + k - 1, -1):
+                c = h[t]
+                if c:
+                    j = t - a
+                    h[left[j]] += c
+                    h[right[j]] += c
+                    h[t] = 0
+            top = k
+            out[k] = cost(h, k)
+        return out
+
+    def ladder(hi: int, lo: int, ratio: float) -> list[int]:
+        points, x = [hi], float(hi)
+        while True:
+            x /= ratio
+            k = int(round(x))
+            if k <= lo:
+                break
+            if k < points[-1]:
+                points.append(k)
+        points.append(lo)
+        return points
+
+    coarse = sweep(ladder(m, 0, 2 ** 0.25))
+    keys = sorted(coarse)
+    best = min(keys, key=lambda k: (coarse[k], k))
+    i = keys.index(best)
+    lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
+    if hi - lo > 2:
+        fine = sweep(ladder(hi, lo, 2 ** (1 / 32)))
+        coarse.update(fine)
+    return min(coarse, key=lambda k: (coarse[k], k))
