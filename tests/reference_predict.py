@@ -1,0 +1,75 @@
+"""Plain-Python reference of ubpe.predict's integer arithmetic (Python ints, explicit modulo).
+
+Slow and obviously correct: the kernels must agree with it value for value.
+"""
+
+
+def to_signed(v, bits):
+    """``v`` modulo 2**bits, as its signed representative."""
+    v %= 1 << bits
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def lpc_residual(x, bits, block, orders, shifts, coefs, inverse=False):
+    """Forward: residuals of signed samples ``x``; inverse: samples from residuals ``x``."""
+    n = len(x)
+    out = [0] * n
+    hist = out if inverse else x
+    c0 = 0
+    for b, (order, shift) in enumerate(zip(orders, shifts)):
+        c = coefs[c0:c0 + order]
+        for i in range(b * block, min(n, (b + 1) * block)):
+            if i >= order:
+                acc = to_signed(sum(c[j] * hist[i - 1 - j] for j in range(order)), 64)
+                p = acc >> shift  # Python's >> on a negative int is the arithmetic shift
+            elif i >= 1:
+                p = hist[i - 1]
+            else:
+                p = 0
+            out[i] = to_signed(x[i] + p if inverse else x[i] - p, bits)
+        c0 += order
+    return out
+
+
+def lms_stage(x, bits, order, shift, inverse=False):
+    """One sign-sign LMS stage (see ubpe._kernels.predict.lms_stage)."""
+    n = len(x)
+    out = [0] * n
+    hist = out if inverse else x
+    w = [0] * order
+    wmax = 1 << (shift + 2)
+    sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
+    for i in range(n):
+        k = min(order, i)
+        acc = to_signed((1 << (shift - 1)) + sum(w[j] * hist[i - 1 - j] for j in range(k)), 64)
+        p = acc >> shift
+        if inverse:
+            out[i] = to_signed(x[i] + p, bits)
+            e = x[i]
+        else:
+            e = out[i] = to_signed(x[i] - p, bits)
+        for j in range(k):
+            w[j] = max(-wmax, min(wmax, w[j] + sign(e) * sign(hist[i - 1 - j])))
+    return out
+
+
+def cascade(x, bits, stages, inverse=False):
+    for order, shift in (reversed(stages) if inverse else stages):
+        x = lms_stage(x, bits, order, shift, inverse)
+    return x
+
+
+def grid(values):
+    """(offset, step, k) of values on offset + step * k; step 1 (identity) when there is none."""
+    if not values:
+        return 0, 1, list(values)
+    lo = min(values)
+    step = 0
+    for v in values:
+        a, b = step, v - lo
+        while b:
+            a, b = b, a % b
+        step = a
+    if step <= 1:
+        return 0, 1, list(values)
+    return lo, step, [(v - lo) // step for v in values]

@@ -1,0 +1,314 @@
+"""ubpe.predict: block LPC, sign-sign LMS cascades and value grids, exact for every integer dtype."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import reference_predict as ref
+from ubpe import CorruptDataError
+from ubpe import predict as P
+
+INT_DTYPES = ["|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", ">i2", ">u4", ">i8", ">u8"]
+
+
+def signed_ints(x: np.ndarray) -> list[int]:
+    """The signed representation of each sample, as the kernels see it."""
+    bits = 8 * x.dtype.itemsize
+    return [ref.to_signed(int(v), bits) for v in x]
+
+
+def extremes(dtype) -> list[int]:
+    info = np.iinfo(dtype)
+    return sorted({int(info.min), int(info.min) + 1, -1 if info.min < 0 else 2, 0, 1,
+                   int(info.max) - 1, int(info.max)})
+
+
+@st.composite
+def signals(draw, max_size=120):
+    """Integer signals of every dtype: random, smooth, constant, alternating or extreme."""
+    dtype = np.dtype(draw(st.sampled_from(INT_DTYPES)))
+    n = draw(st.integers(0, max_size))
+    kind = draw(st.sampled_from(["random", "smooth", "constant", "alternating", "extremes"]))
+    info = np.iinfo(dtype)
+    if kind == "random":
+        return draw(hnp.arrays(dtype, n))
+    if kind == "extremes":
+        return np.array(draw(st.lists(st.sampled_from(extremes(dtype)), min_size=n, max_size=n)), dtype=dtype)
+    a = draw(st.sampled_from(extremes(dtype)))
+    if kind == "constant":
+        return np.full(n, a, dtype=dtype)
+    if kind == "alternating":
+        b = draw(st.sampled_from(extremes(dtype)))
+        return np.array([a, b] * (n // 2) + [a] * (n % 2), dtype=dtype)
+    seed = draw(st.integers(0, 2**32 - 1))
+    walk = np.cumsum(np.cumsum(np.random.default_rng(seed).integers(-3, 4, n))).tolist()
+    bits = 8 * dtype.itemsize
+    wrap = (lambda v: v % (1 << bits)) if dtype.kind == "u" else (lambda v: ref.to_signed(v, bits))
+    return np.array([wrap(a + w) for w in walk], dtype=dtype)
+
+
+def assert_same(y: np.ndarray, x: np.ndarray) -> None:
+    assert y.dtype == x.dtype.newbyteorder("=")
+    assert y.tobytes() == x.astype(x.dtype.newbyteorder("=")).tobytes()
+
+
+# ============================================================================ LPC
+
+
+@given(signals(), st.sampled_from([1, 2, 3, 7, 17, 4096]), st.integers(0, 32),
+       st.sampled_from(["tukey", "welch", "hann", "none"]))
+def test_lpc_round_trip_matches_reference(x, block, max_order, window):
+    r, params = P.lpc_forward(x, block=block, max_order=max_order, window=window)
+    bits = 8 * x.dtype.itemsize
+    assert r.dtype == np.dtype(f"i{bits // 8}") and r.shape == x.shape
+    blk, orders, shifts, coefs = P.check_lpc_params(params, len(x), r.dtype)
+    assert (orders <= max_order).all()
+    expected = ref.lpc_residual(signed_ints(x), bits, blk, orders.tolist(), shifts.tolist(), coefs.tolist())
+    assert r.tolist() == expected
+    assert_same(P.lpc_inverse(r, params), x)
+
+
+@given(st.sampled_from(INT_DTYPES), st.integers(1, 90), st.integers(1, 40), st.data())
+def test_lpc_filter_with_any_valid_params(dtype, n, block, data):
+    """Arbitrary coefficients (not only fitted ones), orders up to 32, extreme samples."""
+    dtype = np.dtype(dtype)
+    x = np.array(data.draw(st.lists(st.sampled_from(extremes(dtype)) | st.integers(-5, 5).map(abs),
+                                    min_size=n, max_size=n)), dtype=dtype)
+    nb = -(-n // block)
+    orders = data.draw(st.lists(st.integers(0, 32), min_size=nb, max_size=nb))
+    precs = [data.draw(st.integers(2, 16)) if o else 0 for o in orders]
+    shifts = [data.draw(st.integers(0, 31)) if o else 0 for o in orders]
+    coefs = [data.draw(st.integers(-(1 << (p - 1)), (1 << (p - 1)) - 1)) for o, p in zip(orders, precs) for _ in range(o)]
+    widths = np.repeat(np.array(precs, np.int64), orders)
+    params = {"block": block, "unsigned": int(dtype.kind == "u"), "orders": bytes(orders), "shifts": bytes(shifts),
+              "precisions": bytes(precs), "coefs": P._pack_coefs(np.array(coefs, np.int64), widths)}
+    bits = 8 * dtype.itemsize
+    _, _, _, unpacked = P.check_lpc_params(params, n, dtype)
+    assert unpacked.tolist() == coefs
+    res = ref.lpc_residual(signed_ints(x), bits, block, orders, shifts, coefs)
+    r = np.array(res, dtype=f"i{bits // 8}")
+    assert ref.lpc_residual(res, bits, block, orders, shifts, coefs, inverse=True) == signed_ints(x)
+    assert_same(P.lpc_inverse(r, params), x)
+
+
+def test_lpc_predicts_a_smooth_signal_well():
+    t = np.arange(20_000)
+    x = np.round(1000 * np.sin(t / 37.0) + 300 * np.sin(t / 5.3)).astype(np.int16)
+    r, params = P.lpc_forward(x)
+    assert np.abs(r[32:].astype(np.int64)).mean() < 0.05 * np.abs(np.diff(x.astype(np.int64))).mean()
+    assert min(params["orders"]) >= 2
+    assert len(params["coefs"]) <= 5 * 32 * 2  # a few bytes per block
+    assert_same(P.lpc_inverse(r, params), x)
+
+
+def test_lpc_blocks_warm_up_from_the_previous_block():
+    x = np.round(1000 * np.sin(np.arange(4000) / 9.0)).astype(np.int32)
+    r, params = P.lpc_forward(x, block=100)
+    orders = list(params["orders"])
+    assert min(orders[1:]) >= 2
+    # only the first block starts cold: every other block's first residuals are small
+    assert all(abs(int(r[b * 100])) < 50 for b in range(1, 40))
+
+
+def test_lpc_empty_and_length_one():
+    for x in (np.zeros(0, np.uint16), np.array([-7], np.int64)):
+        r, params = P.lpc_forward(x)
+        assert len(r) == len(x)
+        assert_same(P.lpc_inverse(r, params), x)
+
+
+def test_lpc_arguments():
+    with pytest.raises(TypeError):
+        P.lpc_forward(np.zeros(3, np.float64))
+    with pytest.raises(TypeError):
+        P.lpc_forward(np.zeros(3, bool))
+    with pytest.raises(ValueError):
+        P.lpc_forward(np.zeros((2, 2), np.int16))
+    with pytest.raises(ValueError):
+        P.lpc_forward(np.zeros(3, np.int16), max_order=33)
+    with pytest.raises(ValueError):
+        P.lpc_forward(np.zeros(3, np.int16), block=0)
+    with pytest.raises(TypeError):
+        P.lpc_forward(np.zeros(3, np.int16), block=2.0)
+    with pytest.raises(ValueError):
+        P.lpc_forward(np.zeros(3, np.int16), window="kaiser")
+    with pytest.raises(ValueError):
+        P.lpc_forward(np.zeros(3, np.int16), precisions=(17,))
+
+
+# ============================================================================ adaptive
+
+
+@given(signals(max_size=80), st.lists(st.tuples(st.integers(1, 12), st.integers(1, 20)), max_size=3))
+def test_adaptive_round_trip_matches_reference(x, stages):
+    r, params = P.adaptive_forward(x, stages=stages)
+    bits = 8 * x.dtype.itemsize
+    assert params["stages"] == [list(s) for s in stages]
+    expected = ref.cascade(signed_ints(x), bits, [tuple(s) for s in stages])
+    assert r.tolist() == expected
+    assert ref.cascade(expected, bits, [tuple(s) for s in stages], inverse=True) == signed_ints(x)
+    assert_same(P.adaptive_inverse(r, params), x)
+
+
+@given(signals(max_size=300))
+def test_adaptive_default_stages_round_trip(x):
+    r, params = P.adaptive_forward(x)
+    assert_same(P.adaptive_inverse(r, params), x)
+
+
+def test_adaptive_over_lpc_residual_round_trip():
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.integers(-50, 51, 30_000)).astype(np.int32)
+    r1, p1 = P.lpc_forward(x)
+    r2, p2 = P.adaptive_forward(r1)
+    assert_same(P.lpc_inverse(P.adaptive_inverse(r2, p2), p1), x)
+
+
+def test_adaptive_learns_a_resonance():
+    t = np.arange(30_000)
+    x = np.round(2000 * np.sin(t / 11.0)).astype(np.int16)
+    r, _ = P.adaptive_forward(x, stages=[(8, 10)])
+    tail = np.abs(r[-5000:].astype(np.int64)).mean()
+    assert tail < 0.1 * np.abs(x[-5000:].astype(np.int64)).mean()
+
+
+def test_adaptive_arguments():
+    with pytest.raises(TypeError):
+        P.adaptive_forward(np.zeros(3, np.int16), stages=[(1,)])
+    with pytest.raises(ValueError):
+        P.adaptive_forward(np.zeros(3, np.int16), stages=[(0, 3)])
+    with pytest.raises(ValueError):
+        P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 29)])
+    with pytest.raises(ValueError):
+        P.adaptive_forward(np.zeros(3, np.int16), stages=[(1, 1)] * 9)
+
+
+# ============================================================================ grid
+
+
+@given(signals(max_size=60), st.integers(1, 70), st.data())
+def test_grid_round_trip_matches_reference(x, step, data):
+    info = np.iinfo(x.dtype)
+    # put x on a grid: offset + step * k, within the dtype's range
+    lo = data.draw(st.integers(int(info.min), int(info.max)))
+    span = (int(info.max) - lo) // step
+    k = [data.draw(st.integers(0, min(span, 300))) for _ in range(len(x))]
+    x = np.array([lo + step * v for v in k], dtype=x.dtype)
+    out, params = P.grid_forward(x)
+    offset, g, kk = ref.grid([int(v) for v in x])
+    assert (params["offset"], params["step"]) == (offset, g)
+    assert out.tolist() == kk
+    if g > 1:
+        assert out.dtype.kind == "u" and out.dtype.itemsize <= x.dtype.itemsize
+    assert_same(P.grid_inverse(out, params), x)
+
+
+@given(signals(max_size=60))
+def test_grid_of_any_signal_round_trips(x):
+    k, params = P.grid_forward(x)
+    assert_same(P.grid_inverse(k, params), x)
+
+
+def test_grid_finds_the_64_step_grid_exactly():
+    x = (np.arange(-300, 300) * 64 + 5).astype(np.int16)
+    k, params = P.grid_forward(x)
+    assert params["step"] == 64 and params["offset"] == -300 * 64 + 5 and k.dtype == np.uint16
+    x64 = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max - 2], np.int64)
+    k, params = P.grid_forward(x64)
+    assert params["step"] == 2**64 - 3 and k.tolist() == [0, 1]
+    assert_same(P.grid_inverse(k, params), x64)
+
+
+# ============================================================================ params from outside
+
+
+def mutations(params: dict, rng: np.random.Generator):
+    """Many mutated copies of ``params``: field values, types, lengths, flipped bytes."""
+    junk = [None, -1, 0, 1, 2**40, -(2**63), 2**64 - 1, 1.5, "x", b"", b"\xff" * 40, [], [1], [[1, 2, 3]],
+            [[0, 1]], [[2000, 3]], [[3, 99]], {}, True]
+    keys = list(params)
+    for key in keys:
+        for v in junk:
+            p = copy.deepcopy(params)
+            p[key] = v
+            yield p
+        p = copy.deepcopy(params)
+        del p[key]
+        yield p
+    p = copy.deepcopy(params)
+    p["extra"] = 1
+    yield p
+    for _ in range(300):
+        p = copy.deepcopy(params)
+        key = keys[rng.integers(len(keys))]
+        v = p[key]
+        if isinstance(v, bytes) and v:
+            b = bytearray(v)
+            op = rng.integers(3)
+            if op == 0:
+                b[rng.integers(len(b))] ^= 1 << int(rng.integers(8))
+            elif op == 1:
+                del b[rng.integers(len(b)):]
+            else:
+                b += bytes([int(rng.integers(256))])
+            p[key] = bytes(b)
+        elif isinstance(v, int):
+            p[key] = int(v + rng.integers(-3, 4)) * int(rng.choice([1, 1, 2, 1000]))
+        elif isinstance(v, list):
+            p[key] = [[int(a + rng.integers(-2, 3)), int(s + rng.integers(-2, 3))] for a, s in v]
+        yield p
+
+
+@pytest.mark.parametrize("kind", ["lpc", "adaptive", "grid"])
+def test_mutated_params_raise_corrupt_data_or_decode(kind):
+    rng = np.random.default_rng(2024)
+    x = np.round(3000 * np.sin(np.arange(3000) / 7.0)).astype(np.int16) * 4
+    fwd, inv = {"lpc": (lambda v: P.lpc_forward(v, block=512), P.lpc_inverse),
+                "adaptive": (lambda v: P.adaptive_forward(v, stages=[(4, 6), (2, 3)]), P.adaptive_inverse),
+                "grid": (P.grid_forward, P.grid_inverse)}[kind]
+    y, params = fwd(x)
+    decoded = refused = 0
+    for p in mutations(params, rng):
+        try:
+            out = inv(y, p)
+        except CorruptDataError:
+            refused += 1
+        else:
+            decoded += 1
+            assert out.shape == x.shape
+    assert refused > 20
+    assert decoded >= 1
+
+
+def test_check_params_refuses_lengths_and_ranges():
+    x = np.arange(100, dtype=np.int32) ** 2
+    _, params = P.lpc_forward(x, block=30)
+    for bad in ({"orders": bytes([33, 1, 1, 1])}, {"orders": b"\x01\x01\x01"}, {"shifts": bytes([32, 0, 0, 0])},
+                {"precisions": bytes([17, 2, 2, 2])}, {"coefs": params["coefs"] + b"\x00"}, {"block": 0}):
+        with pytest.raises(CorruptDataError):
+            P.check_lpc_params({**params, **bad}, 100, np.int32)
+    with pytest.raises(CorruptDataError):
+        P.check_lpc_params(params, 200, np.int32)  # more blocks than the header arrays hold
+    with pytest.raises(CorruptDataError):
+        P.check_adaptive_params({"stages": [[1, 29]], "unsigned": 0}, 10, np.int16)
+    with pytest.raises(CorruptDataError):
+        P.check_grid_params({"offset": 300, "step": 2, "bits": 8, "unsigned": 0}, 10, np.uint8)
+    with pytest.raises(CorruptDataError):
+        P.grid_inverse(np.array([200], np.uint8), {"offset": 0, "step": 2, "bits": 8, "unsigned": 1})
+
+
+# ============================================================================ determinism
+
+
+def test_same_input_same_bytes():
+    rng = np.random.default_rng(11)
+    x = np.cumsum(rng.integers(-100, 101, 9000)).astype(np.int32)
+    for fwd in (P.lpc_forward, P.adaptive_forward, P.grid_forward):
+        (a, pa), (b, pb) = fwd(x), fwd(x.copy())
+        assert a.tobytes() == b.tobytes() and pa == pb

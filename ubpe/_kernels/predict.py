@@ -1,0 +1,282 @@
+"""Numba kernels for ubpe.predict: block LPC analysis and filtering, sign-sign LMS cascades.
+
+Every kernel is total: it never raises and never indexes outside the arrays it is given,
+provided its caller (``ubpe.predict``, which validates every parameter first) respects the
+preconditions in each docstring.
+
+Values travel as int64 holding the *signed* ``bits``-wide representation of each sample,
+sign-extended. Predictions are summed in uint64, whose arithmetic wraps modulo 2**64 by
+definition, then reinterpreted as int64 and shifted arithmetically; residuals and
+reconstructions are wrapped to ``bits`` bits by :func:`wrap`. Encoder and decoder perform the
+same operations on the same previous values, so the round trip is exact whatever wraps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def wrap(v, sh):
+    """``v`` reduced modulo 2**(64 - sh) to its signed representative (sh in [0, 56])."""
+    return np.int64(np.uint64(v) << np.uint64(sh)) >> np.int64(sh)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lpc_predict(s, i, c0, order, coefs, shift):
+    """sum_j coefs[c0 + j] * s[i - 1 - j] (wrapping) >> shift; needs i >= order."""
+    acc = np.uint64(0)
+    for j in range(order):
+        acc += np.uint64(coefs[c0 + j]) * np.uint64(s[i - 1 - j])
+    return np.int64(acc) >> np.int64(shift)
+
+
+@njit(cache=True, nogil=True)
+def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
+    """Block LPC residual (``inverse=False``) or reconstruction (``inverse=True``).
+
+    Forward: ``dst[i] = wrap(src[i] - pred(src))``; inverse: ``dst[i] = wrap(src[i] + pred(dst))``,
+    where pred uses the block's coefficients on the ``order`` previous samples of the *signal*
+    (the previous block's tail included). The first samples of the signal, ``i < order``, are
+    predicted by the previous sample (``i >= 1``) or not at all (``i == 0``).
+
+    Preconditions: len(dst) == len(src) == n; block >= 1; len(orders) == len(shifts) ==
+    ceil(n / block); orders in [0, 32]; shifts in [0, 63]; len(coefs) == sum(orders); sh in [0, 56].
+    """
+    n = src.shape[0]
+    hist = src if not inverse else dst
+    c0 = 0
+    for b in range(orders.shape[0]):
+        order = np.int64(orders[b])
+        shift = np.int64(shifts[b])
+        lo = b * block
+        hi = min(n, lo + block)
+        for i in range(lo, hi):
+            if i >= order:
+                p = _lpc_predict(hist, i, c0, order, coefs, shift)
+            elif i >= 1:
+                p = hist[i - 1]
+            else:
+                p = np.int64(0)
+            if inverse:
+                dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            else:
+                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+        c0 += order
+
+
+@njit(cache=True, nogil=True)
+def _geometric_bits(total, n):
+    """Entropy in bits of n values from a geometric law of mean total / n (the residual cost)."""
+    if n == 0:
+        return 0.0
+    m = total / n
+    if m <= 0.0:
+        return 0.0
+    return n * ((1.0 + m) * np.log2(1.0 + m) - m * np.log2(m))
+
+
+@njit(cache=True, nogil=True)
+def _residual_bits(s, lo, hi, order, q, shift, sh):
+    """Estimated bits of the zigzagged residuals of s[lo:hi] under one quantized predictor."""
+    total = 0.0
+    for i in range(lo, hi):
+        if i >= order:
+            acc = np.uint64(0)
+            for j in range(order):
+                acc += np.uint64(q[j]) * np.uint64(s[i - 1 - j])
+            p = np.int64(acc) >> np.int64(shift)
+        elif i >= 1:
+            p = s[i - 1]
+        else:
+            p = np.int64(0)
+        r = wrap(np.int64(np.uint64(s[i]) - np.uint64(p)), sh)
+        total += 2.0 * abs(float(r))  # zigzag magnitude, near enough
+    return _geometric_bits(total, hi - lo)
+
+
+@njit(cache=True, nogil=True)
+def _quantize(lp, order, precision, q):
+    """FLAC-style quantization with error feedback; returns the shift (q[:order] filled)."""
+    cmax = 0.0
+    for j in range(order):
+        cmax = max(cmax, abs(lp[j]))
+    if cmax <= 0.0:
+        for j in range(order):
+            q[j] = 0
+        return 0
+    log2cmax = int(np.floor(np.log2(cmax))) + 1  # cmax < 2**log2cmax
+    shift = precision - 1 - log2cmax
+    if shift > 30:
+        shift = 30
+    if shift < 0:
+        shift = 0
+    qmax = (1 << (precision - 1)) - 1
+    qmin = -(1 << (precision - 1))
+    err = 0.0
+    for j in range(order):
+        v = lp[j] * (1 << shift) + err
+        fr = np.round(v)  # clamped as a float: converting an out-of-range float is undefined
+        if fr > qmax:
+            fr = float(qmax)
+        if fr < qmin:
+            fr = float(qmin)
+        r = np.int64(fr)
+        err = v - fr
+        q[j] = r
+    return shift
+
+
+@njit(cache=True, nogil=True)
+def lpc_analyze(s, block, max_order, window, precisions, sh, orders, shifts, precs, coefs):
+    """Choose each block's order, precision, shift and quantized coefficients.
+
+    Autocorrelation of the windowed block (``window`` 0 none, 1 Welch, 2 Tukey(0.5), 3 Hann),
+    Levinson-Durbin in float64, candidate orders ranked by the Levinson error plus coefficient
+    bits, then the best candidates re-costed on the exact integer residual for every precision in
+    ``precisions``. ``coefs`` must hold nblocks * max_order values; returns how many it used.
+
+    Preconditions: block >= 1; 0 <= max_order <= 32; precisions in [2, 16]; output arrays of
+    length ceil(n / block).
+    """
+    n = s.shape[0]
+    nb = orders.shape[0]
+    c0 = 0
+    w = np.empty(block, np.float64)
+    xw = np.empty(block, np.float64)
+    r = np.zeros(max_order + 1, np.float64)
+    a = np.zeros(max_order + 1, np.float64)
+    tmp = np.zeros(max_order + 1, np.float64)
+    lps = np.zeros((max_order + 1, max_order), np.float64)
+    errs = np.zeros(max_order + 1, np.float64)
+    q = np.zeros(max_order, np.int64)
+    best_q = np.zeros(max_order, np.int64)
+    for b in range(nb):
+        lo = b * block
+        hi = min(n, lo + block)
+        m = hi - lo
+        # window
+        for i in range(m):
+            if window == 1:
+                t = (2.0 * i - (m - 1)) / (m + 1.0)
+                w[i] = 1.0 - t * t
+            elif window == 2:
+                edge = 0.25 * m
+                if i < edge:
+                    w[i] = 0.5 - 0.5 * np.cos(np.pi * i / edge)
+                elif i > m - 1 - edge:
+                    w[i] = 0.5 - 0.5 * np.cos(np.pi * (m - 1 - i) / edge)
+                else:
+                    w[i] = 1.0
+            elif window == 3:
+                w[i] = 0.5 - 0.5 * np.cos(2.0 * np.pi * (i + 0.5) / m)
+            else:
+                w[i] = 1.0
+        for i in range(m):
+            xw[i] = float(s[lo + i]) * w[i]
+        kmax = min(max_order, m - 1) if m > 1 else 0
+        for k in range(kmax + 1):
+            acc = 0.0
+            for i in range(k, m):
+                acc += xw[i] * xw[i - k]
+            r[k] = acc
+        # Levinson-Durbin: errs[k] is the prediction error energy at order k
+        errs[0] = r[0]
+        for j in range(max_order + 1):
+            a[j] = 0.0
+        usable = 0
+        if r[0] > 0.0 and np.isfinite(r[0]):
+            err = r[0] * (1.0 + 1e-9)  # a tiny white-noise floor keeps the recursion stable
+            for k in range(1, kmax + 1):
+                acc = r[k]
+                for j in range(1, k):
+                    acc -= a[j] * r[k - j]
+                refl = acc / err
+                if not np.isfinite(refl) or abs(refl) >= 1.0:
+                    break
+                for j in range(1, k):
+                    tmp[j] = a[j] - refl * a[k - j]
+                for j in range(1, k):
+                    a[j] = tmp[j]
+                a[k] = refl
+                err *= 1.0 - refl * refl
+                errs[k] = err
+                for j in range(k):
+                    lps[k, j] = a[j + 1]
+                usable = k
+                if err <= 0.0:
+                    break
+        # order-0 and order-1 fallbacks are always candidates; rank the rest by estimate
+        best_bits = _residual_bits(s, lo, hi, 0, q, 0, sh)
+        best_order = 0
+        best_shift = 0
+        best_prec = 0
+        if usable > 0:
+            p0 = precisions[0]
+            est = np.empty(usable, np.float64)
+            for k in range(1, usable + 1):
+                e = errs[k] / max(errs[0], 1e-300)
+                est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
+            ranked = np.argsort(est)
+            for c in range(min(3, usable)):
+                k = ranked[c] + 1
+                for pi in range(precisions.shape[0]):
+                    prec = precisions[pi]
+                    shift = _quantize(lps[k], k, prec, q)
+                    bits = _residual_bits(s, lo, hi, k, q, shift, sh) + k * prec + 10
+                    if bits < best_bits:
+                        best_bits = bits
+                        best_order = k
+                        best_shift = shift
+                        best_prec = prec
+                        for j in range(k):
+                            best_q[j] = q[j]
+        orders[b] = best_order
+        shifts[b] = best_shift
+        precs[b] = best_prec
+        for j in range(best_order):
+            coefs[c0 + j] = best_q[j]
+        c0 += best_order
+    return c0
+
+
+@njit(cache=True, nogil=True)
+def lms_stage(src, order, shift, sh, inverse, dst):
+    """One sign-sign LMS stage: forward ``dst = wrap(src - pred)``, inverse ``dst = wrap(src + pred)``.
+
+    ``pred[i] = (sum_j w[j] * h[i - 1 - j] + 2**(shift - 1)) >> shift`` over the stage's input
+    history ``h`` (``src`` forward, ``dst`` inverse), weights starting at zero and moving by
+    ``sign(e[i]) * sign(h[i - 1 - j])`` after each sample, ``e`` being the stage's residual.
+    Weights are clamped to +-2**(shift + 2) so that they cannot drift without bound.
+
+    Preconditions: len(dst) == len(src); 1 <= order <= 256 (the caller's cap); 1 <= shift <= 28;
+    sh in [0, 56].
+    """
+    n = src.shape[0]
+    h = src if not inverse else dst
+    w = np.zeros(order, np.int64)
+    rnd = np.int64(1) << np.int64(shift - 1)
+    wmax = np.int64(1) << np.int64(shift + 2)
+    for i in range(n):
+        k = order if i >= order else i
+        acc = np.uint64(rnd)
+        for j in range(k):
+            acc += np.uint64(w[j]) * np.uint64(h[i - 1 - j])
+        p = np.int64(acc) >> np.int64(shift)
+        if inverse:
+            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            e = src[i]
+        else:
+            e = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+            dst[i] = e
+        if e != 0:
+            for j in range(k):
+                v = h[i - 1 - j]
+                if v != 0:
+                    if (v > 0) == (e > 0):
+                        if w[j] < wmax:
+                            w[j] += 1
+                    else:
+                        if w[j] > -wmax:
+                            w[j] -= 1

@@ -1,0 +1,423 @@
+"""Prediction front ends for sensor signals: exact block LPC, sign-sign LMS cascades, value grids.
+
+Each transform is a pure, reversible pair ``*_forward(x) -> (y, params)`` /
+``*_inverse(y, params) -> x`` whose ``params`` is a plain dict of ints, lists of ints and bytes
+(msgpack-ready) holding everything the inverse needs, plus a ``check_*_params(params, n, dtype)``
+that refuses untrusted params with :class:`~ubpe.CorruptDataError` before any kernel runs.
+
+Why the round trips are bit-exact for every input, 64-bit extremes included
+--------------------------------------------------------------------------
+A sample of a ``bits``-wide dtype is carried as the int64 sign extension of its *signed*
+``bits``-wide representation (an unsigned value is reinterpreted, not converted). A prediction
+``p`` is a function of previous samples and of params only; it is summed in uint64, whose
+arithmetic is defined to wrap modulo 2**64, then reinterpreted as int64 and shifted
+arithmetically. The residual is ``r = (x - p) mod 2**bits`` and the inverse computes
+``x = (r + p) mod 2**bits``. The decoder rebuilds the same previous samples before it needs
+them, so it computes the very same ``p`` (overflow included: it is deterministic), and
+``(x - p) + p = x`` holds in the ring Z / 2**bits. Residuals are returned as the signed integer
+type of the input's width; the inverse returns the input's dtype (native byte order).
+
+* :func:`lpc_forward`: per block (default 4096 samples) windowed autocorrelation, Levinson-Durbin,
+  coefficients quantized with a shift as FLAC does, order (up to 32) and precision chosen by the
+  bits they cost. A block's first samples are predicted from the previous block's tail; only the
+  signal's first ``order`` samples fall back to the previous sample.
+* :func:`adaptive_forward`: a cascade of sign-sign LMS stages that stores no coefficients;
+  decoding repeats the same integer adaptation.
+* :func:`grid_forward`: values on ``offset + step * k`` become ``k`` in the smallest unsigned dtype.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ._kernels import predict as _k
+from ._validate import check_choice, check_int, expect_map, field_bytes, field_int, short
+from .errors import CorruptDataError
+
+__all__ = [
+    "lpc_forward",
+    "lpc_inverse",
+    "check_lpc_params",
+    "adaptive_forward",
+    "adaptive_inverse",
+    "check_adaptive_params",
+    "grid_forward",
+    "grid_inverse",
+    "check_grid_params",
+    "DEFAULT_STAGES",
+]
+
+MAX_ORDER = 32
+MAX_PRECISION = 16
+MAX_SHIFT = 31
+MAX_BLOCK = 1 << 24
+MAX_STAGES = 8
+MAX_STAGE_ORDER = 1024
+MAX_STAGE_SHIFT = 28
+WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3}
+# Default cascade: long slow stage for the spectrum's shape, short fast stages for what changes.
+DEFAULT_STAGES: tuple[tuple[int, int], ...] = ((32, 12), (16, 10), (4, 8))
+
+
+# ============================================================================ shared helpers
+
+
+def _signal(x: Any, name: str = "x") -> tuple[np.ndarray, np.dtype]:
+    """``x`` as int64 sign extensions of its signed representation, and its dtype."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; call once per channel")
+    dtype = arr.dtype.newbyteorder("=")
+    signed = np.dtype(f"i{dtype.itemsize}")
+    return np.ascontiguousarray(arr, dtype=dtype).view(signed).astype(np.int64), dtype
+
+
+def _restore(values: np.ndarray, unsigned: int, bits: int) -> np.ndarray:
+    """int64 sign extensions back to the dtype of ``bits`` and signedness ``unsigned``."""
+    out = values.astype(f"i{bits // 8}")
+    return out.view(f"u{bits // 8}") if unsigned else out
+
+
+def _residual_in(y: Any, name: str) -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    dtype = arr.dtype.newbyteorder("=")
+    return np.ascontiguousarray(arr, dtype=dtype).view(f"i{dtype.itemsize}").astype(np.int64)
+
+
+def _bits_of(dtype: Any, where: str) -> int:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be a numpy integer dtype, got {dtype!r}") from exc
+    if dt.kind not in "iu":
+        raise TypeError(f"dtype must be an integer dtype, got {dt}")
+    return 8 * dt.itemsize
+
+
+def _field_unsigned(params: dict, where: str) -> int:
+    return field_int(params, "unsigned", 0, 1, where=where)
+
+
+# ============================================================================ coefficient packing
+
+
+def _pack_coefs(coefs: np.ndarray, widths: np.ndarray) -> bytes:
+    """Each coefficient as ``width`` bits of two's complement, little-endian bit order."""
+    if coefs.size == 0:
+        return b""
+    t = np.arange(MAX_PRECISION, dtype=np.int64)
+    raw = coefs.astype(np.int64) & ((np.int64(1) << widths) - 1)
+    bits = ((raw[:, None] >> t) & 1).astype(np.uint8)
+    return np.packbits(bits[t[None, :] < widths[:, None]], bitorder="little").tobytes()
+
+
+def _unpack_coefs(data: bytes, widths: np.ndarray, where: str) -> np.ndarray:
+    total = int(widths.sum())
+    if len(data) != (total + 7) // 8:
+        raise CorruptDataError(f"{where}: 'coefs' has {len(data)} bytes, expected {(total + 7) // 8}")
+    if widths.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little").astype(np.int64)
+    if bits[total:].any():
+        raise CorruptDataError(f"{where}: 'coefs' has non-zero padding bits")
+    t = np.arange(MAX_PRECISION, dtype=np.int64)
+    starts = np.cumsum(widths) - widths
+    mask = t[None, :] < widths[:, None]
+    idx = np.where(mask, starts[:, None] + t[None, :], 0)
+    raw = (np.where(mask, bits[idx], 0) << t).sum(axis=1)
+    half = np.int64(1) << (widths - 1)
+    return np.where(raw >= half, raw - (half << 1), raw)
+
+
+# ============================================================================ block LPC
+
+
+def lpc_forward(
+    x: Any,
+    *,
+    block: int = 4096,
+    max_order: int = MAX_ORDER,
+    window: str = "tukey",
+    precisions: tuple[int, ...] = (12, 15),
+) -> tuple[np.ndarray, dict]:
+    """Residual of exact block linear prediction, and the params that invert it.
+
+    Parameters
+    ----------
+    x : 1-D integer array, any dtype int8..uint64 and byte order
+    block : int, default 4096
+        Samples per block (each block has its own order and coefficients); 1 to 2**24.
+    max_order : int, default 32
+        Highest prediction order tried, 0 to 32 (0 gives the identity but for the type).
+    window : {"tukey", "welch", "hann", "none"}
+        Window applied to each block before its autocorrelation (analysis only).
+    precisions : tuple of int
+        Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
+
+    Returns
+    -------
+    residual : ndarray of the signed integer type of ``x``'s width, same length
+        ``(x - prediction) mod 2**bits``.
+    params : dict
+        ``block``, ``unsigned`` (ints), ``orders``, ``shifts``, ``precisions`` (one byte per
+        block) and ``coefs`` (each block's ``order`` coefficients, ``precision`` bits each,
+        two's complement, bit-packed little-endian).
+    """
+    s, dtype = _signal(x)
+    block = check_int("block", block, 1, MAX_BLOCK)
+    max_order = check_int("max_order", max_order, 0, MAX_ORDER)
+    window = check_choice("window", window, WINDOWS)
+    if isinstance(precisions, (str, bytes)) or not hasattr(precisions, "__iter__"):
+        raise TypeError(f"precisions must be a sequence of ints, got {type(precisions).__name__}")
+    precs = [check_int("precisions[]", p, 2, MAX_PRECISION) for p in precisions]
+    if not precs:
+        raise ValueError("precisions must not be empty")
+    bits = 8 * dtype.itemsize
+    n = s.shape[0]
+    nb = -(-n // block)
+    orders = np.zeros(nb, np.int64)
+    shifts = np.zeros(nb, np.int64)
+    pbits = np.zeros(nb, np.int64)
+    coefs = np.zeros(nb * max_order, np.int64)
+    used = _k.lpc_analyze(s, block, max_order, WINDOWS[window], np.array(precs, np.int64), 64 - bits,
+                          orders, shifts, pbits, coefs)
+    coefs = coefs[:used]
+    res = np.empty(n, np.int64)
+    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    params = {
+        "block": block,
+        "unsigned": int(dtype.kind == "u"),
+        "orders": orders.astype(np.uint8).tobytes(),
+        "shifts": shifts.astype(np.uint8).tobytes(),
+        "precisions": pbits.astype(np.uint8).tobytes(),
+        "coefs": _pack_coefs(coefs, np.repeat(pbits, orders)),
+    }
+    return res.astype(f"i{bits // 8}"), params
+
+
+def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate untrusted LPC params for ``n`` residuals of ``dtype``; raise CorruptDataError.
+
+    Returns ``(block, orders, shifts, coefs)`` as the kernel takes them. Checked: the field set
+    and types, ``block`` in [1, 2**24], one byte per block in each header array, orders <= 32,
+    a precision in [2, 16] for each order > 0 (0 for order 0), shifts <= 31 (0 for order 0),
+    and ``coefs`` exactly as long as the orders and precisions say, with zero padding. Any
+    coefficient of at most 16 bits is safe: the accumulator wraps identically on both sides.
+    """
+    where = "lpc params"
+    _bits_of(dtype, where)
+    p = expect_map(params, where, ("block", "unsigned", "orders", "shifts", "precisions", "coefs"))
+    block = field_int(p, "block", 1, MAX_BLOCK, where=where)
+    _field_unsigned(p, where)
+    nb = -(-n // block)
+    orders = np.frombuffer(field_bytes(p, "orders", where=where, size=nb), np.uint8).astype(np.int64)
+    shifts = np.frombuffer(field_bytes(p, "shifts", where=where, size=nb), np.uint8).astype(np.int64)
+    precs = np.frombuffer(field_bytes(p, "precisions", where=where, size=nb), np.uint8).astype(np.int64)
+    if (orders > MAX_ORDER).any():
+        raise CorruptDataError(f"{where}: an order exceeds {MAX_ORDER} ({int(orders.max())})")
+    zero = orders == 0
+    if (precs[zero] != 0).any() or (shifts[zero] != 0).any():
+        raise CorruptDataError(f"{where}: a block of order 0 has a precision or shift")
+    if ((precs[~zero] < 2) | (precs[~zero] > MAX_PRECISION)).any():
+        raise CorruptDataError(f"{where}: a precision is outside [2, {MAX_PRECISION}]")
+    if (shifts > MAX_SHIFT).any():
+        raise CorruptDataError(f"{where}: a shift exceeds {MAX_SHIFT}")
+    coefs = _unpack_coefs(field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2),
+                          np.repeat(precs, orders), where)
+    return block, orders, shifts, coefs
+
+
+def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
+    """Undo :func:`lpc_forward`: the original samples, bit-exact, in the original dtype."""
+    r = _residual_in(residual, "residual")
+    bits = 8 * np.asarray(residual).dtype.itemsize
+    block, orders, shifts, coefs = check_lpc_params(params, r.shape[0], f"i{bits // 8}")
+    out = np.empty_like(r)
+    _k.lpc_filter(r, block, orders, shifts, coefs, 64 - bits, True, out)
+    return _restore(out, params["unsigned"], bits)
+
+
+# ============================================================================ adaptive cascade
+
+
+def _check_stages(stages: Any) -> list[list[int]]:
+    if isinstance(stages, (str, bytes)) or not hasattr(stages, "__iter__"):
+        raise TypeError(f"stages must be a sequence of (order, shift) pairs, got {type(stages).__name__}")
+    out = []
+    for st in stages:
+        if isinstance(st, (str, bytes)) or not hasattr(st, "__len__") or len(st) != 2:
+            raise TypeError(f"each stage must be an (order, shift) pair, got {st!r}")
+        out.append([check_int("stage order", st[0], 1, MAX_STAGE_ORDER),
+                    check_int("stage shift", st[1], 1, MAX_STAGE_SHIFT)])
+    if len(out) > MAX_STAGES:
+        raise ValueError(f"at most {MAX_STAGES} stages are allowed, got {len(out)}")
+    return out
+
+
+def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarray, dict]:
+    """Residual of a cascade of sign-sign LMS predictors (backward-adaptive, no coefficients stored).
+
+    Stage ``m`` predicts its input (the residual of stage ``m - 1``; ``x`` for the first) as
+    ``(sum_j w[j] * u[i-1-j] + 2**(shift-1)) >> shift`` with integer weights that start at 0 and
+    move by ``sign(e) * sign(u[i-1-j])`` per sample (clamped to ``+-2**(shift+2)``), and outputs
+    ``(u - prediction) mod 2**bits``. The larger ``shift``, the slower and finer the adaptation.
+
+    Parameters
+    ----------
+    x : 1-D integer array, any dtype int8..uint64
+    stages : sequence of (order, shift)
+        0 to 8 stages, order in [1, 1024], shift in [1, 28]. Default :data:`DEFAULT_STAGES`.
+
+    Returns
+    -------
+    residual : ndarray of the signed integer type of ``x``'s width
+    params : dict
+        ``stages`` (a list of ``[order, shift]``) and ``unsigned`` (0 or 1).
+    """
+    s, dtype = _signal(x)
+    st = _check_stages(stages)
+    bits = 8 * dtype.itemsize
+    cur = s
+    for order, shift in st:
+        nxt = np.empty_like(cur)
+        _k.lms_stage(cur, order, shift, 64 - bits, False, nxt)
+        cur = nxt
+    return cur.astype(f"i{bits // 8}"), {"stages": st, "unsigned": int(dtype.kind == "u")}
+
+
+def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, int]]:
+    """Validate untrusted adaptive params; the stage list as (order, shift) pairs."""
+    where = "adaptive params"
+    _bits_of(dtype, where)
+    p = expect_map(params, where, ("stages", "unsigned"))
+    _field_unsigned(p, where)
+    stages = p["stages"]
+    if not isinstance(stages, list) or len(stages) > MAX_STAGES:
+        raise CorruptDataError(f"{where}: 'stages' must be a list of at most {MAX_STAGES} pairs, got {short(stages)}")
+    out = []
+    for st in stages:
+        if not isinstance(st, list) or len(st) != 2:
+            raise CorruptDataError(f"{where}: a stage must be an [order, shift] pair, got {short(st)}")
+        pair = {"order": st[0], "shift": st[1]}
+        out.append((field_int(pair, "order", 1, MAX_STAGE_ORDER, where=where),
+                    field_int(pair, "shift", 1, MAX_STAGE_SHIFT, where=where)))
+    return out
+
+
+def adaptive_inverse(residual: Any, params: Any) -> np.ndarray:
+    """Undo :func:`adaptive_forward`: the stages inverted last to first, bit-exact."""
+    r = _residual_in(residual, "residual")
+    bits = 8 * np.asarray(residual).dtype.itemsize
+    stages = check_adaptive_params(params, r.shape[0], f"i{bits // 8}")
+    cur = r
+    for order, shift in reversed(stages):
+        nxt = np.empty_like(cur)
+        _k.lms_stage(cur, order, shift, 64 - bits, True, nxt)
+        cur = nxt
+    return _restore(cur, params["unsigned"], bits)
+
+
+# ============================================================================ value grid
+
+
+def _ordered(arr: np.ndarray) -> tuple[np.ndarray, int]:
+    """Values mapped order-preservingly to uint64 (signed: flip the sign bit), and their width."""
+    dtype = arr.dtype.newbyteorder("=")
+    bits = 8 * dtype.itemsize
+    a = np.ascontiguousarray(arr, dtype=dtype)
+    if dtype.kind == "i":
+        return (a.view(f"u{bits // 8}").astype(np.uint64) ^ np.uint64(1 << (bits - 1))), bits
+    return a.astype(np.uint64), bits
+
+
+def grid_forward(x: Any) -> tuple[np.ndarray, dict]:
+    """Values on an affine grid ``offset + step * k`` as ``k`` in the smallest unsigned dtype.
+
+    ``offset`` is the minimum and ``step`` the gcd of the differences to it, computed exactly
+    (uint64 after an order-preserving map, so nothing overflows). When ``step`` is 1, or the
+    input is empty or constant, the transform is the identity: ``k`` is ``x`` itself with
+    ``offset = 0, step = 1``.
+
+    Returns
+    -------
+    k : ndarray (uint8, uint16, uint32 or uint64), or ``x`` unchanged for the identity
+    params : dict
+        ``offset`` (a Python int in the dtype's range), ``step`` (int >= 1), ``bits`` (8, 16, 32,
+        64) and ``unsigned`` (0 or 1) of the original dtype.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"x must be 1-D, got shape {arr.shape}")
+    u, bits = _ordered(arr)
+    unsigned = int(arr.dtype.kind == "u")
+    identity = {"offset": 0, "step": 1, "bits": bits, "unsigned": unsigned}
+    if u.size == 0:
+        return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")), identity
+    lo = u.min()
+    d = u - lo
+    step = int(np.gcd.reduce(d))
+    if step <= 1:
+        return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")), identity
+    k = d // np.uint64(step)
+    kmax = int(k.max())
+    kdtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if kmax <= np.iinfo(t).max)
+    offset = int(lo) - (0 if unsigned else 1 << (bits - 1))
+    return k.astype(kdtype), {"offset": offset, "step": step, "bits": bits, "unsigned": unsigned}
+
+
+def check_grid_params(params: Any, n: int, dtype: Any) -> tuple[int, int, int, int]:
+    """Validate untrusted grid params; ``(offset, step, bits, unsigned)``."""
+    where = "grid params"
+    _bits_of(dtype, where)
+    p = expect_map(params, where, ("offset", "step", "bits", "unsigned"))
+    bits = field_int(p, "bits", 8, 64, where=where)
+    if bits not in (8, 16, 32, 64):
+        raise CorruptDataError(f"{where}: 'bits' must be 8, 16, 32 or 64, got {bits}")
+    unsigned = _field_unsigned(p, where)
+    lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    offset = field_int(p, "offset", lo, hi, where=where)
+    step = field_int(p, "step", 1, (1 << bits) - 1, where=where)
+    if step == 1 and offset != 0:
+        raise CorruptDataError(f"{where}: a step of 1 must come with offset 0 (the identity)")
+    return offset, step, bits, unsigned
+
+
+def grid_inverse(k: Any, params: Any) -> np.ndarray:
+    """Undo :func:`grid_forward`: ``offset + step * k`` in the original dtype.
+
+    Raises CorruptDataError when a ``k`` would land outside the original dtype's range.
+    """
+    arr = np.asarray(k)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"k must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"k must be 1-D, got shape {arr.shape}")
+    offset, step, bits, unsigned = check_grid_params(params, arr.shape[0], arr.dtype)
+    out_dtype = np.dtype(f"{'u' if unsigned else 'i'}{bits // 8}")
+    if step == 1:
+        if arr.dtype.itemsize != bits // 8:
+            raise CorruptDataError(f"grid params: identity params for {bits}-bit values, got {arr.dtype}")
+        return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")).view(out_dtype)
+    if arr.dtype.kind == "i" and arr.size and int(arr.min()) < 0:
+        raise CorruptDataError("grid: a grid index is negative")
+    kmax = int(arr.max()) if arr.size else 0
+    dtype_lo = 0 if unsigned else -(1 << (bits - 1))
+    if offset + step * kmax > dtype_lo + (1 << bits) - 1:
+        raise CorruptDataError(f"grid: index {kmax} lands outside the {out_dtype} range")
+    base = np.uint64(offset - dtype_lo)  # offset in the order-preserving uint64 map
+    u = arr.astype(np.uint64) * np.uint64(step) + base
+    if not unsigned:
+        u ^= np.uint64(1 << (bits - 1))
+    return u.astype(f"u{bits // 8}").view(out_dtype)
