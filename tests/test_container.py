@@ -989,3 +989,101 @@ def test_format_md_delta_example():
 def test_format_md_first_example():
     data = compress(np.tile(np.array([3, -1, 4, 1, 5], np.int16), 200))
     assert len(data) == 147 and unpack(data)["stream"] == {"coder": "const", "n": 200, "symbol": 8}
+
+
+# ============================================================================ version 2: source, floats, memory
+
+
+def test_describe_is_inspect():
+    assert ubpe.describe is ubpe.inspect is container.describe
+    info = describe(compress(walk(300), delta=2, level=1))
+    assert info.front == ({"stage": "delta", "order": 2},) and info.delta == 2 and info.version == 2
+    assert info.layout == "tc" and info.channels == 1 and info.source is None
+
+
+def test_source_round_trips_and_is_described():
+    source = {"format": "wav", "rate": 48000, "channels": 2, "width": 2, "gain": -0.25, "pcm": True,
+              "raw": b"\x00\x01", "big": 2**64 - 1, "small": -(2**63), "column": "x" * 1024}
+    x = walk(400, seed=3).reshape(200, 2)
+    data = check_roundtrip(x, source=source)
+    assert describe(data).source == source and describe(data).channels == 2
+    assert unpack(data)["source"] == source
+    assert "source" not in unpack(compress(x))
+
+
+@pytest.mark.parametrize("source, exc", [
+    ([("a", 1)], TypeError),
+    ({1: 2}, TypeError),
+    ({"a": [1]}, TypeError),
+    ({"a": None}, TypeError),
+    ({"a": {"b": 1}}, TypeError),
+    ({"": 1}, ValueError),
+    ({"k" * 65: 1}, ValueError),
+    ({"a": "x" * 1025}, ValueError),
+    ({"a": b"x" * 1025}, ValueError),
+    ({"a": 2**64}, ValueError),
+    ({"a": -(2**63) - 1}, ValueError),
+    ({f"k{i}": i for i in range(33)}, ValueError),
+])
+def test_source_argument_errors(source, exc):
+    with pytest.raises(exc, match="source"):
+        compress(walk(100), source=source)
+
+
+@pytest.mark.parametrize("source", [[1], "wav", {"a": [1]}, {"a": None}, {"": 1}, {"k" * 65: 1},
+                                    {"a": "x" * 1025}, {f"k{i}": i for i in range(33)}, {"a": {"b": 1}}])
+def test_corrupt_source_refused(source):
+    d = unpack(compress(walk(100), source={"rate": 1}))
+    d["source"] = source
+    with pytest.raises(ubpe.CorruptDataError, match="source"):
+        decompress(pack(d))
+    with pytest.raises(ubpe.CorruptDataError, match="source"):
+        describe(pack(d))
+
+
+def test_source_is_refused_in_version_1():
+    d = unpack((FIXTURES / "v1_signal_int16.ubpe").read_bytes())
+    d["source"] = {"rate": 1}
+    with pytest.raises(ubpe.CorruptDataError, match="unexpected"):
+        decompress(pack(d))
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f8", ">f4", ">f8"])
+def test_float_dtype_needs_a_quantizer_stage(dtype):
+    d = unpack(compress(np.arange(100, dtype=np.int32) % 7, delta=0))
+    d["dtype"] = dtype
+    for front in ([], [{"stage": "delta", "order": 1}]):
+        d["front"] = front
+        with pytest.raises(ubpe.CorruptDataError, match="floating-point|quantiz"):
+            decompress(pack(d))
+    d1 = unpack((FIXTURES / "v1_signal_int16.ubpe").read_bytes())
+    d1["dtype"] = dtype
+    with pytest.raises(ubpe.CorruptDataError, match="dtype"):
+        decompress(pack(d1))
+
+
+def test_memory_error_while_decoding_is_a_library_error(monkeypatch):
+    x = np.tile(np.arange(40, dtype=np.int16), 50)
+    data = compress(x, level=1)
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    for target in ("decode", "decode_stream"):
+        module = encoder if target == "decode" else entropy
+        with monkeypatch.context() as m:
+            m.setattr(module, target, no_memory)
+            with pytest.raises(ubpe.CorruptDataError, match="max_output_size"):
+                decompress(data)
+    assert_same_array(decompress(data), x)
+
+
+def test_uint64_values_above_2_63_map_to_ids():
+    """Alphabet.to_ids handles values above 2**63 (the container's former workaround is gone)."""
+    from ubpe.alphabet import Alphabet
+
+    x = np.array([2**64 - 1, 2**63, 2**63 + 5, 0, 2**64 - 1], dtype=np.uint64)
+    alphabet = Alphabet.from_data(x)
+    assert alphabet.to_ids(x).tolist() == [3, 1, 2, 0, 3]
+    for level in (1, 2):
+        check_roundtrip(np.repeat(x, 50), level=level)

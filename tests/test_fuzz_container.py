@@ -79,22 +79,33 @@ def test_delta_containers_mutated_in_process():
     rng = np.random.default_rng(3)
     walk = np.cumsum(rng.integers(-3, 4, 400)).astype(np.int16) * 16
     wide = np.cumsum(rng.integers(-2, 3, 300)).astype(np.uint64) + np.uint64(2**64 - 150)
+    frames = np.cumsum(rng.integers(-3, 4, (150, 3)), axis=0).astype(">i4")
     samples = [(x, compress(x, delta=k)) for x in (walk, wide) for k in range(1, MAX_DELTA + 1)]
+    # version 2's new fields: channels, and source metadata of every value type
+    source = {"format": "wav", "rate": 48000, "gain": 0.5, "signed": True, "tag": b"\x00\xff", "neg": -3}
+    samples += [(frames, compress(frames, delta=1, source=source)), (frames, compress(frames, level=1))]
     assert check_mutations(samples, seed=11, n_mutations=1200) > 0
-    # every substitute for the delta order is refused (or, being the same order, decodes)
+    # every substitute for the chain, a stage, its order, the layout or the source is refused
+    # (or, being the same value, decodes to the same values)
     import msgpack
-
     from common import _SUBSTITUTES
-
+    v1_forms = [{"delta": k} for k in range(-1, MAX_DELTA + 2)] + [{}]
+    v2_forms = [[{"stage": "delta", "order": k}] for k in range(-1, MAX_DELTA + 2)]
     for values, data in samples:
         tree = msgpack.unpackb(data, raw=False)
-        for sub in _SUBSTITUTES + [{"delta": k} for k in range(-1, MAX_DELTA + 2)]:
-            for where in ("front", "delta"):
+        for sub in _SUBSTITUTES + v1_forms + v2_forms + [{"x": 1}, {"rate": [1]}, {"": 1}, {"k" * 65: 1}, {"s": "x" * 1025}]:
+            for where in ("front", "stage", "order", "layout", "source", "source.rate"):
                 t = msgpack.unpackb(data, raw=False)
-                if where == "front":
-                    t["front"] = sub
+                if where in ("front", "layout", "source"):
+                    t[where] = sub
+                elif where == "source.rate":
+                    if "source" not in t:
+                        continue
+                    t["source"]["rate"] = sub
+                elif t["front"]:
+                    t["front"][0][where] = sub
                 else:
-                    t["front"]["delta"] = sub
+                    continue
                 try:
                     got = decompress(msgpack.packb(t, use_bin_type=True))
                 except ubpe.CorruptDataError:

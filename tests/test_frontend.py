@@ -1,0 +1,167 @@
+"""Front-end chains (ubpe.frontend): stages, the (channels, frames) layout, untrusted chains."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ubpe
+from common import assert_same_array, check_roundtrip
+from ubpe import container, frontend, planner
+from ubpe.errors import CorruptDataError
+from ubpe.signal import delta
+
+
+def walk(n, seed=0, channels=None):
+    rng = np.random.default_rng(seed)
+    shape = (n,) if channels is None else (n, channels)
+    return np.cumsum(rng.integers(-30, 31, shape), axis=0).astype(np.int16)
+
+
+# ============================================================================ layout
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (0, 3), (3, 0), (2, 5), (7, 3, 2), (1, 100), (100, 1), (4, 0, 2)])
+def test_layout_round_trips(shape):
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    y = frontend.to_channels(x)
+    assert y.ndim == 2 and y.flags.c_contiguous
+    if x.ndim >= 2:
+        assert y.shape == (int(np.prod(shape[1:])), shape[0])
+        if x.size:
+            assert np.array_equal(y[:, 0], x[0].reshape(-1))  # row c is channel c over time
+    else:
+        assert y.shape[0] == 1
+    assert_same_array(frontend.from_channels(y, shape), x)
+
+
+def test_layout_native_byte_order():
+    x = np.arange(12, dtype=">i4").reshape(4, 3)
+    y = frontend.to_channels(x)
+    assert y.dtype == np.dtype("<i4") and np.array_equal(y, x.astype("<i4").T)
+
+
+# ============================================================================ stages
+
+
+def test_delta_stage_per_channel():
+    x = frontend.to_channels(walk(200, seed=1, channels=3))
+    y, params = frontend.DeltaStage(2).forward(x)
+    assert params == {"order": 2} and y.dtype == np.int16
+    for c in range(3):
+        assert np.array_equal(y[c], delta(x[c], 2))  # each channel on its own
+    assert_same_array(frontend.DeltaStage().inverse(y, params), x)
+
+
+@given(st.sampled_from(["i1", "u1", "<i2", ">u2", "<i8", "<u8"]).flatmap(
+    lambda dt: hnp.arrays(np.dtype(dt), hnp.array_shapes(min_dims=2, max_dims=2, min_side=0, max_side=6))),
+    st.integers(1, frontend.DeltaStage.MAX_ORDER))
+def test_delta_chain_inverts_exactly(x, k):
+    """Any values (extremes included), any order: the chain inverts bit-exactly per channel."""
+    native = x.dtype.newbyteorder("=")
+    xn = np.ascontiguousarray(x, dtype=native)
+    y, record = frontend.forward(xn, [frontend.DeltaStage(k)])
+    assert record == [{"stage": "delta", "order": k}]
+    back = frontend.inverse(y, frontend.parse_chain(record, native), native)
+    assert_same_array(back, xn)
+
+
+def test_stage_arguments():
+    with pytest.raises(ValueError, match="order"):
+        frontend.DeltaStage(0)
+    with pytest.raises(TypeError, match="order"):
+        frontend.DeltaStage(1.0)
+    with pytest.raises(ValueError, match="unknown front-end stage"):
+        frontend.stage("lpc")
+    assert isinstance(frontend.stage("delta", order=3), frontend.DeltaStage)
+    with pytest.raises(ValueError, match="already registered"):
+        frontend.register(frontend.DeltaStage)
+
+
+@pytest.mark.parametrize("front, dtype, match", [
+    ({}, "<i2", "list"),
+    ([1], "<i2", "stage"),
+    ([{"stage": "delta", "order": 1}], "|b1", "not defined"),
+    ([{"stage": "delta", "order": 1}], "<f8", "floating"),
+    ([], "<f4", "quantiz"),
+    ([{"stage": "nope"}], "<i2", "not defined"),
+    ([{"stage": "delta", "order": 1}] * (frontend.MAX_STAGES + 1), "<i2", "at most"),
+])
+def test_parse_chain_refuses(front, dtype, match):
+    with pytest.raises(CorruptDataError, match=match):
+        frontend.parse_chain(front, np.dtype(dtype))
+
+
+# ============================================================================ a new stage
+
+
+class _Offset(frontend.Stage):
+    """A test stage with per-channel parameters and a wider output dtype: x - min(x) per channel,
+    as int32 (from int16)."""
+
+    name = "test-offset"
+
+    def forward(self, x):
+        lo = x.min(axis=1).astype(np.int64) if x.shape[1] else np.zeros(x.shape[0], np.int64)
+        return (x.astype(np.int32) - lo[:, None].astype(np.int32)), {"lo": [int(v) for v in lo]}
+
+    def inverse(self, y, params):
+        return (y + np.asarray(params["lo"], np.int32)[:, None]).astype(np.int16)
+
+    def check(self, params, dtype):
+        lo = params.get("lo")
+        if set(params) != {"lo"} or not isinstance(lo, list) or not all(type(v) is int for v in lo):
+            raise CorruptDataError("front: test-offset: 'lo' must be a list of ints")
+        if np.dtype(dtype) != np.int16:
+            raise CorruptDataError("front: test-offset takes int16")
+        return params
+
+    def output_dtype(self, dtype, params):
+        return np.dtype(np.int32)
+
+
+def test_a_registered_stage_needs_no_container_or_planner_edit(monkeypatch):
+    """Writing a stage and registering it is all: the planner offers it as a chain, the
+    container records it, and decompress validates and inverts it."""
+    monkeypatch.setitem(frontend.STAGES, _Offset.name, _Offset)
+    x = walk(300, seed=5, channels=2)
+    base = {"magic": "ubpe", "v": container.FORMAT_VERSION, "dtype": x.dtype.str, "shape": list(x.shape),
+            "layout": container.LAYOUT, "crc": container._crc(x.dtype, list(x.shape), x.reshape(-1))}
+    best = planner.plan(frontend.to_channels(x), [[_Offset()]], 1,
+                        lambda c: container._cost(base, c), planner.ReplayEncoder(None, {}))
+    data = msgpack.packb(container._candidate_fields(base, best), use_bin_type=True)
+    info = ubpe.describe(data)
+    assert info.front[0]["stage"] == "test-offset" and len(info.front[0]["lo"]) == 2
+    assert_same_array(ubpe.decompress(data), x)
+    d = msgpack.unpackb(data)
+    d["front"][0]["lo"] = "x"
+    with pytest.raises(CorruptDataError, match="test-offset"):
+        ubpe.decompress(msgpack.packb(d, use_bin_type=True))
+
+
+# ============================================================================ channels in containers
+
+
+def test_channels_are_predicted_apart():
+    """Two interleaved random walks: channel by channel is far smaller than the flat stream."""
+    x = walk(20_000, seed=3, channels=2)
+    x[:, 1] = walk(20_000, seed=4) * 3  # a different walk, at another scale
+    per_channel = check_roundtrip(x, level=1)
+    interleaved = container.compress(x.reshape(-1), level=1)  # what version 1 did with (F, 2)
+    assert len(per_channel) < 0.6 * len(interleaved)
+    info = ubpe.describe(per_channel)
+    assert info.channels == 2 and info.layout == "tc" and info.delta == 1
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 50), (1, 7), (50, 2), (9, 4, 3), (6, 1, 1), (0,), ()])
+@pytest.mark.parametrize("delta_order", [None, 0, 2])
+def test_every_shape_round_trips(shape, delta_order):
+    rng = np.random.default_rng(len(shape) * 7 + sum(shape))
+    x = rng.integers(-5, 6, shape).astype(np.int16)
+    for level in (1, 2):
+        check_roundtrip(x, delta=delta_order, level=level)
+    check_roundtrip(x.astype(">u4"), delta=delta_order, level=1)
