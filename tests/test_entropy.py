@@ -354,12 +354,9 @@ def test_samples_use_expected_coders(samples):
     }
 
 
-@pytest.mark.parametrize("coder", ["rans", "packed"])
-@pytest.mark.parametrize("field", ["payload", "freq"])
+@pytest.mark.parametrize("coder, field", [("rans", "payload"), ("rans", "freq"), ("packed", "payload")])
 def test_every_strict_prefix_is_refused(samples, coder, field):
     _, fields = samples[coder]
-    if field not in fields:
-        pytest.skip("coder has no such field")
     data = fields[field]
     step = max(1, len(data) // 300)
     for cut in list(range(0, len(data), step)) + [len(data) - 1]:
@@ -463,12 +460,9 @@ def test_out_of_range_symbols_and_tables(samples):
             decode_stream(dict(fields, pb=pb), 1024)
 
 
-@pytest.mark.parametrize("coder", ["rans", "packed"])
-@pytest.mark.parametrize("field", ["payload", "freq"])
+@pytest.mark.parametrize("coder, field", [("rans", "payload"), ("rans", "freq"), ("packed", "payload")])
 def test_random_byte_flips(samples, coder, field):
     tokens, fields = samples[coder]
-    if field not in fields:
-        pytest.skip("coder has no such field")
     rng = np.random.default_rng(hash((coder, field)) % 2**32)
     data = bytearray(fields[field])
     refused = 0
