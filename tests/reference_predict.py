@@ -31,13 +31,15 @@ def lpc_residual(x, bits, block, orders, shifts, coefs, inverse=False):
     return out
 
 
-def lms_stage(x, bits, order, shift, inverse=False):
-    """One sign-sign LMS stage (see ubpe._kernels.predict.lms_stage)."""
+def lms_stage(x, bits, order, shift, rule=0, inverse=False):
+    """One LMS stage (see ubpe._kernels.predict.lms_stage): rule 0 sign-sign, 1 normalized."""
     n = len(x)
     out = [0] * n
     hist = out if inverse else x
     w = [0] * order
+    a = [0] * n
     wmax = 1 << (shift + 2)
+    mag = 0
     sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
     for i in range(n):
         k = min(order, i)
@@ -49,13 +51,20 @@ def lms_stage(x, bits, order, shift, inverse=False):
         else:
             e = out[i] = to_signed(x[i] - p, bits)
         for j in range(k):
-            w[j] = max(-wmax, min(wmax, w[j] + sign(e) * sign(hist[i - 1 - j])))
+            w[j] = max(-wmax, min(wmax, w[j] + sign(e) * a[i - 1 - j]))
+        v = hist[i]
+        if rule == 0:
+            a[i] = sign(v)
+        else:
+            av = min(abs(v), 1 << 50)
+            mag += av - (mag >> 4)
+            a[i] = sign(v) * min(64, (av << 4) >> (mag >> 4).bit_length())
     return out
 
 
 def cascade(x, bits, stages, inverse=False):
-    for order, shift in (reversed(stages) if inverse else stages):
-        x = lms_stage(x, bits, order, shift, inverse)
+    for order, shift, rule in (reversed(stages) if inverse else stages):
+        x = lms_stage(x, bits, order, shift, rule, inverse)
     return x
 
 

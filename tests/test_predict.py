@@ -145,14 +145,14 @@ def test_lpc_arguments():
 # ============================================================================ adaptive
 
 
-@given(signals(max_size=80), st.lists(st.tuples(st.integers(1, 12), st.integers(1, 20)), max_size=3))
+@given(signals(max_size=80), st.lists(st.tuples(st.integers(1, 12), st.integers(1, 20), st.integers(0, 1)), max_size=3))
 def test_adaptive_round_trip_matches_reference(x, stages):
     r, params = P.adaptive_forward(x, stages=stages)
     bits = 8 * x.dtype.itemsize
     assert params["stages"] == [list(s) for s in stages]
-    expected = ref.cascade(signed_ints(x), bits, [tuple(s) for s in stages])
+    expected = ref.cascade(signed_ints(x), bits, stages)
     assert r.tolist() == expected
-    assert ref.cascade(expected, bits, [tuple(s) for s in stages], inverse=True) == signed_ints(x)
+    assert ref.cascade(expected, bits, stages, inverse=True) == signed_ints(x)
     assert_same(P.adaptive_inverse(r, params), x)
 
 
@@ -173,9 +173,10 @@ def test_adaptive_over_lpc_residual_round_trip():
 def test_adaptive_learns_a_resonance():
     t = np.arange(30_000)
     x = np.round(2000 * np.sin(t / 11.0)).astype(np.int16)
-    r, _ = P.adaptive_forward(x, stages=[(8, 10)])
-    tail = np.abs(r[-5000:].astype(np.int64)).mean()
-    assert tail < 0.1 * np.abs(x[-5000:].astype(np.int64)).mean()
+    for rule in (0, 1):
+        r, _ = P.adaptive_forward(x, stages=[(8, 10, rule)])
+        tail = np.abs(r[-5000:].astype(np.int64)).mean()
+        assert tail < 0.1 * np.abs(x[-5000:].astype(np.int64)).mean()
 
 
 def test_adaptive_arguments():
@@ -187,6 +188,9 @@ def test_adaptive_arguments():
         P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 29)])
     with pytest.raises(ValueError):
         P.adaptive_forward(np.zeros(3, np.int16), stages=[(1, 1)] * 9)
+    with pytest.raises(ValueError):
+        P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 3, 2)])
+    assert P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 3)])[1]["stages"] == [[4, 3, 1]]
 
 
 # ============================================================================ grid
@@ -231,7 +235,7 @@ def test_grid_finds_the_64_step_grid_exactly():
 def mutations(params: dict, rng: np.random.Generator):
     """Many mutated copies of ``params``: field values, types, lengths, flipped bytes."""
     junk = [None, -1, 0, 1, 2**40, -(2**63), 2**64 - 1, 1.5, "x", b"", b"\xff" * 40, [], [1], [[1, 2, 3]],
-            [[0, 1]], [[2000, 3]], [[3, 99]], {}, True]
+            [[0, 1, 0]], [[2000, 3, 1]], [[3, 99, 1]], [[3, 9, 2]], {}, True]
     keys = list(params)
     for key in keys:
         for v in junk:
@@ -261,7 +265,7 @@ def mutations(params: dict, rng: np.random.Generator):
         elif isinstance(v, int):
             p[key] = int(v + rng.integers(-3, 4)) * int(rng.choice([1, 1, 2, 1000]))
         elif isinstance(v, list):
-            p[key] = [[int(a + rng.integers(-2, 3)), int(s + rng.integers(-2, 3))] for a, s in v]
+            p[key] = [[int(c + rng.integers(-2, 3)) for c in stage] for stage in v]
         yield p
 
 
@@ -270,7 +274,7 @@ def test_mutated_params_raise_corrupt_data_or_decode(kind):
     rng = np.random.default_rng(2024)
     x = np.round(3000 * np.sin(np.arange(3000) / 7.0)).astype(np.int16) * 4
     fwd, inv = {"lpc": (lambda v: P.lpc_forward(v, block=512), P.lpc_inverse),
-                "adaptive": (lambda v: P.adaptive_forward(v, stages=[(4, 6), (2, 3)]), P.adaptive_inverse),
+                "adaptive": (lambda v: P.adaptive_forward(v, stages=[(4, 6, 0), (2, 3, 1)]), P.adaptive_inverse),
                 "grid": (P.grid_forward, P.grid_inverse)}[kind]
     y, params = fwd(x)
     decoded = refused = 0
@@ -296,7 +300,9 @@ def test_check_params_refuses_lengths_and_ranges():
     with pytest.raises(CorruptDataError):
         P.check_lpc_params(params, 200, np.int32)  # more blocks than the header arrays hold
     with pytest.raises(CorruptDataError):
-        P.check_adaptive_params({"stages": [[1, 29]], "unsigned": 0}, 10, np.int16)
+        P.check_adaptive_params({"stages": [[1, 29, 0]], "unsigned": 0}, 10, np.int16)
+    with pytest.raises(CorruptDataError):
+        P.check_adaptive_params({"stages": [[1, 9]], "unsigned": 0}, 10, np.int16)
     with pytest.raises(CorruptDataError):
         P.check_grid_params({"offset": 300, "step": 2, "bits": 8, "unsigned": 0}, 10, np.uint8)
     with pytest.raises(CorruptDataError):

@@ -59,8 +59,9 @@ MAX_STAGES = 8
 MAX_STAGE_ORDER = 1024
 MAX_STAGE_SHIFT = 28
 WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3}
-# Default cascade: long slow stage for the spectrum's shape, short fast stages for what changes.
-DEFAULT_STAGES: tuple[tuple[int, int], ...] = ((32, 12), (16, 10), (4, 8))
+# Default cascade (normalized rule): a long, slowly adapting stage for the spectrum's shape
+# (resonances, long correlations), then short, fast stages for what changes from moment to moment.
+DEFAULT_STAGES: tuple[tuple[int, int, int], ...] = ((256, 17, 1), (32, 14, 1), (4, 11, 1))
 
 
 # ============================================================================ shared helpers
@@ -252,13 +253,14 @@ def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
 
 def _check_stages(stages: Any) -> list[list[int]]:
     if isinstance(stages, (str, bytes)) or not hasattr(stages, "__iter__"):
-        raise TypeError(f"stages must be a sequence of (order, shift) pairs, got {type(stages).__name__}")
+        raise TypeError(f"stages must be a sequence of (order, shift[, rule]) tuples, got {type(stages).__name__}")
     out = []
     for st in stages:
-        if isinstance(st, (str, bytes)) or not hasattr(st, "__len__") or len(st) != 2:
-            raise TypeError(f"each stage must be an (order, shift) pair, got {st!r}")
+        if isinstance(st, (str, bytes)) or not hasattr(st, "__len__") or len(st) not in (2, 3):
+            raise TypeError(f"each stage must be an (order, shift[, rule]) tuple, got {st!r}")
         out.append([check_int("stage order", st[0], 1, MAX_STAGE_ORDER),
-                    check_int("stage shift", st[1], 1, MAX_STAGE_SHIFT)])
+                    check_int("stage shift", st[1], 1, MAX_STAGE_SHIFT),
+                    check_int("stage rule", st[2], 0, 1) if len(st) == 3 else 1])
     if len(out) > MAX_STAGES:
         raise ValueError(f"at most {MAX_STAGES} stages are allowed, got {len(out)}")
     return out
@@ -269,34 +271,38 @@ def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarra
 
     Stage ``m`` predicts its input (the residual of stage ``m - 1``; ``x`` for the first) as
     ``(sum_j w[j] * u[i-1-j] + 2**(shift-1)) >> shift`` with integer weights that start at 0 and
-    move by ``sign(e) * sign(u[i-1-j])`` per sample (clamped to ``+-2**(shift+2)``), and outputs
-    ``(u - prediction) mod 2**bits``. The larger ``shift``, the slower and finer the adaptation.
+    move after each sample by ``sign(e)`` times an adaptation value of ``u[i-1-j]`` (its sign,
+    or its magnitude relative to the running mean, quantized), clamped to ``+-2**(shift+2)``;
+    it outputs ``(u - prediction) mod 2**bits``. The larger ``shift``, the slower and finer the
+    adaptation.
 
     Parameters
     ----------
     x : 1-D integer array, any dtype int8..uint64
-    stages : sequence of (order, shift)
-        0 to 8 stages, order in [1, 1024], shift in [1, 28]. Default :data:`DEFAULT_STAGES`.
+    stages : sequence of (order, shift) or (order, shift, rule)
+        0 to 8 stages, order in [1, 1024], shift in [1, 28], rule 0 (sign-sign) or 1 (sign-error
+        with power-of-two normalization, the default); see ``ubpe._kernels.predict.lms_stage``.
+        Default :data:`DEFAULT_STAGES`.
 
     Returns
     -------
     residual : ndarray of the signed integer type of ``x``'s width
     params : dict
-        ``stages`` (a list of ``[order, shift]``) and ``unsigned`` (0 or 1).
+        ``stages`` (a list of ``[order, shift, rule]``) and ``unsigned`` (0 or 1).
     """
     s, dtype = _signal(x)
     st = _check_stages(stages)
     bits = 8 * dtype.itemsize
     cur = s
-    for order, shift in st:
+    for order, shift, rule in st:
         nxt = np.empty_like(cur)
-        _k.lms_stage(cur, order, shift, 64 - bits, False, nxt)
+        _k.lms_stage(cur, order, shift, rule, 64 - bits, False, nxt)
         cur = nxt
     return cur.astype(f"i{bits // 8}"), {"stages": st, "unsigned": int(dtype.kind == "u")}
 
 
-def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, int]]:
-    """Validate untrusted adaptive params; the stage list as (order, shift) pairs."""
+def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, int, int]]:
+    """Validate untrusted adaptive params; the stage list as (order, shift, rule) triples."""
     where = "adaptive params"
     _bits_of(dtype, where)
     p = expect_map(params, where, ("stages", "unsigned"))
@@ -306,11 +312,12 @@ def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, in
         raise CorruptDataError(f"{where}: 'stages' must be a list of at most {MAX_STAGES} pairs, got {short(stages)}")
     out = []
     for st in stages:
-        if not isinstance(st, list) or len(st) != 2:
-            raise CorruptDataError(f"{where}: a stage must be an [order, shift] pair, got {short(st)}")
-        pair = {"order": st[0], "shift": st[1]}
-        out.append((field_int(pair, "order", 1, MAX_STAGE_ORDER, where=where),
-                    field_int(pair, "shift", 1, MAX_STAGE_SHIFT, where=where)))
+        if not isinstance(st, list) or len(st) != 3:
+            raise CorruptDataError(f"{where}: a stage must be an [order, shift, rule] list, got {short(st)}")
+        triple = {"order": st[0], "shift": st[1], "rule": st[2]}
+        out.append((field_int(triple, "order", 1, MAX_STAGE_ORDER, where=where),
+                    field_int(triple, "shift", 1, MAX_STAGE_SHIFT, where=where),
+                    field_int(triple, "rule", 0, 1, where=where)))
     return out
 
 
@@ -320,9 +327,9 @@ def adaptive_inverse(residual: Any, params: Any) -> np.ndarray:
     bits = 8 * np.asarray(residual).dtype.itemsize
     stages = check_adaptive_params(params, r.shape[0], f"i{bits // 8}")
     cur = r
-    for order, shift in reversed(stages):
+    for order, shift, rule in reversed(stages):
         nxt = np.empty_like(cur)
-        _k.lms_stage(cur, order, shift, 64 - bits, True, nxt)
+        _k.lms_stage(cur, order, shift, rule, 64 - bits, True, nxt)
         cur = nxt
     return _restore(cur, params["unsigned"], bits)
 

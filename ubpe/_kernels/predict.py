@@ -143,8 +143,9 @@ def lpc_analyze(s, block, max_order, window, precisions, sh, orders, shifts, pre
     n = s.shape[0]
     nb = orders.shape[0]
     c0 = 0
-    w = np.empty(block, np.float64)
-    xw = np.empty(block, np.float64)
+    wlen = max(1, min(block, n))  # never more than the signal: block may be up to 2**24
+    w = np.empty(wlen, np.float64)
+    xw = np.empty(wlen, np.float64)
     r = np.zeros(max_order + 1, np.float64)
     a = np.zeros(max_order + 1, np.float64)
     tmp = np.zeros(max_order + 1, np.float64)
@@ -241,23 +242,42 @@ def lpc_analyze(s, block, max_order, window, precisions, sh, orders, shifts, pre
     return c0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bit_length(v):
+    """Number of bits of a non-negative int64 (0 for 0)."""
+    b = 0
+    while v > 0:
+        v >>= 1
+        b += 1
+    return b
+
+
 @njit(cache=True, nogil=True)
-def lms_stage(src, order, shift, sh, inverse, dst):
-    """One sign-sign LMS stage: forward ``dst = wrap(src - pred)``, inverse ``dst = wrap(src + pred)``.
+def lms_stage(src, order, shift, rule, sh, inverse, dst):
+    """One LMS stage: forward ``dst = wrap(src - pred)``, inverse ``dst = wrap(src + pred)``.
 
     ``pred[i] = (sum_j w[j] * h[i - 1 - j] + 2**(shift - 1)) >> shift`` over the stage's input
-    history ``h`` (``src`` forward, ``dst`` inverse), weights starting at zero and moving by
-    ``sign(e[i]) * sign(h[i - 1 - j])`` after each sample, ``e`` being the stage's residual.
+    history ``h`` (``src`` forward, ``dst`` inverse); weights start at zero and, after each
+    sample, move by ``sign(e[i]) * a[i - 1 - j]`` where ``e`` is the stage's residual and ``a``
+    the adaptation value of each input sample:
+
+    * ``rule == 0`` (sign-sign): ``a = sign(h)``;
+    * ``rule == 1`` (sign-error, normalized): ``a = sign(h) * min(64, (|h| << 4) >> m)`` where
+      ``m`` is the bit length of the input's running mean magnitude (a power-of-two NLMS: the
+      step no longer depends on the signal's level).
+
     Weights are clamped to +-2**(shift + 2) so that they cannot drift without bound.
 
-    Preconditions: len(dst) == len(src); 1 <= order <= 256 (the caller's cap); 1 <= shift <= 28;
+    Preconditions: len(dst) == len(src); order >= 1; 1 <= shift <= 28; rule in {0, 1};
     sh in [0, 56].
     """
     n = src.shape[0]
     h = src if not inverse else dst
     w = np.zeros(order, np.int64)
+    a = np.zeros(n, np.int64)
     rnd = np.int64(1) << np.int64(shift - 1)
     wmax = np.int64(1) << np.int64(shift + 2)
+    mag = np.int64(0)  # 16 x running mean of |h|, saturating
     for i in range(n):
         k = order if i >= order else i
         acc = np.uint64(rnd)
@@ -271,12 +291,26 @@ def lms_stage(src, order, shift, sh, inverse, dst):
             e = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
             dst[i] = e
         if e != 0:
+            up = e > 0
             for j in range(k):
-                v = h[i - 1 - j]
-                if v != 0:
-                    if (v > 0) == (e > 0):
-                        if w[j] < wmax:
-                            w[j] += 1
-                    else:
-                        if w[j] > -wmax:
-                            w[j] -= 1
+                d = a[i - 1 - j]
+                if not up:
+                    d = -d
+                v = w[j] + d
+                w[j] = wmax if v > wmax else (-wmax if v < -wmax else v)
+        # this sample's adaptation value, for the updates that follow
+        v = h[i]
+        if rule == 0:
+            a[i] = (v > 0) - (v < 0)
+        else:
+            av = v if v >= 0 else -v
+            if av < 0:  # the most negative int64
+                av = np.int64(0x7FFFFFFFFFFFFFFF)
+            if av > (np.int64(1) << 50):
+                av = np.int64(1) << 50
+            mag += av - (mag >> 4)
+            m = _bit_length(mag >> 4)
+            q = (av << 4) >> m
+            if q > 64:
+                q = 64
+            a[i] = q if v >= 0 else -q
