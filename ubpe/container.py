@@ -347,7 +347,7 @@ def compress(
     if order is not None:
         chains = [_chain(order)]
     else:
-        chains = [[frontend.stage(name, **opts) for name, opts in spec] for spec in planner.AUTO_CHAINS]
+        chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
     best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
     return _pack(_candidate_fields(base, best))
 
@@ -648,9 +648,7 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | None) -> np.ndarray:
         try:
             total = encoder.expanded_length(tokens, expansion)
         except ValueError as e:
-            raise CorruptDataError(f"stream: {e}") from None
-        if total >= int(encoder._k.LENGTH_CAP) and np.any(expansion.lengths[tokens] >= encoder._k.LENGTH_CAP):
-            raise CorruptDataError("stream: a token expands to more than 2**32 values")
+            raise CorruptDataError(f"stream: {e}") from None  # 2**61 values or more
     if total != p.n:
         raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {p.n}")
     if p.n == 0:

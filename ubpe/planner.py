@@ -46,7 +46,7 @@ from .alphabet import Alphabet
 from .tokenizer import Tokenizer
 
 __all__ = [
-    "Candidate", "Cost", "ReplayEncoder", "plan", "best_prefix", "AUTO_CHAINS", "LEVEL_CODERS",
+    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "best_prefix", "AUTO_CHAINS", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_LADDER_UNIT", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
