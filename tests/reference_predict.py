@@ -38,7 +38,6 @@ def lms_stage(x, bits, order, shift, rule=0, inverse=False):
     hist = out if inverse else x
     w = [0] * order
     a = [0] * n
-    wmax = 1 << (shift + 2)
     mag = 0
     sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
     for i in range(n):
@@ -51,7 +50,7 @@ def lms_stage(x, bits, order, shift, rule=0, inverse=False):
         else:
             e = out[i] = to_signed(x[i] - p, bits)
         for j in range(k):
-            w[j] = max(-wmax, min(wmax, w[j] + sign(e) * a[i - 1 - j]))
+            w[j] += sign(e) * a[i - 1 - j]
         v = hist[i]
         if rule == 0:
             a[i] = sign(v)

@@ -272,7 +272,7 @@ def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarra
     Stage ``m`` predicts its input (the residual of stage ``m - 1``; ``x`` for the first) as
     ``(sum_j w[j] * u[i-1-j] + 2**(shift-1)) >> shift`` with integer weights that start at 0 and
     move after each sample by ``sign(e)`` times an adaptation value of ``u[i-1-j]`` (its sign,
-    or its magnitude relative to the running mean, quantized), clamped to ``+-2**(shift+2)``;
+    or its magnitude relative to the running mean, quantized);
     it outputs ``(u - prediction) mod 2**bits``. The larger ``shift``, the slower and finer the
     adaptation.
 

@@ -266,7 +266,8 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
       ``m`` is the bit length of the input's running mean magnitude (a power-of-two NLMS: the
       step no longer depends on the signal's level).
 
-    Weights are clamped to +-2**(shift + 2) so that they cannot drift without bound.
+    Weights are int64 and move by at most 64 per sample, so they cannot overflow for any
+    n < 2**50 samples; they are not clamped (a branch-free update loop vectorizes).
 
     Preconditions: len(dst) == len(src); order >= 1; 1 <= shift <= 28; rule in {0, 1};
     sh in [0, 56].
@@ -276,7 +277,6 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     w = np.zeros(order, np.int64)
     a = np.zeros(n, np.int64)
     rnd = np.int64(1) << np.int64(shift - 1)
-    wmax = np.int64(1) << np.int64(shift + 2)
     mag = np.int64(0)  # 16 x running mean of |h|, saturating
     for i in range(n):
         k = order if i >= order else i
@@ -291,13 +291,9 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
             e = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
             dst[i] = e
         if e != 0:
-            up = e > 0
+            sgn = np.int64(1) if e > 0 else np.int64(-1)
             for j in range(k):
-                d = a[i - 1 - j]
-                if not up:
-                    d = -d
-                v = w[j] + d
-                w[j] = wmax if v > wmax else (-wmax if v < -wmax else v)
+                w[j] += sgn * a[i - 1 - j]
         # this sample's adaptation value, for the updates that follow
         v = h[i]
         if rule == 0:
