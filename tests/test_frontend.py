@@ -66,7 +66,7 @@ def test_delta_chain_inverts_exactly(x, k):
     xn = np.ascontiguousarray(x, dtype=native)
     y, record = frontend.forward(xn, [frontend.DeltaStage(k)])
     assert record == [{"stage": "delta", "order": k}]
-    back = frontend.inverse(y, frontend.parse_chain(record, native), native)
+    back = frontend.inverse(y, frontend.parse_chain(record, native, xn.shape), native)
     assert_same_array(back, xn)
 
 
@@ -93,7 +93,7 @@ def test_stage_arguments():
 ])
 def test_parse_chain_refuses(front, dtype, match):
     with pytest.raises(CorruptDataError, match=match):
-        frontend.parse_chain(front, np.dtype(dtype))
+        frontend.parse_chain(front, np.dtype(dtype), (2, 10))
 
 
 # ============================================================================ a new stage
@@ -112,10 +112,12 @@ class _Offset(frontend.Stage):
     def inverse(self, y, params):
         return (y + np.asarray(params["lo"], np.int32)[:, None]).astype(np.int16)
 
-    def check(self, params, dtype):
+    def check(self, params, dtype, shape):
         lo = params.get("lo")
         if set(params) != {"lo"} or not isinstance(lo, list) or not all(type(v) is int for v in lo):
             raise CorruptDataError("front: test-offset: 'lo' must be a list of ints")
+        if len(lo) != shape[0]:
+            raise CorruptDataError("front: test-offset: one 'lo' per channel")
         if np.dtype(dtype) != np.int16:
             raise CorruptDataError("front: test-offset takes int16")
         return params
@@ -138,9 +140,10 @@ def test_a_registered_stage_needs_no_container_or_planner_edit(monkeypatch):
     assert info.front[0]["stage"] == "test-offset" and len(info.front[0]["lo"]) == 2
     assert_same_array(ubpe.decompress(data), x)
     d = msgpack.unpackb(data)
-    d["front"][0]["lo"] = "x"
-    with pytest.raises(CorruptDataError, match="test-offset"):
-        ubpe.decompress(msgpack.packb(d, use_bin_type=True))
+    for bad in ("x", [0], [0, 0, 0]):  # per-channel params are checked against the layout
+        d["front"][0]["lo"] = bad
+        with pytest.raises(CorruptDataError, match="test-offset"):
+            ubpe.decompress(msgpack.packb(d, use_bin_type=True))
 
 
 # ============================================================================ channels in containers

@@ -509,7 +509,7 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     else:
         if d["layout"] != LAYOUT:
             raise CorruptDataError(f"container: 'layout' must be {LAYOUT!r}, got {short(d['layout'])}")
-        chain, layout = frontend.parse_chain(d["front"], native), LAYOUT
+        chain, layout = frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n)), LAYOUT
         source = _check_source(d["source"], _data_error) if "source" in d else None
     crc = d["crc"]
     if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
@@ -538,6 +538,14 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     if m and 8 * max(len(merges_raw) - 1, 0) < _min_merge_bits(m, a):
         raise CorruptDataError(f"model: 'merges' has {len(merges_raw)} bytes, too few for {m} merges")
     return _Parsed(version, dtype, tuple(shape_raw), n, values, a, m, merges_raw, None, **common)
+
+
+def _channels_frames(shape: list[int], n: int) -> tuple[int, int]:
+    """``(channels, frames)`` of the layout "tc" for values of ``shape`` (``n`` of them)."""
+    if len(shape) <= 1:
+        return 1, n
+    channels = math.prod(shape[1:])
+    return channels, shape[0]
 
 
 def _parse_front_v1(front: Any, dtype: np.dtype) -> list[dict]:
@@ -663,7 +671,7 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | None) -> np.ndarray:
             out = encoder.decode(tokens, expansion, values=encoder.value_table(expansion, symbols))
         else:
             out = values.to_values(encoder.decode(tokens, expansion), coded)
-        channels = 1 if p.layout == "flat" or len(p.shape) <= 1 else p.n // p.shape[0]
+        channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
         out = out.reshape(channels, -1)
         if p.chain:
             out = frontend.inverse(out, p.chain, native)
@@ -737,7 +745,7 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     size = len(data)
     original = p.n * p.dtype.itemsize
     delta = p.chain[0]["order"] if len(p.chain) == 1 and p.chain[0]["stage"] == "delta" else 0
-    channels = 1 if p.layout == "flat" or len(p.shape) <= 1 else math.prod(p.shape[1:])
+    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
     return ContainerInfo(
         version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,

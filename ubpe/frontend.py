@@ -12,8 +12,10 @@ A stage is a class registered by name (:func:`register`) with
   ``output_dtype(x.dtype, params)``; ``params`` a dict of ints, strs, bytes and lists of ints
   (per-channel or per-block parameters), msgpack-ready, without the key ``"stage"``;
 * ``inverse(y, params) -> x``: exact, ``x`` in the stage's input dtype;
-* ``check(params, dtype) -> params``: validates *untrusted* params read from a container for
-  an input of ``dtype`` (raising :class:`~ubpe.CorruptDataError`), and returns them normalised;
+* ``check(params, dtype, shape) -> params``: validates *untrusted* params read from a
+  container for an input of ``dtype`` and ``shape == (channels, frames)`` (per-channel or
+  per-block parameters are checked against it), raising :class:`~ubpe.CorruptDataError`, and
+  returns them normalised;
 * ``output_dtype(dtype, params) -> dtype`` (may differ from the input's, e.g. a quantizer);
 * ``accepts_float``: whether the stage takes floating-point input (the only way a float dtype
   may appear in a container; no such stage is defined yet).
@@ -55,7 +57,8 @@ class Stage:
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def check(self, params: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:  # pragma: no cover
+    def check(self, params: dict[str, Any], dtype: np.dtype,
+              shape: tuple[int, int]) -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError
 
     def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
@@ -95,7 +98,7 @@ class DeltaStage(Stage):
         # signed -> same-width signed: the input dtype is restored by a view afterwards
         return _undelta(y, params["order"], dtype=y.dtype, axis=-1)
 
-    def check(self, params: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:
+    def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         expect_map(params, "front: delta", ("order",))
         field_int(params, "order", 1, self.MAX_ORDER, where="front: delta")
         if dtype.kind not in "iu":
@@ -178,8 +181,9 @@ def _instance(name: str) -> Stage:
         return cls.__new__(cls)
 
 
-def parse_chain(front: Any, dtype: np.dtype) -> list[dict[str, Any]]:
-    """Validate an untrusted ``front`` list for values of ``dtype``; raise CorruptDataError."""
+def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dict[str, Any]]:
+    """Validate an untrusted ``front`` list for values of ``dtype`` in the layout ``shape ==
+    (channels, frames)``; raise CorruptDataError."""
     if not isinstance(front, list):
         raise CorruptDataError(f"container: 'front' must be a list of stages, got {type(front).__name__}")
     if len(front) > MAX_STAGES:
@@ -195,7 +199,7 @@ def parse_chain(front: Any, dtype: np.dtype) -> list[dict[str, Any]]:
         s = _instance(name)
         if current.kind == "f" and not s.accepts_float:
             raise CorruptDataError(f"front: stage {name!r} does not take floating-point values")
-        params = s.check({k: v for k, v in entry.items() if k != "stage"}, current)
+        params = s.check({k: v for k, v in entry.items() if k != "stage"}, current, shape)
         out.append({"stage": name, **params})
         current = s.output_dtype(current, params)
     if current.kind == "f":
