@@ -1030,6 +1030,10 @@ def test_source_round_trips_and_is_described():
     assert describe(data).source == source and describe(data).channels == 2
     assert unpack(data)["source"] == source
     assert "source" not in unpack(compress(x))
+    tok = Tokenizer(None, len(np.unique(x)) + 10).fit(x.reshape(-1))
+    for embed in (True, False):
+        data = check_roundtrip(x, tokenizer=tok, embed=embed, source={"rate": 250})
+        assert describe(data).source == {"rate": 250}
 
 
 @pytest.mark.parametrize("source, exc", [

@@ -235,10 +235,11 @@ def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[frontend.Stage]:
 
 
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
-         encoder_: ReplayEncoder) -> Candidate:
+         proposer: ReplayEncoder) -> Candidate:
     """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
-    module docstring. ``cost`` is the format's exact costing function; the candidate returned
-    was built on all the values and costed with it (its ``packed`` is set)."""
+    module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
+    that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
+    The candidate returned was built on all the values and costed with ``cost``."""
     outputs = []
     for chain in chains:
         y, record = frontend.forward(x, chain)
@@ -254,9 +255,9 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 
     cands: list[Candidate] = []
     for i, (record, y) in enumerate(outputs):
-        for c in encoder_.propose(record, y[take] if sampled else y, level, cost, sampled):
+        for c in proposer.propose(record, y[take] if sampled else y, level, cost, sampled):
             c.estimate = estimate(c)
-            c.rebuild = (lambda c=c, y=y: encoder_.rebuild(c, y, level)) if sampled else None
+            c.rebuild = (lambda c=c, y=y: proposer.rebuild(c, y, level)) if sampled else None
             cands.append(c)
     if not cands:
         raise ValueError(
