@@ -23,7 +23,7 @@ def main() -> None:
     for vocab, n in [(4096, 30_000), (1024, 98_700), (4096, 98_700), (4096, 1_000_000), (16384, 1_000_000)]:
         p = 1.0 / np.arange(1, vocab + 1) ** 1.1
         tokens = rng.choice(vocab, size=n, p=p / p.sum())
-        for coders in (("rans", "packed", "const"), ("ans", "packed", "const")):
+        for coders in (("rans", "packed", "const"), ("cm", "packed", "const")):
             te, fields = best_of(encode_stream, tokens, vocab, coders=coders)
             td, out = best_of(decode_stream, fields, vocab)
             tc, est = best_of(stream_cost_bits, tokens, vocab)
