@@ -81,3 +81,10 @@ def grid(values):
     if step <= 1:
         return 0, 1, list(values)
     return lo, step, [(v - lo) // step for v in values]
+
+
+def ranks(values):
+    """(distinct values in increasing order, each value's rank among them)."""
+    distinct = sorted(set(values))
+    index = {v: i for i, v in enumerate(distinct)}
+    return distinct, [index[v] for v in values]

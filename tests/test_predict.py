@@ -229,6 +229,44 @@ def test_grid_finds_the_64_step_grid_exactly():
     assert_same(P.grid_inverse(k, params), x64)
 
 
+# ============================================================================ ranks
+
+
+@given(signals(max_size=80))
+def test_rank_round_trip_matches_reference(x):
+    k, params = P.rank_forward(x)
+    distinct, expected = ref.ranks([int(v) for v in x])
+    assert k.tolist() == expected and params["count"] == len(distinct)
+    assert k.dtype.kind == "u" and (len(distinct) <= 256) == (k.dtype == np.uint8)
+    assert P.check_rank_params(params, len(x), k.dtype).tolist() == distinct
+    assert_same(P.rank_inverse(k, params), x)
+
+
+def test_rank_then_lpc_round_trip_on_an_inexact_grid():
+    """Levels ~64.06 apart (64, and 65 now and then): no exact grid, but ranks are levels."""
+    t = np.arange(20_000)
+    levels = np.round(40 * np.sin(t / 13.0) + 5 * np.sin(t / 3.1))
+    x = np.floor(levels * 64.06 + 3).astype(np.int16)
+    assert P.grid_forward(x)[1]["step"] == 1
+    k, pk = P.rank_forward(x)
+    r, pl = P.lpc_forward(k)
+    on_codes, _ = P.lpc_forward(x)
+    # on levels the residual keeps a handful of values; on raw codes it spreads over many
+    assert len(np.unique(r)) * 5 < len(np.unique(on_codes))
+    assert np.abs(r.astype(np.int64)).mean() < 0.5 * np.abs(np.diff(levels)).mean()
+    assert_same(P.rank_inverse(P.lpc_inverse(r, pl), pk), x)
+
+
+def test_rank_refuses_bad_varints():
+    base = {"count": 2, "bits": 8, "unsigned": 1}
+    for values in (b"\x01", b"\x01\x02\x03", b"\x81", b"\x81\x00\x01", b"\xff\x01\x01", b"\x80" * 10 + b"\x01"):
+        with pytest.raises(CorruptDataError):
+            P.check_rank_params({**base, "values": values}, 5, np.uint8)
+    assert P.check_rank_params({**base, "values": b"\x01\x02"}, 5, np.uint8).tolist() == [1, 4]
+    with pytest.raises(CorruptDataError):
+        P.rank_inverse(np.array([0, 2], np.uint8), {**base, "values": b"\x01\x02"})
+
+
 # ============================================================================ params from outside
 
 
@@ -269,13 +307,13 @@ def mutations(params: dict, rng: np.random.Generator):
         yield p
 
 
-@pytest.mark.parametrize("kind", ["lpc", "adaptive", "grid"])
+@pytest.mark.parametrize("kind", ["lpc", "adaptive", "grid", "rank"])
 def test_mutated_params_raise_corrupt_data_or_decode(kind):
     rng = np.random.default_rng(2024)
     x = np.round(3000 * np.sin(np.arange(3000) / 7.0)).astype(np.int16) * 4
     fwd, inv = {"lpc": (lambda v: P.lpc_forward(v, block=512), P.lpc_inverse),
                 "adaptive": (lambda v: P.adaptive_forward(v, stages=[(4, 6, 0), (2, 3, 1)]), P.adaptive_inverse),
-                "grid": (P.grid_forward, P.grid_inverse)}[kind]
+                "grid": (P.grid_forward, P.grid_inverse), "rank": (P.rank_forward, P.rank_inverse)}[kind]
     y, params = fwd(x)
     decoded = refused = 0
     for p in mutations(params, rng):
@@ -315,6 +353,6 @@ def test_check_params_refuses_lengths_and_ranges():
 def test_same_input_same_bytes():
     rng = np.random.default_rng(11)
     x = np.cumsum(rng.integers(-100, 101, 9000)).astype(np.int32)
-    for fwd in (P.lpc_forward, P.adaptive_forward, P.grid_forward):
+    for fwd in (P.lpc_forward, P.adaptive_forward, P.grid_forward, P.rank_forward):
         (a, pa), (b, pb) = fwd(x), fwd(x.copy())
         assert a.tobytes() == b.tobytes() and pa == pb

@@ -24,6 +24,9 @@ type of the input's width; the inverse returns the input's dtype (native byte or
 * :func:`adaptive_forward`: a cascade of sign-sign LMS stages that stores no coefficients;
   decoding repeats the same integer adaptation.
 * :func:`grid_forward`: values on ``offset + step * k`` become ``k`` in the smallest unsigned dtype.
+* :func:`rank_forward`: each value becomes its rank among the distinct values, which are stored
+  gap-coded. For signals on an inexact grid (an ADC whose levels are ~64 apart with 65 now and
+  then) this is the grid that exists: prediction then works on levels, not on raw codes.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ __all__ = [
     "grid_forward",
     "grid_inverse",
     "check_grid_params",
+    "rank_forward",
+    "rank_inverse",
+    "check_rank_params",
     "DEFAULT_STAGES",
 ]
 
@@ -428,3 +434,97 @@ def grid_inverse(k: Any, params: Any) -> np.ndarray:
     if not unsigned:
         u ^= np.uint64(1 << (bits - 1))
     return u.astype(f"u{bits // 8}").view(out_dtype)
+
+
+# ============================================================================ value ranks
+
+
+def _varints(values: np.ndarray) -> bytes:
+    """LEB128 of each uint64 (7 bits a byte, low group first, high bit = more bytes follow)."""
+    v = values.astype(np.uint64)
+    nbytes = np.ones(v.shape[0], np.int64)
+    for j in range(1, 10):
+        nbytes += (v >> np.uint64(7 * j)) > 0
+    pos = np.repeat(np.arange(v.shape[0]), nbytes)
+    grp = np.arange(pos.shape[0]) - np.repeat(np.cumsum(nbytes) - nbytes, nbytes)
+    out = ((v[pos] >> (np.uint64(7) * grp.astype(np.uint64))) & np.uint64(0x7F)).astype(np.uint8)
+    out[grp < nbytes[pos] - 1] |= 0x80
+    return out.tobytes()
+
+
+def _unvarints(data: bytes, count: int, where: str) -> np.ndarray:
+    """Exactly ``count`` canonical LEB128 uint64 values filling ``data``, or CorruptDataError."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(b < 0x80)
+    if ends.shape[0] != count or (count and ends[-1] != b.shape[0] - 1):
+        raise CorruptDataError(f"{where}: 'values' does not hold exactly {count} varints")
+    starts = np.concatenate(([0], ends[:-1] + 1)) if count else ends
+    lengths = ends - starts + 1
+    if count and (lengths.max() > 10 or ((lengths > 1) & (b[ends] == 0)).any()
+                  or ((lengths == 10) & (b[ends] > 1)).any()):
+        raise CorruptDataError(f"{where}: 'values' has an overlong or non-canonical varint")
+    grp = np.arange(b.shape[0]) - np.repeat(starts, lengths)
+    parts = (b & 0x7F).astype(np.uint64) << (np.uint64(7) * grp.astype(np.uint64))
+    return np.add.reduceat(parts, starts) if count else np.zeros(0, np.uint64)
+
+
+def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
+    """Each value's rank among the distinct values of ``x``, and the distinct values.
+
+    Returns
+    -------
+    k : ndarray of the smallest unsigned dtype that holds ``count - 1``, same length as ``x``
+    params : dict
+        ``count`` (distinct values), ``bits`` (8, 16, 32 or 64) and ``unsigned`` (0 or 1) of the
+        original dtype, and ``values``: the distinct values in increasing order as LEB128
+        varints, the first as its distance to the dtype's minimum, then each gap minus one.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"x must be 1-D, got shape {arr.shape}")
+    u, bits = _ordered(arr)  # order-preserving uint64: the first value is its distance to the minimum
+    values, k = np.unique(u, return_inverse=True)
+    gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
+    kdtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if values.shape[0] <= np.iinfo(t).max + 1)
+    params = {"count": int(values.shape[0]), "bits": bits, "unsigned": int(arr.dtype.kind == "u"),
+              "values": _varints(gaps)}
+    return k.reshape(-1).astype(kdtype), params
+
+
+def check_rank_params(params: Any, n: int, dtype: Any) -> np.ndarray:
+    """Validate untrusted rank params for ``n`` ranks; the distinct values in the original dtype.
+
+    Checked: the field set, ``bits`` in {8, 16, 32, 64}, ``count`` in [1, n] (0 only when n is
+    0), ``values`` exactly ``count`` canonical varints whose running sum stays in the dtype.
+    """
+    where = "rank params"
+    _bits_of(dtype, where)
+    p = expect_map(params, where, ("count", "bits", "unsigned", "values"))
+    bits = field_int(p, "bits", 8, 64, where=where)
+    if bits not in (8, 16, 32, 64):
+        raise CorruptDataError(f"{where}: 'bits' must be 8, 16, 32 or 64, got {bits}")
+    unsigned = _field_unsigned(p, where)
+    count = field_int(p, "count", 1 if n else 0, max(n, 0), where=where)
+    data = field_bytes(p, "values", where=where, max_size=10 * count)
+    gaps = _unvarints(data, count, where)
+    if count and int(gaps.astype(object).sum()) + count - 1 > (1 << bits) - 1:
+        raise CorruptDataError(f"{where}: the values run past the {bits}-bit range")
+    u = np.cumsum(gaps + np.uint64(1), dtype=np.uint64) - np.uint64(1)
+    if not unsigned:
+        u ^= np.uint64(1 << (bits - 1))
+    return u.astype(f"u{bits // 8}").view(f"{'u' if unsigned else 'i'}{bits // 8}")
+
+
+def rank_inverse(k: Any, params: Any) -> np.ndarray:
+    """Undo :func:`rank_forward`: ``values[k]``; CorruptDataError for a rank >= count."""
+    arr = np.asarray(k)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"k must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"k must be 1-D, got shape {arr.shape}")
+    values = check_rank_params(params, arr.shape[0], arr.dtype)
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= values.shape[0]):
+        raise CorruptDataError(f"rank: a rank lies outside [0, {values.shape[0]})")
+    return values[arr.astype(np.intp)]
