@@ -311,37 +311,16 @@ def compress(
     crc = _crc(dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
     base["crc"] = crc  # written last: _candidate_fields moves it after the other fields
     if tokenizer is not None:
-        if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"tokenizer must be a ubpe.Tokenizer, got {type(tokenizer).__name__}")
         if n_tokens is not None or fit_options:
             raise ValueError("n_tokens and fit options apply when compress fits a model; "
                              "they cannot be combined with tokenizer=")
-        merges = tokenizer.merges  # raises NotFittedError first
-        alphabet = tokenizer.alphabet
-        a = len(alphabet)
-        _alphabet_values(alphabet)  # refuses an alphabet of symbols
-        if a + len(merges) > MAX_VOCAB:
-            raise ValueError(f"the tokenizer has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
-        y, record = frontend.forward(x, _chain(order or 0))
-        if n:
-            ids = alphabet.to_ids(y.reshape(-1))
-            tokens = encoder.encode(ids, tokenizer._tables()) if len(merges) else ids
-        else:
-            tokens = np.zeros(0, dtype=np.int32)
-        fields = {**base, "front": record}
-        if embed:
-            fields["alphabet"] = _alphabet_field(alphabet)
-            fields["model"] = _model_field(merges, a)
-        else:
-            fields["digest"] = bytes.fromhex(tokenizer.digest)
-        fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
-        fields["crc"] = fields.pop("crc")
-        return _pack(fields)
+        return _pack(_given_model_fields(base, x, tokenizer, order or 0, embed, level))
     if not embed:
         raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
     _fit_options_argument(n_tokens, fit_options)
     if n == 0:
-        empty = planner.Candidate(frontend.forward(x, _chain(order or 0))[1], Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
+        chain = frontend.forward(x, _chain(order or 0))[1]
+        empty = planner.Candidate(chain, Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
                                   planner.LEVEL_CODERS[level])
         return _pack(_candidate_fields(base, empty))
     if order is not None:
@@ -350,6 +329,35 @@ def compress(
         chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
     best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
     return _pack(_candidate_fields(base, best))
+
+
+def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, embed: bool,
+                        level: int) -> dict[str, Any]:
+    """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
+    but the coder."""
+    if not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer, got {type(tokenizer).__name__}")
+    merges = tokenizer.merges  # raises NotFittedError first
+    alphabet = tokenizer.alphabet
+    a = len(alphabet)
+    _alphabet_values(alphabet)  # refuses an alphabet of symbols
+    if a + len(merges) > MAX_VOCAB:
+        raise ValueError(f"the tokenizer has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
+    y, record = frontend.forward(x, _chain(order))
+    if y.size:
+        ids = alphabet.to_ids(y.reshape(-1))
+        tokens = encoder.encode(ids, tokenizer._tables()) if len(merges) else ids
+    else:
+        tokens = np.zeros(0, dtype=np.int32)
+    fields = {**base, "front": record}
+    if embed:
+        fields["alphabet"] = _alphabet_field(alphabet)
+        fields["model"] = _model_field(merges, a)
+    else:
+        fields["digest"] = bytes.fromhex(tokenizer.digest)
+    fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
+    fields["crc"] = fields.pop("crc")
+    return fields
 
 
 def _pack(fields: dict) -> bytes:
