@@ -84,7 +84,8 @@ def test_lpc_filter_with_any_valid_params(dtype, n, block, data):
     orders = data.draw(st.lists(st.integers(0, 32), min_size=nb, max_size=nb))
     precs = [data.draw(st.integers(2, 16)) if o else 0 for o in orders]
     shifts = [data.draw(st.integers(0, 31)) if o else 0 for o in orders]
-    coefs = [data.draw(st.integers(-(1 << (p - 1)), (1 << (p - 1)) - 1)) for o, p in zip(orders, precs) for _ in range(o)]
+    coefs = [data.draw(st.integers(-(1 << (p - 1)), (1 << (p - 1)) - 1))
+             for o, p in zip(orders, precs) for _ in range(o)]
     widths = np.repeat(np.array(precs, np.int64), orders)
     params = {"block": block, "unsigned": int(dtype.kind == "u"), "orders": bytes(orders), "shifts": bytes(shifts),
               "precisions": bytes(precs), "coefs": P._pack_coefs(np.array(coefs, np.int64), widths)}

@@ -3,7 +3,9 @@
 Each transform is a pure, reversible pair ``*_forward(x) -> (y, params)`` /
 ``*_inverse(y, params) -> x`` whose ``params`` is a plain dict of ints, lists of ints and bytes
 (msgpack-ready) holding everything the inverse needs, plus a ``check_*_params(params, n, dtype)``
-that refuses untrusted params with :class:`~ubpe.CorruptDataError` before any kernel runs.
+that refuses untrusted params with :class:`~ubpe.CorruptDataError` before any kernel runs
+(``n`` and ``dtype``: the length and integer dtype of the transformed values ``y``; the
+original dtype is recorded in the params). Every transform takes one channel, a 1-D array.
 
 Why the round trips are bit-exact for every input, 64-bit extremes included
 --------------------------------------------------------------------------
@@ -31,8 +33,6 @@ type of the input's width; the inverse returns the input's dtype (native byte or
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -315,7 +315,7 @@ def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, in
     _field_unsigned(p, where)
     stages = p["stages"]
     if not isinstance(stages, list) or len(stages) > MAX_STAGES:
-        raise CorruptDataError(f"{where}: 'stages' must be a list of at most {MAX_STAGES} pairs, got {short(stages)}")
+        raise CorruptDataError(f"{where}: 'stages' must be a list of at most {MAX_STAGES} stages, got {short(stages)}")
     out = []
     for st in stages:
         if not isinstance(st, list) or len(st) != 3:
