@@ -485,7 +485,12 @@ def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
     if arr.ndim != 1:
         raise ValueError(f"x must be 1-D, got shape {arr.shape}")
     u, bits = _ordered(arr)  # order-preserving uint64: the first value is its distance to the minimum
-    values, k = np.unique(u, return_inverse=True)
+    if bits <= 16:  # a table over the whole dtype beats sorting
+        present = np.bincount(u.astype(np.intp), minlength=1 << bits) > 0
+        values = np.flatnonzero(present).astype(np.uint64)
+        k = (np.cumsum(present) - 1)[u.astype(np.intp)]
+    else:
+        values, k = np.unique(u, return_inverse=True)
     gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
     kdtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if values.shape[0] <= np.iinfo(t).max + 1)
     params = {"count": int(values.shape[0]), "bits": bits, "unsigned": int(arr.dtype.kind == "u"),
