@@ -1,0 +1,301 @@
+"""A BPE model: an alphabet and its merges in priority space, with lazily built tables.
+
+The :class:`Model` is what encoding and decoding need and nothing of how it was trained: the
+:class:`~ubpe.Tokenizer`, the container and the codecs all encode and decode through one. Its
+:attr:`Model.digest` names what decoding needs (mode, alphabet, merges), so two models that
+decode the same share a digest even if they were trained with different parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from . import encoder
+from ._validate import check_choice, check_int
+from .alphabet import Alphabet
+
+__all__ = ["MODES", "Model", "check_decode_dtype"]
+
+#: Encoding modes: "classic" replays the merges in priority order (docs/algorithm.md).
+MODES = ("classic",)
+MAX_TOKENS = 2**31 - 1
+DIGEST_MAGIC = "ubpe.model"
+DIGEST_VERSION = 1
+#: Statistics a model may carry (each an array of one value per merge).
+STAT_NAMES = ("batches", "counts", "df", "weights")
+
+
+def check_decode_dtype(alphabet: Alphabet, dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)`` if every value of ``alphabet`` round-trips through it, else raise.
+
+    Accepted: integer dtypes (either byte order) holding every alphabet value of an integer or
+    range alphabet; bool when those values are within {0, 1}; object for any alphabet; unicode
+    for a symbols alphabet of strings that fit. ``TypeError`` for a dtype of the wrong kind
+    (float, bytes, datetime, void, ...), ``ValueError`` for one too narrow for the values.
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"dtype: {e}") from None
+    kind = alphabet.kind
+    if dt.kind == "O":
+        return dt
+    if kind == "symbols":
+        if dt.kind != "U":
+            raise TypeError(f"dtype {dt} cannot hold the symbols of this alphabet: use object or str")
+        values = alphabet.values
+        if not all(isinstance(v, str) for v in values):
+            raise ValueError(f"dtype {dt} cannot hold non-string symbols: use object")
+        width = dt.itemsize // 4
+        if width and any(len(v) > width for v in values):
+            raise ValueError(f"dtype {dt} is too narrow for the symbols of this alphabet")
+        if any(v.endswith("\0") for v in values):  # numpy strips trailing NULs
+            raise ValueError(f"dtype {dt} cannot hold symbols ending in NUL: use object")
+        return dt
+    if dt.kind not in "iub":
+        raise TypeError(f"dtype {dt} cannot hold integer values: use an integer dtype")
+    if len(alphabet) == 0:
+        return dt
+    lo, hi = _value_bounds(alphabet)
+    if dt.kind == "b":
+        if lo < 0 or hi > 1:
+            raise ValueError(f"dtype bool cannot hold the alphabet's values in [{lo}, {hi}]")
+        return dt
+    info = np.iinfo(dt)
+    if lo < info.min or hi > info.max:
+        raise ValueError(f"dtype {dt} cannot hold the alphabet's values in [{lo}, {hi}]")
+    return dt
+
+
+def _value_bounds(alphabet: Alphabet) -> tuple[int, int]:
+    if alphabet.kind == "range":
+        return 0, len(alphabet) - 1
+    values = alphabet.values
+    return int(values[0]), int(values[-1])
+
+
+class Model:
+    """An alphabet and its merges in priority space; encoder tables and expansion built lazily.
+
+    Parameters
+    ----------
+    alphabet : Alphabet
+        The ``A`` symbols; priority-space tokens ``0 .. A-1`` are its ids.
+    merges : array of int, shape (M, 2)
+        Row ``k`` makes token ``A + k`` from two tokens both ``< A + k``.
+    mode : {"classic"}
+        How sequences are encoded ("classic": replay the merges in priority order).
+    token_ids : array of int, shape (A + M,), optional
+        Public id of each priority-space token (alphabet ids fixed, merged ids a permutation of
+        ``A .. A+M-1``); identity when omitted. Not covered by :attr:`digest`.
+    stats : mapping, optional
+        Training statistics, one value per merge: any of ``batches``, ``counts``, ``df``,
+        ``weights``. Carried along, never used to encode or decode.
+
+    Invariants: the arrays are read-only; tables are built at most once and shared by threads.
+    """
+
+    def __init__(
+        self,
+        alphabet: Alphabet,
+        merges: Any,
+        *,
+        mode: str = "classic",
+        token_ids: Any = None,
+        stats: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(alphabet, Alphabet):
+            raise TypeError(f"alphabet must be an Alphabet, got {type(alphabet).__name__}")
+        self._mode = check_choice("mode", mode, MODES)
+        a = len(alphabet)
+        if a < 1:
+            raise ValueError("alphabet must hold at least one symbol")
+        merges = np.asarray(merges) if not isinstance(merges, np.ndarray) else merges
+        if merges.size == 0 and merges.ndim in (1, 2):
+            merges = np.zeros((0, 2), dtype=np.int32)
+        if merges.dtype.kind not in "iu":
+            raise TypeError(f"merges must be integers, got dtype {merges.dtype}")
+        if merges.ndim != 2 or merges.shape[1] != 2:
+            raise ValueError(f"merges must have shape (M, 2), got {merges.shape}")
+        m = merges.shape[0]
+        if a + m > MAX_TOKENS:
+            raise ValueError(f"alphabet size + merges must be at most {MAX_TOKENS}, got {a + m}")
+        if m:
+            wide = merges.astype(np.int64)
+            limit = a + np.arange(m, dtype=np.int64)[:, None]
+            bad = np.flatnonzero(((wide < 0) | (wide >= limit)).any(axis=1))
+            if bad.size:
+                k = int(bad[0])
+                raise ValueError(
+                    f"merges[{k}] = {merges[k].tolist()}: each merge may only use tokens made before "
+                    f"it, in [0, {a + k})"
+                )
+        self._alphabet = alphabet
+        self._merges = _frozen(merges.astype(np.int32))
+        self._token_ids = None if token_ids is None else _frozen(self._check_token_ids(token_ids, a, m))
+        self._stats = {}
+        if stats is not None:
+            if not isinstance(stats, Mapping):
+                raise TypeError(f"stats must be a mapping, got {type(stats).__name__}")
+            for name, value in stats.items():
+                check_choice("stats key", name, STAT_NAMES)
+                arr = np.asarray(value)
+                if arr.shape != (m,):
+                    raise ValueError(f"stats[{name!r}] must have shape ({m},), got {arr.shape}")
+                self._stats[name] = _frozen(arr.copy())
+        self._lock = threading.Lock()
+        self._cache: dict[Any, Any] = {}
+
+    @staticmethod
+    def _check_token_ids(token_ids: Any, a: int, m: int) -> np.ndarray:
+        ids = np.asarray(token_ids)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"token_ids must be integers, got dtype {ids.dtype}")
+        if ids.shape != (a + m,):
+            raise ValueError(f"token_ids must have shape ({a + m},), got {ids.shape}")
+        if a and not np.array_equal(ids[:a], np.arange(a)):
+            raise ValueError("token_ids must keep the alphabet's ids 0 .. A-1")
+        if m and not np.array_equal(np.sort(ids[a:]), a + np.arange(m)):
+            raise ValueError("token_ids of the merged tokens must be a permutation of A .. A+M-1")
+        return ids.astype(np.int32)
+
+    # ==================== properties
+
+    @property
+    def alphabet(self) -> Alphabet:
+        return self._alphabet
+
+    @property
+    def merges(self) -> np.ndarray:
+        """(M, 2) int32, read-only: children of each merge in priority space."""
+        return self._merges
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @property
+    def alphabet_size(self) -> int:
+        return len(self._alphabet)
+
+    @property
+    def n_merges(self) -> int:
+        return self._merges.shape[0]
+
+    @property
+    def vocab_size(self) -> int:
+        """``A + M``: tokens of the vocabulary, alphabet included."""
+        return self.alphabet_size + self.n_merges
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    @property
+    def token_ids(self) -> np.ndarray | None:
+        """(A + M,) int32 public id of each priority-space token, or None (identity)."""
+        return self._token_ids
+
+    @property
+    def stats(self) -> dict[str, np.ndarray]:
+        """Training statistics carried with the model (a copy of the mapping; arrays read-only)."""
+        return dict(self._stats)
+
+    # ==================== lazily built tables
+
+    def _cached(self, key: Any, build: Any) -> Any:
+        value = self._cache.get(key)
+        if value is None:
+            with self._lock:
+                value = self._cache.get(key)
+                if value is None:
+                    value = build()
+                    self._cache[key] = value
+        return value
+
+    def encoder_tables(self) -> encoder.EncoderTables:
+        """The pair tables of :func:`ubpe.encoder.build_encoder` (built once)."""
+        return self._cached("tables", lambda: encoder.build_encoder(self._merges, self.alphabet_size))
+
+    def expansion(self) -> encoder.Expansion:
+        """The expansion of every token, :func:`ubpe.encoder.build_expansion` (built once)."""
+        return self._cached("expansion", lambda: encoder.build_expansion(self._merges, self.alphabet_size))
+
+    def value_table(self, dtype: Any) -> np.ndarray:
+        """The expansion table as values of ``dtype`` (integer or bool; integer alphabets only).
+
+        ``dtype`` must hold every alphabet value (:func:`check_decode_dtype`); a non-native byte
+        order is tabled in native order (the kernel writes native values).
+        """
+        dt = check_decode_dtype(self._alphabet, dtype)
+        if dt.kind not in "iub" or self._alphabet.kind == "symbols":
+            raise TypeError(f"value_table needs an integer alphabet and an integer dtype, got {dt}")
+        native = dt.newbyteorder("=") if dt.byteorder not in "=|" else dt
+
+        def build() -> np.ndarray:
+            symbols = self._alphabet.to_values(np.arange(self.alphabet_size), dtype=native)
+            return _frozen(encoder.value_table(self.expansion(), symbols))
+
+        return self._cached(("values", native.str), build)
+
+    # ==================== encoding and decoding (priority space)
+
+    def encode(self, ids: Any) -> np.ndarray:
+        """Replay-encode alphabet ids (1-D integer array in ``[0, A)``) into int32 tokens."""
+        return encoder.encode(np.asarray(ids), self.encoder_tables())
+
+    def decode(self, tokens: Any, dtype: Any = None) -> np.ndarray:
+        """Values of priority-space ``tokens`` (1-D ints in ``[0, A + M)``) as ``dtype``.
+
+        ``dtype`` defaults to int64 for integer alphabets and object for symbols; it must pass
+        :func:`check_decode_dtype`. The result has exactly that dtype, byte order included.
+        """
+        tokens = np.asarray(tokens)
+        if dtype is None:
+            dt = np.dtype(object) if self._alphabet.kind == "symbols" else np.dtype(np.int64)
+        else:
+            dt = check_decode_dtype(self._alphabet, dtype)
+        if dt.kind in "iub":
+            out = encoder.decode(tokens, self.expansion(), values=self.value_table(dt))
+            return out if out.dtype == dt else out.astype(dt)
+        ids = encoder.decode(tokens, self.expansion())
+        return self._alphabet.to_values(ids, dtype=dt)
+
+    # ==================== identity
+
+    def canonical_bytes(self) -> bytes:
+        """The bytes :attr:`digest` hashes (docs/format.md, "Model files"): mode, alphabet, merges."""
+        return msgpack.packb(
+            {
+                "magic": DIGEST_MAGIC,
+                "version": DIGEST_VERSION,
+                "mode": self._mode,
+                "alphabet": self._alphabet.to_dict(),
+                "merges": self._merges.astype("<i4").tobytes(),
+            },
+            use_bin_type=True,
+        )
+
+    @property
+    def digest(self) -> str:
+        """Hex SHA-256 of :meth:`canonical_bytes`: equal for models that decode the same."""
+        return self._cached("digest", lambda: hashlib.sha256(self.canonical_bytes()).hexdigest())
+
+    def prefix(self, k: int) -> Model:
+        """The model made of the first ``k`` merges (same alphabet and mode, no public ids)."""
+        k = check_int("k", k, 0, self.n_merges)
+        stats = {name: v[:k] for name, v in self._stats.items()}
+        return Model(self._alphabet, self._merges[:k], mode=self._mode, stats=stats)
+
+    def __repr__(self) -> str:
+        return f"Model({self._alphabet!r}, merges={self.n_merges}, mode={self._mode!r})"
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr.flags.writeable = False
+    return arr
