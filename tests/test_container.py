@@ -549,7 +549,7 @@ def test_embed_false_needs_the_model(model_and_data, tmp_path):
     tok, x = model_and_data
     data = compress(x[2000:2500], tokenizer=tok, embed=False)
     info = inspect(data)
-    assert not info.embedded and info.digest == tok.digest and info.model == 0
+    assert not info.embedded and info.digest == tok.digest == tok.model.digest and info.model == 0
     with pytest.raises(ubpe.CorruptDataError, match="digest"):
         decompress(data)
     other = Tokenizer(None, len(tok.alphabet) + 199).fit(x)
@@ -1112,3 +1112,36 @@ def test_uint64_values_above_2_63_map_to_ids():
     assert alphabet.to_ids(x).tolist() == [3, 1, 2, 0, 3]
     for level in (1, 2):
         check_roundtrip(np.repeat(x, 50), level=level)
+
+
+# ============================================================================ the public Model
+
+
+def test_a_model_compresses_and_decodes_referenced_containers(model_and_data):
+    """compress/decompress take a Tokenizer or its Model; version 2 references Model.digest."""
+    tok, x = model_and_data
+    model = tok.model
+    window = x[2000:2600]
+    by_model = compress(window, tokenizer=model, embed=False, level=1)
+    assert by_model == compress(window, tokenizer=tok, embed=False, level=1)
+    assert describe(by_model).digest == model.digest
+    for given in (model, tok, Tokenizer.from_bytes(tok.to_bytes())):
+        assert_same_array(decompress(by_model, tokenizer=given), window)
+    assert_same_array(decompress(compress(window, tokenizer=model)), window)  # embedded
+    with pytest.raises(ubpe.CorruptDataError, match="compressed with model"):
+        decompress(by_model, tokenizer=model.prefix(model.n_merges - 1))
+    with pytest.raises(TypeError, match="Model"):
+        compress(window, tokenizer=tok.to_bytes())
+    with pytest.raises(TypeError, match="Model"):
+        decompress(by_model, tokenizer="model")
+
+
+def test_version_1_referenced_container_needs_the_tokenizer():
+    """A version 1 container references the SHA-256 of the version 1 model file
+    (Tokenizer.legacy_digest); a bare Model cannot be checked against it."""
+    data = (FIXTURES / "v1_referenced_model.ubpe").read_bytes()
+    tok = Tokenizer.from_bytes((FIXTURES / "v1_referenced_model.model").read_bytes())
+    assert describe(data).digest == tok.legacy_digest != tok.digest
+    assert_same_array(decompress(data, tokenizer=tok), np.load(FIXTURES / "v1_referenced_model.npy"))
+    with pytest.raises(ValueError, match="Tokenizer"):
+        decompress(data, tokenizer=tok.model)

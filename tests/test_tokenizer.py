@@ -271,7 +271,7 @@ def test_corrupt_or_newer_model_bytes_raise_library_errors():
             Tokenizer.from_bytes(data[:cut])
     import msgpack
 
-    fields = msgpack.unpackb(data)
+    fields = msgpack.unpackb(tok.to_bytes(version=1))
     fields["version"] = 99
     with pytest.raises(ubpe.FormatVersionError) as info:
         Tokenizer.from_bytes(msgpack.packb(fields))

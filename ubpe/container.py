@@ -32,6 +32,7 @@ from ._validate import (
 )
 from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError
+from .model import Model
 from .tokenizer import Tokenizer
 
 __all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
@@ -226,7 +227,7 @@ def _alphabet_values(alphabet: Alphabet) -> _Values:
 def compress(
     values: Any,
     *,
-    tokenizer: Tokenizer | None = None,
+    tokenizer: Tokenizer | Model | None = None,
     n_tokens: int | None = None,
     embed: bool = True,
     delta: int | None = None,
@@ -243,14 +244,16 @@ def compress(
         :func:`decompress`), a list of ints (as int64), or bytes (as uint8). For ``ndim >= 2``
         axis 0 is time and the other axes are channels, each predicted on its own. Floating-point
         input raises ``TypeError``: quantize it first.
-    tokenizer : Tokenizer, optional
-        A fitted model to encode with. Without one, a model is fitted on the values and embedded.
+    tokenizer : Tokenizer or Model, optional
+        A fitted model to encode with (a :class:`Tokenizer`, or its :class:`~ubpe.model.Model`).
+        Without one, a model is fitted on the values and embedded.
     n_tokens : int, optional
         Vocabulary size (alphabet included) of the fitted model. By default the size that
         minimises the container is chosen (:mod:`ubpe.planner`).
     embed : bool, default True
         With a ``tokenizer``: ``True`` embeds its alphabet and merge table; ``False`` stores
-        only its digest, and :func:`decompress` then needs the same tokenizer.
+        only its digest (``Model.digest``: mode, alphabet and merges), and :func:`decompress`
+        then needs a model with that digest.
     delta : int, optional
         Forces the front end: ``k`` in ``[1, MAX_DELTA]`` the delta chain of order ``k``
         (:func:`ubpe.signal.delta` along each channel, modulo ``2**bits``), ``0`` no front end.
@@ -331,22 +334,30 @@ def compress(
     return _pack(_candidate_fields(base, best))
 
 
+def _model_argument(tokenizer: Any) -> Model:
+    """The :class:`Model` of ``compress``'s / ``decompress``'s ``tokenizer`` argument."""
+    if isinstance(tokenizer, Model):
+        return tokenizer
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer.model  # raises NotFittedError first
+    raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.model.Model, got {type(tokenizer).__name__}")
+
+
 def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, embed: bool,
                         level: int) -> dict[str, Any]:
     """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
     but the coder."""
-    if not isinstance(tokenizer, Tokenizer):
-        raise TypeError(f"tokenizer must be a ubpe.Tokenizer, got {type(tokenizer).__name__}")
-    merges = tokenizer.merges  # raises NotFittedError first
-    alphabet = tokenizer.alphabet
+    model = _model_argument(tokenizer)
+    merges = model.merges
+    alphabet = model.alphabet
     a = len(alphabet)
     _alphabet_values(alphabet)  # refuses an alphabet of symbols
     if a + len(merges) > MAX_VOCAB:
-        raise ValueError(f"the tokenizer has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
+        raise ValueError(f"the model has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
     y, record = frontend.forward(x, _chain(order))
     if y.size:
         ids = alphabet.to_ids(y.reshape(-1))
-        tokens = encoder.encode(ids, tokenizer._tables()) if len(merges) else ids
+        tokens = model.encode(ids) if len(merges) else ids
     else:
         tokens = np.zeros(0, dtype=np.int32)
     fields = {**base, "front": record}
@@ -354,7 +365,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, e
         fields["alphabet"] = _alphabet_field(alphabet)
         fields["model"] = _model_field(merges, a)
     else:
-        fields["digest"] = bytes.fromhex(tokenizer.digest)
+        fields["digest"] = bytes.fromhex(model.digest)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
     fields["crc"] = fields.pop("crc")
     return fields
@@ -587,16 +598,18 @@ def _min_merge_bits(m: int, a: int) -> int:
     return total
 
 
-def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | None = None,
+def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,
                max_output_size: int | None = None) -> np.ndarray:
     """Values compressed by :func:`compress`, with their dtype (byte order included) and shape.
 
     Parameters
     ----------
     data : bytes-like
-    tokenizer : Tokenizer, optional
+    tokenizer : Tokenizer or Model, optional
         Needed when the container references its model by digest (``compress(...,
-        embed=False)``); its digest must match. Ignored when the container embeds its model.
+        embed=False)``); its digest must match: ``Model.digest`` for version 2, and for version 1
+        ``Tokenizer.legacy_digest`` (the SHA-256 of the version 1 model file, so a version 1
+        container needs the :class:`Tokenizer`). Ignored when the container embeds its model.
     max_output_size : int, optional
         Largest accepted output, in bytes of the returned array (values x itemsize); ``None``
         means 4 GiB (:data:`DEFAULT_MAX_OUTPUT_SIZE`). A container declaring more is refused
@@ -612,8 +625,8 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | N
         A container written by a newer format version.
     """
     p = _parse(data, max_output_size)
-    if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
-        raise TypeError(f"tokenizer must be a ubpe.Tokenizer, got {type(tokenizer).__name__}")
+    if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.model.Model, got {type(tokenizer).__name__}")
     try:
         return _decode(p, tokenizer)
     except MemoryError:
@@ -623,24 +636,50 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | N
         ) from None
 
 
-def _decode(p: _Parsed, tokenizer: Tokenizer | None) -> np.ndarray:
+def _referenced_model(p: _Parsed, tokenizer: Tokenizer | Model | None) -> Model:
+    """The model a referenced container names, from ``tokenizer``, its digest checked."""
+    if tokenizer is None:
+        raise CorruptDataError(
+            f"this container references its model by digest {p.digest[:16]}...: pass the "
+            "saved model with decompress(data, tokenizer=ubpe.Tokenizer.load(path))"
+        )
+    if p.version == 1:
+        if not isinstance(tokenizer, Tokenizer):
+            raise ValueError(
+                "a version 1 container references its model by the SHA-256 of the model file, which "
+                "a bare Model does not have: pass the Tokenizer (ubpe.Tokenizer.load(path))"
+            )
+        given = tokenizer.legacy_digest
+    else:
+        given = _model_argument(tokenizer).digest
+    if given != p.digest:
+        raise CorruptDataError(
+            f"the container was compressed with model {p.digest[:16]}..., but the model given is "
+            f"{given[:16]}...: pass the model it was compressed with"
+        )
+    return _model_argument(tokenizer)
+
+
+def _shared_value_table(model: Model, values: _Values, dtype: np.dtype) -> np.ndarray:
+    """The model's cached value table in ``dtype``; a model whose values ``dtype`` cannot hold
+    maps them modulo 2**bits (as every container does), and the CRC decides."""
+    try:
+        return model.value_table(dtype)
+    except (TypeError, ValueError):
+        symbols = values.to_values(np.arange(model.alphabet_size, dtype=np.int32), dtype)
+        return encoder.value_table(model.expansion(), symbols)
+
+
+def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
+    model = None
     if p.digest is not None:
-        if tokenizer is None:
-            raise CorruptDataError(
-                f"this container references its model by digest {p.digest[:16]}...: pass the "
-                "saved model with decompress(data, tokenizer=ubpe.Tokenizer.load(path))"
-            )
-        if tokenizer.digest != p.digest:
-            raise CorruptDataError(
-                f"the container was compressed with model {p.digest[:16]}..., but the tokenizer "
-                f"given is {tokenizer.digest[:16]}...: pass the model it was compressed with"
-            )
-        values = _alphabet_values(tokenizer.alphabet)
-        a = len(tokenizer.alphabet)
-        merges = tokenizer.merges
+        model = _referenced_model(p, tokenizer)
+        values = _alphabet_values(model.alphabet)
+        a = model.alphabet_size
+        merges = model.merges
         if a + len(merges) > MAX_VOCAB:
             raise CorruptDataError("the referenced model has more tokens than a container allows")
-        expansion = tokenizer._expansion() if len(merges) else None
+        expansion = model.expansion() if len(merges) else None
     else:
         values, a = p.values, p.a
         merges = entropy.unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else np.zeros((0, 2), np.int32)
@@ -672,8 +711,8 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | None) -> np.ndarray:
     else:
         if expansion is None:
             out = values.to_values(tokens, coded)
-        elif p.digest is not None:  # a shared model: its value table is cached across windows
-            out = encoder.decode(tokens, expansion, values=tokenizer._value_table(coded))
+        elif model is not None:  # a shared model: its value table is cached across windows
+            out = encoder.decode(tokens, expansion, values=_shared_value_table(model, values, coded))
         elif expansion.values.shape[0] <= p.n:  # mapping the table costs less than the output
             symbols = values.to_values(np.arange(a, dtype=np.int32), coded)
             out = encoder.decode(tokens, expansion, values=encoder.value_table(expansion, symbols))

@@ -14,15 +14,19 @@ import msgpack
 import numpy as np
 
 from . import encoder, trainer
-from ._validate import as_documents, check_int
+from ._validate import as_documents, check_choice, check_int, expect_map, field_bytes, field_int, field_str, short
 from .alphabet import Alphabet, dtype_for
 from .errors import CorruptDataError, FormatVersionError, NotFittedError
+from .model import Model, check_decode_dtype
 
 #: Version of the bytes written by :meth:`Tokenizer.to_bytes`. Readers accept every version up to it.
-MODEL_FORMAT_VERSION = 1
+#: Version 2 wraps the version-1 fields in a body covered by a SHA-256 (docs/format.md, "Model files").
+MODEL_FORMAT_VERSION = 2
 MODEL_MAGIC = "ubpe.tokenizer"
 WEIGHTINGS = ("idf", "count", "tfidf")
 MAX_TOKENS = 2**31 - 1
+_WHERE = "tokenizer"
+_FIELDS = ("alphabet", "dtype", "params", "n_units", "merges", "batches", "counts", "df", "token_ids")
 
 
 def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
@@ -147,9 +151,9 @@ class Tokenizer:
         self.n_tokens = check_int("n_tokens", n_tokens, 1 if alphabet is None else len(alphabet), MAX_TOKENS)
         self.n_candidates = check_int("n_candidates", n_candidates, 1, 1 << 20)
         self.min_count = check_int("min_count", min_count, 1)
-        if weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
-        self.weighting = weighting
+        if not isinstance(weighting, str):
+            raise TypeError(f"weighting must be a str, got {type(weighting).__name__}")
+        self.weighting = check_choice("weighting", weighting, WEIGHTINGS)
         self.window = None if window is None else check_int("window", window, 1)
         self._model: dict[str, Any] | None = None
         self._cache: dict[str, Any] = {}
@@ -215,7 +219,7 @@ class Tokenizer:
         self.alphabet = alphabet
         self._set_model(
             alphabet=alphabet,
-            dtype=dtype_for(docs),
+            dtype=_default_dtype(alphabet, dtype_for(docs)),
             merges=renumber(result.merges, kept, a),
             batches=result.batches[kept],
             counts=result.counts[kept],
@@ -233,13 +237,14 @@ class Tokenizer:
             token_ids = rank_ids(weights, a)
         priority = np.empty_like(token_ids)
         priority[token_ids] = np.arange(len(token_ids), dtype=np.int32)
+        bpe = Model(alphabet, merges, token_ids=token_ids,
+                    stats=dict(batches=batches, counts=counts, df=df, weights=weights))
         model = dict(
-            dtype=np.dtype(dtype), merges=merges, batches=batches, counts=counts, df=df,
-            n_units=int(n_units), weights=weights, token_ids=token_ids, priority=priority,
+            dtype=np.dtype(dtype), merges=bpe.merges, batches=bpe.stats["batches"], counts=bpe.stats["counts"],
+            df=bpe.stats["df"], n_units=int(n_units), weights=bpe.stats["weights"], token_ids=bpe.token_ids,
+            priority=priority, model=bpe,
         )
-        for v in model.values():
-            if isinstance(v, np.ndarray):
-                v.flags.writeable = False
+        priority.flags.writeable = False
         self.alphabet = alphabet
         self._model = model
         self._cache = {}
@@ -250,6 +255,15 @@ class Tokenizer:
         if self._model is None:
             raise NotFittedError("this Tokenizer is not fitted yet: call fit(corpus) or Tokenizer.load(path)")
         return self._model
+
+    @property
+    def model(self) -> Model:
+        """The fitted :class:`~ubpe.Model` (alphabet, merges, public ids in ``token_ids``, statistics).
+
+        The public-id mapping lives in ``model.token_ids``; the model encodes and decodes in
+        priority space, the tokenizer maps its tokens to and from public ids.
+        """
+        return self._require()["model"]
 
     @property
     def is_fitted(self) -> bool:
@@ -328,15 +342,15 @@ class Tokenizer:
 
     # ==================== encoding and decoding
 
+    # Private aliases kept for callers not yet moved to ``self.model`` (container, planner).
     def _tables(self) -> encoder.EncoderTables:
-        if "tables" not in self._cache:
-            self._cache["tables"] = encoder.build_encoder(self.merges, len(self.alphabet))
-        return self._cache["tables"]
+        return self.model.encoder_tables()
 
     def _expansion(self) -> encoder.Expansion:
-        if "expansion" not in self._cache:
-            self._cache["expansion"] = encoder.build_expansion(self.merges, len(self.alphabet))
-        return self._cache["expansion"]
+        return self.model.expansion()
+
+    def _value_table(self, dtype: Any) -> np.ndarray:
+        return self.model.value_table(dtype)
 
     def encode(self, seq: Any) -> np.ndarray:
         """Token ids (int32, 1-D) of one sequence, by replaying the merges in priority order.
@@ -346,33 +360,26 @@ class Tokenizer:
         """
         m = self._require()
         ids = self.alphabet.to_ids(seq)
-        return m["token_ids"][encoder.encode(ids, self._tables())]
+        return m["token_ids"][m["model"].encode(ids)]
 
     def encode_batch(self, seqs: Iterable[Any]) -> list[np.ndarray]:
         """:meth:`encode` of several independent sequences."""
         m = self._require()
         ids = [self.alphabet.to_ids(s) for s in seqs]
-        return [m["token_ids"][t] for t in encoder.encode_batch(ids, self._tables())]
+        return [m["token_ids"][t] for t in encoder.encode_batch(ids, m["model"].encoder_tables())]
 
     def decode(self, tokens: Any, *, dtype: np.dtype | None = None) -> np.ndarray:
-        """Values of a token sequence, as ``dtype`` (default: that of the fitted data).
+        """Values of a token sequence, as ``dtype`` (default: that of the fitted data), exactly.
 
-        Raises ``ValueError`` naming the first token id outside ``[0, vocab_size)``.
+        ``dtype`` must round-trip every alphabet value (:func:`ubpe.model.check_decode_dtype`):
+        an integer dtype of either byte order that holds them, bool for values within {0, 1},
+        object, or str for string symbols. Raises ``TypeError`` for another kind of dtype,
+        ``ValueError`` for one too narrow, or naming the first token id outside
+        ``[0, vocab_size)``.
         """
         m = self._require()
         tok = m["priority"][self._check_tokens(tokens)]
-        dtype = m["dtype"] if dtype is None else np.dtype(dtype)
-        if dtype.kind in "iub" and self.alphabet.kind != "symbols":
-            return encoder.decode(tok, self._expansion(), values=self._value_table(dtype))
-        ids = encoder.decode(tok, self._expansion())
-        return self.alphabet.to_values(ids, dtype=dtype)
-
-    def _value_table(self, dtype: np.dtype) -> np.ndarray:
-        key = ("values", dtype.str)
-        if key not in self._cache:
-            symbols = self.alphabet.to_values(np.arange(len(self.alphabet)), dtype=dtype)
-            self._cache[key] = encoder.value_table(self._expansion(), symbols)
-        return self._cache[key]
+        return m["model"].decode(tok, m["dtype"] if dtype is None else dtype)
 
     def _check_tokens(self, tokens: Any) -> np.ndarray:
         if isinstance(tokens, (bytes, bytearray, memoryview, str)):
@@ -394,80 +401,106 @@ class Tokenizer:
 
     # ==================== serialization
 
-    def to_bytes(self) -> bytes:
-        """The model as msgpack bytes (docs/format.md); equal models give equal bytes."""
+    def _fields(self) -> dict[str, Any]:
         m = self._require()
         a = len(self.alphabet)
-        return msgpack.packb(
-            {
-                "magic": MODEL_MAGIC,
-                "version": MODEL_FORMAT_VERSION,
-                "alphabet": self.alphabet.to_dict(),
-                "dtype": m["dtype"].str,
-                "params": {
-                    "n_tokens": self.n_tokens,
-                    "n_candidates": self.n_candidates,
-                    "min_count": self.min_count,
-                    "weighting": self.weighting,
-                    "window": self.window,
-                },
-                "n_units": m["n_units"],
-                "merges": m["merges"].astype("<i4").tobytes(),
-                "batches": m["batches"].astype("<i4").tobytes(),
-                "counts": m["counts"].astype("<i8").tobytes(),
-                "df": m["df"].astype("<i8").tobytes(),
-                "token_ids": m["token_ids"][a:].astype("<i4").tobytes(),
+        return {
+            "alphabet": self.alphabet.to_dict(),
+            "dtype": m["dtype"].str,
+            "params": {
+                "n_tokens": self.n_tokens,
+                "n_candidates": self.n_candidates,
+                "min_count": self.min_count,
+                "weighting": self.weighting,
+                "window": self.window,
             },
+            "n_units": m["n_units"],
+            "merges": m["merges"].astype("<i4").tobytes(),
+            "batches": m["batches"].astype("<i4").tobytes(),
+            "counts": m["counts"].astype("<i8").tobytes(),
+            "df": m["df"].astype("<i8").tobytes(),
+            "token_ids": m["token_ids"][a:].astype("<i4").tobytes(),
+        }
+
+    def to_bytes(self, *, version: int = MODEL_FORMAT_VERSION) -> bytes:
+        """The model as msgpack bytes (docs/format.md, "Model files"); equal models give equal bytes.
+
+        ``version=1`` writes the old layout (no checksum), whose SHA-256 is :attr:`legacy_digest`.
+        """
+        version = check_int("version", version, 1, MODEL_FORMAT_VERSION)
+        fields = self._fields()
+        if version == 1:
+            return msgpack.packb({"magic": MODEL_MAGIC, "version": 1, **fields}, use_bin_type=True)
+        body = msgpack.packb(fields, use_bin_type=True)
+        return msgpack.packb(
+            {"magic": MODEL_MAGIC, "version": version, "body": body, "sha256": hashlib.sha256(body).digest()},
             use_bin_type=True,
         )
 
     @property
     def digest(self) -> str:
-        """SHA-256 (hex) of :meth:`to_bytes`: names this exact model."""
-        if "digest" not in self._cache:
-            self._cache["digest"] = hashlib.sha256(self.to_bytes()).hexdigest()
-        return self._cache["digest"]
+        """Hex SHA-256 naming what decoding needs: ``self.model.digest`` (mode, alphabet, merges).
+
+        Training parameters, statistics and public ids are not covered, so two tokenizers that
+        decode priority-space tokens the same share a digest. (Before model format 2 this was
+        the SHA-256 of the model file; that value is now :attr:`legacy_digest`.)
+        """
+        return self.model.digest
+
+    @property
+    def legacy_digest(self) -> str:
+        """Hex SHA-256 of the version-1 model bytes (``to_bytes(version=1)``): what v1 containers reference."""
+        if "legacy_digest" not in self._cache:
+            self._cache["legacy_digest"] = hashlib.sha256(self.to_bytes(version=1)).hexdigest()
+        return self._cache["legacy_digest"]
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> Tokenizer:
-        """Inverse of :meth:`to_bytes`.
+        """Inverse of :meth:`to_bytes` (any model version up to :data:`MODEL_FORMAT_VERSION`).
 
-        Raises ``CorruptDataError`` for anything malformed or inconsistent, and
-        ``FormatVersionError`` for a model written by a newer ubpe.
+        Raises ``CorruptDataError`` for anything malformed or inconsistent (checksum, sizes,
+        merges, a dtype that cannot hold the alphabet's values), and ``FormatVersionError`` for a
+        model written by a newer ubpe. Every declared size is checked against the bytes before
+        anything is allocated.
         """
-        try:
-            d = msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
-        except Exception as e:  # msgpack raises several unrelated types
-            raise CorruptDataError(f"tokenizer bytes do not parse: {e}") from e
-        return cls._from_fields(d)
-
-    @classmethod
-    def _from_fields(cls, d: Any) -> Tokenizer:
+        d = _unpack(data)
         if not isinstance(d, dict) or d.get("magic") != MODEL_MAGIC:
             raise CorruptDataError("not a ubpe tokenizer (bad magic)")
         version = d.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise CorruptDataError(f"tokenizer: invalid version {version!r}")
+        if type(version) is not int or version < 1:
+            raise CorruptDataError(f"tokenizer: invalid version {short(version)}")
         if version > MODEL_FORMAT_VERSION:
             raise FormatVersionError("this tokenizer", version, MODEL_FORMAT_VERSION)
-        alphabet = Alphabet.from_dict(d.get("alphabet"))
+        if version == 1:
+            return cls._from_fields(expect_map(d, _WHERE, ("magic", "version", *_FIELDS)))
+        expect_map(d, _WHERE, ("magic", "version", "body", "sha256"))
+        digest = field_bytes(d, "sha256", where=_WHERE, size=32)
+        body = field_bytes(d, "body", where=_WHERE)
+        if hashlib.sha256(body).digest() != digest:
+            raise CorruptDataError("tokenizer: checksum mismatch (the model bytes are damaged)")
+        return cls._from_fields(expect_map(_unpack(body), _WHERE, _FIELDS))
+
+    @classmethod
+    def _from_fields(cls, d: dict) -> Tokenizer:
+        alphabet = Alphabet.from_dict(d["alphabet"])
         a = len(alphabet)
-        params = d.get("params")
-        if not isinstance(params, dict):
-            raise CorruptDataError("tokenizer: 'params' must be a map")
+        if a < 1:
+            raise CorruptDataError("tokenizer: the alphabet is empty")
+        params = expect_map(d["params"], "tokenizer params",
+                            ("n_tokens", "n_candidates", "min_count", "weighting", "window"))
         try:
             tok = cls(
                 alphabet, params["n_tokens"], n_candidates=params["n_candidates"],
                 min_count=params["min_count"], weighting=params["weighting"], window=params["window"],
             )
-            dtype = np.dtype(d["dtype"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from e
-        if dtype.kind not in "iubOU":
-            raise CorruptDataError(f"tokenizer: unsupported dtype {dtype}")
-        n_units = d.get("n_units")
-        if not isinstance(n_units, int) or isinstance(n_units, bool) or n_units < 0:
-            raise CorruptDataError(f"tokenizer: invalid n_units {n_units!r}")
+        except (TypeError, ValueError) as e:
+            raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from None
+        dtype_str = field_str(d, "dtype", where=_WHERE)
+        try:
+            dtype = check_decode_dtype(alphabet, np.dtype(dtype_str))
+        except (TypeError, ValueError) as e:
+            raise CorruptDataError(f"tokenizer: dtype {short(dtype_str)} does not fit the alphabet: {e}") from None
+        n_units = field_int(d, "n_units", 0, 2**63 - 1, where=_WHERE)
         flat = _array(d, "merges", "<i4", None)
         if len(flat) % 2:
             raise CorruptDataError("tokenizer: 'merges' must hold (left, right) pairs of <i4")
@@ -535,11 +568,28 @@ class Tokenizer:
             self.__dict__.update(state["unfitted"])
 
 
+def _unpack(data: Any) -> Any:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    try:
+        return msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
+    except Exception as e:  # msgpack raises several unrelated types
+        raise CorruptDataError(f"tokenizer bytes do not parse: {e}") from None
+
+
 def _array(d: dict, key: str, dtype: str, count: int | None) -> np.ndarray:
-    raw = d.get(key)
-    if not isinstance(raw, bytes):
-        raise CorruptDataError(f"tokenizer: {key!r} must be bytes")
     itemsize = np.dtype(dtype).itemsize
-    if len(raw) % itemsize or (count is not None and len(raw) != count * itemsize):
-        raise CorruptDataError(f"tokenizer: {key!r} has {len(raw)} bytes, expected {count} x {itemsize}")
+    raw = field_bytes(d, key, where=_WHERE, size=None if count is None else count * itemsize)
+    if len(raw) % itemsize:
+        raise CorruptDataError(f"tokenizer: {key!r} has {len(raw)} bytes, not a multiple of {itemsize}")
     return np.frombuffer(raw, dtype=dtype)
+
+
+def _default_dtype(alphabet: Alphabet, dtype: np.dtype) -> np.dtype:
+    """``dtype`` if it can hold every alphabet value, else the widest dtype of the alphabet's kind."""
+    try:
+        return check_decode_dtype(alphabet, dtype)
+    except (TypeError, ValueError):
+        if alphabet.kind == "symbols":
+            return np.dtype(object)
+        return np.dtype(np.uint64) if alphabet.kind == "integers" and alphabet.values.dtype == np.uint64 else np.dtype(np.int64)
