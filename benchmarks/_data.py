@@ -7,6 +7,9 @@ there for what each file is, where it comes from and its licence.
 
     neural(n_files=24) -> list of int16 arrays, one per recording (sorted file names)
     ecg()              -> int16 array, MIT-BIH record 208 (108 000 samples)
+    seismic()          -> int16 array, CRLZ_HHZ.npy (32 768 counts at 100 Hz)
+    audio()            -> list of (int16 array, sample rate), audio/*.wav in sorted name order
+    float_quantized(step=FLOAT_STEP) -> integer array, BW_UH4_EHZ.npy rounded to multiples of step
     text()             -> bytes, taylorswift.txt (185 768 bytes, UTF-8)
 """
 
@@ -84,6 +87,46 @@ def ecg() -> np.ndarray:
     return np.ascontiguousarray(x.astype(np.int16, copy=False))
 
 
+def seismic() -> np.ndarray:
+    """CRLZ_HHZ.npy: a broadband seismometer, 32 768 int16 counts at 100 Hz."""
+    x = np.load(_file("seismic", "CRLZ_HHZ.npy"))
+    return np.ascontiguousarray(x.astype(np.int16, copy=False))
+
+
+def audio() -> list[tuple[np.ndarray, int]]:
+    """Every audio/*.wav (byte-wise sorted names): (1-D int16 samples, sample rate) each."""
+    from scipy.io import wavfile
+
+    folder = data_dir() / "audio"
+    files = sorted(folder.glob("*.wav"), key=lambda p: p.name.encode())
+    if not files:
+        raise DataMissingError(f"no .wav files in {folder}")
+    out = []
+    for path in files:
+        rate, x = wavfile.read(path)
+        if x.dtype != np.int16 or x.ndim != 1:
+            raise ValueError(f"{path}: expected mono int16 PCM, got {x.dtype} {x.shape}")
+        out.append((np.ascontiguousarray(x), int(rate)))
+    return out
+
+
+#: Quantization step of the float seismogram: 1.0 keeps its integer part (values -10 433..4 360,
+#: so int16) and drops the 1e-6-scale fractions the instrument correction left.
+FLOAT_STEP = 1.0
+
+
+def float_quantized(step: float = FLOAT_STEP) -> np.ndarray:
+    """BW_UH4_EHZ.npy (23 033 float64 samples) as ``round(x / step)``: int16 when it fits, else int32."""
+    if not step > 0:
+        raise ValueError(f"step must be positive, got {step}")
+    q = np.rint(np.load(_file("float", "BW_UH4_EHZ.npy")) / step)
+    for dtype in (np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if q.min() >= info.min and q.max() <= info.max:
+            return q.astype(dtype)
+    raise ValueError(f"step {step} leaves values beyond 32 bits")
+
+
 def text() -> bytes:
     """taylorswift.txt (a Wikipedia article, UTF-8) as bytes."""
     return _file("text", "taylorswift.txt").read_bytes()
@@ -92,3 +135,4 @@ def text() -> bytes:
 def text_ids() -> np.ndarray:
     """The text as an array of byte values (uint8), for tokenizers over the alphabet 0..255."""
     return np.frombuffer(text(), dtype=np.uint8).copy()
+

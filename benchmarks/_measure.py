@@ -5,7 +5,8 @@
     peak_memory(target, *args, n_values=None) -> dict(peak_bytes, baseline_bytes, delta_bytes,
                                                       bytes_per_value, seconds)
     print_table(rows, columns=None, title=None) -> prints plain aligned text
-    add_json_arg(parser) / write_json(path, payload)
+    add_json_arg(parser, default_name) / write_json(path, payload, extra) / result_path(args)
+        result files: JSON with date (UTC), machine, versions, git commit and dirtiness, command
 
 Timing: ``warmup`` untimed calls (numba compilation, caches), then ``repeat`` timed calls with
 ``time.perf_counter_ns``; report the best (least disturbed by the other processes sharing the
@@ -222,25 +223,110 @@ def print_table(rows: Sequence[dict], columns: Sequence[str] | None = None, titl
     print(flush=True)
 
 
-def add_json_arg(parser) -> None:
-    """Add the common ``--json OUT.json`` option to an argparse parser."""
-    parser.add_argument("--json", metavar="OUT.json", help="also write every result row to this JSON file")
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def write_json(path: str | Path | None, payload: Any) -> None:
-    """Write ``payload`` (plus machine info) as JSON; no-op when ``path`` is None."""
-    if not path:
-        return
+def add_json_arg(parser, default_name: str | None = None) -> None:
+    """Add ``--json OUT.json`` (default: benchmarks/results/<default_name>) and ``--no-json``."""
+    default = str(RESULTS / default_name) if default_name else None
+    parser.add_argument("--json", metavar="OUT.json", default=default,
+                        help=f"write every result row, with the run's provenance, here (default: {default})")
+    parser.add_argument("--no-json", action="store_true", help="do not write a result file")
+
+
+def _git(*args: str) -> str | None:
+    import subprocess
+
+    try:
+        res = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parent, capture_output=True,
+                             text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.rstrip() if res.returncode == 0 else None
+
+
+def machine_info() -> dict:
+    """Cores, CPU model, memory and OS of this machine (what a timing depends on)."""
     import os
     import platform
 
+    cpu = platform.processor() or None
+    mem = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return dict(cpus=os.cpu_count(), cpus_usable=usable, cpu_model=cpu, memory_bytes=mem,
+                platform=platform.platform(), load_avg=list(os.getloadavg()) if hasattr(os, "getloadavg") else None)
+
+
+def provenance(extra: dict | None = None) -> dict:
+    """Date (UTC), machine, versions, the ubpe commit (and whether the tree was dirty), command."""
+    import datetime
+    from importlib import metadata
+
+    def version(pkg):
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return None
+
+    status = _git("status", "--porcelain", "--untracked-files=no")
     doc = dict(
-        python=sys.version.split()[0],
-        platform=platform.platform(),
-        cpus=os.cpu_count(),
-        time=time.strftime("%Y-%m-%dT%H:%M:%S"),
-        results=payload,
+        date_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        command=" ".join([Path(sys.executable).name, *sys.argv]),
+        machine=machine_info(),
+        versions=dict(python=sys.version.split()[0], numpy=version("numpy"), numba=version("numba"),
+                      ubpe=getattr(sys.modules.get("ubpe"), "__version__", None) or version("ubpe")),
+        git=dict(commit=(_git("rev-parse", "HEAD") or "").strip() or None, dirty=None if status is None else bool(status),
+                 dirty_files=None if not status else [ln[3:] for ln in status.splitlines() if ln.strip()]),
     )
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    if extra:
+        doc.update(extra)
+    return doc
+
+
+def write_json(path: str | Path | None, payload: Any, extra: dict | None = None) -> Path | None:
+    """Write ``{provenance..., results: payload}`` as JSON atomically; no-op when ``path`` is None.
+
+    The file is written to a temporary name in the same folder and renamed over the target, so a
+    killed run never leaves half a result file. Prints and returns the path.
+    """
+    import os
+    import tempfile
+
+    if not path:
+        return None
+    doc = provenance(extra)
+    doc["results"] = payload
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(doc, indent=1, default=str) + "\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a result file is for everyone to read
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     print(f"wrote {path}")
+    return path
+
+
+def result_path(args) -> str | None:
+    """The result file an argparse namespace from ``add_json_arg`` asks for (None: --no-json)."""
+    return None if getattr(args, "no_json", False) else args.json
