@@ -949,7 +949,16 @@ def test_fixtures_exist():
     names = set(_fixture_names())
     assert len([n for n in names if n.startswith("v1_")]) == 14
     assert {"v2_delta2_signal_int16", "v2_channels_delta1_int16", "v2_grid_2d_bigendian",
-            "v2_source_stereo_cm"} <= names
+            "v2_source_stereo_cm", "v2_referenced_model"} <= names
+
+
+def test_v2_referenced_fixture_names_the_model_digest():
+    data = (FIXTURES / "v2_referenced_model.ubpe").read_bytes()
+    tok = Tokenizer.from_bytes((FIXTURES / "v2_referenced_model.model").read_bytes())
+    info = describe(data)
+    assert info.version == 2 and not info.embedded and info.digest == tok.model.digest != tok.legacy_digest
+    expected = np.load(FIXTURES / "v2_referenced_model.npy")
+    assert_same_array(decompress(data, tokenizer=tok.model), expected)
 
 
 def test_delta_fixtures():

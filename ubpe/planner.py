@@ -181,7 +181,7 @@ class ReplayEncoder:
                     warnings.simplefilter("ignore", UserWarning)
                 tok = Tokenizer(alphabet, self.n_tokens, **self.fit_options).fit(y)
             merges = tok.merges
-            tokens = encoder.encode(ids, tok._tables()) if len(merges) else ids
+            tokens = tok.model.encode(ids) if len(merges) else ids
             return [Candidate(chain, alphabet, merges, tokens, coders)]
         fit = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
         j = fit.rans_prefix()
