@@ -8,12 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_documents, as_sequence, check_int, dtype_of
+from ._validate import as_documents, as_sequence, check_int, dtype_of, short
 from .errors import CorruptDataError
 
 #: Integer alphabets spanning at most this many values map through a lookup table.
 _TABLE_SPAN = 1 << 22
 _INT64_MAX = np.iinfo(np.int64).max
+#: Largest range alphabet :meth:`Alphabet.from_dict` accepts. A range declares its size in a few
+#: bytes, and decoding allocates about 40 bytes per symbol (expansion lengths, offsets, values,
+#: public ids), so untrusted data may not declare more than this (about 670 MB at the cap).
+MAX_DECLARED_RANGE = 1 << 24
 
 
 class _OutsideAlphabet(Exception):
@@ -273,15 +277,20 @@ class Alphabet:
         return {"kind": "symbols", "values": list(self._values)}
 
     @classmethod
-    def from_dict(cls, d: Any) -> Alphabet:
-        """Inverse of :meth:`to_dict`; malformed input raises ``CorruptDataError``."""
+    def from_dict(cls, d: Any, *, max_range: int = MAX_DECLARED_RANGE) -> Alphabet:
+        """Inverse of :meth:`to_dict`; malformed input raises ``CorruptDataError``.
+
+        A range alphabet may declare at most ``max_range`` symbols (a cap, since its size costs no
+        bytes); integer and symbol alphabets are bounded by the bytes that list their values.
+        """
+        max_range = check_int("max_range", max_range, 0, 2**31 - 1)
         if not isinstance(d, dict) or not isinstance(d.get("kind"), str):
             raise CorruptDataError("alphabet: expected a map with a 'kind'")
         kind = d["kind"]
         if kind == "range":
             size = d.get("size")
-            if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 2**31:
-                raise CorruptDataError(f"alphabet: invalid range size {size!r}")
+            if type(size) is not int or not 0 <= size <= max_range:
+                raise CorruptDataError(f"alphabet: range size must be an int in [0, {max_range}], got {short(size)}")
             return cls(size)
         if kind == "integers":
             dt, raw = d.get("dtype"), d.get("values")
