@@ -73,3 +73,39 @@ def test_serialization_round_trips_and_rejects_garbage():
             Alphabet.from_dict(bad)
     with pytest.raises(TypeError, match="cannot be saved"):
         Alphabet([("tuple", 1)]).to_dict()
+
+
+U64_HIGH = st.integers(2**63 - 3, 2**64 - 1)  # around and above 2**63, where int64 would wrap
+
+
+@given(st.lists(st.one_of(U64_HIGH, st.integers(0, 2**64 - 1)), min_size=1, max_size=30, unique=True),
+       st.data())
+def test_to_ids_is_exact_for_uint64_values_above_2_63(values, data):
+    a = Alphabet(values)
+    seq = np.array(data.draw(st.lists(st.sampled_from(values), min_size=1, max_size=40)), dtype=np.uint64)
+    ids = a.to_ids(seq)
+    assert a.to_values(ids, dtype=np.uint64).tolist() == seq.tolist()
+    assert ids.tolist() == [sorted(values).index(v) for v in seq.tolist()]
+    # a neighbour of an alphabet value that is not in it is named, never mapped to a near id
+    absent = [v ^ 1 for v in values if (v ^ 1) not in values]
+    if absent:
+        with pytest.raises(ValueError, match=str(absent[0])):
+            a.to_ids(np.array([absent[0]], dtype=np.uint64))
+
+
+INT64_EDGES = st.sampled_from([-(2**63), -(2**63) + 1, -1, 0, 1, 2**63 - 2, 2**63 - 1])
+
+
+@given(st.lists(st.one_of(INT64_EDGES, st.integers(-(2**63), 2**63 - 1)), min_size=1, max_size=30, unique=True),
+       st.data())
+def test_to_ids_is_exact_for_int64_extremes(values, data):
+    a = Alphabet(values)
+    seq = data.draw(st.lists(st.sampled_from(values), min_size=1, max_size=40))
+    for arr in (np.array(seq, dtype=np.int64), seq):
+        ids = a.to_ids(arr)
+        assert a.to_values(ids, dtype=np.int64).tolist() == seq
+    if min(values) >= 0:  # the same values given as uint64 map to the same ids
+        assert a.to_ids(np.array(seq, dtype=np.uint64)).tolist() == a.to_ids(np.array(seq)).tolist()
+    if 2**63 - 1 in values:  # 2**63 as uint64 must not wrap onto -2**63
+        with pytest.raises(ValueError):
+            a.to_ids(np.array([2**63], dtype=np.uint64))
