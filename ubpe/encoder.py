@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels import encode as _k
+from ._validate import check_int
 
 __all__ = [
     "EncoderTables",
@@ -47,15 +48,6 @@ _MAX_INT32 = np.iinfo(np.int32).max
 # --------------------------------------------------------------------------------------------
 # Validation helpers.
 # --------------------------------------------------------------------------------------------
-
-
-def _check_alphabet_size(alphabet_size: object) -> int:
-    if isinstance(alphabet_size, bool) or not isinstance(alphabet_size, (int, np.integer)):
-        raise TypeError(f"alphabet_size must be an int, got {type(alphabet_size).__name__}")
-    a = int(alphabet_size)
-    if not 1 <= a <= _MAX_INT32:
-        raise ValueError(f"alphabet_size must be in [1, {_MAX_INT32}], got {a}")
-    return a
 
 
 def _check_merges(merges: object, alphabet_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +141,7 @@ def _table_bits(n_keys: int) -> int:
 
 def build_encoder(merges: np.ndarray, alphabet_size: int) -> EncoderTables:
     """Build the pair tables of ``merges`` (int (M, 2), priority space) over ``alphabet_size`` ids."""
-    a = _check_alphabet_size(alphabet_size)
+    a = check_int("alphabet_size", alphabet_size, 1, _MAX_INT32)
     left, right = _check_merges(merges, a)
     m = left.shape[0]
     bits = _table_bits(m)
@@ -293,12 +285,9 @@ def build_expansion(
     The table holds every token up to the largest length whose tokens together take at most
     ``max_table_values`` values (the alphabet is always tabled).
     """
-    a = _check_alphabet_size(alphabet_size)
+    a = check_int("alphabet_size", alphabet_size, 1, _MAX_INT32)
     left, right = _check_merges(merges, a)
-    if isinstance(max_table_values, bool) or not isinstance(max_table_values, (int, np.integer)):
-        raise TypeError(f"max_table_values must be an int, got {type(max_table_values).__name__}")
-    if max_table_values < 0:
-        raise ValueError(f"max_table_values must be >= 0, got {max_table_values}")
+    max_table_values = check_int("max_table_values", max_table_values, 0)
     lengths, depth = _k.expansion_lengths(left, right, a)
     # largest L such that sum(lengths[lengths <= L]) <= max_table_values
     small = np.sort(lengths[lengths <= max_table_values])

@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ._kernels import train as _k
+from ._validate import check_int
 
 DEFAULT_WINDOW = 1024
 
@@ -40,15 +41,6 @@ class TrainResult:
     n_units: int  # number of idf units D
     stopped_early: bool  # no pair reached min_count before the vocabulary reached n_tokens
     stream: np.ndarray | None  # final training token stream (int32, concatenated docs), if asked
-
-
-def _check_int(name: str, value, lo: int, hi: int = _INT32_MAX) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    value = int(value)
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value}")
-    return value
 
 
 def _check_offsets(name: str, offsets, n: int) -> np.ndarray:
@@ -81,7 +73,7 @@ def unit_offsets_for(doc_offsets: np.ndarray, window: int | None) -> np.ndarray:
         if n_docs != 1:
             return doc_offsets.copy()
         window = DEFAULT_WINDOW
-    window = _check_int("window", window, 1, np.iinfo(np.int64).max)
+    window = check_int("window", window, 1, np.iinfo(np.int64).max)
     starts = doc_offsets[:-1]
     lengths = np.diff(doc_offsets)
     if np.any(lengths < 0):
@@ -130,10 +122,10 @@ def train(
         raise ValueError(f"ids must be 1-D, got shape {ids.shape}")
     if ids.dtype.kind not in "iu":
         raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
-    alphabet_size = _check_int("alphabet_size", alphabet_size, 1)
-    n_tokens = _check_int("n_tokens", n_tokens, 0)
-    n_candidates = _check_int("n_candidates", n_candidates, 1, np.iinfo(np.int64).max)
-    min_count = _check_int("min_count", min_count, 1, np.iinfo(np.int64).max)
+    alphabet_size = check_int("alphabet_size", alphabet_size, 1, _INT32_MAX)
+    n_tokens = check_int("n_tokens", n_tokens, 0, _INT32_MAX)
+    n_candidates = check_int("n_candidates", n_candidates, 1, np.iinfo(np.int64).max)
+    min_count = check_int("min_count", min_count, 1, np.iinfo(np.int64).max)
     n = ids.shape[0]
     if n > _INT32_MAX - 1:
         raise ValueError(f"ids must have fewer than {_INT32_MAX} values, got {n}")
