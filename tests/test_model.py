@@ -95,6 +95,18 @@ def test_digest_covers_mode_alphabet_and_merges_only():
     assert Model(Alphabet(5), a.merges).digest != a.digest
 
 
+def test_model_pickles_and_rebuilds_its_tables():
+    import pickle
+
+    model = small_tokenizer().model
+    model.expansion()
+    back = pickle.loads(pickle.dumps(model))
+    assert back.digest == model.digest and back.token_ids.tolist() == model.token_ids.tolist()
+    assert back.stats["df"].tolist() == model.stats["df"].tolist()
+    ids = np.array([0, 0, 0, 1, 3], dtype=np.int32)
+    assert back.encode(ids).tolist() == model.encode(ids).tolist()
+
+
 def test_tokenizer_model_before_fit_raises():
     with pytest.raises(ubpe.NotFittedError):
         Tokenizer(4, 7).model
@@ -229,6 +241,28 @@ def test_mutated_model_bytes_fail_only_with_library_errors(version):
             accepted += 1
             check_loaded_model_works(loaded)
     assert accepted > (20 if version == 1 else 0)  # enough mutants get past the parser to be exercised
+
+
+def test_mutated_models_under_an_address_space_limit_fail_only_with_library_errors():
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "import numpy as np, ubpe, test_model\n"
+        "rng = np.random.default_rng(7)\n"
+        "base = test_model.Tokenizer(None, 8, n_candidates=2, min_count=1).fit('abracadabra').to_bytes(version=1)\n"
+        "for _ in range(300):\n"
+        "    raw = bytearray(base)\n"
+        "    raw[int(rng.integers(len(raw)))] = int(rng.integers(256))\n"
+        "    try:\n"
+        "        tok = ubpe.Tokenizer.from_bytes(bytes(raw))\n"
+        "    except (ubpe.CorruptDataError, ubpe.FormatVersionError):\n"
+        "        continue\n"
+        "    test_model.check_loaded_model_works(tok)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=pathlib.Path(__file__).parent)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 # ============================================================================ decode dtypes

@@ -292,6 +292,15 @@ class Model:
         stats = {name: v[:k] for name, v in self._stats.items()}
         return Model(self._alphabet, self._merges[:k], mode=self._mode, stats=stats)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # tables are rebuilt lazily after unpickling; the lock cannot be pickled
+        return {"alphabet": self._alphabet, "merges": self._merges, "mode": self._mode,
+                "token_ids": self._token_ids, "stats": self._stats}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["alphabet"], state["merges"], mode=state["mode"], token_ids=state["token_ids"],
+                      stats=state["stats"])
+
     def __repr__(self) -> str:
         return f"Model({self._alphabet!r}, merges={self.n_merges}, mode={self._mode!r})"
 
