@@ -1,6 +1,7 @@
 """ubpe: byte-pair encoding over any integer alphabet.
 
-This is the public API of ubpe.
+This is the public API of ubpe. ``ubpe.inspect`` is the former name of :func:`describe`, kept as
+an alias (it shadows the standard library's ``inspect`` module after ``from ubpe import *``).
 """
 
 from .alphabet import Alphabet
@@ -16,6 +17,7 @@ __all__ = [
     "ContainerInfo",
     "CorruptDataError",
     "FormatVersionError",
+    "Model",
     "NotFittedError",
     "Tokenizer",
     "UBPEError",

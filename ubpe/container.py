@@ -245,7 +245,7 @@ def compress(
         axis 0 is time and the other axes are channels, each predicted on its own. Floating-point
         input raises ``TypeError``: quantize it first.
     tokenizer : Tokenizer or Model, optional
-        A fitted model to encode with (a :class:`Tokenizer`, or its :class:`~ubpe.model.Model`).
+        A fitted model to encode with (a :class:`Tokenizer`, or its :class:`~ubpe.Model`).
         Without one, a model is fitted on the values and embedded.
     n_tokens : int, optional
         Vocabulary size (alphabet included) of the fitted model. By default the size that
@@ -340,7 +340,7 @@ def _model_argument(tokenizer: Any) -> Model:
         return tokenizer
     if isinstance(tokenizer, Tokenizer):
         return tokenizer.model  # raises NotFittedError first
-    raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.model.Model, got {type(tokenizer).__name__}")
+    raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
 
 
 def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, embed: bool,
@@ -626,7 +626,7 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
     """
     p = _parse(data, max_output_size)
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
-        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.model.Model, got {type(tokenizer).__name__}")
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
     try:
         return _decode(p, tokenizer)
     except MemoryError:
