@@ -137,3 +137,15 @@ def test_sample_beyond_full_fit_is_deterministic(monkeypatch):
     a = check_roundtrip(x, level=2)
     assert a == compress(x, level=2)
     assert describe(a).delta in (1, 2)
+
+
+def test_n_tokens_smaller_than_the_full_alphabet_beyond_the_sample(monkeypatch):
+    """A sample can hold fewer distinct values than all the values: a clear ValueError."""
+    monkeypatch.setattr(planner, "FULL_FIT", 3000)
+    monkeypatch.setattr(planner, "SAMPLE", 2048)
+    x = np.zeros(12_000, np.int16)
+    x[700:710] = np.arange(10) * 37 + 5  # between the sample's first two windows (0-127, 791-918)
+    with pytest.raises(ValueError, match="n_tokens"):
+        compress(x, n_tokens=3, delta=0, level=1)
+    a = len(np.unique(x))
+    check_roundtrip(x, n_tokens=a + 4, delta=0, level=1)

@@ -158,9 +158,11 @@ def _cm_ladder(a: int, max_merges: int) -> list[int]:
 class ReplayEncoder:
     """Candidates from BPE training and replay encoding (``classic`` mode).
 
-    ``propose(chain, y, level, cost)`` returns candidates for the values ``y`` (1-D, the
-    chain's output taken channel-major), costed with ``cost`` where the search among prefixes
-    needs it (the "cm" ladder).
+    ``propose(chain, y, level, cost, sampled)`` returns candidates for the values ``y`` (1-D,
+    the chain's output taken channel-major; a sample of it when ``sampled``), costed with
+    ``cost`` where the search among prefixes needs it (the "cm" ladder); none when a fixed
+    ``n_tokens`` is smaller than the alphabet of ``y``. ``rebuild(candidate, y, level)`` applies
+    a candidate's recipe to all the values.
     """
 
     def __init__(self, n_tokens: int | None, fit_options: dict) -> None:
@@ -205,7 +207,11 @@ class ReplayEncoder:
     def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
         """``cand``'s recipe applied to all the values ``y`` (its chain's output)."""
         if self.n_tokens is not None:
-            return self.propose(cand.chain, y, level, _no_cost, sampled=False)[0]
+            full = self.propose(cand.chain, y, level, _no_cost, sampled=False)
+            if not full:  # the sample held fewer distinct values than all the values
+                raise ValueError(f"n_tokens={self.n_tokens} is smaller than the alphabet of the values "
+                                 "under the chosen front end; pass a larger n_tokens")
+            return full[0]
         if cand.family == "static":
             return self.propose(cand.chain, y, 1, _no_cost, sampled=False)[0]
         alphabet = Alphabet.from_data(y)
