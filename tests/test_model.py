@@ -200,6 +200,7 @@ def v1_fields(tok):
         ({"kind": "range", "size": 300}, "|u1"),
         ({"kind": "symbols", "values": ["a", "bc"]}, "<U1"),
         ({"kind": "range", "size": 3}, "not a dtype"),
+        ({"kind": "range", "size": 3}, "01"),  # numpy raises SyntaxError for this one
     ],
 )
 def test_a_dtype_that_contradicts_the_alphabet_is_corrupt_data(alphabet, dtype):
@@ -241,6 +242,39 @@ def test_mutated_model_bytes_fail_only_with_library_errors(version):
             accepted += 1
             check_loaded_model_works(loaded)
     assert accepted > (20 if version == 1 else 0)  # enough mutants get past the parser to be exercised
+
+
+FIELD_DTYPES = ["|i1", "<u2", ">i8", "|b1", "|O", "<U1", "<U2", "<U0", ">U1", "<f4", "|S1", "<M8[s]", "|V3",
+                ">u8", "x", "01", None, 5]
+FIELD_ALPHABETS = [
+    {"kind": "range", "size": 3}, {"kind": "range", "size": 0}, {"kind": "symbols", "values": ["a", 1, b"x"]},
+    {"kind": "symbols", "values": ["a\0", "b"]}, {"kind": "symbols", "values": []},
+    {"kind": "integers", "dtype": "<u8", "values": np.array([0, 1, 2**64 - 1], "<u8").tobytes()},
+    {"kind": "integers", "dtype": "<i8", "values": np.array([-(2**63), 0, 2**63 - 1], "<i8").tobytes()},
+    {"kind": "integers", "dtype": "<i8", "values": np.array([0, 1], "<i8").tobytes()},
+    {"kind": "integers", "dtype": "<i8", "values": b""},
+]
+
+
+def test_swapped_alphabet_and_dtype_fields_load_consistently_or_raise_corrupt_data():
+    rng = np.random.default_rng(11)
+    sources = [small_tokenizer(), Tokenizer(None, 8, n_candidates=2, min_count=1).fit("abracadabra"),
+               Tokenizer(None, 8, min_count=1).fit(np.array([0, 2**64 - 1, 5, 2**64 - 1, 0, 5], dtype=np.uint64))]
+    accepted = 0
+    for i in range(600):
+        fields = v1_fields(sources[i % len(sources)])
+        if rng.integers(2):
+            fields["dtype"] = FIELD_DTYPES[int(rng.integers(len(FIELD_DTYPES)))]
+        if rng.integers(2):
+            fields["alphabet"] = FIELD_ALPHABETS[int(rng.integers(len(FIELD_ALPHABETS)))]
+        fields["params"]["n_tokens"] = int(rng.integers(1, 40))
+        try:
+            loaded = Tokenizer.from_bytes(msgpack.packb(fields, use_bin_type=True))
+        except ubpe.CorruptDataError:
+            continue
+        accepted += 1
+        check_loaded_model_works(loaded)
+    assert accepted > 50
 
 
 def test_mutated_models_under_an_address_space_limit_fail_only_with_library_errors():
@@ -294,6 +328,7 @@ def test_decode_dtype_rules_for_bool_and_symbols():
     text = Tokenizer(None, 5, min_count=1).fit("abcabcab")
     assert text.decode(text.encode("cab"), dtype="U1").tolist() == ["c", "a", "b"]
     assert text.decode(text.encode("cab"), dtype=object).tolist() == ["c", "a", "b"]
+    assert text.decode(text.encode("cab"), dtype="U").dtype == np.dtype("U1")  # flexible width fixed
     with pytest.raises(TypeError):
         text.decode([0], dtype="i4")
     assert check_decode_dtype(Alphabet([-(2**63), 2**63 - 1]), "<i8") == np.dtype("<i8")

@@ -41,8 +41,8 @@ def check_decode_dtype(alphabet: Alphabet, dtype: Any) -> np.dtype:
     """
     try:
         dt = np.dtype(dtype)
-    except TypeError as e:
-        raise TypeError(f"dtype: {e}") from None
+    except Exception as e:  # numpy raises TypeError, ValueError, even SyntaxError for odd strings
+        raise TypeError(f"{dtype!r} is not a numpy dtype: {e}") from None
     kind = alphabet.kind
     if dt.kind == "O":
         return dt
@@ -55,6 +55,8 @@ def check_decode_dtype(alphabet: Alphabet, dtype: Any) -> np.dtype:
         width = dt.itemsize // 4
         if width and any(len(v) > width for v in values):
             raise ValueError(f"dtype {dt} is too narrow for the symbols of this alphabet")
+        if not width:  # a flexible "U": fix the width, so that decoding returns one exact dtype
+            dt = np.dtype(f"{dt.byteorder if dt.byteorder in '<>' else '='}U{max(1, max(map(len, values), default=1))}")
         if any(v.endswith("\0") for v in values):  # numpy strips trailing NULs
             raise ValueError(f"dtype {dt} cannot hold symbols ending in NUL: use object")
         return dt

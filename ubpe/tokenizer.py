@@ -497,7 +497,7 @@ class Tokenizer:
             raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from None
         dtype_str = field_str(d, "dtype", where=_WHERE)
         try:
-            dtype = check_decode_dtype(alphabet, np.dtype(dtype_str))
+            dtype = check_decode_dtype(alphabet, dtype_str)
         except (TypeError, ValueError) as e:
             raise CorruptDataError(f"tokenizer: dtype {short(dtype_str)} does not fit the alphabet: {e}") from None
         n_units = field_int(d, "n_units", 0, 2**63 - 1, where=_WHERE)
