@@ -107,6 +107,14 @@ def test_model_pickles_and_rebuilds_its_tables():
     assert back.encode(ids).tolist() == model.encode(ids).tolist()
 
 
+def test_model_default_decode_dtype_follows_the_alphabet():
+    top = Model(Alphabet([0, 2**64 - 1]), np.array([[0, 1]]))
+    out = top.decode(np.array([2, 1]))
+    assert out.dtype == np.uint64 and out.tolist() == [0, 2**64 - 1, 2**64 - 1]
+    assert Model(Alphabet([-3, 4]), np.zeros((0, 2), int)).decode(np.array([1, 0])).tolist() == [4, -3]
+    assert Model(Alphabet("xy"), np.array([[1, 0]])).decode(np.array([2])).tolist() == ["y", "x"]
+
+
 def test_tokenizer_model_before_fit_raises():
     with pytest.raises(ubpe.NotFittedError):
         Tokenizer(4, 7).model

@@ -254,12 +254,15 @@ class Model:
     def decode(self, tokens: Any, dtype: Any = None) -> np.ndarray:
         """Values of priority-space ``tokens`` (1-D ints in ``[0, A + M)``) as ``dtype``.
 
-        ``dtype`` defaults to int64 for integer alphabets and object for symbols; it must pass
-        :func:`check_decode_dtype`. The result has exactly that dtype, byte order included.
+        ``dtype`` defaults to object for symbols, uint64 for an alphabet of uint64 values and int64
+        otherwise; it must pass :func:`check_decode_dtype`. The result has exactly that dtype,
+        byte order included.
         """
         tokens = np.asarray(tokens)
         if dtype is None:
-            dt = np.dtype(object) if self._alphabet.kind == "symbols" else np.dtype(np.int64)
+            kind = self._alphabet.kind
+            dt = np.dtype(object) if kind == "symbols" else np.dtype(
+                np.uint64 if kind == "integers" and self._alphabet.values.dtype == np.uint64 else np.int64)
         else:
             dt = check_decode_dtype(self._alphabet, dtype)
         if dt.kind in "iub":
