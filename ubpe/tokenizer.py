@@ -401,12 +401,13 @@ class Tokenizer:
 
     # ==================== serialization
 
-    def _fields(self) -> dict[str, Any]:
+    def _fields(self, version: int) -> dict[str, Any]:
         m = self._require()
         a = len(self.alphabet)
         return {
             "alphabet": self.alphabet.to_dict(),
-            "dtype": m["dtype"].str,
+            # a version-1 file's too-narrow dtype (see _from_fields) is written back as it was read
+            "dtype": m.get("file_dtype", m["dtype"].str) if version == 1 else m["dtype"].str,
             "params": {
                 "n_tokens": self.n_tokens,
                 "n_candidates": self.n_candidates,
@@ -428,7 +429,7 @@ class Tokenizer:
         ``version=1`` writes the old layout (no checksum), whose SHA-256 is :attr:`legacy_digest`.
         """
         version = check_int("version", version, 1, MODEL_FORMAT_VERSION)
-        fields = self._fields()
+        fields = self._fields(version)
         if version == 1:
             return msgpack.packb({"magic": MODEL_MAGIC, "version": 1, **fields}, use_bin_type=True)
         body = msgpack.packb(fields, use_bin_type=True)
@@ -472,16 +473,16 @@ class Tokenizer:
         if version > MODEL_FORMAT_VERSION:
             raise FormatVersionError("this tokenizer", version, MODEL_FORMAT_VERSION)
         if version == 1:
-            return cls._from_fields(expect_map(d, _WHERE, ("magic", "version", *_FIELDS)))
+            return cls._from_fields(expect_map(d, _WHERE, ("magic", "version", *_FIELDS)), version=1)
         expect_map(d, _WHERE, ("magic", "version", "body", "sha256"))
         digest = field_bytes(d, "sha256", where=_WHERE, size=32)
         body = field_bytes(d, "body", where=_WHERE)
         if hashlib.sha256(body).digest() != digest:
             raise CorruptDataError("tokenizer: checksum mismatch (the model bytes are damaged)")
-        return cls._from_fields(expect_map(_unpack(body), _WHERE, _FIELDS))
+        return cls._from_fields(expect_map(_unpack(body), _WHERE, _FIELDS), version=version)
 
     @classmethod
-    def _from_fields(cls, d: dict) -> Tokenizer:
+    def _from_fields(cls, d: dict, *, version: int) -> Tokenizer:
         alphabet = Alphabet.from_dict(d["alphabet"])
         a = len(alphabet)
         if a < 1:
@@ -496,9 +497,18 @@ class Tokenizer:
         except (TypeError, ValueError) as e:
             raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from None
         dtype_str = field_str(d, "dtype", where=_WHERE)
+        file_dtype = None
         try:
             dtype = check_decode_dtype(alphabet, dtype_str)
-        except (TypeError, ValueError) as e:
+        except ValueError as e:
+            # Version 1 stored the dtype of the fitted data, which may be narrower than an
+            # alphabet the user gave (Tokenizer(256).fit(int8 data)): such files must still load.
+            # Decode into the widened dtype (never wrap) and keep the stored string, so that
+            # to_bytes(version=1), hence legacy_digest, reproduces the file.
+            if version != 1:
+                raise CorruptDataError(f"tokenizer: dtype {short(dtype_str)} does not fit the alphabet: {e}") from None
+            dtype, file_dtype = _default_dtype(alphabet, np.dtype(dtype_str)), dtype_str
+        except TypeError as e:
             raise CorruptDataError(f"tokenizer: dtype {short(dtype_str)} does not fit the alphabet: {e}") from None
         n_units = field_int(d, "n_units", 0, 2**63 - 1, where=_WHERE)
         flat = _array(d, "merges", "<i4", None)
@@ -526,6 +536,8 @@ class Tokenizer:
             alphabet=alphabet, dtype=dtype, merges=merges.astype(np.int32), batches=batches.astype(np.int32),
             counts=counts.astype(np.int64), df=df.astype(np.int64), n_units=n_units, token_ids=token_ids,
         )
+        if file_dtype is not None:
+            tok._model["file_dtype"] = file_dtype
         return tok
 
     def save(self, path: str | os.PathLike) -> None:
@@ -559,7 +571,9 @@ class Tokenizer:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"bytes": self.to_bytes()} if self._model is not None else {"unfitted": self.__dict__.copy()}
+        if self._model is None:
+            return {"unfitted": self.__dict__.copy()}
+        return {"bytes": self.to_bytes(version=1 if "file_dtype" in self._model else MODEL_FORMAT_VERSION)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "bytes" in state:
