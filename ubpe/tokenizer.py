@@ -279,7 +279,8 @@ class Tokenizer:
 
     @property
     def dtype(self) -> np.dtype:
-        """dtype of the values :meth:`decode` returns: that of the data given to :meth:`fit`."""
+        """dtype :meth:`decode` returns by default: that of the data given to :meth:`fit`, or a wider
+        one (int64, uint64 or object) when that cannot hold every alphabet value."""
         return self._require()["dtype"]
 
     @property
