@@ -333,7 +333,7 @@ def test_delta_short_inputs(dtype, k):
 
 def test_auto_delta_on_smooth_signals(shared_data):
     ecg = np.load(shared_data / "ecg" / "mitbih_208.npy")[:20_000]
-    assert inspect(check_roundtrip(ecg)).delta in (1, 2)
+    assert inspect(check_roundtrip(ecg)).front  # a predicting front end (delta, lpc, adaptive)
     assert inspect(check_roundtrip(walk(20_000, seed=1))).delta == 1
 
 
@@ -480,7 +480,9 @@ def test_level_2_uses_cm_on_real_data(shared_data):
     path = sorted((shared_data / "neural").glob("*.wav"))[3]
     neural = _wav(path)[20_000:50_000]
     for x in (text, neural):
-        one, two = compress(x, level=1), check_roundtrip(x, level=2)
+        # no front end on both sides: the coders compared on the same values (on this neural
+        # excerpt the automatic choice is ranks then delta 1 with rANS, smaller than either)
+        one, two = compress(x, level=1, predictor="none"), check_roundtrip(x, level=2, predictor="none")
         assert inspect(two).coder == "cm" and inspect(one).coder != "cm"
         assert len(two) < 0.95 * len(one)
 

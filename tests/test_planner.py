@@ -41,13 +41,15 @@ def _real_inputs() -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("level", [1, 2])
 def test_automatic_choice_is_never_larger_than_a_forced_one(level):
-    """On real inputs, the automatic container is at most the best of delta=0, 1, 2."""
+    """On real inputs, the automatic container is at most the best forced chain it measures
+    (every ``predictor=`` of planner.auto_chains)."""
     inputs = _real_inputs()
     assert "v1_grid_2d_bigendian" in inputs and len(inputs) >= 12
     for name, x in inputs.items():
         auto = compress(x, level=level)
-        orders = (0,) if x.dtype.kind == "b" else (0, 1, 2)
-        forced = {k: len(compress(x, delta=k, level=level)) for k in orders}
+        specs = planner.auto_chains(frontend.to_channels(np.asarray(x)))
+        names = ("none",) if x.dtype.kind == "b" else [k for k, v in planner.PREDICTORS.items() if v in specs]
+        forced = {k: len(compress(x, predictor=k, level=level)) for k in names}
         assert len(auto) <= min(forced.values()), (name, len(auto), forced)
         assert len(auto) == min(forced.values()), (name, len(auto), forced)  # the same candidates
 
@@ -89,7 +91,7 @@ def test_every_chain_is_measured(monkeypatch):
 
     chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
     planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
-    assert seen == {(), (("delta", 1),), (("delta", 2),)}
+    assert seen == {tuple((name, opts.get("order")) for name, opts in spec) for spec in planner.AUTO_CHAINS}
 
 
 class _OtherEncoder(planner.ReplayEncoder):
@@ -136,7 +138,7 @@ def test_sample_beyond_full_fit_is_deterministic(monkeypatch):
     x = np.load(EXCERPT)[:12000]
     a = check_roundtrip(x, level=2)
     assert a == compress(x, level=2)
-    assert describe(a).delta in (1, 2)
+    assert describe(a).front  # a front end is chosen on this smooth signal
 
 
 def test_n_tokens_smaller_than_the_full_alphabet_beyond_the_sample(monkeypatch):

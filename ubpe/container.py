@@ -28,7 +28,7 @@ import numpy as np
 
 from . import encoder, entropy, frontend, planner
 from ._validate import (
-    QUANTIZE_HINT, as_sequence, check_bool, check_int, expect_map, field_bytes, field_int, short,
+    QUANTIZE_HINT, as_sequence, check_bool, check_choice, check_int, expect_map, field_bytes, field_int, short,
 )
 from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError
@@ -231,6 +231,7 @@ def compress(
     n_tokens: int | None = None,
     embed: bool = True,
     delta: int | None = None,
+    predictor: str = "auto",
     level: int = DEFAULT_LEVEL,
     source: dict[str, Any] | None = None,
     **fit_options: Any,
@@ -262,6 +263,14 @@ def compress(
         ``planner.FULL_FIT`` values). ``None`` with a ``tokenizer`` means ``0``: pass
         ``delta=k`` when the tokenizer was fitted on ``ubpe.signal.delta(x, k)``. Bool values
         take no front end.
+    predictor : str, default "auto"
+        Forces the front-end chain by name (``planner.PREDICTORS``): ``"none"``, ``"delta1"``,
+        ``"delta2"``, ``"lpc"`` (exact block LPC per channel), ``"lpc+adaptive"`` (then a
+        sign-sign LMS cascade), ``"delta1+adaptive"``, ``"rank+delta1"`` (ranks among the
+        distinct values, then delta 1). ``"auto"`` leaves the choice to ``delta``, else
+        measures the chains of ``planner.auto_chains`` (all of the above, ``rank+delta1`` only
+        when the distinct values are few relative to their span). Cannot be combined with
+        ``delta``; with a ``tokenizer`` only ``"auto"``, ``"none"``, ``"delta1"`` and ``"delta2"``.
     level : {1, 2}, default 2
         ``1``: a static model, the tokens coded by rANS (or bit packing, or a constant); fast
         to decode. ``2``: also offers the adaptive context-mixing coder ``"cm"`` and the
@@ -297,6 +306,9 @@ def compress(
     arr = _as_values(values)
     embed = check_bool("embed", embed)
     order = _delta_argument(delta, arr.dtype)
+    forced = _predictor_argument(predictor, delta, arr.dtype)
+    if forced is not None and all(name == "delta" for name, _ in forced) and len(forced) <= 1:
+        order, forced = (forced[0][1]["order"] if forced else 0), None
     level = _level_argument(level)
     src = _check_source(source, _argument_error) if source is not None else None
     dtype = arr.dtype
@@ -317,19 +329,24 @@ def compress(
         if n_tokens is not None or fit_options:
             raise ValueError("n_tokens and fit options apply when compress fits a model; "
                              "they cannot be combined with tokenizer=")
+        if forced is not None:
+            raise ValueError(f"predictor={predictor!r} applies when compress fits a model; with a "
+                             "tokenizer use 'auto', 'none', 'delta1' or 'delta2'")
         return _pack(_given_model_fields(base, x, tokenizer, order or 0, embed, level))
     if not embed:
         raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
     _fit_options_argument(n_tokens, fit_options)
     if n == 0:
-        chain = frontend.forward(x, _chain(order or 0))[1]
+        chain = frontend.forward(x, planner.build_chain(forced) if forced is not None else _chain(order or 0))[1]
         empty = planner.Candidate(chain, Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
                                   planner.LEVEL_CODERS[level])
         return _pack(_candidate_fields(base, empty))
-    if order is not None:
+    if forced is not None:
+        chains = [planner.build_chain(forced)]
+    elif order is not None:
         chains = [_chain(order)]
     else:
-        chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
+        chains = [planner.build_chain(spec) for spec in planner.auto_chains(x)]
     best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
     return _pack(_candidate_fields(base, best))
 
@@ -410,6 +427,21 @@ def _delta_argument(delta: Any, dtype: np.dtype) -> int | None:
     if order and dtype.kind == "b":
         raise ValueError("delta applies to numeric values; bool values are compressed with delta=0")
     return order
+
+
+def _predictor_argument(predictor: Any, delta: Any, dtype: np.dtype) -> tuple | None:
+    """``compress``'s ``predictor``: None for "auto", else the forced chain's spec."""
+    if not isinstance(predictor, str):
+        raise TypeError(f"predictor must be a str, got {type(predictor).__name__}")
+    check_choice("predictor", predictor, ("auto", *planner.PREDICTORS))
+    if predictor == "auto":
+        return None
+    if delta is not None:
+        raise ValueError("pass either delta= or predictor=, not both")
+    spec = planner.PREDICTORS[predictor]
+    if spec and dtype.kind == "b":
+        raise ValueError(f"predictor={predictor!r} applies to numeric values; bool values take 'none'")
+    return spec
 
 
 def _level_argument(level: Any) -> int:

@@ -13,7 +13,11 @@ candidates: replay (:class:`ReplayEncoder`, the only one today) proposes prefixe
 training run; an optimal-parse encoder would propose its own streams, with no change to the
 search.
 
-1. Chains: the forced one (``delta=k``), or every chain of :data:`AUTO_CHAINS`.
+1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
+   chain of :func:`auto_chains`. Beyond :data:`FULL_FIT` values each of them is first screened
+   by the exact level-1 container size of a sample (:data:`SCREEN_SAMPLE` values in
+   :data:`WINDOWS` windows, each put through the chain on its own), and the
+   :data:`SCREEN_KEEP` smallest go on to step 2.
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -42,17 +46,39 @@ from typing import Any, Callable
 import numpy as np
 
 from . import encoder, entropy, frontend, trainer
+from . import stages as _stages  # noqa: F401  (registers the prediction stages lpc, adaptive, rank)
 from .alphabet import Alphabet
 from .tokenizer import Tokenizer
 
 __all__ = [
-    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "best_prefix", "AUTO_CHAINS", "LEVEL_CODERS",
+    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "best_prefix", "AUTO_CHAINS",
+    "PREDICTORS", "RANK_SPARSITY", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_LADDER_UNIT", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
 
-#: Chains the automatic choice measures: no front end, delta orders 1 and 2.
-AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = ((), (("delta", {"order": 1}),), (("delta", {"order": 2}),))
+#: Front-end chains by name: ``compress(predictor=name)`` forces one (``"auto"``: the automatic choice).
+PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
+    "none": (),
+    "delta1": (("delta", {"order": 1}),),
+    "delta2": (("delta", {"order": 2}),),
+    "lpc": (("lpc", {}),),
+    "lpc+adaptive": (("lpc", {}), ("adaptive", {})),
+    "delta1+adaptive": (("delta", {"order": 1}), ("adaptive", {})),
+    "rank+delta1": (("rank", {}), ("delta", {"order": 1})),
+}
+#: Chains the automatic choice measures on every integer input (:func:`auto_chains` adds
+#: ``rank+delta1`` when the values are few relative to their span).
+AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = tuple(
+    PREDICTORS[k] for k in ("none", "delta1", "delta2", "lpc", "lpc+adaptive", "delta1+adaptive")
+)
+#: ``rank+delta1`` is tried when distinct values x RANK_SPARSITY <= max - min + 1.
+RANK_SPARSITY = 4
+#: Beyond FULL_FIT values, every chain is screened at level 1 on SCREEN_SAMPLE values (WINDOWS
+#: windows of the input, each put through the chain on its own), and only the SCREEN_KEEP
+#: smallest go through the full procedure.
+SCREEN_SAMPLE = 1 << 16
+SCREEN_KEEP = 2
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
 LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.DEFAULT_CODERS + ("cm",)}
 #: Up to this many values every candidate is built and sized on all of them.
@@ -240,12 +266,52 @@ def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[frontend.Stage]:
     return [frontend.stage(name, **opts) for name, opts in spec]
 
 
+def auto_chains(x: np.ndarray) -> list[tuple[tuple[str, dict], ...]]:
+    """The chains the automatic choice measures for ``x``: :data:`AUTO_CHAINS`, and
+    ``rank+delta1`` when its distinct values are few relative to their span (ranks only help
+    values on a sparse, possibly inexact grid; on dense values they are the identity plus a
+    table)."""
+    specs = list(AUTO_CHAINS)
+    if x.size and x.dtype.kind in "iu":
+        if x.dtype.itemsize <= 2:
+            lo, hi = int(x.min()), int(x.max())
+            count = int(np.count_nonzero(np.bincount((x.reshape(-1).astype(np.int64) - lo))))
+        else:
+            u = np.unique(x)
+            lo, hi, count = int(u[0]), int(u[-1]), u.shape[0]
+        if count >= 2 and count * RANK_SPARSITY <= hi - lo + 1:
+            specs.append(PREDICTORS["rank+delta1"])
+    return specs
+
+
+def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
+            proposer: ReplayEncoder) -> list[list[frontend.Stage]]:
+    """The SCREEN_KEEP chains whose level-1 container of a sample of ``x`` is smallest (ties:
+    the earlier), in their given order. The sample: WINDOWS evenly spaced windows of frames,
+    SCREEN_SAMPLE values in all, each window put through the chain as channels of its own."""
+    c, f = x.shape
+    length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
+    if f <= WINDOWS * length:
+        return chains
+    starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
+    windows = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1).reshape(WINDOWS * c, length)
+    sizes = []
+    for chain in chains:
+        y, record = frontend.forward(windows, chain)
+        cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
+        sizes.append(min((cost(k).size for k in cands), default=float("inf")))
+    keep = sorted(sorted(range(len(chains)), key=lambda i: (sizes[i], i))[:SCREEN_KEEP])
+    return [chains[i] for i in keep]
+
+
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
          proposer: ReplayEncoder) -> Candidate:
     """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
     module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
     that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
     The candidate returned was built on all the values and costed with ``cost``."""
+    if x.size > FULL_FIT and len(chains) > SCREEN_KEEP:
+        chains = _screen(x, chains, cost, proposer)
     outputs = []
     for chain in chains:
         y, record = frontend.forward(x, chain)
