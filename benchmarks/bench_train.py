@@ -2,10 +2,10 @@
 produced and peak memory, next to the peer (PyPI `ubpe` 0.3.0, C++ backend) on the same data
 and parameters, with a PASS/FAIL verdict for each target of the issue.
 
-    python benchmarks/bench_train.py                    # everything (~13 min, most of it the peer)
+    python benchmarks/bench_train.py                    # everything, best of 3 (~35 min, most of it the peer)
     python benchmarks/bench_train.py --quick            # neural24 + text, 4096 tokens, one run each (~2.5 min)
     python benchmarks/bench_train.py --no-peer          # ubpe only (~5 min)
-    python benchmarks/bench_train.py --peer-timeout 60 --repeat 1   # faster: one run of each, both sides
+    python benchmarks/bench_train.py --repeat 1         # one run of each, both sides (13.5 min, busy 2-core machine)
 
 Data (benchmarks/_data.py; every recording is one document, pairs never cross documents):
     neural24      the first 24 neural recordings (2.4 M int16 values), raw values
