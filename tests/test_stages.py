@@ -103,6 +103,7 @@ def test_screening_beyond_full_fit(monkeypatch):
     monkeypatch.setattr(planner, "FULL_FIT", 3000)
     monkeypatch.setattr(planner, "SAMPLE", 2048)
     monkeypatch.setattr(planner, "SCREEN_SAMPLE", 2048)
+    monkeypatch.setattr(planner, "SCREEN_ABOVE", 3000)
     seen = []
     real = planner.frontend.forward
 

@@ -14,7 +14,7 @@ training run; an optimal-parse encoder would propose its own streams, with no ch
 search.
 
 1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
-   chain of :func:`auto_chains`. Beyond :data:`FULL_FIT` values each of them is first screened
+   chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
    by the exact level-1 container size of a sample (:data:`SCREEN_SAMPLE` values in
    :data:`WINDOWS` windows, each put through the chain on its own), and the
    :data:`SCREEN_KEEP` smallest go on to step 2.
@@ -30,9 +30,9 @@ search.
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
    candidate first), so no candidate is ruled out without being measured, the automatic
-   choice is never larger than any forced chain, and level 2 (a superset of level 1's
-   candidates, the level-1 one computed once) is never larger than level 1, up to
-   :data:`FULL_FIT` values. Beyond it, the winner on the sample is rebuilt on all the values,
+   choice is never larger than any forced chain (up to :data:`SCREEN_ABOVE` values), and
+   level 2 (a superset of level 1's candidates on the same screened chains, the level-1 one
+   computed once) is never larger than level 1, up to :data:`FULL_FIT` values. Beyond it, the winner on the sample is rebuilt on all the values,
    and so is the best candidate of the other coder family when within :data:`CLOSE` of it;
    the smaller of the rebuilt containers is kept.
 """
@@ -52,7 +52,7 @@ from .tokenizer import Tokenizer
 
 __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "best_prefix", "AUTO_CHAINS",
-    "PREDICTORS", "RANK_SPARSITY", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
+    "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_LADDER_UNIT", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
@@ -74,9 +74,10 @@ AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = tuple(
 )
 #: ``rank+delta1`` is tried when distinct values x RANK_SPARSITY <= max - min + 1.
 RANK_SPARSITY = 4
-#: Beyond FULL_FIT values, every chain is screened at level 1 on SCREEN_SAMPLE values (WINDOWS
-#: windows of the input, each put through the chain on its own), and only the SCREEN_KEEP
-#: smallest go through the full procedure.
+#: Beyond SCREEN_ABOVE values, every chain is screened at level 1 on SCREEN_SAMPLE values
+#: (WINDOWS windows of the input, each put through the chain on its own), and only the
+#: SCREEN_KEEP smallest go through the full procedure.
+SCREEN_ABOVE = 1 << 16
 SCREEN_SAMPLE = 1 << 16
 SCREEN_KEEP = 2
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
@@ -310,7 +311,7 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
     module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
     that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
     The candidate returned was built on all the values and costed with ``cost``."""
-    if x.size > FULL_FIT and len(chains) > SCREEN_KEEP:
+    if x.size > SCREEN_ABOVE and len(chains) > SCREEN_KEEP:
         chains = _screen(x, chains, cost, proposer)
     outputs = []
     for chain in chains:
