@@ -165,3 +165,17 @@ def test_mutated_stage_params_raise_only_corrupt_data_error():
     assert refused > 200
     # and the generic byte / field mutations of the shared fuzzer
     assert check_mutations(samples, seed=12, n_mutations=200) > 0
+
+
+def test_frozen_prediction_fixtures():
+    """The frozen v2 containers of the prediction stages decode, and record the chains named."""
+    import pathlib
+
+    fixtures = pathlib.Path(__file__).parent / "fixtures"
+    chains = {"v2_lpc_signal_uint16": ["lpc"], "v2_lpc_adaptive_stereo_int16": ["lpc", "adaptive"],
+              "v2_adaptive_delta1_frames_int16": ["delta", "adaptive"],
+              "v2_rank_delta1_signal_int16": ["rank", "delta"]}
+    for name, stages in chains.items():
+        data = (fixtures / f"{name}.ubpe").read_bytes()
+        assert [e["stage"] for e in front_of(data)] == stages
+        assert_same_array(decompress(data), np.load(fixtures / f"{name}.npy"))
