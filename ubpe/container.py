@@ -258,9 +258,9 @@ def compress(
     delta : int, optional
         Forces the front end: ``k`` in ``[1, MAX_DELTA]`` the delta chain of order ``k``
         (:func:`ubpe.signal.delta` along each channel, modulo ``2**bits``), ``0`` no front end.
-        ``None`` (default), when a model is fitted: the chain (none, delta 1, delta 2) that
-        gives the smallest container, every one measured (on a sample beyond
-        ``planner.FULL_FIT`` values). ``None`` with a ``tokenizer`` means ``0``: pass
+        ``None`` (default), when a model is fitted: the chain that gives the smallest
+        container (see ``predictor``), every one measured (on samples for long inputs:
+        :mod:`ubpe.planner`). ``None`` with a ``tokenizer`` means ``0``: pass
         ``delta=k`` when the tokenizer was fitted on ``ubpe.signal.delta(x, k)``. Bool values
         take no front end.
     predictor : str, default "auto"
