@@ -78,7 +78,7 @@ RANK_SPARSITY = 4
 #: (WINDOWS windows of the input, each put through the chain on its own), and only the
 #: SCREEN_KEEP smallest go through the full procedure.
 SCREEN_ABOVE = 1 << 16
-SCREEN_SAMPLE = 1 << 16
+SCREEN_SAMPLE = 1 << 14
 SCREEN_KEEP = 2
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
 LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.DEFAULT_CODERS + ("cm",)}
