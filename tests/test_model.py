@@ -361,3 +361,17 @@ def test_round_trip_over_dtypes_and_byte_orders(values, fit_dtype, decode_dtype)
     assert out.dtype == np.dtype(fit_dtype) and np.array_equal(out, x)
     other = tok.decode(tok.encode(x), dtype=decode_dtype)
     assert other.dtype == np.dtype(decode_dtype) and other.tolist() == values
+
+
+def test_decode_refuses_an_expansion_beyond_max_output_size_before_allocating():
+    # a legal 40-merge doubling chain: token 2 + k stands for 2**(k+1) values, the last 2**40
+    merges = [[0, 0]] + [[2 + k, 2 + k] for k in range(39)]
+    model = Model(Alphabet(2), np.array(merges))
+    with pytest.raises(ValueError, match="max_output_size"):
+        model.decode([model.vocab_size - 1])
+    assert model.decode([2 + 9], np.uint8).shape == (1 << 10,)
+    with pytest.raises(ValueError, match="1024 values"):
+        model.decode([2 + 9], np.uint8, max_output_size=1000)
+    tok = Tokenizer(2, 3).fit(np.zeros(64, dtype=np.uint8))
+    with pytest.raises(ValueError, match="max_output_size"):
+        tok.decode(tok.encode(np.zeros(64, dtype=np.uint8)), max_output_size=10)

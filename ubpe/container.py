@@ -32,7 +32,7 @@ from ._validate import (
 )
 from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError
-from .model import Model
+from .model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from .tokenizer import Tokenizer
 
 __all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
@@ -40,8 +40,6 @@ __all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FO
 MAGIC = "ubpe"
 #: Version of the container format written by :func:`compress`; readers accept 1 .. this.
 FORMAT_VERSION = 2
-#: ``max_output_size=None`` means this cap (bytes of the returned array): 4 GiB.
-DEFAULT_MAX_OUTPUT_SIZE = 1 << 32
 #: Largest vocabulary (alphabet + merges) a container can carry: the entropy coder's limit.
 MAX_VOCAB = entropy.MAX_VOCAB
 MAX_NDIM = 32

@@ -27,6 +27,9 @@ MODES = ("classic",)
 MAX_TOKENS = 2**31 - 1
 DIGEST_MAGIC = "ubpe.model"
 DIGEST_VERSION = 1
+#: ``max_output_size=None`` means this cap, in bytes of a decoded array (here and in
+#: :func:`ubpe.decompress`): 4 GiB.
+DEFAULT_MAX_OUTPUT_SIZE = 1 << 32
 #: Statistics a model may carry (each an array of one value per merge).
 STAT_NAMES = ("batches", "counts", "df", "weights")
 
@@ -251,20 +254,30 @@ class Model:
         """Replay-encode alphabet ids (1-D integer array in ``[0, A)``) into int32 tokens."""
         return encoder.encode(np.asarray(ids), self.encoder_tables())
 
-    def decode(self, tokens: Any, dtype: Any = None) -> np.ndarray:
+    def decode(self, tokens: Any, dtype: Any = None, *, max_output_size: int | None = None) -> np.ndarray:
         """Values of priority-space ``tokens`` (1-D ints in ``[0, A + M)``) as ``dtype``.
 
         ``dtype`` defaults to object for symbols, uint64 for an alphabet of uint64 values and int64
         otherwise; it must pass :func:`check_decode_dtype`. The result has exactly that dtype,
-        byte order included.
+        byte order included. ``max_output_size`` caps the result in bytes (``None``: 4 GiB, as
+        :func:`ubpe.decompress`): a few merges can make one token expand to 2**40 values, so the
+        expanded length is computed and checked before anything is allocated (``ValueError``).
         """
         tokens = np.asarray(tokens)
+        cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
         if dtype is None:
             kind = self._alphabet.kind
             dt = np.dtype(object) if kind == "symbols" else np.dtype(
                 np.uint64 if kind == "integers" and self._alphabet.values.dtype == np.uint64 else np.int64)
         else:
             dt = check_decode_dtype(self._alphabet, dtype)
+        total = encoder.expanded_length(tokens, self.expansion()) if tokens.size else 0
+        itemsize = 8 if dt.kind == "O" else dt.itemsize
+        if total * itemsize > cap:
+            raise ValueError(
+                f"the tokens expand to {total} values ({total * itemsize} bytes), more than "
+                f"max_output_size={cap} bytes: pass a larger max_output_size to decode them"
+            )
         if dt.kind in "iub":
             out = encoder.decode(tokens, self.expansion(), values=self.value_table(dt))
             return out if out.dtype == dt else out.astype(dt)

@@ -369,18 +369,19 @@ class Tokenizer:
         ids = [self.alphabet.to_ids(s) for s in seqs]
         return [m["token_ids"][t] for t in encoder.encode_batch(ids, m["model"].encoder_tables())]
 
-    def decode(self, tokens: Any, *, dtype: np.dtype | None = None) -> np.ndarray:
+    def decode(self, tokens: Any, *, dtype: np.dtype | None = None, max_output_size: int | None = None) -> np.ndarray:
         """Values of a token sequence, as ``dtype`` (default: that of the fitted data), exactly.
 
         ``dtype`` must round-trip every alphabet value (:func:`ubpe.model.check_decode_dtype`):
         an integer dtype of either byte order that holds them, bool for values within {0, 1},
         object, or str for string symbols. Raises ``TypeError`` for another kind of dtype,
         ``ValueError`` for one too narrow, or naming the first token id outside
-        ``[0, vocab_size)``.
+        ``[0, vocab_size)``, or when the values would exceed ``max_output_size`` bytes
+        (``None``: 4 GiB), which is checked before anything is allocated.
         """
         m = self._require()
         tok = m["priority"][self._check_tokens(tokens)]
-        return m["model"].decode(tok, m["dtype"] if dtype is None else dtype)
+        return m["model"].decode(tok, m["dtype"] if dtype is None else dtype, max_output_size=max_output_size)
 
     def _check_tokens(self, tokens: Any) -> np.ndarray:
         if isinstance(tokens, (bytes, bytearray, memoryview, str)):
