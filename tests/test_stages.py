@@ -121,6 +121,10 @@ def test_screening_beyond_full_fit(monkeypatch):
     assert len(screened) == len(planner.AUTO_CHAINS)  # every chain measured on the sample
     assert len(full) == planner.SCREEN_KEEP  # only the best go on in full
     assert data == compress(x, level=1)  # deterministic
+    seen.clear()
+    assert_same_array(decompress(compress(x, level=2)), x)
+    full = [names for shape, names in seen if shape == (1, 20000)]
+    assert () in full and len(full) in (planner.SCREEN_KEEP, planner.SCREEN_KEEP + 1)  # level 2 keeps no front end
 
 
 def _corrupt_params(data: bytes, rng: random.Random) -> bytes:

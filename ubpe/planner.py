@@ -17,7 +17,7 @@ search.
    chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
    by the exact level-1 container size of a sample (:data:`SCREEN_SAMPLE` values in
    :data:`WINDOWS` windows, each put through the chain on its own), and the
-   :data:`SCREEN_KEEP` smallest go on to step 2.
+   :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, the first chain too: no front end).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -286,10 +286,13 @@ def auto_chains(x: np.ndarray) -> list[tuple[tuple[str, dict], ...]]:
 
 
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
-            proposer: ReplayEncoder) -> list[list[frontend.Stage]]:
+            proposer: ReplayEncoder, keep_first: bool = False) -> list[list[frontend.Stage]]:
     """The SCREEN_KEEP chains whose level-1 container of a sample of ``x`` is smallest (ties:
-    the earlier), in their given order. The sample: WINDOWS evenly spaced windows of frames,
-    SCREEN_SAMPLE values in all, each window put through the chain as channels of its own."""
+    the earlier), in their given order, and the first chain too when ``keep_first`` (level 2:
+    the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
+    on neural recordings no front end with "cm" beats every predictor). The sample: WINDOWS
+    evenly spaced windows of frames, SCREEN_SAMPLE values in all, each window put through the
+    chain as channels of its own."""
     c, f = x.shape
     length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
     if f <= WINDOWS * length:
@@ -301,8 +304,10 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
         y, record = frontend.forward(windows, chain)
         cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
         sizes.append(min((cost(k).size for k in cands), default=float("inf")))
-    keep = sorted(sorted(range(len(chains)), key=lambda i: (sizes[i], i))[:SCREEN_KEEP])
-    return [chains[i] for i in keep]
+    keep = set(sorted(range(len(chains)), key=lambda i: (sizes[i], i))[:SCREEN_KEEP])
+    if keep_first:
+        keep.add(0)
+    return [chains[i] for i in sorted(keep)]
 
 
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
@@ -312,7 +317,7 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
     that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
     The candidate returned was built on all the values and costed with ``cost``."""
     if x.size > SCREEN_ABOVE and len(chains) > SCREEN_KEEP:
-        chains = _screen(x, chains, cost, proposer)
+        chains = _screen(x, chains, cost, proposer, keep_first=level == 2)
     outputs = []
     for chain in chains:
         y, record = frontend.forward(x, chain)
