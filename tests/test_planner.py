@@ -47,11 +47,24 @@ def test_automatic_choice_is_never_larger_than_a_forced_one(level):
     assert "v1_grid_2d_bigendian" in inputs and len(inputs) >= 12
     for name, x in inputs.items():
         auto = compress(x, level=level)
-        specs = planner.auto_chains(frontend.to_channels(np.asarray(x)))
+        specs = planner.auto_chains(frontend.to_channels(np.asarray(x)), level)
         names = ("none",) if x.dtype.kind == "b" else [k for k, v in planner.PREDICTORS.items() if v in specs]
         forced = {k: len(compress(x, predictor=k, level=level)) for k in names}
         assert len(auto) <= min(forced.values()), (name, len(auto), forced)
         assert len(auto) == min(forced.values()), (name, len(auto), forced)  # the same candidates
+
+
+def test_level_1_measures_only_chains_that_decode_fast():
+    x = frontend.to_channels(np.load(EXCERPT)[:3000])
+    fast = planner.auto_chains(x, 1)
+    assert fast and all(planner.is_fast(spec) for spec in fast)
+    assert planner.PREDICTORS["lpc"] in fast
+    assert planner.PREDICTORS["lpc+adaptive"] not in fast
+    assert planner.PREDICTORS["lpc+adaptive"] in planner.auto_chains(x, 2)
+    for level in (1, 2):  # beyond SCREEN_ABOVE too: level 1 never chooses adaptive prediction
+        info = ubpe.describe(compress(np.resize(np.load(EXCERPT), planner.SCREEN_ABOVE + 4000), level=level))
+        if level == 1:
+            assert all(stage["stage"] != "adaptive" for stage in info.front), info.front
 
 
 def test_level_2_is_never_larger_than_level_1_on_real_inputs():
@@ -77,7 +90,9 @@ def test_level_1_candidate_is_computed_once(monkeypatch):
     runs_level1 = len(calls)
     calls.clear()
     compress(x, level=2)
-    assert runs_level1 == len(planner.AUTO_CHAINS) == len(calls)
+    chans = frontend.to_channels(x)
+    assert runs_level1 == len(planner.auto_chains(chans, 1)) < len(planner.AUTO_CHAINS)
+    assert len(calls) == len(planner.auto_chains(chans, 2)) == len(planner.AUTO_CHAINS)
 
 
 def test_every_chain_is_measured(monkeypatch):

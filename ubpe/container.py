@@ -344,7 +344,7 @@ def compress(
     elif order is not None:
         chains = [_chain(order)]
     else:
-        chains = [planner.build_chain(spec) for spec in planner.auto_chains(x)]
+        chains = [planner.build_chain(spec) for spec in planner.auto_chains(x, level)]
     best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
     return _pack(_candidate_fields(base, best))
 

@@ -50,6 +50,9 @@ class Stage:
 
     name: ClassVar[str] = ""
     accepts_float: ClassVar[bool] = False
+    #: Whether ``inverse`` runs at memory speed (tens of millions of values per second); the
+    #: fast level (``compress(level=1)``) only chooses chains of such stages.
+    fast_inverse: ClassVar[bool] = True
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:  # pragma: no cover
         raise NotImplementedError

@@ -17,7 +17,9 @@ search.
    chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
    by the exact level-1 container size of a sample (:data:`SCREEN_SAMPLE` values in
    :data:`WINDOWS` windows, each put through the chain on its own), and the
-   :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, the first chain too: no front end).
+   :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, also the first chain, no front end,
+   and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's). Level 1
+   measures only chains whose stages all decode fast (no adaptive prediction).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -51,7 +53,7 @@ from .alphabet import Alphabet
 from .tokenizer import Tokenizer
 
 __all__ = [
-    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "best_prefix", "AUTO_CHAINS",
+    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "best_prefix", "AUTO_CHAINS",
     "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_LADDER_UNIT", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
@@ -267,12 +269,18 @@ def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[frontend.Stage]:
     return [frontend.stage(name, **opts) for name, opts in spec]
 
 
-def auto_chains(x: np.ndarray) -> list[tuple[tuple[str, dict], ...]]:
-    """The chains the automatic choice measures for ``x``: :data:`AUTO_CHAINS`, and
-    ``rank+delta1`` when its distinct values are few relative to their span (ranks only help
-    values on a sparse, possibly inexact grid; on dense values they are the identity plus a
-    table)."""
-    specs = list(AUTO_CHAINS)
+def is_fast(spec: tuple[tuple[str, dict], ...]) -> bool:
+    """Whether every stage of the chain ``spec`` inverts at memory speed (``Stage.fast_inverse``)."""
+    return all(frontend.STAGES[name].fast_inverse for name, _ in spec)
+
+
+def auto_chains(x: np.ndarray, level: int = 2) -> list[tuple[tuple[str, dict], ...]]:
+    """The chains the automatic choice measures for ``x`` at ``level``: :data:`AUTO_CHAINS`
+    (at level 1 only those that decode fast, :func:`is_fast`: level 1 is the fast-decoding
+    level), and ``rank+delta1`` when its distinct values are few relative to their span (ranks
+    only help values on a sparse, possibly inexact grid; on dense values they are the identity
+    plus a table)."""
+    specs = [spec for spec in AUTO_CHAINS if level != 1 or is_fast(spec)]
     if x.size and x.dtype.kind in "iu":
         if x.dtype.itemsize <= 2:
             lo, hi = int(x.min()), int(x.max())
@@ -304,9 +312,13 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
         y, record = frontend.forward(windows, chain)
         cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
         sizes.append(min((cost(k).size for k in cands), default=float("inf")))
-    keep = set(sorted(range(len(chains)), key=lambda i: (sizes[i], i))[:SCREEN_KEEP])
+    ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
+    keep = set(ranked[:SCREEN_KEEP])
     if keep_first:
         keep.add(0)
+        # level 2 also keeps the chains level 1 would keep (its fast ones), so that level 1's
+        # candidate stays one of level 2's
+        keep.update([i for i in ranked if all(st.fast_inverse for st in chains[i])][:SCREEN_KEEP])
     return [chains[i] for i in sorted(keep)]
 
 

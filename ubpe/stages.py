@@ -102,6 +102,7 @@ class AdaptiveStage(_PerChannel):
     cascade :data:`ubpe.predict.DEFAULT_STAGES`)."""
 
     name = "adaptive"
+    fast_inverse = False  # the decoder repeats the cascade's arithmetic: ~3 M values/s
     _forward = staticmethod(predict.adaptive_forward)
     _inverse = staticmethod(predict.adaptive_inverse)
     _check = staticmethod(predict.check_adaptive_params)
