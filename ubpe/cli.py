@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
+from . import _kernels as kernels
 from . import io as uio
 from .errors import UBPEError
 
@@ -32,7 +33,13 @@ PROG = "ubpe"
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 #: Data and file errors: reported in one line with exit code 1.
+#: Exceptions about the user's data or files: exit code 1. ``TypeError`` is one because the
+#: library raises it for input of the wrong kind (e.g. floating-point samples in a .npy).
 DATA_ERRORS = (UBPEError, OSError, ValueError, TypeError, MemoryError, EOFError)
+#: Any other exception is a bug: its traceback is printed and the exit code is this.
+EXIT_INTERNAL = 3
+#: Commands that run compiled kernels (the first run compiles them: a notice is printed).
+KERNEL_COMMANDS = ("fit", "compress", "decompress", "demo")
 
 
 # ============================================================== argument types
@@ -555,6 +562,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if problem:
             raise _UsageError(problem)
+        if args.command in KERNEL_COMMANDS and not args.quiet and not kernels.is_cache_warm():
+            print(f"{PROG}: compiling the kernels on first use, once (about 20 s; cached in "
+                  f"{kernels.cache_dir() or 'numba default cache'})", file=sys.stderr)
         with _warnings_to_stderr():
             return args.func(args)
     except _UsageError as e:
@@ -569,6 +579,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {_error_text(e)}", file=sys.stderr)
         return 1
+    except Exception:  # anything else is a bug in ubpe, not a problem with the user's data
+        traceback.print_exc()
+        print(f"{PROG}: internal error (a bug in ubpe {__version__}): please report it with the "
+              "traceback above", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover
