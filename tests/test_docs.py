@@ -15,15 +15,37 @@ ROOT = pathlib.Path(__file__).parents[1]
 
 def test_readme_examples_run():
     result = doctest.testfile(str(ROOT / "README.md"), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
+    present = len(doctest.DocTestParser().get_examples((ROOT / "README.md").read_text()))
+    assert present >= 5 and result.attempted == present
     assert result.failed == 0
 
 
-@pytest.mark.parametrize("module", ["ubpe.alphabet", "ubpe.tokenizer", "ubpe.container", "ubpe.signal"])
+DOCTEST_MODULES = ["ubpe.alphabet", "ubpe.tokenizer", "ubpe.container", "ubpe.signal"]
+
+
+@pytest.mark.parametrize("module", DOCTEST_MODULES)
 def test_docstring_examples_run(module):
     mod = importlib.import_module(module)
+    finder = doctest.DocTestFinder()
+    present = sum(len(t.examples) for t in finder.find(mod))
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert present > 0, f"{module} has no docstring example"
+    assert result.attempted == present  # every example present ran
     assert result.failed == 0
+
+
+def test_every_module_with_examples_is_doctested():
+    import pkgutil
+
+    finder = doctest.DocTestFinder()
+    with_examples = set()
+    for info in pkgutil.iter_modules(ubpe.__path__, "ubpe."):
+        if info.name in ("ubpe.__main__",):
+            continue
+        mod = importlib.import_module(info.name)
+        if any(t.examples for t in finder.find(mod) if t.name.startswith(info.name)):
+            with_examples.add(info.name)
+    assert with_examples <= set(DOCTEST_MODULES), sorted(with_examples - set(DOCTEST_MODULES))
 
 
 def test_import_is_light():

@@ -460,10 +460,10 @@ def test_out_of_range_symbols_and_tables(samples):
             decode_stream(dict(fields, pb=pb), 1024)
 
 
-@pytest.mark.parametrize("coder, field", [("rans", "payload"), ("rans", "freq"), ("packed", "payload")])
-def test_random_byte_flips(samples, coder, field):
+@pytest.mark.parametrize("coder, field, seed", [("rans", "payload", 1), ("rans", "freq", 2), ("packed", "payload", 3)])
+def test_random_byte_flips(samples, coder, field, seed):
     tokens, fields = samples[coder]
-    rng = np.random.default_rng(hash((coder, field)) % 2**32)
+    rng = np.random.default_rng(seed)  # fixed: hash() of a str changes from process to process
     data = bytearray(fields[field])
     refused = 0
     for _ in range(150):
