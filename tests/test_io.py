@@ -379,3 +379,37 @@ def test_demo_data_is_small_and_attributed():
     assert len(data.joinpath("mitbih_208_excerpt.npy").read_bytes()) < 100_000
     text = data.joinpath("ATTRIBUTION.md").read_text()
     assert "ODC-By" in text and "208" in text and "PhysioNet" in text
+
+
+def test_a_killed_write_leaves_a_temporary_that_a_later_write_removes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from ubpe import io as uio
+
+    target = tmp_path / "out.bin"
+    # a child that dies by SIGKILL in the middle of write_atomic (during the write of the data)
+    code = (
+        "import os, signal, ubpe.io as u\n"
+        "class Boom(bytes):\n"
+        "    pass\n"
+        "real = os.fsync\n"
+        "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"u.write_atomic({str(target)!r}, b'x' * 1000, overwrite=False)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".out.bin.")]
+    assert len(left) == 1 and not target.exists()
+    other = tmp_path / ".other.bin.abcdefgh.tmp"  # another file's temporary: never touched
+    other.write_bytes(b"")
+    uio.write_atomic(target, b"new", overwrite=False)
+    assert left[0].exists(), "a fresh temporary (maybe a concurrent writer's) must stay"
+    old = time.time() - uio.STALE_TEMP_SECONDS - 10
+    for p in (left[0], other):
+        os.utime(p, (old, old))
+    uio.write_atomic(target, b"newer", overwrite=True)
+    assert not left[0].exists() and other.exists()
+    assert target.read_bytes() == b"newer"

@@ -23,6 +23,8 @@ import errno
 import io
 import os
 import re
+import stat
+import time
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -82,8 +84,12 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview, 
     The bytes go to a temporary file in the same directory, which is flushed, fsynced and then
     renamed over ``path``. If ``path`` exists and ``overwrite`` is false, raises
     ``FileExistsError`` and writes nothing (the final step uses a hard link, so a file created
-    meanwhile is not clobbered either). On any failure the temporary file is removed and
-    ``path`` is left as it was.
+    meanwhile is not clobbered either). On any failure the Python process sees (an exception,
+    KeyboardInterrupt included) the temporary file is removed and ``path`` is left as it was.
+    A process killed outright (SIGKILL, power loss) cannot remove it: the hidden
+    ``.<name>.<random>.tmp`` file stays, and the next write to the same ``path`` removes such
+    files of ours (same owner, exactly that pattern) once they are :data:`STALE_TEMP_SECONDS` old,
+    so a concurrent writer's fresh temporary is never touched.
     """
     path = os.fspath(path)
     if isinstance(path, bytes):
@@ -95,6 +101,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview, 
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(errno.ENOENT, "No such directory", directory)
+    _remove_stale_temporaries(directory, os.path.basename(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
         try:
@@ -119,6 +126,30 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview, 
             pass
         raise
     _fsync_dir(directory)
+
+
+#: A temporary of :func:`write_atomic` this old (seconds) was left by a killed process.
+STALE_TEMP_SECONDS = 3600
+
+
+def _remove_stale_temporaries(directory: str, name: str) -> None:
+    """Remove ``.<name>.XXXXXXXX.tmp`` files (mkstemp's pattern) that we own and that are stale."""
+    pattern = re.compile(r"\." + re.escape(name) + r"\.[A-Za-z0-9_]{8}\.tmp")
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not pattern.fullmatch(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid()
+                    and now - st.st_mtime >= STALE_TEMP_SECONDS):
+                os.unlink(entry.path)
+        except OSError:
+            pass  # gone meanwhile, or not ours to remove
 
 
 def _exists(path: str) -> FileExistsError:
