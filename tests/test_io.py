@@ -393,9 +393,6 @@ def test_a_killed_write_leaves_a_temporary_that_a_later_write_removes(tmp_path):
     # a child that dies by SIGKILL in the middle of write_atomic (during the write of the data)
     code = (
         "import os, signal, ubpe.io as u\n"
-        "class Boom(bytes):\n"
-        "    pass\n"
-        "real = os.fsync\n"
         "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
         f"u.write_atomic({str(target)!r}, b'x' * 1000, overwrite=False)\n"
     )
