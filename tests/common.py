@@ -146,7 +146,7 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     walk = np.cumsum(rng.integers(-2, 3, 600)).astype(np.int16) * 64
     text = np.frombuffer(b"the cat sat on the mat; the rat sat on the cat. " * 12, dtype=np.uint8)
     noise = rng.integers(0, 2**40, 64, dtype=np.uint64) * np.uint64(3)
-    grid = np.tile(np.arange(12, dtype=np.int32), 40).reshape(20, 24)
+    grid = np.tile(np.arange(12, dtype=np.int32), 40).reshape(24, 20)
     skewed = np.minimum(rng.geometric(0.3, 2500), 40).astype(np.uint8)
     tok = Tokenizer(None, len(np.unique(walk)) + 40).fit(walk)
     tok2 = Tokenizer(None, 60).fit(skewed)

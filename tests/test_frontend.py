@@ -161,7 +161,7 @@ def test_channels_are_predicted_apart():
     assert info.channels == 2 and info.layout == "tc" and info.delta == 1
 
 
-@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 50), (1, 7), (50, 2), (9, 4, 3), (6, 1, 1), (0,), ()])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (50, 3), (7, 1), (50, 2), (9, 4, 3), (6, 1, 1), (0,), ()])
 @pytest.mark.parametrize("delta_order", [None, 0, 2])
 def test_every_shape_round_trips(shape, delta_order):
     rng = np.random.default_rng(len(shape) * 7 + sum(shape))

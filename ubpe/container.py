@@ -7,6 +7,10 @@ version, dtype and shape of the values, the layout, the front-end chain, optiona
 metadata, the alphabet and merge table (or the digest of a saved model), the token stream and
 a CRC-32 of the values. ``docs/format.md`` is the normative specification.
 
+Float values go through a float stage first (:mod:`ubpe.quantize`: ``"floatgrid"``,
+lossless, or ``"quantize"``, lossy with ``step=``/``bits=``); the chain is then chosen on the
+integers, and the float stage heads the recorded chain.
+
 ``decompress`` is a trust boundary. It checks every field (types, lengths, ranges, the merge
 table's order, the sizes the fields declare against each other and against
 ``max_output_size``) before any kernel runs or any array proportional to the output is
@@ -27,8 +31,9 @@ import msgpack
 import numpy as np
 
 from . import encoder, entropy, frontend, planner
+from . import quantize as _quantize  # registers the float stages "floatgrid" and "quantize"
 from ._validate import (
-    QUANTIZE_HINT, as_sequence, check_bool, check_choice, check_int, expect_map, field_bytes, field_int, short,
+    as_sequence, check_bool, check_choice, check_int, expect_map, field_bytes, field_int, short,
 )
 from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError
@@ -62,8 +67,10 @@ SOURCE_MAX_VALUE = 1024
 
 _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" for s in (2, 4, 8)]
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
-#: only behind a front end whose first stage takes floats (none is defined yet).
-_DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (4, 8)])}
+#: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
+_DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
+#: Names of the front-end stages that take floats; "quantize" is the lossy one.
+_FLOAT_STAGES = ("floatgrid", "quantize")
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
@@ -81,7 +88,8 @@ if sys.byteorder != "little":  # pragma: no cover - every supported platform is 
 
 
 def _as_values(values: Any) -> np.ndarray:
-    """The values as a numpy integer or bool array (any shape), or raise TypeError/ValueError."""
+    """The values as a numpy integer, bool or float16/32/64 array (any shape), or raise
+    TypeError/ValueError."""
     if isinstance(values, np.ndarray):
         arr = values
     elif isinstance(values, np.generic):
@@ -89,21 +97,37 @@ def _as_values(values: Any) -> np.ndarray:
     elif isinstance(values, str):
         raise TypeError("compress takes integer values; encode text first, e.g. text.encode('utf-8')")
     else:
-        seq = as_sequence(values, "values")  # bytes -> uint8, ints -> int64, floats -> TypeError
-        if not isinstance(seq, np.ndarray) or seq.dtype.kind not in "iub":
+        try:
+            seq = as_sequence(values, "values")  # bytes -> uint8, ints -> int64, floats -> TypeError
+        except TypeError:
+            seq = np.asarray(values) if isinstance(values, (list, tuple)) else None
+            if seq is None or seq.dtype != np.float64 or seq.ndim != 1:
+                raise
+        if not isinstance(seq, np.ndarray) or seq.dtype.kind not in "iubf":
             raise TypeError(
                 "compress takes integer values (a numpy integer or bool array, a list of ints "
-                "within 64 bits, or bytes)"
+                "within 64 bits, or bytes) or floating-point arrays"
             )
         arr = seq
     kind = arr.dtype.kind
-    if kind in "fc":
-        raise TypeError(f"values have dtype {arr.dtype}; {QUANTIZE_HINT}")
-    if kind not in "iub":
-        raise TypeError(f"values have unsupported dtype {arr.dtype}: compress takes integer or bool arrays")
+    if kind == "c" or (kind == "f" and arr.dtype.itemsize not in (2, 4, 8)):
+        raise TypeError(f"values have dtype {arr.dtype}; compress takes float16, float32 and float64 arrays")
+    if kind not in "iubf":
+        raise TypeError(f"values have unsupported dtype {arr.dtype}: compress takes integer, bool or float arrays")
     if arr.ndim > MAX_NDIM:
         raise ValueError(f"values have {arr.ndim} dimensions, at most {MAX_NDIM} are supported")
+    _check_time_axis(arr)
     return arr
+
+
+def _check_time_axis(arr: np.ndarray) -> None:
+    """Refuse a 2-D array with more channels than frames: almost always a transposed signal."""
+    if arr.ndim == 2 and arr.shape[1] > arr.shape[0] > 0:  # no frames yet is no transposition
+        raise ValueError(
+            f"values have shape {arr.shape}: axis 0 is time (frames) and axis 1 channels, so this "
+            f"is {arr.shape[1]} channels of {arr.shape[0]} frames; pass x.T for "
+            f"{arr.shape[1]} frames of {arr.shape[0]} channels (or x.reshape(-1) for one channel)"
+        )
 
 
 def _crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], flat: np.ndarray) -> int:
@@ -232,17 +256,24 @@ def compress(
     predictor: str = "auto",
     level: int = DEFAULT_LEVEL,
     source: dict[str, Any] | None = None,
+    step: float | None = None,
+    bits: int | None = None,
     **fit_options: Any,
 ) -> bytes:
-    """Compress integer values into self-describing bytes (format: ``docs/format.md``).
+    """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
 
     Parameters
     ----------
     values : array_like
-        A numpy integer or bool array of any shape (dtype, byte order and shape are restored by
-        :func:`decompress`), a list of ints (as int64), or bytes (as uint8). For ``ndim >= 2``
-        axis 0 is time and the other axes are channels, each predicted on its own. Floating-point
-        input raises ``TypeError``: quantize it first.
+        A numpy integer, bool or float16/32/64 array of any shape (dtype, byte order and shape
+        are restored by :func:`decompress`), a list of ints (as int64) or of floats (float64),
+        or bytes (as uint8). For ``ndim >= 2`` axis 0 is time and the other axes are channels,
+        each predicted on its own; a 2-D array with more channels than frames (``shape[1] >
+        shape[0] > 0``) raises ``ValueError`` (pass ``x.T``). Floats: without ``step`` and
+        ``bits`` they must lie on an exact grid (:func:`ubpe.quantize.exact_grid`: every value
+        ``k * 2**e``, as integers stored as floats are) and come back bit for bit; otherwise
+        ``TypeError`` asks for ``step=`` or ``bits=``. NaN and infinities raise ``ValueError``
+        naming the first.
     tokenizer : Tokenizer or Model, optional
         A fitted model to encode with (a :class:`Tokenizer`, or its :class:`~ubpe.Model`).
         Without one, a model is fitted on the values and embedded.
@@ -280,6 +311,12 @@ def compress(
         stored as it is and returned by :func:`describe`: at most 32 str keys (up to 64
         characters) with int (64-bit), float, bool, str or bytes values (up to 1024
         characters or bytes).
+    step, bits : optional
+        Floats only, at most one: quantize them first (:func:`ubpe.signal.quantize`, lossy);
+        :func:`decompress` returns the dequantized floats (within about ``step / 2`` of the
+        values: the bound is on :meth:`ubpe.quantize.Quantizer.dequantize`), the container's
+        CRC covers those, and :func:`describe` reports ``lossy=True`` and the ``quantizer``.
+        The rest of the chain is chosen on the quantized integers as for integer input.
     **fit_options
         ``n_candidates``, ``min_count``, ``window`` (and with ``n_tokens``, ``weighting``):
         passed to :class:`Tokenizer` when a model is fitted. ``weighting`` decides which
@@ -302,6 +339,7 @@ def compress(
     (dtype('int16'), True)
     """
     arr = _as_values(values)
+    float_stage = _float_argument(arr, step, bits)
     embed = check_bool("embed", embed)
     order = _delta_argument(delta, arr.dtype)
     forced = _predictor_argument(predictor, delta, arr.dtype)
@@ -316,13 +354,19 @@ def compress(
     native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
     x = frontend.to_channels(arr)  # (channels, frames), native
     n = x.size
+    checked = np.ascontiguousarray(arr.reshape(-1), dtype=native)
+    prefix: list[dict[str, Any]] = []  # the float stage, ahead of the chain chosen on its integers
+    if float_stage is not None:
+        x, prefix = frontend.forward(x, [float_stage])
+        if prefix[0]["stage"] == "quantize":  # lossy: the checksum covers what decompress returns
+            checked = frontend.from_channels(frontend.inverse(x, prefix, native), tuple(shape)).reshape(-1)
 
     base: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION, "dtype": dtype.str, "shape": shape,
                             "layout": LAYOUT}
     if src is not None:
         base["source"] = src
-    crc = _crc(dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
-    base["crc"] = crc  # written last: _candidate_fields moves it after the other fields
+    base["crc"] = _crc(dtype, shape, checked)  # written last: _candidate_fields moves it after the other fields
+    base["front"] = prefix  # the chosen chain is appended to it
     if tokenizer is not None:
         if n_tokens is not None or fit_options:
             raise ValueError("n_tokens and fit options apply when compress fits a model; "
@@ -375,7 +419,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, e
         tokens = model.encode(ids) if len(merges) else ids
     else:
         tokens = np.zeros(0, dtype=np.int32)
-    fields = {**base, "front": record}
+    fields = {**base, "front": base.get("front", []) + record}
     if embed:
         fields["alphabet"] = _alphabet_field(alphabet)
         fields["model"] = _model_field(merges, a)
@@ -399,7 +443,7 @@ def _candidate_fields(base: dict, c: planner.Candidate) -> dict[str, Any]:
     if c.packed is None:
         a = len(c.alphabet)
         stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders)
-        fields = {**base, "front": c.chain, "alphabet": _alphabet_field(c.alphabet),
+        fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
                   "model": _model_field(c.merges, a), "stream": stream}
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         c.packed = (fields, planner.Cost(len(_pack(fields)), len(_pack(stream))))
@@ -415,6 +459,28 @@ def _cost(base: dict, c: planner.Candidate) -> planner.Cost:
 def _model_field(merges: np.ndarray, a: int) -> dict:
     m = len(merges)
     return {"a": a, "m": m, "merges": entropy.pack_merges(merges, max(a, 1)) if m else b""}
+
+
+def _float_argument(arr: np.ndarray, step: Any, bits: Any) -> frontend.Stage | None:
+    """The float stage ``compress`` puts first for float values (None for integers)."""
+    if arr.dtype.kind != "f":
+        if step is not None or bits is not None:
+            raise ValueError(f"step= and bits= quantize floating-point values; these values are {arr.dtype}")
+        return None
+    if step is not None and bits is not None:
+        raise ValueError("pass either step= or bits=, not both")
+    _quantize.check_finite(arr)  # first: the position named is in the values' own shape
+    if step is not None or bits is not None:
+        stage = _quantize.QuantizeStage(step, bits)
+        _quantize.quantize(np.zeros(0, arr.dtype), step=step, bits=bits)  # the arguments' errors first
+        return stage
+    if _quantize.exact_grid(arr) is None:
+        raise TypeError(
+            f"values of dtype {arr.dtype} are not on an exact grid; pass step= or bits= (lossy) to "
+            "quantize them (on an exact grid every value is k * 2**e with |k| <= 2**53, as integers "
+            "stored as floats are" + ("; -0.0 is not on a grid)" if np.any((arr == 0) & np.signbit(arr)) else ")")
+        )
+    return _quantize.FloatGridStage()
 
 
 def _delta_argument(delta: Any, dtype: np.dtype) -> int | None:
@@ -751,7 +817,8 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
         channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
         out = out.reshape(channels, -1)
         if p.chain:
-            out = frontend.inverse(out, p.chain, native)
+            with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+                out = frontend.inverse(out, p.chain, native)
         if p.layout != "flat":
             out = frontend.from_channels(out, p.shape)
         out = np.ascontiguousarray(out).reshape(-1)
@@ -792,6 +859,11 @@ class ContainerInfo:
     layout: str = LAYOUT  #: LAYOUT, or "flat" for version 1 (one channel, C order)
     channels: int = 1  #: channels the front end ran on
     source: dict[str, Any] | None = None  #: the source metadata given to compress
+    #: whether decompress returns approximations (the chain starts with "quantize"): floats
+    #: within the quantizer's bound of the values given to compress, not those values
+    lossy: bool = False
+    #: the lossy chain's ``Quantizer.to_dict()`` (step, offset, dtype), else None
+    quantizer: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -823,12 +895,17 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     original = p.n * p.dtype.itemsize
     delta = p.chain[0]["order"] if len(p.chain) == 1 and p.chain[0]["stage"] == "delta" else 0
     channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
+    lossy = bool(p.chain) and p.chain[0]["stage"] == "quantize"
+    quantizer = None
+    if lossy:
+        quantizer = _quantize.Quantizer(p.chain[0]["step"], p.chain[0]["offset"], p.dtype.str).to_dict()
     return ContainerInfo(
         version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
         front=tuple(dict(e) for e in p.chain), layout=p.layout, channels=channels, source=p.source,
+        lossy=lossy, quantizer=quantizer,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["delta", "undelta", "zigzag", "unzigzag"]
+__all__ = ["delta", "undelta", "zigzag", "unzigzag", "quantize", "Quantizer"]
 
 
 def _int_array(x: Any, name: str, kinds: str = "iu") -> np.ndarray:
@@ -226,3 +226,14 @@ def unzigzag(z: Any) -> np.ndarray:
     one = u.dtype.type(1)
     out = (u >> one) ^ (np.zeros_like(u) - (u & one))  # unsigned: wraps
     return np.asarray(out).view(np.dtype(f"i{arr.dtype.itemsize}"))
+
+
+def __getattr__(name: str) -> Any:
+    """``quantize`` and ``Quantizer`` (floats to integers, lossy, with a stated bound) live in
+    :mod:`ubpe.quantize`, which builds on the front end that imports this module: loaded on
+    first use."""
+    if name in ("quantize", "Quantizer"):
+        from . import quantize as _quantize
+
+        return getattr(_quantize, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
