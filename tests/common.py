@@ -105,6 +105,9 @@ def substitute(data: bytes, rng: random.Random) -> bytes:
         else:
             b += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9)))
         _set(tree, path, bytes(b))
+    elif isinstance(old, float) and action < 0.6:  # the float stages' step and offset
+        _set(tree, path, rng.choice([old * 2, old / 2, -old, old + 1.0, 0.0, float("inf"), 1e-310,
+                                     float(np.nextafter(old, np.inf)), float(np.nextafter(old, -np.inf))]))
     elif isinstance(old, int) and not isinstance(old, bool) and action < 0.6:
         delta = rng.choice([-1, 1, 2, -2, 7, 1000, -(old or 1), old or 1])
         _set(tree, path, old + delta)
@@ -151,6 +154,9 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     tok = Tokenizer(None, len(np.unique(walk)) + 40).fit(walk)
     tok2 = Tokenizer(None, 60).fit(skewed)
     big_walk = np.cumsum(rng.integers(-2, 3, 3000)).astype(np.int32)
+    quarters = (np.cumsum(rng.integers(-3, 4, (300, 2)), axis=0) / 4).astype(">f4")  # exact grid 2**-2
+    smooth = np.sin(np.arange(500) / 11.0) + rng.normal(0, 0.02, 500)
+    lossy = compress(smooth, step=0.002)
     out = [
         ("walk", walk, compress(walk), None),
         ("text", text, compress(text), None),
@@ -164,6 +170,8 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("empty", np.zeros((0, 4), ">i4"), compress(np.zeros((0, 4), ">i4")), None),
         ("embedded_tok", walk[:200], compress(walk[:200], tokenizer=tok), None),
         ("referenced", walk[100:400], compress(walk[100:400], tokenizer=tok, embed=False), tok),
+        ("floatgrid", quarters, compress(quarters), None),  # float stages: the values decoded
+        ("quantize", decompress(lossy), lossy, None),  # (for "quantize": dequantized) are the reference
     ]
     return out
 

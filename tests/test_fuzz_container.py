@@ -113,6 +113,41 @@ def test_delta_containers_mutated_in_process():
                 assert t["front"] == tree["front"] and np.array_equal(got, values)
 
 
+def test_float_stage_params_substituted():
+    """Every substitute for a float stage's params (step, offset, exp, width, the stage itself)
+    is refused, or decodes to exactly the values of the original container (the CRC decides)."""
+    import math
+
+    import msgpack
+    import numpy as np
+
+    import ubpe
+    from common import _SUBSTITUTES
+    from ubpe.container import compress, decompress
+
+    rng = np.random.default_rng(13)
+    quarters = (np.cumsum(rng.integers(-3, 4, 200)) / 4).astype(np.float16)
+    smooth = np.cos(np.arange(300) / 7.0) + rng.normal(0, 0.01, 300)
+    samples = [compress(quarters, level=1), compress(smooth, bits=10, level=1), compress(smooth, step=1e-3, level=1)]
+    floats = [0.0, -0.0, 1.0, -1.0, 1e-310, 2.0**-1022, 1e308, math.inf, -math.inf, math.nan, 2**53, 2.0**1023]
+    refused = 0
+    for data in samples:
+        tree = msgpack.unpackb(data, raw=False)
+        expected = decompress(data)
+        keys = [k for k in tree["front"][0] if k != "stage"] + ["stage"]
+        for key in keys:
+            for sub in _SUBSTITUTES + floats + [tree["front"][0][key]]:
+                t = msgpack.unpackb(data, raw=False)
+                t["front"][0][key] = sub
+                try:
+                    got = decompress(msgpack.packb(t, use_bin_type=True), max_output_size=1 << 20)
+                except ubpe.CorruptDataError:
+                    refused += 1
+                    continue
+                assert got.dtype.str == expected.dtype.str and np.array_equal(got, expected), (key, sub)
+    assert refused > 3 * len(_SUBSTITUTES)
+
+
 def test_child_samples_include_cm_containers():
     """The child-process mutations run over ``fuzz_samples()``, written at compress's default
     level 2: "cm" containers (with and without merges, with a delta front end, referencing a

@@ -18,7 +18,7 @@ A stage is a class registered by name (:func:`register`) with
   returns them normalised;
 * ``output_dtype(dtype, params) -> dtype`` (may differ from the input's, e.g. a quantizer);
 * ``accepts_float``: whether the stage takes floating-point input (the only way a float dtype
-  may appear in a container; no such stage is defined yet).
+  may appear in a container: ``"floatgrid"`` and ``"quantize"``, :mod:`ubpe.quantize`).
 
 Adding a stage means writing the class and calling :func:`register`; the container parses and
 inverts any registered stage, and the planner offers whatever chains it is given.
@@ -207,7 +207,7 @@ def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dic
         current = s.output_dtype(current, params)
     if current.kind == "f":
         raise CorruptDataError(
-            f"container: dtype {dtype} needs a front end that quantizes floating-point values "
-            "to integers; none is defined in this format version"
+            f"container: dtype {dtype} needs a first front-end stage that maps floating-point "
+            "values to integers ('floatgrid' or 'quantize')"
         )
     return out
