@@ -35,7 +35,7 @@ def _real_inputs() -> dict[str, np.ndarray]:
     for path in sorted(FIXTURES.glob("v1_*.npy")):
         x = np.load(path, allow_pickle=False)
         if 0 < x.size <= 5000:
-            out[path.stem] = x
+            out[path.stem] = x.T if x.ndim == 2 and x.shape[1] > x.shape[0] else x  # axis 0 is time
     return out
 
 

@@ -66,6 +66,8 @@ def test_empty_and_single_frame():
                   hnp.array_shapes(min_dims=1, max_dims=2, max_side=40)),
        st.sampled_from(FORCED))
 def test_forced_chains_are_lossless(x, predictor):
+    if x.ndim == 2 and x.shape[1] > x.shape[0]:
+        x = x.T  # axis 0 is time: compress refuses more channels than frames
     assert_same_array(decompress(compress(x, predictor=predictor, level=1)), x)
 
 
@@ -186,3 +188,219 @@ def test_frozen_prediction_fixtures():
         data = (fixtures / f"{name}.ubpe").read_bytes()
         assert [e["stage"] for e in front_of(data)] == stages
         assert_same_array(decompress(data), np.load(fixtures / f"{name}.npy"))
+
+
+# ============================================================================ grid and decorrelate
+
+from ubpe.stages import DecorrelateStage, GridStage  # noqa: E402
+
+ALL_INT = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+SECOND = [None, ("delta", {"order": 1}), ("delta", {"order": 2}), ("lpc", {}), ("adaptive", {}), ("rank", {})]
+
+
+def run_chain(x: np.ndarray, names: list) -> tuple[np.ndarray, list]:
+    """``x`` (F, C) through the chain, params through msgpack and parse_chain, and back."""
+    xc = frontend.to_channels(x)
+    chain = [frontend.stage(n, **o) for n, o in names]
+    y, record = frontend.forward(xc, chain)
+    record = msgpack.unpackb(msgpack.packb(record, use_bin_type=True), raw=False)
+    checked = frontend.parse_chain(record, xc.dtype, xc.shape)
+    assert y.dtype == frontend.chain_dtypes(checked, xc.dtype)[-1]
+    back = frontend.inverse(y, checked, xc.dtype)
+    assert_same_array(frontend.from_channels(back, x.shape), x)
+    return y, record
+
+
+@st.composite
+def int_frames(draw):
+    """(F, C) integers, C in 1..8, any dtype int8..uint64: random (extremes included), on a
+    wrapped grid, constant, alternating between the extremes, or channel copies plus noise."""
+    dtype = np.dtype(draw(st.sampled_from(ALL_INT)))
+    info = np.iinfo(dtype)
+    shape = (draw(st.integers(0, 40)), draw(st.integers(1, 8)))
+    kind = draw(st.sampled_from(["random", "grid", "constant", "alternating", "copies"]))
+    x = draw(hnp.arrays(dtype, shape))
+    if kind == "grid":
+        step = draw(st.integers(2, 1 << 12))
+        offset = draw(st.integers(int(info.min), int(info.max)))
+        x = ((x.astype(object) % 50) * step + offset).astype(object)
+        x = np.array([[int(v - info.min) % (int(info.max) - int(info.min) + 1) + int(info.min) for v in r] for r in x],
+                     dtype=dtype).reshape(shape)
+    elif kind == "constant":
+        x[:] = draw(st.sampled_from([int(info.min), int(info.max), 0]))
+    elif kind == "alternating":
+        x[::2], x[1::2] = info.min, info.max
+    elif kind == "copies":
+        x[:] = x[:, :1]
+        x[::3] += dtype.type(1)
+    return x
+
+
+@given(int_frames(), st.sampled_from(["grid", "decorrelate"]), st.sampled_from(SECOND))
+def test_grid_and_decorrelate_alone_and_chained_are_exact(x, name, second):
+    names = [(name, {})] + ([second] if second else [])
+    run_chain(x, names)
+    run_chain(x, [("delta", {"order": 1}), (name, {})])  # and after another stage
+
+
+@given(int_frames(), st.integers(1, 7))
+def test_decorrelate_every_block_length(x, block):
+    run_chain(x, [("decorrelate", {"block": block}), ("delta", {"order": 1})])
+
+
+def test_stereo_modes_exhaustive_int8_and_the_mid_is_flacs():
+    """Every (L, R) pair of int8 in every mode round trips; without wrap, M = (L + R) >> 1."""
+    v = np.arange(-128, 128, dtype=np.int64)
+    left, right = (a.ravel() for a in np.meshgrid(v, v))
+    s = np.stack([left, right])
+    st_ = DecorrelateStage(block=len(left))
+    for mode in range(4):
+        y, params = st_._stereo_forward(s, 8, modes=[mode])
+        y8 = y.astype(np.int8)
+        assert np.array_equal(y8.astype(np.int64), y)  # every output already in range
+        assert_same_array(st_.inverse(y8, params), s.astype(np.int8))
+        if mode == 3:
+            nowrap = (left - right >= -128) & (left - right <= 127)
+            assert np.array_equal(y[0][nowrap], ((left + right) >> 1)[nowrap])
+            assert np.array_equal(y[1][nowrap], (left - right)[nowrap])
+            assert (~nowrap).sum() > 0  # and the wrapped pairs above were exact too
+
+
+@pytest.mark.parametrize("dtype", ALL_INT)
+def test_stereo_modes_at_the_extremes(dtype):
+    info = np.iinfo(dtype)
+    ext = np.array([info.min, info.min + 1, -1 if info.min else 1, 0, 1, info.max - 1, info.max], dtype=dtype)
+    left, right = (a.ravel() for a in np.meshgrid(ext, ext))
+    x = np.stack([left, right])
+    stage = DecorrelateStage(block=7)
+    s = x.view(f"i{x.dtype.itemsize}").astype(np.int64)
+    for modes in ([0] * 7, [1] * 7, [2] * 7, [3] * 7, [3, 0, 1, 2, 3, 2, 1]):
+        y, params = stage._stereo_forward(s, 8 * x.dtype.itemsize, modes=modes)
+        y = y.astype(stage.output_dtype(x.dtype, params))
+        assert_same_array(stage.inverse(y, params).view(x.dtype), x)
+
+
+def correlated_stereo(shared_data) -> np.ndarray:
+    import wave
+    with wave.open(str(shared_data / "audio" / "xylofon.wav")) as w:  # 16-bit mono
+        left = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.int64)
+    rng = np.random.default_rng(21)
+    right = np.round(0.9 * np.concatenate(([0], left[:-1])) + rng.normal(0, 4, left.size))
+    return np.stack([left, right], axis=1).astype(np.int16)
+
+
+def test_decorrelate_beats_independent_channels_on_correlated_stereo(shared_data, monkeypatch):
+    x = correlated_stereo(shared_data)
+    monkeypatch.setitem(planner.PREDICTORS, "decorrelate+lpc", (("decorrelate", {}), ("lpc", {})))
+    monkeypatch.setitem(planner.PREDICTORS, "decorrelate+delta1", (("decorrelate", {}), ("delta", {"order": 1})))
+    for chain, alone in (("decorrelate+lpc", "lpc"), ("decorrelate+delta1", "delta1")):
+        joint = compress(x, predictor=chain, level=1)
+        assert_same_array(decompress(joint), x)
+        assert len(joint) < len(compress(x, predictor=alone, level=1))
+        assert set(front_of(joint)[0]["modes"]) - {0}  # some block left independence
+    # four channels: copies of the pair with noise refer to earlier channels
+    rng = np.random.default_rng(22)
+    quad = np.concatenate([x, x + rng.integers(-2, 3, x.shape).astype(np.int16)], axis=1)
+    y, record = run_chain(quad, [("decorrelate", {})])
+    assert record[0]["refs"][2:] == [0, 1] and record[0]["refs"][0] == -1
+
+
+def test_decorrelate_leaves_independent_channels_alone():
+    rng = np.random.default_rng(23)
+    x = np.cumsum(rng.integers(-50, 51, (20000, 3)), axis=0).astype(np.int32)
+    _, record = run_chain(x, [("decorrelate", {})])
+    assert record[0]["refs"] == [-1, -1, -1]
+    _, record = run_chain(x[:, :2], [("decorrelate", {})])
+    assert set(record[0]["modes"]) == {0}
+
+
+def test_grid_stage_output_and_cost():
+    rng = np.random.default_rng(24)
+    k = np.cumsum(rng.integers(-3, 4, (5000, 3)), axis=0) + 300
+    x = (k * 64 - 1000).astype(np.int16)
+    x[:, 2] = 17  # a dead channel: offset = value, no widening
+    y, record = run_chain(x, [("grid", {})])
+    p = record[0]
+    assert y.dtype == np.uint16 and p["width"] == 16 and [c["step"] for c in p["channels"]] == [64, 64, 2]
+    assert np.array_equal(y[0].astype(np.int64), k[:, 0] - k[:, 0].min())
+    assert not y[2].any()
+    # a channel without a grid passes unchanged and costs a params map of a few bytes
+    x[:, 1] += np.arange(5000, dtype=np.int16) % 2
+    y, record = run_chain(x, [("grid", {})])
+    assert y.dtype == np.uint16 and np.array_equal(y[1].view(np.int16), x[:, 1])
+    assert len(msgpack.packb(record[0]["channels"][1])) < 40
+    # uint64 and int64 extremes: the grid spans the whole range
+    for dtype in ("int64", "uint64"):
+        info = np.iinfo(dtype)
+        e = np.array([[info.min], [info.max], [info.min]], dtype=dtype)
+        y, record = run_chain(e, [("grid", {})])
+        assert y.dtype == np.uint8 and y.tolist() == [[0, 1, 0]]
+    # the grid stage and rank on the neural-like grid agree on the levels
+    x8 = (np.arange(100) % 5 * 64 + 3).astype(np.uint16)
+    y, _ = run_chain(x8, [("grid", {}), ("delta", {"order": 1})])
+    assert y.dtype == np.int8
+
+
+def _container(x: np.ndarray, name: str, monkeypatch) -> dict:
+    monkeypatch.setitem(planner.PREDICTORS, f"{name}+delta1", ((name, {}), ("delta", {"order": 1})))
+    data = compress(x, predictor=f"{name}+delta1", level=1)
+    assert_same_array(decompress(data), x)
+    return msgpack.unpackb(data, raw=False)
+
+
+HOSTILE_GRID = [
+    lambda p: p["channels"][0].update(step=0),
+    lambda p: p["channels"][0].update(step=1 << 16),
+    lambda p: p["channels"][0].update(offset=1 << 15),
+    lambda p: p["channels"][0].update(offset=32000, step=60000),  # the first k > 0 overflows
+    lambda p: p["channels"][0].update(step=1, offset=0),  # identity with a narrow width
+    lambda p: p["channels"][0].update(bits=32),
+    lambda p: p["channels"][0].update(unsigned=1),
+    lambda p: p.update(width=64),
+    lambda p: p.update(width=32),
+    lambda p: p.update(width=12),
+    lambda p: p.update(width=True),
+    lambda p: p["channels"].pop(),
+    lambda p: p.update(channels=p["channels"] * 2),
+    lambda p: p.pop("width"),
+    lambda p: p.update(extra=1),
+    lambda p: p["channels"][1].update(step=1 << 14),  # width 8 cannot index this grid
+]
+
+HOSTILE_DECORRELATE = [
+    lambda p: p.update(block=0),
+    lambda p: p.update(block=1 << 30),
+    lambda p: p.update(block=7),  # modes no longer one per block
+    lambda p: p.update(modes=p["modes"][:-1]),
+    lambda p: p.update(modes=b"\x04" + p["modes"][1:]),
+    lambda p: p.update(modes=list(p["modes"])),
+    lambda p: p.update(refs=[-1, 0]),
+    lambda p: p.pop("modes"),
+]
+
+HOSTILE_REFS = [
+    lambda p: p.update(refs=[-1, 0, 2]),
+    lambda p: p.update(refs=[0, -1, -1]),
+    lambda p: p.update(refs=[-1, -2, 0]),
+    lambda p: p.update(refs=[-1, True, 0]),
+    lambda p: p.update(refs=[-1, 0]),
+    lambda p: p.update(refs="abc"),
+    lambda p: p.update(block=4096, modes=b""),
+]
+
+
+@pytest.mark.parametrize("name,channels,mutations", [("grid", 2, HOSTILE_GRID),
+                                                     ("decorrelate", 2, HOSTILE_DECORRELATE),
+                                                     ("decorrelate", 3, HOSTILE_REFS)])
+def test_hostile_grid_and_decorrelate_params(name, channels, mutations, monkeypatch):
+    rng = np.random.default_rng(25)
+    x = (np.cumsum(rng.integers(-2, 3, (3000, channels)), axis=0) * 64 + 5).astype(np.int16)
+    x[:, 1] = x[:, 0] + rng.integers(-1, 2, 3000).astype(np.int16) * 64  # correlated, on the grid
+    x[:300, 1] = 0  # keep channel 1's grid within one byte only if the stage is honest
+    tree = _container(x, name, monkeypatch)
+    for mutate in mutations:
+        bad = msgpack.unpackb(msgpack.packb(tree, use_bin_type=True), raw=False)
+        entry = bad["front"][0]
+        mutate(entry)
+        with pytest.raises(CorruptDataError):
+            decompress(msgpack.packb(bad, use_bin_type=True))
