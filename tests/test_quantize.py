@@ -409,3 +409,17 @@ def test_float_containers_mutated():
     samples = [(counts, compress(counts, level=1)), (decompress(lossy), lossy),
                (np.float16(counts), compress(counts.astype(np.float16)))]
     assert check_mutations(samples, seed=21, n_mutations=600) > 0
+
+
+def test_float_values_with_a_given_tokenizer():
+    """A tokenizer fitted on the quantized integers encodes the float container's integers."""
+    rng = np.random.default_rng(6)
+    x = (np.cumsum(rng.integers(-3, 4, 2000)) * 0.5).astype(">f2")
+    q, qz = quantize(x, step=0.5)
+    tok = ubpe.Tokenizer(None, len(np.unique(q)) + 20).fit(q.astype(np.int64))
+    for kwargs in ({}, {"step": 0.5}):
+        data = compress(x, tokenizer=tok, level=1, **kwargs)
+        y = decompress(data)
+        assert y.dtype.str == ">f2" and bits_of(y) == bits_of(x)  # the grid is exact either way
+        assert describe(data).front[0]["stage"] == ("quantize" if kwargs else "floatgrid")
+        assert describe(data).lossy == bool(kwargs)

@@ -189,8 +189,9 @@ def quantize(x: Any, *, step: float | None = None, bits: int | None = None) -> t
     bits : int, optional
         In ``[1, 64]``: the step and offset are chosen so that the values' range
         ``[min, max]`` fits ``bits``-bit signed integers: offset the range's midpoint, step
-        ``(max - min) / (2**bits - 1)``, grown by the least factor ``1 + k * 2**-30`` that
-        keeps every ``q`` in ``[-2**(bits-1), 2**(bits-1) - 1]`` (step 1 for constant input).
+        ``(max - min) / (2**bits - 1)``, grown by factors ``1 + k * 2**-30`` (``k = 1, 2,
+        ...``) until every ``q`` is in ``[-2**(bits-1), 2**(bits-1) - 1]`` (rounding can
+        put the extremes one level out); step 1 for constant input.
         Exactly one of ``step`` and ``bits``.
 
     Returns
@@ -245,7 +246,7 @@ def _fit_bits(x64: np.ndarray, bits: int, dtype: str) -> Quantizer:
     for k in range(1, 1 << 12):
         s = max(step, MIN_STEP)
         t_lo, t_hi = np.rint((np.float64(lo) - offset) / s), np.rint((np.float64(hi) - offset) / s)
-        if t_lo >= qmin and t_hi < qmax:
+        if t_lo >= qmin and t_hi < qmax and -t_lo < _TWO63:  # (bits = 64: q = -2**63 is refused)
             return Quantizer(s, offset, dtype)
         step = step * (1 + k * 2.0 ** -30)
     raise AssertionError("unreachable: the step doubles within the loop")  # pragma: no cover
