@@ -128,7 +128,9 @@ def test_float_stage_params_substituted():
     rng = np.random.default_rng(13)
     quarters = (np.cumsum(rng.integers(-3, 4, 200)) / 4).astype(np.float16)
     smooth = np.cos(np.arange(300) / 7.0) + rng.normal(0, 0.01, 300)
-    samples = [compress(quarters, level=1), compress(smooth, bits=10, level=1), compress(smooth, step=1e-3, level=1)]
+    signed_zeros = np.round(np.cumsum(rng.normal(0, 0.4, 300)) / 4)  # -0.0 among them: "negzero"
+    samples = [compress(quarters, level=1), compress(smooth, bits=10, level=1), compress(smooth, step=1e-3, level=1),
+               compress(signed_zeros, level=1)]
     floats = [0.0, -0.0, 1.0, -1.0, 1e-310, 2.0**-1022, 1e308, math.inf, -math.inf, math.nan, 2**53, 2.0**1023]
     refused = 0
     for data in samples:
@@ -144,7 +146,7 @@ def test_float_stage_params_substituted():
                 except ubpe.CorruptDataError:
                     refused += 1
                     continue
-                assert got.dtype.str == expected.dtype.str and np.array_equal(got, expected), (key, sub)
+                assert got.dtype.str == expected.dtype.str and got.tobytes() == expected.tobytes(), (key, sub)
     assert refused > 3 * len(_SUBSTITUTES)
 
 

@@ -216,7 +216,6 @@ def test_power_of_two_steps_are_found():
 
 @pytest.mark.parametrize("x", [
     np.arange(10) * 0.1,  # 0.1 is not a binary fraction: values span too many bits
-    np.array([1.0, -0.0, 2.0]),  # -0.0 would come back +0.0
     np.array([1.0, np.nan]),
     np.array([np.inf, 1.0]),
     np.array([1.0, 2.0**-60]),  # k = 2**60 > 2**53
@@ -232,13 +231,11 @@ def test_grid_detection_is_exact(x):
     """Whatever the grid found, k * 2**e rebuilds the bytes; and float16 values in [-1e4, 1e4]
     always lie on one (their lowest bit is >= 2**-24, their highest < 2**14)."""
     e = exact_grid(x)
-    if np.any((x == 0) & np.signbit(x)):
-        assert e is None
-        return
     assert e is not None
     k = np.ldexp(x.astype(np.float64), -e)
     assert np.all(k == np.round(k)) and np.abs(k).max(initial=0) <= MAX_GRID_INT
-    assert np.array_equal(np.ldexp(k, e).astype(x.dtype).view(np.uint8), x.view(np.uint8))
+    back = np.copysign(np.ldexp(k, e), x.astype(np.float64))  # -0.0 keeps its sign
+    assert np.array_equal(back.astype(x.dtype).view(np.uint8), x.view(np.uint8))
 
 
 # ============================================================================ containers
@@ -250,16 +247,34 @@ def bits_of(a: np.ndarray) -> bytes:
 
 @given(hnp.arrays(st.sampled_from(["<f2", "<f4", ">f4", "<f8", ">f8"]),
                   hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=40),
-                  elements=st.integers(-5000, 5000).map(lambda v: v / 8)))
+                  elements=st.one_of(st.integers(-5000, 5000).map(lambda v: v / 8), st.just(-0.0))))
 def test_lossless_grid_round_trip_is_bit_exact(x):
     if x.ndim == 2 and x.shape[1] > x.shape[0] > 0:
         x = x.T.copy()
-    x = np.where(x == 0, np.zeros_like(x), x)  # -0.0 is not on a grid: tested apart
     data = compress(x, level=1)
     y = decompress(data)
     assert y.dtype.str == x.dtype.str and y.shape == x.shape and bits_of(y) == bits_of(x)
     info = describe(data)
     assert not info.lossy and info.quantizer is None and info.front[0]["stage"] == "floatgrid"
+
+
+@pytest.mark.parametrize("dtype", ["<f2", ">f4", "<f8"])
+def test_negative_zeros_come_back(dtype):
+    """np.round makes -0.0; the grid keeps the sign of every zero (params "negzero")."""
+    rng = np.random.default_rng(2)
+    x = np.round(np.cumsum(rng.normal(0, 0.4, 3000)) / 4).astype(dtype)
+    assert np.any((x == 0) & np.signbit(x)) and np.any((x == 0) & ~np.signbit(x))
+    assert exact_grid(x) == 0
+    data = compress(x, level=1)
+    assert bits_of(decompress(data)) == bits_of(x)
+    assert describe(data).front[0]["negzero"] == 1
+    plain = compress(np.abs(x) * np.sign(x) + 0.0, level=1)  # the same values, zeros all +0.0
+    assert "negzero" not in describe(plain).front[0]
+    d = msgpack.unpackb(data, raw=False)
+    for bad in (0, 2, True, 1.0, "1"):
+        d["front"][0]["negzero"] = bad
+        with pytest.raises(ubpe.CorruptDataError, match="negzero"):
+            decompress(msgpack.packb(d, use_bin_type=True))
 
 
 def test_lossless_counts_as_floats_compress_like_the_integers():
@@ -274,7 +289,7 @@ def test_lossless_counts_as_floats_compress_like_the_integers():
     assert np.dtype(f"i{stage['width'] // 8}") == ubpe.signal.quantize(counts.astype(np.float32), step=1)[0].dtype
 
 
-@pytest.mark.parametrize("x", [np.arange(10) * 0.1, np.array([1.0, -0.0])])
+@pytest.mark.parametrize("x", [np.arange(10) * 0.1, np.array([1.0, 2.0**-60])])
 def test_off_grid_floats_need_a_step(x):
     with pytest.raises(TypeError, match="not on an exact grid; pass step= or bits="):
         compress(x)

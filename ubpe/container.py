@@ -478,7 +478,7 @@ def _float_argument(arr: np.ndarray, step: Any, bits: Any) -> frontend.Stage | N
         raise TypeError(
             f"values of dtype {arr.dtype} are not on an exact grid; pass step= or bits= (lossy) to "
             "quantize them (on an exact grid every value is k * 2**e with |k| <= 2**53, as integers "
-            "stored as floats are" + ("; -0.0 is not on a grid)" if np.any((arr == 0) & np.signbit(arr)) else ")")
+            "stored as floats are)"
         )
     return _quantize.FloatGridStage()
 

@@ -260,15 +260,15 @@ def exact_grid(x: Any) -> int | None:
 
     ``e`` is the smallest exponent of any value's lowest set bit (0 for integers stored as
     floats, ``-3`` for multiples of 1/8); the check is exact and bit for bit: the floats
-    rebuilt from ``k`` have the same bytes as ``x``. ``None`` when there is no such grid: a
-    NaN, an infinity, a ``-0.0`` (which ``k = 0`` would turn into ``+0.0``), or a ``|k|``
-    beyond ``2**53`` (values spanning more orders of magnitude than float64's 53 bits of
-    precision, as most measured or processed floats do). All zeros (and empty input) give 0.
-    Cost O(n), vectorised.
+    rebuilt from ``k`` have the same bytes as ``x`` (``-0.0`` is ``k = 0`` with its sign, which
+    the ``"floatgrid"`` stage keeps). ``None`` when there is no such grid: a NaN, an infinity,
+    or a ``|k|`` beyond ``2**53`` (values spanning more orders of magnitude than float64's 53
+    bits of precision, as most measured or processed floats do). All zeros (and empty input)
+    give 0. Cost O(n), vectorised.
     """
     arr = _float_array(x)
     x64 = arr.astype(np.float64).reshape(-1)
-    if not np.all(np.isfinite(x64)) or np.any((x64 == 0) & np.signbit(x64)):
+    if not np.all(np.isfinite(x64)):
         return None
     nz = x64[x64 != 0]
     if nz.size == 0:
@@ -281,7 +281,8 @@ def exact_grid(x: Any) -> int | None:
     k = np.ldexp(x64, -e)
     if not np.abs(k).max() <= MAX_GRID_INT:
         return None
-    back = np.ldexp(k.astype(np.int64).astype(np.float64), e).astype(arr.dtype)
+    back = np.ldexp(k.astype(np.int64).astype(np.float64), e)
+    back = np.copysign(back, x64).astype(arr.dtype)  # the sign of zeros, kept apart by the stage
     if not np.array_equal(back.view(np.uint8), np.ascontiguousarray(arr).reshape(-1).view(np.uint8)):
         return None  # pragma: no cover - the exponent arithmetic above is exact; this proves it
     return e
@@ -318,7 +319,9 @@ class FloatGridStage(Stage):
 
     Parameters ``{"exp": e, "width": w}``: ``e`` within the exponent range of the input dtype
     (float16 ``[-24, 15]``, float32 ``[-149, 127]``, float64 ``[-1074, 1023]``), ``w`` in
-    ``{8, 16, 32, 64}`` the bits of the signed output. One grid for all channels.
+    ``{8, 16, 32, 64}`` the bits of the signed output. One grid for all channels. Values that
+    hold a ``-0.0`` (``np.round`` makes them) add ``"negzero": 1``: the integers are then
+    ``2 * k``, and ``-1`` for each ``-0.0`` (any odd integer decodes to ``-0.0``).
     """
 
     name = "floatgrid"
@@ -328,18 +331,32 @@ class FloatGridStage(Stage):
         e = exact_grid(x)
         if e is None:
             raise ValueError("the values are not on an exact grid k * 2**e (see ubpe.quantize.exact_grid)")
-        k, w = _narrow(_grid_ints(x, e).reshape(x.shape))
-        return k, {"exp": e, "width": w}
+        k = _grid_ints(x, e).reshape(x.shape)
+        negzero = (x == 0) & np.signbit(x)
+        if negzero.any():
+            k = 2 * k
+            k[negzero] = -1
+            y, w = _narrow(k)
+            return y, {"exp": e, "width": w, "negzero": 1}
+        y, w = _narrow(k)
+        return y, {"exp": e, "width": w}
 
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         # float64 holds every k exactly (each was a float64 value); the chain's inverse casts
         # to the container's float dtype, exactly for values that were on the grid
-        return np.ldexp(y.astype(np.float64), params["exp"])
+        if not params.get("negzero"):
+            return np.ldexp(y.astype(np.float64), params["exp"])
+        k = y.astype(np.int64)
+        out = np.ldexp((k >> 1).astype(np.float64), params["exp"])  # even: exactly k / 2
+        out[(k & 1) != 0] = -0.0
+        return out
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: floatgrid"
-        expect_map(params, where, ("exp", "width"))
+        expect_map(params, where, ("exp", "width"), ("negzero",))
         _check_float_input(dtype, where)
+        if "negzero" in params and (type(params["negzero"]) is not int or params["negzero"] != 1):
+            raise CorruptDataError(f"{where}: 'negzero' must be 1 when present, got {params['negzero']!r}")
         lo, hi = _EXP_RANGE[dtype.itemsize]
         field_int(params, "exp", lo, hi, where=where)
         if params["width"] not in WIDTHS or type(params["width"]) is not int:
