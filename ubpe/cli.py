@@ -27,6 +27,7 @@ import numpy as np
 from . import __version__
 from . import _kernels as kernels
 from . import io as uio
+from ._validate import QUANTIZE_HINT
 from .errors import UBPEError
 
 PROG = "ubpe"
@@ -60,6 +61,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _step(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if not (value > 0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
 
 
@@ -103,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="read the input as bytes (values 0..255), whatever its extension")
         g.add_argument("--dtype", type=_dtype, metavar="DTYPE",
                        help="read the input as raw binary values of this integer dtype, e.g. '<i2'")
+        p.add_argument("--column", metavar="NAME|INDEX",
+                       help="CSV input: read this column only, by header name or 0-based index "
+                       "(default: every column, as channels)")
 
     def add_fit_options(p: argparse.ArgumentParser, *, required: bool) -> None:
         p.add_argument("--n-tokens", type=_positive, required=required, metavar="N",
@@ -148,6 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prediction front end: compress the differences of this order (0: the "
                    "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
                    "with --model (pass the order the model was fitted on)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--step", type=_step, metavar="S",
+                   help="float input: quantize to multiples of S (lossy, error at most about S/2); "
+                   "without --step/--bits floats must lie on an exact grid (then lossless)")
+    g.add_argument("--bits", type=_positive, metavar="B",
+                   help="float input: quantize to 2**B levels over the values' range (lossy)")
     p.add_argument("--level", type=int, choices=(1, 2), default=2,
                    help="2 (default): also try the context-mixing coder 'cm', much smaller on "
                    "text and signals but slow to decode (about 1 M values/s); 1: the static "
@@ -169,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", type=_dtype, metavar="DTYPE",
                    help="write the values as this integer dtype (checked to fit), e.g. '>i2'")
     p.add_argument("--rate", type=_positive, metavar="HZ",
-                   help=f".wav output: sample rate to record (default {uio.DEFAULT_WAV_RATE}; "
-                   "containers keep samples, not rates)")
+                   help=".wav output: sample rate to record instead of the input's (default: the "
+                   f"rate of the .wav compressed, else {uio.DEFAULT_WAV_RATE})")
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser(
@@ -208,15 +228,15 @@ def _fit_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _read_input(args: argparse.Namespace, path: str) -> uio.Signal:
-    return uio.read_signal(path, dtype=args.dtype, as_bytes=args.bytes)
+    return uio.read_signal(path, dtype=args.dtype, as_bytes=args.bytes, column=args.column)
 
 
 def _documents(values: np.ndarray, path: str, kind: str) -> list[np.ndarray]:
     if values.ndim == 1:
         return [values]
     if values.ndim == 2:
-        # a WAV is (frames, channels): each channel is a document; a 2-D array: each row
-        return list(values.T) if kind == "wav" else list(values)
+        # a WAV or CSV is (frames, channels): each channel is a document; a 2-D array: each row
+        return list(values.T) if kind in ("wav", "csv") else list(values)
     raise ValueError(f"{path}: expected a 1-D or 2-D array, got shape {values.shape}")
 
 
@@ -292,6 +312,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     docs: list[np.ndarray] = []
     for path in args.inputs:
         sig = _read_input(args, path)
+        if sig.values.dtype.kind == "f":
+            raise TypeError(f"{path}: holds floating-point values; fit learns integer sequences: "
+                            f"{QUANTIZE_HINT} (ubpe compress takes floats with --step/--bits)")
         docs.extend(_documents(sig.values, path, uio.format_for(path, "bytes" if args.bytes else None)))
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
@@ -317,22 +340,26 @@ def cmd_compress(args: argparse.Namespace) -> int:
     values = sig.values
     tok = _load_model(args.model) if args.model is not None else None
     delta = None if args.delta == "auto" else int(args.delta)
+    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source}
+    if args.step is not None or args.bits is not None:
+        if values.dtype.kind != "f":
+            raise _UsageError(f"--step and --bits quantize floating-point input; {args.input} holds {values.dtype}")
+        common.update(step=args.step, bits=args.bits)
     try:
         if tok is not None:
-            data = container.compress(values, tokenizer=tok, embed=not args.reference, delta=delta,
-                                      level=args.level)
+            data = container.compress(values, tokenizer=tok, embed=not args.reference, **common)
         else:
             options = _fit_options(args)
             if _accepts(container.compress, "progress"):
                 options["progress"] = not args.quiet
-            data = container.compress(values, n_tokens=args.n_tokens, delta=delta, level=args.level,
-                                      **options)
-    except (UBPEError, ValueError, TypeError) as e:
+            data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
+    except TypeError as e:
+        if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
+            raise TypeError(f"{args.input}: {e} (on the command line: --step S or --bits B)") from e
+        raise UBPEError(f"{args.input}: {e}") from e
+    except (UBPEError, ValueError) as e:
         raise UBPEError(f"{args.input}: {e}") from e  # e.g. a value outside the model's alphabet
     uio.write_atomic(args.output, data, overwrite=args.overwrite)
-    if sig.rate is not None and not args.quiet:
-        print(f"{PROG}: note: {args.input} is sampled at {sig.rate} Hz; the container keeps the samples "
-              f"only (decompress to .wav with --rate {sig.rate})", file=sys.stderr)
     _say(args, f"{args.output}: {values.nbytes} -> {len(data)} bytes (ratio {_ratio(values.nbytes, len(data))})")
     return 0
 
@@ -358,12 +385,13 @@ def cmd_decompress(args: argparse.Namespace) -> int:
                 f"the container decompresses to {info.original_size} bytes, more than "
                 f"--max-output-size {args.max_output_size}"
             )
+        source = uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
         values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
     except UBPEError as e:
         raise UBPEError(f"{args.input}: {e}") from e
     if args.dtype is not None:
         values = uio.cast_values(values, args.dtype, f"the values of {args.input}")
-    uio.write_values(args.output, values, overwrite=args.overwrite, rate=args.rate)
+    uio.write_values(args.output, values, overwrite=args.overwrite, rate=args.rate, source=source)
     _say(args, f"{args.output}: {len(values) if values.ndim else 0} values, {values.dtype}, "
                f"{values.nbytes} bytes")
     return 0
@@ -436,7 +464,7 @@ def _format_report(info: Any, path: str) -> str:
         model = f"embedded: {info.alphabet_size} symbols + {info.n_merges} merges"
     else:
         model = f"referenced by digest sha256:{info.digest} (decompress needs --model)"
-    front = f"delta of order {info.delta}" if info.delta else "none"
+    front = " -> ".join(_describe_stage(stage) for stage in getattr(info, "front", ())) or "none"
     lines = [
         f"{path}: ubpe container (format {info.version}), {size} bytes",
         f"  values       {info.n_values} x {np.dtype(info.dtype)} ({info.dtype}), shape "
@@ -444,6 +472,8 @@ def _format_report(info: Any, path: str) -> str:
         f"  model        {model}",
         f"  front end    {front}",
         f"  coder        {info.coder}, {info.n_tokens} tokens",
+        f"  exactness    {_describe_exactness(info)}",
+        f"  source       {_describe_source(getattr(info, 'source', None))}",
         "  parts",
         part("header", info.header),
         part("model", info.model),
@@ -453,6 +483,38 @@ def _format_report(info: Any, path: str) -> str:
         f"  ratio        {_ratio(info.original_size, size)} ({info.original_size} -> {size} bytes)",
     ]
     return "\n".join(lines)
+
+
+def _describe_stage(stage: dict) -> str:
+    if stage.get("stage") == "delta":
+        return f"delta of order {stage.get('order')}"
+    params = [f"{k}={v}" for k, v in stage.items() if k != "stage" and not isinstance(v, (bytes, list))]
+    return stage.get("stage", "?") + (f"({', '.join(params)})" if params else "")
+
+
+def _describe_exactness(info: Any) -> str:
+    if getattr(info, "lossy", False):
+        q = getattr(info, "quantizer", None) or {}
+        return f"lossy (quantized, step {q.get('step')}, offset {q.get('offset')}): values within step/2"
+    return "lossless (bit-exact)"
+
+
+def _describe_source(source: Any) -> str:
+    if not source:
+        return "not recorded"
+    if not isinstance(source, dict):
+        return "damaged"
+    kind = source.get("format")
+    if kind == "wav":
+        sample = f"{source.get('bits')}-bit {'float' if source.get('float') else 'PCM'}"
+        ext = ", WAVE_FORMAT_EXTENSIBLE" if source.get("extensible") else ""
+        return f"wav, {source.get('rate')} Hz, {source.get('channels')} channel(s), {sample}{ext}"
+    if kind == "csv":
+        column = f", column {source['column']}" if "column" in source else ""
+        header = f", header {source['header']!r}" if "header" in source else ""
+        return f"csv, {source.get('columns')} column(s){column}{header}"
+    shown = ", ".join(f"{k}={v!r}" for k, v in list(source.items())[:6] if not isinstance(v, bytes))
+    return shown or "present"
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
