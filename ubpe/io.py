@@ -288,7 +288,12 @@ def read_signal(
 
 
 def read_values(
-    path: str | os.PathLike, *, fmt: str | None = None, dtype: Any = None, as_bytes: bool = False
+    path: str | os.PathLike,
+    *,
+    fmt: str | None = None,
+    dtype: Any = None,
+    as_bytes: bool = False,
+    column: int | str | None = None,
 ) -> np.ndarray:
     """Integer values stored in ``path``.
 
@@ -302,12 +307,16 @@ def read_values(
         length must be a multiple of its size.
     as_bytes : bool
         Read any file as its bytes (``uint8``), whatever its extension.
+    column : str or int, optional
+        CSV only: the column to read, by header name or 0-based index. Without it every
+        column is read, as a 2-D ``(frames, columns)`` array (1-D when there is one column, or
+        one line of values and no header).
 
     Raises ``FileNotFoundError`` for a missing file, ``TypeError`` for data that is not
     numbers (objects, complex), ``ValueError`` for anything else wrong with the file; every
     message names the file (and, for CSV, the line and column).
     """
-    return read_signal(path, fmt=fmt, dtype=dtype, as_bytes=as_bytes).values
+    return read_signal(path, fmt=fmt, dtype=dtype, as_bytes=as_bytes, column=column).values
 
 
 def _read_npy(name: str) -> np.ndarray:
