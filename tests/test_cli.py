@@ -520,3 +520,63 @@ def test_compress_delta_option(capsys, tmp_path, container, signal):
     assert sizes["auto"] < sizes["0"]  # an ECG: differences compress better
     code, _, err = run(capsys, "compress", src, "-o", tmp_path / "bad.ubpe", "--delta", "5")
     assert code == 2 and "--delta" in err
+
+
+# ============================================================== floats: --step / --bits
+
+
+def test_float_off_grid_needs_step_or_bits(capsys, tmp_path):
+    x = np.cumsum(np.random.default_rng(1).normal(size=3000))  # float64, not on any exact grid
+    src = tmp_path / "f.npy"
+    np.save(src, x)
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "f.ubpe")
+    line = one_error_line(err)
+    assert code == 1 and "f.npy" in line and "--step S or --bits B" in line
+    assert not (tmp_path / "f.ubpe").exists()
+    for flag, value in (("--step", "0.01"), ("--bits", "12")):
+        packed, out = tmp_path / f"f{flag}.ubpe", tmp_path / f"f{flag}.npy"
+        assert run(capsys, "-q", "compress", src, "-o", packed, flag, value, "--level", "1")[0] == 0
+        assert run(capsys, "-q", "decompress", packed, "-o", out)[0] == 0
+        back = np.load(out)
+        step = 0.01 if flag == "--step" else (x.max() - x.min()) / (2**12 - 1)
+        assert back.dtype == np.float64 and back.shape == x.shape
+        assert 0 < np.abs(back - x).max() <= step / 2 * (1 + 1e-6)
+        code, text, _ = run(capsys, "inspect", packed)
+        assert code == 0 and "lossy (quantized, step " in text and "quantize(" in text
+
+
+def test_step_usage_errors(capsys, tmp_path, signal):
+    src = tmp_path / "i.npy"
+    np.save(src, signal[:500])
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "x.ubpe", "--step", "0.5")
+    assert code == 2 and "--step and --bits quantize floating-point input" in err
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "x.ubpe", "--step", "0.5", "--bits", "8")
+    assert code == 2 and "not allowed with" in err
+    for bad in ("0", "-1", "nan", "x"):
+        assert run(capsys, "compress", src, "-o", tmp_path / "x.ubpe", "--step", bad)[0] == 2
+    assert not (tmp_path / "x.ubpe").exists()
+
+
+def test_float_wav_on_a_grid_is_lossless_and_byte_exact(capsys, tmp_path, signal):
+    x = (signal[:4000].reshape(2000, 2) / 32768).astype(np.float32)  # on the grid k * 2**-15
+    src, packed, out = tmp_path / "f.wav", tmp_path / "f.ubpe", tmp_path / "g.wav"
+    uio.write_values(src, x, rate=250)
+    assert run(capsys, "-q", "compress", src, "-o", packed, "--level", "1")[0] == 0
+    code, text, _ = run(capsys, "inspect", packed)
+    assert code == 0 and "lossless (bit-exact)" in text and "32-bit float" in text
+    assert run(capsys, "-q", "decompress", packed, "-o", out)[0] == 0
+    assert out.read_bytes() == src.read_bytes()
+    sig = uio.read_signal(out)
+    assert sig.rate == 250 and sig.values.dtype == np.float32 and np.array_equal(sig.values, x)
+
+
+def test_float_csv_round_trip_is_repr_exact(capsys, tmp_path):
+    x = np.cumsum(np.random.default_rng(2).integers(-8, 9, 1500)) * 0.125
+    src, packed, out = tmp_path / "f.csv", tmp_path / "f.ubpe", tmp_path / "g.csv"
+    src.write_text("pressure\n" + "".join(f"{v!r}\n" for v in x.tolist()))
+    assert run(capsys, "-q", "compress", src, "-o", packed, "--level", "1")[0] == 0
+    assert run(capsys, "-q", "decompress", packed, "-o", out)[0] == 0
+    assert out.read_text() == src.read_text()
+    code, _, err = run(capsys, "fit", src, "-o", tmp_path / "m.ubpe", "--n-tokens", "100")
+    line = one_error_line(err)
+    assert code == 1 and "f.csv" in line and "quantize" in line and "--step" in line
