@@ -26,7 +26,7 @@ def fmt_body(channels: int, rate: int, bits: int, *, tag: int = 1, extensible: b
              block_align: int | None = None) -> bytes:
     align = channels * bits // 8 if block_align is None else block_align
     head = struct.pack("<HHIIHH", 0xFFFE if extensible else tag, channels, rate,
-                       rate * align if byte_rate is None else byte_rate, align, bits)
+                       (rate * align) % 2**32 if byte_rate is None else byte_rate, align, bits)
     if not extensible:
         return head
     sub = (tag if code is None else code).to_bytes(2, "little") + GUID_TAIL
@@ -189,6 +189,10 @@ def test_write_with_source_checks_the_values(tmp_path):
     src = uio.read_signal(path).source
     with pytest.raises(ValueError, match="beyond 24-bit PCM"):
         uio.write_values(tmp_path / "b.wav", np.full((4, 2), 2**23, np.int32), source=src)
+    with pytest.raises(ValueError, match="byte rate beyond 32 bits"):
+        uio.write_values(tmp_path / "b.wav", np.zeros((3, 2), np.int32), source=src, rate=2**32 - 1)
+    with pytest.raises(ValueError, match="byte rate beyond 32 bits"):
+        uio.write_values(tmp_path / "b.wav", np.zeros((3, 2), np.int32), rate=2**31)
     with pytest.raises(ValueError, match="2 channel"):
         uio.write_values(tmp_path / "b.wav", np.zeros(4, np.int32), source=src)
     uio.write_values(tmp_path / "b.wav", np.zeros((3, 2), np.int32), source=src, rate=22050)

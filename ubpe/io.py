@@ -1,20 +1,25 @@
-"""File input and output: atomic writes, integer arrays from and to files, the bundled demo signal.
+"""File input and output: atomic writes, arrays from and to files, the bundled demo signal.
 
 Formats, chosen by the file's extension unless ``fmt`` says otherwise:
 
 ========  ==================================================================================
-``npy``   ``.npy`` (numpy's format, read with ``allow_pickle=False``); any shape, integer dtype
-``wav``   ``.wav``, integer PCM (8, 16, 24 or 32 bit); multi-channel files are 2-D
-          ``(frames, channels)``; 24-bit samples are read as ``int32`` as scipy does
-``csv``   ``.csv`` and ``.txt``: integers separated by any mix of commas, spaces, tabs and
-          newlines (read as one flat ``int64`` sequence); ``#`` starts a comment
+``npy``   ``.npy`` (numpy's format, read with ``allow_pickle=False``); any shape, integer,
+          bool or float dtype
+``wav``   ``.wav``, read and written here (RIFF/WAVE): PCM 8 (``uint8``), 16 (``int16``), 24
+          and 32 bit (``int32``; 24-bit values right-justified), float 32/64, plain or
+          ``WAVE_FORMAT_EXTENSIBLE``; mono 1-D, else ``(frames, channels)``
+``csv``   ``.csv`` and ``.txt``: a table, one row per line, separated by ``,`` ``;`` tab or
+          spaces, with an optional header line; ``#`` starts a comment; ``int64`` or
+          ``float64``; several columns are ``(frames, columns)``, ``column=`` picks one
 ``raw``   any other file, with an explicit ``dtype`` such as ``'<i2'``: the bare array bytes
 ``bytes`` any file as ``uint8`` values (``as_bytes=True``)
 ========  ==================================================================================
 
-Floating-point data is refused with a message pointing to quantization: ubpe compresses
-integers. Problems with a file raise ``ValueError`` or ``TypeError`` naming the file; a
-missing file raises ``FileNotFoundError``.
+:func:`read_signal` also returns a ``source`` map describing the file, which
+``container.compress(..., source=...)`` stores and :func:`write_values` uses to write the
+same file back (a WAV byte for byte). Problems with a file raise ``ValueError`` or
+``TypeError`` naming the file; a missing file raises ``FileNotFoundError``; a damaged source
+map raises ``CorruptDataError``.
 """
 
 from __future__ import annotations
@@ -594,7 +599,14 @@ def _default_wav_format(values: np.ndarray, name: str, rate: int) -> _WavFormat:
     else:
         raise TypeError(f"{name}: cannot write dtype {values.dtype} as integer PCM")
     align = channels * bits // 8
-    return _WavFormat(_WAVE_FLOAT if is_float else _WAVE_PCM, channels, rate, rate * align, align, bits, bits, is_float)
+    return _WavFormat(_WAVE_FLOAT if is_float else _WAVE_PCM, channels, rate, _byte_rate(rate, align), align,
+                      bits, bits, is_float)
+
+
+def _byte_rate(rate: int, block_align: int) -> int:
+    if rate * block_align >= 2**32:
+        raise ValueError(f"a WAV at {rate} Hz with {block_align}-byte frames has a byte rate beyond 32 bits")
+    return rate * block_align
 
 
 def _fmt_body(f: _WavFormat) -> bytes:
@@ -619,7 +631,7 @@ def _wav_bytes(values: np.ndarray, name: str, rate: int | None, source: dict | N
         if rate is not None:  # --rate overrides the recorded rate (and so the byte rate)
             rate = _check_rate(rate)
             at = next(c[1] for c in _riff_chunks(blob, 0, len(blob), None) if c[0] == b"fmt ")
-            blob = blob[:at + 4] + struct.pack("<II", rate, rate * f.block_align) + blob[at + 12:]
+            blob = blob[:at + 4] + struct.pack("<II", rate, _byte_rate(rate, f.block_align)) + blob[at + 12:]
         pre, post = blob[:data_at], blob[data_at:]
     payload = _wav_payload(values, f, name)
     if len(payload) & 1 and pad == -1 and post:
