@@ -157,6 +157,20 @@ def test_adaptive_round_trip_matches_reference(x, stages):
     assert_same(P.adaptive_inverse(r, params), x)
 
 
+def test_adaptive_default_cascade_matches_reference_past_the_warm_up():
+    """The vectorized steady state (i >= order) of the order-256 stage, extremes included."""
+    rng = np.random.default_rng(41)
+    for dtype in (np.int16, np.uint64):
+        info = np.iinfo(dtype)
+        x = np.cumsum(rng.integers(-40, 41, 700)).astype(dtype)
+        x[500:520] = info.max
+        x[520:540] = info.min
+        bits = 8 * x.dtype.itemsize
+        r, params = P.adaptive_forward(x)
+        assert r.tolist() == ref.cascade(signed_ints(x), bits, list(P.DEFAULT_STAGES))
+        assert_same(P.adaptive_inverse(r, params), x)
+
+
 @given(signals(max_size=300))
 def test_adaptive_default_stages_round_trip(x):
     r, params = P.adaptive_forward(x)
