@@ -15,6 +15,14 @@ untrusted params raise :class:`~ubpe.CorruptDataError` before any kernel runs.
   (:func:`ubpe.predict.rank_forward`); output the smallest unsigned dtype that holds the
   largest channel's ``count - 1``.
 
+Two stages work across the channel list rather than through a per-channel transform:
+
+* ``grid`` (:class:`GridStage`): each channel's affine grid ``offset + step * k`` to ``k``
+  (:func:`ubpe.predict.grid_forward`), params ``{"width", "channels"}``; output ``uint{width}``.
+* ``decorrelate`` (:class:`DecorrelateStage`): channels predicted from other channels modulo
+  ``2**bits`` (FLAC's stereo modes per block for two channels, one reference channel each for
+  more); output the signed type of the input's width.
+
 Importing this module registers the stages (:func:`ubpe.frontend.register`).
 """
 
