@@ -143,3 +143,13 @@ def test_foreign_source_maps_are_left_alone(tmp_path):
     assert uio.check_source({"format": "npy"}) is None
     with pytest.raises(ubpe.CorruptDataError):
         uio.check_source([1])
+
+
+def test_a_long_header_is_dropped_with_a_warning(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(",".join(f"column_number_{i}" for i in range(100)) + "\n" + ",".join(["1"] * 100) + "\n")
+    with pytest.warns(UserWarning, match="will not be written back"):
+        sig = uio.read_signal(path)
+    assert "header" not in sig.source and sig.values.shape == (1, 100)
+    with pytest.warns(UserWarning, match="will not be written back"):
+        assert uio.read_signal(path, column="column_number_7").values.tolist() == [1]

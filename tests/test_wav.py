@@ -178,6 +178,10 @@ def test_write_without_source_is_plain_pcm(tmp_path):
     path = tmp_path / "a.wav"
     uio.write_values(path, np.array([1, -2, 3], dtype=np.int16), rate=360)
     assert path.read_bytes() == wav_file(fmt_body(1, 360, 16), payload_of(np.array([1, -2, 3]), 16))
+    uio.write_values(path, np.array([1, 2], dtype=np.int32), overwrite=True)
+    assert uio.read_signal(path).source["bits"] == 32  # int32 as it is, not narrowed
+    uio.write_values(path, np.array([1, 2], dtype=np.int64), overwrite=True)
+    assert uio.read_signal(path).source["bits"] == 16  # other dtypes narrowed
     uio.write_values(path, np.array([0.5, -1.5], dtype=np.float64), overwrite=True)
     sig = uio.read_signal(path)
     assert sig.values.dtype == np.float64 and sig.values.tolist() == [0.5, -1.5] and sig.rate == uio.DEFAULT_WAV_RATE

@@ -588,11 +588,11 @@ def _default_wav_format(values: np.ndarray, name: str, rate: int) -> _WavFormat:
         bits, is_float = (64 if values.dtype.itemsize == 8 else 32), True
     elif values.dtype == np.uint8 or values.dtype.kind == "b":
         bits, is_float = 8, False
-    elif values.dtype.kind in "iu":
-        bits, is_float = 16, False
-        if values.size:
+    elif values.dtype.kind in "iu":  # int16 and int32 as they are; others in the narrower that holds them
+        bits, is_float = (32 if values.dtype == np.int32 else 16), False
+        if values.size and values.dtype not in (np.dtype(np.int16), np.dtype(np.int32)):
             lo, hi = int(values.min()), int(values.max())
-            if values.dtype.itemsize > 2 and not (-(2**15) <= lo and hi < 2**15):
+            if not (-(2**15) <= lo and hi < 2**15):
                 bits = 32
             if not (-(2**31) <= lo and hi < 2**31):
                 raise ValueError(f"{name}: values range from {lo} to {hi}, beyond 32-bit PCM; write .npy or raw instead")
@@ -700,6 +700,9 @@ def _read_csv(name: str, column: int | str | None = None) -> Signal:
         line = delimiter.join(header) if delimiter != " " else " ".join(header)
         if len(line) <= _PIECE:
             source["header"] = line
+        else:
+            warnings.warn(f"{name}: the header line has {len(line)} characters, more than the {_PIECE} a "
+                          "container keeps: it will not be written back", stacklevel=3)
     if index is not None and not flat:
         source["column"] = index
     return Signal(values, None, source)
@@ -865,8 +868,8 @@ def write_values(
     :func:`read_signal`, or a container's ``describe(data).source``) the file is laid out as
     the one read: same ``fmt `` chunk, sample width, other chunks and their order, so the same
     samples give the same bytes; ``rate`` then overrides the recorded rate. Without one: PCM
-    at ``rate`` Hz (default :data:`DEFAULT_WAV_RATE`), 8-bit for ``uint8``, else 16-bit, or
-    32-bit when a value needs it; float values as 32/64-bit float WAV (format 3). ``.csv``
+    at ``rate`` Hz (default :data:`DEFAULT_WAV_RATE`), 8-bit for ``uint8``, 16- and 32-bit for
+    ``int16``/``int32``, other integers the narrower of the two that holds every value; float values as 32/64-bit float WAV (format 3). ``.csv``
     and ``.txt``: one value per line (2-D: one row per line), floats in ``repr`` (exact); a csv
     ``source`` puts back the header line (one column: its name) and the separator. Anything
     else gets the array's raw bytes in its own dtype and C order (cast first with
