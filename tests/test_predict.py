@@ -117,6 +117,42 @@ def test_lpc_blocks_warm_up_from_the_previous_block():
     assert all(abs(int(r[b * 100])) < 50 for b in range(1, 40))
 
 
+def _lpc_cost(r: np.ndarray, params: dict, block: int) -> float:
+    """The kernel's cost of a choice: per block, geometric-law bits of the zigzag magnitudes
+    plus the coefficient bits (the criterion lpc_analyze minimises)."""
+    z = 2.0 * np.abs(r.astype(np.float64))
+    total = 0.0
+    for b, (order, prec) in enumerate(zip(params["orders"], params["precisions"])):
+        m = z[b * block:(b + 1) * block].mean()
+        n = len(z[b * block:(b + 1) * block])
+        total += n * ((1 + m) * np.log2(1 + m) - (m * np.log2(m) if m > 0 else 0.0))
+        total += order * prec + (10 if order else 0)
+    return total
+
+
+def test_lpc_window_sets():
+    """Several windows per block (FLAC's apodization search): never worse by the kernel's own
+    cost than one of them, still exact; one window in a tuple is that window."""
+    rng = np.random.default_rng(42)
+    t = np.arange(12_000)
+    x = np.round(800 * np.sin(t / 23.0) * (1 + t / 6000) + rng.normal(0, 30, t.size)).astype(np.int16)
+    r1, p1 = P.lpc_forward(x, block=1000)
+    rt, pt = P.lpc_forward(x, block=1000, window=("tukey",))
+    assert p1 == pt and np.array_equal(r1, rt)
+    rs, ps = P.lpc_forward(x, block=1000, window=("tukey", "tukey25", "welch", "hann", "none"))
+    assert_same(P.lpc_inverse(rs, ps), x)
+    assert _lpc_cost(rs, ps, 1000) <= _lpc_cost(r1, p1, 1000) + 1e-6
+    for name in P.WINDOWS:
+        r, p = P.lpc_forward(x[:3000], window=name)
+        assert_same(P.lpc_inverse(r, p), x[:3000])
+    with pytest.raises(ValueError):
+        P.lpc_forward(x, window=())
+    with pytest.raises(TypeError):
+        P.lpc_forward(x, window=("tukey", 2))
+    with pytest.raises(ValueError):
+        P.lpc_forward(x, window=("tukey", "kaiser"))
+
+
 def test_lpc_empty_and_length_one():
     for x in (np.zeros(0, np.uint16), np.array([-7], np.int64)):
         r, params = P.lpc_forward(x)

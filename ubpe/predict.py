@@ -64,7 +64,7 @@ MAX_BLOCK = 1 << 24
 MAX_STAGES = 8
 MAX_STAGE_ORDER = 1024
 MAX_STAGE_SHIFT = 28
-WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3}
+WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3, "tukey25": 4}
 # Default cascade (normalized rule): a long, slowly adapting stage for the spectrum's shape
 # (resonances, long correlations), then short, fast stages for what changes from moment to moment.
 DEFAULT_STAGES: tuple[tuple[int, int, int], ...] = ((256, 17, 1), (32, 14, 1), (4, 11, 1))
@@ -154,7 +154,7 @@ def lpc_forward(
     *,
     block: int = 4096,
     max_order: int = MAX_ORDER,
-    window: str = "tukey",
+    window: str | tuple[str, ...] = "tukey",
     precisions: tuple[int, ...] = (12, 15),
 ) -> tuple[np.ndarray, dict]:
     """Residual of exact block linear prediction, and the params that invert it.
@@ -166,8 +166,11 @@ def lpc_forward(
         Samples per block (each block has its own order and coefficients); 1 to 2**24.
     max_order : int, default 32
         Highest prediction order tried, 0 to 32 (0 gives the identity but for the type).
-    window : {"tukey", "welch", "hann", "none"}
-        Window applied to each block before its autocorrelation (analysis only).
+    window : str or sequence of str, default "tukey"
+        Window applied to each block before its autocorrelation (analysis only): "tukey"
+        (Tukey 0.5), "tukey25" (Tukey 0.25), "welch", "hann" or "none"; given several, each
+        block takes the cheapest predictor found under any of them (FLAC's apodization
+        search; slower analysis, same decoder).
     precisions : tuple of int
         Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
 
@@ -183,7 +186,15 @@ def lpc_forward(
     s, dtype = _signal(x)
     block = check_int("block", block, 1, MAX_BLOCK)
     max_order = check_int("max_order", max_order, 0, MAX_ORDER)
-    window = check_choice("window", window, WINDOWS)
+    names = (window,) if isinstance(window, str) else window
+    if isinstance(names, bytes) or not hasattr(names, "__iter__"):
+        raise TypeError(f"window must be a window name or a sequence of names, got {type(window).__name__}")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"window names must be strings, got {type(name).__name__} {name!r}")
+    kinds = np.array([WINDOWS[check_choice("window", name, WINDOWS)] for name in names], np.int64)
+    if not kinds.size:
+        raise ValueError("window must name at least one window")
     if isinstance(precisions, (str, bytes)) or not hasattr(precisions, "__iter__"):
         raise TypeError(f"precisions must be a sequence of ints, got {type(precisions).__name__}")
     precs = [check_int("precisions[]", p, 2, MAX_PRECISION) for p in precisions]
@@ -196,7 +207,7 @@ def lpc_forward(
     shifts = np.zeros(nb, np.int64)
     pbits = np.zeros(nb, np.int64)
     coefs = np.zeros(nb * max_order, np.int64)
-    used = _k.lpc_analyze(s, block, max_order, WINDOWS[window], np.array(precs, np.int64), 64 - bits,
+    used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits,
                           orders, shifts, pbits, coefs)
     coefs = coefs[:used]
     res = np.empty(n, np.int64)

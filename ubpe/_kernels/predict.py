@@ -88,11 +88,15 @@ def _geometric_bits(total, n):
 def _residual_bits(s, lo, hi, order, q, shift, sh):
     """Estimated bits of the zigzagged residuals of s[lo:hi] under one quantized predictor."""
     total = 0.0
+    rev = np.empty(max(order, 1), np.int64)  # reversed, so the dot product walks forwards
+    for j in range(order):
+        rev[order - 1 - j] = q[j]
     for i in range(lo, hi):
         if i >= order:
             acc = np.uint64(0)
+            base = i - order
             for j in range(order):
-                acc += np.uint64(q[j]) * np.uint64(s[i - 1 - j])
+                acc += np.uint64(rev[j]) * np.uint64(s[base + j])
             p = np.int64(acc) >> np.int64(shift)
         elif i >= 1:
             p = s[i - 1]
@@ -136,16 +140,39 @@ def _quantize(lp, order, precision, q):
 
 
 @njit(cache=True, nogil=True)
-def lpc_analyze(s, block, max_order, window, precisions, sh, orders, shifts, precs, coefs):
+def _window(w, m, kind):
+    """Fill w[:m] with window ``kind``: 0 none, 1 Welch, 2 Tukey(0.5), 3 Hann, 4 Tukey(0.25)."""
+    for i in range(m):
+        if kind == 1:
+            t = (2.0 * i - (m - 1)) / (m + 1.0)
+            w[i] = 1.0 - t * t
+        elif kind == 2 or kind == 4:
+            edge = (0.25 if kind == 2 else 0.125) * m
+            if i < edge:
+                w[i] = 0.5 - 0.5 * np.cos(np.pi * i / edge)
+            elif i > m - 1 - edge:
+                w[i] = 0.5 - 0.5 * np.cos(np.pi * (m - 1 - i) / edge)
+            else:
+                w[i] = 1.0
+        elif kind == 3:
+            w[i] = 0.5 - 0.5 * np.cos(2.0 * np.pi * (i + 0.5) / m)
+        else:
+            w[i] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs):
     """Choose each block's order, precision, shift and quantized coefficients.
 
-    Autocorrelation of the windowed block (``window`` 0 none, 1 Welch, 2 Tukey(0.5), 3 Hann),
-    Levinson-Durbin in float64, candidate orders ranked by the Levinson error plus coefficient
-    bits, then the best candidates re-costed on the exact integer residual for every precision in
-    ``precisions``. ``coefs`` must hold nblocks * max_order values; returns how many it used.
+    For each window of ``windows`` (0 none, 1 Welch, 2 Tukey(0.5), 3 Hann, 4 Tukey(0.25)):
+    autocorrelation of the windowed block, Levinson-Durbin in float64, candidate orders ranked
+    by the Levinson error plus coefficient bits, then the best candidates re-costed on the exact
+    integer residual for every precision in ``precisions``; the cheapest predictor over all
+    windows wins (FLAC's apodization search). ``coefs`` must hold nblocks * max_order values;
+    returns how many it used.
 
-    Preconditions: block >= 1; 0 <= max_order <= 32; precisions in [2, 16]; output arrays of
-    length ceil(n / block).
+    Preconditions: block >= 1; 0 <= max_order <= 32; windows non-empty, in [0, 4]; precisions
+    in [2, 16]; output arrays of length ceil(n / block).
     """
     n = s.shape[0]
     nb = orders.shape[0]
@@ -164,63 +191,50 @@ def lpc_analyze(s, block, max_order, window, precisions, sh, orders, shifts, pre
         lo = b * block
         hi = min(n, lo + block)
         m = hi - lo
-        # window
-        for i in range(m):
-            if window == 1:
-                t = (2.0 * i - (m - 1)) / (m + 1.0)
-                w[i] = 1.0 - t * t
-            elif window == 2:
-                edge = 0.25 * m
-                if i < edge:
-                    w[i] = 0.5 - 0.5 * np.cos(np.pi * i / edge)
-                elif i > m - 1 - edge:
-                    w[i] = 0.5 - 0.5 * np.cos(np.pi * (m - 1 - i) / edge)
-                else:
-                    w[i] = 1.0
-            elif window == 3:
-                w[i] = 0.5 - 0.5 * np.cos(2.0 * np.pi * (i + 0.5) / m)
-            else:
-                w[i] = 1.0
-        for i in range(m):
-            xw[i] = float(s[lo + i]) * w[i]
-        kmax = min(max_order, m - 1) if m > 1 else 0
-        for k in range(kmax + 1):
-            acc = 0.0
-            for i in range(k, m):
-                acc += xw[i] * xw[i - k]
-            r[k] = acc
-        # Levinson-Durbin: errs[k] is the prediction error energy at order k
-        errs[0] = r[0]
-        for j in range(max_order + 1):
-            a[j] = 0.0
-        usable = 0
-        if r[0] > 0.0 and np.isfinite(r[0]):
-            err = r[0] * (1.0 + 1e-9)  # a tiny white-noise floor keeps the recursion stable
-            for k in range(1, kmax + 1):
-                acc = r[k]
-                for j in range(1, k):
-                    acc -= a[j] * r[k - j]
-                refl = acc / err
-                if not np.isfinite(refl) or abs(refl) >= 1.0:
-                    break
-                for j in range(1, k):
-                    tmp[j] = a[j] - refl * a[k - j]
-                for j in range(1, k):
-                    a[j] = tmp[j]
-                a[k] = refl
-                err *= 1.0 - refl * refl
-                errs[k] = err
-                for j in range(k):
-                    lps[k, j] = a[j + 1]
-                usable = k
-                if err <= 0.0:
-                    break
-        # order-0 and order-1 fallbacks are always candidates; rank the rest by estimate
+        # the order-0 fallback is always a candidate
         best_bits = _residual_bits(s, lo, hi, 0, q, 0, sh)
         best_order = 0
         best_shift = 0
         best_prec = 0
-        if usable > 0:
+        for wi in range(windows.shape[0]):
+            _window(w, m, windows[wi])
+            for i in range(m):
+                xw[i] = float(s[lo + i]) * w[i]
+            kmax = min(max_order, m - 1) if m > 1 else 0
+            for k in range(kmax + 1):
+                acc = 0.0
+                for i in range(k, m):
+                    acc += xw[i] * xw[i - k]
+                r[k] = acc
+            # Levinson-Durbin: errs[k] is the prediction error energy at order k
+            errs[0] = r[0]
+            for j in range(max_order + 1):
+                a[j] = 0.0
+            usable = 0
+            if r[0] > 0.0 and np.isfinite(r[0]):
+                err = r[0] * (1.0 + 1e-9)  # a tiny white-noise floor keeps the recursion stable
+                for k in range(1, kmax + 1):
+                    acc = r[k]
+                    for j in range(1, k):
+                        acc -= a[j] * r[k - j]
+                    refl = acc / err
+                    if not np.isfinite(refl) or abs(refl) >= 1.0:
+                        break
+                    for j in range(1, k):
+                        tmp[j] = a[j] - refl * a[k - j]
+                    for j in range(1, k):
+                        a[j] = tmp[j]
+                    a[k] = refl
+                    err *= 1.0 - refl * refl
+                    errs[k] = err
+                    for j in range(k):
+                        lps[k, j] = a[j + 1]
+                    usable = k
+                    if err <= 0.0:
+                        break
+            if usable == 0:
+                continue
+            # rank the orders by estimate, then cost the best few exactly
             p0 = precisions[0]
             est = np.empty(usable, np.float64)
             for k in range(1, usable + 1):
