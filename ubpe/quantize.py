@@ -270,20 +270,27 @@ def exact_grid(x: Any) -> int | None:
     x64 = arr.astype(np.float64).reshape(-1)
     if not np.all(np.isfinite(x64)):
         return None
-    nz = x64[x64 != 0]
-    if nz.size == 0:
+    # each value is M * 2**E with M its significand (a 53-bit integer, the hidden bit included
+    # for normal numbers) and E from the biased exponent field; its lowest set bit is
+    # 2**(E + tz(M)), and tz(M) is read from the exponent field of float64(M & -M), a power of two
+    bits = x64.view(np.uint64)
+    field = (bits >> np.uint64(52)) & np.uint64(0x7FF)
+    normal = field != 0
+    m = (bits & np.uint64((1 << 52) - 1)) | (normal.astype(np.uint64) << np.uint64(52))
+    nonzero = m != 0
+    if not nonzero.any():
         return 0
-    mant, ex = np.frexp(nz)  # nz = mant * 2**ex, 0.5 <= |mant| < 1, subnormals normalised
-    m = np.ldexp(np.abs(mant), 53).astype(np.int64)  # the 53-bit significand, an exact integer
-    low = m & -m  # its lowest set bit, 2**tz
-    tz = np.frexp(low.astype(np.float64))[1] - 1
-    e = int((ex.astype(np.int64) - 53 + tz).min())
+    low = (m & (~m + np.uint64(1))).astype(np.float64)  # M & -M, exact as a float64
+    tz = ((low.view(np.uint64) >> np.uint64(52)).astype(np.int64)) - 1023
+    lowest = np.maximum(field.astype(np.int64), 1) - 1075 + tz
+    e = int(lowest[nonzero].min())
     k = np.ldexp(x64, -e)
     if not np.abs(k).max() <= MAX_GRID_INT:
         return None
     back = np.ldexp(k.astype(np.int64).astype(np.float64), e)
     back = np.copysign(back, x64).astype(arr.dtype)  # the sign of zeros, kept apart by the stage
-    if not np.array_equal(back.view(np.uint8), np.ascontiguousarray(arr).reshape(-1).view(np.uint8)):
+    same = np.dtype(f"u{arr.dtype.itemsize}")  # the floats' bits, compared as integers
+    if not np.array_equal(back.view(same), np.ascontiguousarray(arr).reshape(-1).view(same)):
         return None  # pragma: no cover - the exponent arithmetic above is exact; this proves it
     return e
 
