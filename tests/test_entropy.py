@@ -341,16 +341,19 @@ def test_merges_validation():
 @pytest.fixture(scope="module")
 def samples():
     tokens = zipf_tokens(3000, 1024, seed=9)
+    rng = np.random.default_rng(9)
+    laplace = np.clip(np.round(rng.laplace(512, 3 + 40 * (np.arange(3000) > 1500))), 0, 1023).astype(np.int64)
     return {
         "rans": (tokens, encode_stream(tokens, 1024)),
         "packed": (tokens, encode_stream(tokens, 1024, coders=("packed",))),
         "const": (np.full(50, 7), encode_stream(np.full(50, 7), 1024)),
+        "mag": (laplace, encode_stream(laplace, 1024, coders=("mag",))),
     }
 
 
 def test_samples_use_expected_coders(samples):
     assert {name: f["coder"] for name, (_, f) in samples.items()} == {
-        "rans": "rans", "packed": "packed", "const": "const"
+        "rans": "rans", "packed": "packed", "const": "const", "mag": "mag"
     }
 
 
@@ -365,7 +368,7 @@ def test_every_strict_prefix_is_refused(samples, coder, field):
             decode_stream(bad, 1024)
 
 
-@pytest.mark.parametrize("coder", ["rans", "packed", "const"])
+@pytest.mark.parametrize("coder", ["rans", "packed", "const", "mag"])
 def test_wrong_types_in_each_field(samples, coder):
     _, fields = samples[coder]
     for name, value in fields.items():
@@ -389,7 +392,7 @@ def test_not_a_dict_and_bad_coder(samples):
     for name in ("zstd", "", "ANS", "r" * 1000):
         with pytest.raises(CorruptDataError, match="unknown coder"):
             decode_stream({"coder": name, "n": 1}, 10)
-    assert set(CODERS) == {"rans", "packed", "const", "cm"}
+    assert set(CODERS) == {"rans", "packed", "const", "cm", "mag"}
 
 
 def test_ans_coder_is_no_longer_supported(samples):
@@ -403,7 +406,7 @@ def test_ans_coder_is_no_longer_supported(samples):
         encode_stream(np.arange(10) % 3, 3, coders=("ans",))
 
 
-@pytest.mark.parametrize("coder", ["rans", "packed", "const"])
+@pytest.mark.parametrize("coder", ["rans", "packed", "const", "mag"])
 def test_n_inconsistent(samples, coder):
     tokens, fields = samples[coder]
     n = len(tokens)
@@ -411,11 +414,11 @@ def test_n_inconsistent(samples, coder):
         decode_stream(dict(fields, n=-1), 1024)
     if coder != "const":
         for wrong in (n + 1, n - 1, 2 * n, 50 * n):
-            with pytest.raises(CorruptDataError, match="field '(payload|freq|n|pb)'"):
+            with pytest.raises(CorruptDataError, match="field '(payload|freq|n|pb|raw)'"):
                 decode_stream(dict(fields, n=wrong), 1024)
 
 
-@pytest.mark.parametrize("coder", ["rans", "packed", "const"])
+@pytest.mark.parametrize("coder", ["rans", "packed", "const", "mag"])
 def test_max_count_refused_before_allocating(samples, coder):
     tokens, fields = samples[coder]
     huge = dict(fields, n=10**15)
@@ -460,7 +463,8 @@ def test_out_of_range_symbols_and_tables(samples):
             decode_stream(dict(fields, pb=pb), 1024)
 
 
-@pytest.mark.parametrize("coder, field, seed", [("rans", "payload", 1), ("rans", "freq", 2), ("packed", "payload", 3)])
+@pytest.mark.parametrize("coder, field, seed", [("rans", "payload", 1), ("rans", "freq", 2), ("packed", "payload", 3),
+                                                ("mag", "payload", 4), ("mag", "table", 5), ("mag", "raw", 6)])
 def test_random_byte_flips(samples, coder, field, seed):
     tokens, fields = samples[coder]
     rng = np.random.default_rng(seed)  # fixed: hash() of a str changes from process to process
@@ -477,7 +481,7 @@ def test_random_byte_flips(samples, coder, field, seed):
             continue
         assert out.shape == (len(tokens),) and out.dtype == np.int32
         assert out.min() >= 0 and out.max() < 1024
-    if coder != "packed":
+    if coder != "packed" and field != "raw":  # raw low bits are as unchecked as packed ones
         assert refused > 100  # entropy-coded data carries strong internal consistency checks
 
 

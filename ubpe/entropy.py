@@ -42,6 +42,7 @@ import numpy as np
 
 from ._kernels import cm as _cm
 from ._kernels import entropy as _k
+from ._kernels import residual as _mag
 from .errors import CorruptDataError
 
 __all__ = [
@@ -56,14 +57,17 @@ __all__ = [
 ]
 
 #: Every coder decode_stream understands.
-CODERS = ("rans", "packed", "const", "cm")
-#: Coders encode_stream offers by default.
-DEFAULT_CODERS = ("rans", "packed", "const")
+CODERS = ("rans", "packed", "const", "cm", "mag")
+#: Coders encode_stream offers by default (the planner offers them at level 1).
+DEFAULT_CODERS = ("rans", "packed", "const", "mag")
+#: Coders the planner offers at level 2 (the default level).
+LEVEL2_CODERS = DEFAULT_CODERS + ("cm",)
 _FIELDS = {
     "const": ("coder", "n", "symbol"),
     "packed": ("coder", "n", "width", "payload"),
     "rans": ("coder", "n", "k", "q", "pb", "freq", "payload"),
     "cm": ("coder", "n", "payload"),
+    "mag": ("coder", "n", "center", "rate", "pb", "table", "payload", "raw"),
 }
 #: rANS probability precision range (bits). The decoder builds a 2**pb slot table, so pb is
 #: also capped at max(RANS_MIN_PB, bit_length(n) + 3) to keep decoding memory O(n).
@@ -265,7 +269,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     width = _packed_width(int(ids[-1]))
     _, payload = pack_uints(arr, width)
     best = {"coder": "packed", "n": n, "width": width, "payload": payload}
-    if k == 1 or not ({"rans", "cm"} & set(coders)):
+    if k == 1 or not ({"rans", "cm", "mag"} & set(coders)):
         return best
     best_size = len(msgpack.packb(best))
 
@@ -290,6 +294,12 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
+    if "mag" in coders:
+        cand = _encode_mag(arr, best_size)
+        if cand is not None:
+            size = len(msgpack.packb(cand))
+            if size < best_size:
+                best, best_size = cand, size
     if "cm" in coders:
         cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)))
         if cand is not None:
@@ -307,6 +317,55 @@ def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int) -> dict | None:
     if length > buf.size:  # did not fit: larger than the current best anyway
         return None
     return {"coder": "cm", "n": int(tokens.size), "payload": buf[:length].tobytes()}
+
+
+_BITLEN = _mag.bitlen_table()
+
+
+def _mag_pb_cap(n: int) -> int:
+    """Largest "mag" precision for n tokens: its decoding tables (<= 56 x 2**pb) stay O(n)."""
+    return min(_mag.MAX_PB, max(_mag.MIN_PB, _bit_length(n) + 2))
+
+
+def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
+    """Per-context bucket counts -> frequencies summing to 2**pb on every used context."""
+    freqs = np.zeros_like(counts)
+    _mag.normalize_rows(counts, pb, freqs)
+    return freqs
+
+
+def _encode_mag(arr: np.ndarray, budget: int) -> dict | None:
+    """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
+
+    The center is the median token (the id of a residual's zero when ids follow values); the
+    running-mean rate and the precision pb are chosen by exact table bits + raw bits + the
+    payload's cross-entropy under the normalised frequencies.
+    """
+    n = int(arr.size)
+    tokens = np.ascontiguousarray(arr, dtype=np.int64)
+    center = int(np.partition(tokens, n // 2)[n // 2])
+    empty = np.zeros(0, dtype=np.uint8)
+    best = None
+    for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
+        counts = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+        raw_bits = int(_mag.mag_stats(tokens, center, rate, _BITLEN, counts))
+        for pb in range(_mag.MIN_PB, _mag_pb_cap(n) + 1):
+            freqs = np.empty_like(counts)
+            ce = _mag.normalize_rows(counts, pb, freqs)
+            total = ce + raw_bits + _mag.table_encode(freqs, empty)
+            if best is None or total < best[0] - 1e-9:
+                best = (total, rate, pb, freqs, raw_bits)
+    assert best is not None
+    total, rate, pb, freqs, raw_bits = best
+    if total / 8.0 > 1.05 * budget + 64:
+        return None
+    words = np.zeros(n + 2, dtype=np.uint32)
+    raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
+    start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)
+    tbuf = np.zeros((_mag.table_encode(freqs, empty) + 7) // 8, dtype=np.uint8)
+    _mag.table_encode(freqs, tbuf)
+    return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
+            "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
 
 
 def stream_cost_bits(tokens: np.ndarray, vocab_size: int) -> float:
@@ -402,6 +461,8 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
         return _decode_packed(fields, n, vocab_size)
     if coder == "cm":
         return _decode_cm(fields, n, vocab_size)
+    if coder == "mag":
+        return _decode_mag(fields, n, vocab_size)
     return _decode_rans(fields, n, vocab_size)
 
 
@@ -504,6 +565,43 @@ def _decode_cm(fields: dict, n: int, vocab_size: int) -> np.ndarray:
     if status != _cm.OK:
         raise CorruptDataError("field 'payload': length or final bytes differ from the coder output")
     return out
+
+
+def _decode_mag(fields: dict, n: int, vocab_size: int) -> np.ndarray:
+    center = _field_int(fields, "center", 0, vocab_size - 1)
+    rate = _field_int(fields, "rate", _mag.MIN_RATE, _mag.MAX_RATE)
+    pb = _field_int(fields, "pb", _mag.MIN_PB, _mag_pb_cap(n))
+    table = _field_bytes(fields, "table")
+    payload = _field_bytes(fields, "payload")
+    raw = _field_bytes(fields, "raw")
+    if len(payload) % 4:
+        raise CorruptDataError(f"field 'payload' length {len(payload)} is not a multiple of 4")
+    if len(payload) // 4 > n + 2:
+        raise CorruptDataError(f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need")
+    # a token has at most (N_BUCKETS >> 1) - 1 raw bits
+    if len(raw) > (n * ((_mag.N_BUCKETS >> 1) - 1) + 7) // 8:
+        raise CorruptDataError(f"field 'raw' has {len(raw)} bytes, more than n={n} tokens can need")
+    freqs = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+    status = _mag.table_decode(np.frombuffer(table, dtype=np.uint8), pb, freqs)
+    if status != _mag.OK:
+        raise CorruptDataError(f"field 'table': {_MAG_ERRORS.get(status, 'malformed')}")
+    out = _alloc_tokens(n)
+    status = _mag.mag_decode(np.frombuffer(payload, dtype="<u4").astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
+                             center, rate, _BITLEN, freqs, pb, vocab_size, out)
+    if status == _mag.ERR_RAW:
+        raise CorruptDataError("field 'raw': fewer or more raw bits than the payload's magnitude classes need")
+    if status != _mag.OK:
+        raise CorruptDataError(f"field 'payload': {_MAG_ERRORS.get(status, 'malformed')}")
+    return out
+
+
+_MAG_ERRORS = {
+    _mag.ERR_TRUNCATED: "truncated",
+    _mag.ERR_RANGE: "frequency table or initial coder state out of range",
+    _mag.ERR_CONTEXT: "a context without a frequency table is reached",
+    _mag.ERR_SYMBOL: "decoded a token outside [0, vocab_size)",
+    _mag.ERR_TRAILING: "words left over or final coder state wrong",
+}
 
 
 def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:

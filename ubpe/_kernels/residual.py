@@ -1,0 +1,382 @@
+"""Kernels of the "mag" coder: residual-like token streams by magnitude class (numba).
+
+Every token t becomes z = zigzag(t - center) (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...), split
+into a *bucket* (a half-octave magnitude class: z itself below 2, else 2e - 2 + the bit below
+the top one, e = bit length of z) and e - 2 raw low bits. Buckets are rANS-coded with a static
+frequency table per *context*; the context is the bucket of 4 * the running mean of z
+(m <- m - m >> rate + z, context = bucket(m >> (rate - 2)), capped), so the tables follow the
+signal's loudness the way partitioned Rice coding does, at rANS precision. Raw bits go to a
+separate little-endian bitstream. rANS: 64-bit state in [2**32, 2**64), 32-bit words, written
+backwards by the encoder so the decoder reads forwards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .entropy import _get, _get_rice, _put, _put_rice, _rice_param
+
+N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)
+N_CONTEXTS = 56  #: contexts: buckets of 4 * mean(z) < 2**27
+MIN_RATE = 2
+MIN_PB = 8
+MAX_PB = 13  #: keeps a decoding-table entry in 32 bits and the tables in L2
+MAX_RATE = 8
+RANS_L = 1 << 32
+
+OK = 0
+ERR_TRUNCATED = -1
+ERR_RANGE = -2
+ERR_CONTEXT = -3
+ERR_SYMBOL = -4
+ERR_TRAILING = -5
+ERR_RAW = -6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bitlen(z):
+    e = 0
+    while z >= 256:
+        z >>= 8
+        e += 8
+    while z > 0:
+        z >>= 1
+        e += 1
+    return e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket(z, bl):
+    """Bucket of z >= 0; ``bl`` = bit-length table of 0..65535 (uint8)."""
+    if z < 2:
+        return z
+    e = np.int64(bl[z]) if z < 65536 else 16 + _bitlen(z >> 16)
+    return 2 * e - 2 + ((z >> (e - 2)) & 1)
+
+
+def bitlen_table() -> np.ndarray:
+    """Bit lengths of 0..65535 as uint8 (the kernels' lookup table)."""
+    t = np.zeros(65536, dtype=np.uint8)
+    for e in range(1, 17):
+        t[1 << (e - 1):1 << e] = e
+    return t
+
+
+@njit(cache=True, nogil=True)
+def mag_stats(tokens, center, rate, bl, counts):
+    """Add each token's (context, bucket) to ``counts`` (int64, N_CONTEXTS x N_BUCKETS).
+
+    Returns the total number of raw bits. Preconditions: tokens and center in [0, 2**24),
+    MIN_RATE <= rate <= MAX_RATE.
+    """
+    m = 0
+    raw = 0
+    sh = rate - 2
+    for i in range(tokens.shape[0]):
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+        c = _bucket(m >> sh, bl)
+        if c >= N_CONTEXTS:
+            c = N_CONTEXTS - 1
+        b = _bucket(z, bl)
+        counts[c, b] += 1
+        if b >= 4:
+            raw += (b >> 1) - 1
+        m += z - (m >> rate)
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
+    """Encode; ``freqs`` (int64, N_CONTEXTS x N_BUCKETS) sum to 2**pb on every used context.
+
+    ``words``: uint32, length >= len(tokens) + 2; ``raw``: uint8 zero-filled, large enough for
+    the raw bits (from ``mag_stats``). Returns the first word index written (words[start:]).
+    """
+    n = tokens.shape[0]
+    ctx = np.empty(n, dtype=np.uint8)
+    bk = np.empty(n, dtype=np.uint8)
+    m = 0
+    sh = rate - 2
+    acc = np.uint64(0)
+    nacc = 0
+    p = 0
+    for i in range(n):
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+        c = _bucket(m >> sh, bl)
+        if c >= N_CONTEXTS:
+            c = N_CONTEXTS - 1
+        b = _bucket(z, bl)
+        ctx[i] = c
+        bk[i] = b
+        if b >= 4:
+            nb = (b >> 1) - 1
+            acc |= np.uint64(z & ((1 << nb) - 1)) << np.uint64(nacc)
+            nacc += nb
+            while nacc >= 8:
+                raw[p] = np.uint8(acc & np.uint64(255))
+                acc >>= np.uint64(8)
+                nacc -= 8
+                p += 1
+        m += z - (m >> rate)
+    if nacc > 0:
+        raw[p] = np.uint8(acc & np.uint64(255))
+    cum = np.zeros((N_CONTEXTS, N_BUCKETS), dtype=np.uint64)
+    for c in range(N_CONTEXTS):
+        a = 0
+        for b in range(N_BUCKETS):
+            cum[c, b] = a
+            a += freqs[c, b]
+    upb = np.uint64(pb)
+    shift = np.uint64(64 - pb)
+    mask32 = np.uint64(0xFFFFFFFF)
+    x = np.uint64(RANS_L)
+    pos = words.shape[0]
+    for i in range(n - 1, -1, -1):
+        c = ctx[i]
+        b = bk[i]
+        if freqs[c, b] == 1 << pb:  # a certain bucket: the update is the identity, skip it
+            continue
+        f = np.uint64(freqs[c, b])
+        if x >= (f << shift):
+            pos -= 1
+            words[pos] = np.uint32(x & mask32)
+            x >>= np.uint64(32)
+        x = ((x // f) << upb) + (x % f) + cum[c, b]
+    pos -= 1
+    words[pos] = np.uint32(x & mask32)
+    pos -= 1
+    words[pos] = np.uint32(x >> np.uint64(32))
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
+    """Decode len(out) tokens; returns OK or a negative status, never reads out of bounds.
+
+    ``freqs`` as for ``mag_encode`` (rows of unused contexts all zero; checked here: each row
+    is zero or sums to 2**pb). ``raw`` must be exactly the raw bitstream (whole bytes, zero
+    padding). Statuses: ERR_RANGE (bad table or initial state), ERR_CONTEXT (a context whose
+    table is empty), ERR_SYMBOL (token outside [0, vocab_size)), ERR_TRUNCATED (words),
+    ERR_TRAILING (words left over, final state wrong), ERR_RAW (raw bits short, left over or
+    nonzero padding).
+    Preconditions: MIN_PB <= pb <= MAX_PB, 0 <= center < 2**24, MIN_RATE <= rate <= MAX_RATE.
+    """
+    size = 1 << pb
+    row = np.full(N_CONTEXTS, -1, dtype=np.int64)
+    nrows = 0
+    for c in range(N_CONTEXTS):
+        s = 0
+        for b in range(N_BUCKETS):
+            f = freqs[c, b]
+            if f < 0 or f > size:
+                return ERR_RANGE
+            s += f
+        if s == 0:
+            continue
+        if s != size:
+            return ERR_RANGE
+        row[c] = nrows
+        nrows += 1
+    # per used context: slot -> ((freq - 1) << 19 | (slot - cum) << 6 | bucket), one uint32
+    # load per symbol (pb <= MAX_PB = 13 makes each field fit)
+    table = np.empty((max(nrows, 1), size), dtype=np.uint32)
+    for c in range(N_CONTEXTS):
+        r = row[c]
+        if r < 0:
+            continue
+        a = 0
+        for b in range(N_BUCKETS):
+            f = freqs[c, b]
+            for j in range(f):
+                table[r, a + j] = np.uint32(((f - 1) << 19) | (j << 6) | b)
+            a += f
+    nw = words.shape[0]
+    if nw < 2:
+        return ERR_TRUNCATED
+    x = (np.uint64(words[0]) << np.uint64(32)) | np.uint64(words[1])
+    if x < np.uint64(RANS_L):
+        return ERR_RANGE
+    wp = 2
+    upb = np.uint64(pb)
+    mask = np.uint64(size - 1)
+    low = np.uint64(RANS_L)
+    nraw = raw.shape[0]
+    acc = np.uint64(0)
+    nacc = 0
+    p = 0
+    m = 0
+    sh = rate - 2
+    for i in range(out.shape[0]):
+        c = _bucket(m >> sh, bl)
+        if c >= N_CONTEXTS:
+            c = N_CONTEXTS - 1
+        r = row[c]
+        if r < 0:
+            return ERR_CONTEXT
+        slot = x & mask
+        e = np.uint64(table[r, slot])
+        b = np.int64(e & np.uint64(63))
+        x = ((e >> np.uint64(19)) + np.uint64(1)) * (x >> upb) + ((e >> np.uint64(6)) & np.uint64(8191))
+        if x < low:
+            if wp >= nw:
+                return ERR_TRUNCATED
+            x = (x << np.uint64(32)) | np.uint64(words[wp])
+            wp += 1
+        if b < 4:
+            z = b
+        else:
+            nb = (b >> 1) - 1
+            while nacc < nb:
+                if p >= nraw:
+                    return ERR_RAW
+                acc |= np.uint64(raw[p]) << np.uint64(nacc)
+                nacc += 8
+                p += 1
+            z = ((2 | (b & 1)) << nb) | np.int64(acc & np.uint64((1 << nb) - 1))
+            acc >>= np.uint64(nb)
+            nacc -= nb
+        t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
+        if t < 0 or t >= vocab_size:
+            return ERR_SYMBOL
+        out[i] = t
+        m += z - (m >> rate)
+    if wp != nw or x != low:
+        return ERR_TRAILING
+    if p != nraw or acc != np.uint64(0):
+        return ERR_RAW
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def table_encode(freqs, buf):
+    """Write the context tables; returns the bit count (``buf`` of length 0: dry run).
+
+    Per context: one bit "used"; if used, the first and last bucket with a nonzero
+    frequency (6 bits each), then each frequency in between with adaptive Rice codes.
+    """
+    pos = 0
+    a = 16
+    cnt = 1
+    for c in range(N_CONTEXTS):
+        lo = -1
+        hi = -1
+        for b in range(N_BUCKETS):
+            if freqs[c, b] > 0:
+                if lo < 0:
+                    lo = b
+                hi = b
+        if lo < 0:
+            pos = _put(buf, pos, 0, 1)
+            continue
+        pos = _put(buf, pos, 1, 1)
+        pos = _put(buf, pos, lo, 6)
+        pos = _put(buf, pos, hi, 6)
+        for b in range(lo, hi + 1):
+            v = freqs[c, b]
+            pos = _put_rice(buf, pos, v, _rice_param(a, cnt))
+            a += v
+            cnt += 1
+            if cnt >= 16:
+                a >>= 1
+                cnt >>= 1
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def table_decode(buf, pb, freqs):
+    """Inverse of ``table_encode`` into zero-filled ``freqs``; OK or a negative status.
+
+    Checks: bucket bounds, end frequencies nonzero, every frequency <= 2**pb, canonical end
+    (no bytes beyond the last, zero padding). Row sums are checked by ``mag_decode``.
+    """
+    pos = 0
+    a = 16
+    cnt = 1
+    res = np.zeros(2, dtype=np.int64)
+    size = 1 << pb
+    for c in range(N_CONTEXTS):
+        used = _get(buf, pos, 1)
+        if used < 0:
+            return ERR_TRUNCATED
+        pos += 1
+        if used == 0:
+            continue
+        lo = _get(buf, pos, 6)
+        hi = _get(buf, pos + 6, 6)
+        if lo < 0 or hi < 0:
+            return ERR_TRUNCATED
+        pos += 12
+        if hi < lo or hi >= N_BUCKETS:
+            return ERR_RANGE
+        for b in range(lo, hi + 1):
+            st = _get_rice(buf, pos, _rice_param(a, cnt), res)
+            if st != OK:
+                return ERR_RANGE if st != ERR_TRUNCATED else ERR_TRUNCATED
+            pos = res[1]
+            v = res[0]
+            if v > size:
+                return ERR_RANGE
+            freqs[c, b] = v
+            a += v
+            cnt += 1
+            if cnt >= 16:
+                a >>= 1
+                cnt >>= 1
+        if freqs[c, lo] == 0 or freqs[c, hi] == 0:
+            return ERR_RANGE
+    if (pos + 7) // 8 != buf.shape[0]:
+        return ERR_TRAILING
+    if pos & 7 and (np.int64(buf[pos >> 3]) >> (pos & 7)) != 0:
+        return ERR_TRAILING
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def normalize_rows(counts, pb, freqs):
+    """Per-context counts -> frequencies summing to 2**pb on every used row; returns the
+    payload cross-entropy in bits (sum of count * (pb - log2 freq)).
+
+    Same rule as ``ubpe.entropy._normalize`` applied to each row's used buckets: f = 1 +
+    floor(c * (M - k) / S); the shortfall goes one each to the largest remainders, ties to
+    the lower bucket. ``freqs`` (int64, same shape) is overwritten. Preconditions: counts >= 0,
+    each row's used buckets k <= 2**pb, row sums * 2**pb < 2**63.
+    """
+    size = 1 << pb
+    rem = np.empty(counts.shape[1], dtype=np.int64)
+    ce = 0.0
+    for c in range(counts.shape[0]):
+        k = 0
+        s = 0
+        for b in range(counts.shape[1]):
+            freqs[c, b] = 0
+            if counts[c, b] > 0:
+                k += 1
+                s += counts[c, b]
+        if k == 0:
+            continue
+        spare = size - k
+        total = 0
+        for b in range(counts.shape[1]):
+            v = counts[c, b]
+            rem[b] = -1
+            if v > 0:
+                sc = v * spare
+                freqs[c, b] = 1 + sc // s
+                rem[b] = sc % s
+                total += freqs[c, b]
+        short = size - total
+        for _ in range(short):
+            best = -1
+            for b in range(counts.shape[1]):
+                if rem[b] >= 0 and (best < 0 or rem[b] > rem[best]):
+                    best = b
+            freqs[c, best] += 1
+            rem[best] = -1
+        for b in range(counts.shape[1]):
+            v = counts[c, b]
+            if v > 0:
+                ce += v * (pb - np.log2(freqs[c, b]))
+    return ce
