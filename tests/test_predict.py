@@ -407,3 +407,30 @@ def test_same_input_same_bytes():
     for fwd in (P.lpc_forward, P.adaptive_forward, P.grid_forward, P.rank_forward):
         (a, pa), (b, pb) = fwd(x), fwd(x.copy())
         assert a.tobytes() == b.tobytes() and pa == pb
+
+
+def test_small_and_large_paths_agree(monkeypatch):
+    """The Python-int coefficient unpacking and the table-free rank path give what the array
+    paths give."""
+    rng = np.random.default_rng(43)
+    x = np.cumsum(rng.integers(-9, 10, 40_000)).astype(np.int16)
+    _, params = P.lpc_forward(x, block=500)
+    small = P.check_lpc_params(params, x.size, np.int16)
+    monkeypatch.setattr(P, "SMALL_UNPACK", 0)
+    large = P.check_lpc_params(params, x.size, np.int16)
+    assert all(np.array_equal(a, b) for a, b in zip(small[1:], large[1:])) and small[3].size > 128
+    bad = dict(params, coefs=params["coefs"][:-1] + bytes([params["coefs"][-1] | 0x80]))
+    total = int((np.frombuffer(params["orders"], np.uint8).astype(int)
+                 * np.frombuffer(params["precisions"], np.uint8)).sum())
+    assert total % 8  # the last byte has padding bits: setting its top bit is refused either way
+    for limit in (0, 10**6):
+        monkeypatch.setattr(P, "SMALL_UNPACK", limit)
+        with pytest.raises(CorruptDataError, match="padding"):
+            P.check_lpc_params(bad, x.size, np.int16)
+    for dtype in (np.int8, np.uint16):
+        v = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 300, endpoint=True).astype(dtype)
+        monkeypatch.setattr(P, "RANK_TABLE", 1 << 20)
+        k1, p1 = P.rank_forward(v)
+        monkeypatch.setattr(P, "RANK_TABLE", 0)
+        k2, p2 = P.rank_forward(v)
+        assert p1 == p2 and k1.dtype == k2.dtype and np.array_equal(k1, k2)

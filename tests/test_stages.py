@@ -408,3 +408,23 @@ def test_hostile_grid_and_decorrelate_params(name, channels, mutations, monkeypa
             decompress(msgpack.packb(bad, use_bin_type=True))
     # and the shared fuzzer's byte and field mutations
     assert check_mutations([(x, msgpack.packb(tree, use_bin_type=True))], seed=26, n_mutations=150) > 0
+
+
+def test_adaptive_stage_batches_channels_like_the_transform():
+    """One kernel call for all channels gives each channel's adaptive_forward; channels with
+    different cascades (possible in a container) are inverted group by group."""
+    from ubpe import predict
+
+    rng = np.random.default_rng(27)
+    for dtype in ("int16", "uint64", "int8"):
+        x = frontend.to_channels(np.cumsum(rng.integers(-30, 31, (700, 3)), axis=0).astype(dtype))
+        y, params = frontend.stage("adaptive").forward(x)
+        for c in range(3):
+            r, p = predict.adaptive_forward(x[c])
+            assert np.array_equal(y[c], r) and params["channels"][c] == p
+        custom = [[3, 5, 0], [8, 12, 1]]
+        r1, p1 = predict.adaptive_forward(x[1], stages=custom)
+        y[1] = r1
+        params["channels"][1] = p1
+        checked = frontend.parse_chain([{"stage": "adaptive", **params}], x.dtype, x.shape)
+        assert_same_array(frontend.inverse(y, checked, x.dtype), x)

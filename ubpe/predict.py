@@ -64,6 +64,11 @@ MAX_BLOCK = 1 << 24
 MAX_STAGES = 8
 MAX_STAGE_ORDER = 1024
 MAX_STAGE_SHIFT = 28
+#: Coefficient counts up to which params are unpacked from one Python int (faster when small)
+SMALL_UNPACK = 128
+#: rank_forward counts values with a table over the whole dtype (<= 16 bits) when it has at
+#: least 2**bits / RANK_TABLE values; shorter inputs are sorted instead (same result)
+RANK_TABLE = 16
 WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3, "tukey25": 4}
 # Default cascade (normalized rule): a long, slowly adapting stage for the spectrum's shape
 # (resonances, long correlations), then short, fast stages for what changes from moment to moment.
@@ -134,6 +139,16 @@ def _unpack_coefs(data: bytes, widths: np.ndarray, where: str) -> np.ndarray:
         raise CorruptDataError(f"{where}: 'coefs' has {len(data)} bytes, expected {(total + 7) // 8}")
     if widths.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if widths.size <= SMALL_UNPACK:  # one Python int: no array set-up for a few coefficients
+        word = int.from_bytes(data, "little")
+        if word >> total:
+            raise CorruptDataError(f"{where}: 'coefs' has non-zero padding bits")
+        out, pos = [], 0
+        for w in widths.tolist():
+            v = (word >> pos) & ((1 << w) - 1)
+            out.append(v - (1 << w) if v >> (w - 1) else v)
+            pos += w
+        return np.array(out, dtype=np.int64)
     bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little").astype(np.int64)
     if bits[total:].any():
         raise CorruptDataError(f"{where}: 'coefs' has non-zero padding bits")
@@ -351,6 +366,20 @@ def adaptive_inverse(residual: Any, params: Any) -> np.ndarray:
     return _restore(cur, params["unsigned"], bits)
 
 
+def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False) -> np.ndarray:
+    """The cascade ``stages`` (checked ``[order, shift, rule]`` triples) over every row of the
+    2-D integer array ``x`` in one kernel call: residuals (forward) in the signed type of
+    ``x``'s width, or (inverse, ``x`` residuals) the signed representation of the values, which
+    the caller views as its dtype. Row by row what :func:`adaptive_forward` /
+    :func:`adaptive_inverse` compute, without their per-call overhead on many short channels."""
+    bits = 8 * x.dtype.itemsize
+    s = np.ascontiguousarray(x).view(f"i{bits // 8}").astype(np.int64)
+    st = np.array(stages, np.int64).reshape(-1, 3)
+    out = np.empty_like(s)
+    _k.lms_cascade_rows(s, st[:, 0].copy(), st[:, 1].copy(), st[:, 2].copy(), 64 - bits, inverse, out)
+    return out.astype(f"i{bits // 8}")
+
+
 # ============================================================================ value grid
 
 
@@ -496,7 +525,7 @@ def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
     if arr.ndim != 1:
         raise ValueError(f"x must be 1-D, got shape {arr.shape}")
     u, bits = _ordered(arr)  # order-preserving uint64: the first value is its distance to the minimum
-    if bits <= 16:  # a table over the whole dtype beats sorting
+    if bits <= 16 and u.shape[0] * RANK_TABLE >= 1 << bits:  # a table over the dtype beats sorting
         present = np.bincount(u.astype(np.intp), minlength=1 << bits) > 0
         values = np.flatnonzero(present).astype(np.uint64)
         k = (np.cumsum(present) - 1)[u.astype(np.intp)]

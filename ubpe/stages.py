@@ -107,13 +107,32 @@ class LpcStage(_PerChannel):
 @register
 class AdaptiveStage(_PerChannel):
     """Sign-sign LMS cascade per channel (:func:`ubpe.predict.adaptive_forward`, its default
-    cascade :data:`ubpe.predict.DEFAULT_STAGES`)."""
+    cascade :data:`ubpe.predict.DEFAULT_STAGES`). Channels sharing a cascade (all of them, as
+    written) run through one kernel call (:func:`ubpe.predict.adaptive_rows`)."""
 
     name = "adaptive"
     fast_inverse = False  # the decoder repeats the cascade's arithmetic: ~10 M values/s
     _forward = staticmethod(predict.adaptive_forward)
     _inverse = staticmethod(predict.adaptive_inverse)
     _check = staticmethod(predict.check_adaptive_params)
+
+    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"the {self.name} stage takes integer values, got dtype {x.dtype}")
+        stages = [list(s) for s in predict.DEFAULT_STAGES]
+        unsigned = int(x.dtype.kind == "u")
+        return predict.adaptive_rows(x, stages), {
+            "channels": [{"stages": [list(s) for s in stages], "unsigned": unsigned} for _ in range(x.shape[0])]}
+
+    def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        out = np.empty(y.shape, dtype=f"i{y.dtype.itemsize}")
+        groups: dict[str, list[int]] = {}
+        for c, p in enumerate(params["channels"]):  # checked: lists of [order, shift, rule]
+            groups.setdefault(repr(p["stages"]), []).append(c)
+        for rows in groups.values():
+            stages = params["channels"][rows[0]]["stages"]
+            out[rows] = predict.adaptive_rows(y[rows], stages, inverse=True)
+        return out
 
 
 def _rank_dtype(count: int) -> np.dtype:

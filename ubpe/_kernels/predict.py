@@ -297,12 +297,12 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     h = src if not inverse else dst
     # The weights are kept reversed, wr[order - 1 - j] = w[j], so that both the prediction and
     # the update walk memory forwards (wr[m] pairs with h[i - order + m] and a[i - order + m]);
-    # past the warm-up both loops run over whole windows of a fixed trip count, which LLVM
-    # vectorizes (about 4x faster than the reversed, variable-length loops at order 256). The
-    # update after sample i is done right after it, before the prediction of sample i + 1, as
-    # the definition says. The sum is taken modulo 2**64, so its order does not change it: the
-    # residuals are the ones the definition above gives. Positions m < order - i were never
-    # updated and hold 0, so during the warm-up (i < order) the loops start at m0 = order - i.
+    # both loops run over slices, which LLVM vectorizes (about 4x faster than the reversed
+    # loops at order 256). The update after sample i is done right after it, before the
+    # prediction of sample i + 1, as the definition says. The sum is taken modulo 2**64, so
+    # its order does not change it: the residuals are the ones the definition above gives.
+    # Positions m < order - i were never updated and hold 0, so during the warm-up (i < order)
+    # the loops start at m0 = order - i.
     wr = np.zeros(order, np.int64)
     a = np.zeros(n, np.int64)
     rnd = np.int64(1) << np.int64(shift - 1)
@@ -334,22 +334,43 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
             a[i] = q if v >= 0 else -q
         if i + 1 == n:
             break
-        base = i - order  # wr[m] pairs with h[base + m] for sample i, h[base + 1 + m] for i + 1
+        # taps m0 .. order - 1 are live (m0 = order - i in the warm-up, else 0): wr[m] pairs
+        # with a[i - order + m] for this update and h[i + 1 - order + m] for the next
+        # prediction. Slicing first leaves loops over non-negative indices that LLVM
+        # vectorizes (an index that may be negative costs a wrap-around check per element).
         m0 = order - i if i < order else 0
+        k = order - m0
+        start = i - order + m0
+        wv = wr[m0:]
+        adapt = a[start:start + k]
+        hv = h[start + 1:start + 1 + k]
         acc = np.uint64(rnd)
-        if m0 == 0:  # the steady state: whole windows, fixed trip count
-            ha = h[base + 1:base + 1 + order]
-            aa = a[base:base + order]
-            if e != 0:
-                sgn = np.int64(1) if e > 0 else np.int64(-1)
-                for m in range(order):
-                    wr[m] += sgn * aa[m]
-            for m in range(order):
-                acc += np.uint64(wr[m]) * np.uint64(ha[m])
-        else:
-            if e != 0:
-                sgn = np.int64(1) if e > 0 else np.int64(-1)
-                for m in range(m0, order):
-                    wr[m] += sgn * a[base + m]
-            for m in range(m0, order):
-                acc += np.uint64(wr[m]) * np.uint64(h[base + 1 + m])
+        if e != 0:
+            sgn = np.int64(1) if e > 0 else np.int64(-1)
+            for m in range(k):
+                wv[m] += sgn * adapt[m]
+        for m in range(k):
+            acc += np.uint64(wv[m]) * np.uint64(hv[m])
+
+
+@njit(cache=True, nogil=True)
+def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
+    """:func:`lms_stage` cascades over every row of ``src`` (C, F): forward runs the stages in
+    order, inverse in reverse order; one call for all channels (no per-channel dispatch).
+
+    Preconditions: src and dst int64 of the same 2-D shape; orders, shifts, rules of one length
+    (at most 8) meeting :func:`lms_stage`'s preconditions; sh in [0, 56].
+    """
+    n_rows, n = src.shape
+    m = orders.shape[0]
+    a = np.empty(n, np.int64)
+    b = np.empty(n, np.int64)
+    for c in range(n_rows):
+        for i in range(n):
+            a[i] = src[c, i]
+        for t in range(m):
+            k = t if not inverse else m - 1 - t
+            lms_stage(a, orders[k], shifts[k], rules[k], sh, inverse, b)
+            a, b = b, a
+        for i in range(n):
+            dst[c, i] = a[i]
