@@ -31,6 +31,7 @@ def _real_inputs() -> dict[str, np.ndarray]:
         "ecg_int8": (ecg[:3000] // 16).astype(np.int8),
         "ecg_uint64": ecg[:1500].astype(np.int64).astype(np.uint64) + np.uint64(2**63),
         "walk_2d": np.cumsum(rng.integers(-3, 4, (800, 3)), axis=0).astype(np.int32),
+        "ecg_on_grid": ecg[:2000] * 12 - 7,
     }
     for path in sorted(FIXTURES.glob("v1_*.npy")):
         x = np.load(path, allow_pickle=False)
@@ -166,3 +167,72 @@ def test_n_tokens_smaller_than_the_full_alphabet_beyond_the_sample(monkeypatch):
         compress(x, n_tokens=3, delta=0, level=1)
     a = len(np.unique(x))
     check_roundtrip(x, n_tokens=a + 4, delta=0, level=1)
+
+
+def test_multichannel_input_offers_decorrelate_chains():
+    x = np.load(EXCERPT)[:4000]
+    mono = frontend.to_channels(x)
+    stereo = frontend.to_channels(x.reshape(2000, 2))
+    for level in (1, 2):
+        assert not any(spec[0][0] == "decorrelate" for spec in planner.auto_chains(mono, level) if spec)
+        offered = [spec for spec in planner.auto_chains(stereo, level) if spec and spec[0][0] == "decorrelate"]
+        assert offered and all(spec in planner.PREDICTORS.values() for spec in offered)
+        assert all(planner.is_fast(spec) for spec in offered) or level == 2
+    assert planner.PREDICTORS["decorrelate+lpc+adaptive"] in planner.auto_chains(stereo, 2)
+    assert planner.PREDICTORS["decorrelate+lpc+adaptive"] not in planner.auto_chains(stereo, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int64, np.uint16, np.uint64])
+def test_grid_chains_offered_only_when_a_step_above_one_exists(dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    k = rng.integers(0, 5, 500)
+    for step, offset, expected in ((1, 0, False), (3, 0, True), (2, int(info.min) + 1, True)):
+        x = (np.asarray(offset, dtype=object) + step * k.astype(object)).astype(dtype)
+        chans = frontend.to_channels(x)
+        assert planner.has_grid(chans) is expected, (step, offset)
+        grid = [spec for spec in planner.auto_chains(chans, 2) if spec and spec[0][0] == "grid"]
+        assert bool(grid) is expected
+    # the extremes of the dtype: the difference spans the whole range, gcd exact
+    ends = np.array([info.min, info.max], dtype=dtype)
+    assert planner.has_grid(frontend.to_channels(ends)) is (int(info.max) - int(info.min) > 1)
+    assert not planner.has_grid(frontend.to_channels(np.full(10, info.max, dtype)))  # constant: no step
+    # one channel on a grid is enough
+    two = np.stack([k * 4, k + np.arange(500) % 2], axis=1).astype(dtype)
+    assert planner.has_grid(frontend.to_channels(two))
+
+
+def test_forced_grid_and_decorrelate_chains_round_trip():
+    x = np.load(EXCERPT)[:3000]
+    on_grid = x * 6 + 11
+    for name in planner.GRID_CHAINS:
+        data = check_roundtrip(on_grid, predictor=name, level=1 if planner.is_fast(planner.PREDICTORS[name]) else 2)
+        assert [e["stage"] for e in describe(data).front][0] == "grid"
+    # the grid chain is measured: on values on a grid of step 6, it beats no grid at all
+    assert len(compress(on_grid, predictor="grid+delta1", level=1)) < len(compress(on_grid, predictor="delta1", level=1))
+    stereo = x.reshape(1500, 2)
+    for name in planner.DECORRELATE_CHAINS:
+        data = check_roundtrip(stereo, predictor=name, level=2)
+        assert [e["stage"] for e in describe(data).front][0] == "decorrelate"
+
+
+def test_cm_ladder_on_a_sample_keeps_level_2_at_most_level_1_and_is_deterministic(monkeypatch):
+    """Beyond CM_SAMPLE_ABOVE values the "cm" ladder is climbed on a sample; the winner is built
+    on all the values and compared exactly with the best candidate built on all of them."""
+    monkeypatch.setattr(planner, "CM_SAMPLE_ABOVE", 2000)
+    monkeypatch.setattr(planner, "CM_SAMPLE", 1024)
+    built = []
+    real = planner._ladder
+
+    def spy(chain, alphabet, fit, n, coders, cost):
+        built.append(n)
+        return real(chain, alphabet, fit, n, coders, cost)
+
+    monkeypatch.setattr(planner, "_ladder", spy)
+    ecg = np.load(EXCERPT)
+    for x in (ecg[:6000], ecg[-5000:].reshape(2500, 2)):
+        built.clear()
+        two = check_roundtrip(x, level=2)
+        assert built and set(built) == {1024}  # every ladder on the sample
+        assert two == compress(x, level=2)
+        assert len(two) <= len(compress(x, level=1))

@@ -27,16 +27,21 @@ search.
 3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
    same one, then the bare alphabet and the prefixes of :data:`CM_LADDER` with every level-2
-   coder ("cm" included), up the ladder until the container stops shrinking. With
+   coder ("cm" included), up the ladder until the container stops shrinking; beyond
+   :data:`CM_SAMPLE_ABOVE` values the ladder is climbed on :data:`CM_SAMPLE` of them (a training
+   run of their own), each rung standing for the same prefix of the run on all values. With
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
    candidate first), so no candidate is ruled out without being measured, the automatic
    choice is never larger than any forced chain (up to :data:`SCREEN_ABOVE` values), and
    level 2 (a superset of level 1's candidates on the same screened chains, the level-1 one
-   computed once) is never larger than level 1, up to :data:`FULL_FIT` values. Beyond it, the winner on the sample is rebuilt on all the values,
-   and so is the best candidate of the other coder family when within :data:`CLOSE` of it;
-   the smaller of the rebuilt containers is kept.
+   computed once) is never larger than level 1, up to :data:`FULL_FIT` values. Candidates
+   from a "cm" ladder on a sample are built on all the values only if they may win: each
+   chain's best within :data:`CLOSE` of the best of them, compared exactly with the best
+   candidate built on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
+   all the values, and so is the best candidate of the other coder family when within
+   :data:`CLOSE` of it; the smallest of the rebuilt containers is kept.
 """
 
 from __future__ import annotations
@@ -53,9 +58,10 @@ from .alphabet import Alphabet
 from .tokenizer import Tokenizer
 
 __all__ = [
-    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "best_prefix", "AUTO_CHAINS",
+    "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
+    "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
     "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
-    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_LADDER_UNIT", "CLOSE",
+    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "CM_LADDER_UNIT", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
 
@@ -69,6 +75,14 @@ PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
     "delta1+adaptive": (("delta", {"order": 1}), ("adaptive", {})),
     "rank+delta1": (("rank", {}), ("delta", {"order": 1})),
 }
+# values on a grid offset + step * k as k, then predicted (offered when a channel has a step > 1)
+GRID_CHAINS = ("grid+delta1", "grid+lpc", "grid+lpc+adaptive")
+# channels predicted from channels, then in time (offered for two or more channels)
+DECORRELATE_CHAINS = ("decorrelate+delta1", "decorrelate+lpc", "decorrelate+lpc+adaptive")
+for _name in GRID_CHAINS + DECORRELATE_CHAINS:
+    _first, _rest = _name.split("+", 1)
+    if _first in frontend.STAGES:  # registered by ubpe.stages
+        PREDICTORS[_name] = ((_first, {}),) + PREDICTORS[_rest]
 #: Chains the automatic choice measures on every integer input (:func:`auto_chains` adds
 #: ``rank+delta1`` when the values are few relative to their span).
 AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = tuple(
@@ -82,6 +96,8 @@ RANK_SPARSITY = 4
 SCREEN_ABOVE = 1 << 16
 SCREEN_SAMPLE = 1 << 14
 SCREEN_KEEP = 2
+#: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
+LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
 LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.DEFAULT_CODERS + ("cm",)}
 #: Up to this many values every candidate is built and sized on all of them.
@@ -95,6 +111,12 @@ AUTO_VALUES_PER_MERGE = 8
 #: Level 2: numbers of merges tried with "cm", as multiples of max(A, CM_LADDER_UNIT).
 CM_LADDER = (0.0, 0.25, 0.5, 1.0, 4.0)
 CM_LADDER_UNIT = 32
+#: Level 2, beyond CM_SAMPLE_ABOVE values of a chain's output: the "cm" ladder is climbed on
+#: CM_SAMPLE of them (WINDOWS windows), and only the rung that wins on estimates is built on
+#: all the values (a "cm" encode costs about as much as the rest of the search per rung).
+CM_SAMPLE_ABOVE = 1 << 16
+CM_SAMPLE = 1 << 15
+CM_WINDOWS = 4
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
 CLOSE = 1.05
@@ -113,9 +135,10 @@ class Cost:
 class Candidate:
     """One way to write the values: chain, model, token stream and the coders offered.
 
-    ``family`` groups candidates for the rebuild beyond FULL_FIT ("static" or "cm");
-    ``rebuild(values_by_chain)`` gives the same candidate built on all the values (None when it
-    was built on all of them). ``packed`` is the format's cache of the fields it built.
+    ``family`` groups candidates for the final rebuild ("static" or "cm"); ``rebuild()`` gives
+    the same candidate built on all the values (None when it was built on all of them), and
+    ``scale`` is (values it stands for) / (values it was built on), by which its token stream's
+    size is extrapolated. ``packed`` is the format's cache of the fields it built.
     """
 
     chain: list[dict[str, Any]]
@@ -127,6 +150,8 @@ class Candidate:
     rebuild: Callable[[], Candidate] | None = None
     packed: Any = field(default=None, repr=False)
     estimate: float = 0.0
+    scale: float = 1.0
+    variant: str = ""  #: level-1 proposals: "" (the static prefix), "bare" or "dense" ids
 
 
 CostFunction = Callable[[Candidate], Cost]
@@ -184,6 +209,26 @@ def _cm_ladder(a: int, max_merges: int) -> list[int]:
     return sorted({min(int(f * unit), max(max_merges, 0)) for f in CM_LADDER})
 
 
+def _ladder(chain: list[dict], alphabet: Alphabet, fit: _Training, n: int, coders: tuple[str, ...],
+            cost: CostFunction) -> list[Candidate]:
+    """The "cm" candidates of one training run: the bare alphabet, then the prefixes of
+    :data:`CM_LADDER` up the ladder until the container stops shrinking."""
+    a = len(alphabet)
+    best = Candidate(chain, alphabet, fit.prefix(0), fit.tokens(0), coders, "cm")
+    best_cost = cost(best).size
+    out = [best]
+    for m in (m for m in _cm_ladder(a, _auto_max_merges(n, a)) if m > 0):
+        if m > len(fit.merges):
+            break
+        cand = Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), coders, "cm")
+        c = cost(cand).size
+        out.append(cand)
+        if c >= best_cost:
+            break
+        best_cost = c
+    return out
+
+
 class ReplayEncoder:
     """Candidates from BPE training and replay encoding (``classic`` mode).
 
@@ -217,20 +262,31 @@ class ReplayEncoder:
         fit = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
         j = fit.rans_prefix()
         out = [Candidate(chain, alphabet, fit.prefix(j), fit.tokens(j), LEVEL_CODERS[1], "static")]
+        # for the "mag" coder: bare ids (merges blur magnitude classes), and ids over every value
+        # in [min, max] (no alphabet to store; "mag" spends nothing on the holes of the range)
+        if j > 0 and "bare" in LEVEL1_VARIANTS:
+            out.append(Candidate(chain, alphabet, fit.prefix(0), ids, LEVEL_CODERS[1], "static", variant="bare"))
+        lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
+        if "dense" in LEVEL1_VARIANTS and a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) \
+                and hi < 1 << 63:
+            dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+            out.append(Candidate(chain, dense, fit.prefix(0), dense.to_ids(y), LEVEL_CODERS[1], "static",
+                                 variant="dense"))
         if level == 1:
             return out
-        best = Candidate(chain, alphabet, fit.prefix(0), ids, coders, "cm")
-        best_cost = cost(best).size
-        out.append(best)
-        for m in (m for m in _cm_ladder(a, _auto_max_merges(y.shape[0], a)) if m > 0):
-            if m > len(fit.merges):
-                break
-            cand = Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), coders, "cm")
-            c = cost(cand).size
-            out.append(cand)
-            if c >= best_cost:
-                break
-            best_cost = c
+        if y.shape[0] <= CM_SAMPLE_ABOVE:
+            return out + _ladder(chain, alphabet, fit, y.shape[0], coders, cost)
+        # the ladder on a sample; each rung stands for the same number of merges of the
+        # training run on all of ``y`` (``fit``), built only if it wins (see plan)
+        ys = y[_windows(y.shape[0], CM_SAMPLE, CM_WINDOWS)]
+        alphabet_s = Alphabet.from_data(ys)
+        a_s = len(alphabet_s)
+        fit_s = _train(a_s, alphabet_s.to_ids(ys), _auto_max_merges(ys.shape[0], a_s), self.fit_options)
+        for c in _ladder(chain, alphabet_s, fit_s, ys.shape[0], coders, cost):
+            m = min(len(c.merges), len(fit.merges))
+            c.scale = y.shape[0] / ys.shape[0]
+            c.rebuild = lambda m=m: Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), coders, "cm")
+            out.append(c)
         return out
 
     def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
@@ -242,7 +298,8 @@ class ReplayEncoder:
                                  "under the chosen front end; pass a larger n_tokens")
             return full[0]
         if cand.family == "static":
-            return self.propose(cand.chain, y, 1, _no_cost, sampled=False)[0]
+            full = self.propose(cand.chain, y, 1, _no_cost, sampled=False)
+            return next((c for c in full if c.variant == cand.variant), full[0])
         alphabet = Alphabet.from_data(y)
         a = len(alphabet)
         m = min(len(cand.merges), _auto_max_merges(y.shape[0], a))
@@ -260,8 +317,13 @@ def _no_cost(cand: Candidate) -> Cost:  # level 1 proposals never consult the co
 
 def _sample_take(n: int) -> np.ndarray:
     """Indices of WINDOWS evenly spaced windows of SAMPLE values in all."""
-    length = SAMPLE // WINDOWS
-    starts = (np.arange(WINDOWS, dtype=np.int64) * (n - length)) // (WINDOWS - 1)
+    return _windows(n, SAMPLE)
+
+
+def _windows(n: int, total: int, count: int = WINDOWS) -> np.ndarray:
+    """Indices of ``count`` evenly spaced windows of ``total`` values in all (``total < n``)."""
+    length = total // count
+    starts = (np.arange(count, dtype=np.int64) * (n - length)) // max(count - 1, 1)
     return (starts[:, None] + np.arange(length, dtype=np.int64)[None, :]).reshape(-1)
 
 
@@ -279,8 +341,15 @@ def auto_chains(x: np.ndarray, level: int = 2) -> list[tuple[tuple[str, dict], .
     (at level 1 only those that decode fast, :func:`is_fast`: level 1 is the fast-decoding
     level), and ``rank+delta1`` when its distinct values are few relative to their span (ranks
     only help values on a sparse, possibly inexact grid; on dense values they are the identity
-    plus a table)."""
-    specs = [spec for spec in AUTO_CHAINS if level != 1 or is_fast(spec)]
+    plus a table); with two or more channels, the ``decorrelate`` chains of
+    :data:`DECORRELATE_CHAINS`; when a channel is on a grid with a step > 1 (:func:`has_grid`),
+    the ``grid`` chains of :data:`GRID_CHAINS`."""
+    specs = list(AUTO_CHAINS)
+    if x.shape[0] >= 2:
+        specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS if k in PREDICTORS]
+    if x.size and x.dtype.kind in "iu" and has_grid(x):
+        specs += [PREDICTORS[k] for k in GRID_CHAINS if k in PREDICTORS]
+    specs = [spec for spec in specs if level != 1 or is_fast(spec)]
     if x.size and x.dtype.kind in "iu":
         if x.dtype.itemsize <= 2:
             lo, hi = int(x.min()), int(x.max())
@@ -291,6 +360,21 @@ def auto_chains(x: np.ndarray, level: int = 2) -> list[tuple[tuple[str, dict], .
         if count >= 2 and count * RANK_SPARSITY <= hi - lo + 1:
             specs.append(PREDICTORS["rank+delta1"])
     return specs
+
+
+def has_grid(x: np.ndarray) -> bool:
+    """Whether some channel of ``x`` (``(channels, frames)``, integers) takes values on a grid
+    ``offset + step * k`` with ``step > 1``: the gcd of its differences to its minimum, exact
+    (the values mapped to unsigned in order, differences taken modulo ``2**64``). A constant
+    channel has no step."""
+    for row in x:
+        u = row.astype(np.uint64)
+        if row.dtype.kind == "i":  # order-preserving: flip the sign bit of the 64-bit value
+            u = row.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+        d = u - u.min()
+        if int(np.gcd.reduce(d)) > 1:
+            return True
+    return False
 
 
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
@@ -339,15 +423,13 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
     take = _sample_take(n) if sampled else None
     scale = n / take.shape[0] if sampled else 1.0
 
-    def estimate(c: Candidate) -> float:
-        k = cost(c)
-        return float(k.size) if not sampled else (k.size - k.scalable) + k.scalable * scale
-
     cands: list[Candidate] = []
     for i, (record, y) in enumerate(outputs):
         for c in proposer.propose(record, y[take] if sampled else y, level, cost, sampled):
-            c.estimate = estimate(c)
-            c.rebuild = (lambda c=c, y=y: proposer.rebuild(c, y, level)) if sampled else None
+            k = cost(c)
+            c.estimate = float(k.size - k.scalable) + k.scalable * c.scale * scale
+            if sampled:
+                c.rebuild = lambda c=c, y=y: proposer.rebuild(c, y, level)
             cands.append(c)
     if not cands:
         raise ValueError(
@@ -356,8 +438,22 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
         )
     order = sorted(range(len(cands)), key=lambda i: (cands[i].estimate, i))
     best = cands[order[0]]
-    if not sampled:
+    exact = next((cands[i] for i in order if cands[i].rebuild is None), None)
+    rest = next((cands[i] for i in order if cands[i].rebuild is not None), None)
+    if rest is None:
         return best
+    if exact is not None:
+        # "cm" candidates sized on a sample, whose estimates rank chains only roughly (the
+        # model's learning cost does not scale with the sample): each chain's best of them
+        # within CLOSE of the best is built on all the values, and compared exactly with the
+        # best candidate built on all of them
+        built, chains_seen = [exact], []
+        for i in order:
+            c = cands[i]
+            if c.rebuild is not None and c.estimate <= rest.estimate * CLOSE and c.chain not in chains_seen:
+                chains_seen.append(c.chain)
+                built.append(c.rebuild())
+        return min(built, key=lambda c: cost(c).size)
     built = [best.rebuild()]
     other = next((cands[i] for i in order if cands[i].family != best.family), None)
     if other is not None and other.estimate <= best.estimate * CLOSE:
