@@ -1,0 +1,148 @@
+"""Speed of compress/decompress per level on the shared signals, and compile time:
+python benchmarks/bench_speed.py [--quick] [--no-compile] [--sets ecg,seismic,...]
+
+For each data set (each signal compressed alone, sizes and times summed) and each level (1, 2)
+it prints ratio (raw bytes / compressed bytes), compress and decompress throughput in M values/s
+(wall clock, best of ``--repeat`` runs per signal, one core: numba kernels here are
+single-threaded), with FLAC -8 measured in the same run as the peer (benchmarks/_stdcodecs.py:
+a subprocess per call, its start-up included). Every container is checked to decode exactly.
+
+Then the first-call times of everything the default compress + decompress path compiles, in a
+fresh process: with an empty numba cache (``cold``) and again with it filled (``cached``).
+Issue 6's targets: default level >= 1 M values/s both ways, level 1 decode >= 50 M values/s,
+cold < 20 s, cached first call < 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ubpe
+
+try:
+    from . import _data, _stdcodecs
+except ImportError:  # run as a script
+    import _data
+    import _stdcodecs
+
+HERE = Path(__file__).resolve().parent
+
+
+def data_sets(quick: bool) -> dict[str, list[np.ndarray]]:
+    """Name -> the signals of that set, each compressed alone."""
+    sets = {
+        "ecg": [_data.ecg()],
+        "seismic": [_data.seismic()],
+        "neural": _data.neural(3 if quick else 24),
+        "audio": [x for x, _rate in _data.audio()],
+    }
+    if quick:
+        sets["audio"] = sets["audio"][:8]
+    return sets
+
+
+def _best(fn, repeat: int) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def measure_ubpe(signals: list[np.ndarray], level: int, repeat: int) -> dict:
+    """Ratio and throughput of ubpe at ``level`` on ``signals``, each alone."""
+    tc = td = 0.0
+    size = 0
+    for x in signals:
+        t, data = _best(lambda: ubpe.compress(x, level=level), repeat)
+        tc += t
+        size += len(data)
+        t, y = _best(lambda: ubpe.decompress(data), repeat)
+        td += t
+        if not (y.dtype == x.dtype and np.array_equal(y, x)):
+            raise AssertionError("round trip failed")
+    n = sum(x.size for x in signals)
+    raw = sum(x.nbytes for x in signals)
+    return dict(ratio=raw / size, bytes=size, compress_mvs=n / tc / 1e6, decompress_mvs=n / td / 1e6)
+
+
+def measure_flac(signals: list[np.ndarray]) -> dict | None:
+    if not _stdcodecs.flac_available():
+        return None
+    rows = _stdcodecs.run_codecs_each(signals, ["flac-8"])
+    if not rows:
+        return None
+    r = rows[0]
+    n = sum(x.size for x in signals)
+    return dict(ratio=r["ratio"], bytes=r["bytes"], compress_mvs=n / r["compress_s"] / 1e6,
+                decompress_mvs=n / r["decompress_s"] / 1e6)
+
+
+_COMPILE_SCRIPT = r"""
+import json, sys, time
+import numpy as np
+t0 = time.perf_counter(); import ubpe; out = {"import ubpe": time.perf_counter() - t0}
+rng = np.random.default_rng(0)
+x = np.cumsum(rng.integers(-3, 4, 20000)).astype(np.int16)
+def stage(name, fn):
+    t = time.perf_counter(); r = fn(); out[name] = time.perf_counter() - t; return r
+for level in (1, 2):
+    c = stage(f"compress level {level}", lambda: ubpe.compress(x, level=level))
+    stage(f"decompress level {level}", lambda: ubpe.decompress(c))
+json.dump(out, sys.stdout)
+"""
+
+
+def compile_times() -> list[dict]:
+    """First-call times in a new process: with an empty numba cache (cold), then with it warm."""
+    runs = {}
+    with tempfile.TemporaryDirectory(prefix="ubpe-numba-cache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold", "cached"):
+            r = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, cwd=HERE.parent,
+                               capture_output=True, text=True, timeout=1800)
+            if r.returncode != 0:
+                raise RuntimeError(f"compile measurement ({label}) failed:\n{r.stderr[-2000:]}")
+            runs[label] = json.loads(r.stdout.strip().splitlines()[-1])
+    rows = [dict(stage=k, cold_s=runs["cold"][k], cached_s=runs["cached"][k]) for k in runs["cold"]]
+    rows.append(dict(stage="total", cold_s=sum(runs["cold"].values()), cached_s=sum(runs["cached"].values())))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="3 neural files and 8 audio files")
+    ap.add_argument("--sets", default="ecg,seismic,neural,audio")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--no-compile", action="store_true", help="skip the compile-time measurement")
+    args = ap.parse_args(argv)
+    sets = data_sets(args.quick)
+    ubpe.decompress(ubpe.compress(sets["ecg"][0][:3000], level=2))  # compile outside the timings
+    print(f"{'set':<10}{'codec':<10}{'ratio':>8}{'compress M/s':>15}{'decompress M/s':>16}")
+    for name in args.sets.split(","):
+        signals = sets[name]
+        rows = [(f"level {lv}", measure_ubpe(signals, lv, args.repeat)) for lv in (1, 2)]
+        flac = measure_flac(signals)
+        if flac is not None:
+            rows.append(("flac -8", flac))
+        for label, r in rows:
+            print(f"{name:<10}{label:<10}{r['ratio']:>8.3f}{r['compress_mvs']:>15.3f}{r['decompress_mvs']:>16.2f}",
+                  flush=True)
+    if not args.no_compile:
+        print(f"\n{'first call':<24}{'cold s':>8}{'cached s':>10}")
+        for row in compile_times():
+            print(f"{row['stage']:<24}{row['cold_s']:>8.2f}{row['cached_s']:>10.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
