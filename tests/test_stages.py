@@ -38,7 +38,9 @@ def test_every_forced_chain_round_trips_2d_every_dtype(dtype):
         names = [e["stage"] for e in front_of(data)]
         assert names == [name for name, _ in planner.PREDICTORS[predictor]]
         for entry in front_of(data):
-            if entry["stage"] != "delta":
+            if entry["stage"] == "decorrelate":
+                assert len(entry["refs"]) == 3  # three channels: one reference each
+            elif entry["stage"] != "delta":
                 assert len(entry["channels"]) == 3
 
 

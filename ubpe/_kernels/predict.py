@@ -30,9 +30,9 @@ def _lpc_predict(s, i, order, rev, shift):
     Walking both arrays forward lets LLVM vectorize the dot product. Needs i >= order.
     """
     acc = np.uint64(0)
-    base = i - order
+    window = s[i - order:i]  # a slice: the loop's indices are known non-negative (no wrap checks)
     for j in range(order):
-        acc += np.uint64(rev[j]) * np.uint64(s[base + j])
+        acc += np.uint64(rev[j]) * np.uint64(window[j])
     return np.int64(acc) >> np.int64(shift)
 
 
@@ -94,9 +94,9 @@ def _residual_bits(s, lo, hi, order, q, shift, sh):
     for i in range(lo, hi):
         if i >= order:
             acc = np.uint64(0)
-            base = i - order
+            window = s[i - order:i]  # a slice: no wrap-around checks in the loop
             for j in range(order):
-                acc += np.uint64(rev[j]) * np.uint64(s[base + j])
+                acc += np.uint64(rev[j]) * np.uint64(window[j])
             p = np.int64(acc) >> np.int64(shift)
         elif i >= 1:
             p = s[i - 1]
@@ -203,8 +203,10 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
             kmax = min(max_order, m - 1) if m > 1 else 0
             for k in range(kmax + 1):
                 acc = 0.0
-                for i in range(k, m):
-                    acc += xw[i] * xw[i - k]
+                head = xw[k:m]  # the same sum, in the same order, over slices (no wrap checks)
+                lag = xw[:m - k]
+                for i in range(m - k):
+                    acc += head[i] * lag[i]
                 r[k] = acc
             # Levinson-Durbin: errs[k] is the prediction error energy at order k
             errs[0] = r[0]
