@@ -14,6 +14,13 @@ Coders (the smallest msgpack encoding among the offered ones is chosen):
              match model, mixed, and binary arithmetic coded. Integer-only, so bit-exact
              everywhere. Smaller than "rans" on streams with context (text, signals), but
              slow: about 1 M tokens/s to encode or decode. Fields: ``n`` and ``payload`` (the coder's bytes, exact length).
+``"mag"``    residual-like streams (``ubpe._kernels.residual``): ``z = zigzag(t - center)`` split
+             into a half-octave magnitude class, rANS-coded with a static table per context
+             (the class of a running mean of z: the tables follow the signal's loudness, like
+             FLAC's partitioned Rice codes), and raw low bits. Fields ``n``, ``center``
+             (median token), ``rate`` (running-mean shift), ``pb``, ``table``, ``payload``
+             (uint32 LE words), ``raw`` (LSB-first bitstream). Unused ids cost nothing, so a
+             dense id range (no stored alphabet) suits it.
 
 Frequency table (``"freq"`` bytes, a little-endian bitstream, see ``ubpe._kernels.entropy``):
 1 mode bit; the set of used ids, either as a V-bit bitmap (mode 0) or as alternating runs of
