@@ -352,18 +352,19 @@ def _encode_mag(arr: np.ndarray, budget: int) -> dict | None:
     tokens = np.ascontiguousarray(arr, dtype=np.int64)
     center = int(np.partition(tokens, n // 2)[n // 2])
     empty = np.zeros(0, dtype=np.uint8)
-    best = None
+    options = []
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
         counts = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
         raw_bits = int(_mag.mag_stats(tokens, center, rate, _BITLEN, counts))
         for pb in range(_mag.MIN_PB, _mag_pb_cap(n) + 1):
             freqs = np.empty_like(counts)
             ce = _mag.normalize_rows(counts, pb, freqs)
-            total = ce + raw_bits + _mag.table_encode(freqs, empty)
-            if best is None or total < best[0] - 1e-9:
-                best = (total, rate, pb, freqs, raw_bits)
-    assert best is not None
-    total, rate, pb, freqs, raw_bits = best
+            options.append((ce + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
+    # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
+    # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
+    least = min(o[0] for o in options)
+    total, pb, rate, freqs, raw_bits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
+                                           key=lambda o: (o[1], o[0], o[2]))
     if total / 8.0 > 1.05 * budget + 64:
         return None
     words = np.zeros(n + 2, dtype=np.uint32)

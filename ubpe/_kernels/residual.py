@@ -229,6 +229,12 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
             z = b
         else:
             nb = (b >> 1) - 1
+            if nacc < nb and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
+                acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
+                        | (np.uint64(raw[p + 2]) << np.uint64(16))
+                        | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
+                nacc += 32
+                p += 4
             while nacc < nb:
                 if p >= nraw:
                     return ERR_RAW
