@@ -72,7 +72,14 @@ def main() -> None:
     ap.add_argument("--data", nargs="*", default=["audio", "seismic", "ecg", "float-q", "neural24"])
     ap.add_argument("--levels", nargs="*", type=int, default=[1, 2])
     ap.add_argument("--no-flac", action="store_true")
+    ap.add_argument("--without-mag", action="store_true",
+                    help='the planner as before the "mag" coder: no "mag", no bare/dense id candidates')
     args = ap.parse_args()
+    if args.without_mag:
+        from ubpe import planner
+
+        planner.LEVEL_CODERS.update({1: ("rans", "packed", "const"), 2: ("rans", "packed", "const", "cm")})
+        planner.LEVEL1_VARIANTS = ()
     print(f"{'data':10} {'row':8} {'bytes':>9} {'ratio':>7} {'comp Mv/s':>9} {'dec Mv/s':>9}  coders")
     for name in args.data:
         xs, rate = signals(name)
