@@ -61,7 +61,7 @@ __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
     "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
     "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
-    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "CM_LADDER_UNIT", "CLOSE",
+    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CM_LADDER_UNIT", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
 
@@ -111,6 +111,9 @@ AUTO_VALUES_PER_MERGE = 8
 #: Level 2: numbers of merges tried with "cm", as multiples of max(A, CM_LADDER_UNIT).
 CM_LADDER = (0.0, 0.25, 0.5, 1.0, 4.0)
 CM_LADDER_UNIT = 32
+#: best_prefix: ratios of the successive geometric ladders of prefix sizes, coarse to fine
+#: (each searches the bracket around the best of the one before).
+PREFIX_LADDERS = (2 ** 0.5, 2 ** (1 / 8), 2 ** (1 / 32))
 #: Level 2, beyond CM_SAMPLE_ABOVE values of a chain's output: the "cm" ladder is climbed on
 #: CM_SAMPLE of them (WINDOWS windows), and only the rung that wins on estimates is built on
 #: all the values (a "cm" encode costs about as much as the rest of the search per rung).
@@ -269,7 +272,7 @@ class ReplayEncoder:
         lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
         if "dense" in LEVEL1_VARIANTS and a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) \
                 and hi < 1 << 63:
-            dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+            dense = Alphabet.from_data(np.arange(lo, hi + 1, dtype=np.int64))  # the array fast path
             out.append(Candidate(chain, dense, fit.prefix(0), dense.to_ids(y), LEVEL_CODERS[1], "static",
                                  variant="dense"))
         if level == 1:
@@ -471,8 +474,8 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
     merge ``A + k`` turns each of its occurrences into its two children, so the histogram of
     every prefix follows by unrolling from the top; each candidate is costed as the entropy
     stage's estimate (``entropy.counts_cost_bits``) plus the packed merge table. Candidates
-    form a geometric ladder (ratio 2**(1/4)), then the best bracket is searched with ratio
-    2**(1/32).
+    form a geometric ladder (the ratio of :data:`PREFIX_LADDERS`' first), then the bracket
+    around the best so far is searched with each finer ratio in turn.
     """
     m = len(merges)
     if m == 0:
@@ -515,12 +518,14 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
         points.append(lo)
         return points
 
-    coarse = sweep(ladder(m, 0, 2 ** 0.25))
-    keys = sorted(coarse)
-    best = min(keys, key=lambda k: (coarse[k], k))
-    i = keys.index(best)
-    lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
-    if hi - lo > 2:
-        fine = sweep(ladder(hi, lo, 2 ** (1 / 32)))
-        coarse.update(fine)
-    return min(coarse, key=lambda k: (coarse[k], k))
+    costs: dict[int, float] = {}
+    lo, hi = 0, m
+    for ratio in PREFIX_LADDERS:
+        if hi - lo <= 2 and costs:
+            break
+        costs.update(sweep([k for k in ladder(hi, lo, ratio) if k not in costs] or [hi]))
+        keys = sorted(k for k in costs if lo <= k <= hi)
+        best = min(keys, key=lambda k: (costs[k], k))
+        i = keys.index(best)
+        lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
+    return min(costs, key=lambda k: (costs[k], k))
