@@ -27,9 +27,10 @@ search.
 3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
    same one, then the bare alphabet and the prefixes of :data:`CM_LADDER` with every level-2
-   coder ("cm" included), up the ladder until the container stops shrinking; beyond
-   :data:`CM_SAMPLE_ABOVE` values the ladder is climbed on :data:`CM_SAMPLE` of them (a training
-   run of their own), each rung standing for the same prefix of the run on all values. With
+   coder ("cm" included), up the ladder until the container stops shrinking; from
+   :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values the ladder is climbed on :data:`CM_SAMPLE`
+   of them (a training run of their own), each rung standing for the same prefix of the run on
+   all values. With
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
@@ -114,9 +115,9 @@ CM_LADDER_UNIT = 32
 #: best_prefix: ratios of the successive geometric ladders of prefix sizes, coarse to fine
 #: (each searches the bracket around the best of the one before).
 PREFIX_LADDERS = (2 ** 0.5, 2 ** (1 / 8), 2 ** (1 / 32))
-#: Level 2, beyond CM_SAMPLE_ABOVE values of a chain's output: the "cm" ladder is climbed on
-#: CM_SAMPLE of them (WINDOWS windows), and only the rung that wins on estimates is built on
-#: all the values (a "cm" encode costs about as much as the rest of the search per rung).
+#: Level 2, from CM_SAMPLE_ABOVE to FULL_FIT values of a chain's output: the "cm" ladder is
+#: climbed on CM_SAMPLE of them (CM_WINDOWS windows), and only rungs that may win are built on
+#: all the values (a "cm" encode per rung on all of them cost most of level 2's time).
 CM_SAMPLE_ABOVE = 1 << 16
 CM_SAMPLE = 1 << 15
 CM_WINDOWS = 4
@@ -277,7 +278,7 @@ class ReplayEncoder:
                                  variant="dense"))
         if level == 1:
             return out
-        if y.shape[0] <= CM_SAMPLE_ABOVE:
+        if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:  # (a sample already: plan rebuilds the winner)
             return out + _ladder(chain, alphabet, fit, y.shape[0], coders, cost)
         # the ladder on a sample; each rung stands for the same number of merges of the
         # training run on all of ``y`` (``fit``), built only if it wins (see plan)
