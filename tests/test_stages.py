@@ -7,7 +7,7 @@ import random
 import msgpack
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -430,3 +430,15 @@ def test_adaptive_stage_batches_channels_like_the_transform():
         params["channels"][1] = p1
         checked = frontend.parse_chain([{"stage": "adaptive", **params}], x.dtype, x.shape)
         assert_same_array(frontend.inverse(y, checked, x.dtype), x)
+
+
+@given(int_frames(), st.sampled_from(["grid", "decorrelate"]), st.sampled_from(["delta1", "lpc", "lpc+adaptive", "rank+delta1"]))
+def test_grid_and_decorrelate_containers_are_lossless(x, name, rest):
+    """Whole containers (planner, tokenizer, coder, CRC) with the new stages forced first."""
+    assume(x.shape[0] >= x.shape[1])  # compress refuses more channels than frames
+    chain = ((name, {}),) + planner.PREDICTORS[rest]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(planner.PREDICTORS, "test-chain", chain)
+        data = compress(x, predictor="test-chain", level=1)
+    assert [e["stage"] for e in front_of(data)] == [n for n, _ in chain]
+    assert_same_array(decompress(data), x)
