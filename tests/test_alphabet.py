@@ -109,3 +109,16 @@ def test_to_ids_is_exact_for_int64_extremes(values, data):
     if 2**63 - 1 in values:  # 2**63 as uint64 must not wrap onto -2**63
         with pytest.raises(ValueError):
             a.to_ids(np.array([2**63], dtype=np.uint64))
+
+
+def test_sorted_integer_array_is_the_same_alphabet_as_its_list():
+    """Alphabet(sorted distinct int array) takes a fast path; it must equal the list's."""
+    for arr in (np.arange(-5, 300, 3, dtype=np.int16), np.array([2**62, 2**63 - 1], np.int64),
+                np.arange(0, 70_000, dtype=np.uint32), np.array([7], np.int8)):
+        fast, slow = Alphabet(arr), Alphabet(arr.tolist())
+        assert fast.kind == slow.kind == "integers" and len(fast) == len(slow)
+        assert np.array_equal(np.asarray(fast.values), np.asarray(slow.values))
+        probe = arr[::2]
+        assert np.array_equal(fast.to_ids(probe), slow.to_ids(probe))
+    unsorted = np.array([3, 1, 2], np.int32)  # not the fast path: still sorted and distinct
+    assert np.asarray(Alphabet(unsorted).values).tolist() == [1, 2, 3]

@@ -64,6 +64,10 @@ class Alphabet:
                 raise TypeError("a set of alphabet values must be sortable; pass a list to fix the order")
         if isinstance(values, np.ndarray) and values.ndim != 1:
             raise ValueError(f"alphabet values must be 1-D, got shape {values.shape}")
+        if (isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.dtype != np.uint64
+                and values.size and bool(np.all(values[1:] > values[:-1]))):
+            self._set_integers(values.astype(np.int64))  # sorted distinct integers: no per-item checks
+            return
         items = list(values) if not isinstance(values, str) else list(values)
         if items and all(
             isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in items

@@ -273,7 +273,7 @@ class ReplayEncoder:
         lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
         if "dense" in LEVEL1_VARIANTS and a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) \
                 and hi < 1 << 63:
-            dense = Alphabet.from_data(np.arange(lo, hi + 1, dtype=np.int64))  # the array fast path
+            dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
             out.append(Candidate(chain, dense, fit.prefix(0), dense.to_ids(y), LEVEL_CODERS[1], "static",
                                  variant="dense"))
         if level == 1:
