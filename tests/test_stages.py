@@ -442,3 +442,34 @@ def test_grid_and_decorrelate_containers_are_lossless(x, name, rest):
         data = compress(x, predictor="test-chain", level=1)
     assert [e["stage"] for e in front_of(data)] == [n for n, _ in chain]
     assert_same_array(decompress(data), x)
+
+
+def test_lpc_stage_options_search_blocks_and_windows():
+    from ubpe import predict
+    from ubpe.stages import LpcStage, _estimated_bits
+
+    rng = np.random.default_rng(28)
+    t = np.arange(30_000)
+    chirp = np.round(3000 * np.sin(t * t / 4e6) + rng.normal(0, 5, t.size))  # spectrum moves fast
+    x = frontend.to_channels(np.stack([chirp, np.cumsum(rng.integers(-9, 10, t.size))], axis=1).astype(np.int16))
+    y0, p0 = frontend.stage("lpc").forward(x)
+    assert p0["channels"][0] == predict.lpc_forward(x[0])[1]  # the defaults are lpc_forward's
+    stage = frontend.stage("lpc", blocks=[512, 4096, 16384], window=["tukey", "welch"])
+    y, params = stage.forward(x)
+    for c in range(2):
+        chosen = params["channels"][c]["block"]
+        costs = {}
+        for block in (512, 4096, 16384):
+            r, p = predict.lpc_forward(x[c], block=block, window=("tukey", "welch"))
+            costs[block] = _estimated_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
+        assert costs[chosen] == min(costs.values())
+    checked = frontend.parse_chain([{"stage": "lpc", **params}], x.dtype, x.shape)
+    assert_same_array(frontend.inverse(y, checked, x.dtype), x)
+    with pytest.raises(TypeError):
+        LpcStage(blocks=4096)
+    with pytest.raises(ValueError):
+        LpcStage(blocks=[])
+    with pytest.raises(ValueError):
+        LpcStage(blocks=[0])
+    with pytest.raises(ValueError):
+        LpcStage(window="kaiser")

@@ -94,14 +94,67 @@ class _PerChannel(Stage):
         return np.dtype(f"i{np.dtype(dtype).itemsize}")
 
 
+def _estimated_bits(r: np.ndarray, block: int) -> float:
+    """Bits of the residual ``r`` under a geometric law per block of its zigzag magnitudes (the
+    cost :func:`ubpe.predict.lpc_forward`'s analysis minimises)."""
+    n = r.shape[0]
+    if n == 0:
+        return 0.0
+    z = 2.0 * np.abs(r.astype(np.float64))
+    starts = np.arange(0, n, block)
+    counts = np.diff(np.append(starts, n)).astype(np.float64)
+    m = np.add.reduceat(z, starts) / counts
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bits = (1 + m) * np.log2(1 + m) - np.where(m > 0, m * np.log2(np.where(m > 0, m, 1)), 0.0)
+    return float((counts * bits).sum())
+
+
 @register
 class LpcStage(_PerChannel):
-    """Exact block LPC per channel (:func:`ubpe.predict.lpc_forward`, its default options)."""
+    """Exact block LPC per channel (:func:`ubpe.predict.lpc_forward`).
+
+    Options (the writer's search; the format and the decoder do not depend on them):
+    ``window``, one window name or several (each block keeps the cheapest predictor under any),
+    and ``blocks``, block lengths tried on each channel, which keeps the one whose residual
+    plus coefficients costs the fewest estimated bits. The defaults, ``"tukey"`` and
+    ``(4096,)``, are :func:`ubpe.predict.lpc_forward`'s.
+    """
 
     name = "lpc"
     _forward = staticmethod(predict.lpc_forward)
     _inverse = staticmethod(predict.lpc_inverse)
     _check = staticmethod(predict.check_lpc_params)
+
+    def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
+                 blocks: tuple[int, ...] | list[int] = (4096,)) -> None:
+        if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+            raise TypeError(f"blocks must be a sequence of ints, got {type(blocks).__name__}")
+        self.blocks = tuple(check_int("blocks[]", b, 1, predict.MAX_BLOCK) for b in blocks)
+        if not self.blocks:
+            raise ValueError("blocks must name at least one block length")
+        self.window = window if isinstance(window, str) else tuple(window)
+        predict.lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
+
+    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if len(self.blocks) == 1:
+            return super().forward(x)
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"the {self.name} stage takes integer values, got dtype {x.dtype}")
+        y = np.empty(x.shape, dtype=self.output_dtype(x.dtype, {}))
+        params = []
+        for i, row in enumerate(x):
+            best = None
+            for block in self.blocks:
+                r, p = predict.lpc_forward(np.ascontiguousarray(row), block=block, window=self.window)
+                cost = _estimated_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
+                if best is None or cost < best[0]:
+                    best = (cost, r, p)
+            y[i] = best[1]
+            params.append(best[2])
+        return y, {"channels": params}
+
+    def _options(self) -> dict[str, Any]:
+        return {"block": self.blocks[0], "window": getattr(self, "window", "tukey")}
 
 
 @register
