@@ -383,7 +383,8 @@ def has_grid(x: np.ndarray) -> bool:
 
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
             proposer: ReplayEncoder, keep_first: bool = False) -> list[list[frontend.Stage]]:
-    """The SCREEN_KEEP chains whose level-1 container of a sample of ``x`` is smallest (ties:
+    """The SCREEN_KEEP chains whose level-1 container of a sample of ``x``, its stream scaled
+    to all the values, is smallest (ties:
     the earlier), in their given order, and the first chain too when ``keep_first`` (level 2:
     the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
     on neural recordings no front end with "cm" beats every predictor). The sample: WINDOWS
@@ -396,10 +397,12 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
     windows = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1).reshape(WINDOWS * c, length)
     sizes = []
+    scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
     for chain in chains:
         y, record = frontend.forward(windows, chain)
         cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
-        sizes.append(min((cost(k).size for k in cands), default=float("inf")))
+        sizes.append(min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands),
+                         default=float("inf")))
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
     keep = set(ranked[:SCREEN_KEEP])
     if keep_first:
