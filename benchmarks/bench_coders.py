@@ -8,7 +8,7 @@ audio (32 wav), seismic, ecg, float-q (BW_UH4_EHZ quantized as round(x / 1.0)), 
 first 24 recordings, each alone). ratio = raw bytes of the integer array (int16) / compressed
 bytes. Times are one wall-clock call each after a warm-up call on the first input (numba
 compilation excluded); M values/s summed over the files. ``coders`` counts the entropy coder
-each container chose (``ubpe.container.describe(c).coder``). FLAC runs as ``flac -8
+each container chose (``ubpe.container.describe(c).coder``; "+merges" when it has merges). FLAC runs as ``flac -8
 --no-padding --no-seektable`` (benchmarks/_stdcodecs.py), round trip checked.
 """
 
@@ -63,7 +63,8 @@ def run_ubpe(xs: list[np.ndarray], level: int) -> dict:
         size += len(c)
         tc += t1 - t0
         td += t2 - t1
-        coders[container.describe(c).coder] += 1
+        info = container.describe(c)
+        coders[info.coder + ("+merges" if info.n_merges else "")] += 1
     return dict(bytes=size, comp_s=tc, dec_s=td, coders=dict(coders))
 
 
