@@ -236,3 +236,34 @@ def test_cm_ladder_on_a_sample_keeps_level_2_at_most_level_1_and_is_deterministi
         assert built and set(built) == {1024}  # every ladder on the sample
         assert two == compress(x, level=2)
         assert len(two) <= len(compress(x, level=1))
+
+
+def test_screen_keeps_channels_together_for_decorrelate():
+    """Beyond SCREEN_ABOVE the screen samples windows; a chain relating channels sees them as
+    the input's channels (not windows as channels), so near-identical channels pick it."""
+    rng = np.random.default_rng(11)
+    left = np.cumsum(rng.integers(-40, 41, 40_000)).astype(np.int32)
+    x = np.stack([left, left + rng.integers(-1, 2, left.size)], axis=1)
+    assert x.size > planner.SCREEN_ABOVE
+    shapes = []
+    real = frontend.forward
+
+    def spy(values, chain):
+        if chain and chain[0].name == "decorrelate":
+            shapes.append(values.shape)
+        return real(values, chain)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(frontend, "forward", spy)
+        planner._screen(frontend.to_channels(x), [planner.build_chain(planner.PREDICTORS[k])
+                        for k in ("delta1", "lpc", "decorrelate+delta1")], _packed_cost, planner.ReplayEncoder(None, {}))
+    assert shapes and all(s[0] == 2 for s in shapes), shapes  # the input's two channels
+    data = check_roundtrip(x, level=1)
+    assert describe(data).front[0]["stage"] == "decorrelate"
+    assert len(data) <= len(compress(x, predictor="delta1", level=1))
+
+
+
+def _packed_cost(c):
+    size = len(msgpack.packb(c.tokens.tolist()))
+    return planner.Cost(size, size)

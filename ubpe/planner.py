@@ -389,17 +389,21 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
     on neural recordings no front end with "cm" beats every predictor). The sample: WINDOWS
     evenly spaced windows of frames, SCREEN_SAMPLE values in all, each window put through the
-    chain as channels of its own."""
+    chain as channels of its own (chains that relate channels, "decorrelate", get the windows
+    joined in time instead, the channels kept)."""
     c, f = x.shape
     length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
     if f <= WINDOWS * length:
         return chains
     starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
-    windows = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1).reshape(WINDOWS * c, length)
+    stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
+    windows = stacked.reshape(WINDOWS * c, length)
+    joined = stacked.reshape(c, WINDOWS * length)
     sizes = []
     scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
     for chain in chains:
-        y, record = frontend.forward(windows, chain)
+        across = any(st.name == "decorrelate" for st in chain)
+        y, record = frontend.forward(joined if across else windows, chain)
         cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
         sizes.append(min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands),
                          default=float("inf")))
