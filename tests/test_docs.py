@@ -63,3 +63,13 @@ def test_public_api():
                  "CorruptDataError", "FormatVersionError", "NotFittedError", "__version__"):
         assert hasattr(ubpe, name), name
     assert issubclass(ubpe.CorruptDataError, ubpe.UBPEError) and issubclass(ubpe.CorruptDataError, ValueError)
+
+
+def test_signals_doc_examples_run(shared_data):
+    """docs/signals.md's examples run as written, on the shared data its example paths name."""
+    text = (ROOT / "docs" / "signals.md").read_text().replace("/work/shared/data", str(shared_data.resolve()))
+    test = doctest.DocTestParser().get_doctest(text, {}, "signals.md", str(ROOT / "docs" / "signals.md"), 0)
+    assert len(test.examples) >= 15
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, len(test.examples))
