@@ -621,6 +621,17 @@ def test_inspect_parts_add_up():
     assert d["payload"] == info.payload
 
 
+def test_inspect_counts_mag_tables_and_raw_bits_as_freq_and_payload():
+    rng = np.random.default_rng(5)
+    scale = np.repeat(rng.integers(2, 2000, 40), 500)  # loudness that changes: "mag" wins
+    x = np.round(rng.laplace(0, 1, scale.size) * scale).astype(np.int16)
+    data = compress(x, predictor="none", level=1)
+    info = inspect(data)
+    assert info.coder == "mag"
+    assert info.header < 120 and info.freq > 0 and info.payload > len(data) // 2
+    assert info.header + info.model + info.freq + info.payload == info.size
+
+
 def test_inspect_refuses_garbage():
     with pytest.raises(ubpe.CorruptDataError):
         inspect(b"not a container")

@@ -898,8 +898,8 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     if not isinstance(coder, str) or coder not in entropy.CODERS or type(n_tokens) is not int:
         raise CorruptDataError("stream: invalid 'coder' or 'n'")
     model = entry(d, "alphabet") + entry(d, "model")
-    freq = entry(s, "freq")
-    payload = entry(s, "payload")
+    freq = entry(s, "freq") + entry(s, "table")  # "mag" keeps its tables in "table"
+    payload = entry(s, "payload") + entry(s, "raw")  # and its raw low bits in "raw"
     size = len(data)
     original = p.n * p.dtype.itemsize
     delta = p.chain[0]["order"] if len(p.chain) == 1 and p.chain[0]["stage"] == "delta" else 0
