@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,7 +44,9 @@ def check_decode_dtype(alphabet: Alphabet, dtype: Any) -> np.dtype:
     (float, bytes, datetime, void, ...), ``ValueError`` for one too narrow for the values.
     """
     try:
-        dt = np.dtype(dtype)
+        with warnings.catch_warnings():  # deprecated aliases ('a') are refused below as bytes
+            warnings.simplefilter("ignore", DeprecationWarning)
+            dt = np.dtype(dtype)
     except Exception as e:  # numpy raises TypeError, ValueError, even SyntaxError for odd strings
         raise TypeError(f"{dtype!r} is not a numpy dtype: {e}") from None
     kind = alphabet.kind
