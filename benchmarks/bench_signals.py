@@ -144,7 +144,7 @@ def ratio_rows(results: dict) -> list[dict]:
             best = min(r["codecs"], key=lambda c: r["codecs"][c]["bytes"])
             row["best peer"] = best
             # > 0: the default container is that much smaller than the best peer's output
-            row["margin"] = f"{r['codecs'][best]['bytes'] / r['ubpe']['ubpe']['bytes'] - 1:+.1%}"
+            row["margin"] = f"{r['codecs'][best]['bytes'] / r['ubpe']['ubpe']['bytes'] - 1:+.2%}"
         rows.append(row)
     return rows
 

@@ -90,3 +90,27 @@ def test_external_codecs_round_trip(codec, dtype, scale):
         assert _stdcodecs.pcm_bits(x) in (8, 16, 24)
     (row,) = _stdcodecs.run_codecs(x, [codec], sample_rate=1000)  # raises RoundTripError if not exact
     assert row["bytes"] > 0 and row["ratio"] == pytest.approx(x.nbytes / row["bytes"])
+
+
+def test_bench_signals_verdicts_and_table():
+    import bench_signals as bs
+
+    def row(b, c=1.0, d=1.0):
+        return dict(bytes=b, compress_s=c, decompress_s=d, chain="lpc / mag")
+
+    res = {"a": dict(n_values=10**6, raw=2 * 10**6, ubpe={"ubpe": row(500), "ubpe L1": row(520, 0.5, 0.01)},
+                     codecs={"flac-8": row(510), "xz-9e": row(900)}),
+           "b": dict(n_values=10**6, raw=2 * 10**6, ubpe={"ubpe": row(700, 2.0), "ubpe L1": row(800, 0.5, 0.03)},
+                     codecs={"flac-8": row(650)})}
+    v = {x["target"]: x["result"] for x in bs.verdicts(res)}
+    assert v["default <= best peer in size, every data set"] == "FAIL"  # b: 700 > 650
+    assert v["level 1 within 3 % of FLAC -8 in size"] == "FAIL"  # b: 800 > 650 * 1.03
+    assert v["level 1 decompress >= 50 M values/s"] == "FAIL"  # b: 1e6 / 0.03 s = 33 M/s
+    assert v["default >= 1 M values/s compress and decompress"] == "FAIL"  # b: 0.5 M/s compress
+    res["b"]["ubpe"] = {"ubpe": row(600), "ubpe L1": row(660, 0.5, 0.01)}
+    assert {x["result"] for x in bs.verdicts(res)} == {"PASS"}
+    rows = {r["data"]: r for r in bs.ratio_rows(res)}
+    assert rows["a"]["best peer"] == "flac-8" and rows["a"]["margin"] == "+2.00%"
+    md = bs.markdown(res, 1.0, "policy").splitlines()
+    assert md[0].startswith("| data set | **ubpe** | **ubpe L1** |") and len(md[2].split("|")) == len(md[0].split("|"))
+    assert md[2].startswith("| a | **4000.00** | **3846.15** | 2222.22 | 3921.57 | flac-8 | +2.00% |")
