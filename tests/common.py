@@ -157,6 +157,8 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     quarters = (np.cumsum(rng.integers(-3, 4, (300, 2)), axis=0) / 4).astype(">f4")  # exact grid 2**-2
     smooth = np.sin(np.arange(500) / 11.0) + rng.normal(0, 0.02, 500)
     lossy = compress(smooth, step=0.002)
+    tail = rng.integers(-40, 40, 400).astype(np.int32)
+    tail[::50] += rng.integers(-2**20, 2**20, 8).astype(np.int32)  # a few far values
     out = [
         ("walk", walk, compress(walk), None),
         ("text", text, compress(text), None),
@@ -172,6 +174,7 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("referenced", walk[100:400], compress(walk[100:400], tokenizer=tok, embed=False), tok),
         ("floatgrid", quarters, compress(quarters), None),  # float stages: the values decoded
         ("quantize", decompress(lossy), lossy, None),  # (for "quantize": dequantized) are the reference
+        ("rice_alphabet", tail, compress(tail, predictor="none", level=1), None),  # Rice-coded gaps
     ]
     return out
 

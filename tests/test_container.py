@@ -889,6 +889,20 @@ def test_huge_merge_count_refused_before_allocating():
         decompress(pack(d))
 
 
+def test_alphabet_with_far_values_stores_rice_coded_gaps():
+    """Mostly consecutive values and a few far ones (a residual's long tail): the gaps are
+    Rice-coded, far smaller than at the fixed width of the largest gap, and decode exactly."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-300, 300, 20_000).astype(np.int32)
+    x[::2000] = rng.integers(-2**30, 2**30, 10)
+    data = compress(x, predictor="none", level=1)
+    field = unpack(data)["alphabet"]
+    assert "r" in field and field["w"] == 0
+    width, fixed = entropy.pack_uints(np.diff(np.unique(x)).astype(np.int64) - 1)
+    assert width >= 28 and len(field["gaps"]) * 10 < len(fixed)
+    assert_same_array(decompress(data), x)
+
+
 def test_huge_alphabet_is_not_materialised():
     d = {"magic": "ubpe", "v": 1, "dtype": "<i4", "shape": [3], "front": {},
          "alphabet": {"n": 2**24, "lo": -5, "w": 0, "gaps": b""},
@@ -911,6 +925,14 @@ def test_huge_alphabet_is_not_materialised():
     {"n": 3, "lo": 0, "w": 65, "gaps": b""},
     {"n": 3, "lo": 0, "w": 0},
     [3, 0, 0, b""],
+    {"n": 3, "lo": 0, "w": 0, "r": 41, "gaps": b"\x03"},  # Rice parameter out of range
+    {"n": 3, "lo": 0, "w": 2, "r": 0, "gaps": b"\x03"},  # both a width and a Rice parameter
+    {"n": 3, "lo": 0, "w": 0, "r": 0, "gaps": b"\x01"},  # one Rice code for two gaps
+    {"n": 3, "lo": 0, "w": 0, "r": 0, "gaps": b"\x03\x00"},  # a trailing byte
+    {"n": 3, "lo": 0, "w": 0, "r": 0, "gaps": b"\x07"},  # non-zero padding bits
+    {"n": 3, "lo": 0, "w": 0, "r": 0, "gaps": b"\x00\x00\x00\x00"},  # escape with length 0
+    {"n": 2**24, "lo": 0, "w": 0, "r": 0, "gaps": b"\xff"},  # far more gaps than bits
+    {"n": 0, "lo": 0, "w": 0, "r": 0, "gaps": b""},
 ])
 def test_bad_alphabets(alphabet):
     d = unpack(compress(np.array([0, 1, 2, 1, 0], np.uint8)))

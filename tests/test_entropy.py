@@ -16,9 +16,11 @@ from ubpe.entropy import (
     decode_stream,
     encode_stream,
     pack_merges,
+    pack_rice,
     pack_uints,
     stream_cost_bits,
     unpack_merges,
+    unpack_rice,
     unpack_uints,
 )
 from ubpe.errors import CorruptDataError
@@ -504,3 +506,26 @@ def test_garbage_tables_never_crash():
             except CorruptDataError:
                 continue
             assert out.shape == (fields["n"],) and out.max() < 300
+
+
+# ============================================================================ Rice sequences
+
+
+@SETTINGS
+@given(st.lists(st.one_of(st.integers(0, 3), st.integers(0, 2**40 - 1)), max_size=300))
+def test_rice_sequences_round_trip_and_are_canonical(values):
+    arr = np.array(values, dtype=np.int64)
+    r, data = pack_rice(arr)
+    assert unpack_rice(data, len(values), r).tolist() == values
+    for cut in range(len(data)):  # every strict prefix is refused
+        with pytest.raises(CorruptDataError):
+            unpack_rice(data[:cut], len(values), r)
+    with pytest.raises(CorruptDataError):
+        unpack_rice(data + b"\x00", len(values), r)
+
+
+def test_rice_parameter_fits_the_values():
+    small = np.zeros(1000, np.int64)
+    r, data = pack_rice(small)
+    assert r == 0 and len(data) == 125  # one bit per zero
+    assert pack_rice(np.array([2**40])) is None and pack_rice(np.array([-1])) is None

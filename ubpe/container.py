@@ -140,6 +140,11 @@ def _crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], flat: np.ndarray) 
 # ============================================================================ alphabet field
 
 
+#: Whether the writer may Rice-code alphabet gaps (tests/fixtures/make_fixtures.py turns it off to
+#: reproduce the fixtures written before it could).
+_RICE_GAPS = True
+
+
 def _alphabet_field(alphabet: Alphabet) -> dict:
     """The compact alphabet: first value, then gaps between consecutive values minus one."""
     n = len(alphabet)
@@ -159,6 +164,11 @@ def _alphabet_field(alphabet: Alphabet) -> dict:
     if hi >= 1 << 63:
         return {"n": n, "lo": lo, "w": 64, "gaps": gaps.astype("<u8").tobytes()}
     width, data = entropy.pack_uints(gaps.astype(np.int64))
+    rice = entropy.pack_rice(gaps.astype(np.int64)) if width > 1 and _RICE_GAPS else None
+    if rice is not None and len(rice[1]) < len(data):
+        # mostly consecutive values with a few far ones (prediction residuals' long tails): a
+        # fixed width would pay for the largest gap on every gap
+        return {"n": n, "lo": lo, "w": 0, "r": rice[0], "gaps": rice[1]}
     return {"n": n, "lo": lo, "w": width, "gaps": data}
 
 
@@ -191,21 +201,26 @@ class _Values:
 
 
 def _parse_alphabet(field: Any) -> _Values:
-    d = expect_map(field, "alphabet", ("n", "lo", "w", "gaps"))
+    d = expect_map(field, "alphabet", ("n", "lo", "w", "gaps"), optional=("r",))
     n = field_int(d, "n", 0, MAX_VOCAB, where="alphabet")
     lo = field_int(d, "lo", _I64_MIN, _U64, where="alphabet")
     w = field_int(d, "w", 0, 64, where="alphabet")
     gaps_raw = field_bytes(d, "gaps", where="alphabet")
     n_gaps = max(n - 1, 0)
-    if n == 0 and (lo or w or gaps_raw):
-        raise CorruptDataError("alphabet: an empty alphabet must have lo = 0, w = 0 and no gaps")
-    if w == 0:
+    if n == 0 and (lo or w or gaps_raw or "r" in d):
+        raise CorruptDataError("alphabet: an empty alphabet must have lo = 0, w = 0, no r and no gaps")
+    if "r" in d:
+        r = field_int(d, "r", 0, entropy.MAX_RICE_PARAM, where="alphabet")
+        if w != 0:
+            raise CorruptDataError("alphabet: 'w' must be 0 when the gaps are Rice-coded ('r')")
+        gaps = entropy.unpack_rice(gaps_raw, n_gaps, r)
+    elif w == 0:
         if gaps_raw:
             raise CorruptDataError("alphabet: 'gaps' must be empty when 'w' is 0")
         last = lo + n_gaps
         _check_domain(lo, last)
         return _Values(n, lo, None)
-    if w == 64:
+    elif w == 64:
         if len(gaps_raw) != 8 * n_gaps:
             raise CorruptDataError(f"alphabet: 'gaps' has {len(gaps_raw)} bytes, expected {8 * n_gaps}")
         gaps = np.frombuffer(gaps_raw, dtype="<u8").astype(np.uint64)

@@ -646,6 +646,52 @@ _TABLE_ERRORS = {
 # ----------------------------------------------------------------------------- bit packing
 
 
+#: Values a Rice sequence (:func:`pack_rice`) holds are below this.
+RICE_VALUE_LIMIT = 1 << _k.MAX_VALUE_BITS
+#: Largest Rice parameter of :func:`pack_rice`.
+MAX_RICE_PARAM = _k.MAX_RICE_PARAM
+
+
+def pack_rice(values: np.ndarray) -> tuple[int, bytes] | None:
+    """Rice-code non-negative ints (< RICE_VALUE_LIMIT) with the parameter that gives the fewest
+    bytes; return (parameter, bytes), or None when a value is out of range.
+
+    Layout per value: the Rice code of the stream's count tables (``q = v >> r`` in unary up to
+    ``RICE_LIMIT`` zeros and a one, then the low ``r`` bits; quotients from ``RICE_LIMIT`` on
+    escape to a 6-bit length and the value's bits), least significant bit first; padding bits
+    zero; exactly ceil(bits / 8) bytes.
+    """
+    arr = np.ascontiguousarray(values, dtype=np.int64)
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= RICE_VALUE_LIMIT):
+        return None
+    empty = np.zeros(0, np.uint8)
+    top = _bit_length(int(arr.max())) if arr.size else 0
+    best = min(range(0, min(top, _k.MAX_RICE_PARAM) + 1), key=lambda r: (_k.rice_pack_all(arr, r, empty), r))
+    buf = np.zeros((_k.rice_pack_all(arr, best, empty) + 7) // 8, np.uint8)
+    _k.rice_pack_all(arr, best, buf)
+    return best, buf.tobytes()
+
+
+def unpack_rice(data: bytes, count: int, r: int) -> np.ndarray:
+    """The ``count`` values :func:`pack_rice` wrote with parameter ``r`` into ``data`` (uint64).
+
+    Raises ``CorruptDataError`` unless ``data`` holds exactly those values: every code valid,
+    no bytes beyond the last one, padding bits zero.
+    """
+    if not 0 <= r <= _k.MAX_RICE_PARAM:
+        raise CorruptDataError(f"Rice parameter {r} is outside [0, {_k.MAX_RICE_PARAM}]")
+    if count > 8 * len(data):  # every value takes at least one bit: checked before allocating
+        raise CorruptDataError(f"{len(data)} bytes cannot hold {count} Rice-coded values")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    out = np.zeros(count, np.int64)
+    end = _k.rice_unpack_all(buf, r, out)
+    if end < 0:
+        raise CorruptDataError("invalid Rice-coded values (truncated or a bad escape)")
+    if (end + 7) // 8 != len(data) or (end % 8 and int(buf[-1]) >> (end % 8)):
+        raise CorruptDataError("Rice-coded values: trailing bytes or non-zero padding bits")
+    return out.astype(np.uint64)
+
+
 def pack_uints(values: np.ndarray, width: int | None = None) -> tuple[int, bytes]:
     """Pack non-negative ints into ``width`` bits each, little-endian; return (width, bytes).
 

@@ -636,3 +636,34 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
     if pos != nw or x != low:
         return ERR_TRAILING
     return OK
+
+
+# ----------------------------------------------------------------------------- Rice sequences
+
+
+@njit(cache=True, nogil=True)
+def rice_pack_all(values, r, buf):
+    """Write every value (0 <= v < 2**MAX_VALUE_BITS) with ``_put_rice`` and parameter ``r``;
+    return the bit length. ``buf`` of length 0 only counts (dry run)."""
+    pos = 0
+    for i in range(values.shape[0]):
+        pos = _put_rice(buf, pos, values[i], r)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def rice_unpack_all(buf, r, out):
+    """Read ``len(out)`` values written by :func:`rice_pack_all`; return the bit position after
+    the last one, or a negative status. Never reads past the end of ``buf``.
+
+    Preconditions: 0 <= r <= MAX_RICE_PARAM.
+    """
+    res = np.zeros(2, np.int64)
+    pos = 0
+    for i in range(out.shape[0]):
+        status = _get_rice(buf, pos, r, res)
+        if status != OK:
+            return status
+        out[i] = res[0]
+        pos = res[1]
+    return pos
