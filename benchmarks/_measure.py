@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -330,3 +333,21 @@ def write_json(path: str | Path | None, payload: Any, extra: dict | None = None)
 def result_path(args) -> str | None:
     """The result file an argparse namespace from ``add_json_arg`` asks for (None: --no-json)."""
     return None if getattr(args, "no_json", False) else args.json
+
+
+def compile_times(script: str, cwd: Path) -> list[dict]:
+    """First-call times of ``script`` (Python that prints a JSON map of stage -> seconds as its
+    last line) in a new process: with an empty numba cache (cold), then with it filled (cached).
+    Rows ``stage, cold_s, cached_s`` and a total; ``RuntimeError`` if a run fails."""
+    runs = {}
+    with tempfile.TemporaryDirectory(prefix="ubpe-numba-cache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold", "cached"):
+            r = subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd,
+                               capture_output=True, text=True, timeout=1800)
+            if r.returncode != 0:
+                raise RuntimeError(f"compile measurement ({label}) failed:\n{r.stderr[-2000:]}")
+            runs[label] = json.loads(r.stdout.strip().splitlines()[-1])
+    rows = [dict(stage=k, cold_s=runs["cold"][k], cached_s=runs["cached"][k]) for k in runs["cold"]]
+    rows.append(dict(stage="total", cold_s=sum(runs["cold"].values()), cached_s=sum(runs["cached"].values())))
+    return rows

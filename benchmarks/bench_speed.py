@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,9 +26,10 @@ import numpy as np
 import ubpe
 
 try:
-    from . import _data, _stdcodecs
+    from . import _data, _measure, _stdcodecs
 except ImportError:  # run as a script
     import _data
+    import _measure
     import _stdcodecs
 
 HERE = Path(__file__).resolve().parent
@@ -109,19 +107,8 @@ json.dump(out, sys.stdout)
 
 
 def compile_times() -> list[dict]:
-    """First-call times in a new process: with an empty numba cache (cold), then with it warm."""
-    runs = {}
-    with tempfile.TemporaryDirectory(prefix="ubpe-numba-cache-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for label in ("cold", "cached"):
-            r = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, cwd=HERE.parent,
-                               capture_output=True, text=True, timeout=1800)
-            if r.returncode != 0:
-                raise RuntimeError(f"compile measurement ({label}) failed:\n{r.stderr[-2000:]}")
-            runs[label] = json.loads(r.stdout.strip().splitlines()[-1])
-    rows = [dict(stage=k, cold_s=runs["cold"][k], cached_s=runs["cached"][k]) for k in runs["cold"]]
-    rows.append(dict(stage="total", cold_s=sum(runs["cold"].values()), cached_s=sum(runs["cached"].values())))
-    return rows
+    """First-call times of compress and decompress at both levels in a new process (cold, cached)."""
+    return _measure.compile_times(_COMPILE_SCRIPT, HERE.parent)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -72,10 +72,7 @@ import contextlib
 import functools
 import io
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -85,6 +82,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _data  # noqa: E402
+import _measure  # noqa: E402
 from _measure import add_json_arg, peak_memory, print_table, result_path, time_call, write_json  # noqa: E402
 
 import ubpe  # noqa: E402
@@ -248,20 +246,12 @@ json.dump(out, sys.stdout)
 
 
 def compile_times() -> list[dict]:
-    """First-call times in a new process: with an empty numba cache (cold), then with it warm."""
-    runs = {}
-    with tempfile.TemporaryDirectory(prefix="ubpe-numba-cache-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for label in ("cold", "cached"):
-            r = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, cwd=HERE.parent,
-                               capture_output=True, text=True, timeout=1800)
-            if r.returncode != 0:
-                print(f"compile measurement ({label}) failed:\n{r.stderr[-2000:]}")
-                return []
-            runs[label] = json.loads(r.stdout.strip().splitlines()[-1])
-    rows = [dict(stage=k, cold_s=runs["cold"][k], cached_s=runs["cached"][k]) for k in runs["cold"]]
-    rows.append(dict(stage="total", cold_s=sum(runs["cold"].values()), cached_s=sum(runs["cached"].values())))
-    return rows
+    """First-call times of fit, encode, decode, compress and decompress in a new process (cold, cached)."""
+    try:
+        return _measure.compile_times(_COMPILE_SCRIPT, HERE.parent)
+    except RuntimeError as e:
+        print(e)
+        return []
 
 
 # ---------------------------------------------------------------- the peer
