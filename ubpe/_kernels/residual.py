@@ -63,6 +63,21 @@ def bitlen_table() -> np.ndarray:
     return t
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _context(m, sh, bl):
+    """The context of the next token: the bucket of the running magnitude ``m >> sh``, capped."""
+    c = _bucket(m >> sh, bl)
+    return c if c < N_CONTEXTS else N_CONTEXTS - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _symbol(token, center, m, sh, bl):
+    """The model's view of one token: (z, context, bucket), z = zigzag(token - center)."""
+    d = np.int64(token) - center
+    z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+    return z, _context(m, sh, bl), _bucket(z, bl)
+
+
 @njit(cache=True, nogil=True)
 def mag_stats(tokens, center, rate, bl, counts):
     """Add each token's (context, bucket) to ``counts`` (int64, N_CONTEXTS x N_BUCKETS).
@@ -74,12 +89,7 @@ def mag_stats(tokens, center, rate, bl, counts):
     raw = 0
     sh = rate - 2
     for i in range(tokens.shape[0]):
-        d = np.int64(tokens[i]) - center
-        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
-        c = _bucket(m >> sh, bl)
-        if c >= N_CONTEXTS:
-            c = N_CONTEXTS - 1
-        b = _bucket(z, bl)
+        z, c, b = _symbol(tokens[i], center, m, sh, bl)
         counts[c, b] += 1
         if b >= 4:
             raw += (b >> 1) - 1
@@ -103,12 +113,7 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
     nacc = 0
     p = 0
     for i in range(n):
-        d = np.int64(tokens[i]) - center
-        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
-        c = _bucket(m >> sh, bl)
-        if c >= N_CONTEXTS:
-            c = N_CONTEXTS - 1
-        b = _bucket(z, bl)
+        z, c, b = _symbol(tokens[i], center, m, sh, bl)
         ctx[i] = c
         bk[i] = b
         if b >= 4:
@@ -210,10 +215,7 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
     m = 0
     sh = rate - 2
     for i in range(out.shape[0]):
-        c = _bucket(m >> sh, bl)
-        if c >= N_CONTEXTS:
-            c = N_CONTEXTS - 1
-        r = row[c]
+        r = row[_context(m, sh, bl)]
         if r < 0:
             return ERR_CONTEXT
         slot = x & mask
