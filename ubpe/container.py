@@ -140,11 +140,6 @@ def _crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], flat: np.ndarray) 
 # ============================================================================ alphabet field
 
 
-#: Whether the writer may Rice-code alphabet gaps (tests/fixtures/make_fixtures.py turns it off to
-#: reproduce the fixtures written before it could).
-_RICE_GAPS = True
-
-
 def _alphabet_field(alphabet: Alphabet) -> dict:
     """The compact alphabet: first value, then gaps between consecutive values minus one."""
     n = len(alphabet)
@@ -164,7 +159,7 @@ def _alphabet_field(alphabet: Alphabet) -> dict:
     if hi >= 1 << 63:
         return {"n": n, "lo": lo, "w": 64, "gaps": gaps.astype("<u8").tobytes()}
     width, data = entropy.pack_uints(gaps.astype(np.int64))
-    rice = entropy.pack_rice(gaps.astype(np.int64)) if width > 1 and _RICE_GAPS else None
+    rice = entropy.pack_rice(gaps.astype(np.int64)) if width > 1 else None
     if rice is not None and len(rice[1]) < len(data):
         # mostly consecutive values with a few far ones (prediction residuals' long tails): a
         # fixed width would pay for the largest gap on every gap
