@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -230,3 +231,12 @@ def check_mutations(samples: list[tuple[np.ndarray, bytes]], seed: int, n_mutati
         assert got.dtype.str == values.dtype.str and np.array_equal(got, values)
     return refused
 
+
+
+def pack_model_file(fields: dict, version: int) -> bytes:
+    """Model-file bytes holding ``fields``: version 1 (the map itself) or 2 (body + sha256)."""
+    if version == 1:
+        return msgpack.packb(fields, use_bin_type=True)
+    body = msgpack.packb({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
+    return msgpack.packb({"magic": "ubpe.tokenizer", "version": 2, "body": body,
+                          "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)

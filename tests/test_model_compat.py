@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import ubpe
+from common import pack_model_file as pack
 from ubpe import Tokenizer
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -53,14 +54,6 @@ def test_old_model_with_a_narrow_data_dtype_loads_and_reproduces_its_file(name):
     # re-saved as version 2, the model stores the widened dtype and loads again
     again = Tokenizer.from_bytes(tok.to_bytes())
     assert again.dtype == tok.dtype and again.digest == tok.digest and again.to_bytes() == tok.to_bytes()
-
-
-def pack(fields, version):
-    if version == 1:
-        return msgpack.packb(fields, use_bin_type=True)
-    body = msgpack.packb({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
-    return msgpack.packb({"magic": "ubpe.tokenizer", "version": 2, "body": body,
-                          "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
 
 
 @pytest.mark.parametrize(

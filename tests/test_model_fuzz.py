@@ -9,7 +9,6 @@ decode, re-encode, re-serialise and reload bit-exactly.
 """
 
 import copy
-import hashlib
 import os
 import warnings
 
@@ -18,6 +17,7 @@ import numpy as np
 import pytest
 
 import ubpe
+from common import pack_model_file as pack
 from ubpe import Alphabet, Tokenizer
 
 #: Mutants per model version; the broad tier (UBPE_SLOW_TESTS=1) runs about 13 times more.
@@ -111,14 +111,6 @@ class Mutator:
             else:
                 f[key] = self.array(f[key]) if isinstance(f.get(key), bytes) else self.pick(ODD)
         return f
-
-
-def pack(fields, version):
-    if version == 1:
-        return msgpack.packb(fields, use_bin_type=True)
-    body = msgpack.packb({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
-    return msgpack.packb({"magic": "ubpe.tokenizer", "version": 2, "body": body,
-                          "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
 
 
 def check_accepted(tok):
