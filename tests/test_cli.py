@@ -65,7 +65,6 @@ def test_version_and_subcommand_help(capsys):
     [
         [],
         ["frobnicate"],
-        ["compress", "x.npy"],  # no -o
         ["fit", "x.npy", "-o", "m.ubpe"],  # no --n-tokens
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "0"],
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "ten"],
@@ -118,11 +117,18 @@ def test_bad_input_contents_exit_1(capsys, tmp_path):
     raw.write_bytes(b"\x00" * 5)
     code, _, err = run(capsys, "compress", raw, "-o", tmp_path / "o.ubpe", "--dtype", "<i2")
     assert code == 1 and "multiple" in one_error_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["floats.csv", "odd.bin"]
+
+
+def test_unknown_format_is_compressed_as_bytes_with_a_note(capsys, tmp_path):
+    """A file whose extension names no format comes back as the same bytes; the note says how to
+    read it as numbers instead."""
     unknown = tmp_path / "data.bin"
-    unknown.write_bytes(b"\x00" * 4)
+    unknown.write_bytes(bytes(range(256)) * 3)
     code, _, err = run(capsys, "compress", unknown, "-o", tmp_path / "o.ubpe")
-    assert code == 1 and "--dtype" in one_error_line(err)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.bin", "floats.csv", "odd.bin"]
+    assert code == 0 and "as bytes" in err and "--dtype" in err
+    assert run(capsys, "decompress", tmp_path / "o.ubpe", "-o", tmp_path / "back.bin")[0] == 0
+    assert (tmp_path / "back.bin").read_bytes() == unknown.read_bytes()
 
 
 def test_corrupt_container_exit_1(capsys, tmp_path, container, signal):

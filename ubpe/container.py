@@ -601,14 +601,47 @@ class _Parsed:
     source: dict | None = None
 
 
+#: How every container starts: a msgpack map whose first entry is "magic": "ubpe".
+_HEAD = msgpack.packb("magic") + msgpack.packb(MAGIC)
+
+
+def _unparsable(data: bytes, error: Exception) -> str:
+    """Why ``data`` does not parse, in the user's terms: not ours, truncated, or trailing bytes."""
+    if len(data) == 0:
+        return "empty: not a ubpe file"
+    if data[1:1 + len(_HEAD)] != _HEAD[: max(0, min(len(_HEAD), len(data) - 1))] or len(data) <= 1:
+        return f"not a ubpe file (it starts with {data[:8]!r})"
+    if isinstance(error, msgpack.ExtraData):
+        extra = len(error.extra)
+        return (f"{extra} bytes of other data after the container's {len(data) - extra} bytes "
+                "(two files joined, or a damaged file)")
+    # walk the top-level map entry by entry: where does the data end?
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1))
+    unpacker.feed(data)
+    last = None
+    try:
+        n = unpacker.read_map_header()
+        for _ in range(n):
+            key = unpacker.unpack()
+            unpacker.skip()
+            last = key
+    except msgpack.OutOfData:
+        where = f", after its field {last!r}" if isinstance(last, str) else ""
+        return f"truncated: the container ends after {len(data)} bytes{where}"
+    except Exception:
+        pass
+    return f"damaged: the bytes do not parse as a ubpe container ({type(error).__name__})"
+
+
 def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    data = bytes(data)
     try:
-        d = msgpack.unpackb(bytes(data), raw=False, strict_map_key=True, use_list=True)
+        d = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as e:  # msgpack raises several unrelated exception types
-        raise CorruptDataError(f"not a ubpe container: the bytes do not parse as msgpack ({type(e).__name__})") from None
+        raise CorruptDataError(_unparsable(data, e)) from None
     if not isinstance(d, dict) or d.get("magic") != MAGIC:
         raise CorruptDataError("not a ubpe container (bad magic)")
     version = d.get("v")
