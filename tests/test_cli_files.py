@@ -294,3 +294,25 @@ def test_usage_errors(capsys, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, *argv)
     assert code == 2 and message in err
+
+
+# ============================================================== progress
+
+
+def test_progress_line_on_a_terminal_for_slow_jobs_only(capsys, tmp_path, monkeypatch):
+    import time
+
+    from ubpe import container
+
+    src = tmp_path / "x.npy"
+    np.save(src, np.arange(300, dtype=np.int16) % 5)
+    real = container.compress
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(container, "compress", lambda *a, **k: (time.sleep(cli.PROGRESS_DELAY + 0.6), real(*a, **k))[1])
+    code, _, err = run(capsys, "compress", src)
+    assert code == 0 and f"compressing {src}" in err
+    code, _, err = run(capsys, "-q", "compress", src, "-o", tmp_path / "q.ubpe")
+    assert code == 0 and err == ""
+    monkeypatch.setattr(container, "compress", real)
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "fast.ubpe")  # under a second: no line
+    assert code == 0 and "compressing" not in err

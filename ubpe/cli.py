@@ -425,6 +425,39 @@ def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signa
     return uio.Signal(sig.values, sig.rate, source or None), files.input_size(path, sig.values.nbytes)
 
 
+#: Seconds a command runs before its progress line appears (shorter jobs print nothing).
+PROGRESS_DELAY = 1.0
+
+
+@contextlib.contextmanager
+def _busy(args: argparse.Namespace, what: str) -> Iterator[None]:
+    """A tqdm line on standard error with the elapsed time of ``what``, shown only when the job
+    takes more than :data:`PROGRESS_DELAY` s, standard error is a terminal and not ``-q``."""
+    if args.quiet or not sys.stderr.isatty():
+        yield
+        return
+    import threading
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, desc=what, delay=PROGRESS_DELAY, file=sys.stderr, leave=False,
+               bar_format="{desc}: {elapsed}")
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(0.2):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
+
+
 def _with(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
     new = argparse.Namespace(**vars(args))
     for k, v in changes.items():
@@ -475,13 +508,14 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
             raise _UsageError(f"--step and --bits quantize floating-point input; {path} holds {values.dtype}")
         common.update(step=args.step, bits=args.bits)
     try:
-        if tok is not None:
-            data = container.compress(values, tokenizer=tok, embed=not args.reference, **common)
-        else:
-            options = _fit_options(args)
-            if _accepts(container.compress, "progress"):
-                options["progress"] = not args.quiet
-            data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
+        with _busy(args, f"compressing {path}"):
+            if tok is not None:
+                data = container.compress(values, tokenizer=tok, embed=not args.reference, **common)
+            else:
+                options = _fit_options(args)
+                if _accepts(container.compress, "progress"):
+                    options["progress"] = not args.quiet
+                data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
     except TypeError as e:
         if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
             raise TypeError(f"{path}: {e} (on the command line: --step S or --bits B)") from e
@@ -512,7 +546,8 @@ def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[by
                 f"--max-output-size {args.max_output_size}"
             )
         uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
-        values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
+        with _busy(args, f"decompressing {'(standard input)' if path == files.STDIO else path}"):
+            values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
     except UBPEError as e:
         raise UBPEError(f"{'(standard input)' if path == files.STDIO else path}: {e}") from e
     return data, info, values
