@@ -330,13 +330,21 @@ def test_reference_with_wrong_model_exit_1(capsys, tmp_path, container, model, s
     one_error_line(err)
 
 
-def test_value_outside_model_alphabet_exit_1(capsys, tmp_path, container, model):
+def test_value_outside_model_alphabet_is_escaped_or_refused(capsys, tmp_path, container, model):
     src = tmp_path / "odd.npy"
-    np.save(src, np.array([1, 2, 3, 30000, 2], dtype=np.int16))
-    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "o.ubpe", "--model", model)
+    x = np.array([1, 2, 3, 30000, 2], dtype=np.int16)
+    np.save(src, x)
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "o.ubpe", "--model", model, "--no-escape")
     assert code == 1
     assert "odd.npy" in one_error_line(err)
     assert not (tmp_path / "o.ubpe").exists()
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "o.ubpe", "--model", model)
+    assert code == 0, err
+    assert container.describe((tmp_path / "o.ubpe").read_bytes()).escapes >= 1
+    code, out, _ = run(capsys, "inspect", tmp_path / "o.ubpe")
+    assert code == 0 and "escapes" in out
+    assert run(capsys, "decompress", tmp_path / "o.ubpe", "-o", tmp_path / "back.npy", "--model", model)[0] == 0
+    assert np.array_equal(np.load(tmp_path / "back.npy"), x)
 
 
 def test_fit_stereo_wav_channels_are_documents(capsys, tmp_path, signal):

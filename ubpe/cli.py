@@ -75,6 +75,24 @@ def _step(text: str) -> float:
     return value
 
 
+#: Largest alphabet --range may ask for.
+MAX_RANGE = 1 << 24
+
+
+def _value_range(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(-?\d+)\s*:\s*(-?\d+)\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"invalid range {text!r}: use LO:HI, e.g. -2048:2047")
+    lo, hi = int(m.group(1)), int(m.group(2))
+    if hi < lo:
+        raise argparse.ArgumentTypeError(f"range {text!r}: HI must be at least LO")
+    if hi - lo + 1 > MAX_RANGE:
+        raise argparse.ArgumentTypeError(f"range {text!r} holds {hi - lo + 1} values, at most {MAX_RANGE}")
+    if lo < -(1 << 63) or hi >= 1 << 63:
+        raise argparse.ArgumentTypeError(f"range {text!r} does not fit in 64-bit integers")
+    return lo, hi
+
+
 def _dtype(text: str) -> np.dtype:
     try:
         dt = np.dtype(text)
@@ -156,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_options(p)
     add_fit_options(p, required=True)
     add_input_options(p)
+    p.add_argument("--predictor", metavar="CHAIN",
+                   help="fit on the residuals of this front-end chain (delta1, lpc, delta1+adaptive, "
+                   "...), each channel on its own; compress windows with the same --predictor")
+    p.add_argument("--range", type=_value_range, metavar="LO:HI",
+                   help="the alphabet: every integer from LO to HI (inclusive), whatever the inputs "
+                   "hold; values outside it are refused here and escaped by compress")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser(
@@ -172,6 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="MODEL", help="use this tokenizer (from 'ubpe fit')")
     p.add_argument("--reference", action="store_true",
                    help="with --model: store only the model's digest, not the model itself")
+    p.add_argument("--no-escape", action="store_true",
+                   help="with --model: refuse values outside its alphabet instead of storing them "
+                   "beside the stream (escapes, counted by ubpe inspect)")
+    p.add_argument("--predictor", metavar="CHAIN",
+                   help="force the front-end chain: none, delta1, delta2, lpc, lpc+adaptive, "
+                   "delta1+adaptive, ... (with --model: the chain the model was fitted on, as given "
+                   "to fit --predictor); default: chosen by measured size")
     p.add_argument("--delta", choices=("auto", "0", "1", "2", "3", "4"), default="auto",
                    help="prediction front end: compress the differences of this order (0: the "
                    "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
@@ -344,10 +375,21 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise TypeError(f"{path}: holds floating-point values; fit learns integer sequences: "
                             f"{QUANTIZE_HINT} (ubpe compress takes floats with --step/--bits)")
         docs.extend(_documents(sig.values, path, uio.format_for(path, "bytes" if args.bytes else None)))
+    if args.predictor is not None:
+        from . import frontend, planner
+
+        chain = planner.build_chain(planner.PREDICTORS[args.predictor])
+        docs = [frontend.forward(np.ascontiguousarray(d).reshape(1, -1), chain)[0].reshape(-1) for d in docs]
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
         raise ValueError("the inputs hold no values: nothing to fit")
     alphabet = Alphabet(256) if args.bytes else None
+    if args.range is not None:
+        if args.bytes:
+            raise _UsageError("--range and --bytes cannot be used together (bytes are 0..255)")
+        alphabet = Alphabet(np.arange(args.range[0], args.range[1] + 1, dtype=np.int64))
+        if args.n_tokens < len(alphabet):
+            raise _UsageError(f"--n-tokens {args.n_tokens} is less than the {len(alphabet)} values of --range")
     tok = Tokenizer(alphabet, args.n_tokens, **_fit_options(args))
     start = time.perf_counter()
     tok.fit(docs, progress=not args.quiet)
@@ -503,6 +545,8 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
     values = sig.values
     delta = None if args.delta == "auto" else int(args.delta)
     common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source}
+    if args.predictor is not None:
+        common["predictor"] = args.predictor
     if args.step is not None or args.bits is not None:
         if values.dtype.kind != "f":
             raise _UsageError(f"--step and --bits quantize floating-point input; {path} holds {values.dtype}")
@@ -510,7 +554,8 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
     try:
         with _busy(args, f"compressing {path}"):
             if tok is not None:
-                data = container.compress(values, tokenizer=tok, embed=not args.reference, **common)
+                data = container.compress(values, tokenizer=tok, embed=not args.reference,
+                                          escape=not args.no_escape, **common)
             else:
                 options = _fit_options(args)
                 if _accepts(container.compress, "progress"):
@@ -697,6 +742,8 @@ def _format_report(info: Any, path: str) -> str:
         f"  coder        {info.coder}, {info.n_tokens} tokens",
         f"  exactness    {_describe_exactness(info)}",
         f"  source       {_describe_source(getattr(info, 'source', None))}",
+        f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "
+        f"({getattr(info, 'escape_bytes', 0)} bytes, in the header)",
         "  parts",
         part("header", info.header),
         part("model", info.model),
@@ -821,6 +868,15 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     """Option combinations argparse cannot express; reported as usage errors (exit 2)."""
     if args.command == "compress" and args.model is None and args.reference:
         return "--reference needs --model"
+    if args.command == "compress" and args.model is None and args.no_escape:
+        return "--no-escape applies with --model"
+    if args.command == "compress" and args.predictor is not None and args.delta != "auto":
+        return "--predictor and --delta cannot be used together"
+    if args.command in ("compress", "fit") and getattr(args, "predictor", None) is not None:
+        from . import planner
+
+        if args.predictor not in planner.PREDICTORS:
+            return f"--predictor {args.predictor!r}: choose one of {', '.join(planner.PREDICTORS)}"
     if args.command == "compress" and args.model is not None and (args.n_tokens is not None or _fit_options(args)):
         return "--n-tokens and the fit options cannot be used with --model (the model is already fitted)"
     if args.command in ("compress", "decompress"):
