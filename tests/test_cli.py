@@ -65,7 +65,6 @@ def test_version_and_subcommand_help(capsys):
     [
         [],
         ["frobnicate"],
-        ["compress", "x.npy"],  # no -o
         ["fit", "x.npy", "-o", "m.ubpe"],  # no --n-tokens
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "0"],
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "ten"],
@@ -118,11 +117,18 @@ def test_bad_input_contents_exit_1(capsys, tmp_path):
     raw.write_bytes(b"\x00" * 5)
     code, _, err = run(capsys, "compress", raw, "-o", tmp_path / "o.ubpe", "--dtype", "<i2")
     assert code == 1 and "multiple" in one_error_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["floats.csv", "odd.bin"]
+
+
+def test_unknown_format_is_compressed_as_bytes_with_a_note(capsys, tmp_path):
+    """A file whose extension names no format comes back as the same bytes; the note says how to
+    read it as numbers instead."""
     unknown = tmp_path / "data.bin"
-    unknown.write_bytes(b"\x00" * 4)
+    unknown.write_bytes(bytes(range(256)) * 3)
     code, _, err = run(capsys, "compress", unknown, "-o", tmp_path / "o.ubpe")
-    assert code == 1 and "--dtype" in one_error_line(err)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.bin", "floats.csv", "odd.bin"]
+    assert code == 0 and "as bytes" in err and "--dtype" in err
+    assert run(capsys, "decompress", tmp_path / "o.ubpe", "-o", tmp_path / "back.bin")[0] == 0
+    assert (tmp_path / "back.bin").read_bytes() == unknown.read_bytes()
 
 
 def test_corrupt_container_exit_1(capsys, tmp_path, container, signal):
@@ -324,13 +330,21 @@ def test_reference_with_wrong_model_exit_1(capsys, tmp_path, container, model, s
     one_error_line(err)
 
 
-def test_value_outside_model_alphabet_exit_1(capsys, tmp_path, container, model):
+def test_value_outside_model_alphabet_is_escaped_or_refused(capsys, tmp_path, container, model):
     src = tmp_path / "odd.npy"
-    np.save(src, np.array([1, 2, 3, 30000, 2], dtype=np.int16))
-    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "o.ubpe", "--model", model)
+    x = np.array([1, 2, 3, 30000, 2], dtype=np.int16)
+    np.save(src, x)
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "o.ubpe", "--model", model, "--no-escape")
     assert code == 1
     assert "odd.npy" in one_error_line(err)
     assert not (tmp_path / "o.ubpe").exists()
+    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "o.ubpe", "--model", model)
+    assert code == 0, err
+    assert container.describe((tmp_path / "o.ubpe").read_bytes()).escapes >= 1
+    code, out, _ = run(capsys, "inspect", tmp_path / "o.ubpe")
+    assert code == 0 and "escapes" in out
+    assert run(capsys, "decompress", tmp_path / "o.ubpe", "-o", tmp_path / "back.npy", "--model", model)[0] == 0
+    assert np.array_equal(np.load(tmp_path / "back.npy"), x)
 
 
 def test_fit_stereo_wav_channels_are_documents(capsys, tmp_path, signal):

@@ -174,7 +174,9 @@ def test_compress_argument_errors():
     with pytest.raises(ValueError):
         compress(x, weighting="nope")
     with pytest.raises(ValueError, match="alphabet"):
-        compress(np.array([10**6], np.int32), tokenizer=tok)
+        compress(np.array([10**6], np.int32), tokenizer=tok, escape=False)
+    with pytest.raises(TypeError):
+        compress(x, tokenizer=tok, escape="yes")
 
 
 # ============================================================================ real data
@@ -405,7 +407,7 @@ def test_delta_argument_errors():
 
 
 def test_delta_with_a_tokenizer():
-    """A tokenizer fitted on differences: the caller states the order; the default is 0."""
+    """A tokenizer fitted on differences: the caller states the order, or compress finds it."""
     from ubpe.signal import delta
 
     x = walk(6000, seed=11)
@@ -416,10 +418,14 @@ def test_delta_with_a_tokenizer():
         data = check_roundtrip(window, tokenizer=tok, delta=1, embed=embed)
         assert inspect(data).delta == 1
     with pytest.raises(ValueError, match="alphabet"):
-        compress(window, tokenizer=tok)  # delta 0: raw values are not in the alphabet of steps
+        compress(window, tokenizer=tok, delta=0, escape=False)  # raw values: not in the alphabet of steps
+    found = check_roundtrip(window, tokenizer=tok)  # without delta=: the smallest of orders 0, 1, 2
+    assert inspect(found).delta == 1 and inspect(found).escapes <= 1
+    assert len(found) == len(compress(window, tokenizer=tok, delta=1))
     raw_tok = Tokenizer(None, len(np.unique(x)) + 20).fit(x)
-    data = check_roundtrip(x[:500], tokenizer=raw_tok)
+    data = check_roundtrip(x[:500], tokenizer=raw_tok, delta=0)
     assert inspect(data).delta == 0 and unpack(data)["front"] == []
+    assert len(check_roundtrip(x[:500], tokenizer=raw_tok)) <= len(data)  # the orders tried include 0
 
 
 def test_auto_delta_beyond_full_fit():

@@ -140,7 +140,8 @@ def test_corrupt_csv_source_is_a_data_error(capsys, tmp_path, source):
 
 def test_foreign_source_maps_are_left_alone(tmp_path):
     assert uio.check_source({"rate": 250}) is None and uio.check_source(None) is None
-    assert uio.check_source({"format": "npy"}) is None
+    assert uio.check_source({"format": "npy"}) == {"format": "npy"}  # checked: the .npy layout
+    assert uio.check_source({"format": "npy", "name": "x.npy"}) == {"format": "npy"}
     with pytest.raises(ubpe.CorruptDataError):
         uio.check_source([1])
 

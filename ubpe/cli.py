@@ -26,6 +26,7 @@ import numpy as np
 
 from . import __version__
 from . import _kernels as kernels
+from . import _files as files
 from . import io as uio
 from ._validate import QUANTIZE_HINT
 from .errors import UBPEError
@@ -40,7 +41,7 @@ DATA_ERRORS = (UBPEError, OSError, ValueError, TypeError, MemoryError, EOFError)
 #: Any other exception is a bug: its traceback is printed and the exit code is this.
 EXIT_INTERNAL = 3
 #: Commands that run compiled kernels (the first run compiles them: a notice is printed).
-KERNEL_COMMANDS = ("fit", "compress", "decompress", "demo")
+KERNEL_COMMANDS = ("fit", "compress", "decompress", "test", "demo")
 
 
 # ============================================================== argument types
@@ -72,6 +73,24 @@ def _step(text: str) -> float:
     if not (value > 0 and np.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
+
+
+#: Largest alphabet --range may ask for.
+MAX_RANGE = 1 << 24
+
+
+def _value_range(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(-?\d+)\s*:\s*(-?\d+)\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"invalid range {text!r}: use LO:HI, e.g. -2048:2047")
+    lo, hi = int(m.group(1)), int(m.group(2))
+    if hi < lo:
+        raise argparse.ArgumentTypeError(f"range {text!r}: HI must be at least LO")
+    if hi - lo + 1 > MAX_RANGE:
+        raise argparse.ArgumentTypeError(f"range {text!r} holds {hi - lo + 1} values, at most {MAX_RANGE}")
+    if lo < -(1 << 63) or hi >= 1 << 63:
+        raise argparse.ArgumentTypeError(f"range {text!r} does not fit in 64-bit integers")
+    return lo, hi
 
 
 def _dtype(text: str) -> np.dtype:
@@ -132,9 +151,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="idf units of W values (default: each input a unit, a single one cut "
                        "into windows of 1024)")
 
-    def add_output_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="file to write")
-        p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    def add_output_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+        p.add_argument("-o", "--output", required=required, metavar="OUTPUT",
+                       help="file to write ('-': standard output; a device or FIFO is written in place)"
+                       + ("" if required else "; default: see above"))
+        p.add_argument("--overwrite", "-f", "--force", action="store_true",
+                       help="replace OUTPUT if it is an existing regular file")
+
+    def add_many_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-c", "--stdout", action="store_true", help="write to standard output")
+        g = p.add_mutually_exclusive_group()
+        g.add_argument("--keep", action="store_true", help="keep the input files (the default)")
+        g.add_argument("--rm", action="store_true",
+                       help="remove each input file once its output is written and checked")
 
     p = sub.add_parser(
         "fit", parents=[common], help="learn a tokenizer (model file) from inputs",
@@ -145,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_options(p)
     add_fit_options(p, required=True)
     add_input_options(p)
+    p.add_argument("--predictor", metavar="CHAIN",
+                   help="fit on the residuals of this front-end chain (delta1, lpc, delta1+adaptive, "
+                   "...), each channel on its own; compress windows with the same --predictor")
+    p.add_argument("--range", type=_value_range, metavar="LO:HI",
+                   help="the alphabet: every integer from LO to HI (inclusive), whatever the inputs "
+                   "hold; values outside it are refused here and escaped by compress")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser(
@@ -153,11 +188,21 @@ def build_parser() -> argparse.ArgumentParser:
         "on INPUT and embedded; with --model that tokenizer is used (embedded, or only referenced "
         "with --reference, in which case decompress needs the same --model).",
     )
-    p.add_argument("input", metavar="INPUT", help=".npy, .wav, .csv/.txt, or raw with --dtype/--bytes")
-    add_output_options(p)
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help=".npy, .wav, .csv/.txt (numbers), raw with --dtype, anything else as bytes; '-': "
+                   "standard input. Each is written to INPUT.ubpe unless -o/-c says otherwise")
+    add_output_options(p, required=False)
+    add_many_options(p)
     p.add_argument("--model", metavar="MODEL", help="use this tokenizer (from 'ubpe fit')")
     p.add_argument("--reference", action="store_true",
                    help="with --model: store only the model's digest, not the model itself")
+    p.add_argument("--no-escape", action="store_true",
+                   help="with --model: refuse values outside its alphabet instead of storing them "
+                   "beside the stream (escapes, counted by ubpe inspect)")
+    p.add_argument("--predictor", metavar="CHAIN",
+                   help="force the front-end chain: none, delta1, delta2, lpc, lpc+adaptive, "
+                   "delta1+adaptive, ... (with --model: the chain the model was fitted on, as given "
+                   "to fit --predictor); default: chosen by measured size")
     p.add_argument("--delta", choices=("auto", "0", "1", "2", "3", "4"), default="auto",
                    help="prediction front end: compress the differences of this order (0: the "
                    "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
@@ -181,8 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Decompress a ubpe container. OUTPUT's extension picks the format: .npy, "
         ".wav, .csv/.txt, anything else the raw bytes of the array.",
     )
-    p.add_argument("input", metavar="INPUT", help="a container written by 'ubpe compress'")
-    add_output_options(p)
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="containers written by 'ubpe compress' ('-': standard input); X.ubpe is written "
+                   "to X, in the format it was compressed from, unless -o/-c says otherwise")
+    add_output_options(p, required=False)
+    add_many_options(p)
+    p.add_argument("-t", "--test", action="store_true", help="decode and check, write nothing (as 'ubpe test')")
     p.add_argument("--model", metavar="MODEL", help="the model a --reference container was made with")
     p.add_argument("--max-output-size", type=_size, metavar="BYTES",
                    help="refuse containers that would decode to more than this (suffixes K, M, G)")
@@ -192,6 +241,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".wav output: sample rate to record instead of the input's (default: the "
                    f"rate of the .wav compressed, else {uio.DEFAULT_WAV_RATE})")
     p.set_defaults(func=cmd_decompress)
+
+    p = sub.add_parser(
+        "test", parents=[common], help="decode containers and check them, writing nothing",
+        description="Decode each container and check its checksum, writing nothing (like flac -t, "
+        "zstd -t, gzip -t). One line per file; exit code 0 when every file is good, 1 otherwise.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="containers ('-': standard input)")
+    p.add_argument("--model", metavar="MODEL", help="the model --reference containers were made with")
+    p.set_defaults(func=cmd_test, output=None, stdout=False, rm=False, keep=False, overwrite=False,
+                   max_output_size=None, dtype=None, rate=None, test=True)
 
     p = sub.add_parser(
         "inspect", parents=[common], help="describe a container or a model file",
@@ -316,10 +375,21 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise TypeError(f"{path}: holds floating-point values; fit learns integer sequences: "
                             f"{QUANTIZE_HINT} (ubpe compress takes floats with --step/--bits)")
         docs.extend(_documents(sig.values, path, uio.format_for(path, "bytes" if args.bytes else None)))
+    if args.predictor is not None:
+        from . import frontend, planner
+
+        chain = planner.build_chain(planner.PREDICTORS[args.predictor])
+        docs = [frontend.forward(np.ascontiguousarray(d).reshape(1, -1), chain)[0].reshape(-1) for d in docs]
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
         raise ValueError("the inputs hold no values: nothing to fit")
     alphabet = Alphabet(256) if args.bytes else None
+    if args.range is not None:
+        if args.bytes:
+            raise _UsageError("--range and --bytes cannot be used together (bytes are 0..255)")
+        alphabet = Alphabet(np.arange(args.range[0], args.range[1] + 1, dtype=np.int64))
+        if args.n_tokens < len(alphabet):
+            raise _UsageError(f"--n-tokens {args.n_tokens} is less than the {len(alphabet)} values of --range")
     tok = Tokenizer(alphabet, args.n_tokens, **_fit_options(args))
     start = time.perf_counter()
     tok.fit(docs, progress=not args.quiet)
@@ -332,47 +402,182 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_compress(args: argparse.Namespace) -> int:
-    from . import container
+def _sniff_suffix(head: bytes) -> str:
+    """The extension standard input is read as, from its first bytes."""
+    if head.startswith(b"\x93NUMPY"):
+        return ".npy"
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return ".wav"
+    return ".csv"  # numbers if it parses as such, else bytes (see _read_compress_input)
 
-    _check_output(args, args.output, args.input, args.model)
-    sig = _read_input(args, args.input)
-    values = sig.values
-    tok = _load_model(args.model) if args.model is not None else None
-    delta = None if args.delta == "auto" else int(args.delta)
-    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source}
-    if args.step is not None or args.bits is not None:
-        if values.dtype.kind != "f":
-            raise _UsageError(f"--step and --bits quantize floating-point input; {args.input} holds {values.dtype}")
-        common.update(step=args.step, bits=args.bits)
+
+def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signal, int]:
+    """The input's values and source map, and the input's size in bytes.
+
+    A .csv/.txt file (or standard input) that is not numbers, and a file whose extension names
+    no format when no --dtype is given, are read as bytes, with a note: they come back as the
+    same bytes. A CSV whose numbers would not be written back byte for byte (other spacing,
+    "+1", "1.50", CRLF...) is read as bytes too, unless --column asks for one column.
+    """
+    import tempfile
+
+    if path == files.STDIO:
+        raw = files.read_input(path)
+        with tempfile.TemporaryDirectory(prefix="ubpe-stdin-") as tmp:
+            name = os.path.join(tmp, "stdin" + ("" if args.bytes or args.dtype is not None else _sniff_suffix(raw[:16])))
+            with open(name, "wb") as f:
+                f.write(raw)
+            sig, _ = _read_compress_input(_with(args, quiet_notes=True), name)
+        source = dict(sig.source or {})
+        source.pop("name", None)
+        return uio.Signal(sig.values, sig.rate, source or None), len(raw)
+    kind = uio.format_for(path, "bytes" if args.bytes else ("raw" if args.dtype is not None else None))
+    as_bytes = False
+    note = None
+    if kind == "raw" and args.dtype is None:
+        as_bytes, note = True, ("not .npy, .wav or .csv/.txt: compressed as bytes (if it holds raw "
+                                "numbers, give their type with --dtype, e.g. '<i2')")
+    sig = None
+    if not as_bytes:
+        try:
+            sig = _read_input(args, path)
+        except ValueError as e:
+            # numbers from the first lines on, then a bad line: a damaged table, said as such
+            line = re.search(r"line (\d+)", str(e))
+            if kind != "csv" or args.column is not None or (line is not None and int(line.group(1)) > 2):
+                raise
+            as_bytes, note = True, f"not numbers ({e}): compressed as bytes"
+    if sig is not None and kind == "csv" and args.column is None:
+        with open(path, "rb") as f:
+            original = f.read()
+        try:
+            same = uio.values_bytes(path, sig.values, source=sig.source) == original
+        except (ValueError, TypeError):
+            same = False
+        if not same:
+            as_bytes, note, sig = True, "its numbers would not be written back byte for byte: compressed as bytes", None
+    if as_bytes:
+        sig = uio.read_signal(path, as_bytes=True)
+        if note and not getattr(args, "quiet_notes", False):
+            print(f"{PROG}: note: {path}: {note}", file=sys.stderr)
+    source = dict(sig.source or {})
+    stored = files.check_stored_name(os.path.basename(path))
+    if stored is not None and not getattr(args, "quiet_notes", False):
+        source["name"] = stored
+    return uio.Signal(sig.values, sig.rate, source or None), files.input_size(path, sig.values.nbytes)
+
+
+#: Seconds a command runs before its progress line appears (shorter jobs print nothing).
+PROGRESS_DELAY = 1.0
+
+
+@contextlib.contextmanager
+def _busy(args: argparse.Namespace, what: str) -> Iterator[None]:
+    """A tqdm line on standard error with the elapsed time of ``what``, shown only when the job
+    takes more than :data:`PROGRESS_DELAY` s, standard error is a terminal and not ``-q``."""
+    if args.quiet or not sys.stderr.isatty():
+        yield
+        return
+    import threading
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, desc=what, delay=PROGRESS_DELAY, file=sys.stderr, leave=False,
+               bar_format="{desc}: {elapsed}")
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(0.2):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
     try:
-        if tok is not None:
-            data = container.compress(values, tokenizer=tok, embed=not args.reference, **common)
-        else:
-            options = _fit_options(args)
-            if _accepts(container.compress, "progress"):
-                options["progress"] = not args.quiet
-            data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
-    except TypeError as e:
-        if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
-            raise TypeError(f"{args.input}: {e} (on the command line: --step S or --bits B)") from e
-        raise UBPEError(f"{args.input}: {e}") from e
-    except (UBPEError, ValueError) as e:
-        raise UBPEError(f"{args.input}: {e}") from e  # e.g. a value outside the model's alphabet
-    uio.write_atomic(args.output, data, overwrite=args.overwrite)
-    _say(args, f"{args.output}: {values.nbytes} -> {len(data)} bytes (ratio {_ratio(values.nbytes, len(data))})")
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
+
+
+def _with(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
+    new = argparse.Namespace(**vars(args))
+    for k, v in changes.items():
+        setattr(new, k, v)
+    return new
+
+
+def _outputs(args: argparse.Namespace, path: str, default: Any) -> str:
+    if args.stdout:
+        return files.STDIO
+    if args.output is not None:
+        return args.output
+    if path == files.STDIO:
+        return files.STDIO
+    return default()
+
+
+def _report(args: argparse.Namespace, output: str, text: str) -> None:
+    """The one-line summary: on standard error when the data goes to standard output."""
+    if not args.quiet:
+        print(text, file=sys.stderr if output == files.STDIO else sys.stdout)
+
+
+def _remove_input(args: argparse.Namespace, path: str, output: str) -> None:
+    if args.rm and path != files.STDIO and output != files.STDIO and not files.is_special(output):
+        os.unlink(path)
+
+
+def cmd_compress(args: argparse.Namespace) -> int:
+    tok = _load_model(args.model) if args.model is not None else None
+    plan = [(path, _outputs(args, path, lambda p=path: files.compressed_name(p))) for path in args.inputs]
+    for path, output in plan:  # every output is checked before any work
+        files.check_output(output, overwrite=args.overwrite, inputs=(path, args.model))
+    for path, output in plan:
+        _compress_one(args, path, output, tok)
     return 0
 
 
-def cmd_decompress(args: argparse.Namespace) -> int:
+def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) -> None:
     from . import container
 
-    _check_output(args, args.output, args.input, args.model)
-    kind = uio.format_for(args.output)
-    if args.rate is not None and kind != "wav":
-        raise _UsageError(f"--rate applies to .wav output only, not {args.output}")
-    data = _read_bytes(args.input)
-    tok = _load_model(args.model) if args.model is not None else None
+    sig, input_size = _read_compress_input(args, path)
+    values = sig.values
+    delta = None if args.delta == "auto" else int(args.delta)
+    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source}
+    if args.predictor is not None:
+        common["predictor"] = args.predictor
+    if args.step is not None or args.bits is not None:
+        if values.dtype.kind != "f":
+            raise _UsageError(f"--step and --bits quantize floating-point input; {path} holds {values.dtype}")
+        common.update(step=args.step, bits=args.bits)
+    try:
+        with _busy(args, f"compressing {path}"):
+            if tok is not None:
+                data = container.compress(values, tokenizer=tok, embed=not args.reference,
+                                          escape=not args.no_escape, **common)
+            else:
+                options = _fit_options(args)
+                if _accepts(container.compress, "progress"):
+                    options["progress"] = not args.quiet
+                data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
+    except TypeError as e:
+        if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
+            raise TypeError(f"{path}: {e} (on the command line: --step S or --bits B)") from e
+        raise UBPEError(f"{path}: {e}") from e
+    except (UBPEError, ValueError) as e:
+        raise UBPEError(f"{path}: {e}") from e  # e.g. a value outside the model's alphabet
+    files.write_output(output, data, overwrite=args.overwrite)
+    _remove_input(args, path, output)
+    shown = "(standard output)" if output == files.STDIO else output
+    _report(args, output, f"{shown}: {input_size} -> {len(data)} bytes (ratio {_ratio(input_size, len(data))})")
+
+
+def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[bytes, Any, np.ndarray]:
+    """(container bytes, its description, the values), everything checked; errors name ``path``."""
+    from . import container
+
+    data = files.read_input(path)
     try:
         info = container.inspect(data)  # cheap: parses the fields, decodes nothing
         if not info.embedded and tok is None:
@@ -385,16 +590,79 @@ def cmd_decompress(args: argparse.Namespace) -> int:
                 f"the container decompresses to {info.original_size} bytes, more than "
                 f"--max-output-size {args.max_output_size}"
             )
-        source = uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
-        values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
+        uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
+        with _busy(args, f"decompressing {'(standard input)' if path == files.STDIO else path}"):
+            values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
     except UBPEError as e:
-        raise UBPEError(f"{args.input}: {e}") from e
-    if args.dtype is not None:
-        values = uio.cast_values(values, args.dtype, f"the values of {args.input}")
-    uio.write_values(args.output, values, overwrite=args.overwrite, rate=args.rate, source=source)
-    _say(args, f"{args.output}: {len(values) if values.ndim else 0} values, {values.dtype}, "
-               f"{values.nbytes} bytes")
+        raise UBPEError(f"{'(standard input)' if path == files.STDIO else path}: {e}") from e
+    return data, info, values
+
+
+def cmd_decompress(args: argparse.Namespace) -> int:
+    if args.test:
+        return cmd_test(args)
+    tok = _load_model(args.model) if args.model is not None else None
+    for path in args.inputs:
+        _decompress_one(args, path, tok)
     return 0
+
+
+def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
+    source_name = None
+    if args.output is None and not args.stdout and path != files.STDIO and not path.endswith(files.SUFFIX):
+        # the default name comes from the container: read its description first
+        from . import container
+
+        try:
+            source = container.inspect(files.read_input(path)).source or {}
+        except UBPEError as e:
+            raise UBPEError(f"{path}: {e}") from e
+        source_name = files.check_stored_name(source.get("name"))
+    output = _outputs(args, path, lambda: files.decompressed_name(path, source_name))
+    if args.rate is not None and output != files.STDIO and uio.format_for(output) not in ("wav", "raw"):
+        raise _UsageError(f"--rate applies to .wav output only, not {output}")
+    files.check_output(output, overwrite=args.overwrite, inputs=(path, args.model))
+    _data, info, values = _decode_container(args, path, tok)
+    source = uio.check_source(info.source)
+    kind = uio.format_for(output) if output != files.STDIO else None
+    if args.rate is not None and (kind or (source or {}).get("format")) != "wav":
+        raise _UsageError(f"--rate applies to .wav output only, not {output}")
+    if args.dtype is not None:
+        values = uio.cast_values(values, args.dtype, f"the values of {path}")
+    blob = uio.values_bytes(output, values, rate=args.rate, source=info.source,
+                            fmt=_output_format(info.source, kind, args))
+    files.write_output(output, blob, overwrite=args.overwrite)
+    _remove_input(args, path, output)
+    shown = "(standard output)" if output == files.STDIO else output
+    _report(args, output, f"{shown}: {len(values) if values.ndim else 0} values, {values.dtype}, {len(blob)} bytes")
+
+
+def _output_format(source: Any, kind: str | None, args: argparse.Namespace) -> str | None:
+    """The output's format: bytes come back as bytes (a text stays a text, whatever the output's
+    extension); standard output gets the input's format; otherwise the output's extension says
+    (.npy, .wav, .csv/.txt, anything else the raw values)."""
+    recorded = source.get("format") if isinstance(source, dict) else None
+    if recorded == "bytes" and args.dtype is None:
+        return "bytes"
+    if kind is None:
+        return recorded if recorded in ("npy", "wav", "csv", "raw", "bytes") else "raw"
+    return kind
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    tok = _load_model(args.model) if args.model is not None else None
+    bad = 0
+    for path in args.inputs:
+        shown = "(standard input)" if path == files.STDIO else path
+        try:
+            _data, _info, values = _decode_container(args, path, tok)
+        except DATA_ERRORS as e:
+            bad += 1
+            print(f"{PROG}: {_error_text(e)}", file=sys.stderr)
+            continue
+        if not args.quiet:
+            print(f"{shown}: OK ({len(values) if values.ndim else 0} values, {values.dtype})")
+    return 1 if bad else 0
 
 
 def _describe_alphabet(alphabet: Any) -> str:
@@ -474,6 +742,8 @@ def _format_report(info: Any, path: str) -> str:
         f"  coder        {info.coder}, {info.n_tokens} tokens",
         f"  exactness    {_describe_exactness(info)}",
         f"  source       {_describe_source(getattr(info, 'source', None))}",
+        f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "
+        f"({getattr(info, 'escape_bytes', 0)} bytes, in the header)",
         "  parts",
         part("header", info.header),
         part("model", info.model),
@@ -598,8 +868,28 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     """Option combinations argparse cannot express; reported as usage errors (exit 2)."""
     if args.command == "compress" and args.model is None and args.reference:
         return "--reference needs --model"
+    if args.command == "compress" and args.model is None and args.no_escape:
+        return "--no-escape applies with --model"
+    if args.command == "compress" and args.predictor is not None and args.delta != "auto":
+        return "--predictor and --delta cannot be used together"
+    if args.command in ("compress", "fit") and getattr(args, "predictor", None) is not None:
+        from . import planner
+
+        if args.predictor not in planner.PREDICTORS:
+            return f"--predictor {args.predictor!r}: choose one of {', '.join(planner.PREDICTORS)}"
     if args.command == "compress" and args.model is not None and (args.n_tokens is not None or _fit_options(args)):
         return "--n-tokens and the fit options cannot be used with --model (the model is already fitted)"
+    if args.command in ("compress", "decompress"):
+        if args.output is not None and args.stdout:
+            return "-o and -c/--stdout cannot be used together"
+        if args.output is not None and len(args.inputs) > 1:
+            return "-o names one output: with several inputs, leave it out (each gets its default name)"
+        if args.stdout and len(args.inputs) > 1:
+            return "-c/--stdout takes one input"
+        if args.rm and files.STDIO in args.inputs:
+            return "--rm cannot remove standard input"
+        if args.inputs.count(files.STDIO) > 1:
+            return "standard input ('-') can be read once"
     return None
 
 

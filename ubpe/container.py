@@ -73,7 +73,7 @@ _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
-_OPTIONAL_KEYS = {1: (), 2: ("source",)}
+_OPTIONAL_KEYS = {1: (), 2: ("source", "esc")}
 _U64 = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
 _I64_MAX = (1 << 63) - 1
@@ -266,6 +266,7 @@ def compress(
     source: dict[str, Any] | None = None,
     step: float | None = None,
     bits: int | None = None,
+    escape: bool = True,
     **fit_options: Any,
 ) -> bytes:
     """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
@@ -298,9 +299,9 @@ def compress(
         (:func:`ubpe.signal.delta` along each channel, modulo ``2**bits``), ``0`` no front end.
         ``None`` (default), when a model is fitted: the chain that gives the smallest
         container (see ``predictor``), every one measured (on samples for long inputs:
-        :mod:`ubpe.planner`). ``None`` with a ``tokenizer`` means ``0``: pass
-        ``delta=k`` when the tokenizer was fitted on ``ubpe.signal.delta(x, k)``. Bool values
-        take no front end.
+        :mod:`ubpe.planner`). ``None`` with a ``tokenizer``: the smallest container of the
+        orders 0, 1 and 2 with that model (a model fitted on ``ubpe.signal.delta(x, k)`` is
+        best used with order ``k``, found so without being told). Bool values take no front end.
     predictor : str, default "auto"
         Forces the front-end chain by name (``planner.PREDICTORS``): ``"none"``, ``"delta1"``,
         ``"delta2"``, ``"lpc"`` (exact block LPC per channel), ``"lpc+adaptive"`` (then a
@@ -309,6 +310,11 @@ def compress(
         measures the chains of ``planner.auto_chains`` (all of the above, ``rank+delta1`` only
         when the distinct values are few relative to their span). Cannot be combined with
         ``delta``; with a ``tokenizer`` only ``"auto"``, ``"none"``, ``"delta1"`` and ``"delta2"``.
+    escape : bool, default True
+        With a ``tokenizer``: values (after the front end) outside its alphabet are *escaped*:
+        coded as the nearest alphabet value, and the true value stored beside the stream with its
+        position (``describe(data).escapes`` counts them), so a shared model never refuses new
+        data. ``False`` refuses them with ``ValueError`` naming the first.
     level : {1, 2}, default 2
         ``1``: a static model, the tokens coded by rANS (or bit packing, or a constant); fast
         to decode. ``2``: also offers the adaptive context-mixing coder ``"cm"`` and the
@@ -390,10 +396,24 @@ def compress(
         if n_tokens is not None or fit_options:
             raise ValueError("n_tokens and fit options apply when compress fits a model; "
                              "they cannot be combined with tokenizer=")
+        escape = check_bool("escape", escape)
         if forced is not None:
-            raise ValueError(f"predictor={predictor!r} applies when compress fits a model; with a "
-                             "tokenizer use 'auto', 'none', 'delta1' or 'delta2'")
-        return _pack(_given_model_fields(base, x, tokenizer, order or 0, embed, level))
+            chains = [planner.build_chain(forced)]
+        elif order is not None:
+            chains = [_chain(order)]
+        else:
+            chains = [_chain(k) for k in ([0, 1, 2] if dtype.kind != "b" else [0])]
+        best = None
+        for i, chain in enumerate(chains):
+            try:
+                packed = _pack(_given_model_fields(base, x, tokenizer, chain, embed, level, escape))
+            except ValueError:
+                if i == len(chains) - 1 and best is None:
+                    raise
+                continue
+            if best is None or len(packed) < len(best):
+                best = packed
+        return best
     if not embed:
         raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
     _fit_options_argument(n_tokens, fit_options)
@@ -421,8 +441,53 @@ def _model_argument(tokenizer: Any) -> Model:
     raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
 
 
-def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, embed: bool,
-                        level: int) -> dict[str, Any]:
+def _escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, positions): the alphabet ids of ``flat``, a value outside the alphabet replaced by the
+    nearest alphabet value at or above it (else the largest), and the positions so replaced."""
+    a = len(alphabet)
+    if alphabet.kind == "range":
+        if flat.dtype.kind == "u":
+            outside = flat >= a
+            ids = np.minimum(flat, a - 1).astype(np.int32)
+        else:
+            outside = (flat < 0) | (flat >= a)
+            ids = np.clip(flat, 0, a - 1).astype(np.int32)
+    else:
+        table = alphabet.values  # sorted int64
+        if flat.dtype == np.uint64:  # compare in the values' own domain
+            big = flat > np.uint64(np.iinfo(np.int64).max)
+            wide = np.where(big, np.uint64(np.iinfo(np.int64).max), flat).astype(np.int64)
+        else:
+            big = np.zeros(flat.shape, dtype=bool)
+            wide = flat.astype(np.int64)
+        idx = np.minimum(np.searchsorted(table, wide), a - 1)
+        outside = big | (table[idx] != wide)
+        ids = idx.astype(np.int32)
+    return ids, np.flatnonzero(outside)
+
+
+def _escape_field(values: np.ndarray, positions: np.ndarray) -> dict[str, Any]:
+    """The ``esc`` field: how many values, their positions and exact values, little-endian."""
+    width = 4 if values.shape[0] <= 0xFFFFFFFF else 8
+    return {"n": int(positions.shape[0]), "pos": positions.astype(f"<u{width}").tobytes(),
+            "val": np.ascontiguousarray(values[positions]).astype(values.dtype.newbyteorder("<")).tobytes()}
+
+
+def _parse_escapes(d: Any, n: int, coded: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, values) of a container's ``esc`` field, checked against its ``n`` values."""
+    esc = expect_map(d, "esc", ("n", "pos", "val"))
+    k = field_int(esc, "n", 1, max(n, 1), where="esc")
+    width = 4 if n <= 0xFFFFFFFF else 8
+    pos_raw = field_bytes(esc, "pos", where="esc", size=k * width)
+    val_raw = field_bytes(esc, "val", where="esc", size=k * coded.itemsize)
+    positions = np.frombuffer(pos_raw, dtype=f"<u{width}").astype(np.int64)
+    if positions[-1] >= n or (k > 1 and not bool(np.all(positions[1:] > positions[:-1]))):
+        raise CorruptDataError(f"esc: positions must increase strictly and stay below {n}")
+    return positions, np.frombuffer(val_raw, dtype=coded.newbyteorder("<")).astype(coded)
+
+
+def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, embed: bool,
+                        level: int, escape: bool = False) -> dict[str, Any]:
     """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
     but the coder."""
     model = _model_argument(tokenizer)
@@ -432,13 +497,22 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, order: int, e
     _alphabet_values(alphabet)  # refuses an alphabet of symbols
     if a + len(merges) > MAX_VOCAB:
         raise ValueError(f"the model has {a + len(merges)} tokens; a container holds at most {MAX_VOCAB}")
-    y, record = frontend.forward(x, _chain(order))
+    y, record = frontend.forward(x, chain)
+    escaped = None
     if y.size:
-        ids = alphabet.to_ids(y.reshape(-1))
+        flat = y.reshape(-1)
+        if escape and a:
+            ids, positions = _escaped_ids(alphabet, flat)
+            if positions.size:
+                escaped = _escape_field(flat, positions)
+        else:
+            ids = alphabet.to_ids(flat)
         tokens = model.encode(ids) if len(merges) else ids
     else:
         tokens = np.zeros(0, dtype=np.int32)
     fields = {**base, "front": base.get("front", []) + record}
+    if escaped is not None:
+        fields["esc"] = escaped
     if embed:
         fields["alphabet"] = _alphabet_field(alphabet)
         fields["model"] = _model_field(merges, a)
@@ -601,14 +675,47 @@ class _Parsed:
     source: dict | None = None
 
 
+#: How every container starts: a msgpack map whose first entry is "magic": "ubpe".
+_HEAD = msgpack.packb("magic") + msgpack.packb(MAGIC)
+
+
+def _unparsable(data: bytes, error: Exception) -> str:
+    """Why ``data`` does not parse, in the user's terms: not ours, truncated, or trailing bytes."""
+    if len(data) == 0:
+        return "empty: not a ubpe file"
+    if data[1:1 + len(_HEAD)] != _HEAD[: max(0, min(len(_HEAD), len(data) - 1))] or len(data) <= 1:
+        return f"not a ubpe file (it starts with {data[:8]!r})"
+    if isinstance(error, msgpack.ExtraData):
+        extra = len(error.extra)
+        return (f"{extra} bytes of other data after the container's {len(data) - extra} bytes "
+                "(two files joined, or a damaged file)")
+    # walk the top-level map entry by entry: where does the data end?
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1))
+    unpacker.feed(data)
+    last = None
+    try:
+        n = unpacker.read_map_header()
+        for _ in range(n):
+            key = unpacker.unpack()
+            unpacker.skip()
+            last = key
+    except msgpack.OutOfData:
+        where = f", after its field {last!r}" if isinstance(last, str) else ""
+        return f"truncated: the container ends after {len(data)} bytes{where}"
+    except Exception:
+        pass
+    return f"damaged: the bytes do not parse as a ubpe container ({type(error).__name__})"
+
+
 def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    data = bytes(data)
     try:
-        d = msgpack.unpackb(bytes(data), raw=False, strict_map_key=True, use_list=True)
+        d = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as e:  # msgpack raises several unrelated exception types
-        raise CorruptDataError(f"not a ubpe container: the bytes do not parse as msgpack ({type(e).__name__})") from None
+        raise CorruptDataError(_unparsable(data, e)) from None
     if not isinstance(d, dict) or d.get("magic") != MAGIC:
         raise CorruptDataError("not a ubpe container (bad magic)")
     version = d.get("v")
@@ -833,6 +940,11 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
             out = encoder.decode(tokens, expansion, values=encoder.value_table(expansion, symbols))
         else:
             out = values.to_values(encoder.decode(tokens, expansion), coded)
+        if "esc" in p.fields:
+            positions, escaped = _parse_escapes(p.fields["esc"], p.n, coded)
+            if not out.flags.writeable:
+                out = out.copy()
+            out[positions] = escaped
         channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
         out = out.reshape(channels, -1)
         if p.chain:
@@ -883,6 +995,10 @@ class ContainerInfo:
     lossy: bool = False
     #: the lossy chain's ``Quantizer.to_dict()`` (step, offset, dtype), else None
     quantizer: dict[str, Any] | None = None
+    #: values outside a shared model's alphabet, stored beside the stream (``compress(escape=)``)
+    escapes: int = 0
+    #: bytes of the escaped values and their positions (part of ``header``)
+    escape_bytes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -918,13 +1034,19 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     quantizer = None
     if lossy:
         quantizer = _quantize.Quantizer(p.chain[0]["step"], p.chain[0]["offset"], p.dtype.str).to_dict()
+    escapes = escape_bytes = 0
+    if "esc" in p.fields:
+        native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+        positions, _ = _parse_escapes(p.fields["esc"], p.n, frontend.chain_dtypes(p.chain, native)[-1])
+        escapes = int(positions.shape[0])
+        escape_bytes = entry(p.fields, "esc")
     return ContainerInfo(
         version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
         front=tuple(dict(e) for e in p.chain), layout=p.layout, channels=channels, source=p.source,
-        lossy=lossy, quantizer=quantizer,
+        lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
     )
 
 

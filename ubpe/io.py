@@ -286,7 +286,8 @@ def read_signal(
             )
         return Signal(np.frombuffer(raw, dtype=dt).copy(), None, {"format": "raw"})
     if kind == "npy":
-        return Signal(_read_npy(name), None, {"format": "npy"})
+        arr = _read_npy(name)
+        return Signal(arr, None, _npy_source(name, arr))
     if kind == "wav":
         return _read_wav(name)
     return _read_csv(name, column)
@@ -340,6 +341,70 @@ def _read_npy(name: str) -> np.ndarray:
     except Exception as e:  # numpy raises several types for damaged headers
         raise ValueError(f"{name}: not a readable .npy file ({e})") from None
     return _check_values(arr, name, ".npy")
+
+
+#: Longest .npy header kept in a source map to write the file back byte for byte.
+MAX_NPY_HEADER = 1024
+
+
+def _npy_bytes(values: np.ndarray, source: dict | None) -> bytes:
+    """An .npy file of ``values``: numpy's own, or laid out as the file read (``source``)."""
+    order = "F" if source and source.get("order") == "F" and values.ndim > 1 else "C"
+    if source and "header" in source:
+        header = source["header"]
+        shape, fortran, dtype = _npy_header_fields(header)
+        if shape == values.shape and dtype == values.dtype and fortran == (order == "F"):
+            return header + values.tobytes(order=order)
+    buf = io.BytesIO()
+    np.save(buf, np.asfortranarray(values) if order == "F" else values, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _npy_header_fields(header: bytes) -> tuple[tuple[int, ...], bool, np.dtype]:
+    buf = io.BytesIO(header)
+    try:
+        version = np.lib.format.read_magic(buf)
+        read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in read:
+            raise ValueError(f"version {version} is not kept")
+        shape, fortran, dtype = read[version](buf, max_header_size=MAX_NPY_HEADER)
+    except Exception as e:  # numpy raises several types for damaged headers
+        raise CorruptDataError(f"source (npy metadata): the stored header does not parse ({e})") from None
+    if buf.tell() != len(header):
+        raise CorruptDataError("source (npy metadata): the stored header has trailing bytes")
+    return tuple(shape), bool(fortran), np.dtype(dtype)
+
+
+def _npy_source(name: str, arr: np.ndarray) -> dict[str, Any]:
+    """{"format": "npy"}, plus "order": "F" for a Fortran-ordered file, plus the file's own header
+    bytes when numpy would write another one (another writer's padding or version), so that the
+    file comes back byte for byte."""
+    source: dict[str, Any] = {"format": "npy"}
+    if arr.ndim > 1 and arr.flags.f_contiguous and not arr.flags.c_contiguous:
+        source["order"] = "F"
+    with open(name, "rb") as f:
+        raw = f.read()
+    mine = _npy_bytes(arr, source)
+    if mine != raw:
+        header = raw[: len(raw) - arr.nbytes] if arr.nbytes <= len(raw) else b""
+        if 0 < len(header) <= MAX_NPY_HEADER and raw[len(header):] == arr.tobytes(order=source.get("order", "C")):
+            try:
+                if _npy_header_fields(header) == (arr.shape, source.get("order") == "F", arr.dtype):
+                    source["header"] = header
+            except CorruptDataError:
+                pass  # a header we cannot check is not kept: the file comes back in numpy's layout
+    return source
+
+
+def _check_npy_source(source: dict) -> dict:
+    where = "source (npy metadata)"
+    expect_map(source, where, ("format",), ("order", "header"))
+    if "order" in source:
+        field_str(source, "order", where=where, choices=("C", "F"))
+    if "header" in source:
+        field_bytes(source, "header", where=where, max_size=MAX_NPY_HEADER)
+        _npy_header_fields(source["header"])
+    return source
 
 
 # ============================================================== WAV (RIFF/WAVE, read and written here)
@@ -829,20 +894,22 @@ def check_source(source: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(source, dict):
         raise CorruptDataError(f"source: expected a map, got {type(source).__name__}")
+    if "name" in source:  # the input's file name (any format): checked where it is used
+        source = {k: v for k, v in source.items() if k != "name"}
     kind = source.get("format")
     if kind == "wav":
         _check_wav_source(source)
         return source
     if kind == "csv":
         return _check_csv_source(source)
+    if kind == "npy":
+        return _check_npy_source(source)
     return None
 
 
 def _to_bytes(values: np.ndarray, kind: str, name: str, rate: int | None, source: dict | None) -> bytes:
     if kind == "npy":
-        buf = io.BytesIO()
-        np.save(buf, values, allow_pickle=False)
-        return buf.getvalue()
+        return _npy_bytes(values, source if source is not None and source.get("format") == "npy" else None)
     if kind == "wav":
         return _wav_bytes(values, name, rate, source if source is not None and source.get("format") == "wav" else None)
     if kind == "csv":
@@ -851,6 +918,23 @@ def _to_bytes(values: np.ndarray, kind: str, name: str, rate: int | None, source
     if values.dtype.kind not in "iubf":
         raise TypeError(f"{name}: raw output holds numeric arrays, got dtype {values.dtype}")
     return np.ascontiguousarray(values).tobytes()
+
+
+def values_bytes(
+    path: str | os.PathLike,
+    values: Any,
+    *,
+    fmt: str | None = None,
+    rate: int | None = None,
+    source: dict[str, Any] | None = None,
+) -> bytes:
+    """The bytes :func:`write_values` would write to ``path`` (same arguments), without writing."""
+    name = os.fspath(path)
+    kind = format_for(name, fmt)
+    arr = np.asarray(values)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name}: values are {arr.dtype}; {QUANTIZE_HINT}")
+    return _to_bytes(arr, kind, name, rate, check_source(source))
 
 
 def write_values(

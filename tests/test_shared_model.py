@@ -1,0 +1,109 @@
+"""Shared models never refuse new data: values outside the model's alphabet are escaped
+(``compress(tokenizer=..., escape=True)``, the default), and ``ubpe fit`` takes a front end and a
+value range (issue 12, "shared models")."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ubpe
+from ubpe import Tokenizer, cli
+
+DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint64"]
+
+
+@given(st.sampled_from(DTYPES), st.data())
+def test_escaped_values_come_back_exactly(dtype, data):
+    info = np.iinfo(dtype)
+    train = np.array(data.draw(st.lists(st.integers(0, 20), min_size=2, max_size=200)), dtype=dtype)
+    tok = Tokenizer(None, len(np.unique(train)) + 8).fit(train)
+    anything = st.integers(int(info.min), int(info.max))
+    window = np.array(data.draw(st.lists(st.one_of(st.integers(0, 20), anything), max_size=300)), dtype=dtype)
+    for embed in (True, False):
+        packed = ubpe.compress(window, tokenizer=tok, embed=embed, delta=0)
+        back = ubpe.decompress(packed, tokenizer=tok)
+        assert back.dtype == window.dtype and np.array_equal(back, window)
+        outside = ~np.isin(window, np.unique(train))
+        assert ubpe.describe(packed).escapes == int(outside.sum())
+
+
+def test_every_value_escaped_and_extremes():
+    tok = Tokenizer(None, 12).fit(np.arange(10, dtype=np.int64) % 5)
+    x = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, -1, 7, 99], dtype=np.int64)
+    packed = ubpe.compress(x, tokenizer=tok, delta=0)
+    assert np.array_equal(ubpe.decompress(packed, tokenizer=tok), x)
+    assert ubpe.describe(packed).escapes == 5 and ubpe.describe(packed).escape_bytes > 5 * 8
+
+
+def test_without_escape_the_alphabet_still_refuses():
+    tok = Tokenizer(None, 12).fit(np.arange(10) % 5)
+    with pytest.raises(ValueError, match="alphabet"):
+        ubpe.compress(np.array([1, 2, 77]), tokenizer=tok, delta=0, escape=False)
+
+
+def test_escapes_merge_like_their_substitute_and_cost_little():
+    """A window of a signal the model has not seen whole: a few new extremes, each costs its
+    value and position, not a refused window."""
+    rng = np.random.default_rng(3)
+    walk = np.cumsum(rng.integers(-3, 4, 30_000)).astype(np.int32)
+    tok = Tokenizer(None, 300).fit(np.diff(walk[:20_000]))
+    window = walk[20_000:22_000].copy()
+    window[1000] += 5000  # a spike no training step reached
+    packed = ubpe.compress(window, tokenizer=tok, embed=False)
+    info = ubpe.describe(packed)
+    assert info.delta == 1 and 1 <= info.escapes <= 3
+    assert np.array_equal(ubpe.decompress(packed, tokenizer=tok), window)
+
+
+def _with_esc(packed: bytes, esc) -> bytes:
+    d = msgpack.unpackb(packed, raw=False)
+    d["esc"] = esc
+    return msgpack.packb(d, use_bin_type=True)
+
+
+@pytest.mark.parametrize("esc", [
+    {"n": 1, "pos": b"\x00\x00\x00", "val": b"\x05\x00"},  # short positions
+    {"n": 1, "pos": b"\xff\xff\x00\x00", "val": b"\x05\x00"},  # beyond the values
+    {"n": 2, "pos": b"\x01\x00\x00\x00\x01\x00\x00\x00", "val": b"\x05\x00\x05\x00"},  # not increasing
+    {"n": 0, "pos": b"", "val": b""},
+    {"n": 1, "pos": b"\x00\x00\x00\x00", "val": b"\x05"},  # short values
+    {"n": 1, "pos": b"\x00\x00\x00\x00"},  # a key missing
+    [1, 2],
+])
+def test_hostile_escape_fields_are_corrupt_data(esc):
+    tok = Tokenizer(None, 12).fit(np.arange(100, dtype=np.int16) % 7)
+    packed = ubpe.compress(np.array([1, 2, 300, 4], dtype=np.int16), tokenizer=tok, delta=0)
+    with pytest.raises(ubpe.CorruptDataError, match="esc"):
+        ubpe.decompress(_with_esc(packed, esc), tokenizer=tok)
+
+
+def test_cli_fit_with_a_predictor_and_a_range(capsys, tmp_path):
+    rng = np.random.default_rng(8)
+    x = np.cumsum(rng.integers(-2, 3, 12_000)).astype(np.int16)
+    for i in range(3):
+        np.save(tmp_path / f"w{i}.npy", x[i * 3000:(i + 1) * 3000])
+    np.save(tmp_path / "new.npy", x[9000:] + 500)
+    model = tmp_path / "m.model"
+    args = ["fit", *(tmp_path / f"w{i}.npy" for i in range(3)), "-o", model, "--n-tokens", "40", "--predictor", "delta1"]
+    assert cli.main([str(a) for a in args]) == 0
+    tok = Tokenizer.load(model)
+    assert set(np.asarray(tok.alphabet.values).tolist()) <= set(range(-2, 3)) | set(x[i * 3000] for i in range(3))
+    out = tmp_path / "new.ubpe"
+    argv = ["compress", tmp_path / "new.npy", "-o", out, "--model", model, "--reference", "--predictor", "delta1"]
+    assert cli.main([str(a) for a in argv]) == 0
+    info = ubpe.describe(out.read_bytes())
+    assert info.delta == 1 and info.escapes == 1 and not info.embedded  # the first value only
+    assert cli.main([str(a) for a in ["decompress", out, "-o", tmp_path / "back.npy", "--model", model]]) == 0
+    assert np.load(tmp_path / "back.npy").tobytes() == np.load(tmp_path / "new.npy").tobytes()
+    ranged = tmp_path / "r.model"
+    assert cli.main([str(a) for a in ["fit", tmp_path / "w0.npy", "-o", ranged, "--n-tokens", "3100",
+                                      "--range=-100:2999"]]) == 0
+    assert len(Tokenizer.load(ranged).alphabet) == 3100
+    capsys.readouterr()
+    assert cli.main([str(a) for a in ["fit", tmp_path / "w0.npy", "-o", tmp_path / "s.model", "--n-tokens", "5",
+                                      "--range=0:9"]]) == 2
+    assert "less than the 10 values" in capsys.readouterr().err
