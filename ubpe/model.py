@@ -284,6 +284,18 @@ class Model:
             return encoder.encode(np.asarray(ids), self.encoder_tables())
         return self._segment(np.asarray(ids), method)
 
+    def _segment(self, ids: np.ndarray, method: str, counts: np.ndarray | None = None) -> np.ndarray:
+        """Segment ``ids`` into the tokens' alphabet sequences: "optimal" (fewest tokens) or
+        "bits" (fewest bits, priced by ``counts`` per priority-space token, default the model's own)."""
+        from . import segment
+
+        if method == "optimal":
+            return segment.fewest_tokens(ids, self.expansion())
+        if counts is None:
+            counts = self._stats.get("counts", np.zeros(self.n_merges, np.int64))
+            counts = np.concatenate((np.ones(self.alphabet_size, np.int64), counts))
+        return segment.fewest_bits(ids, self.expansion(), counts)
+
     def decode(self, tokens: Any, dtype: Any = None, *, max_output_size: int | None = None) -> np.ndarray:
         """Values of priority-space ``tokens`` (1-D ints in ``[0, A + M)``) as ``dtype``.
 

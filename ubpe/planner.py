@@ -48,7 +48,7 @@ search.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -156,6 +156,7 @@ class Candidate:
     estimate: float = 0.0
     scale: float = 1.0
     variant: str = ""  #: level-1 proposals: "" (the static prefix), "bare" or "dense" ids
+    method: str = "replay"  #: how ``tokens`` encode the values (:func:`choose_method`)
 
 
 CostFunction = Callable[[Candidate], Cost]
@@ -537,3 +538,51 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
         i = keys.index(best)
         lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
     return min(costs, key=lambda k: (costs[k], k))
+
+
+# ============================================================================ encoding method
+
+#: The encoding methods :func:`choose_method` tries for a candidate with merges, in order (ties:
+#: the earlier). "optimal" (fewest tokens) is not tried: see docs/format.md, "Writer choices".
+ENCODE_METHODS: tuple[str, ...] = ("replay", "bits")
+
+
+def methods_to_try(cand: Candidate) -> tuple[str, ...]:
+    """The methods worth measuring for ``cand``: :data:`ENCODE_METHODS` when it has merges (a
+    bare alphabet encodes one way)."""
+    return ENCODE_METHODS if len(cand.merges) else ENCODE_METHODS[:1]
+
+
+def choose_method(cand: Candidate, cost: CostFunction) -> Candidate:
+    """``cand`` (replay-encoded, built on all the values), or the same model and coders with the
+    values re-encoded by the method of :func:`methods_to_try` whose container is smallest,
+    measured exactly with ``cost`` (ties: the earlier method, so replay). Decoding never needs
+    to know: every method's tokens expand to the same values."""
+    methods = methods_to_try(cand)
+    if len(methods) <= 1:
+        return cand
+    from .model import Model  # the planner itself needs no model object
+
+    model = Model(cand.alphabet, cand.merges)
+    ids = encoder.decode(cand.tokens, model.expansion())
+    best, best_size = cand, cost(cand).size
+    for method in methods:
+        if method == cand.method:
+            continue
+        other = replace(cand, tokens=encode_with(model, ids, method, cand.tokens), method=method, packed=None)
+        size = cost(other).size
+        if size < best_size:
+            best, best_size = other, size
+    return best
+
+
+def encode_with(model: Any, ids: np.ndarray, method: str, replay: np.ndarray) -> np.ndarray:
+    """``ids`` encoded under ``model`` by ``method``, given their replay encoding ``replay``.
+
+    "bits" prices each token by its frequency in ``replay`` (what the static coder would pay
+    for that stream), so that the segmentation aims at this container's stream rather than at
+    training statistics."""
+    if method == "replay":
+        return replay
+    counts = np.bincount(replay, minlength=model.vocab_size) if method == "bits" else None
+    return model._segment(ids, method, counts)
