@@ -181,6 +181,28 @@ def cmd_selfcheck(a):
     sys.stdout.write("\n")
 
 
+def cmd_topn(a):
+    """Fit the peer's tf-idf ``UBPE`` on one document, then time ``encode(doc, top_n=k)``."""
+    import numpy as np
+
+    import ubpe_cython
+
+    doc = np.load(a.values).tolist()
+    tok = ubpe_cython.UBPE[int](alphabet={i: i for i in range(a.alphabet_size)}, n_tokens=a.n_tokens)
+    t0 = time.perf_counter_ns()
+    tok.fit([doc], n_candidates=a.n_candidates, rearrange_tokens=False, quiet=True)
+    fit_s = (time.perf_counter_ns() - t0) / 1e9
+    rows = []
+    for k in a.top_n:
+        t0 = time.perf_counter_ns()
+        res = tok.encode(doc, top_n=k)
+        encode_s = (time.perf_counter_ns() - t0) / 1e9
+        rows.append(dict(top_n=k, encode_s=encode_s, n_candidates_out=len(res),
+                         best_tokens=len(res[0][0]), best_score=float(res[0][1])))
+    json.dump(dict(backend="ubpe_cython " + ubpe_cython.__version__, fit_s=fit_s, n_values=len(doc),
+                   vocab_size=a.n_tokens, rows=rows), sys.stdout)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -197,8 +219,14 @@ def main():
     s.add_argument("--n-bytes", type=int, default=20000)
     s.add_argument("--n-tokens", type=int, default=300)
     s.add_argument("--n-candidates", type=int, nargs="+", default=[1, 2, 50])
+    t = sub.add_parser("topn")
+    t.add_argument("--values", required=True)
+    t.add_argument("--alphabet-size", type=int, required=True)
+    t.add_argument("--n-tokens", type=int, required=True)
+    t.add_argument("--n-candidates", type=int, default=50)
+    t.add_argument("--top-n", type=int, nargs="+", default=[1, 5])
     a = p.parse_args()
-    {"run": cmd_run, "selfcheck": cmd_selfcheck}[a.cmd](a)
+    {"run": cmd_run, "selfcheck": cmd_selfcheck, "topn": cmd_topn}[a.cmd](a)
 
 
 if __name__ == "__main__":

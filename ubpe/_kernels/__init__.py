@@ -45,6 +45,6 @@ _dir = cache_dir()
 if _dir is not None:
     numba.config.CACHE_DIR = _dir
 try:
-    from . import cm, encode, entropy, predict, residual, train  # noqa: F401  (decorators run here)
+    from . import cm, encode, entropy, predict, residual, segment, train  # noqa: F401  (decorators run here)
 finally:
     numba.config.CACHE_DIR = _previous

@@ -1,0 +1,137 @@
+"""Segmentation (ubpe.segment): exact optima against enumeration, and the peer's top-n beam."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference_segment as R
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ubpe
+from ubpe import encoder as E
+from ubpe import segment as S
+
+
+@st.composite
+def vocabularies(draw, max_a=4, max_m=8):
+    """(merges (M, 2) priority space, A): any merge table, duplicates of sequences included."""
+    a = draw(st.integers(1, max_a))
+    m = draw(st.integers(0, max_m))
+    rows = [(draw(st.integers(0, a + k - 1)), draw(st.integers(0, a + k - 1))) for k in range(m)]
+    return np.array(rows, dtype=np.int64).reshape(m, 2), a
+
+
+def expansion(merges, a):
+    return E.build_expansion(merges, a)
+
+
+@given(vocabularies(), st.data())
+def test_optima_equal_enumeration(vocab, data):
+    merges, a = vocab
+    seqs = R.sequences(merges.tolist(), a)
+    ids = data.draw(st.lists(st.integers(0, a - 1), max_size=9))
+    counts = np.array(data.draw(st.lists(st.integers(0, 50), min_size=len(seqs), max_size=len(seqs))), np.int64)
+    e = expansion(merges, a)
+    arr = np.array(ids, dtype=np.int64)
+    fewest = S.fewest_tokens(arr, e)
+    assert fewest.tolist() == R.best(ids, seqs, [1] * len(seqs))
+    cost = R.code_lengths(counts.tolist())
+    assert S.code_lengths(counts).tolist() == cost
+    assert S.fewest_bits(arr, e, counts).tolist() == R.best(ids, seqs, cost)
+
+
+@given(vocabularies(max_a=6, max_m=30), st.data())
+def test_never_worse_than_replay(vocab, data):
+    merges, a = vocab
+    ids = np.array(data.draw(st.lists(st.integers(0, a - 1), max_size=200)), dtype=np.int64)
+    e = expansion(merges, a)
+    replay = E.encode(ids, E.build_encoder(merges, a))
+    counts = np.bincount(replay, minlength=e.n_tokens).astype(np.int64)
+    cost = S.code_lengths(counts)
+    fewest, bits = S.fewest_tokens(ids, e), S.fewest_bits(ids, e, counts)
+    for tokens in (fewest, bits):
+        assert np.array_equal(E.decode(tokens, e), ids)
+    assert len(fewest) <= len(replay)
+    assert cost[bits].sum() <= cost[replay].sum()
+
+
+def test_fixed_log2_is_exact_at_powers_and_monotone():
+    xs = np.array([1, 2, 3, 4, 1000, 1 << 31, (1 << 31) + 1, (1 << 40) - 1], dtype=np.int64)
+    got = [int(S._k.fixed_log2(int(x))) for x in xs]
+    assert got == [R.fixed_log2(int(x)) for x in xs]
+    assert got[0] == 0 and got[1] == S.COST_ONE and got[3] == 2 * S.COST_ONE
+    assert got == sorted(got)
+    assert abs(got[4] / S.COST_ONE - np.log2(1000)) < 2 ** -15
+
+
+@given(vocabularies(max_a=3, max_m=6), st.data())
+def test_top_n_is_the_peer_beam(vocab, data):
+    merges, a = vocab
+    seqs = R.sequences(merges.tolist(), a)
+    ids = data.draw(st.lists(st.integers(0, a - 1), max_size=8))
+    k = data.draw(st.integers(1, 6))
+    w = np.array([0.0] * a + data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25]), min_size=len(merges),
+                                                 max_size=len(merges))))
+    got = S.top_n(np.array(ids, dtype=np.int64), expansion(merges, a), w, k)
+    want = R.beam(ids, seqs, w.tolist(), k, S._LOG_STEP)
+    assert [(t.tolist(), s) for t, s in got] == want
+    segs = [tuple(t.tolist()) for t, _ in got]
+    assert len(set(segs)) == len(segs) and 1 <= len(segs) <= k
+    for t, s in got:
+        assert np.array_equal(E.decode(t, expansion(merges, a)), np.array(ids, dtype=np.int32))
+        assert s == pytest.approx(R.tfidf(t.tolist(), w.tolist()), rel=1e-12, abs=1e-12)
+    scores = [(-s, len(t)) for t, s in got]
+    assert scores == sorted(scores)
+
+
+def test_top_n_is_exhaustive_when_k_is_large():
+    """With k at least the number of segmentations, the beam keeps them all."""
+    merges = np.array([[0, 1], [2, 0], [0, 0], [4, 1]], dtype=np.int64)
+    a = 3
+    ids = [0, 1, 2, 0, 0, 1, 0, 1]
+    seqs = R.sequences(merges.tolist(), a)
+    every = R.all_segmentations(ids, seqs)
+    w = np.array([0, 0, 0, 1.0, 0.5, 2.0, 1.5])
+    got = S.top_n(np.array(ids), expansion(merges, a), w, len(every) + 3)
+    assert sorted(t.tolist() for t, _ in got) == sorted(every)
+
+
+def test_batch_equals_one_by_one():
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.integers(-2, 3, 4000)).astype(np.int64)
+    tok = ubpe.Tokenizer(None, 300).fit(x)
+    e = tok.model.expansion()
+    docs = [tok.alphabet.to_ids(x[i:j]) for i, j in ((0, 0), (0, 1), (5, 900), (900, 4000))]
+    counts = np.bincount(tok.model.encode(tok.alphabet.to_ids(x)), minlength=e.n_tokens).astype(np.int64)
+    assert [t.tolist() for t in S.fewest_tokens_batch(docs, e)] == [S.fewest_tokens(d, e).tolist() for d in docs]
+    assert [t.tolist() for t in S.fewest_bits_batch(docs, e, counts)] == [
+        S.fewest_bits(d, e, counts).tolist() for d in docs]
+
+
+def test_long_tokens_are_left_out_and_still_decode():
+    a = 2
+    merges = np.array([[0, 0]] + [[a + k, a + k] for k in range(12)], dtype=np.int64)  # lengths 2 .. 2**13
+    e = expansion(merges, a)
+    ids = np.zeros(3 * 4096 + 5, dtype=np.int64)
+    trie = S.build_trie(e, max_token_length=1024)
+    assert trie.longest == 1024 and trie.left_out == 3
+    tokens = S.fewest_tokens(ids, e)  # the default bound keeps every token here
+    assert len(tokens) == 4 and np.array_equal(E.decode(tokens, e), ids)  # 8192 + 4096 + 4 + 1
+
+
+def test_bad_arguments():
+    e = expansion(np.array([[0, 1]], dtype=np.int64), 2)
+    with pytest.raises(ValueError, match=r"ids\[1\] = 2 is out of range"):
+        S.fewest_tokens(np.array([0, 2]), e)
+    with pytest.raises(TypeError):
+        S.fewest_tokens([0, 1], e)
+    with pytest.raises(ValueError, match="shape"):
+        S.fewest_bits(np.array([0, 1]), e, np.ones(2, np.int64))
+    with pytest.raises(ValueError, match="finite"):
+        S.top_n(np.array([0, 1]), e, np.array([0, 0, np.nan]), 2)
+    with pytest.raises(ValueError):
+        S.top_n(np.array([0, 1]), e, np.zeros(3), 0)
+    with pytest.raises(MemoryError, match="max_nodes"):
+        S.top_n(np.zeros(50, np.int64), expansion(np.array([[0, 0]], dtype=np.int64), 1),
+                np.array([0.0, 1.0]), 4, max_nodes=16)

@@ -1,0 +1,277 @@
+"""Segmentation: encoding by dynamic programming over positions instead of replaying merges.
+
+A *segmentation* of a sequence of alphabet ids cuts it into consecutive pieces that are each a
+token's alphabet sequence (its expansion). Every token of a model is usable, whichever order the
+merges were learnt in, and every alphabet id is a token, so every valid sequence has one.
+
+- :func:`fewest_tokens` ("optimal"): a segmentation with the fewest tokens.
+- :func:`fewest_bits` ("bits"): a segmentation with the fewest bits when each token ``t`` costs
+  its static code length ``log2(total / count[t])`` (add-one counts, in 2**-16-bit units
+  computed in integer arithmetic, so results are the same on every platform).
+- :func:`top_n`: the ``k`` best segmentations under the tf-idf score of the ``ubpe`` 0.3.0
+  peer, by the peer's own beam search (docs/algorithm.md, "Segmentation").
+
+Both optima are exact. Ties: among the optimal segmentations, the one whose first token is the
+longest, then (for the rest) the same rule again, i.e. the lexicographically largest sequence of
+token lengths; a length shared by several tokens with the same alphabet sequence goes to the
+lowest priority-space id.
+
+Cost: a trie of all token sequences is built once per expansion (cached) and each position
+walks it as far as the input matches, so encoding is linear in the input length times the
+longest match. Tokens longer than ``max_token_length`` (default :data:`MAX_TOKEN_LENGTH`) are
+left out of the trie (they cannot be used), which bounds both the trie and the walk; with every
+token in the trie, "optimal" never has more tokens than replay nor "bits" more bits.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import encoder
+from ._kernels import segment as _k
+from ._validate import check_int
+
+__all__ = [
+    "MAX_TOKEN_LENGTH",
+    "Trie",
+    "build_trie",
+    "code_lengths",
+    "fewest_bits",
+    "fewest_bits_batch",
+    "fewest_tokens",
+    "fewest_tokens_batch",
+    "top_n",
+]
+
+#: Tokens with longer alphabet sequences are left out of the trie (see the module docstring).
+MAX_TOKEN_LENGTH = 1 << 16
+#: Cap on the trie's size in nodes (the sum of the tabled tokens' lengths bounds it).
+MAX_TRIE_NODES = 1 << 26
+#: Cap on the count-tree nodes of :func:`top_n` (64 bytes each: 2**23 nodes is 512 MiB).
+MAX_TOP_N_NODES = 1 << 23
+_LOG_STEP = np.diff(np.log(np.arange(1, 1 << 16, dtype=np.float64)))
+_LOG_STEP = np.concatenate(([0.0], _LOG_STEP))  # [c] = ln(c + 1) - ln(c)
+#: Fixed-point unit of code lengths: a cost of ``COST_ONE`` is one bit.
+COST_ONE = 1 << 16
+
+
+@dataclass(frozen=True, eq=False)
+class Trie:
+    """The vocabulary's token sequences as a breadth-first trie (see ``ubpe/_kernels/segment.py``).
+
+    ``first``, ``n_children`` (int64 / int32, per node), ``symbol`` (int32, per node: the id on
+    the edge into it), ``token`` (int32, per node: the token ending there, or -1).
+    ``n_tokens`` is ``A + M``; ``longest`` the longest sequence in the trie; ``left_out`` the
+    number of tokens too long to be in it.
+    """
+
+    first: np.ndarray
+    n_children: np.ndarray
+    symbol: np.ndarray
+    token: np.ndarray
+    alphabet_size: int
+    n_tokens: int
+    longest: int
+    left_out: int
+
+
+_cache: dict[int, tuple[Any, int, Trie]] = {}
+_cache_lock = threading.Lock()
+
+
+def build_trie(expansion: encoder.Expansion, *, max_token_length: int = MAX_TOKEN_LENGTH) -> Trie:
+    """The trie of every token's alphabet sequence; cached per ``expansion`` object."""
+    if not isinstance(expansion, encoder.Expansion):
+        raise TypeError(f"expansion must be an encoder.Expansion, got {type(expansion).__name__}")
+    max_token_length = check_int("max_token_length", max_token_length, 1)
+    key = id(expansion)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0]() is expansion and hit[1] == max_token_length:
+            return hit[2]
+    trie = _build(expansion, max_token_length)
+    with _cache_lock:
+        _cache[key] = (weakref.ref(expansion, lambda _ref, k=key: _cache.pop(k, None)), max_token_length, trie)
+    return trie
+
+
+def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
+    a, v = e.alphabet_size, e.n_tokens
+    lengths = e.lengths
+    keep = np.flatnonzero(lengths <= max_token_length).astype(np.int32)
+    # the longest tokens go first when the trie would be too big
+    if int(lengths[keep].sum()) > MAX_TRIE_NODES:
+        order = keep[np.argsort(lengths[keep], kind="stable")]
+        within = np.cumsum(lengths[order]) <= MAX_TRIE_NODES
+        keep = np.sort(order[within])
+    klen = lengths[keep]
+    flat = encoder.decode(keep, e)  # the kept tokens' sequences, concatenated
+    starts = np.zeros(keep.shape[0], dtype=np.int64)
+    np.cumsum(klen[:-1], out=starts[1:])
+    by_length = np.argsort(-klen, kind="stable")  # the tokens still active at depth d are a prefix
+    longest = int(klen.max())
+    n_active = np.searchsorted(-klen[by_length], -np.arange(longest), side="left")  # len > d
+    node_of = np.zeros(keep.shape[0], dtype=np.int64)
+    firsts, counts, symbols, tokens = [np.zeros(1, np.int64)], [], [np.zeros(1, np.int32)], []
+    n_nodes = 1
+    level_first = 0  # id of the first node of the previous level
+    level_size = 1
+    terminal = np.full(1, -1, dtype=np.int64)  # per node of the previous level
+    for d in range(longest):
+        act = by_length[: n_active[d]]
+        key = node_of[act] * a + flat[starts[act] + d]
+        uniq, inverse = np.unique(key, return_inverse=True)
+        parents = uniq // a
+        # children of the previous level's nodes: contiguous, sorted by symbol
+        per_parent = np.bincount(parents - level_first, minlength=level_size)
+        first_child = np.zeros(level_size, dtype=np.int64)
+        np.cumsum(per_parent[:-1], out=first_child[1:])
+        firsts[-1] = first_child + n_nodes
+        counts.append(per_parent.astype(np.int32))
+        tokens.append(terminal.astype(np.int32))
+        symbols.append((uniq % a).astype(np.int32))
+        node_of[act] = n_nodes + inverse
+        # tokens ending at depth d + 1: the lowest id wins where sequences coincide
+        ends = act[klen[act] == d + 1]
+        terminal = np.full(uniq.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(terminal, node_of[ends] - n_nodes, keep[ends].astype(np.int64))
+        terminal[terminal == np.iinfo(np.int64).max] = -1
+        level_first, level_size = n_nodes, uniq.shape[0]
+        n_nodes += uniq.shape[0]
+        firsts.append(np.zeros(level_size, np.int64))
+    counts.append(np.zeros(level_size, np.int32))
+    tokens.append(terminal.astype(np.int32))
+    trie = Trie(
+        first=np.concatenate(firsts),
+        n_children=np.concatenate(counts),
+        symbol=np.concatenate(symbols),
+        token=np.concatenate(tokens),
+        alphabet_size=a,
+        n_tokens=v,
+        longest=longest,
+        left_out=v - keep.shape[0],
+    )
+    # the kernels find id s's node as 1 + s: every alphabet id must be a length-1 token
+    if trie.n_children[0] != a or not np.array_equal(trie.token[1 : a + 1], np.arange(a, dtype=np.int32)):
+        raise AssertionError("trie: the alphabet ids must be the root's children, in order")
+    return trie
+
+
+def _ids(ids: Any, a: int, name: str = "ids") -> np.ndarray:
+    arr = encoder._check_ids(ids, name)
+    return encoder._check_range(arr, name, a)
+
+
+def _docs(docs: Sequence[Any], a: int) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(docs, np.ndarray) and docs.ndim == 1:
+        raise TypeError("docs must be a sequence of 1-D arrays; for one sequence use the single form")
+    checked = [_ids(doc, a, f"docs[{d}]") for d, doc in enumerate(docs)]
+    offsets = np.zeros(len(checked) + 1, dtype=np.int64)
+    np.cumsum([c.shape[0] for c in checked], out=offsets[1:])
+    ids = np.concatenate(checked) if checked else np.zeros(0, np.int32)
+    return ids, offsets
+
+
+def _costs_of_counts(counts: Any, n_tokens: int) -> np.ndarray:
+    if not isinstance(counts, np.ndarray) or counts.dtype.kind not in "iu":
+        raise TypeError("counts must be an integer numpy array")
+    if counts.shape != (n_tokens,):
+        raise ValueError(f"counts must have shape ({n_tokens},) (one per token), got {counts.shape}")
+    if counts.size and (int(counts.min()) < 0 or int(counts.max()) >= 1 << 40):
+        raise ValueError("counts must be in [0, 2**40)")
+    return _k.code_lengths(counts.astype(np.int64))
+
+
+def code_lengths(counts: np.ndarray) -> np.ndarray:
+    """Static code length of each token, int64 in units of 2**-16 bits (:data:`COST_ONE` per bit):
+    ``log2(sum(counts + 1)) - log2(counts[t] + 1)``, computed in integer arithmetic."""
+    return _costs_of_counts(counts, counts.shape[0] if isinstance(counts, np.ndarray) else -1)
+
+
+def _run(trie: Trie, ids: np.ndarray, offsets: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _k.cheapest_batch(ids, offsets, trie.first, trie.n_children, trie.symbol, trie.token, cost)
+
+
+def fewest_tokens(ids: Any, expansion: encoder.Expansion) -> np.ndarray:
+    """A segmentation of ``ids`` (1-D ints in ``[0, A)``) with the fewest tokens (int32,
+    priority space); ties as in the module docstring."""
+    trie = build_trie(expansion)
+    ids = _ids(ids, trie.alphabet_size)
+    tokens, _ = _run(trie, ids, np.array([0, ids.shape[0]], np.int64), np.ones(trie.n_tokens, np.int64))
+    return tokens
+
+
+def fewest_bits(ids: Any, expansion: encoder.Expansion, counts: np.ndarray) -> np.ndarray:
+    """A segmentation of ``ids`` with the fewest bits when token ``t`` costs its static code
+    length under ``counts`` ((A + M,) ints: :func:`code_lengths`)."""
+    trie = build_trie(expansion)
+    cost = _costs_of_counts(counts, trie.n_tokens)
+    ids = _ids(ids, trie.alphabet_size)
+    tokens, _ = _run(trie, ids, np.array([0, ids.shape[0]], np.int64), cost)
+    return tokens
+
+
+def _split(tokens: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    return [tokens[offsets[d]:offsets[d + 1]].copy() for d in range(offsets.shape[0] - 1)]
+
+
+def fewest_tokens_batch(docs: Sequence[Any], expansion: encoder.Expansion) -> list[np.ndarray]:
+    """:func:`fewest_tokens` of each document, in one kernel call."""
+    trie = build_trie(expansion)
+    ids, offsets = _docs(docs, trie.alphabet_size)
+    return _split(*_run(trie, ids, offsets, np.ones(trie.n_tokens, np.int64)))
+
+
+def fewest_bits_batch(docs: Sequence[Any], expansion: encoder.Expansion, counts: np.ndarray) -> list[np.ndarray]:
+    """:func:`fewest_bits` of each document, in one kernel call."""
+    trie = build_trie(expansion)
+    cost = _costs_of_counts(counts, trie.n_tokens)
+    ids, offsets = _docs(docs, trie.alphabet_size)
+    return _split(*_run(trie, ids, offsets, cost))
+
+
+def top_n(
+    ids: Any, expansion: encoder.Expansion, weights: np.ndarray, k: int, *, max_nodes: int = MAX_TOP_N_NODES
+) -> list[tuple[np.ndarray, float]]:
+    """Up to ``k`` segmentations of ``ids``, best first, with their tf-idf scores.
+
+    score(s) = sum over the distinct tokens t of s of (1 + ln count_s(t)) * weights[t], where
+    ``weights`` ((A + M,) float64, finite, >= 0) is 0 for alphabet ids in the peer's convention.
+    The candidates are those of the peer's beam search: from the end of ``ids`` backwards, each
+    position keeps the ``k`` best of (a token matching there) + (a kept candidate of the position
+    after it); higher score first, then fewer tokens, then generation order (shorter first token,
+    better tail). They are distinct, and each decodes to ``ids``. ``k == 1`` is the best of them.
+    Memory: 64 bytes x depth (log16 of the vocabulary) per kept candidate with a weighted
+    token, at most ``max_nodes`` x 64 bytes (else ``MemoryError`` naming the cap).
+    """
+    trie = build_trie(expansion)
+    k = check_int("k", k, 1, 1 << 16)
+    max_nodes = check_int("max_nodes", max_nodes, 16)
+    if not isinstance(weights, np.ndarray) or weights.dtype.kind != "f":
+        raise TypeError("weights must be a float numpy array")
+    if weights.shape != (trie.n_tokens,):
+        raise ValueError(f"weights must have shape ({trie.n_tokens},) (one per token), got {weights.shape}")
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if not np.all(np.isfinite(weights)) or (weights.size and weights.min() < 0):
+        raise ValueError("weights must be finite and >= 0")
+    ids = _ids(ids, trie.alphabet_size)
+    depth = max(1, -(-max(1, int(trie.n_tokens - 1).bit_length()) // _k._FANOUT_BITS))
+    tok, nxt, _length, score, heads, status = _k.top_n(
+        ids, k, trie.first, trie.n_children, trie.symbol, trie.token, weights, _LOG_STEP, depth, max_nodes
+    )
+    if status < 0:
+        raise MemoryError(f"top_n needs more than max_nodes={max_nodes} count-tree nodes: encode shorter "
+                          "pieces, or lower k")
+    out = []
+    for head in heads.tolist():
+        seq, c = [], head
+        while tok[c] >= 0:  # the empty candidate (token -1) ends every list
+            seq.append(int(tok[c]))
+            c = int(nxt[c])
+        out.append((np.array(seq, dtype=np.int32), float(score[head])))
+    return out
