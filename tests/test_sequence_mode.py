@@ -313,3 +313,15 @@ def test_container_method_needs_merges_and_is_only_informational():
     bare["method"] = "bits"
     with pytest.raises(ubpe.CorruptDataError, match="merges"):
         decompress(msgpack.packb(bare, use_bin_type=True))
+
+
+def test_token_counts_are_the_training_streams_histogram():
+    # with n_candidates=1 and nothing trimmed, replay on the corpus reproduces training: the
+    # counts "bits" prices merged tokens by are that stream's histogram
+    x = np.tile(np.arange(500) * 7 % 13 % 6, 4)
+    tok = Tokenizer(None, 25, n_candidates=1, mode="sequence").fit(x)
+    model, a = tok.model, len(tok.alphabet)
+    stream = model.encode(tok.alphabet.to_ids(x), method="replay")
+    hist = np.bincount(stream, minlength=model.vocab_size)
+    assert np.array_equal(model.token_counts()[a:], hist[a:]) and not model.token_counts()[:a].any()
+    assert not Model(tok.alphabet, tok.merges).token_counts().any()  # no statistics: all floors

@@ -286,15 +286,49 @@ class Model:
 
     def _segment(self, ids: np.ndarray, method: str, counts: np.ndarray | None = None) -> np.ndarray:
         """Segment ``ids`` into the tokens' alphabet sequences: "optimal" (fewest tokens) or
-        "bits" (fewest bits, priced by ``counts`` per priority-space token, default the model's own)."""
+        "bits" (fewest bits, priced by ``counts`` per priority-space token, default
+        :meth:`token_counts`)."""
         from . import segment
 
         if method == "optimal":
             return segment.fewest_tokens(ids, self.expansion())
-        if counts is None:
-            counts = self._stats.get("counts", np.zeros(self.n_merges, np.int64))
-            counts = np.concatenate((np.ones(self.alphabet_size, np.int64), counts))
-        return segment.fewest_bits(ids, self.expansion(), counts)
+        return segment.fewest_bits(ids, self.expansion(), self.token_counts() if counts is None else counts)
+
+    def encode_batch(self, docs: Any, method: str | None = None) -> list[np.ndarray]:
+        """:meth:`encode` of several independent sequences, in one kernel call per method."""
+        method = self._method if method is None else check_choice("method", method, METHODS)
+        if method == "replay":
+            return encoder.encode_batch(docs, self.encoder_tables())
+        from . import segment
+
+        if method == "optimal":
+            return segment.fewest_tokens_batch(docs, self.expansion())
+        return segment.fewest_bits_batch(docs, self.expansion(), self.token_counts())
+
+    def token_counts(self) -> np.ndarray:
+        """(A + M,) int64: how often each priority-space token occurs in the training corpus's
+        final stream, as far as the statistics tell, for pricing tokens in "bits" encoding.
+
+        A merged token's count is the occurrences its merge replaced (``stats["counts"]``) minus
+        those later merges consumed as their children; alphabet symbols, whose frequencies the
+        model does not keep, and a model without counts, get 0 (``ubpe.segment`` adds one to
+        every count, so every token stays usable)."""
+
+        def build() -> np.ndarray:
+            a, m = self.alphabet_size, self.n_merges
+            out = np.zeros(a + m, dtype=np.int64)
+            if "counts" not in self._stats or not m:
+                return _frozen(out)
+            # in float64 (a loaded model's counts may be anything up to 2**63: no overflow), the
+            # result clipped to ubpe.segment's bound of 2**40
+            made = self._stats["counts"].astype(np.float64)
+            consumed = (np.bincount(self._merges[:, 0], weights=made, minlength=a + m)
+                        + np.bincount(self._merges[:, 1], weights=made, minlength=a + m))
+            left = np.clip(made - consumed[a:], 0, (1 << 40) - 1)
+            out[a:] = left.astype(np.int64)
+            return _frozen(out)
+
+        return self._cached("token_counts", build)
 
     def decode(self, tokens: Any, dtype: Any = None, *, max_output_size: int | None = None) -> np.ndarray:
         """Values of priority-space ``tokens`` (1-D ints in ``[0, A + M)``) as ``dtype``.

@@ -404,7 +404,7 @@ class Tokenizer:
         m = self._require()
         ids = [self.alphabet.to_ids(s) for s in seqs]
         if self.mode == "sequence":
-            return [m["token_ids"][m["model"].encode(i)] for i in ids]
+            return [m["token_ids"][t] for t in m["model"].encode_batch(ids)]
         return [m["token_ids"][t] for t in encoder.encode_batch(ids, m["model"].encoder_tables())]
 
     def decode(self, tokens: Any, *, dtype: np.dtype | None = None, max_output_size: int | None = None) -> np.ndarray:
