@@ -49,7 +49,8 @@ def run(x: np.ndarray, level: int, methods: tuple[str, ...], n_tokens: int | Non
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # a fixed size may exceed what training finds
-                data = compress(x, level=level, n_tokens=None if n_tokens is None else len(np.unique(x)) + n_tokens)
+            size = None if n_tokens is None else len(np.unique(x)) + n_tokens
+            data = compress(x, level=level, n_tokens=size)
         return data, time.perf_counter() - t0
     finally:
         planner.ENCODE_METHODS = saved
