@@ -240,6 +240,8 @@ def top_n(ids, k, first, n_children, symbol, token, weight, log_step, depth, max
             w = weight[t]
             for q in range(n_kept[j]):
                 c = kept[j * k + q]
+                if nb == k and score[c] + w < b_score[k - 1]:
+                    break  # tails are best first, and no token gains more than its weight
                 if w == 0.0:
                     s = score[c]
                 else:
