@@ -148,8 +148,16 @@ def main(argv=None):
     lines = ["| data | vocab | tokens replay / optimal / bits | static bytes replay / optimal / bits / bits x3 "
              "| bits x3 vs replay | M values/s replay / optimal / bits |", "|---|---|---|---|---|---|"]
     for name, ids in datasets(args.quick).items():
+        seen = set()
         for size in args.sizes:
+            n_symbols = len(np.unique(ids))
+            if size <= n_symbols:
+                print(f"{name}: {size} tokens skipped: the alphabet alone has {n_symbols} symbols")
+                continue
             tok, row = run_one(ids, size, args.repeat)
+            if row["vocab"] in seen:  # the fit stopped early at the same vocabulary: same row
+                continue
+            seen.add(row["vocab"])
             row.update(data=name, n_tokens=size)
             rows.append(row)
             t, s, v = row["tokens"], row["static"], row["mvps"]
