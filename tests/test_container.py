@@ -284,6 +284,7 @@ def test_prefix_tokens_equal_replay_under_the_prefix(monkeypatch):
     """compress keeps the full training stream expanded to the chosen prefix: equal to replay."""
     # without "mag", which prefers the bare ids here: the merged candidate must win
     monkeypatch.setitem(planner.LEVEL_CODERS, 1, ("rans", "packed", "const"))
+    monkeypatch.setattr(planner, "ENCODE_METHODS", ("replay",))  # nor a segmentation (test_sequence_mode.py)
     x = walk(20_000, seed=5, step=1)
     d = unpack(compress(x, delta=0, level=1))
     a, m = d["model"]["a"], d["model"]["m"]

@@ -57,7 +57,7 @@ def test_model_constructor_checks_types_and_priority_order():
     with pytest.raises(ValueError, match=r"merges\[0\]"):
         Model(a, np.array([[-1, 0]]))
     with pytest.raises(ValueError):
-        Model(a, np.array([[0, 0]]), mode="sequence")
+        Model(a, np.array([[0, 0]]), mode="sequential")
     with pytest.raises(ValueError, match="permutation"):
         Model(a, np.array([[0, 0], [0, 1]]), token_ids=[0, 1, 2, 3, 4, 4])
     with pytest.raises(ValueError, match="shape"):

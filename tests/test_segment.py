@@ -135,3 +135,33 @@ def test_bad_arguments():
     with pytest.raises(MemoryError, match="max_nodes"):
         S.top_n(np.zeros(50, np.int64), expansion(np.array([[0, 0]], dtype=np.int64), 1),
                 np.array([0.0, 1.0]), 4, max_nodes=16)
+
+
+def test_tokenizer_methods_and_top_n():
+    """The public face: Tokenizer.encode(method=, top_n=) and encode_batch(method=) in public ids."""
+    rng = np.random.default_rng(2)
+    x = np.cumsum(rng.integers(-2, 3, 6000)).astype(np.int16)
+    tok = ubpe.Tokenizer(None, 200).fit(x)
+    window = x[1000:3000]
+    replay = tok.encode(window)
+    assert np.array_equal(tok.encode(window, method="replay"), replay)
+    optimal = tok.encode(window, method="optimal")
+    bits = tok.encode(window, method="bits")
+    for t in (optimal, bits):
+        assert np.array_equal(tok.decode(t), window)
+    assert len(optimal) <= len(replay)
+    ids = tok.alphabet.to_ids(window)
+    assert np.array_equal(optimal, tok.token_ids[S.fewest_tokens(ids, tok.model.expansion())])
+    docs = [x[:10], x[10:900], x[900:901], x[:0]]
+    for method in ("replay", "optimal", "bits"):
+        assert [t.tolist() for t in tok.encode_batch(docs, method=method)] == [
+            tok.encode(d, method=method).tolist() for d in docs]
+    best = tok.encode(window[:300], top_n=4)
+    assert 1 <= len(best) <= 4
+    for t, score in best:
+        assert np.array_equal(tok.decode(t), window[:300]) and score >= 0
+    assert [s for _, s in best] == sorted((s for _, s in best), reverse=True)
+    with pytest.raises(ValueError):
+        tok.encode(window, method="fastest")
+    with pytest.raises(ValueError, match="top_n"):
+        tok.encode(window, method="bits", top_n=2)

@@ -702,16 +702,16 @@ def inspect_model(tok: Any, path: str, n_tokens: int = 20) -> str:
         f"  training    n_candidates={tok.n_candidates} min_count={tok.min_count} "
         f"weighting={tok.weighting} window={tok.window}; {tok.n_units} idf units, "
         f"{int(tok.batches[-1]) + 1 if m else 0} batches",
+        f"  mode        {tok.mode} (encodes by {'replay' if tok.mode == 'classic' else tok.method})",
     ]
     shown = m if n_tokens < 0 else min(n_tokens, m)
     if shown:
         priority = np.argsort(tok.token_ids)  # public id -> priority-space index
-        backward = tok.backward
         lines += ["", f"  first {shown} merged tokens by id (lower id = higher weight):",
                   f"  {'id':>7} {'left':>7} {'right':>7} {'count':>9} {'df':>7} {'len':>5}  values"]
         for t in range(a, a + shown):
             k = int(priority[t]) - a
-            left, right = backward[t]
+            left, right = (int(v) for v in tok.token_ids[tok.merges[k]])  # the pair, in either mode
             seq = tok.sequence(t)
             lines.append(f"  {t:>7} {left:>7} {right:>7} {int(tok.counts[k]):>9} {int(tok.df[k]):>7} "
                          f"{len(seq):>5}  {_render(seq, tok.dtype)}")
@@ -739,7 +739,7 @@ def _format_report(info: Any, path: str) -> str:
         f"{tuple(info.shape)}: {info.original_size} bytes",
         f"  model        {model}",
         f"  front end    {front}",
-        f"  coder        {info.coder}, {info.n_tokens} tokens",
+        f"  coder        {info.coder}, {info.n_tokens} tokens, encoded by {getattr(info, 'method', 'replay')}",
         f"  exactness    {_describe_exactness(info)}",
         f"  source       {_describe_source(getattr(info, 'source', None))}",
         f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "

@@ -73,7 +73,10 @@ _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
-_OPTIONAL_KEYS = {1: (), 2: ("source", "esc")}
+_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method")}
+#: Values of the optional, informational ``method`` field: how the writer encoded the tokens
+#: (absent: by replaying the merges, or no merges). Decoding never reads it.
+_METHOD_VALUES = ("optimal", "bits")
 _U64 = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
 _I64_MAX = (1 << 63) - 1
@@ -429,6 +432,7 @@ def compress(
     else:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(x, level)]
     best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
+    best = planner.choose_method(best, lambda c: _cost(base, c))
     return _pack(_candidate_fields(base, best))
 
 
@@ -507,7 +511,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
                 escaped = _escape_field(flat, positions)
         else:
             ids = alphabet.to_ids(flat)
-        tokens = model.encode(ids) if len(merges) else ids
+        tokens = model.encode(ids) if len(merges) else ids  # by the model's method
     else:
         tokens = np.zeros(0, dtype=np.int32)
     fields = {**base, "front": base.get("front", []) + record}
@@ -518,6 +522,8 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
         fields["model"] = _model_field(merges, a)
     else:
         fields["digest"] = bytes.fromhex(model.digest)
+    if len(merges) and model.method != "replay":
+        fields["method"] = model.method
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
     fields["crc"] = fields.pop("crc")
     return fields
@@ -537,7 +543,10 @@ def _candidate_fields(base: dict, c: planner.Candidate) -> dict[str, Any]:
         a = len(c.alphabet)
         stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
-                  "model": _model_field(c.merges, a), "stream": stream}
+                  "model": _model_field(c.merges, a)}
+        if c.method != "replay":
+            fields["method"] = c.method
+        fields["stream"] = stream
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         c.packed = (fields, planner.Cost(len(_pack(fields)), len(_pack(stream))))
     return c.packed[0]
@@ -673,6 +682,7 @@ class _Parsed:
     chain: list[dict] = field(default_factory=list)  # the checked front-end chain
     layout: str = "flat"  # "flat" (version 1: one channel, C order) or LAYOUT
     source: dict | None = None
+    method: str = "replay"  # the informational "method" field, "replay" when absent
 
 
 #: How every container starts: a msgpack map whose first entry is "magic": "ubpe".
@@ -752,12 +762,13 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
             raise CorruptDataError(f"container: 'layout' must be {LAYOUT!r}, got {short(d['layout'])}")
         chain, layout = frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n)), LAYOUT
         source = _check_source(d["source"], _data_error) if "source" in d else None
+    method = _parse_method(d)
     crc = d["crc"]
     if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
         raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
     if not isinstance(d["stream"], dict):
         raise CorruptDataError("container: 'stream' must be a map")
-    common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source)
+    common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source, method=method)
 
     if not embedded:
         digest = field_bytes(d, "digest", where="container", size=32).hex()
@@ -776,9 +787,22 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise CorruptDataError("container: values or merges over an empty alphabet")
     if m == 0 and merges_raw:
         raise CorruptDataError("model: 'merges' must be empty when 'm' is 0")
+    if m == 0 and "method" in d:
+        raise CorruptDataError("container: 'method' is written only for a model with merges")
     if m and 8 * max(len(merges_raw) - 1, 0) < _min_merge_bits(m, a):
         raise CorruptDataError(f"model: 'merges' has {len(merges_raw)} bytes, too few for {m} merges")
     return _Parsed(version, dtype, tuple(shape_raw), n, values, a, m, merges_raw, None, **common)
+
+
+def _parse_method(d: dict) -> str:
+    """The optional ``method`` field (informational: decoding never depends on it)."""
+    if "method" not in d:
+        return "replay"
+    method = d["method"]
+    if not isinstance(method, str) or method not in _METHOD_VALUES:
+        raise CorruptDataError(f"container: 'method' must be one of {', '.join(map(repr, _METHOD_VALUES))}, "
+                               f"got {short(method)}")
+    return method
 
 
 def _channels_frames(shape: list[int], n: int) -> tuple[int, int]:
@@ -999,6 +1023,9 @@ class ContainerInfo:
     escapes: int = 0
     #: bytes of the escaped values and their positions (part of ``header``)
     escape_bytes: int = 0
+    #: how the writer encoded the tokens: "replay" (also for no merges), "optimal" or "bits"
+    #: (the informational ``method`` field; decoding does not depend on it)
+    method: str = "replay"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -1046,7 +1073,7 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
         front=tuple(dict(e) for e in p.chain), layout=p.layout, channels=channels, source=p.source,
-        lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
+        lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes, method=p.method,
     )
 
 

@@ -21,10 +21,17 @@ from . import encoder
 from ._validate import check_choice, check_int
 from .alphabet import Alphabet
 
-__all__ = ["MODES", "Model", "check_decode_dtype"]
+__all__ = ["METHODS", "MODES", "MODE_METHODS", "Model", "check_decode_dtype"]
 
-#: Encoding modes: "classic" replays the merges in priority order (docs/algorithm.md).
-MODES = ("classic",)
+#: Encoding modes (docs/algorithm.md, "Sequence mode"): "classic" replays the merges in
+#: priority order; "sequence" uses each token's alphabet sequence whole and encodes by
+#: segmentation. Both decode the same way.
+MODES = ("classic", "sequence")
+#: Encoding methods (:meth:`Model.encode`): "replay" the merges, or segment the values into
+#: vocabulary tokens with the fewest tokens ("optimal") or the fewest bits ("bits"; :mod:`ubpe.segment`).
+METHODS = ("replay", "optimal", "bits")
+#: The methods each mode may record as its default, the first being the default's default.
+MODE_METHODS = {"classic": ("replay",), "sequence": ("bits", "optimal")}
 MAX_TOKENS = 2**31 - 1
 DIGEST_MAGIC = "ubpe.model"
 DIGEST_VERSION = 1
@@ -97,8 +104,14 @@ class Model:
         The ``A`` symbols; priority-space tokens ``0 .. A-1`` are its ids.
     merges : array of int, shape (M, 2)
         Row ``k`` makes token ``A + k`` from two tokens both ``< A + k``.
-    mode : {"classic"}
-        How sequences are encoded ("classic": replay the merges in priority order).
+    mode : {"classic", "sequence"}
+        How sequences are encoded by default: "classic" replays the merges in priority order;
+        "sequence" segments them into the tokens' alphabet sequences (docs/algorithm.md,
+        "Sequence mode"). Covered by :attr:`digest`.
+    method : str, optional
+        The default method of :meth:`encode`, one of ``MODE_METHODS[mode]`` ("replay" for
+        classic; "bits" (default) or "optimal" for sequence). Not covered by :attr:`digest`:
+        tokens decode the same whatever method made them.
     token_ids : array of int, shape (A + M,), optional
         Public id of each priority-space token (alphabet ids fixed, merged ids a permutation of
         ``A .. A+M-1``); identity when omitted. Not covered by :attr:`digest`.
@@ -115,12 +128,13 @@ class Model:
         merges: Any,
         *,
         mode: str = "classic",
+        method: str | None = None,
         token_ids: Any = None,
         stats: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(alphabet, Alphabet):
             raise TypeError(f"alphabet must be an Alphabet, got {type(alphabet).__name__}")
-        self._mode = check_choice("mode", mode, MODES)
+        self._mode, self._method = check_mode(mode, method)
         a = len(alphabet)
         if a < 1:
             raise ValueError("alphabet must hold at least one symbol")
@@ -189,6 +203,11 @@ class Model:
         return self._mode
 
     @property
+    def method(self) -> str:
+        """The default method of :meth:`encode` ("replay", "optimal" or "bits")."""
+        return self._method
+
+    @property
     def alphabet_size(self) -> int:
         return len(self._alphabet)
 
@@ -253,9 +272,63 @@ class Model:
 
     # ==================== encoding and decoding (priority space)
 
-    def encode(self, ids: Any) -> np.ndarray:
-        """Replay-encode alphabet ids (1-D integer array in ``[0, A)``) into int32 tokens."""
-        return encoder.encode(np.asarray(ids), self.encoder_tables())
+    def encode(self, ids: Any, method: str | None = None) -> np.ndarray:
+        """Encode alphabet ids (1-D integer array in ``[0, A)``) into int32 priority-space tokens.
+
+        ``method`` (default: :attr:`method`): "replay" replays the merges; "optimal" and "bits"
+        segment the ids into the tokens' alphabet sequences (:mod:`ubpe.segment`). Every method
+        works in both modes, and the tokens decode to ``ids`` whatever the method.
+        """
+        method = self._method if method is None else check_choice("method", method, METHODS)
+        if method == "replay":
+            return encoder.encode(np.asarray(ids), self.encoder_tables())
+        return self._segment(np.asarray(ids), method)
+
+    def _segment(self, ids: np.ndarray, method: str, counts: np.ndarray | None = None) -> np.ndarray:
+        """Segment ``ids`` into the tokens' alphabet sequences: "optimal" (fewest tokens) or
+        "bits" (fewest bits, priced by ``counts`` per priority-space token, default
+        :meth:`token_counts`)."""
+        from . import segment
+
+        if method == "optimal":
+            return segment.fewest_tokens(ids, self.expansion())
+        return segment.fewest_bits(ids, self.expansion(), self.token_counts() if counts is None else counts)
+
+    def encode_batch(self, docs: Any, method: str | None = None) -> list[np.ndarray]:
+        """:meth:`encode` of several independent sequences, in one kernel call per method."""
+        method = self._method if method is None else check_choice("method", method, METHODS)
+        if method == "replay":
+            return encoder.encode_batch(docs, self.encoder_tables())
+        from . import segment
+
+        if method == "optimal":
+            return segment.fewest_tokens_batch(docs, self.expansion())
+        return segment.fewest_bits_batch(docs, self.expansion(), self.token_counts())
+
+    def token_counts(self) -> np.ndarray:
+        """(A + M,) int64: how often each priority-space token occurs in the training corpus's
+        final stream, as far as the statistics tell, for pricing tokens in "bits" encoding.
+
+        A merged token's count is the occurrences its merge replaced (``stats["counts"]``) minus
+        those later merges consumed as their children; alphabet symbols, whose frequencies the
+        model does not keep, and a model without counts, get 0 (``ubpe.segment`` adds one to
+        every count, so every token stays usable)."""
+
+        def build() -> np.ndarray:
+            a, m = self.alphabet_size, self.n_merges
+            out = np.zeros(a + m, dtype=np.int64)
+            if "counts" not in self._stats or not m:
+                return _frozen(out)
+            # in float64 (a loaded model's counts may be anything up to 2**63: no overflow), the
+            # result clipped to ubpe.segment's bound of 2**40
+            made = self._stats["counts"].astype(np.float64)
+            consumed = (np.bincount(self._merges[:, 0], weights=made, minlength=a + m)
+                        + np.bincount(self._merges[:, 1], weights=made, minlength=a + m))
+            left = np.clip(made - consumed[a:], 0, (1 << 40) - 1)
+            out[a:] = left.astype(np.int64)
+            return _frozen(out)
+
+        return self._cached("token_counts", build)
 
     def decode(self, tokens: Any, dtype: Any = None, *, max_output_size: int | None = None) -> np.ndarray:
         """Values of priority-space ``tokens`` (1-D ints in ``[0, A + M)``) as ``dtype``.
@@ -311,19 +384,36 @@ class Model:
         """The model made of the first ``k`` merges (same alphabet and mode, no public ids)."""
         k = check_int("k", k, 0, self.n_merges)
         stats = {name: v[:k] for name, v in self._stats.items()}
-        return Model(self._alphabet, self._merges[:k], mode=self._mode, stats=stats)
+        return Model(self._alphabet, self._merges[:k], mode=self._mode, method=self._method, stats=stats)
 
     def __getstate__(self) -> dict[str, Any]:
         # tables are rebuilt lazily after unpickling; the lock cannot be pickled
-        return {"alphabet": self._alphabet, "merges": self._merges, "mode": self._mode,
+        return {"alphabet": self._alphabet, "merges": self._merges, "mode": self._mode, "method": self._method,
                 "token_ids": self._token_ids, "stats": self._stats}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["alphabet"], state["merges"], mode=state["mode"], token_ids=state["token_ids"],
-                      stats=state["stats"])
+        self.__init__(state["alphabet"], state["merges"], mode=state["mode"], method=state.get("method"),
+                      token_ids=state["token_ids"], stats=state["stats"])
 
     def __repr__(self) -> str:
-        return f"Model({self._alphabet!r}, merges={self.n_merges}, mode={self._mode!r})"
+        extra = f", method={self._method!r}" if self._mode != "classic" else ""
+        return f"Model({self._alphabet!r}, merges={self.n_merges}, mode={self._mode!r}{extra})"
+
+
+def check_mode(mode: Any, method: Any) -> tuple[str, str]:
+    """``(mode, method)`` validated: ``mode`` in :data:`MODES`, ``method`` in ``MODE_METHODS[mode]``
+    (``None``: that tuple's first). ``TypeError`` for a non-str, ``ValueError`` for another value."""
+    for name, value in (("mode", mode), ("method", method)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    mode = check_choice("mode", mode, MODES)
+    if method is None:
+        return mode, MODE_METHODS[mode][0]
+    check_choice("method", method, METHODS)
+    if method not in MODE_METHODS[mode]:
+        raise ValueError(f"method={method!r} cannot be the default of mode={mode!r}: choose one of "
+                         f"{', '.join(map(repr, MODE_METHODS[mode]))} (any method can be passed to encode)")
+    return mode, method
 
 
 def _frozen(arr: np.ndarray) -> np.ndarray:

@@ -43,12 +43,15 @@ search.
    candidate built on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
    all the values, and so is the best candidate of the other coder family when within
    :data:`CLOSE` of it; the smallest of the rebuilt containers is kept.
+5. The candidate kept, if it has merges, is re-encoded by each method of :data:`ENCODE_METHODS`
+   (:func:`choose_method`, called once by the format after :func:`plan`) and the smallest
+   container kept, ties to replay.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -156,6 +159,7 @@ class Candidate:
     estimate: float = 0.0
     scale: float = 1.0
     variant: str = ""  #: level-1 proposals: "" (the static prefix), "bare" or "dense" ids
+    method: str = "replay"  #: how ``tokens`` encode the values (:func:`choose_method`)
 
 
 CostFunction = Callable[[Candidate], Cost]
@@ -537,3 +541,60 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
         i = keys.index(best)
         lo, hi = keys[max(i - 1, 0)], keys[min(i + 1, len(keys) - 1)]
     return min(costs, key=lambda k: (costs[k], k))
+
+
+# ============================================================================ encoding method
+
+#: The encoding methods :func:`choose_method` tries for a candidate with merges, in order (ties:
+#: the earlier). "optimal" (fewest tokens) is not tried: see docs/format.md, "Writer choices".
+ENCODE_METHODS: tuple[str, ...] = ("replay", "bits")
+#: Segmentations "bits" runs, each priced by the previous stream's token frequencies (the
+#: first by replay's): a second pass still shrinks the container a little, more passes hardly
+#: (benchmarks/README.md, "Encoding method").
+BITS_PASSES = 2
+
+
+def methods_to_try(cand: Candidate) -> tuple[str, ...]:
+    """The methods worth measuring for ``cand``: :data:`ENCODE_METHODS` when it has merges (a
+    bare alphabet encodes one way)."""
+    return ENCODE_METHODS if len(cand.merges) else ENCODE_METHODS[:1]
+
+
+def choose_method(cand: Candidate, cost: CostFunction) -> Candidate:
+    """``cand`` (replay-encoded, built on all the values), or the same model and coders with the
+    values re-encoded by the method of :func:`methods_to_try` whose container is smallest,
+    measured exactly with ``cost`` (ties: the earlier method, so replay). Decoding never needs
+    to know: every method's tokens expand to the same values."""
+    methods = methods_to_try(cand)
+    if len(methods) <= 1:
+        return cand
+    from .model import Model  # the planner itself needs no model object
+
+    model = Model(cand.alphabet, cand.merges)
+    ids = encoder.decode(cand.tokens, model.expansion())
+    best, best_size = cand, cost(cand).size
+    for method in methods:
+        if method == cand.method:
+            continue
+        other = replace(cand, tokens=encode_with(model, ids, method, cand.tokens), method=method, packed=None)
+        size = cost(other).size
+        if size < best_size:
+            best, best_size = other, size
+    return best
+
+
+def encode_with(model: Any, ids: np.ndarray, method: str, replay: np.ndarray) -> np.ndarray:
+    """``ids`` encoded under ``model`` by ``method``, given their replay encoding ``replay``.
+
+    "bits" prices each token by its frequency in ``replay`` (what the static coder would pay
+    for that stream), then :data:`BITS_PASSES` - 1 more times by the previous segmentation's
+    own frequencies, so that the segmentation aims at this container's stream rather than at
+    training statistics."""
+    if method == "replay":
+        return replay
+    if method == "optimal":
+        return model._segment(ids, method)
+    tokens = replay
+    for _ in range(BITS_PASSES):
+        tokens = model._segment(ids, method, np.bincount(tokens, minlength=model.vocab_size))
+    return tokens

@@ -17,7 +17,7 @@ from . import encoder, trainer
 from ._validate import as_documents, check_choice, check_int, expect_map, field_bytes, field_int, field_str, short
 from .alphabet import Alphabet, dtype_for
 from .errors import CorruptDataError, FormatVersionError, NotFittedError
-from .model import Model, check_decode_dtype
+from .model import DEFAULT_MAX_OUTPUT_SIZE, Model, check_decode_dtype, check_mode
 
 #: Version of the bytes written by :meth:`Tokenizer.to_bytes`. Readers accept every version up to it.
 #: Version 2 wraps the version-1 fields in a body covered by a SHA-256 (docs/format.md, "Model files").
@@ -27,6 +27,8 @@ WEIGHTINGS = ("idf", "count", "tfidf")
 MAX_TOKENS = 2**31 - 1
 _WHERE = "tokenizer"
 _FIELDS = ("alphabet", "dtype", "params", "n_units", "merges", "batches", "counts", "df", "token_ids")
+#: Optional version-2 body fields: written only for a sequence-mode model (docs/format.md).
+_MODE_FIELDS = ("mode", "method")
 
 
 def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
@@ -115,6 +117,13 @@ class Tokenizer:
     window : int or None, default None
         idf units: ``None`` uses the documents (a single document is cut into windows of
         1024 values); an int cuts every document into windows of that many values.
+    mode : {"classic", "sequence"}, default "classic"
+        "classic" encodes by replaying the merges; "sequence" uses each token's alphabet
+        sequence whole and encodes by segmentation (docs/algorithm.md, "Sequence mode").
+        Training and decoding are the same in both; the model bytes record the mode.
+    method : {"bits", "optimal"}, optional
+        Sequence mode only: how :meth:`encode` segments, with the fewest bits under the
+        model's token frequencies ("bits", the default) or the fewest tokens ("optimal").
 
     Notes
     -----
@@ -144,7 +153,10 @@ class Tokenizer:
         min_count: int = 2,
         weighting: str = "idf",
         window: int | None = None,
+        mode: str = "classic",
+        method: str | None = None,
     ) -> None:
+        self.mode, self.method = check_mode(mode, method)
         if alphabet is not None and not isinstance(alphabet, Alphabet):
             alphabet = Alphabet(alphabet)
         self.alphabet: Alphabet | None = alphabet
@@ -237,7 +249,7 @@ class Tokenizer:
             token_ids = rank_ids(weights, a)
         priority = np.empty_like(token_ids)
         priority[token_ids] = np.arange(len(token_ids), dtype=np.int32)
-        bpe = Model(alphabet, merges, token_ids=token_ids,
+        bpe = Model(alphabet, merges, mode=self.mode, method=self.method, token_ids=token_ids,
                     stats=dict(batches=batches, counts=counts, df=df, weights=weights))
         model = dict(
             dtype=np.dtype(dtype), merges=bpe.merges, batches=bpe.stats["batches"], counts=bpe.stats["counts"],
@@ -319,22 +331,45 @@ class Tokenizer:
         return self._require()["token_ids"]
 
     @property
-    def forward(self) -> dict[tuple[int, int], int]:
-        """Pair of public ids -> the public id of the token it merges into."""
+    def forward(self) -> dict[tuple[int, ...], int]:
+        """The inverse of :attr:`backward`: pair (classic) or alphabet sequence (sequence mode) of
+        public ids -> the public id of the merged token."""
         if "forward" not in self._cache:
             self._cache["forward"] = {v: k for k, v in self.backward.items()}
         return self._cache["forward"]
 
     @property
-    def backward(self) -> dict[int, tuple[int, int]]:
-        """Public id of each merged token -> the pair of public ids it was merged from."""
+    def backward(self) -> dict[int, tuple[int, ...]]:
+        """Public id of each merged token -> classic: the pair of public ids it was merged from;
+        sequence mode: its whole alphabet sequence (alphabet ids, which are public ids too)."""
         if "backward" not in self._cache:
+            if self.mode == "sequence":
+                self._cache["backward"] = self._sequence_backward()
+                return self._cache["backward"]
             m = self._require()
             a = len(self.alphabet)
             ids = m["token_ids"]
             pub = ids[m["merges"]].tolist()
             self._cache["backward"] = {int(ids[a + k]): (p[0], p[1]) for k, p in enumerate(pub)}
         return self._cache["backward"]
+
+    def _sequence_backward(self) -> dict[int, tuple[int, ...]]:
+        """Sequence mode's backward map, from one expansion of every merged token (refused, as
+        decode would, when the sequences hold more than 4 GiB of int32 ids)."""
+        m = self._require()
+        a, expansion = len(self.alphabet), m["model"].expansion()
+        merged = np.arange(a, a + len(m["merges"]), dtype=np.int32)
+        total = encoder.expanded_length(merged, expansion) if len(merged) else 0
+        if total * 4 > DEFAULT_MAX_OUTPUT_SIZE:
+            raise ValueError(f"the merged tokens' sequences hold {total} alphabet ids, too many for a map")
+        flat = encoder.decode(merged, expansion).tolist()
+        ends = np.cumsum(expansion.lengths[a:]).tolist()
+        ids = m["token_ids"].tolist()
+        out, start = {}, 0
+        for k, end in enumerate(ends):
+            out[ids[a + k]] = tuple(flat[start:end])
+            start = end
+        return out
 
     def sequence(self, token: int) -> np.ndarray:
         """The alphabet values that public id ``token`` stands for."""
@@ -353,21 +388,42 @@ class Tokenizer:
     def _value_table(self, dtype: Any) -> np.ndarray:
         return self.model.value_table(dtype)
 
-    def encode(self, seq: Any) -> np.ndarray:
-        """Token ids (int32, 1-D) of one sequence, by replaying the merges in priority order.
+    def encode(self, seq: Any, *, method: str | None = None, top_n: int | None = None) -> Any:
+        """Token ids (int32, 1-D) of one sequence.
+
+        ``method``: ``"replay"`` replays the merges in priority order; ``"optimal"`` is a
+        segmentation with the fewest tokens; ``"bits"`` one with the fewest bits under the
+        model's token counts (:meth:`Model.token_counts`); default the model's own method
+        (replay in classic mode, see ``mode``). All decode to ``seq``; docs/algorithm.md,
+        "Segmentation", states the tie rules.
+
+        ``top_n=k`` instead returns up to ``k`` segmentations as ``(tokens, score)`` pairs, best
+        first, scored by tf-idf as the ``ubpe`` 0.3.0 peer's ``UBPE.encode(top_n=)`` does
+        (:func:`ubpe.segment.top_n`: the tokens' idf weights, 0 for alphabet symbols).
 
         Raises ``ValueError`` naming the first value outside the alphabet and its position,
         ``TypeError`` for floating-point input.
         """
         m = self._require()
         ids = self.alphabet.to_ids(seq)
-        return m["token_ids"][m["model"].encode(ids)]
+        if top_n is not None:
+            if method is not None:
+                raise ValueError("top_n ranks segmentations by tf-idf: it takes no method")
+            from . import segment
 
-    def encode_batch(self, seqs: Iterable[Any]) -> list[np.ndarray]:
-        """:meth:`encode` of several independent sequences."""
+            a = len(self.alphabet)
+            weights = np.concatenate((np.zeros(a), np.maximum(np.asarray(m["weights"], dtype=np.float64), 0.0)))
+            found = segment.top_n(ids, m["model"].expansion(), weights, top_n)
+            return [(m["token_ids"][t], score) for t, score in found]
+        return m["token_ids"][m["model"].encode(ids, method)]
+
+    def encode_batch(self, seqs: Iterable[Any], *, method: str | None = None) -> list[np.ndarray]:
+        """:meth:`encode` of several independent sequences, in one kernel call."""
         m = self._require()
         ids = [self.alphabet.to_ids(s) for s in seqs]
-        return [m["token_ids"][t] for t in encoder.encode_batch(ids, m["model"].encoder_tables())]
+        if method is None and self.mode == "classic":
+            method = "replay"
+        return [m["token_ids"][t] for t in m["model"].encode_batch(ids, method)]
 
     def decode(self, tokens: Any, *, dtype: np.dtype | None = None, max_output_size: int | None = None) -> np.ndarray:
         """Values of a token sequence, as ``dtype`` (default: that of the fitted data), exactly.
@@ -423,12 +479,22 @@ class Tokenizer:
             "counts": m["counts"].astype("<i8").tobytes(),
             "df": m["df"].astype("<i8").tobytes(),
             "token_ids": m["token_ids"][a:].astype("<i4").tobytes(),
+            **self._mode_fields(version),
         }
+
+    def _mode_fields(self, version: int) -> dict[str, str]:
+        """The optional fields of a sequence-mode model (none for classic: its bytes are unchanged)."""
+        if self.mode == "classic":
+            return {}
+        if version == 1:
+            raise ValueError("model format version 1 cannot record sequence mode: write version 2")
+        return {"mode": self.mode, "method": self.method}
 
     def to_bytes(self, *, version: int = MODEL_FORMAT_VERSION) -> bytes:
         """The model as msgpack bytes (docs/format.md, "Model files"); equal models give equal bytes.
 
-        ``version=1`` writes the old layout (no checksum), whose SHA-256 is :attr:`legacy_digest`.
+        ``version=1`` writes the old layout (no checksum), whose SHA-256 is :attr:`legacy_digest`;
+        it cannot record sequence mode (``ValueError``).
         """
         version = check_int("version", version, 1, MODEL_FORMAT_VERSION)
         fields = self._fields(version)
@@ -481,10 +547,11 @@ class Tokenizer:
         body = field_bytes(d, "body", where=_WHERE)
         if hashlib.sha256(body).digest() != digest:
             raise CorruptDataError("tokenizer: checksum mismatch (the model bytes are damaged)")
-        return cls._from_fields(expect_map(_unpack(body), _WHERE, _FIELDS), version=version)
+        fields = expect_map(_unpack(body), _WHERE, _FIELDS, _MODE_FIELDS)
+        return cls._from_fields(fields, version=version, **_parse_mode(fields))
 
     @classmethod
-    def _from_fields(cls, d: dict, *, version: int) -> Tokenizer:
+    def _from_fields(cls, d: dict, *, version: int, mode: str = "classic", method: str | None = None) -> Tokenizer:
         alphabet = Alphabet.from_dict(d["alphabet"])
         a = len(alphabet)
         if a < 1:
@@ -495,6 +562,7 @@ class Tokenizer:
             tok = cls(
                 alphabet, params["n_tokens"], n_candidates=params["n_candidates"],
                 min_count=params["min_count"], weighting=params["weighting"], window=params["window"],
+                mode=mode, method=method,
             )
         except (TypeError, ValueError) as e:
             raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from None
@@ -567,9 +635,10 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         size = f"vocab_size={self.vocab_size}" if self._model is not None else "not fitted"
+        mode = f", mode={self.mode!r}, method={self.method!r}" if self.mode != "classic" else ""
         return (
             f"Tokenizer({self.alphabet!r}, n_tokens={self.n_tokens}, n_candidates={self.n_candidates}, "
-            f"min_count={self.min_count}, weighting={self.weighting!r}, window={self.window})  # {size}"
+            f"min_count={self.min_count}, weighting={self.weighting!r}, window={self.window}{mode})  # {size}"
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -591,6 +660,23 @@ def _unpack(data: Any) -> Any:
         return msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
     except Exception as e:  # msgpack raises several unrelated types
         raise CorruptDataError(f"tokenizer bytes do not parse: {e}") from None
+
+
+def _parse_mode(d: dict) -> dict[str, str]:
+    """``mode`` and ``method`` of a version-2 body: both absent (classic) or both present with a
+    sequence mode and one of its methods; one canonical form, so a file re-serialises to itself."""
+    if "mode" not in d and "method" not in d:
+        return {}
+    mode, method = d.get("mode"), d.get("method")
+    if mode == "classic" or "mode" not in d or "method" not in d:
+        raise CorruptDataError("tokenizer: 'mode' and 'method' are written together, for a sequence-mode model only")
+    if not isinstance(mode, str) or not isinstance(method, str):
+        raise CorruptDataError(f"tokenizer: 'mode' and 'method' must be str, got {short(mode)}, {short(method)}")
+    try:
+        mode, method = check_mode(mode, method)
+    except ValueError as e:
+        raise CorruptDataError(f"tokenizer: {e}") from None
+    return {"mode": mode, "method": method}
 
 
 def _array(d: dict, key: str, dtype: str, count: int | None) -> np.ndarray:
