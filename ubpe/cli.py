@@ -408,7 +408,7 @@ def _sniff_suffix(head: bytes) -> str:
         return ".npy"
     if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
         return ".wav"
-    return ".csv"  # numbers if it parses as such, else bytes (see _read_compress_input)
+    return ".txt"  # numbers if it parses as such, else bytes (see _read_compress_input)
 
 
 def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signal, int]:
@@ -442,9 +442,11 @@ def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signa
         try:
             sig = _read_input(args, path)
         except ValueError as e:
-            # numbers from the first lines on, then a bad line: a damaged table, said as such
+            # a .csv of numbers from its first lines on, then a bad line: a damaged table, said as
+            # such; a .txt (or standard input) that is not all numbers is a text
             line = re.search(r"line (\d+)", str(e))
-            if kind != "csv" or args.column is not None or (line is not None and int(line.group(1)) > 2):
+            damaged_table = os.path.splitext(path)[1].lower() == ".csv" and line is not None and int(line.group(1)) > 2
+            if kind != "csv" or args.column is not None or damaged_table:
                 raise
             as_bytes, note = True, f"not numbers ({e}): compressed as bytes"
     if sig is not None and kind == "csv" and args.column is None:
