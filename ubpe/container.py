@@ -312,7 +312,8 @@ def compress(
         distinct values, then delta 1). ``"auto"`` leaves the choice to ``delta``, else
         measures the chains of ``planner.auto_chains`` (all of the above, ``rank+delta1`` only
         when the distinct values are few relative to their span). Cannot be combined with
-        ``delta``; with a ``tokenizer`` only ``"auto"``, ``"none"``, ``"delta1"`` and ``"delta2"``.
+        ``delta``. With a ``tokenizer`` any chain applies: the one the model was fitted on
+        (``ubpe fit --predictor``), its per-window parameters (LPC coefficients) in the container.
     escape : bool, default True
         With a ``tokenizer``: values (after the front end) outside its alphabet are *escaped*:
         coded as the nearest alphabet value, and the true value stored beside the stream with its
