@@ -93,7 +93,8 @@ def test_cli_fit_with_a_predictor_and_a_range(capsys, tmp_path):
     tok = Tokenizer.load(model)
     assert set(np.asarray(tok.alphabet.values).tolist()) <= set(range(-2, 3)) | set(x[i * 3000] for i in range(3))
     out = tmp_path / "new.ubpe"
-    argv = ["compress", tmp_path / "new.npy", "-o", out, "--model", model, "--reference", "--predictor", "delta1"]
+    assert tok.predictor == "delta1"  # recorded in the model file
+    argv = ["compress", tmp_path / "new.npy", "-o", out, "--model", model, "--reference"]  # applied unasked
     assert cli.main([str(a) for a in argv]) == 0
     info = ubpe.describe(out.read_bytes())
     assert info.delta == 1 and info.escapes == 1 and not info.embedded  # the first value only
@@ -107,3 +108,35 @@ def test_cli_fit_with_a_predictor_and_a_range(capsys, tmp_path):
     assert cli.main([str(a) for a in ["fit", tmp_path / "w0.npy", "-o", tmp_path / "s.model", "--n-tokens", "5",
                                       "--range=0:9"]]) == 2
     assert "less than the 10 values" in capsys.readouterr().err
+
+
+def test_the_model_records_its_front_end():
+    """fit(predictor=) learns the chain's residuals and records the chain; model files keep it;
+    compress applies it by itself; a damaged record is corrupt data."""
+    rng = np.random.default_rng(4)
+    x = np.cumsum(rng.integers(-3, 4, 20_000)).astype(np.int32)
+    tok = Tokenizer(None, 64).fit([x[:8000], x[8000:16000]], predictor="delta1")
+    assert tok.predictor == "delta1"
+    again = Tokenizer.from_bytes(tok.to_bytes())
+    assert again.predictor == "delta1" and again == tok and again.digest == tok.digest
+    window = x[16000:18000]
+    packed = ubpe.compress(window, tokenizer=again, embed=False)
+    info = ubpe.describe(packed)
+    assert info.delta == 1 and info.escapes == 1  # only the window's first value is raw
+    assert np.array_equal(ubpe.decompress(packed, tokenizer=tok), window)
+    plain = Tokenizer(None, 600).fit([x[:8000], x[8000:16000]])
+    assert plain.predictor is None and b"front" not in plain.to_bytes()
+    assert Tokenizer.from_bytes(tok.to_bytes(version=1)).predictor is None  # version 1 cannot record it
+    with pytest.raises(ValueError, match="predictor"):
+        Tokenizer(None, 64).fit(x, predictor="flac")
+    with pytest.raises(TypeError):
+        Tokenizer(None, 64).fit(np.array([1.5, 2.5]), predictor="delta1")
+    import hashlib
+
+    outer = msgpack.unpackb(tok.to_bytes(), raw=False)
+    body = msgpack.unpackb(outer["body"], raw=False)
+    body["front"] = "zigzag"
+    outer["body"] = msgpack.packb(body, use_bin_type=True)
+    outer["sha256"] = hashlib.sha256(outer["body"]).digest()
+    with pytest.raises(ubpe.CorruptDataError, match="front"):
+        Tokenizer.from_bytes(msgpack.packb(outer, use_bin_type=True))

@@ -176,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_input_options(p)
     p.add_argument("--predictor", metavar="CHAIN",
                    help="fit on the residuals of this front-end chain (delta1, lpc, delta1+adaptive, "
-                   "...), each channel on its own; compress windows with the same --predictor")
+                   "...), each channel on its own, and record it in the model: compress --model "
+                   "applies it by itself")
     p.add_argument("--range", type=_value_range, metavar="LO:HI",
                    help="the alphabet: every integer from LO to HI (inclusive), whatever the inputs "
                    "hold; values outside it are refused here and escaped by compress")
@@ -201,8 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "beside the stream (escapes, counted by ubpe inspect)")
     p.add_argument("--predictor", metavar="CHAIN",
                    help="force the front-end chain: none, delta1, delta2, lpc, lpc+adaptive, "
-                   "delta1+adaptive, ... (with --model: the chain the model was fitted on, as given "
-                   "to fit --predictor); default: chosen by measured size")
+                   "delta1+adaptive, ... (default: chosen by measured size; with --model, the chain "
+                   "the model records)")
     p.add_argument("--delta", choices=("auto", "0", "1", "2", "3", "4"), default="auto",
                    help="prediction front end: compress the differences of this order (0: the "
                    "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
@@ -375,11 +376,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise TypeError(f"{path}: holds floating-point values; fit learns integer sequences: "
                             f"{QUANTIZE_HINT} (ubpe compress takes floats with --step/--bits)")
         docs.extend(_documents(sig.values, path, uio.format_for(path, "bytes" if args.bytes else None)))
-    if args.predictor is not None:
-        from . import frontend, planner
-
-        chain = planner.build_chain(planner.PREDICTORS[args.predictor])
-        docs = [frontend.forward(np.ascontiguousarray(d).reshape(1, -1), chain)[0].reshape(-1) for d in docs]
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
         raise ValueError("the inputs hold no values: nothing to fit")
@@ -392,7 +388,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise _UsageError(f"--n-tokens {args.n_tokens} is less than the {len(alphabet)} values of --range")
     tok = Tokenizer(alphabet, args.n_tokens, **_fit_options(args))
     start = time.perf_counter()
-    tok.fit(docs, progress=not args.quiet)
+    tok.fit(docs, progress=not args.quiet, predictor=args.predictor)
     data = tok.to_bytes()
     uio.write_atomic(args.output, data, overwrite=args.overwrite)
     a = len(tok.alphabet)
@@ -705,6 +701,7 @@ def inspect_model(tok: Any, path: str, n_tokens: int = 20) -> str:
         f"weighting={tok.weighting} window={tok.window}; {tok.n_units} idf units, "
         f"{int(tok.batches[-1]) + 1 if m else 0} batches",
         f"  mode        {tok.mode} (encodes by {'replay' if tok.mode == 'classic' else tok.method})",
+        f"  front end   {getattr(tok, 'predictor', None) or 'none recorded'} (what compress --model applies)",
     ]
     shown = m if n_tokens < 0 else min(n_tokens, m)
     if shown:

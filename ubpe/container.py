@@ -313,7 +313,8 @@ def compress(
         measures the chains of ``planner.auto_chains`` (all of the above, ``rank+delta1`` only
         when the distinct values are few relative to their span). Cannot be combined with
         ``delta``. With a ``tokenizer`` any chain applies: the one the model was fitted on
-        (``ubpe fit --predictor``), its per-window parameters (LPC coefficients) in the container.
+        (``ubpe fit --predictor``), its per-window parameters (LPC coefficients) in the container;
+        a tokenizer fitted with ``predictor=`` brings its own (``Tokenizer.predictor``).
     escape : bool, default True
         With a ``tokenizer``: values (after the front end) outside its alphabet are *escaped*:
         coded as the nearest alphabet value, and the true value stored beside the stream with its
@@ -397,6 +398,9 @@ def compress(
     base["crc"] = _crc(dtype, shape, checked)  # written last: _candidate_fields moves it after the other fields
     base["front"] = prefix  # the chosen chain is appended to it
     if tokenizer is not None:
+        recorded = getattr(tokenizer, "predictor", None) if isinstance(tokenizer, Tokenizer) else None
+        if recorded is not None and forced is None and order is None:
+            forced = planner.PREDICTORS[recorded]  # the chain the model was fitted behind
         if n_tokens is not None or fit_options:
             raise ValueError("n_tokens and fit options apply when compress fits a model; "
                              "they cannot be combined with tokenizer=")

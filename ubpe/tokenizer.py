@@ -29,6 +29,9 @@ _WHERE = "tokenizer"
 _FIELDS = ("alphabet", "dtype", "params", "n_units", "merges", "batches", "counts", "df", "token_ids")
 #: Optional version-2 body fields: written only for a sequence-mode model (docs/format.md).
 _MODE_FIELDS = ("mode", "method")
+#: Optional field of a version-2 body: the front-end chain (``planner.PREDICTORS`` name) the model
+#: was fitted behind, which ``compress`` applies by itself.
+_FRONT_FIELD = "front"
 
 
 def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
@@ -169,20 +172,29 @@ class Tokenizer:
         self.window = None if window is None else check_int("window", window, 1)
         self._model: dict[str, Any] | None = None
         self._cache: dict[str, Any] = {}
+        #: the front-end chain (``planner.PREDICTORS`` name) :meth:`fit` learnt behind, or None
+        self.predictor: str | None = None
 
     # ==================== training
 
-    def fit(self, corpus: Any, *, progress: bool = False) -> Tokenizer:
+    def fit(self, corpus: Any, *, progress: bool = False, predictor: str | None = None) -> Tokenizer:
         """Learn the vocabulary from ``corpus`` and return ``self``.
 
         ``corpus`` is one sequence (1-D integer array, list of ints, bytes, str) or an iterable
         of them (documents; pairs never cross a document). A 2-D array is one document per row.
         Refitting replaces the previous model.
 
+        ``predictor`` (a ``planner.PREDICTORS`` name such as ``"delta1"`` or ``"lpc"``): learn
+        the residuals of that front-end chain, each document on its own, and record it in the
+        model (model files keep it): ``ubpe.compress(x, tokenizer=self)`` then applies the same
+        chain by itself, so one model serves every window of a sensor.
+
         Raises ``TypeError`` for floats or other non-integer data, ``ValueError`` for an empty
         corpus or values outside the alphabet.
         """
         docs = as_documents(corpus)
+        if predictor is not None:
+            docs = _residuals(docs, predictor)
         if not docs or sum(len(d) for d in docs) == 0:
             raise ValueError("corpus is empty: fit needs at least one value")
         alphabet = self.alphabet if self.alphabet is not None else Alphabet.from_data(docs)
@@ -239,6 +251,7 @@ class Tokenizer:
             n_units=result.n_units,
             weights=weights[kept],
         )
+        self.predictor = predictor
         return self
 
     def _set_model(self, *, alphabet, dtype, merges, batches, counts, df, n_units, token_ids=None, weights=None):
@@ -480,6 +493,8 @@ class Tokenizer:
             "df": m["df"].astype("<i8").tobytes(),
             "token_ids": m["token_ids"][a:].astype("<i4").tobytes(),
             **self._mode_fields(version),
+            # version 1 cannot record the chain: such bytes (and legacy_digest) leave it out
+            **({_FRONT_FIELD: self.predictor} if self.predictor is not None and version > 1 else {}),
         }
 
     def _mode_fields(self, version: int) -> dict[str, str]:
@@ -547,8 +562,10 @@ class Tokenizer:
         body = field_bytes(d, "body", where=_WHERE)
         if hashlib.sha256(body).digest() != digest:
             raise CorruptDataError("tokenizer: checksum mismatch (the model bytes are damaged)")
-        fields = expect_map(_unpack(body), _WHERE, _FIELDS, _MODE_FIELDS)
-        return cls._from_fields(fields, version=version, **_parse_mode(fields))
+        fields = expect_map(_unpack(body), _WHERE, _FIELDS, _MODE_FIELDS + (_FRONT_FIELD,))
+        tok = cls._from_fields(fields, version=version, **_parse_mode(fields))
+        tok.predictor = _parse_front(fields)
+        return tok
 
     @classmethod
     def _from_fields(cls, d: dict, *, version: int, mode: str = "classic", method: str | None = None) -> Tokenizer:
@@ -636,6 +653,8 @@ class Tokenizer:
     def __repr__(self) -> str:
         size = f"vocab_size={self.vocab_size}" if self._model is not None else "not fitted"
         mode = f", mode={self.mode!r}, method={self.method!r}" if self.mode != "classic" else ""
+        if self.predictor is not None:
+            mode += f", predictor={self.predictor!r}"
         return (
             f"Tokenizer({self.alphabet!r}, n_tokens={self.n_tokens}, n_candidates={self.n_candidates}, "
             f"min_count={self.min_count}, weighting={self.weighting!r}, window={self.window}{mode})  # {size}"
@@ -651,6 +670,36 @@ class Tokenizer:
             self.__dict__.update(Tokenizer.from_bytes(state["bytes"]).__dict__)
         else:
             self.__dict__.update(state["unfitted"])
+
+
+def _residuals(docs: list, predictor: Any) -> list[np.ndarray]:
+    """Each document through the front-end chain ``predictor`` (one channel each)."""
+    from . import frontend, planner
+
+    if not isinstance(predictor, str):
+        raise TypeError(f"predictor must be a str, got {type(predictor).__name__}")
+    check_choice("predictor", predictor, tuple(planner.PREDICTORS))
+    chain = planner.build_chain(planner.PREDICTORS[predictor])
+    out = []
+    for d, doc in enumerate(docs):
+        arr = np.asarray(doc)
+        if arr.dtype.kind not in "iu" or arr.ndim != 1:
+            raise TypeError(f"document {d}: a predictor applies to 1-D integer arrays, got {arr.dtype} "
+                            f"with shape {arr.shape}")
+        out.append(frontend.forward(np.ascontiguousarray(arr).reshape(1, -1), chain)[0].reshape(-1) if arr.size else arr)
+    return out
+
+
+def _parse_front(d: dict) -> str | None:
+    """The optional ``front`` field of a version-2 body: a known chain name, or absent."""
+    if _FRONT_FIELD not in d:
+        return None
+    from . import planner
+
+    name = d[_FRONT_FIELD]
+    if not isinstance(name, str) or name not in planner.PREDICTORS:
+        raise CorruptDataError(f"tokenizer: 'front' must name a front-end chain, got {short(name)}")
+    return name
 
 
 def _unpack(data: Any) -> Any:
