@@ -59,7 +59,7 @@ def main(argv=None):
             alone = sum(len(ubpe.compress(t)) for t in test)
             flac = sum(next(r["bytes"] for r in run_codecs(t, ["flac-8"])) for t in test) if use_flac else None
             for n_tokens in args.n_tokens:
-                steps = [np.diff(t.astype(np.int64), prepend=t[:1].astype(np.int64)) for t in train]
+                steps = [np.diff(t.astype(np.int64), prepend=0) for t in train]  # as the delta stage: d[0] = x[0]
                 size = max(n_tokens, len(np.unique(np.concatenate(steps))) + 1)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # fit stopped early on small training sets
