@@ -475,24 +475,74 @@ def _escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.n
     return ids, np.flatnonzero(outside)
 
 
-def _escape_field(values: np.ndarray, positions: np.ndarray) -> dict[str, Any]:
-    """The ``esc`` field: how many values, their positions and exact values, little-endian."""
-    width = 4 if values.shape[0] <= 0xFFFFFFFF else 8
-    return {"n": int(positions.shape[0]), "pos": positions.astype(f"<u{width}").tobytes(),
-            "val": np.ascontiguousarray(values[positions]).astype(values.dtype.newbyteorder("<")).tobytes()}
+def _varints(u: np.ndarray) -> bytes:
+    """uint64 values as LEB128 varints (7 bits a byte, low first, high bit = more follows)."""
+    u = np.asarray(u, dtype=np.uint64)
+    nbytes = np.ones(u.shape[0], dtype=np.int64)
+    for j in range(1, 10):
+        nbytes += u >= (np.uint64(1) << np.uint64(7 * j))
+    ends = np.cumsum(nbytes)
+    out = np.zeros(int(ends[-1]) if u.size else 0, dtype=np.uint8)
+    starts = ends - nbytes
+    for j in range(10):
+        have = nbytes > j
+        byte = ((u[have] >> np.uint64(7 * j)) & np.uint64(0x7F)).astype(np.uint8)
+        byte[nbytes[have] > j + 1] |= 0x80
+        out[starts[have] + j] = byte
+    return out.tobytes()
 
 
-def _parse_escapes(d: Any, n: int, coded: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _parse_varints(raw: bytes, where: str) -> np.ndarray:
+    """The uint64 values of a LEB128 varint stream; CorruptDataError for a cut or too long one."""
+    b = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.flatnonzero(b < 0x80)
+    if b.size == 0 or ends.size == 0 or ends[-1] != b.size - 1:
+        raise CorruptDataError(f"{where}: the varints are cut short")
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts + 1
+    if lengths.max() > 10 or np.any((lengths == 10) & (b[ends] > 1)):
+        raise CorruptDataError(f"{where}: a varint exceeds 64 bits")
+    u = np.zeros(ends.size, dtype=np.uint64)
+    for j in range(10):
+        have = lengths > j
+        u[have] |= (b[starts[have] + j] & np.uint8(0x7F)).astype(np.uint64) << np.uint64(7 * j)
+    return u
+
+
+def _escape_field(values: np.ndarray, positions: np.ndarray) -> bytes:
+    """The ``esc`` field: LEB128 varints of the count, the position gaps and the zigzagged values."""
+    v = np.ascontiguousarray(values[positions])
+    w = v.view(np.int64) if v.dtype == np.uint64 else v.astype(np.int64)
+    zig = (w.astype(np.uint64) << np.uint64(1)) ^ (w >> np.int64(63)).astype(np.uint64)
+    gaps = np.diff(positions, prepend=-1) - 1  # positions strictly increase: gaps >= 0
+    head = np.array([positions.shape[0]], dtype=np.uint64)
+    return _varints(np.concatenate((head, gaps.astype(np.uint64), zig)))  # all uint64: no float promotion
+
+
+def _parse_escapes(raw: Any, n: int, coded: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """(positions, values) of a container's ``esc`` field, checked against its ``n`` values."""
-    esc = expect_map(d, "esc", ("n", "pos", "val"))
-    k = field_int(esc, "n", 1, max(n, 1), where="esc")
-    width = 4 if n <= 0xFFFFFFFF else 8
-    pos_raw = field_bytes(esc, "pos", where="esc", size=k * width)
-    val_raw = field_bytes(esc, "val", where="esc", size=k * coded.itemsize)
-    positions = np.frombuffer(pos_raw, dtype=f"<u{width}").astype(np.int64)
-    if positions[-1] >= n or (k > 1 and not bool(np.all(positions[1:] > positions[:-1]))):
-        raise CorruptDataError(f"esc: positions must increase strictly and stay below {n}")
-    return positions, np.frombuffer(val_raw, dtype=coded.newbyteorder("<")).astype(coded)
+    if not isinstance(raw, bytes):
+        raise CorruptDataError(f"esc: expected bytes, got {type(raw).__name__}")
+    if len(raw) > 2 + 20 * max(n, 1):
+        raise CorruptDataError(f"esc: {len(raw)} bytes, more than {n} escapes can need")
+    u = _parse_varints(raw, "esc")
+    k = int(u[0])
+    if not 1 <= k <= n or u.size != 1 + 2 * k:
+        raise CorruptDataError(f"esc: {u.size} varints for a count of {k} (at most {n}), expected 1 + 2 x count")
+    gaps = u[1:1 + k]
+    if np.any(gaps >= np.uint64(n)):
+        raise CorruptDataError(f"esc: a position gap beyond the {n} values")
+    positions = np.cumsum(gaps.astype(np.int64) + 1) - 1
+    if positions[-1] >= n:
+        raise CorruptDataError(f"esc: positions beyond the {n} values")
+    zig = u[1 + k:]
+    w = (zig >> np.uint64(1)).astype(np.int64) ^ -(zig & np.uint64(1)).astype(np.int64)
+    if coded == np.uint64:
+        return positions, w.view(np.uint64)
+    info = np.iinfo(coded) if coded.kind in "iu" else None
+    if info is None or w.min() < info.min or w.max() > info.max:
+        raise CorruptDataError(f"esc: a value outside the range of {coded}")
+    return positions, w.astype(coded)
 
 
 def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, embed: bool,
