@@ -3,8 +3,8 @@
     python benchmarks/bench_shared.py [--windows 1000 10000 100000] [--n-tokens 256 1024]
 
 For the ECG and the first 24 neural recordings (concatenated), each cut into windows of W
-values: the first half of the windows trains a model on their first differences (``fit
---predictor delta1``, recorded in the model); each window of the second half is then compressed with it, referenced by
+values: the first half of the windows trains a model (``fit --predictor auto``: the chain whose model
+compresses held-out training windows smallest, recorded in the model); each window of the second half is then compressed with it, referenced by
 digest (``compress(w, tokenizer=model, embed=False)``: no model in the container, values outside
 its alphabet escaped), against the same window fitted alone (``compress(w)``, the default
 level) and FLAC -8 on the window alone. Sizes are summed over the test windows; every round
@@ -46,7 +46,7 @@ def main(argv=None):
     use_flac = flac_available()
     if not use_flac:
         print("flac: not installed, its column is left empty")
-    rows, lines = [], ["| data | window | windows tested | model tokens | shared (referenced) | each fitted alone "
+    rows, lines = [], ["| data | window | windows tested | model tokens, chain | shared (referenced) | each fitted alone "
                        "| FLAC -8 each | shared vs alone | escapes |", "|---|---|---|---|---|---|---|---|---|"]
     for name, x in data.items():
         for w in args.windows:
@@ -63,17 +63,17 @@ def main(argv=None):
                 size = max(n_tokens, len(np.unique(np.concatenate(steps))) + 1)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # fit stopped early on small training sets
-                    tok = ubpe.Tokenizer(None, size).fit(train, predictor="delta1")  # recorded in the model
+                    tok = ubpe.Tokenizer(None, size).fit(train, predictor="auto")  # chosen held out, recorded
                 shared = escapes = 0
                 for t in test:
-                    packed = ubpe.compress(t, tokenizer=tok, embed=False)  # applies the model's delta1
+                    packed = ubpe.compress(t, tokenizer=tok, embed=False)  # applies the model's chain
                     assert np.array_equal(ubpe.decompress(packed, tokenizer=tok), t), "round trip"
                     shared += len(packed)
                     escapes += ubpe.describe(packed).escapes
-                row = dict(data=name, window=w, n_test=len(test), n_tokens=tok.vocab_size, shared=shared,
+                row = dict(data=name, window=w, n_test=len(test), n_tokens=tok.vocab_size, chain=tok.predictor, shared=shared,
                            alone=alone, flac=flac, escapes=escapes)
                 rows.append(row)
-                lines.append(f"| {name} | {w} | {len(test)} | {tok.vocab_size} | {shared} | {alone} | "
+                lines.append(f"| {name} | {w} | {len(test)} | {tok.vocab_size} {tok.predictor} | {shared} | {alone} | "
                              f"{'-' if flac is None else flac} | {100 * (shared / alone - 1):+.1f}% | {escapes} |")
                 print(lines[-1], flush=True)
     RESULTS.mkdir(exist_ok=True)

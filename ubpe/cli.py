@@ -176,8 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_input_options(p)
     p.add_argument("--predictor", metavar="CHAIN",
                    help="fit on the residuals of this front-end chain (delta1, lpc, delta1+adaptive, "
-                   "...), each channel on its own, and record it in the model: compress --model "
-                   "applies it by itself")
+                   "..., or auto: the one whose model compresses held-out inputs smallest), each "
+                   "channel on its own, and record it in the model: compress --model applies it by itself")
     p.add_argument("--range", type=_value_range, metavar="LO:HI",
                    help="the alphabet: every integer from LO to HI (inclusive), whatever the inputs "
                    "hold; values outside it are refused here and escaped by compress")
@@ -874,8 +874,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.command in ("compress", "fit") and getattr(args, "predictor", None) is not None:
         from . import planner
 
-        if args.predictor not in planner.PREDICTORS:
-            return f"--predictor {args.predictor!r}: choose one of {', '.join(planner.PREDICTORS)}"
+        allowed = tuple(planner.PREDICTORS) + (("auto",) if args.command == "fit" else ())
+        if args.predictor not in allowed:
+            return f"--predictor {args.predictor!r}: choose one of {', '.join(allowed)}"
     if args.command == "compress" and args.model is not None and (args.n_tokens is not None or _fit_options(args)):
         return "--n-tokens and the fit options cannot be used with --model (the model is already fitted)"
     if args.command in ("compress", "decompress"):

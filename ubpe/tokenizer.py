@@ -32,6 +32,9 @@ _MODE_FIELDS = ("mode", "method")
 #: Optional field of a version-2 body: the front-end chain (``planner.PREDICTORS`` name) the model
 #: was fitted behind, which ``compress`` applies by itself.
 _FRONT_FIELD = "front"
+#: The chains ``fit(predictor="auto")`` measures: those whose residuals mean the same in every
+#: window (not "rank" or "grid", whose value maps belong to one window).
+SHARED_PREDICTORS = ("none", "delta1", "delta2", "delta1+adaptive", "lpc", "lpc+adaptive")
 
 
 def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
@@ -187,12 +190,17 @@ class Tokenizer:
         ``predictor`` (a ``planner.PREDICTORS`` name such as ``"delta1"`` or ``"lpc"``): learn
         the residuals of that front-end chain, each document on its own, and record it in the
         model (model files keep it): ``ubpe.compress(x, tokenizer=self)`` then applies the same
-        chain by itself, so one model serves every window of a sensor.
+        chain by itself, so one model serves every window of a sensor. ``"auto"``: the chain
+        of :data:`SHARED_PREDICTORS` whose model, fitted on every other document, compresses the
+        remaining ones smallest (held out, as a shared model is used; one document is cut in
+        two halves).
 
         Raises ``TypeError`` for floats or other non-integer data, ``ValueError`` for an empty
         corpus or values outside the alphabet.
         """
         docs = as_documents(corpus)
+        if predictor == "auto":
+            predictor = self._choose_predictor(docs)
         if predictor is not None:
             docs = _residuals(docs, predictor)
         if not docs or sum(len(d) for d in docs) == 0:
@@ -253,6 +261,35 @@ class Tokenizer:
         )
         self.predictor = predictor
         return self
+
+    def _choose_predictor(self, docs: list) -> str:
+        """The :data:`SHARED_PREDICTORS` chain that compresses held-out documents smallest."""
+        from . import container
+
+        arrays = [np.asarray(d) for d in docs]
+        if not arrays or any(a.dtype.kind not in "iu" or a.ndim != 1 for a in arrays):
+            raise TypeError("predictor='auto' applies to 1-D integer documents")
+        if len(arrays) == 1:
+            half = len(arrays[0]) // 2
+            arrays = [arrays[0][:half], arrays[0][half:]]
+        train, test = arrays[0::2], [t for t in arrays[1::2] if t.size]
+        best, best_size = None, None
+        for name in SHARED_PREDICTORS:
+            trial = Tokenizer(None, self.n_tokens, n_candidates=self.n_candidates, min_count=self.min_count,
+                              weighting=self.weighting, window=self.window, mode=self.mode, method=self.method)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # a trial stopping early says nothing to the caller
+                    trial.fit(train, predictor=name)
+            except ValueError:  # e.g. more residual values than n_tokens
+                continue
+            size = sum(len(container.compress(t, tokenizer=trial, embed=False)) for t in test)
+            if best_size is None or size < best_size:
+                best, best_size = name, size
+        if best is None:
+            raise ValueError(f"predictor='auto': no chain of {', '.join(SHARED_PREDICTORS)} fits n_tokens="
+                             f"{self.n_tokens}; raise n_tokens")
+        return best
 
     def _set_model(self, *, alphabet, dtype, merges, batches, counts, df, n_units, token_ids=None, weights=None):
         a = len(alphabet)
@@ -678,7 +715,7 @@ def _residuals(docs: list, predictor: Any) -> list[np.ndarray]:
 
     if not isinstance(predictor, str):
         raise TypeError(f"predictor must be a str, got {type(predictor).__name__}")
-    check_choice("predictor", predictor, tuple(planner.PREDICTORS))
+    check_choice("predictor", predictor, tuple(planner.PREDICTORS) + ("auto",))
     chain = planner.build_chain(planner.PREDICTORS[predictor])
     out = []
     for d, doc in enumerate(docs):
