@@ -238,11 +238,13 @@ def test_compress_with_a_sequence_model(method, embed):
     d = np.diff(x, prepend=0).astype(np.int16)
     tok = fit(d, 200, method=method)
     data = compress(x, tokenizer=tok, embed=embed, delta=1, level=1)
-    assert describe(data).method == method
+    # the model's method, or its merges left unused when the bare values code smaller
+    assert describe(data).method in (method, "bare")
     out = decompress(data, tokenizer=None if embed else tok)
     assert np.array_equal(out, x) and out.dtype == x.dtype
     classic = compress(x, tokenizer=fit(d, 200, mode="classic"), embed=embed, delta=1, level=1)
-    assert describe(classic).method == "replay" and "method" not in msgpack.unpackb(classic)
+    assert describe(classic).method in ("replay", "bare")
+    assert ("method" in msgpack.unpackb(classic)) == (describe(classic).method == "bare")
     if embed:  # the same merges, only the token stream differs
         assert msgpack.unpackb(data)["model"] == msgpack.unpackb(classic)["model"]
 

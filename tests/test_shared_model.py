@@ -164,3 +164,19 @@ def test_auto_predictor_is_chosen_on_held_out_documents():
     assert sizes[tok.predictor] == min(sizes.values())
     with pytest.raises(TypeError):
         Tokenizer(None, 64).fit(["abc", "abd"], predictor="auto")
+
+
+def test_a_given_model_may_leave_its_merges_unused():
+    """compress keeps the smaller of the model's tokens and the bare alphabet ids; the reader
+    needs nothing to tell them apart, and describe says "bare"."""
+    rng = np.random.default_rng(21)
+    train = rng.integers(0, 40, 20_000).astype(np.int16)  # no structure: merges only cost bits
+    tok = Tokenizer(None, 300).fit(train)
+    window = rng.integers(0, 40, 3000).astype(np.int16)
+    packed = ubpe.compress(window, tokenizer=tok, embed=False, delta=0, level=1)
+    info = ubpe.describe(packed)
+    assert info.method == "bare" and info.n_tokens == window.size
+    assert np.array_equal(ubpe.decompress(packed, tokenizer=tok), window)
+    fields = msgpack.unpackb(packed, raw=False)
+    fields.pop("method")  # informational: the same stream decodes without it
+    assert np.array_equal(ubpe.decompress(msgpack.packb(fields, use_bin_type=True), tokenizer=tok), window)

@@ -76,7 +76,7 @@ _TOP_KEYS = {
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method")}
 #: Values of the optional, informational ``method`` field: how the writer encoded the tokens
 #: (absent: by replaying the merges, or no merges). Decoding never reads it.
-_METHOD_VALUES = ("optimal", "bits")
+_METHOD_VALUES = ("optimal", "bits", "bare")  # "bare": a given model's merges left unused
 _U64 = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
 _I64_MAX = (1 << 63) - 1
@@ -413,14 +413,18 @@ def compress(
             chains = [_chain(k) for k in ([0, 1, 2] if dtype.kind != "b" else [0])]
         best = None
         for i, chain in enumerate(chains):
-            try:
-                packed = _pack(_given_model_fields(base, x, tokenizer, chain, embed, level, escape))
-            except ValueError:
-                if i == len(chains) - 1 and best is None:
-                    raise
-                continue
-            if best is None or len(packed) < len(best):
-                best = packed
+            # the model's merges, or none of them: tokens below A decode as themselves, so the
+            # reader needs nothing to tell them apart (an adaptive coder often does better on the
+            # bare values of a window than on a vocabulary fitted to other windows)
+            for bare in (False, True):
+                try:
+                    packed = _pack(_given_model_fields(base, x, tokenizer, chain, embed, level, escape, bare))
+                except ValueError:
+                    if i == len(chains) - 1 and best is None and bare:
+                        raise
+                    continue
+                if best is None or len(packed) < len(best):
+                    best = packed
         return best
     if not embed:
         raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
@@ -546,7 +550,7 @@ def _parse_escapes(raw: Any, n: int, coded: np.dtype) -> tuple[np.ndarray, np.nd
 
 
 def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, embed: bool,
-                        level: int, escape: bool = False) -> dict[str, Any]:
+                        level: int, escape: bool = False, bare: bool = False) -> dict[str, Any]:
     """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
     but the coder."""
     model = _model_argument(tokenizer)
@@ -566,7 +570,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
                 escaped = _escape_field(flat, positions)
         else:
             ids = alphabet.to_ids(flat)
-        tokens = model.encode(ids) if len(merges) else ids  # by the model's method
+        tokens = model.encode(ids) if len(merges) and not bare else ids  # by the model's method
     else:
         tokens = np.zeros(0, dtype=np.int32)
     fields = {**base, "front": base.get("front", []) + record}
@@ -577,8 +581,8 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
         fields["model"] = _model_field(merges, a)
     else:
         fields["digest"] = bytes.fromhex(model.digest)
-    if len(merges) and model.method != "replay":
-        fields["method"] = model.method
+    if len(merges) and (bare or model.method != "replay"):
+        fields["method"] = "bare" if bare else model.method
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
     fields["crc"] = fields.pop("crc")
     return fields
