@@ -243,8 +243,7 @@ def test_compress_with_a_sequence_model(method, embed):
     out = decompress(data, tokenizer=None if embed else tok)
     assert np.array_equal(out, x) and out.dtype == x.dtype
     classic = compress(x, tokenizer=fit(d, 200, mode="classic"), embed=embed, delta=1, level=1)
-    assert describe(classic).method in ("replay", "bare")
-    assert ("method" in msgpack.unpackb(classic)) == (describe(classic).method == "bare")
+    assert describe(classic).method in ("replay", "bare") and "method" not in msgpack.unpackb(classic)
     if embed:  # the same merges, only the token stream differs
         assert msgpack.unpackb(data)["model"] == msgpack.unpackb(classic)["model"]
 

@@ -76,7 +76,7 @@ _TOP_KEYS = {
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method")}
 #: Values of the optional, informational ``method`` field: how the writer encoded the tokens
 #: (absent: by replaying the merges, or no merges). Decoding never reads it.
-_METHOD_VALUES = ("optimal", "bits", "bare")  # "bare": a given model's merges left unused
+_METHOD_VALUES = ("optimal", "bits")
 _U64 = (1 << 64) - 1
 _I64_MIN = -(1 << 63)
 _I64_MAX = (1 << 63) - 1
@@ -581,8 +581,8 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
         fields["model"] = _model_field(merges, a)
     else:
         fields["digest"] = bytes.fromhex(model.digest)
-    if len(merges) and (bare or model.method != "replay"):
-        fields["method"] = "bare" if bare else model.method
+    if len(merges) and model.method != "replay" and not bare:
+        fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
     fields["crc"] = fields.pop("crc")
     return fields
@@ -1132,7 +1132,10 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
         front=tuple(dict(e) for e in p.chain), layout=p.layout, channels=channels, source=p.source,
-        lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes, method=p.method,
+        lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
+        # a model with merges, one token per value and no method recorded: the merges left unused
+        method="bare" if p.method == "replay" and (p.m is None or p.m > 0) and n_tokens == p.n and p.n > 0
+        else p.method,
     )
 
 
