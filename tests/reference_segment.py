@@ -19,11 +19,11 @@ def sequences(merges, a: int) -> list[tuple[int, ...]]:
 
 
 def all_segmentations(ids, seqs) -> list[list[int]]:
-    """Every segmentation of ``ids`` into tokens (lists of token ids); a sequence shared by
-    several tokens is represented by its lowest id (the rule of ubpe.segment)."""
-    by_seq: dict[tuple[int, ...], int] = {}
+    """Every segmentation of ``ids`` into tokens (lists of token ids); tokens that share a
+    sequence give distinct segmentations."""
+    by_seq: dict[tuple[int, ...], list[int]] = {}
     for t, s in enumerate(seqs):
-        by_seq.setdefault(s, t)
+        by_seq.setdefault(s, []).append(t)
     ids = tuple(ids)
     out: list[list[int]] = []
 
@@ -32,8 +32,7 @@ def all_segmentations(ids, seqs) -> list[list[int]]:
             out.append(list(acc))
             return
         for j in range(i + 1, len(ids) + 1):
-            t = by_seq.get(ids[i:j])
-            if t is not None:
+            for t in by_seq.get(ids[i:j], ()):
                 walk(j, acc + [t])
 
     walk(0, [])
@@ -69,7 +68,8 @@ def best(ids, seqs, cost) -> list[int]:
     segs = all_segmentations(ids, seqs)
     low = min(sum(cost[t] for t in s) for s in segs)
     cands = [s for s in segs if sum(cost[t] for t in s) == low]
-    return max(cands, key=lambda s: lengths_key(s, seqs))
+    longest = max(lengths_key(s, seqs) for s in cands)
+    return min(s for s in cands if lengths_key(s, seqs) == longest)  # then the lowest ids
 
 
 def tfidf(seg, weights) -> float:
@@ -83,22 +83,20 @@ def beam(ids, seqs, weights, k, log_step):
 
     Scores are accumulated as the kernel does (the tail's score plus the token's gain, with
     ``log_step[c] = ln(c + 1) - ln(c)``), so that exact ties are ties in both."""
-    by_seq: dict[tuple[int, ...], int] = {}
+    by_seq: dict[tuple[int, ...], list[int]] = {}
     for t, s in enumerate(seqs):
-        by_seq.setdefault(s, t)
+        by_seq.setdefault(s, []).append(t)
     ids = tuple(ids)
     n = len(ids)
     kept = {n: [([], 0.0)]}
     for i in range(n - 1, -1, -1):
         gen = []
         for j in range(i + 1, n + 1):
-            t = by_seq.get(ids[i:j])
-            if t is None:
-                continue
-            for tail, score in kept[j]:
-                c = tail.count(t)
-                gain = 0.0 if weights[t] == 0 else weights[t] if c == 0 else weights[t] * log_step[c]
-                gen.append((score + gain if weights[t] != 0 else score, len(tail) + 1, len(gen), [t] + tail))
+            for t in by_seq.get(ids[i:j], ()):  # tokens of one sequence in id order
+                for tail, score in kept[j]:
+                    c = tail.count(t)
+                    gain = 0.0 if weights[t] == 0 else weights[t] if c == 0 else weights[t] * log_step[c]
+                    gen.append((score + gain if weights[t] != 0 else score, len(tail) + 1, len(gen), [t] + tail))
         gen.sort(key=lambda g: (-g[0], g[1], g[2]))
         kept[i] = [(g[3], g[0]) for g in gen[:k]]
     return kept[0]

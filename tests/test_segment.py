@@ -165,3 +165,16 @@ def test_tokenizer_methods_and_top_n():
         tok.encode(window, method="fastest")
     with pytest.raises(ValueError, match="top_n"):
         tok.encode(window, method="bits", top_n=2)
+
+
+def test_tokens_with_the_same_sequence_are_priced_each():
+    """(00)0 and 0(00) are both 000: "bits" takes the cheaper under the counts, whichever id it has
+    (found by hypothesis: the trie once kept only the lowest id of a sequence)."""
+    merges = np.array([[0, 0], [0, 1], [1, 0]], dtype=np.int64)  # 1 = 00, 2 = 0 00, 3 = 00 0
+    e = expansion(merges, 1)
+    ids = np.zeros(3, dtype=np.int64)
+    counts = np.array([0, 0, 0, 5], dtype=np.int64)  # token 3 is the frequent one
+    assert S.fewest_bits(ids, e, counts).tolist() == [3]
+    assert S.fewest_tokens(ids, e).tolist() == [2]  # equal cost: the lowest id
+    got = S.top_n(ids, e, np.array([0.0, 0.0, 1.0, 2.0]), 3)
+    assert [t.tolist() for t, _ in got][:2] == [[3], [2]]

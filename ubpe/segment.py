@@ -14,7 +14,8 @@ merges were learnt in, and every alphabet id is a token, so every valid sequence
 Both optima are exact. Ties: among the optimal segmentations, the one whose first token is the
 longest, then (for the rest) the same rule again, i.e. the lexicographically largest sequence of
 token lengths; a length shared by several tokens with the same alphabet sequence goes to the
-lowest priority-space id.
+lowest priority-space id
+among the cheapest (tokens with the same sequence can have different costs).
 
 Cost: a trie of all token sequences is built once per expansion (cached) and each position
 walks it as far as the input matches, so encoding is linear in the input length times the
@@ -65,7 +66,9 @@ class Trie:
     """The vocabulary's token sequences as a breadth-first trie (see ``ubpe/_kernels/segment.py``).
 
     ``first``, ``n_children`` (int64 / int32, per node), ``symbol`` (int32, per node: the id on
-    the edge into it), ``token`` (int32, per node: the token ending there, or -1).
+    the edge into it), ``token`` (int32, per node: the lowest token ending there, or -1), and
+    every token ending at node ``v``: ``tokens[token_first[v]:token_first[v] + token_count[v]]``
+    (ascending; several tokens can share one sequence, ``(ab)c`` and ``a(bc)``).
     ``n_tokens`` is ``A + M``; ``longest`` the longest sequence in the trie; ``left_out`` the
     number of tokens too long to be in it.
     """
@@ -74,6 +77,9 @@ class Trie:
     n_children: np.ndarray
     symbol: np.ndarray
     token: np.ndarray
+    token_first: np.ndarray
+    token_count: np.ndarray
+    tokens: np.ndarray
     alphabet_size: int
     n_tokens: int
     longest: int
@@ -117,6 +123,7 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
     longest = int(klen.max())
     n_active = np.searchsorted(-klen[by_length], -np.arange(longest), side="left")  # len > d
     node_of = np.zeros(keep.shape[0], dtype=np.int64)
+    end_nodes, end_tokens = [], []
     firsts, counts, symbols, tokens = [np.zeros(1, np.int64)], [], [np.zeros(1, np.int32)], []
     n_nodes = 1
     level_first = 0  # id of the first node of the previous level
@@ -138,6 +145,8 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
         node_of[act] = n_nodes + inverse
         # tokens ending at depth d + 1: the lowest id wins where sequences coincide
         ends = act[klen[act] == d + 1]
+        end_nodes.append(node_of[ends])
+        end_tokens.append(keep[ends].astype(np.int64))
         terminal = np.full(uniq.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(terminal, node_of[ends] - n_nodes, keep[ends].astype(np.int64))
         terminal[terminal == np.iinfo(np.int64).max] = -1
@@ -146,11 +155,20 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
         firsts.append(np.zeros(level_size, np.int64))
     counts.append(np.zeros(level_size, np.int32))
     tokens.append(terminal.astype(np.int32))
+    all_nodes, all_tokens = np.concatenate(end_nodes), np.concatenate(end_tokens)
+    order = np.lexsort((all_tokens, all_nodes))  # by node, then token id
+    all_nodes, all_tokens = all_nodes[order], all_tokens[order]
+    token_count = np.bincount(all_nodes, minlength=n_nodes).astype(np.int32)
+    token_first = np.zeros(n_nodes, dtype=np.int64)
+    np.cumsum(token_count[:-1], out=token_first[1:])
     trie = Trie(
         first=np.concatenate(firsts),
         n_children=np.concatenate(counts),
         symbol=np.concatenate(symbols),
         token=np.concatenate(tokens),
+        token_first=token_first,
+        token_count=token_count,
+        tokens=all_tokens.astype(np.int32),
         alphabet_size=a,
         n_tokens=v,
         longest=longest,
@@ -194,7 +212,8 @@ def code_lengths(counts: np.ndarray) -> np.ndarray:
 
 
 def _run(trie: Trie, ids: np.ndarray, offsets: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _k.cheapest_batch(ids, offsets, trie.first, trie.n_children, trie.symbol, trie.token, cost)
+    return _k.cheapest_batch(ids, offsets, trie.first, trie.n_children, trie.symbol, trie.token_first,
+                             trie.token_count, trie.tokens, cost)
 
 
 def fewest_tokens(ids: Any, expansion: encoder.Expansion) -> np.ndarray:
@@ -262,7 +281,8 @@ def top_n(
     ids = _ids(ids, trie.alphabet_size)
     depth = max(1, -(-max(1, int(trie.n_tokens - 1).bit_length()) // _k._FANOUT_BITS))
     tok, nxt, _length, score, heads, status = _k.top_n(
-        ids, k, trie.first, trie.n_children, trie.symbol, trie.token, weights, _LOG_STEP, depth, max_nodes
+        ids, k, trie.first, trie.n_children, trie.symbol, trie.token_first, trie.token_count, trie.tokens,
+        weights, _LOG_STEP, depth, max_nodes
     )
     if status < 0:
         raise MemoryError(f"top_n needs more than max_nodes={max_nodes} count-tree nodes: encode shorter "

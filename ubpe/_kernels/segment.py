@@ -45,7 +45,7 @@ def _child(node, s, first, n_children, symbol):
 
 
 @njit(cache=True, nogil=True)
-def _cheapest(ids, lo, hi, first, n_children, symbol, token, cost, best, pick, out, out_pos):
+def _cheapest(ids, lo, hi, first, n_children, symbol, tfirst, tcount, toks, cost, best, pick, out, out_pos):
     """Cheapest segmentation of ``ids[lo:hi]`` under integer token costs, written to ``out`` from
     ``out_pos``; returns the new end of ``out``. Ties go to the longest first token (see module)."""
     best[hi - lo] = 0
@@ -60,8 +60,13 @@ def _cheapest(ids, lo, hi, first, n_children, symbol, token, cost, best, pick, o
             if node < 0:
                 break
             j += 1
-            t = token[node]
-            if t >= 0:
+            q0 = tfirst[node]
+            q1 = q0 + tcount[node]
+            if q1 > q0:
+                t = toks[q0]  # the cheapest token of this sequence, the lowest id on a tie
+                for q in range(q0 + 1, q1):
+                    if cost[toks[q]] < cost[t]:
+                        t = toks[q]
                 c = cost[t] + best[j - lo]
                 if c <= bc:  # equal cost: the longer token, met later in the walk, wins
                     bc = c
@@ -79,7 +84,7 @@ def _cheapest(ids, lo, hi, first, n_children, symbol, token, cost, best, pick, o
 
 
 @njit(cache=True, nogil=True)
-def cheapest_batch(ids, doc_offsets, first, n_children, symbol, token, cost):
+def cheapest_batch(ids, doc_offsets, first, n_children, symbol, tfirst, tcount, toks, cost):
     """Cheapest segmentation of each document ``ids[doc_offsets[d]:doc_offsets[d + 1]]``.
 
     Returns ``(tokens, token_offsets)``: document ``d``'s tokens are
@@ -96,8 +101,8 @@ def cheapest_batch(ids, doc_offsets, first, n_children, symbol, token, cost):
     pos = 0
     token_offsets[0] = 0
     for d in range(n_docs):
-        pos = _cheapest(ids, doc_offsets[d], doc_offsets[d + 1], first, n_children, symbol, token,
-                        cost, best, pick, out, pos)
+        pos = _cheapest(ids, doc_offsets[d], doc_offsets[d + 1], first, n_children, symbol, tfirst, tcount,
+                        toks, cost, best, pick, out, pos)
         token_offsets[d + 1] = pos
     return out[:pos], token_offsets
 
@@ -183,7 +188,7 @@ def _tree_add(tree, n_nodes, root, t, depth):
 
 
 @njit(cache=True, nogil=True)
-def top_n(ids, k, first, n_children, symbol, token, weight, log_step, depth, max_nodes):
+def top_n(ids, k, first, n_children, symbol, tfirst, tcount, toks, weight, log_step, depth, max_nodes):
     """The beam search of the ``ubpe`` 0.3.0 peer, exactly and fast.
 
     For each position ``i`` from the end, the candidates of ``i`` are the ``k`` best of
@@ -234,44 +239,43 @@ def top_n(ids, k, first, n_children, symbol, token, weight, log_step, depth, max
             if node < 0:
                 break
             j += 1
-            t = token[node]
-            if t < 0:
-                continue
-            w = weight[t]
-            for q in range(n_kept[j]):
-                c = kept[j * k + q]
-                if nb == k and score[c] + w < b_score[k - 1]:
-                    break  # tails are best first, and no token gains more than its weight
-                if w == 0.0:
-                    s = score[c]
-                else:
-                    cnt = _tree_count(tree, root[c], t, depth)
-                    if cnt == 0:
-                        s = score[c] + w
-                    elif cnt < log_step.shape[0]:
-                        s = score[c] + w * log_step[cnt]
+            for qt in range(tfirst[node], tfirst[node] + tcount[node]):  # each token of this sequence
+                t = toks[qt]
+                w = weight[t]
+                for q in range(n_kept[j]):
+                    c = kept[j * k + q]
+                    if nb == k and score[c] + w < b_score[k - 1]:
+                        break  # tails are best first, and no token gains more than its weight
+                    if w == 0.0:
+                        s = score[c]
                     else:
-                        s = score[c] + w * (np.log(cnt + 1.0) - np.log(float(cnt)))
-                ln = length[c] + 1
-                # insertion into the beam (sorted best first; equal entries keep generation order)
-                if nb == k and not (s > b_score[k - 1] or (s == b_score[k - 1] and ln < b_len[k - 1])):
-                    if w <= 0.0 or score[c] + w < b_score[k - 1]:
-                        break  # tails are best first, and no later tail can gain more than w
-                    continue
-                p = nb if nb < k else k - 1
-                while p > 0 and (s > b_score[p - 1] or (s == b_score[p - 1] and ln < b_len[p - 1])):
-                    if p < k:
-                        b_tail[p] = b_tail[p - 1]
-                        b_tok[p] = b_tok[p - 1]
-                        b_score[p] = b_score[p - 1]
-                        b_len[p] = b_len[p - 1]
-                    p -= 1
-                b_tail[p] = c
-                b_tok[p] = t
-                b_score[p] = s
-                b_len[p] = ln
-                if nb < k:
-                    nb += 1
+                        cnt = _tree_count(tree, root[c], t, depth)
+                        if cnt == 0:
+                            s = score[c] + w
+                        elif cnt < log_step.shape[0]:
+                            s = score[c] + w * log_step[cnt]
+                        else:
+                            s = score[c] + w * (np.log(cnt + 1.0) - np.log(float(cnt)))
+                    ln = length[c] + 1
+                    # insertion into the beam (sorted best first; equal entries keep generation order)
+                    if nb == k and not (s > b_score[k - 1] or (s == b_score[k - 1] and ln < b_len[k - 1])):
+                        if w <= 0.0 or score[c] + w < b_score[k - 1]:
+                            break  # tails are best first, and no later tail can gain more than w
+                        continue
+                    p = nb if nb < k else k - 1
+                    while p > 0 and (s > b_score[p - 1] or (s == b_score[p - 1] and ln < b_len[p - 1])):
+                        if p < k:
+                            b_tail[p] = b_tail[p - 1]
+                            b_tok[p] = b_tok[p - 1]
+                            b_score[p] = b_score[p - 1]
+                            b_len[p] = b_len[p - 1]
+                        p -= 1
+                    b_tail[p] = c
+                    b_tok[p] = t
+                    b_score[p] = s
+                    b_len[p] = ln
+                    if nb < k:
+                        nb += 1
         # keep the beam as candidates of position i
         for p in range(nb):
             c = b_tail[p]
