@@ -1,9 +1,5 @@
 """Compression-ratio experiments: run :func:`ubpe.compress` over a grid of parameters and a set
-of general-purpose codecs on the same data, check every round trip, and record the results.
-
->>> rows, skipped = sweep(np.arange(1000) % 7, n_tokens=[16], n_candidates=[1], level=[1],
-...                       codecs=["zlib"])  # doctest: +SKIP
-"""
+of general-purpose codecs on the same data, check every round trip, and record the results (``ubpe bench`` is the command-line front end)."""
 from __future__ import annotations
 
 import bz2
