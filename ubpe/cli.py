@@ -271,6 +271,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-tokens", type=_positive, metavar="N",
                    help="ubpe vocabulary size (default: chosen by ubpe.compress)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", parents=[common], help="compression-ratio sweep against zlib, bz2, ...",
+                       description="Run ubpe over a grid of parameters and peer codecs on FILEs, "
+                       "check every round trip, write results.csv, results.json and ratio.png to --out.")
+    p.add_argument("inputs", nargs="+", metavar="FILE")
+    p.add_argument("--n-tokens", default="256,1024,4096", metavar="LIST")
+    p.add_argument("--n-candidates", default="1,50", metavar="LIST")
+    p.add_argument("--level", default="1,2", metavar="LIST")
+    p.add_argument("--codecs", default="available", metavar="LIST")
+    p.add_argument("--out", default="results", metavar="DIR")
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
@@ -784,6 +796,13 @@ def _describe_source(source: Any) -> str:
         return f"csv, {source.get('columns')} column(s){column}{header}"
     shown = ", ".join(f"{k}={v!r}" for k, v in list(source.items())[:6] if not isinstance(v, bytes))
     return shown or "present"
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import experiments
+    return experiments.run_bench(args.inputs, n_tokens=args.n_tokens, n_candidates=args.n_candidates,
+                                 level=args.level, codecs=args.codecs, out=args.out,
+                                 overwrite=args.overwrite, quiet=args.quiet)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
