@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.io import wavfile
 
+import ubpe
 from ubpe import cli
 from ubpe import io as uio
 
@@ -446,6 +447,14 @@ def test_inspect_model(capsys, model):
         assert word in out, out
     table = out.split("values\n", 1)[1].splitlines()
     assert len(table) == 6  # 5 tokens and the "... more" line
+    tok = ubpe.Tokenizer.load(model)
+    a = len(tok.alphabet)
+    weights = [float(line.split()[5]) for line in table[:5]]
+    assert weights == sorted(weights, reverse=True)  # top tokens by weight: lower id, higher weight
+    for line in table[:5]:
+        t, _, _, count, df = (int(v) for v in line.split()[:5])
+        assert len(tok.sequence(t)) == int(line.split()[6])
+        assert (count, df) in set(zip(tok.counts.tolist(), tok.df.tolist())) and t >= a
     code, out, _ = run(capsys, "inspect", model, "--tokens", "-1")
     assert code == 0 and "more" not in out
 

@@ -51,7 +51,7 @@ def test_every_module_with_examples_is_doctested():
 def test_import_is_light():
     code = (
         "import sys, ubpe; "
-        "heavy = [m for m in ('hypothesis', 'numcodecs', 'constriction', 'tqdm') if m in sys.modules]; "
+        "heavy = [m for m in ('hypothesis', 'numcodecs', 'zarr', 'dask', 'constriction', 'tqdm', 'matplotlib', 'pandas') if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -70,6 +70,17 @@ def test_signals_doc_examples_run(shared_data):
     text = (ROOT / "docs" / "signals.md").read_text().replace("/work/shared/data", str(shared_data.resolve()))
     test = doctest.DocTestParser().get_doctest(text, {}, "signals.md", str(ROOT / "docs" / "signals.md"), 0)
     assert len(test.examples) >= 15
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, len(test.examples))
+
+
+def test_experiments_doc_examples_run(shared_data):
+    """docs/experiments.md's examples run as written, on the shared data its example paths name."""
+    path = ROOT / "docs" / "experiments.md"
+    text = path.read_text().replace("/work/shared/data", str(shared_data.resolve()))
+    test = doctest.DocTestParser().get_doctest(text, {}, "experiments.md", str(path), 0)
+    assert len(test.examples) >= 6
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, len(test.examples))

@@ -272,16 +272,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ubpe vocabulary size (default: chosen by ubpe.compress)")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("bench", parents=[common], help="compression-ratio sweep against zlib, bz2, ...",
-                       description="Run ubpe over a grid of parameters and peer codecs on FILEs, "
-                       "check every round trip, write results.csv, results.json and ratio.png to --out.")
-    p.add_argument("inputs", nargs="+", metavar="FILE")
-    p.add_argument("--n-tokens", default="256,1024,4096", metavar="LIST")
-    p.add_argument("--n-candidates", default="1,50", metavar="LIST")
-    p.add_argument("--level", default="1,2", metavar="LIST")
-    p.add_argument("--codecs", default="available", metavar="LIST")
-    p.add_argument("--out", default="results", metavar="DIR")
-    p.add_argument("--overwrite", action="store_true")
+    p = sub.add_parser(
+        "bench", parents=[common], help="compression-ratio sweep, side by side with other codecs",
+        description="Compress each FILE with every combination of the parameters and with the peer "
+        "codecs, check every round trip, print a summary per folder and write results.csv, results.json "
+        "(with versions, parameters and each input's SHA-256) and, with matplotlib (ubpe[plot]), "
+        "ratio.png, bits.png and time.png into --out. Vocabulary sizes of one (file, candidates, "
+        "predictor) come from one training (priority prefixes; the bytes are those of a fresh fit).")
+    p.add_argument("inputs", nargs="+", metavar="FILE", help=".npy, .wav, .csv or raw files")
+    p.add_argument("--n-tokens", default="256,1024,4096", metavar="LIST",
+                   help="vocabulary sizes; 'auto' lets compress choose (default 256,1024,4096)")
+    p.add_argument("--n-candidates", default="1,50", metavar="LIST", help="default 1,50")
+    p.add_argument("--level", default="1,2", metavar="LIST", help="default 1,2")
+    p.add_argument("--predictor", default="auto", metavar="LIST",
+                   help="front ends: auto, none, delta1, delta2, lpc, ... (default auto)")
+    p.add_argument("--codecs", default="available", metavar="LIST",
+                   help="zlib,bz2,xz,zstd,brotli,pcodec,flac,wavpack,zpaq, 'available' (default: every one "
+                   "installed; the others are listed as skipped) or 'none'")
+    p.add_argument("--out", default="results", metavar="DIR", help="results folder (default results)")
+    p.add_argument("--overwrite", action="store_true", help="replace the files of an existing results folder")
+    p.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--no-plots", action="store_true", help="write no PNG files")
     p.set_defaults(func=cmd_bench)
     return parser
 
@@ -719,13 +731,13 @@ def inspect_model(tok: Any, path: str, n_tokens: int = 20) -> str:
     if shown:
         priority = np.argsort(tok.token_ids)  # public id -> priority-space index
         lines += ["", f"  first {shown} merged tokens by id (lower id = higher weight):",
-                  f"  {'id':>7} {'left':>7} {'right':>7} {'count':>9} {'df':>7} {'len':>5}  values"]
+                  f"  {'id':>7} {'left':>7} {'right':>7} {'count':>9} {'df':>7} {'weight':>10} {'len':>5}  values"]
         for t in range(a, a + shown):
             k = int(priority[t]) - a
             left, right = (int(v) for v in tok.token_ids[tok.merges[k]])  # the pair, in either mode
             seq = tok.sequence(t)
             lines.append(f"  {t:>7} {left:>7} {right:>7} {int(tok.counts[k]):>9} {int(tok.df[k]):>7} "
-                         f"{len(seq):>5}  {_render(seq, tok.dtype)}")
+                         f"{float(tok.weights[k]):>10.4g} {len(seq):>5}  {_render(seq, tok.dtype)}")
         if shown < m:
             lines.append(f"  ... {m - shown} more (--tokens -1 lists all)")
     return "\n".join(lines)
@@ -801,8 +813,9 @@ def _describe_source(source: Any) -> str:
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import experiments
     return experiments.run_bench(args.inputs, n_tokens=args.n_tokens, n_candidates=args.n_candidates,
-                                 level=args.level, codecs=args.codecs, out=args.out,
-                                 overwrite=args.overwrite, quiet=args.quiet)
+                                 level=args.level, predictor=args.predictor, codecs=args.codecs, out=args.out,
+                                 overwrite=args.overwrite, jobs=args.jobs, plots=not args.no_plots,
+                                 quiet=args.quiet)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

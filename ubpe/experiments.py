@@ -1,46 +1,66 @@
-"""Compression-ratio experiments: run :func:`ubpe.compress` over a grid of parameters and a set
-of general-purpose codecs on the same data, check every round trip, and record the results (``ubpe bench`` is the command-line front end)."""
+"""Compression-ratio experiments: :func:`ubpe.compress` over a grid of parameters, side by side
+with the codecs people use (:mod:`ubpe.peers`), every round trip checked, results as plain
+rows that write to CSV and JSON and plot (``ubpe bench`` is the command-line front end).
+
+One training serves a whole vocabulary-size axis: within a (dataset, n_candidates, predictor)
+group the sizes run largest first under :func:`ubpe.trainer.reuse_training`, so each smaller
+vocabulary is the exact prefix of batches of the larger run (the bytes are those of a fresh
+``compress``; ``tests/test_experiments.py`` checks it) and costs no training. That makes the
+``n_tokens`` axis the vocabulary growth curve (tokens against compressed size) of one training.
+"""
+
 from __future__ import annotations
 
-import bz2
+import concurrent.futures
 import csv
 import dataclasses
 import hashlib
 import io as _io
-import itertools
 import json
-import lzma
+import multiprocessing
 import os
+import platform
 import time
 import tracemalloc
-import zlib
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import __version__
+from . import __version__, peers, trainer
 from .container import FORMAT_VERSION, compress, decompress, describe
 from .io import read_values, write_atomic
 
-__all__ = ["Row", "Skipped", "sweep", "available_codecs", "rows_to_csv", "rows_to_json"]
+__all__ = ["Row", "Skipped", "Dataset", "sweep", "available_codecs", "rows_to_csv", "rows_to_json",
+           "rows_from_csv", "rows_from_json", "to_pandas", "summarize", "plot_ratio", "plot_bits",
+           "plot_time", "CODECS"]
 
-
-#: every codec this module knows, in the order rows are produced
-CODECS = ("zlib", "bz2", "xz", "zstd", "brotli")
+#: short codec names (``codecs=``, ``ubpe bench --codecs``) -> :mod:`ubpe.peers` codec, in row order
+CODECS: dict[str, str] = {
+    "zlib": "zlib-9", "bz2": "bz2-9", "xz": "xz-9e", "zstd": "zstd-19", "brotli": "brotli-11",
+    "pcodec": "pcodec", "flac": "flac-8", "wavpack": "wavpack-hhx6", "zpaq": "zpaq-m5",
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """One measured run. Sizes in bytes, times in seconds, memory in bytes.
+    """One measured run. Sizes in bytes, times in seconds (wall clock, one run), memory in bytes.
 
-    ``codec`` is ``"ubpe"`` for :func:`ubpe.compress` runs (then ``n_tokens``, ``n_candidates``,
-    ``predictor``, ``level`` and the container parts are set) or a peer codec's name.
-    ``peak_memory`` is tracemalloc's peak of Python-heap allocations (numpy buffers included)
-    during compression and decompression, not the process's resident size.
+    ``codec`` is ``"ubpe"`` for :func:`ubpe.compress` runs (then ``n_tokens`` (None: compress
+    chose), ``n_candidates``, ``predictor``, ``level``, the chosen front end ``chain``, the model's
+    ``vocabulary`` (alphabet + merges; below ``n_tokens`` when training ran out of pairs) and the
+    container parts ``model``, ``freq``, ``payload`` are set) or a peer codec's name with its
+    level (``"xz-9e"``). ``ratio = original_size / size`` where ``original_size`` is the values'
+    bytes (``n_values`` x itemsize). ``train_seconds`` is the training the run did itself (part
+    of ``compress_seconds``); ``training_reused`` means its training was the prefix of a larger
+    run's (then ``train_seconds`` is 0). ``peak_memory`` is tracemalloc's peak of Python-heap
+    allocations (numpy buffers included) during compression and decompression; None for codecs
+    that run as separate programs.
     """
 
     dataset: str
+    group: str
     codec: str
     n_values: int
     original_size: int
@@ -49,99 +69,220 @@ class Row:
     bits_per_value: float
     compress_seconds: float
     decompress_seconds: float
-    peak_memory: int
+    peak_memory: int | None = None
     n_tokens: int | None = None
     n_candidates: int | None = None
     predictor: str | None = None
     level: int | None = None
+    chain: str | None = None
+    vocabulary: int | None = None
     model: int | None = None
     freq: int | None = None
     payload: int | None = None
+    train_seconds: float | None = None
+    training_reused: bool | None = None
     sha256: str = ""
     codec_version: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Skipped:
-    """A requested codec that was not run, and why."""
+    """A requested codec that was not run (on ``dataset``, or on any when ``dataset`` is ""), and why."""
 
     codec: str
     reason: str
+    dataset: str = ""
 
 
-def _codec(name: str) -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes], str]:
-    """``(compress, decompress, version)`` of a peer codec; ImportError when not importable."""
-    if name == "zlib":
-        return (lambda b: zlib.compress(b, 9)), zlib.decompress, zlib.ZLIB_RUNTIME_VERSION
-    if name == "bz2":
-        return (lambda b: bz2.compress(b, 9)), bz2.decompress, "stdlib"
-    if name == "xz":
-        return (lambda b: lzma.compress(b, preset=9 | lzma.PRESET_EXTREME)), lzma.decompress, "stdlib"
-    if name == "zstd":
-        import zstandard
-        return (zstandard.ZstdCompressor(level=19).compress,
-                zstandard.ZstdDecompressor().decompress, zstandard.__version__)
-    if name == "brotli":
-        import brotli
-        return (lambda b: brotli.compress(b, quality=11)), brotli.decompress, getattr(brotli, "__version__", "")
-    raise ValueError(f"unknown codec {name!r}: choose from {', '.join(CODECS)}")
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    """One input of a sweep: a name, a group (a file's folder; rows aggregate by group in the
+    summaries and plots), and the file's path or the array itself."""
+
+    name: str
+    group: str
+    path: str | None = None
+    values: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def load(self) -> np.ndarray:
+        return np.asarray(read_values(self.path)) if self.values is None else self.values
+
+    def sha256(self) -> str:
+        """SHA-256 of the file's bytes, or of an array's values (C order, native byte order)."""
+        if self.path is not None:
+            h = hashlib.sha256()
+            with open(self.path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            return h.hexdigest()
+        return hashlib.sha256(np.ascontiguousarray(self.values).tobytes()).hexdigest()
 
 
 def available_codecs(names: Iterable[str] | str = "available") -> tuple[list[str], list[Skipped]]:
-    """Split codec names into those that can run here and those skipped (with the reason).
+    """Split short codec names (keys of :data:`CODECS`) into those that can run here and those
+    skipped for a missing package or program, with the reason.
 
-    ``"available"`` means every name in :data:`CODECS`. Unknown names raise ``ValueError``.
+    ``"available"`` means every codec of :data:`CODECS`; a str may list names separated by
+    commas; ``""`` or ``"none"`` means none. Unknown names raise ``ValueError``.
     """
     if isinstance(names, str):
-        names = list(CODECS) if names == "available" else [n for n in names.split(",") if n]
+        names = list(CODECS) if names == "available" else [n.strip() for n in names.split(",")
+                                                            if n.strip() and n.strip() != "none"]
     ok: list[str] = []
     skipped: list[Skipped] = []
     for name in names:
         if name not in CODECS:
             raise ValueError(f"unknown codec {name!r}: choose from {', '.join(CODECS)}")
-        try:
-            _codec(name)
-        except ImportError as e:
-            skipped.append(Skipped(name, f"not importable: {e}"))
+        why = peers.missing(CODECS[name])
+        if why:
+            skipped.append(Skipped(CODECS[name], why))
         else:
             ok.append(name)
     return ok, skipped
 
 
-def _datasets(data: Any) -> list[tuple[str, np.ndarray]]:
-    """``(name, values)`` pairs: one array, a list of arrays, or paths the CLI's readers read."""
-    if isinstance(data, (str, os.PathLike)):
+def _datasets(data: Any) -> list[Dataset]:
+    """One array, a 2-D array (one dataset), a sequence of arrays, paths, or :class:`Dataset`."""
+    if isinstance(data, (str, os.PathLike, np.ndarray, Dataset)):
         data = [data]
-    if isinstance(data, np.ndarray):
-        return [("data", data)]
-    out = []
+    out: list[Dataset] = []
     for i, item in enumerate(data):
-        if isinstance(item, (str, os.PathLike)):
-            out.append((os.path.basename(os.fspath(item)), np.asarray(read_values(item))))
+        if isinstance(item, Dataset):
+            out.append(item)
+        elif isinstance(item, (str, os.PathLike)):
+            path = os.fspath(item)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"{path}: no such file")
+            group = os.path.basename(os.path.dirname(os.path.abspath(path)))
+            out.append(Dataset(os.path.basename(path), group, path=path))
         else:
-            out.append((f"data{i}", np.asarray(item)))
+            arr = np.asarray(item)
+            if arr.dtype.kind not in "iub":
+                raise TypeError(f"dataset {i}: sweep takes integer arrays, got dtype {arr.dtype}")
+            out.append(Dataset(f"data{i}" if len(data) > 1 else "data", "data", values=arr))
     if not out:
         raise ValueError("sweep needs at least one array or path")
+    names = [d.name for d in out]
+    if len(set(names)) != len(names):
+        raise ValueError("datasets must have distinct names (files of the same name in different "
+                         "folders: pass ubpe.experiments.Dataset(name, group, path=...))")
     return out
 
 
-def _measure(enc: Callable[[], bytes], dec: Callable[[bytes], Any]) -> tuple[bytes, Any, float, float, int]:
-    tracemalloc.start()
+def _measure(enc: Callable[[], bytes], dec: Callable[[bytes], Any], memory: bool
+             ) -> tuple[bytes, Any, float, float, int | None]:
+    if memory:
+        tracemalloc.start()
     try:
         t0 = time.perf_counter()
         blob = enc()
         t1 = time.perf_counter()
         back = dec(blob)
         t2 = time.perf_counter()
-        peak = tracemalloc.get_traced_memory()[1]
+        peak = tracemalloc.get_traced_memory()[1] if memory else None
     finally:
-        tracemalloc.stop()
+        if memory:
+            tracemalloc.stop()
     return blob, back, t1 - t0, t2 - t1, peak
 
 
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise RuntimeError(f"round trip failed: {what} did not give back the values")
+def _chain_name(front: Sequence[dict]) -> str:
+    names = [f"delta{s['order']}" if s.get("stage") == "delta" else str(s.get("stage")) for s in front]
+    return "+".join(names) or "none"
+
+
+def _ubpe_group(ds: Dataset, n_candidates: int, predictor: str, n_tokens: Sequence[int | None],
+                levels: Sequence[int], sha: str, reuse: bool, memory: bool) -> list[Row]:
+    """Every (n_tokens, level) run of one (dataset, n_candidates, predictor) group."""
+    x = ds.load()
+    n = int(x.size)
+    order = sorted(n_tokens, key=lambda t: -1 if t is None else t, reverse=True)  # largest first
+    rows: dict[tuple, Row] = {}
+    context = trainer.reuse_training() if reuse else _no_reuse()
+    with context as kept, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "fit stopped early": the row's vocabulary says it
+        for nt in order:
+            for lv in levels:
+                kw: dict[str, Any] = {"predictor": predictor, "level": lv, "n_candidates": n_candidates}
+                if nt is not None:
+                    kw["n_tokens"] = nt
+                seconds, reused = (kept.seconds, kept.reused) if kept is not None else (0.0, 0)
+                blob, back, tc, td, peak = _measure(lambda: compress(x, **kw), decompress, memory)
+                if not (isinstance(back, np.ndarray) and back.dtype == x.dtype and back.shape == x.shape
+                        and np.array_equal(back, x)):
+                    raise RuntimeError(f"round trip failed: ubpe on {ds.name} with {kw} did not give "
+                                       "back the values")
+                info = describe(blob)
+                trained = kept.seconds - seconds if kept is not None else None
+                rows[(nt, lv)] = Row(
+                    ds.name, ds.group, "ubpe", n, info.original_size, len(blob),
+                    info.original_size / len(blob), 8 * len(blob) / max(n, 1), tc, td, peak,
+                    nt, n_candidates, predictor, lv, _chain_name(info.front),
+                    (info.alphabet_size or 0) + (info.n_merges or 0), info.model, info.freq, info.payload,
+                    trained, None if kept is None else (kept.reused > reused and trained == 0.0),
+                    sha, __version__)
+    return [rows[(nt, lv)] for nt in n_tokens for lv in levels]
+
+
+class _no_reuse:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _codec_rows(ds: Dataset, names: Sequence[str], sha: str, memory: bool) -> tuple[list[Row], list[Skipped]]:
+    """Each peer codec on one dataset: the values' little-endian bytes (C order)."""
+    x = ds.load()
+    flat = x.reshape(-1)
+    versions = peers.codec_versions()
+    rows: list[Row] = []
+    skipped: list[Skipped] = []
+    for short in names:
+        name = CODECS[short]
+        if x.ndim != 1 and name in ("pcodec", "flac-8", "wavpack-hhx6"):
+            skipped.append(Skipped(name, f"ubpe bench runs it on 1-D signals; shape {x.shape}", ds.name))
+            continue
+        external = name in peers.BINARIES
+        if memory and not external:
+            tracemalloc.start()
+        try:
+            try:
+                (r,) = peers.run_codecs(flat, [name])
+            except ValueError as e:  # the codec does not apply to these values (stated in e)
+                skipped.append(Skipped(name, str(e), ds.name))
+                continue
+            peak = tracemalloc.get_traced_memory()[1] if memory and not external else None
+        finally:
+            if memory and not external:
+                tracemalloc.stop()
+        version = versions.get(_VERSION_KEY.get(name, name)) or ""
+        rows.append(Row(ds.name, ds.group, name, int(x.size), int(x.nbytes), int(r["bytes"]),
+                        x.nbytes / r["bytes"], 8 * r["bytes"] / max(int(x.size), 1),
+                        r["compress_s"], r["decompress_s"], peak, sha256=sha, codec_version=str(version)))
+    return rows, skipped
+
+
+_VERSION_KEY = {"zlib-9": "zlib", "bz2-9": "bz2/lzma", "xz-9e": "bz2/lzma", "zstd-19": "zstandard",
+                "brotli-11": "brotli", "zpaq-m5": "zpaq", "flac-8": "flac", "wavpack-hhx6": "wavpack"}
+
+
+def _warm_up() -> None:
+    """Load (or compile) the kernels before anything is timed: a worker's first compress would
+    otherwise carry it."""
+    x = np.cumsum(np.arange(4096) % 7 - 3).astype(np.int16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for lv in (1, 2):
+            decompress(compress(x, level=lv))
+            decompress(compress(x, level=lv, n_tokens=300, n_candidates=4))
+
+
+def _task(kind: str, *args: Any) -> tuple[list[Row], list[Skipped]]:
+    if kind == "ubpe":
+        return _ubpe_group(*args), []
+    return _codec_rows(*args)
 
 
 def sweep(
@@ -152,68 +293,111 @@ def sweep(
     predictor: Sequence[str] = ("auto",),
     level: Sequence[int] = (2,),
     codecs: Iterable[str] | str = "available",
-    progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
+    reuse_training: bool = True,
+    memory: bool = True,
+    progress: Callable[[str, int], None] | None = None,
 ) -> tuple[list[Row], list[Skipped]]:
     """Compress every dataset with every parameter combination and every codec.
 
     Parameters
     ----------
-    data : array, sequence of arrays, path or sequence of paths
-        Each array or file is one dataset (files are read with :func:`ubpe.io.read_values`).
+    data : array, sequence of arrays, path, sequence of paths or :class:`Dataset`
+        Each array or file is one dataset (files are read with :func:`ubpe.io.read_values`:
+        .npy, .wav, .csv, raw with a dtype suffix). A file's group is its folder's name.
     n_tokens, n_candidates, predictor, level : sequences
-        Grids for :func:`ubpe.compress`; ``None`` in ``n_tokens`` lets compress choose.
-    codecs : ``"available"``, comma-separated str or sequence of names
-        Peer codecs, run on the values' raw bytes (native byte order, C order).
+        The grid for :func:`ubpe.compress`; ``None`` in ``n_tokens`` lets compress choose the
+        size, ``"auto"`` in ``predictor`` the front end.
+    codecs : ``"available"``, comma-separated str or sequence of short names (:data:`CODECS`)
+        Peer codecs, run on the values' little-endian bytes; ``"available"`` runs every one
+        installed and lists the others in ``skipped``.
+    jobs : int
+        Worker processes (1: this process). Rows and sizes do not depend on it; times do.
+    reuse_training : bool
+        Answer smaller vocabularies from the largest one's training (see the module docstring).
+        Sizes are the same either way; only times change.
+    memory : bool
+        Measure ``peak_memory`` with tracemalloc (which slows Python code a little).
     progress : callable, optional
-        Called with a short label before each run.
+        ``progress(label, runs)`` after each finished group of runs.
 
     Returns
     -------
     rows, skipped
-        One :class:`Row` per dataset x combination plus one per dataset x runnable codec, and the
-        codecs not run with the reason. Every round trip is checked; a mismatch raises
-        ``RuntimeError``.
+        For each dataset, one :class:`Row` per combination (in grid order, ``n_tokens``
+        slowest-varying... ``level`` fastest), then one per codec that ran; and the codecs not
+        run, with the reason. Every round trip is checked: a mismatch raises ``RuntimeError``.
     """
+    datasets = _datasets(data)
+    grid = [list(n_tokens), list(n_candidates), list(predictor), list(level)]
+    for name, values in zip(("n_tokens", "n_candidates", "predictor", "level"), grid):
+        if not values:
+            raise ValueError(f"{name} must list at least one value")
+    jobs = max(1, int(jobs))
     names, skipped = available_codecs(codecs)
+    tasks: list[tuple[int, tuple]] = []
+    for i, ds in enumerate(datasets):
+        sha = ds.sha256()
+        for nc in grid[1]:
+            for pr in grid[2]:
+                tasks.append((i, ("ubpe", ds, nc, pr, grid[0], grid[3], sha, reuse_training, memory)))
+        if names:
+            tasks.append((i, ("codecs", ds, names, sha, memory)))
+    results: dict[int, tuple[list[Row], list[Skipped]]] = {}
+
+    def done(k: int, out: tuple[list[Row], list[Skipped]]) -> None:
+        results[k] = out
+        if progress is not None:
+            args = tasks[k][1]
+            label = f"{args[1].name} " + (f"c={args[2]} {args[3]}" if args[0] == "ubpe" else "codecs")
+            progress(label, len(out[0]))
+
+    if jobs == 1 or len(tasks) == 1:
+        _warm_up()
+        for k, (_, args) in enumerate(tasks):
+            done(k, _task(*args))
+    else:
+        ctx = multiprocessing.get_context("spawn")  # numba and threads are not fork-safe
+        with concurrent.futures.ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=ctx,
+                                                    initializer=_warm_up) as pool:
+            futures = {pool.submit(_task, *args): k for k, (_, args) in enumerate(tasks)}
+            for f in concurrent.futures.as_completed(futures):
+                done(futures[f], f.result())
+    # rows in grid order: each dataset's ubpe rows (n_tokens x level within n_candidates x predictor)
     rows: list[Row] = []
-    for dname, x in _datasets(data):
-        raw = np.ascontiguousarray(x).tobytes()
-        digest = hashlib.sha256(raw).hexdigest()
-        n = int(x.size)
-        for nt, nc, pr, lv in itertools.product(n_tokens, n_candidates, predictor, level):
-            if progress:
-                progress(f"{dname} ubpe n_tokens={nt} n_candidates={nc} {pr} level={lv}")
-            kw: dict[str, Any] = {"predictor": pr, "level": lv, "n_candidates": nc}
-            if nt is not None:
-                kw["n_tokens"] = nt
-            blob, back, tc, td, peak = _measure(lambda: compress(x, **kw), decompress)
-            _check(isinstance(back, np.ndarray) and back.dtype == x.dtype and back.shape == x.shape
-                   and np.array_equal(back, x), f"ubpe on {dname} with {kw}")
-            info = describe(blob)
-            rows.append(Row(dname, "ubpe", n, info.original_size, len(blob),
-                            info.original_size / len(blob), 8 * len(blob) / max(n, 1), tc, td, peak,
-                            nt, nc, pr, lv, info.model, info.freq, info.payload, digest, __version__))
-        for cname in names:
-            if progress:
-                progress(f"{dname} {cname}")
-            enc, dec, version = _codec(cname)
-            blob, back, tc, td, peak = _measure(lambda: enc(raw), dec)
-            _check(back == raw, f"{cname} on {dname}")
-            rows.append(Row(dname, cname, n, len(raw), len(blob), len(raw) / len(blob),
-                            8 * len(blob) / max(n, 1), tc, td, peak, sha256=digest,
-                            codec_version=str(version)))
+    for i in range(len(datasets)):
+        mine = [results[k] for k, (j, _) in enumerate(tasks) if j == i]
+        ubpe_rows = [r for rs, _ in mine for r in rs if r.codec == "ubpe"]
+        key = {(nt, nc, pr, lv): r for r in ubpe_rows
+               for nt, nc, pr, lv in [(r.n_tokens, r.n_candidates, r.predictor, r.level)]}
+        rows += [key[(nt, nc, pr, lv)] for nt in grid[0] for nc in grid[1] for pr in grid[2] for lv in grid[3]]
+        for rs, sk in mine:
+            rows += [r for r in rs if r.codec != "ubpe"]
+            skipped += sk
     return rows, skipped
 
 
-def _meta(skipped: Sequence[Skipped], parameters: dict[str, Any] | None) -> dict[str, Any]:
-    return {"ubpe_version": __version__, "format_version": FORMAT_VERSION,
-            "parameters": parameters or {}, "skipped": [dataclasses.asdict(s) for s in skipped]}
+# -- results files --------------------------------------------------------------------------
+
+def metadata(skipped: Sequence[Skipped] = (), parameters: dict[str, Any] | None = None,
+             datasets: Sequence[Dataset] = ()) -> dict[str, Any]:
+    """What a result file records to be reproduced: versions of ubpe, its format and every codec,
+    the platform, the parameters, each input's path and SHA-256, and the skipped codecs."""
+    return {
+        "ubpe_version": __version__, "format_version": FORMAT_VERSION,
+        "python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
+        "codec_versions": peers.codec_versions(),
+        "parameters": parameters or {},
+        "datasets": [{"name": d.name, "group": d.group, "path": d.path, "sha256": d.sha256()} for d in datasets],
+        "skipped": [dataclasses.asdict(s) for s in skipped],
+    }
 
 
 def rows_to_json(path: str | os.PathLike, rows: Sequence[Row], skipped: Sequence[Skipped] = (), *,
-                 parameters: dict[str, Any] | None = None, overwrite: bool = False) -> None:
-    """Write rows, skipped codecs and reproducibility metadata as JSON, atomically."""
-    doc = dict(_meta(skipped, parameters), rows=[dataclasses.asdict(r) for r in rows])
+                 parameters: dict[str, Any] | None = None, datasets: Sequence[Dataset] = (),
+                 overwrite: bool = False) -> None:
+    """Write rows with :func:`metadata` as JSON, atomically."""
+    doc = dict(metadata(skipped, parameters, datasets), rows=[dataclasses.asdict(r) for r in rows])
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=True).encode(), overwrite=overwrite)
 
 
@@ -224,18 +408,19 @@ def rows_from_json(path: str | os.PathLike) -> list[Row]:
 
 
 def rows_to_csv(path: str | os.PathLike, rows: Sequence[Row], *, overwrite: bool = False) -> None:
-    """Write one CSV line per row (header = :class:`Row` field names), atomically."""
+    """Write one CSV line per row (header: :class:`Row`'s field names; None as ""), atomically."""
     buf = _io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     fields = [f.name for f in dataclasses.fields(Row)]
     w.writerow(fields)
     for r in rows:
-        w.writerow(["" if getattr(r, k) is None else getattr(r, k) for k in fields])
+        w.writerow(["" if getattr(r, k) is None else repr(getattr(r, k)) if isinstance(getattr(r, k), float)
+                    else getattr(r, k) for k in fields])
     write_atomic(path, buf.getvalue().encode(), overwrite=overwrite)
 
 
 def rows_from_csv(path: str | os.PathLike) -> list[Row]:
-    """Rows written by :func:`rows_to_csv` (types restored from :class:`Row`)."""
+    """Rows written by :func:`rows_to_csv`, types restored from :class:`Row` (floats exactly)."""
     types = {f.name: f.type for f in dataclasses.fields(Row)}
     out = []
     with open(path, encoding="utf-8", newline="") as f:
@@ -247,8 +432,10 @@ def rows_from_csv(path: str | os.PathLike) -> list[Row]:
                     kw[k] = None
                 elif t.startswith("int"):
                     kw[k] = int(v)
-                elif t == "float":
+                elif t.startswith("float"):
                     kw[k] = float(v)
+                elif t.startswith("bool"):
+                    kw[k] = v == "True"
                 else:
                     kw[k] = v
             out.append(Row(**kw))
@@ -258,84 +445,250 @@ def rows_from_csv(path: str | os.PathLike) -> list[Row]:
 def to_pandas(rows: Sequence[Row]) -> Any:
     """A pandas DataFrame of the rows (needs pandas, which ubpe does not depend on)."""
     import pandas
+
     return pandas.DataFrame([dataclasses.asdict(r) for r in rows])
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(t) for t in text.split(",") if t]
-    except ValueError:
-        raise ValueError(f"expected comma-separated integers, got {text!r}") from None
+# -- summaries and plots --------------------------------------------------------------------
+
+def _config(r: Row) -> str:
+    if r.codec != "ubpe":
+        return r.codec
+    nt = "auto" if r.n_tokens is None else r.n_tokens
+    pr = "" if r.predictor == "auto" else f" {r.predictor}"
+    return f"ubpe L{r.level} t={nt} c={r.n_candidates}{pr}"
 
 
-def plot_ratio(path: str | os.PathLike, rows: Sequence[Row]) -> None:
-    """Save a PNG: ubpe's ratio against vocabulary size per dataset (one line per candidate count
-    and level), each peer codec a horizontal line. Needs matplotlib (``pip install ubpe[plot]``)."""
+def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Per group and configuration (a codec, or ubpe's parameters): the totals over the group's
+    datasets (``ratio`` = summed original bytes / summed compressed bytes, ``bits_per_value``,
+    compression and decompression speed in values per second), largest ratio first per group.
+    A configuration is listed only if it ran on every dataset of its group."""
+    groups: dict[str, set[str]] = {}
+    for r in rows:
+        groups.setdefault(r.group, set()).add(r.dataset)
+    acc: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        a = acc.setdefault((r.group, _config(r)), dict(group=r.group, config=_config(r), codec=r.codec,
+                           n_tokens=r.n_tokens, n_candidates=r.n_candidates, level=r.level,
+                           predictor=r.predictor,
+                           datasets=0, n_values=0, original_size=0, size=0, cs=0.0, ds=0.0))
+        a["datasets"] += 1
+        a["n_values"] += r.n_values
+        a["original_size"] += r.original_size
+        a["size"] += r.size
+        a["cs"] += r.compress_seconds
+        a["ds"] += r.decompress_seconds
+    out = []
+    for (g, _), a in acc.items():
+        if a["datasets"] != len(groups[g]):
+            continue
+        cs, ds = a.pop("cs"), a.pop("ds")
+        a.update(ratio=a["original_size"] / a["size"], bits_per_value=8 * a["size"] / max(a["n_values"], 1),
+                 compress_values_per_second=a["n_values"] / cs if cs > 0 else float("inf"),
+                 decompress_values_per_second=a["n_values"] / ds if ds > 0 else float("inf"))
+        out.append(a)
+    order = {g: i for i, g in enumerate(groups)}
+    return sorted(out, key=lambda a: (order[a["group"]], -a["ratio"], a["config"]))
+
+
+def format_summary(summary: Sequence[dict[str, Any]]) -> str:
+    """The summary as a text table, one block per group."""
+    lines = []
+    for g in dict.fromkeys(a["group"] for a in summary):
+        block = [a for a in summary if a["group"] == g]
+        lines.append(f"{g}: {block[0]['datasets']} datasets, {block[0]['n_values']} values, "
+                     f"{block[0]['original_size']} bytes")
+        lines.append(f"  {'configuration':32} {'bytes':>11} {'ratio':>7} {'bits/v':>7} {'comp Mv/s':>10} "
+                     f"{'dec Mv/s':>9}")
+        for a in block:
+            lines.append(f"  {a['config'][:32]:32} {a['size']:>11} {a['ratio']:7.3f} {a['bits_per_value']:7.3f} "
+                         f"{a['compress_values_per_second'] / 1e6:10.3f} {a['decompress_values_per_second'] / 1e6:9.3f}")
+    return "\n".join(lines)
+
+
+def _pyplot() -> Any:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    datasets = list(dict.fromkeys(r.dataset for r in rows))
-    fig, axes = plt.subplots(len(datasets), 1, figsize=(6, 3 * len(datasets)), squeeze=False)
-    for ax, d in zip(axes[:, 0], datasets):
-        mine = [r for r in rows if r.dataset == d and r.codec == "ubpe" and r.n_tokens is not None]
-        for key in sorted({(r.n_candidates, r.level, r.predictor) for r in mine}):
-            pts = sorted((r.n_tokens, r.ratio) for r in mine if (r.n_candidates, r.level, r.predictor) == key)
-            ax.plot(*zip(*pts), marker="o", label=f"ubpe c={key[0]} level={key[1]}")
-        for r in rows:
-            if r.dataset == d and r.codec != "ubpe":
-                ax.axhline(r.ratio, linestyle="--", linewidth=1, color="grey")
-                ax.annotate(r.codec, (0, r.ratio), xycoords=("axes fraction", "data"), fontsize=7)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("vocabulary size (tokens)")
-        ax.set_ylabel("compression ratio")
-        ax.set_title(d)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    return plt
+
+
+def _save(fig: Any, path: str | os.PathLike) -> None:
+    plt = _pyplot()
     buf = _io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
     plt.close(fig)
     write_atomic(path, buf.getvalue(), overwrite=True)
 
 
-def run_bench(files: Sequence[str], *, n_tokens: str, n_candidates: str, level: str, codecs: str,
-              out: str, overwrite: bool, quiet: bool = False) -> int:
-    """The ``ubpe bench`` command: sweep, print a table, write ``results.csv``, ``results.json``
-    and (with matplotlib) ``ratio.png`` into the folder ``out``, which must not exist unless
-    ``overwrite``."""
+def plot_ratio(path: str | os.PathLike, rows: Sequence[Row]) -> None:
+    """PNG: per group, ubpe's ratio (group totals) against the vocabulary size, a line per
+    (n_candidates, level, predictor); each peer codec a dashed horizontal line. Needs matplotlib
+    (``pip install ubpe[plot]``)."""
+    plt = _pyplot()
+    summary = summarize(rows)
+    groups = list(dict.fromkeys(a["group"] for a in summary))
+    fig, axes = plt.subplots(len(groups), 1, figsize=(7, 3.6 * len(groups)), squeeze=False)
+    for ax, g in zip(axes[:, 0], groups):
+        block = [a for a in summary if a["group"] == g]
+        mine = [a for a in block if a["codec"] == "ubpe" and a["n_tokens"] is not None]
+        for lv, nc, pr in sorted({(a["level"], a["n_candidates"], a["predictor"]) for a in mine}):
+            pts = sorted((a["n_tokens"], a["ratio"]) for a in mine
+                         if (a["level"], a["n_candidates"], a["predictor"]) == (lv, nc, pr))
+            ax.plot(*zip(*pts), marker="o",
+                    label=f"ubpe level {lv}, {nc} candidates" + ("" if pr == "auto" else f", {pr}"))
+        for a in block:
+            if a["codec"] != "ubpe":
+                ax.axhline(a["ratio"], linestyle="--", linewidth=1, color="grey")
+                ax.annotate(a["codec"], (1.0, a["ratio"]), xycoords=("axes fraction", "data"), fontsize=7,
+                            xytext=(2, 0), textcoords="offset points", va="center")
+        if mine:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel("vocabulary size requested (n_tokens)")
+        ax.set_ylabel("compression ratio")
+        ax.set_title(f"{g} ({block[0]['datasets']} datasets)")
+        if mine:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def plot_bits(path: str | os.PathLike, rows: Sequence[Row]) -> None:
+    """PNG: bits per value per group, for each codec and for ubpe's best configuration at each
+    level (bars). Needs matplotlib."""
+    plt = _pyplot()
+    summary = summarize(rows)
+    groups = list(dict.fromkeys(a["group"] for a in summary))
+    series: dict[str, dict[str, float]] = {}
+    for a in summary:
+        label = f"ubpe L{a['level']} (best)" if a["codec"] == "ubpe" else a["codec"]
+        s = series.setdefault(label, {})
+        s[a["group"]] = min(s.get(a["group"], float("inf")), a["bits_per_value"])
+    labels = sorted(series, key=lambda k: (not k.startswith("ubpe"), k))
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) * len(labels) / 3), 4))
+    width = 0.8 / max(len(labels), 1)
+    for j, label in enumerate(labels):
+        xs = [i + j * width for i, g in enumerate(groups) if g in series[label]]
+        ys = [series[label][g] for g in groups if g in series[label]]
+        ax.bar(xs, ys, width, label=label, color=plt.get_cmap("tab20")(j % 20))
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))], groups)
+    ax.set_ylabel("bits per value")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def plot_time(path: str | os.PathLike, rows: Sequence[Row]) -> None:
+    """PNG: ratio against compression speed (values per second, log scale), a point per
+    configuration and group. Needs matplotlib."""
+    plt = _pyplot()
+    summary = summarize(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    markers = "osD^v<>ph*"
+    for i, g in enumerate(dict.fromkeys(a["group"] for a in summary)):
+        block = [a for a in summary if a["group"] == g]
+        for codec, color in (("ubpe", "C0"), (None, "C1")):
+            pts = [a for a in block if (a["codec"] == "ubpe") == (codec == "ubpe")]
+            ax.scatter([a["compress_values_per_second"] for a in pts], [a["ratio"] for a in pts],
+                       marker=markers[i % len(markers)], color=color,
+                       label=f"{g}: {'ubpe' if codec else 'peer codecs'}")
+        for a in block:
+            if a["codec"] != "ubpe":
+                ax.annotate(a["config"], (a["compress_values_per_second"], a["ratio"]), fontsize=6)
+    ax.set_xscale("log")
+    ax.set_xlabel("compression speed (values per second)")
+    ax.legend(fontsize=7)
+    ax.set_ylabel("compression ratio")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+def _int_list(option: str, text: str, allow_auto: bool = False) -> list[Any]:
+    out: list[Any] = []
+    for t in (t.strip() for t in text.split(",")):
+        if not t:
+            continue
+        if allow_auto and t == "auto":
+            out.append(None)
+            continue
+        try:
+            v = int(t)
+        except ValueError:
+            raise ValueError(f"{option}: expected comma-separated integers, got {text!r}") from None
+        if v < 1:
+            raise ValueError(f"{option}: values must be positive, got {v}")
+        out.append(v)
+    if not out:
+        raise ValueError(f"{option}: give at least one value")
+    return out
+
+
+PLOTS = {"ratio.png": plot_ratio, "bits.png": plot_bits, "time.png": plot_time}
+
+
+def run_bench(files: Sequence[str], *, n_tokens: str, n_candidates: str, level: str, predictor: str,
+              codecs: str, out: str, overwrite: bool, jobs: int, plots: bool = True,
+              quiet: bool = False) -> int:
+    """The ``ubpe bench`` command: sweep, print a summary table per group, write
+    ``results.csv``, ``results.json`` and (with matplotlib) the plots of :data:`PLOTS` into the
+    folder ``out``, which must not exist unless ``overwrite`` (checked before any work)."""
     if os.path.exists(out) and not overwrite:
         raise FileExistsError(f"{out}: results folder exists (pass --overwrite to replace its files)")
-    params = {"n_tokens": _int_list(n_tokens), "n_candidates": _int_list(n_candidates),
-              "level": _int_list(level), "codecs": codecs}
-    n_runs = len(files) * len(params["n_tokens"]) * len(params["n_candidates"]) * len(params["level"])
+    params = {"n_tokens": _int_list("--n-tokens", n_tokens, allow_auto=True),
+              "n_candidates": _int_list("--n-candidates", n_candidates),
+              "level": _int_list("--level", level),
+              "predictor": [p.strip() for p in predictor.split(",") if p.strip()], "codecs": codecs}
+    datasets = _datasets(list(files))
+    names, _ = available_codecs(codecs)
+    for lv in params["level"]:
+        if lv not in (1, 2):
+            raise ValueError(f"--level: levels are 1 and 2, got {lv}")
+    os.makedirs(out, exist_ok=True)
+    if not os.access(out, os.W_OK):
+        raise PermissionError(f"{out}: results folder is not writable")
+    n_runs = len(datasets) * (len(params["n_tokens"]) * len(params["n_candidates"]) * len(params["level"])
+                              * len(params["predictor"]) + len(names))
     bar = None
     if not quiet:
-        from tqdm import tqdm
-        bar = tqdm(total=n_runs + len(files) * len(available_codecs(codecs)[0]), unit="run")
+        from tqdm.auto import tqdm
 
-    def tick(label: str) -> None:
+        bar = tqdm(total=n_runs, unit="run", desc="bench")
+
+    def tick(label: str, runs: int) -> None:
         if bar is not None:
-            bar.set_description(label[:40])
-            bar.update(1)
+            bar.set_postfix_str(label[:40])
+            bar.update(runs)
 
+    t0 = time.perf_counter()
     try:
-        rows, skipped = sweep(list(files), n_tokens=params["n_tokens"], n_candidates=params["n_candidates"],
-                              level=params["level"], codecs=codecs, progress=tick)
+        rows, skipped = sweep(datasets, n_tokens=params["n_tokens"], n_candidates=params["n_candidates"],
+                              level=params["level"], predictor=params["predictor"], codecs=codecs,
+                              jobs=jobs, progress=tick)
     finally:
         if bar is not None:
             bar.close()
-    os.makedirs(out, exist_ok=True)
+    seconds = time.perf_counter() - t0
+    params["jobs"] = jobs
     rows_to_csv(os.path.join(out, "results.csv"), rows, overwrite=True)
-    rows_to_json(os.path.join(out, "results.json"), rows, skipped, parameters=params, overwrite=True)
-    try:
-        plot_ratio(os.path.join(out, "ratio.png"), rows)
-    except ImportError:
-        skipped = [*skipped, Skipped("plot", "matplotlib not installed (pip install ubpe[plot])")]
+    rows_to_json(os.path.join(out, "results.json"), rows, skipped, parameters=params, datasets=datasets,
+                 overwrite=True)
+    written = ["results.csv", "results.json"]
+    if plots:
+        try:
+            for name, plot in PLOTS.items():
+                plot(os.path.join(out, name), rows)
+                written.append(name)
+        except ImportError:
+            skipped = [*skipped, Skipped("plots", "matplotlib is not installed (pip install ubpe[plot])")]
     if not quiet:
-        print(f"{'dataset':24} {'codec':7} {'tokens':>6} {'cand':>4} {'lvl':>3} {'bytes':>10} {'ratio':>7} {'bits/v':>7}")
-        for r in rows:
-            print(f"{r.dataset[:24]:24} {r.codec:7} {r.n_tokens or '':>6} {r.n_candidates or '':>4} "
-                  f"{r.level or '':>3} {r.size:>10} {r.ratio:7.3f} {r.bits_per_value:7.3f}")
+        print(format_summary(summarize(rows)))
         for s in skipped:
-            print(f"skipped {s.codec}: {s.reason}")
+            print(f"skipped {s.codec}{' on ' + s.dataset if s.dataset else ''}: {s.reason}")
+        print(f"{len(rows)} runs in {seconds:.1f} s, every round trip checked; wrote "
+              f"{', '.join(os.path.join(out, w) for w in written)}")
     return 0

@@ -9,7 +9,11 @@ numba hot loop is slow), and Python grows it and calls again. The result equals
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import hashlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -98,6 +102,81 @@ def _table_for(n_pids_cap: int) -> np.ndarray:
     return np.full(size, -1, dtype=np.int32)
 
 
+class TrainingReuse:
+    """Training runs kept by :func:`reuse_training`, and the seconds spent training.
+
+    ``seconds`` counts only runs that trained (a reused or derived result costs nothing);
+    ``runs`` and ``reused`` count calls of :func:`train` inside the context.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple, tuple[int, TrainResult]] = {}
+        self.seconds = 0.0
+        self.runs = 0
+        self.reused = 0
+
+    @staticmethod
+    def key(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, alphabet_size: int,
+            n_candidates: int, min_count: int) -> tuple:
+        h = hashlib.sha256()
+        for arr in (ids, doc_offsets, unit_offsets):
+            h.update(str(arr.shape[0]).encode())
+            h.update(np.ascontiguousarray(arr).tobytes())
+        return (h.hexdigest(), alphabet_size, n_candidates, min_count)
+
+    def lookup(self, key: tuple, alphabet_size: int, n_tokens: int, need_stream: bool) -> TrainResult | None:
+        """The result ``train`` would return for ``n_tokens``, when a kept run determines it."""
+        if key not in self._runs:
+            return None
+        kept_tokens, r = self._runs[key]
+        if kept_tokens == n_tokens and (r.stream is not None or not need_stream):
+            return replace(_prefix(r, len(r.merges), r.stopped_early),
+                           stream=None if r.stream is None else r.stream.copy())
+        if need_stream:  # the final stream of a shorter run is not kept
+            return None
+        m = len(r.merges)
+        want = n_tokens - alphabet_size
+        if want <= 0:
+            return _prefix(r, 0, False)
+        if want <= m:  # training stops after the batch that reaches n_tokens (docs/algorithm.md)
+            last_batch = r.batches[want - 1]
+            return _prefix(r, int(np.searchsorted(r.batches, last_batch, side="right")), False)
+        if r.stopped_early:  # the heap ran dry before n_tokens: any larger n_tokens stops there too
+            return _prefix(r, m, True)
+        return None
+
+    def keep(self, key: tuple, n_tokens: int, result: TrainResult) -> None:
+        old = self._runs.get(key)
+        if old is None or n_tokens >= old[0]:
+            self._runs[key] = (n_tokens, result)
+
+
+def _prefix(r: TrainResult, m: int, stopped_early: bool) -> TrainResult:
+    return replace(r, merges=r.merges[:m].copy(), batches=r.batches[:m].copy(), counts=r.counts[:m].copy(),
+                   df=r.df[:m].copy(), stopped_early=stopped_early, stream=None)
+
+
+_reuse: TrainingReuse | None = None
+
+
+@contextlib.contextmanager
+def reuse_training() -> Iterator[TrainingReuse]:
+    """Within the context, :func:`train` keeps each run and answers a repeated call, or a call
+    for fewer tokens on the same ids, documents, alphabet size, candidates and min_count, from
+    the kept run: the batches training makes do not depend on ``n_tokens``, which only decides
+    after which batch it stops, so the shorter run is exactly a prefix of batches of the longer
+    one (``tests/test_trainer.py`` checks it). Call with the largest ``n_tokens`` first.
+    Used by :func:`ubpe.experiments.sweep`; not thread-safe. Contexts do not nest."""
+    global _reuse
+    if _reuse is not None:
+        raise RuntimeError("reuse_training contexts do not nest")
+    _reuse = TrainingReuse()
+    try:
+        yield _reuse
+    finally:
+        _reuse = None
+
+
 def train(
     ids: np.ndarray,
     doc_offsets: np.ndarray,
@@ -135,7 +214,31 @@ def train(
     if n and (ids.min() < 0 or ids.max() >= alphabet_size):
         raise ValueError(f"ids must be in [0, alphabet_size={alphabet_size})")
     ids = np.ascontiguousarray(ids, dtype=np.int32)
+    reuse = _reuse
+    if reuse is None:
+        return _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
+                      min_count, progress, return_stream)
+    key = reuse.key(ids, doc_offsets, unit_offsets, alphabet_size, n_candidates, min_count)
+    reuse.runs += 1
+    found = reuse.lookup(key, alphabet_size, n_tokens, return_stream)
+    if found is not None:
+        reuse.reused += 1
+        if progress is not None and len(found.merges):
+            progress(len(found.merges))
+        return found
+    t0 = time.perf_counter()
+    result = _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
+                    min_count, progress, return_stream)
+    reuse.seconds += time.perf_counter() - t0
+    reuse.keep(key, n_tokens, result)
+    return result
 
+
+def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n_units: int,
+           alphabet_size: int, n_tokens: int, n_candidates: int, min_count: int,
+           progress: Callable[[int], None] | None, return_stream: bool) -> TrainResult:
+    """:func:`train` on validated arguments."""
+    n = ids.shape[0]
     # A batch accepts at most one candidate per distinct pair, and there are < n pairs.
     nc = max(1, min(n_candidates, n))
     max_merges = max(0, min(n_tokens - alphabet_size - 1 + nc, n - 1))
