@@ -4,6 +4,8 @@ value range (issue 12, "shared models")."""
 
 from __future__ import annotations
 
+import warnings
+
 import msgpack
 import numpy as np
 import pytest
@@ -164,6 +166,22 @@ def test_auto_predictor_is_chosen_on_held_out_documents():
     assert sizes[tok.predictor] == min(sizes.values())
     with pytest.raises(TypeError):
         Tokenizer(None, 64).fit(["abc", "abd"], predictor="auto")
+
+
+def test_auto_names_the_chains_it_could_not_try():
+    """A chain whose values outnumber n_tokens cannot be fitted: predictor="auto" says so, since
+    the chain left out might have been the best (raw 16-bit windows at 256 tokens)."""
+    rng = np.random.default_rng(3)
+    t = np.arange(12_000)
+    x = (1000 * np.sin(t / 200.0) + rng.integers(-2, 3, t.size)).astype(np.int16)  # ~2000 raw values
+    docs = [x[i:i + 3000] for i in range(0, 12_000, 3000)]
+    with pytest.warns(UserWarning, match=r"without trying none: .* n_tokens=600"):
+        tok = Tokenizer(None, 600).fit(docs, predictor="auto")
+    assert tok.predictor != "none"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Tokenizer(None, 2100).fit(docs, predictor="auto")
+    assert not [w for w in caught if "without trying" in str(w.message)]  # every chain fits 2100 tokens
 
 
 def test_a_given_model_may_leave_its_merges_unused():

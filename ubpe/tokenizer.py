@@ -193,7 +193,8 @@ class Tokenizer:
         chain by itself, so one model serves every window of a sensor. ``"auto"``: the chain
         of :data:`SHARED_PREDICTORS` whose model, fitted on every other document, compresses the
         remaining ones smallest (held out, as a shared model is used; one document is cut in
-        two halves).
+        two halves); a chain whose values outnumber ``n_tokens`` cannot be tried, and a
+        ``UserWarning`` names it (a raw 16-bit signal often needs more than 256 tokens).
 
         Raises ``TypeError`` for floats or other non-integer data, ``ValueError`` for an empty
         corpus or values outside the alphabet.
@@ -274,6 +275,7 @@ class Tokenizer:
             arrays = [arrays[0][:half], arrays[0][half:]]
         train, test = arrays[0::2], [t for t in arrays[1::2] if t.size]
         best, best_size = None, None
+        left_out: list[str] = []
         for name in SHARED_PREDICTORS:
             trial = Tokenizer(None, self.n_tokens, n_candidates=self.n_candidates, min_count=self.min_count,
                               weighting=self.weighting, window=self.window, mode=self.mode, method=self.method)
@@ -282,6 +284,7 @@ class Tokenizer:
                     warnings.simplefilter("ignore")  # a trial stopping early says nothing to the caller
                     trial.fit(train, predictor=name)
             except ValueError:  # e.g. more residual values than n_tokens
+                left_out.append(name)
                 continue
             size = sum(len(container.compress(t, tokenizer=trial, embed=False)) for t in test)
             if best_size is None or size < best_size:
@@ -289,6 +292,11 @@ class Tokenizer:
         if best is None:
             raise ValueError(f"predictor='auto': no chain of {', '.join(SHARED_PREDICTORS)} fits n_tokens="
                              f"{self.n_tokens}; raise n_tokens")
+        if left_out:
+            warnings.warn(
+                f"predictor='auto' chose {best!r} without trying {', '.join(left_out)}: their values "
+                f"outnumber n_tokens={self.n_tokens}; a larger n_tokens may compress better",
+                UserWarning, stacklevel=3)
         return best
 
     def _set_model(self, *, alphabet, dtype, merges, batches, counts, df, n_units, token_ids=None, weights=None):
