@@ -240,19 +240,26 @@ class Tokenizer:
         finally:
             if bar is not None:
                 bar.close()
+        return self._adopt(result, alphabet, dtype_for(docs), predictor, stacklevel=3)
+
+    def _adopt(self, result: trainer.TrainResult, alphabet: Alphabet, dtype: np.dtype,
+               predictor: str | None = None, stacklevel: int = 3) -> Tokenizer:
+        """Weigh, trim and re-rank a training result into this tokenizer's model (the end of
+        :meth:`fit`, shared with :func:`ubpe.dask.fit`); returns ``self``."""
+        a = len(alphabet)
         if result.stopped_early:
             warnings.warn(
                 f"fit stopped early: no pair occurs min_count={self.min_count} times, so the "
                 f"vocabulary has {a + len(result.merges)} tokens instead of n_tokens={self.n_tokens}",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=stacklevel,
             )
         weights = token_weights(result.counts, result.df, result.n_units, self.weighting)
         kept = trim_merges(result.merges, weights, a, self.n_tokens - a)
         self.alphabet = alphabet
         self._set_model(
             alphabet=alphabet,
-            dtype=_default_dtype(alphabet, dtype_for(docs)),
+            dtype=_default_dtype(alphabet, dtype),
             merges=renumber(result.merges, kept, a),
             batches=result.batches[kept],
             counts=result.counts[kept],

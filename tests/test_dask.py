@@ -1,0 +1,116 @@
+"""ubpe.dask: fitting over a dask collection gives the model bytes of Tokenizer.fit on the same
+documents (on a local cluster of two worker processes, and without a cluster), chunks compress
+as ubpe.compress compresses them, and a ubpe-compressed zarr array written from dask reads back."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ubpe
+
+da = pytest.importorskip("dask.array", reason="dask is optional (ubpe[dask])")
+db = pytest.importorskip("dask.bag", reason="dask is optional (ubpe[dask])")
+distributed = pytest.importorskip("distributed", reason="distributed is optional (ubpe[dask])")
+
+from ubpe import dask as ubpe_dask  # noqa: E402
+
+
+def in_memory(docs, alphabet, n_tokens, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return ubpe.Tokenizer(alphabet, n_tokens, **kw).fit(docs).to_bytes()
+
+
+def on_dask(collection, alphabet, n_tokens, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return ubpe_dask.fit(collection, alphabet=alphabet, n_tokens=n_tokens, **kw).to_bytes()
+
+
+@pytest.fixture(scope="module")
+def signal():
+    rng = np.random.default_rng(8)
+    return np.cumsum(rng.integers(-3, 4, 60_000)).astype(np.int16)
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=50) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.mark.parametrize("chunk,n_candidates,extra", [(6_000, 50, 1500), (6_000, 1, 120), (60_000, 50, 400),
+                                                      (25_000, 7, 600)])
+def test_fit_on_two_worker_processes_gives_the_in_memory_model_bytes(cluster_client, signal, chunk,
+                                                                      n_candidates, extra):
+    alphabet = ubpe.Alphabet.from_data(signal)
+    docs = [signal[i:i + chunk] for i in range(0, signal.size, chunk)]  # one chunk = one document
+    n_tokens = len(alphabet) + extra
+    expected = in_memory(docs, alphabet, n_tokens, n_candidates=n_candidates)
+    assert on_dask(da.from_array(signal, chunks=chunk), alphabet, n_tokens, n_candidates=n_candidates) == expected
+
+
+def test_rows_of_a_2d_array_and_bag_elements_are_documents(cluster_client, signal):
+    alphabet = ubpe.Alphabet.from_data(signal)
+    rows = signal[:48_000].reshape(12, 4000)
+    expected = in_memory(list(rows), alphabet, len(alphabet) + 300, window=500)
+    assert on_dask(da.from_array(rows, chunks=(5, 1000)), alphabet, len(alphabet) + 300, window=500) == expected
+    docs = [signal[:10], signal[10:4000], signal[4000:4001], signal[4001:20_000], signal[20_000:20_000]]
+    bag = db.from_sequence(docs, npartitions=3)
+    assert on_dask(bag, alphabet, len(alphabet) + 200) == in_memory(docs, alphabet, len(alphabet) + 200)
+
+
+def test_training_that_runs_out_of_pairs_stops_early_the_same_way(signal):
+    alphabet = ubpe.Alphabet.from_data(signal)
+    docs = [signal[:3000], signal[3000:6000]]
+    with pytest.warns(UserWarning, match="stopped early"):
+        tok = ubpe_dask.fit(da.from_array(signal[:6000], chunks=3000), alphabet=alphabet,
+                            n_tokens=len(alphabet) + 5000, min_count=40, client=False)
+    assert tok.to_bytes() == in_memory(docs, alphabet, len(alphabet) + 5000, min_count=40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=60), min_size=1, max_size=7),
+       st.integers(1, 4), st.integers(1, 60), st.integers(1, 3), st.sampled_from([None, 4]))
+def test_fit_without_a_cluster_equals_tokenizer_fit(docs, n_partitions, extra, n_candidates, window):
+    """No client: the rounds run in this process on the computed partitions, same bytes."""
+    docs = [np.array(d, dtype=np.int8) for d in docs]
+    if sum(d.size for d in docs) == 0:
+        return
+    alphabet = ubpe.Alphabet(6)
+    bag = db.from_sequence(docs, npartitions=min(n_partitions, len(docs)))
+    assert on_dask(bag, alphabet, 6 + extra, n_candidates=n_candidates, window=window, client=False) == \
+        in_memory(docs, alphabet, 6 + extra, n_candidates=n_candidates, window=window)
+
+
+def test_bad_collections_and_values_are_named(signal):
+    with pytest.raises(TypeError, match="dask array or a dask bag"):
+        ubpe_dask.fit([signal], alphabet=ubpe.Alphabet.from_data(signal), n_tokens=5000)
+    with pytest.raises(TypeError, match="alphabet"):
+        ubpe_dask.fit(da.from_array(signal, chunks=10_000), alphabet=None, n_tokens=5000)
+    with pytest.raises(ValueError):
+        ubpe_dask.fit(da.from_array(signal, chunks=10_000), alphabet=ubpe.Alphabet(10), n_tokens=50)
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        ubpe_dask.fit(da.zeros((2, 2, 2), dtype=np.int16, chunks=1), alphabet=ubpe.Alphabet(1), n_tokens=5)
+
+
+def test_chunks_compress_as_compress_does_and_a_zarr_array_reads_back(tmp_path, signal):
+    pytest.importorskip("zarr", reason="zarr is optional (ubpe[zarr])")
+    import dask
+
+    arr = da.from_array(signal, chunks=15_000)
+    tok = ubpe_dask.fit(arr, alphabet=ubpe.Alphabet.from_data(signal), n_tokens=1500)
+    blobs = dask.compute(*ubpe_dask.compress(arr, tok, level=1))
+    assert [len(b) for b in blobs] == [len(ubpe.compress(signal[i:i + 15_000], tokenizer=tok, embed=False, level=1))
+                                      for i in range(0, signal.size, 15_000)]
+    back = np.concatenate([ubpe.decompress(b, tokenizer=tok) for b in blobs])
+    assert np.array_equal(back, signal)
+    path = str(tmp_path / "x.zarr")
+    ubpe_dask.to_zarr(arr, path, tok)
+    lazy = ubpe_dask.from_zarr(path)
+    assert isinstance(lazy, da.Array) and lazy.chunks == arr.chunks and lazy.dtype == signal.dtype
+    assert np.array_equal(lazy[20_000:40_000].compute(), signal[20_000:40_000])
