@@ -87,6 +87,15 @@ def test_fit_without_a_cluster_equals_tokenizer_fit(docs, n_partitions, extra, n
         in_memory(docs, alphabet, 6 + extra, n_candidates=n_candidates, window=window)
 
 
+def test_the_default_alphabet_is_the_range_of_the_array(signal):
+    x = signal[:20_000]
+    full = ubpe.Alphabet(np.arange(int(x.min()), int(x.max()) + 1))
+    got = on_dask(da.from_array(x, chunks=5000), "range", len(full) + 100, client=False)
+    assert got == in_memory([x[i:i + 5000] for i in range(0, 20_000, 5000)], full, len(full) + 100)
+    with pytest.raises(TypeError, match="range"):
+        ubpe_dask.fit(db.from_sequence([x]), n_tokens=5000)
+
+
 def test_bad_collections_and_values_are_named(signal):
     with pytest.raises(TypeError, match="dask array or a dask bag"):
         ubpe_dask.fit([signal], alphabet=ubpe.Alphabet.from_data(signal), n_tokens=5000)

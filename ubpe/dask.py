@@ -203,7 +203,7 @@ def _partitions(collection: Any) -> list[Any]:
 def fit(
     collection: Any,
     *,
-    alphabet: Alphabet | int | Any,
+    alphabet: Alphabet | int | Any = "range",
     n_tokens: int,
     n_candidates: int = 50,
     min_count: int = 2,
@@ -217,14 +217,21 @@ def fit(
     ``collection`` is a dask array (each chunk of a 1-D array one document; each row of a 2-D
     array one document, rows rechunked whole) or a dask bag whose elements are documents.
     The result (model bytes included) equals ``Tokenizer(alphabet, n_tokens, ...).fit(docs)``
-    on the same documents in the same order. ``alphabet`` is required (an :class:`Alphabet`,
-    a size, or values), as the partitions are never seen together. ``progress(n_merges)`` is
+    on the same documents in the same order. ``alphabet``: an :class:`Alphabet`, a size, or
+    values; ``"range"`` (default, integer arrays only) every integer from the array's minimum
+    to its maximum, computed on the cluster in one pass (the partitions are never gathered). ``progress(n_merges)`` is
     called after every round. ``client``: a ``distributed.Client`` to run on; None (default)
     the active one if any; False runs the rounds in this process. Values outside the alphabet
     raise ``ValueError``.
     """
     import dask
+    import dask.array as da
 
+    if isinstance(alphabet, str) and alphabet == "range":
+        if not isinstance(collection, da.Array) or collection.dtype.kind not in "iu":
+            raise TypeError("alphabet='range' needs a dask array of integers; give a bag an Alphabet")
+        lo, hi = (int(v) for v in dask.compute(collection.min(), collection.max()))
+        alphabet = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
     tok = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count,
                     weighting=weighting, window=window)
     alpha = tok.alphabet
