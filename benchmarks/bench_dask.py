@@ -3,7 +3,7 @@ single-process path, the peak memory of each worker, and model bytes checked equ
 
     python benchmarks/bench_dask.py [--values N] [--chunk C] [--n-tokens T] [--level L]
 
-Data: the 120 neural recordings concatenated (2 370 569 + ... int16 values) and repeated to
+Data: an uncompressed zarr array in a temporary folder holding the 120 neural recordings concatenated (2 370 569 + ... int16 values) and repeated to
 ``--values`` (default 2**24 = 16.8 M values; say so when quoting), cut into chunks of ``--chunk``
 values (default 2**20), each chunk one document. Every figure is one wall-clock run (the
 cluster started beforehand, not timed). Peak memory per worker is the worker process's peak
@@ -48,7 +48,18 @@ def main(argv: list[str] | None = None) -> int:
     base = np.concatenate(_data.neural(None))
     x = np.resize(base, args.values)  # repeats the recordings to the size asked
     alphabet = ubpe.Alphabet.from_data(x)
-    arr = da.from_array(x, chunks=args.chunk)
+    # the source as users hold it: an uncompressed zarr array on disk, each chunk read by its
+    # own task (a dask array made from one in-memory numpy array would pin every task to the
+    # worker holding it)
+    import tempfile
+
+    import zarr
+
+    tmp = tempfile.TemporaryDirectory(prefix="ubpe-bench-dask-")
+    src = zarr.create_array(f"{tmp.name}/raw.zarr", shape=x.shape, chunks=(args.chunk,), dtype=x.dtype,
+                            zarr_format=2, compressors=None)
+    src[:] = x
+    arr = da.from_zarr(f"{tmp.name}/raw.zarr")
     docs = [x[i:i + args.chunk] for i in range(0, x.size, args.chunk)]
     n_tokens = len(alphabet) + args.n_tokens
     print(f"{x.size} int16 values (120 neural recordings, {base.size} values, repeated), {len(docs)} chunks "

@@ -78,6 +78,36 @@ def test_zarr_format_2_array_on_disk(tmp_path, signal):
     assert np.array_equal(back[3990:4010, 1], frames[3990:4010, 1])  # across a chunk boundary
 
 
+def test_zarr_format_3_array_on_disk_reopens_in_a_fresh_process(tmp_path, signal):
+    """Format 3 through zarr's numcodecs bridge (zarr >= 3.1.3): "numcodecs.ubpe" with a shared
+    model in the array's metadata; a new process finds the codec through the entry point."""
+    import subprocess
+    import sys
+    import warnings
+
+    pytest.importorskip("zarr.codecs.numcodecs", reason="zarr >= 3.1.3 has the numcodecs bridge")
+    import zarr
+
+    import ubpe.zarr3
+
+    tok = ubpe.Tokenizer(None, 600).fit(signal[:10_000], predictor="delta1")
+    path = str(tmp_path / "a3.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr: "numcodecs codecs are not in the format 3 spec"
+        z = zarr.create_array(path, shape=signal.shape, chunks=(7000,), dtype=signal.dtype,
+                              serializer=ubpe.zarr3.codec(level=2, model=tok), compressors=None)
+        z[:] = signal
+    meta = json.loads((tmp_path / "a3.zarr" / "zarr.json").read_text())
+    assert meta["codecs"][0]["name"] == "numcodecs.ubpe" and meta["codecs"][0]["configuration"]["level"] == 2
+    code = (f"import zarr, numpy as np, sys; z = zarr.open_array({path!r}, mode='r'); "
+            "sys.stdout.write(z[:].tobytes().hex())")
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert bytes.fromhex(proc.stdout) == signal.tobytes()
+    with pytest.raises((ValueError, TypeError)):
+        ubpe.zarr3.UBPE(level=7)
+
+
 def test_import_ubpe_never_imports_numcodecs_or_zarr():
     import subprocess
     import sys
