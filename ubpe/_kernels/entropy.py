@@ -10,7 +10,7 @@ Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 # Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
 RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
@@ -124,7 +124,9 @@ def unpack_bits(data, width, out):
 # ----------------------------------------------------------------------------- bitstream
 
 
-@njit(cache=True, nogil=True)
+# One explicit signature each (arguments converted at every call site): without it numba
+# compiled _put once per combination of argument types and literal constants (11 times).
+@njit("int64(uint8[::1], int64, int64, int64)", cache=True, nogil=True)
 def _put(buf, pos, value, nbits):
     """Write the low ``nbits`` (<= 62) bits of ``value`` at bit ``pos``; return the new position.
 
@@ -146,7 +148,8 @@ def _put(buf, pos, value, nbits):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@njit([types.int64(types.Array(types.uint8, 1, "C", readonly=ro), types.int64, types.int64)
+       for ro in (False, True)], cache=True, nogil=True)
 def _get(buf, pos, nbits):
     """Read ``nbits`` (<= 62) bits at bit ``pos`` of ``buf``; return the value, or -1 if past the end.
 

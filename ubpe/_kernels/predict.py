@@ -242,9 +242,15 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
             for k in range(1, usable + 1):
                 e = errs[k] / max(errs[0], 1e-300)
                 est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
-            ranked = np.argsort(est)
             for c in range(min(3, usable)):
-                k = ranked[c] + 1
+                # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
+                # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
+                # compiles for seconds)
+                k = 1
+                for j in range(1, usable):
+                    if est[j] < est[k - 1]:
+                        k = j + 1
+                est[k - 1] = np.inf
                 for pi in range(precisions.shape[0]):
                     prec = precisions[pi]
                     shift = _quantize(lps[k], k, prec, q)
