@@ -101,6 +101,42 @@ def rank_ids(weights: np.ndarray, alphabet_size: int) -> np.ndarray:
     return ids
 
 
+def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Identical documents merged into their first occurrence: ``(ids, doc_offsets, weights)``.
+
+    ``weights[d]`` (int64) counts the documents equal to distinct document ``d``; ``weights`` is
+    None (and the inputs come back unchanged) when every document is distinct. Training on the
+    result with these multiplicities gives exactly the model of the full corpus
+    (:func:`ubpe.trainer.train`, ``weights``).
+    """
+    n_docs = doc_offsets.shape[0] - 1
+    if n_docs < 2:
+        return ids, doc_offsets, None
+    first: dict[bytes, list[int]] = {}  # digest -> distinct documents with it (checked equal below)
+    owner = np.empty(n_docs, dtype=np.int64)  # distinct document standing for each document
+    distinct: list[int] = []
+    for d in range(n_docs):
+        doc = ids[doc_offsets[d] : doc_offsets[d + 1]]
+        key = hashlib.blake2b(doc.data, digest_size=16).digest()
+        same = first.setdefault(key, [])
+        for e in same:  # a digest names its document; equality is still checked, not assumed
+            if np.array_equal(ids[doc_offsets[e] : doc_offsets[e + 1]], doc):
+                owner[d] = e
+                break
+        else:
+            same.append(d)
+            distinct.append(d)
+            owner[d] = d
+    if len(distinct) == n_docs:
+        return ids, doc_offsets, None
+    keep = np.array(distinct, dtype=np.int64)
+    weights = np.bincount(owner, minlength=n_docs)[keep].astype(np.int64)
+    lengths = np.diff(doc_offsets)[keep]
+    new_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    new_ids = np.concatenate([ids[doc_offsets[d] : doc_offsets[d + 1]] for d in distinct]) if len(keep) else ids[:0]
+    return np.ascontiguousarray(new_ids, dtype=np.int32), new_offsets, weights
+
+
 class Tokenizer:
     """Byte-pair encoding over any alphabet (UBPE).
 
@@ -218,7 +254,22 @@ class Tokenizer:
                 alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
             except ValueError as e:
                 raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
-        unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window)
+        # identical documents are trained once with their multiplicity (same model, less work)
+        ids, doc_offsets, weights = collapse_documents(ids, doc_offsets)
+        self._fit_ids(ids, doc_offsets, alphabet, _default_dtype(alphabet, dtype_for(docs)),
+                      weights=weights, n_docs=len(docs), progress=progress)
+        self.predictor = predictor
+        return self
+
+    def _fit_ids(self, ids: np.ndarray, doc_offsets: np.ndarray, alphabet: Alphabet, dtype: np.dtype, *,
+                 weights: np.ndarray | None = None, n_docs: int | None = None, progress: bool = False,
+                 token_ids: str = "weight") -> None:
+        """Train on alphabet ids (int32) cut into documents by ``doc_offsets`` (int64, D+1), each
+        counted ``weights[d]`` times (``None``: once); ``n_docs`` documents in all (default D).
+
+        ``token_ids="priority"`` numbers merged tokens in merge order instead of by weight.
+        """
+        unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window, n_docs=n_docs)
         a = len(alphabet)
 
         bar = None
@@ -234,7 +285,7 @@ class Tokenizer:
         try:
             result = trainer.train(
                 ids, doc_offsets, unit_offsets, a, self.n_tokens, self.n_candidates,
-                self.min_count, progress=callback,
+                self.min_count, progress=callback, weights=weights,
             )
         finally:
             if bar is not None:
@@ -244,23 +295,22 @@ class Tokenizer:
                 f"fit stopped early: no pair occurs min_count={self.min_count} times, so the "
                 f"vocabulary has {a + len(result.merges)} tokens instead of n_tokens={self.n_tokens}",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        weights = token_weights(result.counts, result.df, result.n_units, self.weighting)
-        kept = trim_merges(result.merges, weights, a, self.n_tokens - a)
+        weights_ = token_weights(result.counts, result.df, result.n_units, self.weighting)
+        kept = trim_merges(result.merges, weights_, a, self.n_tokens - a)
         self.alphabet = alphabet
         self._set_model(
             alphabet=alphabet,
-            dtype=_default_dtype(alphabet, dtype_for(docs)),
+            dtype=dtype,
             merges=renumber(result.merges, kept, a),
             batches=result.batches[kept],
             counts=result.counts[kept],
             df=result.df[kept],
             n_units=result.n_units,
-            weights=weights[kept],
+            weights=weights_[kept],
+            token_ids=np.arange(a + len(kept), dtype=np.int32) if token_ids == "priority" else None,
         )
-        self.predictor = predictor
-        return self
 
     def _choose_predictor(self, docs: list) -> str:
         """The :data:`SHARED_PREDICTORS` chain that compresses held-out documents smallest."""
