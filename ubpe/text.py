@@ -354,6 +354,7 @@ class TextTokenizer:
                     plan.append(index.setdefault(piece, len(index)))
             plans.append(plan)
         starts, tokens = self._encode_pieces(tok, list(index))
+        starts = np.append(starts, starts[-1])  # special entries read index 0 (and 1): always there
         out = []
         for plan in plans:
             p = np.array(plan, dtype=np.int64)
