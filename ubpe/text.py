@@ -103,7 +103,7 @@ class TextTokenizer:
 
     Examples
     --------
-    >>> tok = TextTokenizer(300, special_tokens=["<|eot|>"]).fit("the cat sat on the mat " * 20)
+    >>> tok = TextTokenizer(260, special_tokens=["<|eot|>"]).fit("the cat sat on the mat " * 20)
     >>> ids = tok.encode("the cat<|eot|>", allowed_special="all")
     >>> tok.decode(ids)
     'the cat<|eot|>'
