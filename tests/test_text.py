@@ -437,3 +437,60 @@ def test_text_doc_examples_run(shared_data):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, len(test.examples))
+
+
+def edited_export(tmp_path, edit):
+    import json
+
+    t = fit(300, special_tokens=[EOT])
+    t.export_hf(tmp_path / "t.json")
+    d = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    edit(d)
+    (tmp_path / "e.json").write_text(json.dumps(d), encoding="utf-8")
+    return t, tmp_path / "e.json"
+
+
+def test_import_hf_reads_byte_level_without_split_as_gpt2(tmp_path):
+    def byte_level_regex(d):
+        d["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+
+    _, path = edited_export(tmp_path, byte_level_regex)
+    assert TextTokenizer.import_hf(path).pattern == PATTERNS["gpt2"]
+
+
+def _set(path, value):
+    def edit(d):
+        obj = d
+        for key in path[:-1]:
+            obj = obj[key]
+        obj[path[-1]] = value
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, error, match",
+    [
+        (_set(["normalizer"], {"type": "Lowercase"}), ValueError, "normalizer"),
+        (_set(["model", "ignore_merges"], True), ValueError, "ignore_merges"),
+        (_set(["model", "dropout"], 0.1), ValueError, "dropout"),
+        (_set(["model", "type"], "WordPiece"), ValueError, "BPE"),
+        (_set(["post_processor"], {"type": "ByteLevel"}), ValueError, "post-processor"),
+        (_set(["pre_tokenizer", "pretokenizers", 1, "add_prefix_space"], True), ValueError, "add_prefix_space"),
+        (_set(["pre_tokenizer", "pretokenizers", 0, "behavior"], "Removed"), ValueError, "Isolated"),
+        (_set(["pre_tokenizer"], {"type": "Whitespace"}), ValueError, "Whitespace"),
+        (lambda d: d["model"]["vocab"].update({"!": 1, '"': 0}), ValueError, "byte order"),
+        (lambda d: d["model"]["merges"].reverse(), ValueError, "merge 0"),
+        (lambda d: d["added_tokens"][0].update(id=5000), ValueError, "added tokens"),
+        (lambda d: d.pop("model"), ubpe.CorruptDataError, "expected shape"),
+    ],
+)
+def test_import_hf_refuses_what_it_cannot_reproduce(tmp_path, edit, error, match):
+    _, path = edited_export(tmp_path, edit)
+    with pytest.raises(error, match=match):
+        TextTokenizer.import_hf(path)
+
+
+def test_import_hf_refuses_what_is_not_json(tmp_path):
+    (tmp_path / "x.json").write_bytes(b"\xff{")
+    with pytest.raises(ubpe.CorruptDataError, match="JSON"):
+        TextTokenizer.import_hf(tmp_path / "x.json")

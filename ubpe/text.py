@@ -556,41 +556,84 @@ class TextTokenizer:
 
     @classmethod
     def import_hf(cls, path: str | os.PathLike) -> TextTokenizer:
-        """Read a byte-level BPE ``tokenizer.json`` laid out as :meth:`export_hf` writes it (ids
-        0-255 the bytes in order, merge ``k`` making id ``256 + k``, added tokens after).
+        """Read a byte-level BPE ``tokenizer.json`` laid out as :meth:`export_hf` writes it: ids
+        0-255 the bytes in byte order, merge ``k`` making id ``256 + k``, added tokens after.
 
-        Training statistics are not in such a file: the result encodes and decodes as the
-        exported tokenizer did, but its counts are zero. ``ValueError`` for another layout.
+        The pre-tokenizer may be a ``Split`` (regex or string, "Isolated", not inverted) and/or
+        ``ByteLevel`` without a prefix space (its own regex, if on, is GPT-2's pattern); the
+        normaliser one of NFC, NFD, NFKC, NFKD. Training statistics are not in such a file: the
+        result encodes and decodes as the exported tokenizer did, but its counts are zero.
+        ``ValueError`` for a layout that ubpe cannot reproduce exactly (another byte order,
+        other pre-tokenizers or normalisers, a post-processor); ``CorruptDataError`` for a file
+        that is not such JSON at all.
         """
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-        model = d.get("model") if isinstance(d, dict) else None
-        if not isinstance(model, dict) or model.get("type") != "BPE":
-            raise ValueError(f"{os.fspath(path)}: not a BPE tokenizer.json")
+        where = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                d = json.load(f)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise CorruptDataError(f"{where}: not JSON: {e}") from None
+        try:
+            return cls._from_hf(d, where)
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
+            raise CorruptDataError(f"{where}: not a tokenizer.json of the expected shape: {e!r}") from None
+
+    @classmethod
+    def _from_hf(cls, d: Any, where: str) -> TextTokenizer:
+        model = d["model"]
+        if model.get("type") != "BPE":
+            raise ValueError(f"{where}: not a BPE model (type {short(model.get('type'))})")
+        unsupported = {  # options that would make Hugging Face encode otherwise (unk_token never fires: every byte is a token)
+            "dropout": model.get("dropout") not in (None, 0, 0.0),
+            "continuing_subword_prefix": model.get("continuing_subword_prefix") not in (None, ""),
+            "end_of_word_suffix": model.get("end_of_word_suffix") not in (None, ""),
+            "byte_fallback": bool(model.get("byte_fallback", False)),
+            "ignore_merges": bool(model.get("ignore_merges", False)),
+        }
+        for key, bad in unsupported.items():
+            if bad:
+                raise ValueError(f"{where}: BPE option {key}={short(model.get(key))} is not supported")
         spell = bytes_to_unicode()
-        vocab = model.get("vocab", {})
+        vocab = model["vocab"]
         if any(vocab.get(spell[b]) != b for b in range(256)):
-            raise ValueError(f"{os.fspath(path)}: ids 0-255 must be the 256 bytes in byte order (GPT-2 spelling)")
+            raise ValueError(f"{where}: ids 0-255 must be the 256 bytes in byte order (GPT-2 spelling)")
         merges = []
-        for k, m in enumerate(model.get("merges", [])):
+        for k, m in enumerate(model["merges"]):
             left, right = m.split(" ") if isinstance(m, str) else m
             if vocab.get(left + right) != 256 + k:
-                raise ValueError(f"{os.fspath(path)}: merge {k} ({left!r}, {right!r}) must make id {256 + k}")
+                raise ValueError(f"{where}: merge {k} ({left!r}, {right!r}) must make id {256 + k}")
             merges.append((vocab[left], vocab[right]))
         if len(vocab) != 256 + len(merges):
-            raise ValueError(f"{os.fspath(path)}: the vocabulary must be the bytes and one token per merge")
-        pattern, normalize = None, None
-        pre = d.get("pre_tokenizer") or {}
-        for p in pre.get("pretokenizers", [pre]):
-            if p.get("type") == "Split":
-                pattern = p["pattern"].get("Regex") if "Regex" in p["pattern"] else _escape(p["pattern"]["String"])
+            raise ValueError(f"{where}: the vocabulary must be the bytes and one token per merge")
+        pattern = None
+        pre = d.get("pre_tokenizer")
+        steps = [] if pre is None else pre["pretokenizers"] if pre["type"] == "Sequence" else [pre]
+        for i, p in enumerate(steps):
+            if p["type"] == "Split" and i == 0:
+                if p.get("behavior") != "Isolated" or p.get("invert"):
+                    raise ValueError(f"{where}: only an 'Isolated', non-inverted Split is supported")
+                pat = p["pattern"]
+                pattern = pat["Regex"] if "Regex" in pat else _escape(pat["String"])
+            elif p["type"] == "ByteLevel" and i == len(steps) - 1:
+                if p.get("add_prefix_space", True):
+                    raise ValueError(f"{where}: ByteLevel with add_prefix_space is not supported")
+                if p.get("use_regex", True):
+                    if pattern is not None:
+                        raise ValueError(f"{where}: a Split followed by ByteLevel's own regex is not supported")
+                    pattern = PATTERNS["gpt2"]
+            else:
+                raise ValueError(f"{where}: pre-tokenizer {short(p['type'])} at step {i} is not supported "
+                                 f"(Split, then ByteLevel)")
         norm = d.get("normalizer")
-        if norm is not None:
-            normalize = norm.get("type")
+        normalize = None if norm is None else norm["type"]
+        if normalize is not None and normalize not in NORMALIZATIONS:
+            raise ValueError(f"{where}: normalizer {short(normalize)} is not supported ({', '.join(NORMALIZATIONS)})")
+        if d.get("post_processor") is not None:
+            raise ValueError(f"{where}: a post-processor adds tokens ubpe would not: not supported")
         added = sorted(d.get("added_tokens", []), key=lambda t: t["id"])
         n = 256 + len(merges)
         if [t["id"] for t in added] != list(range(n, n + len(added))):
-            raise ValueError(f"{os.fspath(path)}: added tokens must take the ids after the vocabulary")
+            raise ValueError(f"{where}: added tokens must take the ids after the vocabulary")
         out = cls(n, pattern=pattern, normalize=normalize, special_tokens=[t["content"] for t in added])
         out._set_tokenizer(_byte_tokenizer(np.array(merges, dtype=np.int32).reshape(-1, 2), n,
                                            out.n_candidates, out.min_count))
