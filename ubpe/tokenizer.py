@@ -221,7 +221,8 @@ class Tokenizer:
 
         ``corpus`` is one sequence (1-D integer array, list of ints, bytes, str) or an iterable
         of them (documents; pairs never cross a document). A 2-D array is one document per row.
-        Refitting replaces the previous model.
+        Refitting replaces the previous model. Identical documents are trained once, with their
+        multiplicity: the model is that of the full corpus, the work that of its distinct documents.
 
         ``predictor`` (a ``planner.PREDICTORS`` name such as ``"delta1"`` or ``"lpc"``): learn
         the residuals of that front-end chain, each document on its own, and record it in the
