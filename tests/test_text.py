@@ -517,3 +517,32 @@ def test_exports_encode_any_text_to_the_same_ids(exported, text):
     assert enc.encode(text, disallowed_special=()) == ours
     if EOT not in text:  # Hugging Face always treats added tokens as special
         assert hf.encode(text).ids == ours
+
+
+@given(
+    corpus=st.lists(st.text(alphabet="aab c\n", min_size=1, max_size=60), min_size=1, max_size=6),
+    probes=st.lists(st.text(alphabet="aabc \n", max_size=80), max_size=10),
+    extra=st.integers(1, 60),
+    n_candidates=st.sampled_from([1, 2, 3, 50]),
+    min_count=st.sampled_from([1, 2]),
+    pattern=st.sampled_from([None, "gpt4"]),
+)
+def test_exports_match_on_small_random_vocabularies(tmp_path_factory, corpus, probes, extra, n_candidates,
+                                                    min_count, pattern):
+    """Tiny alphabets make long merge chains, overlapping runs (aaaa), batches and a trimmed last
+    batch: the pair rule (ubpe, Hugging Face) and tiktoken's rule by bytes still agree."""
+    import warnings
+
+    tokenizers = pytest.importorskip("tokenizers", reason="Hugging Face tokenizers is not installed")
+    tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        t = TextTokenizer(256 + extra, pattern=pattern, n_candidates=n_candidates, min_count=min_count).fit(corpus)
+    enc = tiktoken.Encoding("ubpe-test", pat_str=t.pattern or r"[\s\S]+", mergeable_ranks=t.tiktoken_ranks(),
+                            special_tokens={})
+    path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
+    t.export_hf(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for text in corpus + probes:
+        ours = t.encode(text).tolist()
+        assert enc.encode(text) == ours and hf.encode(text).ids == ours
