@@ -546,3 +546,7 @@ def test_exports_match_on_small_random_vocabularies(tmp_path_factory, corpus, pr
     for text in corpus + probes:
         ours = t.encode(text).tolist()
         assert enc.encode(text) == ours and hf.encode(text).ids == ours
+
+
+def test_patterns_with_groups_still_give_whole_pieces():
+    assert TextTokenizer(256, pattern=r"(\d)+|([a-z])+").pieces("ab12 cd") == ["ab", "12", " ", "cd"]

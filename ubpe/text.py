@@ -228,6 +228,10 @@ class TextTokenizer:
             text = unicodedata.normalize(self.normalize, text)
         if self._split_re is None:
             return [text] if text else []
+        if self._split_re.groups == 0:  # findall gives whole matches: the fast path, when they cover the text
+            found = self._split_re.findall(text)
+            if sum(map(len, found)) == len(text):  # non-overlapping, in order: they tile the text
+                return [p for p in found if p]
         out, start = [], 0
         for m in self._split_re.finditer(text):
             if m.start() == m.end():
