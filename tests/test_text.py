@@ -550,3 +550,29 @@ def test_exports_match_on_small_random_vocabularies(tmp_path_factory, corpus, pr
 
 def test_patterns_with_groups_still_give_whole_pieces():
     assert TextTokenizer(256, pattern=r"(\d)+|([a-z])+").pieces("ab12 cd") == ["ab", "12", " ", "cd"]
+
+
+def _text_bytes(body: dict, version: int = 1) -> bytes:
+    import hashlib
+
+    import msgpack
+
+    raw = msgpack.packb(body, use_bin_type=True)
+    return msgpack.packb({"magic": "ubpe.text", "version": version, "body": raw,
+                          "sha256": hashlib.sha256(raw).digest()}, use_bin_type=True)
+
+
+def test_inconsistent_fields_raise_corrupt_data_error(tok):
+    good = dict(pattern=tok.pattern, normalize=None, special_tokens=[EOT], tokenizer=tok.tokenizer.to_bytes())
+    assert TextTokenizer.from_bytes(_text_bytes(good)).special_tokens == (EOT,)
+    plain = Tokenizer(256, 300).fit(CORPUS.encode())  # public ids by idf, not merge order
+    for key, bad, match in [("pattern", 5, "pattern"), ("pattern", "(", "pattern"), ("normalize", "nfc", "normalize"),
+                            ("special_tokens", EOT, "list"), ("special_tokens", [EOT, EOT], "distinct"),
+                            ("tokenizer", b"junk", "tokenizer"), ("tokenizer", plain.to_bytes(), "merge order"),
+                            ("tokenizer", Tokenizer(4, 6).fit([0, 1, 0, 1, 2, 3, 2, 3]).to_bytes(), "256 bytes")]:
+        with pytest.raises(ubpe.CorruptDataError, match=match):
+            TextTokenizer.from_bytes(_text_bytes(dict(good, **{key: bad})))
+    with pytest.raises(ubpe.CorruptDataError):
+        TextTokenizer.from_bytes(_text_bytes(dict(good, extra=1)))
+    with pytest.raises(ubpe.FormatVersionError):
+        TextTokenizer.from_bytes(_text_bytes(good, version=2))

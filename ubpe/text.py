@@ -464,7 +464,7 @@ class TextTokenizer:
         if hashlib.sha256(body).digest() != digest:
             raise CorruptDataError(f"{_WHERE}: checksum mismatch (the bytes are damaged)")
         f = expect_map(_unpack(body), _WHERE, _FIELDS)
-        tok = Tokenizer.from_bytes(field_bytes(f, "tokenizer", where=_WHERE))
+        tok = _check_byte_tokenizer(Tokenizer.from_bytes(field_bytes(f, "tokenizer", where=_WHERE)))
         specials = f["special_tokens"]
         if not isinstance(specials, list):
             raise CorruptDataError(f"{_WHERE}: 'special_tokens' must be a list, got {short(specials)}")
@@ -477,13 +477,7 @@ class TextTokenizer:
         return out
 
     def _set_tokenizer(self, tok: Tokenizer) -> None:
-        if tok.alphabet != Alphabet(256):
-            raise CorruptDataError(f"{_WHERE}: the tokenizer's alphabet is not the 256 bytes")
-        if tok.mode != "classic" or tok.predictor is not None:
-            raise CorruptDataError(f"{_WHERE}: the byte tokenizer must be a classic model without a front end")
-        if not np.array_equal(tok.token_ids, np.arange(tok.vocab_size)):
-            raise CorruptDataError(f"{_WHERE}: merged tokens must be numbered in merge order")
-        self._tok = tok
+        self._tok = _check_byte_tokenizer(tok)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_bytes` to ``path`` atomically."""
@@ -689,6 +683,17 @@ class TextTokenizer:
             n, pattern, normalize, specials, nc, mc = state["params"]
             self.__init__(n, pattern=pattern, normalize=normalize, special_tokens=specials, n_candidates=nc,
                           min_count=mc)
+
+
+def _check_byte_tokenizer(tok: Tokenizer) -> Tokenizer:
+    """``tok`` if it can serve a TextTokenizer (bytes, classic, ids in merge order), else ``CorruptDataError``."""
+    if tok.alphabet != Alphabet(256):
+        raise CorruptDataError(f"{_WHERE}: the tokenizer's alphabet is not the 256 bytes")
+    if tok.mode != "classic" or tok.predictor is not None:
+        raise CorruptDataError(f"{_WHERE}: the byte tokenizer must be a classic model without a front end")
+    if not np.array_equal(tok.token_ids, np.arange(tok.vocab_size)):
+        raise CorruptDataError(f"{_WHERE}: merged tokens must be numbered in merge order")
+    return tok
 
 
 def _byte_tokenizer(merges: np.ndarray, n_tokens: int, n_candidates: int, min_count: int) -> Tokenizer:
