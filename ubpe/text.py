@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -344,7 +345,8 @@ class TextTokenizer:
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str, got a str: use encode() for one text")
         allowed, disallowed = self._allowed(allowed_special, disallowed_special)
-        index: dict[str, int] = {}  # distinct piece -> its number
+        # distinct piece -> its number, numbered on first sight (the lookups run in C: map, no Python loop)
+        index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         plans: list[list[int]] = []  # per text: piece numbers, or -1 - special id
         for i, text in enumerate(texts):
             if not isinstance(text, str):
@@ -355,8 +357,7 @@ class TextTokenizer:
                 if isinstance(seg, int):
                     plan.append(-1 - seg)
                     continue
-                for piece in self.pieces(seg):
-                    plan.append(index.setdefault(piece, len(index)))
+                plan.extend(map(index.__getitem__, self.pieces(seg)))
             plans.append(plan)
         starts, tokens = self._encode_pieces(tok, list(index))
         starts = np.append(starts, starts[-1])  # special entries read index 0 (and 1): always there
