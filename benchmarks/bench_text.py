@@ -23,7 +23,11 @@ Pre-tokenization: the GPT-4 (cl100k) split pattern of ``ubpe.text.PATTERNS`` for
 Columns: ``vocab`` the vocabulary reached (training may stop early when no pair repeats:
 ubpe and hf at min_count 2); ``fit_s`` best wall time of ``--repeat`` fits (ubpe's kernels
 warmed first; the machine may be shared, compare rows of one run only); ``B/tok`` UTF-8 bytes
-per token on the training part and on the held-back part (more is better).
+per token on the training part and on the held-back part (more is better); ``enc_MB/s`` encoding
+the whole text ten times over (1.86 MB, one call, best of ``--repeat``): ubpe's
+``TextTokenizer.encode``, the Hugging Face tokenizer's ``encode``, SentencePiece's ``encode`` of
+the pieces (the split done in Python, included), and, on the ubpe rows' "tiktoken" twin, the
+``tiktoken.Encoding`` built from ``export_tiktoken``'s ranks (same ids).
 """
 
 from __future__ import annotations
@@ -62,8 +66,18 @@ def ubpe_row(train: str, held: str, n: int, nc: int, repeat: int) -> dict:
     def count(s):
         return len(tok.encode(s, disallowed_special=()))
 
-    return dict(tool=f"ubpe nc={nc}", n_tokens=n, vocab=tok.vocab_size, fit_s=t.best_s,
-                **scores(train, held, count))
+    row = dict(tool=f"ubpe nc={nc}", n_tokens=n, vocab=tok.vocab_size, fit_s=t.best_s,
+               **scores(train, held, count), **speed(lambda s: tok.encode(s, disallowed_special=()), repeat))
+    rows = [row]
+    try:
+        import tiktoken
+    except ImportError:
+        return rows
+    enc = tiktoken.Encoding("ubpe", pat_str=tok.pattern, mergeable_ranks=tok.tiktoken_ranks(), special_tokens={})
+    rows.append(dict(tool=f"  tiktoken twin of nc={nc}", n_tokens=n, vocab=tok.vocab_size,
+                     **scores(train, held, lambda s: len(enc.encode_ordinary(s))),
+                     **speed(enc.encode_ordinary, repeat)))
+    return rows
 
 
 def hf_row(train: str, held: str, n: int, repeat: int) -> dict | None:
@@ -88,7 +102,7 @@ def hf_row(train: str, held: str, n: int, repeat: int) -> dict | None:
     t = time_call(fit, warmup=0, repeat=repeat)
     tok = t.result
     return dict(tool="hf BpeTrainer", n_tokens=n, vocab=tok.get_vocab_size(), fit_s=t.best_s,
-                **scores(train, held, lambda s: len(tok.encode(s).ids)))
+                **scores(train, held, lambda s: len(tok.encode(s).ids)), **speed(tok.encode, repeat))
 
 
 def spm_row(train: str, held: str, n: int, repeat: int) -> dict | None:
@@ -118,7 +132,16 @@ def spm_row(train: str, held: str, n: int, repeat: int) -> dict | None:
     def count(s):
         return sum(len(ids) for ids in sp.encode(splitter.pieces(s)))
 
-    return dict(tool="spm bpe", n_tokens=n, vocab=sp.get_piece_size(), fit_s=t.best_s, **scores(train, held, count))
+    return dict(tool="spm bpe", n_tokens=n, vocab=sp.get_piece_size(), fit_s=t.best_s, **scores(train, held, count),
+                **speed(lambda s: sp.encode(splitter.pieces(s)), repeat))
+
+
+BIG = ""  # the whole text ten times, set by main
+
+
+def speed(encode, repeat: int) -> dict:
+    t = time_call(encode, BIG, warmup=1, repeat=repeat)
+    return {"enc_MB/s": len(BIG.encode()) / t.best_s / 1e6}
 
 
 def scores(train: str, held: str, count) -> dict:
@@ -133,18 +156,21 @@ def main(argv=None):
     args = p.parse_args(argv)
     text = _data.text().decode("utf-8")
     train, held = split_text(text)
+    global BIG
+    BIG = text * 10
     print(f"taylorswift.txt: {len(text.encode()):,} bytes; training on {len(train.encode()):,}, "
           f"holding back {len(held.encode()):,}; {len(TextTokenizer(256).pieces(train)):,} pieces, "
           f"{len(set(TextTokenizer(256).pieces(train))):,} distinct\n")
     TextTokenizer(300).fit(train[:5000])  # numba kernels compiled or loaded before any timing
     rows = []
     for n in args.sizes:
-        rows.append(ubpe_row(train, held, n, 50, args.repeat))
-        rows.append(ubpe_row(train, held, n, 1, args.repeat))
+        first = len(rows)
+        rows += ubpe_row(train, held, n, 50, args.repeat)
+        rows += ubpe_row(train, held, n, 1, args.repeat)
         for row in (hf_row(train, held, n, args.repeat), spm_row(train, held, n, args.repeat)):
             if row is not None:
                 rows.append(row)
-        print_table(rows[-4:], title=f"n_tokens={n}")
+        print_table(rows[first:], title=f"n_tokens={n}")
     print_table(rows, title="all sizes")
     write_json(result_path(args), rows, extra=dict(sizes=args.sizes, repeat=args.repeat, pattern=PATTERN,
                                                    ubpe=ubpe.__version__))
