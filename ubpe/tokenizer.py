@@ -298,8 +298,8 @@ class Tokenizer:
                 UserWarning,
                 stacklevel=3,
             )
-        weights_ = token_weights(result.counts, result.df, result.n_units, self.weighting)
-        kept = trim_merges(result.merges, weights_, a, self.n_tokens - a)
+        merge_weights = token_weights(result.counts, result.df, result.n_units, self.weighting)
+        kept = trim_merges(result.merges, merge_weights, a, self.n_tokens - a)
         self.alphabet = alphabet
         self._set_model(
             alphabet=alphabet,
@@ -309,7 +309,7 @@ class Tokenizer:
             counts=result.counts[kept],
             df=result.df[kept],
             n_units=result.n_units,
-            weights=weights_[kept],
+            weights=merge_weights[kept],
             token_ids=np.arange(a + len(kept), dtype=np.int32) if token_ids == "priority" else None,
         )
 
