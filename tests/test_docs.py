@@ -20,7 +20,7 @@ def test_readme_examples_run():
     assert result.failed == 0
 
 
-DOCTEST_MODULES = ["ubpe.alphabet", "ubpe.tokenizer", "ubpe.container", "ubpe.signal"]
+DOCTEST_MODULES = ["ubpe.alphabet", "ubpe.tokenizer", "ubpe.container", "ubpe.signal", "ubpe.text"]
 
 
 @pytest.mark.parametrize("module", DOCTEST_MODULES)

@@ -305,3 +305,35 @@ def test_mutated_model_bytes_load_or_raise_a_library_error(data):
         np.testing.assert_array_equal(loaded.decode(loaded.encode(x), dtype=np.int64), x)
     except ValueError as e:  # e.g. a mutated alphabet no longer holds these values
         assert "not in the alphabet" in str(e)
+
+
+# ==================== identical documents are trained once, with their multiplicity
+
+
+@given(corpora(), st.lists(st.integers(0, 3), min_size=1, max_size=12))
+def test_repeated_documents_give_the_reference_model(case, picks):
+    """A corpus of many copies of few documents (collapsed internally) fits exactly the
+    oracle's model of the full corpus."""
+    a, docs, n_tokens, params = case
+    corpus = docs + [docs[p % len(docs)] for p in picks]
+    expected = fit_model(corpus, a, n_tokens, **params)
+    tok = fit_quietly(Tokenizer(a, n_tokens, **params), [np.array(d, dtype=np.int64) for d in corpus])
+    assert [tuple(m) for m in tok.merges.tolist()] == expected["merges"]
+    assert tok.counts.tolist() == expected["counts"] and tok.df.tolist() == expected["df"]
+    assert tok.token_ids.tolist() == expected["token_ids"] and tok.n_units == expected["n_units"]
+
+
+@pytest.mark.parametrize("window", [None, 4])
+def test_collapsing_identical_documents_keeps_the_model_bytes(monkeypatch, window):
+    rng = np.random.default_rng(7)
+    distinct = [rng.integers(0, 6, size=n) for n in (0, 1, 5, 40, 40, 300)]
+    corpus = [distinct[i] for i in rng.integers(0, len(distinct), size=200)]
+    ids = np.concatenate(corpus).astype(np.int32)
+    offsets = np.concatenate(([0], np.cumsum([len(d) for d in corpus])))
+    _, collapsed, weights = ubpe.tokenizer.collapse_documents(ids, offsets)
+    assert len(collapsed) - 1 == len(distinct) and weights.sum() == 200  # it does collapse
+    fast = Tokenizer(6, 40, window=window).fit(corpus)
+    monkeypatch.setattr(ubpe.tokenizer, "collapse_documents", lambda i, o: (i, o, None))
+    full = Tokenizer(6, 40, window=window).fit(corpus)
+    assert fast.to_bytes() == full.to_bytes()
+    assert fast.n_units == (200 if window is None else full.n_units)

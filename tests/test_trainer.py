@@ -230,3 +230,88 @@ def test_unit_offsets_examples():
     assert unit_offsets_for(np.array([0, 3, 3, 7]), 2).tolist() == [0, 2, 3, 5, 7]
     with pytest.raises(ValueError, match="window"):
         unit_offsets_for(np.array([0, 3]), 0)
+
+
+# ---------------------------------------------------------------------------- multiplicities
+
+def train_docs(docs, alphabet_size, n_tokens, n_candidates, min_count, window, weights=None):
+    ids = np.array([t for d in docs for t in d], dtype=np.int32)
+    off = offsets_of(docs)
+    n_docs = None if weights is None else int(sum(weights))
+    units = unit_offsets_for(off, window, n_docs=n_docs)
+    w = None if weights is None else np.array(weights, dtype=np.int64)
+    return train(ids, off, units, alphabet_size, n_tokens, n_candidates, min_count, weights=w)
+
+
+def assert_weighted_equals_repeated(docs, weights, alphabet_size, n_tokens, n_candidates, min_count, window):
+    """Training on distinct documents with multiplicities equals training on every copy."""
+    repeated = [d for d, k in zip(docs, weights) for _ in range(k)]
+    want = train_docs(repeated, alphabet_size, n_tokens, n_candidates, min_count, window)
+    got = train_docs(docs, alphabet_size, n_tokens, n_candidates, min_count, window, weights)
+    assert rows(got) == rows(want)
+    assert got.n_units == want.n_units and got.stopped_early == want.stopped_early
+    return got
+
+
+@settings(deadline=None, max_examples=MAX_EXAMPLES)
+@given(
+    corpus=corpora,
+    data=st.data(),
+    extra=st.integers(0, 60),
+    n_candidates=st.sampled_from([1, 2, 50]),
+    min_count=st.sampled_from([1, 2, 5]),
+    window=st.one_of(st.none(), st.integers(1, 20)),
+)
+def test_weights_equal_repeated_documents(corpus, data, extra, n_candidates, min_count, window):
+    alphabet_size, docs = corpus
+    weights = data.draw(st.lists(st.integers(1, 4), min_size=len(docs), max_size=len(docs)))
+    assert_weighted_equals_repeated(docs, weights, alphabet_size, alphabet_size + extra, n_candidates,
+                                    min_count, window)
+
+
+@settings(deadline=None, max_examples=MAX_EXAMPLES // 2)
+@given(corpus=corpora, data=st.data(), n_candidates=st.sampled_from([1, 50]))
+def test_weights_equal_repeated_documents_while_growing_every_array(corpus, data, n_candidates):
+    alphabet_size, docs = corpus
+    weights = data.draw(st.lists(st.integers(1, 5), min_size=len(docs), max_size=len(docs)))
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in [("_MIN_PID_CAP", 1), ("_POOL_SLACK", 0), ("_POOL_SLACK_FRACTION", 0.0),
+                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2)]:
+            mp.setattr(trainer, name, value)
+        assert_weighted_equals_repeated(docs, weights, alphabet_size, alphabet_size + 40, n_candidates, 2, 3)
+
+
+def test_one_document_many_times_is_many_documents():
+    """A single distinct document of multiplicity 3 stands for three documents: its idf units are
+    the copies, not windows of one long document."""
+    got = assert_weighted_equals_repeated([[0, 1, 0, 1, 0]], [3], 2, 4, 1, 2, None)
+    assert got.n_units == 3 and got.counts.tolist()[0] == 6 and got.df.tolist()[0] == 3
+
+
+def test_weights_of_ones_change_nothing():
+    docs = [[0, 1, 2, 0, 1], [2, 2, 2, 0, 1], []]
+    plain = train_docs(docs, 3, 8, 2, 1, None)
+    ones = train_docs(docs, 3, 8, 2, 1, None, [1, 1, 1])
+    assert rows(plain) == rows(ones) and plain.n_units == ones.n_units == 3
+
+
+@pytest.mark.parametrize(
+    "weights, error, match",
+    [
+        (np.array([1.0, 2.0]), TypeError, "weights"),
+        (np.array([1]), ValueError, "one multiplicity per document"),
+        (np.array([1, 0]), ValueError, "weights must be in"),
+        (np.array([[1, 1]]), TypeError, "weights"),
+    ],
+)
+def test_invalid_weights_raise(weights, error, match):
+    ids = np.array([0, 1, 0, 1], np.int32)
+    off = np.array([0, 2, 4], np.int64)
+    with pytest.raises(error, match=match):
+        train(ids, off, off, 2, 4, 1, 1, weights=weights)
+
+
+def test_weights_need_units_inside_documents():
+    ids = np.array([0, 1, 0, 1], np.int32)
+    with pytest.raises(ValueError, match="inside one document"):
+        train(ids, np.array([0, 2, 4]), np.array([0, 3, 4]), 2, 4, 1, 1, weights=np.array([1, 2]))

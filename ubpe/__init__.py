@@ -8,6 +8,7 @@ from .alphabet import Alphabet
 from .container import ContainerInfo, compress, decompress, describe, inspect
 from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
 from .model import Model
+from .text import TextTokenizer
 from .tokenizer import Tokenizer
 
 __version__ = "0.1.0"
@@ -18,6 +19,7 @@ __all__ = [
     "CorruptDataError",
     "FormatVersionError",
     "Model",
+    "TextTokenizer",
     "NotFittedError",
     "Tokenizer",
     "UBPEError",

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import trainer
 from .alphabet import Alphabet, dtype_for
-from .tokenizer import Tokenizer
+from .tokenizer import Tokenizer, _default_dtype
 
 __all__ = ["fit", "compress", "to_zarr", "from_zarr"]
 
@@ -315,7 +315,7 @@ def fit(
         stopped_early=stopped_early,
         stream=None,
     )
-    return tok._adopt(result, alpha, dtype, stacklevel=3)
+    return tok._adopt(result, alpha, _default_dtype(alpha, dtype), stacklevel=3)
 
 
 def _statistics(out: tuple) -> tuple:

@@ -101,6 +101,42 @@ def rank_ids(weights: np.ndarray, alphabet_size: int) -> np.ndarray:
     return ids
 
 
+def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Identical documents merged into their first occurrence: ``(ids, doc_offsets, weights)``.
+
+    ``weights[d]`` (int64) counts the documents equal to distinct document ``d``; ``weights`` is
+    None (and the inputs come back unchanged) when every document is distinct. Training on the
+    result with these multiplicities gives exactly the model of the full corpus
+    (:func:`ubpe.trainer.train`, ``weights``).
+    """
+    n_docs = doc_offsets.shape[0] - 1
+    if n_docs < 2:
+        return ids, doc_offsets, None
+    first: dict[bytes, list[int]] = {}  # digest -> distinct documents with it (checked equal below)
+    owner = np.empty(n_docs, dtype=np.int64)  # distinct document standing for each document
+    distinct: list[int] = []
+    for d in range(n_docs):
+        doc = ids[doc_offsets[d] : doc_offsets[d + 1]]
+        key = hashlib.blake2b(doc.data, digest_size=16).digest()
+        same = first.setdefault(key, [])
+        for e in same:  # a digest names its document; equality is still checked, not assumed
+            if np.array_equal(ids[doc_offsets[e] : doc_offsets[e + 1]], doc):
+                owner[d] = e
+                break
+        else:
+            same.append(d)
+            distinct.append(d)
+            owner[d] = d
+    if len(distinct) == n_docs:
+        return ids, doc_offsets, None
+    keep = np.array(distinct, dtype=np.int64)
+    weights = np.bincount(owner, minlength=n_docs)[keep].astype(np.int64)
+    lengths = np.diff(doc_offsets)[keep]
+    new_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    new_ids = np.concatenate([ids[doc_offsets[d] : doc_offsets[d + 1]] for d in distinct]) if len(keep) else ids[:0]
+    return np.ascontiguousarray(new_ids, dtype=np.int32), new_offsets, weights
+
+
 class Tokenizer:
     """Byte-pair encoding over any alphabet (UBPE).
 
@@ -185,7 +221,8 @@ class Tokenizer:
 
         ``corpus`` is one sequence (1-D integer array, list of ints, bytes, str) or an iterable
         of them (documents; pairs never cross a document). A 2-D array is one document per row.
-        Refitting replaces the previous model.
+        Refitting replaces the previous model. Identical documents are trained once, with their
+        multiplicity: the model is that of the full corpus, the work that of its distinct documents.
 
         ``predictor`` (a ``planner.PREDICTORS`` name such as ``"delta1"`` or ``"lpc"``): learn
         the residuals of that front-end chain, each document on its own, and record it in the
@@ -219,7 +256,22 @@ class Tokenizer:
                 alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
             except ValueError as e:
                 raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
-        unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window)
+        # identical documents are trained once with their multiplicity (same model, less work)
+        ids, doc_offsets, weights = collapse_documents(ids, doc_offsets)
+        self._fit_ids(ids, doc_offsets, alphabet, _default_dtype(alphabet, dtype_for(docs)),
+                      weights=weights, n_docs=len(docs), progress=progress)
+        self.predictor = predictor
+        return self
+
+    def _fit_ids(self, ids: np.ndarray, doc_offsets: np.ndarray, alphabet: Alphabet, dtype: np.dtype, *,
+                 weights: np.ndarray | None = None, n_docs: int | None = None, progress: bool = False,
+                 token_ids: str = "weight") -> None:
+        """Train on alphabet ids (int32) cut into documents by ``doc_offsets`` (int64, D+1), each
+        counted ``weights[d]`` times (``None``: once); ``n_docs`` documents in all (default D).
+
+        ``token_ids="priority"`` numbers merged tokens in merge order instead of by weight.
+        """
+        unit_offsets = trainer.unit_offsets_for(doc_offsets, self.window, n_docs=n_docs)
         a = len(alphabet)
 
         bar = None
@@ -235,17 +287,19 @@ class Tokenizer:
         try:
             result = trainer.train(
                 ids, doc_offsets, unit_offsets, a, self.n_tokens, self.n_candidates,
-                self.min_count, progress=callback,
+                self.min_count, progress=callback, weights=weights,
             )
         finally:
             if bar is not None:
                 bar.close()
-        return self._adopt(result, alphabet, dtype_for(docs), predictor, stacklevel=3)
+        self._adopt(result, alphabet, dtype, token_ids=token_ids, stacklevel=4)
 
-    def _adopt(self, result: trainer.TrainResult, alphabet: Alphabet, dtype: np.dtype,
-               predictor: str | None = None, stacklevel: int = 3) -> Tokenizer:
-        """Weigh, trim and re-rank a training result into this tokenizer's model (the end of
-        :meth:`fit`, shared with :func:`ubpe.dask.fit`); returns ``self``."""
+    def _adopt(self, result: trainer.TrainResult, alphabet: Alphabet, dtype: np.dtype, *,
+               token_ids: str = "weight", stacklevel: int = 3) -> Tokenizer:
+        """Weigh, trim and number a training result into this tokenizer's model: the end of
+        :meth:`fit`, shared with :func:`ubpe.dask.fit`. ``dtype`` is the model's decode dtype;
+        ``token_ids="priority"`` numbers merged tokens in merge order instead of by weight;
+        ``stacklevel`` points the "stopped early" warning at the user's call. Returns ``self``."""
         a = len(alphabet)
         if result.stopped_early:
             warnings.warn(
@@ -254,20 +308,20 @@ class Tokenizer:
                 UserWarning,
                 stacklevel=stacklevel,
             )
-        weights = token_weights(result.counts, result.df, result.n_units, self.weighting)
-        kept = trim_merges(result.merges, weights, a, self.n_tokens - a)
+        merge_weights = token_weights(result.counts, result.df, result.n_units, self.weighting)
+        kept = trim_merges(result.merges, merge_weights, a, self.n_tokens - a)
         self.alphabet = alphabet
         self._set_model(
             alphabet=alphabet,
-            dtype=_default_dtype(alphabet, dtype),
+            dtype=dtype,
             merges=renumber(result.merges, kept, a),
             batches=result.batches[kept],
             counts=result.counts[kept],
             df=result.df[kept],
             n_units=result.n_units,
-            weights=weights[kept],
+            weights=merge_weights[kept],
+            token_ids=np.arange(a + len(kept), dtype=np.int32) if token_ids == "priority" else None,
         )
-        self.predictor = predictor
         return self
 
     def _choose_predictor(self, docs: list) -> str:

@@ -41,8 +41,8 @@ class TrainResult:
     merges: np.ndarray  # (M, 2) int32, priority space: row k created token A + k; children < A + k
     batches: np.ndarray  # (M,) int32, non-decreasing batch index (0, 1, ...)
     counts: np.ndarray  # (M,) int64, occurrences replaced by merge k
-    df: np.ndarray  # (M,) int64, idf units holding at least one replaced occurrence
-    n_units: int  # number of idf units D
+    df: np.ndarray  # (M,) int64, idf units holding at least one replaced occurrence (weighted)
+    n_units: int  # number of idf units D (each counted with its document's multiplicity)
     stopped_early: bool  # no pair reached min_count before the vocabulary reached n_tokens
     stream: np.ndarray | None  # final training token stream (int32, concatenated docs), if asked
 
@@ -61,18 +61,21 @@ def _check_offsets(name: str, offsets, n: int) -> np.ndarray:
     return offsets
 
 
-def unit_offsets_for(doc_offsets: np.ndarray, window: int | None) -> np.ndarray:
+def unit_offsets_for(doc_offsets: np.ndarray, window: int | None, *, n_docs: int | None = None) -> np.ndarray:
     """idf units as offsets (int64, starts at 0, ends at n).
 
     ``window=None``: the documents, except that a single-document corpus is cut into windows of
     ``DEFAULT_WINDOW`` positions; ``window=W``: every document cut into windows of ``W`` positions
-    (an empty document then has no unit). Matches ``reference.units_for``.
+    (an empty document then has no unit). Matches ``reference.units_for``. ``n_docs`` is the
+    number of documents the corpus stands for (default: as many as ``doc_offsets`` delimits;
+    with multiplicities, their sum), which decides the single-document case.
     """
     doc_offsets = np.asarray(doc_offsets)
     if doc_offsets.ndim != 1 or doc_offsets.shape[0] < 1 or doc_offsets.dtype.kind not in "iu":
         raise ValueError("doc_offsets must be a 1-D integer array of at least one offset")
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    n_docs = doc_offsets.shape[0] - 1
+    if n_docs is None:
+        n_docs = doc_offsets.shape[0] - 1
     if window is None:
         if n_docs != 1:
             return doc_offsets.copy()
@@ -89,6 +92,35 @@ def unit_offsets_for(doc_offsets: np.ndarray, window: int | None) -> np.ndarray:
     out[:-1] = first + rank * window
     out[-1] = doc_offsets[-1]
     return out
+
+
+def _multiplicities(weights, doc_offsets: np.ndarray, unit_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-position and per-unit multiplicities (int64) for the kernels; empty arrays if unweighted."""
+    empty = np.zeros(0, dtype=np.int64)
+    if weights is None:
+        return empty, empty
+    w = np.asarray(weights)
+    n_docs = doc_offsets.shape[0] - 1
+    if w.dtype.kind not in "iu" or w.ndim != 1:
+        raise TypeError(f"weights must be a 1-D integer array, got dtype {w.dtype} with shape {w.shape}")
+    if w.shape[0] != n_docs:
+        raise ValueError(f"weights must hold one multiplicity per document ({n_docs}), got {w.shape[0]}")
+    if n_docs and (int(w.min()) < 1 or int(w.max()) > _INT32_MAX):
+        raise ValueError(f"weights must be in [1, {_INT32_MAX}]")
+    w = w.astype(np.int64)
+    lengths = np.diff(doc_offsets)
+    if np.array_equal(unit_offsets, doc_offsets):  # units are the documents (empty ones too)
+        return np.repeat(w, lengths), w
+    # the document of each unit: that of its first position; a non-empty unit must end in it too
+    starts, ends = unit_offsets[:-1], unit_offsets[1:]
+    first = np.searchsorted(doc_offsets, starts, side="right") - 1
+    last = np.searchsorted(doc_offsets, np.maximum(ends - 1, starts), side="right") - 1
+    if np.any((ends > starts) & (first != last)):
+        raise ValueError("with weights, every idf unit must lie inside one document")
+    # an empty unit at a document boundary belongs to the (empty) document starting there
+    first = np.minimum(first, n_docs - 1) if n_docs else first
+    uw = w[first] if n_docs else np.zeros(len(starts), dtype=np.int64)
+    return np.repeat(w, lengths), np.ascontiguousarray(uw, dtype=np.int64)
 
 
 def _grown(arr: np.ndarray, size: int) -> np.ndarray:
@@ -117,9 +149,9 @@ class TrainingReuse:
 
     @staticmethod
     def key(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, alphabet_size: int,
-            n_candidates: int, min_count: int) -> tuple:
+            n_candidates: int, min_count: int, multiplicities: np.ndarray) -> tuple:
         h = hashlib.sha256()
-        for arr in (ids, doc_offsets, unit_offsets):
+        for arr in (ids, doc_offsets, unit_offsets, multiplicities):
             h.update(str(arr.shape[0]).encode())
             h.update(np.ascontiguousarray(arr).tobytes())
         return (h.hexdigest(), alphabet_size, n_candidates, min_count)
@@ -188,6 +220,7 @@ def train(
     *,
     progress: Callable[[int], None] | None = None,
     return_stream: bool = False,
+    weights: np.ndarray | None = None,
 ) -> TrainResult:
     """Train BPE merges on ``ids`` (int32, values in ``[0, alphabet_size)``, checked by caller).
 
@@ -195,6 +228,11 @@ def train(
     (int64, U+1) the idf units. Training runs while ``alphabet_size + M < n_tokens``; the last
     batch may overshoot by up to ``n_candidates - 1``. ``progress(n_merges)`` is called as
     training advances.
+
+    ``weights`` (D integers >= 1, optional) is each document's multiplicity: the result equals
+    training on the corpus where document ``d`` appears ``weights[d]`` times (each copy its own
+    document, and its units that many units), merges, counts, df and ``n_units`` alike, at the
+    cost of the distinct documents only. Units must then lie inside documents.
     """
     ids = np.asarray(ids)
     if ids.ndim != 1:
@@ -211,14 +249,17 @@ def train(
     doc_offsets = _check_offsets("doc_offsets", doc_offsets, n)
     unit_offsets = _check_offsets("unit_offsets", unit_offsets, n)
     n_units = unit_offsets.shape[0] - 1
+    pw, uw = _multiplicities(weights, doc_offsets, unit_offsets)
+    if weights is not None:
+        n_units = int(uw.sum())
     if n and (ids.min() < 0 or ids.max() >= alphabet_size):
         raise ValueError(f"ids must be in [0, alphabet_size={alphabet_size})")
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     reuse = _reuse
     if reuse is None:
         return _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
-                      min_count, progress, return_stream)
-    key = reuse.key(ids, doc_offsets, unit_offsets, alphabet_size, n_candidates, min_count)
+                      min_count, progress, return_stream, pw, uw)
+    key = reuse.key(ids, doc_offsets, unit_offsets, alphabet_size, n_candidates, min_count, pw)
     reuse.runs += 1
     found = reuse.lookup(key, alphabet_size, n_tokens, return_stream)
     if found is not None:
@@ -228,7 +269,7 @@ def train(
         return found
     t0 = time.perf_counter()
     result = _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
-                    min_count, progress, return_stream)
+                    min_count, progress, return_stream, pw, uw)
     reuse.seconds += time.perf_counter() - t0
     reuse.keep(key, n_tokens, result)
     return result
@@ -236,8 +277,9 @@ def train(
 
 def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n_units: int,
            alphabet_size: int, n_tokens: int, n_candidates: int, min_count: int,
-           progress: Callable[[int], None] | None, return_stream: bool) -> TrainResult:
-    """:func:`train` on validated arguments."""
+           progress: Callable[[int], None] | None, return_stream: bool, pw: np.ndarray,
+           uw: np.ndarray) -> TrainResult:
+    """:func:`train` on validated arguments (``pw``, ``uw``: multiplicity per position and per unit)."""
     n = ids.shape[0]
     # A batch accepts at most one candidate per distinct pair, and there are < n pairs.
     nc = max(1, min(n_candidates, n))
@@ -261,7 +303,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     table = _table_for(pid_cap)
     pos = 0
     while True:
-        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state)
+        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state, pw)
         if pos >= n:
             break
         pid_cap *= 2
@@ -280,7 +322,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     _k.rehash(keys, n_pids, table)
     occ_s = np.empty(pid_cap, dtype=np.int64)
     occ_e = np.empty(pid_cap, dtype=np.int64)
-    tracked = int(cnt[:n_pids].sum())
+    tracked = int(np.count_nonzero(rec[:, _k.PID] >= 0))  # positions, whatever the multiplicities
     pool = np.empty(tracked + max(_POOL_SLACK, int(n * _POOL_SLACK_FRACTION)), dtype=np.int32)
     state[_k.S_POOL] = _k.build_occurrences(rec, n_pids, occ_s, occ_e, pool)
     hsnap = np.empty(pid_cap, dtype=np.int64)
@@ -306,7 +348,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
         status = _k.train_batches(
             rec, unit_offsets, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
             cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
-            alphabet_size, n_tokens, V, nc, min_count, _MAX_BATCHES_PER_CALL, _MAX_WORK_PER_CALL,
+            alphabet_size, n_tokens, V, nc, min_count, _MAX_BATCHES_PER_CALL, _MAX_WORK_PER_CALL, pw, uw,
         )
         n_merges = int(state[_k.S_MERGES])
         if progress is not None and n_merges != reported:

@@ -17,6 +17,10 @@ State layout shared by every kernel (validated and allocated by ``ubpe.trainer``
 - heap: lazy max-heap of ``(hsnap, hkey, hpid)``, ordered by snapshot count descending then key
   ascending; at most one entry per pid; a snapshot is >= the pair's current count.
 - ``state`` (int64): see the ``S_*`` indices below.
+- weights (optional, word-frequency training): ``pw`` (int64, (n,)) multiplicity of the document
+  holding each position, ``uw`` (int64, (U,)) that of each idf unit; empty arrays mean 1 for all.
+  Every count (pair counts, merge counts, df) adds the multiplicity instead of 1, so a weighted
+  document counts as that many copies of itself.
 
 Kernels never raise: they return status codes and the driver grows arrays between calls.
 """
@@ -183,10 +187,11 @@ def link_documents(ids, doc_offsets, rec):
 
 
 @njit(cache=True, nogil=True)
-def count_initial_pairs(rec, V, table, keys, cnt, start, state):
+def count_initial_pairs(rec, V, table, keys, cnt, start, state, pw):
     """Assign pids to the adjacent pairs of ``rec`` from position ``start`` on and count them.
 
-    Preconditions: ``rec`` linked by ``link_documents``; tokens < V; ``table`` empty slots = -1.
+    Preconditions: ``rec`` linked by ``link_documents``; tokens < V; ``table`` empty slots = -1;
+    ``pw`` empty (every position counts 1) or the int64 multiplicity of every position.
     Stops before a new pid would exceed ``keys.shape[0]`` or a load of 1/2: returns the position
     to resume from after growing (n when done). ``state[S_NPIDS]`` is kept up to date.
     """
@@ -205,7 +210,7 @@ def count_initial_pairs(rec, V, table, keys, cnt, start, state):
         if p == n_pids:
             cnt[p] = 0
             n_pids += 1
-        cnt[p] += 1
+        cnt[p] += 1 if pw.shape[0] == 0 else pw[i]
         rec[i, PID] = p
     state[S_NPIDS] = n_pids
     return n
@@ -338,12 +343,13 @@ def _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count):
 
 @njit(cache=True, nogil=True)
 def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask, state, P, X, V,
-                min_count):
+                min_count, pw, uw):
     """Replace the occurrences of pair ``P`` by token ``X``, left to right without overlap.
 
     Preconditions (checked by the caller): room for the new pids in ``keys``/``table`` (load
     <= 1/2), ``mtab[:mmask + 1]`` all -1 and twice the new pids, ``pend`` and the pool's free
-    tail >= 2 * cnt[P]. Updates the counts of all touched pairs, creates the new pairs (keeping
+    tail >= twice the pair's occurrences. ``pw``/``uw``: position and unit multiplicities (empty:
+    all 1). Updates the counts of all touched pairs, creates the new pairs (keeping
     those with count >= min_count) and appends their occurrence segments (sorted) at the pool's
     end. Returns (count, df).
     """
@@ -370,17 +376,18 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
             continue
         a = rec[p, PREV]
         c = rec[q, NEXT]
+        w = 1 if pw.shape[0] == 0 else pw[p]  # every position of a document has its multiplicity
         # subtle: PID -2 marks a pair below min_count that is not tracked (it can never be
         # selected nor block a candidate, since counts of existing pairs only drop).
         if a != -1:
             b = rec[a, PID]
             if b >= 0:
-                cnt[b] -= 1
-        cnt[P] -= 1
+                cnt[b] -= w
+        cnt[P] -= w
         if c != -1:
             b = rec[q, PID]
             if b >= 0:
-                cnt[b] -= 1
+                cnt[b] -= w
             rec[c, PREV] = p
         rec[p, TOK] = X
         rec[p, NEXT] = c
@@ -395,7 +402,7 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
             if np_ == n_pids:
                 cnt[np_] = 0
                 n_pids += 1
-            cnt[np_] += 1
+            cnt[np_] += w
             rec[a, PID] = np_
             # subtle: if a holds X it was a site of this merge and already pended as "p".
             if ta != X:
@@ -406,13 +413,13 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
             if np_ == n_pids:
                 cnt[np_] = 0
                 n_pids += 1
-            cnt[np_] += 1
+            cnt[np_] += w
             rec[p, PID] = np_
             pend[npend] = p
             npend += 1
         else:
             rec[p, PID] = -1
-        count += 1
+        count += w
         # df: positions come in increasing order, so a new unit starts when p passes the end
         # of the current one.
         if p >= unit_end:
@@ -426,7 +433,7 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
                     hi = mid - 1
             unit_lo = lo + 1
             unit_end = uoff[lo + 1]
-            df += 1
+            df += 1 if uw.shape[0] == 0 else uw[lo]
     occ_e[P] = occ_s[P]  # every occurrence is gone
     for k in range(mmask + 1):
         mtab[k] = -1
@@ -484,11 +491,12 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
 @njit(cache=True, nogil=True)
 def train_batches(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
                   cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
-                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work):
+                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work, pw, uw):
     """Run training batches until done, stopped, out of budget or short of capacity.
 
     Preconditions: arrays built by the kernels above and sized by the driver; mtab all -1;
-    cand_* hold n_candidates entries; m_* hold every merge training can make; min_count >= 1.
+    cand_* hold n_candidates entries; m_* hold every merge training can make; min_count >= 1;
+    ``pw``/``uw`` position and unit multiplicities (empty: all 1).
     Returns DONE, STOPPED, YIELD (only between batches) or NEED_CAPACITY (between two merges of
     a batch: grow what state[S_NEED_*] name, then call again to resume).
     """
@@ -570,7 +578,10 @@ def train_batches(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, h
                     hlen = _heap_push(hsnap, hkey, hpid, hlen, c, keys[p], p)
                 phase += 1
                 continue
-            # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t
+            # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t.
+            # subtle: with multiplicities the count overstates the occurrences; the pair's pool
+            # segment (a superset of them) bounds them too, and without them c is the smaller.
+            c = min(c, occ_e[p] - occ_s[p])
             n_pids = state[S_NPIDS]
             bound = min(2 * c, 2 * (alphabet_size + n_merges + 1))
             msize = 16
@@ -602,7 +613,7 @@ def train_batches(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, h
             X = alphabet_size + n_merges
             base = n_pids
             count, df = _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab,
-                                    msize - 1, state, p, X, V, min_count)
+                                    msize - 1, state, p, X, V, min_count, pw, uw)
             k1 = keys[p]
             m_left[n_merges] = k1 // V
             m_right[n_merges] = k1 - (k1 // V) * V
