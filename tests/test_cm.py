@@ -270,3 +270,70 @@ def test_long_constant_run_is_tiny_and_within_the_n_bound():
     fields = encode_stream(tokens, 1 << 20, coders=CM)
     assert fields["coder"] == "cm" and len(fields["payload"]) < 1500
     np.testing.assert_array_equal(decode_stream(fields, 1 << 20, max_count=tokens.size), tokens)
+
+
+# ----------------------------------------------------------------------------- "cmt": text
+
+
+def text_stream(draw_bytes: bytes) -> tuple[np.ndarray, np.ndarray, int]:
+    """Tokens = ids of the distinct byte values (sorted), classes from those values."""
+    values = np.unique(np.frombuffer(draw_bytes, dtype=np.uint8)) if draw_bytes else np.array([65], np.uint8)
+    ids = np.searchsorted(values, np.frombuffer(draw_bytes, dtype=np.uint8)).astype(np.int64)
+    from ubpe.entropy import text_classes
+
+    classes = text_classes(values.astype(np.int64))
+    assert classes is not None
+    return ids, classes, len(values)
+
+
+@SETTINGS
+@given(st.one_of(st.binary(max_size=3000),
+                 st.text(max_size=1500).map(lambda t: t.encode("utf-8", "surrogatepass")),
+                 st.lists(st.sampled_from([b"the ", b"cat ", b"\n", b"  x = 1\n", b"Word, ", b"\xc3\xa9"]),
+                          max_size=400).map(b"".join)))
+def test_cmt_round_trips_any_bytes(data):
+    tokens, classes, vocab = text_stream(data)
+    fields = encode_stream(tokens, vocab, coders=("cmt",), classes=classes)
+    packed = msgpack.packb(fields)
+    out = decode_stream(msgpack.unpackb(packed, raw=False), vocab, max_count=len(tokens), classes=classes)
+    np.testing.assert_array_equal(out, tokens)
+
+
+def test_cmt_beats_cm_on_text_and_needs_the_classes():
+    import ubpe.container
+    import ubpe.tokenizer
+
+    text = open(ubpe.tokenizer.__file__, "rb").read() + open(ubpe.container.__file__, "rb").read()  # prose + code
+    tokens, classes, vocab = text_stream(text)
+    cm = encode_stream(tokens, vocab, coders=("cm",))
+    cmt = encode_stream(tokens, vocab, coders=("cm", "cmt"), classes=classes)
+    assert cmt["coder"] == "cmt" and len(cmt["payload"]) < 0.97 * len(cm["payload"])
+    assert encode_stream(tokens, vocab, coders=("cm", "cmt"))["coder"] == "cm"  # no classes: not offered
+    with pytest.raises(CorruptDataError, match="not bytes"):
+        decode_stream(cmt, vocab)
+    flipped = dict(cmt, payload=bytes([cmt["payload"][0] ^ 0x10]) + cmt["payload"][1:])
+    try:
+        out = decode_stream(flipped, vocab, classes=classes)
+    except CorruptDataError:
+        pass
+    else:
+        assert not np.array_equal(out, tokens)  # pragma: no cover - a 2**-16 chance
+    other = classes.copy()
+    other[other > 0] = 1 << 3  # different classes decode to different tokens (or are refused)
+    try:
+        assert not np.array_equal(decode_stream(cmt, vocab, classes=other), tokens)
+    except CorruptDataError:
+        pass
+
+
+def test_text_classes():
+    from ubpe._kernels.cm import text_class
+    from ubpe.entropy import text_classes
+
+    assert text_class(ord("a")) == text_class(ord("A")) == (ord("a") << 3) | (1 << 1)
+    assert text_class(ord("7")) >> 3 == ord("7") and text_class(200) >> 3 == 200
+    assert text_class(10) == (2 << 1) | 1 and text_class(32) == 2 << 1 and text_class(ord(",")) == 3 << 1
+    assert text_class(0) == 0 and text_class(-1) == 0 and text_class(256) == 0
+    assert text_classes(np.arange(257)) is None and text_classes([-1, 5]) is None
+    assert text_classes(["a", "b"]) is None and text_classes([]) is None
+    assert text_classes(np.array([97, 10])).tolist() == [text_class(97), text_class(10)]

@@ -506,7 +506,8 @@ def test_level_2_uses_cm_on_real_data(shared_data):
         # no front end on both sides: the coders compared on the same values (on this neural
         # excerpt the automatic choice is ranks then delta 1 with rANS, smaller than either)
         one, two = compress(x, level=1, predictor="none"), check_roundtrip(x, level=2, predictor="none")
-        assert inspect(two).coder == "cm" and inspect(one).coder != "cm"
+        # (text through its bytes gets the text coder "cmt")
+        assert inspect(two).coder == ("cmt" if x is text else "cm") and inspect(one).coder not in ("cm", "cmt")
         assert len(two) < 0.95 * len(one)
 
 
@@ -517,7 +518,7 @@ def test_level_2_on_a_sample(monkeypatch):
     rng = np.random.default_rng(5)
     text = np.frombuffer(b"".join(rng.choice([b"alpha ", b"beta ", b"gamma ", b"delta "], 2500)), np.uint8)
     data = check_roundtrip(text, level=2)
-    assert inspect(data).coder == "cm" and inspect(data).delta == 0
+    assert inspect(data).coder in ("cm", "cmt") and inspect(data).delta == 0
     assert len(data) < len(compress(text, level=1)) and compress(text, level=2) == data
     x = walk(12_000, seed=4)
     check_roundtrip(x, level=2)
@@ -674,7 +675,7 @@ def test_newer_version_raises_format_version_error():
     d["stream"] = "changed"
     with pytest.raises(ubpe.FormatVersionError) as err:
         decompress(pack(d))
-    assert err.value.found == 3 and err.value.supported == 2
+    assert err.value.found == container.FORMAT_VERSION + 1 and err.value.supported == container.FORMAT_VERSION
     with pytest.raises(ubpe.FormatVersionError):
         inspect(pack(d))
     assert isinstance(err.value, ubpe.UBPEError)
@@ -1209,3 +1210,36 @@ def test_version_1_referenced_container_needs_the_tokenizer():
     assert_same_array(decompress(data, tokenizer=tok), np.load(FIXTURES / "v1_referenced_model.npy"))
     with pytest.raises(ValueError, match="Tokenizer"):
         decompress(data, tokenizer=tok.model)
+
+
+def test_text_uses_the_text_coder_at_the_default_level_and_round_trips():
+    """Text through its bytes: level 2 offers "cmt" (word, order-6/8 and column contexts) and it
+    wins on prose and code; level 1 never uses an adaptive coder."""
+    import ubpe.tokenizer
+
+    text = np.frombuffer(open(ubpe.tokenizer.__file__, "rb").read(), dtype=np.uint8)
+    data = ubpe.compress(text)
+    assert ubpe.describe(data).coder == "cmt" and ubpe.describe(data).version == 3  # the coder's version
+    assert np.array_equal(ubpe.decompress(data), text)
+    assert len(data) < len(ubpe.compress(text, level=1))
+    assert ubpe.describe(ubpe.compress(text, level=1)).coder not in ("cm", "cmt")
+    signal = np.cumsum(np.random.default_rng(1).integers(-40, 41, 5000)).astype(np.int16)
+    assert ubpe.describe(ubpe.compress(signal)).coder != "cmt"  # not bytes: never offered
+    assert ubpe.describe(ubpe.compress(signal)).version == 2  # other containers stay readable by 0.x
+
+
+def test_a_text_stream_over_values_that_are_not_bytes_is_refused():
+    import msgpack
+
+    text = np.frombuffer(b"the cat sat on the mat, the end\n" * 40, dtype=np.uint8)
+    data = ubpe.compress(text)
+    outer = msgpack.unpackb(data, raw=False)
+    assert outer["stream"]["coder"] == "cmt"
+    values = np.unique(text).astype(np.int64) + 1000  # the same ids, values no longer bytes
+    forged = dict(outer, alphabet={**outer["alphabet"]})
+    alt = ubpe.container._alphabet_field(ubpe.Alphabet(values))
+    forged["alphabet"] = alt
+    with pytest.raises(ubpe.CorruptDataError, match="not bytes"):
+        ubpe.decompress(msgpack.packb(forged, use_bin_type=True))
+    with pytest.raises(ubpe.CorruptDataError, match="not defined in format version 2"):
+        ubpe.decompress(msgpack.packb(dict(outer, v=2), use_bin_type=True))

@@ -43,8 +43,13 @@ from .tokenizer import Tokenizer
 __all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
 
 MAGIC = "ubpe"
-#: Version of the container format written by :func:`compress`; readers accept 1 .. this.
-FORMAT_VERSION = 2
+#: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
+#: version 2 unless the stream needs version 3 (the "cmt" coder).
+FORMAT_VERSION = 3
+#: The version written when the stream needs nothing newer (readers of ubpe 0.2 and later read it).
+STREAM_VERSION = 2
+#: Stream coders each version defines (a newer coder needs the version that brought it).
+_CODER_VERSION = {"cmt": 3}
 #: Largest vocabulary (alphabet + merges) a container can carry: the entropy coder's limit.
 MAX_VOCAB = entropy.MAX_VOCAB
 MAX_NDIM = 32
@@ -69,11 +74,13 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
+_DTYPES[3] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
-_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method")}
+_TOP_KEYS[3] = _TOP_KEYS[2]
+_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method")}
 #: Values of the optional, informational ``method`` field: how the writer encoded the tokens
 #: (absent: by replaying the merges, or no merges). Decoding never reads it.
 _METHOD_VALUES = ("optimal", "bits")
@@ -391,7 +398,7 @@ def compress(
         if prefix[0]["stage"] == "quantize":  # lossy: the checksum covers what decompress returns
             checked = frontend.from_channels(frontend.inverse(x, prefix, native), tuple(shape)).reshape(-1)
 
-    base: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION, "dtype": dtype.str, "shape": shape,
+    base: dict[str, Any] = {"magic": MAGIC, "v": STREAM_VERSION, "dtype": dtype.str, "shape": shape,
                             "layout": LAYOUT}
     if src is not None:
         base["source"] = src
@@ -600,12 +607,14 @@ def _candidate_fields(base: dict, c: planner.Candidate) -> dict[str, Any]:
     """The container fields of a planner candidate (built once, cached on it)."""
     if c.packed is None:
         a = len(c.alphabet)
-        stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders)
+        classes = entropy.text_classes(c.alphabet.values) if "cmt" in c.coders and not len(c.merges) else None
+        stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
                   "model": _model_field(c.merges, a)}
         if c.method != "replay":
             fields["method"] = c.method
         fields["stream"] = stream
+        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0))
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         c.packed = (fields, planner.Cost(len(_pack(fields)), len(_pack(stream))))
     return c.packed[0]
@@ -827,6 +836,9 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
     if not isinstance(d["stream"], dict):
         raise CorruptDataError("container: 'stream' must be a map")
+    coder = d["stream"].get("coder")
+    if isinstance(coder, str) and _CODER_VERSION.get(coder, 0) > version:
+        raise CorruptDataError(f"stream: coder {coder!r} is not defined in format version {version}")
     common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source, method=method)
 
     if not embedded:
@@ -997,7 +1009,10 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
             except ValueError as e:
                 raise CorruptDataError(f"model: {e}") from None
     vocab = a + len(merges)
-    tokens = entropy.decode_stream(p.stream, max(vocab, 1), max_count=p.n)
+    classes = None
+    if isinstance(p.stream, dict) and p.stream.get("coder") == "cmt" and vocab == a and 1 <= a <= 256:
+        classes = entropy.text_classes(values.to_values(np.arange(a, dtype=np.int32), np.dtype(np.int64)))
+    tokens = entropy.decode_stream(p.stream, max(vocab, 1), max_count=p.n, classes=classes)
     if tokens.shape[0] and a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")
     native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype

@@ -14,6 +14,12 @@ Coders (the smallest msgpack encoding among the offered ones is chosen):
              match model, mixed, and binary arithmetic coded. Integer-only, so bit-exact
              everywhere. Smaller than "rans" on streams with context (text, signals), but
              slow: about 1 M tokens/s to encode or decode. Fields: ``n`` and ``payload`` (the coder's bytes, exact length).
+``"cmt"``    "cm" with six more contexts for text through its bytes: orders 6 and 8, the current
+             word (letters and digits, ASCII case-folded, bytes >= 128), the word with the one
+             and the two before it, and the column with the byte above it; the second mixer is
+             selected by the previous byte's class. Offered only with ``text_classes``: a
+             stream of at most 256 symbols whose alphabet values are bytes; the reader
+             derives the same classes from the container's alphabet. Same fields as "cm".
 ``"mag"``    residual-like streams (``ubpe._kernels.residual``): ``z = zigzag(t - center)`` split
              into a half-octave magnitude class, rANS-coded with a static table per context
              (the class of a running mean of z: the tables follow the signal's loudness, like
@@ -64,16 +70,17 @@ __all__ = [
 ]
 
 #: Every coder decode_stream understands.
-CODERS = ("rans", "packed", "const", "cm", "mag")
+CODERS = ("rans", "packed", "const", "cm", "mag", "cmt")
 #: Coders encode_stream offers by default (the planner offers them at level 1).
 DEFAULT_CODERS = ("rans", "packed", "const", "mag")
 #: Coders the planner offers at level 2 (the default level).
-LEVEL2_CODERS = DEFAULT_CODERS + ("cm",)
+LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt")
 _FIELDS = {
     "const": ("coder", "n", "symbol"),
     "packed": ("coder", "n", "width", "payload"),
     "rans": ("coder", "n", "k", "q", "pb", "freq", "payload"),
     "cm": ("coder", "n", "payload"),
+    "cmt": ("coder", "n", "payload"),
     "mag": ("coder", "n", "center", "rate", "pb", "table", "payload", "raw"),
 }
 #: rANS probability precision range (bits). The decoder builds a 2**pb slot table, so pb is
@@ -245,7 +252,23 @@ def _packed_width(hi: int) -> int:
 # ----------------------------------------------------------------------------- public API
 
 
-def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...] = DEFAULT_CODERS) -> dict:
+def text_classes(values: Any) -> np.ndarray | None:
+    """The per-symbol classes the "cmt" coder needs (``ubpe._kernels.cm.text_class`` of each
+    alphabet value), or None when the symbols are not bytes: more than 256 of them, or a value
+    outside [0, 255]. ``values``: the alphabet's values in id order."""
+    vals = list(values) if not isinstance(values, np.ndarray) else values.tolist()
+    if not 1 <= len(vals) <= 256:
+        return None
+    out = np.empty(len(vals), dtype=np.int64)
+    for i, v in enumerate(vals):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) <= 255:
+            return None
+        out[i] = _cm.text_class(int(v))
+    return out
+
+
+def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...] = DEFAULT_CODERS,
+                  classes: np.ndarray | None = None) -> dict:
     """Encode tokens in [0, vocab_size) with the smallest coder; return a msgpack-safe dict.
 
     Fields by coder (all keys str; values int or bytes or str):
@@ -257,8 +280,9 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     - ``{"coder": "cm", "n", "payload"}``: context-mixing arithmetic coder bytes (opt-in).
 
     ``coders`` lists the candidates (``"packed"`` is always one; ``"const"`` is used whenever
-    a single symbol repeats and allowed). The smallest msgpack size wins; ties go to the
-    earlier of packed, rans, cm. Same input -> same bytes.
+    a single symbol repeats and allowed; ``"cmt"`` only with ``classes``, from
+    :func:`text_classes`, one per symbol). The smallest msgpack size wins; ties go to the
+    earlier of packed, rans, mag, cm, cmt. Same input -> same bytes.
     """
     vocab_size = _check_vocab(vocab_size)
     unknown = [c for c in coders if c not in CODERS]
@@ -276,7 +300,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     width = _packed_width(int(ids[-1]))
     _, payload = pack_uints(arr, width)
     best = {"coder": "packed", "n": n, "width": width, "payload": payload}
-    if k == 1 or not ({"rans", "cm", "mag"} & set(coders)):
+    if k == 1 or not ({"rans", "cm", "mag", "cmt"} & set(coders)):
         return best
     best_size = len(msgpack.packb(best))
 
@@ -313,17 +337,30 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
+    if "cmt" in coders and classes is not None:
+        if classes.shape != (vocab_size,):
+            raise ValueError(f"classes must hold one entry per symbol ({vocab_size}), got shape {classes.shape}")
+        cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)),
+                          np.ascontiguousarray(classes, dtype=np.int64))
+        if cand is not None:
+            size = len(msgpack.packb(cand))
+            if size < best_size:
+                best, best_size = cand, size
     return best
 
 
-def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int) -> dict | None:
-    """The "cm" candidate, or None when its payload would exceed ``budget`` bytes."""
+def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarray | None = None) -> dict | None:
+    """The "cm" (or with ``classes`` "cmt") candidate, or None when its payload would exceed
+    ``budget`` bytes."""
     tokens = np.ascontiguousarray(arr, dtype=np.int32)
     buf = np.zeros(budget, dtype=np.uint8)
-    length = int(_cm.cm_encode(tokens, vocab_size, buf))
+    if classes is None:
+        length = int(_cm.cm_encode(tokens, vocab_size, buf))
+    else:
+        length = int(_cm.cmt_encode(tokens, vocab_size, buf, classes))
     if length > buf.size:  # did not fit: larger than the current best anyway
         return None
-    return {"coder": "cm", "n": int(tokens.size), "payload": buf[:length].tobytes()}
+    return {"coder": "cm" if classes is None else "cmt", "n": int(tokens.size), "payload": buf[:length].tobytes()}
 
 
 _BITLEN = _mag.bitlen_table()
@@ -430,8 +467,10 @@ def _field_bytes(fields: dict, name: str) -> bytes:
     return bytes(v)
 
 
-def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None) -> np.ndarray:
-    """Invert :func:`encode_stream`; return the tokens as int32.
+def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None,
+                  classes: np.ndarray | None = None) -> np.ndarray:
+    """Invert :func:`encode_stream`; return the tokens as int32. ``classes``: what
+    :func:`text_classes` gives for the stream's alphabet (a "cmt" stream needs them).
 
     Every field is type- and range-checked before any allocation proportional to ``n``
     (``n`` above ``max_count`` is refused first). Any malformed input raises
@@ -469,6 +508,11 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
         return _decode_packed(fields, n, vocab_size)
     if coder == "cm":
         return _decode_cm(fields, n, vocab_size)
+    if coder == "cmt":
+        if classes is None or classes.shape != (vocab_size,):
+            raise CorruptDataError("field 'coder': \"cmt\" codes text through its bytes, but the "
+                                   "stream's symbols are not bytes")
+        return _decode_cm(fields, n, vocab_size, np.ascontiguousarray(classes, dtype=np.int64))
     if coder == "mag":
         return _decode_mag(fields, n, vocab_size)
     return _decode_rans(fields, n, vocab_size)
@@ -550,7 +594,7 @@ def _cm_max_bytes(n: int, vocab_size: int) -> int:
     return (n * max(1, _bit_length(vocab_size - 1)) + 7) // 8 + 32
 
 
-def _decode_cm(fields: dict, n: int, vocab_size: int) -> np.ndarray:
+def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None = None) -> np.ndarray:
     payload = _field_bytes(fields, "payload")
     if len(payload) > _cm_max_bytes(n, vocab_size):
         raise CorruptDataError(
@@ -565,7 +609,10 @@ def _decode_cm(fields: dict, n: int, vocab_size: int) -> np.ndarray:
         )
     out = _alloc_tokens(n)
     data = np.frombuffer(payload, dtype=np.uint8).copy()  # writable: kernel shared with encoding
-    status = _cm.cm_decode(data, vocab_size, out)
+    if classes is None:
+        status = _cm.cm_decode(data, vocab_size, out)
+    else:
+        status = _cm.cmt_decode(data, vocab_size, out, classes)
     if status == _cm.ERR_SYMBOL:
         raise CorruptDataError(f"field 'payload': decoded a token >= vocab_size {vocab_size}")
     if status == _cm.ERR_CHECK:

@@ -103,7 +103,7 @@ SCREEN_KEEP = 2
 #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
 LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
-LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.DEFAULT_CODERS + ("cm",)}
+LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.LEVEL2_CODERS}
 #: Up to this many values every candidate is built and sized on all of them.
 FULL_FIT = 1 << 19
 #: Beyond FULL_FIT: candidates are sized on this many values, in WINDOWS evenly spaced windows.

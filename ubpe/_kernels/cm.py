@@ -41,6 +41,17 @@ end the shortest k in 0..4 such that x1 rounded up to a multiple of 2**(32 - 8k)
 taken and the top k bytes of that value are written. The decoder reads zeros past the end
 and insists on the check bits, exactly that length and those bytes.
 
+Text ("cmt", container format 3): the same coder with ``cls`` non-empty, one class per
+token (``text_class`` of the symbol's byte value: a word code w, a character class c, a line
+feed flag). Six hashed contexts follow the four orders, each its own table sized as the others
+but with up to 2**MAX_SLOT_BITS_TEXT slots: orders 6 and 8 (the order-4 hash extended by the
+tokens 5..6 and 5..8 back, then hashed with a constant), the current word (hash of the word
+codes since the last token with w = 0), that word with the previous one, and with the two
+previous ones, and the column (tokens since the last line feed, capped at 255) with the token
+at that column of the previous line (V if none). The second mixer is selected by (node, c of
+the previous token) instead of the node's low bits. Everything else is as above; a "cm"
+stream is coded exactly as before (``cls`` empty). Memory: up to 10 tables of 32 MiB.
+
 Memory: O(n) bytes up to a fixed cap (about 32 MiB of hashed tables, 16 MiB of match
 positions, 16 MiB of order 0).
 """
@@ -72,6 +83,8 @@ MAX_O0_BITS = 22
 MIN_MATCH_BITS = 10
 MAX_MATCH_BITS = 22
 APM_RATE = 7
+N_TEXT = 6  # "cmt": orders 6 and 8, word, word bigram, word trigram, column
+MAX_SLOT_BITS_TEXT = 20
 MIN_APM_BITS = 10
 MAX_APM_BITS = 12
 
@@ -164,8 +177,11 @@ def _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding):
 
 
 @njit(cache=True, nogil=True)
-def _code(tokens, n, vocab_size, buf, decoding):
+def _code(tokens, n, vocab_size, buf, decoding, cls):
     """Shared encoder/decoder loop: code ``n`` tokens through ``buf`` (uint8).
+
+    ``cls``: empty for "cm"; for "cmt" one entry per token (``text_class``), which turns on the
+    text contexts (module docstring).
 
     Encoding (``decoding`` False): reads ``tokens[:n]`` (all in [0, V)), writes at most
     len(buf) bytes and returns the full payload length (possibly > len(buf): then it did not
@@ -188,7 +204,9 @@ def _code(tokens, n, vocab_size, buf, decoding):
         # context; it joins the next group as one 5-6 bit group spanning 2-4 aligned slots
         ng -= 1
         r0 += 4
-    C = N_HASHED
+    text = cls.shape[0] > 0
+    C = N_HASHED + (N_TEXT if text else 0)
+    max_sb = MAX_SLOT_BITS_TEXT if text else MAX_SLOT_BITS
     o0bits = _clamp_bits(2 * n * nbits, MIN_O0_BITS, MAX_O0_BITS)
     if o0bits > nbits:
         o0bits = nbits
@@ -208,7 +226,7 @@ def _code(tokens, n, vocab_size, buf, decoding):
         if distinct < (1 << 36):  # saturate: 4 * distinct stays below 2**63
             distinct *= vocab_size + 1  # + 1: the "before the start" value V
         need = n * ng if n * ng < 4 * distinct else 4 * distinct  # load <= 1/4: few collisions
-        sb = _clamp_bits(need, MIN_SLOT_BITS, MAX_SLOT_BITS)
+        sb = _clamp_bits(need, MIN_SLOT_BITS, max_sb)
         smask[c] = (1 << sb) - 1
         toff[c + 1] = toff[c] + (1 << sb) * 16
     TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
@@ -222,6 +240,8 @@ def _code(tokens, n, vocab_size, buf, decoding):
     NSET = 24 * 4 * 3
     W = np.full(NSET * NI, MIX_W0, dtype=np.int64)
     NSET2 = 1 << (o0bits if o0bits < 12 else 12)
+    if text:
+        NSET2 = (1 << nbits) * 4  # (node, class of the previous token); text has V <= 256
     W2 = np.full(NSET2 * NI, MIX_W0, dtype=np.int64)
     # APM: 33 knots per (order-1 hashed context, node) cell, 16-bit probabilities
     ab = _clamp_bits(n * ng, MIN_APM_BITS, MAX_APM_BITS)
@@ -250,13 +270,32 @@ def _code(tokens, n, vocab_size, buf, decoding):
     mptr = 0
     mlen = 0
     chk = 0
+    wh = 0  # text: hash of the current word (0 outside a word), and of the two before it
+    pwh = 0
+    ppwh = 0
+    pcls = 0  # text: class of the previous token
+    lstart = 0  # text: where the current and the previous line start
+    plstart = 0
     top = 1 << nbits
     for i in range(n):
         h = 0
-        for c in range(C):
+        for c in range(N_HASHED):
             t = np.int64(tokens[i - 1 - c]) if i - 1 - c >= 0 else vocab_size
             h = _hash(h + c * 0x3779B97F, t + 1)
             hctx[c] = h
+        if text:
+            for c in range(N_HASHED, 8):
+                t = np.int64(tokens[i - 1 - c]) if i - 1 - c >= 0 else vocab_size
+                h = _hash(h + c * 0x3779B97F, t + 1)
+                if c == 5:
+                    hctx[N_HASHED] = _hash(h, 0x1234567)  # order 6
+            hctx[N_HASHED + 1] = _hash(h, 0x789ABCD)  # order 8
+            hctx[N_HASHED + 2] = _hash(wh + 0x55555, 0x2345678)  # the word so far
+            hctx[N_HASHED + 3] = _hash(_hash(wh, pwh + 1), 0x3456789)  # and the word before
+            hctx[N_HASHED + 4] = _hash(_hash(ppwh, _hash(pwh, wh + 1)), 0x6789ABC)  # and two
+            col = i - lstart
+            above = np.int64(tokens[plstart + col]) if plstart + col < lstart else vocab_size
+            hctx[N_HASHED + 5] = _hash(_hash(col if col < 255 else 255, above + 1), 0x89ABCDE)  # column
         pt = np.int64(tokens[mptr]) | top if mlen > 0 else -1
         mlb = mlen if mlen < 15 else 15
         node = 1
@@ -288,7 +327,7 @@ def _code(tokens, n, vocab_size, buf, decoding):
                 for c in range(C):
                     e = np.int64(TH[base[c] + sub])
                     xs[1 + c] = st[e >> 4]
-                cn = np.int64(TH[base[C - 1] + sub]) & 15
+                cn = np.int64(TH[base[N_HASHED - 1] + sub]) & 15
                 conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
                 shift = nbits - bitpos
                 mi = -1
@@ -302,7 +341,7 @@ def _code(tokens, n, vocab_size, buf, decoding):
                 bp = bitpos if bitpos < 24 else 23
                 ms = ((bp * 4 + conf) * 3 + mstate) * NI
                 dot1 = 0
-                ms2 = (node & (NSET2 - 1)) * NI
+                ms2 = (node * 4 + pcls) * NI if text else (node & (NSET2 - 1)) * NI
                 dot2 = 0
                 for k in range(NI):
                     dot1 += W[ms + k] * xs[k]
@@ -397,6 +436,19 @@ def _code(tokens, n, vocab_size, buf, decoding):
                         mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
             MT[hm] = i + 1
         chk = _hash(chk, tok + 1)
+        if text:
+            k = cls[tok]
+            wc = k >> 3
+            if wc > 0:
+                wh = _hash(wh + 0x777, wc)
+            elif wh != 0:
+                ppwh = pwh
+                pwh = wh
+                wh = 0
+            pcls = (k >> 1) & 3
+            if k & 1:
+                plstart = lstart
+                lstart = i + 1
     # check: 16 bits of the tokens' hash at probability 1/2 (2 bytes), so that corrupt data
     # decoding to other tokens is refused but for a 2**-16 chance
     for j in range(16 if n > 0 else 0):
@@ -435,7 +487,7 @@ def cm_encode(tokens, vocab_size, buf):
     Returns the payload length L; the payload is ``buf[:L]`` when L <= len(buf), otherwise
     it did not fit (nothing past len(buf) is written). Preconditions: 1 <= vocab_size <= 2**24.
     """
-    return _code(tokens, tokens.shape[0], vocab_size, buf, False)
+    return _code(tokens, tokens.shape[0], vocab_size, buf, False, np.zeros(0, np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -447,4 +499,39 @@ def cm_decode(buf, vocab_size, out):
     output). Preconditions: 1 <= vocab_size <= 2**24; ``buf`` writable (shared code with the
     encoder) but never written.
     """
-    return _code(out, out.shape[0], vocab_size, buf, True)
+    return _code(out, out.shape[0], vocab_size, buf, True, np.zeros(0, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def cmt_encode(tokens, vocab_size, buf, cls):
+    """``cm_encode`` with the text contexts: ``cls`` (int64, one ``text_class`` per token).
+
+    Preconditions: as ``cm_encode``, vocab_size <= 256, len(cls) == vocab_size.
+    """
+    return _code(tokens, tokens.shape[0], vocab_size, buf, False, cls)
+
+
+@njit(cache=True, nogil=True)
+def cmt_decode(buf, vocab_size, out, cls):
+    """``cm_decode`` with the text contexts; preconditions as ``cmt_encode``."""
+    return _code(out, out.shape[0], vocab_size, buf, True, cls)
+
+
+def text_class(value: int) -> int:
+    """The class of a byte value for the text contexts: ``(w << 3) | (c << 1) | newline`` where
+    w is the word code (the lower-case ASCII letter, the digit, or the byte itself from 128
+    up; 0 for any other byte), c the character class (0 other, 1 word byte, 2 space or line
+    feed, 3 ASCII punctuation) and newline 1 for a line feed (10). Values outside [0, 255]
+    get 0 (other)."""
+    if not 0 <= value <= 255:
+        return 0
+    ch = chr(value)
+    if value >= 128 or ch.isalnum():
+        w, c = (ord(ch.lower()) if value < 128 else value), 1
+    elif value in (32, 10):
+        w, c = 0, 2
+    elif 33 <= value <= 126:
+        w, c = 0, 3
+    else:
+        w, c = 0, 0
+    return (w << 3) | (c << 1) | (1 if value == 10 else 0)
