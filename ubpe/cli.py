@@ -129,8 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add_input_options(p: argparse.ArgumentParser) -> None:
         g = p.add_mutually_exclusive_group()
-        g.add_argument("--bytes", action="store_true",
-                       help="read the input as bytes (values 0..255), whatever its extension")
+        g.add_argument("--bytes", "--text", action="store_true",
+                       help="read the input as bytes (values 0..255), whatever its extension; --text says "
+                       "the same for text (any encoding, restored byte for byte; the default level codes "
+                       "text bytes with the text coder)")
         g.add_argument("--dtype", type=_dtype, metavar="DTYPE",
                        help="read the input as raw binary values of this integer dtype, e.g. '<i2'")
         p.add_argument("--column", metavar="NAME|INDEX",
