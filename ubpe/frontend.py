@@ -176,12 +176,22 @@ def inverse(y: np.ndarray, record: list[dict[str, Any]], dtype: np.dtype) -> np.
     return y
 
 
+#: One default instance per stage class, for ``check``, ``output_dtype`` and ``inverse`` (which
+#: read everything from their params): building one per call cost more than decoding a short
+#: channel (``LpcStage()`` validates its window by running an analysis).
+_INSTANCES: dict[type[Stage], Stage] = {}
+
+
 def _instance(name: str) -> Stage:
     cls = STAGES[name]
-    try:
-        return cls()
-    except TypeError:  # a stage whose constructor needs options: inverse/check need none
-        return cls.__new__(cls)
+    s = _INSTANCES.get(cls)
+    if s is None:
+        try:
+            s = cls()
+        except TypeError:  # a stage whose constructor needs options: inverse/check need none
+            s = cls.__new__(cls)
+        _INSTANCES[cls] = s
+    return s
 
 
 def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dict[str, Any]]:
