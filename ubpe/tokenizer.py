@@ -112,21 +112,16 @@ def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.nda
     n_docs = doc_offsets.shape[0] - 1
     if n_docs < 2:
         return ids, doc_offsets, None
-    first: dict[bytes, list[int]] = {}  # digest -> distinct documents with it (checked equal below)
+    first: dict[bytes, int] = {}  # a document's bytes (dict keys compare exactly) -> its first copy
     owner = np.empty(n_docs, dtype=np.int64)  # distinct document standing for each document
     distinct: list[int] = []
+    raw = np.ascontiguousarray(ids, dtype=np.int32).view(np.uint8)
+    byte_offsets = (np.asarray(doc_offsets, dtype=np.int64) * 4).tolist()
     for d in range(n_docs):
-        doc = ids[doc_offsets[d] : doc_offsets[d + 1]]
-        key = hashlib.blake2b(doc.data, digest_size=16).digest()
-        same = first.setdefault(key, [])
-        for e in same:  # a digest names its document; equality is still checked, not assumed
-            if np.array_equal(ids[doc_offsets[e] : doc_offsets[e + 1]], doc):
-                owner[d] = e
-                break
-        else:
-            same.append(d)
+        e = first.setdefault(raw[byte_offsets[d] : byte_offsets[d + 1]].tobytes(), d)
+        owner[d] = e
+        if e == d:
             distinct.append(d)
-            owner[d] = d
     if len(distinct) == n_docs:
         return ids, doc_offsets, None
     keep = np.array(distinct, dtype=np.int64)
@@ -250,12 +245,23 @@ class Tokenizer:
             )
         lengths = np.array([len(d) for d in docs], dtype=np.int64)
         doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
-        ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)  # one copy, filled document by document
-        for d, doc in enumerate(docs):
-            try:
-                alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
-            except ValueError as e:
-                raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
+        ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)  # one copy of all the documents
+        docs_done = False
+        dtypes = {d.dtype for d in docs if isinstance(d, np.ndarray)}
+        if len(docs) > 1 and len(dtypes) == 1 and all(isinstance(d, np.ndarray) for d in docs) \
+                and next(iter(dtypes)).kind in "iub":
+            try:  # one call for many documents of one integer dtype (no per-document overhead)
+                alphabet.to_ids(np.concatenate([d.reshape(-1) for d in docs]), out=ids)
+            except ValueError:
+                pass  # the document-by-document loop below names the first bad document
+            else:
+                docs_done = True
+        if not docs_done:
+            for d, doc in enumerate(docs):
+                try:
+                    alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
+                except ValueError as e:
+                    raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
         # identical documents are trained once with their multiplicity (same model, less work)
         ids, doc_offsets, weights = collapse_documents(ids, doc_offsets)
         self._fit_ids(ids, doc_offsets, alphabet, _default_dtype(alphabet, dtype_for(docs)),
