@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     src = zarr.create_array(f"{tmp.name}/raw.zarr", shape=x.shape, chunks=(args.chunk,), dtype=x.dtype,
                             zarr_format=2, compressors=None)
     src[:] = x
-    arr = da.from_zarr(f"{tmp.name}/raw.zarr")
+    arr = da.from_zarr(f"{tmp.name}/raw.zarr", inline_array=True)  # no shared key: tasks spread
     docs = [x[i:i + args.chunk] for i in range(0, x.size, args.chunk)]
     n_tokens = len(alphabet) + args.n_tokens
     print(f"{x.size} int16 values (120 neural recordings, {base.size} values, repeated), {len(docs)} chunks "
