@@ -11,7 +11,12 @@ processes). Each round moves only pair counts (at most one entry per distinct pa
 partition) and the accepted merges.
 
 With a ``distributed`` client active the rounds run on its workers; without one, in this
-process on the computed partitions (the same bytes).
+process on the computed partitions (the same bytes). Each round recounts the partitions' pairs
+(numpy), so on data that fits one machine :meth:`ubpe.Tokenizer.fit` (compiled, incremental
+counts) is much faster: 1.7 s against 38 s for 8 M values and 1000 merges in
+``benchmarks/bench_dask.py``. Read zarr sources with ``da.from_zarr(path, inline_array=True)``:
+otherwise every chunk task depends on one key holding the array, and the scheduler runs them
+all on the worker that has it.
 """
 
 from __future__ import annotations
