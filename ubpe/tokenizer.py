@@ -34,7 +34,7 @@ _MODE_FIELDS = ("mode", "method")
 _FRONT_FIELD = "front"
 #: The chains ``fit(predictor="auto")`` measures: those whose residuals mean the same in every
 #: window (not "rank" or "grid", whose value maps belong to one window).
-SHARED_PREDICTORS = ("none", "delta1", "delta2", "delta1+adaptive", "lpc", "lpc+adaptive")
+SHARED_PREDICTORS = ("none", "delta1", "delta2", "delta1+adaptive", "lpc", "lpc+adaptive", "rank+delta1")
 
 
 def token_weights(counts: np.ndarray, df: np.ndarray, n_units: int, weighting: str) -> np.ndarray:
