@@ -674,7 +674,7 @@ def test_newer_version_raises_format_version_error():
     d["stream"] = "changed"
     with pytest.raises(ubpe.FormatVersionError) as err:
         decompress(pack(d))
-    assert err.value.found == 3 and err.value.supported == 2
+    assert err.value.found == container.FORMAT_VERSION + 1 and err.value.supported == container.FORMAT_VERSION
     with pytest.raises(ubpe.FormatVersionError):
         inspect(pack(d))
     assert isinstance(err.value, ubpe.UBPEError)

@@ -22,8 +22,11 @@ the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newe
 from __future__ import annotations
 
 import math
+import os
 import sys
+import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -43,8 +46,18 @@ from .tokenizer import Tokenizer
 __all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
 
 MAGIC = "ubpe"
-#: Version of the container format written by :func:`compress`; readers accept 1 .. this.
-FORMAT_VERSION = 2
+#: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
+#: version 2 for one stream (inputs of at most one block) and this version for blocks.
+FORMAT_VERSION = 3
+#: Version of a container holding one stream (the form of version 2, which version 3 keeps).
+STREAM_VERSION = 2
+#: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
+#: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
+DEFAULT_BLOCK_SIZE = 1 << 20
+#: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
+#: values, BLOCK_SAMPLE_WINDOWS evenly spaced windows of frames joined in time.
+BLOCK_SAMPLE = 1 << 20
+BLOCK_SAMPLE_WINDOWS = 16
 #: Largest vocabulary (alphabet + merges) a container can carry: the entropy coder's limit.
 MAX_VOCAB = entropy.MAX_VOCAB
 MAX_NDIM = 32
@@ -72,8 +85,14 @@ _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    3: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
-_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method")}
+_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method")}
+#: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
+_BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
+_BLOCKED_OPTIONAL_KEYS = ("source", "method")
+_BLOCK_KEYS = ("front", "stream", "crc")
+_BLOCK_OPTIONAL_KEYS = ("esc",)
 #: Values of the optional, informational ``method`` field: how the writer encoded the tokens
 #: (absent: by replaying the merges, or no merges). Decoding never reads it.
 _METHOD_VALUES = ("optimal", "bits")
@@ -391,7 +410,7 @@ def compress(
         if prefix[0]["stage"] == "quantize":  # lossy: the checksum covers what decompress returns
             checked = frontend.from_channels(frontend.inverse(x, prefix, native), tuple(shape)).reshape(-1)
 
-    base: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION, "dtype": dtype.str, "shape": shape,
+    base: dict[str, Any] = {"magic": MAGIC, "v": STREAM_VERSION, "dtype": dtype.str, "shape": shape,
                             "layout": LAYOUT}
     if src is not None:
         base["source"] = src
@@ -742,6 +761,8 @@ class _Parsed:
     layout: str = "flat"  # "flat" (version 1: one channel, C order) or LAYOUT
     source: dict | None = None
     method: str = "replay"  # the informational "method" field, "replay" when absent
+    block: int = 0  # blocked form (version 3): frames per block, else 0
+    blocks: list[bytes] | None = None  # blocked form: each block's packed map, unparsed
 
 
 #: How every container starts: a msgpack map whose first entry is "magic": "ubpe".
@@ -794,7 +815,11 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise FormatVersionError("this container", version, FORMAT_VERSION)
     embedded = "digest" not in d
     model_keys = ("alphabet", "model") if embedded else ("digest",)
-    expect_map(d, "container", _TOP_KEYS[version] + model_keys, _OPTIONAL_KEYS[version])
+    blocked = version >= 3 and "blocks" in d
+    if blocked:
+        expect_map(d, "container", _BLOCKED_KEYS + model_keys, _BLOCKED_OPTIONAL_KEYS)
+    else:
+        expect_map(d, "container", _TOP_KEYS[version] + model_keys, _OPTIONAL_KEYS[version])
 
     dt = d["dtype"]
     if not isinstance(dt, str) or dt not in _DTYPES[version]:
@@ -819,15 +844,22 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     else:
         if d["layout"] != LAYOUT:
             raise CorruptDataError(f"container: 'layout' must be {LAYOUT!r}, got {short(d['layout'])}")
-        chain, layout = frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n)), LAYOUT
+        layout = LAYOUT
+        chain = [] if blocked else frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n))
         source = _check_source(d["source"], _data_error) if "source" in d else None
     method = _parse_method(d)
-    crc = d["crc"]
-    if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
-        raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
-    if not isinstance(d["stream"], dict):
-        raise CorruptDataError("container: 'stream' must be a map")
-    common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source, method=method)
+    if blocked:
+        block, blocks = _parse_index(d, shape_raw, n)
+        common = dict(stream={}, crc=0, fields=d, chain=chain, layout=layout, source=source, method=method,
+                      block=block, blocks=blocks)
+    else:
+        crc = d["crc"]
+        if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
+            raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
+        if not isinstance(d["stream"], dict):
+            raise CorruptDataError("container: 'stream' must be a map")
+        common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source,
+                      method=method)
 
     if not embedded:
         digest = field_bytes(d, "digest", where="container", size=32).hex()
@@ -975,7 +1007,35 @@ def _shared_value_table(model: Model, values: _Values, dtype: np.dtype) -> np.nd
         return encoder.value_table(model.expansion(), symbols)
 
 
-def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
+@dataclass
+class _Shared:
+    """What every stream of a container decodes with: the id -> value map and the model."""
+
+    values: _Values
+    a: int
+    vocab: int  #: alphabet + merges
+    expansion: encoder.Expansion | None  #: None without merges
+    model: Model | None  #: a referenced model (its value tables are cached on it)
+    n: int  #: values of the whole container
+    tables: dict = field(default_factory=dict)  #: embedded models' value tables by dtype
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def value_table(self, coded: np.dtype) -> np.ndarray | None:
+        """The value of every token in ``coded`` (None when mapping ids after expanding is cheaper)."""
+        if self.model is not None:  # a shared model: its value table is cached across windows
+            return _shared_value_table(self.model, self.values, coded)
+        if self.expansion.values.shape[0] > self.n:  # the table would cost more than the output
+            return None
+        with self.lock:
+            table = self.tables.get(coded.str)
+            if table is None:
+                symbols = self.values.to_values(np.arange(self.a, dtype=np.int32), coded)
+                table = self.tables[coded.str] = encoder.value_table(self.expansion, symbols)
+        return table
+
+
+def _shared(p: _Parsed, tokenizer: Tokenizer | Model | None) -> _Shared:
+    """The alphabet and model of a parsed container (a referenced one from ``tokenizer``)."""
     model = None
     if p.digest is not None:
         model = _referenced_model(p, tokenizer)
@@ -996,43 +1056,56 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
                 )
             except ValueError as e:
                 raise CorruptDataError(f"model: {e}") from None
-    vocab = a + len(merges)
-    tokens = entropy.decode_stream(p.stream, max(vocab, 1), max_count=p.n)
-    if tokens.shape[0] and a == 0:
+    return _Shared(values, a, a + len(merges), expansion, model, p.n)
+
+
+def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
+                   native: np.dtype) -> np.ndarray | None:
+    """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
+    stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
+    tokens = entropy.decode_stream(stream, max(s.vocab, 1), max_count=n)
+    if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")
-    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
-    coded = frontend.chain_dtypes(p.chain, native)[-1]  # the dtype the tokens decode to
-    if expansion is None:
+    coded = frontend.chain_dtypes(chain, native)[-1]  # the dtype the tokens decode to
+    if s.expansion is None:
         total = tokens.shape[0]
     else:
         try:
-            total = encoder.expanded_length(tokens, expansion)
+            total = encoder.expanded_length(tokens, s.expansion)
         except ValueError as e:
             raise CorruptDataError(f"stream: {e}") from None  # 2**61 values or more
-    if total != p.n:
-        raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {p.n}")
-    if p.n == 0:
+    if total != n:
+        raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {n}")
+    if n == 0:
+        return None
+    if s.expansion is None:
+        out = s.values.to_values(tokens, coded)
+    else:
+        table = s.value_table(coded)
+        if table is not None:
+            out = encoder.decode(tokens, s.expansion, values=table)
+        else:
+            out = s.values.to_values(encoder.decode(tokens, s.expansion), coded)
+    if esc is not None:
+        positions, escaped = _parse_escapes(esc, n, coded)
+        if not out.flags.writeable:
+            out = out.copy()
+        out[positions] = escaped
+    out = out.reshape(channels, -1)
+    if chain:
+        with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+            out = frontend.inverse(out, chain, native)
+    return out
+
+
+def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
+    s = _shared(p, tokenizer)
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
+    out = _stream_values(s, p.stream, p.fields.get("esc"), p.chain, p.n, channels, native)
+    if out is None:
         out = np.zeros(0, dtype=native)
     else:
-        if expansion is None:
-            out = values.to_values(tokens, coded)
-        elif model is not None:  # a shared model: its value table is cached across windows
-            out = encoder.decode(tokens, expansion, values=_shared_value_table(model, values, coded))
-        elif expansion.values.shape[0] <= p.n:  # mapping the table costs less than the output
-            symbols = values.to_values(np.arange(a, dtype=np.int32), coded)
-            out = encoder.decode(tokens, expansion, values=encoder.value_table(expansion, symbols))
-        else:
-            out = values.to_values(encoder.decode(tokens, expansion), coded)
-        if "esc" in p.fields:
-            positions, escaped = _parse_escapes(p.fields["esc"], p.n, coded)
-            if not out.flags.writeable:
-                out = out.copy()
-            out[positions] = escaped
-        channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
-        out = out.reshape(channels, -1)
-        if p.chain:
-            with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
-                out = frontend.inverse(out, p.chain, native)
         if p.layout != "flat":
             out = frontend.from_channels(out, p.shape)
         out = np.ascontiguousarray(out).reshape(-1)
