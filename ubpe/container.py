@@ -82,6 +82,7 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
+_DTYPES[3] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
@@ -289,6 +290,8 @@ def compress(
     step: float | None = None,
     bits: int | None = None,
     escape: bool = True,
+    block_size: int | None = None,
+    threads: int | None = None,
     **fit_options: Any,
 ) -> bytes:
     """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
@@ -356,6 +359,16 @@ def compress(
         values: the bound is on :meth:`ubpe.quantize.Quantizer.dequantize`), the container's
         CRC covers those, and :func:`describe` reports ``lossy=True`` and the ``quantizer``.
         The rest of the chain is chosen on the quantized integers as for integer input.
+    block_size : int, optional
+        Values per block (default :data:`DEFAULT_BLOCK_SIZE`, ``2**20``; ``0``: never cut).
+        Larger inputs, when a model is fitted, are cut into blocks of ``max(1, block_size //
+        channels)`` frames that share one model, fitted on a sample of :data:`BLOCK_SAMPLE`
+        values, each with its own front-end parameters (predictors restart per block), escapes,
+        stream and CRC (format version 3): compressed and decompressed in parallel, and
+        decompressed in part (``decompress(start=, stop=)``). Inputs of at most ``block_size``
+        values, and compression with a ``tokenizer``, give one stream (format version 2).
+    threads : int, optional
+        Threads that compress the blocks (default: every core). The bytes do not depend on it.
     **fit_options
         ``n_candidates``, ``min_count``, ``window`` (and with ``n_tokens``, ``weighting``):
         passed to :class:`Tokenizer` when a model is fitted. ``weighting`` decides which
@@ -395,6 +408,9 @@ def compress(
     if forced is not None and all(name == "delta" for name, _ in forced) and len(forced) <= 1:
         order, forced = (forced[0][1]["order"] if forced else 0), None
     level = _level_argument(level)
+    threads = _threads_argument(threads)
+    if block_size is not None:
+        check_int("block_size", block_size, 0)
     src = _check_source(source, _argument_error) if source is not None else None
     dtype = arr.dtype
     if dtype.kind == "b":
@@ -453,6 +469,13 @@ def compress(
         empty = planner.Candidate(chain, Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
                                   planner.LEVEL_CODERS[level])
         return _pack(_candidate_fields(base, empty))
+    block = _block_frames(block_size, x.shape[0], x.shape[1])
+    if block:
+        forced_chains = ([planner.build_chain(forced)] if forced is not None
+                         else [_chain(order)] if order is not None else None)
+        rows = checked.reshape(x.shape[1], -1)  # (frames, channels): the values the CRCs cover
+        return _compress_blocks(base, x, prefix, rows, block, forced_chains, level, n_tokens, fit_options,
+                                threads)
     if forced is not None:
         chains = [planner.build_chain(forced)]
     elif order is not None:
@@ -936,7 +959,8 @@ def _min_merge_bits(m: int, a: int) -> int:
 
 
 def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,
-               max_output_size: int | None = None) -> np.ndarray:
+               max_output_size: int | None = None, start: int | None = None, stop: int | None = None,
+               threads: int | None = None) -> np.ndarray:
     """Values compressed by :func:`compress`, with their dtype (byte order included) and shape.
 
     Parameters
@@ -951,6 +975,13 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         Largest accepted output, in bytes of the returned array (values x itemsize); ``None``
         means 4 GiB (:data:`DEFAULT_MAX_OUTPUT_SIZE`). A container declaring more is refused
         before anything is allocated. Intermediate arrays are at most about 8 bytes per value.
+    start, stop : int, optional
+        The frames (indices along axis 0, with slice semantics: negative counts from the end,
+        out-of-range clips) to return: ``decompress(data, start=a, stop=b)`` equals
+        ``decompress(data)[a:b]``. A blocked container decodes only the blocks holding them
+        (and checks only their CRCs); a one-stream container is decoded whole, then sliced.
+    threads : int, optional
+        Threads that decode the blocks of a blocked container (default: every core).
 
     Raises
     ------
@@ -961,11 +992,22 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
     FormatVersionError
         A container written by a newer format version.
     """
+    threads = _threads_argument(threads)
     p = _parse(data, max_output_size)
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+    part = start is not None or stop is not None
+    if part and not p.shape:
+        raise ValueError("start= and stop= select frames (axis 0); this container holds a 0-d array")
     try:
-        return _decode(p, tokenizer)
+        if p.blocks is not None:
+            lo, hi = _frame_range(start, stop, p.shape[0])
+            return _decode_blocks(p, tokenizer, lo, hi, threads)
+        out = _decode(p, tokenizer)
+        if part:
+            lo, hi = _frame_range(start, stop, p.shape[0])
+            out = out[lo:hi]
+        return out
     except MemoryError:
         raise CorruptDataError(
             f"the container declares {p.n} values ({p.n * p.dtype.itemsize} bytes) and this machine "
@@ -1117,6 +1159,192 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
     return out.astype(p.dtype) if native != p.dtype else out
 
 
+# ============================================================================ blocks
+
+
+def _block_crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], first: int, rows: np.ndarray) -> int:
+    """CRC-32 of a block: the description line, the block's first frame as 8 bytes little-endian,
+    then its values (``rows``: its frames, native little-endian, C order)."""
+    line = " ".join([dtype.str, *map(str, shape)]) + "\n"
+    crc = zlib.crc32(first.to_bytes(8, "little"), zlib.crc32(line.encode("ascii")))
+    return zlib.crc32(memoryview(np.ascontiguousarray(rows).reshape(-1).view(np.uint8)), crc) & 0xFFFFFFFF
+
+
+def _threads_argument(threads: Any) -> int:
+    """``threads``: None (every core) or an int >= 1."""
+    if threads is None:
+        return max(os.cpu_count() or 1, 1)
+    return check_int("threads", threads, 1)
+
+
+def _block_frames(block_size: Any, channels: int, frames: int) -> int:
+    """Frames per block for ``compress(block_size=)`` (0: one stream, no blocks)."""
+    size = DEFAULT_BLOCK_SIZE if block_size is None else check_int("block_size", block_size, 0)
+    if size == 0 or channels * frames <= size:
+        return 0
+    block = max(size // channels, 1)
+    return block if frames > block else 0
+
+
+def _run(fn: Any, items: list, threads: int) -> list:
+    """``[fn(i) for i in items]``, on ``threads`` threads (in order; the first error raised)."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(i) for i in items]
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def _sample_frames(x: np.ndarray, total: int, windows: int) -> np.ndarray:
+    """``x`` (``(C, F)``) or, when larger than ``total`` values, ``windows`` evenly spaced windows
+    of its frames joined in time."""
+    c, f = x.shape
+    length = max(total // (windows * c), 1)
+    if f <= windows * length:
+        return x
+    starts = (np.arange(windows, dtype=np.int64) * (f - length)) // (windows - 1)
+    return np.ascontiguousarray(np.concatenate([x[:, s:s + length] for s in starts.tolist()], axis=1))
+
+
+def _stages_of(record: list[dict]) -> list[frontend.Stage]:
+    """The stages (default options, as the planner builds them) that wrote ``record``."""
+    return planner.build_chain(tuple((e["stage"], {"order": e["order"]} if e["stage"] == "delta" else {})
+                                     for e in record))
+
+
+def _compress_blocks(base: dict, x: np.ndarray, prefix: list[dict], rows: np.ndarray, block: int,
+                     chains: list[list[frontend.Stage]] | None, level: int, n_tokens: int | None,
+                     fit_options: dict, threads: int) -> bytes:
+    """The blocked container (format version 3) of ``x`` (``(C, F)``, after the float stage whose
+    record is ``prefix``): one model fitted on a sample of the frames, then each block of
+    ``block`` frames through the chosen chain on its own, escaped, encoded and coded on
+    ``threads`` threads. ``rows`` holds the values the CRCs cover, ``(F, C)``."""
+    sample = _sample_frames(x, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
+    if chains is None:
+        chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
+    best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
+                        planner.ReplayEncoder(n_tokens, fit_options))
+    stages = _stages_of(best.chain)
+    alphabet, merges = best.alphabet, best.merges
+    a, m = len(alphabet), len(merges)
+    model = Model(alphabet, merges)
+    if m:
+        model.encoder_tables()  # built once, before the threads share the model
+    vocab = max(a + m, 1)
+    frames = x.shape[1]
+    dtype, shape = np.dtype(base["dtype"]), base["shape"]
+
+    def encode(b: int) -> bytes:
+        f0, f1 = b * block, min((b + 1) * block, frames)
+        y, record = frontend.forward(np.ascontiguousarray(x[:, f0:f1]), stages)
+        flat = np.ascontiguousarray(y).reshape(-1)
+        ids, positions = _escaped_ids(alphabet, flat)
+        fields: dict[str, Any] = {"front": prefix + record}
+        if positions.size:
+            fields["esc"] = _escape_field(flat, positions)
+        tokens = model.encode(ids) if m else ids
+        fields["stream"] = entropy.encode_stream(tokens, vocab, coders=best.coders)
+        fields["crc"] = _block_crc(dtype, shape, f0, rows[f0:f1])
+        return _pack(fields)
+
+    blocks = _run(encode, list(range(-(-frames // block))), threads)
+    out = {k: base[k] for k in ("magic", "dtype", "shape", "layout", "source") if k in base}
+    out = {"magic": MAGIC, "v": FORMAT_VERSION, **{k: v for k, v in out.items() if k != "magic"}}
+    out["alphabet"] = _alphabet_field(alphabet)
+    out["model"] = _model_field(merges, a)
+    out["block"] = block
+    out["blocks"] = blocks
+    return _pack(out)
+
+
+def _parse_index(d: dict, shape: list[int], n: int) -> tuple[int, list[bytes]]:
+    """The checked block index of a blocked container: frames per block, and each block's bytes."""
+    if n == 0 or not shape:
+        raise CorruptDataError("container: a blocked container holds at least one frame (and is not 0-d)")
+    frames = _channels_frames(shape, n)[1]
+    block = field_int(d, "block", 1, frames, where="container")
+    blocks = d["blocks"]
+    count = -(-frames // block)
+    if not isinstance(blocks, list) or len(blocks) != count:
+        got = len(blocks) if isinstance(blocks, list) else type(blocks).__name__
+        raise CorruptDataError(f"container: 'blocks' must be a list of {count} blocks of {block} frames "
+                               f"({frames} frames), got {got}")
+    for b, raw in enumerate(blocks):
+        if not isinstance(raw, bytes):
+            raise CorruptDataError(f"block {b}: expected bytes, got {type(raw).__name__}")
+    return block, blocks
+
+
+@dataclass
+class _Block:
+    """One checked block: its number, frames ``[f0, f1)``, chain, stream, escapes and CRC."""
+
+    number: int
+    f0: int
+    f1: int
+    chain: list[dict]
+    stream: dict
+    esc: Any
+    crc: int
+
+
+def _parse_block(p: _Parsed, b: int, native: np.dtype, channels: int) -> _Block:
+    """Block ``b``'s fields, every one checked (CorruptDataError naming the block)."""
+    frames = _channels_frames(list(p.shape), p.n)[1]
+    f0, f1 = b * p.block, min((b + 1) * p.block, frames)
+    where = f"block {b} (frames {f0} to {f1})"
+    raw = p.blocks[b]
+    try:
+        d = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
+    except Exception as e:  # msgpack raises several unrelated exception types
+        raise CorruptDataError(f"{where}: damaged: its bytes do not parse ({type(e).__name__})") from None
+    try:
+        expect_map(d, "block", _BLOCK_KEYS, _BLOCK_OPTIONAL_KEYS)
+        chain = frontend.parse_chain(d["front"], native, (channels, f1 - f0))
+        crc = d["crc"]
+        if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
+            raise CorruptDataError("block: 'crc' must be an int in [0, 2**32)")
+        if not isinstance(d["stream"], dict):
+            raise CorruptDataError("block: 'stream' must be a map")
+    except CorruptDataError as e:
+        raise CorruptDataError(f"{where}: {e}") from None
+    return _Block(b, f0, f1, chain, d["stream"], d.get("esc"), crc)
+
+
+def _frame_range(start: Any, stop: Any, frames: int) -> tuple[int, int]:
+    """``decompress``'s ``start``, ``stop`` as a frame range, with slice semantics."""
+    for name, v in (("start", start), ("stop", stop)):
+        if v is not None:
+            check_int(name, v, -(1 << 63), 1 << 63)
+    lo, hi, _ = slice(start, stop).indices(frames)
+    return lo, max(hi, lo)
+
+
+def _decode_blocks(p: _Parsed, tokenizer: Tokenizer | Model | None, start: int, stop: int,
+                   threads: int) -> np.ndarray:
+    """Frames ``[start, stop)`` of a blocked container, decoding only the blocks they touch."""
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels, frames = _channels_frames(list(p.shape), p.n)
+    first, last = start // p.block, -(-stop // p.block)
+    blocks = [_parse_block(p, b, native, channels) for b in range(first, last)]
+    s = _shared(p, tokenizer)
+    out = np.empty((stop - start, channels), dtype=native)
+
+    def decode(blk: _Block) -> None:
+        try:
+            y = _stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native)
+            rows = y.T if y.dtype == native else y.T.view(native)
+            if _block_crc(p.dtype, p.shape, blk.f0, rows) != blk.crc:
+                raise CorruptDataError("checksum mismatch")
+        except CorruptDataError as e:
+            raise CorruptDataError(f"block {blk.number} (frames {blk.f0} to {blk.f1}): {e}") from None
+        lo, hi = max(blk.f0, start), min(blk.f1, stop)
+        out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
+
+    _run(decode, blocks, threads)
+    out = out.reshape((stop - start,) + tuple(p.shape[1:]))
+    return out.astype(p.dtype) if native != p.dtype else out
+
+
 # ============================================================================ describe
 
 
@@ -1158,6 +1386,13 @@ class ContainerInfo:
     #: how the writer encoded the tokens: "replay" (also for no merges), "optimal" or "bits"
     #: (the informational ``method`` field; decoding does not depend on it)
     method: str = "replay"
+    #: streams: 1, or the blocks of a blocked container (format version 3)
+    blocks: int = 1
+    #: frames per block of a blocked container (the last may hold fewer), else 0
+    block_frames: int = 0
+    #: each stream's coder, in block order (``coder`` is the most frequent of them); for a
+    #: blocked container ``front`` is block 0's chain (every block has its own parameters)
+    coders: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -1171,44 +1406,56 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     ``CorruptDataError``. No output-size cap applies.
     """
     p = _parse(data, 1 << 256)
-    d, s = p.fields, p.stream
+    d = p.fields
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
 
     def entry(mapping: dict, key: str) -> int:
         if key not in mapping:
             return 0
         return len(msgpack.packb(key)) + len(msgpack.packb(mapping[key], use_bin_type=True))
 
-    coder = s.get("coder")
-    n_tokens = s.get("n")
-    if not isinstance(coder, str) or coder not in entropy.CODERS or type(n_tokens) is not int:
-        raise CorruptDataError("stream: invalid 'coder' or 'n'")
+    if p.blocks is None:
+        streams = [(p.stream, p.fields, p.chain, p.n)]
+    else:
+        blocks = [_parse_block(p, b, native, channels) for b in range(len(p.blocks))]
+        streams = [(blk.stream, {} if blk.esc is None else {"esc": blk.esc}, blk.chain,
+                    (blk.f1 - blk.f0) * channels) for blk in blocks]
+    coders: list[str] = []
+    n_tokens = freq = payload = escapes = escape_bytes = 0
+    for b, (s, fields, chain, n) in enumerate(streams):
+        coder = s.get("coder")
+        if not isinstance(coder, str) or coder not in entropy.CODERS or type(s.get("n")) is not int:
+            raise CorruptDataError(f"{'' if p.blocks is None else f'block {b}: '}stream: invalid 'coder' or 'n'")
+        coders.append(coder)
+        n_tokens += s["n"]
+        freq += entry(s, "freq") + entry(s, "table")  # "mag" keeps its tables in "table"
+        payload += entry(s, "payload") + entry(s, "raw")  # and its raw low bits in "raw"
+        if "esc" in fields:
+            positions, _ = _parse_escapes(fields["esc"], n, frontend.chain_dtypes(chain, native)[-1])
+            escapes += int(positions.shape[0])
+            escape_bytes += entry(fields, "esc")
+    coder = max(coders, key=coders.count)  # the most blocks' (ties: the earliest)
     model = entry(d, "alphabet") + entry(d, "model")
-    freq = entry(s, "freq") + entry(s, "table")  # "mag" keeps its tables in "table"
-    payload = entry(s, "payload") + entry(s, "raw")  # and its raw low bits in "raw"
     size = len(data)
     original = p.n * p.dtype.itemsize
-    delta = p.chain[0]["order"] if len(p.chain) == 1 and p.chain[0]["stage"] == "delta" else 0
-    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
-    lossy = bool(p.chain) and p.chain[0]["stage"] == "quantize"
+    chain = streams[0][2]
+    delta = chain[0]["order"] if len(chain) == 1 and chain[0]["stage"] == "delta" else 0
+    lossy = bool(chain) and chain[0]["stage"] == "quantize"
     quantizer = None
     if lossy:
-        quantizer = _quantize.Quantizer(p.chain[0]["step"], p.chain[0]["offset"], p.dtype.str).to_dict()
-    escapes = escape_bytes = 0
-    if "esc" in p.fields:
-        native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
-        positions, _ = _parse_escapes(p.fields["esc"], p.n, frontend.chain_dtypes(p.chain, native)[-1])
-        escapes = int(positions.shape[0])
-        escape_bytes = entry(p.fields, "esc")
+        quantizer = _quantize.Quantizer(chain[0]["step"], chain[0]["offset"], p.dtype.str).to_dict()
     return ContainerInfo(
         version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
-        front=tuple(dict(e) for e in p.chain), layout=p.layout, channels=channels, source=p.source,
+        front=tuple(dict(e) for e in chain), layout=p.layout, channels=channels, source=p.source,
         lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
         # a model with merges, one token per value and no method recorded: the merges left unused
         method="bare" if p.method == "replay" and (p.m is None or p.m > 0) and n_tokens == p.n and p.n > 0
         else p.method,
+        blocks=len(streams), block_frames=p.block, coders=tuple(coders),
     )
 
 
