@@ -1,0 +1,340 @@
+"""Blocked containers (format version 3): blocks of frames that share one model, coded and
+decoded on several threads, decoded in part (spec: docs/format.md, "Blocks")."""
+
+from __future__ import annotations
+
+import random
+
+import msgpack
+import numpy as np
+import pytest
+
+import ubpe
+from common import assert_same_array, check_truncations, mutate
+from ubpe import container
+from ubpe.container import compress, decompress, describe
+
+BLOCK = 4096  # values per block in these tests: small inputs, many blocks
+
+
+def walk(n: int, seed: int = 0, dtype=np.int16, channels: int = 0, step: int = 1) -> np.ndarray:
+    """A random walk (smooth enough for every predictor), ``(n,)`` or ``(n, channels)``."""
+    rng = np.random.default_rng(seed)
+    shape = (n, channels) if channels else (n,)
+    return (np.cumsum(rng.integers(-3, 4, shape), axis=0) * step).astype(dtype)
+
+
+def unpack(data: bytes) -> dict:
+    return msgpack.unpackb(data, raw=False)
+
+
+def pack(fields: dict) -> bytes:
+    return msgpack.packb(fields, use_bin_type=True)
+
+
+def with_block(data: bytes, b: int, edit) -> bytes:
+    """``data`` with block ``b``'s map replaced by ``edit(map)``."""
+    d = unpack(data)
+    blk = unpack(d["blocks"][b])
+    d["blocks"][b] = pack(edit(blk))
+    return pack(d)
+
+
+@pytest.fixture(scope="module")
+def signal() -> tuple[np.ndarray, bytes]:
+    x = walk(6 * BLOCK + 123, seed=1)
+    return x, compress(x, block_size=BLOCK, level=1, threads=1)
+
+
+# ---------------------------------------------------------------------------- layout of the bytes
+
+
+def test_an_input_beyond_one_block_is_cut_into_blocks_of_frames(signal):
+    x, data = signal
+    info = describe(data)
+    assert info.version == 3 and info.blocks == 7 and info.block_frames == BLOCK
+    assert info.n_values == x.size and len(info.coders) == 7
+    d = unpack(data)
+    assert list(d) == ["magic", "v", "dtype", "shape", "layout", "alphabet", "model", "block", "blocks"]
+    assert all(isinstance(b, bytes) for b in d["blocks"])
+
+
+def test_a_block_of_channels_holds_block_size_values():
+    x = walk(3 * BLOCK, seed=2, channels=3)
+    info = describe(compress(x, block_size=BLOCK, level=1))
+    assert info.block_frames == BLOCK // 3 and info.blocks == -(-x.shape[0] // (BLOCK // 3))
+
+
+@pytest.mark.parametrize("n", [0, 1, BLOCK - 1, BLOCK])
+def test_inputs_of_at_most_one_block_are_written_as_before(n):
+    """Same bytes as without blocks (version 2): frozen fixtures and old readers stay valid."""
+    x = walk(n, seed=3)
+    data = compress(x, block_size=BLOCK, level=1)
+    assert data == compress(x, block_size=0, level=1)
+    assert unpack(data)["v"] == 2 and "blocks" not in unpack(data)
+
+
+def test_the_default_block_size_leaves_inputs_up_to_2_20_values_alone():
+    assert container.DEFAULT_BLOCK_SIZE == 1 << 20
+    x = walk(50_000, seed=4)
+    assert compress(x, level=1) == compress(x, block_size=0, level=1)
+
+
+def test_block_size_zero_never_cuts(signal):
+    x, _ = signal
+    assert describe(compress(x, block_size=0, level=1)).blocks == 1
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_the_bytes_do_not_depend_on_the_number_of_threads(level):
+    x = walk(5 * BLOCK, seed=5, channels=2)
+    one = compress(x, block_size=BLOCK, level=level, threads=1)
+    assert compress(x, block_size=BLOCK, level=level, threads=2) == one
+    assert compress(x, block_size=BLOCK, level=level, threads=5) == one
+    for threads in (1, 2, 5):
+        assert_same_array(decompress(one, threads=threads), x)
+
+
+# ---------------------------------------------------------------------------- round trips
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("dtype", ["|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", ">i2", ">u8"])
+def test_round_trip_of_every_integer_dtype(dtype, level):
+    x = walk(3 * BLOCK + 7, seed=6, dtype=np.dtype(dtype), step=1 if np.dtype(dtype).itemsize == 1 else 37)
+    data = compress(x, block_size=BLOCK, level=level)
+    assert describe(data).blocks == 4
+    assert_same_array(decompress(data), x)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_round_trip_of_frames_and_channels(level):
+    x = walk(2 * BLOCK, seed=7, dtype=np.int32, channels=4) * 1000
+    data = compress(x, block_size=BLOCK, level=level)
+    assert describe(data).blocks == 8 and describe(data).channels == 4
+    assert_same_array(decompress(data), x)
+
+
+def test_round_trip_of_three_dimensions_bool_and_floats():
+    x3 = walk(2 * BLOCK, seed=8, channels=6).reshape(-1, 2, 3)
+    assert_same_array(decompress(compress(x3, block_size=BLOCK, level=1)), x3)
+    bits = walk(3 * BLOCK, seed=9) % 2 == 0
+    assert_same_array(decompress(compress(bits, block_size=BLOCK, level=1)), bits)
+    grid = walk(3 * BLOCK, seed=10).astype(np.float32) * 0.25
+    data = compress(grid, block_size=BLOCK, level=1)
+    assert describe(data).front[0]["stage"] == "floatgrid"
+    assert decompress(data).tobytes() == grid.tobytes()
+    wave = np.sin(np.arange(3 * BLOCK) / 40.0)
+    lossy = compress(wave, step=0.001, block_size=BLOCK, level=1)
+    assert describe(lossy).lossy and np.abs(decompress(lossy) - wave).max() <= 0.0005 + 1e-12
+
+
+@pytest.mark.parametrize("predictor", ["delta1+adaptive", "lpc", "rank+delta1", "decorrelate+lpc"])
+def test_every_block_restarts_its_predictor(predictor):
+    """Each block is put through the chain on its own: decoding one block needs no other."""
+    x = walk(4 * BLOCK, seed=11, channels=2) * 3
+    data = compress(x, block_size=BLOCK, level=1, predictor=predictor)
+    fronts = [unpack(b)["front"] for b in unpack(data)["blocks"]]
+    assert [e["stage"] for e in fronts[0]] == [name.rstrip("1") for name in predictor.split("+")]
+    assert all(len(f) == len(fronts[0]) for f in fronts)
+    assert_same_array(decompress(data), x)
+    b = 2  # the other blocks garbage: block 2 still decodes
+    d = unpack(data)
+    d["blocks"] = [raw if i == b else b"\x00" for i, raw in enumerate(d["blocks"])]
+    frames = BLOCK // 2
+    assert_same_array(decompress(pack(d), start=b * frames, stop=(b + 1) * frames), x[b * frames:(b + 1) * frames])
+
+
+def test_values_outside_the_sampled_model_are_escaped(monkeypatch):
+    """The model is fitted on a sample; a later block's new values travel as escapes."""
+    monkeypatch.setattr(container, "BLOCK_SAMPLE", 2048)
+    x = walk(8 * BLOCK, seed=12)
+    x[-100:] += 20_000  # far from every sampled value
+    data = compress(x, block_size=BLOCK, level=1, delta=0)
+    assert describe(data).escapes >= 100
+    assert_same_array(decompress(data), x)
+
+
+def test_the_model_is_fitted_on_at_most_block_sample_values(monkeypatch):
+    seen = []
+    plan = container.planner.plan
+    monkeypatch.setattr(container.planner, "plan", lambda x, *a, **k: seen.append(x.size) or plan(x, *a, **k))
+    monkeypatch.setattr(container, "BLOCK_SAMPLE", 4 * BLOCK)
+    x = walk(16 * BLOCK, seed=13)
+    assert_same_array(decompress(compress(x, block_size=BLOCK, level=1)), x)
+    assert seen == [4 * BLOCK]
+
+
+def test_forced_front_ends_and_n_tokens_apply_to_every_block(signal):
+    x, _ = signal
+    data = compress(x, block_size=BLOCK, level=1, delta=2, n_tokens=300)
+    info = describe(data)
+    assert info.delta == 2 and info.alphabet_size + info.n_merges <= 300
+    assert all(unpack(b)["front"] == [{"stage": "delta", "order": 2}] for b in unpack(data)["blocks"])
+    assert_same_array(decompress(data), x)
+
+
+def test_blocks_cost_little_ratio():
+    x = walk(16 * BLOCK, seed=14)
+    whole = len(compress(x, block_size=0, level=1))
+    blocked = len(compress(x, block_size=4 * BLOCK, level=1))
+    assert blocked < 1.02 * whole
+
+
+# ---------------------------------------------------------------------------- partial decoding
+
+
+@pytest.mark.parametrize("start, stop", [
+    (0, None), (None, 10), (BLOCK - 1, BLOCK + 1), (BLOCK, 2 * BLOCK), (5, 3 * BLOCK + 5),
+    (-200, None), (-(6 * BLOCK + 123), -1), (6 * BLOCK, 10 ** 9), (100, 100), (300, 200), (-10 ** 9, 10 ** 9),
+])
+def test_a_frame_range_decodes_to_the_slice(signal, start, stop):
+    x, data = signal
+    assert_same_array(decompress(data, start=start, stop=stop), x[start:stop])
+    assert_same_array(decompress(data, start=start, stop=stop, threads=2), x[start:stop])
+
+
+def test_a_frame_range_of_channels_decodes_to_the_slice():
+    x = walk(3 * BLOCK, seed=15, dtype=np.uint16, channels=3)
+    data = compress(x, block_size=BLOCK, level=1)
+    assert_same_array(decompress(data, start=1000, stop=5000), x[1000:5000])
+
+
+def test_a_frame_range_of_one_stream_is_the_slice_of_it():
+    x = walk(1000, seed=16, channels=2)
+    assert_same_array(decompress(compress(x), start=10, stop=-10), x[10:-10])
+    with pytest.raises(ValueError, match="0-d"):
+        decompress(compress(np.int16(5)), start=0)
+
+
+def test_only_the_blocks_of_the_range_are_decoded(signal):
+    x, data = signal
+    d = unpack(data)
+    d["blocks"][0] = b"garbage"
+    d["blocks"][6] = b"garbage"
+    damaged = pack(d)
+    assert_same_array(decompress(damaged, start=BLOCK, stop=6 * BLOCK), x[BLOCK:6 * BLOCK])
+    with pytest.raises(ubpe.CorruptDataError, match="block 0"):
+        decompress(damaged)
+
+
+@pytest.mark.parametrize("kwargs", [{"threads": 0}, {"threads": -1}, {"block_size": -1}])
+def test_arguments_are_checked(kwargs):
+    with pytest.raises(ValueError):
+        compress(walk(100), **kwargs)
+
+
+def test_decompress_arguments_are_checked(signal):
+    _, data = signal
+    with pytest.raises(ValueError):
+        decompress(data, threads=0)
+    with pytest.raises(TypeError):
+        decompress(data, start=1.5)
+
+
+# ---------------------------------------------------------------------------- corruption
+
+
+def test_a_corrupt_block_is_named(signal):
+    _, data = signal
+
+    def flip(blk):
+        payload = bytearray(blk["stream"]["payload"])
+        payload[len(payload) // 2] ^= 0x10
+        blk["stream"]["payload"] = bytes(payload)
+        return blk
+
+    with pytest.raises(ubpe.CorruptDataError, match=r"block 3 \(frames 12288 to 16384\)"):
+        decompress(with_block(data, 3, flip), threads=2)
+
+
+def test_swapped_blocks_fail_their_checksum(signal):
+    """A block's CRC covers its first frame: equal blocks in the wrong place are refused."""
+    _, data = signal
+    d = unpack(data)
+    d["blocks"][1], d["blocks"][2] = d["blocks"][2], d["blocks"][1]
+    with pytest.raises(ubpe.CorruptDataError, match="block 1 .*checksum"):
+        decompress(pack(d), threads=1)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(block=0), "block"),
+    (lambda d: d.update(block=BLOCK + 1), "block 0 .*expand to 4096 values"),
+    (lambda d: d.update(block=2 * BLOCK), "4 blocks"),
+    (lambda d: d.update(block=10 ** 12), "block"),
+    (lambda d: d.update(block="4096"), "block"),
+    (lambda d: d["blocks"].pop(), "7 blocks"),
+    (lambda d: d["blocks"].append(d["blocks"][0]), "7 blocks"),
+    (lambda d: d.update(blocks=b"".join(d["blocks"])), "blocks"),
+    (lambda d: d["blocks"].__setitem__(4, [1, 2]), "block 4"),
+    (lambda d: d.update(crc=0), "crc"),
+    (lambda d: d.update(stream={}), "stream"),
+    (lambda d: d.update(front=[]), "front"),
+    (lambda d: d.update(shape=[]), "0-d"),
+    (lambda d: d.update(shape=[0]), "at least one"),
+    (lambda d: d.update(v=2), "missing"),
+])
+def test_the_block_index_is_checked(signal, edit, message):
+    _, data = signal
+    d = unpack(data)
+    edit(d)
+    with pytest.raises(ubpe.CorruptDataError, match=message):
+        decompress(pack(d))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda b: b.update(extra=1), "extra"),
+    (lambda b: b.pop("crc"), "crc"),
+    (lambda b: b.update(crc=-1), "crc"),
+    (lambda b: b.update(stream=[1]), "stream"),
+    (lambda b: b.update(front=[{"stage": "delta", "order": 9}]), "order"),
+    (lambda b: b.update(front=[{"stage": "lpc"}]), "lpc"),
+    (lambda b: b["stream"].update(n=10 ** 9), "'n'"),
+    (lambda b: b.update(esc=b"\x01\xff\xff\x7f\x00"), "esc"),
+])
+def test_each_block_is_checked_and_named(signal, edit, message):
+    _, data = signal
+
+    def apply(blk):
+        edit(blk)
+        return blk
+
+    with pytest.raises(ubpe.CorruptDataError, match=f"block 5 .*{message}"):
+        decompress(with_block(data, 5, apply))
+    with pytest.raises(ubpe.CorruptDataError, match="block 5"):
+        describe(with_block(data, 5, apply)) if message not in ("'n'", "esc") else decompress(
+            with_block(data, 5, apply), start=5 * BLOCK, stop=5 * BLOCK + 1)
+
+
+def test_a_block_with_a_predictor_for_another_length_is_refused():
+    """Per-block parameters (LPC orders per LPC block) are checked against the block's frames."""
+    x = walk(3 * BLOCK, seed=17)
+    data = compress(x, block_size=BLOCK, level=1, predictor="lpc")
+    last = unpack(unpack(data)["blocks"][-1])["front"]
+    with pytest.raises(ubpe.CorruptDataError, match="block 0"):
+        decompress(with_block(data, 0, lambda b: {**b, "front": last}))
+
+
+def test_truncated_blocked_containers_are_refused():
+    x = walk(3 * 256, seed=18)
+    data = compress(x, block_size=256, level=1)
+    assert describe(data).blocks == 3
+    assert check_truncations(data) == len(data)
+
+
+def test_mutated_blocked_containers_decode_exactly_or_raise(signal):
+    x, data = signal
+    rng = random.Random(19)
+    for i in range(400):
+        if i % 2:
+            bad = mutate(data, rng)
+        else:  # inside one block's map
+            b = rng.randrange(7)
+            d = unpack(data)
+            d["blocks"][b] = mutate(d["blocks"][b], rng)
+            bad = pack(d)
+        try:
+            got = decompress(bad)
+        except (ubpe.CorruptDataError, ubpe.FormatVersionError):
+            continue
+        assert_same_array(got, x)
