@@ -145,13 +145,26 @@ def test_every_block_restarts_its_predictor(predictor):
     assert_same_array(decompress(pack(d), start=b * frames, stop=(b + 1) * frames), x[b * frames:(b + 1) * frames])
 
 
-def test_values_outside_the_sampled_model_are_escaped(monkeypatch):
-    """The model is fitted on a sample; a later block's new values travel as escapes."""
+def test_values_outside_the_sample_join_the_alphabet(monkeypatch):
+    """The model is fitted on a sample; the blocks' other values extend its alphabet (the merges
+    renumbered), so none needs an escape."""
     monkeypatch.setattr(container, "BLOCK_SAMPLE", 2048)
-    x = walk(8 * BLOCK, seed=12)
-    x[-100:] += 20_000  # far from every sampled value
+    x = np.tile(np.array([3, -1, 4, 1, 5, 9, 2, 6], np.int16), 4 * BLOCK)
+    x[1000:1100] = np.arange(20_000, 20_100)  # far from every sampled value (between two windows)
     data = compress(x, block_size=BLOCK, level=1, delta=0)
-    assert describe(data).escapes >= 100
+    info = describe(data)
+    assert info.escapes == 0 and info.n_merges > 0 and info.alphabet_size == 8 + 100
+    assert_same_array(decompress(data), x)
+
+
+def test_beyond_the_vocabulary_limit_values_are_escaped(monkeypatch):
+    monkeypatch.setattr(container, "BLOCK_SAMPLE", 2048)
+    monkeypatch.setattr(container, "MAX_VOCAB", 64)
+    x = np.tile(np.array([3, -1, 4, 1, 5, 9, 2, 6], np.int16), 4 * BLOCK)
+    x[1000:1100] = np.arange(20_000, 20_100)
+    data = compress(x, block_size=BLOCK, level=1, delta=0)
+    info = describe(data)
+    assert info.escapes == 100 and info.alphabet_size == 8
     assert_same_array(decompress(data), x)
 
 

@@ -218,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="2 (default): also try the context-mixing coder 'cm', much smaller on "
                    "text and signals but slow to decode (about 1 M values/s); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s)")
+    p.add_argument("--block-size", type=_size, metavar="N",
+                   help="values per block (default 1M = 1048576; 0: one stream): larger inputs are cut "
+                   "into blocks that share one model and are coded in parallel")
+    p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
     add_fit_options(p, required=False)
     add_input_options(p)
     p.set_defaults(func=cmd_compress)
@@ -241,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", type=_positive, metavar="HZ",
                    help=".wav output: sample rate to record instead of the input's (default: the "
                    f"rate of the .wav compressed, else {uio.DEFAULT_WAV_RATE})")
+    p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser(
@@ -542,7 +547,8 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
     sig, input_size = _read_compress_input(args, path)
     values = sig.values
     delta = None if args.delta == "auto" else int(args.delta)
-    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source}
+    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source,
+                              "block_size": args.block_size, "threads": args.threads}
     if args.predictor is not None:
         common["predictor"] = args.predictor
     if args.step is not None or args.bits is not None:
@@ -590,7 +596,8 @@ def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[by
             )
         uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
         with _busy(args, f"decompressing {'(standard input)' if path == files.STDIO else path}"):
-            values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
+            values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size,
+                                          threads=getattr(args, "threads", None))
     except UBPEError as e:
         raise UBPEError(f"{'(standard input)' if path == files.STDIO else path}: {e}") from e
     return data, info, values
@@ -739,6 +746,9 @@ def _format_report(info: Any, path: str) -> str:
         f"  model        {model}",
         f"  front end    {front}",
         f"  coder        {info.coder}, {info.n_tokens} tokens, encoded by {getattr(info, 'method', 'replay')}",
+        *([f"  blocks       {info.blocks} of {info.block_frames} frames, one model; front end and "
+           f"coders per block: {', '.join(f'{c} x{info.coders.count(c)}' for c in sorted(set(info.coders)))}"]
+          if getattr(info, "blocks", 1) > 1 else []),
         f"  exactness    {_describe_exactness(info)}",
         f"  source       {_describe_source(getattr(info, 'source', None))}",
         f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "

@@ -1224,19 +1224,28 @@ def _compress_blocks(base: dict, x: np.ndarray, prefix: list[dict], rows: np.nda
     best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
                         planner.ReplayEncoder(n_tokens, fit_options))
     stages = _stages_of(best.chain)
+    frames = x.shape[1]
+    dtype, shape = np.dtype(base["dtype"]), base["shape"]
+
+    def front(b: int) -> tuple[np.ndarray, list[dict], np.ndarray]:
+        y, record = frontend.forward(np.ascontiguousarray(x[:, b * block:(b + 1) * block]), stages)
+        flat = np.ascontiguousarray(y).reshape(-1)
+        return flat, record, np.unique(flat)
+
+    fronts: list[Any] = _run(front, list(range(-(-frames // block))), threads)
     alphabet, merges = best.alphabet, best.merges
+    if n_tokens is None:  # a vocabulary of n_tokens stays that size: other values escape
+        alphabet, merges = _covering(alphabet, merges, [u for _, _, u in fronts])
     a, m = len(alphabet), len(merges)
     model = Model(alphabet, merges)
     if m:
         model.encoder_tables()  # built once, before the threads share the model
     vocab = max(a + m, 1)
-    frames = x.shape[1]
-    dtype, shape = np.dtype(base["dtype"]), base["shape"]
 
     def encode(b: int) -> bytes:
+        flat, record, _ = fronts[b]
+        fronts[b] = None  # the block's values are no longer needed once coded
         f0, f1 = b * block, min((b + 1) * block, frames)
-        y, record = frontend.forward(np.ascontiguousarray(x[:, f0:f1]), stages)
-        flat = np.ascontiguousarray(y).reshape(-1)
         ids, positions = _escaped_ids(alphabet, flat)
         fields: dict[str, Any] = {"front": prefix + record}
         if positions.size:
@@ -1246,7 +1255,7 @@ def _compress_blocks(base: dict, x: np.ndarray, prefix: list[dict], rows: np.nda
         fields["crc"] = _block_crc(dtype, shape, f0, rows[f0:f1])
         return _pack(fields)
 
-    blocks = _run(encode, list(range(-(-frames // block))), threads)
+    blocks = _run(encode, list(range(len(fronts))), threads)
     out = {k: base[k] for k in ("magic", "dtype", "shape", "layout", "source") if k in base}
     out = {"magic": MAGIC, "v": FORMAT_VERSION, **{k: v for k, v in out.items() if k != "magic"}}
     out["alphabet"] = _alphabet_field(alphabet)
@@ -1254,6 +1263,20 @@ def _compress_blocks(base: dict, x: np.ndarray, prefix: list[dict], rows: np.nda
     out["block"] = block
     out["blocks"] = blocks
     return _pack(out)
+
+
+def _covering(alphabet: Alphabet, merges: np.ndarray, distinct: list[np.ndarray]) -> tuple[Alphabet, np.ndarray]:
+    """The alphabet extended with every value of ``distinct`` (the blocks' values after the
+    front end) and the same merges over it (children renumbered: an alphabet id to its value's
+    new id, merged tokens shifted by the ids added), so that no value needs an escape; the
+    model unchanged when the extended vocabulary would exceed MAX_VOCAB (values then escape)."""
+    wide = Alphabet.from_data(np.asarray(alphabet.values), *distinct)
+    a, added = len(alphabet), len(wide) - len(alphabet)
+    if added == 0 or len(wide) + len(merges) > MAX_VOCAB:
+        return alphabet, merges
+    new_ids = wide.to_ids(np.asarray(alphabet.values)).astype(np.int32)
+    renumbered = np.where(merges < a, new_ids[np.minimum(merges, max(a - 1, 0))], merges + added)
+    return wide, np.ascontiguousarray(renumbered, dtype=np.int32)
 
 
 def _parse_index(d: dict, shape: list[int], n: int) -> tuple[int, list[bytes]]:
