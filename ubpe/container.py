@@ -56,7 +56,7 @@ STREAM_VERSION = 2
 DEFAULT_BLOCK_SIZE = 1 << 20
 #: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
 #: values, BLOCK_SAMPLE_WINDOWS evenly spaced windows of frames joined in time.
-BLOCK_SAMPLE = 1 << 20
+BLOCK_SAMPLE = 1 << 18
 BLOCK_SAMPLE_WINDOWS = 16
 #: Largest vocabulary (alphabet + merges) a container can carry: the entropy coder's limit.
 MAX_VOCAB = entropy.MAX_VOCAB
