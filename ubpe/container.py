@@ -28,7 +28,7 @@ import threading
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import msgpack
 import numpy as np
@@ -474,8 +474,8 @@ def compress(
         forced_chains = ([planner.build_chain(forced)] if forced is not None
                          else [_chain(order)] if order is not None else None)
         rows = checked.reshape(x.shape[1], -1)  # (frames, channels): the values the CRCs cover
-        return _compress_blocks(base, x, prefix, rows, block, forced_chains, level, n_tokens, fit_options,
-                                threads)
+        src = _Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1], prefix)
+        return b"".join(_blocked_parts(base, src, block, forced_chains, level, n_tokens, fit_options, threads))
     if forced is not None:
         chains = [planner.build_chain(forced)]
     elif order is not None:
@@ -1194,15 +1194,15 @@ def _run(fn: Any, items: list, threads: int) -> list:
         return list(pool.map(fn, items))
 
 
-def _sample_frames(x: np.ndarray, total: int, windows: int) -> np.ndarray:
-    """``x`` (``(C, F)``) or, when larger than ``total`` values, ``windows`` evenly spaced windows
-    of its frames joined in time."""
-    c, f = x.shape
-    length = max(total // (windows * c), 1)
-    if f <= windows * length:
-        return x
-    starts = (np.arange(windows, dtype=np.int64) * (f - length)) // (windows - 1)
-    return np.ascontiguousarray(np.concatenate([x[:, s:s + length] for s in starts.tolist()], axis=1))
+def _sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: int, total: int,
+                   windows: int) -> np.ndarray:
+    """The ``(C, F)`` values ``get(0, frames)`` or, when more than ``total``, ``windows`` evenly
+    spaced windows of their frames joined in time (``get(f0, f1)``: frames ``[f0, f1)``)."""
+    length = max(total // (windows * channels), 1)
+    if frames <= windows * length:
+        return np.ascontiguousarray(get(0, frames))
+    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // (windows - 1)
+    return np.ascontiguousarray(np.concatenate([get(s, s + length) for s in starts.tolist()], axis=1))
 
 
 def _stages_of(record: list[dict]) -> list[frontend.Stage]:
@@ -1211,31 +1211,58 @@ def _stages_of(record: list[dict]) -> list[frontend.Stage]:
                                      for e in record))
 
 
-def _compress_blocks(base: dict, x: np.ndarray, prefix: list[dict], rows: np.ndarray, block: int,
-                     chains: list[list[frontend.Stage]] | None, level: int, n_tokens: int | None,
-                     fit_options: dict, threads: int) -> bytes:
-    """The blocked container (format version 3) of ``x`` (``(C, F)``, after the float stage whose
-    record is ``prefix``): one model fitted on a sample of the frames, then each block of
-    ``block`` frames through the chosen chain on its own, escaped, encoded and coded on
-    ``threads`` threads. ``rows`` holds the values the CRCs cover, ``(F, C)``."""
-    sample = _sample_frames(x, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
+@dataclass(frozen=True)
+class _Frames:
+    """Where a blocked writer reads its values: ``get(f0, f1)`` the frames ``[f0, f1)`` as
+    ``(C, f1 - f0)`` integers (after the float stage recorded in ``prefix``), ``rows(f0, f1)``
+    the same frames as the CRC covers them (``(f1 - f0, C)``, native little-endian)."""
+
+    channels: int
+    frames: int
+    get: Callable[[int, int], np.ndarray]
+    rows: Callable[[int, int], np.ndarray]
+    prefix: list[dict]
+
+
+def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[frontend.Stage]] | None,
+                   level: int, n_tokens: int | None, fit_options: dict, threads: int,
+                   keep: bool = True) -> Iterator[bytes]:
+    """The blocked container (format version 3) as consecutive byte strings: the head, then
+    each block (their concatenation is the container).
+
+    One model is planned on a sample of :data:`BLOCK_SAMPLE` values; every block (``block``
+    frames) goes through the chosen chain on its own; the alphabet is extended to every
+    block's values (a first pass over the blocks); then the blocks are encoded and coded,
+    ``threads`` at a time. ``keep`` holds the first pass's front-end outputs for the second
+    (about one byte of memory per input byte); without it each block is read and put through
+    the chain again, and memory is bounded by a few blocks per thread."""
+    frames = src.frames
+    sample = _sample_frames(src.get, src.channels, frames, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
     if chains is None:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
     best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
                         planner.ReplayEncoder(n_tokens, fit_options))
     stages = _stages_of(best.chain)
-    frames = x.shape[1]
     dtype, shape = np.dtype(base["dtype"]), base["shape"]
+    count = -(-frames // block)
+    step = count if keep else 2 * max(threads, 1)  # blocks in flight
 
     def front(b: int) -> tuple[np.ndarray, list[dict], np.ndarray]:
-        y, record = frontend.forward(np.ascontiguousarray(x[:, b * block:(b + 1) * block]), stages)
+        y, record = frontend.forward(np.ascontiguousarray(src.get(b * block, min((b + 1) * block, frames))), stages)
         flat = np.ascontiguousarray(y).reshape(-1)
         return flat, record, np.unique(flat)
 
-    fronts: list[Any] = _run(front, list(range(-(-frames // block))), threads)
+    kept: list[Any] = []
+    distinct = []
+    for first in range(0, count, step):
+        done = _run(front, list(range(first, min(first + step, count))), threads)
+        distinct += [u for _, _, u in done]
+        if keep:
+            kept = done
     alphabet, merges = best.alphabet, best.merges
     if n_tokens is None:  # a vocabulary of n_tokens stays that size: other values escape
-        alphabet, merges = _covering(alphabet, merges, [u for _, _, u in fronts])
+        alphabet, merges = _covering(alphabet, merges, distinct)
+    del distinct
     a, m = len(alphabet), len(merges)
     model = Model(alphabet, merges)
     if m:
@@ -1243,26 +1270,33 @@ def _compress_blocks(base: dict, x: np.ndarray, prefix: list[dict], rows: np.nda
     vocab = max(a + m, 1)
 
     def encode(b: int) -> bytes:
-        flat, record, _ = fronts[b]
-        fronts[b] = None  # the block's values are no longer needed once coded
+        if keep:
+            flat, record, _ = kept[b]
+            kept[b] = None  # the block's values are no longer needed once coded
+        else:
+            flat, record, _ = front(b)
         f0, f1 = b * block, min((b + 1) * block, frames)
         ids, positions = _escaped_ids(alphabet, flat)
-        fields: dict[str, Any] = {"front": prefix + record}
+        fields: dict[str, Any] = {"front": src.prefix + record}
         if positions.size:
             fields["esc"] = _escape_field(flat, positions)
         tokens = model.encode(ids) if m else ids
         fields["stream"] = entropy.encode_stream(tokens, vocab, coders=best.coders)
-        fields["crc"] = _block_crc(dtype, shape, f0, rows[f0:f1])
+        fields["crc"] = _block_crc(dtype, shape, f0, src.rows(f0, f1))
         return _pack(fields)
 
-    blocks = _run(encode, list(range(len(fronts))), threads)
-    out = {k: base[k] for k in ("magic", "dtype", "shape", "layout", "source") if k in base}
-    out = {"magic": MAGIC, "v": FORMAT_VERSION, **{k: v for k, v in out.items() if k != "magic"}}
-    out["alphabet"] = _alphabet_field(alphabet)
-    out["model"] = _model_field(merges, a)
-    out["block"] = block
-    out["blocks"] = blocks
-    return _pack(out)
+    head: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION}
+    head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
+    head["alphabet"] = _alphabet_field(alphabet)
+    head["model"] = _model_field(merges, a)
+    head["block"] = block
+    packer = msgpack.Packer(use_bin_type=True)
+    yield (packer.pack_map_header(len(head) + 1)
+           + b"".join(packer.pack(k) + packer.pack(v) for k, v in head.items())
+           + packer.pack("blocks") + packer.pack_array_header(count))
+    for first in range(0, count, step):
+        for raw in _run(encode, list(range(first, min(first + step, count))), threads):
+            yield packer.pack(raw)
 
 
 def _covering(alphabet: Alphabet, merges: np.ndarray, distinct: list[np.ndarray]) -> tuple[Alphabet, np.ndarray]:
