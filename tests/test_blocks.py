@@ -3,7 +3,9 @@ decoded on several threads, decoded in part (spec: docs/format.md, "Blocks")."""
 
 from __future__ import annotations
 
+import io
 import random
+import tracemalloc
 
 import msgpack
 import numpy as np
@@ -351,3 +353,52 @@ def test_mutated_blocked_containers_decode_exactly_or_raise(signal):
         except (ubpe.CorruptDataError, ubpe.FormatVersionError):
             continue
         assert_same_array(got, x)
+
+
+# ---------------------------------------------------------------------------- streaming
+
+
+@pytest.mark.parametrize("channels", [0, 3])
+def test_compress_to_writes_the_same_bytes_from_a_memory_map(tmp_path, channels):
+    x = walk(5 * BLOCK + 11, seed=20, dtype=np.dtype(">i4"), channels=channels)
+    path = tmp_path / "x.npy"
+    np.save(path, x)
+    mapped = np.load(path, mmap_mode="r")
+    with open(tmp_path / "x.ubpe", "wb") as f:
+        written = container.compress_to(f, mapped, block_size=BLOCK, level=1, threads=2)
+    data = (tmp_path / "x.ubpe").read_bytes()
+    assert written == len(data) and data == compress(x, block_size=BLOCK, level=1)
+    assert_same_array(decompress(data), x)
+
+
+def test_compress_to_writes_one_stream_containers_too(tmp_path):
+    out = io.BytesIO()
+    x = walk(1000, seed=21)
+    assert container.compress_to(out, x, level=1) == len(out.getvalue())
+    assert out.getvalue() == compress(x, level=1)
+
+
+def test_compress_to_holds_a_few_blocks_in_memory(tmp_path, monkeypatch):
+    """A memory-mapped input is read block by block: the peak of allocations does not grow with
+    the input (the in-memory path holds every block's front-end output at once)."""
+    monkeypatch.setattr(container, "BLOCK_SAMPLE", BLOCK)
+
+    def peak(fn) -> int:
+        tracemalloc.start()
+        try:
+            fn()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    compress(walk(4 * BLOCK, dtype=np.int32), block_size=BLOCK, level=1)  # compiled before measuring
+    peaks = {}
+    for blocks in (32, 256):
+        x = walk(blocks * BLOCK, seed=22, dtype=np.int32)
+        np.save(tmp_path / f"{blocks}.npy", x)
+        mapped = np.load(tmp_path / f"{blocks}.npy", mmap_mode="r")
+        peaks[blocks] = peak(lambda: container.compress_to(io.BytesIO(), mapped, block_size=BLOCK, level=1,
+                                                           threads=2))
+    in_memory = peak(lambda: compress(mapped, block_size=BLOCK, level=1, threads=2))
+    # the output (BytesIO) grows by about 0.4 MB; the input by 3.7 MB
+    assert peaks[256] < peaks[32] + x.nbytes / 4 and x.nbytes < in_memory

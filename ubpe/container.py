@@ -28,7 +28,7 @@ import threading
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import msgpack
 import numpy as np
@@ -43,7 +43,7 @@ from .errors import CorruptDataError, FormatVersionError
 from .model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from .tokenizer import Tokenizer
 
-__all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
+__all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
 
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
@@ -292,6 +292,7 @@ def compress(
     escape: bool = True,
     block_size: int | None = None,
     threads: int | None = None,
+    _sink: Callable[[bytes], None] | None = None,
     **fit_options: Any,
 ) -> bytes:
     """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
@@ -417,6 +418,26 @@ def compress(
         arr = arr.view(np.uint8) != 0  # normalise bool bytes to 0/1 (the CRC covers them)
     shape = [int(s) for s in arr.shape]
     native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
+    channels, frames = _channels_frames(shape, math.prod(shape))
+    block = 0 if tokenizer is not None or channels * frames == 0 else _block_frames(block_size, channels, frames)
+    if block and float_stage is None:  # integers: read block by block, never all at once
+        if not embed:
+            raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
+        _fit_options_argument(n_tokens, fit_options)
+        base = {"magic": MAGIC, "v": FORMAT_VERSION, "dtype": dtype.str, "shape": shape, "layout": LAYOUT}
+        if src is not None:
+            base["source"] = src
+        base["crc"] = 0  # (the planner sizes one-stream candidates of the sample)
+        frames_source = _Frames(
+            channels, frames, lambda f0, f1: frontend.to_channels(arr[f0:f1]),
+            lambda f0, f1: np.ascontiguousarray(arr[f0:f1], dtype=native).reshape(f1 - f0, -1), [])
+        parts = _blocked_parts(base, frames_source, block, _forced_chains(forced, order), level, n_tokens,
+                               fit_options, threads, keep=_sink is None)
+        if _sink is None:
+            return b"".join(parts)
+        for part in parts:
+            _sink(part)
+        return b""
     x = frontend.to_channels(arr)  # (channels, frames), native
     n = x.size
     checked = np.ascontiguousarray(arr.reshape(-1), dtype=native)
@@ -469,13 +490,11 @@ def compress(
         empty = planner.Candidate(chain, Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
                                   planner.LEVEL_CODERS[level])
         return _pack(_candidate_fields(base, empty))
-    block = _block_frames(block_size, x.shape[0], x.shape[1])
-    if block:
-        forced_chains = ([planner.build_chain(forced)] if forced is not None
-                         else [_chain(order)] if order is not None else None)
+    if block:  # floats: the float stage's parameters are chosen on all the values
         rows = checked.reshape(x.shape[1], -1)  # (frames, channels): the values the CRCs cover
         src = _Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1], prefix)
-        return b"".join(_blocked_parts(base, src, block, forced_chains, level, n_tokens, fit_options, threads))
+        return b"".join(_blocked_parts(base, src, block, _forced_chains(forced, order), level, n_tokens,
+                                       fit_options, threads))
     if forced is not None:
         chains = [planner.build_chain(forced)]
     elif order is not None:
@@ -485,6 +504,35 @@ def compress(
     best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
     best = planner.choose_method(best, lambda c: _cost(base, c))
     return _pack(_candidate_fields(base, best))
+
+
+def _forced_chains(forced: tuple | None, order: int | None) -> list[list[frontend.Stage]] | None:
+    """The one chain ``predictor=`` or ``delta=`` forces, or None (the automatic choice)."""
+    if forced is not None:
+        return [planner.build_chain(forced)]
+    return [_chain(order)] if order is not None else None
+
+
+def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
+    """Write ``compress(values, **options)`` to the binary file ``out``; return the bytes written.
+
+    The same bytes, but a blocked container of integers (more than ``block_size`` values, no
+    ``tokenizer``) is written block by block, and ``values`` read block by block (twice: once
+    to extend the alphabet to every block's values, once to code them): with a memory-mapped
+    array (``np.load(path, mmap_mode="r")``, ``np.memmap``) memory stays within a few blocks
+    per thread, however large the values. Other containers are built in memory, then written.
+    """
+    written = 0
+
+    def sink(part: bytes) -> None:
+        nonlocal written
+        out.write(part)
+        written += len(part)
+
+    data = compress(values, _sink=sink, **options)
+    if data:
+        sink(data)
+    return written
 
 
 def _model_argument(tokenizer: Any) -> Model:
