@@ -402,3 +402,30 @@ def test_compress_to_holds_a_few_blocks_in_memory(tmp_path, monkeypatch):
     in_memory = peak(lambda: compress(mapped, block_size=BLOCK, level=1, threads=2))
     # the output (BytesIO) grows by about 0.4 MB; the input by 3.7 MB
     assert peaks[256] < peaks[32] + x.nbytes / 4 and x.nbytes < in_memory
+
+
+@pytest.mark.parametrize("fmt", ["npy", "npy-fortran", "raw"])
+def test_the_command_line_streams_the_same_bytes(tmp_path, fmt):
+    """``ubpe compress --stream`` (automatic for large .npy and raw files) reads the input
+    memory-mapped and writes block by block: the same container as reading it whole."""
+    from ubpe import cli
+    from ubpe import io as uio
+
+    x = walk(3 * BLOCK + 5, seed=23, dtype=np.dtype("<u2"), channels=0 if fmt == "raw" else 2)
+    path = tmp_path / ("x.raw" if fmt == "raw" else "x.npy")
+    if fmt == "raw":
+        x.tofile(path)
+    else:
+        np.save(path, np.asfortranarray(x) if fmt == "npy-fortran" else x)
+    extra = ["--dtype", "<u2"] if fmt == "raw" else []
+    mapped = uio.map_signal(path, dtype="<u2" if fmt == "raw" else None)
+    assert isinstance(mapped.values, np.memmap) and mapped.source == uio.read_signal(path, dtype="<u2" if fmt == "raw" else None).source
+    for name, flags in (("whole.ubpe", []), ("streamed.ubpe", ["--stream"])):
+        assert cli.main(["compress", str(path), "-o", str(tmp_path / name), "-q", "--level", "1",
+                         "--block-size", str(BLOCK), *extra, *flags]) == 0
+    streamed = (tmp_path / "streamed.ubpe").read_bytes()
+    assert streamed == (tmp_path / "whole.ubpe").read_bytes()
+    assert describe(streamed).blocks > 1 and describe(streamed).source["format"] == fmt[:3]
+    assert cli.main(["decompress", str(tmp_path / "streamed.ubpe"), "-o", str(tmp_path / ("y." + fmt[:3])),
+                     "-q"]) == 0
+    assert (tmp_path / ("y." + fmt[:3])).read_bytes() == path.read_bytes()

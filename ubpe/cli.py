@@ -222,6 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="values per block (default 1M = 1048576; 0: one stream): larger inputs are cut "
                    "into blocks that share one model and are coded in parallel")
     p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
+    p.add_argument("--stream", action="store_true",
+                   help=".npy and raw integer input: read it memory-mapped and write each block as it "
+                   "is coded, in bounded memory, for files larger than memory (automatic above 256 MiB; "
+                   "the same bytes)")
     add_fit_options(p, required=False)
     add_input_options(p)
     p.set_defaults(func=cmd_compress)
@@ -412,6 +416,32 @@ def _sniff_suffix(head: bytes) -> str:
     return ".txt"  # numbers if it parses as such, else bytes (see _read_compress_input)
 
 
+#: ``ubpe compress`` reads .npy and raw inputs larger than this (bytes) memory-mapped, and writes
+#: their blocks as they are coded (``--stream`` always): the same bytes, in bounded memory.
+STREAM_ABOVE = 1 << 28
+
+
+def _map_compress_input(args: argparse.Namespace, path: str, tok: Any) -> tuple[uio.Signal, int] | None:
+    """The input memory-mapped, with its source map and size, when it is streamed (an .npy or raw
+    integer file beyond :data:`STREAM_ABOVE` bytes, or ``--stream``, without ``--model``); else None."""
+    if tok is not None or path == files.STDIO or args.bytes or args.column is not None:
+        return None
+    kind = uio.format_for(path, "raw" if args.dtype is not None else None)
+    if kind not in ("npy", "raw") or (kind == "raw" and args.dtype is None) or files.is_special(path):
+        return None
+    size = os.path.getsize(path)
+    if not (args.stream or size > STREAM_ABOVE):
+        return None
+    sig = uio.map_signal(path, dtype=args.dtype)
+    if sig is None:
+        return None
+    source = dict(sig.source or {})
+    stored = files.check_stored_name(os.path.basename(path))
+    if stored is not None:
+        source["name"] = stored
+    return uio.Signal(sig.values, None, source), size
+
+
 def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signal, int]:
     """The input's values and source map, and the input's size in bytes.
 
@@ -544,7 +574,8 @@ def cmd_compress(args: argparse.Namespace) -> int:
 def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) -> None:
     from . import container
 
-    sig, input_size = _read_compress_input(args, path)
+    mapped = _map_compress_input(args, path, tok)
+    sig, input_size = mapped if mapped is not None else _read_compress_input(args, path)
     values = sig.values
     delta = None if args.delta == "auto" else int(args.delta)
     common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source,
@@ -564,17 +595,25 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
                 options = _fit_options(args)
                 if _accepts(container.compress, "progress"):
                     options["progress"] = not args.quiet
-                data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
+                if mapped is not None:  # block by block, straight to the output
+                    sizes: list[int] = []
+                    files.write_output(output, lambda f: sizes.append(container.compress_to(
+                        f, values, n_tokens=args.n_tokens, **common, **options)), overwrite=args.overwrite)
+                    data = None
+                else:
+                    data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
     except TypeError as e:
         if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
             raise TypeError(f"{path}: {e} (on the command line: --step S or --bits B)") from e
         raise UBPEError(f"{path}: {e}") from e
     except (UBPEError, ValueError) as e:
         raise UBPEError(f"{path}: {e}") from e  # e.g. a value outside the model's alphabet
-    files.write_output(output, data, overwrite=args.overwrite)
+    if data is not None:
+        files.write_output(output, data, overwrite=args.overwrite)
+    size = len(data) if data is not None else sizes[0]
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
-    _report(args, output, f"{shown}: {input_size} -> {len(data)} bytes (ratio {_ratio(input_size, len(data))})")
+    _report(args, output, f"{shown}: {input_size} -> {size} bytes (ratio {_ratio(input_size, size)})")
 
 
 def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[bytes, Any, np.ndarray]:
