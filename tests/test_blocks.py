@@ -427,9 +427,58 @@ def test_the_command_line_streams_the_same_bytes(tmp_path, fmt):
     streamed = (tmp_path / "streamed.ubpe").read_bytes()
     assert streamed == (tmp_path / "whole.ubpe").read_bytes()
     assert describe(streamed).blocks > 1 and describe(streamed).source["format"] == fmt[:3]
-    assert cli.main(["decompress", str(tmp_path / "streamed.ubpe"), "-o", str(tmp_path / ("y." + fmt[:3])),
-                     "-q"]) == 0
-    assert (tmp_path / ("y." + fmt[:3])).read_bytes() == path.read_bytes()
+    for flags in ([], ["--stream"]):
+        out = tmp_path / f"y{len(flags)}.{fmt[:3]}"
+        assert cli.main(["decompress", str(tmp_path / "streamed.ubpe"), "-o", str(out), "-q", *flags]) == 0
+        assert out.read_bytes() == path.read_bytes()
+
+
+def test_decompress_to_writes_the_values_block_by_block():
+    x = walk(5 * BLOCK + 3, seed=25, dtype=np.dtype(">i4"), channels=2)
+    data = compress(x, block_size=BLOCK, level=1)
+    out = io.BytesIO()
+    seen = []
+    got = container.decompress_to(out, io.BytesIO(data), threads=2,
+                                  header=lambda dtype, shape, source: seen.append((dtype, shape)) or b"H")
+    assert got == seen[0] == (x.dtype, x.shape)
+    assert out.getvalue() == b"H" + x.tobytes()
+    one = walk(1000, seed=26)  # a one-stream container: decoded whole, written the same way
+    out = io.BytesIO()
+    assert container.decompress_to(out, io.BytesIO(compress(one))) == (one.dtype, one.shape)
+    assert out.getvalue() == one.tobytes()
+
+
+def test_decompress_to_names_a_corrupt_block_and_refuses_what_follows(signal):
+    _, data = signal
+    bad = with_block(data, 4, lambda b: {**b, "crc": (b["crc"] + 1) % 2**32})
+    with pytest.raises(ubpe.CorruptDataError, match="block 4 .*checksum"):
+        container.decompress_to(io.BytesIO(), io.BytesIO(bad))
+    with pytest.raises(ubpe.CorruptDataError, match="other data"):
+        container.decompress_to(io.BytesIO(), io.BytesIO(data + b"\x00"))
+    for cut in (len(data) - 1, len(data) - 3000, len(data) // 2):
+        with pytest.raises(ubpe.CorruptDataError):
+            container.decompress_to(io.BytesIO(), io.BytesIO(data[:cut]))
+
+
+def test_decompress_to_holds_a_few_blocks_in_memory(tmp_path):
+    """Read from a file, a blocked container is decoded block by block: the peak of allocations
+    (the model's tables, a few blocks) does not grow with the values."""
+    peaks = {}
+    for blocks in (32, 256):
+        x = walk(blocks * BLOCK, seed=27, dtype=np.int32)
+        data = compress(x, block_size=BLOCK, level=1)
+        (tmp_path / "x.ubpe").write_bytes(data)
+        container.decompress_to(io.BytesIO(), io.BytesIO(data))  # compiled before measuring
+        tracemalloc.start()
+        try:
+            with open(tmp_path / "x.ubpe", "rb") as src, open(tmp_path / "x.raw", "wb") as out:
+                container.decompress_to(out, src, threads=2)
+            peaks[blocks] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert (tmp_path / "x.raw").read_bytes() == x.tobytes()
+    # 8 times the values, and the peak grows by less than a block
+    assert peaks[256] < peaks[32] + BLOCK * x.itemsize
 
 
 # ---------------------------------------------------------------------------- threads

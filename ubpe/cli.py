@@ -11,6 +11,7 @@ import bz2
 import contextlib
 import errno
 import inspect as _inspect
+import io
 import lzma
 import os
 import re
@@ -250,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".wav output: sample rate to record instead of the input's (default: the "
                    f"rate of the .wav compressed, else {uio.DEFAULT_WAV_RATE})")
     p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
+    p.add_argument("--stream", action="store_true",
+                   help="to .npy or raw output: decode block by block and write each block as it is "
+                   "decoded, in bounded memory (automatic for containers above 64 MiB)")
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser(
@@ -666,6 +670,8 @@ def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
     if args.rate is not None and output != files.STDIO and uio.format_for(output) not in ("wav", "raw"):
         raise _UsageError(f"--rate applies to .wav output only, not {output}")
     files.check_output(output, overwrite=args.overwrite, inputs=(path, args.model))
+    if _stream_decompress(args, path, output, tok):
+        return
     _data, info, values = _decode_container(args, path, tok)
     source = uio.check_source(info.source)
     kind = uio.format_for(output) if output != files.STDIO else None
@@ -679,6 +685,60 @@ def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
     _report(args, output, f"{shown}: {len(values) if values.ndim else 0} values, {values.dtype}, {len(blob)} bytes")
+
+
+class _NotStreamed(Exception):
+    """The container's values cannot be written frame by frame to this output."""
+
+
+def _stream_decompress(args: argparse.Namespace, path: str, output: str, tok: Any) -> bool:
+    """Decode ``path`` block by block straight into ``output`` (an .npy or raw file, or standard
+    output for such a container) when asked (``--stream``) or the container is larger than
+    :data:`STREAM_ABOVE` / 4 bytes; False (nothing written) when that does not apply."""
+    from . import container
+
+    if path == files.STDIO or args.dtype is not None or args.rate is not None or files.is_special(path):
+        return False
+    if not (args.stream or os.path.getsize(path) > STREAM_ABOVE // 4):
+        return False
+    kind = uio.format_for(output) if output != files.STDIO else None
+
+    def header(dtype: np.dtype, shape: tuple[int, ...], source: Any) -> bytes:
+        source = uio.check_source(source)
+        fmt = _output_format(source, kind, args)
+        if fmt == "raw":
+            return b""
+        if fmt != "npy" or not shape or (len(shape) > 1 and (source or {}).get("order") == "F"):
+            raise _NotStreamed
+        kept = (source or {}).get("header")
+        if kept is not None and uio._npy_header_fields(kept) == (tuple(shape), False, np.dtype(dtype)):
+            return kept
+        buf = io.BytesIO()
+        fields = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+                  "shape": tuple(shape)}
+        try:
+            np.lib.format.write_array_header_1_0(buf, fields)
+        except ValueError:
+            buf = io.BytesIO()
+            np.lib.format.write_array_header_2_0(buf, fields)
+        return buf.getvalue()
+
+    result: list[Any] = []
+    try:
+        with _busy(args, f"decompressing {path}"), open(path, "rb") as src:
+            files.write_output(output, lambda f: result.append(container.decompress_to(
+                f, src, tokenizer=tok, max_output_size=args.max_output_size, threads=args.threads,
+                header=header)), overwrite=args.overwrite)
+    except _NotStreamed:
+        return False
+    except UBPEError as e:
+        raise UBPEError(f"{path}: {e}") from e
+    dtype, shape = result[0]
+    _remove_input(args, path, output)
+    shown = "(standard output)" if output == files.STDIO else output
+    size = os.path.getsize(output) if output != files.STDIO and not files.is_special(output) else 0
+    _report(args, output, f"{shown}: {shape[0] if shape else 0} values, {np.dtype(dtype)}, {size} bytes")
+    return True
 
 
 def _output_format(source: Any, kind: str | None, args: argparse.Namespace) -> str | None:

@@ -43,7 +43,7 @@ from .errors import CorruptDataError, FormatVersionError
 from .model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from .tokenizer import Tokenizer
 
-__all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
+__all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress_to", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
 
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
@@ -1435,19 +1435,102 @@ def _decode_blocks(p: _Parsed, tokenizer: Tokenizer | Model | None, start: int, 
     out = np.empty((stop - start, channels), dtype=native)
 
     def decode(blk: _Block) -> None:
-        try:
-            y = _stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native)
-            rows = y.T if y.dtype == native else y.T.view(native)
-            if _block_crc(p.dtype, p.shape, blk.f0, rows) != blk.crc:
-                raise CorruptDataError("checksum mismatch")
-        except CorruptDataError as e:
-            raise CorruptDataError(f"block {blk.number} (frames {blk.f0} to {blk.f1}): {e}") from None
+        rows = _decode_block(p, s, blk, native, channels)
         lo, hi = max(blk.f0, start), min(blk.f1, stop)
         out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
 
     _run(decode, blocks, threads)
     out = out.reshape((stop - start,) + tuple(p.shape[1:]))
     return out.astype(p.dtype) if native != p.dtype else out
+
+
+def _decode_block(p: _Parsed, s: _Shared, blk: _Block, native: np.dtype, channels: int) -> np.ndarray:
+    """A checked block's frames, ``(F_b, C)`` in ``native``, its CRC verified."""
+    try:
+        y = _stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native)
+        rows = y.T if y.dtype == native else y.T.view(native)
+        if _block_crc(p.dtype, p.shape, blk.f0, rows) != blk.crc:
+            raise CorruptDataError("checksum mismatch")
+    except CorruptDataError as e:
+        raise CorruptDataError(f"block {blk.number} (frames {blk.f0} to {blk.f1}): {e}") from None
+    return rows
+
+
+def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model | None = None,
+                  max_output_size: int | None = None, threads: int | None = None,
+                  header: Callable[[np.dtype, tuple[int, ...], dict | None], bytes] | None = None
+                  ) -> tuple[np.dtype, tuple[int, ...]]:
+    """Write the values of the container in the binary file ``src`` to ``out``: ``header(dtype,
+    shape, source)`` when given (e.g. an .npy header; it may raise to stop before anything is
+    written), then the values' bytes in C order and the container's dtype; return ``(dtype,
+    shape)``.
+
+    A blocked container whose ``blocks`` come last (as :func:`compress` writes them) is read and
+    decoded block by block, ``threads`` blocks at a time: memory stays within a few blocks per
+    thread, however large the container and its values. Other containers are read whole and
+    decoded with :func:`decompress`. Errors as :func:`decompress`; a block found corrupt after
+    others were written leaves ``out`` with those blocks' bytes (write to a temporary file).
+    """
+    threads = _threads_argument(threads)
+    start = src.tell()
+    unpacker = msgpack.Unpacker(src, raw=False, strict_map_key=True, use_list=True,
+                                max_buffer_size=1 << 30)
+    head: dict[str, Any] = {}
+    count = None
+    try:
+        entries = unpacker.read_map_header()
+        for i in range(entries):
+            key = unpacker.unpack()
+            if key == "blocks" and i == entries - 1:
+                count = unpacker.read_array_header()
+                break
+            if not isinstance(key, str) or key in head:
+                break
+            head[key] = unpacker.unpack()
+    except Exception:  # not a map, or damaged: decompress says why
+        count = None
+    if count is None or head.get("magic") != MAGIC:
+        src.seek(start)
+        data = src.read()
+        values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads)
+        if header is not None:
+            out.write(header(values.dtype, values.shape, describe(data).source))
+        out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
+        return values.dtype, values.shape
+    if count > (1 << 32):
+        raise CorruptDataError(f"container: 'blocks' declares {count} blocks")
+    p = _parse(_pack({**head, "blocks": [b""] * count}), max_output_size)  # every field but the blocks checked
+    if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels = _channels_frames(list(p.shape), p.n)[0]
+    s = _shared(p, tokenizer)
+    if header is not None:
+        out.write(header(p.dtype, p.shape, p.source))
+    step = 2 * threads
+
+    def decode(b: int) -> np.ndarray:
+        rows = _decode_block(p, s, _parse_block(p, b, native, channels), native, channels)
+        p.blocks[b] = None
+        return rows.astype(p.dtype) if native != p.dtype else np.ascontiguousarray(rows)
+
+    for first in range(0, count, step):
+        batch = list(range(first, min(first + step, count)))
+        for b in batch:
+            try:
+                raw = unpacker.unpack()
+            except Exception:
+                raise CorruptDataError(f"block {b}: truncated or damaged: the container ends before it") from None
+            if not isinstance(raw, bytes):
+                raise CorruptDataError(f"block {b}: expected bytes, got {type(raw).__name__}")
+            p.blocks[b] = raw
+        for rows in _run(decode, batch, threads):
+            out.write(memoryview(rows.reshape(-1).view(np.uint8)))
+    try:
+        unpacker.unpack()
+    except msgpack.OutOfData:
+        return p.dtype, p.shape
+    raise CorruptDataError("other data after the container's blocks (two files joined, or a damaged file)")
 
 
 # ============================================================================ describe
