@@ -98,6 +98,15 @@ def test_the_bytes_do_not_depend_on_the_number_of_threads(level):
         assert_same_array(decompress(one, threads=threads), x)
 
 
+@pytest.mark.parametrize("level", [1, 2])
+def test_one_stream_bytes_do_not_depend_on_the_threads_that_plan_it(level):
+    """The planner measures chains side by side (screening beyond 2**16 values included)."""
+    x = walk(70_000, seed=28, channels=2)
+    one = compress(x, block_size=0, level=level, threads=1)
+    assert compress(x, block_size=0, level=level, threads=2) == one
+    assert describe(one).blocks == 1
+
+
 # ---------------------------------------------------------------------------- round trips
 
 

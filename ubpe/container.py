@@ -369,7 +369,8 @@ def compress(
         decompressed in part (``decompress(start=, stop=)``). Inputs of at most ``block_size``
         values, and compression with a ``tokenizer``, give one stream (format version 2).
     threads : int, optional
-        Threads that compress the blocks (default: every core). The bytes do not depend on it.
+        Threads that compress the blocks and measure the front-end chains side by side
+        (default: every core). The bytes do not depend on it.
     **fit_options
         ``n_candidates``, ``min_count``, ``window`` (and with ``n_tokens``, ``weighting``):
         passed to :class:`Tokenizer` when a model is fitted. ``weighting`` decides which
@@ -501,7 +502,8 @@ def compress(
         chains = [_chain(order)]
     else:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(x, level)]
-    best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
+    best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options),
+                        threads=threads)
     best = planner.choose_method(best, lambda c: _cost(base, c))
     return _pack(_candidate_fields(base, best))
 
@@ -1289,7 +1291,7 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
     if chains is None:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
     best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
-                        planner.ReplayEncoder(n_tokens, fit_options))
+                        planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
     stages = _stages_of(best.chain)
     dtype, shape = np.dtype(base["dtype"]), base["shape"]
     count = -(-frames // block)
