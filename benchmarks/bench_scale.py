@@ -8,8 +8,9 @@ Data: the 120 neural recordings (benchmarks/_data.py, int16) concatenated in sor
 
 1. Speed: ``ubpe.compress(x, level=L, threads=T)`` and ``ubpe.decompress(data, threads=T)`` for
    each level and thread count (default block size, 2**20 values), wall time (best of
-   ``--repeat``) and this process's CPU time, in M values/s, and the speedup over the first
-   thread count. The bytes must not depend on the threads (checked), and every container must
+   ``--repeat`` rounds, the thread counts interleaved in each) and this process's CPU time, in
+   M values/s, and the speedup over the first thread count; ``load`` is the smallest 1-minute
+   load average seen while measuring (other processes' share of the cores). The bytes must not depend on the threads (checked), and every container must
    decode exactly. ``plan`` is the serial part of compress: fitting the model on the sample.
    Issue 10's targets: 2 threads >= 1.7x faster than 1 at the default level, both ways.
 2. Ratio cost of blocks: the container of 2**20-value blocks against one stream
@@ -84,31 +85,42 @@ def best_of(fn, repeat: int) -> tuple[float, float, object]:
 
 
 def speed(x: np.ndarray, levels: list[int], threads: list[int], repeat: int) -> list[dict]:
+    """Each level's compress and decompress with each thread count; the thread counts are
+    interleaved within each of the ``repeat`` rounds (best round kept), so that a change in the
+    machine's load during the run does not favour one of them."""
     rows = []
     for level in levels:
+        best: dict[int, dict] = {}
         ref = None
-        base_c = base_d = None
+        for _ in range(repeat):
+            for t in threads:
+                plans: list[float] = []
+                with timed_plan(plans):
+                    tc, cc, data = best_of(lambda: ubpe.compress(x, level=level, threads=t), 1)
+                if ref is None:
+                    ref = data
+                elif data != ref:
+                    raise AssertionError(f"level {level}: the bytes differ with {t} threads")
+                td, cd, y = best_of(lambda: ubpe.decompress(data, threads=t), 1)
+                if not (y.dtype == x.dtype and np.array_equal(y, x)):
+                    raise AssertionError("round trip failed")
+                b = best.setdefault(t, dict(tc=tc, cc=cc, td=td, cd=cd, plan=plans[0], load=os.getloadavg()[0]))
+                if tc < b["tc"]:
+                    b.update(tc=tc, cc=cc, plan=plans[0])
+                if td < b["td"]:
+                    b.update(td=td, cd=cd)
+                b["load"] = min(b["load"], os.getloadavg()[0])
+        info = ubpe.describe(ref)
+        base = best[threads[0]]
         for t in threads:
-            plans: list[float] = []
-            with timed_plan(plans):
-                tc, cc, data = best_of(lambda: ubpe.compress(x, level=level, threads=t), repeat)
-            if ref is None:
-                ref = data
-            elif data != ref:
-                raise AssertionError(f"level {level}: the bytes differ with {t} threads")
-            td, cd, y = best_of(lambda: ubpe.decompress(data, threads=t), max(repeat, 2))
-            if not (y.dtype == x.dtype and np.array_equal(y, x)):
-                raise AssertionError("round trip failed")
-            base_c = base_c or tc
-            base_d = base_d or td
-            info = ubpe.describe(data)
+            b = best[t]
             rows.append(dict(
-                level=level, threads=t, blocks=info.blocks, ratio=round(x.nbytes / len(data), 4),
-                plan_s=round(min(plans), 2), compress_s=round(tc, 2), compress_cpu_s=round(cc, 2),
-                compress_mvs=round(x.size / tc / 1e6, 2), compress_speedup=round(base_c / tc, 2),
-                decompress_s=round(td, 3), decompress_cpu_s=round(cd, 3),
-                decompress_mvs=round(x.size / td / 1e6, 2), decompress_speedup=round(base_d / td, 2),
-                coder=info.coder,
+                level=level, threads=t, blocks=info.blocks, ratio=round(x.nbytes / len(ref), 4),
+                plan_s=round(b["plan"], 2), compress_s=round(b["tc"], 2), compress_cpu_s=round(b["cc"], 2),
+                compress_mvs=round(x.size / b["tc"] / 1e6, 2), compress_speedup=round(base["tc"] / b["tc"], 2),
+                decompress_s=round(b["td"], 3), decompress_cpu_s=round(b["cd"], 3),
+                decompress_mvs=round(x.size / b["td"] / 1e6, 2), decompress_speedup=round(base["td"] / b["td"], 2),
+                coder=info.coder, load=round(b["load"], 2),
             ))
             print(rows[-1], flush=True)
     return rows
