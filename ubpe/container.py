@@ -363,11 +363,14 @@ def compress(
     block_size : int, optional
         Values per block (default :data:`DEFAULT_BLOCK_SIZE`, ``2**20``; ``0``: never cut).
         Larger inputs, when a model is fitted, are cut into blocks of ``max(1, block_size //
-        channels)`` frames that share one model, fitted on a sample of :data:`BLOCK_SAMPLE`
-        values, each with its own front-end parameters (predictors restart per block), escapes,
-        stream and CRC (format version 3): compressed and decompressed in parallel, and
-        decompressed in part (``decompress(start=, stop=)``). Inputs of at most ``block_size``
-        values, and compression with a ``tokenizer``, give one stream (format version 2).
+        channels)`` frames that share one model (chain, merges and coders chosen on a sample of
+        :data:`BLOCK_SAMPLE` values, the alphabet extended to every block's values), each block
+        with its own front-end parameters (predictors restart per block), stream and CRC
+        (format version 3, ``docs/format.md``, "Blocks"): compressed and decompressed in
+        parallel, and decompressed in part (``decompress(start=, stop=)``). Inputs of at most
+        ``block_size`` values, and compression with a ``tokenizer``, give one stream (format
+        version 2, the same bytes as before blocks existed). :func:`compress_to` writes a
+        blocked container of a memory-mapped input block by block.
     threads : int, optional
         Threads that compress the blocks and measure the front-end chains side by side
         (default: every core). The bytes do not depend on it.
