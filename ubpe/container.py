@@ -367,10 +367,12 @@ def compress(
         :data:`BLOCK_SAMPLE` values, the alphabet extended to every block's values), each block
         with its own front-end parameters (predictors restart per block), stream and CRC
         (format version 3, ``docs/format.md``, "Blocks"): compressed and decompressed in
-        parallel, and decompressed in part (``decompress(start=, stop=)``). Inputs of at most
-        ``block_size`` values, and compression with a ``tokenizer``, give one stream (format
-        version 2, the same bytes as before blocks existed). :func:`compress_to` writes a
-        blocked container of a memory-mapped input block by block.
+        parallel, and decompressed in part (``decompress(start=, stop=)``). With a
+        ``tokenizer``, its model codes every block as it is (chain and use of its merges
+        measured on the sample; values outside its alphabet escaped). Inputs of at most
+        ``block_size`` values give one stream (format version 2, the same bytes as before
+        blocks existed). :func:`compress_to` writes a blocked container of a memory-mapped
+        integer input (no ``tokenizer``) block by block.
     threads : int, optional
         Threads that compress the blocks and measure the front-end chains side by side
         (default: every core). The bytes do not depend on it.
@@ -423,8 +425,8 @@ def compress(
     shape = [int(s) for s in arr.shape]
     native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
     channels, frames = _channels_frames(shape, math.prod(shape))
-    block = 0 if tokenizer is not None or channels * frames == 0 else _block_frames(block_size, channels, frames)
-    if block and float_stage is None:  # integers: read block by block, never all at once
+    block = 0 if channels * frames == 0 else _block_frames(block_size, channels, frames)
+    if block and float_stage is None and tokenizer is None:  # integers: read block by block, never all at once
         if not embed:
             raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
         _fit_options_argument(n_tokens, fit_options)
@@ -471,7 +473,13 @@ def compress(
             chains = [_chain(order)]
         else:
             chains = [_chain(k) for k in ([0, 1, 2] if dtype.kind != "b" else [0])]
-        best = None
+        given_rows = None
+        if block:  # the chain and the bare choice measured on a sample, then every block coded alike
+            rows = checked.reshape(x.shape[1], -1)
+            given_rows = _Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1],
+                                 prefix)
+            x = _sample_frames(given_rows.get, x.shape[0], x.shape[1], BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
+        best = choice = None
         for i, chain in enumerate(chains):
             # the model's merges, or none of them: tokens below A decode as themselves, so the
             # reader needs nothing to tell them apart (an adaptive coder often does better on the
@@ -479,12 +487,18 @@ def compress(
             for bare in (False, True):
                 try:
                     packed = _pack(_given_model_fields(base, x, tokenizer, chain, embed, level, escape, bare))
+                    if best is None or len(packed) < len(best):
+                        choice = (chain, bare)
                 except ValueError:
                     if i == len(chains) - 1 and best is None and bare:
                         raise
                     continue
                 if best is None or len(packed) < len(best):
                     best = packed
+        if given_rows is not None:
+            given = _Given(_model_argument(tokenizer), embed, escape, choice[1])
+            return b"".join(_blocked_parts(base, given_rows, block, [choice[0]], level, None, {}, threads,
+                                           given=given))
         return best
     if not embed:
         raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
@@ -1277,9 +1291,20 @@ class _Frames:
     prefix: list[dict]
 
 
+@dataclass(frozen=True)
+class _Given:
+    """A blocked writer's given model: embedded or referenced by digest, values outside its
+    alphabet escaped (or refused), its merges used or left unused (``bare``)."""
+
+    model: Model
+    embed: bool
+    escape: bool
+    bare: bool
+
+
 def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[frontend.Stage]] | None,
                    level: int, n_tokens: int | None, fit_options: dict, threads: int,
-                   keep: bool = True) -> Iterator[bytes]:
+                   keep: bool = True, given: _Given | None = None) -> Iterator[bytes]:
     """The blocked container (format version 3) as consecutive byte strings: the head, then
     each block (their concatenation is the container).
 
@@ -1288,14 +1313,21 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
     block's values (a first pass over the blocks); then the blocks are encoded and coded,
     ``threads`` at a time. ``keep`` holds the first pass's front-end outputs for the second
     (about one byte of memory per input byte); without it each block is read and put through
-    the chain again, and memory is bounded by a few blocks per thread."""
+    the chain again, and memory is bounded by a few blocks per thread. With a ``given`` model
+    (and its one chain), nothing is planned and its alphabet is kept (values outside it escaped,
+    or refused without ``given.escape``)."""
     frames = src.frames
-    sample = _sample_frames(src.get, src.channels, frames, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
-    if chains is None:
-        chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
-    best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
-                        planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
-    stages = _stages_of(best.chain)
+    if given is None:
+        sample = _sample_frames(src.get, src.channels, frames, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
+        if chains is None:
+            chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
+        best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
+                            planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
+        stages = _stages_of(best.chain)
+        alphabet, merges, coders = best.alphabet, best.merges, best.coders
+    else:
+        stages = chains[0]
+        alphabet, merges, coders = given.model.alphabet, given.model.merges, planner.LEVEL_CODERS[level]
     dtype, shape = np.dtype(base["dtype"]), base["shape"]
     count = -(-frames // block)
     step = count if keep else 2 * max(threads, 1)  # blocks in flight
@@ -1303,22 +1335,26 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
     def front(b: int) -> tuple[np.ndarray, list[dict], np.ndarray]:
         y, record = frontend.forward(np.ascontiguousarray(src.get(b * block, min((b + 1) * block, frames))), stages)
         flat = np.ascontiguousarray(y).reshape(-1)
-        return flat, record, np.unique(flat)
+        return flat, record, np.unique(flat) if extend else None
 
+    # a vocabulary of n_tokens stays that size, a given model as it is: other values escape
+    extend = given is None and n_tokens is None
     kept: list[Any] = []
     distinct = []
-    for first in range(0, count, step):
-        done = _run(front, list(range(first, min(first + step, count))), threads)
-        distinct += [u for _, _, u in done]
-        if keep:
-            kept = done
-    alphabet, merges = best.alphabet, best.merges
-    if n_tokens is None:  # a vocabulary of n_tokens stays that size: other values escape
+    if extend or keep:
+        for first in range(0, count, step):
+            done = _run(front, list(range(first, min(first + step, count))), threads)
+            if extend:
+                distinct += [u for _, _, u in done]
+            if keep:
+                kept = done
+    if extend:
         alphabet, merges = _covering(alphabet, merges, distinct)
     del distinct
     a, m = len(alphabet), len(merges)
-    model = Model(alphabet, merges)
-    if m:
+    model = Model(alphabet, merges) if given is None else given.model
+    use_merges = m > 0 and (given is None or not given.bare)
+    if use_merges and given is None:
         model.encoder_tables()  # built once, before the threads share the model
     vocab = max(a + m, 1)
 
@@ -1329,19 +1365,27 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         else:
             flat, record, _ = front(b)
         f0, f1 = b * block, min((b + 1) * block, frames)
-        ids, positions = _escaped_ids(alphabet, flat)
+        if given is not None and not given.escape:
+            ids, positions = alphabet.to_ids(flat), np.zeros(0, np.int64)  # ValueError names a value outside
+        else:
+            ids, positions = _escaped_ids(alphabet, flat)
         fields: dict[str, Any] = {"front": src.prefix + record}
         if positions.size:
             fields["esc"] = _escape_field(flat, positions)
-        tokens = model.encode(ids) if m else ids
-        fields["stream"] = entropy.encode_stream(tokens, vocab, coders=best.coders)
+        tokens = model.encode(ids) if use_merges else ids  # by the model's method
+        fields["stream"] = entropy.encode_stream(tokens, vocab, coders=coders)
         fields["crc"] = _block_crc(dtype, shape, f0, src.rows(f0, f1))
         return _pack(fields)
 
     head: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION}
     head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
-    head["alphabet"] = _alphabet_field(alphabet)
-    head["model"] = _model_field(merges, a)
+    if given is None or given.embed:
+        head["alphabet"] = _alphabet_field(alphabet)
+        head["model"] = _model_field(merges, a)
+    else:
+        head["digest"] = bytes.fromhex(given.model.digest)
+    if use_merges and model.method != "replay":
+        head["method"] = model.method
     head["block"] = block
     packer = msgpack.Packer(use_bin_type=True)
     yield (packer.pack_map_header(len(head) + 1)
