@@ -586,3 +586,16 @@ def test_a_given_model_s_merges_code_the_blocks(mode):
     assert info.blocks == 4 and info.n_merges > 0 and info.n_tokens < x.size / 4
     assert info.method == ("replay" if mode == "classic" else tok.model.method)
     assert_same_array(decompress(data), x)
+
+
+def test_max_output_size_applies_to_the_frames_asked_for(signal):
+    x, data = signal
+    cap = 3 * BLOCK * x.itemsize
+    with pytest.raises(ubpe.CorruptDataError, match="max_output_size"):
+        decompress(data, max_output_size=cap)
+    assert_same_array(decompress(data, max_output_size=cap, start=BLOCK, stop=4 * BLOCK), x[BLOCK:4 * BLOCK])
+    with pytest.raises(ubpe.CorruptDataError, match="max_output_size"):
+        decompress(data, max_output_size=cap, start=BLOCK, stop=4 * BLOCK + 1)
+    one = compress(x, block_size=0, level=1)  # one stream: decoded whole, whatever the range
+    with pytest.raises(ubpe.CorruptDataError, match="whole container"):
+        decompress(one, max_output_size=cap, start=0, stop=10)

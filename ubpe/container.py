@@ -1042,6 +1042,8 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         Largest accepted output, in bytes of the returned array (values x itemsize); ``None``
         means 4 GiB (:data:`DEFAULT_MAX_OUTPUT_SIZE`). A container declaring more is refused
         before anything is allocated. Intermediate arrays are at most about 8 bytes per value.
+        With ``start``/``stop``, a blocked container is refused only when the frames asked
+        for exceed it (the blocks holding them are decoded a few at a time).
     start, stop : int, optional
         The frames (indices along axis 0, with slice semantics: negative counts from the end,
         out-of-range clips) to return: ``decompress(data, start=a, stop=b)`` equals
@@ -1060,12 +1062,21 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         A container written by a newer format version.
     """
     threads = _threads_argument(threads)
-    p = _parse(data, max_output_size)
+    part = start is not None or stop is not None
+    cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    p = _parse(data, 1 << 256 if part else cap)  # a frame range: the cap applies to what is returned
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
-    part = start is not None or stop is not None
     if part and not p.shape:
         raise ValueError("start= and stop= select frames (axis 0); this container holds a 0-d array")
+    if part:
+        lo, hi = _frame_range(start, stop, p.shape[0])
+        size = (hi - lo) * (p.n // max(p.shape[0], 1)) if p.blocks is not None else p.n
+        if size * p.dtype.itemsize > cap:
+            raise CorruptDataError(
+                f"frames {lo} to {hi} {'are' if p.blocks is not None else 'need the whole container, '} "
+                f"{size * p.dtype.itemsize} bytes, more than max_output_size={cap} bytes: pass a larger "
+                "max_output_size if you trust it")
     try:
         if p.blocks is not None:
             lo, hi = _frame_range(start, stop, p.shape[0])
