@@ -176,6 +176,9 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("floatgrid", quarters, compress(quarters), None),  # float stages: the values decoded
         ("quantize", decompress(lossy), lossy, None),  # (for "quantize": dequantized) are the reference
         ("rice_alphabet", tail, compress(tail, predictor="none", level=1), None),  # Rice-coded gaps
+        # blocked containers (format version 3): per-block LPC over channels; "cm" blocks with merges
+        ("blocks_lpc", grid, compress(grid, block_size=100, predictor="lpc", level=1), None),
+        ("blocks_cm", big_walk, compress(big_walk, block_size=1000, predictor="none", n_tokens=300), None),
     ]
     return out
 

@@ -15,6 +15,7 @@ import errno
 import os
 import stat
 import sys
+from typing import Any
 
 from . import io as uio
 
@@ -59,15 +60,20 @@ def check_output(path: str, *, overwrite: bool, inputs: tuple[str | None, ...] =
             raise FileExistsError(f"{path} already exists; pass --overwrite to replace it")
 
 
-def write_output(path: str, data: bytes | bytearray | memoryview, *, overwrite: bool) -> None:
-    """Write ``data`` to ``path``: standard output, a special file in place, or a regular file
-    atomically (replacing an existing one only with ``overwrite``)."""
+def write_output(path: str, data: Any, *, overwrite: bool) -> None:
+    """Write ``data`` (bytes, or a function writing them to the binary file it is given) to
+    ``path``: standard output, a special file in place, or a regular file atomically (replacing
+    an existing one only with ``overwrite``)."""
     if path == STDIO:
         out = sys.stdout.buffer
-        out.write(data)
+        data(out) if callable(data) else out.write(data)
         out.flush()
         return
     if is_special(path):
+        if callable(data):
+            with open(path, "wb") as f:  # buffered: its write() writes everything
+                data(f)
+            return
         with open(path, "wb", buffering=0) as f:  # a device or FIFO: no truncation, no rename
             view = memoryview(data)
             while view:

@@ -11,6 +11,7 @@ import bz2
 import contextlib
 import errno
 import inspect as _inspect
+import io
 import lzma
 import os
 import re
@@ -220,6 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="2 (default): also try the context-mixing coder 'cm', much smaller on "
                    "text and signals but slow to decode (about 1 M values/s); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s)")
+    p.add_argument("--block-size", type=_size, metavar="N",
+                   help="values per block (default 1M = 1048576; 0: one stream): larger inputs are cut "
+                   "into blocks that share one model and are coded in parallel")
+    p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
+    p.add_argument("--stream", action="store_true",
+                   help=".npy and raw integer input: read it memory-mapped and write each block as it "
+                   "is coded, in bounded memory, for files larger than memory (automatic above 256 MiB; "
+                   "the same bytes)")
     add_fit_options(p, required=False)
     add_input_options(p)
     p.set_defaults(func=cmd_compress)
@@ -243,6 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", type=_positive, metavar="HZ",
                    help=".wav output: sample rate to record instead of the input's (default: the "
                    f"rate of the .wav compressed, else {uio.DEFAULT_WAV_RATE})")
+    p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
+    p.add_argument("--stream", action="store_true",
+                   help="to .npy or raw output: decode block by block and write each block as it is "
+                   "decoded, in bounded memory (automatic for containers above 64 MiB)")
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser(
@@ -433,6 +446,32 @@ def _sniff_suffix(head: bytes) -> str:
     return ".txt"  # numbers if it parses as such, else bytes (see _read_compress_input)
 
 
+#: ``ubpe compress`` reads .npy and raw inputs larger than this (bytes) memory-mapped, and writes
+#: their blocks as they are coded (``--stream`` always): the same bytes, in bounded memory.
+STREAM_ABOVE = 1 << 28
+
+
+def _map_compress_input(args: argparse.Namespace, path: str, tok: Any) -> tuple[uio.Signal, int] | None:
+    """The input memory-mapped, with its source map and size, when it is streamed (an .npy or raw
+    integer file beyond :data:`STREAM_ABOVE` bytes, or ``--stream``, without ``--model``); else None."""
+    if tok is not None or path == files.STDIO or args.bytes or args.column is not None:
+        return None
+    kind = uio.format_for(path, "raw" if args.dtype is not None else None)
+    if kind not in ("npy", "raw") or (kind == "raw" and args.dtype is None) or files.is_special(path):
+        return None
+    size = os.path.getsize(path)
+    if not (args.stream or size > STREAM_ABOVE):
+        return None
+    sig = uio.map_signal(path, dtype=args.dtype)
+    if sig is None:
+        return None
+    source = dict(sig.source or {})
+    stored = files.check_stored_name(os.path.basename(path))
+    if stored is not None:
+        source["name"] = stored
+    return uio.Signal(sig.values, None, source), size
+
+
 def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signal, int]:
     """The input's values and source map, and the input's size in bytes.
 
@@ -565,10 +604,12 @@ def cmd_compress(args: argparse.Namespace) -> int:
 def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) -> None:
     from . import container
 
-    sig, input_size = _read_compress_input(args, path)
+    mapped = _map_compress_input(args, path, tok)
+    sig, input_size = mapped if mapped is not None else _read_compress_input(args, path)
     values = sig.values
     delta = None if args.delta == "auto" else int(args.delta)
-    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source}
+    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source,
+                              "block_size": args.block_size, "threads": args.threads}
     if args.predictor is not None:
         common["predictor"] = args.predictor
     if args.step is not None or args.bits is not None:
@@ -584,17 +625,25 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
                 options = _fit_options(args)
                 if _accepts(container.compress, "progress"):
                     options["progress"] = not args.quiet
-                data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
+                if mapped is not None:  # block by block, straight to the output
+                    sizes: list[int] = []
+                    files.write_output(output, lambda f: sizes.append(container.compress_to(
+                        f, values, n_tokens=args.n_tokens, **common, **options)), overwrite=args.overwrite)
+                    data = None
+                else:
+                    data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
     except TypeError as e:
         if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
             raise TypeError(f"{path}: {e} (on the command line: --step S or --bits B)") from e
         raise UBPEError(f"{path}: {e}") from e
     except (UBPEError, ValueError) as e:
         raise UBPEError(f"{path}: {e}") from e  # e.g. a value outside the model's alphabet
-    files.write_output(output, data, overwrite=args.overwrite)
+    if data is not None:
+        files.write_output(output, data, overwrite=args.overwrite)
+    size = len(data) if data is not None else sizes[0]
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
-    _report(args, output, f"{shown}: {input_size} -> {len(data)} bytes (ratio {_ratio(input_size, len(data))})")
+    _report(args, output, f"{shown}: {input_size} -> {size} bytes (ratio {_ratio(input_size, size)})")
 
 
 def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[bytes, Any, np.ndarray]:
@@ -616,7 +665,8 @@ def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[by
             )
         uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
         with _busy(args, f"decompressing {'(standard input)' if path == files.STDIO else path}"):
-            values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size)
+            values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size,
+                                          threads=getattr(args, "threads", None))
     except UBPEError as e:
         raise UBPEError(f"{'(standard input)' if path == files.STDIO else path}: {e}") from e
     return data, info, values
@@ -646,6 +696,8 @@ def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
     if args.rate is not None and output != files.STDIO and uio.format_for(output) not in ("wav", "raw"):
         raise _UsageError(f"--rate applies to .wav output only, not {output}")
     files.check_output(output, overwrite=args.overwrite, inputs=(path, args.model))
+    if _stream_decompress(args, path, output, tok):
+        return
     _data, info, values = _decode_container(args, path, tok)
     source = uio.check_source(info.source)
     kind = uio.format_for(output) if output != files.STDIO else None
@@ -659,6 +711,60 @@ def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
     _report(args, output, f"{shown}: {len(values) if values.ndim else 0} values, {values.dtype}, {len(blob)} bytes")
+
+
+class _NotStreamed(Exception):
+    """The container's values cannot be written frame by frame to this output."""
+
+
+def _stream_decompress(args: argparse.Namespace, path: str, output: str, tok: Any) -> bool:
+    """Decode ``path`` block by block straight into ``output`` (an .npy or raw file, or standard
+    output for such a container) when asked (``--stream``) or the container is larger than
+    :data:`STREAM_ABOVE` / 4 bytes; False (nothing written) when that does not apply."""
+    from . import container
+
+    if path == files.STDIO or args.dtype is not None or args.rate is not None or files.is_special(path):
+        return False
+    if not (args.stream or os.path.getsize(path) > STREAM_ABOVE // 4):
+        return False
+    kind = uio.format_for(output) if output != files.STDIO else None
+
+    def header(dtype: np.dtype, shape: tuple[int, ...], source: Any) -> bytes:
+        source = uio.check_source(source)
+        fmt = _output_format(source, kind, args)
+        if fmt == "raw":
+            return b""
+        if fmt != "npy" or not shape or (len(shape) > 1 and (source or {}).get("order") == "F"):
+            raise _NotStreamed
+        kept = (source or {}).get("header")
+        if kept is not None and uio._npy_header_fields(kept) == (tuple(shape), False, np.dtype(dtype)):
+            return kept
+        buf = io.BytesIO()
+        fields = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+                  "shape": tuple(shape)}
+        try:
+            np.lib.format.write_array_header_1_0(buf, fields)
+        except ValueError:
+            buf = io.BytesIO()
+            np.lib.format.write_array_header_2_0(buf, fields)
+        return buf.getvalue()
+
+    result: list[Any] = []
+    try:
+        with _busy(args, f"decompressing {path}"), open(path, "rb") as src:
+            files.write_output(output, lambda f: result.append(container.decompress_to(
+                f, src, tokenizer=tok, max_output_size=args.max_output_size, threads=args.threads,
+                header=header)), overwrite=args.overwrite)
+    except _NotStreamed:
+        return False
+    except UBPEError as e:
+        raise UBPEError(f"{path}: {e}") from e
+    dtype, shape = result[0]
+    _remove_input(args, path, output)
+    shown = "(standard output)" if output == files.STDIO else output
+    size = os.path.getsize(output) if output != files.STDIO and not files.is_special(output) else 0
+    _report(args, output, f"{shown}: {shape[0] if shape else 0} values, {np.dtype(dtype)}, {size} bytes")
+    return True
 
 
 def _output_format(source: Any, kind: str | None, args: argparse.Namespace) -> str | None:
@@ -765,6 +871,9 @@ def _format_report(info: Any, path: str) -> str:
         f"  model        {model}",
         f"  front end    {front}",
         f"  coder        {info.coder}, {info.n_tokens} tokens, encoded by {getattr(info, 'method', 'replay')}",
+        *([f"  blocks       {info.blocks} of {info.block_frames} frames, one model; front end and "
+           f"coders per block: {', '.join(f'{c} x{info.coders.count(c)}' for c in sorted(set(info.coders)))}"]
+          if getattr(info, "blocks", 1) > 1 else []),
         f"  exactness    {_describe_exactness(info)}",
         f"  source       {_describe_source(getattr(info, 'source', None))}",
         f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "

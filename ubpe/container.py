@@ -22,10 +22,13 @@ the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newe
 from __future__ import annotations
 
 import math
+import os
 import sys
+import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, BinaryIO, Callable, Iterator
 
 import msgpack
 import numpy as np
@@ -40,16 +43,24 @@ from .errors import CorruptDataError, FormatVersionError
 from .model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from .tokenizer import Tokenizer
 
-__all__ = ["ContainerInfo", "compress", "decompress", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
+__all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress_to", "describe", "inspect", "FORMAT_VERSION", "MAGIC"]
 
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
-#: version 2 unless the stream needs version 3 (the "cmt" coder).
+#: version 2 for one stream (inputs of at most one block) unless its coder needs version 3 (the
+#: text coder "cmt"), and this version for blocks.
 FORMAT_VERSION = 3
-#: The version written when the stream needs nothing newer (readers of ubpe 0.2 and later read it).
+#: Version of a container holding one stream (the form of version 2, which version 3 keeps).
 STREAM_VERSION = 2
 #: Stream coders each version defines (a newer coder needs the version that brought it).
 _CODER_VERSION = {"cmt": 3}
+#: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
+#: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
+DEFAULT_BLOCK_SIZE = 1 << 20
+#: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
+#: values, BLOCK_SAMPLE_WINDOWS evenly spaced windows of frames joined in time.
+BLOCK_SAMPLE = 1 << 18
+BLOCK_SAMPLE_WINDOWS = 16
 #: Largest vocabulary (alphabet + merges) a container can carry: the entropy coder's limit.
 MAX_VOCAB = entropy.MAX_VOCAB
 MAX_NDIM = 32
@@ -78,9 +89,14 @@ _DTYPES[3] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    3: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
-_TOP_KEYS[3] = _TOP_KEYS[2]
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method")}
+#: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
+_BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
+_BLOCKED_OPTIONAL_KEYS = ("source", "method")
+_BLOCK_KEYS = ("front", "stream", "crc")
+_BLOCK_OPTIONAL_KEYS = ("esc",)
 #: Values of the optional, informational ``method`` field: how the writer encoded the tokens
 #: (absent: by replaying the merges, or no merges). Decoding never reads it.
 _METHOD_VALUES = ("optimal", "bits")
@@ -277,6 +293,9 @@ def compress(
     step: float | None = None,
     bits: int | None = None,
     escape: bool = True,
+    block_size: int | None = None,
+    threads: int | None = None,
+    _sink: Callable[[bytes], None] | None = None,
     **fit_options: Any,
 ) -> bytes:
     """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
@@ -344,6 +363,22 @@ def compress(
         values: the bound is on :meth:`ubpe.quantize.Quantizer.dequantize`), the container's
         CRC covers those, and :func:`describe` reports ``lossy=True`` and the ``quantizer``.
         The rest of the chain is chosen on the quantized integers as for integer input.
+    block_size : int, optional
+        Values per block (default :data:`DEFAULT_BLOCK_SIZE`, ``2**20``; ``0``: never cut).
+        Larger inputs, when a model is fitted, are cut into blocks of ``max(1, block_size //
+        channels)`` frames that share one model (chain, merges and coders chosen on a sample of
+        :data:`BLOCK_SAMPLE` values, the alphabet extended to every block's values), each block
+        with its own front-end parameters (predictors restart per block), stream and CRC
+        (format version 3, ``docs/format.md``, "Blocks"): compressed and decompressed in
+        parallel, and decompressed in part (``decompress(start=, stop=)``). With a
+        ``tokenizer``, its model codes every block as it is (chain and use of its merges
+        measured on the sample; values outside its alphabet escaped). Inputs of at most
+        ``block_size`` values give one stream (format version 2, the same bytes as before
+        blocks existed). :func:`compress_to` writes a blocked container of a memory-mapped
+        integer input (no ``tokenizer``) block by block.
+    threads : int, optional
+        Threads that compress the blocks and measure the front-end chains side by side
+        (default: every core). The bytes do not depend on it.
     **fit_options
         ``n_candidates``, ``min_count``, ``window`` (and with ``n_tokens``, ``weighting``):
         passed to :class:`Tokenizer` when a model is fitted. ``weighting`` decides which
@@ -383,12 +418,35 @@ def compress(
     if forced is not None and all(name == "delta" for name, _ in forced) and len(forced) <= 1:
         order, forced = (forced[0][1]["order"] if forced else 0), None
     level = _level_argument(level)
+    threads = _threads_argument(threads)
+    if block_size is not None:
+        check_int("block_size", block_size, 0)
     src = _check_source(source, _argument_error) if source is not None else None
     dtype = arr.dtype
     if dtype.kind == "b":
         arr = arr.view(np.uint8) != 0  # normalise bool bytes to 0/1 (the CRC covers them)
     shape = [int(s) for s in arr.shape]
     native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
+    channels, frames = _channels_frames(shape, math.prod(shape))
+    block = 0 if channels * frames == 0 else _block_frames(block_size, channels, frames)
+    if block and float_stage is None and tokenizer is None:  # integers: read block by block, never all at once
+        if not embed:
+            raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
+        _fit_options_argument(n_tokens, fit_options)
+        base = {"magic": MAGIC, "v": FORMAT_VERSION, "dtype": dtype.str, "shape": shape, "layout": LAYOUT}
+        if src is not None:
+            base["source"] = src
+        base["crc"] = 0  # (the planner sizes one-stream candidates of the sample)
+        frames_source = _Frames(
+            channels, frames, lambda f0, f1: frontend.to_channels(arr[f0:f1]),
+            lambda f0, f1: np.ascontiguousarray(arr[f0:f1], dtype=native).reshape(f1 - f0, -1), [])
+        parts = _blocked_parts(base, frames_source, block, _forced_chains(forced, order), level, n_tokens,
+                               fit_options, threads, keep=_sink is None)
+        if _sink is None:
+            return b"".join(parts)
+        for part in parts:
+            _sink(part)
+        return b""
     x = frontend.to_channels(arr)  # (channels, frames), native
     n = x.size
     checked = np.ascontiguousarray(arr.reshape(-1), dtype=native)
@@ -418,7 +476,13 @@ def compress(
             chains = [_chain(order)]
         else:
             chains = [_chain(k) for k in ([0, 1, 2] if dtype.kind != "b" else [0])]
-        best = None
+        given_rows = None
+        if block:  # the chain and the bare choice measured on a sample, then every block coded alike
+            rows = checked.reshape(x.shape[1], -1)
+            given_rows = _Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1],
+                                 prefix)
+            x = _sample_frames(given_rows.get, x.shape[0], x.shape[1], BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
+        best = choice = None
         for i, chain in enumerate(chains):
             # the model's merges, or none of them: tokens below A decode as themselves, so the
             # reader needs nothing to tell them apart (an adaptive coder often does better on the
@@ -426,12 +490,18 @@ def compress(
             for bare in (False, True):
                 try:
                     packed = _pack(_given_model_fields(base, x, tokenizer, chain, embed, level, escape, bare))
+                    if best is None or len(packed) < len(best):
+                        choice = (chain, bare)
                 except ValueError:
                     if i == len(chains) - 1 and best is None and bare:
                         raise
                     continue
                 if best is None or len(packed) < len(best):
                     best = packed
+        if given_rows is not None:
+            given = _Given(_model_argument(tokenizer), embed, escape, choice[1])
+            return b"".join(_blocked_parts(base, given_rows, block, [choice[0]], level, None, {}, threads,
+                                           given=given))
         return best
     if not embed:
         raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
@@ -441,15 +511,50 @@ def compress(
         empty = planner.Candidate(chain, Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
                                   planner.LEVEL_CODERS[level])
         return _pack(_candidate_fields(base, empty))
+    if block:  # floats: the float stage's parameters are chosen on all the values
+        rows = checked.reshape(x.shape[1], -1)  # (frames, channels): the values the CRCs cover
+        src = _Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1], prefix)
+        return b"".join(_blocked_parts(base, src, block, _forced_chains(forced, order), level, n_tokens,
+                                       fit_options, threads))
     if forced is not None:
         chains = [planner.build_chain(forced)]
     elif order is not None:
         chains = [_chain(order)]
     else:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(x, level)]
-    best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options))
+    best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options),
+                        threads=threads)
     best = planner.choose_method(best, lambda c: _cost(base, c))
     return _pack(_candidate_fields(base, best))
+
+
+def _forced_chains(forced: tuple | None, order: int | None) -> list[list[frontend.Stage]] | None:
+    """The one chain ``predictor=`` or ``delta=`` forces, or None (the automatic choice)."""
+    if forced is not None:
+        return [planner.build_chain(forced)]
+    return [_chain(order)] if order is not None else None
+
+
+def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
+    """Write ``compress(values, **options)`` to the binary file ``out``; return the bytes written.
+
+    The same bytes, but a blocked container of integers (more than ``block_size`` values, no
+    ``tokenizer``) is written block by block, and ``values`` read block by block (twice: once
+    to extend the alphabet to every block's values, once to code them): with a memory-mapped
+    array (``np.load(path, mmap_mode="r")``, ``np.memmap``) memory stays within a few blocks
+    per thread, however large the values. Other containers are built in memory, then written.
+    """
+    written = 0
+
+    def sink(part: bytes) -> None:
+        nonlocal written
+        out.write(part)
+        written += len(part)
+
+    data = compress(values, _sink=sink, **options)
+    if data:
+        sink(data)
+    return written
 
 
 def _model_argument(tokenizer: Any) -> Model:
@@ -751,6 +856,8 @@ class _Parsed:
     layout: str = "flat"  # "flat" (version 1: one channel, C order) or LAYOUT
     source: dict | None = None
     method: str = "replay"  # the informational "method" field, "replay" when absent
+    block: int = 0  # blocked form (version 3): frames per block, else 0
+    blocks: list[bytes] | None = None  # blocked form: each block's packed map, unparsed
 
 
 #: How every container starts: a msgpack map whose first entry is "magic": "ubpe".
@@ -803,7 +910,11 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise FormatVersionError("this container", version, FORMAT_VERSION)
     embedded = "digest" not in d
     model_keys = ("alphabet", "model") if embedded else ("digest",)
-    expect_map(d, "container", _TOP_KEYS[version] + model_keys, _OPTIONAL_KEYS[version])
+    blocked = version >= 3 and "blocks" in d
+    if blocked:
+        expect_map(d, "container", _BLOCKED_KEYS + model_keys, _BLOCKED_OPTIONAL_KEYS)
+    else:
+        expect_map(d, "container", _TOP_KEYS[version] + model_keys, _OPTIONAL_KEYS[version])
 
     dt = d["dtype"]
     if not isinstance(dt, str) or dt not in _DTYPES[version]:
@@ -828,18 +939,25 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     else:
         if d["layout"] != LAYOUT:
             raise CorruptDataError(f"container: 'layout' must be {LAYOUT!r}, got {short(d['layout'])}")
-        chain, layout = frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n)), LAYOUT
+        layout = LAYOUT
+        chain = [] if blocked else frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n))
         source = _check_source(d["source"], _data_error) if "source" in d else None
     method = _parse_method(d)
-    crc = d["crc"]
-    if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
-        raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
-    if not isinstance(d["stream"], dict):
-        raise CorruptDataError("container: 'stream' must be a map")
-    coder = d["stream"].get("coder")
-    if isinstance(coder, str) and _CODER_VERSION.get(coder, 0) > version:
-        raise CorruptDataError(f"stream: coder {coder!r} is not defined in format version {version}")
-    common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source, method=method)
+    if blocked:
+        block, blocks = _parse_index(d, shape_raw, n)
+        common = dict(stream={}, crc=0, fields=d, chain=chain, layout=layout, source=source, method=method,
+                      block=block, blocks=blocks)
+    else:
+        crc = d["crc"]
+        if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
+            raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
+        if not isinstance(d["stream"], dict):
+            raise CorruptDataError("container: 'stream' must be a map")
+        coder = d["stream"].get("coder")
+        if isinstance(coder, str) and _CODER_VERSION.get(coder, 0) > version:
+            raise CorruptDataError(f"stream: coder {coder!r} is not defined in format version {version}")
+        common = dict(stream=d["stream"], crc=crc, fields=d, chain=chain, layout=layout, source=source,
+                      method=method)
 
     if not embedded:
         digest = field_bytes(d, "digest", where="container", size=32).hex()
@@ -916,7 +1034,8 @@ def _min_merge_bits(m: int, a: int) -> int:
 
 
 def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,
-               max_output_size: int | None = None) -> np.ndarray:
+               max_output_size: int | None = None, start: int | None = None, stop: int | None = None,
+               threads: int | None = None) -> np.ndarray:
     """Values compressed by :func:`compress`, with their dtype (byte order included) and shape.
 
     Parameters
@@ -931,6 +1050,15 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         Largest accepted output, in bytes of the returned array (values x itemsize); ``None``
         means 4 GiB (:data:`DEFAULT_MAX_OUTPUT_SIZE`). A container declaring more is refused
         before anything is allocated. Intermediate arrays are at most about 8 bytes per value.
+        With ``start``/``stop``, a blocked container is refused only when the frames asked
+        for exceed it (the blocks holding them are decoded a few at a time).
+    start, stop : int, optional
+        The frames (indices along axis 0, with slice semantics: negative counts from the end,
+        out-of-range clips) to return: ``decompress(data, start=a, stop=b)`` equals
+        ``decompress(data)[a:b]``. A blocked container decodes only the blocks holding them
+        (and checks only their CRCs); a one-stream container is decoded whole, then sliced.
+    threads : int, optional
+        Threads that decode the blocks of a blocked container (default: every core).
 
     Raises
     ------
@@ -941,11 +1069,31 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
     FormatVersionError
         A container written by a newer format version.
     """
-    p = _parse(data, max_output_size)
+    threads = _threads_argument(threads)
+    part = start is not None or stop is not None
+    cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    p = _parse(data, 1 << 256 if part else cap)  # a frame range: the cap applies to what is returned
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+    if part and not p.shape:
+        raise ValueError("start= and stop= select frames (axis 0); this container holds a 0-d array")
+    if part:
+        lo, hi = _frame_range(start, stop, p.shape[0])
+        size = (hi - lo) * (p.n // max(p.shape[0], 1)) if p.blocks is not None else p.n
+        if size * p.dtype.itemsize > cap:
+            raise CorruptDataError(
+                f"frames {lo} to {hi} {'are' if p.blocks is not None else 'need the whole container, '} "
+                f"{size * p.dtype.itemsize} bytes, more than max_output_size={cap} bytes: pass a larger "
+                "max_output_size if you trust it")
     try:
-        return _decode(p, tokenizer)
+        if p.blocks is not None:
+            lo, hi = _frame_range(start, stop, p.shape[0])
+            return _decode_blocks(p, tokenizer, lo, hi, threads)
+        out = _decode(p, tokenizer)
+        if part:
+            lo, hi = _frame_range(start, stop, p.shape[0])
+            out = out[lo:hi]
+        return out
     except MemoryError:
         raise CorruptDataError(
             f"the container declares {p.n} values ({p.n * p.dtype.itemsize} bytes) and this machine "
@@ -987,7 +1135,35 @@ def _shared_value_table(model: Model, values: _Values, dtype: np.dtype) -> np.nd
         return encoder.value_table(model.expansion(), symbols)
 
 
-def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
+@dataclass
+class _Shared:
+    """What every stream of a container decodes with: the id -> value map and the model."""
+
+    values: _Values
+    a: int
+    vocab: int  #: alphabet + merges
+    expansion: encoder.Expansion | None  #: None without merges
+    model: Model | None  #: a referenced model (its value tables are cached on it)
+    n: int  #: values of the whole container
+    tables: dict = field(default_factory=dict)  #: embedded models' value tables by dtype
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def value_table(self, coded: np.dtype) -> np.ndarray | None:
+        """The value of every token in ``coded`` (None when mapping ids after expanding is cheaper)."""
+        if self.model is not None:  # a shared model: its value table is cached across windows
+            return _shared_value_table(self.model, self.values, coded)
+        if self.expansion.values.shape[0] > self.n:  # the table would cost more than the output
+            return None
+        with self.lock:
+            table = self.tables.get(coded.str)
+            if table is None:
+                symbols = self.values.to_values(np.arange(self.a, dtype=np.int32), coded)
+                table = self.tables[coded.str] = encoder.value_table(self.expansion, symbols)
+        return table
+
+
+def _shared(p: _Parsed, tokenizer: Tokenizer | Model | None) -> _Shared:
+    """The alphabet and model of a parsed container (a referenced one from ``tokenizer``)."""
     model = None
     if p.digest is not None:
         model = _referenced_model(p, tokenizer)
@@ -1008,46 +1184,59 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
                 )
             except ValueError as e:
                 raise CorruptDataError(f"model: {e}") from None
-    vocab = a + len(merges)
+    return _Shared(values, a, a + len(merges), expansion, model, p.n)
+
+
+def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
+                   native: np.dtype) -> np.ndarray | None:
+    """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
+    stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
     classes = None
-    if isinstance(p.stream, dict) and p.stream.get("coder") == "cmt" and vocab == a and 1 <= a <= 256:
-        classes = entropy.text_classes(values.to_values(np.arange(a, dtype=np.int32), np.dtype(np.int64)))
-    tokens = entropy.decode_stream(p.stream, max(vocab, 1), max_count=p.n, classes=classes)
-    if tokens.shape[0] and a == 0:
+    if isinstance(stream, dict) and stream.get("coder") == "cmt" and s.vocab == s.a and 1 <= s.a <= 256:
+        classes = entropy.text_classes(s.values.to_values(np.arange(s.a, dtype=np.int32), np.dtype(np.int64)))
+    tokens = entropy.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
+    if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")
-    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
-    coded = frontend.chain_dtypes(p.chain, native)[-1]  # the dtype the tokens decode to
-    if expansion is None:
+    coded = frontend.chain_dtypes(chain, native)[-1]  # the dtype the tokens decode to
+    if s.expansion is None:
         total = tokens.shape[0]
     else:
         try:
-            total = encoder.expanded_length(tokens, expansion)
+            total = encoder.expanded_length(tokens, s.expansion)
         except ValueError as e:
             raise CorruptDataError(f"stream: {e}") from None  # 2**61 values or more
-    if total != p.n:
-        raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {p.n}")
-    if p.n == 0:
+    if total != n:
+        raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {n}")
+    if n == 0:
+        return None
+    if s.expansion is None:
+        out = s.values.to_values(tokens, coded)
+    else:
+        table = s.value_table(coded)
+        if table is not None:
+            out = encoder.decode(tokens, s.expansion, values=table)
+        else:
+            out = s.values.to_values(encoder.decode(tokens, s.expansion), coded)
+    if esc is not None:
+        positions, escaped = _parse_escapes(esc, n, coded)
+        if not out.flags.writeable:
+            out = out.copy()
+        out[positions] = escaped
+    out = out.reshape(channels, -1)
+    if chain:
+        with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+            out = frontend.inverse(out, chain, native)
+    return out
+
+
+def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
+    s = _shared(p, tokenizer)
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
+    out = _stream_values(s, p.stream, p.fields.get("esc"), p.chain, p.n, channels, native)
+    if out is None:
         out = np.zeros(0, dtype=native)
     else:
-        if expansion is None:
-            out = values.to_values(tokens, coded)
-        elif model is not None:  # a shared model: its value table is cached across windows
-            out = encoder.decode(tokens, expansion, values=_shared_value_table(model, values, coded))
-        elif expansion.values.shape[0] <= p.n:  # mapping the table costs less than the output
-            symbols = values.to_values(np.arange(a, dtype=np.int32), coded)
-            out = encoder.decode(tokens, expansion, values=encoder.value_table(expansion, symbols))
-        else:
-            out = values.to_values(encoder.decode(tokens, expansion), coded)
-        if "esc" in p.fields:
-            positions, escaped = _parse_escapes(p.fields["esc"], p.n, coded)
-            if not out.flags.writeable:
-                out = out.copy()
-            out[positions] = escaped
-        channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
-        out = out.reshape(channels, -1)
-        if p.chain:
-            with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
-                out = frontend.inverse(out, p.chain, native)
         if p.layout != "flat":
             out = frontend.from_channels(out, p.shape)
         out = np.ascontiguousarray(out).reshape(-1)
@@ -1057,6 +1246,364 @@ def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
         raise CorruptDataError("checksum mismatch: the container is corrupt")
     out = out.reshape(p.shape)
     return out.astype(p.dtype) if native != p.dtype else out
+
+
+# ============================================================================ blocks
+
+
+def _block_crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], first: int, rows: np.ndarray) -> int:
+    """CRC-32 of a block: the description line, the block's first frame as 8 bytes little-endian,
+    then its values (``rows``: its frames, native little-endian, C order)."""
+    line = " ".join([dtype.str, *map(str, shape)]) + "\n"
+    crc = zlib.crc32(first.to_bytes(8, "little"), zlib.crc32(line.encode("ascii")))
+    return zlib.crc32(memoryview(np.ascontiguousarray(rows).reshape(-1).view(np.uint8)), crc) & 0xFFFFFFFF
+
+
+def _threads_argument(threads: Any) -> int:
+    """``threads``: None (every core) or an int >= 1."""
+    if threads is None:
+        return max(os.cpu_count() or 1, 1)
+    return check_int("threads", threads, 1)
+
+
+def _block_frames(block_size: Any, channels: int, frames: int) -> int:
+    """Frames per block for ``compress(block_size=)`` (0: one stream, no blocks)."""
+    size = DEFAULT_BLOCK_SIZE if block_size is None else check_int("block_size", block_size, 0)
+    if size == 0 or channels * frames <= size:
+        return 0
+    block = max(size // channels, 1)
+    return block if frames > block else 0
+
+
+def _run(fn: Any, items: list, threads: int) -> list:
+    """``[fn(i) for i in items]``, on ``threads`` threads (in order; the first error raised)."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(i) for i in items]
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def _sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: int, total: int,
+                   windows: int) -> np.ndarray:
+    """The ``(C, F)`` values ``get(0, frames)`` or, when more than ``total``, ``windows`` evenly
+    spaced windows of their frames joined in time (``get(f0, f1)``: frames ``[f0, f1)``)."""
+    length = max(total // (windows * channels), 1)
+    if frames <= windows * length:
+        return np.ascontiguousarray(get(0, frames))
+    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // (windows - 1)
+    return np.ascontiguousarray(np.concatenate([get(s, s + length) for s in starts.tolist()], axis=1))
+
+
+def _stages_of(record: list[dict]) -> list[frontend.Stage]:
+    """The stages (default options, as the planner builds them) that wrote ``record``."""
+    return planner.build_chain(tuple((e["stage"], {"order": e["order"]} if e["stage"] == "delta" else {})
+                                     for e in record))
+
+
+@dataclass(frozen=True)
+class _Frames:
+    """Where a blocked writer reads its values: ``get(f0, f1)`` the frames ``[f0, f1)`` as
+    ``(C, f1 - f0)`` integers (after the float stage recorded in ``prefix``), ``rows(f0, f1)``
+    the same frames as the CRC covers them (``(f1 - f0, C)``, native little-endian)."""
+
+    channels: int
+    frames: int
+    get: Callable[[int, int], np.ndarray]
+    rows: Callable[[int, int], np.ndarray]
+    prefix: list[dict]
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A blocked writer's given model: embedded or referenced by digest, values outside its
+    alphabet escaped (or refused), its merges used or left unused (``bare``)."""
+
+    model: Model
+    embed: bool
+    escape: bool
+    bare: bool
+
+
+def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[frontend.Stage]] | None,
+                   level: int, n_tokens: int | None, fit_options: dict, threads: int,
+                   keep: bool = True, given: _Given | None = None) -> Iterator[bytes]:
+    """The blocked container (format version 3) as consecutive byte strings: the head, then
+    each block (their concatenation is the container).
+
+    One model is planned on a sample of :data:`BLOCK_SAMPLE` values; every block (``block``
+    frames) goes through the chosen chain on its own; the alphabet is extended to every
+    block's values (a first pass over the blocks); then the blocks are encoded and coded,
+    ``threads`` at a time. ``keep`` holds the first pass's front-end outputs for the second
+    (about one byte of memory per input byte); without it each block is read and put through
+    the chain again, and memory is bounded by a few blocks per thread. With a ``given`` model
+    (and its one chain), nothing is planned and its alphabet is kept (values outside it escaped,
+    or refused without ``given.escape``)."""
+    frames = src.frames
+    if given is None:
+        sample = _sample_frames(src.get, src.channels, frames, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
+        if chains is None:
+            chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
+        best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
+                            planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
+        stages = _stages_of(best.chain)
+        alphabet, merges, coders = best.alphabet, best.merges, best.coders
+    else:
+        stages = chains[0]
+        alphabet, merges, coders = given.model.alphabet, given.model.merges, planner.LEVEL_CODERS[level]
+    dtype, shape = np.dtype(base["dtype"]), base["shape"]
+    count = -(-frames // block)
+    step = count if keep else 2 * max(threads, 1)  # blocks in flight
+
+    def front(b: int) -> tuple[np.ndarray, list[dict], np.ndarray]:
+        y, record = frontend.forward(np.ascontiguousarray(src.get(b * block, min((b + 1) * block, frames))), stages)
+        flat = np.ascontiguousarray(y).reshape(-1)
+        return flat, record, np.unique(flat) if extend else None
+
+    # a vocabulary of n_tokens stays that size, a given model as it is: other values escape
+    extend = given is None and n_tokens is None
+    kept: list[Any] = []
+    distinct = []
+    if extend or keep:
+        for first in range(0, count, step):
+            done = _run(front, list(range(first, min(first + step, count))), threads)
+            if extend:
+                distinct += [u for _, _, u in done]
+            if keep:
+                kept = done
+    if extend:
+        alphabet, merges = _covering(alphabet, merges, distinct)
+    del distinct
+    a, m = len(alphabet), len(merges)
+    model = Model(alphabet, merges) if given is None else given.model
+    use_merges = m > 0 and (given is None or not given.bare)
+    if use_merges and given is None:
+        model.encoder_tables()  # built once, before the threads share the model
+    vocab = max(a + m, 1)
+    # the text coder needs each symbol's class, from the alphabet's byte values
+    classes = entropy.text_classes(alphabet.values) if "cmt" in coders and not use_merges else None
+
+    def encode(b: int) -> bytes:
+        if keep:
+            flat, record, _ = kept[b]
+            kept[b] = None  # the block's values are no longer needed once coded
+        else:
+            flat, record, _ = front(b)
+        f0, f1 = b * block, min((b + 1) * block, frames)
+        if given is not None and not given.escape:
+            ids, positions = alphabet.to_ids(flat), np.zeros(0, np.int64)  # ValueError names a value outside
+        else:
+            ids, positions = _escaped_ids(alphabet, flat)
+        fields: dict[str, Any] = {"front": src.prefix + record}
+        if positions.size:
+            fields["esc"] = _escape_field(flat, positions)
+        tokens = model.encode(ids) if use_merges else ids  # by the model's method
+        fields["stream"] = entropy.encode_stream(tokens, vocab, coders=coders, classes=classes)
+        fields["crc"] = _block_crc(dtype, shape, f0, src.rows(f0, f1))
+        return _pack(fields)
+
+    head: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION}
+    head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
+    if given is None or given.embed:
+        head["alphabet"] = _alphabet_field(alphabet)
+        head["model"] = _model_field(merges, a)
+    else:
+        head["digest"] = bytes.fromhex(given.model.digest)
+    if use_merges and model.method != "replay":
+        head["method"] = model.method
+    head["block"] = block
+    packer = msgpack.Packer(use_bin_type=True)
+    yield (packer.pack_map_header(len(head) + 1)
+           + b"".join(packer.pack(k) + packer.pack(v) for k, v in head.items())
+           + packer.pack("blocks") + packer.pack_array_header(count))
+    for first in range(0, count, step):
+        for raw in _run(encode, list(range(first, min(first + step, count))), threads):
+            yield packer.pack(raw)
+
+
+def _covering(alphabet: Alphabet, merges: np.ndarray, distinct: list[np.ndarray]) -> tuple[Alphabet, np.ndarray]:
+    """The alphabet extended with every value of ``distinct`` (the blocks' values after the
+    front end) and the same merges over it (children renumbered: an alphabet id to its value's
+    new id, merged tokens shifted by the ids added), so that no value needs an escape; the
+    model unchanged when the extended vocabulary would exceed MAX_VOCAB (values then escape)."""
+    wide = Alphabet.from_data(np.asarray(alphabet.values), *distinct)
+    a, added = len(alphabet), len(wide) - len(alphabet)
+    if added == 0 or len(wide) + len(merges) > MAX_VOCAB:
+        return alphabet, merges
+    new_ids = wide.to_ids(np.asarray(alphabet.values)).astype(np.int32)
+    renumbered = np.where(merges < a, new_ids[np.minimum(merges, max(a - 1, 0))], merges + added)
+    return wide, np.ascontiguousarray(renumbered, dtype=np.int32)
+
+
+def _parse_index(d: dict, shape: list[int], n: int) -> tuple[int, list[bytes]]:
+    """The checked block index of a blocked container: frames per block, and each block's bytes."""
+    if n == 0 or not shape:
+        raise CorruptDataError("container: a blocked container holds at least one frame (and is not 0-d)")
+    frames = _channels_frames(shape, n)[1]
+    block = field_int(d, "block", 1, frames, where="container")
+    blocks = d["blocks"]
+    count = -(-frames // block)
+    if not isinstance(blocks, list) or len(blocks) != count:
+        got = len(blocks) if isinstance(blocks, list) else type(blocks).__name__
+        raise CorruptDataError(f"container: 'blocks' must be a list of {count} blocks of {block} frames "
+                               f"({frames} frames), got {got}")
+    for b, raw in enumerate(blocks):
+        if not isinstance(raw, bytes):
+            raise CorruptDataError(f"block {b}: expected bytes, got {type(raw).__name__}")
+    return block, blocks
+
+
+@dataclass
+class _Block:
+    """One checked block: its number, frames ``[f0, f1)``, chain, stream, escapes and CRC."""
+
+    number: int
+    f0: int
+    f1: int
+    chain: list[dict]
+    stream: dict
+    esc: Any
+    crc: int
+
+
+def _parse_block(p: _Parsed, b: int, native: np.dtype, channels: int) -> _Block:
+    """Block ``b``'s fields, every one checked (CorruptDataError naming the block)."""
+    frames = _channels_frames(list(p.shape), p.n)[1]
+    f0, f1 = b * p.block, min((b + 1) * p.block, frames)
+    where = f"block {b} (frames {f0} to {f1})"
+    raw = p.blocks[b]
+    try:
+        d = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
+    except Exception as e:  # msgpack raises several unrelated exception types
+        raise CorruptDataError(f"{where}: damaged: its bytes do not parse ({type(e).__name__})") from None
+    try:
+        expect_map(d, "block", _BLOCK_KEYS, _BLOCK_OPTIONAL_KEYS)
+        chain = frontend.parse_chain(d["front"], native, (channels, f1 - f0))
+        crc = d["crc"]
+        if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
+            raise CorruptDataError("block: 'crc' must be an int in [0, 2**32)")
+        if not isinstance(d["stream"], dict):
+            raise CorruptDataError("block: 'stream' must be a map")
+    except CorruptDataError as e:
+        raise CorruptDataError(f"{where}: {e}") from None
+    return _Block(b, f0, f1, chain, d["stream"], d.get("esc"), crc)
+
+
+def _frame_range(start: Any, stop: Any, frames: int) -> tuple[int, int]:
+    """``decompress``'s ``start``, ``stop`` as a frame range, with slice semantics."""
+    for name, v in (("start", start), ("stop", stop)):
+        if v is not None:
+            check_int(name, v, -(1 << 63), 1 << 63)
+    lo, hi, _ = slice(start, stop).indices(frames)
+    return lo, max(hi, lo)
+
+
+def _decode_blocks(p: _Parsed, tokenizer: Tokenizer | Model | None, start: int, stop: int,
+                   threads: int) -> np.ndarray:
+    """Frames ``[start, stop)`` of a blocked container, decoding only the blocks they touch."""
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels, frames = _channels_frames(list(p.shape), p.n)
+    first, last = start // p.block, -(-stop // p.block)
+    blocks = [_parse_block(p, b, native, channels) for b in range(first, last)]
+    s = _shared(p, tokenizer)
+    out = np.empty((stop - start, channels), dtype=native)
+
+    def decode(blk: _Block) -> None:
+        rows = _decode_block(p, s, blk, native, channels)
+        lo, hi = max(blk.f0, start), min(blk.f1, stop)
+        out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
+
+    _run(decode, blocks, threads)
+    out = out.reshape((stop - start,) + tuple(p.shape[1:]))
+    return out.astype(p.dtype) if native != p.dtype else out
+
+
+def _decode_block(p: _Parsed, s: _Shared, blk: _Block, native: np.dtype, channels: int) -> np.ndarray:
+    """A checked block's frames, ``(F_b, C)`` in ``native``, its CRC verified."""
+    try:
+        y = _stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native)
+        rows = y.T if y.dtype == native else y.T.view(native)
+        if _block_crc(p.dtype, p.shape, blk.f0, rows) != blk.crc:
+            raise CorruptDataError("checksum mismatch")
+    except CorruptDataError as e:
+        raise CorruptDataError(f"block {blk.number} (frames {blk.f0} to {blk.f1}): {e}") from None
+    return rows
+
+
+def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model | None = None,
+                  max_output_size: int | None = None, threads: int | None = None,
+                  header: Callable[[np.dtype, tuple[int, ...], dict | None], bytes] | None = None
+                  ) -> tuple[np.dtype, tuple[int, ...]]:
+    """Write the values of the container in the binary file ``src`` to ``out``: ``header(dtype,
+    shape, source)`` when given (e.g. an .npy header; it may raise to stop before anything is
+    written), then the values' bytes in C order and the container's dtype; return ``(dtype,
+    shape)``.
+
+    A blocked container whose ``blocks`` come last (as :func:`compress` writes them) is read and
+    decoded block by block, ``threads`` blocks at a time: memory stays within a few blocks per
+    thread, however large the container and its values. Other containers are read whole and
+    decoded with :func:`decompress`. Errors as :func:`decompress`; a block found corrupt after
+    others were written leaves ``out`` with those blocks' bytes (write to a temporary file).
+    """
+    threads = _threads_argument(threads)
+    start = src.tell()
+    unpacker = msgpack.Unpacker(src, raw=False, strict_map_key=True, use_list=True,
+                                max_buffer_size=1 << 30)
+    head: dict[str, Any] = {}
+    count = None
+    try:
+        entries = unpacker.read_map_header()
+        for i in range(entries):
+            key = unpacker.unpack()
+            if key == "blocks" and i == entries - 1:
+                count = unpacker.read_array_header()
+                break
+            if not isinstance(key, str) or key in head:
+                break
+            head[key] = unpacker.unpack()
+    except Exception:  # not a map, or damaged: decompress says why
+        count = None
+    if count is None or head.get("magic") != MAGIC:
+        src.seek(start)
+        data = src.read()
+        values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads)
+        if header is not None:
+            out.write(header(values.dtype, values.shape, describe(data).source))
+        out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
+        return values.dtype, values.shape
+    if count > (1 << 32):
+        raise CorruptDataError(f"container: 'blocks' declares {count} blocks")
+    p = _parse(_pack({**head, "blocks": [b""] * count}), max_output_size)  # every field but the blocks checked
+    if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels = _channels_frames(list(p.shape), p.n)[0]
+    s = _shared(p, tokenizer)
+    if header is not None:
+        out.write(header(p.dtype, p.shape, p.source))
+    step = 2 * threads
+
+    def decode(b: int) -> np.ndarray:
+        rows = _decode_block(p, s, _parse_block(p, b, native, channels), native, channels)
+        p.blocks[b] = None
+        return rows.astype(p.dtype) if native != p.dtype else np.ascontiguousarray(rows)
+
+    for first in range(0, count, step):
+        batch = list(range(first, min(first + step, count)))
+        for b in batch:
+            try:
+                raw = unpacker.unpack()
+            except Exception:
+                raise CorruptDataError(f"block {b}: truncated or damaged: the container ends before it") from None
+            if not isinstance(raw, bytes):
+                raise CorruptDataError(f"block {b}: expected bytes, got {type(raw).__name__}")
+            p.blocks[b] = raw
+        for rows in _run(decode, batch, threads):
+            out.write(memoryview(rows.reshape(-1).view(np.uint8)))
+    try:
+        unpacker.unpack()
+    except msgpack.OutOfData:
+        return p.dtype, p.shape
+    raise CorruptDataError("other data after the container's blocks (two files joined, or a damaged file)")
 
 
 # ============================================================================ describe
@@ -1100,6 +1647,13 @@ class ContainerInfo:
     #: how the writer encoded the tokens: "replay" (also for no merges), "optimal" or "bits"
     #: (the informational ``method`` field; decoding does not depend on it)
     method: str = "replay"
+    #: streams: 1, or the blocks of a blocked container (format version 3)
+    blocks: int = 1
+    #: frames per block of a blocked container (the last may hold fewer), else 0
+    block_frames: int = 0
+    #: each stream's coder, in block order (``coder`` is the most frequent of them); for a
+    #: blocked container ``front`` is block 0's chain (every block has its own parameters)
+    coders: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -1113,44 +1667,56 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     ``CorruptDataError``. No output-size cap applies.
     """
     p = _parse(data, 1 << 256)
-    d, s = p.fields, p.stream
+    d = p.fields
+    native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
+    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
 
     def entry(mapping: dict, key: str) -> int:
         if key not in mapping:
             return 0
         return len(msgpack.packb(key)) + len(msgpack.packb(mapping[key], use_bin_type=True))
 
-    coder = s.get("coder")
-    n_tokens = s.get("n")
-    if not isinstance(coder, str) or coder not in entropy.CODERS or type(n_tokens) is not int:
-        raise CorruptDataError("stream: invalid 'coder' or 'n'")
+    if p.blocks is None:
+        streams = [(p.stream, p.fields, p.chain, p.n)]
+    else:
+        blocks = [_parse_block(p, b, native, channels) for b in range(len(p.blocks))]
+        streams = [(blk.stream, {} if blk.esc is None else {"esc": blk.esc}, blk.chain,
+                    (blk.f1 - blk.f0) * channels) for blk in blocks]
+    coders: list[str] = []
+    n_tokens = freq = payload = escapes = escape_bytes = 0
+    for b, (s, fields, chain, n) in enumerate(streams):
+        coder = s.get("coder")
+        if not isinstance(coder, str) or coder not in entropy.CODERS or type(s.get("n")) is not int:
+            raise CorruptDataError(f"{'' if p.blocks is None else f'block {b}: '}stream: invalid 'coder' or 'n'")
+        coders.append(coder)
+        n_tokens += s["n"]
+        freq += entry(s, "freq") + entry(s, "table")  # "mag" keeps its tables in "table"
+        payload += entry(s, "payload") + entry(s, "raw")  # and its raw low bits in "raw"
+        if "esc" in fields:
+            positions, _ = _parse_escapes(fields["esc"], n, frontend.chain_dtypes(chain, native)[-1])
+            escapes += int(positions.shape[0])
+            escape_bytes += entry(fields, "esc")
+    coder = max(coders, key=coders.count)  # the most blocks' (ties: the earliest)
     model = entry(d, "alphabet") + entry(d, "model")
-    freq = entry(s, "freq") + entry(s, "table")  # "mag" keeps its tables in "table"
-    payload = entry(s, "payload") + entry(s, "raw")  # and its raw low bits in "raw"
     size = len(data)
     original = p.n * p.dtype.itemsize
-    delta = p.chain[0]["order"] if len(p.chain) == 1 and p.chain[0]["stage"] == "delta" else 0
-    channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
-    lossy = bool(p.chain) and p.chain[0]["stage"] == "quantize"
+    chain = streams[0][2]
+    delta = chain[0]["order"] if len(chain) == 1 and chain[0]["stage"] == "delta" else 0
+    lossy = bool(chain) and chain[0]["stage"] == "quantize"
     quantizer = None
     if lossy:
-        quantizer = _quantize.Quantizer(p.chain[0]["step"], p.chain[0]["offset"], p.dtype.str).to_dict()
-    escapes = escape_bytes = 0
-    if "esc" in p.fields:
-        native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
-        positions, _ = _parse_escapes(p.fields["esc"], p.n, frontend.chain_dtypes(p.chain, native)[-1])
-        escapes = int(positions.shape[0])
-        escape_bytes = entry(p.fields, "esc")
+        quantizer = _quantize.Quantizer(chain[0]["step"], chain[0]["offset"], p.dtype.str).to_dict()
     return ContainerInfo(
         version=p.version, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
         ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
-        front=tuple(dict(e) for e in p.chain), layout=p.layout, channels=channels, source=p.source,
+        front=tuple(dict(e) for e in chain), layout=p.layout, channels=channels, source=p.source,
         lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
         # a model with merges, one token per value and no method recorded: the merges left unused
         method="bare" if p.method == "replay" and (p.m is None or p.m > 0) and n_tokens == p.n and p.n > 0
         else p.method,
+        blocks=len(streams), block_frames=p.block, coders=tuple(coders),
     )
 
 

@@ -35,7 +35,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, BinaryIO, Callable
 
 import numpy as np
 
@@ -84,7 +84,8 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview, *, overwrite: bool) -> None:
+def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview | Callable[[BinaryIO], Any], *,
+                 overwrite: bool) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one.
 
     The bytes go to a temporary file in the same directory, which is flushed, fsynced and then
@@ -95,7 +96,8 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview, 
     A process killed outright (SIGKILL, power loss) cannot remove it: the hidden
     ``.<name>.<random>.tmp`` file stays, and the next write to the same ``path`` removes such
     files of ours (same owner, exactly that pattern) once they are :data:`STALE_TEMP_SECONDS` old,
-    so a concurrent writer's fresh temporary is never touched.
+    so a concurrent writer's fresh temporary is never touched. ``data`` may be a function that
+    writes the bytes to the binary file it is given (a stream too large to hold in memory).
     """
     path = os.fspath(path)
     if isinstance(path, bytes):
@@ -116,7 +118,10 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview, 
             pass
         with os.fdopen(fd, "wb") as f:
             fd = -1  # owned by f now
-            f.write(data)
+            if callable(data):
+                data(f)
+            else:
+                f.write(data)
             f.flush()
             os.fsync(f.fileno())
         if overwrite:
@@ -373,6 +378,50 @@ def _npy_header_fields(header: bytes) -> tuple[tuple[int, ...], bool, np.dtype]:
     if buf.tell() != len(header):
         raise CorruptDataError("source (npy metadata): the stored header has trailing bytes")
     return tuple(shape), bool(fortran), np.dtype(dtype)
+
+
+def map_signal(path: str | os.PathLike, *, dtype: Any = None) -> Signal | None:
+    """The values of an .npy file, or of a raw file of ``dtype``, memory-mapped (read from disk
+    as they are used), with the source map :func:`read_signal` gives; None when the file cannot
+    be mapped so (another format, floats, a 0-d array, a damaged or unusual .npy: read it with
+    :func:`read_signal`)."""
+    name = os.fspath(path)
+    kind = format_for(name, "raw" if dtype is not None else None)
+    try:
+        if kind == "raw" and dtype is not None:
+            dt = _integer_dtype(dtype, name)
+            size = os.path.getsize(name)
+            if size == 0 or size % dt.itemsize:
+                return None
+            return Signal(np.memmap(name, dtype=dt, mode="r"), None, {"format": "raw"})
+        if kind != "npy":
+            return None
+        arr = np.load(name, mmap_mode="r", allow_pickle=False)
+    except Exception:  # read_signal reports the problem in its own words
+        return None
+    if (not isinstance(arr, np.memmap) or arr.dtype.kind not in "iub" or arr.ndim == 0
+            or os.path.getsize(name) != arr.offset + arr.nbytes):
+        return None
+    source: dict[str, Any] = {"format": "npy"}
+    if arr.ndim > 1 and arr.flags.f_contiguous and not arr.flags.c_contiguous:
+        source["order"] = "F"
+    with open(name, "rb") as f:
+        header = f.read(arr.offset)
+    buf = io.BytesIO()
+    fields = np.lib.format.header_data_from_array_1_0(arr)
+    try:  # np.save's header: version 1.0 when it fits, else 2.0
+        np.lib.format.write_array_header_1_0(buf, fields)
+    except ValueError:
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, fields)
+    if buf.getvalue() != header:  # as _npy_source: another writer's header is kept when it parses
+        try:
+            if len(header) <= MAX_NPY_HEADER and _npy_header_fields(header) == (
+                    arr.shape, source.get("order") == "F", arr.dtype):
+                source["header"] = header
+        except CorruptDataError:
+            pass
+    return Signal(arr, None, source)
 
 
 def _npy_source(name: str, arr: np.ndarray) -> dict[str, Any]:

@@ -385,8 +385,19 @@ def has_grid(x: np.ndarray) -> bool:
     return False
 
 
+def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:
+    """``[fn(i) for i in items]`` on up to ``threads`` threads, results in order (the kernels
+    release the GIL; every candidate is costed on its own, so the result is the same)."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
-            proposer: ReplayEncoder, keep_first: bool = False) -> list[list[frontend.Stage]]:
+            proposer: ReplayEncoder, keep_first: bool = False, threads: int = 1) -> list[list[frontend.Stage]]:
     """The SCREEN_KEEP chains whose level-1 container of a sample of ``x``, its stream scaled
     to all the values, is smallest (ties:
     the earlier), in their given order, and the first chain too when ``keep_first`` (level 2:
@@ -403,14 +414,15 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
     windows = stacked.reshape(WINDOWS * c, length)
     joined = stacked.reshape(c, WINDOWS * length)
-    sizes = []
     scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
-    for chain in chains:
+
+    def size(chain: list[frontend.Stage]) -> float:
         across = any(st.name == "decorrelate" for st in chain)
         y, record = frontend.forward(joined if across else windows, chain)
         cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
-        sizes.append(min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands),
-                         default=float("inf")))
+        return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands), default=float("inf"))
+
+    sizes = _map(size, chains, threads)
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
     keep = set(ranked[:SCREEN_KEEP])
     if keep_first:
@@ -422,25 +434,29 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
 
 
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
-         proposer: ReplayEncoder) -> Candidate:
+         proposer: ReplayEncoder, threads: int = 1) -> Candidate:
     """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
     module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
     that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
-    The candidate returned was built on all the values and costed with ``cost``."""
+    The candidate returned was built on all the values and costed with ``cost``. ``threads``
+    measure chains side by side; the result does not depend on it."""
+    if getattr(proposer, "n_tokens", None) is not None:
+        threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
     if x.size > SCREEN_ABOVE and len(chains) > SCREEN_KEEP:
-        chains = _screen(x, chains, cost, proposer, keep_first=level == 2)
-    outputs = []
-    for chain in chains:
-        y, record = frontend.forward(x, chain)
-        outputs.append((record, np.ascontiguousarray(y).reshape(-1)))
+        chains = _screen(x, chains, cost, proposer, keep_first=level == 2, threads=threads)
     n = x.size
     sampled = n > FULL_FIT
     take = _sample_take(n) if sampled else None
     scale = n / take.shape[0] if sampled else 1.0
 
+    def chain_proposals(chain: list[frontend.Stage]) -> tuple[np.ndarray, list[Candidate]]:
+        y, record = frontend.forward(x, chain)
+        y = np.ascontiguousarray(y).reshape(-1)
+        return y, proposer.propose(record, y[take] if sampled else y, level, cost, sampled)
+
     cands: list[Candidate] = []
-    for i, (record, y) in enumerate(outputs):
-        for c in proposer.propose(record, y[take] if sampled else y, level, cost, sampled):
+    for y, proposals in _map(chain_proposals, chains, threads):
+        for c in proposals:
             k = cost(c)
             c.estimate = float(k.size - k.scalable) + k.scalable * c.scale * scale
             if sampled:
@@ -462,17 +478,19 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
         # model's learning cost does not scale with the sample): each chain's best of them
         # within CLOSE of the best is built on all the values, and compared exactly with the
         # best candidate built on all of them
-        built, chains_seen = [exact], []
+        chosen: list[Candidate] = []
         for i in order:
             c = cands[i]
-            if c.rebuild is not None and c.estimate <= rest.estimate * CLOSE and c.chain not in chains_seen:
-                chains_seen.append(c.chain)
-                built.append(c.rebuild())
+            if c.rebuild is not None and c.estimate <= rest.estimate * CLOSE and \
+                    all(c.chain != d.chain for d in chosen):
+                chosen.append(c)
+        built = [exact] + _map(lambda c: c.rebuild(), chosen, threads)
         return min(built, key=lambda c: cost(c).size)
-    built = [best.rebuild()]
+    chosen = [best]
     other = next((cands[i] for i in order if cands[i].family != best.family), None)
     if other is not None and other.estimate <= best.estimate * CLOSE:
-        built.append(other.rebuild())
+        chosen.append(other)
+    built = _map(lambda c: c.rebuild(), chosen, threads)
     return min(built, key=lambda c: cost(c).size)
 
 
