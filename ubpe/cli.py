@@ -222,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "text and signals but slow to decode (about 1 M values/s); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s)")
     p.add_argument("--block-size", type=_size, metavar="N",
-                   help="values per block (default 1M = 1048576; 0: one stream): larger inputs are cut "
+                   help="values per block (default 1M = 1048576, 64M for one-byte values such as text; "
+                   "0: one stream): larger inputs are cut "
                    "into blocks that share one model and are coded in parallel")
     p.add_argument("--threads", type=_positive, metavar="T", help="threads (default: every core)")
     p.add_argument("--stream", action="store_true",

@@ -189,7 +189,7 @@ def quantize(x: Any, *, step: float | None = None, bits: int | None = None) -> t
     bits : int, optional
         In ``[1, 64]``: the step and offset are chosen so that the values' range
         ``[min, max]`` fits ``bits``-bit signed integers: offset the range's midpoint, step
-        ``(max - min) / (2**bits - 1)``, grown by factors ``1 + k * 2**-30`` (``k = 1, 2,
+        ``(max - min) / (2**bits - 1)`` (at least :data:`MIN_STEP`), grown by factors ``1 + k * 2**-30`` (``k = 1, 2,
         ...``) until every ``q`` is in ``[-2**(bits-1), 2**(bits-1) - 1]`` (rounding can
         put the extremes one level out); step 1 for constant input.
         Exactly one of ``step`` and ``bits``.
