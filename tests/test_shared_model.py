@@ -197,3 +197,20 @@ def test_a_given_model_may_leave_its_merges_unused():
     assert info.method == "bare" and info.n_tokens == window.size
     assert np.array_equal(ubpe.decompress(packed, tokenizer=tok), window)
     assert "method" not in msgpack.unpackb(packed, raw=False)
+
+
+def test_a_model_behind_a_predictor_covers_the_range_between_its_extremes():
+    """Fitted behind a chain (a shared model), the alphabet is every residual between the
+    extremes seen, when n_tokens allows: a new window's unseen values inside it need no escape."""
+    rng = np.random.default_rng(9)
+    docs = [np.cumsum(rng.choice([-7, -2, 0, 3, 11], 4000)).astype(np.int16) for _ in range(3)]
+    tok = Tokenizer(None, 64).fit(docs, predictor="delta1")
+    assert tok.alphabet.values.tolist() == list(range(-7, 12))  # -7..11, though only 5 steps occur
+    window = np.cumsum(rng.choice([-7, -5, 0, 6, 11], 3000)).astype(np.int16)  # -5 and 6: unseen
+    data = ubpe.compress(window, tokenizer=tok, embed=False)
+    assert ubpe.describe(data).escapes == 0
+    assert np.array_equal(ubpe.decompress(data, tokenizer=tok), window)
+    narrow = Tokenizer(None, 10).fit(docs, predictor="delta1")  # 19 values do not fit 10 tokens
+    assert narrow.alphabet.values.tolist() == [-7, -2, 0, 3, 11]
+    plain = Tokenizer(None, 5000).fit(docs)  # no predictor: the values seen, as always
+    assert len(plain.alphabet) == len(np.unique(np.concatenate(docs)))

@@ -222,7 +222,9 @@ class Tokenizer:
         ``predictor`` (a ``planner.PREDICTORS`` name such as ``"delta1"`` or ``"lpc"``): learn
         the residuals of that front-end chain, each document on its own, and record it in the
         model (model files keep it): ``ubpe.compress(x, tokenizer=self)`` then applies the same
-        chain by itself, so one model serves every window of a sensor. ``"auto"``: the chain
+        chain by itself, so one model serves every window of a sensor. Without a given alphabet,
+        such a model's alphabet is every residual between the extremes seen when ``n_tokens``
+        allows (a new window's unseen values inside that range need no escape). ``"auto"``: the chain
         of :data:`SHARED_PREDICTORS` whose model, fitted on every other document, compresses the
         remaining ones smallest (held out, as a shared model is used; one document is cut in
         two halves); a chain whose values outnumber ``n_tokens`` cannot be tried, and a
@@ -239,6 +241,12 @@ class Tokenizer:
         if not docs or sum(len(d) for d in docs) == 0:
             raise ValueError("corpus is empty: fit needs at least one value")
         alphabet = self.alphabet if self.alphabet is not None else Alphabet.from_data(docs)
+        if self.alphabet is None and predictor is not None and len(alphabet) and alphabet.kind == "integers":
+            # a shared model: cover every residual between the extremes seen when n_tokens allows,
+            # so that a new window's unseen values inside that range need no escape
+            lo, hi = int(alphabet.values[0]), int(alphabet.values[-1])
+            if len(alphabet) < hi - lo + 1 <= self.n_tokens:
+                alphabet = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
         if self.n_tokens < len(alphabet):
             raise ValueError(
                 f"n_tokens must be >= the alphabet size {len(alphabet)}, got {self.n_tokens}"
