@@ -65,22 +65,13 @@ def test_public_api():
     assert issubclass(ubpe.CorruptDataError, ubpe.UBPEError) and issubclass(ubpe.CorruptDataError, ValueError)
 
 
-def test_signals_doc_examples_run(shared_data):
-    """docs/signals.md's examples run as written, on the shared data its example paths name."""
-    text = (ROOT / "docs" / "signals.md").read_text().replace("/work/shared/data", str(shared_data.resolve()))
-    test = doctest.DocTestParser().get_doctest(text, {}, "signals.md", str(ROOT / "docs" / "signals.md"), 0)
-    assert len(test.examples) >= 15
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.summarize(verbose=False) == (0, len(test.examples))
-
-
-def test_experiments_doc_examples_run(shared_data):
-    """docs/experiments.md's examples run as written, on the shared data its example paths name."""
-    path = ROOT / "docs" / "experiments.md"
+@pytest.mark.parametrize("page,min_examples", [("signals.md", 15), ("experiments.md", 6), ("text.md", 20)])
+def test_doc_page_examples_run(shared_data, page, min_examples):
+    """The pages' examples run as written, on the shared data their example paths name."""
+    path = ROOT / "docs" / page
     text = path.read_text().replace("/work/shared/data", str(shared_data.resolve()))
-    test = doctest.DocTestParser().get_doctest(text, {}, "experiments.md", str(path), 0)
-    assert len(test.examples) >= 6
+    test = doctest.DocTestParser().get_doctest(text, {}, page, str(path), 0)
+    assert len(test.examples) >= min_examples
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, len(test.examples))

@@ -422,21 +422,7 @@ def test_tiktoken_export_encodes_to_the_same_ids(config, parity_corpus, tmp_path
     assert enc.decode(t.encode(CORPUS).tolist()) == CORPUS
 
 
-# ==================== the tutorial
-
-
-def test_text_doc_examples_run(shared_data):
-    """docs/text.md's examples run as written, on the shared text its example path names."""
-    import doctest
-    import pathlib
-
-    path = pathlib.Path(__file__).parents[1] / "docs" / "text.md"
-    page = path.read_text().replace("/work/shared/data", str(shared_data.resolve()))
-    test = doctest.DocTestParser().get_doctest(page, {}, "text.md", str(path), 0)
-    assert len(test.examples) >= 20
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.summarize(verbose=False) == (0, len(test.examples))
+# (docs/text.md's examples run in tests/test_docs.py::test_doc_page_examples_run)
 
 
 def edited_export(tmp_path, edit):

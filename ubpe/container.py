@@ -1155,6 +1155,18 @@ class _Shared:
     n: int  #: values of the whole container
     tables: dict = field(default_factory=dict)  #: embedded models' value tables by dtype
     lock: threading.Lock = field(default_factory=threading.Lock)
+    classes: list = field(default_factory=list)  #: [text_classes()] once computed
+
+    def text_classes(self) -> np.ndarray | None:
+        """The "cmt" coder's class of every symbol (None when the symbols are not bytes), once
+        per container: every block of a blocked one shares it."""
+        with self.lock:
+            if not self.classes:
+                byte_sized = self.vocab == self.a and 1 <= self.a <= 256
+                ids = np.arange(self.a, dtype=np.int32)
+                self.classes.append(entropy.text_classes(self.values.to_values(ids, np.dtype(np.int64)))
+                                    if byte_sized else None)
+            return self.classes[0]
 
     def value_table(self, coded: np.dtype) -> np.ndarray | None:
         """The value of every token in ``coded`` (None when mapping ids after expanding is cheaper)."""
@@ -1199,9 +1211,7 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                    native: np.dtype) -> np.ndarray | None:
     """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
     stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
-    classes = None
-    if isinstance(stream, dict) and stream.get("coder") == "cmt" and s.vocab == s.a and 1 <= s.a <= 256:
-        classes = entropy.text_classes(s.values.to_values(np.arange(s.a, dtype=np.int32), np.dtype(np.int64)))
+    classes = s.text_classes() if isinstance(stream, dict) and stream.get("coder") == "cmt" else None
     tokens = entropy.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
     if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")

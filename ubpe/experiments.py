@@ -12,6 +12,7 @@ vocabulary is the exact prefix of batches of the larger run (the bytes are those
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -198,7 +199,7 @@ def _ubpe_group(ds: Dataset, n_candidates: int, predictor: str, n_tokens: Sequen
     n = int(x.size)
     order = sorted(n_tokens, key=lambda t: -1 if t is None else t, reverse=True)  # largest first
     rows: dict[tuple, Row] = {}
-    context = trainer.reuse_training() if reuse else _no_reuse()
+    context = trainer.reuse_training() if reuse else contextlib.nullcontext()
     with context as kept, warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "fit stopped early": the row's vocabulary says it
         for nt in order:
@@ -222,14 +223,6 @@ def _ubpe_group(ds: Dataset, n_candidates: int, predictor: str, n_tokens: Sequen
                     trained, None if kept is None else (kept.reused > reused and trained == 0.0),
                     sha, __version__)
     return [rows[(nt, lv)] for nt in n_tokens for lv in levels]
-
-
-class _no_reuse:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
 
 
 def _codec_rows(ds: Dataset, names: Sequence[str], sha: str, memory: bool) -> tuple[list[Row], list[Skipped]]:
@@ -257,15 +250,11 @@ def _codec_rows(ds: Dataset, names: Sequence[str], sha: str, memory: bool) -> tu
         finally:
             if memory and not external:
                 tracemalloc.stop()
-        version = versions.get(_VERSION_KEY.get(name, name)) or ""
+        version = versions.get(peers.VERSION_KEY.get(name, name)) or ""
         rows.append(Row(ds.name, ds.group, name, int(x.size), int(x.nbytes), int(r["bytes"]),
                         x.nbytes / r["bytes"], 8 * r["bytes"] / max(int(x.size), 1),
                         r["compress_s"], r["decompress_s"], peak, sha256=sha, codec_version=str(version)))
     return rows, skipped
-
-
-_VERSION_KEY = {"zlib-9": "zlib", "bz2-9": "bz2/lzma", "xz-9e": "bz2/lzma", "zstd-19": "zstandard",
-                "brotli-11": "brotli", "zpaq-m5": "zpaq", "flac-8": "flac", "wavpack-hhx6": "wavpack"}
 
 
 def _warm_up() -> None:

@@ -107,6 +107,12 @@ def _binary_version(cmd: list[str]) -> str | None:
     return out[0].strip() if out else None
 
 
+#: codec name -> its key in :func:`codec_versions` (the library or program that implements it)
+VERSION_KEY = {"zlib-9": "zlib", "bz2-9": "bz2/lzma", "xz-9e": "bz2/lzma", "zstd-19": "zstandard",
+               "brotli-11": "brotli", "pcodec": "pcodec", "zpaq-m5": "zpaq", "flac-8": "flac",
+               "wavpack-hhx6": "wavpack"}
+
+
 def codec_versions() -> dict[str, str | None]:
     """Version of each codec's library or binary on this machine (None: not installed)."""
     from importlib.metadata import PackageNotFoundError, version

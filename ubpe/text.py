@@ -81,6 +81,22 @@ def _compile(pattern: str) -> Any:
         raise ValueError(f"pattern does not compile: {e}") from None
 
 
+def _special_set(name: str, value: Any, known: frozenset, expected: str) -> frozenset:
+    """``value`` ("all", or a collection of special tokens) as a set; ``ValueError`` for other
+    strings or unknown tokens, ``TypeError`` for other types. ``expected`` words the message."""
+    if isinstance(value, str):
+        if value != "all":
+            raise ValueError(f"{name} must be {expected} special tokens, got {value!r}")
+        return known
+    if not isinstance(value, Collection):
+        raise TypeError(f"{name} must be {expected} str, got {type(value).__name__}")
+    out = frozenset(value)
+    unknown = sorted(map(repr, out - known))
+    if unknown:
+        raise ValueError(f"{name} names tokens that are not special tokens: {', '.join(unknown)}")
+    return out
+
+
 class TextTokenizer:
     """Byte-level BPE for text: UTF-8 bytes as the alphabet, regex pieces, special tokens.
 
@@ -285,35 +301,14 @@ class TextTokenizer:
 
     def _allowed(self, allowed_special: Any, disallowed_special: Any) -> tuple[frozenset, frozenset]:
         known = frozenset(self.special_tokens)
-        if isinstance(allowed_special, str):
-            if allowed_special == "all":
-                allowed = known
-            elif allowed_special == NONE_RAISED:
-                allowed = frozenset()
-            else:
-                raise ValueError(f"allowed_special must be 'all', {NONE_RAISED!r} or a set of special tokens, "
-                                 f"got {allowed_special!r}")
-        elif isinstance(allowed_special, Collection):
-            allowed = frozenset(allowed_special)
-            unknown = sorted(map(repr, allowed - known))
-            if unknown:
-                raise ValueError(f"allowed_special names tokens that are not special tokens: {', '.join(unknown)}")
+        if allowed_special == NONE_RAISED:
+            allowed: frozenset = frozenset()
         else:
-            raise TypeError(f"allowed_special must be 'all', {NONE_RAISED!r} or a set of str, "
-                            f"got {type(allowed_special).__name__}")
-        if isinstance(disallowed_special, str):
-            if disallowed_special != "all":
-                raise ValueError(f"disallowed_special must be 'all' or a collection of special tokens, "
-                                 f"got {disallowed_special!r}")
+            allowed = _special_set("allowed_special", allowed_special, known, f"'all', {NONE_RAISED!r} or a set of")
+        if disallowed_special == "all":
             disallowed = known - allowed
-        elif isinstance(disallowed_special, Collection):
-            disallowed = frozenset(disallowed_special)
-            unknown = sorted(map(repr, disallowed - known))
-            if unknown:
-                raise ValueError(f"disallowed_special names tokens that are not special tokens: {', '.join(unknown)}")
         else:
-            raise TypeError(f"disallowed_special must be 'all' or a collection of str, "
-                            f"got {type(disallowed_special).__name__}")
+            disallowed = _special_set("disallowed_special", disallowed_special, known, "'all' or a collection of")
         return allowed, disallowed - allowed
 
     def _check_disallowed(self, text: str, disallowed: frozenset) -> None:

@@ -253,23 +253,7 @@ class Tokenizer:
             )
         lengths = np.array([len(d) for d in docs], dtype=np.int64)
         doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
-        ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)  # one copy of all the documents
-        docs_done = False
-        dtypes = {d.dtype for d in docs if isinstance(d, np.ndarray)}
-        if len(docs) > 1 and len(dtypes) == 1 and all(isinstance(d, np.ndarray) for d in docs) \
-                and next(iter(dtypes)).kind in "iub":
-            try:  # one call for many documents of one integer dtype (no per-document overhead)
-                alphabet.to_ids(np.concatenate([d.reshape(-1) for d in docs]), out=ids)
-            except ValueError:
-                pass  # the document-by-document loop below names the first bad document
-            else:
-                docs_done = True
-        if not docs_done:
-            for d, doc in enumerate(docs):
-                try:
-                    alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
-                except ValueError as e:
-                    raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
+        ids = _document_ids(docs, alphabet, doc_offsets)
         # identical documents are trained once with their multiplicity (same model, less work)
         ids, doc_offsets, weights = collapse_documents(ids, doc_offsets)
         self._fit_ids(ids, doc_offsets, alphabet, _default_dtype(alphabet, dtype_for(docs)),
@@ -790,6 +774,26 @@ class Tokenizer:
             self.__dict__.update(Tokenizer.from_bytes(state["bytes"]).__dict__)
         else:
             self.__dict__.update(state["unfitted"])
+
+
+def _document_ids(docs: list, alphabet: Alphabet, doc_offsets: np.ndarray) -> np.ndarray:
+    """All documents' alphabet ids in one int32 array (documents at ``doc_offsets``). Many
+    documents of one integer dtype take one call; a value outside the alphabet is reported with
+    its document's index."""
+    ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)
+    arrays = all(isinstance(d, np.ndarray) for d in docs)
+    if len(docs) > 1 and arrays and len({d.dtype for d in docs}) == 1 and docs[0].dtype.kind in "iub":
+        try:
+            alphabet.to_ids(np.concatenate([d.reshape(-1) for d in docs]), out=ids)
+            return ids
+        except ValueError:
+            pass  # the loop below names the first bad document
+    for d, doc in enumerate(docs):
+        try:
+            alphabet.to_ids(doc, out=ids[doc_offsets[d] : doc_offsets[d + 1]])
+        except ValueError as e:
+            raise ValueError(f"document {d}: {e}" if len(docs) > 1 else str(e)) from None
+    return ids
 
 
 def _residuals(docs: list, predictor: Any) -> list[np.ndarray]:
