@@ -176,308 +176,319 @@ def _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding):
     return x1, x2, x, pos, y
 
 
-@njit(cache=True, nogil=True)
-def _code(tokens, n, vocab_size, buf, decoding, cls):
-    """Shared encoder/decoder loop: code ``n`` tokens through ``buf`` (uint8).
+def _make_code(text):
+    """The shared encoder/decoder loop with the text contexts on (``text`` True: "cmt") or off
+    ("cm"). ``text`` is a compile-time constant of the kernel (a closure constant), so the "cm"
+    loop has no text branches and fixed-length context loops (about 1.25x faster than one loop
+    deciding at run time, same bytes), and coding a signal never compiles the text loop."""
 
-    ``cls``: empty for "cm"; for "cmt" one entry per token (``text_class``), which turns on the
-    text contexts (module docstring).
+    @njit(cache=True, nogil=True)
+    def code(tokens, n, vocab_size, buf, decoding, cls):
+        """Shared encoder/decoder loop: code ``n`` tokens through ``buf`` (uint8).
 
-    Encoding (``decoding`` False): reads ``tokens[:n]`` (all in [0, V)), writes at most
-    len(buf) bytes and returns the full payload length (possibly > len(buf): then it did not
-    fit). Decoding: reads ``buf`` (any bytes; zeros past its end), writes ``tokens[:n]``,
-    returns OK, ERR_SYMBOL, ERR_CHECK or ERR_LENGTH.
-    Preconditions: len(tokens) >= n, 1 <= V <= 2**24.
-    """
-    sq = _squash_table()
-    st = _stretch_table(sq)
-    rec = np.empty(1024, dtype=np.int64)
-    for i in range(1024):
-        rec[i] = 131072 // (2 * i + 3)  # 65536 / (count + 1.5)
-    nbits = 1
-    while (1 << nbits) < vocab_size:
-        nbits += 1
-    ng = (nbits + 3) // 4
-    r0 = nbits - 4 * (ng - 1)
-    if ng > 1 and r0 <= 2:
-        # subtle: a 1-2 bit first group would waste a whole slot (and a cache miss) per
-        # context; it joins the next group as one 5-6 bit group spanning 2-4 aligned slots
-        ng -= 1
-        r0 += 4
-    text = cls.shape[0] > 0
-    C = N_HASHED + (N_TEXT if text else 0)
-    max_sb = MAX_SLOT_BITS_TEXT if text else MAX_SLOT_BITS
-    o0bits = _clamp_bits(2 * n * nbits, MIN_O0_BITS, MAX_O0_BITS)
-    if o0bits > nbits:
-        o0bits = nbits
-    o0mask = (1 << o0bits) - 1
-    T0 = np.full(1 << o0bits, (1 << 31), dtype=np.uint32)
-    # subtle: order k has at most V**k * starts distinct slots (starts = group-start nodes per
-    # token), so low orders get smaller tables: fewer cache misses, same predictions
-    starts = 1
-    acc = 0
-    for g in range(ng - 1):
-        acc += r0 if g == 0 else 4
-        starts += 1 << acc
-    smask = np.zeros(C, dtype=np.int64)
-    toff = np.zeros(C + 1, dtype=np.int64)
-    distinct = starts
-    for c in range(C):
-        if distinct < (1 << 36):  # saturate: 4 * distinct stays below 2**63
-            distinct *= vocab_size + 1  # + 1: the "before the start" value V
-        need = n * ng if n * ng < 4 * distinct else 4 * distinct  # load <= 1/4: few collisions
-        sb = _clamp_bits(need, MIN_SLOT_BITS, max_sb)
-        smask[c] = (1 << sb) - 1
-        toff[c + 1] = toff[c] + (1 << sb) * 16
-    TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
-    for s in range(toff[C] // 16):
-        TH[s * 16] = 0  # check 0 never matches a real check (those are >= 1)
-    mb = _clamp_bits(n, MIN_MATCH_BITS, MAX_MATCH_BITS)
-    mmask = (1 << mb) - 1
-    MT = np.zeros(1 << mb, dtype=np.int32)
-    MS = np.full(32, 1 << 31, dtype=np.uint32)
-    NI = C + 3  # order 0, hashed orders, match, bias
-    NSET = 24 * 4 * 3
-    W = np.full(NSET * NI, MIX_W0, dtype=np.int64)
-    NSET2 = 1 << (o0bits if o0bits < 12 else 12)
-    if text:
-        NSET2 = (1 << nbits) * 4  # (node, class of the previous token); text has V <= 256
-    W2 = np.full(NSET2 * NI, MIX_W0, dtype=np.int64)
-    # APM: 33 knots per (order-1 hashed context, node) cell, 16-bit probabilities
-    ab = _clamp_bits(n * ng, MIN_APM_BITS, MAX_APM_BITS)
-    amask = (1 << ab) - 1
-    AP = np.empty((1 << ab) * 33, dtype=np.uint16)
-    for j in range(1 << ab):
-        for k in range(33):
-            d = (k - 16) * 128
-            d = -2047 if d < -2047 else (2047 if d > 2047 else d)
-            AP[j * 33 + k] = np.uint16(sq[d + 2047] * 16)
+        ``text`` (a constant of this compiled loop) turns on the text contexts (module
+        docstring), for which ``cls`` holds one entry per token (``text_class``).
 
-    x1 = 0
-    x2 = 0xFFFFFFFF
-    x = 0
-    pos = 0
-    nb = buf.shape[0]
-    if decoding:
-        for k in range(4):
-            x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
-            pos += 1
-        pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-    hctx = np.zeros(C, dtype=np.int64)
-    base = np.zeros(C, dtype=np.int64)
-    xs = np.zeros(NI, dtype=np.int64)
-    xs[NI - 1] = 256
-    mptr = 0
-    mlen = 0
-    chk = 0
-    wh = 0  # text: hash of the current word (0 outside a word), and of the two before it
-    pwh = 0
-    ppwh = 0
-    pcls = 0  # text: class of the previous token
-    lstart = 0  # text: where the current and the previous line start
-    plstart = 0
-    top = 1 << nbits
-    for i in range(n):
-        h = 0
-        for c in range(N_HASHED):
-            t = np.int64(tokens[i - 1 - c]) if i - 1 - c >= 0 else vocab_size
-            h = _hash(h + c * 0x3779B97F, t + 1)
-            hctx[c] = h
+        Encoding (``decoding`` False): reads ``tokens[:n]`` (all in [0, V)), writes at most
+        len(buf) bytes and returns the full payload length (possibly > len(buf): then it did not
+        fit). Decoding: reads ``buf`` (any bytes; zeros past its end), writes ``tokens[:n]``,
+        returns OK, ERR_SYMBOL, ERR_CHECK or ERR_LENGTH.
+        Preconditions: len(tokens) >= n, 1 <= V <= 2**24.
+        """
+        sq = _squash_table()
+        st = _stretch_table(sq)
+        rec = np.empty(1024, dtype=np.int64)
+        for i in range(1024):
+            rec[i] = 131072 // (2 * i + 3)  # 65536 / (count + 1.5)
+        nbits = 1
+        while (1 << nbits) < vocab_size:
+            nbits += 1
+        ng = (nbits + 3) // 4
+        r0 = nbits - 4 * (ng - 1)
+        if ng > 1 and r0 <= 2:
+            # subtle: a 1-2 bit first group would waste a whole slot (and a cache miss) per
+            # context; it joins the next group as one 5-6 bit group spanning 2-4 aligned slots
+            ng -= 1
+            r0 += 4
+        C = N_HASHED + (N_TEXT if text else 0)
+        max_sb = MAX_SLOT_BITS_TEXT if text else MAX_SLOT_BITS
+        o0bits = _clamp_bits(2 * n * nbits, MIN_O0_BITS, MAX_O0_BITS)
+        if o0bits > nbits:
+            o0bits = nbits
+        o0mask = (1 << o0bits) - 1
+        T0 = np.full(1 << o0bits, (1 << 31), dtype=np.uint32)
+        # subtle: order k has at most V**k * starts distinct slots (starts = group-start nodes per
+        # token), so low orders get smaller tables: fewer cache misses, same predictions
+        starts = 1
+        acc = 0
+        for g in range(ng - 1):
+            acc += r0 if g == 0 else 4
+            starts += 1 << acc
+        smask = np.zeros(C, dtype=np.int64)
+        toff = np.zeros(C + 1, dtype=np.int64)
+        distinct = starts
+        for c in range(C):
+            if distinct < (1 << 36):  # saturate: 4 * distinct stays below 2**63
+                distinct *= vocab_size + 1  # + 1: the "before the start" value V
+            need = n * ng if n * ng < 4 * distinct else 4 * distinct  # load <= 1/4: few collisions
+            sb = _clamp_bits(need, MIN_SLOT_BITS, max_sb)
+            smask[c] = (1 << sb) - 1
+            toff[c + 1] = toff[c] + (1 << sb) * 16
+        TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
+        for s in range(toff[C] // 16):
+            TH[s * 16] = 0  # check 0 never matches a real check (those are >= 1)
+        mb = _clamp_bits(n, MIN_MATCH_BITS, MAX_MATCH_BITS)
+        mmask = (1 << mb) - 1
+        MT = np.zeros(1 << mb, dtype=np.int32)
+        MS = np.full(32, 1 << 31, dtype=np.uint32)
+        NI = C + 3  # order 0, hashed orders, match, bias
+        NSET = 24 * 4 * 3
+        W = np.full(NSET * NI, MIX_W0, dtype=np.int64)
+        NSET2 = 1 << (o0bits if o0bits < 12 else 12)
         if text:
-            for c in range(N_HASHED, 8):
+            NSET2 = (1 << nbits) * 4  # (node, class of the previous token); text has V <= 256
+        W2 = np.full(NSET2 * NI, MIX_W0, dtype=np.int64)
+        # APM: 33 knots per (order-1 hashed context, node) cell, 16-bit probabilities
+        ab = _clamp_bits(n * ng, MIN_APM_BITS, MAX_APM_BITS)
+        amask = (1 << ab) - 1
+        AP = np.empty((1 << ab) * 33, dtype=np.uint16)
+        for j in range(1 << ab):
+            for k in range(33):
+                d = (k - 16) * 128
+                d = -2047 if d < -2047 else (2047 if d > 2047 else d)
+                AP[j * 33 + k] = np.uint16(sq[d + 2047] * 16)
+
+        x1 = 0
+        x2 = 0xFFFFFFFF
+        x = 0
+        pos = 0
+        nb = buf.shape[0]
+        if decoding:
+            for k in range(4):
+                x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
+                pos += 1
+            pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
+        hctx = np.zeros(C, dtype=np.int64)
+        base = np.zeros(C, dtype=np.int64)
+        xs = np.zeros(NI, dtype=np.int64)
+        xs[NI - 1] = 256
+        mptr = 0
+        mlen = 0
+        chk = 0
+        wh = 0  # text: hash of the current word (0 outside a word), and of the two before it
+        pwh = 0
+        ppwh = 0
+        pcls = 0  # text: class of the previous token
+        lstart = 0  # text: where the current and the previous line start
+        plstart = 0
+        top = 1 << nbits
+        for i in range(n):
+            h = 0
+            for c in range(N_HASHED):
                 t = np.int64(tokens[i - 1 - c]) if i - 1 - c >= 0 else vocab_size
                 h = _hash(h + c * 0x3779B97F, t + 1)
-                if c == 5:
-                    hctx[N_HASHED] = _hash(h, 0x1234567)  # order 6
-            hctx[N_HASHED + 1] = _hash(h, 0x789ABCD)  # order 8
-            hctx[N_HASHED + 2] = _hash(wh + 0x55555, 0x2345678)  # the word so far
-            hctx[N_HASHED + 3] = _hash(_hash(wh, pwh + 1), 0x3456789)  # and the word before
-            hctx[N_HASHED + 4] = _hash(_hash(ppwh, _hash(pwh, wh + 1)), 0x6789ABC)  # and two
-            col = i - lstart
-            above = np.int64(tokens[plstart + col]) if plstart + col < lstart else vocab_size
-            hctx[N_HASHED + 5] = _hash(_hash(col if col < 255 else 255, above + 1), 0x89ABCDE)  # column
-        pt = np.int64(tokens[mptr]) | top if mlen > 0 else -1
-        mlb = mlen if mlen < 15 else 15
-        node = 1
-        bitpos = 0
-        for g in range(ng):
-            gs = r0 if g == 0 else 4
-            for c in range(C):
-                hh = _hash(hctx[c], node)
-                s = hh & smask[c]
-                if gs > 4:
-                    s &= ~((1 << (gs - 4)) - 1)
-                b = toff[c] + s * 16
-                ck = hh >> 16
-                if ck == 0:
-                    ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
-                if np.int64(TH[b]) != ck:
-                    TH[b] = np.uint16(ck)
-                    for j in range(1, 1 << gs):
-                        TH[b + j] = np.uint16(1 << 15)
-                base[c] = b
-            sub = 1
-            for _b in range(gs):
-                i0 = node
-                if node > o0mask:
-                    # subtle: only when 2**B > the table (huge V, short stream): hash deep nodes
-                    i0 = ((node * 0x9E3779B1) >> 11) & o0mask
-                xs[0] = st[np.int64(T0[i0]) >> 20]
-                conf = 0
+                hctx[c] = h
+            if text:
+                for c in range(N_HASHED, 8):
+                    t = np.int64(tokens[i - 1 - c]) if i - 1 - c >= 0 else vocab_size
+                    h = _hash(h + c * 0x3779B97F, t + 1)
+                    if c == 5:
+                        hctx[N_HASHED] = _hash(h, 0x1234567)  # order 6
+                hctx[N_HASHED + 1] = _hash(h, 0x789ABCD)  # order 8
+                hctx[N_HASHED + 2] = _hash(wh + 0x55555, 0x2345678)  # the word so far
+                hctx[N_HASHED + 3] = _hash(_hash(wh, pwh + 1), 0x3456789)  # and the word before
+                hctx[N_HASHED + 4] = _hash(_hash(ppwh, _hash(pwh, wh + 1)), 0x6789ABC)  # and two
+                col = i - lstart
+                above = np.int64(tokens[plstart + col]) if plstart + col < lstart else vocab_size
+                hctx[N_HASHED + 5] = _hash(_hash(col if col < 255 else 255, above + 1), 0x89ABCDE)  # column
+            pt = np.int64(tokens[mptr]) | top if mlen > 0 else -1
+            mlb = mlen if mlen < 15 else 15
+            node = 1
+            bitpos = 0
+            for g in range(ng):
+                gs = r0 if g == 0 else 4
                 for c in range(C):
-                    e = np.int64(TH[base[c] + sub])
-                    xs[1 + c] = st[e >> 4]
-                cn = np.int64(TH[base[N_HASHED - 1] + sub]) & 15
-                conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
-                shift = nbits - bitpos
-                mi = -1
-                mstate = 0
-                xs[C + 1] = 0
-                if pt >= 0 and (pt >> shift) == node:
-                    eb = (pt >> (shift - 1)) & 1
-                    mi = mlb * 2 + eb
-                    xs[C + 1] = st[np.int64(MS[mi]) >> 20]
-                    mstate = 1 + eb
-                bp = bitpos if bitpos < 24 else 23
-                ms = ((bp * 4 + conf) * 3 + mstate) * NI
-                dot1 = 0
-                ms2 = (node * 4 + pcls) * NI if text else (node & (NSET2 - 1)) * NI
-                dot2 = 0
-                for k in range(NI):
-                    dot1 += W[ms + k] * xs[k]
-                    dot2 += W2[ms2 + k] * xs[k]
-                dot1 >>= 16
-                dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
-                dot2 >>= 16
-                dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
-                dot = (dot1 + dot2) >> 1
-                pm = sq[dot + 2047]
-                # APM on (order-1 context, node): interpolate between two of 33 knots
-                ai = ((hctx[0] * 0x9E3 + node * 0x3B9) & amask) * 33
-                dd = dot + 2048
-                lo = dd >> 7
-                wt = dd & 127
-                pa = (np.int64(AP[ai + lo]) * (128 - wt) + np.int64(AP[ai + lo + 1]) * wt) >> 11
-                p = (pm + 3 * pa + 2) >> 2
-                if p < 1:
-                    p = 1
-                if p > 4095:
-                    p = 4095
-                y = 0 if decoding else (np.int64(tokens[i]) >> (shift - 1)) & 1
-                x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
-                # updates
-                err = ((y << 12) - sq[dot1 + 2047]) * MIX_LR
-                err2 = ((y << 12) - sq[dot2 + 2047]) * MIX_LR
-                for k in range(NI):
-                    W[ms + k] += (xs[k] * err) >> 14
-                    W2[ms2 + k] += (xs[k] * err2) >> 14
-                ya = y << 16
-                j = ai + lo + (1 if wt >= 64 else 0)
-                # subtle: a knot moves 1/128 of the way to 0 or 65536, so it stays in [0, 65520]
-                # and fits uint16 (initial knots are at most 4095 * 16 = 65520)
-                aj = np.int64(AP[j])
-                AP[j] = np.uint16(aj + ((ya - aj) >> APM_RATE))
-                e = np.int64(T0[i0])
-                pr = e >> 10
-                cn = e & 1023
-                pr += (((y << 22) - pr) * rec[cn]) >> 16
-                if cn < LIMIT_O0:
-                    cn += 1
-                T0[i0] = np.uint32((pr << 10) | cn)
-                for c in range(C):
-                    jj = base[c] + sub
-                    e = np.int64(TH[jj])
-                    pr = e >> 4
-                    cn = e & 15
-                    pr += (((y << 12) - pr) * rec[cn]) >> 16
-                    # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
-                    if pr < 1:
-                        pr = 1
-                    if pr > 4095:
-                        pr = 4095
-                    if cn < LIMIT_HASHED:
-                        cn += 1
-                    TH[jj] = np.uint16((pr << 4) | cn)
-                if mi >= 0:
-                    e = np.int64(MS[mi])
+                    hh = _hash(hctx[c], node)
+                    s = hh & smask[c]
+                    if gs > 4:
+                        s &= ~((1 << (gs - 4)) - 1)
+                    b = toff[c] + s * 16
+                    ck = hh >> 16
+                    if ck == 0:
+                        ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
+                    if np.int64(TH[b]) != ck:
+                        TH[b] = np.uint16(ck)
+                        for j in range(1, 1 << gs):
+                            TH[b + j] = np.uint16(1 << 15)
+                    base[c] = b
+                sub = 1
+                for _b in range(gs):
+                    i0 = node
+                    if node > o0mask:
+                        # subtle: only when 2**B > the table (huge V, short stream): hash deep nodes
+                        i0 = ((node * 0x9E3779B1) >> 11) & o0mask
+                    xs[0] = st[np.int64(T0[i0]) >> 20]
+                    conf = 0
+                    for c in range(C):
+                        e = np.int64(TH[base[c] + sub])
+                        xs[1 + c] = st[e >> 4]
+                    cn = np.int64(TH[base[N_HASHED - 1] + sub]) & 15
+                    conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
+                    shift = nbits - bitpos
+                    mi = -1
+                    mstate = 0
+                    xs[C + 1] = 0
+                    if pt >= 0 and (pt >> shift) == node:
+                        eb = (pt >> (shift - 1)) & 1
+                        mi = mlb * 2 + eb
+                        xs[C + 1] = st[np.int64(MS[mi]) >> 20]
+                        mstate = 1 + eb
+                    bp = bitpos if bitpos < 24 else 23
+                    ms = ((bp * 4 + conf) * 3 + mstate) * NI
+                    dot1 = 0
+                    ms2 = (node * 4 + pcls) * NI if text else (node & (NSET2 - 1)) * NI
+                    dot2 = 0
+                    for k in range(NI):
+                        dot1 += W[ms + k] * xs[k]
+                        dot2 += W2[ms2 + k] * xs[k]
+                    dot1 >>= 16
+                    dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
+                    dot2 >>= 16
+                    dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
+                    dot = (dot1 + dot2) >> 1
+                    pm = sq[dot + 2047]
+                    # APM on (order-1 context, node): interpolate between two of 33 knots
+                    ai = ((hctx[0] * 0x9E3 + node * 0x3B9) & amask) * 33
+                    dd = dot + 2048
+                    lo = dd >> 7
+                    wt = dd & 127
+                    pa = (np.int64(AP[ai + lo]) * (128 - wt) + np.int64(AP[ai + lo + 1]) * wt) >> 11
+                    p = (pm + 3 * pa + 2) >> 2
+                    if p < 1:
+                        p = 1
+                    if p > 4095:
+                        p = 4095
+                    y = 0 if decoding else (np.int64(tokens[i]) >> (shift - 1)) & 1
+                    x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
+                    # updates
+                    err = ((y << 12) - sq[dot1 + 2047]) * MIX_LR
+                    err2 = ((y << 12) - sq[dot2 + 2047]) * MIX_LR
+                    for k in range(NI):
+                        W[ms + k] += (xs[k] * err) >> 14
+                        W2[ms2 + k] += (xs[k] * err2) >> 14
+                    ya = y << 16
+                    j = ai + lo + (1 if wt >= 64 else 0)
+                    # subtle: a knot moves 1/128 of the way to 0 or 65536, so it stays in [0, 65520]
+                    # and fits uint16 (initial knots are at most 4095 * 16 = 65520)
+                    aj = np.int64(AP[j])
+                    AP[j] = np.uint16(aj + ((ya - aj) >> APM_RATE))
+                    e = np.int64(T0[i0])
                     pr = e >> 10
                     cn = e & 1023
                     pr += (((y << 22) - pr) * rec[cn]) >> 16
-                    if cn < LIMIT_MATCH:
+                    if cn < LIMIT_O0:
                         cn += 1
-                    MS[mi] = np.uint32((pr << 10) | cn)
-                sub = sub * 2 + y
-                node = node * 2 + y
-                bitpos += 1
-        tok = node - top
-        if decoding:
-            if tok >= vocab_size:
-                return ERR_SYMBOL
-            tokens[i] = tok
-        # match model: extend, or look up the last occurrence of the newest MATCH_MIN tokens
-        if mlen > 0 and (pt ^ top) == tok:
-            mlen += 1
-            mptr += 1
-        else:
-            mlen = 0
-        if i + 1 >= MATCH_MIN:
-            hm = 0
-            for k in range(MATCH_MIN):
-                hm = _hash(hm, np.int64(tokens[i - k]))
-            hm &= mmask
-            if mlen == 0:
-                cand = np.int64(MT[hm])
-                if cand > 0:
-                    L = 0
-                    while L < MATCH_MAX and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
-                        L += 1
-                    if L >= MATCH_MIN:
-                        mlen = L
-                        mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
-            MT[hm] = i + 1
-        chk = _hash(chk, tok + 1)
-        if text:
-            k = cls[tok]
-            wc = k >> 3
-            if wc > 0:
-                wh = _hash(wh + 0x777, wc)
-            elif wh != 0:
-                ppwh = pwh
-                pwh = wh
-                wh = 0
-            pcls = (k >> 1) & 3
-            if k & 1:
-                plstart = lstart
-                lstart = i + 1
-    # check: 16 bits of the tokens' hash at probability 1/2 (2 bytes), so that corrupt data
-    # decoding to other tokens is refused but for a 2**-16 chance
-    for j in range(16 if n > 0 else 0):
-        yc = (chk >> (15 - j)) & 1
-        x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
-        if y != yc:
-            return ERR_CHECK
-    # flush: the shortest k-byte prefix v of a value in [x1, x2] (zeros follow it)
-    k = 4
-    v = x1
-    for kk in range(5):
-        sh = 32 - 8 * kk
-        vv = ((x1 + (1 << sh) - 1) >> sh) << sh
-        if vv <= x2:
-            k = kk
-            v = vv
-            break
-    if not decoding:
-        for j in range(k):
-            if pos < nb:
-                buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
-            pos += 1
-        return pos
-    if pos + k != nb:
-        return ERR_LENGTH
-    for j in range(k):
-        if np.int64(buf[pos + j]) != ((v >> (24 - 8 * j)) & 255):
+                    T0[i0] = np.uint32((pr << 10) | cn)
+                    for c in range(C):
+                        jj = base[c] + sub
+                        e = np.int64(TH[jj])
+                        pr = e >> 4
+                        cn = e & 15
+                        pr += (((y << 12) - pr) * rec[cn]) >> 16
+                        # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
+                        if pr < 1:
+                            pr = 1
+                        if pr > 4095:
+                            pr = 4095
+                        if cn < LIMIT_HASHED:
+                            cn += 1
+                        TH[jj] = np.uint16((pr << 4) | cn)
+                    if mi >= 0:
+                        e = np.int64(MS[mi])
+                        pr = e >> 10
+                        cn = e & 1023
+                        pr += (((y << 22) - pr) * rec[cn]) >> 16
+                        if cn < LIMIT_MATCH:
+                            cn += 1
+                        MS[mi] = np.uint32((pr << 10) | cn)
+                    sub = sub * 2 + y
+                    node = node * 2 + y
+                    bitpos += 1
+            tok = node - top
+            if decoding:
+                if tok >= vocab_size:
+                    return ERR_SYMBOL
+                tokens[i] = tok
+            # match model: extend, or look up the last occurrence of the newest MATCH_MIN tokens
+            if mlen > 0 and (pt ^ top) == tok:
+                mlen += 1
+                mptr += 1
+            else:
+                mlen = 0
+            if i + 1 >= MATCH_MIN:
+                hm = 0
+                for k in range(MATCH_MIN):
+                    hm = _hash(hm, np.int64(tokens[i - k]))
+                hm &= mmask
+                if mlen == 0:
+                    cand = np.int64(MT[hm])
+                    if cand > 0:
+                        L = 0
+                        while L < MATCH_MAX and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
+                            L += 1
+                        if L >= MATCH_MIN:
+                            mlen = L
+                            mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
+                MT[hm] = i + 1
+            chk = _hash(chk, tok + 1)
+            if text:
+                k = cls[tok]
+                wc = k >> 3
+                if wc > 0:
+                    wh = _hash(wh + 0x777, wc)
+                elif wh != 0:
+                    ppwh = pwh
+                    pwh = wh
+                    wh = 0
+                pcls = (k >> 1) & 3
+                if k & 1:
+                    plstart = lstart
+                    lstart = i + 1
+        # check: 16 bits of the tokens' hash at probability 1/2 (2 bytes), so that corrupt data
+        # decoding to other tokens is refused but for a 2**-16 chance
+        for j in range(16 if n > 0 else 0):
+            yc = (chk >> (15 - j)) & 1
+            x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
+            if y != yc:
+                return ERR_CHECK
+        # flush: the shortest k-byte prefix v of a value in [x1, x2] (zeros follow it)
+        k = 4
+        v = x1
+        for kk in range(5):
+            sh = 32 - 8 * kk
+            vv = ((x1 + (1 << sh) - 1) >> sh) << sh
+            if vv <= x2:
+                k = kk
+                v = vv
+                break
+        if not decoding:
+            for j in range(k):
+                if pos < nb:
+                    buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
+                pos += 1
+            return pos
+        if pos + k != nb:
             return ERR_LENGTH
-    return OK
+        for j in range(k):
+            if np.int64(buf[pos + j]) != ((v >> (24 - 8 * j)) & 255):
+                return ERR_LENGTH
+        return OK
+
+    return code
+
+
+_code_cm = _make_code(False)
+_code_cmt = _make_code(True)
 
 
 @njit(cache=True, nogil=True)
@@ -487,7 +498,7 @@ def cm_encode(tokens, vocab_size, buf):
     Returns the payload length L; the payload is ``buf[:L]`` when L <= len(buf), otherwise
     it did not fit (nothing past len(buf) is written). Preconditions: 1 <= vocab_size <= 2**24.
     """
-    return _code(tokens, tokens.shape[0], vocab_size, buf, False, np.zeros(0, np.int64))
+    return _code_cm(tokens, tokens.shape[0], vocab_size, buf, False, np.zeros(0, np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -499,7 +510,7 @@ def cm_decode(buf, vocab_size, out):
     output). Preconditions: 1 <= vocab_size <= 2**24; ``buf`` writable (shared code with the
     encoder) but never written.
     """
-    return _code(out, out.shape[0], vocab_size, buf, True, np.zeros(0, np.int64))
+    return _code_cm(out, out.shape[0], vocab_size, buf, True, np.zeros(0, np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -508,13 +519,13 @@ def cmt_encode(tokens, vocab_size, buf, cls):
 
     Preconditions: as ``cm_encode``, vocab_size <= 256, len(cls) == vocab_size.
     """
-    return _code(tokens, tokens.shape[0], vocab_size, buf, False, cls)
+    return _code_cmt(tokens, tokens.shape[0], vocab_size, buf, False, cls)
 
 
 @njit(cache=True, nogil=True)
 def cmt_decode(buf, vocab_size, out, cls):
     """``cm_decode`` with the text contexts; preconditions as ``cmt_encode``."""
-    return _code(out, out.shape[0], vocab_size, buf, True, cls)
+    return _code_cmt(out, out.shape[0], vocab_size, buf, True, cls)
 
 
 def text_class(value: int) -> int:
