@@ -274,3 +274,52 @@ def test_screen_keeps_channels_together_for_decorrelate():
 def _packed_cost(c):
     size = len(msgpack.packb(c.tokens.tolist()))
     return planner.Cost(size, size)
+
+
+def _training_lengths(monkeypatch) -> list[int]:
+    """The number of values of every training run the planner starts, in order."""
+    lengths: list[int] = []
+    real = planner._train
+
+    def spy(a, ids, max_merges, fit_options):
+        lengths.append(int(ids.shape[0]))
+        return real(a, ids, max_merges, fit_options)
+
+    monkeypatch.setattr(planner, "_train", spy)
+    return lengths
+
+
+def test_probe_skips_training_on_all_values_when_no_merge_pays(monkeypatch):
+    """Smooth-signal residuals: the probe (a run on PROBE_SAMPLE values) keeps no merge, so no
+    run covers all the values and the container has none."""
+    monkeypatch.setattr(planner, "PROBE_SAMPLE", 2048)
+    lengths = _training_lengths(monkeypatch)
+    x = np.load(EXCERPT)[:12000]
+    c = check_roundtrip(x, level=1, predictor="lpc")
+    assert lengths and max(lengths) <= 2048, lengths
+    assert describe(c).n_merges == 0
+
+
+def test_probe_trains_on_all_values_when_merges_pay(monkeypatch):
+    """A repeated motif: merges pay on the probe, so the chain's run covers all the values and
+    the container keeps merges, exactly as without the probe."""
+    monkeypatch.setattr(planner, "PROBE_SAMPLE", 2048)
+    rng = np.random.default_rng(3)
+    motifs = rng.integers(0, 200, (6, 9))
+    x = motifs[rng.integers(0, 6, 1500)].reshape(-1).astype(np.int16)  # 13 500 values
+    lengths = _training_lengths(monkeypatch)
+    c = check_roundtrip(x, level=1, predictor="none")
+    assert x.size in lengths, lengths
+    assert describe(c).n_merges > 0
+    monkeypatch.setattr(planner, "_probe", lambda *args: None)  # no probe: train on all values
+    assert compress(x, level=1, predictor="none") == c
+
+
+def test_probe_on_a_short_input_is_its_only_training_run(monkeypatch):
+    """Up to PROBE_SAMPLE values the probe's run is the chain's run: one run per chain."""
+    lengths = _training_lengths(monkeypatch)
+    rng = np.random.default_rng(5)
+    x = np.tile(rng.integers(0, 50, 40), 60).astype(np.int16)  # 2 400 values, merges pay
+    c = check_roundtrip(x, level=1, predictor="none")
+    assert lengths == [x.size]
+    assert describe(c).n_merges > 0

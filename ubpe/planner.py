@@ -15,8 +15,9 @@ search.
 
 1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
    chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
-   by the exact level-1 container size of a sample (:data:`SCREEN_SAMPLE` values in
-   :data:`WINDOWS` windows, each put through the chain on its own), and the
+   by the exact level-1 container size of its bare alphabet (no training) on a sample
+   (:data:`SCREEN_SAMPLE` values in :data:`WINDOWS` windows, each put through the chain on its
+   own), and the
    :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, also the first chain, no front end,
    and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's). Level 1
    measures only chains whose stages all decode fast (no adaptive prediction).
@@ -24,7 +25,10 @@ search.
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
    windows), sized as (stream bytes) x (values / sample values) + (everything else).
-3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges:
+3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
+   only when a probe (:func:`_probe`: a run on :data:`PROBE_SAMPLE` of the values, its
+   histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
+   otherwise from the bare alphabet alone:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
    same one, then the bare alphabet and the prefixes of :data:`CM_LADDER` with every level-2
    coder ("cm" included), up the ladder until the container stops shrinking; from
@@ -97,7 +101,7 @@ RANK_SPARSITY = 4
 #: Beyond SCREEN_ABOVE values, every chain is screened at level 1 on SCREEN_SAMPLE values
 #: (WINDOWS windows of the input, each put through the chain on its own), and only the
 #: SCREEN_KEEP smallest go through the full procedure.
-SCREEN_ABOVE = 1 << 16
+SCREEN_ABOVE = 1 << 14
 SCREEN_SAMPLE = 1 << 14
 SCREEN_KEEP = 2
 #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
@@ -126,7 +130,11 @@ CM_SAMPLE = 1 << 15
 CM_WINDOWS = 4
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
-CLOSE = 1.05
+CLOSE = 1.02
+#: A chain's merges are trained on all its values only when a training run on PROBE_SAMPLE
+#: of them keeps some (:func:`_probe`).
+PROBE_SAMPLE = 1 << 14
+PROBE_LADDERS = (4.0,)  #: best_prefix's ladder for the probe: does any prefix beat none?
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,11 @@ class ReplayEncoder:
             merges = tok.merges
             tokens = tok.model.encode(ids) if len(merges) else ids
             return [Candidate(chain, alphabet, merges, tokens, coders)]
-        fit = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
+        probe = _probe(y, a, ids, self.fit_options)
+        if probe is not None:  # the run of the probe, or a sample's run says no merge pays
+            fit = probe
+        else:
+            fit = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
         j = fit.rans_prefix()
         out = [Candidate(chain, alphabet, fit.prefix(j), fit.tokens(j), LEVEL_CODERS[1], "static")]
         # for the "mag" coder: bare ids (merges blur magnitude classes), and ids over every value
@@ -289,7 +301,9 @@ class ReplayEncoder:
         ys = y[_windows(y.shape[0], CM_SAMPLE, CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
         a_s = len(alphabet_s)
-        fit_s = _train(a_s, alphabet_s.to_ids(ys), _auto_max_merges(ys.shape[0], a_s), self.fit_options)
+        ids_s = alphabet_s.to_ids(ys)
+        fit_s = _train(a_s, ids_s, _auto_max_merges(ys.shape[0], a_s), self.fit_options) if len(fit.merges) \
+            else _Training(a_s, np.zeros((0, 2), np.int32), ids_s)
         for c in _ladder(chain, alphabet_s, fit_s, ys.shape[0], coders, cost):
             m = min(len(c.merges), len(fit.merges))
             c.scale = y.shape[0] / ys.shape[0]
@@ -314,6 +328,31 @@ class ReplayEncoder:
         fit = _train(a, alphabet.to_ids(y), m, self.fit_options)
         m = min(m, len(fit.merges))
         return Candidate(cand.chain, alphabet, fit.prefix(m), fit.tokens(m), LEVEL_CODERS[2], "cm")
+
+
+def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> _Training | None:
+    """Whether merges may make the values ``y`` (1-D, alphabet of ``a`` ids ``ids``) smaller,
+    answered on a training run over at most :data:`PROBE_SAMPLE` of them (:data:`WINDOWS`
+    windows beyond): does :func:`best_prefix` on its coarse ladder (:data:`PROBE_LADDERS`), the
+    histogram scaled to all the values (the stream grows with them, the merge table does not),
+    keep any merge? No: the bare alphabet (a run without merges). Yes: the run itself when it
+    covered all the values, else None (train on all of them)."""
+    n = y.shape[0]
+    none = _Training(a, np.zeros((0, 2), np.int32), ids)
+    if n <= PROBE_SAMPLE:
+        fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
+        if len(fit.merges) == 0 or best_prefix(np.bincount(fit.stream, minlength=a + len(fit.merges)),
+                                               fit.merges, a, PROBE_LADDERS) == 0:
+            return none
+        return fit
+    ys = y[_windows(n, PROBE_SAMPLE)]
+    alphabet = Alphabet.from_data(ys)
+    a_s = len(alphabet)
+    fit = _train(a_s, alphabet.to_ids(ys), _auto_max_merges(ys.shape[0], a_s), fit_options)
+    if len(fit.merges) == 0:
+        return none
+    hist = np.bincount(fit.stream, minlength=a_s + len(fit.merges)).astype(np.int64) * (n // ys.shape[0])
+    return None if best_prefix(hist, fit.merges, a_s, PROBE_LADDERS) > 0 else none
 
 
 def _no_cost(cand: Candidate) -> Cost:  # level 1 proposals never consult the cost
@@ -396,6 +435,19 @@ def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:
         return list(pool.map(fn, items))
 
 
+def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
+    """The screen's candidates for the values ``y``: their bare alphabet, and every value in
+    [min, max] when that is denser (as :class:`ReplayEncoder` proposes them), static coders."""
+    alphabet = Alphabet.from_data(y)
+    none = np.zeros((0, 2), np.int32)
+    out = [Candidate(chain, alphabet, none, alphabet.to_ids(y), LEVEL_CODERS[1])]
+    lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
+    if len(alphabet) < hi - lo + 1 <= min(max(16 * len(alphabet), 1 << 16), entropy.MAX_VOCAB) and hi < 1 << 63:
+        dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+        out.append(Candidate(chain, dense, none, dense.to_ids(y), LEVEL_CODERS[1]))
+    return out
+
+
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
             proposer: ReplayEncoder, keep_first: bool = False, threads: int = 1) -> list[list[frontend.Stage]]:
     """The SCREEN_KEEP chains whose level-1 container of a sample of ``x``, its stream scaled
@@ -419,7 +471,7 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     def size(chain: list[frontend.Stage]) -> float:
         across = any(st.name == "decorrelate" for st in chain)
         y, record = frontend.forward(joined if across else windows, chain)
-        cands = proposer.propose(record, np.ascontiguousarray(y).reshape(-1), 1, cost, True)
+        cands = _bare_candidates(record, np.ascontiguousarray(y).reshape(-1))
         return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands), default=float("inf"))
 
     sizes = _map(size, chains, threads)
@@ -497,7 +549,7 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 # ============================================================================ prefix choice
 
 
-def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
+def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS) -> int:
     """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
 
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
@@ -550,7 +602,7 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int) -> int:
 
     costs: dict[int, float] = {}
     lo, hi = 0, m
-    for ratio in PREFIX_LADDERS:
+    for ratio in ladders:
         if hi - lo <= 2 and costs:
             break
         costs.update(sweep([k for k in ladder(hi, lo, ratio) if k not in costs] or [hi]))
