@@ -19,7 +19,8 @@ search.
    (:data:`SCREEN_SAMPLE` values in :data:`WINDOWS` windows, each put through the chain on its
    own), and the
    :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, also the first chain, no front end,
-   and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's). Level 1
+   and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's: those that
+   are not among the others get level 1's candidates only, no "cm" run). Level 1
    measures only chains whose stages all decode fast (no adaptive prediction).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
@@ -449,19 +450,22 @@ def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
 
 
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
-            proposer: ReplayEncoder, keep_first: bool = False, threads: int = 1) -> list[list[frontend.Stage]]:
+            proposer: ReplayEncoder, keep_first: bool = False,
+            threads: int = 1) -> tuple[list[list[frontend.Stage]], list[bool]]:
     """The SCREEN_KEEP chains whose level-1 container of a sample of ``x``, its stream scaled
     to all the values, is smallest (ties:
     the earlier), in their given order, and the first chain too when ``keep_first`` (level 2:
     the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
-    on neural recordings no front end with "cm" beats every predictor). The sample: WINDOWS
+    on neural recordings no front end with "cm" beats every predictor), with a flag per chain
+    kept: True for a chain kept only because level 1 would keep it (``keep_first``: the
+    SCREEN_KEEP smallest that decode fast), which then gets level 1's candidates only. The sample: WINDOWS
     evenly spaced windows of frames, SCREEN_SAMPLE values in all, each window put through the
     chain as channels of its own (chains that relate channels, "decorrelate", get the windows
     joined in time instead, the channels kept)."""
     c, f = x.shape
     length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
     if f <= WINDOWS * length:
-        return chains
+        return chains, [False] * len(chains)
     starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
     stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
     windows = stacked.reshape(WINDOWS * c, length)
@@ -477,12 +481,16 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     sizes = _map(size, chains, threads)
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
     keep = set(ranked[:SCREEN_KEEP])
+    static_only: set[int] = set()
     if keep_first:
         keep.add(0)
         # level 2 also keeps the chains level 1 would keep (its fast ones), so that level 1's
-        # candidate stays one of level 2's
-        keep.update([i for i in ranked if all(st.fast_inverse for st in chains[i])][:SCREEN_KEEP])
-    return [chains[i] for i in sorted(keep)]
+        # candidate stays one of level 2's; those not kept on their own merit get level 1's
+        # candidates only (no "cm" run)
+        fast = [i for i in ranked if all(st.fast_inverse for st in chains[i])][:SCREEN_KEEP]
+        static_only = set(fast) - keep
+        keep.update(fast)
+    return [chains[i] for i in sorted(keep)], [i in static_only for i in sorted(keep)]
 
 
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
@@ -495,19 +503,21 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
     if getattr(proposer, "n_tokens", None) is not None:
         threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
     if x.size > SCREEN_ABOVE and len(chains) > SCREEN_KEEP:
-        chains = _screen(x, chains, cost, proposer, keep_first=level == 2, threads=threads)
+        chains, static_only = _screen(x, chains, cost, proposer, keep_first=level == 2, threads=threads)
+    else:
+        static_only = [False] * len(chains)
     n = x.size
     sampled = n > FULL_FIT
     take = _sample_take(n) if sampled else None
     scale = n / take.shape[0] if sampled else 1.0
 
-    def chain_proposals(chain: list[frontend.Stage]) -> tuple[np.ndarray, list[Candidate]]:
-        y, record = frontend.forward(x, chain)
+    def chain_proposals(i: int) -> tuple[np.ndarray, list[Candidate]]:
+        y, record = frontend.forward(x, chains[i])
         y = np.ascontiguousarray(y).reshape(-1)
-        return y, proposer.propose(record, y[take] if sampled else y, level, cost, sampled)
+        return y, proposer.propose(record, y[take] if sampled else y, 1 if static_only[i] else level, cost, sampled)
 
     cands: list[Candidate] = []
-    for y, proposals in _map(chain_proposals, chains, threads):
+    for y, proposals in _map(chain_proposals, list(range(len(chains))), threads):
         for c in proposals:
             k = cost(c)
             c.estimate = float(k.size - k.scalable) + k.scalable * c.scale * scale
