@@ -89,7 +89,7 @@ MIN_APM_BITS = 10
 MAX_APM_BITS = 12
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _hash(h, x):
     """Mix ``x`` into the 32-bit hash ``h``; returns a value in [0, 2**32).
 
@@ -101,7 +101,7 @@ def _hash(h, x):
     return (v ^ (v >> 31)) & 0xFFFFFFFF
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _squash_table():
     """Integer squash: sq[d + 2047] = 4096 / (1 + exp(-d / 256)) for d in [-2047, 2047].
 
@@ -119,7 +119,7 @@ def _squash_table():
     return sq
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _stretch_table(sq):
     """stretch[p] for p in [0, 4096): the smallest d with squash(d) >= p (2047 if none).
 
@@ -138,7 +138,7 @@ def _stretch_table(sq):
     return st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _clamp_bits(need, lo, hi):
     """Smallest b in [lo, hi] with 2**b >= need (hi if none)."""
     b = lo
@@ -489,19 +489,19 @@ def _make_code(text):
 
 _code_cm = _make_code(False)
 _code_cmt = _make_code(True)
+# plain functions over the two kernels: a compiled wrapper would cost its own compilation
+_NO_CLASSES = np.zeros(0, np.int64)
 
 
-@njit(cache=True, nogil=True)
 def cm_encode(tokens, vocab_size, buf):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8).
 
     Returns the payload length L; the payload is ``buf[:L]`` when L <= len(buf), otherwise
     it did not fit (nothing past len(buf) is written). Preconditions: 1 <= vocab_size <= 2**24.
     """
-    return _code_cm(tokens, tokens.shape[0], vocab_size, buf, False, np.zeros(0, np.int64))
+    return _code_cm(tokens, tokens.shape[0], vocab_size, buf, False, _NO_CLASSES)
 
 
-@njit(cache=True, nogil=True)
 def cm_decode(buf, vocab_size, out):
     """Decode len(out) tokens from ``buf`` (uint8, any content) into ``out`` (int32).
 
@@ -510,10 +510,9 @@ def cm_decode(buf, vocab_size, out):
     output). Preconditions: 1 <= vocab_size <= 2**24; ``buf`` writable (shared code with the
     encoder) but never written.
     """
-    return _code_cm(out, out.shape[0], vocab_size, buf, True, np.zeros(0, np.int64))
+    return _code_cm(out, out.shape[0], vocab_size, buf, True, _NO_CLASSES)
 
 
-@njit(cache=True, nogil=True)
 def cmt_encode(tokens, vocab_size, buf, cls):
     """``cm_encode`` with the text contexts: ``cls`` (int64, one ``text_class`` per token).
 
@@ -522,7 +521,6 @@ def cmt_encode(tokens, vocab_size, buf, cls):
     return _code_cmt(tokens, tokens.shape[0], vocab_size, buf, False, cls)
 
 
-@njit(cache=True, nogil=True)
 def cmt_decode(buf, vocab_size, out, cls):
     """``cm_decode`` with the text contexts; preconditions as ``cmt_encode``."""
     return _code_cmt(out, out.shape[0], vocab_size, buf, True, cls)

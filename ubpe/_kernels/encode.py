@@ -37,12 +37,12 @@ LENGTH_CAP = np.int64(1) << np.int64(61)
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _slot(key, shift):
     return np.int64((np.uint64(key) * _HASH_MULT) >> np.uint64(shift))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _lookup(pairs, key, shift, mask):
     """Rank of the pair ``key`` in the interleaved table ``pairs``, or -1."""
     i = _slot(key, shift)

@@ -172,7 +172,7 @@ def _get(buf, pos, nbits):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _rice_param(a, n):
     """Smallest r with n * 2**r >= a (capped at MAX_RICE_PARAM): the adaptive Rice parameter.
 
@@ -184,7 +184,7 @@ def _rice_param(a, n):
     return r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_rice(buf, pos, v, r):
     """Write v >= 0 (v < 2**MAX_VALUE_BITS) with Rice parameter r and the escape rule.
 
@@ -209,7 +209,7 @@ def _put_rice(buf, pos, v, r):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _get_rice(buf, pos, r, res):
     """Read one value written by ``_put_rice``; store (value, new pos) in res[0], res[1].
 
@@ -397,7 +397,7 @@ def table_decode(buf, vocab_size, ids, codes):
 # ----------------------------------------------------------------------------- merges
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _canonical_end(buf, pos):
     """OK if a bit stream of ``pos`` bits fills exactly ``ceil(pos / 8)`` bytes of ``buf``
     with zero padding, else ERR_TRAILING. Precondition: ``pos <= 8 * len(buf)``.
@@ -445,7 +445,7 @@ def merges_decode(buf, alphabet_size, out):
     return _canonical_end(buf, pos)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_trunc(buf, pos, v, m):
     """Truncated binary code of 0 <= v < m (m >= 1, m < 2**62): the first u = 2**(b+1) - m
     values take b = floor(log2 m) bits, the others b + 1 bits (written as v + u). Same buffer
@@ -463,7 +463,7 @@ def _put_trunc(buf, pos, v, m):
     return _put_msb(buf, pos, v + u, b + 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_msb(buf, pos, v, nbits):
     """Write the low ``nbits`` of v most-significant bit first. Same preconditions as ``_put``.
 
@@ -475,7 +475,7 @@ def _put_msb(buf, pos, v, nbits):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _get_trunc(buf, pos, m, res):
     """Read a ``_put_trunc`` value for modulus m; store (value, new pos) in res[0], res[1].
 

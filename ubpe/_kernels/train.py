@@ -58,7 +58,7 @@ NEED_CAPACITY = 3  # grow the arrays named by state[S_NEED_*], then call again
 _MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _slot(key, mask):
     """Home slot of ``key`` (int64 >= 0) in a table of ``mask + 1`` (power of two) slots.
 
@@ -72,7 +72,7 @@ def _slot(key, mask):
     return x & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _lookup(table, keys, key):
     """Pid of ``key`` in ``table`` (int32, power-of-two size, load <= 1/2), or -1 if absent.
 
@@ -89,7 +89,7 @@ def _lookup(table, keys, key):
         h = (h + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _get_or_add(table, mask, keys, key, n_pids):
     """Pid of ``key`` in ``table[:mask + 1]``; if absent, store it as pid ``n_pids``.
 
@@ -108,7 +108,7 @@ def _get_or_add(table, mask, keys, key, n_pids):
         h = (h + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _before(s1, k1, s2, k2):
     """True if heap entry (s1, k1) ranks before (s2, k2): count descending, then key ascending.
 
@@ -118,7 +118,7 @@ def _before(s1, k1, s2, k2):
     return s1 > s2 or (s1 == s2 and k1 < k2)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _heap_push(hsnap, hkey, hpid, hlen, snap, key, pid):
     """Insert (snap, key, pid) into the heap of length ``hlen``; return the new length.
 
@@ -140,7 +140,7 @@ def _heap_push(hsnap, hkey, hpid, hlen, snap, key, pid):
     return hlen + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sift_down(hsnap, hkey, hpid, hlen, i):
     """Restore heap order below slot ``i`` (0 <= i < hlen) of a heap of length ``hlen``.
 
