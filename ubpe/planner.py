@@ -131,7 +131,7 @@ CM_SAMPLE = 1 << 15
 CM_WINDOWS = 4
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
-CLOSE = 1.02
+CLOSE = 1.05
 #: A chain's merges are trained on all its values only when a training run on PROBE_SAMPLE
 #: of them keeps some (:func:`_probe`).
 PROBE_SAMPLE = 1 << 14
@@ -296,21 +296,36 @@ class ReplayEncoder:
         if level == 1:
             return out
         if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:  # (a sample already: plan rebuilds the winner)
-            return out + _ladder(chain, alphabet, fit, y.shape[0], coders, cost)
-        # the ladder on a sample; each rung stands for the same number of merges of the
-        # training run on all of ``y`` (``fit``), built only if it wins (see plan)
+            return out + _ladder(chain, alphabet, self._ladder_run(fit, y.shape[0]), y.shape[0], coders, cost)
+        # the ladder on a sample; each rung stands for the same number of merges of a
+        # training run on all of ``y`` (``fit``, or one of just that many merges when the
+        # probe kept none for the static coders), built only if it wins (see plan)
         ys = y[_windows(y.shape[0], CM_SAMPLE, CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
         a_s = len(alphabet_s)
-        ids_s = alphabet_s.to_ids(ys)
-        fit_s = _train(a_s, ids_s, _auto_max_merges(ys.shape[0], a_s), self.fit_options) if len(fit.merges) \
-            else _Training(a_s, np.zeros((0, 2), np.int32), ids_s)
+        fit_s = self._ladder_run(_Training(a_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys)), ys.shape[0])
         for c in _ladder(chain, alphabet_s, fit_s, ys.shape[0], coders, cost):
-            m = min(len(c.merges), len(fit.merges))
             c.scale = y.shape[0] / ys.shape[0]
-            c.rebuild = lambda m=m: Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), coders, "cm")
+            c.rebuild = lambda k=len(c.merges): self._rung(chain, alphabet, fit, k)
             out.append(c)
         return out
+
+    def _ladder_run(self, fit: _Training, n: int) -> _Training:
+        """``fit`` when it has merges, else a training run on its values (``fit.stream``, the
+        bare ids) of just the "cm" ladder's largest rung: the probe's verdict is the static
+        coders', and "cm" may still gain from merges (neural recordings' raw values do)."""
+        if len(fit.merges):
+            return fit
+        top = _cm_ladder(fit.a, _auto_max_merges(n, fit.a))[-1]
+        return _train(fit.a, fit.stream, top, self.fit_options) if top > 0 else fit
+
+    def _rung(self, chain: list[dict], alphabet: Alphabet, fit: _Training, k: int) -> Candidate:
+        """The "cm" candidate of ``k`` merges on all the values (the ids ``fit`` was built from):
+        a prefix of ``fit``, or of a run of ``k`` merges when ``fit`` has none."""
+        if k > 0 and len(fit.merges) == 0:
+            fit = _train(fit.a, fit.stream, k, self.fit_options)
+        m = min(k, len(fit.merges))
+        return Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), LEVEL_CODERS[2], "cm")
 
     def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
         """``cand``'s recipe applied to all the values ``y`` (its chain's output)."""
