@@ -311,7 +311,7 @@ def test_probe_trains_on_all_values_when_merges_pay(monkeypatch):
     c = check_roundtrip(x, level=1, predictor="none")
     assert x.size in lengths, lengths
     assert describe(c).n_merges > 0
-    monkeypatch.setattr(planner, "_probe", lambda *args: None)  # no probe: train on all values
+    monkeypatch.setattr(planner, "_probe", lambda *args: (None, True))  # no probe: train on all values
     assert compress(x, level=1, predictor="none") == c
 
 

@@ -276,11 +276,11 @@ class ReplayEncoder:
             merges = tok.merges
             tokens = tok.model.encode(ids) if len(merges) else ids
             return [Candidate(chain, alphabet, merges, tokens, coders)]
-        probe = _probe(y, a, ids, self.fit_options)
-        if probe is not None:  # the run of the probe, or a sample's run says no merge pays
-            fit = probe
-        else:
-            fit = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
+        run, pays = _probe(y, a, ids, self.fit_options)
+        if pays and run is None:
+            run = _train(a, ids, _auto_max_merges(y.shape[0], a), self.fit_options)
+        bare = _Training(a, np.zeros((0, 2), np.int32), ids)
+        fit = run if pays else bare  # no training on all the values when a sample says no merge pays
         j = fit.rans_prefix()
         out = [Candidate(chain, alphabet, fit.prefix(j), fit.tokens(j), LEVEL_CODERS[1], "static")]
         # for the "mag" coder: bare ids (merges blur magnitude classes), and ids over every value
@@ -296,7 +296,8 @@ class ReplayEncoder:
         if level == 1:
             return out
         if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:  # (a sample already: plan rebuilds the winner)
-            return out + _ladder(chain, alphabet, self._ladder_run(fit, y.shape[0]), y.shape[0], coders, cost)
+            return out + _ladder(chain, alphabet, run if run is not None else self._ladder_run(bare, y.shape[0]),
+                                 y.shape[0], coders, cost)
         # the ladder on a sample; each rung stands for the same number of merges of a
         # training run on all of ``y`` (``fit``, or one of just that many merges when the
         # probe kept none for the static coders), built only if it wins (see plan)
@@ -346,29 +347,26 @@ class ReplayEncoder:
         return Candidate(cand.chain, alphabet, fit.prefix(m), fit.tokens(m), LEVEL_CODERS[2], "cm")
 
 
-def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> _Training | None:
-    """Whether merges may make the values ``y`` (1-D, alphabet of ``a`` ids ``ids``) smaller,
-    answered on a training run over at most :data:`PROBE_SAMPLE` of them (:data:`WINDOWS`
-    windows beyond): does :func:`best_prefix` on its coarse ladder (:data:`PROBE_LADDERS`), the
-    histogram scaled to all the values (the stream grows with them, the merge table does not),
-    keep any merge? No: the bare alphabet (a run without merges). Yes: the run itself when it
-    covered all the values, else None (train on all of them)."""
+def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_Training | None, bool]:
+    """Whether merges may make the values ``y`` (1-D, alphabet of ``a`` ids ``ids``) smaller
+    under the static coders, answered on a training run over at most :data:`PROBE_SAMPLE` of
+    them (:data:`WINDOWS` windows beyond): does :func:`best_prefix` on its coarse ladder
+    (:data:`PROBE_LADDERS`), the histogram scaled to all the values (the stream grows with
+    them, the merge table does not), keep any merge? Returns (the run when it covered all the
+    values, else None; the answer)."""
     n = y.shape[0]
-    none = _Training(a, np.zeros((0, 2), np.int32), ids)
     if n <= PROBE_SAMPLE:
         fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
-        if len(fit.merges) == 0 or best_prefix(np.bincount(fit.stream, minlength=a + len(fit.merges)),
-                                               fit.merges, a, PROBE_LADDERS) == 0:
-            return none
-        return fit
+        hist = np.bincount(fit.stream, minlength=a + len(fit.merges))
+        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS) > 0
     ys = y[_windows(n, PROBE_SAMPLE)]
     alphabet = Alphabet.from_data(ys)
     a_s = len(alphabet)
     fit = _train(a_s, alphabet.to_ids(ys), _auto_max_merges(ys.shape[0], a_s), fit_options)
     if len(fit.merges) == 0:
-        return none
+        return None, False
     hist = np.bincount(fit.stream, minlength=a_s + len(fit.merges)).astype(np.int64) * (n // ys.shape[0])
-    return None if best_prefix(hist, fit.merges, a_s, PROBE_LADDERS) > 0 else none
+    return None, best_prefix(hist, fit.merges, a_s, PROBE_LADDERS) > 0
 
 
 def _no_cost(cand: Candidate) -> Cost:  # level 1 proposals never consult the cost
