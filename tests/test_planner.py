@@ -323,3 +323,20 @@ def test_probe_on_a_short_input_is_its_only_training_run(monkeypatch):
     c = check_roundtrip(x, level=1, predictor="none")
     assert lengths == [x.size]
     assert describe(c).n_merges > 0
+
+
+def test_cm_rungs_without_a_full_run_are_prefixes_of_a_longer_run():
+    """When the probe keeps no merge for the static coders, a "cm" rung of k merges is built
+    from a run of its own: the same merges and tokens as the first k of a longer run."""
+    x = np.load(EXCERPT)[:6000].astype(np.int64)
+    alphabet = Alphabet.from_data(x)
+    ids = alphabet.to_ids(x)
+    enc = planner.ReplayEncoder(None, {})
+    bare = planner._Training(len(alphabet), np.zeros((0, 2), np.int32), ids)
+    longer = planner._train(len(alphabet), ids, 200, {})
+    assert len(longer.merges) >= 40
+    rung = enc._rung([], alphabet, bare, 40)
+    assert rung.family == "cm" and len(rung.merges) == 40
+    assert np.array_equal(rung.merges, longer.prefix(40))
+    assert np.array_equal(rung.tokens, longer.tokens(40))
+    assert len(enc._rung([], alphabet, bare, 0).merges) == 0
