@@ -377,11 +377,13 @@ def test_cmt2_round_trips_any_bytes(data):
 
 
 @pytest.mark.parametrize("data", [b"", b"x", b"\n", bytes(range(256)), bytes(range(256)) * 40,
+                                  bytes(range(20)) * 300, bytes(range(60)) * 300,  # one 5 or 6-bit group
                                   b"a" * 100_000, b"ab" * 30_000, b"\x00" * 70_000 + b"\xff",
                                   bytes(np.random.default_rng(3).integers(0, 256, 50_000, dtype=np.uint8))])
 def test_cmt2_edges_round_trip(data):
-    """Empty, one byte, all 256 values (V = 256: 8-bit tokens), long runs (both match models at
-    their longest), incompressible bytes."""
+    """Empty, one byte, all 256 values (V = 256: 8-bit tokens), 20 and 60 values (one group of 5
+    or 6 bits spanning several slots), long runs (both match models at their longest),
+    incompressible bytes."""
     fields = cmt2_round_trip(data)
     if data[:2] == b"aa":
         assert len(fields["payload"]) < 200  # a long run costs almost nothing

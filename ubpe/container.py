@@ -1164,7 +1164,7 @@ class _Shared:
     classes: list = field(default_factory=list)  #: [text_classes()] once computed
 
     def text_classes(self) -> np.ndarray | None:
-        """The "cmt" coder's class of every symbol (None when the symbols are not bytes), once
+        """The text coders' ("cmt", "cmt2") class of every symbol (None when the symbols are not bytes), once
         per container: every block of a blocked one shares it."""
         with self.lock:
             if not self.classes:
@@ -1352,8 +1352,8 @@ class _Given:
 def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[frontend.Stage]] | None,
                    level: int, n_tokens: int | None, fit_options: dict, threads: int,
                    keep: bool = True, given: _Given | None = None) -> Iterator[bytes]:
-    """The blocked container (format version 3) as consecutive byte strings: the head, then
-    each block (their concatenation is the container).
+    """The blocked container (format version 3, or 4 when its blocks may be coded by "cmt2") as
+    consecutive byte strings: the head, then each block (their concatenation is the container).
 
     One model is planned on a sample of :data:`BLOCK_SAMPLE` values; every block (``block``
     frames) goes through the chosen chain on its own; the alphabet is extended to every
