@@ -506,8 +506,8 @@ def test_level_2_uses_cm_on_real_data(shared_data):
         # no front end on both sides: the coders compared on the same values (on this neural
         # excerpt the automatic choice is ranks then delta 1 with rANS, smaller than either)
         one, two = compress(x, level=1, predictor="none"), check_roundtrip(x, level=2, predictor="none")
-        # (text through its bytes gets the text coder "cmt")
-        assert inspect(two).coder == ("cmt" if x is text else "cm") and inspect(one).coder not in ("cm", "cmt")
+        # (text through its bytes gets the text coder "cmt2")
+        assert inspect(two).coder == ("cmt2" if x is text else "cm") and inspect(one).coder not in ("cm", "cmt2")
         assert len(two) < 0.95 * len(one)
 
 
@@ -518,7 +518,7 @@ def test_level_2_on_a_sample(monkeypatch):
     rng = np.random.default_rng(5)
     text = np.frombuffer(b"".join(rng.choice([b"alpha ", b"beta ", b"gamma ", b"delta "], 2500)), np.uint8)
     data = check_roundtrip(text, level=2)
-    assert inspect(data).coder in ("cm", "cmt") and inspect(data).delta == 0
+    assert inspect(data).coder in ("cm", "cmt2") and inspect(data).delta == 0
     assert len(data) < len(compress(text, level=1)) and compress(text, level=2) == data
     x = walk(12_000, seed=4)
     check_roundtrip(x, level=2)
@@ -1008,6 +1008,24 @@ def test_fixtures_exist():
             "v2_source_stereo_cm", "v2_referenced_model"} <= names
 
 
+def test_text_coder_fixtures():
+    """"cmt" (version 3) still decodes; "cmt2" needs version 4, in one stream and in blocks."""
+    import msgpack
+
+    expected = np.load(FIXTURES / "v3_cmt_text_uint8.npy")
+    for name, version, coders in (("v3_cmt_text_uint8", 3, ("cmt",)), ("v4_cmt2_text_uint8", 4, ("cmt2",)),
+                                  ("v4_blocks_cmt2_text_uint8", 4, ("cmt2",) * 6)):
+        data = (FIXTURES / f"{name}.ubpe").read_bytes()
+        info = describe(data)
+        assert (info.version, info.coders) == (version, coders)
+        assert_same_array(decompress(data), expected)
+    blocked = msgpack.unpackb((FIXTURES / "v4_blocks_cmt2_text_uint8.ubpe").read_bytes(), raw=False)
+    with pytest.raises(ubpe.CorruptDataError, match="block 0 .*not defined in format version 3"):
+        decompress(msgpack.packb(dict(blocked, v=3), use_bin_type=True))
+    # and a text written today without "cmt2" (level 1) is still a version 2 container
+    assert describe(compress(expected, level=1)).version == 2
+
+
 def test_v2_referenced_fixture_names_the_model_digest():
     data = (FIXTURES / "v2_referenced_model.ubpe").read_bytes()
     tok = Tokenizer.from_bytes((FIXTURES / "v2_referenced_model.model").read_bytes())
@@ -1032,7 +1050,7 @@ def test_delta_fixtures():
 
 
 def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
-    """make_fixtures.py rebuilds every v2 and v3 fixture byte for byte from its explicit parameters.
+    """make_fixtures.py rebuilds every v2, v3 and v4 fixture byte for byte from its explicit parameters.
 
     If the writer changes on purpose, this fails: the frozen files stay, and the script's
     parameters (or new fixture names) must be updated so that it reproduces them again."""
@@ -1041,7 +1059,7 @@ def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
     spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_"))}
+    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_", "v4_"))}
     assert script.check() == []
 
 
@@ -1213,33 +1231,37 @@ def test_version_1_referenced_container_needs_the_tokenizer():
 
 
 def test_text_uses_the_text_coder_at_the_default_level_and_round_trips():
-    """Text through its bytes: level 2 offers "cmt" (word, order-6/8 and column contexts) and it
-    wins on prose and code; level 1 never uses an adaptive coder."""
+    """Text through its bytes: level 2 offers "cmt2" (word, order-6/8, column and class-pattern
+    contexts with bit histories, two match models) and it wins on prose and code; level 1 never
+    uses an adaptive coder."""
     import ubpe.tokenizer
 
     text = np.frombuffer(open(ubpe.tokenizer.__file__, "rb").read(), dtype=np.uint8)
     data = ubpe.compress(text)
-    assert ubpe.describe(data).coder == "cmt" and ubpe.describe(data).version == 3  # the coder's version
+    assert ubpe.describe(data).coder == "cmt2" and ubpe.describe(data).version == 4  # the coder's version
     assert np.array_equal(ubpe.decompress(data), text)
     assert len(data) < len(ubpe.compress(text, level=1))
-    assert ubpe.describe(ubpe.compress(text, level=1)).coder not in ("cm", "cmt")
+    assert ubpe.describe(ubpe.compress(text, level=1)).coder not in ("cm", "cmt", "cmt2")
     signal = np.cumsum(np.random.default_rng(1).integers(-40, 41, 5000)).astype(np.int16)
-    assert ubpe.describe(ubpe.compress(signal)).coder != "cmt"  # not bytes: never offered
+    assert ubpe.describe(ubpe.compress(signal)).coder not in ("cmt", "cmt2")  # not bytes: never offered
     assert ubpe.describe(ubpe.compress(signal)).version == 2  # other containers stay readable by 0.x
 
 
 def test_a_text_stream_over_values_that_are_not_bytes_is_refused():
     import msgpack
 
-    text = np.frombuffer(b"the cat sat on the mat, the end\n" * 40, dtype=np.uint8)
+    import ubpe.tokenizer
+
+    text = np.frombuffer(open(ubpe.tokenizer.__file__, "rb").read()[:4000], dtype=np.uint8)
     data = ubpe.compress(text)
     outer = msgpack.unpackb(data, raw=False)
-    assert outer["stream"]["coder"] == "cmt"
+    assert outer["stream"]["coder"] == "cmt2"
     values = np.unique(text).astype(np.int64) + 1000  # the same ids, values no longer bytes
     forged = dict(outer, alphabet={**outer["alphabet"]})
     alt = ubpe.container._alphabet_field(ubpe.Alphabet(values))
     forged["alphabet"] = alt
     with pytest.raises(ubpe.CorruptDataError, match="not bytes"):
         ubpe.decompress(msgpack.packb(forged, use_bin_type=True))
-    with pytest.raises(ubpe.CorruptDataError, match="not defined in format version 2"):
-        ubpe.decompress(msgpack.packb(dict(outer, v=2), use_bin_type=True))
+    for v in (2, 3):  # "cmt2" came with version 4
+        with pytest.raises(ubpe.CorruptDataError, match=f"not defined in format version {v}"):
+            ubpe.decompress(msgpack.packb(dict(outer, v=v), use_bin_type=True))

@@ -165,7 +165,7 @@ def test_child_samples_include_cm_containers():
 
 
 def test_cm_containers_mutated_in_process():
-    """Level-2 "cm" and "cmt" containers, mutated (bytes, fields, the payload's bytes and length, the token
+    """Level-2 "cm", "cmt" and "cmt2" containers, mutated (bytes, fields, the payload's bytes and length, the token
     count): a library error or the exact values."""
 
     import msgpack
@@ -178,9 +178,13 @@ def test_cm_containers_mutated_in_process():
     text = np.frombuffer(b"she sells sea shells by the sea shore; the shells she sells are sea shells. " * 6,
                          np.uint8)
     walk = np.cumsum(rng.integers(-3, 4, 500)).astype(np.int16) * 16
+    import ubpe.tokenizer
+
+    prose = np.frombuffer(open(ubpe.tokenizer.__file__, "rb").read()[:3000], np.uint8)
     samples = [(text, compress(text)), (text, compress(text, n_tokens=len(np.unique(text)) + 12)),
-               (walk, compress(walk, delta=1))]
-    assert [inspect(data).coder for _, data in samples] == ["cmt", "cm", "cm"]  # text alone: "cmt"
+               (walk, compress(walk, delta=1)), (prose, compress(prose))]
+    # text alone: a text coder ("cmt" on this tiny repetitive one, "cmt2" on prose)
+    assert [inspect(data).coder for _, data in samples] == ["cmt", "cm", "cm", "cmt2"]
     assert check_mutations(samples, seed=12, n_mutations=900) > 0
     for values, data in samples:
         tree = msgpack.unpackb(data, raw=False)

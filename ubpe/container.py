@@ -47,13 +47,16 @@ __all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress
 
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
-#: version 2 for one stream (inputs of at most one block) unless its coder needs version 3 (the
-#: text coder "cmt"), and this version for blocks.
-FORMAT_VERSION = 3
-#: Version of a container holding one stream (the form of version 2, which version 3 keeps).
+#: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
+#: (the text coders: "cmt" version 3, "cmt2" version 4), and BLOCKED_VERSION for blocks unless
+#: a block may use a coder of a later version.
+FORMAT_VERSION = 4
+#: Version of a container holding one stream (the form of version 2, which versions 3 and 4 keep).
 STREAM_VERSION = 2
+#: Version of the blocked form (version 3 brought it; version 4 keeps it).
+BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
-_CODER_VERSION = {"cmt": 3}
+_CODER_VERSION = {"cmt": 3, "cmt2": 4}
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
 #: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
 DEFAULT_BLOCK_SIZE = 1 << 20
@@ -89,13 +92,15 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
-_DTYPES[3] = _DTYPES[2]
+_DTYPES[3] = _DTYPES[4] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     3: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    4: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
-_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method")}
+_OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method"),
+                  4: ("source", "esc", "method")}
 #: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
 _BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
 _BLOCKED_OPTIONAL_KEYS = ("source", "method")
@@ -441,7 +446,7 @@ def compress(
         if not embed:
             raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
         _fit_options_argument(n_tokens, fit_options)
-        base = {"magic": MAGIC, "v": FORMAT_VERSION, "dtype": dtype.str, "shape": shape, "layout": LAYOUT}
+        base = {"magic": MAGIC, "v": BLOCKED_VERSION, "dtype": dtype.str, "shape": shape, "layout": LAYOUT}
         if src is not None:
             base["source"] = src
         base["crc"] = 0  # (the planner sizes one-stream candidates of the sample)
@@ -720,7 +725,8 @@ def _candidate_fields(base: dict, c: planner.Candidate) -> dict[str, Any]:
     """The container fields of a planner candidate (built once, cached on it)."""
     if c.packed is None:
         a = len(c.alphabet)
-        classes = entropy.text_classes(c.alphabet.values) if "cmt" in c.coders and not len(c.merges) else None
+        text = set(entropy.TEXT_CODERS) & set(c.coders)
+        classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
         stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
                   "model": _model_field(c.merges, a)}
@@ -1158,7 +1164,7 @@ class _Shared:
     classes: list = field(default_factory=list)  #: [text_classes()] once computed
 
     def text_classes(self) -> np.ndarray | None:
-        """The "cmt" coder's class of every symbol (None when the symbols are not bytes), once
+        """The text coders' ("cmt", "cmt2") class of every symbol (None when the symbols are not bytes), once
         per container: every block of a blocked one shares it."""
         with self.lock:
             if not self.classes:
@@ -1211,7 +1217,8 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                    native: np.dtype) -> np.ndarray | None:
     """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
     stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
-    classes = s.text_classes() if isinstance(stream, dict) and stream.get("coder") == "cmt" else None
+    classes = (s.text_classes() if isinstance(stream, dict) and stream.get("coder") in entropy.TEXT_CODERS
+               else None)
     tokens = entropy.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
     if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")
@@ -1345,8 +1352,8 @@ class _Given:
 def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[frontend.Stage]] | None,
                    level: int, n_tokens: int | None, fit_options: dict, threads: int,
                    keep: bool = True, given: _Given | None = None) -> Iterator[bytes]:
-    """The blocked container (format version 3) as consecutive byte strings: the head, then
-    each block (their concatenation is the container).
+    """The blocked container (format version 3, or 4 when its blocks may be coded by "cmt2") as
+    consecutive byte strings: the head, then each block (their concatenation is the container).
 
     One model is planned on a sample of :data:`BLOCK_SAMPLE` values; every block (``block``
     frames) goes through the chosen chain on its own; the alphabet is extended to every
@@ -1398,7 +1405,8 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         model.encoder_tables()  # built once, before the threads share the model
     vocab = max(a + m, 1)
     # the text coder needs each symbol's class, from the alphabet's byte values
-    classes = entropy.text_classes(alphabet.values) if "cmt" in coders and not use_merges else None
+    text = set(entropy.TEXT_CODERS) & set(coders)
+    classes = entropy.text_classes(alphabet.values) if text and not use_merges else None
 
     def encode(b: int) -> bytes:
         if keep:
@@ -1419,7 +1427,10 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         fields["crc"] = _block_crc(dtype, shape, f0, src.rows(f0, f1))
         return _pack(fields)
 
-    head: dict[str, Any] = {"magic": MAGIC, "v": FORMAT_VERSION}
+    # the head is written before any block is coded: the version of every coder a block may use
+    version = max([BLOCKED_VERSION] + [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or
+                                       k not in entropy.TEXT_CODERS])
+    head: dict[str, Any] = {"magic": MAGIC, "v": version}
     head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
     if given is None or given.embed:
         head["alphabet"] = _alphabet_field(alphabet)
@@ -1501,6 +1512,9 @@ def _parse_block(p: _Parsed, b: int, native: np.dtype, channels: int) -> _Block:
             raise CorruptDataError("block: 'crc' must be an int in [0, 2**32)")
         if not isinstance(d["stream"], dict):
             raise CorruptDataError("block: 'stream' must be a map")
+        coder = d["stream"].get("coder")
+        if isinstance(coder, str) and _CODER_VERSION.get(coder, 0) > p.version:
+            raise CorruptDataError(f"stream: coder {coder!r} is not defined in format version {p.version}")
     except CorruptDataError as e:
         raise CorruptDataError(f"{where}: {e}") from None
     return _Block(b, f0, f1, chain, d["stream"], d.get("esc"), crc)

@@ -20,6 +20,11 @@ Coders (the smallest msgpack encoding among the offered ones is chosen):
              selected by the previous byte's class. Offered only with ``text_classes``: a
              stream of at most 256 symbols whose alphabet values are bytes; the reader
              derives the same classes from the container's alphabet. Same fields as "cm".
+``"cmt2"``   (level 2's text coder; container format 4) the "cmt" contexts plus a class-pattern
+             context, each hashed context with a bit-history state mapped to an adaptive
+             probability besides its direct one, a second match model for repeats of 16 or
+             more bytes, three mixers and a final mixer, and a second APM on order 2
+             (``ubpe._kernels.cmtext``, normative). Offered as "cmt" is; same fields.
 ``"mag"``    residual-like streams (``ubpe._kernels.residual``): ``z = zigzag(t - center)`` split
              into a half-octave magnitude class, rANS-coded with a static table per context
              (the class of a running mean of z: the tables follow the signal's loudness, like
@@ -70,17 +75,24 @@ __all__ = [
 ]
 
 #: Every coder decode_stream understands.
-CODERS = ("rans", "packed", "const", "cm", "mag", "cmt")
+CODERS = ("rans", "packed", "const", "cm", "mag", "cmt", "cmt2")
 #: Coders encode_stream offers by default (the planner offers them at level 1).
 DEFAULT_CODERS = ("rans", "packed", "const", "mag")
 #: Coders the planner offers at level 2 (the default level).
-LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt")
+LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt", "cmt2")
+#: Coders of text through its bytes: they need ``text_classes``.
+TEXT_CODERS = ("cmt", "cmt2")
+#: When both text coders are offered, "cmt" is tried only for streams of at most this many
+#: tokens (it can win on tiny, very repetitive texts; on longer ones "cmt2" is smaller, and
+#: trying both would double the time).
+CMT_BOTH_MAX = 1 << 16
 _FIELDS = {
     "const": ("coder", "n", "symbol"),
     "packed": ("coder", "n", "width", "payload"),
     "rans": ("coder", "n", "k", "q", "pb", "freq", "payload"),
     "cm": ("coder", "n", "payload"),
     "cmt": ("coder", "n", "payload"),
+    "cmt2": ("coder", "n", "payload"),
     "mag": ("coder", "n", "center", "rate", "pb", "table", "payload", "raw"),
 }
 #: rANS probability precision range (bits). The decoder builds a 2**pb slot table, so pb is
@@ -280,9 +292,9 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     - ``{"coder": "cm", "n", "payload"}``: context-mixing arithmetic coder bytes (opt-in).
 
     ``coders`` lists the candidates (``"packed"`` is always one; ``"const"`` is used whenever
-    a single symbol repeats and allowed; ``"cmt"`` only with ``classes``, from
-    :func:`text_classes`, one per symbol). The smallest msgpack size wins; ties go to the
-    earlier of packed, rans, mag, cm, cmt. Same input -> same bytes.
+    a single symbol repeats and allowed; ``"cmt"`` and ``"cmt2"`` only with ``classes``, from
+    :func:`text_classes`, one per symbol; with both, "cmt" only up to ``CMT_BOTH_MAX`` tokens). The smallest msgpack size wins; ties go to the
+    earlier of packed, rans, mag, cm, cmt, cmt2. Same input -> same bytes.
     """
     vocab_size = _check_vocab(vocab_size)
     unknown = [c for c in coders if c not in CODERS]
@@ -300,7 +312,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     width = _packed_width(int(ids[-1]))
     _, payload = pack_uints(arr, width)
     best = {"coder": "packed", "n": n, "width": width, "payload": payload}
-    if k == 1 or not ({"rans", "cm", "mag", "cmt"} & set(coders)):
+    if k == 1 or not ({"rans", "cm", "mag", *TEXT_CODERS} & set(coders)):
         return best
     best_size = len(msgpack.packb(best))
 
@@ -337,11 +349,15 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
-    if "cmt" in coders and classes is not None:
+    for coder in TEXT_CODERS:
+        if coder not in coders or classes is None:
+            continue
+        if coder == "cmt" and "cmt2" in coders and n > CMT_BOTH_MAX:
+            continue
         if classes.shape != (vocab_size,):
             raise ValueError(f"classes must hold one entry per symbol ({vocab_size}), got shape {classes.shape}")
         cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)),
-                          np.ascontiguousarray(classes, dtype=np.int64))
+                          np.ascontiguousarray(classes, dtype=np.int64), coder)
         if cand is not None:
             size = len(msgpack.packb(cand))
             if size < best_size:
@@ -349,18 +365,24 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     return best
 
 
-def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarray | None = None) -> dict | None:
-    """The "cm" (or with ``classes`` "cmt") candidate, or None when its payload would exceed
-    ``budget`` bytes."""
+def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarray | None = None,
+               coder: str = "cmt") -> dict | None:
+    """The "cm" (or with ``classes`` the text ``coder``, "cmt" or "cmt2") candidate, or None when
+    its payload would exceed ``budget`` bytes."""
     tokens = np.ascontiguousarray(arr, dtype=np.int32)
     buf = np.zeros(budget, dtype=np.uint8)
     if classes is None:
+        coder = "cm"
         length = int(_cm.cm_encode(tokens, vocab_size, buf))
+    elif coder == "cmt2":
+        from ._kernels import cmtext  # subtle: imported (and compiled) only when text is coded
+
+        length = int(cmtext.cmt2_encode(tokens, vocab_size, buf, classes))
     else:
         length = int(_cm.cmt_encode(tokens, vocab_size, buf, classes))
     if length > buf.size:  # did not fit: larger than the current best anyway
         return None
-    return {"coder": "cm" if classes is None else "cmt", "n": int(tokens.size), "payload": buf[:length].tobytes()}
+    return {"coder": coder, "n": int(tokens.size), "payload": buf[:length].tobytes()}
 
 
 _BITLEN = _mag.bitlen_table()
@@ -508,11 +530,11 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
         return _decode_packed(fields, n, vocab_size)
     if coder == "cm":
         return _decode_cm(fields, n, vocab_size)
-    if coder == "cmt":
-        if classes is None or classes.shape != (vocab_size,):
-            raise CorruptDataError("field 'coder': \"cmt\" codes text through its bytes, but the "
+    if coder in TEXT_CODERS:
+        if classes is None or classes.shape != (vocab_size,) or vocab_size > 256:
+            raise CorruptDataError(f"field 'coder': \"{coder}\" codes text through its bytes, but the "
                                    "stream's symbols are not bytes")
-        return _decode_cm(fields, n, vocab_size, np.ascontiguousarray(classes, dtype=np.int64))
+        return _decode_cm(fields, n, vocab_size, np.ascontiguousarray(classes, dtype=np.int64), coder)
     if coder == "mag":
         return _decode_mag(fields, n, vocab_size)
     return _decode_rans(fields, n, vocab_size)
@@ -594,7 +616,8 @@ def _cm_max_bytes(n: int, vocab_size: int) -> int:
     return (n * max(1, _bit_length(vocab_size - 1)) + 7) // 8 + 32
 
 
-def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None = None) -> np.ndarray:
+def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None = None,
+               coder: str = "cmt") -> np.ndarray:
     payload = _field_bytes(fields, "payload")
     if len(payload) > _cm_max_bytes(n, vocab_size):
         raise CorruptDataError(
@@ -611,6 +634,10 @@ def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None
     data = np.frombuffer(payload, dtype=np.uint8).copy()  # writable: kernel shared with encoding
     if classes is None:
         status = _cm.cm_decode(data, vocab_size, out)
+    elif coder == "cmt2":
+        from ._kernels import cmtext  # subtle: imported (and compiled) only when text is decoded
+
+        status = cmtext.cmt2_decode(data, vocab_size, out, classes)
     else:
         status = _cm.cmt_decode(data, vocab_size, out, classes)
     if status == _cm.ERR_SYMBOL:
