@@ -216,6 +216,53 @@ def _sift_down(hsnap, hkey, hpid, hlen, i):
 
 
 @njit(cache=True, nogil=True)
+def first_copies(ids, doc_offsets, owner):
+    """The first copy of every document: ``owner[d]`` (int64, (D,)) is the smallest ``e <= d``
+    whose document equals document ``d`` value for value (``d`` itself for a first copy).
+
+    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,), validated by the caller. Documents are
+    hashed into an open-addressing table (load <= 1/2) and compared exactly on equal hashes, so
+    the result never depends on hash collisions. Returns the number of distinct documents.
+    """
+    n_docs = doc_offsets.shape[0] - 1
+    size = 16
+    while size < 2 * n_docs:
+        size *= 2
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int64)
+    hashes = np.empty(max(n_docs, 1), dtype=np.int64)
+    n_distinct = 0
+    for d in range(n_docs):
+        a = doc_offsets[d]
+        b = doc_offsets[d + 1]
+        h = np.int64(b - a)
+        for i in range(a, b):
+            h = (h ^ ids[i]) * _MIX  # wraps (int64 arithmetic in numba)
+            h ^= h >> 32
+        hashes[d] = h
+        slot = _slot(h & 0x7FFFFFFFFFFFFFFF, mask)
+        while True:
+            e = table[slot]
+            if e == -1:
+                table[slot] = d
+                owner[d] = d
+                n_distinct += 1
+                break
+            if hashes[e] == h and doc_offsets[e + 1] - doc_offsets[e] == b - a:
+                o = doc_offsets[e] - a
+                same = True
+                for i in range(a, b):
+                    if ids[i] != ids[i + o]:
+                        same = False
+                        break
+                if same:
+                    owner[d] = e
+                    break
+            slot = (slot + 1) & mask
+    return n_distinct
+
+
+@njit(cache=True, nogil=True)
 def link_documents(ids, doc_offsets, unit_offsets, rec, pu):
     """Fill ``rec`` (n, 4) int32 and ``pu`` (n,) int32 from ``ids`` (int32, (n,)), ``doc_offsets``
     (int64, (D+1,)) and ``unit_offsets`` (int64, (U+1,), U < 2**31).
