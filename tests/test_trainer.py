@@ -100,11 +100,13 @@ def test_equals_reference(corpus, extra, n_candidates, min_count, window):
     min_count=st.sampled_from([1, 2]),
 )
 def test_equals_reference_while_growing_every_array(corpus, extra, n_candidates, min_count):
-    """Tiny initial capacities force every grow / compact / resume path of the driver."""
+    """Tiny initial capacities force every grow / compact / resume path of the driver (the
+    other tests take the direct-index initial count, these the hashed one)."""
     alphabet_size, docs = corpus
     with pytest.MonkeyPatch.context() as mp:
         for name, value in [("_MIN_PID_CAP", 1), ("_POOL_SLACK", 0), ("_POOL_SLACK_FRACTION", 0.0),
-                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2)]:
+                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2),
+                            ("_DENSE_MAX", 0)]:  # the hashed initial count, which grows
             mp.setattr(trainer, name, value)
         assert_same(docs, alphabet_size, alphabet_size + extra, n_candidates, min_count, 3)
 
@@ -276,7 +278,8 @@ def test_weights_equal_repeated_documents_while_growing_every_array(corpus, data
     weights = data.draw(st.lists(st.integers(1, 5), min_size=len(docs), max_size=len(docs)))
     with pytest.MonkeyPatch.context() as mp:
         for name, value in [("_MIN_PID_CAP", 1), ("_POOL_SLACK", 0), ("_POOL_SLACK_FRACTION", 0.0),
-                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2)]:
+                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2),
+                            ("_DENSE_MAX", 0)]:  # the hashed initial count, which grows
             mp.setattr(trainer, name, value)
         assert_weighted_equals_repeated(docs, weights, alphabet_size, alphabet_size + 40, n_candidates, 2, 3)
 

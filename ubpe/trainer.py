@@ -28,6 +28,10 @@ _MAX_BATCHES_PER_CALL = 256  # return to Python (progress) at least this often..
 _MAX_WORK_PER_CALL = 1 << 21  # ...or after this many replacements
 # Initial capacities; the arrays grow on demand (tests shrink these to exercise growth).
 _MIN_PID_CAP = 256
+# The initial pair count indexes (left, right) directly when the alphabet has at most
+# sqrt(_DENSE_MAX) symbols and the table is no larger than max(_DENSE_MIN, n) slots.
+_DENSE_MAX = 1 << 20
+_DENSE_MIN = 1 << 16
 _POOL_SLACK = 1024
 _POOL_SLACK_FRACTION = 0.25
 _PEND_INIT = 1024
@@ -303,13 +307,20 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     # pair ids of the initial stream; resumable so that the tables start small
     n_pair_pos = n - (doc_offsets.shape[0] - 1) + int(np.count_nonzero(np.diff(doc_offsets) == 0))
     bound = max(1, min(n_pair_pos, alphabet_size * alphabet_size))
-    pid_cap = max(_MIN_PID_CAP, min(bound, 1 << 16))
+    A2 = alphabet_size * alphabet_size
+    if A2 <= min(_DENSE_MAX, max(_DENSE_MIN, n)):  # a direct index of every (left, right) pair
+        dense = np.full(A2, -1, dtype=np.int32)
+        pid_cap = max(_MIN_PID_CAP, bound)  # never grows
+        table = np.zeros(0, dtype=np.int32)
+    else:
+        dense = np.zeros(0, dtype=np.int32)
+        pid_cap = max(_MIN_PID_CAP, min(bound, 1 << 16))
+        table = _table_for(pid_cap)
     keys = np.empty(pid_cap, dtype=np.int64)
     cnt = np.empty(pid_cap, dtype=np.int64)
-    table = _table_for(pid_cap)
     pos = 0
     while True:
-        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state, pu, uw)
+        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state, pu, uw, dense, alphabet_size)
         if pos >= n:
             break
         pid_cap *= 2
@@ -318,8 +329,8 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
         table = _table_for(pid_cap)
         _k.rehash(keys, int(state[_k.S_NPIDS]), table)
     # pairs below min_count can never be selected nor block one: leave them untracked
-    n_pids = _k.drop_rare_pairs(rec, keys, cnt, int(state[_k.S_NPIDS]), min_count,
-                                np.empty(int(state[_k.S_NPIDS]), dtype=np.int64))
+    n_pids, tracked = _k.drop_rare_pairs(rec, keys, cnt, int(state[_k.S_NPIDS]), min_count,
+                                         np.empty(int(state[_k.S_NPIDS]), dtype=np.int64))
     state[_k.S_NPIDS] = n_pids
     pid_cap = max(_MIN_PID_CAP, 2 * n_pids)
     keys = _grown(keys[:n_pids], pid_cap)
@@ -328,7 +339,6 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     _k.rehash(keys, n_pids, table)
     occ_s = np.empty(pid_cap, dtype=np.int64)
     occ_e = np.empty(pid_cap, dtype=np.int64)
-    tracked = int(np.count_nonzero(rec[:, _k.PID] >= 0))  # positions, whatever the multiplicities
     pool = np.empty(tracked + max(_POOL_SLACK, int(n * _POOL_SLACK_FRACTION)), dtype=np.int32)
     state[_k.S_POOL] = _k.build_occurrences(rec, n_pids, occ_s, occ_e, pool)
     hsnap = np.empty(pid_cap, dtype=np.int64)

@@ -63,9 +63,11 @@ NEED_CAPACITY = 3  # grow the arrays named by state[S_NEED_*], then call again
 
 _MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
 # A merge walk prefetches the record of the occurrence _AHEAD entries ahead of the one it
-# replaces, then _AHEAD_NEIGHBOURS ahead (that record has arrived) those of its neighbours.
+# replaces, then (that record has arrived) those of its neighbours _AHEAD_NEIGHBOURS ahead, then
+# that of the right neighbour's right neighbour _AHEAD_NEXT2 ahead.
 _AHEAD = 16
 _AHEAD_NEIGHBOURS = 8
+_AHEAD_NEXT2 = 4
 
 
 @intrinsic
@@ -286,17 +288,21 @@ def link_documents(ids, doc_offsets, unit_offsets, rec, pu):
 
 
 @njit(cache=True, nogil=True)
-def count_initial_pairs(rec, V, table, keys, cnt, start, state, pu, uw):
+def count_initial_pairs(rec, V, table, keys, cnt, start, state, pu, uw, dense, A):
     """Assign pids to the adjacent pairs of ``rec`` from position ``start`` on and count them.
 
     Preconditions: ``rec``/``pu`` filled by ``link_documents``; tokens < V; ``table`` empty
     slots = -1; ``uw`` empty (every position counts 1) or the int64 multiplicity of every unit.
+    Pids are numbered in order of first appearance. ``dense`` empty: pairs are found in the hash
+    ``table``; else an all -1 int32 array of ``A * A`` slots indexed ``left * A + right`` (every
+    token < A) replaces it (``table`` unused, ``keys`` must then hold every distinct pair).
     Stops before a new pid would exceed ``keys.shape[0]`` or a load of 1/2: returns the position
     to resume from after growing (n when done). ``state[S_NPIDS]`` is kept up to date.
     """
     n = rec.shape[0]
     n_pids = state[S_NPIDS]
-    cap = min(keys.shape[0], table.shape[0] // 2)
+    is_dense = dense.shape[0] > 0
+    cap = keys.shape[0] if is_dense else min(keys.shape[0], table.shape[0] // 2)
     for i in range(start, n):
         j = rec[i, NEXT]
         if j == -1:
@@ -304,8 +310,18 @@ def count_initial_pairs(rec, V, table, keys, cnt, start, state, pu, uw):
         if n_pids >= cap:
             state[S_NPIDS] = n_pids
             return i
-        key = np.int64(rec[i, TOK]) * V + rec[j, TOK]
-        p = _get_or_add(table, table.shape[0] - 1, keys, key, n_pids)
+        left = rec[i, TOK]
+        right = rec[j, TOK]
+        if is_dense:
+            # subtle: a direct index costs one cache-resident load instead of a hash probe
+            slot = np.int64(left) * A + right
+            p = dense[slot]
+            if p == -1:
+                p = n_pids
+                dense[slot] = p
+                keys[p] = np.int64(left) * V + right
+        else:
+            p = _get_or_add(table, table.shape[0] - 1, keys, np.int64(left) * V + right, n_pids)
         if p == n_pids:
             cnt[p] = 0
             n_pids += 1
@@ -321,7 +337,7 @@ def drop_rare_pairs(rec, keys, cnt, n_pids, min_count, remap):
 
     ``remap`` int64 holds >= n_pids entries (scratch). Afterwards ``rec[:, PID]`` is the new pid,
     -2 for an untracked pair, -1 for none; ``keys``/``cnt`` are compacted. The hash table must
-    be rebuilt by the caller. Returns the new number of pids.
+    be rebuilt by the caller. Returns (new number of pids, positions holding a tracked pair).
     """
     w = 0
     for p in range(n_pids):
@@ -332,11 +348,15 @@ def drop_rare_pairs(rec, keys, cnt, n_pids, min_count, remap):
             w += 1
         else:
             remap[p] = -2
+    tracked = 0
     for i in range(rec.shape[0]):
         p = rec[i, PID]
         if p >= 0:
-            rec[i, PID] = remap[p]
-    return w
+            p = remap[p]
+            rec[i, PID] = p
+            if p >= 0:
+                tracked += 1
+    return w, tracked
 
 
 @njit(cache=True, nogil=True)
@@ -466,9 +486,12 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     # subtle: the segment is sorted by position, so walking it and skipping entries that are no
     # longer an occurrence (e.g. the second (a, a) of "a a a", consumed by the first) is exactly
     # the left-to-right non-overlapping replacement of the spec.
+    # the positions are scattered over rec: ask for those of later occurrences early, so that
+    # the cache misses overlap instead of each stalling the walk
+    for k in range(occ_s[P], min(occ_s[P] + _AHEAD, seg_end)):
+        _prefetch(rec, pool[k])
+        _prefetch(pu, pool[k])
     for k in range(occ_s[P], seg_end):
-        # the positions are scattered over rec: ask for those of later occurrences now, so that
-        # the cache misses overlap instead of each stalling the walk
         if k + _AHEAD < seg_end:
             f = pool[k + _AHEAD]
             _prefetch(rec, f)
@@ -481,6 +504,12 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
             g = rec[f, PREV]
             if g != -1:
                 _prefetch(rec, g)
+        if k + _AHEAD_NEXT2 < seg_end:
+            g = rec[pool[k + _AHEAD_NEXT2], NEXT]
+            if g != -1:
+                g = rec[g, NEXT]
+                if g != -1:
+                    _prefetch(rec, g)
         p = pool[k]
         if rec[p, TOK] != left:
             continue
