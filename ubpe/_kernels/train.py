@@ -582,12 +582,6 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
             w += 1
         else:
             occ_s[p] = -2
-    # subtle: every position holding a new pair is pended exactly once, so each is renamed once.
-    for k in range(npend):
-        i = pend[k]
-        p = rec[i, PID]
-        if p >= base:
-            rec[i, PID] = occ_s[p]
     n_pids = w
     mask = table.shape[0] - 1
     for p in range(base, n_pids):
@@ -597,15 +591,20 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
         table[h] = p
     # Flush: the pairs created here are all new, so their occurrences are the pended positions
     # whose current pair is one of them. A stable counting sort by pid keeps each segment
-    # sorted by position.
+    # sorted by position; its counting pass also renames (one pass over the pended records).
     # subtle: a pended position whose pair changed again later in this merge (e.g. (X, a) then
-    # (X, X) in "a a a a") is listed once and filed under its final pair only.
+    # (X, X) in "a a a a") is listed once and filed under its final pair only; and since every
+    # position holding a new pair is pended exactly once, each is renamed once.
     for p in range(base, n_pids):
         occ_e[p] = 0
     for k in range(npend):
-        p = rec[pend[k], PID]
+        i = pend[k]
+        p = rec[i, PID]
         if p >= base:
-            occ_e[p] += 1
+            p = occ_s[p]  # new number (>= base) or -2
+            rec[i, PID] = p
+            if p >= 0:
+                occ_e[p] += 1
     for p in range(base, n_pids):
         c = occ_e[p]
         occ_s[p] = pool_len
