@@ -117,7 +117,8 @@ def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.nda
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     owner = np.empty(n_docs, dtype=np.int64)  # first copy of each document
-    if _train_kernels.first_copies(ids, doc_offsets, owner) == n_docs:
+    table = np.full(1 << (2 * n_docs - 1).bit_length(), -1, dtype=np.int64)
+    if _train_kernels.first_copies(ids, doc_offsets, table, np.empty(n_docs, dtype=np.int64), owner) == n_docs:
         return ids, doc_offsets, None
     first = owner == np.arange(n_docs)
     weights = np.bincount(owner, minlength=n_docs)[first].astype(np.int64)

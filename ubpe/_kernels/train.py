@@ -218,26 +218,22 @@ def _sift_down(hsnap, hkey, hpid, hlen, i):
 
 
 @njit(cache=True, nogil=True)
-def first_copies(ids, doc_offsets, owner):
+def first_copies(ids, doc_offsets, table, hashes, owner):
     """The first copy of every document: ``owner[d]`` (int64, (D,)) is the smallest ``e <= d``
     whose document equals document ``d`` value for value (``d`` itself for a first copy).
 
-    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,), validated by the caller. Documents are
-    hashed into an open-addressing table (load <= 1/2) and compared exactly on equal hashes, so
-    the result never depends on hash collisions. Returns the number of distinct documents.
+    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,), validated by the caller; ``table`` int64,
+    all -1, a power of two >= 2 * D slots; ``hashes`` int64 (D,) scratch. Documents are hashed
+    into the open-addressing table and compared exactly on equal hashes, so the result never
+    depends on hash collisions. Returns the number of distinct documents.
     """
     n_docs = doc_offsets.shape[0] - 1
-    size = 16
-    while size < 2 * n_docs:
-        size *= 2
-    mask = size - 1
-    table = np.full(size, -1, dtype=np.int64)
-    hashes = np.empty(max(n_docs, 1), dtype=np.int64)
+    mask = table.shape[0] - 1
     n_distinct = 0
     for d in range(n_docs):
         a = doc_offsets[d]
         b = doc_offsets[d + 1]
-        h = np.int64(b - a)
+        h = b - a
         for i in range(a, b):
             h = (h ^ ids[i]) * _MIX  # wraps (int64 arithmetic in numba)
             h ^= h >> 32
