@@ -62,11 +62,10 @@ def trim_merges(merges: np.ndarray, weights: np.ndarray, alphabet_size: int, n_k
     if m <= n_keep:
         return np.arange(m)
     children = merges.astype(np.int64) - alphabet_size  # merge index of each child, < 0 for symbols
-    users = np.zeros(m, dtype=np.int64)
-    for c in children[children >= 0]:
-        users[c] += 1
+    users = np.bincount(children[children >= 0], minlength=m)
     kept = np.ones(m, dtype=bool)
-    heap = [(float(weights[k]), -k) for k in range(m) if users[k] == 0]
+    leaves = np.flatnonzero(users == 0)
+    heap = list(zip(np.asarray(weights, dtype=np.float64)[leaves].tolist(), (-leaves).tolist()))
     heapq.heapify(heap)
     for _ in range(m - n_keep):
         _, neg_k = heapq.heappop(heap)
