@@ -345,7 +345,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     hkey = np.empty(pid_cap, dtype=np.int64)
     hpid = np.empty(pid_cap, dtype=np.int32)
     state[_k.S_HEAP] = _k.heapify(cnt, keys, n_pids, min_count, hsnap, hkey, hpid)
-    pend = np.empty(_PEND_INIT, dtype=np.int32)
+    pend = np.empty((_PEND_INIT, 2), dtype=np.int32)  # positions given new pairs in a merge, and the pair
     mtab = np.full(_MTAB_INIT, -1, dtype=np.int32)
     state[_k.S_PHASE] = -1
 
@@ -385,7 +385,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
                 _k.rehash(keys, int(state[_k.S_NPIDS]), table)
             need = int(state[_k.S_NEED_PEND])
             if need > pend.shape[0]:
-                pend = np.empty(max(need, 2 * pend.shape[0]), dtype=np.int32)
+                pend = np.empty((max(need, 2 * pend.shape[0]), 2), dtype=np.int32)
             need = int(state[_k.S_NEED_MTAB])
             if need > mtab.shape[0]:
                 mtab = np.full(need, -1, dtype=np.int32)

@@ -462,11 +462,11 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     """Replace the occurrences of pair ``P`` by token ``X``, left to right without overlap.
 
     Preconditions (checked by the caller): room for the new pids in ``keys``/``table`` (load
-    <= 1/2), ``mtab[:mmask + 1]`` all -1 and twice the new pids, ``pend`` and the pool's free
-    tail >= twice the pair's occurrences. ``pu``: unit of each position; ``uw``: unit
-    multiplicities (empty: all 1). Updates the counts of all touched pairs, creates the new pairs
-    (keeping those with count >= min_count) and appends their occurrence segments (sorted) at the
-    pool's end. Returns (count, df).
+    <= 1/2), ``mtab[:mmask + 1]`` all -1 and twice the new pids, ``pend`` ((rows, 2) int32:
+    position, pair) and the pool's free tail >= twice the pair's occurrences. ``pu``: unit of
+    each position; ``uw``: unit multiplicities (empty: all 1). Updates the counts of all touched
+    pairs, creates the new pairs (keeping those with count >= min_count) and appends their
+    occurrence segments (sorted) at the pool's end. Returns (count, df).
     """
     left = keys[P] // V
     right = keys[P] - left * V
@@ -543,10 +543,14 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
                 n_pids += 1
             cnt[np_] += w
             rec[a, PID] = np_
-            # subtle: if a holds X it was a site of this merge and already pended as "p".
+            # subtle: if a holds X it was the site just before this one, pended last as "p":
+            # its pair changed from (X, left) to (X, X), so its pended pair changes too.
             if ta != X:
-                pend[npend] = a
+                pend[npend, 0] = a
+                pend[npend, 1] = np_
                 npend += 1
+            else:
+                pend[npend - 1, 1] = np_
         if c != -1:
             np_ = _get_or_add(mtab, mmask, keys, np.int64(X) * V + rec[c, TOK], n_pids)
             if np_ == n_pids:
@@ -554,7 +558,8 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
                 n_pids += 1
             cnt[np_] += w
             rec[p, PID] = np_
-            pend[npend] = p
+            pend[npend, 0] = p
+            pend[npend, 1] = np_
             npend += 1
         else:
             rec[p, PID] = -1
@@ -585,32 +590,30 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
         while table[h] != -1:
             h = (h + 1) & mask
         table[h] = p
-    # Flush: the pairs created here are all new, so their occurrences are the pended positions
-    # whose current pair is one of them. A stable counting sort by pid keeps each segment
-    # sorted by position; its counting pass also renames (one pass over the pended records).
+    # Flush: the pairs created here are all new, so their occurrences are the pended positions,
+    # each under its pended pair (always one of them, and equal to rec[i, PID]: see the walk). A
+    # stable counting sort by pid keeps each segment sorted by position; its counting pass also
+    # renames, and reads the pairs from pend, not from the scattered records.
     # subtle: a pended position whose pair changed again later in this merge (e.g. (X, a) then
     # (X, X) in "a a a a") is listed once and filed under its final pair only; and since every
     # position holding a new pair is pended exactly once, each is renamed once.
     for p in range(base, n_pids):
         occ_e[p] = 0
     for k in range(npend):
-        i = pend[k]
-        p = rec[i, PID]
-        if p >= base:
-            p = occ_s[p]  # new number (>= base) or -2
-            rec[i, PID] = p
-            if p >= 0:
-                occ_e[p] += 1
+        p = occ_s[pend[k, 1]]  # new number (>= base) or -2
+        pend[k, 1] = p
+        rec[pend[k, 0], PID] = p
+        if p >= 0:
+            occ_e[p] += 1
     for p in range(base, n_pids):
         c = occ_e[p]
         occ_s[p] = pool_len
         occ_e[p] = pool_len
         pool_len += c
     for k in range(npend):
-        i = pend[k]
-        p = rec[i, PID]
-        if p >= base:
-            pool[occ_e[p]] = i
+        p = pend[k, 1]
+        if p >= 0:
+            pool[occ_e[p]] = pend[k, 0]
             occ_e[p] += 1
     state[S_NPIDS] = n_pids
     state[S_POOL] = pool_len
