@@ -337,3 +337,43 @@ def test_collapsing_identical_documents_keeps_the_model_bytes(monkeypatch, windo
     full = Tokenizer(6, 40, window=window).fit(corpus)
     assert fast.to_bytes() == full.to_bytes()
     assert fast.n_units == (200 if window is None else full.n_units)
+
+
+def _collapse_by_dict(ids, offsets):
+    """collapse_documents spelled out with a dict (the definition the kernel must match)."""
+    first: dict[tuple, int] = {}
+    owner = [first.setdefault(tuple(ids[offsets[d] : offsets[d + 1]].tolist()), d) for d in range(len(offsets) - 1)]
+    keep = sorted(set(owner))
+    weights = [owner.count(d) for d in keep]
+    docs = [ids[offsets[d] : offsets[d + 1]] for d in keep]
+    return docs, weights
+
+
+@given(st.lists(st.lists(st.integers(0, 2), max_size=4), min_size=2, max_size=40))
+def test_collapse_documents_keeps_first_copies_in_order(docs):
+    """Distinct documents in the order of their first copies, each weighted by its copies;
+    prefixes of one another and empty documents stay apart."""
+    ids = np.array([v for d in docs for v in d], dtype=np.int32)
+    offsets = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
+    new_ids, new_offsets, weights = ubpe.tokenizer.collapse_documents(ids, offsets)
+    want_docs, want_weights = _collapse_by_dict(ids, offsets)
+    if weights is None:
+        assert len(want_docs) == len(docs) and new_ids is ids and new_offsets is offsets
+        return
+    assert weights.dtype == np.int64 and weights.tolist() == want_weights
+    assert new_ids.dtype == np.int32 and new_offsets.dtype == np.int64
+    got = [new_ids[new_offsets[d] : new_offsets[d + 1]].tolist() for d in range(len(new_offsets) - 1)]
+    assert got == [d.tolist() for d in want_docs]
+
+
+def test_fit_on_strided_documents_equals_contiguous_copies():
+    """Documents that are views with a stride (no single buffer) take the concatenating path."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 5, size=(30, 40)).astype(np.int32)
+    strided = [row[::2] for row in base] + [base[0, ::2]]
+    copies = [np.ascontiguousarray(d) for d in strided]
+    assert not strided[0].flags.c_contiguous
+    assert Tokenizer(5, 30).fit(strided).to_bytes() == Tokenizer(5, 30).fit(copies).to_bytes()
+    bad = [row[::2] for row in base] + [np.array([0, 7], dtype=np.int32)]
+    with pytest.raises(ValueError, match="document 30"):
+        Tokenizer(5, 30).fit(bad)

@@ -100,11 +100,13 @@ def test_equals_reference(corpus, extra, n_candidates, min_count, window):
     min_count=st.sampled_from([1, 2]),
 )
 def test_equals_reference_while_growing_every_array(corpus, extra, n_candidates, min_count):
-    """Tiny initial capacities force every grow / compact / resume path of the driver."""
+    """Tiny initial capacities force every grow / compact / resume path of the driver (the
+    other tests take the direct-index initial count, these the hashed one)."""
     alphabet_size, docs = corpus
     with pytest.MonkeyPatch.context() as mp:
         for name, value in [("_MIN_PID_CAP", 1), ("_POOL_SLACK", 0), ("_POOL_SLACK_FRACTION", 0.0),
-                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2)]:
+                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2),
+                            ("_DENSE_MAX", 0)]:  # the hashed initial count, which grows
             mp.setattr(trainer, name, value)
         assert_same(docs, alphabet_size, alphabet_size + extra, n_candidates, min_count, 3)
 
@@ -276,7 +278,8 @@ def test_weights_equal_repeated_documents_while_growing_every_array(corpus, data
     weights = data.draw(st.lists(st.integers(1, 5), min_size=len(docs), max_size=len(docs)))
     with pytest.MonkeyPatch.context() as mp:
         for name, value in [("_MIN_PID_CAP", 1), ("_POOL_SLACK", 0), ("_POOL_SLACK_FRACTION", 0.0),
-                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2)]:
+                            ("_PEND_INIT", 0), ("_MTAB_INIT", 16), ("_MAX_BATCHES_PER_CALL", 2),
+                            ("_DENSE_MAX", 0)]:  # the hashed initial count, which grows
             mp.setattr(trainer, name, value)
         assert_weighted_equals_repeated(docs, weights, alphabet_size, alphabet_size + 40, n_candidates, 2, 3)
 
@@ -315,3 +318,28 @@ def test_weights_need_units_inside_documents():
     ids = np.array([0, 1, 0, 1], np.int32)
     with pytest.raises(ValueError, match="inside one document"):
         train(ids, np.array([0, 2, 4]), np.array([0, 3, 4]), 2, 4, 1, 1, weights=np.array([1, 2]))
+
+
+def test_pure_python_kernels_train_the_same(tmp_path):
+    """Under NUMBA_DISABLE_JIT (debugging) the kernels run as Python; the prefetch hint, an LLVM
+    intrinsic, is then a no-op and training gives the same merges."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np\n"
+        "from ubpe import trainer\n"
+        "ids = np.array([0, 1, 2, 0, 1, 2, 0, 1, 1, 1, 2, 0, 1], dtype=np.int32)\n"
+        "off = np.array([0, 6, 6, 13])\n"
+        "r = trainer.train(ids, off, off, 3, 9, 2, 1, weights=np.array([2, 1, 3]))\n"
+        "print(json.dumps([r.merges.tolist(), r.counts.tolist(), r.df.tolist()]))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                         cwd=tmp_path, check=True)
+    ids = np.array([0, 1, 2, 0, 1, 2, 0, 1, 1, 1, 2, 0, 1], dtype=np.int32)
+    off = np.array([0, 6, 6, 13])
+    r = train(ids, off, off, 3, 9, 2, 1, weights=np.array([2, 1, 3]))
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [r.merges.tolist(), r.counts.tolist(), r.df.tolist()]

@@ -171,6 +171,11 @@ def as_documents(corpus: Any) -> list[np.ndarray | list]:
     if is_scalar(corpus):
         raise TypeError(f"corpus must be a sequence or an iterable of sequences, got {corpus!r}")
     items = list(corpus)
+    # fast path for the common corpus of 1-D integer arrays, which as_sequence returns as they are
+    if items and {type(v) for v in items} == {np.ndarray}:
+        shapes = {(v.ndim, v.dtype) for v in items}
+        if all(ndim == 1 and dtype.kind in "iub" for ndim, dtype in shapes):
+            return items
     if items and all(is_scalar(v) for v in items):
         return [as_sequence(items, "corpus")]
     return [as_sequence(doc, f"document {i}") for i, doc in enumerate(items)]

@@ -198,9 +198,9 @@ class Alphabet:
         if len(seq) == 0:
             return np.zeros(0, dtype=np.int32)
         if self._kind == "range":
-            bad = (seq < 0) | (seq >= self._size) if seq.dtype.kind == "i" else seq >= self._size
-            self._raise_if_any(seq, bad)
-            return seq.astype(np.int32)
+            if (seq.dtype.kind == "i" and seq.min() < 0) or seq.max() >= self._size:
+                self._raise_if_any(seq, (seq < 0) | (seq >= self._size) if seq.dtype.kind == "i" else seq >= self._size)
+            return seq.astype(np.int32, copy=False)  # to_ids copies it into its output
         values = self._values
         if values.dtype == np.int64 and seq.dtype == np.uint64:
             self._raise_if_any(seq, seq > np.uint64(_INT64_MAX))

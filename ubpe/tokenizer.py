@@ -14,6 +14,7 @@ import msgpack
 import numpy as np
 
 from . import encoder, trainer
+from ._kernels import train as _train_kernels
 from ._validate import as_documents, check_choice, check_int, expect_map, field_bytes, field_int, field_str, short
 from .alphabet import Alphabet, dtype_for
 from .errors import CorruptDataError, FormatVersionError, NotFittedError
@@ -61,11 +62,10 @@ def trim_merges(merges: np.ndarray, weights: np.ndarray, alphabet_size: int, n_k
     if m <= n_keep:
         return np.arange(m)
     children = merges.astype(np.int64) - alphabet_size  # merge index of each child, < 0 for symbols
-    users = np.zeros(m, dtype=np.int64)
-    for c in children[children >= 0]:
-        users[c] += 1
+    users = np.bincount(children[children >= 0], minlength=m)
     kept = np.ones(m, dtype=bool)
-    heap = [(float(weights[k]), -k) for k in range(m) if users[k] == 0]
+    leaves = np.flatnonzero(users == 0)
+    heap = list(zip(np.asarray(weights, dtype=np.float64)[leaves].tolist(), (-leaves).tolist()))
     heapq.heapify(heap)
     for _ in range(m - n_keep):
         _, neg_k = heapq.heappop(heap)
@@ -104,32 +104,26 @@ def rank_ids(weights: np.ndarray, alphabet_size: int) -> np.ndarray:
 def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Identical documents merged into their first occurrence: ``(ids, doc_offsets, weights)``.
 
-    ``weights[d]`` (int64) counts the documents equal to distinct document ``d``; ``weights`` is
-    None (and the inputs come back unchanged) when every document is distinct. Training on the
-    result with these multiplicities gives exactly the model of the full corpus
-    (:func:`ubpe.trainer.train`, ``weights``).
+    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,). The distinct documents keep the order of
+    their first copies; ``weights[d]`` (int64) counts the documents equal to distinct document
+    ``d``; ``weights`` is None (and the inputs come back unchanged) when every document is
+    distinct. Training on the result with these multiplicities gives exactly the model of the
+    full corpus (:func:`ubpe.trainer.train`, ``weights``).
     """
     n_docs = doc_offsets.shape[0] - 1
     if n_docs < 2:
         return ids, doc_offsets, None
-    first: dict[bytes, int] = {}  # a document's bytes (dict keys compare exactly) -> its first copy
-    owner = np.empty(n_docs, dtype=np.int64)  # distinct document standing for each document
-    distinct: list[int] = []
-    raw = np.ascontiguousarray(ids, dtype=np.int32).view(np.uint8)
-    byte_offsets = (np.asarray(doc_offsets, dtype=np.int64) * 4).tolist()
-    for d in range(n_docs):
-        e = first.setdefault(raw[byte_offsets[d] : byte_offsets[d + 1]].tobytes(), d)
-        owner[d] = e
-        if e == d:
-            distinct.append(d)
-    if len(distinct) == n_docs:
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    owner = np.empty(n_docs, dtype=np.int64)  # first copy of each document
+    table = np.full(1 << (2 * n_docs - 1).bit_length(), -1, dtype=np.int64)
+    if _train_kernels.first_copies(ids, doc_offsets, table, np.empty(n_docs, dtype=np.int64), owner) == n_docs:
         return ids, doc_offsets, None
-    keep = np.array(distinct, dtype=np.int64)
-    weights = np.bincount(owner, minlength=n_docs)[keep].astype(np.int64)
-    lengths = np.diff(doc_offsets)[keep]
-    new_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    new_ids = np.concatenate([ids[doc_offsets[d] : doc_offsets[d + 1]] for d in distinct]) if len(keep) else ids[:0]
-    return np.ascontiguousarray(new_ids, dtype=np.int32), new_offsets, weights
+    first = owner == np.arange(n_docs)
+    weights = np.bincount(owner, minlength=n_docs)[first].astype(np.int64)
+    lengths = np.diff(doc_offsets)
+    new_offsets = np.concatenate(([0], np.cumsum(lengths[first]))).astype(np.int64)
+    return ids[np.repeat(first, lengths)], new_offsets, weights
 
 
 class Tokenizer:
@@ -238,7 +232,8 @@ class Tokenizer:
             predictor = self._choose_predictor(docs)
         if predictor is not None:
             docs = _residuals(docs, predictor)
-        if not docs or sum(len(d) for d in docs) == 0:
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        if not docs or lengths.sum() == 0:
             raise ValueError("corpus is empty: fit needs at least one value")
         alphabet = self.alphabet if self.alphabet is not None else Alphabet.from_data(docs)
         if self.alphabet is None and predictor is not None and len(alphabet) and alphabet.kind == "integers":
@@ -251,7 +246,6 @@ class Tokenizer:
             raise ValueError(
                 f"n_tokens must be >= the alphabet size {len(alphabet)}, got {self.n_tokens}"
             )
-        lengths = np.array([len(d) for d in docs], dtype=np.int64)
         doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
         ids = _document_ids(docs, alphabet, doc_offsets)
         # identical documents are trained once with their multiplicity (same model, less work)
@@ -781,10 +775,15 @@ def _document_ids(docs: list, alphabet: Alphabet, doc_offsets: np.ndarray) -> np
     documents of one integer dtype take one call; a value outside the alphabet is reported with
     its document's index."""
     ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)
-    arrays = all(isinstance(d, np.ndarray) for d in docs)
+    arrays = all(issubclass(t, np.ndarray) for t in {type(d) for d in docs})
     if len(docs) > 1 and arrays and len({d.dtype for d in docs}) == 1 and docs[0].dtype.kind in "iub":
         try:
-            alphabet.to_ids(np.concatenate([d.reshape(-1) for d in docs]), out=ids)
+            # joining the buffers costs far less per document than np.concatenate
+            joined = np.frombuffer(b"".join(docs), dtype=docs[0].dtype)
+        except (TypeError, BufferError):  # a non-contiguous document
+            joined = np.concatenate([d.reshape(-1) for d in docs])
+        try:
+            alphabet.to_ids(joined, out=ids)
             return ids
         except ValueError:
             pass  # the loop below names the first bad document

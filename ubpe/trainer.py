@@ -28,6 +28,10 @@ _MAX_BATCHES_PER_CALL = 256  # return to Python (progress) at least this often..
 _MAX_WORK_PER_CALL = 1 << 21  # ...or after this many replacements
 # Initial capacities; the arrays grow on demand (tests shrink these to exercise growth).
 _MIN_PID_CAP = 256
+# The initial pair count indexes (left, right) directly when the alphabet has at most
+# sqrt(_DENSE_MAX) symbols and the table is no larger than max(_DENSE_MIN, n) slots.
+_DENSE_MAX = 1 << 20
+_DENSE_MIN = 1 << 16
 _POOL_SLACK = 1024
 _POOL_SLACK_FRACTION = 0.25
 _PEND_INIT = 1024
@@ -94,11 +98,14 @@ def unit_offsets_for(doc_offsets: np.ndarray, window: int | None, *, n_docs: int
     return out
 
 
-def _multiplicities(weights, doc_offsets: np.ndarray, unit_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-position and per-unit multiplicities (int64) for the kernels; empty arrays if unweighted."""
+def _unit_weights(weights, doc_offsets: np.ndarray, unit_offsets: np.ndarray) -> np.ndarray:
+    """The multiplicity (int64, (U,)) of every idf unit: that of its document; empty if unweighted.
+
+    A unit's positions all count its multiplicity, so units must lie inside documents.
+    """
     empty = np.zeros(0, dtype=np.int64)
     if weights is None:
-        return empty, empty
+        return empty
     w = np.asarray(weights)
     n_docs = doc_offsets.shape[0] - 1
     if w.dtype.kind not in "iu" or w.ndim != 1:
@@ -108,9 +115,8 @@ def _multiplicities(weights, doc_offsets: np.ndarray, unit_offsets: np.ndarray) 
     if n_docs and (int(w.min()) < 1 or int(w.max()) > _INT32_MAX):
         raise ValueError(f"weights must be in [1, {_INT32_MAX}]")
     w = w.astype(np.int64)
-    lengths = np.diff(doc_offsets)
     if np.array_equal(unit_offsets, doc_offsets):  # units are the documents (empty ones too)
-        return np.repeat(w, lengths), w
+        return w
     # the document of each unit: that of its first position; a non-empty unit must end in it too
     starts, ends = unit_offsets[:-1], unit_offsets[1:]
     first = np.searchsorted(doc_offsets, starts, side="right") - 1
@@ -120,7 +126,7 @@ def _multiplicities(weights, doc_offsets: np.ndarray, unit_offsets: np.ndarray) 
     # an empty unit at a document boundary belongs to the (empty) document starting there
     first = np.minimum(first, n_docs - 1) if n_docs else first
     uw = w[first] if n_docs else np.zeros(len(starts), dtype=np.int64)
-    return np.repeat(w, lengths), np.ascontiguousarray(uw, dtype=np.int64)
+    return np.ascontiguousarray(uw, dtype=np.int64)
 
 
 def _grown(arr: np.ndarray, size: int) -> np.ndarray:
@@ -249,7 +255,9 @@ def train(
     doc_offsets = _check_offsets("doc_offsets", doc_offsets, n)
     unit_offsets = _check_offsets("unit_offsets", unit_offsets, n)
     n_units = unit_offsets.shape[0] - 1
-    pw, uw = _multiplicities(weights, doc_offsets, unit_offsets)
+    if n_units > _INT32_MAX:
+        raise ValueError(f"unit_offsets must delimit at most {_INT32_MAX} units, got {n_units}")
+    uw = _unit_weights(weights, doc_offsets, unit_offsets)
     if weights is not None:
         n_units = int(uw.sum())
     if n and (ids.min() < 0 or ids.max() >= alphabet_size):
@@ -258,8 +266,10 @@ def train(
     reuse = _reuse
     if reuse is None:
         return _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
-                      min_count, progress, return_stream, pw, uw)
-    key = reuse.key(ids, doc_offsets, unit_offsets, alphabet_size, n_candidates, min_count, pw)
+                      min_count, progress, return_stream, uw)
+    # subtle: with the offsets, the unit multiplicities determine every count (units lie inside
+    # documents, and an empty document's weight only enters n_units, which is their sum)
+    key = reuse.key(ids, doc_offsets, unit_offsets, alphabet_size, n_candidates, min_count, uw)
     reuse.runs += 1
     found = reuse.lookup(key, alphabet_size, n_tokens, return_stream)
     if found is not None:
@@ -269,7 +279,7 @@ def train(
         return found
     t0 = time.perf_counter()
     result = _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
-                    min_count, progress, return_stream, pw, uw)
+                    min_count, progress, return_stream, uw)
     reuse.seconds += time.perf_counter() - t0
     reuse.keep(key, n_tokens, result)
     return result
@@ -277,9 +287,8 @@ def train(
 
 def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n_units: int,
            alphabet_size: int, n_tokens: int, n_candidates: int, min_count: int,
-           progress: Callable[[int], None] | None, return_stream: bool, pw: np.ndarray,
-           uw: np.ndarray) -> TrainResult:
-    """:func:`train` on validated arguments (``pw``, ``uw``: multiplicity per position and per unit)."""
+           progress: Callable[[int], None] | None, return_stream: bool, uw: np.ndarray) -> TrainResult:
+    """:func:`train` on validated arguments (``uw``: multiplicity per unit, empty if unweighted)."""
     n = ids.shape[0]
     # A batch accepts at most one candidate per distinct pair, and there are < n pairs.
     nc = max(1, min(n_candidates, n))
@@ -291,19 +300,27 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
         raise ValueError(f"n_tokens + min(n_candidates, len(ids)) must be <= {_INT32_MAX}, got {V}")
 
     rec = np.empty((n, 4), dtype=np.int32)
-    _k.link_documents(ids, doc_offsets, rec)
+    pu = np.empty(n, dtype=np.int32)  # unit of each position
+    _k.link_documents(ids, doc_offsets, unit_offsets, rec, pu)
     state = np.zeros(_k.S_SIZE, dtype=np.int64)
 
     # pair ids of the initial stream; resumable so that the tables start small
     n_pair_pos = n - (doc_offsets.shape[0] - 1) + int(np.count_nonzero(np.diff(doc_offsets) == 0))
     bound = max(1, min(n_pair_pos, alphabet_size * alphabet_size))
-    pid_cap = max(_MIN_PID_CAP, min(bound, 1 << 16))
+    A2 = alphabet_size * alphabet_size
+    if A2 <= min(_DENSE_MAX, max(_DENSE_MIN, n)):  # a direct index of every (left, right) pair
+        dense = np.full(A2, -1, dtype=np.int32)
+        pid_cap = max(_MIN_PID_CAP, bound)  # never grows
+        table = np.zeros(0, dtype=np.int32)
+    else:
+        dense = np.zeros(0, dtype=np.int32)
+        pid_cap = max(_MIN_PID_CAP, min(bound, 1 << 16))
+        table = _table_for(pid_cap)
     keys = np.empty(pid_cap, dtype=np.int64)
     cnt = np.empty(pid_cap, dtype=np.int64)
-    table = _table_for(pid_cap)
     pos = 0
     while True:
-        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state, pw)
+        pos = _k.count_initial_pairs(rec, V, table, keys, cnt, pos, state, pu, uw, dense, alphabet_size)
         if pos >= n:
             break
         pid_cap *= 2
@@ -312,8 +329,8 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
         table = _table_for(pid_cap)
         _k.rehash(keys, int(state[_k.S_NPIDS]), table)
     # pairs below min_count can never be selected nor block one: leave them untracked
-    n_pids = _k.drop_rare_pairs(rec, keys, cnt, int(state[_k.S_NPIDS]), min_count,
-                                np.empty(int(state[_k.S_NPIDS]), dtype=np.int64))
+    n_pids, tracked = _k.drop_rare_pairs(rec, keys, cnt, int(state[_k.S_NPIDS]), min_count,
+                                         np.empty(int(state[_k.S_NPIDS]), dtype=np.int64))
     state[_k.S_NPIDS] = n_pids
     pid_cap = max(_MIN_PID_CAP, 2 * n_pids)
     keys = _grown(keys[:n_pids], pid_cap)
@@ -322,14 +339,13 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     _k.rehash(keys, n_pids, table)
     occ_s = np.empty(pid_cap, dtype=np.int64)
     occ_e = np.empty(pid_cap, dtype=np.int64)
-    tracked = int(np.count_nonzero(rec[:, _k.PID] >= 0))  # positions, whatever the multiplicities
     pool = np.empty(tracked + max(_POOL_SLACK, int(n * _POOL_SLACK_FRACTION)), dtype=np.int32)
     state[_k.S_POOL] = _k.build_occurrences(rec, n_pids, occ_s, occ_e, pool)
     hsnap = np.empty(pid_cap, dtype=np.int64)
     hkey = np.empty(pid_cap, dtype=np.int64)
     hpid = np.empty(pid_cap, dtype=np.int32)
     state[_k.S_HEAP] = _k.heapify(cnt, keys, n_pids, min_count, hsnap, hkey, hpid)
-    pend = np.empty(_PEND_INIT, dtype=np.int32)
+    pend = np.empty((_PEND_INIT, 2), dtype=np.int32)  # positions given new pairs in a merge, and the pair
     mtab = np.full(_MTAB_INIT, -1, dtype=np.int32)
     state[_k.S_PHASE] = -1
 
@@ -346,9 +362,9 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     reported = 0
     while alphabet_size < n_tokens:
         status = _k.train_batches(
-            rec, unit_offsets, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
+            rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
             cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
-            alphabet_size, n_tokens, V, nc, min_count, _MAX_BATCHES_PER_CALL, _MAX_WORK_PER_CALL, pw, uw,
+            alphabet_size, n_tokens, V, nc, min_count, _MAX_BATCHES_PER_CALL, _MAX_WORK_PER_CALL, uw,
         )
         n_merges = int(state[_k.S_MERGES])
         if progress is not None and n_merges != reported:
@@ -369,7 +385,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
                 _k.rehash(keys, int(state[_k.S_NPIDS]), table)
             need = int(state[_k.S_NEED_PEND])
             if need > pend.shape[0]:
-                pend = np.empty(max(need, 2 * pend.shape[0]), dtype=np.int32)
+                pend = np.empty((max(need, 2 * pend.shape[0]), 2), dtype=np.int32)
             need = int(state[_k.S_NEED_MTAB])
             if need > mtab.shape[0]:
                 mtab = np.full(need, -1, dtype=np.int32)

@@ -17,18 +17,24 @@ State layout shared by every kernel (validated and allocated by ``ubpe.trainer``
 - heap: lazy max-heap of ``(hsnap, hkey, hpid)``, ordered by snapshot count descending then key
   ascending; at most one entry per pid; a snapshot is >= the pair's current count.
 - ``state`` (int64): see the ``S_*`` indices below.
-- weights (optional, word-frequency training): ``pw`` (int64, (n,)) multiplicity of the document
-  holding each position, ``uw`` (int64, (U,)) that of each idf unit; empty arrays mean 1 for all.
-  Every count (pair counts, merge counts, df) adds the multiplicity instead of 1, so a weighted
-  document counts as that many copies of itself.
+- ``pu``: (n,) int32, the idf unit holding each position (the largest ``u`` with
+  ``unit_offsets[u] <= i``: empty units hold no position).
+- weights (optional, word-frequency training): ``uw`` (int64, (U,)) multiplicity of each idf unit,
+  which is that of the document holding it (units lie inside documents), so position ``i``
+  counts ``uw[pu[i]]``; an empty ``uw`` means 1 for all. Every count (pair counts, merge counts,
+  df) adds the multiplicity instead of 1, so a weighted document counts as that many copies.
 
 Kernels never raise: they return status codes and the driver grows arrays between calls.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 TOK = 0
 PREV = 1
@@ -56,6 +62,50 @@ YIELD = 2  # work budget used up: call again (lets the driver report progress)
 NEED_CAPACITY = 3  # grow the arrays named by state[S_NEED_*], then call again
 
 _MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
+# A merge walk prefetches the record of the occurrence _AHEAD entries ahead of the one it
+# replaces, then (that record has arrived) those of its neighbours _AHEAD_NEIGHBOURS ahead, then
+# that of the right neighbour's right neighbour _AHEAD_NEXT2 ahead.
+_AHEAD = 16
+_AHEAD_NEIGHBOURS = 8
+_AHEAD_NEXT2 = 4
+
+
+@intrinsic
+def _prefetch(typingctx, arr, i):
+    """Hint the CPU to load the cache line of ``arr[i]`` (``arr[i, 0]`` for a 2-D array).
+
+    A hint only (LLVM ``llvm.prefetch``, read, keep in all levels): no effect on results, never
+    faults, ``i`` is not bounds-checked. Lets a walk over scattered positions overlap its misses.
+    """
+    if not isinstance(arr, types.Array) or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, ity = sig.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        inds = [context.cast(builder, args[1], ity, types.intp)]
+        inds += [context.get_constant(types.intp, 0)] * (aryty.ndim - 1)
+        ptr = cgutils.get_item_pointer2(context, builder, data=ary.data,
+                                        shape=cgutils.unpack_tuple(builder, ary.shape),
+                                        strides=cgutils.unpack_tuple(builder, ary.strides),
+                                        layout=aryty.layout, inds=inds, wraparound=False,
+                                        boundscheck=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        # the intrinsic is mangled by pointer type: "p0" with opaque pointers (LLVM >= 15)
+        name = "llvm.prefetch.p0" if str(i8p) == "ptr" else "llvm.prefetch.p0i8"
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), name)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, i), codegen
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the hint is a no-op
+
+    def _prefetch(arr, i):  # noqa: F811
+        return None
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -168,12 +218,56 @@ def _sift_down(hsnap, hkey, hpid, hlen, i):
 
 
 @njit(cache=True, nogil=True)
-def link_documents(ids, doc_offsets, rec):
-    """Fill ``rec`` (n, 4) int32 from ``ids`` (int32, (n,)) and ``doc_offsets`` (int64, (D+1,)).
+def first_copies(ids, doc_offsets, table, hashes, owner):
+    """The first copy of every document: ``owner[d]`` (int64, (D,)) is the smallest ``e <= d``
+    whose document equals document ``d`` value for value (``d`` itself for a first copy).
+
+    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,), validated by the caller; ``table`` int64,
+    all -1, a power of two >= 2 * D slots; ``hashes`` int64 (D,) scratch. Documents are hashed
+    into the open-addressing table and compared exactly on equal hashes, so the result never
+    depends on hash collisions. Returns the number of distinct documents.
+    """
+    n_docs = doc_offsets.shape[0] - 1
+    mask = table.shape[0] - 1
+    n_distinct = 0
+    for d in range(n_docs):
+        a = doc_offsets[d]
+        b = doc_offsets[d + 1]
+        h = b - a
+        for i in range(a, b):
+            h = (h ^ ids[i]) * _MIX  # wraps (int64 arithmetic in numba)
+            h ^= h >> 32
+        hashes[d] = h
+        slot = _slot(h & 0x7FFFFFFFFFFFFFFF, mask)
+        while True:
+            e = table[slot]
+            if e == -1:
+                table[slot] = d
+                owner[d] = d
+                n_distinct += 1
+                break
+            if hashes[e] == h and doc_offsets[e + 1] - doc_offsets[e] == b - a:
+                o = doc_offsets[e] - a
+                same = True
+                for i in range(a, b):
+                    if ids[i] != ids[i + o]:
+                        same = False
+                        break
+                if same:
+                    owner[d] = e
+                    break
+            slot = (slot + 1) & mask
+    return n_distinct
+
+
+@njit(cache=True, nogil=True)
+def link_documents(ids, doc_offsets, unit_offsets, rec, pu):
+    """Fill ``rec`` (n, 4) int32 and ``pu`` (n,) int32 from ``ids`` (int32, (n,)), ``doc_offsets``
+    (int64, (D+1,)) and ``unit_offsets`` (int64, (U+1,), U < 2**31).
 
     Preconditions (validated by the caller): offsets start at 0, end at n, non-decreasing.
     Afterwards TOK = ids, PREV/NEXT link positions inside each document (-1 at its ends),
-    PID = -1 everywhere. Returns 0.
+    PID = -1 everywhere; ``pu[i]`` is the unit holding position ``i``. Returns 0.
     """
     for d in range(doc_offsets.shape[0] - 1):
         a = doc_offsets[d]
@@ -183,21 +277,28 @@ def link_documents(ids, doc_offsets, rec):
             rec[i, PREV] = i - 1 if i > a else -1
             rec[i, NEXT] = i + 1 if i + 1 < b else -1
             rec[i, PID] = -1
+    for u in range(unit_offsets.shape[0] - 1):
+        for i in range(unit_offsets[u], unit_offsets[u + 1]):
+            pu[i] = u
     return 0
 
 
 @njit(cache=True, nogil=True)
-def count_initial_pairs(rec, V, table, keys, cnt, start, state, pw):
+def count_initial_pairs(rec, V, table, keys, cnt, start, state, pu, uw, dense, A):
     """Assign pids to the adjacent pairs of ``rec`` from position ``start`` on and count them.
 
-    Preconditions: ``rec`` linked by ``link_documents``; tokens < V; ``table`` empty slots = -1;
-    ``pw`` empty (every position counts 1) or the int64 multiplicity of every position.
+    Preconditions: ``rec``/``pu`` filled by ``link_documents``; tokens < V; ``table`` empty
+    slots = -1; ``uw`` empty (every position counts 1) or the int64 multiplicity of every unit.
+    Pids are numbered in order of first appearance. ``dense`` empty: pairs are found in the hash
+    ``table``; else an all -1 int32 array of ``A * A`` slots indexed ``left * A + right`` (every
+    token < A) replaces it (``table`` unused, ``keys`` must then hold every distinct pair).
     Stops before a new pid would exceed ``keys.shape[0]`` or a load of 1/2: returns the position
     to resume from after growing (n when done). ``state[S_NPIDS]`` is kept up to date.
     """
     n = rec.shape[0]
     n_pids = state[S_NPIDS]
-    cap = min(keys.shape[0], table.shape[0] // 2)
+    is_dense = dense.shape[0] > 0
+    cap = keys.shape[0] if is_dense else min(keys.shape[0], table.shape[0] // 2)
     for i in range(start, n):
         j = rec[i, NEXT]
         if j == -1:
@@ -205,12 +306,22 @@ def count_initial_pairs(rec, V, table, keys, cnt, start, state, pw):
         if n_pids >= cap:
             state[S_NPIDS] = n_pids
             return i
-        key = np.int64(rec[i, TOK]) * V + rec[j, TOK]
-        p = _get_or_add(table, table.shape[0] - 1, keys, key, n_pids)
+        left = rec[i, TOK]
+        right = rec[j, TOK]
+        if is_dense:
+            # subtle: a direct index costs one cache-resident load instead of a hash probe
+            slot = np.int64(left) * A + right
+            p = dense[slot]
+            if p == -1:
+                p = n_pids
+                dense[slot] = p
+                keys[p] = np.int64(left) * V + right
+        else:
+            p = _get_or_add(table, table.shape[0] - 1, keys, np.int64(left) * V + right, n_pids)
         if p == n_pids:
             cnt[p] = 0
             n_pids += 1
-        cnt[p] += 1 if pw.shape[0] == 0 else pw[i]
+        cnt[p] += 1 if uw.shape[0] == 0 else uw[pu[i]]
         rec[i, PID] = p
     state[S_NPIDS] = n_pids
     return n
@@ -222,7 +333,7 @@ def drop_rare_pairs(rec, keys, cnt, n_pids, min_count, remap):
 
     ``remap`` int64 holds >= n_pids entries (scratch). Afterwards ``rec[:, PID]`` is the new pid,
     -2 for an untracked pair, -1 for none; ``keys``/``cnt`` are compacted. The hash table must
-    be rebuilt by the caller. Returns the new number of pids.
+    be rebuilt by the caller. Returns (new number of pids, positions holding a tracked pair).
     """
     w = 0
     for p in range(n_pids):
@@ -233,11 +344,15 @@ def drop_rare_pairs(rec, keys, cnt, n_pids, min_count, remap):
             w += 1
         else:
             remap[p] = -2
+    tracked = 0
     for i in range(rec.shape[0]):
         p = rec[i, PID]
         if p >= 0:
-            rec[i, PID] = remap[p]
-    return w
+            p = remap[p]
+            rec[i, PID] = p
+            if p >= 0:
+                tracked += 1
+    return w, tracked
 
 
 @njit(cache=True, nogil=True)
@@ -342,32 +457,55 @@ def _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count):
 
 
 @njit(cache=True, nogil=True)
-def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask, state, P, X, V,
-                min_count, pw, uw):
+def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask, state, P, X, V,
+                min_count, uw):
     """Replace the occurrences of pair ``P`` by token ``X``, left to right without overlap.
 
     Preconditions (checked by the caller): room for the new pids in ``keys``/``table`` (load
-    <= 1/2), ``mtab[:mmask + 1]`` all -1 and twice the new pids, ``pend`` and the pool's free
-    tail >= twice the pair's occurrences. ``pw``/``uw``: position and unit multiplicities (empty:
-    all 1). Updates the counts of all touched pairs, creates the new pairs (keeping
-    those with count >= min_count) and appends their occurrence segments (sorted) at the pool's
-    end. Returns (count, df).
+    <= 1/2), ``mtab[:mmask + 1]`` all -1 and twice the new pids, ``pend`` ((rows, 2) int32:
+    position, pair) and the pool's free tail >= twice the pair's occurrences. ``pu``: unit of
+    each position; ``uw``: unit multiplicities (empty: all 1). Updates the counts of all touched
+    pairs, creates the new pairs (keeping those with count >= min_count) and appends their
+    occurrence segments (sorted) at the pool's end. Returns (count, df).
     """
     left = keys[P] // V
     right = keys[P] - left * V
     n_pids = state[S_NPIDS]
     base = n_pids
     pool_len = state[S_POOL]
-    n_units = uoff.shape[0] - 1
     npend = 0
     count = 0
     df = 0
-    unit_end = np.int64(-1)  # end of the unit of the last replaced position; -1: none yet
-    unit_lo = 0
+    last_unit = -1  # unit of the last replaced position
+    weighted = uw.shape[0] > 0
+    seg_end = occ_e[P]
     # subtle: the segment is sorted by position, so walking it and skipping entries that are no
     # longer an occurrence (e.g. the second (a, a) of "a a a", consumed by the first) is exactly
     # the left-to-right non-overlapping replacement of the spec.
-    for k in range(occ_s[P], occ_e[P]):
+    # the positions are scattered over rec: ask for those of later occurrences early, so that
+    # the cache misses overlap instead of each stalling the walk
+    for k in range(occ_s[P], min(occ_s[P] + _AHEAD, seg_end)):
+        _prefetch(rec, pool[k])
+        _prefetch(pu, pool[k])
+    for k in range(occ_s[P], seg_end):
+        if k + _AHEAD < seg_end:
+            f = pool[k + _AHEAD]
+            _prefetch(rec, f)
+            _prefetch(pu, f)
+        if k + _AHEAD_NEIGHBOURS < seg_end:
+            f = pool[k + _AHEAD_NEIGHBOURS]
+            g = rec[f, NEXT]
+            if g != -1:
+                _prefetch(rec, g)
+            g = rec[f, PREV]
+            if g != -1:
+                _prefetch(rec, g)
+        if k + _AHEAD_NEXT2 < seg_end:
+            g = rec[pool[k + _AHEAD_NEXT2], NEXT]
+            if g != -1:
+                g = rec[g, NEXT]
+                if g != -1:
+                    _prefetch(rec, g)
         p = pool[k]
         if rec[p, TOK] != left:
             continue
@@ -376,7 +514,8 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
             continue
         a = rec[p, PREV]
         c = rec[q, NEXT]
-        w = 1 if pw.shape[0] == 0 else pw[p]  # every position of a document has its multiplicity
+        u = pu[p]
+        w = uw[u] if weighted else 1  # a unit lies inside one document: its multiplicity
         # subtle: PID -2 marks a pair below min_count that is not tracked (it can never be
         # selected nor block a candidate, since counts of existing pairs only drop).
         if a != -1:
@@ -404,10 +543,14 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
                 n_pids += 1
             cnt[np_] += w
             rec[a, PID] = np_
-            # subtle: if a holds X it was a site of this merge and already pended as "p".
+            # subtle: if a holds X it was the site just before this one, pended last as "p":
+            # its pair changed from (X, left) to (X, X), so its pended pair changes too.
             if ta != X:
-                pend[npend] = a
+                pend[npend, 0] = a
+                pend[npend, 1] = np_
                 npend += 1
+            else:
+                pend[npend - 1, 1] = np_
         if c != -1:
             np_ = _get_or_add(mtab, mmask, keys, np.int64(X) * V + rec[c, TOK], n_pids)
             if np_ == n_pids:
@@ -415,25 +558,17 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
                 n_pids += 1
             cnt[np_] += w
             rec[p, PID] = np_
-            pend[npend] = p
+            pend[npend, 0] = p
+            pend[npend, 1] = np_
             npend += 1
         else:
             rec[p, PID] = -1
         count += w
-        # df: positions come in increasing order, so a new unit starts when p passes the end
-        # of the current one.
-        if p >= unit_end:
-            lo = unit_lo
-            hi = n_units - 1
-            while lo < hi:  # largest u with uoff[u] <= p (skips empty units)
-                mid = (lo + hi + 1) >> 1
-                if uoff[mid] <= p:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            unit_lo = lo + 1
-            unit_end = uoff[lo + 1]
-            df += 1 if uw.shape[0] == 0 else uw[lo]
+        # df: positions come in increasing order, so units are non-decreasing and each unit
+        # holding a replaced occurrence is met in one run.
+        if u != last_unit:
+            last_unit = u
+            df += w
     occ_e[P] = occ_s[P]  # every occurrence is gone
     for k in range(mmask + 1):
         mtab[k] = -1
@@ -448,12 +583,6 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
             w += 1
         else:
             occ_s[p] = -2
-    # subtle: every position holding a new pair is pended exactly once, so each is renamed once.
-    for k in range(npend):
-        i = pend[k]
-        p = rec[i, PID]
-        if p >= base:
-            rec[i, PID] = occ_s[p]
     n_pids = w
     mask = table.shape[0] - 1
     for p in range(base, n_pids):
@@ -461,16 +590,20 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
         while table[h] != -1:
             h = (h + 1) & mask
         table[h] = p
-    # Flush: the pairs created here are all new, so their occurrences are the pended positions
-    # whose current pair is one of them. A stable counting sort by pid keeps each segment
-    # sorted by position.
+    # Flush: the pairs created here are all new, so their occurrences are the pended positions,
+    # each under its pended pair (always one of them, and equal to rec[i, PID]: see the walk). A
+    # stable counting sort by pid keeps each segment sorted by position; its counting pass also
+    # renames, and reads the pairs from pend, not from the scattered records.
     # subtle: a pended position whose pair changed again later in this merge (e.g. (X, a) then
-    # (X, X) in "a a a a") is listed once and filed under its final pair only.
+    # (X, X) in "a a a a") is listed once and filed under its final pair only; and since every
+    # position holding a new pair is pended exactly once, each is renamed once.
     for p in range(base, n_pids):
         occ_e[p] = 0
     for k in range(npend):
-        p = rec[pend[k], PID]
-        if p >= base:
+        p = occ_s[pend[k, 1]]  # new number (>= base) or -2
+        pend[k, 1] = p
+        rec[pend[k, 0], PID] = p
+        if p >= 0:
             occ_e[p] += 1
     for p in range(base, n_pids):
         c = occ_e[p]
@@ -478,10 +611,9 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
         occ_e[p] = pool_len
         pool_len += c
     for k in range(npend):
-        i = pend[k]
-        p = rec[i, PID]
-        if p >= base:
-            pool[occ_e[p]] = i
+        p = pend[k, 1]
+        if p >= 0:
+            pool[occ_e[p]] = pend[k, 0]
             occ_e[p] += 1
     state[S_NPIDS] = n_pids
     state[S_POOL] = pool_len
@@ -489,14 +621,14 @@ def _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mma
 
 
 @njit(cache=True, nogil=True)
-def train_batches(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
+def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
                   cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
-                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work, pw, uw):
+                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work, uw):
     """Run training batches until done, stopped, out of budget or short of capacity.
 
     Preconditions: arrays built by the kernels above and sized by the driver; mtab all -1;
     cand_* hold n_candidates entries; m_* hold every merge training can make; min_count >= 1;
-    ``pw``/``uw`` position and unit multiplicities (empty: all 1).
+    ``pu`` unit of each position, ``uw`` unit multiplicities (empty: all 1).
     Returns DONE, STOPPED, YIELD (only between batches) or NEED_CAPACITY (between two merges of
     a batch: grow what state[S_NEED_*] name, then call again to resume).
     """
@@ -612,8 +744,8 @@ def train_batches(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, h
                 break
             X = alphabet_size + n_merges
             base = n_pids
-            count, df = _merge_pair(rec, uoff, pool, pend, keys, cnt, occ_s, occ_e, table, mtab,
-                                    msize - 1, state, p, X, V, min_count, pw, uw)
+            count, df = _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab,
+                                    msize - 1, state, p, X, V, min_count, uw)
             k1 = keys[p]
             m_left[n_merges] = k1 // V
             m_right[n_merges] = k1 - (k1 // V) * V
