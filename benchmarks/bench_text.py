@@ -1,9 +1,11 @@
 """Text training: ubpe's TextTokenizer.fit against Hugging Face tokenizers' BpeTrainer and
 SentencePiece (BPE), on the same text cut into the same pieces, in the same run.
 
-    python benchmarks/bench_text.py [--sizes 1024 4096 16384] [--repeat 3] [--json OUT.json]
+    python benchmarks/bench_text.py [--text taylorswift|fortunes] [--sizes 1024 4096 16384] [--repeat 3] [--json OUT.json]
 
-Data: taylorswift.txt (benchmarks/_data.py). The last tenth (from the first line break after
+Data: taylorswift.txt (benchmarks/_data.py, the default), or with ``--text fortunes`` the
+2.5 MB of Debian's fortune cookies (bench_text_compress.debian_texts: the package fetched with
+apt-get download, not installed; results/text-fortunes.json by default). The last tenth (from the first line break after
 90 % of the characters) is held back: every tool trains on the first nine tenths and is scored
 on both parts.
 
@@ -152,13 +154,25 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096, 16384])
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--text", choices=("taylorswift", "fortunes"), default="taylorswift")
     add_json_arg(p)
     args = p.parse_args(argv)
-    text = _data.text().decode("utf-8")
+    if args.text == "fortunes":
+        import bench_text_compress
+
+        texts = bench_text_compress.debian_texts()
+        if not texts:
+            print("the Debian fortunes could not be fetched: nothing measured")
+            return
+        text = texts["fortunes (all)"].decode("utf-8", errors="replace")
+        if args.json is None and not getattr(args, "no_json", False):
+            args.json = str(Path(__file__).resolve().parent / "results" / "text-fortunes.json")
+    else:
+        text = _data.text().decode("utf-8")
     train, held = split_text(text)
     global BIG
     BIG = text * 10
-    print(f"taylorswift.txt: {len(text.encode()):,} bytes; training on {len(train.encode()):,}, "
+    print(f"{args.text}: {len(text.encode()):,} bytes; training on {len(train.encode()):,}, "
           f"holding back {len(held.encode()):,}; {len(TextTokenizer(256).pieces(train)):,} pieces, "
           f"{len(set(TextTokenizer(256).pieces(train))):,} distinct\n")
     TextTokenizer(300).fit(train[:5000])  # numba kernels compiled or loaded before any timing
