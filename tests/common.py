@@ -163,7 +163,8 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     out = [
         ("walk", walk, compress(walk), None),
         ("text", text, compress(text), None),
-        ("skewed", skewed, compress(skewed), None),  # rANS
+        ("skewed", skewed, compress(skewed), None),
+        ("skewed_rans", skewed, compress(skewed, level=1), None),  # rANS
         ("big_walk", big_walk, compress(big_walk), None),
         ("skewed_referenced", skewed[:1500], compress(skewed[:1500], tokenizer=tok2, embed=False), tok2),
         ("noise", noise, compress(noise), None),  # no merges: packed or ans over raw ids

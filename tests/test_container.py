@@ -484,7 +484,7 @@ def test_level_2_with_n_tokens_and_tokenizer():
     a = len(np.unique(x))
     data = check_roundtrip(x, n_tokens=a + 30, level=2)
     info = inspect(data)
-    assert info.alphabet_size + info.n_merges == a + 30 and info.coder == "cm"
+    assert info.alphabet_size + info.n_merges == a + 30 and info.coder == "cms"  # merges: no text classes
     assert len(data) <= len(compress(x, n_tokens=a + 30, level=1))
     # orders whose alphabet alone exceeds n_tokens are not candidates
     y = walk(4000, seed=15)
@@ -493,7 +493,7 @@ def test_level_2_with_n_tokens_and_tokenizer():
     for embed in (True, False):
         two = check_roundtrip(x[:1500], tokenizer=tok, embed=embed, level=2)
         one = compress(x[:1500], tokenizer=tok, embed=embed, level=1)
-        assert inspect(two).coder == "cm" and inspect(one).coder != "cm"
+        assert inspect(two).coder == "cms" and inspect(one).coder not in ("cm", "cms")
         assert len(two) < len(one)
         assert unpack(two)["model" if embed else "digest"] == unpack(one)["model" if embed else "digest"]
 
@@ -507,7 +507,7 @@ def test_level_2_uses_cm_on_real_data(shared_data):
         # excerpt the automatic choice is ranks then delta 1 with rANS, smaller than either)
         one, two = compress(x, level=1, predictor="none"), check_roundtrip(x, level=2, predictor="none")
         # (text through its bytes gets the text coder "cmt2")
-        assert inspect(two).coder == ("cmt2" if x is text else "cm") and inspect(one).coder not in ("cm", "cmt2")
+        assert inspect(two).coder == ("cmt2" if x is text else "cms") and inspect(one).coder not in ("cm", "cms", "cmt2")
         assert len(two) < 0.95 * len(one)
 
 
@@ -518,7 +518,7 @@ def test_level_2_on_a_sample(monkeypatch):
     rng = np.random.default_rng(5)
     text = np.frombuffer(b"".join(rng.choice([b"alpha ", b"beta ", b"gamma ", b"delta "], 2500)), np.uint8)
     data = check_roundtrip(text, level=2)
-    assert inspect(data).coder in ("cm", "cmt2") and inspect(data).delta == 0
+    assert inspect(data).coder in ("cm", "cms", "cmt2") and inspect(data).delta == 0
     assert len(data) < len(compress(text, level=1)) and compress(text, level=2) == data
     x = walk(12_000, seed=4)
     check_roundtrip(x, level=2)
@@ -623,7 +623,8 @@ def test_inspect_parts_add_up():
     assert info.header < 120 and info.model > 0 and info.payload > 0
     assert info.ratio == pytest.approx(x.nbytes / len(data))
     assert info.n_values == x.size and info.original_size == x.nbytes
-    assert info.dtype == "<i2" and info.version == 2 and info.embedded and info.digest is None
+    assert info.dtype == "<i2" and info.embedded and info.digest is None
+    assert info.version == (4 if info.coder == "cms" else 2)  # version 2 unless the coder needs more
     assert info.coder in entropy.CODERS and info.n_tokens <= x.size
     d = info.to_dict()
     assert d["payload"] == info.payload
@@ -1244,7 +1245,8 @@ def test_text_uses_the_text_coder_at_the_default_level_and_round_trips():
     assert ubpe.describe(ubpe.compress(text, level=1)).coder not in ("cm", "cmt", "cmt2")
     signal = np.cumsum(np.random.default_rng(1).integers(-40, 41, 5000)).astype(np.int16)
     assert ubpe.describe(ubpe.compress(signal)).coder not in ("cmt", "cmt2")  # not bytes: never offered
-    assert ubpe.describe(ubpe.compress(signal)).version == 2  # other containers stay readable by 0.x
+    info = ubpe.describe(ubpe.compress(signal))
+    assert info.version == (4 if info.coder == "cms" else 2)  # others stay readable by 0.x (no "cms")
 
 
 def test_a_text_stream_over_values_that_are_not_bytes_is_refused():

@@ -56,7 +56,7 @@ STREAM_VERSION = 2
 #: Version of the blocked form (version 3 brought it; version 4 keeps it).
 BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
-_CODER_VERSION = {"cmt": 3, "cmt2": 4}
+_CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4}
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
 #: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
 DEFAULT_BLOCK_SIZE = 1 << 20
@@ -357,9 +357,9 @@ def compress(
         data. ``False`` refuses them with ``ValueError`` naming the first.
     level : {1, 2}, default 2
         ``1``: a static model, the tokens coded by rANS (or bit packing, or a constant); fast
-        to decode. ``2``: also offers the adaptive context-mixing coder ``"cm"`` and the
-        vocabulary sizes chosen for it; smaller on data with context, and 20-100x slower to
-        decode when "cm" is chosen (:func:`describe` reports ``coder``). Level 2's candidates
+        to decode. ``2``: also offers the adaptive context-mixing coders (``"cms"`` for
+        signals, in place of ``"cm"``; ``"cmt2"`` for text) and the vocabulary sizes chosen for
+        them; smaller on data with context, and 20-100x slower to decode when one is chosen (:func:`describe` reports ``coder``). Level 2's candidates
         include level 1's, so up to ``planner.FULL_FIT`` values it is never larger.
     source : dict, optional
         Metadata about where the values came from (e.g. ``{"format": "wav", "rate": 48000}``),
@@ -709,6 +709,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
     if len(merges) and model.method != "replay" and not bare:
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
+    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0))  # "cms": version 4
     fields["crc"] = fields.pop("crc")
     return fields
 

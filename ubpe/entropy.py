@@ -25,6 +25,13 @@ Coders (the smallest msgpack encoding among the offered ones is chosen):
              probability besides its direct one, a second match model for repeats of 16 or
              more bytes, three mixers and a final mixer, and a second APM on order 2
              (``ubpe._kernels.cmtext``, normative). Offered as "cmt" is; same fields.
+``"cms"``    (level 2's signal coder; container format 4) context mixing for signal-like
+             streams whose token ids are values in order: orders 1, 2 and 4, a sparse context,
+             the linear prediction 2 t1 - t2, the pattern of the last differences, magnitudes
+             against a running mean and the running loudness, hashed entries adapting down to
+             1/77, three mixers and a final mixer, two APMs (``ubpe._kernels.cmsignal``,
+             normative). When offered with "cm" it replaces it for streams without
+             ``classes`` (one context-mixing run); same fields as "cm". About half "cm"'s speed.
 ``"mag"``    residual-like streams (``ubpe._kernels.residual``): ``z = zigzag(t - center)`` split
              into a half-octave magnitude class, rANS-coded with a static table per context
              (the class of a running mean of z: the tables follow the signal's loudness, like
@@ -75,11 +82,11 @@ __all__ = [
 ]
 
 #: Every coder decode_stream understands.
-CODERS = ("rans", "packed", "const", "cm", "mag", "cmt", "cmt2")
+CODERS = ("rans", "packed", "const", "cm", "mag", "cmt", "cmt2", "cms")
 #: Coders encode_stream offers by default (the planner offers them at level 1).
 DEFAULT_CODERS = ("rans", "packed", "const", "mag")
 #: Coders the planner offers at level 2 (the default level).
-LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt", "cmt2")
+LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt", "cmt2", "cms")
 #: Coders of text through its bytes: they need ``text_classes``.
 TEXT_CODERS = ("cmt", "cmt2")
 #: When both text coders are offered, "cmt" is tried only for streams of at most this many
@@ -93,6 +100,7 @@ _FIELDS = {
     "cm": ("coder", "n", "payload"),
     "cmt": ("coder", "n", "payload"),
     "cmt2": ("coder", "n", "payload"),
+    "cms": ("coder", "n", "payload"),
     "mag": ("coder", "n", "center", "rate", "pb", "table", "payload", "raw"),
 }
 #: rANS probability precision range (bits). The decoder builds a 2**pb slot table, so pb is
@@ -293,8 +301,9 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
 
     ``coders`` lists the candidates (``"packed"`` is always one; ``"const"`` is used whenever
     a single symbol repeats and allowed; ``"cmt"`` and ``"cmt2"`` only with ``classes``, from
-    :func:`text_classes`, one per symbol; with both, "cmt" only up to ``CMT_BOTH_MAX`` tokens). The smallest msgpack size wins; ties go to the
-    earlier of packed, rans, mag, cm, cmt, cmt2. Same input -> same bytes.
+    :func:`text_classes`, one per symbol; with both, "cmt" only up to ``CMT_BOTH_MAX`` tokens;
+    ``"cms"`` only without ``classes``, and then "cm" is not run). The smallest msgpack size wins; ties go to the
+    earlier of packed, rans, mag, cm, cms, cmt, cmt2. Same input -> same bytes.
     """
     vocab_size = _check_vocab(vocab_size)
     unknown = [c for c in coders if c not in CODERS]
@@ -312,7 +321,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     width = _packed_width(int(ids[-1]))
     _, payload = pack_uints(arr, width)
     best = {"coder": "packed", "n": n, "width": width, "payload": payload}
-    if k == 1 or not ({"rans", "cm", "mag", *TEXT_CODERS} & set(coders)):
+    if k == 1 or not ({"rans", "cm", "cms", "mag", *TEXT_CODERS} & set(coders)):
         return best
     best_size = len(msgpack.packb(best))
 
@@ -343,8 +352,17 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
-    if "cm" in coders:
+    # subtle: "cms" takes the place of "cm" for streams without text classes (one context-mixing
+    # run, not two); text streams keep "cm" beside their text coders
+    signal_cm = "cms" in coders and classes is None
+    if "cm" in coders and not signal_cm:
         cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)))
+        if cand is not None:
+            size = len(msgpack.packb(cand))
+            if size < best_size:
+                best, best_size = cand, size
+    if signal_cm:
+        cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)), coder="cms")
         if cand is not None:
             size = len(msgpack.packb(cand))
             if size < best_size:
@@ -371,7 +389,11 @@ def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarra
     its payload would exceed ``budget`` bytes."""
     tokens = np.ascontiguousarray(arr, dtype=np.int32)
     buf = np.zeros(budget, dtype=np.uint8)
-    if classes is None:
+    if classes is None and coder == "cms":
+        from ._kernels import cmsignal  # subtle: imported (and compiled) only when first used
+
+        length = int(cmsignal.cms_encode(tokens, vocab_size, buf))
+    elif classes is None:
         coder = "cm"
         length = int(_cm.cm_encode(tokens, vocab_size, buf))
     elif coder == "cmt2":
@@ -528,8 +550,8 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
         return _decode_const(fields, n, vocab_size)
     if coder == "packed":
         return _decode_packed(fields, n, vocab_size)
-    if coder == "cm":
-        return _decode_cm(fields, n, vocab_size)
+    if coder in ("cm", "cms"):
+        return _decode_cm(fields, n, vocab_size, coder=coder)
     if coder in TEXT_CODERS:
         if classes is None or classes.shape != (vocab_size,) or vocab_size > 256:
             raise CorruptDataError(f"field 'coder': \"{coder}\" codes text through its bytes, but the "
@@ -632,7 +654,11 @@ def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None
         )
     out = _alloc_tokens(n)
     data = np.frombuffer(payload, dtype=np.uint8).copy()  # writable: kernel shared with encoding
-    if classes is None:
+    if classes is None and coder == "cms":
+        from ._kernels import cmsignal  # subtle: imported (and compiled) only when first used
+
+        status = cmsignal.cms_decode(data, vocab_size, out)
+    elif classes is None:
         status = _cm.cm_decode(data, vocab_size, out)
     elif coder == "cmt2":
         from ._kernels import cmtext  # subtle: imported (and compiled) only when text is decoded

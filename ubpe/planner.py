@@ -32,7 +32,8 @@ search.
    otherwise from the bare alphabet alone:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
    same one, then the bare alphabet and the prefixes of :data:`CM_LADDER` with every level-2
-   coder ("cm" included), up the ladder until the container stops shrinking; from
+   coder ("cm" included: for streams without text classes ``encode_stream`` runs "cms" in its
+   place, no extra coder run), up the ladder until the container stops shrinking; from
    :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values the ladder is climbed on :data:`CM_SAMPLE`
    of them (a training run of their own), each rung standing for the same prefix of the run on
    all values. With
