@@ -439,7 +439,8 @@ def _code(tokens, n, vocab_size, buf, decoding):
     return OK
 
 
-@njit(cache=True, nogil=True)
+# plain functions over the compiled loop (as ``cm``'s entry points): one compilation of
+# ``_code`` serves both directions, and no wrapper is compiled
 def cms_encode(tokens, vocab_size, buf):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
     the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
@@ -447,7 +448,6 @@ def cms_encode(tokens, vocab_size, buf):
     return _code(tokens, tokens.shape[0], vocab_size, buf, False)
 
 
-@njit(cache=True, nogil=True)
 def cms_decode(buf, vocab_size, out):
     """Decode len(out) tokens from ``buf`` (uint8, any content; writable, never written) into
     ``out`` (int32). Returns OK, ERR_SYMBOL, ERR_CHECK or ERR_LENGTH as ``cm.cm_decode``.
