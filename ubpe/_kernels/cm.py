@@ -176,6 +176,72 @@ def _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding):
     return x1, x2, x, pos, y
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _match_step(tokens, i, tok, pt, top, mlen, mptr, MT, mmask, min_len, max_len):
+    """A match model after token ``i`` (``tok``): the match is extended when it predicted
+    ``tok`` (``pt``, its predicted token | ``top``), else dropped; then the last position after
+    the newest ``min_len`` tokens is looked up in ``MT`` (hashed, ``mmask``) and, with no match
+    running, verified backwards up to ``max_len`` tokens and taken when ``min_len`` agree.
+    Returns ``(mlen, mptr)``; ``MT`` is updated to ``i + 1``."""
+    if mlen > 0 and (pt ^ top) == tok:
+        mlen += 1
+        mptr += 1
+    else:
+        mlen = 0
+    if i + 1 >= min_len:
+        hm = 0
+        for k in range(min_len):
+            hm = _hash(hm, np.int64(tokens[i - k]))
+        hm &= mmask
+        if mlen == 0:
+            cand = np.int64(MT[hm])
+            if cand > 0:
+                L = 0
+                while L < max_len and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
+                    L += 1
+                if L >= min_len:
+                    mlen = L
+                    mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
+        MT[hm] = i + 1
+    return mlen, mptr
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(x1, x2, x, pos, buf, nb, n, chk, decoding):
+    """The end of a stream, shared by every cm coder: 16 check bits of ``chk`` at p = 2048 (when
+    n > 0), then the flush (the shortest k-byte prefix of a value in [x1, x2]). Encoding returns
+    the payload length; decoding OK, ERR_CHECK or ERR_LENGTH."""
+    # check: 16 bits of the tokens' hash at probability 1/2 (2 bytes), so that corrupt data
+    # decoding to other tokens is refused but for a 2**-16 chance
+    for j in range(16 if n > 0 else 0):
+        yc = (chk >> (15 - j)) & 1
+        x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
+        if y != yc:
+            return ERR_CHECK
+    # flush: the shortest k-byte prefix v of a value in [x1, x2] (zeros follow it)
+    k = 4
+    v = x1
+    for kk in range(5):
+        sh = 32 - 8 * kk
+        vv = ((x1 + (1 << sh) - 1) >> sh) << sh
+        if vv <= x2:
+            k = kk
+            v = vv
+            break
+    if not decoding:
+        for j in range(k):
+            if pos < nb:
+                buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
+            pos += 1
+        return pos
+    if pos + k != nb:
+        return ERR_LENGTH
+    for j in range(k):
+        if np.int64(buf[pos + j]) != ((v >> (24 - 8 * j)) & 255):
+            return ERR_LENGTH
+    return OK
+
+
 def _make_code(text):
     """The shared encoder/decoder loop with the text contexts on (``text`` True: "cmt") or off
     ("cm"). ``text`` is a compile-time constant of the kernel (a closure constant), so the "cm"
@@ -419,27 +485,7 @@ def _make_code(text):
                 if tok >= vocab_size:
                     return ERR_SYMBOL
                 tokens[i] = tok
-            # match model: extend, or look up the last occurrence of the newest MATCH_MIN tokens
-            if mlen > 0 and (pt ^ top) == tok:
-                mlen += 1
-                mptr += 1
-            else:
-                mlen = 0
-            if i + 1 >= MATCH_MIN:
-                hm = 0
-                for k in range(MATCH_MIN):
-                    hm = _hash(hm, np.int64(tokens[i - k]))
-                hm &= mmask
-                if mlen == 0:
-                    cand = np.int64(MT[hm])
-                    if cand > 0:
-                        L = 0
-                        while L < MATCH_MAX and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
-                            L += 1
-                        if L >= MATCH_MIN:
-                            mlen = L
-                            mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
-                MT[hm] = i + 1
+            mlen, mptr = _match_step(tokens, i, tok, pt, top, mlen, mptr, MT, mmask, MATCH_MIN, MATCH_MAX)
             chk = _hash(chk, tok + 1)
             if text:
                 k = cls[tok]
@@ -454,35 +500,7 @@ def _make_code(text):
                 if k & 1:
                     plstart = lstart
                     lstart = i + 1
-        # check: 16 bits of the tokens' hash at probability 1/2 (2 bytes), so that corrupt data
-        # decoding to other tokens is refused but for a 2**-16 chance
-        for j in range(16 if n > 0 else 0):
-            yc = (chk >> (15 - j)) & 1
-            x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
-            if y != yc:
-                return ERR_CHECK
-        # flush: the shortest k-byte prefix v of a value in [x1, x2] (zeros follow it)
-        k = 4
-        v = x1
-        for kk in range(5):
-            sh = 32 - 8 * kk
-            vv = ((x1 + (1 << sh) - 1) >> sh) << sh
-            if vv <= x2:
-                k = kk
-                v = vv
-                break
-        if not decoding:
-            for j in range(k):
-                if pos < nb:
-                    buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
-                pos += 1
-            return pos
-        if pos + k != nb:
-            return ERR_LENGTH
-        for j in range(k):
-            if np.int64(buf[pos + j]) != ((v >> (24 - 8 * j)) & 255):
-                return ERR_LENGTH
-        return OK
+        return _finish(x1, x2, x, pos, buf, nb, n, chk, decoding)
 
     return code
 

@@ -74,7 +74,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cm import _clamp_bits, _code_bit, _hash, _squash_table, _stretch_table
+from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 from .cmtext import _apm_init, _conf
 
 # Status codes (as ubpe._kernels.cm).
@@ -387,56 +387,12 @@ def _code(tokens, n, vocab_size, buf, decoding):
             if tok >= vocab_size:
                 return ERR_SYMBOL
             tokens[i] = tok
-        if mlen > 0 and (pt ^ top) == tok:
-            mlen += 1
-            mptr += 1
-        else:
-            mlen = 0
-        if i + 1 >= MATCH_MIN:
-            hm = 0
-            for k in range(MATCH_MIN):
-                hm = _hash(hm, np.int64(tokens[i - k]))
-            hm &= mmask
-            if mlen == 0:
-                cand = np.int64(MT[hm])
-                if cand > 0:
-                    L = 0
-                    while L < MATCH_MAX and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
-                        L += 1
-                    if L >= MATCH_MIN:
-                        mlen = L
-                        mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
-            MT[hm] = i + 1
+        mlen, mptr = _match_step(tokens, i, tok, pt, top, mlen, mptr, MT, mmask, MATCH_MIN, MATCH_MAX)
         chk = _hash(chk, tok + 1)
         mu += ((tok << 4) - mu) >> MU_SHIFT
         dt = tok - t1 if i >= 1 else 0
         en += (((dt if dt >= 0 else -dt) << 4) - en) >> 3
-    for j in range(16 if n > 0 else 0):
-        yc = (chk >> (15 - j)) & 1
-        x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
-        if y != yc:
-            return ERR_CHECK
-    k = 4
-    v = x1
-    for kk in range(5):
-        sh = 32 - 8 * kk
-        vv = ((x1 + (1 << sh) - 1) >> sh) << sh
-        if vv <= x2:
-            k = kk
-            v = vv
-            break
-    if not decoding:
-        for j in range(k):
-            if pos < nb:
-                buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
-            pos += 1
-        return pos
-    if pos + k != nb:
-        return ERR_LENGTH
-    for j in range(k):
-        if np.int64(buf[pos + j]) != ((v >> (24 - 8 * j)) & 255):
-            return ERR_LENGTH
-    return OK
+    return _finish(x1, x2, x, pos, buf, nb, n, chk, decoding)
 
 
 # plain functions over the compiled loop (as ``cm``'s entry points): one compilation of

@@ -75,7 +75,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cm import _clamp_bits, _code_bit, _hash, _squash_table, _stretch_table
+from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 
 # Status codes (as ubpe._kernels.cm).
 OK = 0
@@ -439,46 +439,8 @@ def _code(tokens, n, vocab_size, buf, decoding, cls):
                 return ERR_SYMBOL
             tokens[i] = tok
         # match models: extend, or look up the last occurrence of the newest tokens
-        if mlen > 0 and (pt ^ top) == tok:
-            mlen += 1
-            mptr += 1
-        else:
-            mlen = 0
-        if mlen2 > 0 and (pt2 ^ top) == tok:
-            mlen2 += 1
-            mptr2 += 1
-        else:
-            mlen2 = 0
-        if i + 1 >= MATCH_MIN:
-            hm = 0
-            for k in range(MATCH_MIN):
-                hm = _hash(hm, np.int64(tokens[i - k]))
-            hm &= mmask
-            if mlen == 0:
-                cand = np.int64(MT[hm])
-                if cand > 0:
-                    L = 0
-                    while L < MATCH_MAX and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
-                        L += 1
-                    if L >= MATCH_MIN:
-                        mlen = L
-                        mptr = cand  # subtle: cand <= i, so tokens[mptr] is always known
-            MT[hm] = i + 1
-        if i + 1 >= MATCH_MIN2:
-            hm = 0
-            for k in range(MATCH_MIN2):
-                hm = _hash(hm, np.int64(tokens[i - k]))
-            hm &= mmask
-            if mlen2 == 0:
-                cand = np.int64(MT2[hm])
-                if cand > 0:
-                    L = 0
-                    while L < MATCH_MAX2 and L < cand and tokens[cand - 1 - L] == tokens[i - L]:
-                        L += 1
-                    if L >= MATCH_MIN2:
-                        mlen2 = L
-                        mptr2 = cand
-            MT2[hm] = i + 1
+        mlen, mptr = _match_step(tokens, i, tok, pt, top, mlen, mptr, MT, mmask, MATCH_MIN, MATCH_MAX)
+        mlen2, mptr2 = _match_step(tokens, i, tok, pt2, top, mlen2, mptr2, MT2, mmask, MATCH_MIN2, MATCH_MAX2)
         chk = _hash(chk, tok + 1)
         k = cls[tok]
         wc = k >> 3
@@ -493,32 +455,7 @@ def _code(tokens, n, vocab_size, buf, decoding, cls):
         if k & 1:
             plstart = lstart
             lstart = i + 1
-    for j in range(16 if n > 0 else 0):
-        yc = (chk >> (15 - j)) & 1
-        x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
-        if y != yc:
-            return ERR_CHECK
-    k = 4
-    v = x1
-    for kk in range(5):
-        sh = 32 - 8 * kk
-        vv = ((x1 + (1 << sh) - 1) >> sh) << sh
-        if vv <= x2:
-            k = kk
-            v = vv
-            break
-    if not decoding:
-        for j in range(k):
-            if pos < nb:
-                buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
-            pos += 1
-        return pos
-    if pos + k != nb:
-        return ERR_LENGTH
-    for j in range(k):
-        if np.int64(buf[pos + j]) != ((v >> (24 - 8 * j)) & 255):
-            return ERR_LENGTH
-    return OK
+    return _finish(x1, x2, x, pos, buf, nb, n, chk, decoding)
 
 
 @njit(cache=True, nogil=True)
