@@ -284,16 +284,12 @@ class ReplayEncoder:
         fit = run if pays else bare  # no training on all the values when a sample says no merge pays
         j = fit.rans_prefix()
         out = [Candidate(chain, alphabet, fit.prefix(j), fit.tokens(j), LEVEL_CODERS[1], "static")]
-        # for the "mag" coder: bare ids (merges blur magnitude classes), and ids over every value
-        # in [min, max] (no alphabet to store; "mag" spends nothing on the holes of the range)
+        # for the "mag" coder: bare ids (merges blur magnitude classes), and dense ids
         if j > 0 and "bare" in LEVEL1_VARIANTS:
             out.append(Candidate(chain, alphabet, fit.prefix(0), ids, LEVEL_CODERS[1], "static", variant="bare"))
-        lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
-        if "dense" in LEVEL1_VARIANTS and a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) \
-                and hi < 1 << 63:
-            dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
-            out.append(Candidate(chain, dense, fit.prefix(0), dense.to_ids(y), LEVEL_CODERS[1], "static",
-                                 variant="dense"))
+        dense = _dense_candidate(chain, y, a) if "dense" in LEVEL1_VARIANTS else None
+        if dense is not None:
+            out.append(dense)
         if level == 1:
             return out
         if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:  # (a sample already: plan rebuilds the winner)
@@ -450,17 +446,25 @@ def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:
         return list(pool.map(fn, items))
 
 
-def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
-    """The screen's candidates for the values ``y``: their bare alphabet, and every value in
-    [min, max] when that is denser (as :class:`ReplayEncoder` proposes them), static coders."""
-    alphabet = Alphabet.from_data(y)
-    none = np.zeros((0, 2), np.int32)
-    out = [Candidate(chain, alphabet, none, alphabet.to_ids(y), LEVEL_CODERS[1])]
+def _dense_candidate(chain: list[dict], y: np.ndarray, a: int) -> Candidate | None:
+    """The values ``y`` (alphabet of ``a`` symbols) as ids over every value in [min, max] with
+    the static coders ("mag" spends nothing on the holes of the range, and no alphabet is
+    stored), when that range is larger than the alphabet but not by much; else None."""
     lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
-    if len(alphabet) < hi - lo + 1 <= min(max(16 * len(alphabet), 1 << 16), entropy.MAX_VOCAB) and hi < 1 << 63:
-        dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
-        out.append(Candidate(chain, dense, none, dense.to_ids(y), LEVEL_CODERS[1]))
-    return out
+    if not a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) or hi >= 1 << 63:
+        return None
+    dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+    return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), LEVEL_CODERS[1], "static",
+                     variant="dense")
+
+
+def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
+    """The screen's candidates for the values ``y``: their bare alphabet, and the dense ids of
+    :func:`_dense_candidate` (no training), static coders."""
+    alphabet = Alphabet.from_data(y)
+    bare = Candidate(chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), LEVEL_CODERS[1])
+    dense = _dense_candidate(chain, y, len(alphabet))
+    return [bare] if dense is None else [bare, dense]
 
 
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
