@@ -6,7 +6,7 @@ All arithmetic that affects the output is integer, so the bytes are identical on
 machine. Nothing here is stored: every table size follows from ``n`` and ``V`` alone. This
 text is normative for the ``"cms"`` payload (container format version 4). The "cm" kernels
 (``ubpe._kernels.cm``) are not changed by it: this module reuses their helpers (``_hash``,
-``_squash_table``, ``_stretch_table``, ``_clamp_bits``, ``_code_bit``, normative as that module
+``_squash_table``, ``_stretch_table``, ``_clamp_bits``, ``_code_bit``, ``_match_step``, ``_finish``, normative as that module
 defines them) and two of "cmt2"'s (``ubpe._kernels.cmtext``: ``_apm_init``, ``_conf``).
 
 Model. As "cm" (bits of a token most significant first, nodes, groups of r0 then 4 bits, order

@@ -6,7 +6,7 @@ All arithmetic that affects the output is integer, so the bytes are identical on
 machine. Nothing here is stored: every table size follows from ``n`` and ``V`` alone. This
 text is normative for the ``"cmt2"`` payload (container format version 4). The "cm"/"cmt"
 kernels (``ubpe._kernels.cm``) are not changed by it: this module only reuses their helpers
-(``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``, ``_code_bit``, which are
+(``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``, ``_code_bit``, ``_match_step``, ``_finish``, which are
 normative as that module defines them), and it compiles only when text is coded.
 
 Model. As "cmt" (``ubpe._kernels.cm``: bits of a token most significant first, nodes, groups,
