@@ -223,26 +223,51 @@ def test_forced_grid_and_decorrelate_chains_round_trip():
         assert [e["stage"] for e in describe(data).front][0] == "decorrelate"
 
 
-def test_cm_ladder_on_a_sample_keeps_level_2_at_most_level_1_and_is_deterministic(monkeypatch):
-    """Beyond CM_SAMPLE_ABOVE values the "cm" ladder is climbed on a sample; the winner is built
-    on all the values and compared exactly with the best candidate built on all of them."""
+def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_deterministic(monkeypatch):
+    """Beyond CM_SAMPLE_ABOVE values a chain's context-mixing candidate is sized on a sample;
+    the winner is built on all the values and compared exactly with the best candidate built
+    on all of them."""
     monkeypatch.setattr(planner, "CM_SAMPLE_ABOVE", 2000)
     monkeypatch.setattr(planner, "CM_SAMPLE", 1024)
-    built = []
-    real = planner._ladder
+    sized = []
+    real = planner._windows
 
-    def spy(chain, alphabet, fit, n, coders, cost):
-        built.append(n)
-        return real(chain, alphabet, fit, n, coders, cost)
+    def spy(n, total, count=planner.WINDOWS):
+        if total == 1024:
+            sized.append(n)
+        return real(n, total, count)
 
-    monkeypatch.setattr(planner, "_ladder", spy)
+    monkeypatch.setattr(planner, "_windows", spy)
     ecg = np.load(EXCERPT)
     for x in (ecg[:6000], ecg[-5000:].reshape(2500, 2)):
-        built.clear()
+        sized.clear()
         two = check_roundtrip(x, level=2)
-        assert built and set(built) == {1024}  # every ladder on the sample
+        assert sized  # some chain's candidate sized on the sample
         assert two == compress(x, level=2)
         assert len(two) <= len(compress(x, level=1))
+
+
+def test_level_2_context_mixing_candidates_have_no_merges(monkeypatch):
+    """Level 2 offers its context-mixing coders the bare alphabet only (they model the values'
+    context themselves): every "cm" candidate proposed, on a signal whose static candidate
+    keeps merges, has none."""
+    rng = np.random.default_rng(5)
+    x = np.tile(rng.integers(0, 50, 40), 60).astype(np.int16)  # 2 400 values, merges pay
+    seen = []
+    real = planner.ReplayEncoder.propose
+
+    def spy(self, chain, y, level, cost, sampled):
+        out = real(self, chain, y, level, cost, sampled)
+        seen.extend(out)
+        return out
+
+    monkeypatch.setattr(planner.ReplayEncoder, "propose", spy)
+    check_roundtrip(x, level=2, predictor="none")
+    static = [c for c in seen if c.family == "static" and not c.variant]
+    cm = [c for c in seen if c.family == "cm"]
+    assert static and len(static[0].merges) > 0
+    assert cm and all(len(c.merges) == 0 for c in cm)
+    assert all(np.array_equal(c.tokens, c.alphabet.to_ids(x.astype(np.int64))) for c in cm)
 
 
 def test_screen_keeps_channels_together_for_decorrelate():
@@ -323,20 +348,3 @@ def test_probe_on_a_short_input_is_its_only_training_run(monkeypatch):
     c = check_roundtrip(x, level=1, predictor="none")
     assert lengths == [x.size]
     assert describe(c).n_merges > 0
-
-
-def test_cm_rungs_without_a_full_run_are_prefixes_of_a_longer_run():
-    """When the probe keeps no merge for the static coders, a "cm" rung of k merges is built
-    from a run of its own: the same merges and tokens as the first k of a longer run."""
-    x = np.load(EXCERPT)[:6000].astype(np.int64)
-    alphabet = Alphabet.from_data(x)
-    ids = alphabet.to_ids(x)
-    enc = planner.ReplayEncoder(None, {})
-    bare = planner._Training(len(alphabet), np.zeros((0, 2), np.int32), ids)
-    longer = planner._train(len(alphabet), ids, 200, {})
-    assert len(longer.merges) >= 40
-    rung = enc._rung([], alphabet, bare, 40)
-    assert rung.family == "cm" and len(rung.merges) == 40
-    assert np.array_equal(rung.merges, longer.prefix(40))
-    assert np.array_equal(rung.tokens, longer.tokens(40))
-    assert len(enc._rung([], alphabet, bare, 0).merges) == 0

@@ -31,22 +31,21 @@ search.
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
    otherwise from the bare alphabet alone:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
-   same one, then the bare alphabet and the prefixes of :data:`CM_LADDER` with every level-2
-   coder ("cm" included: for streams without text classes ``encode_stream`` runs "cms" in its
-   place, no extra coder run), up the ladder until the container stops shrinking; from
-   :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values the ladder is climbed on :data:`CM_SAMPLE`
-   of them (a training run of their own), each rung standing for the same prefix of the run on
-   all values. With
+   same one, and the bare alphabet offered to every level-2 coder (for streams without text
+   classes ``encode_stream`` runs "cms" in place of "cm", no extra coder run; the context
+   mixers model the values' context themselves, and with them merges never gave a smaller
+   container on the benchmark data); from :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values
+   that candidate is sized on :data:`CM_SAMPLE` of them. With
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
    candidate first), so no candidate is ruled out without being measured, the automatic
    choice is never larger than any forced chain (up to :data:`SCREEN_ABOVE` values), and
    level 2 (a superset of level 1's candidates on the same screened chains, the level-1 one
-   computed once) is never larger than level 1, up to :data:`FULL_FIT` values. Candidates
-   from a "cm" ladder on a sample are built on all the values only if they may win: each
-   chain's best within :data:`CLOSE` of the best of them, compared exactly with the best
-   candidate built on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
+   computed once) is never larger than level 1, up to :data:`FULL_FIT` values. Context-mixing
+   candidates sized on a sample are built on all the values only if they may win: those
+   within :data:`CLOSE` of the best of them, compared exactly with the best candidate built
+   on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
    all the values, and so is the best candidate of the other coder family when within
    :data:`CLOSE` of it; the smallest of the rebuilt containers is kept.
 5. The candidate kept, if it has merges, is re-encoded by each method of :data:`ENCODE_METHODS`
@@ -71,7 +70,7 @@ __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
     "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
     "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
-    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_LADDER", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CM_LADDER_UNIT", "CLOSE",
+    "FULL_FIT", "SAMPLE", "WINDOWS", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
 
@@ -118,15 +117,13 @@ WINDOWS = 16
 #: Automatic model size: at most this many merges, and at most one per AUTO_VALUES_PER_MERGE values.
 AUTO_MAX_MERGES = 1 << 16
 AUTO_VALUES_PER_MERGE = 8
-#: Level 2: numbers of merges tried with "cm", as multiples of max(A, CM_LADDER_UNIT).
-CM_LADDER = (0.0, 0.25, 0.5, 1.0, 4.0)
-CM_LADDER_UNIT = 32
 #: best_prefix: ratios of the successive geometric ladders of prefix sizes, coarse to fine
 #: (each searches the bracket around the best of the one before).
 PREFIX_LADDERS = (2 ** 0.5, 2 ** (1 / 8), 2 ** (1 / 32))
-#: Level 2, from CM_SAMPLE_ABOVE to FULL_FIT values of a chain's output: the "cm" ladder is
-#: climbed on CM_SAMPLE of them (CM_WINDOWS windows), and only rungs that may win are built on
-#: all the values (a "cm" encode per rung on all of them cost most of level 2's time).
+#: Level 2, from CM_SAMPLE_ABOVE to FULL_FIT values of a chain's output: its context-mixing
+#: candidate is sized on CM_SAMPLE of them (CM_WINDOWS windows), and built on all the values
+#: only if it may win (a context-mixing encode on all of them per chain cost most of level 2's
+#: time).
 CM_SAMPLE_ABOVE = 1 << 16
 CM_SAMPLE = 1 << 15
 CM_WINDOWS = 4
@@ -221,38 +218,12 @@ def _train(a: int, ids: np.ndarray, max_merges: int, fit_options: dict) -> _Trai
     return _Training(a, result.merges, result.stream)
 
 
-def _cm_ladder(a: int, max_merges: int) -> list[int]:
-    """Numbers of merges level 2 tries with "cm", ascending, within ``max_merges``."""
-    unit = max(a, CM_LADDER_UNIT)
-    return sorted({min(int(f * unit), max(max_merges, 0)) for f in CM_LADDER})
-
-
-def _ladder(chain: list[dict], alphabet: Alphabet, fit: _Training, n: int, coders: tuple[str, ...],
-            cost: CostFunction) -> list[Candidate]:
-    """The "cm" candidates of one training run: the bare alphabet, then the prefixes of
-    :data:`CM_LADDER` up the ladder until the container stops shrinking."""
-    a = len(alphabet)
-    best = Candidate(chain, alphabet, fit.prefix(0), fit.tokens(0), coders, "cm")
-    best_cost = cost(best).size
-    out = [best]
-    for m in (m for m in _cm_ladder(a, _auto_max_merges(n, a)) if m > 0):
-        if m > len(fit.merges):
-            break
-        cand = Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), coders, "cm")
-        c = cost(cand).size
-        out.append(cand)
-        if c >= best_cost:
-            break
-        best_cost = c
-    return out
-
-
 class ReplayEncoder:
     """Candidates from BPE training and replay encoding (``classic`` mode).
 
     ``propose(chain, y, level, cost, sampled)`` returns candidates for the values ``y`` (1-D,
-    the chain's output taken channel-major; a sample of it when ``sampled``), costed with
-    ``cost`` where the search among prefixes needs it (the "cm" ladder); none when a fixed
+    the chain's output taken channel-major; a sample of it when ``sampled``; ``cost`` is there
+    for encoders that search among their proposals, replay needs none); none when a fixed
     ``n_tokens`` is smaller than the alphabet of ``y``. ``rebuild(candidate, y, level)`` applies
     a candidate's recipe to all the values.
     """
@@ -292,38 +263,18 @@ class ReplayEncoder:
             out.append(dense)
         if level == 1:
             return out
-        if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:  # (a sample already: plan rebuilds the winner)
-            return out + _ladder(chain, alphabet, run if run is not None else self._ladder_run(bare, y.shape[0]),
-                                 y.shape[0], coders, cost)
-        # the ladder on a sample; each rung stands for the same number of merges of a
-        # training run on all of ``y`` (``fit``, or one of just that many merges when the
-        # probe kept none for the static coders), built only if it wins (see plan)
+        # level 2: the bare alphabet with the level-2 coders (context mixing, "cms" for signals,
+        # the text coders for bytes), which model the values' context themselves: with them,
+        # merges never made a smaller container on the benchmark data (benchmarks/README.md)
+        if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:
+            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")]
+        # sized on a sample (CM_WINDOWS windows), built on all the values only if it may win (see plan)
         ys = y[_windows(y.shape[0], CM_SAMPLE, CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
-        a_s = len(alphabet_s)
-        fit_s = self._ladder_run(_Training(a_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys)), ys.shape[0])
-        for c in _ladder(chain, alphabet_s, fit_s, ys.shape[0], coders, cost):
-            c.scale = y.shape[0] / ys.shape[0]
-            c.rebuild = lambda k=len(c.merges): self._rung(chain, alphabet, fit, k)
-            out.append(c)
-        return out
-
-    def _ladder_run(self, fit: _Training, n: int) -> _Training:
-        """``fit`` when it has merges, else a training run on its values (``fit.stream``, the
-        bare ids) of just the "cm" ladder's largest rung: the probe's verdict is the static
-        coders', and "cm" may still gain from merges (neural recordings' raw values do)."""
-        if len(fit.merges):
-            return fit
-        top = _cm_ladder(fit.a, _auto_max_merges(n, fit.a))[-1]
-        return _train(fit.a, fit.stream, top, self.fit_options) if top > 0 else fit
-
-    def _rung(self, chain: list[dict], alphabet: Alphabet, fit: _Training, k: int) -> Candidate:
-        """The "cm" candidate of ``k`` merges on all the values (the ids ``fit`` was built from):
-        a prefix of ``fit``, or of a run of ``k`` merges when ``fit`` has none."""
-        if k > 0 and len(fit.merges) == 0:
-            fit = _train(fit.a, fit.stream, k, self.fit_options)
-        m = min(k, len(fit.merges))
-        return Candidate(chain, alphabet, fit.prefix(m), fit.tokens(m), LEVEL_CODERS[2], "cm")
+        c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), coders, "cm",
+                      scale=y.shape[0] / ys.shape[0])
+        c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")
+        return out + [c]
 
     def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
         """``cand``'s recipe applied to all the values ``y`` (its chain's output)."""
@@ -337,11 +288,7 @@ class ReplayEncoder:
             full = self.propose(cand.chain, y, 1, _no_cost, sampled=False)
             return next((c for c in full if c.variant == cand.variant), full[0])
         alphabet = Alphabet.from_data(y)
-        a = len(alphabet)
-        m = min(len(cand.merges), _auto_max_merges(y.shape[0], a))
-        fit = _train(a, alphabet.to_ids(y), m, self.fit_options)
-        m = min(m, len(fit.merges))
-        return Candidate(cand.chain, alphabet, fit.prefix(m), fit.tokens(m), LEVEL_CODERS[2], "cm")
+        return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), LEVEL_CODERS[2], "cm")
 
 
 def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_Training | None, bool]:
@@ -555,7 +502,7 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
         return best
     if exact is not None:
         # "cm" candidates sized on a sample, whose estimates rank chains only roughly (the
-        # model's learning cost does not scale with the sample): each chain's best of them
+        # model's learning cost does not scale with the sample): those
         # within CLOSE of the best is built on all the values, and compared exactly with the
         # best candidate built on all of them
         chosen: list[Candidate] = []
