@@ -348,3 +348,26 @@ def test_probe_on_a_short_input_is_its_only_training_run(monkeypatch):
     c = check_roundtrip(x, level=1, predictor="none")
     assert lengths == [x.size]
     assert describe(c).n_merges > 0
+
+
+def test_level_2_does_not_cost_the_bare_alphabet_twice_with_the_static_coders(monkeypatch):
+    """Level 2's context-mixing candidate (the bare alphabet) is offered the context mixers,
+    "packed" and "const" only: level 1's bare candidate, the same tokens, already measured the
+    static coders. The container is still never larger than level 1's."""
+    from ubpe import entropy
+
+    offered = []
+    real = entropy.encode_stream
+
+    def spy(tokens, vocab_size, *, coders=entropy.DEFAULT_CODERS, classes=None):
+        offered.append(tuple(coders))
+        return real(tokens, vocab_size, coders=coders, classes=classes)
+
+    monkeypatch.setattr(entropy, "encode_stream", spy)
+    x = np.load(EXCERPT)[:4000]
+    two = check_roundtrip(x, level=2)
+    context = [c for c in offered if "cms" in c]
+    assert context and all("rans" not in c and "mag" not in c and "packed" in c for c in context)
+    assert any("rans" in c for c in offered)
+    monkeypatch.setattr(entropy, "encode_stream", real)
+    assert len(two) <= len(compress(x, level=1))

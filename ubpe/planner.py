@@ -31,8 +31,9 @@ search.
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
    otherwise from the bare alphabet alone:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
-   same one, and the bare alphabet offered to every level-2 coder (for streams without text
-   classes ``encode_stream`` runs "cms" in place of "cm", no extra coder run; the context
+   same one, and the bare alphabet offered to the level-2 coders that level 1 lacks (the static
+   ones measured it already, as level 1's bare candidate; for streams without text classes
+   ``encode_stream`` runs "cms" in place of "cm", no extra coder run; the context
    mixers model the values' context themselves, and with them merges never gave a smaller
    container on the benchmark data); from :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values
    that candidate is sized on :data:`CM_SAMPLE` of them. With
@@ -109,6 +110,9 @@ SCREEN_KEEP = 2
 LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
 LEVEL_CODERS = {1: entropy.DEFAULT_CODERS, 2: entropy.LEVEL2_CODERS}
+#: Static coders not offered again to level 2's bare-alphabet candidate: the same tokens are
+#: level 1's bare candidate (its own or its "bare" variant), already measured with them.
+MEASURED_AT_LEVEL_1 = ("rans", "mag")
 #: Up to this many values every candidate is built and sized on all of them.
 FULL_FIT = 1 << 19
 #: Beyond FULL_FIT: candidates are sized on this many values, in WINDOWS evenly spaced windows.
@@ -266,6 +270,7 @@ class ReplayEncoder:
         # level 2: the bare alphabet with the level-2 coders (context mixing, "cms" for signals,
         # the text coders for bytes), which model the values' context themselves: with them,
         # merges never made a smaller container on the benchmark data (benchmarks/README.md)
+        coders = tuple(c for c in LEVEL_CODERS[2] if c not in MEASURED_AT_LEVEL_1)  # context mixers, "packed", "const"
         if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:
             return out + [Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")]
         # sized on a sample (CM_WINDOWS windows), built on all the values only if it may win (see plan)
