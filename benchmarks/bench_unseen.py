@@ -198,7 +198,8 @@ def main(argv=None) -> int:
     rows = [row(r) for r in results]
     print()
     print_table(rows, title="== ratio (raw / compressed); vs best: best peer's bytes / ubpe default's - 1")
-    lose = [r for r in results if r["codecs"] and r["ubpe"]["ubpe"]["bytes"] > min(c["bytes"] for c in r["codecs"].values())]
+    lose = [r for r in results
+            if r["codecs"] and r["ubpe"]["ubpe"]["bytes"] > min(c["bytes"] for c in r["codecs"].values())]
     print(f"ubpe default larger than the best peer on {len(lose)} of {len(results)} recordings"
           + (": " + ", ".join(row(r)["recording"] for r in lose) if lose else ""))
     print(f"measured in {time.perf_counter() - t0:.0f} s")
