@@ -45,11 +45,15 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
     (the previous block's tail included). The first samples of the signal, ``i < order``, are
     predicted by the previous sample (``i >= 1``) or not at all (``i == 0``).
 
+    The reconstruction is a serial chain (each sample feeds the next prediction), so its loop
+    keeps the two newest samples in registers and reads only lags 3 and up back from ``dst``:
+    a vector load of a sample stored one iteration earlier cannot be forwarded from the store
+    and would wait for it on every sample. The sum is the same wrapping uint64 sum either way.
+
     Preconditions: len(dst) == len(src) == n; block >= 1; len(orders) == len(shifts) ==
     ceil(n / block); orders in [0, 32]; shifts in [0, 63]; len(coefs) == sum(orders); sh in [0, 56].
     """
     n = src.shape[0]
-    hist = src if not inverse else dst
     rev = np.zeros(32, np.uint64)
     c0 = 0
     for b in range(orders.shape[0]):
@@ -59,18 +63,43 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
             rev[order - 1 - j] = np.uint64(coefs[c0 + j])
         lo = b * block
         hi = min(n, lo + block)
-        for i in range(lo, hi):
-            if i >= order:
-                p = _lpc_predict(hist, i, order, rev, shift)
-            elif i >= 1:
-                p = hist[i - 1]
-            else:
-                p = np.int64(0)
-            if inverse:
-                dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
-            else:
-                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
         c0 += order
+        if not inverse:
+            for i in range(lo, hi):
+                if i >= order:
+                    p = _lpc_predict(src, i, order, rev, shift)
+                elif i >= 1:
+                    p = src[i - 1]
+                else:
+                    p = np.int64(0)
+                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+            continue
+        i = lo
+        while i < hi and i < order:  # the signal's first samples: the previous one
+            p = dst[i - 1] if i >= 1 else np.int64(0)
+            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            i += 1
+        if i >= hi:
+            continue
+        if order == 0:
+            for i in range(i, hi):
+                dst[i] = wrap(src[i], sh)
+            continue
+        c1 = rev[order - 1]  # lag 1
+        c2 = rev[order - 2] if order >= 2 else np.uint64(0)  # lag 2
+        m = order - 2 if order >= 2 else 0  # lags order .. 3, read from dst
+        p1 = np.uint64(dst[i - 1])
+        p2 = np.uint64(dst[i - 2]) if i >= 2 else np.uint64(0)  # (order 1: c2 is 0)
+        for i in range(i, hi):
+            acc = np.uint64(0)
+            window = dst[i - order:i - order + m]  # a slice: no wrap-around checks in the loop
+            for j in range(m):
+                acc += rev[j] * np.uint64(window[j])
+            acc += c2 * p2 + c1 * p1  # last: the sum of older lags does not wait for p1
+            v = wrap(np.int64(np.uint64(src[i]) + np.uint64(np.int64(acc) >> np.int64(shift))), sh)
+            dst[i] = v
+            p2 = p1
+            p1 = np.uint64(v)
 
 
 @njit(cache=True, nogil=True)
