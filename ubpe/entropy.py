@@ -695,7 +695,7 @@ def _decode_mag(fields: dict, n: int, vocab_size: int) -> np.ndarray:
         raise CorruptDataError(f"field 'table': {_MAG_ERRORS.get(status, 'malformed')}")
     out = _alloc_tokens(n)
     status = _mag.mag_decode(np.frombuffer(payload, dtype="<u4").astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
-                             center, rate, _BITLEN, freqs, pb, vocab_size, out)
+                             center, rate, freqs, pb, vocab_size, out)
     if status == _mag.ERR_RAW:
         raise CorruptDataError("field 'raw': fewer or more raw bits than the payload's magnitude classes need")
     if status != _mag.OK:

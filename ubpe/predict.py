@@ -275,9 +275,8 @@ def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
     r = _residual_in(residual, "residual")
     bits = 8 * np.asarray(residual).dtype.itemsize
     block, orders, shifts, coefs = check_lpc_params(params, r.shape[0], f"i{bits // 8}")
-    out = np.empty_like(r)
-    _k.lpc_filter(r, block, orders, shifts, coefs, 64 - bits, True, out)
-    return _restore(out, params["unsigned"], bits)
+    _k.lpc_filter(r, block, orders, shifts, coefs, 64 - bits, True, r)  # in place (see lpc_filter)
+    return _restore(r, params["unsigned"], bits)
 
 
 # ============================================================================ adaptive cascade

@@ -49,6 +49,10 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
     keeps the two newest samples in registers and reads only lags 3 and up back from ``dst``:
     a vector load of a sample stored one iteration earlier cannot be forwarded from the store
     and would wait for it on every sample. The sum is the same wrapping uint64 sum either way.
+    The reconstruction may run in place (``dst`` is ``src``: ``src[i]`` is read before
+    ``dst[i]`` is written), which callers do: two fresh arrays of one size lie a multiple of
+    4096 bytes apart, and the CPU then takes each load of ``src[i]`` for a load of the
+    ``dst[i]`` just stored (4K aliasing), which doubled the time on ECG.
 
     Preconditions: len(dst) == len(src) == n; block >= 1; len(orders) == len(shifts) ==
     ceil(n / block); orders in [0, 32]; shifts in [0, 63]; len(coefs) == sum(orders); sh in [0, 56].

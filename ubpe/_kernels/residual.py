@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from .entropy import _get, _get_rice, _put, _put_rice, _rice_param
 
@@ -158,7 +159,7 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
 
 
 @njit(cache=True, nogil=True)
-def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
+def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out):
     """Decode len(out) tokens; returns OK or a negative status, never reads out of bounds.
 
     ``freqs`` as for ``mag_encode`` (rows of unused contexts all zero; checked here: each row
@@ -168,9 +169,14 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
     ERR_TRAILING (words left over, final state wrong), ERR_RAW (raw bits short, left over or
     nonzero padding).
     Preconditions: MIN_PB <= pb <= MAX_PB, 0 <= center < 2**24, MIN_RATE <= rate <= MAX_RATE.
+
+    Each token's context depends on the previous token's magnitude, so the loop is one serial
+    chain: the context's bucket comes from a leading-zero count, not a table; raw bits are
+    read 32 at a time whenever fewer are buffered, and the magnitude is assembled without a
+    branch on the bucket.
     """
     size = 1 << pb
-    row = np.full(N_CONTEXTS, -1, dtype=np.int64)
+    rowoff = np.full(N_CONTEXTS, -1, dtype=np.int64)  # context -> its first slot in ``table``
     nrows = 0
     for c in range(N_CONTEXTS):
         s = 0
@@ -183,20 +189,20 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
             continue
         if s != size:
             return ERR_RANGE
-        row[c] = nrows
+        rowoff[c] = nrows * size
         nrows += 1
     # per used context: slot -> ((freq - 1) << 19 | (slot - cum) << 6 | bucket), one uint32
     # load per symbol (pb <= MAX_PB = 13 makes each field fit)
-    table = np.empty((max(nrows, 1), size), dtype=np.uint32)
+    table = np.empty(max(nrows, 1) * size, dtype=np.uint32)
     for c in range(N_CONTEXTS):
-        r = row[c]
+        r = rowoff[c]
         if r < 0:
             continue
-        a = 0
+        a = r
         for b in range(N_BUCKETS):
             f = freqs[c, b]
             for j in range(f):
-                table[r, a + j] = np.uint32(((f - 1) << 19) | (j << 6) | b)
+                table[a + j] = np.uint32(((f - 1) << 19) | (j << 6) | b)
             a += f
     nw = words.shape[0]
     if nw < 2:
@@ -208,6 +214,7 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
     upb = np.uint64(pb)
     mask = np.uint64(size - 1)
     low = np.uint64(RANS_L)
+    one = np.uint64(1)
     nraw = raw.shape[0]
     acc = np.uint64(0)
     nacc = 0
@@ -215,37 +222,38 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
     m = 0
     sh = rate - 2
     for i in range(out.shape[0]):
-        r = row[_context(m, sh, bl)]
-        if r < 0:
+        v = m >> sh  # the context: _bucket(v), capped
+        e = 64 - np.int64(leading_zeros(np.uint64(v | 1)))
+        c = (2 * e - 2 + ((v >> (e - 2)) & 1)) if v >= 2 else v
+        off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
+        if off < 0:
             return ERR_CONTEXT
         slot = x & mask
-        e = np.uint64(table[r, slot])
-        b = np.int64(e & np.uint64(63))
-        x = ((e >> np.uint64(19)) + np.uint64(1)) * (x >> upb) + ((e >> np.uint64(6)) & np.uint64(8191))
+        en = np.uint64(table[off + np.int64(slot)])
+        b = np.int64(en & np.uint64(63))
+        x = ((en >> np.uint64(19)) + one) * (x >> upb) + ((en >> np.uint64(6)) & np.uint64(8191))
         if x < low:
             if wp >= nw:
                 return ERR_TRUNCATED
             x = (x << np.uint64(32)) | np.uint64(words[wp])
             wp += 1
-        if b < 4:
-            z = b
-        else:
-            nb = (b >> 1) - 1
-            if nacc < nb and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
-                acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
-                        | (np.uint64(raw[p + 2]) << np.uint64(16))
-                        | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
-                nacc += 32
-                p += 4
-            while nacc < nb:
-                if p >= nraw:
-                    return ERR_RAW
-                acc |= np.uint64(raw[p]) << np.uint64(nacc)
-                nacc += 8
-                p += 1
-            z = ((2 | (b & 1)) << nb) | np.int64(acc & np.uint64((1 << nb) - 1))
-            acc >>= np.uint64(nb)
-            nacc -= nb
+        if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
+            acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
+                    | (np.uint64(raw[p + 2]) << np.uint64(16))
+                    | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
+            nacc += 32
+            p += 4
+        nb = (b >> 1) - 1 if b >= 4 else 0  # raw bits of this bucket
+        while nacc < nb:  # the stream's last bytes
+            if p >= nraw:
+                return ERR_RAW
+            acc |= np.uint64(raw[p]) << np.uint64(nacc)
+            nacc += 8
+            p += 1
+        bits = np.int64(acc & ((one << np.uint64(nb)) - one))
+        z = (((2 | (b & 1)) << nb) | bits) if b >= 4 else b
+        acc >>= np.uint64(nb)
+        nacc -= nb
         t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
         if t < 0 or t >= vocab_size:
             return ERR_SYMBOL
@@ -253,6 +261,11 @@ def mag_decode(words, raw, center, rate, bl, freqs, pb, vocab_size, out):
         m += z - (m >> rate)
     if wp != nw or x != low:
         return ERR_TRAILING
+    while nacc >= 8:  # whole bytes read ahead: unread, so they must be zero and are given back
+        if (acc >> np.uint64(nacc - 8)) != np.uint64(0):
+            return ERR_RAW
+        nacc -= 8
+        p -= 1
     if p != nraw or acc != np.uint64(0):
         return ERR_RAW
     return OK
