@@ -225,7 +225,8 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
         hi = min(n, lo + block)
         m = hi - lo
         # the order-0 fallback is always a candidate
-        best_bits = _residual_bits(s, lo, hi, 0, q, 0, sh)
+        zero = np.int64(0)  # not a literal 0: one compiled _residual_bits for every call
+        best_bits = _residual_bits(s, lo, hi, zero, q, zero, sh)
         best_order = 0
         best_shift = 0
         best_prec = 0
@@ -279,7 +280,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
                 # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
                 # compiles for seconds)
-                k = 1
+                k = np.int64(1)  # (a literal 1 would compile _quantize and _residual_bits again)
                 for j in range(1, usable):
                     if est[j] < est[k - 1]:
                         k = j + 1
