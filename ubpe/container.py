@@ -21,6 +21,7 @@ the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newe
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -1288,8 +1289,15 @@ def _block_crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], first: int, 
 def _threads_argument(threads: Any) -> int:
     """``threads``: None (every core) or an int >= 1."""
     if threads is None:
-        return max(os.cpu_count() or 1, 1)
+        return _cores()
     return check_int("threads", threads, 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _cores() -> int:
+    """The machine's cores, asked once (``os.cpu_count()`` took ~10 us, a tenth of decoding a
+    short level-1 container)."""
+    return max(os.cpu_count() or 1, 1)
 
 
 def _block_frames(block_size: Any, channels: int, frames: int) -> int:

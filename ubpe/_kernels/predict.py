@@ -107,6 +107,59 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
 
 
 @njit(cache=True, nogil=True)
+def lpc_unpack(head, data, coefs):
+    """Check untrusted LPC block headers and unpack their coefficients (decoding's one pass).
+
+    ``head``: uint8 (3, nb), each block's order, shift and precision; ``data``: the packed
+    coefficients (each ``precision`` bits of two's complement, little-endian bit order);
+    ``coefs``: int64 of length sum(orders), filled. Returns 0, or the first failed check in
+    this order: -1 an order above 32, -2 a block of order 0 with a precision or shift, -3 a
+    precision outside [2, 16], -4 a shift above 31, -5 ``data`` not exactly
+    ceil(sum(order * precision) / 8) bytes, -6 nonzero padding bits. Reads nothing out of range.
+    """
+    nb = head.shape[1]
+    bad = 0
+    total = 0
+    for b in range(nb):
+        order = np.int64(head[0, b])
+        shift = np.int64(head[1, b])
+        prec = np.int64(head[2, b])
+        if order > 32:
+            return -1
+        if order == 0:
+            if prec != 0 or shift != 0:
+                bad = -2 if bad == 0 or bad < -2 else bad
+        elif prec < 2 or prec > 16:
+            bad = -3 if bad == 0 or bad < -3 else bad
+        if shift > 31 and bad == 0:
+            bad = -4
+        total += order * prec
+    if bad != 0:
+        return bad
+    if data.shape[0] != (total + 7) >> 3:
+        return -5
+    if total & 7 and (np.int64(data[data.shape[0] - 1]) >> (total & 7)) != 0:
+        return -6
+    pos = 0
+    c = 0
+    for b in range(nb):
+        w = np.int64(head[2, b])
+        for _ in range(np.int64(head[0, b])):
+            v = np.int64(0)
+            got = 0
+            while got < w:  # at most 3 bytes
+                byte = (pos + got) >> 3
+                off = (pos + got) & 7
+                take = min(8 - off, w - got)
+                v |= ((np.int64(data[byte]) >> off) & ((1 << take) - 1)) << got
+                got += take
+            coefs[c] = v - ((v >> (w - 1)) << w)  # the top bit set: v - 2**w
+            c += 1
+            pos += w
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def _geometric_bits(total, n):
     """Entropy in bits of n values from a geometric law of mean total / n (the residual cost)."""
     if n == 0:
