@@ -159,7 +159,7 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
 
 
 @njit(cache=True, nogil=True)
-def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out):
+def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     """Decode len(out) tokens; returns OK or a negative status, never reads out of bounds.
 
     ``freqs`` as for ``mag_encode`` (rows of unused contexts all zero; checked here: each row
@@ -170,7 +170,20 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out):
     nonzero padding).
     Preconditions: MIN_PB <= pb <= MAX_PB, 0 <= center < 2**24, MIN_RATE <= rate <= MAX_RATE.
 
-    Each token's context depends on the previous token's magnitude, so the loop is one serial
+    ``lpc``: the tuple ``(fused, lut, lo, sh, blocks, bstart, orders, shifts, cstart, coefs,
+    dst)``, always passed (one compiled specialization). ``fused`` False: tokens go to ``out``
+    (int32) and the rest is ignored (``NO_LPC``). ``fused`` True: ``out`` is ignored and
+    :func:`ubpe._kernels.predict.lpc_filter`'s reconstruction is done as each token is decoded:
+    ``dst`` (int64, len(dst) tokens) receives the signal, each token ``t`` being the residual
+    ``lut[t]`` (``lo + t`` when ``lut`` is empty), taken modulo 2**(64 - sh); channel ``c`` is
+    ``dst[c * F:(c + 1) * F]`` (F = len(dst) // len(blocks)), reconstructed with block length
+    ``blocks[c]``, its blocks' orders and shifts at ``bstart[c]:bstart[c + 1]`` and its
+    coefficients at ``cstart[c]:cstart[c + 1]``, all as :func:`lpc_filter` takes them. The
+    two serial chains, the coder's and the predictor's, then overlap (25 % faster than two
+    passes). Preconditions, beyond lpc_filter's: len(lut) == vocab_size or 0, F * len(blocks)
+    == len(dst), per channel ceil(F / block) blocks and sum(orders) coefficients.
+
+    Each token's context depends on the previous token's magnitude, so the coder is one serial
     chain: the context's bucket comes from a leading-zero count, not a table; raw bits are
     read 32 at a time whenever fewer are buffered, and the magnitude is assembled without a
     branch on the bucket.
@@ -221,44 +234,96 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out):
     p = 0
     m = 0
     sh = rate - 2
-    for i in range(out.shape[0]):
-        v = m >> sh  # the context: _bucket(v), capped
-        e = 64 - np.int64(leading_zeros(np.uint64(v | 1)))
-        c = (2 * e - 2 + ((v >> (e - 2)) & 1)) if v >= 2 else v
-        off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
-        if off < 0:
-            return ERR_CONTEXT
-        slot = x & mask
-        en = np.uint64(table[off + np.int64(slot)])
-        b = np.int64(en & np.uint64(63))
-        x = ((en >> np.uint64(19)) + one) * (x >> upb) + ((en >> np.uint64(6)) & np.uint64(8191))
-        if x < low:
-            if wp >= nw:
-                return ERR_TRUNCATED
-            x = (x << np.uint64(32)) | np.uint64(words[wp])
-            wp += 1
-        if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
-            acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
-                    | (np.uint64(raw[p + 2]) << np.uint64(16))
-                    | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
-            nacc += 32
-            p += 4
-        nb = (b >> 1) - 1 if b >= 4 else 0  # raw bits of this bucket
-        while nacc < nb:  # the stream's last bytes
-            if p >= nraw:
-                return ERR_RAW
-            acc |= np.uint64(raw[p]) << np.uint64(nacc)
-            nacc += 8
-            p += 1
-        bits = np.int64(acc & ((one << np.uint64(nb)) - one))
-        z = (((2 | (b & 1)) << nb) | bits) if b >= 4 else b
-        acc >>= np.uint64(nb)
-        nacc -= nb
-        t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
-        if t < 0 or t >= vocab_size:
-            return ERR_SYMBOL
-        out[i] = t
-        m += z - (m >> rate)
+    fused, lut, lo, wsh, blocks, bstart, orders, shifts, cstart, coefs, dst = lpc
+    uselut = lut.shape[0] > 0
+    rev = np.zeros(32, np.uint64)
+    # the reconstruction's layout; without it, one channel of one block of order 0
+    n = dst.shape[0] if fused else out.shape[0]
+    channels = blocks.shape[0] if fused else 1
+    frames = (n // channels if channels else 0) if fused else n
+    for ch in range(channels):
+        base = ch * frames
+        nblk = bstart[ch + 1] - bstart[ch] if fused else 1
+        c0 = cstart[ch] if fused else 0
+        p1 = np.uint64(0)  # the channel's last two samples
+        p2 = np.uint64(0)
+        for bi in range(nblk):
+            order = 0
+            shift = 0
+            c1 = np.uint64(0)
+            c2 = np.uint64(0)
+            mm = 0
+            if not fused:
+                hi = n
+            else:
+                order = np.int64(orders[bstart[ch] + bi])
+                shift = np.int64(shifts[bstart[ch] + bi])
+                for j in range(order):
+                    rev[order - 1 - j] = np.uint64(coefs[c0 + j])
+                c0 += order
+                hi = base + min(frames, (bi + 1) * blocks[ch])
+                c1 = rev[order - 1] if order >= 1 else np.uint64(0)  # lag 1
+                c2 = rev[order - 2] if order >= 2 else np.uint64(0)  # lag 2
+                mm = order - 2 if order >= 2 else 0  # lags order .. 3, read back from out
+            i = base + (bi * blocks[ch] if fused else 0)
+            while i < hi:
+                v = m >> sh  # the context: _bucket(v), capped
+                e = 64 - np.int64(leading_zeros(np.uint64(v | 1)))
+                c = (2 * e - 2 + ((v >> (e - 2)) & 1)) if v >= 2 else v
+                off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
+                if off < 0:
+                    return ERR_CONTEXT
+                slot = x & mask
+                en = np.uint64(table[off + np.int64(slot)])
+                b = np.int64(en & np.uint64(63))
+                x = ((en >> np.uint64(19)) + one) * (x >> upb) + ((en >> np.uint64(6)) & np.uint64(8191))
+                if x < low:
+                    if wp >= nw:
+                        return ERR_TRUNCATED
+                    x = (x << np.uint64(32)) | np.uint64(words[wp])
+                    wp += 1
+                if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
+                    acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
+                            | (np.uint64(raw[p + 2]) << np.uint64(16))
+                            | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
+                    nacc += 32
+                    p += 4
+                nb = (b >> 1) - 1 if b >= 4 else 0  # raw bits of this bucket
+                while nacc < nb:  # the stream's last bytes
+                    if p >= nraw:
+                        return ERR_RAW
+                    acc |= np.uint64(raw[p]) << np.uint64(nacc)
+                    nacc += 8
+                    p += 1
+                bits = np.int64(acc & ((one << np.uint64(nb)) - one))
+                z = (((2 | (b & 1)) << nb) | bits) if b >= 4 else b
+                acc >>= np.uint64(nb)
+                nacc -= nb
+                t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
+                if t < 0 or t >= vocab_size:
+                    return ERR_SYMBOL
+                m += z - (m >> rate)
+                if not fused:
+                    out[i] = t
+                else:  # lpc_filter's reconstruction of sample i (lags 1, 2 in registers)
+                    res = np.uint64(lut[t]) if uselut else lo + np.uint64(t)
+                    k = i - base
+                    if k >= order and order > 0:
+                        pred = np.uint64(0)
+                        window = dst[i - order:i - order + mm]
+                        for j in range(mm):
+                            pred += rev[j] * np.uint64(window[j])
+                        pred += c2 * p2 + c1 * p1
+                        pred = np.uint64(np.int64(pred) >> np.int64(shift))
+                    elif k >= 1 and order > 0:
+                        pred = p1
+                    else:
+                        pred = np.uint64(0)
+                    val = np.int64((res + pred) << np.uint64(wsh)) >> np.int64(wsh)
+                    dst[i] = val
+                    p2 = p1
+                    p1 = np.uint64(val)
+                i += 1
     if wp != nw or x != low:
         return ERR_TRAILING
     while nacc >= 8:  # whole bytes read ahead: unread, so they must be zero and are given back
