@@ -184,7 +184,9 @@ def _rice_param(a, n):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
+# _put_rice and _get_rice: one compiled function each, called (not inlined) by the table and
+# Rice kernels of both coders; inlined, each call site compiled a copy (4 of _get_rice).
+@njit("int64(uint8[::1], int64, int64, int64)", cache=True, nogil=True)
 def _put_rice(buf, pos, v, r):
     """Write v >= 0 (v < 2**MAX_VALUE_BITS) with Rice parameter r and the escape rule.
 
@@ -209,7 +211,8 @@ def _put_rice(buf, pos, v, r):
     return pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(types.int64(types.Array(types.uint8, 1, "C", readonly=True), types.int64, types.int64, types.int64[::1]),
+      cache=True, nogil=True)
 def _get_rice(buf, pos, r, res):
     """Read one value written by ``_put_rice``; store (value, new pos) in res[0], res[1].
 
