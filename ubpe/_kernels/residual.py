@@ -24,6 +24,7 @@ MIN_RATE = 2
 MIN_PB = 8
 MAX_PB = 13  #: keeps a decoding-table entry in 32 bits and the tables in L2
 MAX_RATE = 8
+SMALL_V = 4096  #: mag_decode looks up the context of running magnitudes below this in a table
 RANS_L = 1 << 32
 
 OK = 0
@@ -184,9 +185,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     == len(dst), per channel ceil(F / block) blocks and sum(orders) coefficients.
 
     Each token's context depends on the previous token's magnitude, so the coder is one serial
-    chain: the context's bucket comes from a leading-zero count, not a table; raw bits are
-    read 32 at a time whenever fewer are buffered, and the magnitude is assembled without a
-    branch on the bucket.
+    chain, kept short: the context's row comes from a table of the small running magnitudes
+    (else from a leading-zero count), each slot's entry holds its bucket's raw-bit count and
+    smallest magnitude (the magnitude is that | the raw bits, no branch), and raw bits are
+    read 32 at a time whenever fewer are buffered.
     """
     size = 1 << pb
     rowoff = np.full(N_CONTEXTS, -1, dtype=np.int64)  # context -> its first slot in ``table``
@@ -204,9 +206,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             return ERR_RANGE
         rowoff[c] = nrows * size
         nrows += 1
-    # per used context: slot -> ((freq - 1) << 19 | (slot - cum) << 6 | bucket), one uint32
-    # load per symbol (pb <= MAX_PB = 13 makes each field fit)
-    table = np.empty(max(nrows, 1) * size, dtype=np.uint32)
+    # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
+    # bucket's smallest magnitude (its raw bits zero), one uint64 load per symbol (pb <=
+    # MAX_PB = 13 makes each field fit): the magnitude is that value | the raw bits
+    table = np.empty(max(nrows, 1) * size, dtype=np.uint64)
     for c in range(N_CONTEXTS):
         r = rowoff[c]
         if r < 0:
@@ -214,9 +217,20 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
         a = r
         for b in range(N_BUCKETS):
             f = freqs[c, b]
+            nb = (b >> 1) - 1 if b >= 4 else 0
+            top = ((2 | (b & 1)) << nb) if b >= 4 else b
             for j in range(f):
-                table[a + j] = np.uint32(((f - 1) << 19) | (j << 6) | b)
+                table[a + j] = np.uint64(((f - 1) << 51) | (j << 38) | (nb << 32) | top)
             a += f
+    # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
+    small = np.empty(SMALL_V, dtype=np.int64)
+    small[0] = rowoff[0]
+    small[1] = rowoff[1]
+    for c in range(2, N_CONTEXTS):
+        e = (c + 2) >> 1
+        lo = min((2 + (c & 1)) << (e - 2), SMALL_V)
+        hi = min((3 + (c & 1)) << (e - 2), SMALL_V) if c < N_CONTEXTS - 1 else SMALL_V
+        small[lo:hi] = rowoff[c]
     nw = words.shape[0]
     if nw < 2:
         return ERR_TRUNCATED
@@ -268,15 +282,18 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             i = base + (bi * blocks[ch] if fused else 0)
             while i < hi:
                 v = m >> sh  # the context: _bucket(v), capped
-                e = 64 - np.int64(leading_zeros(np.uint64(v | 1)))
-                c = (2 * e - 2 + ((v >> (e - 2)) & 1)) if v >= 2 else v
-                off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
+                if v < SMALL_V:
+                    off = small[v]
+                else:
+                    e = 64 - np.int64(leading_zeros(np.uint64(v)))
+                    c = 2 * e - 2 + ((v >> (e - 2)) & 1)
+                    off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
                 if off < 0:
                     return ERR_CONTEXT
                 slot = x & mask
-                en = np.uint64(table[off + np.int64(slot)])
-                b = np.int64(en & np.uint64(63))
-                x = ((en >> np.uint64(19)) + one) * (x >> upb) + ((en >> np.uint64(6)) & np.uint64(8191))
+                en = table[off + np.int64(slot)]
+                x = ((en >> np.uint64(51)) + one) * (x >> upb) + ((en >> np.uint64(38)) & np.uint64(8191))
+                nb = np.int64((en >> np.uint64(32)) & np.uint64(31))  # raw bits of this bucket
                 if x < low:
                     if wp >= nw:
                         return ERR_TRUNCATED
@@ -288,7 +305,6 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                             | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
                     nacc += 32
                     p += 4
-                nb = (b >> 1) - 1 if b >= 4 else 0  # raw bits of this bucket
                 while nacc < nb:  # the stream's last bytes
                     if p >= nraw:
                         return ERR_RAW
@@ -296,7 +312,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     nacc += 8
                     p += 1
                 bits = np.int64(acc & ((one << np.uint64(nb)) - one))
-                z = (((2 | (b & 1)) << nb) | bits) if b >= 4 else b
+                z = np.int64(en & np.uint64(0xFFFFFFFF)) | bits
                 acc >>= np.uint64(nb)
                 nacc -= nb
                 t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
