@@ -698,7 +698,8 @@ def _decode_mag(fields: dict, n: int, vocab_size: int, lpc: tuple | None = None)
         lpc = _NO_LPC
     else:
         out = _NO_TOKENS
-    status = _mag.mag_decode(np.frombuffer(payload, dtype="<u4").astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
+    words = np.frombuffer(payload, dtype="<u4")  # read in place (a copy only on big-endian machines)
+    status = _mag.mag_decode(words if words.dtype.isnative else words.astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
                              center, rate, freqs, pb, vocab_size, out, lpc)
     if status == _mag.ERR_RAW:
         raise CorruptDataError("field 'raw': fewer or more raw bits than the payload's magnitude classes need")

@@ -24,7 +24,7 @@ MIN_RATE = 2
 MIN_PB = 8
 MAX_PB = 13  #: keeps a decoding-table entry in 32 bits and the tables in L2
 MAX_RATE = 8
-SMALL_V = 4096  #: mag_decode looks up the context of running magnitudes below this in a table
+SMALL_V = 2048  #: mag_decode looks up the context of running magnitudes below this in a table
 RANS_L = 1 << 32
 
 OK = 0
@@ -223,14 +223,14 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 table[a + j] = np.uint64(((f - 1) << 51) | (j << 38) | (nb << 32) | top)
             a += f
     # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
-    small = np.empty(SMALL_V, dtype=np.int64)
+    small = np.empty(SMALL_V, dtype=np.int32)  # (8 KB: the table is rebuilt per call)
     small[0] = rowoff[0]
     small[1] = rowoff[1]
     for c in range(2, N_CONTEXTS):
         e = (c + 2) >> 1
         lo = min((2 + (c & 1)) << (e - 2), SMALL_V)
         hi = min((3 + (c & 1)) << (e - 2), SMALL_V) if c < N_CONTEXTS - 1 else SMALL_V
-        small[lo:hi] = rowoff[c]
+        small[lo:hi] = np.int32(rowoff[c])  # < 56 * 2**13
     nw = words.shape[0]
     if nw < 2:
         return ERR_TRUNCATED
@@ -283,7 +283,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             while i < hi:
                 v = m >> sh  # the context: _bucket(v), capped
                 if v < SMALL_V:
-                    off = small[v]
+                    off = np.int64(small[v])
                 else:
                     e = 64 - np.int64(leading_zeros(np.uint64(v)))
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
