@@ -214,7 +214,8 @@ def _quantize(lp, order, precision, q):
     err = 0.0
     for j in range(order):
         v = lp[j] * (1 << shift) + err
-        fr = np.round(v)  # clamped as a float: converting an out-of-range float is undefined
+        fr = np.rint(v)  # = np.round (llvm.rint, half to even), without its ndigits path to compile
+        # clamped as a float: converting an out-of-range float is undefined
         if fr > qmax:
             fr = float(qmax)
         if fr < qmin:
