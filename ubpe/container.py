@@ -1259,6 +1259,9 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
     return out
 
 
+_SIGNED = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
+
+
 def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                     native: np.dtype) -> np.ndarray | None:
     """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage,
@@ -1271,7 +1274,7 @@ def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int
     parsed = getattr(chain[0]["channels"], "parsed", None)  # checked by parse_chain
     if parsed is None:
         return None
-    coded = frontend.chain_dtypes(chain, native)[-1]  # the residuals' signed dtype
+    coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
     values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
     out = values.astype(coded)  # exact: every sample is wrapped to the width already
     return out if out.dtype == native else out.view(native)

@@ -730,11 +730,11 @@ def decode_mag_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: in
     vocab_size = _check_vocab(vocab_size)
     if not isinstance(fields, dict) or fields.get("coder") != "mag":
         raise ValueError("decode_mag_lpc takes a \"mag\" stream")
-    for name in _FIELDS["mag"]:
-        if name not in fields:
-            raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
-    extra = sorted(str(key)[:40] for key in fields if key not in _FIELDS["mag"])
-    if extra:
+    if fields.keys() != _MAG_KEYS:  # (the usual case in one comparison)
+        for name in _FIELDS["mag"]:
+            if name not in fields:
+                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
+        extra = sorted(str(key)[:40] for key in fields if key not in _FIELDS["mag"])
         raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
     n = _field_int(fields, "n", 0)
     if lut is not None and lut.shape != (vocab_size,):
@@ -758,6 +758,7 @@ def decode_mag_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: in
 
 
 _EMPTY_U64 = np.zeros(0, np.uint64)
+_MAG_KEYS = frozenset(_FIELDS["mag"])
 
 _MAG_ERRORS = {
     _mag.ERR_TRUNCATED: "truncated",
