@@ -388,6 +388,17 @@ def test_check_params_refuses_lengths_and_ranges():
             P.check_lpc_params({**params, **bad}, 100, np.int32)
     with pytest.raises(CorruptDataError):
         P.check_lpc_params(params, 200, np.int32)  # more blocks than the header arrays hold
+    # each check names what failed; an earlier check wins when several fail
+    orders = params["orders"]
+    for bad, message in (({"orders": bytes([33]) + orders[1:], "shifts": bytes([40, 0, 0, 0])}, "order exceeds 32 \\(33\\)"),
+                         ({"orders": b"\x00" + orders[1:], "precisions": bytes([17, 2, 2, 2])}, "order 0 has"),
+                         ({"precisions": bytes([17, 2, 2, 2]), "shifts": bytes([32, 0, 0, 0])}, "precision is outside"),
+                         ({"precisions": bytes([1, 2, 2, 2])}, "precision is outside"),
+                         ({"shifts": bytes([32, 0, 0, 0])}, "shift exceeds 31"),
+                         ({"coefs": params["coefs"] + b"\x00"}, f"has {len(params['coefs']) + 1} bytes, expected "
+                                                                f"{len(params['coefs'])}")):
+        with pytest.raises(CorruptDataError, match=message):
+            P.check_lpc_params({**params, **bad}, 100, np.int32)
     with pytest.raises(CorruptDataError):
         P.check_adaptive_params({"stages": [[1, 29, 0]], "unsigned": 0}, 10, np.int16)
     with pytest.raises(CorruptDataError):
@@ -409,24 +420,35 @@ def test_same_input_same_bytes():
         assert a.tobytes() == b.tobytes() and pa == pb
 
 
+def _unpack_reference(params: dict) -> list[int]:
+    """Each block's coefficients read bit by bit from ``params["coefs"]`` (two's complement,
+    ``precision`` bits each, little-endian bit order)."""
+    word, pos, out = int.from_bytes(params["coefs"], "little"), 0, []
+    for order, prec in zip(params["orders"], params["precisions"]):
+        for _ in range(order):
+            v = (word >> pos) & ((1 << prec) - 1)
+            out.append(v - (1 << prec) if v >> (prec - 1) else v)
+            pos += prec
+    return out
+
+
 def test_small_and_large_paths_agree(monkeypatch):
-    """The Python-int coefficient unpacking and the table-free rank path give what the array
-    paths give."""
+    """The compiled coefficient unpacking gives what reading the bits one by one gives (and
+    refuses nonzero padding), and the table-free rank path gives what the array path gives."""
     rng = np.random.default_rng(43)
     x = np.cumsum(rng.integers(-9, 10, 40_000)).astype(np.int16)
+    for block in (500, 40_000):
+        _, params = P.lpc_forward(x, block=block)
+        coefs = P.check_lpc_params(params, x.size, np.int16)[3]
+        assert coefs.tolist() == _unpack_reference(params) and coefs.size
+    assert coefs.size < 40 and P.check_lpc_params(P.lpc_forward(x, block=500)[1], x.size, np.int16)[3].size > 128
     _, params = P.lpc_forward(x, block=500)
-    small = P.check_lpc_params(params, x.size, np.int16)
-    monkeypatch.setattr(P, "SMALL_UNPACK", 0)
-    large = P.check_lpc_params(params, x.size, np.int16)
-    assert all(np.array_equal(a, b) for a, b in zip(small[1:], large[1:])) and small[3].size > 128
     bad = dict(params, coefs=params["coefs"][:-1] + bytes([params["coefs"][-1] | 0x80]))
     total = int((np.frombuffer(params["orders"], np.uint8).astype(int)
                  * np.frombuffer(params["precisions"], np.uint8)).sum())
-    assert total % 8  # the last byte has padding bits: setting its top bit is refused either way
-    for limit in (0, 10**6):
-        monkeypatch.setattr(P, "SMALL_UNPACK", limit)
-        with pytest.raises(CorruptDataError, match="padding"):
-            P.check_lpc_params(bad, x.size, np.int16)
+    assert total % 8  # the last byte has padding bits: setting its top bit is refused
+    with pytest.raises(CorruptDataError, match="padding"):
+        P.check_lpc_params(bad, x.size, np.int16)
     for dtype in (np.int8, np.uint16):
         v = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 300, endpoint=True).astype(dtype)
         monkeypatch.setattr(P, "RANK_TABLE", 1 << 20)

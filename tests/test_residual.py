@@ -88,6 +88,22 @@ def test_mag_extremes(vocab):
         assert f["coder"] == ("mag" if vocab > 3 else "packed")  # 1-2 bit packing wins for tiny V
 
 
+def test_mag_running_magnitude_through_every_context():
+    """Magnitudes swept up and down across 2**0 .. 2**22: the decoder's running magnitude
+    passes through every context, below and above its table of small magnitudes
+    (residual.SMALL_V), at each boundary."""
+    from ubpe._kernels import residual as kr
+
+    vocab = 1 << 24
+    mags = np.concatenate([np.geomspace(1, 1 << 22, 3000), np.geomspace(1 << 22, 1, 3000)])
+    rng = np.random.default_rng(3)
+    t = vocab // 2 + np.round(mags * rng.choice([-1.0, 1.0], mags.size) * rng.random(mags.size)).astype(np.int64)
+    assert mags.max() * 4 > 4 * kr.SMALL_V
+    for cut in (t, t[: kr.SMALL_V], np.repeat(t[::7], 3)):
+        f = entropy._encode_mag(cut, budget=1 << 30)
+        np.testing.assert_array_equal(decode_stream(f, vocab), cut)
+
+
 def test_mag_n1_and_two_symbols():
     # the encoder itself on n = 1 (a single symbol) and on a tiny stream; "const" and "packed"
     # win these in encode_stream, but the coder must still be exact on them

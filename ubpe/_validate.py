@@ -71,7 +71,9 @@ def expect_map(v: Any, where: str, keys: Iterable[str], optional: Iterable[str] 
     """``v`` if it is a map holding every key of ``keys``, any of ``optional`` and nothing else."""
     if not isinstance(v, dict):
         raise CorruptDataError(f"{where}: expected a map, got {type(v).__name__}")
-    required = tuple(keys)
+    required = keys if isinstance(keys, tuple) else tuple(keys)
+    if len(v) == len(required) and all(k in v for k in required):  # the usual case: exactly these keys
+        return v
     missing = [k for k in required if k not in v]
     if missing:
         raise CorruptDataError(f"{where}: missing field(s) {missing}")

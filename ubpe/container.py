@@ -21,6 +21,7 @@ the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newe
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -1218,6 +1219,9 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                    native: np.dtype) -> np.ndarray | None:
     """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
     stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
+    fused = _mag_lpc_values(s, stream, esc, chain, n, native)
+    if fused is not None:
+        return fused.reshape(channels, -1)
     classes = (s.text_classes() if isinstance(stream, dict) and stream.get("coder") in entropy.TEXT_CODERS
                else None)
     tokens = entropy.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
@@ -1255,6 +1259,27 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
     return out
 
 
+_SIGNED = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
+
+
+def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
+                    native: np.dtype) -> np.ndarray | None:
+    """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage,
+    decoded and reconstructed in one pass (:func:`ubpe.entropy.decode_mag_lpc`): the ``n``
+    values in ``native``; None for any other stream (then decoded stage by stage, as the same
+    values)."""
+    if (len(chain) != 1 or chain[0]["stage"] != "lpc" or esc is not None or s.expansion is not None or s.a == 0
+            or not isinstance(stream, dict) or stream.get("coder") != "mag" or stream.get("n") != n or n == 0):
+        return None
+    parsed = getattr(chain[0]["channels"], "parsed", None)  # checked by parse_chain
+    if parsed is None:
+        return None
+    coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
+    values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+    out = values.astype(coded)  # exact: every sample is wrapped to the width already
+    return out if out.dtype == native else out.view(native)
+
+
 def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
     s = _shared(p, tokenizer)
     native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
@@ -1288,8 +1313,15 @@ def _block_crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], first: int, 
 def _threads_argument(threads: Any) -> int:
     """``threads``: None (every core) or an int >= 1."""
     if threads is None:
-        return max(os.cpu_count() or 1, 1)
+        return _cores()
     return check_int("threads", threads, 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _cores() -> int:
+    """The machine's cores, asked once (``os.cpu_count()`` took ~10 us, a tenth of decoding a
+    short level-1 container)."""
+    return max(os.cpu_count() or 1, 1)
 
 
 def _block_frames(block_size: Any, channels: int, frames: int) -> int:

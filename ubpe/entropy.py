@@ -675,7 +675,7 @@ def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None
     return out
 
 
-def _decode_mag(fields: dict, n: int, vocab_size: int) -> np.ndarray:
+def _decode_mag(fields: dict, n: int, vocab_size: int, lpc: tuple | None = None) -> np.ndarray:
     center = _field_int(fields, "center", 0, vocab_size - 1)
     rate = _field_int(fields, "rate", _mag.MIN_RATE, _mag.MAX_RATE)
     pb = _field_int(fields, "pb", _mag.MIN_PB, _mag_pb_cap(n))
@@ -693,15 +693,72 @@ def _decode_mag(fields: dict, n: int, vocab_size: int) -> np.ndarray:
     status = _mag.table_decode(np.frombuffer(table, dtype=np.uint8), pb, freqs)
     if status != _mag.OK:
         raise CorruptDataError(f"field 'table': {_MAG_ERRORS.get(status, 'malformed')}")
-    out = _alloc_tokens(n)
-    status = _mag.mag_decode(np.frombuffer(payload, dtype="<u4").astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
-                             center, rate, _BITLEN, freqs, pb, vocab_size, out)
+    if lpc is None:
+        out = _alloc_tokens(n)
+        lpc = _NO_LPC
+    else:
+        out = _NO_TOKENS
+    words = np.frombuffer(payload, dtype="<u4")  # read in place (a copy only on big-endian machines)
+    status = _mag.mag_decode(words if words.dtype.isnative else words.astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
+                             center, rate, freqs, pb, vocab_size, out, lpc)
     if status == _mag.ERR_RAW:
         raise CorruptDataError("field 'raw': fewer or more raw bits than the payload's magnitude classes need")
     if status != _mag.OK:
         raise CorruptDataError(f"field 'payload': {_MAG_ERRORS.get(status, 'malformed')}")
-    return out
+    return out if lpc is _NO_LPC else lpc[-1]
 
+
+_EMPTY_I64 = np.zeros(0, np.int64)
+_ONE_ZERO = np.zeros(1, np.int64)
+_NO_TOKENS = np.zeros(0, np.int32)
+#: ``mag_decode``'s ``lpc`` argument when it decodes tokens (the types of a fused call's)
+_NO_LPC = (False, np.zeros(0, np.uint64), np.uint64(0), 0, _EMPTY_I64, _ONE_ZERO, _EMPTY_I64, _EMPTY_I64, _ONE_ZERO,
+           _EMPTY_I64, _EMPTY_I64)
+
+
+def decode_mag_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: int, bits: int,
+                   channels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """A "mag" stream (checked as :func:`decode_stream` checks it) decoded and LPC-reconstructed
+    in one pass: the int64 signal, ``(channels, frames)`` flattened, wrapped to ``bits`` bits.
+
+    Token ``t`` is the residual ``lut[t]`` (uint64, one per token) or, ``lut`` None, ``lo + t``
+    (both modulo 2**bits); ``channels`` holds each channel's checked LPC params as
+    :func:`ubpe.predict.check_lpc_params` returns them, for ``fields["n"] // len(channels)``
+    frames each. The same values as decoding the tokens, mapping them to values of ``bits``
+    bits and inverting the LPC stage, in a quarter less time (``mag_decode``).
+    """
+    vocab_size = _check_vocab(vocab_size)
+    if not isinstance(fields, dict) or fields.get("coder") != "mag":
+        raise ValueError("decode_mag_lpc takes a \"mag\" stream")
+    if fields.keys() != _MAG_KEYS:  # (the usual case in one comparison)
+        for name in _FIELDS["mag"]:
+            if name not in fields:
+                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
+        extra = sorted(str(key)[:40] for key in fields if key not in _FIELDS["mag"])
+        raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
+    n = _field_int(fields, "n", 0)
+    if lut is not None and lut.shape != (vocab_size,):
+        raise ValueError("lut must hold one value per token")
+    if len(channels) == 1:
+        blocks = np.array([channels[0][0]], np.int64)
+        _, orders, shifts, coefs = channels[0]
+        bstart = np.array([0, orders.shape[0]], np.int64)
+        cstart = np.array([0, coefs.shape[0]], np.int64)
+    else:
+        blocks = np.array([c[0] for c in channels], np.int64)
+        bstart = np.cumsum([0] + [c[1].shape[0] for c in channels], dtype=np.int64)
+        cstart = np.cumsum([0] + [c[3].shape[0] for c in channels], dtype=np.int64)
+        orders, shifts, coefs = (np.concatenate([c[j] for c in channels]).astype(np.int64) for j in (1, 2, 3))
+    frames = n // max(len(channels), 1)
+    if frames * len(channels) != n or any(c[1].shape[0] != -(-frames // c[0]) for c in channels):
+        raise ValueError("the LPC params do not describe n // channels frames per channel")
+    lpc = (True, _EMPTY_U64 if lut is None else lut.astype(np.uint64), np.uint64(lo % (1 << 64)),
+           64 - bits, blocks, bstart, orders, shifts, cstart, coefs, np.empty(n, np.int64))
+    return _decode_mag(fields, n, vocab_size, lpc)
+
+
+_EMPTY_U64 = np.zeros(0, np.uint64)
+_MAG_KEYS = frozenset(_FIELDS["mag"])
 
 _MAG_ERRORS = {
     _mag.ERR_TRUNCATED: "truncated",

@@ -64,8 +64,6 @@ MAX_BLOCK = 1 << 24
 MAX_STAGES = 8
 MAX_STAGE_ORDER = 1024
 MAX_STAGE_SHIFT = 28
-#: Coefficient counts up to which params are unpacked from one Python int (faster when small)
-SMALL_UNPACK = 128
 #: rank_forward counts values with a table over the whole dtype (<= 16 bits) when it has at
 #: least 2**bits / RANK_TABLE values; shorter inputs are sorted instead (same result)
 RANK_TABLE = 16
@@ -131,34 +129,6 @@ def _pack_coefs(coefs: np.ndarray, widths: np.ndarray) -> bytes:
     raw = coefs.astype(np.int64) & ((np.int64(1) << widths) - 1)
     bits = ((raw[:, None] >> t) & 1).astype(np.uint8)
     return np.packbits(bits[t[None, :] < widths[:, None]], bitorder="little").tobytes()
-
-
-def _unpack_coefs(data: bytes, widths: np.ndarray, where: str) -> np.ndarray:
-    total = int(widths.sum())
-    if len(data) != (total + 7) // 8:
-        raise CorruptDataError(f"{where}: 'coefs' has {len(data)} bytes, expected {(total + 7) // 8}")
-    if widths.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if widths.size <= SMALL_UNPACK:  # one Python int: no array set-up for a few coefficients
-        word = int.from_bytes(data, "little")
-        if word >> total:
-            raise CorruptDataError(f"{where}: 'coefs' has non-zero padding bits")
-        out, pos = [], 0
-        for w in widths.tolist():
-            v = (word >> pos) & ((1 << w) - 1)
-            out.append(v - (1 << w) if v >> (w - 1) else v)
-            pos += w
-        return np.array(out, dtype=np.int64)
-    bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little").astype(np.int64)
-    if bits[total:].any():
-        raise CorruptDataError(f"{where}: 'coefs' has non-zero padding bits")
-    t = np.arange(MAX_PRECISION, dtype=np.int64)
-    starts = np.cumsum(widths) - widths
-    mask = t[None, :] < widths[:, None]
-    idx = np.where(mask, starts[:, None] + t[None, :], 0)
-    raw = (np.where(mask, bits[idx], 0) << t).sum(axis=1)
-    half = np.int64(1) << (widths - 1)
-    return np.where(raw >= half, raw - (half << 1), raw)
 
 
 # ============================================================================ block LPC
@@ -253,20 +223,20 @@ def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, 
     block = field_int(p, "block", 1, MAX_BLOCK, where=where)
     _field_unsigned(p, where)
     nb = -(-n // block)
-    orders = np.frombuffer(field_bytes(p, "orders", where=where, size=nb), np.uint8).astype(np.int64)
-    shifts = np.frombuffer(field_bytes(p, "shifts", where=where, size=nb), np.uint8).astype(np.int64)
-    precs = np.frombuffer(field_bytes(p, "precisions", where=where, size=nb), np.uint8).astype(np.int64)
-    if (orders > MAX_ORDER).any():
-        raise CorruptDataError(f"{where}: an order exceeds {MAX_ORDER} ({int(orders.max())})")
-    zero = orders == 0
-    if (precs[zero] != 0).any() or (shifts[zero] != 0).any():
-        raise CorruptDataError(f"{where}: a block of order 0 has a precision or shift")
-    if ((precs[~zero] < 2) | (precs[~zero] > MAX_PRECISION)).any():
-        raise CorruptDataError(f"{where}: a precision is outside [2, {MAX_PRECISION}]")
-    if (shifts > MAX_SHIFT).any():
-        raise CorruptDataError(f"{where}: a shift exceeds {MAX_SHIFT}")
-    coefs = _unpack_coefs(field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2),
-                          np.repeat(precs, orders), where)
+    head = b"".join(field_bytes(p, key, where=where, size=nb) for key in ("orders", "shifts", "precisions"))
+    data = field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2)
+    head_arr = np.frombuffer(head, np.uint8).reshape(3, nb)
+    coefs = np.empty(sum(head[:nb]), np.int64)
+    status = _k.lpc_unpack(head_arr, np.frombuffer(data, np.uint8), coefs)
+    if status:
+        raise CorruptDataError(f"{where}: " + {
+            -1: f"an order exceeds {MAX_ORDER} ({max(head[:nb])})",
+            -2: "a block of order 0 has a precision or shift",
+            -3: f"a precision is outside [2, {MAX_PRECISION}]",
+            -4: f"a shift exceeds {MAX_SHIFT}",
+            -5: f"'coefs' has {len(data)} bytes, expected {(int(np.dot(head_arr[0], head_arr[2].astype(np.int64))) + 7) // 8}",
+            -6: "'coefs' has non-zero padding bits"}[status])
+    orders, shifts = head_arr[:2].astype(np.int64)
     return block, orders, shifts, coefs
 
 
@@ -275,9 +245,8 @@ def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
     r = _residual_in(residual, "residual")
     bits = 8 * np.asarray(residual).dtype.itemsize
     block, orders, shifts, coefs = check_lpc_params(params, r.shape[0], f"i{bits // 8}")
-    out = np.empty_like(r)
-    _k.lpc_filter(r, block, orders, shifts, coefs, 64 - bits, True, out)
-    return _restore(out, params["unsigned"], bits)
+    _k.lpc_filter(r, block, orders, shifts, coefs, 64 - bits, True, r)  # in place (see lpc_filter)
+    return _restore(r, params["unsigned"], bits)
 
 
 # ============================================================================ adaptive cascade

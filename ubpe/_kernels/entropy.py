@@ -148,8 +148,7 @@ def _put(buf, pos, value, nbits):
     return pos
 
 
-@njit([types.int64(types.Array(types.uint8, 1, "C", readonly=ro), types.int64, types.int64)
-       for ro in (False, True)], cache=True, nogil=True)
+@njit(types.int64(types.Array(types.uint8, 1, "C", readonly=True), types.int64, types.int64), cache=True, nogil=True)
 def _get(buf, pos, nbits):
     """Read ``nbits`` (<= 62) bits at bit ``pos`` of ``buf``; return the value, or -1 if past the end.
 
@@ -184,7 +183,10 @@ def _rice_param(a, n):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
+# _put_rice and _get_rice: one compiled function each (no explicit signature: those load at
+# import; every call site passes the same types), called, not inlined, by the table and Rice
+# kernels of both coders: inlined, each call site compiled a copy (4 of _get_rice).
+@njit(cache=True, nogil=True)
 def _put_rice(buf, pos, v, r):
     """Write v >= 0 (v < 2**MAX_VALUE_BITS) with Rice parameter r and the escape rule.
 
@@ -209,7 +211,7 @@ def _put_rice(buf, pos, v, r):
     return pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _get_rice(buf, pos, r, res):
     """Read one value written by ``_put_rice``; store (value, new pos) in res[0], res[1].
 
@@ -648,7 +650,7 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
 def rice_pack_all(values, r, buf):
     """Write every value (0 <= v < 2**MAX_VALUE_BITS) with ``_put_rice`` and parameter ``r``;
     return the bit length. ``buf`` of length 0 only counts (dry run)."""
-    pos = 0
+    pos = np.int64(0)  # not a literal 0: _put_rice compiles for int64 positions only
     for i in range(values.shape[0]):
         pos = _put_rice(buf, pos, values[i], r)
     return pos

@@ -45,11 +45,19 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
     (the previous block's tail included). The first samples of the signal, ``i < order``, are
     predicted by the previous sample (``i >= 1``) or not at all (``i == 0``).
 
+    The reconstruction is a serial chain (each sample feeds the next prediction), so its loop
+    keeps the two newest samples in registers and reads only lags 3 and up back from ``dst``:
+    a vector load of a sample stored one iteration earlier cannot be forwarded from the store
+    and would wait for it on every sample. The sum is the same wrapping uint64 sum either way.
+    The reconstruction may run in place (``dst`` is ``src``: ``src[i]`` is read before
+    ``dst[i]`` is written), which callers do: two fresh arrays of one size lie a multiple of
+    4096 bytes apart, and the CPU then takes each load of ``src[i]`` for a load of the
+    ``dst[i]`` just stored (4K aliasing), which doubled the time on ECG.
+
     Preconditions: len(dst) == len(src) == n; block >= 1; len(orders) == len(shifts) ==
     ceil(n / block); orders in [0, 32]; shifts in [0, 63]; len(coefs) == sum(orders); sh in [0, 56].
     """
     n = src.shape[0]
-    hist = src if not inverse else dst
     rev = np.zeros(32, np.uint64)
     c0 = 0
     for b in range(orders.shape[0]):
@@ -59,18 +67,96 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
             rev[order - 1 - j] = np.uint64(coefs[c0 + j])
         lo = b * block
         hi = min(n, lo + block)
-        for i in range(lo, hi):
-            if i >= order:
-                p = _lpc_predict(hist, i, order, rev, shift)
-            elif i >= 1:
-                p = hist[i - 1]
-            else:
-                p = np.int64(0)
-            if inverse:
-                dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
-            else:
-                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
         c0 += order
+        if not inverse:
+            for i in range(lo, hi):
+                if i >= order:
+                    p = _lpc_predict(src, i, order, rev, shift)
+                elif i >= 1:
+                    p = src[i - 1]
+                else:
+                    p = np.int64(0)
+                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+            continue
+        i = lo
+        while i < hi and i < order:  # the signal's first samples: the previous one
+            p = dst[i - 1] if i >= 1 else np.int64(0)
+            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            i += 1
+        if i >= hi:
+            continue
+        if order == 0:
+            for i in range(i, hi):
+                dst[i] = wrap(src[i], sh)
+            continue
+        c1 = rev[order - 1]  # lag 1
+        c2 = rev[order - 2] if order >= 2 else np.uint64(0)  # lag 2
+        m = order - 2 if order >= 2 else 0  # lags order .. 3, read from dst
+        p1 = np.uint64(dst[i - 1])
+        p2 = np.uint64(dst[i - 2]) if i >= 2 else np.uint64(0)  # (order 1: c2 is 0)
+        for i in range(i, hi):
+            acc = np.uint64(0)
+            window = dst[i - order:i - order + m]  # a slice: no wrap-around checks in the loop
+            for j in range(m):
+                acc += rev[j] * np.uint64(window[j])
+            acc += c2 * p2 + c1 * p1  # last: the sum of older lags does not wait for p1
+            v = wrap(np.int64(np.uint64(src[i]) + np.uint64(np.int64(acc) >> np.int64(shift))), sh)
+            dst[i] = v
+            p2 = p1
+            p1 = np.uint64(v)
+
+
+@njit(cache=True, nogil=True)
+def lpc_unpack(head, data, coefs):
+    """Check untrusted LPC block headers and unpack their coefficients (decoding's one pass).
+
+    ``head``: uint8 (3, nb), each block's order, shift and precision; ``data``: the packed
+    coefficients (each ``precision`` bits of two's complement, little-endian bit order);
+    ``coefs``: int64 of length sum(orders), filled. Returns 0, or the first failed check in
+    this order: -1 an order above 32, -2 a block of order 0 with a precision or shift, -3 a
+    precision outside [2, 16], -4 a shift above 31, -5 ``data`` not exactly
+    ceil(sum(order * precision) / 8) bytes, -6 nonzero padding bits. Reads nothing out of range.
+    """
+    nb = head.shape[1]
+    bad = 0
+    total = 0
+    for b in range(nb):
+        order = np.int64(head[0, b])
+        shift = np.int64(head[1, b])
+        prec = np.int64(head[2, b])
+        if order > 32:
+            return -1
+        if order == 0:
+            if prec != 0 or shift != 0:
+                bad = -2 if bad == 0 or bad < -2 else bad
+        elif prec < 2 or prec > 16:
+            bad = -3 if bad == 0 or bad < -3 else bad
+        if shift > 31 and bad == 0:
+            bad = -4
+        total += order * prec
+    if bad != 0:
+        return bad
+    if data.shape[0] != (total + 7) >> 3:
+        return -5
+    if total & 7 and (np.int64(data[data.shape[0] - 1]) >> (total & 7)) != 0:
+        return -6
+    pos = 0
+    c = 0
+    for b in range(nb):
+        w = np.int64(head[2, b])
+        for _ in range(np.int64(head[0, b])):
+            v = np.int64(0)
+            got = 0
+            while got < w:  # at most 3 bytes
+                byte = (pos + got) >> 3
+                off = (pos + got) & 7
+                take = min(8 - off, w - got)
+                v |= ((np.int64(data[byte]) >> off) & ((1 << take) - 1)) << got
+                got += take
+            coefs[c] = v - ((v >> (w - 1)) << w)  # the top bit set: v - 2**w
+            c += 1
+            pos += w
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -128,7 +214,8 @@ def _quantize(lp, order, precision, q):
     err = 0.0
     for j in range(order):
         v = lp[j] * (1 << shift) + err
-        fr = np.round(v)  # clamped as a float: converting an out-of-range float is undefined
+        fr = np.rint(v)  # = np.round (llvm.rint, half to even), without its ndigits path to compile
+        # clamped as a float: converting an out-of-range float is undefined
         if fr > qmax:
             fr = float(qmax)
         if fr < qmin:
@@ -192,7 +279,8 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
         hi = min(n, lo + block)
         m = hi - lo
         # the order-0 fallback is always a candidate
-        best_bits = _residual_bits(s, lo, hi, 0, q, 0, sh)
+        zero = np.int64(0)  # not a literal 0: one compiled _residual_bits for every call
+        best_bits = _residual_bits(s, lo, hi, zero, q, zero, sh)
         best_order = 0
         best_shift = 0
         best_prec = 0
@@ -246,7 +334,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
                 # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
                 # compiles for seconds)
-                k = 1
+                k = np.int64(1)  # (a literal 1 would compile _quantize and _residual_bits again)
                 for j in range(1, usable):
                     if est[j] < est[k - 1]:
                         k = j + 1
