@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--bits", type=_positive, metavar="B",
                    help="float input: quantize to 2**B levels over the values' range (lossy)")
     p.add_argument("--level", type=int, choices=(1, 2), default=2,
-                   help="2 (default): also try the context-mixing coders ('cms' for signals, 'cmt2' for "
+                   help="2 (default): also try the context-mixing coders ('cms2' for signals, 'cmt2' for "
                    "text), much smaller on text and signals but slow to decode (about 0.5-1 M values/s); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s)")
     p.add_argument("--block-size", type=_size, metavar="N",
