@@ -526,7 +526,7 @@ def test_block_work_releases_the_gil():
     x = walk(65536, seed=24)
     kwargs = dict(block_size=65536 // 2, level=2, predictor="none", threads=1)
     data = compress(x, **kwargs)
-    assert describe(data).coders == ("cms", "cms")
+    assert describe(data).coders == ("cms2", "cms2")
     p = container._parse(data, None)
     shared = container._shared(p, None)
     blk = container._parse_block(p, 0, p.dtype, 1)

@@ -1,4 +1,4 @@
-"""Spec tests for the "cms" signal coder (format version 4): round trips, its place in level 2,
+"""Spec tests for the "cms" signal coder (format version 4): round trips, its place among the coders,
 determinism, corrupt and truncated payloads, frozen bytes."""
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from hypothesis import strategies as st
 from test_cm import SETTINGS, streams
 
 from ubpe._kernels import cmsignal
-from ubpe.entropy import LEVEL2_CODERS, decode_stream, encode_stream
+from ubpe.entropy import DEFAULT_CODERS, decode_stream, encode_stream
 from ubpe.errors import CorruptDataError
+
+#: level 2's coders while "cms" was its signal coder (format version 4; "cms2" took its place in 5)
+CMS_LEVEL2 = DEFAULT_CODERS + ("cm", "cmt", "cmt2", "cms")
 
 
 def cms_bytes(tokens: np.ndarray, vocab: int) -> bytes:
@@ -56,7 +59,7 @@ def test_kernel_round_trip(case):
 @given(streams())
 def test_stream_round_trip_at_level_2(case):
     tokens, vocab = case
-    fields = encode_stream(tokens, vocab, coders=LEVEL2_CODERS)
+    fields = encode_stream(tokens, vocab, coders=CMS_LEVEL2)
     assert fields["coder"] != "cm"  # "cms" takes its place for streams without text classes
     out = decode_stream(msgpack.unpackb(msgpack.packb(fields), raw=False), vocab, max_count=len(tokens))
     np.testing.assert_array_equal(out, tokens)
@@ -86,7 +89,7 @@ def test_long_constant_run_is_tiny():
 def test_cms_beats_cm_on_a_signal_and_replaces_it_at_level_2():
     tokens, vocab = signal(20000)
     cm = encode_stream(tokens, vocab, coders=("cm",))
-    cms = encode_stream(tokens, vocab, coders=LEVEL2_CODERS)
+    cms = encode_stream(tokens, vocab, coders=CMS_LEVEL2)
     assert cm["coder"] == "cm" and cms["coder"] == "cms"
     assert sorted(cms) == ["coder", "n", "payload"]
     assert len(cms["payload"]) < 0.98 * len(cm["payload"])

@@ -484,7 +484,7 @@ def test_level_2_with_n_tokens_and_tokenizer():
     a = len(np.unique(x))
     data = check_roundtrip(x, n_tokens=a + 30, level=2)
     info = inspect(data)
-    assert info.alphabet_size + info.n_merges == a + 30 and info.coder == "cms"  # merges: no text classes
+    assert info.alphabet_size + info.n_merges == a + 30 and info.coder == "cms2"  # merges: no text classes
     assert len(data) <= len(compress(x, n_tokens=a + 30, level=1))
     # orders whose alphabet alone exceeds n_tokens are not candidates
     y = walk(4000, seed=15)
@@ -493,7 +493,7 @@ def test_level_2_with_n_tokens_and_tokenizer():
     for embed in (True, False):
         two = check_roundtrip(x[:1500], tokenizer=tok, embed=embed, level=2)
         one = compress(x[:1500], tokenizer=tok, embed=embed, level=1)
-        assert inspect(two).coder == "cms" and inspect(one).coder not in ("cm", "cms")
+        assert inspect(two).coder == "cms2" and inspect(one).coder not in ("cm", "cms", "cms2")
         assert len(two) < len(one)
         assert unpack(two)["model" if embed else "digest"] == unpack(one)["model" if embed else "digest"]
 
@@ -507,7 +507,7 @@ def test_level_2_uses_cm_on_real_data(shared_data):
         # excerpt the automatic choice is ranks then delta 1 with rANS, smaller than either)
         one, two = compress(x, level=1, predictor="none"), check_roundtrip(x, level=2, predictor="none")
         # (text through its bytes gets the text coder "cmt2")
-        assert inspect(two).coder == ("cmt2" if x is text else "cms") and inspect(one).coder not in ("cm", "cms", "cmt2")
+        assert inspect(two).coder == ("cmt2" if x is text else "cms2") and inspect(one).coder not in ("cm", "cms", "cms2", "cmt2")
         assert len(two) < 0.95 * len(one)
 
 
@@ -518,7 +518,7 @@ def test_level_2_on_a_sample(monkeypatch):
     rng = np.random.default_rng(5)
     text = np.frombuffer(b"".join(rng.choice([b"alpha ", b"beta ", b"gamma ", b"delta "], 2500)), np.uint8)
     data = check_roundtrip(text, level=2)
-    assert inspect(data).coder in ("cm", "cms", "cmt2") and inspect(data).delta == 0
+    assert inspect(data).coder in ("cm", "cms2", "cmt2") and inspect(data).delta == 0
     assert len(data) < len(compress(text, level=1)) and compress(text, level=2) == data
     x = walk(12_000, seed=4)
     check_roundtrip(x, level=2)
@@ -624,7 +624,7 @@ def test_inspect_parts_add_up():
     assert info.ratio == pytest.approx(x.nbytes / len(data))
     assert info.n_values == x.size and info.original_size == x.nbytes
     assert info.dtype == "<i2" and info.embedded and info.digest is None
-    assert info.version == (4 if info.coder == "cms" else 2)  # version 2 unless the coder needs more
+    assert info.version == (5 if info.coder == "cms2" else 2)  # version 2 unless the coder needs more
     assert info.coder in entropy.CODERS and info.n_tokens <= x.size
     d = info.to_dict()
     assert d["payload"] == info.payload
@@ -1027,6 +1027,27 @@ def test_text_coder_fixtures():
     assert describe(compress(expected, level=1)).version == 2
 
 
+def test_signal_coder_fixtures():
+    """"cms" (version 4) still decodes; "cms2" needs version 5, in one stream and in blocks, and a
+    version 4 reader's refusal of it names the version."""
+    import msgpack
+
+    expected = np.load(FIXTURES / "v5_cms2_signal_int16.npy")
+    for name, version, coders in (("v4_cms_signal_int16", 4, ("cms",)), ("v4_blocks_cms_signal_int16", 4, ("cms",) * 3),
+                                  ("v5_cms2_signal_int16", 5, ("cms2",)), ("v5_cms2_delta2_signal_int16", 5, ("cms2",)),
+                                  ("v5_blocks_cms2_signal_int16", 5, ("cms2",) * 3)):
+        data = (FIXTURES / f"{name}.ubpe").read_bytes()
+        info = describe(data)
+        assert (info.version, info.coders) == (version, coders)
+        assert_same_array(decompress(data), expected)
+    one = msgpack.unpackb((FIXTURES / "v5_cms2_signal_int16.ubpe").read_bytes(), raw=False)
+    with pytest.raises(ubpe.CorruptDataError, match="not defined in format version 4"):
+        decompress(msgpack.packb(dict(one, v=4), use_bin_type=True))
+    blocked = msgpack.unpackb((FIXTURES / "v5_blocks_cms2_signal_int16.ubpe").read_bytes(), raw=False)
+    with pytest.raises(ubpe.CorruptDataError, match="block 0 .*not defined in format version 4"):
+        decompress(msgpack.packb(dict(blocked, v=4), use_bin_type=True))
+
+
 def test_v2_referenced_fixture_names_the_model_digest():
     data = (FIXTURES / "v2_referenced_model.ubpe").read_bytes()
     tok = Tokenizer.from_bytes((FIXTURES / "v2_referenced_model.model").read_bytes())
@@ -1051,7 +1072,7 @@ def test_delta_fixtures():
 
 
 def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
-    """make_fixtures.py rebuilds every v2, v3 and v4 fixture byte for byte from its explicit parameters.
+    """make_fixtures.py rebuilds every v2, v3, v4 and v5 fixture byte for byte from its explicit parameters.
 
     If the writer changes on purpose, this fails: the frozen files stay, and the script's
     parameters (or new fixture names) must be updated so that it reproduces them again."""
@@ -1060,7 +1081,7 @@ def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
     spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_", "v4_"))}
+    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_", "v4_", "v5_"))}
     assert script.check() == []
 
 
@@ -1246,7 +1267,7 @@ def test_text_uses_the_text_coder_at_the_default_level_and_round_trips():
     signal = np.cumsum(np.random.default_rng(1).integers(-40, 41, 5000)).astype(np.int16)
     assert ubpe.describe(ubpe.compress(signal)).coder not in ("cmt", "cmt2")  # not bytes: never offered
     info = ubpe.describe(ubpe.compress(signal))
-    assert info.version == (4 if info.coder == "cms" else 2)  # others stay readable by 0.x (no "cms")
+    assert info.version == (5 if info.coder == "cms2" else 2)  # others stay readable by 0.x (no "cms2")
 
 
 def test_a_text_stream_over_values_that_are_not_bytes_is_refused():

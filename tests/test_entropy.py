@@ -394,7 +394,7 @@ def test_not_a_dict_and_bad_coder(samples):
     for name in ("zstd", "", "ANS", "r" * 1000):
         with pytest.raises(CorruptDataError, match="unknown coder"):
             decode_stream({"coder": name, "n": 1}, 10)
-    assert set(CODERS) == {"rans", "packed", "const", "cm", "mag", "cmt", "cmt2", "cms"}
+    assert set(CODERS) == {"rans", "packed", "const", "cm", "mag", "cmt", "cmt2", "cms", "cms2"}
 
 
 def test_ans_coder_is_no_longer_supported(samples):

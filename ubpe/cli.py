@@ -218,8 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--bits", type=_positive, metavar="B",
                    help="float input: quantize to 2**B levels over the values' range (lossy)")
     p.add_argument("--level", type=int, choices=(1, 2), default=2,
-                   help="2 (default): also try the context-mixing coders ('cms' for signals, 'cmt2' for "
-                   "text), much smaller on text and signals but slow to decode (about 0.5-1 M values/s); 1: the static "
+                   help="2 (default): also try the context-mixing coders ('cms2' for signals, 'cmt2' for "
+                   "text), much smaller on text and signals but slower to decode (about 1-4 M values/s on signals); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s)")
     p.add_argument("--block-size", type=_size, metavar="N",
                    help="values per block (default 1M = 1048576, 64M for one-byte values such as text; "

@@ -49,15 +49,15 @@ __all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
 #: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
-#: (the text coders: "cmt" version 3, "cmt2" version 4), and BLOCKED_VERSION for blocks unless
-#: a block may use a coder of a later version.
-FORMAT_VERSION = 4
-#: Version of a container holding one stream (the form of version 2, which versions 3 and 4 keep).
+#: (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version 4, "cms2"
+#: version 5), and BLOCKED_VERSION for blocks unless a block may use a coder of a later version.
+FORMAT_VERSION = 5
+#: Version of a container holding one stream (the form of version 2, which versions 3 to 5 keep).
 STREAM_VERSION = 2
-#: Version of the blocked form (version 3 brought it; version 4 keeps it).
+#: Version of the blocked form (version 3 brought it; versions 4 and 5 keep it).
 BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
-_CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4}
+_CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
 #: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
 DEFAULT_BLOCK_SIZE = 1 << 20
@@ -93,15 +93,16 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
-_DTYPES[3] = _DTYPES[4] = _DTYPES[2]
+_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     3: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     4: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    5: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method"),
-                  4: ("source", "esc", "method")}
+                  4: ("source", "esc", "method"), 5: ("source", "esc", "method")}
 #: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
 _BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
 _BLOCKED_OPTIONAL_KEYS = ("source", "method")
@@ -358,7 +359,7 @@ def compress(
         data. ``False`` refuses them with ``ValueError`` naming the first.
     level : {1, 2}, default 2
         ``1``: a static model, the tokens coded by rANS (or bit packing, or a constant); fast
-        to decode. ``2``: also offers the adaptive context-mixing coders (``"cms"`` for
+        to decode. ``2``: also offers the adaptive context-mixing coders (``"cms2"`` for
         signals, in place of ``"cm"``; ``"cmt2"`` for text) and the vocabulary sizes chosen for
         them; smaller on data with context, and 20-100x slower to decode when one is chosen (:func:`describe` reports ``coder``). Level 2's candidates
         include level 1's, so up to ``planner.FULL_FIT`` values it is never larger.
@@ -710,7 +711,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
     if len(merges) and model.method != "replay" and not bare:
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
-    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0))  # "cms": version 4
+    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0))  # "cms2": version 5
     fields["crc"] = fields.pop("crc")
     return fields
 

@@ -32,6 +32,14 @@ Coders (the smallest msgpack encoding among the offered ones is chosen):
              1/77, three mixers and a final mixer, two APMs (``ubpe._kernels.cmsignal``,
              normative). When offered with "cm" it replaces it for streams without
              ``classes`` (one context-mixing run); same fields as "cm". About half "cm"'s speed.
+``"cms2"``   (level 2's signal coder; container format 5) context mixing for signals over a
+             binary code fitted to the stream: each token's rank by distance from a predicted
+             id (a stored center, or the previous token) is coded by a canonical prefix code whose
+             length counts the payload's header stores, so a token costs about its entropy + 1
+             decisions instead of bit_length(V - 1); five hashed contexts (orders 1 and 2, linear
+             prediction, loudness, magnitudes), order 0, two mixers, one APM
+             (``ubpe._kernels.cmsignal2``, normative). Takes "cms"'s place (and "cm"'s) for
+             streams without ``classes`` when offered; same fields as "cm". 2-3 M tokens/s.
 ``"mag"``    residual-like streams (``ubpe._kernels.residual``): ``z = zigzag(t - center)`` split
              into a half-octave magnitude class, rANS-coded with a static table per context
              (the class of a running mean of z: the tables follow the signal's loudness, like
@@ -82,11 +90,11 @@ __all__ = [
 ]
 
 #: Every coder decode_stream understands.
-CODERS = ("rans", "packed", "const", "cm", "mag", "cmt", "cmt2", "cms")
+CODERS = ("rans", "packed", "const", "cm", "mag", "cmt", "cmt2", "cms", "cms2")
 #: Coders encode_stream offers by default (the planner offers them at level 1).
 DEFAULT_CODERS = ("rans", "packed", "const", "mag")
 #: Coders the planner offers at level 2 (the default level).
-LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt", "cmt2", "cms")
+LEVEL2_CODERS = DEFAULT_CODERS + ("cm", "cmt", "cmt2", "cms2")
 #: Coders of text through its bytes: they need ``text_classes``.
 TEXT_CODERS = ("cmt", "cmt2")
 #: When both text coders are offered, "cmt" is tried only for streams of at most this many
@@ -101,6 +109,7 @@ _FIELDS = {
     "cmt": ("coder", "n", "payload"),
     "cmt2": ("coder", "n", "payload"),
     "cms": ("coder", "n", "payload"),
+    "cms2": ("coder", "n", "payload"),
     "mag": ("coder", "n", "center", "rate", "pb", "table", "payload", "raw"),
 }
 #: rANS probability precision range (bits). The decoder builds a 2**pb slot table, so pb is
@@ -302,8 +311,9 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     ``coders`` lists the candidates (``"packed"`` is always one; ``"const"`` is used whenever
     a single symbol repeats and allowed; ``"cmt"`` and ``"cmt2"`` only with ``classes``, from
     :func:`text_classes`, one per symbol; with both, "cmt" only up to ``CMT_BOTH_MAX`` tokens;
-    ``"cms"`` only without ``classes``, and then "cm" is not run). The smallest msgpack size wins; ties go to the
-    earlier of packed, rans, mag, cm, cms, cmt, cmt2. Same input -> same bytes.
+    ``"cms2"`` or ``"cms"`` only without ``classes``, and then "cm" is not run, nor "cms" when "cms2" is
+    offered). The smallest msgpack size wins; ties go to the earlier of packed, rans, mag, cm, cms2
+    (or cms), cmt, cmt2. Same input -> same bytes.
     """
     vocab_size = _check_vocab(vocab_size)
     unknown = [c for c in coders if c not in CODERS]
@@ -321,7 +331,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     width = _packed_width(int(ids[-1]))
     _, payload = pack_uints(arr, width)
     best = {"coder": "packed", "n": n, "width": width, "payload": payload}
-    if k == 1 or not ({"rans", "cm", "cms", "mag", *TEXT_CODERS} & set(coders)):
+    if k == 1 or not ({"rans", "cm", "cms", "cms2", "mag", *TEXT_CODERS} & set(coders)):
         return best
     best_size = len(msgpack.packb(best))
 
@@ -352,9 +362,11 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
-    # subtle: "cms" takes the place of "cm" for streams without text classes (one context-mixing
-    # run, not two); text streams keep "cm" beside their text coders
-    signal_cm = "cms" in coders and classes is None
+    # subtle: "cms2" (else "cms") takes the place of "cm" for streams without text classes (one
+    # context-mixing run, not two or three); text streams keep "cm" beside their text coders
+    signal_cm = None
+    if classes is None:
+        signal_cm = "cms2" if "cms2" in coders else ("cms" if "cms" in coders else None)
     if "cm" in coders and not signal_cm:
         cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)))
         if cand is not None:
@@ -362,7 +374,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             if size < best_size:
                 best, best_size = cand, size
     if signal_cm:
-        cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)), coder="cms")
+        cand = _encode_cm(arr, vocab_size, min(best_size, _cm_max_bytes(n, vocab_size)), coder=signal_cm)
         if cand is not None:
             size = len(msgpack.packb(cand))
             if size < best_size:
@@ -389,7 +401,11 @@ def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarra
     its payload would exceed ``budget`` bytes."""
     tokens = np.ascontiguousarray(arr, dtype=np.int32)
     buf = np.zeros(budget, dtype=np.uint8)
-    if classes is None and coder == "cms":
+    if classes is None and coder == "cms2":
+        from ._kernels import cmsignal2  # subtle: imported (and compiled) only when first used
+
+        length = int(cmsignal2.cms2_encode(tokens, vocab_size, buf))
+    elif classes is None and coder == "cms":
         from ._kernels import cmsignal  # subtle: imported (and compiled) only when first used
 
         length = int(cmsignal.cms_encode(tokens, vocab_size, buf))
@@ -550,7 +566,7 @@ def decode_stream(fields: dict, vocab_size: int, *, max_count: int | None = None
         return _decode_const(fields, n, vocab_size)
     if coder == "packed":
         return _decode_packed(fields, n, vocab_size)
-    if coder in ("cm", "cms"):
+    if coder in ("cm", "cms", "cms2"):
         return _decode_cm(fields, n, vocab_size, coder=coder)
     if coder in TEXT_CODERS:
         if classes is None or classes.shape != (vocab_size,) or vocab_size > 256:
@@ -638,23 +654,32 @@ def _cm_max_bytes(n: int, vocab_size: int) -> int:
     return (n * max(1, _bit_length(vocab_size - 1)) + 7) // 8 + 32
 
 
+#: "cms2"'s longest payload header (``cmsignal2.MAX_HEADER``; its reader allows that much more)
+_CMS2_MAX_HEADER = 2 + 4 + 4 * 30
+
+
 def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None = None,
                coder: str = "cmt") -> np.ndarray:
     payload = _field_bytes(fields, "payload")
-    if len(payload) > _cm_max_bytes(n, vocab_size):
+    if len(payload) > _cm_max_bytes(n, vocab_size) + (_CMS2_MAX_HEADER if coder == "cms2" else 0):
         raise CorruptDataError(
             f"field 'payload' has {len(payload)} bytes, more than n={n} tokens can need"
         )
     # every binary decision costs >= -log2(4095/4096) > 1/2840 bit and the coder flushes at
     # most 32 bits, so n * B <= 2840 * (8 * len + 32): a larger n cannot be real (checked
-    # before allocating)
-    if n * max(1, _bit_length(vocab_size - 1)) > 4096 * (8 * len(payload) + 64):
+    # before allocating). "cms2" codes B >= 1 decisions per token (its code has L >= 1 for V >= 2)
+    per_token = 1 if coder == "cms2" else max(1, _bit_length(vocab_size - 1))
+    if n * per_token > 4096 * (8 * len(payload) + 64):
         raise CorruptDataError(
             f"field 'n' = {n}: more tokens than {len(payload)} payload bytes can hold"
         )
     out = _alloc_tokens(n)
     data = np.frombuffer(payload, dtype=np.uint8).copy()  # writable: kernel shared with encoding
-    if classes is None and coder == "cms":
+    if classes is None and coder == "cms2":
+        from ._kernels import cmsignal2  # subtle: imported (and compiled) only when first used
+
+        status = cmsignal2.cms2_decode(data, vocab_size, out)
+    elif classes is None and coder == "cms":
         from ._kernels import cmsignal  # subtle: imported (and compiled) only when first used
 
         status = cmsignal.cms_decode(data, vocab_size, out)

@@ -1,0 +1,323 @@
+"""Spec tests for the "cms2" signal coder (format version 5): the fitted binary code and its header,
+round trips, its place in level 2, determinism, corrupt and truncated payloads, frozen bytes."""
+
+from __future__ import annotations
+
+import zlib
+
+import msgpack
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from test_cm import SETTINGS, streams
+from test_cms import signal
+
+from ubpe._kernels import cmsignal2
+from ubpe.entropy import LEVEL2_CODERS, decode_stream, encode_stream
+from ubpe.errors import CorruptDataError
+
+
+def cms2_bytes(tokens: np.ndarray, vocab: int) -> bytes:
+    """The raw "cms2" payload, whatever its size (the kernel, bypassing the coder choice)."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    buf = np.zeros(tokens.size * 4 + 256, dtype=np.uint8)
+    length = cmsignal2.cms2_encode(tokens, vocab, buf)
+    assert 0 <= length <= buf.size
+    return buf[:length].tobytes()
+
+
+def cms2_fields(tokens: np.ndarray, vocab: int) -> dict:
+    return {"coder": "cms2", "n": int(len(tokens)), "payload": cms2_bytes(tokens, vocab)}
+
+
+def residuals(n: int, seed: int = 4) -> tuple[np.ndarray, int]:
+    """Ids of white Laplacian noise around the middle: a residual stream (the center wins)."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.laplace(0, 6, n)).astype(np.int64)
+    values, ids = np.unique(x, return_inverse=True)
+    return ids.astype(np.int64), len(values)
+
+
+def decode(fields: dict, vocab: int) -> np.ndarray:
+    return decode_stream(msgpack.unpackb(msgpack.packb(fields), raw=False), vocab, max_count=int(fields["n"]))
+
+
+# ------------------------------------------------------------------ round trips
+
+
+@SETTINGS
+@given(streams())
+def test_kernel_round_trip(case):
+    tokens, vocab = case
+    out = decode(cms2_fields(tokens, vocab), vocab)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out, tokens)
+
+
+@SETTINGS
+@given(streams(max_len=600, max_vocab=1 << 24))
+def test_kernel_round_trip_wide_vocabularies(case):
+    tokens, vocab = case
+    np.testing.assert_array_equal(decode(cms2_fields(tokens, vocab), vocab), tokens)
+
+
+@SETTINGS
+@given(streams())
+def test_stream_round_trip_at_level_2(case):
+    tokens, vocab = case
+    fields = encode_stream(tokens, vocab, coders=LEVEL2_CODERS)
+    assert fields["coder"] not in ("cm", "cms")  # "cms2" takes their place for streams without text classes
+    np.testing.assert_array_equal(decode(fields, vocab), tokens)
+
+
+@pytest.mark.parametrize("vocab", [1, 2, 3, 16, 17, 31, 32, 33, 255, 256, 257, 4096, 70000,
+                                   (1 << 24) - 1, 1 << 24])
+def test_edges_round_trip(vocab):
+    rng = np.random.default_rng(vocab)
+    for n in (0, 1, 2, 5, 700):
+        tokens = rng.integers(0, vocab, size=n)
+        if n > 2:
+            tokens[:2] = (0, vocab - 1)
+        fields = cms2_fields(tokens, vocab)
+        np.testing.assert_array_equal(decode_stream(fields, vocab), tokens)
+        const = np.full(n, vocab // 2)
+        np.testing.assert_array_equal(decode_stream(cms2_fields(const, vocab), vocab), const)
+    assert cms2_bytes(np.zeros(0, dtype=np.int64), vocab) == b""
+
+
+def test_long_constant_run_is_tiny():
+    """One decision per token at least (V >= 2), nearly free when predictable: the decoder's bound
+    on n counts one decision per token, not bit_length(V - 1)."""
+    tokens = np.full(200_000, 7, dtype=np.int64)
+    tokens[0] = 3
+    fields = cms2_fields(tokens, 1 << 20)
+    assert len(fields["payload"]) < 400
+    np.testing.assert_array_equal(decode_stream(fields, 1 << 20, max_count=tokens.size), tokens)
+
+
+# ------------------------------------------------------------------ the fitted code
+
+
+def walk(n: int, seed: int = 7) -> tuple[np.ndarray, int]:
+    """Ids of a random walk: the previous token predicts best (mode 1)."""
+    x = np.cumsum(np.random.default_rng(seed).integers(-5, 6, n))
+    values, ids = np.unique(x, return_inverse=True)
+    return ids.astype(np.int64), len(values)
+
+
+def test_mode_follows_the_stream():
+    """A random walk is coded around the previous token (mode 1), an oscillation around the linear
+    prediction (mode 2), residuals around the center (mode 0)."""
+    (w, vw), (osc, vo), (res, vr) = walk(5000), signal(5000, seed=2), residuals(5000)
+    assert (cms2_bytes(w, vw)[0], cms2_bytes(osc, vo)[0], cms2_bytes(res, vr)[0]) == (1, 2, 0)
+    mode, center, cnt = cmsignal2.plan(res, vr)
+    assert mode == 0 and center == int(np.sort(res)[(res.size - 1) // 2])
+    assert cmsignal2.header_bytes(mode, center, cnt) == cms2_bytes(res, vr)[:len(cmsignal2.header_bytes(mode, center, cnt))]
+
+
+def test_code_is_complete_and_short():
+    """The lengths form a complete prefix code over u, and the mean code length (decisions per
+    token) is within a bit of the ranks' entropy, far below bit_length(V - 1)."""
+    tokens, vocab = signal(20000, seed=6)
+    mode, center, cnt = cmsignal2.plan(tokens, vocab)
+    L = cnt.size - 1
+    assert sum(int(k) << (L - ll) for ll, k in enumerate(cnt)) == 1 << L and int(cnt.sum()) <= vocab
+    t = tokens.astype(np.int64)
+    P = np.full(t.size, center)
+    assert mode == 2
+    P[1] = t[0]
+    P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab - 1)
+    u = cmsignal2._ranks(t, P, vocab)
+    assert u.max() < cnt.sum()
+    lengths = np.repeat(np.arange(L + 1), cnt)
+    mean = float(lengths[u].mean())
+    p = np.bincount(u) / u.size
+    entropy = float(-(p[p > 0] * np.log2(p[p > 0])).sum())
+    assert entropy <= mean < entropy + 1 < (vocab - 1).bit_length()
+
+
+def test_ranks_are_a_bijection():
+    for vocab in (1, 2, 3, 10, 11):
+        for P in range(vocab):
+            u = cmsignal2._ranks(np.arange(vocab), np.full(vocab, P), vocab)
+            assert sorted(u.tolist()) == list(range(vocab))
+            assert u[P] == 0 and (P + 1 >= vocab or u[P + 1] == 1)
+
+
+def header(mode, center, counts):
+    return cmsignal2.header_bytes(mode, center, np.array([0] + counts, dtype=np.int64))
+
+
+@pytest.mark.parametrize("data, vocab", [
+    (b"", 10),
+    (header(3, 0, [2]), 10),  # mode 3 is not defined
+    (header(0, 10, [2]), 10),  # center >= V
+    (header(0, 0, [1]), 10),  # incomplete code
+    (header(0, 0, [1, 3]), 10),  # over-complete code
+    (header(0, 0, [0, 4, 0]), 10),  # k_L = 0
+    (header(0, 0, [0, 0, 0, 16]), 10),  # U = 16 > V
+    (bytes([0, 0, 0]), 10),  # L = 0 needs V = 1
+    (bytes([0, 0, 1, 2]), 1),  # V = 1 needs L = 0
+    (bytes([0, 0, 31]) + bytes(31), 1 << 24),  # L > 30
+    (bytes([0, 0x80, 0x00, 1, 2]), 10),  # a center of two bytes that fits one (not minimal)
+    (bytes([0, 0, 1, 0x82, 0x00]), 10),  # not minimal count
+    (bytes([0, 0, 2, 1]), 10),  # truncated
+    (bytes([0, 0x80, 0x80, 0x80, 0x80, 0x01]), 1 << 24),  # center of 5 bytes
+])
+def test_invalid_headers_are_refused(data, vocab):
+    assert cmsignal2.parse_header(data, vocab) is None
+    with pytest.raises(CorruptDataError):
+        decode_stream({"coder": "cms2", "n": 3, "payload": data + bytes(8)}, vocab)
+
+
+def test_valid_headers_parse():
+    assert cmsignal2.parse_header(bytes([0, 0, 0]), 1)[0:2] == (0, 0)
+    mode, center, cnt, length = cmsignal2.parse_header(header(1, 300, [1, 1, 2]) + b"rest", 1000)
+    assert (mode, center, cnt.tolist(), length) == (1, 300, [0, 1, 1, 2], 7)
+
+
+# ------------------------------------------------------------------ level 2, determinism, speed
+
+
+def test_cms2_replaces_cms_at_level_2_and_keeps_its_size():
+    tokens, vocab = signal(20000)
+    cm = encode_stream(tokens, vocab, coders=("cm",))
+    cms = encode_stream(tokens, vocab, coders=("cms",))
+    cms2 = encode_stream(tokens, vocab, coders=LEVEL2_CODERS)
+    assert cm["coder"] == "cm" and cms["coder"] == "cms" and cms2["coder"] == "cms2"
+    assert sorted(cms2) == ["coder", "n", "payload"]
+    assert len(cms2["payload"]) < 0.92 * len(cms["payload"]) < 0.92 * len(cm["payload"])
+    np.testing.assert_array_equal(decode_stream(cms2, vocab), tokens)
+    assert encode_stream(tokens, vocab)["coder"] != "cms2"  # not a level-1 candidate
+    assert encode_stream(tokens, vocab, coders=("cms", "cms2"))["coder"] == "cms2"  # one run: "cms2"
+    from ubpe.entropy import text_classes
+
+    classes = text_classes(np.arange(vocab, dtype=np.int64) % 256)
+    if classes is not None:  # with text classes "cm" stays and "cms2" is not run
+        assert encode_stream(tokens, vocab, coders=("cm", "cms2"), classes=classes)["coder"] in ("cm", "rans", "mag")
+
+
+def test_deterministic():
+    tokens, vocab = signal(20000, seed=5)
+    a = encode_stream(tokens, vocab, coders=("cms2",))
+    b = encode_stream(tokens.astype(np.int32), vocab, coders=("cms2",))
+    assert a["coder"] == "cms2" and a == b == cms2_fields(tokens, vocab)
+
+
+def test_one_compiled_loop_for_both_directions():
+    """Encoding and decoding run the same compiled loop (no second compilation)."""
+    tokens, vocab = signal(3000, seed=8)
+    fields = cms2_fields(tokens, vocab)
+    decode_stream(fields, vocab)
+    cms2_fields(tokens[:100], vocab)
+    assert len(cmsignal2._code.signatures) == 1
+
+
+# ------------------------------------------------------------------ malformed payloads
+
+
+@pytest.fixture(scope="module")
+def sample():
+    tokens, vocab = signal(4000, seed=9)
+    return cms2_fields(tokens, vocab), tokens, vocab
+
+
+def _decodes_or_refuses(fields, tokens, vocab) -> bool:
+    """True when refused; a decode that returns must not be the original (2**-16 chance)."""
+    try:
+        out = decode_stream(fields, vocab, max_count=max(int(fields["n"]), 0))
+    except CorruptDataError:
+        return True
+    return not np.array_equal(out, tokens)
+
+
+def test_truncated_and_extended_payloads_are_refused(sample):
+    fields, tokens, vocab = sample
+    payload = fields["payload"]
+    for cut in list(range(0, len(payload), max(len(payload) // 50, 1))) + list(range(1, 12)) + [len(payload) - 1]:
+        with pytest.raises(CorruptDataError):
+            decode_stream(dict(fields, payload=payload[:cut]), vocab)
+    for extra in (b"\x00", b"\x01", b"\xff" * 3):
+        with pytest.raises(CorruptDataError):
+            decode_stream(dict(fields, payload=payload + extra), vocab)
+
+
+def test_byte_flips_are_refused(sample):
+    fields, tokens, vocab = sample
+    payload = fields["payload"]
+    refused = 0
+    positions = list(range(12)) + list(range(12, len(payload), max(len(payload) // 60, 1)))
+    for i in positions:
+        for bit in (0, 3, 7):
+            p = bytearray(payload)
+            p[i] ^= 1 << bit
+            refused += _decodes_or_refuses(dict(fields, payload=bytes(p)), tokens, vocab)
+    assert refused == 3 * len(positions)
+
+
+@SETTINGS
+@given(st.binary(max_size=300), st.integers(0, 600), st.sampled_from([1, 2, 17, 300, 70000, 1 << 24]))
+def test_garbage_payload_never_crashes(payload, n, vocab):
+    try:
+        out = decode_stream({"coder": "cms2", "n": n, "payload": payload}, vocab)
+    except CorruptDataError:
+        return
+    assert out.shape == (n,) and (n == 0 or int(out.max()) < vocab)
+
+
+@SETTINGS
+@given(st.integers(0, 1), st.integers(0, 20), st.lists(st.integers(0, 5), min_size=1, max_size=8),
+       st.binary(max_size=60), st.integers(0, 300))
+def test_garbage_after_a_valid_header_never_crashes(mode, center, counts, body, n):
+    """Any complete code over any vocabulary: decoding garbage is refused or yields ids < V."""
+    L = len(counts)
+    counts[-1] += 1
+    kraft = sum(k << (L - 1 - ll) for ll, k in enumerate(counts))
+    if kraft > 1 << L:
+        return
+    counts[-1] += (1 << L) - kraft  # complete the code with codes of length L
+    vocab = max(sum(counts), center + 1)
+    head = header(mode, center, counts)
+    assert cmsignal2.parse_header(head, vocab) is not None
+    try:
+        out = decode_stream({"coder": "cms2", "n": n, "payload": head + body}, vocab)
+    except CorruptDataError:
+        return
+    assert out.shape == (n,) and (n == 0 or int(out.max()) < vocab)
+
+
+def test_fields_and_n_checked_before_decoding(sample):
+    fields, tokens, vocab = sample
+    with pytest.raises(CorruptDataError, match="more tokens than"):
+        decode_stream(dict(fields, n=10**12), vocab)
+    with pytest.raises(CorruptDataError, match="exceeds max_count"):
+        decode_stream(fields, vocab, max_count=int(fields["n"]) - 1)
+    with pytest.raises(CorruptDataError, match="unexpected fields"):
+        decode_stream(dict(fields, center=3), vocab)
+    with pytest.raises(CorruptDataError, match="more than n="):
+        decode_stream(dict(fields, payload=fields["payload"] * 40), vocab)
+    for n in (int(fields["n"]) - 1, int(fields["n"]) + 1):
+        assert _decodes_or_refuses(dict(fields, n=n), tokens, vocab)
+    for coder in ("cm", "cms"):  # the same payload read by another model: refused (or other tokens)
+        assert _decodes_or_refuses(dict(fields, coder=coder), tokens, vocab)
+
+
+#: (length, CRC-32) of test_frozen_bytes's payloads: an oscillation (mode 2), residuals (mode 0),
+#: and a walk over 70000 ids (mode 1; codes of up to about 12 bits: three groups).
+FROZEN_CMS2 = ((2930, 351876043), (3826, 1060064294), (3715, 3832547610))
+
+
+def test_frozen_bytes():
+    """The "cms2" model is part of format version 5: these payloads never change."""
+    tokens, vocab = signal(6000, seed=11)
+    a = cms2_bytes(tokens, vocab)
+    res, vr = residuals(6000, seed=13)
+    b = cms2_bytes(res, vr)
+    rng = np.random.default_rng(12)
+    wide = np.cumsum(rng.integers(-400, 401, 3000)) % 70000
+    c = cms2_bytes(wide, 70000)
+    assert (a[0], b[0], c[0]) == (2, 0, 1)
+    got = tuple((len(p), zlib.crc32(p)) for p in (a, b, c))
+    assert got == FROZEN_CMS2

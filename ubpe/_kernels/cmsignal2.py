@@ -1,0 +1,520 @@
+"""Numba kernels for the ``"cms2"`` coder: context mixing for signals over a fitted binary code.
+
+Every kernel is total: it never raises, never indexes outside its arrays, and reports
+malformed input through a negative status code (``ubpe.entropy`` raises ``CorruptDataError``).
+All arithmetic that affects the output is integer, so the bytes are identical on every
+machine. This text is normative for the ``"cms2"`` payload (container format version 5). It
+reuses "cm"'s helpers (``ubpe._kernels.cm``: ``_hash``, ``_squash_table``, ``_stretch_table``,
+``_clamp_bits``, ``_code_bit``, ``_finish``, normative as that module defines them).
+
+Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` (0 or 1); the
+center c (LEB128, minimal: at most 4 bytes, c < V); one byte L (code length bound, 0..30);
+then L LEB128 (minimal) counts k_1..k_L. Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L
+(a complete prefix code), U = sum k_l <= V, and L = 0 exactly when V = 1 (then U = 1).
+
+Binarization. Token ids are alphabet ids in value order. The predicted id is P = c for the
+first token and in mode 0, else the previous token. A token t becomes its rank u in [0, V) by
+distance from P: u = 0 for P, then P + 1, P - 1, P + 2, P - 2, ..., with m = min(P, V - 1 - P):
+u = 2d - 1 for t = P + d and u = 2d for t = P - d (1 <= d <= m), and u = m + |t - P| beyond
+(one side only). u is coded by the canonical code of the header: lengths non-decreasing in u,
+k_l codes of length l; u in [b_l, b_l + k_l) (b_1 = 0, b_{l+1} = b_l + k_l) has the code
+f_l + u - b_l with f_0 = 0, f_{l+1} = 2 (f_l + k_l) (k_0 = 1 if L = 0, else 0), sent most
+significant bit first. Each bit is one binary decision; its *node* is (1 << d) | c for the d
+bits c already sent. (The encoder picks the mode and the lengths, not normative: the mode whose
+Huffman code of u is shorter, lengths from Huffman on the sorted counts of u, assigned in
+increasing order of u.)
+
+Model. Write t1..t4 for the tokens 1..4 back (V before the start), sb(d) = 2
+min(bit_length(|d|), 12) + (1 if d < 0), ub(m) = min(bit_length(m), 15); mu (running mean of
+the tokens) and en (running mean of |t - t1|), 4 fractional bits each, start at 0 and after each
+token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the first token).
+
+- C = 5 hashed contexts, each its own table: 0. order 1: h1 = ``_hash(0, t1 + 1)``;
+  1. order 2: ``_hash(h1 + 0x3779B97F, t2 + 1)``; 2. linear prediction: lp = 2 t1 - t2 clamped
+  to [-1, V + 1], ``_hash(_hash(lp + 0x3333, sb(t1 - t2)), 0x3456789)``; 3. loudness, e =
+  ub(en >> 2): ``_hash(_hash(t1 + 0x6666, e), 0x6789ABC)``; 4. magnitudes, a_k = ub(|16 t_k -
+  mu| >> 4): ``_hash(_hash((a1 * 16 + a2) * 16 + e + 0x5555, [16 t1 < mu] + 2 [16 t2 < mu]),
+  0x56789AB)``.
+- tables: context c's table holds 2**SB 16-entry uint16 slots, SB = clamp(bit_length(min(n G,
+  4 D_c) - 1), 10, 16), G = max(1, ceil(L / 4)), D_c = 16 (V + 1)**K_c (K = 1, 2, 2, 2, 2;
+  saturating once it reaches 2**36). Entry 0 of a slot is a 16-bit check (0 never used), the
+  others a 12-bit probability and a 4-bit count (reset: 1 << 15). At depths 0, 4, 8, ... the
+  slot s = h & mask of h = ``_hash(context, node)`` is looked up for each context, with check
+  h >> 16 (1 if 0): when s does not hold the check, s ^ 1 is tried; when neither does, the one
+  whose entry 1 has the smaller count (s on ties) is reset and takes the check. The 4 decisions
+  from there use entries 1, 2-3, 4-7, 8-15 (1, then 2 e + bit). An entry with count c adapts p
+  += ((y << 12) - p) * r >> 16 (clamped to [1, 4095], c up to 15), r = rec[c] for c < 12 and
+  rec[16 c - 164] from 12 (rec[k] = 131072 // (2 k + 3));
+- order 0: 2**b0 uint32 entries (22-bit probability, 10-bit count, limit 255, rate rec[count]),
+  b0 = clamp(bit_length(2 n max(L, 1) - 1), 10, 16), indexed by the node when it is < 2**b0,
+  else by ((node * 0x9E3779B1) >> 11) & (2**b0 - 1);
+- inputs: stretch of order 0 and of the 5 entries, and the bias 256 (NI = 7); two mixers (int
+  weights, 16 fractional bits, start 9362, rate 6 + (32 * 4096) // (4096 + i) while coding token
+  i): one selected by (min(depth, 15), confidence of the order-2 entry: 0, 1, 2, 3 for a count
+  of 0, 1-2, 3-14, 15), one by node & (2**min(b0, 12) - 1); d = (d1 + d2) >> 1;
+- an APM of "cm" (33 knots, rate 7) on ((h1 * 0x9E3 + node * 0x3B9) & (2**ab - 1)), ab =
+  clamp(bit_length(n G - 1), 10, 12); p = (squash(d) + 3 apm + 2) >> 2 clamped to [1, 4095]
+  drives "cm"'s coder, followed by its 16 check bits and flush (``_finish``).
+
+Update order after each bit: both mixers, the APM (nearer knot), order 0, the hashed entries.
+After each token: the check hash, mu, en.
+
+Memory: at most 5 tables of 2**16 slots x 32 bytes (10 MiB), 256 KiB of order 0, 264 KiB of
+APM and 230 KiB of mixer weights, whatever n: about 11 MiB.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cm import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+
+# Status codes (as ubpe._kernels.cm).
+OK = 0
+ERR_SYMBOL = -1
+ERR_LENGTH = -2
+ERR_CHECK = -3
+
+# Model constants (part of the stored format; never change them).
+MAX_LEN = 30  #: longest code (nodes stay below 2**31)
+N_CONTEXTS = 5
+ORDERS = (1, 2, 2, 2, 2)  #: how many tokens each context's table size counts
+LIMIT_O0 = 255
+SLOW_FROM = 12
+MIX_LR = 6
+MIX_LR_BOOST = 32
+MIX_W0 = 9362
+MIN_SLOT_BITS = 10
+MAX_SLOT_BITS = 16
+MIN_O0_BITS = 10
+MAX_O0_BITS = 16
+APM_RATE = 7
+MIN_APM_BITS = 10
+MAX_APM_BITS = 12
+MU_SHIFT = 5
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sbucket(d, cap):
+    """Signed log bucket of ``d``: 2 * min(bit_length(|d|), cap) + (d < 0)."""
+    m = d if d >= 0 else -d
+    b = 0
+    while m > 0 and b < cap:
+        b += 1
+        m >>= 1
+    return 2 * b + (1 if d < 0 else 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ubucket(m, cap):
+    """min(bit_length(m), cap) for m >= 0."""
+    b = 0
+    while m > 0 and b < cap:
+        b += 1
+        m >>= 1
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
+    """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
+    its header; ``mode``, ``center`` and ``cnt`` = k_0..k_L from it). Encoding reads
+    ``tokens[:n]`` and returns the length of the coder's bytes (possibly > len(buf): then they
+    did not fit); decoding writes ``tokens[:n]`` and returns OK, ERR_SYMBOL, ERR_CHECK or
+    ERR_LENGTH. Preconditions: len(tokens) >= n, 1 <= V <= 2**24, a valid header (module
+    docstring; ``parse_header``), and when encoding every token's u below U."""
+    sq = _squash_table()
+    st = _stretch_table(sq)
+    rec = np.empty(1024, dtype=np.int64)
+    for i in range(1024):
+        rec[i] = 131072 // (2 * i + 3)
+    drec = np.empty(16, dtype=np.int64)
+    for i in range(16):
+        drec[i] = rec[i] if i < SLOW_FROM else rec[16 * i - 164]  # counts 28, 44, 60, 76 from 12
+    maxlen = cnt.shape[0] - 1
+    # canonical code: length l holds the codes fc[l] .. lim[l] - 1, for u = bs[l] ..
+    fc = np.zeros(maxlen + 2, dtype=np.int64)
+    lim = np.zeros(maxlen + 2, dtype=np.int64)
+    bs = np.zeros(maxlen + 2, dtype=np.int64)
+    for ll in range(maxlen + 1):
+        lim[ll] = fc[ll] + cnt[ll]
+        fc[ll + 1] = lim[ll] * 2
+        bs[ll + 1] = bs[ll] + cnt[ll]
+    C = N_CONTEXTS
+    G = (maxlen + 3) // 4 if maxlen > 0 else 1
+    o0bits = _clamp_bits(2 * n * (maxlen if maxlen > 0 else 1), MIN_O0_BITS, MAX_O0_BITS)
+    o0mask = (1 << o0bits) - 1
+    T0 = np.full(1 << o0bits, (1 << 31), dtype=np.uint32)
+    smask = np.zeros(C, dtype=np.int64)
+    toff = np.zeros(C + 1, dtype=np.int64)
+    for c in range(C):
+        distinct = 16
+        for k in range(ORDERS[c]):
+            if distinct < (1 << 36):
+                distinct *= vocab_size + 1
+        need = n * G if n * G < 4 * distinct else 4 * distinct
+        sb = _clamp_bits(need, MIN_SLOT_BITS, MAX_SLOT_BITS)
+        smask[c] = (1 << sb) - 1
+        toff[c + 1] = toff[c] + (1 << sb) * 16
+    TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
+    for s in range(toff[C] // 16):
+        TH[s * 16] = 0
+    NI = C + 2  # order 0, contexts, bias
+    W = np.full(16 * 4 * NI, MIX_W0, dtype=np.int64)
+    NSET2 = 1 << (o0bits if o0bits < 12 else 12)
+    W2 = np.full(NSET2 * NI, MIX_W0, dtype=np.int64)
+    ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS)
+    amask = (1 << ab) - 1
+    AP = np.empty((1 << ab) * 33, dtype=np.uint16)
+    for k in range(33):
+        d = (k - 16) * 128
+        d = -2047 if d < -2047 else (2047 if d > 2047 else d)
+        v = np.uint16(sq[d + 2047] * 16)
+        for j in range(1 << ab):
+            AP[j * 33 + k] = v
+
+    x1 = 0
+    x2 = 0xFFFFFFFF
+    x = 0
+    pos = 0
+    nb = buf.shape[0]
+    if decoding:
+        for k in range(4):
+            x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
+            pos += 1
+        pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
+    hctx = np.zeros(C, dtype=np.int64)
+    base = np.zeros(C, dtype=np.int64)
+    xs = np.zeros(NI, dtype=np.int64)
+    xs[NI - 1] = 256
+    chk = 0
+    mu = 0
+    en = 0
+    vm1 = vocab_size - 1
+    code = 0
+    ln = 0
+    for i in range(n):
+        t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
+        t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
+        h1 = _hash(0, t1 + 1)
+        hctx[0] = h1  # order 1
+        hctx[1] = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
+        d1 = t1 - t2
+        lp = 2 * t1 - t2
+        lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
+        hctx[2] = _hash(_hash(lp + 0x3333, _sbucket(d1, 12)), 0x3456789)  # linear prediction
+        eb = _ubucket(en >> 2, 15)
+        hctx[3] = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
+        a1 = _ubucket(abs(t1 * 16 - mu) >> 4, 15)
+        a2 = _ubucket(abs(t2 * 16 - mu) >> 4, 15)
+        sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
+        hctx[4] = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
+        if mode == 0 or i == 0:
+            P = center
+        elif mode == 1 or i == 1:
+            P = t1
+        else:
+            P = 0 if lp < 0 else (vm1 if lp > vm1 else lp)
+        m = P if P < vm1 - P else vm1 - P
+        if not decoding:
+            dd = np.int64(tokens[i]) - P
+            ad = dd if dd >= 0 else -dd
+            u = m + ad if ad > m else (2 * dd - 1 if dd > 0 else -2 * dd)
+            ln = 0
+            while u >= bs[ln + 1]:
+                ln += 1
+            code = fc[ln] + u - bs[ln]
+        depth = 0
+        cv = 0
+        sub = 1
+        lr = MIX_LR + (MIX_LR_BOOST * 4096) // (4096 + i)  # faster at first
+        while cv >= lim[depth]:  # an inner node
+            node = (1 << depth) | cv
+            if (depth & 3) == 0:
+                for c in range(C):
+                    hh = _hash(hctx[c], node)
+                    s = hh & smask[c]
+                    b = toff[c] + s * 16
+                    ck = hh >> 16
+                    if ck == 0:
+                        ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
+                    if np.int64(TH[b]) != ck:
+                        # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
+                        b2 = toff[c] + (s ^ 1) * 16
+                        if np.int64(TH[b2]) == ck:
+                            b = b2
+                        else:
+                            if (np.int64(TH[b2 + 1]) & 15) < (np.int64(TH[b + 1]) & 15):
+                                b = b2
+                            TH[b] = np.uint16(ck)
+                            for j in range(1, 16):
+                                TH[b + j] = np.uint16(1 << 15)
+                    base[c] = b
+                sub = 1
+            i0 = node if node <= o0mask else ((node * 0x9E3779B1) >> 11) & o0mask
+            xs[0] = st[np.int64(T0[i0]) >> 20]
+            for c in range(C):
+                xs[1 + c] = st[np.int64(TH[base[c] + sub]) >> 4]
+            cn = np.int64(TH[base[1] + sub]) & 15
+            conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
+            ms1 = ((depth if depth < 16 else 15) * 4 + conf) * NI
+            ms2 = (node & (NSET2 - 1)) * NI
+            dot1 = 0
+            dot2 = 0
+            for k in range(NI):
+                xk = xs[k]
+                dot1 += W[ms1 + k] * xk
+                dot2 += W2[ms2 + k] * xk
+            dot1 >>= 16
+            dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
+            dot2 >>= 16
+            dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
+            dot = (dot1 + dot2) >> 1
+            pm = sq[dot + 2047]
+            dd = dot + 2048
+            lo = dd >> 7
+            wt = dd & 127
+            ai = ((h1 * 0x9E3 + node * 0x3B9) & amask) * 33
+            pa = (np.int64(AP[ai + lo]) * (128 - wt) + np.int64(AP[ai + lo + 1]) * wt) >> 11
+            p = (pm + 3 * pa + 2) >> 2
+            if p < 1:
+                p = 1
+            if p > 4095:
+                p = 4095
+            y = 0 if decoding else (code >> (ln - 1 - depth)) & 1
+            x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
+            # updates
+            err1 = ((y << 12) - sq[dot1 + 2047]) * lr
+            err2 = ((y << 12) - sq[dot2 + 2047]) * lr
+            for k in range(NI):
+                xk = xs[k]
+                W[ms1 + k] += (xk * err1) >> 14
+                W2[ms2 + k] += (xk * err2) >> 14
+            near = ai + lo + (1 if wt >= 64 else 0)
+            # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
+            aj = np.int64(AP[near])
+            AP[near] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
+            e = np.int64(T0[i0])
+            pr = e >> 10
+            cn = e & 1023
+            pr += (((y << 22) - pr) * rec[cn]) >> 16
+            if cn < LIMIT_O0:
+                cn += 1
+            T0[i0] = np.uint32((pr << 10) | cn)
+            for c in range(C):
+                jj = base[c] + sub
+                e = np.int64(TH[jj])
+                pr = e >> 4
+                cn = e & 15
+                pr += (((y << 12) - pr) * drec[cn]) >> 16
+                # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
+                pr = 1 if pr < 1 else (4095 if pr > 4095 else pr)
+                if cn < 15:
+                    cn += 1
+                TH[jj] = np.uint16((pr << 4) | cn)
+            sub = sub * 2 + y
+            cv = cv * 2 + y
+            depth += 1
+            if depth > maxlen:
+                return ERR_SYMBOL  # subtle: unreachable for a complete code (checked by the caller)
+        u = bs[depth] + cv - fc[depth]
+        if u <= 2 * m:
+            tok = P + ((u + 1) >> 1) if (u & 1) else P - (u >> 1)
+        else:
+            tok = P + (u - m) if P < vm1 - P else P - (u - m)
+        if decoding:
+            if tok < 0 or tok >= vocab_size:
+                return ERR_SYMBOL
+            tokens[i] = tok
+        chk = _hash(chk, tok + 1)
+        mu += ((tok << 4) - mu) >> MU_SHIFT
+        dt = tok - t1 if i >= 1 else 0
+        en += (((dt if dt >= 0 else -dt) << 4) - en) >> 3
+    return _finish(x1, x2, x, pos, buf, nb, n, chk, decoding)
+
+
+@njit(cache=True, nogil=True)
+def _huff_lengths(w):
+    """Huffman code lengths of the weights ``w`` (sorted ascending, >= 0), longest first:
+    Moffat and Katajainen's in-place algorithm on a copy. Encoder only (not normative)."""
+    n = w.shape[0]
+    a = w.copy()
+    if n == 1:
+        a[0] = 0
+        return a
+    s = 0
+    r = 0
+    for t in range(n - 1):  # build: a[t] = weight of internal node t, leaves' parents in a[r]
+        if s >= n or (r < t and a[r] < a[s]):
+            a[t] = a[r]
+            a[r] = t
+            r += 1
+        else:
+            a[t] = a[s]
+            s += 1
+        if s >= n or (r < t and a[r] < a[s]):
+            a[t] += a[r]
+            a[r] = t
+            r += 1
+        else:
+            a[t] += a[s]
+            s += 1
+    a[n - 2] = 0
+    for t in range(n - 3, -1, -1):  # internal node depths
+        a[t] = a[a[t]] + 1
+    avail = 1
+    used = 0
+    dpt = 0
+    r = n - 2
+    nxt = n - 1
+    while avail > 0:  # leaf depths
+        while r >= 0 and a[r] == dpt:
+            used += 1
+            r -= 1
+        while avail > used:
+            a[nxt] = dpt
+            nxt -= 1
+            avail -= 1
+        avail = 2 * used
+        dpt += 1
+        used = 0
+    return a
+
+
+def _ranks(tokens: np.ndarray, P: np.ndarray, V: int) -> np.ndarray:
+    """u of each token (module docstring) for the predicted ids P."""
+    d = tokens - P
+    m = np.minimum(P, V - 1 - P)
+    ad = np.abs(d)
+    return np.where(ad > m, m + ad, np.where(d > 0, 2 * d - 1, -2 * d))
+
+
+def _code_lengths(counts: np.ndarray) -> np.ndarray:
+    """Code lengths for u = 0 .. U - 1 (non-decreasing, at most MAX_LEN): Huffman on the sorted
+    counts (halved, plus one, until the longest fits)."""
+    w = np.sort(counts.astype(np.int64))
+    while True:
+        a = _huff_lengths(w)
+        if int(a[0]) <= MAX_LEN:
+            return a[::-1].copy()
+        w = (w >> 1) + 1  # subtle: converges to equal weights, at most 24 bits for U <= 2**24
+
+
+def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
+    """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L)."""
+    t = tokens.astype(np.int64)
+    n = t.size
+    center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
+    if vocab_size == 1:
+        return 0, 0, np.ones(1, np.int64)
+    best = None
+    for mode in (0, 1, 2):
+        P = np.full(n, center, np.int64)
+        if mode >= 1:
+            P[1:] = t[:-1]
+        if mode == 2:
+            P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
+        counts = np.bincount(_ranks(t, P, vocab_size))
+        if counts.size == 1:
+            counts = np.append(counts, 0)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1)
+        lengths = _code_lengths(counts)
+        cost = int((np.sort(counts)[::-1] * lengths).sum())
+        if best is None or cost < best[0]:
+            best = (cost, mode, lengths)
+    _, mode, lengths = best
+    return mode, center, np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)
+
+
+def _leb128(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 127
+        v >>= 7
+        if not v:
+            out.append(b)
+            return bytes(out)
+        out.append(b | 128)
+
+
+def header_bytes(mode: int, center: int, cnt: np.ndarray) -> bytes:
+    """The payload's header (module docstring)."""
+    out = bytearray([mode]) + _leb128(center) + bytes([cnt.size - 1])
+    for k in cnt[1:]:
+        out += _leb128(int(k))
+    return bytes(out)
+
+
+def parse_header(data: bytes, vocab_size: int):
+    """(mode, center, k_0..k_L as int64, header length), or None when ``data`` does not start
+    with a valid header for ``vocab_size`` (module docstring)."""
+    pos = 0
+
+    def leb():
+        nonlocal pos
+        v = 0
+        for j in range(4):  # subtle: every value here is < 2**25, so 4 bytes at most
+            if pos >= len(data):
+                return -1
+            b = data[pos]
+            pos += 1
+            v |= (b & 127) << (7 * j)
+            if not b & 128:
+                return v if (b or j == 0) else -1  # minimal: no trailing zero byte
+        return -1
+
+    if len(data) < 1 or data[0] > 2:
+        return None
+    mode = data[0]
+    pos = 1
+    center = leb()
+    if not 0 <= center < vocab_size or pos >= len(data):
+        return None
+    maxlen = data[pos]
+    pos += 1
+    if maxlen > MAX_LEN or (maxlen == 0) != (vocab_size == 1):
+        return None
+    cnt = [1 if maxlen == 0 else 0]
+    for _ in range(maxlen):
+        k = leb()
+        if k < 0 or k > vocab_size:
+            return None
+        cnt.append(k)
+    if cnt[maxlen] == 0 or sum(cnt) > vocab_size:
+        return None
+    if sum(k << (maxlen - ll) for ll, k in enumerate(cnt)) != 1 << maxlen:
+        return None  # not a complete prefix code
+    return mode, center, np.array(cnt, dtype=np.int64), pos
+
+
+#: longest header: mode, 4-byte center, L, 30 counts of at most 4 bytes
+MAX_HEADER = 2 + 4 + 4 * MAX_LEN
+
+
+# plain functions over the compiled loop (as ``cm``'s entry points): one compilation of
+# ``_code`` serves both directions, and no wrapper is compiled
+def cms2_encode(tokens, vocab_size, buf):
+    """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
+    the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
+    fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload."""
+    n = tokens.shape[0]
+    if n == 0:
+        return 0
+    mode, center, cnt = plan(tokens, vocab_size)
+    head = np.frombuffer(header_bytes(mode, center, cnt), dtype=np.uint8)
+    k = min(head.size, buf.size)
+    buf[:k] = head[:k]
+    return head.size + int(_code(tokens, n, vocab_size, buf[k:], False, mode, center, cnt))
+
+
+def cms2_decode(buf, vocab_size, out):
+    """Decode len(out) tokens from ``buf`` (uint8, any content; writable, never written) into
+    ``out`` (int32). Returns OK, ERR_SYMBOL, ERR_CHECK or ERR_LENGTH as ``cm.cm_decode`` (an
+    invalid header: ERR_LENGTH). Preconditions as ``cms2_encode``."""
+    if out.shape[0] == 0:
+        return OK if buf.shape[0] == 0 else ERR_LENGTH
+    head = parse_header(buf[:MAX_HEADER].tobytes(), vocab_size)
+    if head is None:
+        return ERR_LENGTH
+    mode, center, cnt, hl = head
+    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt)
