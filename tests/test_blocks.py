@@ -486,8 +486,10 @@ def test_decompress_to_holds_a_few_blocks_in_memory(tmp_path):
         finally:
             tracemalloc.stop()
         assert (tmp_path / "x.raw").read_bytes() == x.tobytes()
-    # 8 times the values, and the peak grows by less than a block
-    assert peaks[256] < peaks[32] + BLOCK * x.itemsize
+    # 8 times the values (224 more blocks), and the peak grows by less than four blocks: with two
+    # threads, how many blocks are in flight at the peak depends on the scheduling (on a loaded
+    # machine it grew by about 1.7 blocks, at every commit since the test was written)
+    assert peaks[256] < peaks[32] + 4 * BLOCK * x.itemsize
 
 
 # ---------------------------------------------------------------------------- threads
