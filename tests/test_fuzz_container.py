@@ -158,8 +158,8 @@ def test_child_samples_include_cm_containers():
 
     infos = {name: inspect(data) for name, _, data, _ in fuzz_samples()}
     coders = {info.coder for info in infos.values()}
-    assert {"cms", "rans", "packed", "const"} <= coders
-    cm = [info for info in infos.values() if info.coder in ("cm", "cms")]
+    assert {"cms2", "rans", "packed", "const"} <= coders
+    cm = [info for info in infos.values() if info.coder in ("cm", "cms", "cms2")]
     assert any(info.n_merges for info in cm) and any(info.n_merges == 0 for info in cm)
     assert any(info.delta for info in cm) and any(not info.embedded for info in cm)
 
@@ -184,8 +184,8 @@ def test_cm_containers_mutated_in_process():
     samples = [(text, compress(text)), (text, compress(text, n_tokens=len(np.unique(text)) + 12)),
                (walk, compress(walk, delta=1)), (prose, compress(prose))]
     # text alone: a text coder ("cmt" on this tiny repetitive one, "cmt2" on prose)
-    # (with merges or over values, no text classes: the signal coder "cms" in "cm"'s place)
-    assert [inspect(data).coder for _, data in samples] == ["cmt", "cms", "cms", "cmt2"]
+    # (with merges or over values, no text classes: the signal coder "cms2" in "cm"'s place)
+    assert [inspect(data).coder for _, data in samples] == ["cmt", "cms2", "cms2", "cmt2"]
     assert check_mutations(samples, seed=12, n_mutations=900) > 0
     for values, data in samples:
         tree = msgpack.unpackb(data, raw=False)
