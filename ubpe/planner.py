@@ -33,7 +33,7 @@ search.
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
    same one, and the bare alphabet offered to the level-2 coders that level 1 lacks (the static
    ones measured it already, as level 1's bare candidate; for streams without text classes
-   ``encode_stream`` runs "cms" in place of "cm", no extra coder run; the context
+   ``encode_stream`` runs "cms2" in place of "cm", no extra coder run; the context
    mixers model the values' context themselves, and with them merges never gave a smaller
    container on the benchmark data); from :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values
    that candidate is sized on :data:`CM_SAMPLE` of them. With
@@ -267,7 +267,7 @@ class ReplayEncoder:
             out.append(dense)
         if level == 1:
             return out
-        # level 2: the bare alphabet with the level-2 coders (context mixing, "cms" for signals,
+        # level 2: the bare alphabet with the level-2 coders (context mixing, "cms2" for signals,
         # the text coders for bytes), which model the values' context themselves: with them,
         # merges never made a smaller container on the benchmark data (benchmarks/README.md)
         coders = tuple(c for c in LEVEL_CODERS[2] if c not in MEASURED_AT_LEVEL_1)  # context mixers, "packed", "const"
