@@ -69,6 +69,7 @@ import numpy as np
 from numba import njit
 
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+from .cmsignal import _sbucket, _ubucket  # the same buckets as "cms"
 
 # Status codes (as ubpe._kernels.cm).
 OK = 0
@@ -93,27 +94,6 @@ APM_RATE = 7
 MIN_APM_BITS = 10
 MAX_APM_BITS = 12
 MU_SHIFT = 5
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sbucket(d, cap):
-    """Signed log bucket of ``d``: 2 * min(bit_length(|d|), cap) + (d < 0)."""
-    m = d if d >= 0 else -d
-    b = 0
-    while m > 0 and b < cap:
-        b += 1
-        m >>= 1
-    return 2 * b + (1 if d < 0 else 0)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _ubucket(m, cap):
-    """min(bit_length(m), cap) for m >= 0."""
-    b = 0
-    while m > 0 and b < cap:
-        b += 1
-        m >>= 1
-    return b
 
 
 @njit(cache=True, nogil=True)
