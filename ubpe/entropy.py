@@ -336,11 +336,11 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     best_size = len(msgpack.packb(best))
 
     used = counts[ids]
-    q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
-    model_counts = _dequantize(codes, q)
     rank = None
     freq = None
-    if "rans" in coders:
+    if "rans" in coders:  # (the count model is rans's alone: not chosen for the other coders)
+        q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
+        model_counts = _dequantize(codes, q)
         choice = _choose_pb(used, model_counts, n)
         est_bytes = None if choice is None else (tbits + choice[1] + ANS_OVERHEAD_BITS) / 8.0
         if choice is not None and est_bytes <= 1.05 * best_size + 64:
