@@ -190,6 +190,9 @@ class _Training:
     a: int
     merges: np.ndarray
     stream: np.ndarray
+    #: best_prefix's costs of this run's prefixes (merges kept -> bits), shared by the probe and
+    #: :meth:`rans_prefix` (the same histogram)
+    costs: dict = field(default_factory=dict)
 
     def tokens(self, k: int) -> np.ndarray:
         """The replay encoding under the first ``k`` merges: the full stream with every later
@@ -205,7 +208,8 @@ class _Training:
         """The prefix :func:`best_prefix` keeps for the static coder."""
         if len(self.merges) == 0:
             return 0
-        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a)
+        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a,
+                           cache=self.costs)
 
 
 def _auto_max_merges(n: int, a: int) -> int:
@@ -311,7 +315,7 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if n <= PROBE_SAMPLE:
         fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
         hist = np.bincount(fit.stream, minlength=a + len(fit.merges))
-        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS) > 0
+        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs) > 0
     ys = y[_windows(n, PROBE_SAMPLE)]
     alphabet = Alphabet.from_data(ys)
     a_s = len(alphabet)
@@ -535,7 +539,8 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 # ============================================================================ prefix choice
 
 
-def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS) -> int:
+def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS,
+                cache: dict | None = None) -> int:
     """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
 
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
@@ -543,9 +548,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     every prefix follows by unrolling from the top; each candidate is costed as the entropy
     stage's estimate (``entropy.counts_cost_bits``) plus the packed merge table. Candidates
     form a geometric ladder (the ratio of :data:`PREFIX_LADDERS`' first), then the bracket
-    around the best so far is searched with each finer ratio in turn.
+    around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
+    cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
     """
     m = len(merges)
+    cache = {} if cache is None else cache
     if m == 0:
         return 0
     left = merges[:, 0].tolist()
@@ -571,7 +578,9 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
                     h[right[j]] += c
                     h[t] = 0
             top = k
-            out[k] = cost(h, k)
+            if k not in cache:
+                cache[k] = cost(h, k)
+            out[k] = cache[k]
         return out
 
     def ladder(hi: int, lo: int, ratio: float) -> list[int]:
