@@ -22,6 +22,7 @@ the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newe
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 import sys
@@ -537,9 +538,10 @@ def compress(
         chains = [_chain(order)]
     else:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(x, level)]
-    best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options),
-                        threads=threads)
-    best = planner.choose_method(best, lambda c: _cost(base, c))
+    memo: dict = {}  # candidates costed in this call, by content
+    best = planner.plan(x, chains, level, lambda c: _cost(base, c, memo),
+                        planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
+    best = planner.choose_method(best, lambda c: _cost(base, c, memo))
     return _pack(_candidate_fields(base, best))
 
 
@@ -724,27 +726,41 @@ def _chain(order: int) -> list[frontend.Stage]:
     return [frontend.DeltaStage(order)] if order else []
 
 
-def _candidate_fields(base: dict, c: planner.Candidate) -> dict[str, Any]:
-    """The container fields of a planner candidate (built once, cached on it)."""
+def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None) -> dict[str, Any]:
+    """The container fields of a planner candidate (built once, cached on it). With ``memo`` (a
+    dict kept for one ``compress`` call), a candidate equal to one built before (the same
+    fields besides the stream, coders offered and token stream: the planner's screen and its
+    proposals often build the same one) takes that one's fields without coding its stream again."""
     if c.packed is None:
         a = len(c.alphabet)
-        text = set(entropy.TEXT_CODERS) & set(c.coders)
-        classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
-        stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
                   "model": _model_field(c.merges, a)}
         if c.method != "replay":
             fields["method"] = c.method
+        key = None
+        if memo is not None:
+            tokens = np.ascontiguousarray(c.tokens)
+            key = (_pack(fields), tuple(c.coders), tokens.dtype.str,
+                   hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest())
+            if key in memo:
+                c.packed = memo[key]
+                return c.packed[0]
+        text = set(entropy.TEXT_CODERS) & set(c.coders)
+        classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
+        stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
         fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0))
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         c.packed = (fields, planner.Cost(len(_pack(fields)), len(_pack(stream))))
+        if key is not None:
+            memo[key] = c.packed
     return c.packed[0]
 
 
-def _cost(base: dict, c: planner.Candidate) -> planner.Cost:
-    """The format's costing function for the planner: exact packed sizes."""
-    _candidate_fields(base, c)
+def _cost(base: dict, c: planner.Candidate, memo: dict | None = None) -> planner.Cost:
+    """The format's costing function for the planner: exact packed sizes (``memo``: see
+    :func:`_candidate_fields`)."""
+    _candidate_fields(base, c, memo)
     return c.packed[1]
 
 

@@ -15,13 +15,16 @@ search.
 
 1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
    chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
-   by the exact level-1 container size of its bare alphabet (no training) on a sample
-   (:data:`SCREEN_SAMPLE` values in :data:`WINDOWS` windows, each put through the chain on its
-   own), and the
+   by the exact level-1 container size of its bare alphabet (no training) on all the values
+   when they fit in :data:`SCREEN_SAMPLE`, else on a sample (:data:`SCREEN_SAMPLE` values in
+   :data:`WINDOWS` windows, each put through the chain on its own), and the
    :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, also the first chain, no front end,
-   and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's: those that
+   when its screened size is within :data:`SCREEN_FIRST_WITHIN` of the smallest, and the
+   :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's: those that
    are not among the others get level 1's candidates only, no "cm" run). Level 1
-   measures only chains whose stages all decode fast (no adaptive prediction).
+   measures only chains whose stages all decode fast (no adaptive prediction). The costing
+   function may code equal candidates once (the screen's bare alphabet on all the values is
+   the chain's own bare candidate): the format's does, within one ``compress`` call.
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -101,11 +104,19 @@ AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = tuple(
 #: ``rank+delta1`` is tried when distinct values x RANK_SPARSITY <= max - min + 1.
 RANK_SPARSITY = 4
 #: Beyond SCREEN_ABOVE values, every chain is screened at level 1 on SCREEN_SAMPLE values
-#: (WINDOWS windows of the input, each put through the chain on its own), and only the
-#: SCREEN_KEEP smallest go through the full procedure.
-SCREEN_ABOVE = 1 << 14
+#: (WINDOWS windows of the input, each put through the chain on its own; all the values when
+#: they fit), and only the SCREEN_KEEP smallest go through the full procedure. (SCREEN_ABOVE
+#: was 2**14: from 2**13 the screen costs less than the full procedure on the chains it drops,
+#: bytes unchanged on every bench set and unseen recording. Not lower: on the first 6 000
+#: values of ``io.demo_signal()`` a screen ranks "delta1" out, whose "cms2" container, 3 512
+#: bytes, is the smallest; screened, auto gave 3 556.)
+SCREEN_ABOVE = 1 << 13
 SCREEN_SAMPLE = 1 << 14
 SCREEN_KEEP = 2
+#: Level 2 keeps the first chain (no front end) beyond the screen only when its screened size is
+#: within this factor of the smallest: on the neural recordings, where "cm" on the raw values
+#: wins, it is within 1.24; on ECG, seismic and audio, where it never wins, 1.4 to 1.9.
+SCREEN_FIRST_WITHIN = 1.3
 #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
 LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
@@ -186,6 +197,9 @@ class _Training:
     a: int
     merges: np.ndarray
     stream: np.ndarray
+    #: best_prefix's costs of this run's prefixes (merges kept -> bits), shared by the probe and
+    #: :meth:`rans_prefix` (the same histogram)
+    costs: dict = field(default_factory=dict)
 
     def tokens(self, k: int) -> np.ndarray:
         """The replay encoding under the first ``k`` merges: the full stream with every later
@@ -201,7 +215,8 @@ class _Training:
         """The prefix :func:`best_prefix` keeps for the static coder."""
         if len(self.merges) == 0:
             return 0
-        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a)
+        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a,
+                           cache=self.costs)
 
 
 def _auto_max_merges(n: int, a: int) -> int:
@@ -307,7 +322,7 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if n <= PROBE_SAMPLE:
         fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
         hist = np.bincount(fit.stream, minlength=a + len(fit.merges))
-        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS) > 0
+        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs) > 0
     ys = y[_windows(n, PROBE_SAMPLE)]
     alphabet = Alphabet.from_data(ys)
     a_s = len(alphabet)
@@ -434,12 +449,13 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     joined in time instead, the channels kept)."""
     c, f = x.shape
     length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
-    if f <= WINDOWS * length:
-        return chains, [False] * len(chains)
-    starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
-    stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
-    windows = stacked.reshape(WINDOWS * c, length)
-    joined = stacked.reshape(c, WINDOWS * length)
+    if f <= WINDOWS * length:  # the sample would be every value: screen them all, as they are
+        windows = joined = x
+    else:
+        starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
+        stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
+        windows = stacked.reshape(WINDOWS * c, length)
+        joined = stacked.reshape(c, WINDOWS * length)
     scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
 
     def size(chain: list[frontend.Stage]) -> float:
@@ -452,8 +468,9 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
     keep = set(ranked[:SCREEN_KEEP])
     static_only: set[int] = set()
-    if keep_first:
+    if keep_first and sizes[0] <= SCREEN_FIRST_WITHIN * sizes[ranked[0]]:
         keep.add(0)
+    if keep_first:
         # level 2 also keeps the chains level 1 would keep (its fast ones), so that level 1's
         # candidate stays one of level 2's; those not kept on their own merit get level 1's
         # candidates only (no "cm" run)
@@ -529,7 +546,8 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 # ============================================================================ prefix choice
 
 
-def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS) -> int:
+def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS,
+                cache: dict | None = None) -> int:
     """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
 
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
@@ -537,9 +555,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     every prefix follows by unrolling from the top; each candidate is costed as the entropy
     stage's estimate (``entropy.counts_cost_bits``) plus the packed merge table. Candidates
     form a geometric ladder (the ratio of :data:`PREFIX_LADDERS`' first), then the bracket
-    around the best so far is searched with each finer ratio in turn.
+    around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
+    cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
     """
     m = len(merges)
+    cache = {} if cache is None else cache
     if m == 0:
         return 0
     left = merges[:, 0].tolist()
@@ -565,7 +585,9 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
                     h[right[j]] += c
                     h[t] = 0
             top = k
-            out[k] = cost(h, k)
+            if k not in cache:
+                cache[k] = cost(h, k)
+            out[k] = cache[k]
         return out
 
     def ladder(hi: int, lo: int, ratio: float) -> list[int]:
