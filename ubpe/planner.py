@@ -69,7 +69,7 @@ from .tokenizer import Tokenizer
 
 __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
-    "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
+    "GRID_CHAINS", "DECORRELATE_CHAINS", "MULT_CHAINS", "has_low_digits", "best_prefix", "AUTO_CHAINS",
     "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
@@ -89,7 +89,10 @@ PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
 GRID_CHAINS = ("grid+delta1", "grid+lpc", "grid+lpc+adaptive")
 # channels predicted from channels, then in time (offered for two or more channels)
 DECORRELATE_CHAINS = ("decorrelate+delta1", "decorrelate+lpc", "decorrelate+lpc+adaptive")
-for _name in GRID_CHAINS + DECORRELATE_CHAINS:
+# codes split into quotient and skewed low digits, the quotient predicted (offered when
+# :func:`ubpe.predict.mult_detect` proposes a split for some channel: :func:`has_low_digits`)
+MULT_CHAINS = ("mult+delta1", "mult+lpc", "mult+lpc+adaptive")
+for _name in GRID_CHAINS + DECORRELATE_CHAINS + MULT_CHAINS:
     _first, _rest = _name.split("+", 1)
     if _first in frontend.STAGES:  # registered by ubpe.stages
         PREDICTORS[_name] = ((_first, {}),) + PREDICTORS[_rest]
@@ -353,12 +356,15 @@ def auto_chains(x: np.ndarray, level: int = 2) -> list[tuple[tuple[str, dict], .
     only help values on a sparse, possibly inexact grid; on dense values they are the identity
     plus a table); with two or more channels, the ``decorrelate`` chains of
     :data:`DECORRELATE_CHAINS`; when a channel is on a grid with a step > 1 (:func:`has_grid`),
-    the ``grid`` chains of :data:`GRID_CHAINS`."""
+    the ``grid`` chains of :data:`GRID_CHAINS`; when a channel's codes have skewed low digits
+    (:func:`has_low_digits`), the ``mult`` chains of :data:`MULT_CHAINS`."""
     specs = list(AUTO_CHAINS)
     if x.shape[0] >= 2:
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS if k in PREDICTORS]
     if x.size and x.dtype.kind in "iu" and has_grid(x):
         specs += [PREDICTORS[k] for k in GRID_CHAINS if k in PREDICTORS]
+    if x.size and x.dtype.kind in "iu" and has_low_digits(x):
+        specs += [PREDICTORS[k] for k in MULT_CHAINS if k in PREDICTORS]
     specs = [spec for spec in specs if level != 1 or is_fast(spec)]
     if x.size and x.dtype.kind in "iu":
         if x.dtype.itemsize <= 2:
@@ -385,6 +391,15 @@ def has_grid(x: np.ndarray) -> bool:
         if int(np.gcd.reduce(d)) > 1:
             return True
     return False
+
+
+def has_low_digits(x: np.ndarray) -> bool:
+    """Whether some channel of ``x`` (``(channels, frames)``, integers) has codes whose low
+    digits are skewed enough that splitting them off may pay (:func:`ubpe.predict.mult_detect`:
+    exact digit histograms of a sample, a few milliseconds a channel)."""
+    from . import predict
+
+    return any(predict.mult_detect(np.ascontiguousarray(row))[0] > 1 for row in x)
 
 
 def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:
