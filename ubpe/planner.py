@@ -25,7 +25,9 @@ search.
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
-   windows), sized as (stream bytes) x (values / sample values) + (everything else).
+   windows), sized as (stream bytes) x (values / sample values) + (everything else); the
+   format counts with the stream's bytes those that a stage codes in its params and that grow
+   with the values (the digits of a ``mult`` stage), here and in the screen of step 1.
 3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
    only when a probe (:func:`_probe`: a run on :data:`PROBE_SAMPLE` of the values, its
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
@@ -146,7 +148,7 @@ PROBE_LADDERS = (4.0,)  #: best_prefix's ladder for the probe: does any prefix b
 @dataclass(frozen=True)
 class Cost:
     """What the format says a candidate costs: ``size`` bytes in all, of which ``scalable``
-    grow with the number of values (the token stream)."""
+    grow with the number of values (the token stream, and a ``mult`` stage's digits)."""
 
     size: int
     scalable: int

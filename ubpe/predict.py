@@ -668,6 +668,7 @@ def mult_forward(x: Any, base: int, offset: int) -> tuple[np.ndarray, np.ndarray
         raise TypeError(f"x must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}")
     if not 1 <= base <= MAX_MULT_BASE or not 0 <= offset < base:
         raise ValueError(f"base must be in [1, {MAX_MULT_BASE}] and offset in [0, base), got {base}, {offset}")
+    arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
     signed = np.dtype(f"i{arr.dtype.itemsize}")
     if base == 1:
         return arr.view(signed) if arr.dtype.kind == "u" else arr.astype(signed), np.zeros(arr.shape[0], np.int64)

@@ -583,7 +583,10 @@ class MultStage(Stage):
         split = [c for c in params["channels"] if c["base"] > 1]
         vocab = max((c["base"] for c in params["channels"]), default=1)
         need = len(split) * shape[1]
-        r = entropy.decode_stream(params["low"], vocab, max_count=need)
+        try:
+            r = entropy.decode_stream(params["low"], vocab, max_count=need)
+        except CorruptDataError as e:
+            raise CorruptDataError(f"{where}: 'low': {e}") from None
         if r.shape[0] != need:
             raise CorruptDataError(f"{where}: 'low' holds {r.shape[0]} digits, the channels need {need}")
         at = 0
