@@ -227,3 +227,13 @@ def test_digits_payload_counts_as_growing_with_the_values():
     plain = planner._bare_candidates([], flat)[0]
     k, k0 = container._cost(base, cand), container._cost(base, plain)
     assert k.scalable - k0.scalable == payload
+
+
+def test_inspect_names_the_split_not_the_digit_bytes():
+    from ubpe.cli import _describe_stage
+
+    x = np.stack([skewed_codes(3000, 15), np.cumsum(np.random.default_rng(1).integers(-50, 51, 3000))], axis=1)
+    entry = msgpack.unpackb(compress(x.astype(np.int16), predictor="mult+lpc", level=1), raw=False)["front"][0]
+    text = _describe_stage(entry)
+    payload = len(entry["low"]["payload"])
+    assert text == f"mult(4q+2+r, none; digits: {entry['low']['coder']}, {payload} bytes)"
