@@ -106,6 +106,18 @@ def test_detect_finds_skewed_digits_and_nothing_else():
         predict.mult_detect(np.zeros(10, np.float32))
 
 
+def test_detect_cache_is_keyed_by_content_and_bounded():
+    x = skewed_codes(5000, 16)
+    assert predict.mult_detect(x) == predict._mult_detect(x) == (4, 2)
+    y = x.copy()
+    y[:] = np.cumsum(np.random.default_rng(0).integers(-40, 41, 5000))  # same buffer size, new content
+    assert predict.mult_detect(y) == (1, 0)
+    assert predict.mult_detect(x.astype(np.int32)) == (4, 2)  # other dtype: its own entry
+    for seed in range(40):
+        predict.mult_detect(skewed_codes(300, seed))
+    assert len(predict._DETECTED) <= predict._DETECTED_MAX
+
+
 def test_auto_choice_takes_the_split_and_is_smaller_than_without_it(monkeypatch):
     """On codes with skewed low digits the automatic choice (both levels) picks a "mult" chain,
     and the container is smaller than the best the planner finds without the stage."""

@@ -33,6 +33,7 @@ type of the input's width; the inverse returns the input's dtype (native byte or
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -570,7 +571,12 @@ def _entropy_of(v: np.ndarray) -> float:
     sample of widely spread values underrates its entropy far more than one of few values)."""
     if v.size == 0:
         return 0.0
-    _, counts = np.unique(v, return_counts=True)
+    lo, hi = int(v.min()), int(v.max())
+    if hi - lo < 4 * v.size + 1024:  # a histogram is cheaper than sorting
+        counts = np.bincount(v - lo)
+        counts = counts[counts > 0]
+    else:
+        _, counts = np.unique(v, return_counts=True)
     p = counts / v.size
     return float(-(p * np.log2(p)).sum()) + (counts.size - 1) / (2.0 * v.size * np.log(2.0))
 
@@ -599,6 +605,12 @@ def _mult_offset(h: np.ndarray) -> int:
     return best
 
 
+#: The last few splits :func:`mult_detect` chose, by the channel's bytes (the planner puts the
+#: same channel through several chains that start with the stage): digest -> (base, offset).
+_DETECTED: dict[tuple, tuple[int, int]] = {}
+_DETECTED_MAX = 16
+
+
 def mult_detect(x: Any) -> tuple[int, int]:
     """The split ``x = base * q + offset + r`` (``0 <= r < base``) that pays for a channel, or
     ``(1, 0)`` (none).
@@ -616,6 +628,8 @@ def mult_detect(x: Any) -> tuple[int, int]:
     the best one is returned when it saves at least :data:`MULT_MIN_GAIN` bits a value and its
     digits are not constant (a constant digit is an exact grid: the ``grid`` stage's case).
     The writer measures the result by size like any other candidate; this only proposes it.
+    The last :data:`_DETECTED_MAX` results are kept by the channel's content (a digest of its
+    bytes), so the chains that share the stage detect once.
     """
     arr = np.asarray(x)
     if arr.dtype.kind not in "iu":
@@ -625,6 +639,19 @@ def mult_detect(x: Any) -> tuple[int, int]:
     n = arr.shape[0]
     if n < 2 * MULT_WINDOWS:
         return 1, 0
+    key = (arr.dtype.str, n, hashlib.blake2b(np.ascontiguousarray(arr).view(np.uint8), digest_size=16).digest())
+    found = _DETECTED.get(key)
+    if found is None:
+        found = _mult_detect(arr)
+        if len(_DETECTED) >= _DETECTED_MAX:
+            _DETECTED.pop(next(iter(_DETECTED)), None)
+        _DETECTED[key] = found
+    return found
+
+
+def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
+    """:func:`mult_detect` without its cache (``arr`` 1-D integers of at least 16 values)."""
+    n = arr.shape[0]
     if n > MULT_SAMPLE:
         length = MULT_SAMPLE // MULT_WINDOWS
         starts = (np.arange(MULT_WINDOWS, dtype=np.int64) * (n - length)) // (MULT_WINDOWS - 1)
