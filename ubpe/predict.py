@@ -623,10 +623,12 @@ def mult_detect(x: Any) -> tuple[int, int]:
 
     Exact and cheap: one histogram of ``x mod MULT_MODULUS`` on at most :data:`MULT_SAMPLE`
     values (:data:`MULT_WINDOWS` windows) gives the digit histogram of every base of
-    :data:`MULT_BASES`; each base whose digits are not uniform is scored by the estimated bits a
-    value of the first differences of ``x`` minus those of ``q`` plus the digits' entropy, and
-    the best one is returned when it saves at least :data:`MULT_MIN_GAIN` bits a value and its
-    digits are not constant (a constant digit is an exact grid: the ``grid`` stage's case).
+    :data:`MULT_BASES`; each base whose digits are neither uniform nor constant (a constant
+    digit is an exact grid: the ``grid`` stage's case) is scored by the bits a value it saves:
+    the order-0 entropy (Miller-Madow corrected, :func:`_entropy_of`) of the first differences
+    of ``x``, minus that of ``q``'s plus the digits' entropy. When the best score is at least
+    :data:`MULT_MIN_GAIN` bits a value, the smallest base scoring within :data:`MULT_NEAR` of
+    it is returned, with the offset of :func:`_mult_offset`.
     The writer measures the result by size like any other candidate; this only proposes it.
     The last :data:`_DETECTED_MAX` results are kept by the channel's content (a digest of its
     bytes), so the chains that share the stage detect once.
