@@ -51,14 +51,30 @@ MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
 #: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
 #: (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version 4, "cms2"
-#: version 5), and BLOCKED_VERSION for blocks unless a block may use a coder of a later version.
-FORMAT_VERSION = 5
+#: version 5), or its front end a stage of a later version (:data:`_STAGE_VERSION`: "mult" version
+#: 6), and BLOCKED_VERSION for blocks unless a block may use a coder or stage of a later version.
+FORMAT_VERSION = 6
 #: Version of a container holding one stream (the form of version 2, which versions 3 to 5 keep).
 STREAM_VERSION = 2
 #: Version of the blocked form (version 3 brought it; versions 4 and 5 keep it).
 BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
 _CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
+#: Front-end stages each version defines beyond those of version 2 (a container is marked with
+#: the newest version any of its stages needs, so one without them stays readable by older readers).
+_STAGE_VERSION = {"mult": 6}
+
+
+def _chain_version(chain: list[dict]) -> int:
+    """The format version the stages of a recorded chain need (0: any)."""
+    return max((_STAGE_VERSION.get(e.get("stage"), 0) for e in chain), default=0)
+
+
+def _check_chain_version(chain: list[dict], version: int) -> None:
+    """Refuse a (parsed) chain using a stage the container's version does not define."""
+    for e in chain:
+        if _STAGE_VERSION.get(e["stage"], 0) > version:
+            raise CorruptDataError(f"front: stage {e['stage']!r} is not defined in format version {version}")
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
 #: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
 DEFAULT_BLOCK_SIZE = 1 << 20
@@ -94,16 +110,17 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
-_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[2]
+_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[6] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     3: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     4: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     5: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    6: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method"),
-                  4: ("source", "esc", "method"), 5: ("source", "esc", "method")}
+                  4: ("source", "esc", "method"), 5: ("source", "esc", "method"), 6: ("source", "esc", "method")}
 #: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
 _BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
 _BLOCKED_OPTIONAL_KEYS = ("source", "method")
@@ -713,7 +730,8 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
     if len(merges) and model.method != "replay" and not bare:
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
-    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0))  # "cms2": version 5
+    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0),  # "cms2": version 5
+                      _chain_version(fields["front"]))  # "mult": version 6
     fields["crc"] = fields.pop("crc")
     return fields
 
@@ -749,12 +767,21 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
         classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
         stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
-        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0))
+        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0), _chain_version(fields["front"]))
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
-        c.packed = (fields, planner.Cost(len(_pack(fields)), len(_pack(stream))))
+        # the stream grows with the values, and so do the payloads of stages that code data
+        # in their params ("mult"'s digits): the planner scales both when it sizes a sample
+        grows = len(_pack(stream)) + sum(_scalable_bytes(e) for e in c.chain)
+        c.packed = (fields, planner.Cost(len(_pack(fields)), grows))
         if key is not None:
             memo[key] = c.packed
     return c.packed[0]
+
+
+def _scalable_bytes(entry: dict) -> int:
+    """Bytes of a recorded stage's params that grow with the values (``Stage.scalable``)."""
+    fn = getattr(frontend.STAGES.get(entry.get("stage")), "scalable", None)
+    return fn(entry) if fn is not None else 0
 
 
 def _cost(base: dict, c: planner.Candidate, memo: dict | None = None) -> planner.Cost:
@@ -974,6 +1001,7 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
             raise CorruptDataError(f"container: 'layout' must be {LAYOUT!r}, got {short(d['layout'])}")
         layout = LAYOUT
         chain = [] if blocked else frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n))
+        _check_chain_version(chain, version)
         source = _check_source(d["source"], _data_error) if "source" in d else None
     method = _parse_method(d)
     if blocked:
@@ -1478,8 +1506,8 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         return _pack(fields)
 
     # the head is written before any block is coded: the version of every coder a block may use
-    version = max([BLOCKED_VERSION] + [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or
-                                       k not in entropy.TEXT_CODERS])
+    version = max([BLOCKED_VERSION, _chain_version([{"stage": st.name} for st in stages])] +
+                  [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or k not in entropy.TEXT_CODERS])
     head: dict[str, Any] = {"magic": MAGIC, "v": version}
     head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
     if given is None or given.embed:
@@ -1557,6 +1585,7 @@ def _parse_block(p: _Parsed, b: int, native: np.dtype, channels: int) -> _Block:
     try:
         expect_map(d, "block", _BLOCK_KEYS, _BLOCK_OPTIONAL_KEYS)
         chain = frontend.parse_chain(d["front"], native, (channels, f1 - f0))
+        _check_chain_version(chain, p.version)
         crc = d["crc"]
         if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
             raise CorruptDataError("block: 'crc' must be an int in [0, 2**32)")

@@ -28,7 +28,9 @@ search.
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
-   windows), sized as (stream bytes) x (values / sample values) + (everything else).
+   windows), sized as (stream bytes) x (values / sample values) + (everything else); the
+   format counts with the stream's bytes those that a stage codes in its params and that grow
+   with the values (the digits of a ``mult`` stage), here and in the screen of step 1.
 3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
    only when a probe (:func:`_probe`: a run on :data:`PROBE_SAMPLE` of the values, its
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
@@ -72,7 +74,7 @@ from .tokenizer import Tokenizer
 
 __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
-    "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
+    "GRID_CHAINS", "DECORRELATE_CHAINS", "MULT_CHAINS", "has_low_digits", "best_prefix", "AUTO_CHAINS",
     "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
@@ -92,7 +94,10 @@ PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
 GRID_CHAINS = ("grid+delta1", "grid+lpc", "grid+lpc+adaptive")
 # channels predicted from channels, then in time (offered for two or more channels)
 DECORRELATE_CHAINS = ("decorrelate+delta1", "decorrelate+lpc", "decorrelate+lpc+adaptive")
-for _name in GRID_CHAINS + DECORRELATE_CHAINS:
+# codes split into quotient and skewed low digits, the quotient predicted (offered when
+# :func:`ubpe.predict.mult_detect` proposes a split for some channel: :func:`has_low_digits`)
+MULT_CHAINS = ("mult+delta1", "mult+lpc", "mult+lpc+adaptive")
+for _name in GRID_CHAINS + DECORRELATE_CHAINS + MULT_CHAINS:
     _first, _rest = _name.split("+", 1)
     if _first in frontend.STAGES:  # registered by ubpe.stages
         PREDICTORS[_name] = ((_first, {}),) + PREDICTORS[_rest]
@@ -154,7 +159,7 @@ PROBE_LADDERS = (4.0,)  #: best_prefix's ladder for the probe: does any prefix b
 @dataclass(frozen=True)
 class Cost:
     """What the format says a candidate costs: ``size`` bytes in all, of which ``scalable``
-    grow with the number of values (the token stream)."""
+    grow with the number of values (the token stream, and a ``mult`` stage's digits)."""
 
     size: int
     scalable: int
@@ -368,12 +373,15 @@ def auto_chains(x: np.ndarray, level: int = 2) -> list[tuple[tuple[str, dict], .
     only help values on a sparse, possibly inexact grid; on dense values they are the identity
     plus a table); with two or more channels, the ``decorrelate`` chains of
     :data:`DECORRELATE_CHAINS`; when a channel is on a grid with a step > 1 (:func:`has_grid`),
-    the ``grid`` chains of :data:`GRID_CHAINS`."""
+    the ``grid`` chains of :data:`GRID_CHAINS`; when a channel's codes have skewed low digits
+    (:func:`has_low_digits`), the ``mult`` chains of :data:`MULT_CHAINS`."""
     specs = list(AUTO_CHAINS)
     if x.shape[0] >= 2:
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS if k in PREDICTORS]
     if x.size and x.dtype.kind in "iu" and has_grid(x):
         specs += [PREDICTORS[k] for k in GRID_CHAINS if k in PREDICTORS]
+    if x.size and x.dtype.kind in "iu" and has_low_digits(x):
+        specs += [PREDICTORS[k] for k in MULT_CHAINS if k in PREDICTORS]
     specs = [spec for spec in specs if level != 1 or is_fast(spec)]
     if x.size and x.dtype.kind in "iu":
         if x.dtype.itemsize <= 2:
@@ -400,6 +408,15 @@ def has_grid(x: np.ndarray) -> bool:
         if int(np.gcd.reduce(d)) > 1:
             return True
     return False
+
+
+def has_low_digits(x: np.ndarray) -> bool:
+    """Whether some channel of ``x`` (``(channels, frames)``, integers) has codes whose low
+    digits are skewed enough that splitting them off may pay (:func:`ubpe.predict.mult_detect`:
+    exact digit histograms of a sample, a few milliseconds a channel)."""
+    from . import predict
+
+    return any(predict.mult_detect(np.ascontiguousarray(row))[0] > 1 for row in x)
 
 
 def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:

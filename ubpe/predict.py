@@ -33,6 +33,7 @@ type of the input's width; the inverse returns the input's dtype (native byte or
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -542,3 +543,182 @@ def rank_inverse(k: Any, params: Any) -> np.ndarray:
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= values.shape[0]):
         raise CorruptDataError(f"rank: a rank lies outside [0, {values.shape[0]})")
     return values[arr.astype(np.intp)]
+
+
+# ============================================================================ low digits (IntMult)
+
+#: Largest base a ``mult`` split may declare (its low digits are one coded symbol each).
+MAX_MULT_BASE = 1 << 16
+#: Every base :func:`mult_detect` considers divides this (2**6 * 3**2 * 5 * 7): one histogram of
+#: ``x mod MULT_MODULUS`` gives the histogram of ``x mod m`` for all of them at once.
+MULT_MODULUS = 20160
+#: Bases :func:`mult_detect` considers: the divisors of MULT_MODULUS from 2 to 64.
+MULT_BASES = tuple(m for m in range(2, 65) if MULT_MODULUS % m == 0)
+#: :func:`mult_detect` measures at most this many values (MULT_WINDOWS evenly spaced windows).
+MULT_SAMPLE = 1 << 16
+MULT_WINDOWS = 8
+#: Estimated bits a value the split must save (first differences' empirical entropy) to be proposed.
+MULT_MIN_GAIN = 0.1
+#: Among the bases that pay, the smallest whose gain is within this fraction of the best one's
+#: (a larger base also "gains" from the shape of the values' distribution at its scale, which
+#: the digits' order-0 code cannot keep).
+MULT_NEAR = 0.9
+
+
+def _entropy_of(v: np.ndarray) -> float:
+    """Order-0 entropy, bits a value, of the values ``v``: the empirical one plus the
+    Miller-Madow correction ``(K - 1) / (2 N ln 2)`` for ``K`` distinct values in ``N`` (a short
+    sample of widely spread values underrates its entropy far more than one of few values)."""
+    if v.size == 0:
+        return 0.0
+    lo, hi = int(v.min()), int(v.max())
+    if hi - lo < 4 * v.size + 1024:  # a histogram is cheaper than sorting
+        counts = np.bincount(v - lo)
+        counts = counts[counts > 0]
+    else:
+        _, counts = np.unique(v, return_counts=True)
+    p = counts / v.size
+    return float(-(p * np.log2(p)).sum()) + (counts.size - 1) / (2.0 * v.size * np.log(2.0))
+
+
+def _digit_entropy(h: np.ndarray) -> float:
+    p = h[h > 0] / h.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def _mult_offset(h: np.ndarray) -> int:
+    """The offset ``c`` in ``[0, m)`` of the cut between digit classes for the digit histogram
+    ``h`` (``h[s]``: values with ``x mod m == s``): a value whose digit lies within ``m / 2`` of the
+    most common digit ``p`` (circularly) keeps the same quotient as that digit when the cut does
+    not fall between them; the cut that separates the fewest values from ``p`` wins (ties: the
+    smallest ``c``, so 0 for bits that only flip away from a constant pattern)."""
+    m = h.shape[0]
+    p = int(np.argmax(h))
+    s = np.arange(m)
+    dev = (s - p + m // 2) % m - m // 2  # signed circular distance of each digit from p
+    best, best_cost = 0, None
+    for c in range(m):
+        pos = (p - c) % m + dev
+        cost = int(h[(pos < 0) | (pos >= m)].sum())
+        if best_cost is None or cost < best_cost:
+            best, best_cost = c, cost
+    return best
+
+
+#: The last few splits :func:`mult_detect` chose, by the channel's bytes (the planner puts the
+#: same channel through several chains that start with the stage): digest -> (base, offset).
+_DETECTED: dict[tuple, tuple[int, int]] = {}
+_DETECTED_MAX = 16
+
+
+def mult_detect(x: Any) -> tuple[int, int]:
+    """The split ``x = base * q + offset + r`` (``0 <= r < base``) that pays for a channel, or
+    ``(1, 0)`` (none).
+
+    Physics: an ADC of fewer bits than its 16-bit word (or a calibrated one) writes codes whose
+    low digits mostly take one value, the few noisy extra bits flipping now and then,
+    independently of the signal. Predicting such codes spends ``log2(base)`` bits a value on
+    digits that are almost constant; split, the quotient ``q`` is predicted as the signal and
+    the digits ``r`` cost their own (small) entropy.
+
+    Exact and cheap: one histogram of ``x mod MULT_MODULUS`` on at most :data:`MULT_SAMPLE`
+    values (:data:`MULT_WINDOWS` windows) gives the digit histogram of every base of
+    :data:`MULT_BASES`; each base whose digits are neither uniform nor constant (a constant
+    digit is an exact grid: the ``grid`` stage's case) is scored by the bits a value it saves:
+    the order-0 entropy (Miller-Madow corrected, :func:`_entropy_of`) of the first differences
+    of ``x``, minus that of ``q``'s plus the digits' entropy. When the best score is at least
+    :data:`MULT_MIN_GAIN` bits a value, the smallest base scoring within :data:`MULT_NEAR` of
+    it is returned, with the offset of :func:`_mult_offset`.
+    The writer measures the result by size like any other candidate; this only proposes it.
+    The last :data:`_DETECTED_MAX` results are kept by the channel's content (a digest of its
+    bytes), so the chains that share the stage detect once.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"x must be 1-D, got shape {arr.shape}")
+    n = arr.shape[0]
+    if n < 2 * MULT_WINDOWS:
+        return 1, 0
+    key = (arr.dtype.str, n, hashlib.blake2b(np.ascontiguousarray(arr).view(np.uint8), digest_size=16).digest())
+    found = _DETECTED.get(key)
+    if found is None:
+        found = _mult_detect(arr)
+        if len(_DETECTED) >= _DETECTED_MAX:
+            _DETECTED.pop(next(iter(_DETECTED)), None)
+        _DETECTED[key] = found
+    return found
+
+
+def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
+    """:func:`mult_detect` without its cache (``arr`` 1-D integers of at least 16 values)."""
+    n = arr.shape[0]
+    if n > MULT_SAMPLE:
+        length = MULT_SAMPLE // MULT_WINDOWS
+        starts = (np.arange(MULT_WINDOWS, dtype=np.int64) * (n - length)) // (MULT_WINDOWS - 1)
+        windows = [arr[s:s + length] for s in starts.tolist()]
+    else:
+        windows = [arr]
+    if arr.dtype == np.uint64:
+        t = np.concatenate([w % np.uint64(MULT_MODULUS) for w in windows]).astype(np.int64)
+        wide = [w.view(np.int64) for w in windows]  # differences modulo 2**64: the same entropy
+    else:
+        wide = [w.astype(np.int64) for w in windows]
+        t = np.concatenate([np.mod(w, MULT_MODULUS) for w in wide])
+    hist = np.bincount(t, minlength=MULT_MODULUS)
+    with np.errstate(over="ignore"):
+        raw = _entropy_of(np.concatenate([np.diff(w) for w in wide]))
+    gains: dict[tuple[int, int], float] = {}
+    for m in MULT_BASES:
+        h = hist.reshape(-1, m).sum(axis=0)
+        hr = _digit_entropy(h)
+        if hr == 0.0 or np.log2(m) - hr < MULT_MIN_GAIN:  # constant digits, or no gain possible
+            continue
+        c = _mult_offset(h)
+        qs = [mult_forward(w, m, c)[0].astype(np.int64) for w in windows]
+        with np.errstate(over="ignore"):
+            gains[(m, c)] = raw - _entropy_of(np.concatenate([np.diff(q) for q in qs])) - hr
+    top = max(gains.values(), default=0.0)
+    if top < MULT_MIN_GAIN:
+        return 1, 0
+    return min(k for k, g in gains.items() if g >= MULT_NEAR * top)
+
+
+def mult_forward(x: Any, base: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """``x = base * q + offset + r`` with ``0 <= r < base`` (floor division of ``x - offset``,
+    exact for every value of every integer dtype): ``q`` as the signed integer type of the
+    input's width (it always fits for ``base >= 2``; ``base == 1`` gives ``x``'s bits
+    reinterpreted), ``r`` as int64 in ``[0, base)``.
+
+    ``base`` in ``[1, MAX_MULT_BASE]``, ``offset`` in ``[0, base)``."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1:
+        raise TypeError(f"x must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}")
+    if not 1 <= base <= MAX_MULT_BASE or not 0 <= offset < base:
+        raise ValueError(f"base must be in [1, {MAX_MULT_BASE}] and offset in [0, base), got {base}, {offset}")
+    arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
+    signed = np.dtype(f"i{arr.dtype.itemsize}")
+    if base == 1:
+        return arr.view(signed) if arr.dtype.kind == "u" else arr.astype(signed), np.zeros(arr.shape[0], np.int64)
+    if arr.dtype == np.uint64:
+        q0, r0 = np.divmod(arr, np.uint64(base))
+        q0, r0 = q0.astype(np.int64), r0.astype(np.int64)  # q0 < 2**63 for base >= 2
+    else:
+        q0, r0 = np.divmod(arr.astype(np.int64), base)
+    below = r0 < offset  # x - offset lies in the quotient below: never overflows (q0 > int64 min)
+    q = q0 - below
+    r = r0 - offset + base * below
+    return q.astype(signed), r
+
+
+def mult_inverse(q: Any, r: np.ndarray, base: int, offset: int, dtype: Any) -> np.ndarray:
+    """``base * q + offset + r`` modulo ``2**bits``, as ``dtype`` (the input's): exact inverse of
+    :func:`mult_forward` (int64 arithmetic wraps modulo 2**64, and the true value fits the
+    width). Untrusted ``q`` (any value) wraps and cannot fault."""
+    dtype = np.dtype(dtype)
+    qa = np.asarray(q).astype(np.int64)
+    with np.errstate(over="ignore"):
+        v = qa * np.int64(base) + (np.asarray(r, np.int64) + np.int64(offset))
+    signed = np.dtype(f"i{dtype.itemsize}")
+    return v.astype(signed).view(dtype)

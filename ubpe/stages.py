@@ -22,6 +22,9 @@ Two stages work across the channel list rather than through a per-channel transf
 * ``decorrelate`` (:class:`DecorrelateStage`): channels predicted from other channels modulo
   ``2**bits`` (FLAC's stereo modes per block for two channels, one reference channel each for
   more); output the signed type of the input's width.
+* ``mult`` (:class:`MultStage`, format version 6): each channel split as ``base * q + offset +
+  r`` (codes with skewed low digits: an ADC's noisy extra bits); ``q`` is the output (signed
+  type of the input's width), the digits ``r`` are coded in the params.
 
 Importing this module registers the stages (:func:`ubpe.frontend.register`).
 """
@@ -32,12 +35,12 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from . import predict
+from . import entropy, predict
 from ._validate import check_int, expect_map, field_bytes, field_int, short
 from .errors import CorruptDataError
 from .frontend import Stage, register
 
-__all__ = ["LpcStage", "AdaptiveStage", "RankStage", "GridStage", "DecorrelateStage"]
+__all__ = ["LpcStage", "AdaptiveStage", "RankStage", "GridStage", "DecorrelateStage", "MultStage"]
 
 
 class _Checked(list):
@@ -510,3 +513,115 @@ class DecorrelateStage(Stage):
 
     def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
         return np.dtype(f"i{np.dtype(dtype).itemsize}")
+
+
+# ============================================================================ low digits (IntMult)
+
+
+class _Low(dict):
+    """A checked ``low`` stream map (equal to the plain map, and written the same) with
+    ``digits``: the digits it decodes to."""
+
+    __slots__ = ("digits",)
+
+
+@register
+class MultStage(Stage):
+    """Codes whose low digits are skewed: each channel split as ``x = base * q + offset + r``
+    (``0 <= r < base``, :func:`ubpe.predict.mult_forward`); ``q`` goes on down the chain (it is
+    the stage's output, the signed type of the input's width) and the digits ``r`` are coded
+    in the params by :func:`ubpe.entropy.encode_stream` with the static coders (the digits of
+    an ADC's noisy extra bits are nearly independent of the signal and of each other, so an
+    order-0 code is what they need). Format version 6.
+
+    Parameters: ``{"channels": [{"base": m, "offset": c}, ...], "low": stream}``: ``base`` in
+    ``[1, MAX_MULT_BASE]`` and ``offset`` in ``[0, base)`` per channel (``base == 1``: the
+    channel passes unchanged, its bits reinterpreted as signed, and it has no digits);
+    ``low`` one stream over the vocabulary ``max(base)`` holding the digits of every channel
+    with ``base > 1``, channel-major (``frames`` each), every digit below its channel's base.
+    The writer chooses each channel's split with :func:`ubpe.predict.mult_detect`.
+    """
+
+    name = "mult"
+    #: Coders the digits are offered (static: they decode at memory speed).
+    CODERS: ClassVar[tuple[str, ...]] = ("rans", "packed", "const", "mag")
+
+    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"the mult stage takes integer values, got dtype {x.dtype}")
+        out = np.empty(x.shape, dtype=self.output_dtype(x.dtype, {}))
+        channels, digits = [], []
+        for i, row in enumerate(x):
+            row = np.ascontiguousarray(row)
+            base, offset = predict.mult_detect(row)
+            out[i], r = predict.mult_forward(row, base, offset)
+            channels.append({"base": base, "offset": offset})
+            if base > 1:
+                digits.append(r)
+        vocab = max((c["base"] for c in channels), default=1)
+        r = np.concatenate(digits) if digits else np.zeros(0, np.int64)
+        return out, {"channels": channels, "low": entropy.encode_stream(r, vocab, coders=self.CODERS)}
+
+    def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        digits = getattr(params["low"], "digits", None)  # decoded and checked by :meth:`check`
+        if digits is None:
+            digits = self._digits(params, y.shape)
+        out = np.empty(y.shape, dtype=self.output_dtype(y.dtype, {}))
+        at = 0
+        for i, c in enumerate(params["channels"]):
+            base, offset = c["base"], c["offset"]
+            if base == 1:
+                out[i] = y[i].view(out.dtype)
+                continue
+            r = digits[at:at + y.shape[1]]
+            at += y.shape[1]
+            out[i] = predict.mult_inverse(y[i], r, base, offset, out.dtype)
+        return out
+
+    def _digits(self, params: dict[str, Any], shape: tuple[int, int]) -> np.ndarray:
+        where = "front: mult"
+        split = [c for c in params["channels"] if c["base"] > 1]
+        vocab = max((c["base"] for c in params["channels"]), default=1)
+        need = len(split) * shape[1]
+        try:
+            r = entropy.decode_stream(params["low"], vocab, max_count=need)
+        except CorruptDataError as e:
+            raise CorruptDataError(f"{where}: 'low': {e}") from None
+        if r.shape[0] != need:
+            raise CorruptDataError(f"{where}: 'low' holds {r.shape[0]} digits, the channels need {need}")
+        at = 0
+        for c in split:
+            if shape[1] and int(r[at:at + shape[1]].max()) >= c["base"]:
+                raise CorruptDataError(f"{where}: a digit is not below its channel's base {c['base']}")
+            at += shape[1]
+        return r
+
+    def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
+        """The params, their ``low`` a :class:`_Low` holding the decoded digits (int32), every
+        field checked."""
+        where = "front: mult"
+        expect_map(params, where, ("channels", "low"))
+        if dtype.kind not in "iu":
+            raise CorruptDataError(f"{where}: not defined for {dtype} values")
+        channels = params["channels"]
+        if not isinstance(channels, list) or len(channels) != shape[0]:
+            raise CorruptDataError(f"{where}: 'channels' must be a list of {shape[0]} params maps")
+        for c in channels:
+            expect_map(c, where, ("base", "offset"))
+            base = field_int(c, "base", 1, predict.MAX_MULT_BASE, where=where)
+            field_int(c, "offset", 0, base - 1, where=where)
+        if not isinstance(params["low"], dict):
+            raise CorruptDataError(f"{where}: 'low' must be a stream map")
+        low = _Low(params["low"])
+        low.digits = self._digits(params, shape)
+        return {**params, "low": low}
+
+    @staticmethod
+    def scalable(params: dict[str, Any]) -> int:
+        """Bytes of the params that grow with the number of values (the digits' payload): the
+        planner scales them with the token stream when it sizes a sample."""
+        low = params.get("low")
+        return len(low.get("payload", b"")) if isinstance(low, dict) else 0
+
+    def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
+        return _SIGNED[np.dtype(dtype).itemsize]
