@@ -74,13 +74,13 @@ class _PerChannel(Stage):
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         parsed = getattr(params["channels"], "parsed", None)
         if parsed is not None:  # checked by :meth:`check` for exactly this shape and dtype
-            return self._inverse_checked(y, parsed)
+            return self._inverse_checked(y, parsed, params["channels"])
         rows = [type(self)._inverse(np.ascontiguousarray(row), p) for row, p in zip(y, params["channels"])]
         if not rows:
             return np.zeros(y.shape, dtype=y.dtype)
         return np.stack(rows)
 
-    def _inverse_checked(self, y: np.ndarray, parsed: list) -> np.ndarray:  # pragma: no cover
+    def _inverse_checked(self, y: np.ndarray, parsed: list, channels: list) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
     def _where(self) -> str:
@@ -102,9 +102,17 @@ class _PerChannel(Stage):
 
     def _check_channel(self, p: Any, dtype: np.dtype, frames: int) -> Any:
         parsed = type(self)._check(p, frames, self.output_dtype(dtype, {}))
-        if p["unsigned"] != int(dtype.kind == "u"):
+        # a predictor's unsigned input: 1 (bits as signed, versions 1 to 5) or 2 (offset, version 6)
+        if (p["unsigned"] == predict.SIGNED) != (dtype.kind == "i"):
             raise CorruptDataError(f"{self._where()}: 'unsigned' contradicts the {dtype} input")
         return parsed
+
+    @staticmethod
+    def version(params: dict[str, Any]) -> int:
+        """The format version the params need: 6 when a channel's ``unsigned`` is 2 (the
+        order-preserving offset of an unsigned input), else 0 (any version)."""
+        chans = params.get("channels", [])
+        return 6 if any(isinstance(p, dict) and p.get("unsigned") == predict.UNSIGNED_OFFSET for p in chans) else 0
 
     def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
         return _SIGNED[np.dtype(dtype).itemsize]
@@ -176,13 +184,15 @@ class LpcStage(_PerChannel):
     def _options(self) -> dict[str, Any]:
         return {"block": self.blocks[0], "window": getattr(self, "window", "tukey")}
 
-    def _inverse_checked(self, y: np.ndarray, parsed: list) -> np.ndarray:
+    def _inverse_checked(self, y: np.ndarray, parsed: list, channels: list) -> np.ndarray:
         itemsize = y.dtype.itemsize
         out = np.empty(y.shape, dtype=f"i{itemsize}")
         for c, (block, orders, shifts, coefs) in enumerate(parsed):
             r = y[c].view(f"i{itemsize}").astype(np.int64)
             predict._k.lpc_filter(r, block, orders, shifts, coefs, 64 - 8 * itemsize, True, r)  # in place
             out[c] = r  # exact: every reconstruction is wrapped to the width already
+            if channels[c]["unsigned"] == predict.UNSIGNED_OFFSET:
+                out[c] = predict._signed_bits(out[c], predict.UNSIGNED_OFFSET)  # undo the offset
         return out
 
 
@@ -202,18 +212,18 @@ class AdaptiveStage(_PerChannel):
         if x.dtype.kind not in "iu":
             raise TypeError(f"the {self.name} stage takes integer values, got dtype {x.dtype}")
         stages = [list(s) for s in predict.DEFAULT_STAGES]
-        unsigned = int(x.dtype.kind == "u")
-        return predict.adaptive_rows(x, stages), {
+        unsigned = predict.WRITE_UNSIGNED if x.dtype.kind == "u" else predict.SIGNED
+        return predict.adaptive_rows(x, stages, unsigned=unsigned), {
             "channels": [{"stages": [list(s) for s in stages], "unsigned": unsigned} for _ in range(x.shape[0])]}
 
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         out = np.empty(y.shape, dtype=f"i{y.dtype.itemsize}")
         groups: dict[str, list[int]] = {}
         for c, p in enumerate(params["channels"]):  # checked: lists of [order, shift, rule]
-            groups.setdefault(repr(p["stages"]), []).append(c)
+            groups.setdefault(repr((p["stages"], p["unsigned"])), []).append(c)
         for rows in groups.values():
-            stages = params["channels"][rows[0]]["stages"]
-            out[rows] = predict.adaptive_rows(y[rows], stages, inverse=True)
+            first = params["channels"][rows[0]]
+            out[rows] = predict.adaptive_rows(y[rows], first["stages"], inverse=True, unsigned=first["unsigned"])
         return out
 
 
@@ -243,7 +253,7 @@ class RankStage(_PerChannel):
             raise CorruptDataError(f"{where}: 'bits' or 'unsigned' contradicts the {dtype} input")
         return values
 
-    def _inverse_checked(self, y: np.ndarray, parsed: list) -> np.ndarray:
+    def _inverse_checked(self, y: np.ndarray, parsed: list, channels: list) -> np.ndarray:
         if not parsed:
             return np.zeros(y.shape, dtype=y.dtype)
         out = np.empty(y.shape, dtype=parsed[0].dtype)  # every channel's: checked against the input
