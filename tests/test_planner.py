@@ -296,6 +296,40 @@ def test_screen_keeps_channels_together_for_decorrelate():
 
 
 
+def test_screen_windows_are_long_enough_to_learn_and_close_chains_go_on():
+    """The screen's windows hold SCREEN_SAMPLE / SCREEN_WINDOWS frames of one channel (4096:
+    an LPC block, time for the adaptive cascade to learn); besides the SCREEN_KEEP smallest,
+    every chain within SCREEN_CLOSE of the last of them goes on (the level-1 proxy errs by
+    about that much)."""
+    assert planner.SCREEN_SAMPLE // planner.SCREEN_WINDOWS >= 4096
+    x = frontend.to_channels(np.cumsum(np.random.default_rng(4).integers(-9, 10, 40_000)).astype(np.int32))
+    names = ["none", "delta1", "delta2", "lpc", "delta1+adaptive", "lpc+adaptive"]
+    chains = [planner.build_chain(planner.PREDICTORS[k]) for k in names]
+    shapes, real = [], frontend.forward
+
+    def spy(values, chain):
+        shapes.append(values.shape)
+        return real(values, chain)
+
+    def runs(sizes: list[float]) -> list[str]:
+        """The chains kept when the screen's cost of chain i is sizes[i] (by its stage names)."""
+        by_stages = {tuple(st.name for st in ch): v for ch, v in zip(chains, sizes)}
+
+        def cost(c):
+            return planner.Cost(int(by_stages[tuple(e["stage"] for e in c.chain)]), 0)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(frontend, "forward", spy)
+            kept, _ = planner._screen(x, chains, cost, planner.ReplayEncoder(None, {}))
+        return [names[chains.index(k)] for k in kept]
+
+    # delta1 and delta2 share their stage names: give them the same size
+    assert runs([1000, 900, 900, 800, 808, 850]) == ["lpc", "delta1+adaptive", "lpc+adaptive"][:2]
+    assert runs([1000, 900, 900, 800, 808, 816]) == ["lpc", "delta1+adaptive", "lpc+adaptive"]
+    assert runs([1000, 900, 900, 800, 808, 817]) == ["lpc", "delta1+adaptive"]
+    assert shapes and all(s == (planner.SCREEN_WINDOWS, planner.SCREEN_SAMPLE // planner.SCREEN_WINDOWS) for s in shapes)
+
+
 def _packed_cost(c):
     size = len(msgpack.packb(c.tokens.tolist()))
     return planner.Cost(size, size)

@@ -123,7 +123,7 @@ def test_screening_beyond_full_fit(monkeypatch):
     data = compress(x, level=1)
     assert_same_array(decompress(data), x)
     full = [names for shape, names in seen if shape == (1, 20000)]
-    screened = [names for shape, names in seen if shape[0] == planner.WINDOWS]
+    screened = [names for shape, names in seen if shape == (planner.SCREEN_WINDOWS, 2048 // planner.SCREEN_WINDOWS)]
     level1_chains = planner.auto_chains(planner.frontend.to_channels(x), 1)
     assert len(screened) == len(level1_chains)  # every level-1 chain measured on the sample
     assert all('adaptive' not in names for names in screened + full)

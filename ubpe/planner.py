@@ -16,9 +16,9 @@ search.
 1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
    chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
    by the exact level-1 container size of its bare alphabet (no training) on a sample
-   (:data:`SCREEN_SAMPLE` values in :data:`WINDOWS` windows, each put through the chain on its
-   own), and the
-   :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, also the first chain, no front end,
+   (:data:`SCREEN_SAMPLE` values in :data:`SCREEN_WINDOWS` windows, each put through the chain
+   on its own: 4096 frames of one channel, long enough for the predictors to learn), and the
+   :data:`SCREEN_KEEP` smallest (and any within :data:`SCREEN_CLOSE` of the last of them) go on to step 2 (at level 2, also the first chain, no front end,
    and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's: those that
    are not among the others get level 1's candidates only, no "cm" run). Level 1
    measures only chains whose stages all decode fast (no adaptive prediction).
@@ -70,7 +70,7 @@ from .tokenizer import Tokenizer
 __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
     "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
-    "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
+    "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "SCREEN_WINDOWS", "SCREEN_CLOSE", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
@@ -106,6 +106,18 @@ RANK_SPARSITY = 4
 SCREEN_ABOVE = 1 << 14
 SCREEN_SAMPLE = 1 << 14
 SCREEN_KEEP = 2
+#: Evenly spaced windows of the screening sample: SCREEN_SAMPLE / SCREEN_WINDOWS = 4096 frames
+#: each for one channel, one LPC block (``lpc_forward``'s) and about the adaptation time of the
+#: adaptive cascade's slow stage. The predictors restart in every window, so shorter windows
+#: (WINDOWS = 16 of 1024 frames) charged the learning predictors a warm-up per window and
+#: ranked them below chains that learn nothing (bvp-plux: "lpc+adaptive" 1.6 % smaller than
+#: "lpc" on all the values, screened out behind "delta2"; seis-ayt-bhz likewise).
+SCREEN_WINDOWS = 4
+#: The screen ranks chains by a level-1 proxy (bare alphabet, static coders, a sample); chains
+#: within SCREEN_CLOSE of the last one kept go on too: the proxy's error is about that large
+#: (24 000 values of a tonal signal: "delta1+adaptive" 0.06 % behind "lpc+adaptive" on the
+#: screen, 0.5 % ahead of it in full).
+SCREEN_CLOSE = 1.01
 #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
 LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
@@ -424,22 +436,23 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
             threads: int = 1) -> tuple[list[list[frontend.Stage]], list[bool]]:
     """The SCREEN_KEEP chains whose level-1 container of a sample of ``x``, its stream scaled
     to all the values, is smallest (ties:
-    the earlier), in their given order, and the first chain too when ``keep_first`` (level 2:
+    the earlier), and those within SCREEN_CLOSE of the last of them, in their given order, and the first chain too when ``keep_first`` (level 2:
     the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
     on neural recordings no front end with "cm" beats every predictor), with a flag per chain
     kept: True for a chain kept only because level 1 would keep it (``keep_first``: the
-    SCREEN_KEEP smallest that decode fast), which then gets level 1's candidates only. The sample: WINDOWS
+    SCREEN_KEEP smallest that decode fast), which then gets level 1's candidates only. The sample: SCREEN_WINDOWS
     evenly spaced windows of frames, SCREEN_SAMPLE values in all, each window put through the
     chain as channels of its own (chains that relate channels, "decorrelate", get the windows
     joined in time instead, the channels kept)."""
     c, f = x.shape
-    length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
-    if f <= WINDOWS * length:
+    count = SCREEN_WINDOWS
+    length = max(SCREEN_SAMPLE // (count * c), 1)
+    if f <= count * length:
         return chains, [False] * len(chains)
-    starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
-    stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
-    windows = stacked.reshape(WINDOWS * c, length)
-    joined = stacked.reshape(c, WINDOWS * length)
+    starts = (np.arange(count, dtype=np.int64) * (f - length)) // (count - 1)
+    stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, count, length)
+    windows = stacked.reshape(count * c, length)
+    joined = stacked.reshape(c, count * length)
     scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
 
     def size(chain: list[frontend.Stage]) -> float:
@@ -451,6 +464,8 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     sizes = _map(size, chains, threads)
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
     keep = set(ranked[:SCREEN_KEEP])
+    last = sizes[ranked[min(SCREEN_KEEP, len(ranked)) - 1]]
+    keep.update(i for i in ranked[SCREEN_KEEP:] if sizes[i] <= last * SCREEN_CLOSE)
     static_only: set[int] = set()
     if keep_first:
         keep.add(0)
