@@ -324,9 +324,10 @@ def test_screen_windows_are_long_enough_to_learn_and_close_chains_go_on():
         return [names[chains.index(k)] for k in kept]
 
     # delta1 and delta2 share their stage names: give them the same size
-    assert runs([1000, 900, 900, 800, 808, 850]) == ["lpc", "delta1+adaptive", "lpc+adaptive"][:2]
-    assert runs([1000, 900, 900, 800, 808, 816]) == ["lpc", "delta1+adaptive", "lpc+adaptive"]
-    assert runs([1000, 900, 900, 800, 808, 817]) == ["lpc", "delta1+adaptive"]
+    close = int(808 * planner.SCREEN_CLOSE)
+    assert runs([1000, 900, 900, 800, 808, 900]) == ["lpc", "delta1+adaptive"]
+    assert runs([1000, 900, 900, 800, 808, close]) == ["lpc", "delta1+adaptive", "lpc+adaptive"]
+    assert runs([1000, 900, 900, 800, 808, close + 1]) == ["lpc", "delta1+adaptive"]
     assert shapes and all(s == (planner.SCREEN_WINDOWS, planner.SCREEN_SAMPLE // planner.SCREEN_WINDOWS) for s in shapes)
 
 

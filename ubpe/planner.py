@@ -115,9 +115,10 @@ SCREEN_KEEP = 2
 SCREEN_WINDOWS = 4
 #: The screen ranks chains by a level-1 proxy (bare alphabet, static coders, a sample); chains
 #: within SCREEN_CLOSE of the last one kept go on too: the proxy's error is about that large
-#: (24 000 values of a tonal signal: "delta1+adaptive" 0.06 % behind "lpc+adaptive" on the
-#: screen, 0.5 % ahead of it in full).
-SCREEN_CLOSE = 1.01
+#: against level 2's context mixing (shared/data seismic: "delta1+adaptive" 2.4 % behind
+#: "lpc+adaptive" on the screen, 0.4 % ahead of it in full; a 24 000-value tonal signal: 0.06 %
+#: behind, 0.5 % ahead).
+SCREEN_CLOSE = 1.03
 #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
 LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
