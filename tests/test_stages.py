@@ -525,7 +525,16 @@ def test_lpc_stage_options_search_blocks_and_windows():
     chirp = np.round(3000 * np.sin(t * t / 4e6) + rng.normal(0, 5, t.size))  # spectrum moves fast
     x = frontend.to_channels(np.stack([chirp, np.cumsum(rng.integers(-9, 10, t.size))], axis=1).astype(np.int16))
     y0, p0 = frontend.stage("lpc").forward(x)
-    assert p0["channels"][0] == predict.lpc_forward(x[0])[1]  # the defaults are lpc_forward's
+    from ubpe.stages import LPC_BLOCKS
+    for c in range(2):  # the default: lpc_forward's window, the cheapest of LPC_BLOCKS by estimate
+        block = p0["channels"][c]["block"]
+        assert block in LPC_BLOCKS and p0["channels"][c] == predict.lpc_forward(x[c], block=block)[1]
+        costs = {b: _estimated_bits(r, b) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
+                 for b in LPC_BLOCKS for r, p in [predict.lpc_forward(x[c], block=b)]}
+        assert costs[block] == min(costs.values())
+    # a channel no longer than the first block: one block, written as by blocks=(4096,)
+    short = x[:, :4096].copy()
+    assert frontend.stage("lpc").forward(short)[1] == frontend.stage("lpc", blocks=[4096]).forward(short)[1]
     stage = frontend.stage("lpc", blocks=[512, 4096, 16384], window=["tukey", "welch"])
     y, params = stage.forward(x)
     for c in range(2):
