@@ -35,8 +35,11 @@ search.
    ones measured it already, as level 1's bare candidate; for streams without text classes
    ``encode_stream`` runs "cms2" in place of "cm", no extra coder run; the context
    mixers model the values' context themselves, and with them merges never gave a smaller
-   container on the benchmark data); from :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values
-   that candidate is sized on :data:`CM_SAMPLE` of them. With
+   container on the benchmark data), and, with at least :data:`DENSE_CM_ALPHABET` distinct
+   values and holes in their range, the dense ids over the range offered to the same coders
+   (:func:`_dense_cm_candidate`: no list of distinct values stored); from
+   :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values these candidates are sized on
+   :data:`CM_SAMPLE` of them. With
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
@@ -182,7 +185,7 @@ class Candidate:
     packed: Any = field(default=None, repr=False)
     estimate: float = 0.0
     scale: float = 1.0
-    variant: str = ""  #: level-1 proposals: "" (the static prefix), "bare" or "dense" ids
+    variant: str = ""  #: "" (the static prefix, or the bare alphabet for "cm"), "bare" or "dense" ids
     method: str = "replay"  #: how ``tokens`` encode the values (:func:`choose_method`)
 
 
@@ -285,14 +288,22 @@ class ReplayEncoder:
         # merges never made a smaller container on the benchmark data (benchmarks/README.md)
         coders = tuple(c for c in LEVEL_CODERS[2] if c not in MEASURED_AT_LEVEL_1)  # context mixers, "packed", "const"
         if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:
-            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")]
+            dense = _dense_cm_candidate(chain, y, a, coders)
+            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")] + ([dense] if dense else [])
         # sized on a sample (CM_WINDOWS windows), built on all the values only if it may win (see plan)
         ys = y[_windows(y.shape[0], CM_SAMPLE, CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
         c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), coders, "cm",
                       scale=y.shape[0] / ys.shape[0])
         c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")
-        return out + [c]
+        out.append(c)
+        dense = _dense_cm_candidate(chain, ys, len(alphabet_s), coders)
+        if dense is not None:
+            dense.scale = c.scale
+            dense.rebuild = lambda: (_dense_cm_candidate(chain, y, a, coders, always=True)
+                                     or Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm"))
+            out.append(dense)
+        return out
 
     def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
         """``cand``'s recipe applied to all the values ``y`` (its chain's output)."""
@@ -306,6 +317,10 @@ class ReplayEncoder:
             full = self.propose(cand.chain, y, 1, _no_cost, sampled=False)
             return next((c for c in full if c.variant == cand.variant), full[0])
         alphabet = Alphabet.from_data(y)
+        dense = _dense_cm_candidate(cand.chain, y, len(alphabet), cand.coders, always=True) \
+            if cand.variant == "dense" else None
+        if dense is not None:
+            return dense
         return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), LEVEL_CODERS[2], "cm")
 
 
@@ -423,6 +438,30 @@ def _dense_candidate(chain: list[dict], y: np.ndarray, a: int) -> Candidate | No
                      variant="dense")
 
 
+#: Level 2 also offers the context mixers the dense ids of :func:`_dense_cm_candidate` when the
+#: values have at least this many distinct values (fewer cost a few bytes to list).
+DENSE_CM_ALPHABET = 256
+
+
+def _dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, coders: tuple[str, ...],
+                        always: bool = False) -> Candidate | None:
+    """The values ``y`` (alphabet of ``a`` symbols) as ids over every value in [min, max] for
+    level 2's context mixers: no list of distinct values is stored, which for heavy-tailed
+    residuals (a quiet seismometer and the rare large excursions of an event: each excursion
+    a value of its own) costs more than the coder spends on the holes of the range ("cms2"
+    codes an id by its distance from a predicted one, so a wide range costs it little; its
+    memory does not grow with V). Offered when ``a >= DENSE_CM_ALPHABET`` and the range has
+    holes (``always``: whenever the range fits, for a rebuild of such a candidate); else None.
+    shared/data has none; seis-ale-vhz (28 887 int32 values, 1 607 distinct residuals over
+    87 556): alphabet 1 290 B, dense ids 789 B smaller in all."""
+    lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
+    span = hi - lo + 1
+    if hi >= 1 << 63 or span > entropy.MAX_VOCAB or span < 1 or not (always or DENSE_CM_ALPHABET <= a < span):
+        return None
+    dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+    return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), coders, "cm", variant="dense")
+
+
 def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
     """The screen's candidates for the values ``y``: their bare alphabet, and the dense ids of
     :func:`_dense_candidate` (no training), static coders."""
@@ -530,7 +569,7 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
         for i in order:
             c = cands[i]
             if c.rebuild is not None and c.estimate <= rest.estimate * CLOSE and \
-                    all(c.chain != d.chain for d in chosen):
+                    all(c.chain != d.chain or c.variant != d.variant for d in chosen):
                 chosen.append(c)
         built = [exact] + _map(lambda c: c.rebuild(), chosen, threads)
         return min(built, key=lambda c: cost(c).size)
