@@ -35,7 +35,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 import msgpack
 import numpy as np
 
-from . import encoder, entropy, frontend, planner
+from . import encoder, entropy, frontend, planner, predict
 from . import quantize as _quantize  # registers the float stages "floatgrid" and "quantize"
 from ._validate import (
     as_sequence, check_bool, check_choice, check_int, expect_map, field_bytes, field_int, short,
@@ -51,8 +51,9 @@ MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
 #: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
 #: (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version 4, "cms2"
-#: version 5), or its front end a stage of a later version (:data:`_STAGE_VERSION`: "mult" version
-#: 6), and BLOCKED_VERSION for blocks unless a block may use a coder or stage of a later version.
+#: version 5), or its front end stage params of a later version (``Stage.version``: the "mult"
+#: stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for blocks
+#: unless a block may use a coder or stage params of a later version.
 FORMAT_VERSION = 6
 #: Version of a container holding one stream (the form of version 2, which versions 3 to 5 keep).
 STREAM_VERSION = 2
@@ -60,21 +61,18 @@ STREAM_VERSION = 2
 BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
 _CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
-#: Front-end stages each version defines beyond those of version 2 (a container is marked with
-#: the newest version any of its stages needs, so one without them stays readable by older readers).
-_STAGE_VERSION = {"mult": 6}
-
-
-def _chain_version(chain: list[dict]) -> int:
-    """The format version the stages of a recorded chain need (0: any)."""
-    return max((_STAGE_VERSION.get(e.get("stage"), 0) for e in chain), default=0)
+#: Front-end params each version defines are given by the stages (``Stage.version``,
+#: :func:`ubpe.frontend.chain_version`): version 6 brought the "mult" stage and ``unsigned`` 2 of
+#: "lpc" and "adaptive" (an unsigned input offset to signed, order-preserving, before prediction).
 
 
 def _check_chain_version(chain: list[dict], version: int) -> None:
-    """Refuse a (parsed) chain using a stage the container's version does not define."""
+    """Refuse a (parsed) chain whose stage params the container's version does not define."""
     for e in chain:
-        if _STAGE_VERSION.get(e["stage"], 0) > version:
-            raise CorruptDataError(f"front: stage {e['stage']!r} is not defined in format version {version}")
+        need = frontend.chain_version([e])
+        if need > version:
+            raise CorruptDataError(f"front: the {e['stage']!r} stage's params need format version {need}: "
+                                   f"not defined in format version {version}")
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
 #: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
 DEFAULT_BLOCK_SIZE = 1 << 20
@@ -731,7 +729,7 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
     fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0),  # "cms2": version 5
-                      _chain_version(fields["front"]))  # "mult": version 6
+                      frontend.chain_version(fields["front"]))  # "mult", unsigned input to a predictor: 6
     fields["crc"] = fields.pop("crc")
     return fields
 
@@ -767,7 +765,7 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
         classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
         stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
-        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0), _chain_version(fields["front"]))
+        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0), frontend.chain_version(fields["front"]))
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         # the stream grows with the values, and so do the payloads of stages that code data
         # in their params ("mult"'s digits): the planner scales both when it sizes a sample
@@ -1319,9 +1317,14 @@ def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int
     parsed = getattr(chain[0]["channels"], "parsed", None)  # checked by parse_chain
     if parsed is None:
         return None
+    modes = {p["unsigned"] for p in chain[0]["channels"]}
+    if len(modes) > 1:  # channels carried differently (never written): stage by stage
+        return None
     coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
     values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
     out = values.astype(coded)  # exact: every sample is wrapped to the width already
+    if modes == {predict.UNSIGNED_OFFSET}:
+        out = predict._signed_bits(out, predict.UNSIGNED_OFFSET)  # undo the offset of unsigned input
     return out if out.dtype == native else out.view(native)
 
 
@@ -1498,6 +1501,8 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         else:
             ids, positions = _escaped_ids(alphabet, flat)
         fields: dict[str, Any] = {"front": src.prefix + record}
+        if frontend.chain_version(fields["front"]) > version:  # pragma: no cover - a writer bug
+            raise AssertionError("a block's front end needs a later format version than its head")
         if positions.size:
             fields["esc"] = _escape_field(flat, positions)
         tokens = model.encode(ids) if use_merges else ids  # by the model's method
@@ -1506,8 +1511,13 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         return _pack(fields)
 
     # the head is written before any block is coded: the version of every coder a block may use
-    version = max([BLOCKED_VERSION, _chain_version([{"stage": st.name} for st in stages])] +
-                  [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or k not in entropy.TEXT_CODERS])
+    version = max([BLOCKED_VERSION] + [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or
+                                       k not in entropy.TEXT_CODERS])
+    # and of the front end's params: which depend on the stages and the dtypes entering them
+    # only (an unsigned input to a predictor: version 6), the same in every block, so the chain
+    # on the first frame tells (each block is checked against it when written)
+    version = max(version, frontend.chain_version(
+        src.prefix + frontend.forward(np.ascontiguousarray(src.get(0, min(1, frames))), stages)[1]))
     head: dict[str, Any] = {"magic": MAGIC, "v": version}
     head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
     if given is None or given.embed:

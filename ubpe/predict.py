@@ -9,8 +9,14 @@ original dtype is recorded in the params). Every transform takes one channel, a 
 
 Why the round trips are bit-exact for every input, 64-bit extremes included
 --------------------------------------------------------------------------
-A sample of a ``bits``-wide dtype is carried as the int64 sign extension of its *signed*
-``bits``-wide representation (an unsigned value is reinterpreted, not converted). A prediction
+A sample of a ``bits``-wide dtype is carried as the int64 sign extension of a *signed*
+``bits``-wide value: a signed sample as itself; an unsigned one (``unsigned`` 2, what
+:func:`lpc_forward` and :func:`adaptive_forward` write) as ``x - 2**(bits-1)``, i.e. its top bit
+flipped and the bits read as signed, an order-preserving map, so a signal crossing the middle
+of the unsigned range stays continuous for the predictors. Format versions 1 to 5 knew only
+``unsigned`` 1: the unsigned bits reinterpreted as signed, which puts a jump of ``2**bits``
+where the signal crosses ``2**(bits-1)`` (a predictor then mispredicts around each crossing;
+still exact, only larger); readers keep decoding it. A prediction
 ``p`` is a function of previous samples and of params only; it is summed in uint64, whose
 arithmetic is defined to wrap modulo 2**64, then reinterpreted as int64 and shifted
 arithmetically. The residual is ``r = (x - p) mod 2**bits`` and the inverse computes
@@ -77,21 +83,46 @@ DEFAULT_STAGES: tuple[tuple[int, int, int], ...] = ((256, 17, 1), (32, 14, 1), (
 # ============================================================================ shared helpers
 
 
-def _signal(x: Any, name: str = "x") -> tuple[np.ndarray, np.dtype]:
-    """``x`` as int64 sign extensions of its signed representation, and its dtype."""
+#: ``unsigned`` param values: a signed input; an unsigned input whose bits are read as signed
+#: (format versions 1 to 5, still decoded); an unsigned input offset by ``-2**(bits-1)``
+#: (order-preserving, format version 6, what the writer uses)
+SIGNED, UNSIGNED_VIEW, UNSIGNED_OFFSET = 0, 1, 2
+#: The ``unsigned`` mode the forward transforms write for an unsigned input when not told
+#: (``unsigned_mode=None``); tests/fixtures/make_fixtures.py sets it to 1 to reproduce the
+#: containers of format versions 2 to 5.
+WRITE_UNSIGNED = UNSIGNED_OFFSET
+
+
+def _signed_bits(arr: np.ndarray, unsigned: int) -> np.ndarray:
+    """The native integer array ``arr`` as the signed values of its width that the predictors
+    see: itself (``unsigned`` 0 or 1: the bits reinterpreted) or, for ``unsigned`` 2, with its
+    top bit flipped first (``x - 2**(bits-1)`` for an unsigned ``x``). An involution on bits:
+    applying it to the signed output of the inverse (as unsigned) restores the input's bits."""
+    k = arr.dtype.itemsize
+    if unsigned == UNSIGNED_OFFSET:
+        return (arr.view(f"u{k}") ^ np.array(1 << (8 * k - 1), f"u{k}")).view(f"i{k}")
+    return arr.view(f"i{k}")
+
+
+def _signal(x: Any, name: str = "x", unsigned_mode: int | None = None) -> tuple[np.ndarray, np.dtype, int]:
+    """``x`` as int64 sign extensions of the signed values the predictors see, its dtype, and
+    the ``unsigned`` param recorded: 0 for a signed ``x``, else ``unsigned_mode`` (1 or 2;
+    None: :data:`WRITE_UNSIGNED`)."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; call once per channel")
+    unsigned_mode = check_int("unsigned_mode", WRITE_UNSIGNED if unsigned_mode is None else unsigned_mode,
+                              UNSIGNED_VIEW, UNSIGNED_OFFSET)
     dtype = arr.dtype.newbyteorder("=")
-    signed = np.dtype(f"i{dtype.itemsize}")
-    return np.ascontiguousarray(arr, dtype=dtype).view(signed).astype(np.int64), dtype
+    mode = unsigned_mode if dtype.kind == "u" else SIGNED
+    return _signed_bits(np.ascontiguousarray(arr, dtype=dtype), mode).astype(np.int64), dtype, mode
 
 
 def _restore(values: np.ndarray, unsigned: int, bits: int) -> np.ndarray:
-    """int64 sign extensions back to the dtype of ``bits`` and signedness ``unsigned``."""
-    out = values.astype(f"i{bits // 8}")
+    """int64 sign extensions back to the dtype of ``bits`` and the ``unsigned`` mode (0, 1, 2)."""
+    out = _signed_bits(values.astype(f"i{bits // 8}"), unsigned)
     return out.view(f"u{bits // 8}") if unsigned else out
 
 
@@ -115,8 +146,10 @@ def _bits_of(dtype: Any, where: str) -> int:
     return 8 * dt.itemsize
 
 
-def _field_unsigned(params: dict, where: str) -> int:
-    return field_int(params, "unsigned", 0, 1, where=where)
+def _field_unsigned(params: dict, where: str, modes: int = UNSIGNED_VIEW) -> int:
+    """The ``unsigned`` field: 0 or 1 for the value stages (rank, grid: signedness only); up
+    to ``modes`` = 2 for the predictors (lpc, adaptive), whose 1 and 2 differ (see SIGNED)."""
+    return field_int(params, "unsigned", 0, modes, where=where)
 
 
 # ============================================================================ coefficient packing
@@ -142,6 +175,7 @@ def lpc_forward(
     max_order: int = MAX_ORDER,
     window: str | tuple[str, ...] = "tukey",
     precisions: tuple[int, ...] = (12, 15),
+    unsigned_mode: int | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Residual of exact block linear prediction, and the params that invert it.
 
@@ -159,17 +193,22 @@ def lpc_forward(
         search; slower analysis, same decoder).
     precisions : tuple of int
         Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
+    unsigned_mode : int or None
+        How an unsigned ``x`` is carried (see :data:`UNSIGNED_OFFSET`): 2, offset to signed
+        (order-preserving; format version 6); 1, bits reinterpreted (what versions 1 to 5
+        wrote; kept to reproduce them); None (default), :data:`WRITE_UNSIGNED` (2). Ignored
+        for a signed ``x``.
 
     Returns
     -------
     residual : ndarray of the signed integer type of ``x``'s width, same length
         ``(x - prediction) mod 2**bits``.
     params : dict
-        ``block``, ``unsigned`` (ints), ``orders``, ``shifts``, ``precisions`` (one byte per
+        ``block``, ``unsigned`` (0 signed, else ``unsigned_mode``), ``orders``, ``shifts``, ``precisions`` (one byte per
         block) and ``coefs`` (each block's ``order`` coefficients, ``precision`` bits each,
         two's complement, bit-packed little-endian).
     """
-    s, dtype = _signal(x)
+    s, dtype, mode = _signal(x, unsigned_mode=unsigned_mode)
     block = check_int("block", block, 1, MAX_BLOCK)
     max_order = check_int("max_order", max_order, 0, MAX_ORDER)
     names = (window,) if isinstance(window, str) else window
@@ -200,7 +239,7 @@ def lpc_forward(
     _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
     params = {
         "block": block,
-        "unsigned": int(dtype.kind == "u"),
+        "unsigned": mode,
         "orders": orders.astype(np.uint8).tobytes(),
         "shifts": shifts.astype(np.uint8).tobytes(),
         "precisions": pbits.astype(np.uint8).tobytes(),
@@ -222,7 +261,7 @@ def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, 
     _bits_of(dtype, where)
     p = expect_map(params, where, ("block", "unsigned", "orders", "shifts", "precisions", "coefs"))
     block = field_int(p, "block", 1, MAX_BLOCK, where=where)
-    _field_unsigned(p, where)
+    _field_unsigned(p, where, UNSIGNED_OFFSET)
     nb = -(-n // block)
     head = b"".join(field_bytes(p, key, where=where, size=nb) for key in ("orders", "shifts", "precisions"))
     data = field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2)
@@ -268,7 +307,8 @@ def _check_stages(stages: Any) -> list[list[int]]:
     return out
 
 
-def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarray, dict]:
+def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES,
+                     unsigned_mode: int | None = None) -> tuple[np.ndarray, dict]:
     """Residual of a cascade of sign-sign LMS predictors (backward-adaptive, no coefficients stored).
 
     Stage ``m`` predicts its input (the residual of stage ``m - 1``; ``x`` for the first) as
@@ -285,14 +325,18 @@ def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarra
         0 to 8 stages, order in [1, 1024], shift in [1, 28], rule 0 (sign-sign) or 1 (sign-error
         with power-of-two normalization, the default); see ``ubpe._kernels.predict.lms_stage``.
         Default :data:`DEFAULT_STAGES`.
+    unsigned_mode : int or None
+        As :func:`lpc_forward`'s: how an unsigned ``x`` is carried (2 order-preserving, 1 the
+        bits reinterpreted as versions 1 to 5 wrote).
 
     Returns
     -------
     residual : ndarray of the signed integer type of ``x``'s width
     params : dict
-        ``stages`` (a list of ``[order, shift, rule]``) and ``unsigned`` (0 or 1).
+        ``stages`` (a list of ``[order, shift, rule]``) and ``unsigned`` (0 signed, else
+        ``unsigned_mode``).
     """
-    s, dtype = _signal(x)
+    s, dtype, mode = _signal(x, unsigned_mode=unsigned_mode)
     st = _check_stages(stages)
     bits = 8 * dtype.itemsize
     cur = s
@@ -300,7 +344,7 @@ def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarra
         nxt = np.empty_like(cur)
         _k.lms_stage(cur, order, shift, rule, 64 - bits, False, nxt)
         cur = nxt
-    return cur.astype(f"i{bits // 8}"), {"stages": st, "unsigned": int(dtype.kind == "u")}
+    return cur.astype(f"i{bits // 8}"), {"stages": st, "unsigned": mode}
 
 
 def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, int, int]]:
@@ -308,7 +352,7 @@ def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, in
     where = "adaptive params"
     _bits_of(dtype, where)
     p = expect_map(params, where, ("stages", "unsigned"))
-    _field_unsigned(p, where)
+    _field_unsigned(p, where, UNSIGNED_OFFSET)
     stages = p["stages"]
     if not isinstance(stages, list) or len(stages) > MAX_STAGES:
         raise CorruptDataError(f"{where}: 'stages' must be a list of at most {MAX_STAGES} stages, got {short(stages)}")
@@ -336,18 +380,22 @@ def adaptive_inverse(residual: Any, params: Any) -> np.ndarray:
     return _restore(cur, params["unsigned"], bits)
 
 
-def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False) -> np.ndarray:
+def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False, unsigned: int = SIGNED) -> np.ndarray:
     """The cascade ``stages`` (checked ``[order, shift, rule]`` triples) over every row of the
     2-D integer array ``x`` in one kernel call: residuals (forward) in the signed type of
-    ``x``'s width, or (inverse, ``x`` residuals) the signed representation of the values, which
-    the caller views as its dtype. Row by row what :func:`adaptive_forward` /
-    :func:`adaptive_inverse` compute, without their per-call overhead on many short channels."""
+    ``x``'s width, or (inverse, ``x`` residuals) the bits of the values as the signed type,
+    which the caller views as its dtype. ``unsigned`` is the rows' ``unsigned`` param (2: the
+    values offset by ``-2**(bits-1)``, undone by the inverse; 0 or 1: the bits as they are).
+    Row by row what :func:`adaptive_forward` / :func:`adaptive_inverse` compute, without their
+    per-call overhead on many short channels."""
     bits = 8 * x.dtype.itemsize
-    s = np.ascontiguousarray(x).view(f"i{bits // 8}").astype(np.int64)
+    x = np.ascontiguousarray(x)
+    s = (x.view(f"i{bits // 8}") if inverse else _signed_bits(x, unsigned)).astype(np.int64)
     st = np.array(stages, np.int64).reshape(-1, 3)
     out = np.empty_like(s)
     _k.lms_cascade_rows(s, st[:, 0].copy(), st[:, 1].copy(), st[:, 2].copy(), 64 - bits, inverse, out)
-    return out.astype(f"i{bits // 8}")
+    out = out.astype(f"i{bits // 8}")
+    return _signed_bits(out, unsigned) if inverse else out
 
 
 # ============================================================================ value grid
