@@ -70,9 +70,9 @@ def njit(*args, **kwargs):
     """``numba.njit`` (same arguments, used as ``@njit(...)`` or ``@njit``), its dispatcher
     created with ubpe's cache directory applied (module docstring). An explicit signature
     compiles, or loads from that cache, right here, as numba.njit does."""
-    if len(args) == 1 and not kwargs and inspect.isfunction(args[0]):
+    if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
         with _cache_dir_applied():
-            return numba.njit(args[0])
+            return numba.njit(*args, **kwargs)
     decorate = numba.njit(*args, **kwargs)
 
     def apply(fn):
