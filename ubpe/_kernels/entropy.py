@@ -10,7 +10,9 @@ Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
+
+from . import njit
 
 # Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
 RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
