@@ -338,16 +338,42 @@ def result_path(args) -> str | None:
 def compile_times(script: str, cwd: Path) -> list[dict]:
     """First-call times of ``script`` (Python that prints a JSON map of stage -> seconds as its
     last line) in a new process: with an empty numba cache (cold), then with it filled (cached).
-    Rows ``stage, cold_s, cached_s`` and a total; ``RuntimeError`` if a run fails."""
+    Rows ``stage, cold_s, cached_s`` and a total; ``RuntimeError`` if a run fails.
+
+    A stage's value may also be ``[wall_s, cpu_s]`` (the script's ``time.process_time`` too: on
+    a shared machine the wall time includes waiting for a core); the rows then also hold
+    ``cold_cpu_s`` and ``cached_cpu_s``.
+
+    The children may write Python bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from their
+    environment; ``__pycache__`` is ignored by git), so the cached run reads ubpe's compiled
+    sources as an installed package does (pip compiles them): without it every run compiled
+    them again. (A ``PYTHONPYCACHEPREFIX`` would keep the tree clean but would also make the
+    cold run recompile numpy, numba and scipy, whose bytecode sits in site-packages.)
+    """
     runs = {}
     with tempfile.TemporaryDirectory(prefix="ubpe-numba-cache-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["NUMBA_CACHE_DIR"] = cache
         for label in ("cold", "cached"):
             r = subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd,
                                capture_output=True, text=True, timeout=1800)
             if r.returncode != 0:
                 raise RuntimeError(f"compile measurement ({label}) failed:\n{r.stderr[-2000:]}")
             runs[label] = json.loads(r.stdout.strip().splitlines()[-1])
-    rows = [dict(stage=k, cold_s=runs["cold"][k], cached_s=runs["cached"][k]) for k in runs["cold"]]
-    rows.append(dict(stage="total", cold_s=sum(runs["cold"].values()), cached_s=sum(runs["cached"].values())))
+
+    def split(v):
+        return (v[0], v[1]) if isinstance(v, list) else (v, None)
+
+    rows = []
+    for k in runs["cold"]:
+        (cw, cc), (kw, kc) = split(runs["cold"][k]), split(runs["cached"][k])
+        row = dict(stage=k, cold_s=cw, cached_s=kw)
+        if cc is not None:
+            row.update(cold_cpu_s=cc, cached_cpu_s=kc)
+        rows.append(row)
+    total = dict(stage="total")
+    for key in ("cold_s", "cached_s", "cold_cpu_s", "cached_cpu_s"):
+        if all(key in r for r in rows):
+            total[key] = sum(r[key] for r in rows)
+    rows.append(total)
     return rows

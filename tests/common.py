@@ -160,6 +160,9 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     lossy = compress(smooth, step=0.002)
     tail = rng.integers(-40, 40, 400).astype(np.int32)
     tail[::50] += rng.integers(-2**20, 2**20, 8).astype(np.int32)  # a few far values
+    # ADC codes with skewed low digits: the "mult" stage (format version 6), two channels
+    lowbits = (np.round(np.cumsum(rng.normal(0, 4, (1500, 2)), axis=0)) * 4
+               + (rng.random((1500, 2)) < 0.1) * rng.integers(1, 4, (1500, 2))).astype(np.int16)
     out = [
         ("walk", walk, compress(walk), None),
         ("text", text, compress(text), None),
@@ -180,6 +183,8 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         # blocked containers (format version 3): per-block LPC over channels; "cm" blocks with merges
         ("blocks_lpc", grid, compress(grid, block_size=100, predictor="lpc", level=1), None),
         ("blocks_cm", big_walk, compress(big_walk, block_size=1000, predictor="none", n_tokens=300), None),
+        ("mult", lowbits, compress(lowbits, predictor="mult+lpc", level=1), None),
+        ("blocks_mult", lowbits, compress(lowbits, predictor="mult+delta1", level=1, block_size=1000), None),
     ]
     return out
 

@@ -501,6 +501,7 @@ def wake_up_latency(fn) -> float:
     interpreter's switch interval (5 ms) when it holds it."""
     import threading
 
+    fn()  # compiled (or loaded from the cache) first: compiling holds the GIL, the work must not
     stop = threading.Event()
 
     def work():

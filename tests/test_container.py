@@ -1048,6 +1048,29 @@ def test_signal_coder_fixtures():
         decompress(msgpack.packb(dict(blocked, v=4), use_bin_type=True))
 
 
+def test_mult_stage_fixtures():
+    """The "mult" stage needs version 6, in one stream and in blocks; a version 5 reader's
+    refusal names the version."""
+    import msgpack
+
+    expected = np.load(FIXTURES / "v6_mult_lpc_int16.npy")
+    for name, chain in (("v6_mult_lpc_int16", ("mult", "lpc")), ("v6_mult_delta1_cms2_int16", ("mult", "delta")),
+                        ("v6_blocks_mult_lpc_int16", ("mult", "lpc"))):
+        data = (FIXTURES / f"{name}.ubpe").read_bytes()
+        info = describe(data)
+        assert info.version == 6 and tuple(e["stage"] for e in info.front) == chain
+        assert [c["base"] for c in info.front[0]["channels"]] == [4, 8]
+        assert_same_array(decompress(data), expected)
+    assert describe((FIXTURES / "v6_mult_delta1_cms2_int16.ubpe").read_bytes()).coder == "cms2"
+    one = msgpack.unpackb((FIXTURES / "v6_mult_lpc_int16.ubpe").read_bytes(), raw=False)
+    with pytest.raises(ubpe.CorruptDataError, match="not defined in format version 5"):
+        decompress(msgpack.packb(dict(one, v=5), use_bin_type=True))
+    blocked = msgpack.unpackb((FIXTURES / "v6_blocks_mult_lpc_int16.ubpe").read_bytes(), raw=False)
+    assert len(blocked["blocks"]) == 3
+    with pytest.raises(ubpe.CorruptDataError, match="block 0 .*not defined in format version 5"):
+        decompress(msgpack.packb(dict(blocked, v=5), use_bin_type=True))
+
+
 def test_v2_referenced_fixture_names_the_model_digest():
     data = (FIXTURES / "v2_referenced_model.ubpe").read_bytes()
     tok = Tokenizer.from_bytes((FIXTURES / "v2_referenced_model.model").read_bytes())
@@ -1072,7 +1095,7 @@ def test_delta_fixtures():
 
 
 def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
-    """make_fixtures.py rebuilds every v2, v3, v4 and v5 fixture byte for byte from its explicit parameters.
+    """make_fixtures.py rebuilds every v2, v3, v4, v5 and v6 fixture byte for byte from its explicit parameters.
 
     If the writer changes on purpose, this fails: the frozen files stay, and the script's
     parameters (or new fixture names) must be updated so that it reproduces them again."""
@@ -1081,7 +1104,7 @@ def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
     spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_", "v4_", "v5_"))}
+    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_", "v4_", "v5_", "v6_"))}
     assert script.check() == []
 
 

@@ -529,3 +529,15 @@ def test_rice_parameter_fits_the_values():
     r, data = pack_rice(small)
     assert r == 0 and len(data) == 125  # one bit per zero
     assert pack_rice(np.array([2**40])) is None and pack_rice(np.array([-1])) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**45), min_size=1, max_size=200), st.integers(1, 8))
+def test_compiled_count_quantisation_equals_its_numpy_definition(counts, q):
+    import ubpe.entropy as E
+
+    c = np.array(counts, dtype=np.int64)
+    edges = np.array([(1 << j) + d for j in range(1, 46) for d in (-1, 0, 1)], dtype=np.int64)
+    for arr in (c, edges):
+        assert np.array_equal(E._quantize(arr, q), E._quantize_reference(arr, q))
+

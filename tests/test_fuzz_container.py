@@ -150,6 +150,20 @@ def test_float_stage_params_substituted():
     assert refused > 3 * len(_SUBSTITUTES)
 
 
+def test_child_samples_include_mult_containers():
+    """The child-process mutations cover the "mult" stage's fields (bases, offsets, the digits'
+    stream) in one stream and in blocks."""
+    import msgpack
+
+    samples = {name: data for name, _, data, _ in fuzz_samples()}
+    for name in ("mult", "blocks_mult"):
+        tree = msgpack.unpackb(samples[name], raw=False)
+        assert tree["v"] == 6
+        front = tree["front"] if "front" in tree else msgpack.unpackb(tree["blocks"][0], raw=False)["front"]
+        assert front[0]["stage"] == "mult" and any(c["base"] > 1 for c in front[0]["channels"])
+        assert front[0]["low"]["coder"] in ("rans", "mag")
+
+
 def test_child_samples_include_cm_containers():
     """The child-process mutations run over ``fuzz_samples()``, written at compress's default
     level 2: "cm" containers (with and without merges, with a delta front end, referencing a

@@ -53,6 +53,33 @@ def test_importing_ubpe_leaves_numba_settings_alone():
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr
 
 
+def test_late_imported_kernel_modules_cache_in_the_same_directory(tmp_path):
+    # the context-mixing coders and the segmenter are imported on first use, after `import ubpe`
+    code = ("import numba; before = numba.config.CACHE_DIR; import ubpe; "
+            "from ubpe._kernels import cmsignal2, cmtext, segment; "
+            "[print(f.stats.cache_path) for f in (cmsignal2._code, cmtext._code, segment.cheapest_batch)]; "
+            "print(numba.config.CACHE_DIR == before)")
+    proc = _run(code, {"XDG_CACHE_HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    *paths, same = proc.stdout.split()
+    assert len(paths) == 3
+    for path in paths:  # not beside the sources (numba's default when the package is writable)
+        assert pathlib.Path(path).is_relative_to(tmp_path / "ubpe" / "numba"), path
+    assert same == "True"
+
+
+def test_import_ubpe_leaves_the_text_tokenizer_and_late_kernels_unimported():
+    code = ("import sys, ubpe; print(sorted(m for m in ('ubpe.text', 'ubpe._kernels.segment', "
+            "'ubpe._kernels.cmsignal2', 'ubpe._kernels.cmtext') if m in sys.modules)); "
+            "from ubpe import TextTokenizer; print(TextTokenizer is sys.modules['ubpe.text'].TextTokenizer, "
+            "'TextTokenizer' in dir(ubpe))")
+    proc = _run(code, {})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["[]", "True True"]
+    star = _run("from ubpe import *; print(TextTokenizer.__name__)", {})
+    assert star.returncode == 0 and star.stdout.strip() == "TextTokenizer", star.stderr
+
+
 def test_cli_announces_the_first_compilation_only_when_the_cache_is_cold(tmp_path, capsys, monkeypatch):
     src = tmp_path / "x.npy"
     np.save(src, np.tile(np.arange(8, dtype=np.int16), 100))

@@ -296,6 +296,81 @@ def test_screen_keeps_channels_together_for_decorrelate():
 
 
 
+def test_screen_windows_are_long_enough_to_learn_and_close_chains_go_on():
+    """The screen's windows hold SCREEN_SAMPLE / SCREEN_WINDOWS frames of one channel (4096:
+    an LPC block, time for the adaptive cascade to learn); besides the SCREEN_KEEP smallest,
+    every chain within SCREEN_CLOSE of the last of them goes on (the level-1 proxy errs by
+    about that much)."""
+    assert planner.SCREEN_SAMPLE // planner.SCREEN_WINDOWS >= 4096
+    x = frontend.to_channels(np.cumsum(np.random.default_rng(4).integers(-9, 10, 40_000)).astype(np.int32))
+    names = ["none", "delta1", "delta2", "lpc", "delta1+adaptive", "lpc+adaptive"]
+    chains = [planner.build_chain(planner.PREDICTORS[k]) for k in names]
+    shapes, real = [], frontend.forward
+
+    def spy(values, chain):
+        shapes.append(values.shape)
+        return real(values, chain)
+
+    def runs(sizes: list[float]) -> list[str]:
+        """The chains kept when the screen's cost of chain i is sizes[i] (by its stage names)."""
+        by_stages = {tuple(st.name for st in ch): v for ch, v in zip(chains, sizes)}
+
+        def cost(c):
+            return planner.Cost(int(by_stages[tuple(e["stage"] for e in c.chain)]), 0)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(frontend, "forward", spy)
+            kept, _ = planner._screen(x, chains, cost, planner.ReplayEncoder(None, {}))
+        return [names[chains.index(k)] for k in kept]
+
+    # delta1 and delta2 share their stage names: give them the same size
+    close = int(808 * planner.SCREEN_CLOSE)
+    assert runs([1000, 900, 900, 800, 808, 900]) == ["lpc", "delta1+adaptive"]
+    assert runs([1000, 900, 900, 800, 808, close]) == ["lpc", "delta1+adaptive", "lpc+adaptive"]
+    assert runs([1000, 900, 900, 800, 808, close + 1]) == ["lpc", "delta1+adaptive"]
+    assert shapes and all(s == (planner.SCREEN_WINDOWS, planner.SCREEN_SAMPLE // planner.SCREEN_WINDOWS) for s in shapes)
+
+
+def _quiet_with_events(n: int, seed: int = 12) -> np.ndarray:
+    """A quiet int32 noise floor with rare large excursions (a seismometer between events):
+    most of the distinct residuals are the excursions, each a value of its own."""
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0, 30, n)
+    events = rng.choice(n, n // 16, replace=False)
+    d[events] += rng.normal(0, 200_000, events.size)
+    return np.round(np.cumsum(d)).astype(np.int32)
+
+
+@pytest.mark.parametrize("sizes", ["full", "cm_sample"])
+def test_level2_offers_dense_ids_to_the_context_mixers(sizes, monkeypatch):
+    """A heavy-tailed residual's alphabet (its excursions, each a distinct value) costs more
+    than the holes of its range cost "cms2": level 2 offers the dense ids over [min, max] (no
+    alphabet stored), sized on all the values or on a coder sample (then rebuilt); the container
+    is exact and smaller than without the offer (DENSE_CM_ALPHABET above every alphabet)."""
+    if sizes == "cm_sample":
+        monkeypatch.setattr(planner, "CM_SAMPLE_ABOVE", 4096)
+        monkeypatch.setattr(planner, "CM_SAMPLE", 4096)
+    x = _quiet_with_events(12_000)
+    data = check_roundtrip(x, level=2, predictor="delta1")
+    d = msgpack.unpackb(data, raw=False)
+    with monkeypatch.context() as mp:
+        mp.setattr(planner, "DENSE_CM_ALPHABET", 1 << 30)
+        without = compress(x, level=2, predictor="delta1")
+    assert d["stream"]["coder"] == "cms2" and len(data) < len(without)
+    a = d["model"]["a"]
+    residual = np.diff(x.astype(np.int64))
+    assert a == int(residual.max()) - int(residual.min()) + 1 > np.unique(residual).size  # every value of the range
+
+
+def test_dense_ids_are_not_offered_for_small_alphabets():
+    y = np.array([0, 5, 5, 9, 0, 100], np.int64)
+    assert planner._dense_cm_candidate([], y, 4, ("cms2",)) is None  # 4 < DENSE_CM_ALPHABET
+    c = planner._dense_cm_candidate([], y, 4, ("cms2",), always=True)
+    assert len(c.alphabet) == 101 and c.tokens.tolist() == [0, 5, 5, 9, 0, 100] and c.variant == "dense"
+    wide = np.array([0, 1 << 40], np.int64)
+    assert planner._dense_cm_candidate([], wide, 2, ("cms2",), always=True) is None  # beyond MAX_VOCAB
+
+
 def _packed_cost(c):
     size = len(msgpack.packb(c.tokens.tolist()))
     return planner.Cost(size, size)
@@ -371,3 +446,23 @@ def test_level_2_does_not_cost_the_bare_alphabet_twice_with_the_static_coders(mo
     assert any("rans" in c for c in offered)
     monkeypatch.setattr(entropy, "encode_stream", real)
     assert len(two) <= len(compress(x, level=1))
+
+
+def test_dense_ids_beyond_full_fit_round_trip(monkeypatch):
+    """Beyond FULL_FIT a dense candidate sized on the sample and rebuilt on all the values
+    (whose range may be wider) is exact."""
+    monkeypatch.setattr(planner, "FULL_FIT", 8192)
+    monkeypatch.setattr(planner, "SAMPLE", 4096)
+    monkeypatch.setattr(planner, "DENSE_CM_ALPHABET", 2)
+    x = _quiet_with_events(12_000, seed=5)
+    seen = []
+    real = planner._dense_cm_candidate
+
+    def spy(*args, **kwargs):
+        c = real(*args, **kwargs)
+        seen.append((kwargs.get("always", False), c is not None))
+        return c
+
+    monkeypatch.setattr(planner, "_dense_cm_candidate", spy)
+    check_roundtrip(x, level=2, predictor="delta1")
+    assert (False, True) in seen  # offered on the sample

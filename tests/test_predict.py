@@ -17,9 +17,13 @@ from ubpe import predict as P
 INT_DTYPES = ["|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", ">i2", ">u4", ">i8", ">u8"]
 
 
-def signed_ints(x: np.ndarray) -> list[int]:
-    """The signed representation of each sample, as the kernels see it."""
+def signed_ints(x: np.ndarray, unsigned: int | None = None) -> list[int]:
+    """Each sample as the kernels see it: a signed one as itself, an unsigned one offset by
+    ``-2**(bits-1)`` (``unsigned`` 2, the default for unsigned ``x``) or its bits read as
+    signed (``unsigned`` 1, format versions 1 to 5)."""
     bits = 8 * x.dtype.itemsize
+    if x.dtype.kind == "u" and (unsigned or P.WRITE_UNSIGNED) == P.UNSIGNED_OFFSET:
+        return [int(v) - (1 << (bits - 1)) for v in x]
     return [ref.to_signed(int(v), bits) for v in x]
 
 
@@ -87,14 +91,15 @@ def test_lpc_filter_with_any_valid_params(dtype, n, block, data):
     coefs = [data.draw(st.integers(-(1 << (p - 1)), (1 << (p - 1)) - 1))
              for o, p in zip(orders, precs) for _ in range(o)]
     widths = np.repeat(np.array(precs, np.int64), orders)
-    params = {"block": block, "unsigned": int(dtype.kind == "u"), "orders": bytes(orders), "shifts": bytes(shifts),
+    unsigned = data.draw(st.sampled_from([1, 2])) if dtype.kind == "u" else 0  # 1: versions 1 to 5
+    params = {"block": block, "unsigned": unsigned, "orders": bytes(orders), "shifts": bytes(shifts),
               "precisions": bytes(precs), "coefs": P._pack_coefs(np.array(coefs, np.int64), widths)}
     bits = 8 * dtype.itemsize
     _, _, _, unpacked = P.check_lpc_params(params, n, dtype)
     assert unpacked.tolist() == coefs
-    res = ref.lpc_residual(signed_ints(x), bits, block, orders, shifts, coefs)
+    res = ref.lpc_residual(signed_ints(x, unsigned), bits, block, orders, shifts, coefs)
     r = np.array(res, dtype=f"i{bits // 8}")
-    assert ref.lpc_residual(res, bits, block, orders, shifts, coefs, inverse=True) == signed_ints(x)
+    assert ref.lpc_residual(res, bits, block, orders, shifts, coefs, inverse=True) == signed_ints(x, unsigned)
     assert_same(P.lpc_inverse(r, params), x)
 
 
@@ -456,3 +461,86 @@ def test_small_and_large_paths_agree(monkeypatch):
         monkeypatch.setattr(P, "RANK_TABLE", 0)
         k2, p2 = P.rank_forward(v)
         assert p1 == p2 and k1.dtype == k2.dtype and np.array_equal(k1, k2)
+
+
+# ============================================================================ unsigned inputs
+
+UNSIGNED_DTYPES = ["|u1", "<u2", "<u4", "<u8", ">u2", ">u4", ">u8"]
+
+
+@st.composite
+def unsigned_signals(draw, max_size=100):
+    """Unsigned signals, extremes included, many of them crossing the middle of the range."""
+    dtype = np.dtype(draw(st.sampled_from(UNSIGNED_DTYPES)))
+    n = draw(st.integers(0, max_size))
+    bits = 8 * dtype.itemsize
+    if draw(st.booleans()):
+        return np.array(draw(st.lists(st.sampled_from(extremes(dtype) + [(1 << (bits - 1)) + d for d in (-2, -1, 0, 1)]),
+                                      min_size=n, max_size=n)), dtype=dtype)
+    seed = draw(st.integers(0, 2**32 - 1))
+    walk = np.cumsum(np.random.default_rng(seed).integers(-40, 41, n)).tolist()
+    return np.array([((1 << (bits - 1)) + w) % (1 << bits) for w in walk], dtype=dtype)
+
+
+@given(unsigned_signals(), st.sampled_from([1, 2]), st.sampled_from([1, 5, 64]))
+def test_unsigned_round_trips_in_both_modes(x, mode, block):
+    """uint8..uint64, both byte orders, extremes and the midpoint: bit-exact in the offset mode
+    (2, written) and in the bits-as-signed mode of versions 1 to 5 (1, still decoded), with the
+    reference residuals of the signed values each mode defines."""
+    bits = 8 * x.dtype.itemsize
+    r, params = P.lpc_forward(x, block=block, unsigned_mode=mode)
+    assert params["unsigned"] == mode
+    blk, orders, shifts, coefs = P.check_lpc_params(params, len(x), r.dtype)
+    assert r.tolist() == ref.lpc_residual(signed_ints(x, mode), bits, blk, orders.tolist(), shifts.tolist(),
+                                          coefs.tolist())
+    assert_same(P.lpc_inverse(r, params), x)
+    stages = [(3, 5, 1), (2, 3, 0)]
+    r, params = P.adaptive_forward(x, stages=stages, unsigned_mode=mode)
+    assert params["unsigned"] == mode
+    assert r.tolist() == ref.cascade(signed_ints(x, mode), bits, stages)
+    assert_same(P.adaptive_inverse(r, params), x)
+    # the rows kernel of the adaptive stage agrees, both ways
+    rows = P.adaptive_rows(np.ascontiguousarray(x, x.dtype.newbyteorder("=")).reshape(1, -1),
+                           [list(s) for s in stages], unsigned=mode)
+    assert rows[0].tolist() == r.tolist()
+    back = P.adaptive_rows(rows, [list(s) for s in stages], inverse=True, unsigned=mode)
+    assert back.view(x.dtype.newbyteorder("="))[0].tolist() == x.tolist()
+
+
+def _walk_around_zero(n: int = 6000, seed: int = 7) -> np.ndarray:
+    """A smooth, noisy int16 signal that crosses 0 every few dozen samples."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return np.round(900 * np.sin(t / 9.0) + 300 * np.sin(t / 2.3) + rng.normal(0, 6, n)).astype(np.int16)
+
+
+def test_unsigned_signal_crossing_the_middle_predicts_as_its_signed_twin():
+    """A uint16 signal straddling 32768 is the int16 signal + 32768: offset to signed, the
+    predictors see exactly the int16 values (same residuals); read as signed bits (versions 1
+    to 5) it jumps by 65536 at every crossing and its residuals are far larger."""
+    s = _walk_around_zero()
+    u = (s.astype(np.int32) + 32768).astype(np.uint16)
+    for forward in (P.lpc_forward, P.adaptive_forward):
+        rs, _ = forward(s)
+        ru, params = forward(u)
+        assert params["unsigned"] == P.UNSIGNED_OFFSET
+        assert ru.tolist() == rs.tolist()
+        rv, _ = forward(u, unsigned_mode=P.UNSIGNED_VIEW)
+        assert np.abs(rv.astype(np.int64)).sum() > 5 * np.abs(rs.astype(np.int64)).sum()
+
+
+def test_unsigned_mode_is_validated():
+    x = (np.arange(50) * 977 % 60000).astype(np.uint16)
+    for forward, check in ((P.lpc_forward, P.check_lpc_params), (P.adaptive_forward, P.check_adaptive_params)):
+        r, params = forward(x)
+        for bad in (3, -1, True, 1.0, "2"):
+            with pytest.raises(CorruptDataError):
+                check({**params, "unsigned": bad}, len(x), r.dtype)
+        for mode in (0, 3):
+            with pytest.raises(ValueError):
+                forward(x, unsigned_mode=mode)
+    # rank and grid record signedness only: 2 is not theirs
+    for forward, check in ((P.rank_forward, P.check_rank_params), (P.grid_forward, P.check_grid_params)):
+        k, params = forward(x)
+        with pytest.raises(CorruptDataError):
+            check({**params, "unsigned": 2}, len(x), k.dtype)

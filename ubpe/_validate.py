@@ -72,7 +72,7 @@ def expect_map(v: Any, where: str, keys: Iterable[str], optional: Iterable[str] 
     if not isinstance(v, dict):
         raise CorruptDataError(f"{where}: expected a map, got {type(v).__name__}")
     required = keys if isinstance(keys, tuple) else tuple(keys)
-    if len(v) == len(required) and all(k in v for k in required):  # the usual case: exactly these keys
+    if len(v) == len(required) and all(map(v.__contains__, required)):  # the usual case: exactly these keys
         return v
     missing = [k for k in required if k not in v]
     if missing:

@@ -893,7 +893,12 @@ def _format_report(info: Any, path: str) -> str:
 def _describe_stage(stage: dict) -> str:
     if stage.get("stage") == "delta":
         return f"delta of order {stage.get('order')}"
-    params = [f"{k}={v}" for k, v in stage.items() if k != "stage" and not isinstance(v, (bytes, list))]
+    if stage.get("stage") == "mult" and isinstance(stage.get("low"), dict):
+        splits = ", ".join(f"{c.get('base')}q+{c.get('offset')}+r" if c.get("base") != 1 else "none"
+                           for c in stage.get("channels") or () if isinstance(c, dict))
+        low = stage["low"]
+        return f"mult({splits}; digits: {low.get('coder')}, {len(low.get('payload', b''))} bytes)"
+    params = [f"{k}={v}" for k, v in stage.items() if k != "stage" and not isinstance(v, (bytes, list, dict))]
     return stage.get("stage", "?") + (f"({', '.join(params)})" if params else "")
 
 

@@ -22,6 +22,7 @@ the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newe
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 import sys
@@ -34,7 +35,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 import msgpack
 import numpy as np
 
-from . import encoder, entropy, frontend, planner
+from . import encoder, entropy, frontend, planner, predict
 from . import quantize as _quantize  # registers the float stages "floatgrid" and "quantize"
 from ._validate import (
     as_sequence, check_bool, check_choice, check_int, expect_map, field_bytes, field_int, short,
@@ -50,14 +51,28 @@ MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
 #: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
 #: (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version 4, "cms2"
-#: version 5), and BLOCKED_VERSION for blocks unless a block may use a coder of a later version.
-FORMAT_VERSION = 5
+#: version 5), or its front end stage params of a later version (``Stage.version``: the "mult"
+#: stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for blocks
+#: unless a block may use a coder or stage params of a later version.
+FORMAT_VERSION = 6
 #: Version of a container holding one stream (the form of version 2, which versions 3 to 5 keep).
 STREAM_VERSION = 2
 #: Version of the blocked form (version 3 brought it; versions 4 and 5 keep it).
 BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
 _CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
+#: Front-end params each version defines are given by the stages (``Stage.version``,
+#: :func:`ubpe.frontend.chain_version`): version 6 brought the "mult" stage and ``unsigned`` 2 of
+#: "lpc" and "adaptive" (an unsigned input offset to signed, order-preserving, before prediction).
+
+
+def _check_chain_version(chain: list[dict], version: int) -> None:
+    """Refuse a (parsed) chain whose stage params the container's version does not define."""
+    for e in chain:
+        need = frontend.chain_version([e])
+        if need > version:
+            raise CorruptDataError(f"front: the {e['stage']!r} stage's params need format version {need}: "
+                                   f"not defined in format version {version}")
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
 #: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
 DEFAULT_BLOCK_SIZE = 1 << 20
@@ -93,16 +108,17 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
-_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[2]
+_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[6] = _DTYPES[2]
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     3: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     4: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     5: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    6: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method"),
-                  4: ("source", "esc", "method"), 5: ("source", "esc", "method")}
+                  4: ("source", "esc", "method"), 5: ("source", "esc", "method"), 6: ("source", "esc", "method")}
 #: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
 _BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
 _BLOCKED_OPTIONAL_KEYS = ("source", "method")
@@ -537,9 +553,10 @@ def compress(
         chains = [_chain(order)]
     else:
         chains = [planner.build_chain(spec) for spec in planner.auto_chains(x, level)]
-    best = planner.plan(x, chains, level, lambda c: _cost(base, c), planner.ReplayEncoder(n_tokens, fit_options),
-                        threads=threads)
-    best = planner.choose_method(best, lambda c: _cost(base, c))
+    memo: dict = {}  # candidates costed in this call, by content
+    best = planner.plan(x, chains, level, lambda c: _cost(base, c, memo),
+                        planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
+    best = planner.choose_method(best, lambda c: _cost(base, c, memo))
     return _pack(_candidate_fields(base, best))
 
 
@@ -711,7 +728,8 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
     if len(merges) and model.method != "replay" and not bare:
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
-    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0))  # "cms2": version 5
+    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0),  # "cms2": version 5
+                      frontend.chain_version(fields["front"]))  # "mult", unsigned input to a predictor: 6
     fields["crc"] = fields.pop("crc")
     return fields
 
@@ -724,27 +742,50 @@ def _chain(order: int) -> list[frontend.Stage]:
     return [frontend.DeltaStage(order)] if order else []
 
 
-def _candidate_fields(base: dict, c: planner.Candidate) -> dict[str, Any]:
-    """The container fields of a planner candidate (built once, cached on it)."""
+def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None) -> dict[str, Any]:
+    """The container fields of a planner candidate (built once, cached on it). With ``memo`` (a
+    dict kept for one ``compress`` call), a candidate equal to one built before (the same
+    fields besides the stream, coders offered and token stream: the planner's screen and its
+    proposals often build the same one) takes that one's fields without coding its stream again."""
     if c.packed is None:
         a = len(c.alphabet)
-        text = set(entropy.TEXT_CODERS) & set(c.coders)
-        classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
-        stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
                   "model": _model_field(c.merges, a)}
         if c.method != "replay":
             fields["method"] = c.method
+        key = None
+        if memo is not None:
+            tokens = np.ascontiguousarray(c.tokens)
+            key = (_pack(fields), tuple(c.coders), tokens.dtype.str,
+                   hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest())
+            if key in memo:
+                c.packed = memo[key]
+                return c.packed[0]
+        text = set(entropy.TEXT_CODERS) & set(c.coders)
+        classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
+        stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
-        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0))
+        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0), frontend.chain_version(fields["front"]))
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
-        c.packed = (fields, planner.Cost(len(_pack(fields)), len(_pack(stream))))
+        # the stream grows with the values, and so do the payloads of stages that code data
+        # in their params ("mult"'s digits): the planner scales both when it sizes a sample
+        grows = len(_pack(stream)) + sum(_scalable_bytes(e) for e in c.chain)
+        c.packed = (fields, planner.Cost(len(_pack(fields)), grows))
+        if key is not None:
+            memo[key] = c.packed
     return c.packed[0]
 
 
-def _cost(base: dict, c: planner.Candidate) -> planner.Cost:
-    """The format's costing function for the planner: exact packed sizes."""
-    _candidate_fields(base, c)
+def _scalable_bytes(entry: dict) -> int:
+    """Bytes of a recorded stage's params that grow with the values (``Stage.scalable``)."""
+    fn = getattr(frontend.STAGES.get(entry.get("stage")), "scalable", None)
+    return fn(entry) if fn is not None else 0
+
+
+def _cost(base: dict, c: planner.Candidate, memo: dict | None = None) -> planner.Cost:
+    """The format's costing function for the planner: exact packed sizes (``memo``: see
+    :func:`_candidate_fields`)."""
+    _candidate_fields(base, c, memo)
     return c.packed[1]
 
 
@@ -958,6 +999,7 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
             raise CorruptDataError(f"container: 'layout' must be {LAYOUT!r}, got {short(d['layout'])}")
         layout = LAYOUT
         chain = [] if blocked else frontend.parse_chain(d["front"], native, _channels_frames(shape_raw, n))
+        _check_chain_version(chain, version)
         source = _check_source(d["source"], _data_error) if "source" in d else None
     method = _parse_method(d)
     if blocked:
@@ -1275,9 +1317,14 @@ def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int
     parsed = getattr(chain[0]["channels"], "parsed", None)  # checked by parse_chain
     if parsed is None:
         return None
+    modes = {p["unsigned"] for p in chain[0]["channels"]}
+    if len(modes) > 1:  # channels carried differently (never written): stage by stage
+        return None
     coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
     values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
     out = values.astype(coded)  # exact: every sample is wrapped to the width already
+    if modes == {predict.UNSIGNED_OFFSET}:
+        out = predict._signed_bits(out, predict.UNSIGNED_OFFSET)  # undo the offset of unsigned input
     return out if out.dtype == native else out.view(native)
 
 
@@ -1454,6 +1501,8 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         else:
             ids, positions = _escaped_ids(alphabet, flat)
         fields: dict[str, Any] = {"front": src.prefix + record}
+        if frontend.chain_version(fields["front"]) > version:  # pragma: no cover - a writer bug
+            raise AssertionError("a block's front end needs a later format version than its head")
         if positions.size:
             fields["esc"] = _escape_field(flat, positions)
         tokens = model.encode(ids) if use_merges else ids  # by the model's method
@@ -1464,6 +1513,11 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
     # the head is written before any block is coded: the version of every coder a block may use
     version = max([BLOCKED_VERSION] + [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or
                                        k not in entropy.TEXT_CODERS])
+    # and of the front end's params: which depend on the stages and the dtypes entering them
+    # only (an unsigned input to a predictor: version 6), the same in every block, so the chain
+    # on the first frame tells (each block is checked against it when written)
+    version = max(version, frontend.chain_version(
+        src.prefix + frontend.forward(np.ascontiguousarray(src.get(0, min(1, frames))), stages)[1]))
     head: dict[str, Any] = {"magic": MAGIC, "v": version}
     head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
     if given is None or given.embed:
@@ -1541,6 +1595,7 @@ def _parse_block(p: _Parsed, b: int, native: np.dtype, channels: int) -> _Block:
     try:
         expect_map(d, "block", _BLOCK_KEYS, _BLOCK_OPTIONAL_KEYS)
         chain = frontend.parse_chain(d["front"], native, (channels, f1 - f0))
+        _check_chain_version(chain, p.version)
         crc = d["crc"]
         if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
             raise CorruptDataError("block: 'crc' must be an int in [0, 2**32)")

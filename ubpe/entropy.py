@@ -161,6 +161,15 @@ def _quantize(counts: np.ndarray, q: int) -> np.ndarray:
     """Count -> code: exact below 2**(q+1), else exponent e >= 1 and rounded mantissa."""
     if q == 0:
         return counts.copy()
+    out = np.empty(counts.shape[0], dtype=np.int64)
+    _k.quantize_counts(np.ascontiguousarray(counts, dtype=np.int64), q, out)  # the rule below, compiled
+    return out
+
+
+def _quantize_reference(counts: np.ndarray, q: int) -> np.ndarray:
+    """:func:`_quantize` in numpy (the definition the kernel follows; kept for the tests)."""
+    if q == 0:
+        return counts.copy()
     c = counts.astype(np.int64)
     top = 1 << (q + 1)
     _, bl = np.frexp(c.astype(np.float64))  # bit length, exact for c < 2**53
@@ -336,11 +345,11 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     best_size = len(msgpack.packb(best))
 
     used = counts[ids]
-    q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
-    model_counts = _dequantize(codes, q)
     rank = None
     freq = None
-    if "rans" in coders:
+    if "rans" in coders:  # (the count model is rans's alone: not chosen for the other coders)
+        q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
+        model_counts = _dequantize(codes, q)
         choice = _choose_pb(used, model_counts, n)
         est_bytes = None if choice is None else (tbits + choice[1] + ANS_OVERHEAD_BITS) / 8.0
         if choice is not None and est_bytes <= 1.05 * best_size + 64:

@@ -38,7 +38,7 @@ from .signal import undelta as _undelta
 
 __all__ = [
     "Stage", "DeltaStage", "STAGES", "MAX_STAGES", "register", "stage",
-    "to_channels", "from_channels", "forward", "inverse", "parse_chain", "chain_dtypes",
+    "to_channels", "from_channels", "forward", "inverse", "parse_chain", "chain_dtypes", "chain_version",
 ]
 
 #: Most stages a container may chain.
@@ -66,6 +66,13 @@ class Stage:
 
     def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
         return np.dtype(dtype)
+
+    @staticmethod
+    def version(params: dict[str, Any]) -> int:
+        """The oldest container format version that defines these params (0: every version
+        that defines the stage); a writer marks its container with at least it, a reader
+        refuses them in an older container. Override when a param value is newer than the stage."""
+        return 0
 
 
 #: Registered stages by name.
@@ -153,6 +160,12 @@ def forward(x: np.ndarray, chain: list[Stage]) -> tuple[np.ndarray, list[dict[st
         x, params = s.forward(x)
         record.append({"stage": s.name, **params})
     return x, record
+
+
+def chain_version(record: list[dict[str, Any]]) -> int:
+    """The oldest format version defining every stage's params of ``record`` (0: any); see
+    :meth:`Stage.version`."""
+    return max((STAGES[e["stage"]].version(e) for e in record if e.get("stage") in STAGES), default=0)
 
 
 def chain_dtypes(record: list[dict[str, Any]], dtype: np.dtype) -> list[np.dtype]:

@@ -15,17 +15,23 @@ search.
 
 1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
    chain of :func:`auto_chains`. Beyond :data:`SCREEN_ABOVE` values each of them is first screened
-   by the exact level-1 container size of its bare alphabet (no training) on a sample
-   (:data:`SCREEN_SAMPLE` values in :data:`WINDOWS` windows, each put through the chain on its
-   own), and the
-   :data:`SCREEN_KEEP` smallest go on to step 2 (at level 2, also the first chain, no front end,
-   and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's: those that
+   by the exact level-1 container size of its bare alphabet (no training) on all the values
+   when they fit in :data:`SCREEN_SAMPLE`, else on a sample (:data:`SCREEN_SAMPLE` values in
+   :data:`SCREEN_WINDOWS` windows, each put through the chain on its own: 4096 frames of one
+   channel, long enough for the predictors to learn), and the :data:`SCREEN_KEEP` smallest (and
+   any within :data:`SCREEN_CLOSE` of the last of them) go on to step 2 (at level 2, also the
+   first chain, no front end, when its screened size is within :data:`SCREEN_FIRST_WITHIN` of
+   the smallest, and the :data:`SCREEN_KEEP` smallest fast-decoding ones, which are level 1's: those that
    are not among the others get level 1's candidates only, no "cm" run). Level 1
-   measures only chains whose stages all decode fast (no adaptive prediction).
+   measures only chains whose stages all decode fast (no adaptive prediction). The costing
+   function may code equal candidates once (the screen's bare alphabet on all the values is
+   the chain's own bare candidate): the format's does, within one ``compress`` call.
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
-   windows), sized as (stream bytes) x (values / sample values) + (everything else).
+   windows), sized as (stream bytes) x (values / sample values) + (everything else); the
+   format counts with the stream's bytes those that a stage codes in its params and that grow
+   with the values (the digits of a ``mult`` stage), here and in the screen of step 1.
 3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
    only when a probe (:func:`_probe`: a run on :data:`PROBE_SAMPLE` of the values, its
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
@@ -35,8 +41,11 @@ search.
    ones measured it already, as level 1's bare candidate; for streams without text classes
    ``encode_stream`` runs "cms2" in place of "cm", no extra coder run; the context
    mixers model the values' context themselves, and with them merges never gave a smaller
-   container on the benchmark data); from :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values
-   that candidate is sized on :data:`CM_SAMPLE` of them. With
+   container on the benchmark data), and, with at least :data:`DENSE_CM_ALPHABET` distinct
+   values and holes in their range, the dense ids over the range offered to the same coders
+   (:func:`_dense_cm_candidate`: no list of distinct values stored); from
+   :data:`CM_SAMPLE_ABOVE` to :data:`FULL_FIT` values these candidates are sized on
+   :data:`CM_SAMPLE` of them. With
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
@@ -69,8 +78,9 @@ from .tokenizer import Tokenizer
 
 __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
-    "GRID_CHAINS", "DECORRELATE_CHAINS", "best_prefix", "AUTO_CHAINS",
-    "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "LEVEL_CODERS",
+    "GRID_CHAINS", "DECORRELATE_CHAINS", "MULT_CHAINS", "has_low_digits", "best_prefix", "AUTO_CHAINS",
+    "PREDICTORS", "RANK_SPARSITY", "SCREEN_ABOVE", "SCREEN_SAMPLE", "SCREEN_KEEP", "SCREEN_WINDOWS", "SCREEN_CLOSE",
+    "SCREEN_FIRST_WITHIN", "LEVEL_CODERS",
     "FULL_FIT", "SAMPLE", "WINDOWS", "CM_SAMPLE_ABOVE", "CM_SAMPLE", "CM_WINDOWS", "PREFIX_LADDERS", "CLOSE",
     "AUTO_MAX_MERGES", "AUTO_VALUES_PER_MERGE",
 ]
@@ -89,7 +99,10 @@ PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
 GRID_CHAINS = ("grid+delta1", "grid+lpc", "grid+lpc+adaptive")
 # channels predicted from channels, then in time (offered for two or more channels)
 DECORRELATE_CHAINS = ("decorrelate+delta1", "decorrelate+lpc", "decorrelate+lpc+adaptive")
-for _name in GRID_CHAINS + DECORRELATE_CHAINS:
+# codes split into quotient and skewed low digits, the quotient predicted (offered when
+# :func:`ubpe.predict.mult_detect` proposes a split for some channel: :func:`has_low_digits`)
+MULT_CHAINS = ("mult+delta1", "mult+lpc", "mult+lpc+adaptive")
+for _name in GRID_CHAINS + DECORRELATE_CHAINS + MULT_CHAINS:
     _first, _rest = _name.split("+", 1)
     if _first in frontend.STAGES:  # registered by ubpe.stages
         PREDICTORS[_name] = ((_first, {}),) + PREDICTORS[_rest]
@@ -101,11 +114,32 @@ AUTO_CHAINS: tuple[tuple[tuple[str, dict], ...], ...] = tuple(
 #: ``rank+delta1`` is tried when distinct values x RANK_SPARSITY <= max - min + 1.
 RANK_SPARSITY = 4
 #: Beyond SCREEN_ABOVE values, every chain is screened at level 1 on SCREEN_SAMPLE values
-#: (WINDOWS windows of the input, each put through the chain on its own), and only the
-#: SCREEN_KEEP smallest go through the full procedure.
-SCREEN_ABOVE = 1 << 14
+#: (SCREEN_WINDOWS windows of the input, each put through the chain on its own; all the values when
+#: they fit), and only the SCREEN_KEEP smallest go through the full procedure. (SCREEN_ABOVE
+#: was 2**14: from 2**13 the screen costs less than the full procedure on the chains it drops,
+#: bytes unchanged on every bench set and unseen recording. Not lower: on the first 6 000
+#: values of ``io.demo_signal()`` a screen ranks "delta1" out, whose "cms2" container, 3 512
+#: bytes, is the smallest; screened, auto gave 3 556.)
+SCREEN_ABOVE = 1 << 13
 SCREEN_SAMPLE = 1 << 14
 SCREEN_KEEP = 2
+#: Level 2 keeps the first chain (no front end) beyond the screen only when its screened size is
+#: within this factor of the smallest: on the neural recordings, where "cm" on the raw values
+#: wins, it is within 1.24; on ECG, seismic and audio, where it never wins, 1.4 to 1.9.
+SCREEN_FIRST_WITHIN = 1.3
+#: Evenly spaced windows of the screening sample: SCREEN_SAMPLE / SCREEN_WINDOWS = 4096 frames
+#: each for one channel, one LPC block (``lpc_forward``'s) and about the adaptation time of the
+#: adaptive cascade's slow stage. The predictors restart in every window, so shorter windows
+#: (WINDOWS = 16 of 1024 frames) charged the learning predictors a warm-up per window and
+#: ranked them below chains that learn nothing (bvp-plux: "lpc+adaptive" 1.6 % smaller than
+#: "lpc" on all the values, screened out behind "delta2"; seis-ayt-bhz likewise).
+SCREEN_WINDOWS = 4
+#: The screen ranks chains by a level-1 proxy (bare alphabet, static coders, a sample); chains
+#: within SCREEN_CLOSE of the last one kept go on too: the proxy's error is about that large
+#: against level 2's context mixing (shared/data seismic: "delta1+adaptive" 2.4 % behind
+#: "lpc+adaptive" on the screen, 0.4 % ahead of it in full; a 24 000-value tonal signal: 0.06 %
+#: behind, 0.5 % ahead).
+SCREEN_CLOSE = 1.03
 #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
 LEVEL1_VARIANTS = ("bare", "dense")
 #: Coders offered at each level (``entropy.encode_stream``'s ``coders``).
@@ -143,7 +177,7 @@ PROBE_LADDERS = (4.0,)  #: best_prefix's ladder for the probe: does any prefix b
 @dataclass(frozen=True)
 class Cost:
     """What the format says a candidate costs: ``size`` bytes in all, of which ``scalable``
-    grow with the number of values (the token stream)."""
+    grow with the number of values (the token stream, and a ``mult`` stage's digits)."""
 
     size: int
     scalable: int
@@ -169,7 +203,7 @@ class Candidate:
     packed: Any = field(default=None, repr=False)
     estimate: float = 0.0
     scale: float = 1.0
-    variant: str = ""  #: level-1 proposals: "" (the static prefix), "bare" or "dense" ids
+    variant: str = ""  #: "" (the static prefix, or the bare alphabet for "cm"), "bare" or "dense" ids
     method: str = "replay"  #: how ``tokens`` encode the values (:func:`choose_method`)
 
 
@@ -186,6 +220,9 @@ class _Training:
     a: int
     merges: np.ndarray
     stream: np.ndarray
+    #: best_prefix's costs of this run's prefixes (merges kept -> bits), shared by the probe and
+    #: :meth:`rans_prefix` (the same histogram)
+    costs: dict = field(default_factory=dict)
 
     def tokens(self, k: int) -> np.ndarray:
         """The replay encoding under the first ``k`` merges: the full stream with every later
@@ -201,7 +238,8 @@ class _Training:
         """The prefix :func:`best_prefix` keeps for the static coder."""
         if len(self.merges) == 0:
             return 0
-        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a)
+        return best_prefix(np.bincount(self.stream, minlength=self.a + len(self.merges)), self.merges, self.a,
+                           cache=self.costs)
 
 
 def _auto_max_merges(n: int, a: int) -> int:
@@ -272,14 +310,22 @@ class ReplayEncoder:
         # merges never made a smaller container on the benchmark data (benchmarks/README.md)
         coders = tuple(c for c in LEVEL_CODERS[2] if c not in MEASURED_AT_LEVEL_1)  # context mixers, "packed", "const"
         if sampled or y.shape[0] <= CM_SAMPLE_ABOVE:
-            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")]
+            dense = _dense_cm_candidate(chain, y, a, coders)
+            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")] + ([dense] if dense else [])
         # sized on a sample (CM_WINDOWS windows), built on all the values only if it may win (see plan)
         ys = y[_windows(y.shape[0], CM_SAMPLE, CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
         c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), coders, "cm",
                       scale=y.shape[0] / ys.shape[0])
         c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm")
-        return out + [c]
+        out.append(c)
+        dense = _dense_cm_candidate(chain, ys, len(alphabet_s), coders)
+        if dense is not None:
+            dense.scale = c.scale
+            dense.rebuild = lambda: (_dense_cm_candidate(chain, y, a, coders, always=True)
+                                     or Candidate(chain, alphabet, bare.prefix(0), ids, coders, "cm"))
+            out.append(dense)
+        return out
 
     def rebuild(self, cand: Candidate, y: np.ndarray, level: int) -> Candidate:
         """``cand``'s recipe applied to all the values ``y`` (its chain's output)."""
@@ -293,6 +339,10 @@ class ReplayEncoder:
             full = self.propose(cand.chain, y, 1, _no_cost, sampled=False)
             return next((c for c in full if c.variant == cand.variant), full[0])
         alphabet = Alphabet.from_data(y)
+        dense = _dense_cm_candidate(cand.chain, y, len(alphabet), cand.coders, always=True) \
+            if cand.variant == "dense" else None
+        if dense is not None:
+            return dense
         return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), LEVEL_CODERS[2], "cm")
 
 
@@ -307,7 +357,7 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if n <= PROBE_SAMPLE:
         fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
         hist = np.bincount(fit.stream, minlength=a + len(fit.merges))
-        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS) > 0
+        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs) > 0
     ys = y[_windows(n, PROBE_SAMPLE)]
     alphabet = Alphabet.from_data(ys)
     a_s = len(alphabet)
@@ -353,12 +403,15 @@ def auto_chains(x: np.ndarray, level: int = 2) -> list[tuple[tuple[str, dict], .
     only help values on a sparse, possibly inexact grid; on dense values they are the identity
     plus a table); with two or more channels, the ``decorrelate`` chains of
     :data:`DECORRELATE_CHAINS`; when a channel is on a grid with a step > 1 (:func:`has_grid`),
-    the ``grid`` chains of :data:`GRID_CHAINS`."""
+    the ``grid`` chains of :data:`GRID_CHAINS`; when a channel's codes have skewed low digits
+    (:func:`has_low_digits`), the ``mult`` chains of :data:`MULT_CHAINS`."""
     specs = list(AUTO_CHAINS)
     if x.shape[0] >= 2:
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS if k in PREDICTORS]
     if x.size and x.dtype.kind in "iu" and has_grid(x):
         specs += [PREDICTORS[k] for k in GRID_CHAINS if k in PREDICTORS]
+    if x.size and x.dtype.kind in "iu" and has_low_digits(x):
+        specs += [PREDICTORS[k] for k in MULT_CHAINS if k in PREDICTORS]
     specs = [spec for spec in specs if level != 1 or is_fast(spec)]
     if x.size and x.dtype.kind in "iu":
         if x.dtype.itemsize <= 2:
@@ -387,6 +440,15 @@ def has_grid(x: np.ndarray) -> bool:
     return False
 
 
+def has_low_digits(x: np.ndarray) -> bool:
+    """Whether some channel of ``x`` (``(channels, frames)``, integers) has codes whose low
+    digits are skewed enough that splitting them off may pay (:func:`ubpe.predict.mult_detect`:
+    exact digit histograms of a sample, a few milliseconds a channel)."""
+    from . import predict
+
+    return any(predict.mult_detect(np.ascontiguousarray(row))[0] > 1 for row in x)
+
+
 def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:
     """``[fn(i) for i in items]`` on up to ``threads`` threads, results in order (the kernels
     release the GIL; every candidate is costed on its own, so the result is the same)."""
@@ -410,6 +472,30 @@ def _dense_candidate(chain: list[dict], y: np.ndarray, a: int) -> Candidate | No
                      variant="dense")
 
 
+#: Level 2 also offers the context mixers the dense ids of :func:`_dense_cm_candidate` when the
+#: values have at least this many distinct values (fewer cost a few bytes to list).
+DENSE_CM_ALPHABET = 256
+
+
+def _dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, coders: tuple[str, ...],
+                        always: bool = False) -> Candidate | None:
+    """The values ``y`` (alphabet of ``a`` symbols) as ids over every value in [min, max] for
+    level 2's context mixers: no list of distinct values is stored, which for heavy-tailed
+    residuals (a quiet seismometer and the rare large excursions of an event: each excursion
+    a value of its own) costs more than the coder spends on the holes of the range ("cms2"
+    codes an id by its distance from a predicted one, so a wide range costs it little; its
+    memory does not grow with V). Offered when ``a >= DENSE_CM_ALPHABET`` and the range has
+    holes (``always``: whenever the range fits, for a rebuild of such a candidate); else None.
+    shared/data has none; seis-ale-vhz (28 887 int32 values, 1 607 distinct residuals over
+    87 556): alphabet 1 290 B, dense ids 789 B smaller in all."""
+    lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
+    span = hi - lo + 1
+    if hi >= 1 << 63 or span > entropy.MAX_VOCAB or span < 1 or not (always or DENSE_CM_ALPHABET <= a < span):
+        return None
+    dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+    return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), coders, "cm", variant="dense")
+
+
 def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
     """The screen's candidates for the values ``y``: their bare alphabet, and the dense ids of
     :func:`_dense_candidate` (no training), static coders."""
@@ -424,22 +510,24 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
             threads: int = 1) -> tuple[list[list[frontend.Stage]], list[bool]]:
     """The SCREEN_KEEP chains whose level-1 container of a sample of ``x``, its stream scaled
     to all the values, is smallest (ties:
-    the earlier), in their given order, and the first chain too when ``keep_first`` (level 2:
+    the earlier), and those within SCREEN_CLOSE of the last of them, in their given order, and the first chain too when ``keep_first`` (level 2:
     the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
     on neural recordings no front end with "cm" beats every predictor), with a flag per chain
     kept: True for a chain kept only because level 1 would keep it (``keep_first``: the
-    SCREEN_KEEP smallest that decode fast), which then gets level 1's candidates only. The sample: WINDOWS
+    SCREEN_KEEP smallest that decode fast), which then gets level 1's candidates only. The sample: SCREEN_WINDOWS
     evenly spaced windows of frames, SCREEN_SAMPLE values in all, each window put through the
     chain as channels of its own (chains that relate channels, "decorrelate", get the windows
     joined in time instead, the channels kept)."""
     c, f = x.shape
-    length = max(SCREEN_SAMPLE // (WINDOWS * c), 1)
-    if f <= WINDOWS * length:
-        return chains, [False] * len(chains)
-    starts = (np.arange(WINDOWS, dtype=np.int64) * (f - length)) // (WINDOWS - 1)
-    stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, WINDOWS, length)
-    windows = stacked.reshape(WINDOWS * c, length)
-    joined = stacked.reshape(c, WINDOWS * length)
+    count = SCREEN_WINDOWS
+    length = max(SCREEN_SAMPLE // (count * c), 1)
+    if f <= count * length:  # the sample would be every value: screen them all, as they are
+        windows = joined = x
+    else:
+        starts = (np.arange(count, dtype=np.int64) * (f - length)) // (count - 1)
+        stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, count, length)
+        windows = stacked.reshape(count * c, length)
+        joined = stacked.reshape(c, count * length)
     scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
 
     def size(chain: list[frontend.Stage]) -> float:
@@ -451,9 +539,12 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     sizes = _map(size, chains, threads)
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
     keep = set(ranked[:SCREEN_KEEP])
+    last = sizes[ranked[min(SCREEN_KEEP, len(ranked)) - 1]]
+    keep.update(i for i in ranked[SCREEN_KEEP:] if sizes[i] <= last * SCREEN_CLOSE)
     static_only: set[int] = set()
-    if keep_first:
+    if keep_first and sizes[0] <= SCREEN_FIRST_WITHIN * sizes[ranked[0]]:
         keep.add(0)
+    if keep_first:
         # level 2 also keeps the chains level 1 would keep (its fast ones), so that level 1's
         # candidate stays one of level 2's; those not kept on their own merit get level 1's
         # candidates only (no "cm" run)
@@ -514,7 +605,7 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
         for i in order:
             c = cands[i]
             if c.rebuild is not None and c.estimate <= rest.estimate * CLOSE and \
-                    all(c.chain != d.chain for d in chosen):
+                    all(c.chain != d.chain or c.variant != d.variant for d in chosen):
                 chosen.append(c)
         built = [exact] + _map(lambda c: c.rebuild(), chosen, threads)
         return min(built, key=lambda c: cost(c).size)
@@ -529,7 +620,8 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 # ============================================================================ prefix choice
 
 
-def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS) -> int:
+def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS,
+                cache: dict | None = None) -> int:
     """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
 
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
@@ -537,9 +629,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     every prefix follows by unrolling from the top; each candidate is costed as the entropy
     stage's estimate (``entropy.counts_cost_bits``) plus the packed merge table. Candidates
     form a geometric ladder (the ratio of :data:`PREFIX_LADDERS`' first), then the bracket
-    around the best so far is searched with each finer ratio in turn.
+    around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
+    cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
     """
     m = len(merges)
+    cache = {} if cache is None else cache
     if m == 0:
         return 0
     left = merges[:, 0].tolist()
@@ -565,7 +659,9 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
                     h[right[j]] += c
                     h[t] = 0
             top = k
-            out[k] = cost(h, k)
+            if k not in cache:
+                cache[k] = cost(h, k)
+            out[k] = cache[k]
         return out
 
     def ladder(hi: int, lo: int, ratio: float) -> list[int]:

@@ -9,8 +9,14 @@ original dtype is recorded in the params). Every transform takes one channel, a 
 
 Why the round trips are bit-exact for every input, 64-bit extremes included
 --------------------------------------------------------------------------
-A sample of a ``bits``-wide dtype is carried as the int64 sign extension of its *signed*
-``bits``-wide representation (an unsigned value is reinterpreted, not converted). A prediction
+A sample of a ``bits``-wide dtype is carried as the int64 sign extension of a *signed*
+``bits``-wide value: a signed sample as itself; an unsigned one (``unsigned`` 2, what
+:func:`lpc_forward` and :func:`adaptive_forward` write) as ``x - 2**(bits-1)``, i.e. its top bit
+flipped and the bits read as signed, an order-preserving map, so a signal crossing the middle
+of the unsigned range stays continuous for the predictors. Format versions 1 to 5 knew only
+``unsigned`` 1: the unsigned bits reinterpreted as signed, which puts a jump of ``2**bits``
+where the signal crosses ``2**(bits-1)`` (a predictor then mispredicts around each crossing;
+still exact, only larger); readers keep decoding it. A prediction
 ``p`` is a function of previous samples and of params only; it is summed in uint64, whose
 arithmetic is defined to wrap modulo 2**64, then reinterpreted as int64 and shifted
 arithmetically. The residual is ``r = (x - p) mod 2**bits`` and the inverse computes
@@ -33,6 +39,7 @@ type of the input's width; the inverse returns the input's dtype (native byte or
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -76,21 +83,46 @@ DEFAULT_STAGES: tuple[tuple[int, int, int], ...] = ((256, 17, 1), (32, 14, 1), (
 # ============================================================================ shared helpers
 
 
-def _signal(x: Any, name: str = "x") -> tuple[np.ndarray, np.dtype]:
-    """``x`` as int64 sign extensions of its signed representation, and its dtype."""
+#: ``unsigned`` param values: a signed input; an unsigned input whose bits are read as signed
+#: (format versions 1 to 5, still decoded); an unsigned input offset by ``-2**(bits-1)``
+#: (order-preserving, format version 6, what the writer uses)
+SIGNED, UNSIGNED_VIEW, UNSIGNED_OFFSET = 0, 1, 2
+#: The ``unsigned`` mode the forward transforms write for an unsigned input when not told
+#: (``unsigned_mode=None``); tests/fixtures/make_fixtures.py sets it to 1 to reproduce the
+#: containers of format versions 2 to 5.
+WRITE_UNSIGNED = UNSIGNED_OFFSET
+
+
+def _signed_bits(arr: np.ndarray, unsigned: int) -> np.ndarray:
+    """The native integer array ``arr`` as the signed values of its width that the predictors
+    see: itself (``unsigned`` 0 or 1: the bits reinterpreted) or, for ``unsigned`` 2, with its
+    top bit flipped first (``x - 2**(bits-1)`` for an unsigned ``x``). An involution on bits:
+    applying it to the signed output of the inverse (as unsigned) restores the input's bits."""
+    k = arr.dtype.itemsize
+    if unsigned == UNSIGNED_OFFSET:
+        return (arr.view(f"u{k}") ^ np.array(1 << (8 * k - 1), f"u{k}")).view(f"i{k}")
+    return arr.view(f"i{k}")
+
+
+def _signal(x: Any, name: str = "x", unsigned_mode: int | None = None) -> tuple[np.ndarray, np.dtype, int]:
+    """``x`` as int64 sign extensions of the signed values the predictors see, its dtype, and
+    the ``unsigned`` param recorded: 0 for a signed ``x``, else ``unsigned_mode`` (1 or 2;
+    None: :data:`WRITE_UNSIGNED`)."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; call once per channel")
+    unsigned_mode = check_int("unsigned_mode", WRITE_UNSIGNED if unsigned_mode is None else unsigned_mode,
+                              UNSIGNED_VIEW, UNSIGNED_OFFSET)
     dtype = arr.dtype.newbyteorder("=")
-    signed = np.dtype(f"i{dtype.itemsize}")
-    return np.ascontiguousarray(arr, dtype=dtype).view(signed).astype(np.int64), dtype
+    mode = unsigned_mode if dtype.kind == "u" else SIGNED
+    return _signed_bits(np.ascontiguousarray(arr, dtype=dtype), mode).astype(np.int64), dtype, mode
 
 
 def _restore(values: np.ndarray, unsigned: int, bits: int) -> np.ndarray:
-    """int64 sign extensions back to the dtype of ``bits`` and signedness ``unsigned``."""
-    out = values.astype(f"i{bits // 8}")
+    """int64 sign extensions back to the dtype of ``bits`` and the ``unsigned`` mode (0, 1, 2)."""
+    out = _signed_bits(values.astype(f"i{bits // 8}"), unsigned)
     return out.view(f"u{bits // 8}") if unsigned else out
 
 
@@ -114,8 +146,10 @@ def _bits_of(dtype: Any, where: str) -> int:
     return 8 * dt.itemsize
 
 
-def _field_unsigned(params: dict, where: str) -> int:
-    return field_int(params, "unsigned", 0, 1, where=where)
+def _field_unsigned(params: dict, where: str, modes: int = UNSIGNED_VIEW) -> int:
+    """The ``unsigned`` field: 0 or 1 for the value stages (rank, grid: signedness only); up
+    to ``modes`` = 2 for the predictors (lpc, adaptive), whose 1 and 2 differ (see SIGNED)."""
+    return field_int(params, "unsigned", 0, modes, where=where)
 
 
 # ============================================================================ coefficient packing
@@ -141,6 +175,7 @@ def lpc_forward(
     max_order: int = MAX_ORDER,
     window: str | tuple[str, ...] = "tukey",
     precisions: tuple[int, ...] = (12, 15),
+    unsigned_mode: int | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Residual of exact block linear prediction, and the params that invert it.
 
@@ -158,17 +193,22 @@ def lpc_forward(
         search; slower analysis, same decoder).
     precisions : tuple of int
         Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
+    unsigned_mode : int or None
+        How an unsigned ``x`` is carried (see :data:`UNSIGNED_OFFSET`): 2, offset to signed
+        (order-preserving; format version 6); 1, bits reinterpreted (what versions 1 to 5
+        wrote; kept to reproduce them); None (default), :data:`WRITE_UNSIGNED` (2). Ignored
+        for a signed ``x``.
 
     Returns
     -------
     residual : ndarray of the signed integer type of ``x``'s width, same length
         ``(x - prediction) mod 2**bits``.
     params : dict
-        ``block``, ``unsigned`` (ints), ``orders``, ``shifts``, ``precisions`` (one byte per
+        ``block``, ``unsigned`` (0 signed, else ``unsigned_mode``), ``orders``, ``shifts``, ``precisions`` (one byte per
         block) and ``coefs`` (each block's ``order`` coefficients, ``precision`` bits each,
         two's complement, bit-packed little-endian).
     """
-    s, dtype = _signal(x)
+    s, dtype, mode = _signal(x, unsigned_mode=unsigned_mode)
     block = check_int("block", block, 1, MAX_BLOCK)
     max_order = check_int("max_order", max_order, 0, MAX_ORDER)
     names = (window,) if isinstance(window, str) else window
@@ -199,7 +239,7 @@ def lpc_forward(
     _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
     params = {
         "block": block,
-        "unsigned": int(dtype.kind == "u"),
+        "unsigned": mode,
         "orders": orders.astype(np.uint8).tobytes(),
         "shifts": shifts.astype(np.uint8).tobytes(),
         "precisions": pbits.astype(np.uint8).tobytes(),
@@ -221,7 +261,7 @@ def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, 
     _bits_of(dtype, where)
     p = expect_map(params, where, ("block", "unsigned", "orders", "shifts", "precisions", "coefs"))
     block = field_int(p, "block", 1, MAX_BLOCK, where=where)
-    _field_unsigned(p, where)
+    _field_unsigned(p, where, UNSIGNED_OFFSET)
     nb = -(-n // block)
     head = b"".join(field_bytes(p, key, where=where, size=nb) for key in ("orders", "shifts", "precisions"))
     data = field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2)
@@ -267,7 +307,8 @@ def _check_stages(stages: Any) -> list[list[int]]:
     return out
 
 
-def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarray, dict]:
+def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES,
+                     unsigned_mode: int | None = None) -> tuple[np.ndarray, dict]:
     """Residual of a cascade of sign-sign LMS predictors (backward-adaptive, no coefficients stored).
 
     Stage ``m`` predicts its input (the residual of stage ``m - 1``; ``x`` for the first) as
@@ -284,14 +325,18 @@ def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarra
         0 to 8 stages, order in [1, 1024], shift in [1, 28], rule 0 (sign-sign) or 1 (sign-error
         with power-of-two normalization, the default); see ``ubpe._kernels.predict.lms_stage``.
         Default :data:`DEFAULT_STAGES`.
+    unsigned_mode : int or None
+        As :func:`lpc_forward`'s: how an unsigned ``x`` is carried (2 order-preserving, 1 the
+        bits reinterpreted as versions 1 to 5 wrote).
 
     Returns
     -------
     residual : ndarray of the signed integer type of ``x``'s width
     params : dict
-        ``stages`` (a list of ``[order, shift, rule]``) and ``unsigned`` (0 or 1).
+        ``stages`` (a list of ``[order, shift, rule]``) and ``unsigned`` (0 signed, else
+        ``unsigned_mode``).
     """
-    s, dtype = _signal(x)
+    s, dtype, mode = _signal(x, unsigned_mode=unsigned_mode)
     st = _check_stages(stages)
     bits = 8 * dtype.itemsize
     cur = s
@@ -299,7 +344,7 @@ def adaptive_forward(x: Any, *, stages: Any = DEFAULT_STAGES) -> tuple[np.ndarra
         nxt = np.empty_like(cur)
         _k.lms_stage(cur, order, shift, rule, 64 - bits, False, nxt)
         cur = nxt
-    return cur.astype(f"i{bits // 8}"), {"stages": st, "unsigned": int(dtype.kind == "u")}
+    return cur.astype(f"i{bits // 8}"), {"stages": st, "unsigned": mode}
 
 
 def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, int, int]]:
@@ -307,7 +352,7 @@ def check_adaptive_params(params: Any, n: int, dtype: Any) -> list[tuple[int, in
     where = "adaptive params"
     _bits_of(dtype, where)
     p = expect_map(params, where, ("stages", "unsigned"))
-    _field_unsigned(p, where)
+    _field_unsigned(p, where, UNSIGNED_OFFSET)
     stages = p["stages"]
     if not isinstance(stages, list) or len(stages) > MAX_STAGES:
         raise CorruptDataError(f"{where}: 'stages' must be a list of at most {MAX_STAGES} stages, got {short(stages)}")
@@ -335,18 +380,22 @@ def adaptive_inverse(residual: Any, params: Any) -> np.ndarray:
     return _restore(cur, params["unsigned"], bits)
 
 
-def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False) -> np.ndarray:
+def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False, unsigned: int = SIGNED) -> np.ndarray:
     """The cascade ``stages`` (checked ``[order, shift, rule]`` triples) over every row of the
     2-D integer array ``x`` in one kernel call: residuals (forward) in the signed type of
-    ``x``'s width, or (inverse, ``x`` residuals) the signed representation of the values, which
-    the caller views as its dtype. Row by row what :func:`adaptive_forward` /
-    :func:`adaptive_inverse` compute, without their per-call overhead on many short channels."""
+    ``x``'s width, or (inverse, ``x`` residuals) the bits of the values as the signed type,
+    which the caller views as its dtype. ``unsigned`` is the rows' ``unsigned`` param (2: the
+    values offset by ``-2**(bits-1)``, undone by the inverse; 0 or 1: the bits as they are).
+    Row by row what :func:`adaptive_forward` / :func:`adaptive_inverse` compute, without their
+    per-call overhead on many short channels."""
     bits = 8 * x.dtype.itemsize
-    s = np.ascontiguousarray(x).view(f"i{bits // 8}").astype(np.int64)
+    x = np.ascontiguousarray(x)
+    s = (x.view(f"i{bits // 8}") if inverse else _signed_bits(x, unsigned)).astype(np.int64)
     st = np.array(stages, np.int64).reshape(-1, 3)
     out = np.empty_like(s)
     _k.lms_cascade_rows(s, st[:, 0].copy(), st[:, 1].copy(), st[:, 2].copy(), 64 - bits, inverse, out)
-    return out.astype(f"i{bits // 8}")
+    out = out.astype(f"i{bits // 8}")
+    return _signed_bits(out, unsigned) if inverse else out
 
 
 # ============================================================================ value grid
@@ -542,3 +591,182 @@ def rank_inverse(k: Any, params: Any) -> np.ndarray:
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= values.shape[0]):
         raise CorruptDataError(f"rank: a rank lies outside [0, {values.shape[0]})")
     return values[arr.astype(np.intp)]
+
+
+# ============================================================================ low digits (IntMult)
+
+#: Largest base a ``mult`` split may declare (its low digits are one coded symbol each).
+MAX_MULT_BASE = 1 << 16
+#: Every base :func:`mult_detect` considers divides this (2**6 * 3**2 * 5 * 7): one histogram of
+#: ``x mod MULT_MODULUS`` gives the histogram of ``x mod m`` for all of them at once.
+MULT_MODULUS = 20160
+#: Bases :func:`mult_detect` considers: the divisors of MULT_MODULUS from 2 to 64.
+MULT_BASES = tuple(m for m in range(2, 65) if MULT_MODULUS % m == 0)
+#: :func:`mult_detect` measures at most this many values (MULT_WINDOWS evenly spaced windows).
+MULT_SAMPLE = 1 << 16
+MULT_WINDOWS = 8
+#: Estimated bits a value the split must save (first differences' empirical entropy) to be proposed.
+MULT_MIN_GAIN = 0.1
+#: Among the bases that pay, the smallest whose gain is within this fraction of the best one's
+#: (a larger base also "gains" from the shape of the values' distribution at its scale, which
+#: the digits' order-0 code cannot keep).
+MULT_NEAR = 0.9
+
+
+def _entropy_of(v: np.ndarray) -> float:
+    """Order-0 entropy, bits a value, of the values ``v``: the empirical one plus the
+    Miller-Madow correction ``(K - 1) / (2 N ln 2)`` for ``K`` distinct values in ``N`` (a short
+    sample of widely spread values underrates its entropy far more than one of few values)."""
+    if v.size == 0:
+        return 0.0
+    lo, hi = int(v.min()), int(v.max())
+    if hi - lo < 4 * v.size + 1024:  # a histogram is cheaper than sorting
+        counts = np.bincount(v - lo)
+        counts = counts[counts > 0]
+    else:
+        _, counts = np.unique(v, return_counts=True)
+    p = counts / v.size
+    return float(-(p * np.log2(p)).sum()) + (counts.size - 1) / (2.0 * v.size * np.log(2.0))
+
+
+def _digit_entropy(h: np.ndarray) -> float:
+    p = h[h > 0] / h.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def _mult_offset(h: np.ndarray) -> int:
+    """The offset ``c`` in ``[0, m)`` of the cut between digit classes for the digit histogram
+    ``h`` (``h[s]``: values with ``x mod m == s``): a value whose digit lies within ``m / 2`` of the
+    most common digit ``p`` (circularly) keeps the same quotient as that digit when the cut does
+    not fall between them; the cut that separates the fewest values from ``p`` wins (ties: the
+    smallest ``c``, so 0 for bits that only flip away from a constant pattern)."""
+    m = h.shape[0]
+    p = int(np.argmax(h))
+    s = np.arange(m)
+    dev = (s - p + m // 2) % m - m // 2  # signed circular distance of each digit from p
+    best, best_cost = 0, None
+    for c in range(m):
+        pos = (p - c) % m + dev
+        cost = int(h[(pos < 0) | (pos >= m)].sum())
+        if best_cost is None or cost < best_cost:
+            best, best_cost = c, cost
+    return best
+
+
+#: The last few splits :func:`mult_detect` chose, by the channel's bytes (the planner puts the
+#: same channel through several chains that start with the stage): digest -> (base, offset).
+_DETECTED: dict[tuple, tuple[int, int]] = {}
+_DETECTED_MAX = 16
+
+
+def mult_detect(x: Any) -> tuple[int, int]:
+    """The split ``x = base * q + offset + r`` (``0 <= r < base``) that pays for a channel, or
+    ``(1, 0)`` (none).
+
+    Physics: an ADC of fewer bits than its 16-bit word (or a calibrated one) writes codes whose
+    low digits mostly take one value, the few noisy extra bits flipping now and then,
+    independently of the signal. Predicting such codes spends ``log2(base)`` bits a value on
+    digits that are almost constant; split, the quotient ``q`` is predicted as the signal and
+    the digits ``r`` cost their own (small) entropy.
+
+    Exact and cheap: one histogram of ``x mod MULT_MODULUS`` on at most :data:`MULT_SAMPLE`
+    values (:data:`MULT_WINDOWS` windows) gives the digit histogram of every base of
+    :data:`MULT_BASES`; each base whose digits are neither uniform nor constant (a constant
+    digit is an exact grid: the ``grid`` stage's case) is scored by the bits a value it saves:
+    the order-0 entropy (Miller-Madow corrected, :func:`_entropy_of`) of the first differences
+    of ``x``, minus that of ``q``'s plus the digits' entropy. When the best score is at least
+    :data:`MULT_MIN_GAIN` bits a value, the smallest base scoring within :data:`MULT_NEAR` of
+    it is returned, with the offset of :func:`_mult_offset`.
+    The writer measures the result by size like any other candidate; this only proposes it.
+    The last :data:`_DETECTED_MAX` results are kept by the channel's content (a digest of its
+    bytes), so the chains that share the stage detect once.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"x must be 1-D, got shape {arr.shape}")
+    n = arr.shape[0]
+    if n < 2 * MULT_WINDOWS:
+        return 1, 0
+    key = (arr.dtype.str, n, hashlib.blake2b(np.ascontiguousarray(arr).view(np.uint8), digest_size=16).digest())
+    found = _DETECTED.get(key)
+    if found is None:
+        found = _mult_detect(arr)
+        if len(_DETECTED) >= _DETECTED_MAX:
+            _DETECTED.pop(next(iter(_DETECTED)), None)
+        _DETECTED[key] = found
+    return found
+
+
+def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
+    """:func:`mult_detect` without its cache (``arr`` 1-D integers of at least 16 values)."""
+    n = arr.shape[0]
+    if n > MULT_SAMPLE:
+        length = MULT_SAMPLE // MULT_WINDOWS
+        starts = (np.arange(MULT_WINDOWS, dtype=np.int64) * (n - length)) // (MULT_WINDOWS - 1)
+        windows = [arr[s:s + length] for s in starts.tolist()]
+    else:
+        windows = [arr]
+    if arr.dtype == np.uint64:
+        t = np.concatenate([w % np.uint64(MULT_MODULUS) for w in windows]).astype(np.int64)
+        wide = [w.view(np.int64) for w in windows]  # differences modulo 2**64: the same entropy
+    else:
+        wide = [w.astype(np.int64) for w in windows]
+        t = np.concatenate([np.mod(w, MULT_MODULUS) for w in wide])
+    hist = np.bincount(t, minlength=MULT_MODULUS)
+    with np.errstate(over="ignore"):
+        raw = _entropy_of(np.concatenate([np.diff(w) for w in wide]))
+    gains: dict[tuple[int, int], float] = {}
+    for m in MULT_BASES:
+        h = hist.reshape(-1, m).sum(axis=0)
+        hr = _digit_entropy(h)
+        if hr == 0.0 or np.log2(m) - hr < MULT_MIN_GAIN:  # constant digits, or no gain possible
+            continue
+        c = _mult_offset(h)
+        qs = [mult_forward(w, m, c)[0].astype(np.int64) for w in windows]
+        with np.errstate(over="ignore"):
+            gains[(m, c)] = raw - _entropy_of(np.concatenate([np.diff(q) for q in qs])) - hr
+    top = max(gains.values(), default=0.0)
+    if top < MULT_MIN_GAIN:
+        return 1, 0
+    return min(k for k, g in gains.items() if g >= MULT_NEAR * top)
+
+
+def mult_forward(x: Any, base: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """``x = base * q + offset + r`` with ``0 <= r < base`` (floor division of ``x - offset``,
+    exact for every value of every integer dtype): ``q`` as the signed integer type of the
+    input's width (it always fits for ``base >= 2``; ``base == 1`` gives ``x``'s bits
+    reinterpreted), ``r`` as int64 in ``[0, base)``.
+
+    ``base`` in ``[1, MAX_MULT_BASE]``, ``offset`` in ``[0, base)``."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1:
+        raise TypeError(f"x must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}")
+    if not 1 <= base <= MAX_MULT_BASE or not 0 <= offset < base:
+        raise ValueError(f"base must be in [1, {MAX_MULT_BASE}] and offset in [0, base), got {base}, {offset}")
+    arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
+    signed = np.dtype(f"i{arr.dtype.itemsize}")
+    if base == 1:
+        return arr.view(signed) if arr.dtype.kind == "u" else arr.astype(signed), np.zeros(arr.shape[0], np.int64)
+    if arr.dtype == np.uint64:
+        q0, r0 = np.divmod(arr, np.uint64(base))
+        q0, r0 = q0.astype(np.int64), r0.astype(np.int64)  # q0 < 2**63 for base >= 2
+    else:
+        q0, r0 = np.divmod(arr.astype(np.int64), base)
+    below = r0 < offset  # x - offset lies in the quotient below: never overflows (q0 > int64 min)
+    q = q0 - below
+    r = r0 - offset + base * below
+    return q.astype(signed), r
+
+
+def mult_inverse(q: Any, r: np.ndarray, base: int, offset: int, dtype: Any) -> np.ndarray:
+    """``base * q + offset + r`` modulo ``2**bits``, as ``dtype`` (the input's): exact inverse of
+    :func:`mult_forward` (int64 arithmetic wraps modulo 2**64, and the true value fits the
+    width). Untrusted ``q`` (any value) wraps and cannot fault."""
+    dtype = np.dtype(dtype)
+    qa = np.asarray(q).astype(np.int64)
+    with np.errstate(over="ignore"):
+        v = qa * np.int64(base) + (np.asarray(r, np.int64) + np.int64(offset))
+    signed = np.dtype(f"i{dtype.itemsize}")
+    return v.astype(signed).view(dtype)

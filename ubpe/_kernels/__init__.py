@@ -4,13 +4,20 @@ numba's on-disk cache goes to a per-user directory, never into the installed pac
 beside the sources breaks a read-only site-packages, and files left there by one install shadow
 the package after a reinstall. The directory is ``$NUMBA_CACHE_DIR`` when set (numba's own
 setting), else ``$XDG_CACHE_HOME/ubpe/numba`` (default ``~/.cache/ubpe/numba``). numba fixes a
-function's cache location when its decorator runs, so the setting is applied while the kernel
-modules are imported here and then restored: other numba code in the process is not affected.
+function's cache location when its decorator runs, so every kernel module decorates with this
+package's :func:`njit`, which applies the setting while the decorator runs and then restores it:
+other numba code in the process is not affected, and a kernel module imported late (the
+context-mixing coders, the segmenter: imported only when first used) caches in the same place.
 When no such directory can be created, numba's own fallback applies (its user-wide cache).
+
+Nothing is imported here: ``import ubpe`` imports the kernel modules its own modules use, and
+decorating a kernel costs about a millisecond (numba checks the cache directory per function).
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import os
 
 import numba
@@ -40,11 +47,36 @@ def is_cache_warm() -> bool:
     return False
 
 
-_previous = numba.config.CACHE_DIR
-_dir = cache_dir()
-if _dir is not None:
-    numba.config.CACHE_DIR = _dir
-try:
-    from . import cm, encode, entropy, predict, residual, segment, train  # noqa: F401  (decorators run here)
-finally:
-    numba.config.CACHE_DIR = _previous
+_UNSET = object()
+_dir: object = _UNSET  # cache_dir(), asked once (at the first decorator)
+
+
+@contextlib.contextmanager
+def _cache_dir_applied():
+    """``numba.config.CACHE_DIR`` set to :func:`cache_dir` (when there is one), then restored."""
+    global _dir
+    if _dir is _UNSET:
+        _dir = cache_dir()
+    previous = numba.config.CACHE_DIR
+    if _dir is not None:
+        numba.config.CACHE_DIR = _dir
+    try:
+        yield
+    finally:
+        numba.config.CACHE_DIR = previous
+
+
+def njit(*args, **kwargs):
+    """``numba.njit`` (same arguments, used as ``@njit(...)`` or ``@njit``), its dispatcher
+    created with ubpe's cache directory applied (module docstring). An explicit signature
+    compiles, or loads from that cache, right here, as numba.njit does."""
+    if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
+        with _cache_dir_applied():
+            return numba.njit(*args, **kwargs)
+    decorate = numba.njit(*args, **kwargs)
+
+    def apply(fn):
+        with _cache_dir_applied():
+            return decorate(fn)
+
+    return apply

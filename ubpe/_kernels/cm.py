@@ -59,7 +59,7 @@ positions, 16 MiB of order 0).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 # Status codes of cm_decode.
 OK = 0

@@ -72,7 +72,7 @@ about 6 MiB of mixer weights: about 300 MiB at most.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 from .cmtext import _apm_init, _conf

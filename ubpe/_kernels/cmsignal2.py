@@ -66,7 +66,7 @@ APM and 230 KiB of mixer weights, whatever n: about 11 MiB.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
 from .cmsignal import _sbucket, _ubucket  # the same buckets as "cms"

@@ -73,7 +73,7 @@ where "cmt" takes about 350 MiB (320 MiB of hashed tables).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 

@@ -23,7 +23,7 @@ per position for the linked list, up to 24 for bucket entries) stay in cache.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 # Fibonacci hashing constant (2**64 / golden ratio), used as a uint64 multiplier.
 _HASH_MULT = np.uint64(11400714819323198485)

@@ -10,7 +10,9 @@ Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
+
+from . import njit
 
 # Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
 RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
@@ -672,3 +674,32 @@ def rice_unpack_all(buf, r, out):
         out[i] = res[0]
         pos = res[1]
     return pos
+
+
+# ----------------------------------------------------------------------------- count model
+
+
+@njit(cache=True, nogil=True)
+def quantize_counts(counts, q, out):
+    """Count -> code with ``q >= 1`` mantissa bits, into ``out`` (int64, same length): a count
+    below ``2**(q+1)`` is its own code; a larger one, of bit length ``b``, has exponent
+    ``e = b - (q+1)`` and mantissa ``(count + 2**(e-1)) >> e`` (rounded half up; a mantissa
+    reaching ``2**(q+1)`` becomes ``2**q`` with ``e + 1``), and its code is ``e * 2**q + mantissa``.
+    The rule of ``ubpe.entropy._quantize``, in integers. Preconditions: counts in [0, 2**53)."""
+    top = np.int64(1) << (q + 1)
+    for i in range(counts.shape[0]):
+        c = np.int64(counts[i])
+        b = 0
+        v = c
+        while v > 0:
+            b += 1
+            v >>= 1
+        e = b - (q + 1)
+        if e <= 0:
+            out[i] = c
+            continue
+        mant = (c + (np.int64(1) << (e - 1))) >> e
+        if mant == top:
+            e += 1
+            mant = np.int64(1) << q
+        out[i] = e * (np.int64(1) << q) + mant

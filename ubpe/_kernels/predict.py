@@ -14,7 +14,7 @@ same operations on the same previous values, so the round trip is exact whatever
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 
 @njit(cache=True, nogil=True, inline="always")

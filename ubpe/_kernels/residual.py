@@ -13,9 +13,9 @@ backwards by the encoder so the decoder reads forwards.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
+from . import njit
 from .entropy import _get, _get_rice, _put, _put_rice, _rice_param
 
 N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)

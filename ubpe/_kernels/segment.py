@@ -20,7 +20,7 @@ walk is at most as long as the longest token (the wrappers bound it).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 _INF = np.int64(1) << np.int64(62)
 

@@ -32,9 +32,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from . import njit
 
 TOK = 0
 PREV = 1

@@ -1,0 +1,111 @@
+"""Where the first call's time goes, per kernel: python benchmarks/bench_compile.py [--levels 2,1]
+
+Runs compress + decompress of a 20 000-sample int16 random walk at each level (``threads=1``,
+so that a thread waiting for numba's compiler lock adds no CPU time to another's compile) in
+two new processes sharing a fresh numba cache: the first compiles everything (cold), the
+second loads it (cached). Both print CPU seconds (``time.process_time``):
+
+* cold: per compiled function (each ubpe kernel and each numba overload implementation it
+  needs, such as ``np.zeros``), the compile time *exclusive* of the functions compiled while
+  it was (its callees), largest first; their sum is the cold compile total;
+* cached: per kernel, the time to load its compiled code from the cache (the first of them also
+  pays numba's one-time target initialisation, which imports numba's numpy and scipy support).
+
+This is the breakdown behind ``bench_speed.py``'s cold and cached totals: a kernel's line here
+is what removing, merging or simplifying it could save.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+_CHILD = r"""
+import collections, json, sys, time
+T = time.process_time
+import numpy as np
+from numba.core import caching, dispatcher
+compile_s = collections.defaultdict(float)
+load_s = collections.defaultdict(float)
+stack = [0.0]  # CPU time of the compilations nested in the current one
+
+_compile = dispatcher.Dispatcher.compile
+def compile(self, sig):
+    stack.append(0.0)
+    c = T()
+    try:
+        return _compile(self, sig)
+    finally:
+        spent = T() - c
+        nested = stack.pop()
+        compile_s[f"{self.py_func.__module__}.{self.py_func.__qualname__}"] += spent - nested
+        stack[-1] += spent
+dispatcher.Dispatcher.compile = compile
+
+_load = caching.Cache.load_overload
+def load_overload(self, sig, target_context):
+    c = T()
+    try:
+        return _load(self, sig, target_context)
+    finally:
+        f = self._py_func
+        load_s[f"{f.__module__}.{f.__qualname__}"] += T() - c
+caching.Cache.load_overload = load_overload
+
+c = T(); import ubpe; import_s = T() - c
+x = np.cumsum(np.random.default_rng(0).integers(-3, 4, 20000)).astype(np.int16)
+c = T()
+for level in LEVELS:
+    ubpe.decompress(ubpe.compress(x, level=level, threads=1))
+calls_s = T() - c
+loaded = {k: v for k, v in load_s.items()}
+json.dump(dict(import_s=import_s, calls_s=calls_s, compile_s=dict(compile_s), load_s=loaded), sys.stdout)
+"""
+
+
+def run(levels: list[int]) -> tuple[dict, dict]:
+    """The cold and the cached child's reports (module docstring)."""
+    script = _CHILD.replace("LEVELS", repr(tuple(levels)))
+    out = []
+    with tempfile.TemporaryDirectory(prefix="ubpe-numba-cache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold", "cached"):
+            r = subprocess.run([sys.executable, "-c", script], env=env, cwd=HERE.parent,
+                               capture_output=True, text=True, timeout=3600)
+            if r.returncode != 0:
+                raise RuntimeError(f"{label} run failed:\n{r.stderr[-2000:]}")
+            out.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    return out[0], out[1]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--levels", default="2,1", help="levels compressed in turn (default 2,1)")
+    ap.add_argument("--top", type=int, default=40, help="rows of the cold table")
+    ap.add_argument("--json", help="also write both reports to this file")
+    args = ap.parse_args(argv)
+    cold, cached = run([int(v) for v in args.levels.split(",")])
+    rows = sorted(cold["compile_s"].items(), key=lambda kv: -kv[1])
+    total = sum(v for _, v in rows)
+    print(f"cold: import ubpe {cold['import_s']:.2f} s, calls {cold['calls_s']:.2f} s CPU, of which "
+          f"compiling {total:.2f} s in {len(rows)} functions (the import's included)")
+    for name, secs in rows[: args.top]:
+        print(f"  {secs:7.3f}  {name}")
+    loads = sorted(cached["load_s"].items(), key=lambda kv: -kv[1])
+    print(f"\ncached: import ubpe {cached['import_s']:.2f} s, calls {cached['calls_s']:.2f} s CPU, of which "
+          f"loading {sum(v for _, v in loads):.3f} s for {len(loads)} kernels (the import's included)")
+    for name, secs in loads[: args.top]:
+        print(f"  {1e3 * secs:7.1f} ms  {name}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(cold=cold, cached=cached), indent=1))
+
+
+if __name__ == "__main__":
+    main()

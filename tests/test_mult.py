@@ -1,0 +1,251 @@
+"""The "mult" stage (format version 6): codes split as ``base * q + offset + r``, the skewed low
+digits ``r`` coded in the stage's params; its detection, its checks and the planner's offer."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ubpe
+from common import assert_same_array, check_mutations
+from ubpe import CorruptDataError, compress, decompress, frontend, planner, predict
+from ubpe.container import FORMAT_VERSION
+from ubpe.stages import MultStage
+
+INT_DTYPES = ["int8", "uint8", "<i2", ">i2", "uint16", "<i4", ">u4", "int64", "uint64"]
+
+
+def skewed_codes(n: int, seed: int, base: int = 4, mode: int = 0, rare: float = 0.08) -> np.ndarray:
+    """A smooth signal times ``base`` whose low digit is ``mode`` except for a fraction ``rare``
+    of the values (an ADC with a noisy extra bit or two), int16."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    smooth = np.round(900 * np.sin(t / 41.0) + 300 * np.sin(t / 7.3) + np.cumsum(rng.normal(0, 3, n)))
+    digits = np.where(rng.random(n) < rare, rng.integers(0, base, n), mode)
+    return (smooth * base + digits).astype(np.int16)
+
+
+def split_roundtrip(x: np.ndarray, base: int, offset: int) -> None:
+    q, r = predict.mult_forward(x, base, offset)
+    assert q.dtype == np.dtype(f"i{x.dtype.itemsize}")
+    assert r.dtype == np.int64 and r.shape == x.shape
+    if x.size:
+        assert 0 <= int(r.min()) and int(r.max()) < base
+    assert_same_array(predict.mult_inverse(q, r, base, offset, x.dtype.newbyteorder("=")),
+                      x.astype(x.dtype.newbyteorder("=")))
+    if base > 1 and x.size:  # the quotient is the exact floor of (x - offset) / base
+        exact = [(int(v) - offset) // base for v in x[:50].tolist()]
+        assert q[:50].tolist() == exact
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_split_is_exact_at_the_extremes_of_every_dtype(dtype):
+    info = np.iinfo(np.dtype(dtype))
+    x = np.array([info.min, info.min + 1, -1 if info.min < 0 else 1, 0, 1, info.max - 1, info.max],
+                 dtype=dtype)
+    for base in (1, 2, 3, 4, 7, 64, 255, predict.MAX_MULT_BASE):
+        for offset in {0, 1 % base, base // 2, base - 1}:
+            split_roundtrip(x, base, offset)
+
+
+@settings(max_examples=150, deadline=None)
+@given(dtype=st.sampled_from(INT_DTYPES), data=st.data(),
+       base=st.integers(1, predict.MAX_MULT_BASE), frac=st.floats(0, 1, exclude_max=True))
+def test_split_round_trips_any_values(dtype, data, base, frac):
+    x = data.draw(hnp.arrays(np.dtype(dtype), st.integers(0, 40)))
+    split_roundtrip(x, base, int(frac * base))
+
+
+@settings(max_examples=60, deadline=None)
+@given(dtype=st.sampled_from(INT_DTYPES), data=st.data(), channels=st.integers(1, 3))
+def test_stage_round_trips_through_the_container_checks(dtype, data, channels):
+    """forward, then the untrusted-params path (parse_chain) and inverse: exact for any values,
+    lengths 0 and 1 included, whatever split each channel got."""
+    frames = data.draw(st.integers(0, 60))
+    x = data.draw(hnp.arrays(np.dtype(dtype), (channels, frames))).astype(np.dtype(dtype).newbyteorder("="))
+    y, record = frontend.forward(x, [MultStage()])
+    assert y.dtype == np.dtype(f"i{x.dtype.itemsize}") and y.shape == x.shape
+    packed = msgpack.unpackb(msgpack.packb(record, use_bin_type=True), raw=False)
+    chain = frontend.parse_chain(packed, x.dtype, x.shape)
+    assert_same_array(frontend.inverse(y, chain, x.dtype), x)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_containers_round_trip_every_dtype_constant_and_short(dtype):
+    rng = np.random.default_rng(1)
+    info = np.iinfo(np.dtype(dtype))
+    walk = np.cumsum(rng.integers(-5, 6, (700, 2)), axis=0) * 4 + (rng.random((700, 2)) < 0.1)
+    if info.min == 0:
+        walk -= walk.min()
+    cases = [walk.clip(info.min, info.max).astype(dtype), np.full(300, info.max, dtype), np.zeros(0, dtype),
+             np.array([info.min], dtype), rng.integers(info.min, info.max, 500, dtype=np.dtype(dtype).newbyteorder("="),
+                                                         endpoint=True).astype(dtype)]
+    for x in cases:
+        for predictor in planner.MULT_CHAINS:
+            data = compress(x, predictor=predictor, level=1)
+            assert_same_array(decompress(data), x)
+            tree = msgpack.unpackb(data, raw=False)
+            assert tree["v"] == 6 and tree["front"][0]["stage"] == "mult"
+
+
+def test_detect_finds_skewed_digits_and_nothing_else():
+    assert predict.mult_detect(skewed_codes(20000, 1)) == (4, 2)  # digit 0, cut across from it
+    assert predict.mult_detect(skewed_codes(20000, 2, base=8, mode=7))[0] == 8
+    rng = np.random.default_rng(3)
+    walk = np.cumsum(rng.integers(-40, 41, 20000)).astype(np.int32)
+    assert predict.mult_detect(walk) == (1, 0)  # digits uniform: nothing to split off
+    assert predict.mult_detect(walk * 4) == (1, 0)  # an exact grid is the grid stage's
+    assert predict.mult_detect(np.zeros(5000, np.int16)) == (1, 0)
+    assert predict.mult_detect(np.zeros(3, np.int16)) == (1, 0)
+    assert predict.mult_detect(skewed_codes(20000, 1).astype(np.uint64) + np.uint64(2**63)) == (4, 2)
+    with pytest.raises(TypeError):
+        predict.mult_detect(np.zeros(10, np.float32))
+
+
+def test_detect_cache_is_keyed_by_content_and_bounded():
+    x = skewed_codes(5000, 16)
+    assert predict.mult_detect(x) == predict._mult_detect(x) == (4, 2)
+    y = x.copy()
+    y[:] = np.cumsum(np.random.default_rng(0).integers(-40, 41, 5000))  # same buffer size, new content
+    assert predict.mult_detect(y) == (1, 0)
+    assert predict.mult_detect(x.astype(np.int32)) == (4, 2)  # other dtype: its own entry
+    for seed in range(40):
+        predict.mult_detect(skewed_codes(300, seed))
+    assert len(predict._DETECTED) <= predict._DETECTED_MAX
+
+
+def test_auto_choice_takes_the_split_and_is_smaller_than_without_it(monkeypatch):
+    """On codes with skewed low digits the automatic choice (both levels) picks a "mult" chain,
+    and the container is smaller than the best the planner finds without the stage."""
+    x = skewed_codes(30000, 4)
+    assert any(spec[:1] and spec[0][0] == "mult" for spec in planner.auto_chains(frontend.to_channels(x)))
+    walk = np.cumsum(np.random.default_rng(5).integers(-9, 10, 30000)).astype(np.int16)
+    assert not any(spec[:1] and spec[0][0] == "mult" for spec in planner.auto_chains(frontend.to_channels(walk)))
+    sizes = {}
+    for level in (1, 2):
+        data = compress(x, level=level)
+        assert_same_array(decompress(data), x)
+        info = ubpe.describe(data)
+        assert info.front[0]["stage"] == "mult" and info.version == 6
+        sizes[level] = len(data)
+    monkeypatch.setattr(planner, "has_low_digits", lambda x: False)
+    for level in (1, 2):
+        without = compress(x, level=level)
+        assert msgpack.unpackb(without, raw=False)["v"] < 6
+        assert sizes[level] < 0.95 * len(without), (level, sizes[level], len(without))
+
+
+def test_blocked_containers_are_version_6_only_with_the_stage():
+    x = skewed_codes(5000, 6)
+    data = compress(x, predictor="mult+lpc", level=1, block_size=1000)
+    tree = msgpack.unpackb(data, raw=False)
+    assert tree["v"] == 6 and len(tree["blocks"]) == 5
+    assert_same_array(decompress(data), x)
+    assert_same_array(decompress(data, start=1500, stop=3200), x[1500:3200])
+    plain = msgpack.unpackb(compress(x, predictor="lpc", level=1, block_size=1000), raw=False)
+    assert plain["v"] == 3
+    block = msgpack.unpackb(tree["blocks"][2], raw=False)
+    assert block["front"][0]["stage"] == "mult"
+    tree["v"] = 5  # a version 5 reader knows no "mult": such a container is refused
+    with pytest.raises(CorruptDataError, match="not defined in format version 5"):
+        decompress(msgpack.packb(tree, use_bin_type=True))
+
+
+def test_a_version_5_container_may_not_hold_the_stage():
+    x = skewed_codes(3000, 7)
+    tree = msgpack.unpackb(compress(x, predictor="mult+delta1", level=1), raw=False)
+    assert tree["v"] == 6 == FORMAT_VERSION
+    for v in (2, 3, 4, 5):
+        tree["v"] = v
+        with pytest.raises(CorruptDataError, match="not defined in format version"):
+            decompress(msgpack.packb(tree, use_bin_type=True))
+
+
+def _mult_tree(x: np.ndarray) -> dict:
+    return msgpack.unpackb(compress(x, predictor="mult+delta1", level=1), raw=False)
+
+
+def test_check_refuses_corrupt_params():
+    x = np.stack([skewed_codes(3000, 8), skewed_codes(3000, 9, base=8, mode=5)], axis=1)
+    tree = _mult_tree(x)
+    entry = tree["front"][0]
+    assert [c["base"] for c in entry["channels"]] == [4, 8]
+    assert [c["offset"] for c in entry["channels"]] == [2, 1]
+    stage = MultStage()
+    dtype, shape = np.dtype(np.int16), (2, 3000)
+    stage.check({k: v for k, v in entry.items() if k != "stage"}, dtype, shape)  # the original passes
+
+    def refused(change, match):
+        params = msgpack.unpackb(msgpack.packb({k: v for k, v in entry.items() if k != "stage"}), raw=False)
+        change(params)
+        with pytest.raises(CorruptDataError, match=match):
+            stage.check(params, dtype, shape)
+
+    refused(lambda p: p.pop("low"), "missing|low")
+    refused(lambda p: p.update(extra=1), "extra|unexpected")
+    refused(lambda p: p.update(channels=p["channels"][:1]), "list of 2")
+    refused(lambda p: p.update(channels={}), "list of 2")
+    refused(lambda p: p["channels"][0].update(base=0), "base")
+    refused(lambda p: p["channels"][0].update(base=predict.MAX_MULT_BASE + 1), "base")
+    refused(lambda p: p["channels"][0].update(base=True), "base")
+    refused(lambda p: p["channels"][0].update(offset=4), "offset")
+    refused(lambda p: p["channels"][0].update(offset=-1), "offset")
+    refused(lambda p: p["channels"][0].pop("offset"), "offset|missing")
+    refused(lambda p: p["channels"][1].update(base=1, offset=0), "low.*max_count")  # 3000 digits too many
+    refused(lambda p: p["channels"][0].update(base=2, offset=0), "below its channel's base")  # digits up to 3
+    refused(lambda p: p["channels"][1].update(base=4, offset=0), "low.*outside")  # vocabulary 4: digits up to 7
+    refused(lambda p: p.update(low=b"\x00"), "stream map")
+    refused(lambda p: p["low"].update(n=p["low"]["n"] - 1), "digits|n|payload|rans")
+    refused(lambda p: p["low"].update(coder="nope"), "coder")
+    with pytest.raises(CorruptDataError, match="not defined"):
+        stage.check({k: v for k, v in entry.items() if k != "stage"}, np.dtype(np.float32), shape)
+
+
+def test_checked_params_keep_the_plain_fields_and_decode_once():
+    x = skewed_codes(1000, 10)
+    entry = _mult_tree(x)["front"][0]
+    params = MultStage().check({k: v for k, v in entry.items() if k != "stage"}, np.dtype(np.int16), (1, 1000))
+    assert params["low"] == entry["low"] and set(params) == {"channels", "low"}
+    assert params["low"].digits.shape == (1000,)
+    assert ubpe.describe(compress(x, predictor="mult+lpc", level=1)).front[0]["low"] == \
+        msgpack.unpackb(compress(x, predictor="mult+lpc", level=1), raw=False)["front"][0]["low"]
+
+
+def test_mutated_mult_containers_raise_library_errors_or_decode_exactly():
+    x = skewed_codes(1500, 11)
+    stereo = np.stack([skewed_codes(2000, 12), skewed_codes(2000, 13, base=3, mode=1)], axis=1)
+    samples = [(x, compress(x, predictor="mult+lpc", level=1)), (x, compress(x, level=2)),
+               (stereo, compress(stereo, predictor="mult+delta1", level=1))]
+    assert all(msgpack.unpackb(d, raw=False)["front"][0]["stage"] == "mult" for _, d in samples)
+    assert check_mutations(samples, seed=21, n_mutations=1500) > 0
+
+
+def test_digits_payload_counts_as_growing_with_the_values():
+    """The planner's cost of a mult candidate puts the digits' payload with the stream's bytes
+    (scaled when a candidate is sized on a sample)."""
+    from ubpe import container
+
+    x = frontend.to_channels(skewed_codes(4000, 14))
+    y, record = frontend.forward(x, planner.build_chain(planner.PREDICTORS["mult+delta1"]))
+    payload = len(record[0]["low"]["payload"])
+    assert payload > 100
+    base = {"magic": "ubpe", "v": 2, "dtype": "<i2", "shape": [4000], "layout": "tc", "crc": 0, "front": []}
+    flat = np.ascontiguousarray(y).reshape(-1)
+    cand = planner._bare_candidates(record, flat)[0]
+    plain = planner._bare_candidates([], flat)[0]
+    k, k0 = container._cost(base, cand), container._cost(base, plain)
+    assert k.scalable - k0.scalable == payload
+
+
+def test_inspect_names_the_split_not_the_digit_bytes():
+    from ubpe.cli import _describe_stage
+
+    x = np.stack([skewed_codes(3000, 15), np.cumsum(np.random.default_rng(1).integers(-50, 51, 3000))], axis=1)
+    entry = msgpack.unpackb(compress(x.astype(np.int16), predictor="mult+lpc", level=1), raw=False)["front"][0]
+    text = _describe_stage(entry)
+    payload = len(entry["low"]["payload"])
+    assert text == f"mult(4q+2+r, none; digits: {entry['low']['coder']}, {payload} bytes)"
