@@ -55,9 +55,9 @@ MAGIC = "ubpe"
 #: stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for blocks
 #: unless a block may use a coder or stage params of a later version.
 FORMAT_VERSION = 6
-#: Version of a container holding one stream (the form of version 2, which versions 3 to 5 keep).
+#: Version of a container holding one stream (the form of version 2, which versions 3 to 6 keep).
 STREAM_VERSION = 2
-#: Version of the blocked form (version 3 brought it; versions 4 and 5 keep it).
+#: Version of the blocked form (version 3 brought it; versions 4 to 6 keep it).
 BLOCKED_VERSION = 3
 #: Stream coders each version defines (a newer coder needs the version that brought it).
 _CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
@@ -778,8 +778,7 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
 
 def _scalable_bytes(entry: dict) -> int:
     """Bytes of a recorded stage's params that grow with the values (``Stage.scalable``)."""
-    fn = getattr(frontend.STAGES.get(entry.get("stage")), "scalable", None)
-    return fn(entry) if fn is not None else 0
+    return frontend.STAGES[entry["stage"]].scalable(entry)
 
 
 def _cost(base: dict, c: planner.Candidate, memo: dict | None = None) -> planner.Cost:

@@ -74,6 +74,13 @@ class Stage:
         refuses them in an older container. Override when a param value is newer than the stage."""
         return 0
 
+    @staticmethod
+    def scalable(params: dict[str, Any]) -> int:
+        """Bytes of the recorded params that grow with the number of values (data a stage codes
+        in its params, as "mult"'s digits): the planner scales them with the token stream when
+        it sizes a sample. Most stages' params do not grow: 0."""
+        return 0
+
 
 #: Registered stages by name.
 STAGES: dict[str, type[Stage]] = {}

@@ -71,7 +71,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import encoder, entropy, frontend, trainer
+from . import encoder, entropy, frontend, predict, trainer
 from . import stages as _stages  # noqa: F401  (registers the prediction stages lpc, adaptive, rank)
 from .alphabet import Alphabet
 from .tokenizer import Tokenizer
@@ -444,8 +444,6 @@ def has_low_digits(x: np.ndarray) -> bool:
     """Whether some channel of ``x`` (``(channels, frames)``, integers) has codes whose low
     digits are skewed enough that splitting them off may pay (:func:`ubpe.predict.mult_detect`:
     exact digit histograms of a sample, a few milliseconds a channel)."""
-    from . import predict
-
     return any(predict.mult_detect(np.ascontiguousarray(row))[0] > 1 for row in x)
 
 
