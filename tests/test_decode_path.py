@@ -101,3 +101,42 @@ def kp_inverse(kp, residual, params):
     out = np.empty_like(residual)
     kp.lpc_filter(residual, block, orders, shifts, coefs, 48, True, out)
     return out
+
+
+def test_fused_path_behind_a_float_stage(monkeypatch):
+    """A float stage ("quantize", lossy, or "floatgrid", lossless) before the LPC stage: the
+    "mag" stream is still decoded in one pass, and the floats equal those of decoding stage by
+    stage, bit for bit (float64 and float32, wide and narrow integers)."""
+    from ubpe import container, entropy
+
+    rng = np.random.default_rng(12)
+    t = np.arange(9000)
+    smooth = 2500 * np.sin(t / 35.0) + np.where((t // 900) % 2, 30.0, 1.5) * rng.laplace(size=t.size)
+    cases = [("quantize", smooth, dict(step=0.25)), ("quantize f32", smooth.astype(np.float32), dict(step=1.0)),
+             ("quantize wide", smooth * 1e4, dict(step=0.5)),
+             ("floatgrid", np.round(smooth * 8) / 8, {}), ("floatgrid negzero", np.round(smooth) * 0.5, {})]
+    fused = []
+    real = entropy.decode_mag_lpc
+    monkeypatch.setattr(entropy, "decode_mag_lpc", lambda *a, **k: fused.append(1) or real(*a, **k))
+    used = set()
+    for name, x, opts in cases:
+        if "negzero" in name:
+            x = x.copy()
+            x[::50] = -0.0
+        data = ubpe.compress(x, level=1, predictor="lpc", **opts)
+        front = [s["stage"] for s in ubpe.describe(data).front]
+        before = len(fused)
+        y = ubpe.decompress(data)
+        assert y.dtype == x.dtype and y.shape == x.shape, name
+        if "step" in opts:
+            assert np.max(np.abs(y.astype(np.float64) - x)) <= opts["step"] / 2 * (1 + 1e-9), name
+        else:
+            assert np.array_equal(y.view(np.uint8), x.view(np.uint8)), name  # -0.0 kept
+        with monkeypatch.context() as m:
+            m.setattr(container, "_mag_lpc_values", lambda *a, **k: None)
+            z = ubpe.decompress(data)
+        assert np.array_equal(y.view(np.uint8), z.view(np.uint8)), name
+        if front[-1] == "lpc" and len(front) == 2 and ubpe.describe(data).coders == ("mag",):
+            assert len(fused) == before + 1, name
+            used.add(front[0])
+    assert used == {"quantize", "floatgrid"}

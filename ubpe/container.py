@@ -1304,27 +1304,42 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
 _SIGNED = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
 
 
+#: Float stages whose inverse reads only the values of its integers (any integer dtype holding
+#: them gives the same floats): behind one, the fused path's int64 output goes to it directly.
+_FUSED_FLOAT_STAGES = frozenset(("quantize", "floatgrid"))
+
+
 def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                     native: np.dtype) -> np.ndarray | None:
-    """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage,
-    decoded and reconstructed in one pass (:func:`ubpe.entropy.decode_mag_lpc`): the ``n``
-    values in ``native``; None for any other stream (then decoded stage by stage, as the same
-    values)."""
-    if (len(chain) != 1 or chain[0]["stage"] != "lpc" or esc is not None or s.expansion is not None or s.a == 0
+    """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage
+    (alone, or after one float stage, "quantize" or "floatgrid"), decoded and reconstructed in
+    one pass (:func:`ubpe.entropy.decode_mag_lpc`): the ``n`` values in ``native`` (after the
+    float stage's inverse, when there is one); None for any other stream (then decoded stage
+    by stage, as the same values)."""
+    if (esc is not None or s.expansion is not None or s.a == 0 or not chain or chain[-1]["stage"] != "lpc"
             or not isinstance(stream, dict) or stream.get("coder") != "mag" or stream.get("n") != n or n == 0):
         return None
-    parsed = getattr(chain[0]["channels"], "parsed", None)  # checked by parse_chain
+    lpc = chain[-1]
+    parsed = getattr(lpc["channels"], "parsed", None)  # checked by parse_chain
     if parsed is None:
         return None
-    modes = {p["unsigned"] for p in chain[0]["channels"]}
+    modes = {p["unsigned"] for p in lpc["channels"]}
     if len(modes) > 1:  # channels carried differently (never written): stage by stage
         return None
-    coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
-    values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
-    out = values.astype(coded)  # exact: every sample is wrapped to the width already
-    if modes == {predict.UNSIGNED_OFFSET}:
-        out = predict._signed_bits(out, predict.UNSIGNED_OFFSET)  # undo the offset of unsigned input
-    return out if out.dtype == native else out.view(native)
+    if len(chain) == 1:
+        coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
+        values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+        out = values.astype(coded)  # exact: every sample is wrapped to the width already
+        if modes == {predict.UNSIGNED_OFFSET}:
+            out = predict._signed_bits(out, predict.UNSIGNED_OFFSET)  # undo the offset of unsigned input
+        return out if out.dtype == native else out.view(native)
+    if len(chain) != 2 or chain[0]["stage"] not in _FUSED_FLOAT_STAGES or modes != {predict.SIGNED}:
+        return None
+    # the float stage's output (the lpc stage's input) is the signed integer of its checked
+    # "width": the int64 reconstruction holds exactly those values
+    values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, chain[0]["width"], parsed)
+    with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+        return frontend.inverse(values, chain[:1], native)
 
 
 def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:

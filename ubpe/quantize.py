@@ -394,8 +394,12 @@ class QuantizeStage(Stage):
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         # float64 w = offset + q * step, as Quantizer.dequantize; the chain's inverse rounds it
         # to the container's float dtype (the same rounding as dequantize's)
+        # (computed in place: offset + q * step is q * step + offset, IEEE addition commutes)
+        w = y.astype(np.float64)  # a fresh array
         with np.errstate(over="ignore", invalid="ignore"):
-            return params["offset"] + y.astype(np.float64) * params["step"]
+            w *= params["step"]
+            w += params["offset"]
+        return w
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: quantize"
