@@ -140,3 +140,37 @@ def test_fused_path_behind_a_float_stage(monkeypatch):
             assert len(fused) == before + 1, name
             used.add(front[0])
     assert used == {"quantize", "floatgrid"}
+
+
+def test_fused_path_for_delta_orders_1_and_2(monkeypatch):
+    """A "mag" stream behind one delta stage of order 1 or 2 is decoded in one pass as an LPC
+    of fixed coefficients (mono, stereo, signed and unsigned, short inputs); order 3 and up
+    stage by stage. Both give the input back, and the same values as stage by stage."""
+    from ubpe import container, entropy
+
+    rng = np.random.default_rng(31)
+    t = np.arange(6000)
+    walk = np.cumsum(np.where((t // 600) % 2, 9.0, 1.0) * rng.laplace(size=t.size)).astype(np.int16)
+    signals = [("mono", walk), ("unsigned", (walk.astype(np.int32) + 30000).astype(np.uint16)),
+               ("int32", walk.astype(np.int32) * 7), ("int8", (walk // 64).astype(np.int8)),
+               ("stereo", np.stack([walk, walk // 3], axis=1)), ("short", walk[:2]), ("one", walk[:1]),
+               ("wrap", (walk.astype(np.int64) * 9).astype(np.int16))]  # differences wrap around
+    fused = []
+    real = entropy.decode_mag_lpc
+    monkeypatch.setattr(entropy, "decode_mag_lpc", lambda *a, **k: fused.append(1) or real(*a, **k))
+    seen = set()
+    for order in (1, 2, 3):
+        for name, x in signals:
+            data = ubpe.compress(x, level=1, delta=order)
+            info = ubpe.describe(data)
+            before = len(fused)
+            y = ubpe.decompress(data)
+            assert y.dtype == x.dtype and np.array_equal(y, x), (order, name)
+            with monkeypatch.context() as m:
+                m.setattr(container, "_mag_lpc_values", lambda *a, **k: None)
+                assert np.array_equal(ubpe.decompress(data), x), (order, name)
+            front = [(s["stage"], s.get("order")) for s in info.front]
+            if info.coders == ("mag",) and info.n_merges == 0 and front == [("delta", order)]:
+                assert len(fused) == before + (order < 3), (order, name)
+                seen.add(order)
+    assert {1, 2} <= seen

@@ -1261,7 +1261,7 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                    native: np.dtype) -> np.ndarray | None:
     """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
     stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
-    fused = _mag_lpc_values(s, stream, esc, chain, n, native)
+    fused = _mag_lpc_values(s, stream, esc, chain, n, channels, native)
     if fused is not None:
         return fused.reshape(channels, -1)
     classes = (s.text_classes() if isinstance(stream, dict) and stream.get("coder") in entropy.TEXT_CODERS
@@ -1307,19 +1307,37 @@ _SIGNED = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
 #: Float stages whose inverse reads only the values of its integers (any integer dtype holding
 #: them gives the same floats): behind one, the fused path's int64 output goes to it directly.
 _FUSED_FLOAT_STAGES = frozenset(("quantize", "floatgrid"))
+#: Delta orders as the LPC the fused kernel runs (shift 0; coefficients of lags 1, 2, ...):
+#: order 1 predicts x[i-1], order 2 2 x[i-1] - x[i-2], and the kernel's first samples (0 as
+#: is, 1 predicted by sample 0) are those of the running sums. (Order 3 differs at sample 2.)
+_DELTA_AS_LPC = {1: np.array([1], np.int64), 2: np.array([2, -1], np.int64)}
+_ZERO_SHIFT = np.zeros(1, np.int64)
 
 
-def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
+def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
                     native: np.dtype) -> np.ndarray | None:
     """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage
-    (alone, or after one float stage, "quantize" or "floatgrid"), decoded and reconstructed in
-    one pass (:func:`ubpe.entropy.decode_mag_lpc`): the ``n`` values in ``native`` (after the
-    float stage's inverse, when there is one); None for any other stream (then decoded stage
-    by stage, as the same values)."""
-    if (esc is not None or s.expansion is not None or s.a == 0 or not chain or chain[-1]["stage"] != "lpc"
+    (alone, or after one float stage, "quantize" or "floatgrid") or one delta stage of order 1
+    or 2, decoded and reconstructed in one pass (:func:`ubpe.entropy.decode_mag_lpc`): the
+    ``n`` values (``channels`` rows of ``n // channels`` frames, flattened) in ``native``
+    (after the float stage's inverse, when there is one); None for any other stream (then
+    decoded stage by stage, as the same values)."""
+    if (esc is not None or s.expansion is not None or s.a == 0 or not chain
             or not isinstance(stream, dict) or stream.get("coder") != "mag" or stream.get("n") != n or n == 0):
         return None
     lpc = chain[-1]
+    if lpc["stage"] == "delta" and len(chain) == 1 and lpc["order"] in _DELTA_AS_LPC:
+        # delta order 1 or 2 is an LPC of fixed coefficients, one block per channel: sample 0
+        # as is, sample 1 + the one before (both orders), then the running sums' recurrence
+        frames = n // channels
+        coefs = _DELTA_AS_LPC[lpc["order"]]
+        parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
+        coded = _SIGNED[native.itemsize]
+        values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+        out = values.astype(coded)
+        return out if out.dtype == native else out.view(native)
+    if lpc["stage"] != "lpc":
+        return None
     parsed = getattr(lpc["channels"], "parsed", None)  # checked by parse_chain
     if parsed is None:
         return None
