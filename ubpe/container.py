@@ -68,6 +68,8 @@ _CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
 
 def _check_chain_version(chain: list[dict], version: int) -> None:
     """Refuse a (parsed) chain whose stage params the container's version does not define."""
+    if frontend.chain_version(chain) <= version:  # the usual case: one pass over the chain
+        return
     for e in chain:
         need = frontend.chain_version([e])
         if need > version:
@@ -109,6 +111,8 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
 _DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[6] = _DTYPES[2]
+#: The dtype object of each declarable dtype string (np.dtype(str) on every decode cost more).
+_DTYPE_OBJECTS = {s: np.dtype(s) for s in _DTYPES[2]}
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
@@ -185,9 +189,14 @@ def _crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], flat: np.ndarray) 
     """CRC-32 of the description line ``"<dtype.str> <dim> <dim> ...\\n"`` (ASCII) followed by
     the values' little-endian bytes (``flat`` is native little-endian and contiguous), so that
     the checksum also covers the dtype and the shape."""
-    line = " ".join([dtype.str, *map(str, shape)]) + "\n"
-    crc = zlib.crc32(line.encode("ascii"))
-    return zlib.crc32(memoryview(np.ascontiguousarray(flat).view(np.uint8)), crc) & 0xFFFFFFFF
+    return zlib.crc32(np.ascontiguousarray(flat).reshape(-1), _line_crc(dtype.str, tuple(shape))) & 0xFFFFFFFF
+
+
+@functools.lru_cache(maxsize=256)
+def _line_crc(dtype_str: str, shape: tuple[int, ...]) -> int:
+    """CRC-32 of the description line of :func:`_crc` (decoding many containers of one dtype
+    and shape builds and hashes it once)."""
+    return zlib.crc32((" ".join([dtype_str, *map(str, shape)]) + "\n").encode("ascii"))
 
 
 # ============================================================================ alphabet field
@@ -976,19 +985,24 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     dt = d["dtype"]
     if not isinstance(dt, str) or dt not in _DTYPES[version]:
         raise CorruptDataError(f"container: unsupported dtype {short(dt)}")
-    dtype = np.dtype(dt)
+    dtype = _DTYPE_OBJECTS[dt]
     shape_raw = d["shape"]
     if not isinstance(shape_raw, list) or len(shape_raw) > MAX_NDIM:
         raise CorruptDataError(f"container: 'shape' must be a list of at most {MAX_NDIM} ints")
-    if not all(type(s) is int and 0 <= s <= _I64_MAX for s in shape_raw):
-        raise CorruptDataError("container: 'shape' must hold non-negative ints")
-    n = math.prod(shape_raw)
+    if len(shape_raw) == 1:  # the usual case, checked as below without generators
+        n = shape_raw[0]
+        if type(n) is not int or not 0 <= n <= _I64_MAX:
+            raise CorruptDataError("container: 'shape' must hold non-negative ints")
+    else:
+        if not all(type(s) is int and 0 <= s <= _I64_MAX for s in shape_raw):
+            raise CorruptDataError("container: 'shape' must hold non-negative ints")
+        n = math.prod(shape_raw)
     if n * dtype.itemsize > cap:
         raise CorruptDataError(
             f"container declares {n} values ({n * dtype.itemsize} bytes), more than "
             f"max_output_size={cap} bytes: pass a larger max_output_size if you trust it"
         )
-    if math.prod(s or 1 for s in shape_raw) > _I64_MAX:
+    if n == 0 and math.prod(s or 1 for s in shape_raw) > _I64_MAX:  # (n > 0: this product is n)
         raise CorruptDataError("container: 'shape' is too large for an array")
     native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
     if version == 1:
