@@ -577,7 +577,10 @@ def check_rank_params(params: Any, n: int, dtype: Any) -> np.ndarray:
     count = field_int(p, "count", 1 if n else 0, max(n, 0), where=where)
     data = field_bytes(p, "values", where=where, max_size=10 * count)
     gaps = _unvarints(data, count, where)
-    if count and int(gaps.astype(object).sum()) + count - 1 > (1 << bits) - 1:
+    # the exact sum (Python ints) only when a float64 sum cannot tell (its relative error is
+    # below count * 2**-53: a sum under half the range is certainly in it)
+    if count and (float(gaps.sum(dtype=np.float64)) + count >= 2.0 ** (bits - 1)
+                  and int(gaps.astype(object).sum()) + count - 1 > (1 << bits) - 1):
         raise CorruptDataError(f"{where}: the values run past the {bits}-bit range")
     u = np.cumsum(gaps + np.uint64(1), dtype=np.uint64) - np.uint64(1)
     if not unsigned:
