@@ -321,3 +321,33 @@ def test_frozen_bytes():
     assert (a[0], b[0], c[0]) == (2, 0, 1)
     got = tuple((len(p), zlib.crc32(p)) for p in (a, b, c))
     assert got == FROZEN_CMS2
+
+
+# ------------------------------------------------------------------ kernel helpers
+
+
+def test_buckets_match_cms():
+    """The leading-zero buckets of "cms2" equal "cms"'s loop buckets (the normative sb, ub),
+    at every bit length's edges and across the signed range the contexts feed them."""
+    from numba import njit
+
+    from ubpe._kernels import cmsignal
+
+    @njit
+    def both(vals, cap):
+        out = np.empty((vals.shape[0], 4), np.int64)
+        for i in range(vals.shape[0]):
+            v = vals[i]
+            m = v if v >= 0 else -v
+            out[i, 0] = cmsignal2._ub(m, cap)
+            out[i, 1] = cmsignal._ubucket(m, cap)
+            out[i, 2] = cmsignal2._sb(v, cap)
+            out[i, 3] = cmsignal._sbucket(v, cap)
+        return out
+
+    edges = [0, 1] + [s * (1 << k) + e for k in range(1, 40) for e in (-1, 0, 1) for s in (1,)]
+    vals = np.array(sorted({s * v for v in edges for s in (1, -1)}) + list(range(-5000, 5000)), np.int64)
+    for cap in (12, 15):
+        out = both(vals, cap)
+        assert np.array_equal(out[:, 0], out[:, 1]) and np.array_equal(out[:, 2], out[:, 3])
+        assert out[:, 0].max() == cap  # the cap is reached: the comparison covers it
