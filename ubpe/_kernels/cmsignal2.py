@@ -402,12 +402,16 @@ def _huff_lengths(w):
     return a
 
 
-def _ranks(tokens: np.ndarray, P: np.ndarray, V: int) -> np.ndarray:
-    """u of each token (module docstring) for the predicted ids P."""
-    d = tokens - P
+def _ranks(tokens: np.ndarray, P, V: int) -> np.ndarray:
+    """u of each token (module docstring) for the predicted ids P (an array like ``tokens``, or
+    one id for all), in their integer type: 2|d| - [d > 0] within m = min(P, V - 1 - P) of P,
+    else m + |d| (d = t - P)."""
     m = np.minimum(P, V - 1 - P)
+    d = tokens - P
     ad = np.abs(d)
-    return np.where(ad > m, m + ad, np.where(d > 0, 2 * d - 1, -2 * d))
+    u = ad + np.minimum(ad, m)
+    u -= (ad <= m) & (d > 0)
+    return u
 
 
 def _code_lengths(counts: np.ndarray) -> np.ndarray:
@@ -423,19 +427,20 @@ def _code_lengths(counts: np.ndarray) -> np.ndarray:
 
 def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
     """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L)."""
-    t = tokens.astype(np.int64)
+    t = tokens.astype(np.int32)  # subtle: ids < 2**24, so 2 t and every u fit in int32
     n = t.size
     center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
     if vocab_size == 1:
         return 0, 0, np.ones(1, np.int64)
     best = None
+    P = np.empty(n, np.int32)
+    P[:1] = center
     for mode in (0, 1, 2):
-        P = np.full(n, center, np.int64)
-        if mode >= 1:
+        if mode == 1:
             P[1:] = t[:-1]
         if mode == 2:
             P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
-        counts = np.bincount(_ranks(t, P, vocab_size))
+        counts = np.bincount(_ranks(t, np.int32(center) if mode == 0 else P, vocab_size))
         if counts.size == 1:
             counts = np.append(counts, 0)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1)
         lengths = _code_lengths(counts)
