@@ -65,6 +65,7 @@ APM and 230 KiB of mixer weights, whatever n: about 11 MiB.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
@@ -107,6 +108,12 @@ def _ub(m, cap):
     of leading zeros instead of a loop."""
     b = 64 - leading_zeros(np.int64(m))
     return b if b < cap else cap
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
+
+    def _ub(m, cap):  # noqa: F811
+        return min(int(m).bit_length(), cap)
 
 
 @njit(cache=True, nogil=True, inline="always")

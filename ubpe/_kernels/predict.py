@@ -13,6 +13,7 @@ same operations on the same previous values, so the round trip is exact whatever
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
@@ -366,6 +367,12 @@ def _bit_length(v):
     """Number of bits of a non-negative int64 (0 for 0): 64 minus its leading zeros (one
     instruction, where a shift loop took one iteration per bit)."""
     return 64 - leading_zeros(np.int64(v))
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
+
+    def _bit_length(v):  # noqa: F811
+        return int(v).bit_length()
 
 
 @njit(cache=True, nogil=True)
