@@ -13,7 +13,10 @@ same operations on the same previous values, so the round trip is exact whatever
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import leading_zeros
+
 from . import njit
 
 
@@ -361,12 +364,15 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
 
 @njit(cache=True, nogil=True, inline="always")
 def _bit_length(v):
-    """Number of bits of a non-negative int64 (0 for 0)."""
-    b = 0
-    while v > 0:
-        v >>= 1
-        b += 1
-    return b
+    """Number of bits of a non-negative int64 (0 for 0): 64 minus its leading zeros (one
+    instruction, where a shift loop took one iteration per bit)."""
+    return 64 - leading_zeros(np.int64(v))
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
+
+    def _bit_length(v):  # noqa: F811
+        return int(v).bit_length()
 
 
 @njit(cache=True, nogil=True)
@@ -393,12 +399,14 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     h = src if not inverse else dst
     # The weights are kept reversed, wr[order - 1 - j] = w[j], so that both the prediction and
     # the update walk memory forwards (wr[m] pairs with h[i - order + m] and a[i - order + m]);
-    # both loops run over slices, which LLVM vectorizes (about 4x faster than the reversed
-    # loops at order 256). The update after sample i is done right after it, before the
-    # prediction of sample i + 1, as the definition says. The sum is taken modulo 2**64, so
-    # its order does not change it: the residuals are the ones the definition above gives.
-    # Positions m < order - i were never updated and hold 0, so during the warm-up (i < order)
-    # the loops start at m0 = order - i.
+    # one loop over slices does both, tap by tap, and LLVM vectorizes it (reversed loops were
+    # about 4x slower at order 256; this loop and the bit length by leading zeros took 15-20 %
+    # off the two forward loops of before). The
+    # update after sample i is done right after it, before the prediction of sample i + 1, as
+    # the definition says: each tap's weight is updated before its product is summed. The sum
+    # is taken modulo 2**64, so its order does not change it: the residuals are the ones the
+    # definition above gives. Positions m < order - i were never updated and hold 0, so during
+    # the warm-up (i < order) the loop starts at m0 = order - i.
     wr = np.zeros(order, np.int64)
     a = np.zeros(n, np.int64)
     rnd = np.int64(1) << np.int64(shift - 1)
@@ -440,13 +448,13 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
         wv = wr[m0:]
         adapt = a[start:start + k]
         hv = h[start + 1:start + 1 + k]
+        # one pass: each weight's update (by 0 when e == 0), then its product
         acc = np.uint64(rnd)
-        if e != 0:
-            sgn = np.int64(1) if e > 0 else np.int64(-1)
-            for m in range(k):
-                wv[m] += sgn * adapt[m]
+        sgn = np.int64(1) if e > 0 else (np.int64(-1) if e < 0 else np.int64(0))
         for m in range(k):
-            acc += np.uint64(wv[m]) * np.uint64(hv[m])
+            w = wv[m] + sgn * adapt[m]
+            wv[m] = w
+            acc += np.uint64(w) * np.uint64(hv[m])
 
 
 @njit(cache=True, nogil=True)
