@@ -190,6 +190,12 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("mult", lowbits, compress(lowbits, predictor="mult+lpc", level=1), None),
         ("blocks_mult", lowbits, compress(lowbits, predictor="mult+delta1", level=1, block_size=1000), None),
     ]
+    # every sample above is format version 7 (the compact form); these frozen ones keep the named
+    # form of versions 5 and 6 (one stream, and blocks) under the same mutations
+    import pathlib
+    fixtures = pathlib.Path(__file__).parent / "fixtures"
+    for name in ("v5_cms2_signal_int16", "v6_blocks_lpc_midcross_uint16", "v6_mult_lpc_int16"):
+        out.append((name, np.load(fixtures / f"{name}.npy"), (fixtures / f"{name}.ubpe").read_bytes(), None))
     return out
 
 

@@ -2,10 +2,11 @@
 
 ``compress`` maps the values to the ``(channels, frames)`` layout (:func:`ubpe.frontend.to_channels`),
 lets the planner (:mod:`ubpe.planner`) choose a front-end chain, a model and a coder by the
-exact size this module gives each candidate, and writes one msgpack map: magic and format
-version, dtype and shape of the values, the layout, the front-end chain, optional source
-metadata, the alphabet and merge table (or the digest of a saved model), the token stream and
-a CRC-32 of the values. ``docs/format.md`` is the normative specification.
+exact size this module gives each candidate, and writes ``b"ubpe"``, the format version and one
+msgpack map (keys by number: the compact form of version 7): dtype and shape of the values, the
+front-end chain, optional source metadata, the alphabet and merge table (or the digest of a
+saved model), the token stream and a CRC-32 of the values. ``docs/format.md`` is the normative
+specification.
 
 Float values go through a float stage first (:mod:`ubpe.quantize`: ``"floatgrid"``,
 lossless, or ``"quantize"``, lossy with ``step=``/``bits=``); the chain is then chosen on the
@@ -16,7 +17,7 @@ table's order, the sizes the fields declare against each other and against
 ``max_output_size``) before any kernel runs or any array proportional to the output is
 allocated, and checks the CRC of what it decoded: bytes from elsewhere either give back exactly
 the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newer format raises
-:class:`~ubpe.FormatVersionError`). Version 1 containers are still decoded.
+:class:`~ubpe.FormatVersionError`). Containers of versions 1 to 6 are still decoded.
 """
 
 from __future__ import annotations
@@ -49,16 +50,19 @@ __all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress
 
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
-#: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
-#: (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version 4, "cms2"
-#: version 5), or its front end stage params of a later version (``Stage.version``: the "mult"
-#: stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for blocks
-#: unless a block may use a coder or stage params of a later version.
+#: version 7, the compact form (WRITE_COMPACT). With WRITE_COMPACT off it writes, as before
+#: version 7, version 2 for one stream (inputs of at most one block) unless its coder needs a
+#: later one (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version
+#: 4, "cms2" version 5), or its front end stage params of a later version (``Stage.version``: the
+#: "mult" stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for
+#: blocks unless a block may use a coder or stage params of a later version.
 FORMAT_VERSION = 7
-#: The compact form (version 7): the same maps, every key of :data:`KEYS_V7` written as its index
-#: there and the leading ``"magic": "ubpe", "v": k`` as one entry ``"ubpe": k`` (docs/format.md,
-#: "Version 7: compact keys"). :func:`compress` writes it (WRITE_COMPACT); the fields, their
-#: meaning and their checks are those of version 6.
+#: The compact form (version 7): the bytes ``b"ubpe"`` and the version, then the fields of version
+#: 6 in one msgpack map, every key of :data:`KEYS_V7` written as its index there, the values of
+#: DTYPES_V7, CODERS_V7 and STAGES_V7 as theirs, and the fields that carry nothing left out
+#: (docs/format.md, "Version 7: the compact form"); their meaning and their checks are those of
+#: version 6: the translation happens at the pack/unpack boundary (:func:`_v7_fields`,
+#: :func:`_named_head`, :func:`_named_block`).
 COMPACT_VERSION = 7
 #: The writer's form: True (the default) writes version 7; False the smallest of versions 2 to 6
 #: the fields need, as before version 7 (tests/fixtures/make_fixtures.py writes the frozen
