@@ -8,7 +8,6 @@ import random
 import time
 import tracemalloc
 
-import msgpack
 import numpy as np
 import pytest
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pathlib
 import time
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given
@@ -1015,7 +1014,6 @@ def test_fixtures_exist():
 
 def test_text_coder_fixtures():
     """"cmt" (version 3) still decodes; "cmt2" needs version 4, in one stream and in blocks."""
-    import msgpack
 
     expected = np.load(FIXTURES / "v3_cmt_text_uint8.npy")
     for name, version, coders in (("v3_cmt_text_uint8", 3, ("cmt",)), ("v4_cmt2_text_uint8", 4, ("cmt2",)),
@@ -1039,7 +1037,6 @@ def test_text_coder_fixtures():
 def test_signal_coder_fixtures():
     """"cms" (version 4) still decodes; "cms2" needs version 5, in one stream and in blocks, and a
     version 4 reader's refusal of it names the version."""
-    import msgpack
 
     expected = np.load(FIXTURES / "v5_cms2_signal_int16.npy")
     for name, version, coders in (("v4_cms_signal_int16", 4, ("cms",)), ("v4_blocks_cms_signal_int16", 4, ("cms",) * 3),
@@ -1060,7 +1057,6 @@ def test_signal_coder_fixtures():
 def test_mult_stage_fixtures():
     """The "mult" stage needs version 6, in one stream and in blocks; a version 5 reader's
     refusal names the version."""
-    import msgpack
 
     expected = np.load(FIXTURES / "v6_mult_lpc_int16.npy")
     for name, chain in (("v6_mult_lpc_int16", ("mult", "lpc")), ("v6_mult_delta1_cms2_int16", ("mult", "delta")),
@@ -1323,7 +1319,6 @@ def test_text_uses_the_text_coder_at_the_default_level_and_round_trips():
 
 
 def test_a_text_stream_over_values_that_are_not_bytes_is_refused():
-    import msgpack
 
     import ubpe.tokenizer
 

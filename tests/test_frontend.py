@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given

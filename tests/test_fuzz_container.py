@@ -87,7 +87,6 @@ def test_delta_containers_mutated_in_process():
     assert check_mutations(samples, seed=11, n_mutations=1200) > 0
     # every substitute for the chain, a stage, its order, the layout or the source is refused
     # (or, being the same value, decodes to the same values)
-    import msgpack
     from common import _SUBSTITUTES
     v1_forms = [{"delta": k} for k in range(-1, MAX_DELTA + 2)] + [{}]
     v2_forms = [[{"stage": "delta", "order": k}] for k in range(-1, MAX_DELTA + 2)]
@@ -119,7 +118,6 @@ def test_float_stage_params_substituted():
     is refused, or decodes to exactly the values of the original container (the CRC decides)."""
     import math
 
-    import msgpack
     import numpy as np
 
     import ubpe
@@ -154,7 +152,6 @@ def test_float_stage_params_substituted():
 def test_child_samples_include_mult_containers():
     """The child-process mutations cover the "mult" stage's fields (bases, offsets, the digits'
     stream) in one stream and in blocks."""
-    import msgpack
 
     samples = {name: data for name, _, data, _ in fuzz_samples()}
     for name in ("mult", "blocks_mult"):
@@ -183,7 +180,6 @@ def test_cm_containers_mutated_in_process():
     """Level-2 "cm", "cmt" and "cmt2" containers, mutated (bytes, fields, the payload's bytes and length, the token
     count): a library error or the exact values."""
 
-    import msgpack
     import numpy as np
 
     import ubpe

@@ -7,7 +7,6 @@ import sys
 import time
 import warnings
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given

@@ -13,7 +13,6 @@ import hashlib
 import pathlib
 import pickle
 
-import msgpack
 import numpy as np
 import pytest
 

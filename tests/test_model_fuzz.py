@@ -12,7 +12,6 @@ import copy
 import os
 import warnings
 
-import msgpack
 import numpy as np
 import pytest
 

@@ -3,7 +3,6 @@ digits ``r`` coded in the stage's params; its detection, its checks and the plan
 
 from __future__ import annotations
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given, settings

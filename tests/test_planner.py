@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pathlib
 
-import msgpack
 import numpy as np
 import pytest
 

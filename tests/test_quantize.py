@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given

@@ -12,7 +12,6 @@ import pickle
 import sys
 import warnings
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given, settings

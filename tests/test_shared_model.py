@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import warnings
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given

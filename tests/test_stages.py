@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import assume, given

@@ -542,7 +542,6 @@ def test_patterns_with_groups_still_give_whole_pieces():
 def _text_bytes(body: dict, version: int = 1) -> bytes:
     import hashlib
 
-    import msgpack
 
     raw = pack_any(body, use_bin_type=True)
     return pack_any({"magic": "ubpe.text", "version": version, "body": raw,

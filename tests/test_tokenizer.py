@@ -270,7 +270,6 @@ def test_corrupt_or_newer_model_bytes_raise_library_errors():
     for cut in range(len(data)):
         with pytest.raises(ubpe.CorruptDataError):
             Tokenizer.from_bytes(data[:cut])
-    import msgpack
 
     fields = unpack_any(tok.to_bytes(version=1))
     fields["version"] = 99

@@ -281,7 +281,6 @@ def test_cli_rate_overrides_and_other_outputs(capsys, tmp_path):
 
 
 def _with_source(data: bytes, source) -> bytes:
-    import msgpack
 
     d = unpack_any(data, raw=False, strict_map_key=False)
     d["source"] = source
