@@ -514,7 +514,7 @@ def test_lean_search_runs_about_one_full_context_mixing_pass(monkeypatch):
     lean = check_roundtrip(x, level=2)
     full = [r for r in runs if r == x.size]
     assert len(full) == 2 and all(r <= planner.LEAN_CM_SAMPLE for r in runs if r != x.size), runs
-    assert compress(x, level=2) == lean  # deterministic
+    assert compress(x, level=2) == lean == compress(x, level=2, threads=2)  # deterministic
     runs.clear()
     with monkeypatch.context() as mp:
         mp.setattr(planner, "LEAN_ABOVE", x.size)

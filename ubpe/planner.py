@@ -192,7 +192,7 @@ CM_WINDOWS = 4
 #: Level 2 from LEAN_ABOVE to FULL_FIT values of an automatic choice: the lean search of
 #: :func:`_lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
 #: full context-mixing run).
-LEAN_ABOVE = 1 << 10
+LEAN_ABOVE = 1 << 9
 LEAN_KEEP = 1
 #: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
 #: screens exactly only those within LEAN_PRUNE of the smallest (the first chain, no front end,
@@ -203,7 +203,7 @@ LEAN_PRUNE_FIRST = 2.0
 #: on short smooth signals "cms2" learns the raw values' context fastest (the first 2 000
 #: values of the bundled ECG excerpt: 1 357 bytes with no front end, 1 372 with "delta1", whose
 #: level-1 proxies are 2 096 and 1 421).
-LEAN_SMALL = 1 << 12
+LEAN_SMALL = 1 << 11
 LEAN_TABLE_BITS = 12
 LEAN_CM_SAMPLE = 1 << 12
 LEAN_CM_WINDOWS = 4
@@ -693,7 +693,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
                 full = None  # the static coders prefer the alphabet: so does the context mixer, mostly
         if full is None:
             full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
-        if y.shape[0] <= LEAN_CM_SAMPLE or len(keep) == 1:  # no other context-mixing candidate to rank
+        n, k = y.shape[0], len(keep)
+        if k * n <= k * LEAN_CM_SAMPLE + n:  # sizing k samples then one in full costs more than k in full
             return out + [(full, float(cost(full).size))]
         ys = y[_windows(y.shape[0], LEAN_CM_SAMPLE, LEAN_CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
