@@ -42,8 +42,10 @@ search.
    the one its static candidates prefer (dense ids when the static dense candidate is smaller
    or out of reach, and the values have at least :data:`DENSE_CM_ALPHABET` distinct values
    with holes in their range), sized on :data:`LEAN_CM_SAMPLE` values
-   (:data:`LEAN_CM_WINDOWS` windows) when there are more and several finalists, else on all
-   of them; those within :data:`CM_CLOSE` of the best estimate are built on all the values.
+   (:data:`LEAN_CM_WINDOWS` windows; :data:`LEAN_CM_SAMPLE_LARGE` from :data:`LEAN_CM_LARGE`
+   values) when k finalists' samples and one full run cost fewer values than k full runs,
+   else on all of them; those within :data:`CM_CLOSE` of the best estimate (from
+   LEAN_CM_LARGE values: the best only) are built on all the values.
    The smallest exact candidate wins (ties: the earlier chain, static first).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
@@ -208,8 +210,13 @@ LEAN_TABLE_BITS = 12
 LEAN_CM_SAMPLE = 1 << 12
 LEAN_CM_WINDOWS = 4
 #: Of the context-mixing candidates sized on a sample, those within CM_CLOSE of the best
-#: estimate are built on all the values.
+#: estimate are built on all the values; from LEAN_CM_LARGE values they are sized on
+#: LEAN_CM_SAMPLE_LARGE values and only the best estimate is built (on the bench sets and the
+#: unseen recordings the 2**13-value estimates rank the finalists as the full runs do, where
+#: 2**12-value ones needed the 1 % margin: 4 neural recordings, 0.26 % larger without it).
 CM_CLOSE = 1.01
+LEAN_CM_LARGE = 1 << 15
+LEAN_CM_SAMPLE_LARGE = 1 << 13
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
 CLOSE = 1.05
@@ -694,24 +701,25 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
         if full is None:
             full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
         n, k = y.shape[0], len(keep)
-        if k * n <= k * LEAN_CM_SAMPLE + n:  # sizing k samples then one in full costs more than k in full
+        sample = LEAN_CM_SAMPLE_LARGE if n >= LEAN_CM_LARGE else LEAN_CM_SAMPLE
+        if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
             return out + [(full, float(cost(full).size))]
-        ys = y[_windows(y.shape[0], LEAN_CM_SAMPLE, LEAN_CM_WINDOWS)]
+        ys = y[_windows(y.shape[0], sample, LEAN_CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
-        sample = _dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, always=True) \
+        sized = _dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, always=True) \
             if full.variant == "dense" else None
-        if sample is None:
-            sample = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
-        k = cost(sample)
-        sample.rebuild = lambda: full
-        return out + [(sample, float(k.size - k.scalable) + k.scalable * y.shape[0] / ys.shape[0])]
+        if sized is None:
+            sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
+        c = cost(sized)
+        sized.rebuild = lambda: full
+        return out + [(sized, float(c.size - c.scalable) + c.scalable * n / ys.shape[0])]
 
     cands = [c for part in _map(measure, finalists, threads) for c in part]
     exact = [(size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is None]
     estimated = sorted(((size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is not None),
                        key=lambda t: t[:2])
     if estimated:
-        bound = estimated[0][0] * CM_CLOSE
+        bound = estimated[0][0] * (1.0 if x.size >= LEAN_CM_LARGE else CM_CLOSE)
         built = [(j, c.rebuild()) for size, j, c in estimated if size <= bound]
         exact += [(float(cost(c).size), j, c) for j, c in built]
     return min(exact, key=lambda t: t[:2])[2]
