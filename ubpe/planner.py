@@ -194,7 +194,7 @@ CM_WINDOWS = 4
 #: Level 2 from LEAN_ABOVE to FULL_FIT values of an automatic choice: the lean search of
 #: :func:`_lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
 #: full context-mixing run).
-LEAN_ABOVE = 1 << 9
+LEAN_ABOVE = 1 << 10
 LEAN_KEEP = 1
 #: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
 #: screens exactly only those within LEAN_PRUNE of the smallest (the first chain, no front end,
