@@ -31,10 +31,12 @@ search.
    search (:func:`_lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus the static coders' costings. Every chain is put through the
    screen's sample (all the values when they fit) and ranked by a rough size, the order-0
-   entropy of its output plus :data:`LEAN_TABLE_BITS` a distinct value
-   (:func:`_order0_bytes`); those within :data:`LEAN_PRUNE` of the smallest (the first chain,
-   no front end, within :data:`LEAN_PRUNE_FIRST`, or always up to :data:`LEAN_SMALL` values)
-   are screened exactly as in step 1. The finalists are the :data:`LEAN_KEEP` smallest, those
+   entropy of its output plus :data:`LEAN_TABLE_BITS` a distinct value (:func:`_order0_bytes`)
+   plus its stages' params; those within :data:`LEAN_PRUNE` of the smallest
+   (:data:`LEAN_PRUNE_LARGE` from :data:`LEAN_CM_LARGE` values; the first chain, no front end,
+   within :data:`LEAN_PRUNE_FIRST`, or always up to :data:`LEAN_SMALL` values) are screened
+   exactly as in step 1. The finalists are the :data:`LEAN_KEEP` smallest
+   (:data:`LEAN_KEEP_LARGE` from LEAN_CM_LARGE values), those
    within :data:`SCREEN_CLOSE` of the last of them and the first chain as in step 1 (always
    up to LEAN_SMALL values). Each finalist's static candidates (bare alphabet, dense ids) are
    built on all the values; the fast chain ranked first gets level 1's candidates instead
@@ -638,21 +640,30 @@ def _order0_bytes(y: np.ndarray) -> float:
 
 def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
                proposer: ReplayEncoder, threads: int = 1) -> Candidate:
-    """Level 2's search from LEAN_ABOVE to FULL_FIT values (the module docstring, "Level 2"):
-    about one full context-mixing run, and the static coders' costings besides.
+    """Level 2's search from LEAN_ABOVE to FULL_FIT values (the module docstring, step 1b):
+    about one full context-mixing run, and the static coders' costings besides. ``x`` is
+    ``(channels, frames)`` integers wider than a byte; returns a candidate built on all the
+    values and costed with ``cost`` (as :func:`plan`).
 
-    1. Every chain is ranked by the screen's level-1 proxy (:func:`_screen`'s: its bare
-       candidates with the static coders on the screen's sample, all the values when they
-       fit); the finalists are the LEAN_KEEP smallest, those within SCREEN_CLOSE of the last
-       of them, and the first chain (no front end) within SCREEN_FIRST_WITHIN of the smallest.
+    1. Every chain's output on the screen's sample (:func:`_screen_sample`) gets a rough size
+       (:func:`_order0_bytes` scaled to all the values, plus its stages' params); those within
+       LEAN_PRUNE of the smallest (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first
+       chain within LEAN_PRUNE_FIRST, or always up to LEAN_SMALL values) are ranked by the
+       screen's level-1 proxy (:func:`_screen`'s: bare candidates, static coders). The
+       finalists are the LEAN_KEEP smallest (LEAN_KEEP_LARGE from LEAN_CM_LARGE values), those
+       within SCREEN_CLOSE of the last of them, and the first chain (no front end) within
+       SCREEN_FIRST_WITHIN of the smallest (always up to LEAN_SMALL values).
     2. Every finalist, and the fast chain ranked first (measured as level 1 measures it:
        probe, merges, variants), gets its static candidates built on all the values, exact.
     3. Each finalist offers the context mixers one id layout, the one its static candidates
        prefer: dense ids (:func:`_dense_cm_candidate`) when the static dense candidate is the
        smaller or the range is too wide for it, else the bare alphabet; sized on
-       LEAN_CM_SAMPLE values (LEAN_CM_WINDOWS windows; exact on all of them when fewer).
-    4. Those within CM_CLOSE of the best estimate are built on all the values; the smallest
-       exact candidate wins (ties: the earlier chain, static first)."""
+       LEAN_CM_SAMPLE values (LEAN_CM_SAMPLE_LARGE from LEAN_CM_LARGE values; LEAN_CM_WINDOWS
+       windows) when k finalists' samples and one full run code fewer values than k full
+       runs, else on all of them.
+    4. Those within CM_CLOSE of the best estimate (from LEAN_CM_LARGE values: the best only)
+       are built on all the values; the smallest exact candidate wins (ties: the earlier
+       chain, static first)."""
     windows, joined, scale = _screen_sample(x)
     whole = windows is x
 
