@@ -76,7 +76,9 @@ def test_level_2_is_never_larger_than_level_1_on_real_inputs():
 
 
 def test_level_1_candidate_is_computed_once(monkeypatch):
-    """Level 2 reuses level 1's training run: one run per chain, not two."""
+    """Level 2 reuses level 1's training run: one run per chain, not two (the exhaustive
+    search, up to LEAN_ABOVE values); the lean search trains on one chain only, the fast chain
+    its screen ranks first."""
     calls = []
     real = planner._train
 
@@ -89,14 +91,22 @@ def test_level_1_candidate_is_computed_once(monkeypatch):
     compress(x, level=1)
     runs_level1 = len(calls)
     calls.clear()
-    compress(x, level=2)
+    with monkeypatch.context() as mp:
+        mp.setattr(planner, "LEAN_ABOVE", x.size)
+        compress(x, level=2)
     chans = frontend.to_channels(x)
     assert runs_level1 == len(planner.auto_chains(chans, 1)) < len(planner.AUTO_CHAINS)
     assert len(calls) == len(planner.auto_chains(chans, 2)) == len(planner.AUTO_CHAINS)
+    calls.clear()
+    assert x.size > planner.LEAN_ABOVE
+    compress(x, level=2)
+    assert len(calls) == 1
 
 
 def test_every_chain_is_measured(monkeypatch):
-    """No chain is ruled out unmeasured: the costing function sees every chain."""
+    """No chain is ruled out unmeasured: up to LEAN_ABOVE values the costing function sees
+    every chain; beyond, the lean search ranks every chain's output by its rough size
+    (:func:`planner._order0_bytes`) before the costing function sees the closest."""
     seen = set()
     x = np.load(EXCERPT)[:2000]
 
@@ -105,8 +115,17 @@ def test_every_chain_is_measured(monkeypatch):
         return planner.Cost(len(pack_any(c.tokens.tolist())), 0)
 
     chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
+    everyone = {tuple((name, opts.get("order")) for name, opts in spec) for spec in planner.AUTO_CHAINS}
+    monkeypatch.setattr(planner, "LEAN_ABOVE", x.size)
     planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
-    assert seen == {tuple((name, opts.get("order")) for name, opts in spec) for spec in planner.AUTO_CHAINS}
+    assert seen == everyone
+    monkeypatch.setattr(planner, "LEAN_ABOVE", x.size - 1)
+    rough, real = [], planner._order0_bytes
+    monkeypatch.setattr(planner, "_order0_bytes", lambda y: rough.append(y.shape[0]) or real(y))
+    seen.clear()
+    planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
+    assert rough == [x.size] * len(chains)
+    assert seen and seen <= everyone
 
 
 class _OtherEncoder(planner.ReplayEncoder):
@@ -228,6 +247,7 @@ def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_determini
     on all of them."""
     monkeypatch.setattr(planner, "CM_SAMPLE_ABOVE", 2000)
     monkeypatch.setattr(planner, "CM_SAMPLE", 1024)
+    monkeypatch.setattr(planner, "LEAN_ABOVE", 1 << 20)  # the exhaustive search's sample
     sized = []
     real = planner._windows
 
@@ -465,3 +485,66 @@ def test_dense_ids_beyond_full_fit_round_trip(monkeypatch):
     monkeypatch.setattr(planner, "_dense_cm_candidate", spy)
     check_roundtrip(x, level=2, predictor="delta1")
     assert (False, True) in seen  # offered on the sample
+
+
+def _cm_runs(monkeypatch) -> list[int]:
+    """The number of tokens of every context-mixing run the planner starts, in order."""
+    from ubpe import entropy
+
+    runs: list[int] = []
+    real = entropy._encode_cm
+
+    def spy(arr, vocab_size, budget, classes=None, coder="cmt"):
+        runs.append(int(arr.size))
+        return real(arr, vocab_size, budget, classes, coder)
+
+    monkeypatch.setattr(entropy, "_encode_cm", spy)
+    return runs
+
+
+def test_lean_search_runs_about_one_full_context_mixing_pass(monkeypatch):
+    """Beyond LEAN_ABOVE values level 2 sizes its context-mixing candidates on samples of at
+    most LEAN_CM_SAMPLE values and builds on all the values only those within CM_CLOSE of the
+    best estimate (here two of three); the exhaustive search runs the coder on all the values
+    of every chain it screens in. The lean container stays within 1 % of the exhaustive one and at most level 1's."""
+    x = np.resize(np.load(EXCERPT), 12_000)
+    assert x.size > max(planner.LEAN_ABOVE, planner.LEAN_CM_SAMPLE, planner.LEAN_SMALL)
+    runs = _cm_runs(monkeypatch)
+    lean = check_roundtrip(x, level=2)
+    full = [r for r in runs if r == x.size]
+    assert len(full) == 2 and all(r <= planner.LEAN_CM_SAMPLE for r in runs if r != x.size), runs
+    assert compress(x, level=2) == lean == compress(x, level=2, threads=2)  # deterministic
+    runs.clear()
+    with monkeypatch.context() as mp:
+        mp.setattr(planner, "LEAN_ABOVE", x.size)
+        exhaustive = compress(x, level=2)
+    assert len([r for r in runs if r == x.size]) > len(full)
+    assert len(exhaustive) <= len(lean) <= 1.01 * len(exhaustive)
+    assert len(lean) <= len(compress(x, level=1))
+
+
+def test_lean_search_sizes_context_mixing_on_a_sample(monkeypatch):
+    """With a small LEAN_CM_SAMPLE, the finalists' context-mixing candidates are sized on a
+    sample, the winner rebuilt on all the values: exact, deterministic, at most level 1."""
+    monkeypatch.setattr(planner, "LEAN_CM_SAMPLE", 1024)
+    monkeypatch.setattr(planner, "LEAN_KEEP", 3)  # several finalists, so samples are compared
+    runs = _cm_runs(monkeypatch)
+    ecg = np.load(EXCERPT)
+    for x in (ecg[:6000], ecg[-5000:].reshape(2500, 2)):
+        runs.clear()
+        two = check_roundtrip(x, level=2)
+        assert 1024 in runs and x.size in runs, runs
+        assert two == compress(x, level=2)
+        assert len(two) <= len(compress(x, level=1))
+
+
+def test_order0_bytes_ranks_by_entropy_and_table():
+    """The lean search's rough size: order-0 entropy plus LEAN_TABLE_BITS per distinct value."""
+    y = np.array([0, 0, 0, 1], np.int64)
+    expected = (4 * np.log2(4) - 3 * np.log2(3) + 2 * planner.LEAN_TABLE_BITS) / 8
+    assert planner._order0_bytes(y) == pytest.approx(expected)
+    assert planner._order0_bytes(np.zeros(0, np.int64)) == 0.0
+    wide = np.array([0, 1 << 40, 0, 1 << 40], np.int64)  # beyond a histogram: unique counts
+    assert planner._order0_bytes(wide) == pytest.approx((4 + 2 * planner.LEAN_TABLE_BITS) / 8)
+    top = np.array([2**64 - 1, 2**64 - 2], np.uint64)
+    assert planner._order0_bytes(top) == pytest.approx((2 + 2 * planner.LEAN_TABLE_BITS) / 8)
