@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ubpe
-from common import pack_any, pack_block, unpack_any, unpack_block, assert_same_array, check_truncations, mutate
+from common import pack_any, pack_block, unpack_any, unpack_block, assert_same_array, check_roundtrip, check_truncations, mutate
 from ubpe import container, entropy
 from ubpe.container import compress, decompress, describe
 
@@ -626,3 +626,18 @@ def test_one_byte_values_are_cut_into_larger_blocks_by_default():
     assert ubpe.describe(ubpe.compress(text, level=1, block_size=container.DEFAULT_BLOCK_SIZE)).blocks == 2
     wide = text.astype(np.int16)
     assert ubpe.describe(ubpe.compress(wide, level=1)).blocks == 2
+
+
+def test_the_blocked_form_plans_with_the_exhaustive_search(monkeypatch):
+    """The plan of the blocked form is made once, on a sample of a longer input: level 2's lean
+    search (sized for one input's own cost) is not used there, but is for an input alone."""
+    from ubpe import planner
+
+    calls = []
+    real = planner._lean_plan
+    monkeypatch.setattr(planner, "_lean_plan", lambda *a, **k: calls.append(a[0].size) or real(*a, **k))
+    x = walk(8 * BLOCK, seed=5)
+    check_roundtrip(x, level=2, block_size=BLOCK)
+    assert calls == []
+    check_roundtrip(x, level=2)
+    assert calls == [x.size]

@@ -1777,8 +1777,11 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         sample = _sample_frames(src.get, src.channels, frames, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
         if chains is None:
             chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
+        # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
+        # share of coding them (the lean search's 2**13-value context-mixing samples ranked
+        # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
         best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
-                            planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
+                            planner.ReplayEncoder(n_tokens, fit_options), threads=threads, lean=False)
         stages = _stages_of(best.chain)
         alphabet, merges, coders = best.alphabet, best.merges, best.coders
     else:

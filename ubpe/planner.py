@@ -27,7 +27,8 @@ search.
    function may code equal candidates once (the screen's bare alphabet on all the values is
    the chain's own bare candidate): the format's does, within one ``compress`` call.
 1b. Level 2, automatic choice, from :data:`LEAN_ABOVE` to :data:`FULL_FIT` values wider than
-   a byte (bytes and text keep the exhaustive search: merges and the text coders): the lean
+   a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
+   plan of the blocked form, made once on a sample of a longer input): the lean
    search (:func:`_lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus the static coders' costings. Every chain is put through the
    screen's sample (all the values when they fit) and ranked by a rough size, the order-0
@@ -755,15 +756,17 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
 
 
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
-         proposer: ReplayEncoder, threads: int = 1) -> Candidate:
+         proposer: ReplayEncoder, threads: int = 1, lean: bool = True) -> Candidate:
     """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
     module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
     that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
     The candidate returned was built on all the values and costed with ``cost``. ``threads``
-    measure chains side by side; the result does not depend on it."""
+    measure chains side by side; the result does not depend on it. ``lean=False`` keeps the
+    exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
+    longer input (the blocked form), whose cost is a small share of coding the whole."""
     if getattr(proposer, "n_tokens", None) is not None:
         threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
-    elif level == 2 and LEAN_ABOVE < x.size <= FULL_FIT and x.dtype.itemsize > 1 and len(chains) > 1 \
+    elif lean and level == 2 and LEAN_ABOVE < x.size <= FULL_FIT and x.dtype.itemsize > 1 and len(chains) > 1 \
             and type(proposer) is ReplayEncoder:
         return _lean_plan(x, chains, cost, proposer, threads)  # (bytes and text: the exhaustive search)
     if x.size > SCREEN_ABOVE and len(chains) > SCREEN_KEEP:
