@@ -31,3 +31,26 @@ def test_bench_signals_verdicts_and_table():
     md = bs.markdown(res, 1.0, "policy").splitlines()
     assert md[0].startswith("| data set | **ubpe** | **ubpe L1** |") and len(md[2].split("|")) == len(md[0].split("|"))
     assert md[2].startswith("| a | **4000.00** | **3846.15** | 2222.22 | 3921.57 | flac-8 | +2.00% |")
+
+
+def test_bench_level2_decode_decisions_and_timed():
+    import numpy as np
+
+    import bench_level2_decode as bd
+    from ubpe._kernels import cmsignal2
+
+    def payload(t, vocab):
+        buf = np.zeros(t.size * 4 + 256, np.uint8)
+        return buf[:cmsignal2.cms2_encode(t.astype(np.int32), vocab, buf)]
+
+    t = np.array([0, 1, 1, 0, 1, 0, 0, 1] * 10)
+    assert bd.decisions(payload(t, 2), 2, t) == t.size  # V = 2: one decision per token (L = 1)
+    t = np.arange(40) % 7
+    n = bd.decisions(payload(t, 7), 7, t)
+    assert t.size <= n <= 6 * t.size  # a complete code of at most 7 ranks: 1 to 6 bits each
+    calls = []
+    w = bd.Timed(cmsignal2, "parse_header", keep=calls)
+    assert cmsignal2.parse_header is w
+    cmsignal2.parse_header(b"\x00", 7)
+    w.restore()
+    assert cmsignal2.parse_header is w.fn and len(calls) == 1 and w.s >= 0

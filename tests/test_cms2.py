@@ -321,3 +321,65 @@ def test_frozen_bytes():
     assert (a[0], b[0], c[0]) == (2, 0, 1)
     got = tuple((len(p), zlib.crc32(p)) for p in (a, b, c))
     assert got == FROZEN_CMS2
+
+
+# ------------------------------------------------------------------ kernel helpers
+
+
+def test_buckets_match_cms():
+    """The leading-zero buckets of "cms2" equal "cms"'s loop buckets (the normative sb, ub),
+    at every bit length's edges and across the signed range the contexts feed them."""
+    from numba import njit
+
+    from ubpe._kernels import cmsignal
+
+    @njit
+    def both(vals, cap):
+        out = np.empty((vals.shape[0], 4), np.int64)
+        for i in range(vals.shape[0]):
+            v = vals[i]
+            m = v if v >= 0 else -v
+            out[i, 0] = cmsignal2._ub(m, cap)
+            out[i, 1] = cmsignal._ubucket(m, cap)
+            out[i, 2] = cmsignal2._sb(v, cap)
+            out[i, 3] = cmsignal._sbucket(v, cap)
+        return out
+
+    edges = [0, 1] + [s * (1 << k) + e for k in range(1, 40) for e in (-1, 0, 1) for s in (1,)]
+    vals = np.array(sorted({s * v for v in edges for s in (1, -1)}) + list(range(-5000, 5000)), np.int64)
+    for cap in (12, 15):
+        out = both(vals, cap)
+        assert np.array_equal(out[:, 0], out[:, 1]) and np.array_equal(out[:, 2], out[:, 3])
+        assert out[:, 0].max() == cap  # the cap is reached: the comparison covers it
+
+
+def test_pure_python_kernels_code_the_same(tmp_path):
+    """Under NUMBA_DISABLE_JIT (debugging) the "cms2" and LMS kernels run as Python: their
+    leading-zero bit lengths (an LLVM intrinsic) fall back to int.bit_length, the prefetch hints
+    to no-ops, and the bytes and residuals are the compiled ones."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np\n"
+        "from ubpe import predict\n"
+        "from ubpe._kernels import cmsignal2\n"
+        "x = np.cumsum(np.random.default_rng(3).integers(-40, 41, 300)).astype(np.int16)\n"
+        "r, p = predict.adaptive_forward(x)\n"
+        "t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)\n"
+        "buf = np.zeros(2000, np.uint8)\n"
+        "n = cmsignal2.cms2_encode(t, 41, buf)\n"
+        "print(json.dumps([r.tolist(), buf[:n].tolist()]))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path, check=True)
+    from ubpe import predict
+
+    x = np.cumsum(np.random.default_rng(3).integers(-40, 41, 300)).astype(np.int16)
+    r, _p = predict.adaptive_forward(x)
+    t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [r.tolist(), list(cms2_bytes(t, 41))]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pathlib
 import time
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import assert_same_array, check_roundtrip, check_truncations
+from common import pack_any, unpack_any, assert_same_array, check_roundtrip, check_truncations
 from conftest import EDGE_CASES
 from ubpe import container, encoder, entropy, planner
 from ubpe.container import ContainerInfo, compress, decompress, describe, inspect
@@ -31,11 +30,11 @@ def walk(n: int, seed: int = 0, step: int = 64, dtype=np.int16) -> np.ndarray:
 
 
 def unpack(data: bytes) -> dict:
-    return msgpack.unpackb(data, raw=False)
+    return unpack_any(data, raw=False)
 
 
 def pack(fields: dict) -> bytes:
-    return msgpack.packb(fields, use_bin_type=True)
+    return pack_any(fields, use_bin_type=True)
 
 
 # ============================================================================ round trips
@@ -624,7 +623,7 @@ def test_inspect_parts_add_up():
     assert info.ratio == pytest.approx(x.nbytes / len(data))
     assert info.n_values == x.size and info.original_size == x.nbytes
     assert info.dtype == "<i2" and info.embedded and info.digest is None
-    assert info.version == (5 if info.coder == "cms2" else 2)  # version 2 unless the coder needs more
+    assert info.version == container.FORMAT_VERSION == 7  # the compact form, whatever the coder
     assert info.coder in entropy.CODERS and info.n_tokens <= x.size
     d = info.to_dict()
     assert d["payload"] == info.payload
@@ -749,6 +748,7 @@ def test_corrupt_v1_front_refused(front, match):
 def test_corrupt_front_refused(front, match):
     for x in (walk(300), np.array([7, 7, 7, 1], np.uint8)):
         d = unpack(compress(x))
+        d["v"] = 6  # the named form (version 7 checks its fields alike: tests/test_compact.py)
         d["front"] = front
         with pytest.raises(ubpe.CorruptDataError, match=match):
             decompress(pack(d))
@@ -760,6 +760,7 @@ def test_corrupt_front_refused(front, match):
 def test_corrupt_layout_refused(layout):
     d = unpack(compress(walk(300)))
     assert d["layout"] == container.LAYOUT
+    d["v"] = 6  # the named form: version 7 leaves the layout out (tests/test_compact.py)
     d["layout"] = layout
     with pytest.raises(ubpe.CorruptDataError, match="layout"):
         decompress(pack(d))
@@ -793,6 +794,7 @@ def test_front_change_caught_by_the_checksum():
 
 def test_unknown_and_missing_fields():
     base = unpack(compress(walk(300)))
+    base["v"] = 6  # the named form: version 7 leaves out the fields at their defaults
     for key in list(base):
         d = dict(base)
         del d[key]
@@ -945,6 +947,7 @@ def test_huge_alphabet_is_not_materialised():
 ])
 def test_bad_alphabets(alphabet):
     d = unpack(compress(np.array([0, 1, 2, 1, 0], np.uint8)))
+    d["v"] = 6  # the named form (version 7 leaves out w 0 and empty gaps)
     d["alphabet"] = alphabet
     with pytest.raises(ubpe.CorruptDataError):
         decompress(pack(d))
@@ -1011,7 +1014,6 @@ def test_fixtures_exist():
 
 def test_text_coder_fixtures():
     """"cmt" (version 3) still decodes; "cmt2" needs version 4, in one stream and in blocks."""
-    import msgpack
 
     expected = np.load(FIXTURES / "v3_cmt_text_uint8.npy")
     for name, version, coders in (("v3_cmt_text_uint8", 3, ("cmt",)), ("v4_cmt2_text_uint8", 4, ("cmt2",)),
@@ -1020,17 +1022,21 @@ def test_text_coder_fixtures():
         info = describe(data)
         assert (info.version, info.coders) == (version, coders)
         assert_same_array(decompress(data), expected)
-    blocked = msgpack.unpackb((FIXTURES / "v4_blocks_cmt2_text_uint8.ubpe").read_bytes(), raw=False)
+    blocked = unpack_any((FIXTURES / "v4_blocks_cmt2_text_uint8.ubpe").read_bytes(), raw=False)
     with pytest.raises(ubpe.CorruptDataError, match="block 0 .*not defined in format version 3"):
-        decompress(msgpack.packb(dict(blocked, v=3), use_bin_type=True))
-    # and a text written today without "cmt2" (level 1) is still a version 2 container
-    assert describe(compress(expected, level=1)).version == 2
+        decompress(pack_any(dict(blocked, v=3), use_bin_type=True))
+    # and a text written today without "cmt2" (level 1) is a version 7 container (before 7: version 2)
+    assert describe(compress(expected, level=1)).version == 7
+    container.WRITE_COMPACT = False
+    try:
+        assert describe(compress(expected, level=1)).version == 2
+    finally:
+        container.WRITE_COMPACT = True
 
 
 def test_signal_coder_fixtures():
     """"cms" (version 4) still decodes; "cms2" needs version 5, in one stream and in blocks, and a
     version 4 reader's refusal of it names the version."""
-    import msgpack
 
     expected = np.load(FIXTURES / "v5_cms2_signal_int16.npy")
     for name, version, coders in (("v4_cms_signal_int16", 4, ("cms",)), ("v4_blocks_cms_signal_int16", 4, ("cms",) * 3),
@@ -1040,18 +1046,17 @@ def test_signal_coder_fixtures():
         info = describe(data)
         assert (info.version, info.coders) == (version, coders)
         assert_same_array(decompress(data), expected)
-    one = msgpack.unpackb((FIXTURES / "v5_cms2_signal_int16.ubpe").read_bytes(), raw=False)
+    one = unpack_any((FIXTURES / "v5_cms2_signal_int16.ubpe").read_bytes(), raw=False)
     with pytest.raises(ubpe.CorruptDataError, match="not defined in format version 4"):
-        decompress(msgpack.packb(dict(one, v=4), use_bin_type=True))
-    blocked = msgpack.unpackb((FIXTURES / "v5_blocks_cms2_signal_int16.ubpe").read_bytes(), raw=False)
+        decompress(pack_any(dict(one, v=4), use_bin_type=True))
+    blocked = unpack_any((FIXTURES / "v5_blocks_cms2_signal_int16.ubpe").read_bytes(), raw=False)
     with pytest.raises(ubpe.CorruptDataError, match="block 0 .*not defined in format version 4"):
-        decompress(msgpack.packb(dict(blocked, v=4), use_bin_type=True))
+        decompress(pack_any(dict(blocked, v=4), use_bin_type=True))
 
 
 def test_mult_stage_fixtures():
     """The "mult" stage needs version 6, in one stream and in blocks; a version 5 reader's
     refusal names the version."""
-    import msgpack
 
     expected = np.load(FIXTURES / "v6_mult_lpc_int16.npy")
     for name, chain in (("v6_mult_lpc_int16", ("mult", "lpc")), ("v6_mult_delta1_cms2_int16", ("mult", "delta")),
@@ -1062,13 +1067,13 @@ def test_mult_stage_fixtures():
         assert [c["base"] for c in info.front[0]["channels"]] == [4, 8]
         assert_same_array(decompress(data), expected)
     assert describe((FIXTURES / "v6_mult_delta1_cms2_int16.ubpe").read_bytes()).coder == "cms2"
-    one = msgpack.unpackb((FIXTURES / "v6_mult_lpc_int16.ubpe").read_bytes(), raw=False)
+    one = unpack_any((FIXTURES / "v6_mult_lpc_int16.ubpe").read_bytes(), raw=False)
     with pytest.raises(ubpe.CorruptDataError, match="not defined in format version 5"):
-        decompress(msgpack.packb(dict(one, v=5), use_bin_type=True))
-    blocked = msgpack.unpackb((FIXTURES / "v6_blocks_mult_lpc_int16.ubpe").read_bytes(), raw=False)
+        decompress(pack_any(dict(one, v=5), use_bin_type=True))
+    blocked = unpack_any((FIXTURES / "v6_blocks_mult_lpc_int16.ubpe").read_bytes(), raw=False)
     assert len(blocked["blocks"]) == 3
     with pytest.raises(ubpe.CorruptDataError, match="block 0 .*not defined in format version 5"):
-        decompress(msgpack.packb(dict(blocked, v=5), use_bin_type=True))
+        decompress(pack_any(dict(blocked, v=5), use_bin_type=True))
 
 
 def test_v2_referenced_fixture_names_the_model_digest():
@@ -1095,7 +1100,7 @@ def test_delta_fixtures():
 
 
 def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
-    """make_fixtures.py rebuilds every v2, v3, v4, v5 and v6 fixture byte for byte from its explicit parameters.
+    """make_fixtures.py rebuilds every v2 to v7 fixture byte for byte from its explicit parameters.
 
     If the writer changes on purpose, this fails: the frozen files stay, and the script's
     parameters (or new fixture names) must be updated so that it reproduces them again."""
@@ -1104,7 +1109,8 @@ def test_fixture_script_reproduces_the_v2_and_v3_fixtures():
     spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    assert set(script.fixtures()) == {n for n in _fixture_names() if n.startswith(("v2_", "v3_", "v4_", "v5_", "v6_"))}
+    assert set(script.fixtures()) == {n for n in _fixture_names()
+                                      if n.startswith(("v2_", "v3_", "v4_", "v5_", "v6_", "v7_"))}
     assert script.check() == []
 
 
@@ -1117,27 +1123,46 @@ def test_cm_fixtures():
         assert set(unpack(data)["stream"]) == {"coder", "n", "payload"}
         expected = np.load(FIXTURES / f"{name}.npy", allow_pickle=False)
         assert_same_array(decompress(data), expected)
-        assert len(data) < len(compress(expected, level=1))
+        container.WRITE_COMPACT = False  # (the named form of the fields: version 7 is smaller)
+        try:
+            assert len(data) < len(compress(expected, level=1))
+        finally:
+            container.WRITE_COMPACT = True
+
+
+def _named_form(fn):
+    """``fn()`` with the writer's compact form off: the named fields of versions 2 to 6."""
+    container.WRITE_COMPACT = False
+    try:
+        return fn()
+    finally:
+        container.WRITE_COMPACT = True
 
 
 def test_format_md_delta_example():
-    """The example with a front end in docs/format.md."""
+    """The example with a front end in docs/format.md (the named form, then version 7's sizes)."""
     x = np.arange(1000, dtype=np.int32) ** 2
-    data = compress(x, level=1)
+    assert (len(compress(x, level=1)), len(compress(x))) == (59, 43)
+    data = _named_form(lambda: compress(x, level=1))
     d = unpack(data)
     assert len(data) == 192
     assert d["front"] == [{"stage": "delta", "order": 2}] and d["layout"] == "tc"
     assert d["alphabet"] == {"n": 3, "lo": 0, "w": 0, "gaps": b""} and d["model"]["m"] == 0
     assert d["stream"]["coder"] == "rans" and d["stream"]["n"] == 1000
-    data = compress(x)  # level 2: the same tokens, coded by "cm"
+    data = _named_form(lambda: compress(x))  # level 2: the same tokens, coded by "cm"
     d2 = unpack(data)
     assert len(data) == 166 and d2["stream"]["coder"] == "cm"
     assert {k: v for k, v in d2.items() if k not in ("stream",)} == {k: v for k, v in d.items() if k != "stream"}
 
 
 def test_format_md_first_example():
-    data = compress(np.tile(np.array([3, -1, 4, 1, 5], np.int16), 200))
+    x = np.tile(np.array([3, -1, 4, 1, 5], np.int16), 200)
+    data = _named_form(lambda: compress(x))
     assert len(data) == 147 and unpack(data)["stream"] == {"coder": "const", "n": 200, "symbol": 8}
+    compact = compress(x)
+    assert compact.hex(" ") == ("75 62 70 65 07 86 00 03 01 91 cd 03 e8 06 84 0e 05 0f ff 10 01 11 c4 01 03 07 82 14 "
+                                "04 15 c4 04 00 ac a2 0f 04 83 16 02 0e cc c8 1c 08 05 ce b3 21 87 78")
+    assert unpack(compact) == {**unpack(data), "v": 7}
 
 
 # ============================================================================ version 2: source, floats, memory
@@ -1146,7 +1171,7 @@ def test_format_md_first_example():
 def test_describe_is_inspect():
     assert ubpe.describe is ubpe.inspect is container.describe
     info = describe(compress(walk(300), delta=2, level=1))
-    assert info.front == ({"stage": "delta", "order": 2},) and info.delta == 2 and info.version == 2
+    assert info.front == ({"stage": "delta", "order": 2},) and info.delta == 2 and info.version == 7
     assert info.layout == "tc" and info.channels == 1 and info.source is None
 
 
@@ -1283,31 +1308,30 @@ def test_text_uses_the_text_coder_at_the_default_level_and_round_trips():
 
     text = np.frombuffer(open(ubpe.tokenizer.__file__, "rb").read(), dtype=np.uint8)
     data = ubpe.compress(text)
-    assert ubpe.describe(data).coder == "cmt2" and ubpe.describe(data).version == 4  # the coder's version
+    assert ubpe.describe(data).coder == "cmt2" and ubpe.describe(data).version == 7  # (before 7: 4, the coder's)
     assert np.array_equal(ubpe.decompress(data), text)
     assert len(data) < len(ubpe.compress(text, level=1))
     assert ubpe.describe(ubpe.compress(text, level=1)).coder not in ("cm", "cmt", "cmt2")
     signal = np.cumsum(np.random.default_rng(1).integers(-40, 41, 5000)).astype(np.int16)
     assert ubpe.describe(ubpe.compress(signal)).coder not in ("cmt", "cmt2")  # not bytes: never offered
-    info = ubpe.describe(ubpe.compress(signal))
+    info = _named_form(lambda: ubpe.describe(ubpe.compress(signal)))  # the named form: the coder's version
     assert info.version == (5 if info.coder == "cms2" else 2)  # others stay readable by 0.x (no "cms2")
 
 
 def test_a_text_stream_over_values_that_are_not_bytes_is_refused():
-    import msgpack
 
     import ubpe.tokenizer
 
     text = np.frombuffer(open(ubpe.tokenizer.__file__, "rb").read()[:4000], dtype=np.uint8)
     data = ubpe.compress(text)
-    outer = msgpack.unpackb(data, raw=False)
+    outer = unpack_any(data, raw=False)
     assert outer["stream"]["coder"] == "cmt2"
     values = np.unique(text).astype(np.int64) + 1000  # the same ids, values no longer bytes
     forged = dict(outer, alphabet={**outer["alphabet"]})
     alt = ubpe.container._alphabet_field(ubpe.Alphabet(values))
     forged["alphabet"] = alt
     with pytest.raises(ubpe.CorruptDataError, match="not bytes"):
-        ubpe.decompress(msgpack.packb(forged, use_bin_type=True))
+        ubpe.decompress(pack_any(forged, use_bin_type=True))
     for v in (2, 3):  # "cmt2" came with version 4
         with pytest.raises(ubpe.CorruptDataError, match=f"not defined in format version {v}"):
-            ubpe.decompress(msgpack.packb(dict(outer, v=v), use_bin_type=True))
+            ubpe.decompress(pack_any(dict(outer, v=v), use_bin_type=True))

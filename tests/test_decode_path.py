@@ -101,3 +101,76 @@ def kp_inverse(kp, residual, params):
     out = np.empty_like(residual)
     kp.lpc_filter(residual, block, orders, shifts, coefs, 48, True, out)
     return out
+
+
+def test_fused_path_behind_a_float_stage(monkeypatch):
+    """A float stage ("quantize", lossy, or "floatgrid", lossless) before the LPC stage: the
+    "mag" stream is still decoded in one pass, and the floats equal those of decoding stage by
+    stage, bit for bit (float64 and float32, wide and narrow integers)."""
+    from ubpe import container, entropy
+
+    rng = np.random.default_rng(12)
+    t = np.arange(9000)
+    smooth = 2500 * np.sin(t / 35.0) + np.where((t // 900) % 2, 30.0, 1.5) * rng.laplace(size=t.size)
+    cases = [("quantize", smooth, dict(step=0.25)), ("quantize f32", smooth.astype(np.float32), dict(step=1.0)),
+             ("quantize wide", smooth * 1e4, dict(step=0.5)),
+             ("floatgrid", np.round(smooth * 8) / 8, {}), ("floatgrid negzero", np.round(smooth) * 0.5, {})]
+    fused = []
+    real = entropy.decode_mag_lpc
+    monkeypatch.setattr(entropy, "decode_mag_lpc", lambda *a, **k: fused.append(1) or real(*a, **k))
+    used = set()
+    for name, x, opts in cases:
+        if "negzero" in name:
+            x = x.copy()
+            x[::50] = -0.0
+        data = ubpe.compress(x, level=1, predictor="lpc", **opts)
+        front = [s["stage"] for s in ubpe.describe(data).front]
+        before = len(fused)
+        y = ubpe.decompress(data)
+        assert y.dtype == x.dtype and y.shape == x.shape, name
+        if "step" in opts:
+            assert np.max(np.abs(y.astype(np.float64) - x)) <= opts["step"] / 2 * (1 + 1e-9), name
+        else:
+            assert np.array_equal(y.view(np.uint8), x.view(np.uint8)), name  # -0.0 kept
+        with monkeypatch.context() as m:
+            m.setattr(container, "_mag_lpc_values", lambda *a, **k: None)
+            z = ubpe.decompress(data)
+        assert np.array_equal(y.view(np.uint8), z.view(np.uint8)), name
+        if front[-1] == "lpc" and len(front) == 2 and ubpe.describe(data).coders == ("mag",):
+            assert len(fused) == before + 1, name
+            used.add(front[0])
+    assert used == {"quantize", "floatgrid"}
+
+
+def test_fused_path_for_delta_orders_1_and_2(monkeypatch):
+    """A "mag" stream behind one delta stage of order 1 or 2 is decoded in one pass as an LPC
+    of fixed coefficients (mono, stereo, signed and unsigned, short inputs); order 3 and up
+    stage by stage. Both give the input back, and the same values as stage by stage."""
+    from ubpe import container, entropy
+
+    rng = np.random.default_rng(31)
+    t = np.arange(6000)
+    walk = np.cumsum(np.where((t // 600) % 2, 9.0, 1.0) * rng.laplace(size=t.size)).astype(np.int16)
+    signals = [("mono", walk), ("unsigned", (walk.astype(np.int32) + 30000).astype(np.uint16)),
+               ("int32", walk.astype(np.int32) * 7), ("int8", (walk // 64).astype(np.int8)),
+               ("stereo", np.stack([walk, walk // 3], axis=1)), ("short", walk[:2]), ("one", walk[:1]),
+               ("wrap", (walk.astype(np.int64) * 9).astype(np.int16))]  # differences wrap around
+    fused = []
+    real = entropy.decode_mag_lpc
+    monkeypatch.setattr(entropy, "decode_mag_lpc", lambda *a, **k: fused.append(1) or real(*a, **k))
+    seen = set()
+    for order in (1, 2, 3):
+        for name, x in signals:
+            data = ubpe.compress(x, level=1, delta=order)
+            info = ubpe.describe(data)
+            before = len(fused)
+            y = ubpe.decompress(data)
+            assert y.dtype == x.dtype and np.array_equal(y, x), (order, name)
+            with monkeypatch.context() as m:
+                m.setattr(container, "_mag_lpc_values", lambda *a, **k: None)
+                assert np.array_equal(ubpe.decompress(data), x), (order, name)
+            front = [(s["stage"], s.get("order")) for s in info.front]
+            if info.coders == ("mag",) and info.n_merges == 0 and front == [("delta", order)]:
+                assert len(fused) == before + (order < 3), (order, name)
+                seen.add(order)
+    assert {1, 2} <= seen

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given
@@ -10,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import assert_same_array, check_roundtrip
+from common import pack_any, unpack_any, assert_same_array, check_roundtrip
 from ubpe import container, frontend, planner
 from ubpe.errors import CorruptDataError
 from ubpe.signal import delta
@@ -135,15 +134,15 @@ def test_a_registered_stage_needs_no_container_or_planner_edit(monkeypatch):
             "layout": container.LAYOUT, "crc": container._crc(x.dtype, list(x.shape), x.reshape(-1))}
     best = planner.plan(frontend.to_channels(x), [[_Offset()]], 1,
                         lambda c: container._cost(base, c), planner.ReplayEncoder(None, {}))
-    data = msgpack.packb(container._candidate_fields(base, best), use_bin_type=True)
+    data = pack_any(container._candidate_fields(base, best), use_bin_type=True)
     info = ubpe.describe(data)
     assert info.front[0]["stage"] == "test-offset" and len(info.front[0]["lo"]) == 2
     assert_same_array(ubpe.decompress(data), x)
-    d = msgpack.unpackb(data)
+    d = unpack_any(data)
     for bad in ("x", [0], [0, 0, 0]):  # per-channel params are checked against the layout
         d["front"][0]["lo"] = bad
         with pytest.raises(CorruptDataError, match="test-offset"):
-            ubpe.decompress(msgpack.packb(d, use_bin_type=True))
+            ubpe.decompress(pack_any(d, use_bin_type=True))
 
 
 # ============================================================================ channels in containers

@@ -7,13 +7,13 @@ import sys
 import time
 import warnings
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
+from common import pack_any, unpack_any
 from ubpe import Alphabet, Model, Tokenizer
 from ubpe.model import check_decode_dtype
 
@@ -84,7 +84,7 @@ def test_digest_covers_mode_alphabet_and_merges_only():
     assert a.to_bytes() != b.to_bytes() and a.legacy_digest != b.legacy_digest
     assert a.digest == b.digest == a.model.digest
     # the canonical bytes documented in docs/format.md, "Model files"
-    canonical = msgpack.packb(
+    canonical = pack_any(
         {"magic": "ubpe.model", "version": 1, "mode": "classic", "alphabet": {"kind": "range", "size": 4},
          "merges": a.merges.astype("<i4").tobytes()},
         use_bin_type=True,
@@ -136,7 +136,7 @@ def test_v2_bytes_are_deterministic_checksummed_and_round_trip():
     tok = small_tokenizer()
     data = tok.to_bytes()
     assert data == small_tokenizer().to_bytes()
-    outer = msgpack.unpackb(data)
+    outer = unpack_any(data)
     assert outer["version"] == 2 and hashlib.sha256(outer["body"]).digest() == outer["sha256"]
     assert tok.legacy_digest == hashlib.sha256(tok.to_bytes(version=1)).hexdigest()
     back = Tokenizer.from_bytes(data)
@@ -144,11 +144,11 @@ def test_v2_bytes_are_deterministic_checksummed_and_round_trip():
     body = bytearray(outer["body"])
     body[len(body) // 2] ^= 1
     with pytest.raises(ubpe.CorruptDataError, match="checksum"):
-        Tokenizer.from_bytes(msgpack.packb(dict(outer, body=bytes(body)), use_bin_type=True))
+        Tokenizer.from_bytes(pack_any(dict(outer, body=bytes(body)), use_bin_type=True))
     with pytest.raises(ubpe.CorruptDataError):
-        Tokenizer.from_bytes(msgpack.packb(dict(outer, extra=1), use_bin_type=True))
+        Tokenizer.from_bytes(pack_any(dict(outer, extra=1), use_bin_type=True))
     with pytest.raises(ubpe.FormatVersionError):
-        Tokenizer.from_bytes(msgpack.packb(dict(outer, version=3), use_bin_type=True))
+        Tokenizer.from_bytes(pack_any(dict(outer, version=3), use_bin_type=True))
     with pytest.raises(TypeError):
         Tokenizer.from_bytes("not bytes")
 
@@ -159,7 +159,7 @@ def hostile_range_model(size=2**31 - 1):
         "params": {"n_tokens": size, "n_candidates": 50, "min_count": 2, "weighting": "idf", "window": None},
         "n_units": 0, "merges": b"", "batches": b"", "counts": b"", "df": b"", "token_ids": b"",
     }
-    return msgpack.packb(fields, use_bin_type=True)
+    return pack_any(fields, use_bin_type=True)
 
 
 def test_a_huge_declared_range_alphabet_is_refused_before_allocating():
@@ -191,7 +191,7 @@ def test_huge_range_model_raises_corrupt_data_under_an_address_space_limit():
 
 
 def v1_fields(tok):
-    return msgpack.unpackb(tok.to_bytes(version=1))
+    return unpack_any(tok.to_bytes(version=1))
 
 
 @pytest.mark.parametrize(
@@ -216,10 +216,10 @@ def test_a_dtype_that_contradicts_the_alphabet_is_corrupt_data(alphabet, dtype):
     fields = dict(v1_fields(tok), alphabet=alphabet, dtype=dtype)
     fields["params"]["n_tokens"] = 400
     # as a version-2 file (a version-1 file may hold a too-narrow dtype: tests/test_model_compat.py)
-    body = msgpack.packb({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
+    body = pack_any({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
     data = {"magic": "ubpe.tokenizer", "version": 2, "body": body, "sha256": hashlib.sha256(body).digest()}
     with pytest.raises(ubpe.CorruptDataError, match="dtype"):
-        Tokenizer.from_bytes(msgpack.packb(data, use_bin_type=True))
+        Tokenizer.from_bytes(pack_any(data, use_bin_type=True))
 
 
 def check_loaded_model_works(tok):
@@ -280,7 +280,7 @@ def test_swapped_alphabet_and_dtype_fields_load_consistently_or_raise_corrupt_da
             fields["alphabet"] = FIELD_ALPHABETS[int(rng.integers(len(FIELD_ALPHABETS)))]
         fields["params"]["n_tokens"] = int(rng.integers(1, 40))
         try:
-            loaded = Tokenizer.from_bytes(msgpack.packb(fields, use_bin_type=True))
+            loaded = Tokenizer.from_bytes(pack_any(fields, use_bin_type=True))
         except ubpe.CorruptDataError:
             continue
         accepted += 1

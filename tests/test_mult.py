@@ -3,7 +3,6 @@ digits ``r`` coded in the stage's params; its detection, its checks and the plan
 
 from __future__ import annotations
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,8 +10,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import assert_same_array, check_mutations
-from ubpe import CorruptDataError, compress, decompress, frontend, planner, predict
+from common import pack_any, unpack_any, assert_same_array, check_mutations
+from ubpe import CorruptDataError, compress, container, decompress, frontend, planner, predict
 from ubpe.container import FORMAT_VERSION
 from ubpe.stages import MultStage
 
@@ -69,7 +68,7 @@ def test_stage_round_trips_through_the_container_checks(dtype, data, channels):
     x = data.draw(hnp.arrays(np.dtype(dtype), (channels, frames))).astype(np.dtype(dtype).newbyteorder("="))
     y, record = frontend.forward(x, [MultStage()])
     assert y.dtype == np.dtype(f"i{x.dtype.itemsize}") and y.shape == x.shape
-    packed = msgpack.unpackb(msgpack.packb(record, use_bin_type=True), raw=False)
+    packed = unpack_any(pack_any(record, use_bin_type=True), raw=False)
     chain = frontend.parse_chain(packed, x.dtype, x.shape)
     assert_same_array(frontend.inverse(y, chain, x.dtype), x)
 
@@ -88,8 +87,8 @@ def test_containers_round_trip_every_dtype_constant_and_short(dtype):
         for predictor in planner.MULT_CHAINS:
             data = compress(x, predictor=predictor, level=1)
             assert_same_array(decompress(data), x)
-            tree = msgpack.unpackb(data, raw=False)
-            assert tree["v"] == 6 and tree["front"][0]["stage"] == "mult"
+            tree = unpack_any(data, raw=False)
+            assert tree["v"] == FORMAT_VERSION and tree["front"][0]["stage"] == "mult"
 
 
 def test_detect_finds_skewed_digits_and_nothing_else():
@@ -121,6 +120,7 @@ def test_detect_cache_is_keyed_by_content_and_bounded():
 def test_auto_choice_takes_the_split_and_is_smaller_than_without_it(monkeypatch):
     """On codes with skewed low digits the automatic choice (both levels) picks a "mult" chain,
     and the container is smaller than the best the planner finds without the stage."""
+    monkeypatch.setattr(container, "WRITE_COMPACT", False)  # the named form: the version the fields need
     x = skewed_codes(30000, 4)
     assert any(spec[:1] and spec[0][0] == "mult" for spec in planner.auto_chains(frontend.to_channels(x)))
     walk = np.cumsum(np.random.default_rng(5).integers(-9, 10, 30000)).astype(np.int16)
@@ -135,38 +135,39 @@ def test_auto_choice_takes_the_split_and_is_smaller_than_without_it(monkeypatch)
     monkeypatch.setattr(planner, "has_low_digits", lambda x: False)
     for level in (1, 2):
         without = compress(x, level=level)
-        assert msgpack.unpackb(without, raw=False)["v"] < 6
+        assert unpack_any(without, raw=False)["v"] < 6
         assert sizes[level] < 0.95 * len(without), (level, sizes[level], len(without))
 
 
-def test_blocked_containers_are_version_6_only_with_the_stage():
+def test_blocked_containers_are_version_6_only_with_the_stage(monkeypatch):
+    monkeypatch.setattr(container, "WRITE_COMPACT", False)  # the named form: the version the fields need
     x = skewed_codes(5000, 6)
     data = compress(x, predictor="mult+lpc", level=1, block_size=1000)
-    tree = msgpack.unpackb(data, raw=False)
+    tree = unpack_any(data, raw=False)
     assert tree["v"] == 6 and len(tree["blocks"]) == 5
     assert_same_array(decompress(data), x)
     assert_same_array(decompress(data, start=1500, stop=3200), x[1500:3200])
-    plain = msgpack.unpackb(compress(x, predictor="lpc", level=1, block_size=1000), raw=False)
+    plain = unpack_any(compress(x, predictor="lpc", level=1, block_size=1000), raw=False)
     assert plain["v"] == 3
-    block = msgpack.unpackb(tree["blocks"][2], raw=False)
+    block = unpack_any(tree["blocks"][2], raw=False)
     assert block["front"][0]["stage"] == "mult"
     tree["v"] = 5  # a version 5 reader knows no "mult": such a container is refused
     with pytest.raises(CorruptDataError, match="not defined in format version 5"):
-        decompress(msgpack.packb(tree, use_bin_type=True))
+        decompress(pack_any(tree, use_bin_type=True))
 
 
 def test_a_version_5_container_may_not_hold_the_stage():
     x = skewed_codes(3000, 7)
-    tree = msgpack.unpackb(compress(x, predictor="mult+delta1", level=1), raw=False)
-    assert tree["v"] == 6 == FORMAT_VERSION
+    tree = unpack_any(compress(x, predictor="mult+delta1", level=1), raw=False)
+    assert tree["v"] == 7 == FORMAT_VERSION  # (the named form: 6)
     for v in (2, 3, 4, 5):
         tree["v"] = v
         with pytest.raises(CorruptDataError, match="not defined in format version"):
-            decompress(msgpack.packb(tree, use_bin_type=True))
+            decompress(pack_any(tree, use_bin_type=True))
 
 
 def _mult_tree(x: np.ndarray) -> dict:
-    return msgpack.unpackb(compress(x, predictor="mult+delta1", level=1), raw=False)
+    return unpack_any(compress(x, predictor="mult+delta1", level=1), raw=False)
 
 
 def test_check_refuses_corrupt_params():
@@ -180,7 +181,7 @@ def test_check_refuses_corrupt_params():
     stage.check({k: v for k, v in entry.items() if k != "stage"}, dtype, shape)  # the original passes
 
     def refused(change, match):
-        params = msgpack.unpackb(msgpack.packb({k: v for k, v in entry.items() if k != "stage"}), raw=False)
+        params = unpack_any(pack_any({k: v for k, v in entry.items() if k != "stage"}), raw=False)
         change(params)
         with pytest.raises(CorruptDataError, match=match):
             stage.check(params, dtype, shape)
@@ -212,7 +213,7 @@ def test_checked_params_keep_the_plain_fields_and_decode_once():
     assert params["low"] == entry["low"] and set(params) == {"channels", "low"}
     assert params["low"].digits.shape == (1000,)
     assert ubpe.describe(compress(x, predictor="mult+lpc", level=1)).front[0]["low"] == \
-        msgpack.unpackb(compress(x, predictor="mult+lpc", level=1), raw=False)["front"][0]["low"]
+        unpack_any(compress(x, predictor="mult+lpc", level=1), raw=False)["front"][0]["low"]
 
 
 def test_mutated_mult_containers_raise_library_errors_or_decode_exactly():
@@ -220,7 +221,7 @@ def test_mutated_mult_containers_raise_library_errors_or_decode_exactly():
     stereo = np.stack([skewed_codes(2000, 12), skewed_codes(2000, 13, base=3, mode=1)], axis=1)
     samples = [(x, compress(x, predictor="mult+lpc", level=1)), (x, compress(x, level=2)),
                (stereo, compress(stereo, predictor="mult+delta1", level=1))]
-    assert all(msgpack.unpackb(d, raw=False)["front"][0]["stage"] == "mult" for _, d in samples)
+    assert all(unpack_any(d, raw=False)["front"][0]["stage"] == "mult" for _, d in samples)
     assert check_mutations(samples, seed=21, n_mutations=1500) > 0
 
 
@@ -245,7 +246,7 @@ def test_inspect_names_the_split_not_the_digit_bytes():
     from ubpe.cli import _describe_stage
 
     x = np.stack([skewed_codes(3000, 15), np.cumsum(np.random.default_rng(1).integers(-50, 51, 3000))], axis=1)
-    entry = msgpack.unpackb(compress(x.astype(np.int16), predictor="mult+lpc", level=1), raw=False)["front"][0]
+    entry = unpack_any(compress(x.astype(np.int16), predictor="mult+lpc", level=1), raw=False)["front"][0]
     text = _describe_stage(entry)
     payload = len(entry["low"]["payload"])
     assert text == f"mult(4q+2+r, none; digits: {entry['low']['coder']}, {payload} bytes)"

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pathlib
 
-import msgpack
 import numpy as np
 import pytest
 
 import ubpe
-from common import check_roundtrip
+from common import pack_any, unpack_any, check_roundtrip
 from ubpe import frontend, planner
 from ubpe.alphabet import Alphabet
 from ubpe.container import compress, describe
@@ -41,11 +40,16 @@ def _real_inputs() -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("level", [1, 2])
-def test_automatic_choice_is_never_larger_than_a_forced_one(level):
+def test_automatic_choice_is_never_larger_than_a_forced_one(level, monkeypatch):
     """On real inputs, the automatic container is at most the best forced chain it measures
-    (every ``predictor=`` of planner.auto_chains)."""
+    (every ``predictor=`` of planner.auto_chains): at level 1, and at level 2 by the
+    exhaustive search (up to LEAN_ABOVE values; here forced on every input). The lean search
+    beyond LEAN_ABOVE, which sizes context mixing on samples, stays within 1 % of it."""
     inputs = _real_inputs()
     assert "v1_grid_2d_bigendian" in inputs and len(inputs) >= 12
+    lean = {name: len(compress(x, level=level)) for name, x in inputs.items()}
+    lean_above = planner.LEAN_ABOVE
+    monkeypatch.setattr(planner, "LEAN_ABOVE", 1 << 30)
     for name, x in inputs.items():
         auto = compress(x, level=level)
         specs = planner.auto_chains(frontend.to_channels(np.asarray(x)), level)
@@ -53,6 +57,9 @@ def test_automatic_choice_is_never_larger_than_a_forced_one(level):
         forced = {k: len(compress(x, predictor=k, level=level)) for k in names}
         assert len(auto) <= min(forced.values()), (name, len(auto), forced)
         assert len(auto) == min(forced.values()), (name, len(auto), forced)  # the same candidates
+        assert lean[name] <= 1.01 * len(auto), (name, lean[name], len(auto))
+        if level == 1 or x.size <= lean_above:
+            assert lean[name] == len(auto), (name, lean[name], len(auto))
 
 
 def test_level_1_measures_only_chains_that_decode_fast():
@@ -77,7 +84,9 @@ def test_level_2_is_never_larger_than_level_1_on_real_inputs():
 
 
 def test_level_1_candidate_is_computed_once(monkeypatch):
-    """Level 2 reuses level 1's training run: one run per chain, not two."""
+    """Level 2 reuses level 1's training run: one run per chain, not two (the exhaustive
+    search, up to LEAN_ABOVE values); the lean search trains on one chain only, the fast chain
+    its screen ranks first."""
     calls = []
     real = planner._train
 
@@ -90,24 +99,41 @@ def test_level_1_candidate_is_computed_once(monkeypatch):
     compress(x, level=1)
     runs_level1 = len(calls)
     calls.clear()
-    compress(x, level=2)
+    with monkeypatch.context() as mp:
+        mp.setattr(planner, "LEAN_ABOVE", x.size)
+        compress(x, level=2)
     chans = frontend.to_channels(x)
     assert runs_level1 == len(planner.auto_chains(chans, 1)) < len(planner.AUTO_CHAINS)
     assert len(calls) == len(planner.auto_chains(chans, 2)) == len(planner.AUTO_CHAINS)
+    calls.clear()
+    assert x.size > planner.LEAN_ABOVE
+    compress(x, level=2)
+    assert len(calls) == 1
 
 
 def test_every_chain_is_measured(monkeypatch):
-    """No chain is ruled out unmeasured: the costing function sees every chain."""
+    """No chain is ruled out unmeasured: up to LEAN_ABOVE values the costing function sees
+    every chain; beyond, the lean search ranks every chain's output by its rough size
+    (:func:`planner._order0_bytes`) before the costing function sees the closest."""
     seen = set()
     x = np.load(EXCERPT)[:2000]
 
     def cost_spy(c):
         seen.add(tuple((e["stage"], e.get("order")) for e in c.chain))
-        return planner.Cost(len(msgpack.packb(c.tokens.tolist())), 0)
+        return planner.Cost(len(pack_any(c.tokens.tolist())), 0)
 
     chains = [planner.build_chain(spec) for spec in planner.AUTO_CHAINS]
+    everyone = {tuple((name, opts.get("order")) for name, opts in spec) for spec in planner.AUTO_CHAINS}
+    monkeypatch.setattr(planner, "LEAN_ABOVE", x.size)
     planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
-    assert seen == {tuple((name, opts.get("order")) for name, opts in spec) for spec in planner.AUTO_CHAINS}
+    assert seen == everyone
+    monkeypatch.setattr(planner, "LEAN_ABOVE", x.size - 1)
+    rough, real = [], planner._order0_bytes
+    monkeypatch.setattr(planner, "_order0_bytes", lambda y: rough.append(y.shape[0]) or real(y))
+    seen.clear()
+    planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
+    assert rough == [x.size] * len(chains)
+    assert seen and seen <= everyone
 
 
 class _OtherEncoder(planner.ReplayEncoder):
@@ -124,7 +150,7 @@ def test_any_encoder_plugs_in_by_proposing_candidates():
     sizes = {}
 
     def cost(c):
-        size = len(msgpack.packb(c.tokens.tolist())) + 10 * len(c.chain)
+        size = len(pack_any(c.tokens.tolist())) + 10 * len(c.chain)
         sizes[id(c)] = size
         return planner.Cost(size, size)
 
@@ -213,9 +239,9 @@ def test_forced_grid_and_decorrelate_chains_round_trip():
     # coders see the same token statistics either way, so the sizes stay close
     with_grid = compress(on_grid, predictor="grid+delta1", level=1)
     without = compress(on_grid, predictor="delta1", level=1)
-    grid_alphabet = msgpack.unpackb(with_grid)["alphabet"]
+    grid_alphabet = unpack_any(with_grid)["alphabet"]
     assert grid_alphabet["gaps"] == b"" and grid_alphabet["w"] == 0 and "r" not in grid_alphabet
-    assert msgpack.unpackb(without)["alphabet"]["gaps"] != b""
+    assert unpack_any(without)["alphabet"]["gaps"] != b""
     assert len(with_grid) <= 1.01 * len(without)
     stereo = x.reshape(1500, 2)
     for name in planner.DECORRELATE_CHAINS:
@@ -229,6 +255,7 @@ def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_determini
     on all of them."""
     monkeypatch.setattr(planner, "CM_SAMPLE_ABOVE", 2000)
     monkeypatch.setattr(planner, "CM_SAMPLE", 1024)
+    monkeypatch.setattr(planner, "LEAN_ABOVE", 1 << 20)  # the exhaustive search's sample
     sized = []
     real = planner._windows
 
@@ -352,7 +379,7 @@ def test_level2_offers_dense_ids_to_the_context_mixers(sizes, monkeypatch):
         monkeypatch.setattr(planner, "CM_SAMPLE", 4096)
     x = _quiet_with_events(12_000)
     data = check_roundtrip(x, level=2, predictor="delta1")
-    d = msgpack.unpackb(data, raw=False)
+    d = unpack_any(data, raw=False)
     with monkeypatch.context() as mp:
         mp.setattr(planner, "DENSE_CM_ALPHABET", 1 << 30)
         without = compress(x, level=2, predictor="delta1")
@@ -372,7 +399,7 @@ def test_dense_ids_are_not_offered_for_small_alphabets():
 
 
 def _packed_cost(c):
-    size = len(msgpack.packb(c.tokens.tolist()))
+    size = len(pack_any(c.tokens.tolist()))
     return planner.Cost(size, size)
 
 
@@ -466,3 +493,66 @@ def test_dense_ids_beyond_full_fit_round_trip(monkeypatch):
     monkeypatch.setattr(planner, "_dense_cm_candidate", spy)
     check_roundtrip(x, level=2, predictor="delta1")
     assert (False, True) in seen  # offered on the sample
+
+
+def _cm_runs(monkeypatch) -> list[int]:
+    """The number of tokens of every context-mixing run the planner starts, in order."""
+    from ubpe import entropy
+
+    runs: list[int] = []
+    real = entropy._encode_cm
+
+    def spy(arr, vocab_size, budget, classes=None, coder="cmt"):
+        runs.append(int(arr.size))
+        return real(arr, vocab_size, budget, classes, coder)
+
+    monkeypatch.setattr(entropy, "_encode_cm", spy)
+    return runs
+
+
+def test_lean_search_runs_about_one_full_context_mixing_pass(monkeypatch):
+    """Beyond LEAN_ABOVE values level 2 sizes its context-mixing candidates on samples of at
+    most LEAN_CM_SAMPLE values and builds on all the values only those within CM_CLOSE of the
+    best estimate (here two of three); the exhaustive search runs the coder on all the values
+    of every chain it screens in. The lean container stays within 1 % of the exhaustive one and at most level 1's."""
+    x = np.resize(np.load(EXCERPT), 12_000)
+    assert x.size > max(planner.LEAN_ABOVE, planner.LEAN_CM_SAMPLE, planner.LEAN_SMALL)
+    runs = _cm_runs(monkeypatch)
+    lean = check_roundtrip(x, level=2)
+    full = [r for r in runs if r == x.size]
+    assert len(full) == 2 and all(r <= planner.LEAN_CM_SAMPLE for r in runs if r != x.size), runs
+    assert compress(x, level=2) == lean == compress(x, level=2, threads=2)  # deterministic
+    runs.clear()
+    with monkeypatch.context() as mp:
+        mp.setattr(planner, "LEAN_ABOVE", x.size)
+        exhaustive = compress(x, level=2)
+    assert len([r for r in runs if r == x.size]) > len(full)
+    assert len(exhaustive) <= len(lean) <= 1.01 * len(exhaustive)
+    assert len(lean) <= len(compress(x, level=1))
+
+
+def test_lean_search_sizes_context_mixing_on_a_sample(monkeypatch):
+    """With a small LEAN_CM_SAMPLE, the finalists' context-mixing candidates are sized on a
+    sample, the winner rebuilt on all the values: exact, deterministic, at most level 1."""
+    monkeypatch.setattr(planner, "LEAN_CM_SAMPLE", 1024)
+    monkeypatch.setattr(planner, "LEAN_KEEP", 3)  # several finalists, so samples are compared
+    runs = _cm_runs(monkeypatch)
+    ecg = np.load(EXCERPT)
+    for x in (ecg[:6000], ecg[-5000:].reshape(2500, 2)):
+        runs.clear()
+        two = check_roundtrip(x, level=2)
+        assert 1024 in runs and x.size in runs, runs
+        assert two == compress(x, level=2)
+        assert len(two) <= len(compress(x, level=1))
+
+
+def test_order0_bytes_ranks_by_entropy_and_table():
+    """The lean search's rough size: order-0 entropy plus LEAN_TABLE_BITS per distinct value."""
+    y = np.array([0, 0, 0, 1], np.int64)
+    expected = (4 * np.log2(4) - 3 * np.log2(3) + 2 * planner.LEAN_TABLE_BITS) / 8
+    assert planner._order0_bytes(y) == pytest.approx(expected)
+    assert planner._order0_bytes(np.zeros(0, np.int64)) == 0.0
+    wide = np.array([0, 1 << 40, 0, 1 << 40], np.int64)  # beyond a histogram: unique counts
+    assert planner._order0_bytes(wide) == pytest.approx((4 + 2 * planner.LEAN_TABLE_BITS) / 8)
+    top = np.array([2**64 - 1, 2**64 - 2], np.uint64)
+    assert planner._order0_bytes(top) == pytest.approx((2 + 2 * planner.LEAN_TABLE_BITS) / 8)

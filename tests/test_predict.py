@@ -544,3 +544,35 @@ def test_unsigned_mode_is_validated():
         k, params = forward(x)
         with pytest.raises(CorruptDataError):
             check({**params, "unsigned": 2}, len(x), k.dtype)
+
+
+def test_rank_values_past_the_range_refused():
+    """The distinct values may end exactly at the dtype's top, not beyond: 8 bits and 64 bits
+    (where a float sum cannot decide alone), two and 300 values."""
+    def varints(gaps):
+        out = bytearray()
+        for g in gaps:
+            while g >= 0x80:
+                out.append(g & 0x7F | 0x80)
+                g >>= 7
+            out.append(g)
+        return bytes(out)
+
+    for bits in (8, 64):
+        top = (1 << bits) - 1
+        for count in (2, 300):
+            if count > top:
+                continue
+            gaps = [0] * (count - 1) + [top - (count - 1)]  # values 0 .. count - 2, then the top
+            p = {"count": count, "bits": bits, "unsigned": 1, "values": varints(gaps)}
+            values = P.check_rank_params(p, 1000, np.uint64)
+            assert int(values[-1]) == top and values.shape == (count,)
+            for over in ({**p, "values": varints(gaps[:-1] + [gaps[-1] + 1])},
+                         {**p, "values": varints([1] + gaps[1:])} if count > 1 else p):
+                with pytest.raises(CorruptDataError, match="run past"):
+                    P.check_rank_params(over, 1000, np.uint64)
+    from ubpe.stages import _rank_dtype, _width_dtype
+    assert [_rank_dtype(c).str for c in (0, 1, 256, 257, 65536, 65537, 1 << 32, (1 << 32) + 1)] == \
+        ["|u1", "|u1", "|u1", "<u2", "<u2", "<u4", "<u4", "<u8"]
+    assert [_width_dtype(k).str for k in (0, 255, 256, 65535, 65536, (1 << 32) - 1, 1 << 32)] == \
+        ["|u1", "|u1", "<u2", "<u2", "<u4", "<u4", "<u8"]

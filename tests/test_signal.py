@@ -184,3 +184,22 @@ def test_zigzag_known_values():
         unzigzag(np.array([1, 2], np.int8))
     with pytest.raises(TypeError):
         zigzag(np.array([True]))
+
+
+def test_undelta_long_arrays_and_input_untouched():
+    """undelta's running sums (8- and 16-bit ones accumulated in uint32, buffered by numpy in
+    chunks) equal the sums in the values' own width over long arrays, on any axis, and leave
+    ``d`` as it was."""
+    rng = np.random.default_rng(44)
+    for dtype in ("i1", "u1", "<i2", ">u2", "i4", "u8"):
+        for shape, axis in (((70_001,), -1), ((3, 30_001), 1), ((20_001, 3), 0)):
+            for k in (1, 2, 3):
+                d = rng.integers(-(2 ** 62), 2 ** 62, shape).astype(dtype)
+                before = d.copy()
+                u = np.array(d, dtype=d.dtype.newbyteorder("="), copy=True).view(f"u{d.dtype.itemsize}")
+                w = np.moveaxis(u, axis, -1)
+                for j in range(k - 1, -1, -1):  # the definition, pass by pass in the width
+                    w[..., j:] = np.add.accumulate(w[..., j:], axis=-1, dtype=u.dtype)
+                got = undelta(d, k, axis=axis)
+                assert got.dtype == d.dtype and np.array_equal(got, u.view(d.dtype.newbyteorder("="))), (dtype, shape, k)
+                assert np.array_equal(d, before) and d.dtype == before.dtype

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import msgpack
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -12,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import assert_same_array, check_mutations
-from ubpe import CorruptDataError, compress, decompress, frontend, planner
+from common import pack_any, unpack_any, assert_same_array, check_mutations
+from ubpe import CorruptDataError, compress, container, decompress, frontend, planner
 
 FORCED = [p for p in planner.PREDICTORS]
 INT_DTYPES = ["int8", "uint8", "<i2", ">i2", "uint16", "<i4", ">u4", "int64", "uint64"]
@@ -25,7 +24,7 @@ def walk(n: int, channels: int, seed: int, step: int = 9) -> np.ndarray:
 
 
 def front_of(data: bytes) -> list:
-    return msgpack.unpackb(data, raw=False)["front"]
+    return unpack_any(data, raw=False)["front"]
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
@@ -143,7 +142,7 @@ def test_screening_beyond_full_fit(monkeypatch):
 
 
 def _corrupt_params(data: bytes, rng: random.Random) -> bytes:
-    tree = msgpack.unpackb(data, raw=False)
+    tree = unpack_any(data, raw=False)
     entry = rng.choice([e for e in tree["front"] if e["stage"] != "delta"])
     ch = entry["channels"]
     kind = rng.randrange(6)
@@ -163,7 +162,7 @@ def _corrupt_params(data: bytes, rng: random.Random) -> bytes:
             p[key] = rng.choice([[], [[0, 0, 0]], [[1, 1, 1]] * 9, "x", [[5000, 3, 1]]])
         if kind == 5:
             del p[key]
-    return msgpack.packb(tree, use_bin_type=True)
+    return pack_any(tree, use_bin_type=True)
 
 
 def test_mutated_stage_params_raise_only_corrupt_data_error():
@@ -211,8 +210,8 @@ def test_unsigned_predictor_input_fixtures():
     for name, stages in (("v6_lpc_midcross_uint16", ["lpc"]), ("v6_lpc_adaptive_midcross_uint16", ["lpc", "adaptive"]),
                          ("v6_grid_lpc_uint32", ["grid", "lpc"]), ("v6_blocks_lpc_midcross_uint16", ["lpc"])):
         data = (fixtures / f"{name}.ubpe").read_bytes()
-        d = msgpack.unpackb(data, raw=False)
-        blocks = [msgpack.unpackb(b, raw=False) for b in d["blocks"]] if "blocks" in d else [d]
+        d = unpack_any(data, raw=False)
+        blocks = [unpack_any(b, raw=False) for b in d["blocks"]] if "blocks" in d else [d]
         assert len(blocks) == (3 if "blocks" in d else 1)
         for front in (b["front"] for b in blocks):
             assert [e["stage"] for e in front] == stages
@@ -221,14 +220,14 @@ def test_unsigned_predictor_input_fixtures():
         assert ubpe.describe(data).version == 6
         assert_same_array(decompress(data), np.load(fixtures / f"{name}.npy"))
         with pytest.raises(CorruptDataError, match="need format version 6: not defined in format version 5"):
-            decompress(msgpack.packb(dict(d, v=5), use_bin_type=True))
+            decompress(pack_any(dict(d, v=5), use_bin_type=True))
     old = (fixtures / "v2_lpc_signal_uint16.ubpe").read_bytes()
     assert [c["unsigned"] for c in front_of(old)[0]["channels"]] == [1]
     assert_same_array(decompress(old), np.load(fixtures / "v2_lpc_signal_uint16.npy"))
 
 
 @pytest.mark.parametrize("predictor", ["lpc", "lpc+adaptive", "grid+lpc"])
-def test_unsigned_signal_crossing_the_middle_costs_what_its_signed_twin_costs(predictor):
+def test_unsigned_signal_crossing_the_middle_costs_what_its_signed_twin_costs(predictor, monkeypatch):
     """A uint16 signal straddling 32768 compresses (almost) exactly as the same signal shifted
     into int16: the predictors see the same values. Before version 6 (bits read as signed)
     every crossing of 32768 was a jump of 65536 and the container far larger. A signed input
@@ -241,6 +240,10 @@ def test_unsigned_signal_crossing_the_middle_costs_what_its_signed_twin_costs(pr
         signed, unsigned = compress(s, predictor=predictor, level=level), compress(u, predictor=predictor, level=level)
         assert_same_array(decompress(unsigned), u)
         assert len(unsigned) <= len(signed) + 16
+        assert ubpe.describe(unsigned).version == 7
+        with monkeypatch.context() as m:  # the named form: the version the fields need
+            m.setattr(container, "WRITE_COMPACT", False)
+            unsigned, signed = compress(u, predictor=predictor, level=level), compress(s, predictor=predictor, level=level)
         assert ubpe.describe(unsigned).version == 6
         # a grid's indices are unsigned whatever the input: behind it the predictor's input is
         assert (ubpe.describe(signed).version == 6) == predictor.startswith("grid")
@@ -254,7 +257,7 @@ def test_unsigned_mode_contradicting_the_input_is_refused(monkeypatch):
     s = walk(500, 2, seed=3).astype(np.int16)
     u = (s.astype(np.int32) + 32768).astype(np.uint16)
     for x in (s, u):
-        d = msgpack.unpackb(compress(x, predictor="lpc+adaptive", level=2), raw=False)
+        d = unpack_any(compress(x, predictor="lpc+adaptive", level=2), raw=False)
         # the adaptive stage's input is the lpc residual: signed either way
         for stage, bad in ((0, (0, 3) if x is u else (1, 2)), (1, (1, 2, 3))):
             for value in bad:
@@ -262,12 +265,13 @@ def test_unsigned_mode_contradicting_the_input_is_refused(monkeypatch):
                 e["front"][stage]["channels"] = [dict(c) for c in e["front"][stage]["channels"]]
                 e["front"][stage]["channels"][1]["unsigned"] = value
                 with pytest.raises(CorruptDataError):
-                    decompress(msgpack.packb(e, use_bin_type=True))
+                    decompress(pack_any(e, use_bin_type=True))
     monkeypatch.setattr(predict, "WRITE_UNSIGNED", predict.UNSIGNED_VIEW)
+    monkeypatch.setattr(container, "WRITE_COMPACT", False)  # the named form: the version the fields need
     for predictor in ("lpc", "lpc+adaptive"):
-        old = msgpack.unpackb(compress(u, predictor=predictor, level=2), raw=False)
+        old = unpack_any(compress(u, predictor=predictor, level=2), raw=False)
         assert old["v"] < 6 and {c["unsigned"] for c in old["front"][0]["channels"]} == {1}
-        assert_same_array(decompress(msgpack.packb(dict(old, v=6), use_bin_type=True)), u)
+        assert_same_array(decompress(pack_any(dict(old, v=6), use_bin_type=True)), u)
 
 
 # ============================================================================ grid and decorrelate
@@ -283,7 +287,7 @@ def run_chain(x: np.ndarray, names: list) -> tuple[np.ndarray, list]:
     xc = frontend.to_channels(x)
     chain = [frontend.stage(n, **o) for n, o in names]
     y, record = frontend.forward(xc, chain)
-    record = msgpack.unpackb(msgpack.packb(record, use_bin_type=True), raw=False)
+    record = unpack_any(pack_any(record, use_bin_type=True), raw=False)
     checked = frontend.parse_chain(record, xc.dtype, xc.shape)
     assert y.dtype == frontend.chain_dtypes(checked, xc.dtype)[-1]
     back = frontend.inverse(y, checked, xc.dtype)
@@ -408,7 +412,7 @@ def test_grid_stage_output_and_cost():
     x[:, 1] += np.arange(5000, dtype=np.int16) % 2
     y, record = run_chain(x, [("grid", {})])
     assert y.dtype == np.uint16 and np.array_equal(y[1].view(np.int16), x[:, 1])
-    assert len(msgpack.packb(record[0]["channels"][1])) < 40
+    assert len(pack_any(record[0]["channels"][1])) < 40
     # uint64 and int64 extremes: the grid spans the whole range
     for dtype in ("int64", "uint64"):
         info = np.iinfo(dtype)
@@ -425,7 +429,7 @@ def _container(x: np.ndarray, name: str, monkeypatch) -> dict:
     monkeypatch.setitem(planner.PREDICTORS, f"{name}+delta1", ((name, {}), ("delta", {"order": 1})))
     data = compress(x, predictor=f"{name}+delta1", level=1)
     assert_same_array(decompress(data), x)
-    return msgpack.unpackb(data, raw=False)
+    return unpack_any(data, raw=False)
 
 
 HOSTILE_GRID = [
@@ -481,13 +485,13 @@ def test_hostile_grid_and_decorrelate_params(name, channels, mutations, monkeypa
     if name == "grid":
         assert tree["front"][0]["width"] == 8
     for mutate in mutations:
-        bad = msgpack.unpackb(msgpack.packb(tree, use_bin_type=True), raw=False)
+        bad = unpack_any(pack_any(tree, use_bin_type=True), raw=False)
         entry = bad["front"][0]
         mutate(entry)
         with pytest.raises(CorruptDataError, match="grid|decorrelate"):  # not the checksum
-            decompress(msgpack.packb(bad, use_bin_type=True))
+            decompress(pack_any(bad, use_bin_type=True))
     # and the shared fuzzer's byte and field mutations
-    assert check_mutations([(x, msgpack.packb(tree, use_bin_type=True))], seed=26, n_mutations=150) > 0
+    assert check_mutations([(x, pack_any(tree, use_bin_type=True))], seed=26, n_mutations=150) > 0
 
 
 def test_adaptive_stage_batches_channels_like_the_transform():

@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
+from common import pack_any, unpack_any
 from ubpe import Alphabet, Tokenizer
 from ubpe.text import PATTERNS, TextTokenizer, bytes_to_unicode
 
@@ -541,10 +542,9 @@ def test_patterns_with_groups_still_give_whole_pieces():
 def _text_bytes(body: dict, version: int = 1) -> bytes:
     import hashlib
 
-    import msgpack
 
-    raw = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb({"magic": "ubpe.text", "version": version, "body": raw,
+    raw = pack_any(body, use_bin_type=True)
+    return pack_any({"magic": "ubpe.text", "version": version, "body": raw,
                           "sha256": hashlib.sha256(raw).digest()}, use_bin_type=True)
 
 

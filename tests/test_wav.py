@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
+from common import pack_any, unpack_any
 from ubpe import cli, container
 from ubpe import io as uio
 
@@ -280,11 +281,10 @@ def test_cli_rate_overrides_and_other_outputs(capsys, tmp_path):
 
 
 def _with_source(data: bytes, source) -> bytes:
-    import msgpack
 
-    d = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    d = unpack_any(data, raw=False, strict_map_key=False)
     d["source"] = source
-    return msgpack.packb(d, use_bin_type=True)
+    return pack_any(d, use_bin_type=True)
 
 
 @pytest.mark.parametrize("change", [

@@ -2,10 +2,11 @@
 
 ``compress`` maps the values to the ``(channels, frames)`` layout (:func:`ubpe.frontend.to_channels`),
 lets the planner (:mod:`ubpe.planner`) choose a front-end chain, a model and a coder by the
-exact size this module gives each candidate, and writes one msgpack map: magic and format
-version, dtype and shape of the values, the layout, the front-end chain, optional source
-metadata, the alphabet and merge table (or the digest of a saved model), the token stream and
-a CRC-32 of the values. ``docs/format.md`` is the normative specification.
+exact size this module gives each candidate, and writes ``b"ubpe"``, the format version and one
+msgpack map (keys by number: the compact form of version 7): dtype and shape of the values, the
+front-end chain, optional source metadata, the alphabet and merge table (or the digest of a
+saved model), the token stream and a CRC-32 of the values. ``docs/format.md`` is the normative
+specification.
 
 Float values go through a float stage first (:mod:`ubpe.quantize`: ``"floatgrid"``,
 lossless, or ``"quantize"``, lossy with ``step=``/``bits=``); the chain is then chosen on the
@@ -16,7 +17,7 @@ table's order, the sizes the fields declare against each other and against
 ``max_output_size``) before any kernel runs or any array proportional to the output is
 allocated, and checks the CRC of what it decoded: bytes from elsewhere either give back exactly
 the values that were compressed or raise :class:`~ubpe.CorruptDataError` (a newer format raises
-:class:`~ubpe.FormatVersionError`). Version 1 containers are still decoded.
+:class:`~ubpe.FormatVersionError`). Containers of versions 1 to 6 are still decoded.
 """
 
 from __future__ import annotations
@@ -49,12 +50,52 @@ __all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress
 
 MAGIC = "ubpe"
 #: Newest version of the container format: readers accept 1 .. this. :func:`compress` writes
-#: version 2 for one stream (inputs of at most one block) unless its coder needs a later one
-#: (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version 4, "cms2"
-#: version 5), or its front end stage params of a later version (``Stage.version``: the "mult"
-#: stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for blocks
-#: unless a block may use a coder or stage params of a later version.
-FORMAT_VERSION = 6
+#: version 7, the compact form (WRITE_COMPACT). With WRITE_COMPACT off it writes, as before
+#: version 7, version 2 for one stream (inputs of at most one block) unless its coder needs a
+#: later one (the text coders: "cmt" version 3, "cmt2" version 4; the signal coders "cms" version
+#: 4, "cms2" version 5), or its front end stage params of a later version (``Stage.version``: the
+#: "mult" stage, and "lpc"/"adaptive" with ``unsigned`` 2, version 6), and BLOCKED_VERSION for
+#: blocks unless a block may use a coder or stage params of a later version.
+FORMAT_VERSION = 7
+#: The compact form (version 7): the bytes ``b"ubpe"`` and the version, then the fields of version
+#: 6 in one msgpack map, every key of :data:`KEYS_V7` written as its index there, the values of
+#: DTYPES_V7, CODERS_V7 and STAGES_V7 as theirs, and the fields that carry nothing left out
+#: (docs/format.md, "Version 7: the compact form"); their meaning and their checks are those of
+#: version 6: the translation happens at the pack/unpack boundary (:func:`_v7_fields`,
+#: :func:`_named_head`, :func:`_named_block`).
+COMPACT_VERSION = 7
+#: The writer's form: True (the default) writes version 7; False the smallest of versions 2 to 6
+#: the fields need, as before version 7 (tests/fixtures/make_fixtures.py writes the frozen
+#: fixtures of those versions so).
+WRITE_COMPACT = True
+#: Version 7's key table: the map key ``KEYS_V7[i]`` is written as the int ``i`` (one byte), in
+#: every map of the container and of its blocks (stream, alphabet, model, front-end entries and
+#: their params, source). Fixed for version 7: a later version may append names, never reorder.
+#: Keys not in the table (a source key of the user's) stay strings.
+KEYS_V7 = (
+    # the container and its blocks
+    "dtype", "shape", "layout", "front", "stream", "crc", "alphabet", "model", "source", "esc",
+    "method", "digest", "block", "blocks",
+    # alphabet, model
+    "n", "lo", "w", "gaps", "r", "a", "m", "merges",
+    # streams (entropy coders)
+    "coder", "k", "q", "pb", "freq", "payload", "symbol", "width", "center", "rate", "table", "raw",
+    # front-end entries and stage params
+    "stage", "order", "channels", "modes", "refs", "low", "base", "offset", "exp", "negzero", "step",
+    "bits", "unsigned", "orders", "shifts", "precisions", "coefs", "stages", "count", "values",
+    # source metadata the readers of ubpe.io write (npy, wav, csv)
+    "format", "header", "column", "columns", "delimiter", "valid_bits", "float", "extensible",
+    "data_at", "data_pad", "chunks",
+)
+_KEY_IDS_V7 = {name: i for i, name in enumerate(KEYS_V7)}
+#: Version 7's value tables: the value of "dtype", of a stream's "coder" and of a front-end
+#: entry's "stage" is written as its index in these (fixed for version 7; appended to, never
+#: reordered, by later versions).
+DTYPES_V7 = ("|b1", "|i1", "|u1", "<i2", "<i4", "<i8", "<u2", "<u4", "<u8", ">i2", ">i4", ">i8", ">u2", ">u4",
+             ">u8", "<f2", "<f4", "<f8", ">f2", ">f4", ">f8")
+CODERS_V7 = ("rans", "packed", "const", "cm", "mag", "cmt", "cmt2", "cms", "cms2")
+STAGES_V7 = ("delta", "lpc", "adaptive", "rank", "grid", "decorrelate", "mult", "floatgrid", "quantize")
+_VALUE_IDS_V7 = {t: {name: i for i, name in enumerate(t)} for t in (DTYPES_V7, CODERS_V7, STAGES_V7)}
 #: Version of a container holding one stream (the form of version 2, which versions 3 to 6 keep).
 STREAM_VERSION = 2
 #: Version of the blocked form (version 3 brought it; versions 4 to 6 keep it).
@@ -68,6 +109,8 @@ _CODER_VERSION = {"cmt": 3, "cmt2": 4, "cms": 4, "cms2": 5}
 
 def _check_chain_version(chain: list[dict], version: int) -> None:
     """Refuse a (parsed) chain whose stage params the container's version does not define."""
+    if frontend.chain_version(chain) <= version:  # the usual case: one pass over the chain
+        return
     for e in chain:
         need = frontend.chain_version([e])
         if need > version:
@@ -108,7 +151,9 @@ _INT_DTYPES = ["|b1", "|i1", "|u1"] + [f"{e}{k}{s}" for e in "<>" for k in "iu" 
 #: dtypes a container may declare: version 1 integers and bool; version 2 also floats, valid
 #: only behind a front end whose first stage takes floats ("floatgrid", "quantize").
 _DTYPES = {1: frozenset(_INT_DTYPES), 2: frozenset(_INT_DTYPES + [f"{e}f{s}" for e in "<>" for s in (2, 4, 8)])}
-_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[6] = _DTYPES[2]
+_DTYPES[3] = _DTYPES[4] = _DTYPES[5] = _DTYPES[6] = _DTYPES[7] = _DTYPES[2]
+#: The dtype object of each declarable dtype string (np.dtype(str) on every decode cost more).
+_DTYPE_OBJECTS = {s: np.dtype(s) for s in _DTYPES[2]}
 _TOP_KEYS = {
     1: ("magic", "v", "dtype", "shape", "front", "stream", "crc"),
     2: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
@@ -116,9 +161,11 @@ _TOP_KEYS = {
     4: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     5: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
     6: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
+    7: ("magic", "v", "dtype", "shape", "layout", "front", "stream", "crc"),
 }
 _OPTIONAL_KEYS = {1: (), 2: ("source", "esc", "method"), 3: ("source", "esc", "method"),
-                  4: ("source", "esc", "method"), 5: ("source", "esc", "method"), 6: ("source", "esc", "method")}
+                  4: ("source", "esc", "method"), 5: ("source", "esc", "method"), 6: ("source", "esc", "method"),
+                  7: ("source", "esc", "method")}
 #: The blocked form (version 3): no top-level front, stream, crc or esc; each block has its own.
 _BLOCKED_KEYS = ("magic", "v", "dtype", "shape", "layout", "block", "blocks")
 _BLOCKED_OPTIONAL_KEYS = ("source", "method")
@@ -185,9 +232,14 @@ def _crc(dtype: np.dtype, shape: list[int] | tuple[int, ...], flat: np.ndarray) 
     """CRC-32 of the description line ``"<dtype.str> <dim> <dim> ...\\n"`` (ASCII) followed by
     the values' little-endian bytes (``flat`` is native little-endian and contiguous), so that
     the checksum also covers the dtype and the shape."""
-    line = " ".join([dtype.str, *map(str, shape)]) + "\n"
-    crc = zlib.crc32(line.encode("ascii"))
-    return zlib.crc32(memoryview(np.ascontiguousarray(flat).view(np.uint8)), crc) & 0xFFFFFFFF
+    return zlib.crc32(np.ascontiguousarray(flat).reshape(-1), _line_crc(dtype.str, tuple(shape))) & 0xFFFFFFFF
+
+
+@functools.lru_cache(maxsize=256)
+def _line_crc(dtype_str: str, shape: tuple[int, ...]) -> int:
+    """CRC-32 of the description line of :func:`_crc` (decoding many containers of one dtype
+    and shape builds and hashes it once)."""
+    return zlib.crc32((" ".join([dtype_str, *map(str, shape)]) + "\n").encode("ascii"))
 
 
 # ============================================================================ alphabet field
@@ -728,14 +780,98 @@ def _given_model_fields(base: dict, x: np.ndarray, tokenizer: Any, chain: list, 
     if len(merges) and model.method != "replay" and not bare:
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
     fields["stream"] = entropy.encode_stream(tokens, max(a + len(merges), 1), coders=planner.LEVEL_CODERS[level])
-    fields["v"] = max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0),  # "cms2": version 5
-                      frontend.chain_version(fields["front"]))  # "mult", unsigned input to a predictor: 6
+    fields["v"] = _written_version(max(fields["v"], _CODER_VERSION.get(fields["stream"]["coder"], 0),  # "cms2": 5
+                                       frontend.chain_version(fields["front"])))  # "mult", unsigned input: 6
     fields["crc"] = fields.pop("crc")
     return fields
 
 
 def _pack(fields: dict) -> bytes:
+    """The container (or, without ``"v"``, a block) of ``fields`` as msgpack: the compact form when
+    ``fields["v"]`` is version 7 or later (:func:`_v7_fields`), else the fields as they are
+    (versions 1 to 6)."""
+    if fields.get("v", 0) >= COMPACT_VERSION:
+        return _v7_prefix(fields["v"]) + msgpack.packb(_v7_fields(fields, _count(fields.get("shape"))),
+                                                       use_bin_type=True)
     return msgpack.packb(fields, use_bin_type=True)
+
+
+def _v7_prefix(version: int) -> bytes:
+    """The 5 bytes a version 7 (or later) container starts with: ``b"ubpe"`` and the version."""
+    return MAGIC.encode("ascii") + bytes([version])
+
+
+def _pack_block(fields: dict, version: int, count: int) -> bytes:
+    """A block's map (front, stream, crc, esc) as msgpack, in the form of the container's
+    version (``count``: the block's values, frames x channels)."""
+    return msgpack.packb(_v7_fields(fields, count) if version >= COMPACT_VERSION else fields, use_bin_type=True)
+
+
+def _count(shape: Any) -> int | None:
+    """The number of values of a (written or not yet checked) shape; None if it is no list of ints."""
+    if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+        return None
+    return math.prod(shape)
+
+
+# Version 7, written: the named fields of a container (with "magic", "v") or of a block, as the
+# compact form's maps. What a field's absence means is written once, in _V7_DEFAULTS; the reader
+# (_named_head, _named_block) puts every default back and refuses a default written out.
+
+
+def _v7_fields(fields: dict, count: int | None) -> dict:
+    """The compact form's map of a container's (or a block's) named fields (the container's
+    "magic" and "v" go to its prefix): keys by number, values of the tables by number, defaults
+    left out."""
+    out: dict[Any, Any] = {}
+    for k, v in fields.items():
+        if k in ("magic", "v"):
+            continue
+        # (fields as the writer builds them; anything else, a test's edit, is written as it is)
+        if k == "dtype":
+            v = _VALUE_IDS_V7[DTYPES_V7].get(v, v) if isinstance(v, str) else v
+        elif k == "front" and isinstance(v, list):
+            v = [{**e, "stage": _VALUE_IDS_V7[STAGES_V7].get(e["stage"], e["stage"])}
+                 if isinstance(e, dict) and isinstance(e.get("stage"), str) else e for e in v]
+        elif k == "alphabet" and isinstance(v, dict):
+            v = {a: b for a, b in v.items() if not _is_default(b, _V7_ALPHABET_DEFAULTS.get(a, _NONE))}
+        elif k == "model" and isinstance(v, dict) and "a" in v:
+            if _is_default(v.get("m"), 0) and _is_default(v.get("merges"), b"") and len(v) == 3:
+                continue  # no merges: the map is left out
+            v = {a: b for a, b in v.items() if a != "a"}  # "a": the alphabet's "n"
+        elif k == "stream" and isinstance(v, dict):
+            v = {a: (_VALUE_IDS_V7[CODERS_V7].get(b, b) if a == "coder" and isinstance(b, str) else b)
+                 for a, b in v.items() if not (a == "n" and type(b) is int and b == count)}
+        if _is_default(v, _V7_DEFAULTS.get(k, _NONE)):
+            continue
+        out[_KEY_IDS_V7.get(k, k)] = _compact(v)
+    return out
+
+
+_NONE = object()
+#: Fields version 7 leaves out when they hold these values (``layout``: the one layout; ``front``:
+#: no front end, one-stream form only), and the alphabet's (a range alphabet: no gap width, no gaps).
+_V7_DEFAULTS = {"layout": LAYOUT, "front": []}
+_V7_ALPHABET_DEFAULTS = {"w": 0, "gaps": b""}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    return default is not _NONE and type(value) is type(default) and value == default
+
+
+def _compact(obj: Any) -> Any:
+    """``obj`` with every map key of :data:`KEYS_V7` replaced by its index, in maps at any depth."""
+    if isinstance(obj, dict):
+        return {_KEY_IDS_V7.get(k, k): _compact(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_compact(v) for v in obj]
+    return obj
+
+
+def _written_version(version: int) -> int:
+    """The version :func:`compress` writes for fields that need ``version``: COMPACT_VERSION
+    (unless WRITE_COMPACT is off: then ``version`` itself)."""
+    return max(version, COMPACT_VERSION) if WRITE_COMPACT else version
 
 
 def _chain(order: int) -> list[frontend.Stage]:
@@ -765,7 +901,8 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
         classes = entropy.text_classes(c.alphabet.values) if text and not len(c.merges) else None
         stream = entropy.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
-        fields["v"] = max(fields["v"], _CODER_VERSION.get(stream["coder"], 0), frontend.chain_version(fields["front"]))
+        fields["v"] = _written_version(max(fields["v"], _CODER_VERSION.get(stream["coder"], 0),
+                                           frontend.chain_version(fields["front"])))
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         # the stream grows with the values, and so do the payloads of stages that code data
         # in their params ("mult"'s digits): the planner scales both when it sizes a sample
@@ -917,30 +1054,167 @@ class _Parsed:
     blocks: list[bytes] | None = None  # blocked form: each block's packed map, unparsed
 
 
-#: How every container starts: a msgpack map whose first entry is "magic": "ubpe".
+#: How every container of versions 1 to 6 starts: a msgpack map whose first entry is "magic": "ubpe".
 _HEAD = msgpack.packb("magic") + msgpack.packb(MAGIC)
+#: How every container of version 7 and later starts: these 4 bytes, then the version (one byte),
+#: then a msgpack map (an older container starts with a msgpack map's first byte: 0x80 to 0x8f, 0xde).
+_HEAD_V7 = MAGIC.encode("ascii")
+
+
+def _is_compact(data: bytes) -> bool:
+    """Whether ``data`` starts as a version 7 (or later) container: ``b"ubpe"``."""
+    return data[:len(_HEAD_V7)] == _HEAD_V7
+
+
+def _v7_map(pairs: list[tuple[Any, Any]]) -> dict:
+    """A map of the compact form with its keys' names: an int key is the index of its name in
+    :data:`KEYS_V7`, a str key a name not in it; anything else, or a name twice, is corrupt."""
+    d: dict[str, Any] = {}
+    for key, value in pairs:
+        if type(key) is int:
+            if not 0 <= key < len(KEYS_V7):
+                raise CorruptDataError(f"container: unknown key number {short(key)} (version 7 defines 0 to "
+                                       f"{len(KEYS_V7) - 1})")
+            key = KEYS_V7[key]
+        elif type(key) is not str:
+            raise CorruptDataError(f"container: a map key must be an int or a str, got {type(key).__name__}")
+        elif key in _KEY_IDS_V7:
+            raise CorruptDataError(f"container: key {key!r} written by name (version 7 writes it as {_KEY_IDS_V7[key]})")
+        if key in d:
+            raise CorruptDataError(f"container: key {key!r} appears twice in a map")
+        d[key] = value
+    return d
+
+
+def _unpack_compact(data: bytes) -> Any:
+    """The msgpack value of a version 7 map (a container or a block), its keys named
+    (:func:`_v7_map`); msgpack's own errors pass through."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True, object_pairs_hook=_v7_map)
+
+
+def _fields(data: bytes) -> Any:
+    """The msgpack value of a container of any version, a version 7 one as the named fields of
+    version 6 (:func:`_named_head`; blocks stay bytes, :func:`_block_fields` names them). Not
+    validated: for tests and tools that look into containers (CorruptDataError or msgpack's
+    errors for what does not parse)."""
+    if _is_compact(data):
+        return _named_head(_unpack_compact(data[len(_HEAD_V7) + 1:]), data[len(_HEAD_V7)])
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+def _block_fields(raw: bytes, version: int, count: int) -> Any:
+    """The named fields of a block's bytes (``count`` values), as :func:`_fields`."""
+    if version >= COMPACT_VERSION:
+        return _named_block(_unpack_compact(raw), count)
+    return msgpack.unpackb(raw, raw=False, strict_map_key=False)
+
+
+def _named_head(d: Any, version: int) -> dict:
+    """A version 7 container's map (keys named by :func:`_v7_map`) and its prefix's version as the
+    fields of version 6: ``"magic": "ubpe", "v": version`` first, the values of the tables named,
+    and every field left out at its default put back (:func:`_v7_fields` is the inverse)."""
+    if not isinstance(d, dict):
+        raise CorruptDataError(f"container: after its prefix, expected a map, got {type(d).__name__}")
+    if "magic" in d or "v" in d:
+        raise CorruptDataError("container: 'magic' or 'v' as a key of the compact form (version 7)")
+    out = {"magic": MAGIC, "v": version, **d}
+    defaults = dict(_V7_DEFAULTS)
+    if "blocks" in d:
+        del defaults["front"]  # the blocked form has no top-level front end
+    _put_defaults(out, defaults, "container")
+    if "dtype" in out:
+        out["dtype"] = _named_value(out["dtype"], DTYPES_V7, "container: 'dtype'")
+    if isinstance(out.get("alphabet"), dict):
+        _put_defaults(out["alphabet"], _V7_ALPHABET_DEFAULTS, "alphabet")
+        size = out["alphabet"].get("n")
+        model = out.get("model")
+        if model is None:
+            out["model"] = {"a": size, "m": 0, "merges": b""}
+        elif isinstance(model, dict):
+            if "a" in model:
+                raise CorruptDataError("model: 'a' is written in the compact form (version 7): it is the alphabet's 'n'")
+            if model.get("m") == 0 and model.get("merges") == b"" and type(model.get("m")) is int:
+                raise CorruptDataError("model: a model of no merges is left out in the compact form (version 7)")
+            out["model"] = {"a": size, **model}
+    return _named_stream_front(out, _count(out.get("shape")) if "blocks" not in d else None)
+
+
+def _named_block(d: Any, count: int) -> Any:
+    """A version 7 block's map (keys named) as the fields of version 6 (``count``: the block's
+    values): the inverse of :func:`_v7_fields` for a block."""
+    if isinstance(d, dict):
+        _put_defaults(d, {"front": []}, "block")
+        _named_stream_front(d, count)
+    return d
+
+
+def _named_stream_front(d: dict, count: int | None) -> dict:
+    """``d`` (a container's or a block's fields) with its stream's coder and its front-end stages
+    named, and the stream's ``n`` put back (``count`` values, when known)."""
+    stream = d.get("stream")
+    if isinstance(stream, dict):
+        if "coder" in stream:
+            stream["coder"] = _named_value(stream["coder"], CODERS_V7, "stream: 'coder'")
+        if "n" in stream:
+            if count is not None and type(stream["n"]) is int and stream["n"] == count:
+                raise CorruptDataError("stream: 'n' equal to the values' count is left out in the compact form")
+        elif count is not None:
+            stream["n"] = count
+    front = d.get("front")
+    if isinstance(front, list):
+        for e in front:
+            if isinstance(e, dict) and "stage" in e:
+                e["stage"] = _named_value(e["stage"], STAGES_V7, "front: 'stage'")
+    return d
+
+
+def _put_defaults(d: dict, defaults: dict, where: str) -> None:
+    """Put the fields the compact form leaves out back in ``d``; refuse one written at its default."""
+    for key, default in defaults.items():
+        if key not in d:
+            d[key] = default.copy() if isinstance(default, list) else default
+        elif _is_default(d[key], default):
+            raise CorruptDataError(f"{where}: {key!r} at its default is left out in the compact form (version 7)")
+
+
+def _named_value(value: Any, table: tuple[str, ...], where: str) -> Any:
+    """A value of a version 7 table by its name: an int is its index; a str in the table (written
+    by name) and an int out of range are corrupt; anything else is left for the field's check."""
+    if type(value) is int:
+        if not 0 <= value < len(table):
+            raise CorruptDataError(f"{where}: unknown number {short(value)} (version 7 defines 0 to {len(table) - 1})")
+        return table[value]
+    if isinstance(value, str) and value in table:
+        raise CorruptDataError(f"{where}: {value!r} written by name (version 7 writes {table.index(value)})")
+    return value
 
 
 def _unparsable(data: bytes, error: Exception) -> str:
     """Why ``data`` does not parse, in the user's terms: not ours, truncated, or trailing bytes."""
     if len(data) == 0:
         return "empty: not a ubpe file"
-    if data[1:1 + len(_HEAD)] != _HEAD[: max(0, min(len(_HEAD), len(data) - 1))] or len(data) <= 1:
-        return f"not a ubpe file (it starts with {data[:8]!r})"
+    if _is_compact(data):
+        at = len(_HEAD_V7) + 1  # the map after the prefix
+    else:
+        at = 0
+        if data[1:1 + len(_HEAD)] != _HEAD[: max(0, min(len(_HEAD), len(data) - 1))] or len(data) <= 1:
+            return f"not a ubpe file (it starts with {data[:8]!r})"
+    if len(data) <= at:
+        return f"truncated: the container ends after {len(data)} bytes, in its first {at} bytes"
     if isinstance(error, msgpack.ExtraData):
         extra = len(error.extra)
         return (f"{extra} bytes of other data after the container's {len(data) - extra} bytes "
                 "(two files joined, or a damaged file)")
     # walk the top-level map entry by entry: where does the data end?
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1))
-    unpacker.feed(data)
+    unpacker.feed(data[at:])
     last = None
     try:
         n = unpacker.read_map_header()
         for _ in range(n):
             key = unpacker.unpack()
             unpacker.skip()
-            last = key
+            last = KEYS_V7[key] if type(key) is int and 0 <= key < len(KEYS_V7) else key
     except msgpack.OutOfData:
         where = f", after its field {last!r}" if isinstance(last, str) else ""
         return f"truncated: the container ends after {len(data)} bytes{where}"
@@ -954,8 +1228,22 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
     data = bytes(data)
+    compact = _is_compact(data)
     try:
-        d = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+        if compact:  # version 7 and later: keys by number, translated back to their names here
+            if len(data) <= len(_HEAD_V7) + 1:
+                raise CorruptDataError(f"truncated: the container ends after {len(data)} bytes, in its prefix")
+            version = data[len(_HEAD_V7)]
+            if version < COMPACT_VERSION:
+                raise CorruptDataError(f"container: the prefix b'ubpe' declares format version {version} "
+                                       f"(it is version {COMPACT_VERSION} or later)")
+            if version > FORMAT_VERSION:
+                raise FormatVersionError("this container", version, FORMAT_VERSION)
+            d = _named_head(_unpack_compact(data[len(_HEAD_V7) + 1:]), version)
+        else:
+            d = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+    except (CorruptDataError, FormatVersionError):
+        raise
     except Exception as e:  # msgpack raises several unrelated exception types
         raise CorruptDataError(_unparsable(data, e)) from None
     if not isinstance(d, dict) or d.get("magic") != MAGIC:
@@ -965,6 +1253,9 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
         raise CorruptDataError(f"container: invalid format version {short(version)}")
     if version > FORMAT_VERSION:
         raise FormatVersionError("this container", version, FORMAT_VERSION)
+    if version >= COMPACT_VERSION and not compact:
+        raise CorruptDataError(f"container: format version {version} is written in the compact form "
+                               "(keys by number), these keys are names")
     embedded = "digest" not in d
     model_keys = ("alphabet", "model") if embedded else ("digest",)
     blocked = version >= 3 and "blocks" in d
@@ -976,19 +1267,24 @@ def _parse(data: Any, max_output_size: int | None) -> _Parsed:
     dt = d["dtype"]
     if not isinstance(dt, str) or dt not in _DTYPES[version]:
         raise CorruptDataError(f"container: unsupported dtype {short(dt)}")
-    dtype = np.dtype(dt)
+    dtype = _DTYPE_OBJECTS[dt]
     shape_raw = d["shape"]
     if not isinstance(shape_raw, list) or len(shape_raw) > MAX_NDIM:
         raise CorruptDataError(f"container: 'shape' must be a list of at most {MAX_NDIM} ints")
-    if not all(type(s) is int and 0 <= s <= _I64_MAX for s in shape_raw):
-        raise CorruptDataError("container: 'shape' must hold non-negative ints")
-    n = math.prod(shape_raw)
+    if len(shape_raw) == 1:  # the usual case, checked as below without generators
+        n = shape_raw[0]
+        if type(n) is not int or not 0 <= n <= _I64_MAX:
+            raise CorruptDataError("container: 'shape' must hold non-negative ints")
+    else:
+        if not all(type(s) is int and 0 <= s <= _I64_MAX for s in shape_raw):
+            raise CorruptDataError("container: 'shape' must hold non-negative ints")
+        n = math.prod(shape_raw)
     if n * dtype.itemsize > cap:
         raise CorruptDataError(
             f"container declares {n} values ({n * dtype.itemsize} bytes), more than "
             f"max_output_size={cap} bytes: pass a larger max_output_size if you trust it"
         )
-    if math.prod(s or 1 for s in shape_raw) > _I64_MAX:
+    if n == 0 and math.prod(s or 1 for s in shape_raw) > _I64_MAX:  # (n > 0: this product is n)
         raise CorruptDataError("container: 'shape' is too large for an array")
     native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
     if version == 1:
@@ -1261,7 +1557,7 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
                    native: np.dtype) -> np.ndarray | None:
     """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
     stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
-    fused = _mag_lpc_values(s, stream, esc, chain, n, native)
+    fused = _mag_lpc_values(s, stream, esc, chain, n, channels, native)
     if fused is not None:
         return fused.reshape(channels, -1)
     classes = (s.text_classes() if isinstance(stream, dict) and stream.get("coder") in entropy.TEXT_CODERS
@@ -1304,27 +1600,60 @@ def _stream_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
 _SIGNED = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
 
 
-def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int,
+#: Float stages whose inverse reads only the values of its integers (any integer dtype holding
+#: them gives the same floats): behind one, the fused path's int64 output goes to it directly.
+_FUSED_FLOAT_STAGES = frozenset(("quantize", "floatgrid"))
+#: Delta orders as the LPC the fused kernel runs (shift 0; coefficients of lags 1, 2, ...):
+#: order 1 predicts x[i-1], order 2 2 x[i-1] - x[i-2], and the kernel's first samples (0 as
+#: is, 1 predicted by sample 0) are those of the running sums. (Order 3 differs at sample 2.)
+_DELTA_AS_LPC = {1: np.array([1], np.int64), 2: np.array([2, -1], np.int64)}
+_ZERO_SHIFT = np.zeros(1, np.int64)
+
+
+def _mag_lpc_values(s: _Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
                     native: np.dtype) -> np.ndarray | None:
-    """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage,
-    decoded and reconstructed in one pass (:func:`ubpe.entropy.decode_mag_lpc`): the ``n``
-    values in ``native``; None for any other stream (then decoded stage by stage, as the same
-    values)."""
-    if (len(chain) != 1 or chain[0]["stage"] != "lpc" or esc is not None or s.expansion is not None or s.a == 0
+    """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage
+    (alone, or after one float stage, "quantize" or "floatgrid") or one delta stage of order 1
+    or 2, decoded and reconstructed in one pass (:func:`ubpe.entropy.decode_mag_lpc`): the
+    ``n`` values (``channels`` rows of ``n // channels`` frames, flattened) in ``native``
+    (after the float stage's inverse, when there is one); None for any other stream (then
+    decoded stage by stage, as the same values)."""
+    if (esc is not None or s.expansion is not None or s.a == 0 or not chain
             or not isinstance(stream, dict) or stream.get("coder") != "mag" or stream.get("n") != n or n == 0):
         return None
-    parsed = getattr(chain[0]["channels"], "parsed", None)  # checked by parse_chain
+    lpc = chain[-1]
+    if lpc["stage"] == "delta" and len(chain) == 1 and lpc["order"] in _DELTA_AS_LPC:
+        # delta order 1 or 2 is an LPC of fixed coefficients, one block per channel: sample 0
+        # as is, sample 1 + the one before (both orders), then the running sums' recurrence
+        frames = n // channels
+        coefs = _DELTA_AS_LPC[lpc["order"]]
+        parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
+        coded = _SIGNED[native.itemsize]
+        values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+        out = values.astype(coded)
+        return out if out.dtype == native else out.view(native)
+    if lpc["stage"] != "lpc":
+        return None
+    parsed = getattr(lpc["channels"], "parsed", None)  # checked by parse_chain
     if parsed is None:
         return None
-    modes = {p["unsigned"] for p in chain[0]["channels"]}
+    modes = {p["unsigned"] for p in lpc["channels"]}
     if len(modes) > 1:  # channels carried differently (never written): stage by stage
         return None
-    coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
-    values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
-    out = values.astype(coded)  # exact: every sample is wrapped to the width already
-    if modes == {predict.UNSIGNED_OFFSET}:
-        out = predict._signed_bits(out, predict.UNSIGNED_OFFSET)  # undo the offset of unsigned input
-    return out if out.dtype == native else out.view(native)
+    if len(chain) == 1:
+        coded = _SIGNED[native.itemsize]  # the lpc stage's output: the signed dtype of the width
+        values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+        out = values.astype(coded)  # exact: every sample is wrapped to the width already
+        if modes == {predict.UNSIGNED_OFFSET}:
+            out = predict._signed_bits(out, predict.UNSIGNED_OFFSET)  # undo the offset of unsigned input
+        return out if out.dtype == native else out.view(native)
+    if len(chain) != 2 or chain[0]["stage"] not in _FUSED_FLOAT_STAGES or modes != {predict.SIGNED}:
+        return None
+    # the float stage's output (the lpc stage's input) is the signed integer of its checked
+    # "width": the int64 reconstruction holds exactly those values
+    values = entropy.decode_mag_lpc(stream, s.a, s.values.table, s.values.lo, chain[0]["width"], parsed)
+    with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+        return frontend.inverse(values, chain[:1], native)
 
 
 def _decode(p: _Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
@@ -1448,8 +1777,11 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         sample = _sample_frames(src.get, src.channels, frames, BLOCK_SAMPLE, BLOCK_SAMPLE_WINDOWS)
         if chains is None:
             chains = [planner.build_chain(spec) for spec in planner.auto_chains(sample, level)]
+        # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
+        # share of coding them (the lean search's 2**13-value context-mixing samples ranked
+        # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
         best = planner.plan(sample, chains, level, lambda c: _cost(base, c),
-                            planner.ReplayEncoder(n_tokens, fit_options), threads=threads)
+                            planner.ReplayEncoder(n_tokens, fit_options), threads=threads, lean=False)
         stages = _stages_of(best.chain)
         alphabet, merges, coders = best.alphabet, best.merges, best.coders
     else:
@@ -1507,7 +1839,7 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         tokens = model.encode(ids) if use_merges else ids  # by the model's method
         fields["stream"] = entropy.encode_stream(tokens, vocab, coders=coders, classes=classes)
         fields["crc"] = _block_crc(dtype, shape, f0, src.rows(f0, f1))
-        return _pack(fields)
+        return _pack_block(fields, version, (f1 - f0) * src.channels)
 
     # the head is written before any block is coded: the version of every coder a block may use
     version = max([BLOCKED_VERSION] + [_CODER_VERSION.get(k, 0) for k in coders if classes is not None or
@@ -1517,6 +1849,7 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
     # on the first frame tells (each block is checked against it when written)
     version = max(version, frontend.chain_version(
         src.prefix + frontend.forward(np.ascontiguousarray(src.get(0, min(1, frames))), stages)[1]))
+    version = _written_version(version)
     head: dict[str, Any] = {"magic": MAGIC, "v": version}
     head.update((k, base[k]) for k in ("dtype", "shape", "layout", "source") if k in base)
     if given is None or given.embed:
@@ -1528,9 +1861,14 @@ def _blocked_parts(base: dict, src: _Frames, block: int, chains: list[list[front
         head["method"] = model.method
     head["block"] = block
     packer = msgpack.Packer(use_bin_type=True)
-    yield (packer.pack_map_header(len(head) + 1)
+    blocks_key: Any = "blocks"
+    prefix = b""
+    if version >= COMPACT_VERSION:  # "magic", "v" in the prefix, the keys by their index
+        prefix, head = _v7_prefix(version), _v7_fields(head, None)
+        blocks_key = _KEY_IDS_V7["blocks"]
+    yield (prefix + packer.pack_map_header(len(head) + 1)
            + b"".join(packer.pack(k) + packer.pack(v) for k, v in head.items())
-           + packer.pack("blocks") + packer.pack_array_header(count))
+           + packer.pack(blocks_key) + packer.pack_array_header(count))
     for first in range(0, count, step):
         for raw in _run(encode, list(range(first, min(first + step, count))), threads):
             yield packer.pack(raw)
@@ -1588,7 +1926,12 @@ def _parse_block(p: _Parsed, b: int, native: np.dtype, channels: int) -> _Block:
     where = f"block {b} (frames {f0} to {f1})"
     raw = p.blocks[b]
     try:
-        d = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
+        if p.version >= COMPACT_VERSION:
+            d = _named_block(_unpack_compact(raw), (f1 - f0) * channels)
+        else:
+            d = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
+    except CorruptDataError as e:
+        raise CorruptDataError(f"{where}: {e}") from None
     except Exception as e:  # msgpack raises several unrelated exception types
         raise CorruptDataError(f"{where}: damaged: its bytes do not parse ({type(e).__name__})") from None
     try:
@@ -1666,20 +2009,32 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     """
     threads = _threads_argument(threads)
     start = src.tell()
-    unpacker = msgpack.Unpacker(src, raw=False, strict_map_key=True, use_list=True,
-                                max_buffer_size=1 << 30)
+    prefix = src.read(len(_HEAD_V7) + 1)
+    compact = _is_compact(prefix) and len(prefix) == len(_HEAD_V7) + 1
+    if not compact:
+        src.seek(start)
+    unpacker = msgpack.Unpacker(src, raw=False, strict_map_key=not compact, use_list=True,
+                                max_buffer_size=1 << 30, object_pairs_hook=_v7_map if compact else None)
     head: dict[str, Any] = {}
     count = None
     try:
         entries = unpacker.read_map_header()
         for i in range(entries):
             key = unpacker.unpack()
+            if compact:  # keys by number (anything else: decompress says why)
+                if type(key) is not int or not 0 <= key < len(KEYS_V7):
+                    break
+                key = KEYS_V7[key]
             if key == "blocks" and i == entries - 1:
                 count = unpacker.read_array_header()
                 break
             if not isinstance(key, str) or key in head:
                 break
             head[key] = unpacker.unpack()
+        if compact and count is not None:
+            if not COMPACT_VERSION <= prefix[-1] <= FORMAT_VERSION:
+                raise CorruptDataError("version")  # decompress says which
+            head = _named_head(head, prefix[-1])  # the fields of version 6 (as decompress reads them)
     except Exception:  # not a map, or damaged: decompress says why
         count = None
     if count is None or head.get("magic") != MAGIC:
@@ -1791,9 +2146,20 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     native = p.dtype.newbyteorder("=") if p.dtype.byteorder == ">" else p.dtype
     channels = 1 if p.layout == "flat" else _channels_frames(list(p.shape), p.n)[0]
 
+    compact = p.version >= COMPACT_VERSION
+
     def entry(mapping: dict, key: str) -> int:
         if key not in mapping:
             return 0
+        if compact:  # as _v7_fields writes it
+            value = mapping[key]
+            if key == "alphabet":
+                value = {k: v for k, v in value.items() if not _is_default(v, _V7_ALPHABET_DEFAULTS.get(k, _NONE))}
+            elif key == "model":
+                if value["m"] == 0 and value["merges"] == b"":
+                    return 0
+                value = {k: v for k, v in value.items() if k != "a"}
+            return len(msgpack.packb(_KEY_IDS_V7[key])) + len(msgpack.packb(_compact(value), use_bin_type=True))
         return len(msgpack.packb(key)) + len(msgpack.packb(mapping[key], use_bin_type=True))
 
     if p.blocks is None:

@@ -773,20 +773,21 @@ def decode_mag_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: in
     n = _field_int(fields, "n", 0)
     if lut is not None and lut.shape != (vocab_size,):
         raise ValueError("lut must hold one value per token")
-    if len(channels) == 1:
-        blocks = np.array([channels[0][0]], np.int64)
-        _, orders, shifts, coefs = channels[0]
-        bstart = np.array([0, orders.shape[0]], np.int64)
-        cstart = np.array([0, coefs.shape[0]], np.int64)
+    if len(channels) == 1:  # (one array of the five numbers, three views of it)
+        block, orders, shifts, coefs = channels[0]
+        if orders.shape[0] != -(-n // block):
+            raise ValueError("the LPC params do not describe n // channels frames per channel")
+        meta = np.array((block, 0, orders.shape[0], 0, coefs.shape[0]), np.int64)
+        blocks, bstart, cstart = meta[:1], meta[1:3], meta[3:]
     else:
+        frames = n // max(len(channels), 1)
+        if frames * len(channels) != n or any(c[1].shape[0] != -(-frames // c[0]) for c in channels):
+            raise ValueError("the LPC params do not describe n // channels frames per channel")
         blocks = np.array([c[0] for c in channels], np.int64)
         bstart = np.cumsum([0] + [c[1].shape[0] for c in channels], dtype=np.int64)
         cstart = np.cumsum([0] + [c[3].shape[0] for c in channels], dtype=np.int64)
         orders, shifts, coefs = (np.concatenate([c[j] for c in channels]).astype(np.int64) for j in (1, 2, 3))
-    frames = n // max(len(channels), 1)
-    if frames * len(channels) != n or any(c[1].shape[0] != -(-frames // c[0]) for c in channels):
-        raise ValueError("the LPC params do not describe n // channels frames per channel")
-    lpc = (True, _EMPTY_U64 if lut is None else lut.astype(np.uint64), np.uint64(lo % (1 << 64)),
+    lpc = (True, _EMPTY_U64 if lut is None else lut.astype(np.uint64, copy=False), np.uint64(lo % (1 << 64)),
            64 - bits, blocks, bstart, orders, shifts, cstart, coefs, np.empty(n, np.int64))
     return _decode_mag(fields, n, vocab_size, lpc)
 

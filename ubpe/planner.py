@@ -26,6 +26,30 @@ search.
    measures only chains whose stages all decode fast (no adaptive prediction). The costing
    function may code equal candidates once (the screen's bare alphabet on all the values is
    the chain's own bare candidate): the format's does, within one ``compress`` call.
+1b. Level 2, automatic choice, from :data:`LEAN_ABOVE` to :data:`FULL_FIT` values wider than
+   a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
+   plan of the blocked form, made once on a sample of a longer input): the lean
+   search (:func:`_lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
+   context-mixing run plus the static coders' costings. Every chain is put through the
+   screen's sample (all the values when they fit) and ranked by a rough size, the order-0
+   entropy of its output plus :data:`LEAN_TABLE_BITS` a distinct value (:func:`_order0_bytes`)
+   plus its stages' params; those within :data:`LEAN_PRUNE` of the smallest
+   (:data:`LEAN_PRUNE_LARGE` from :data:`LEAN_CM_LARGE` values; the first chain, no front end,
+   within :data:`LEAN_PRUNE_FIRST`, or always up to :data:`LEAN_SMALL` values) are screened
+   exactly as in step 1. The finalists are the :data:`LEAN_KEEP` smallest
+   (:data:`LEAN_KEEP_LARGE` from LEAN_CM_LARGE values), those
+   within :data:`SCREEN_CLOSE` of the last of them and the first chain as in step 1 (always
+   up to LEAN_SMALL values, with every chain within :data:`LEAN_SMALL_CLOSE` of the smallest). Each finalist's static candidates (bare alphabet, dense ids) are
+   built on all the values; the fast chain ranked first gets level 1's candidates instead
+   (probe, merges, variants: step 3). Each finalist offers the context mixers one id layout,
+   the one its static candidates prefer (dense ids when the static dense candidate is smaller
+   or out of reach, and the values have at least :data:`DENSE_CM_ALPHABET` distinct values
+   with holes in their range), sized on :data:`LEAN_CM_SAMPLE` values
+   (:data:`LEAN_CM_WINDOWS` windows; :data:`LEAN_CM_SAMPLE_LARGE` from :data:`LEAN_CM_LARGE`
+   values) when k finalists' samples and one full run cost fewer values than k full runs,
+   else on all of them; those within :data:`CM_CLOSE` of the best estimate (from
+   LEAN_CM_LARGE values: the best only) are built on all the values.
+   The smallest exact candidate wins (ties: the earlier chain, static first).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -50,9 +74,13 @@ search.
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
    candidate first), so no candidate is ruled out without being measured, the automatic
-   choice is never larger than any forced chain (up to :data:`SCREEN_ABOVE` values), and
-   level 2 (a superset of level 1's candidates on the same screened chains, the level-1 one
-   computed once) is never larger than level 1, up to :data:`FULL_FIT` values. Context-mixing
+   choice is never larger than any forced chain (up to :data:`SCREEN_ABOVE` values at level
+   1, up to :data:`LEAN_ABOVE` at level 2), and level 2 (a superset of level 1's candidates
+   on the same screened chains, the level-1 one computed once) is never larger than level 1,
+   up to :data:`LEAN_ABOVE` values. Beyond, the lean search (step 1b) keeps level 1's
+   candidates on the fast chain it ranks first: level 2 is larger than level 1 only where
+   level 1 keeps another chain and the context mixers lose to it (on the benchmark signals
+   and the unseen recordings: never). Context-mixing
    candidates sized on a sample are built on all the values only if they may win: those
    within :data:`CLOSE` of the best of them, compared exactly with the best candidate built
    on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
@@ -69,6 +97,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+import msgpack
 import numpy as np
 
 from . import encoder, entropy, frontend, predict, trainer
@@ -165,6 +194,44 @@ PREFIX_LADDERS = (2 ** 0.5, 2 ** (1 / 8), 2 ** (1 / 32))
 CM_SAMPLE_ABOVE = 1 << 16
 CM_SAMPLE = 1 << 15
 CM_WINDOWS = 4
+#: Level 2 from LEAN_ABOVE to FULL_FIT values of an automatic choice: the lean search of
+#: :func:`_lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
+#: full context-mixing run).
+LEAN_ABOVE = 1 << 10
+LEAN_KEEP = 1
+#: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
+#: screens exactly only those within LEAN_PRUNE of the smallest (the first chain, no front end,
+#: within LEAN_PRUNE_FIRST: the context mixers model raw values' context, order 0 does not).
+LEAN_PRUNE = 1.2
+LEAN_PRUNE_FIRST = 2.0
+#: Up to LEAN_SMALL values the first chain (no front end) is always a context-mixing finalist:
+#: on short smooth signals "cms2" learns the raw values' context fastest (the first 2 000
+#: values of the bundled ECG excerpt: 1 357 bytes with no front end, 1 372 with "delta1", whose
+#: level-1 proxies are 2 096 and 1 421).
+LEAN_SMALL = 1 << 11
+#: Up to LEAN_SMALL values every chain whose level-1 proxy is within LEAN_SMALL_CLOSE of the
+#: smallest is a finalist too: the context mixer's gain over the static coders differs by
+#: chain by up to about 10 % on short inputs (2 000 values of the bundled ECG excerpt on a grid
+#: of step 12: "grid+delta1" 8 % behind "grid+lpc" at level 1, 1.7 % ahead with "cms2").
+LEAN_SMALL_CLOSE = 1.15
+LEAN_TABLE_BITS = 12
+LEAN_CM_SAMPLE = 1 << 12
+LEAN_CM_WINDOWS = 4
+#: Of the context-mixing candidates sized on a sample, those within CM_CLOSE of the best
+#: estimate are built on all the values; from LEAN_CM_LARGE values they are sized on
+#: LEAN_CM_SAMPLE_LARGE values and only the best estimate is built (on the bench sets and the
+#: unseen recordings the 2**13-value estimates rank the finalists as the full runs do, where
+#: 2**12-value ones needed the 1 % margin: 4 neural recordings, 0.26 % larger without it).
+CM_CLOSE = 1.01
+LEAN_CM_LARGE = 1 << 15
+LEAN_CM_SAMPLE_LARGE = 1 << 13
+#: From LEAN_CM_LARGE values, where a context-mixing sample costs a fraction of the values,
+#: the lean search keeps the LEAN_KEEP_LARGE smallest chains of the screen and screens those
+#: within LEAN_PRUNE_LARGE of the smallest rough size: "cms2"'s gain differs by chain (the
+#: 2**18-value plan sample of respiration-systole, 1.5 M values: "delta2" has a rough size 1.25
+#: times "lpc"'s and a level-1 container 14 % smaller; with "cms2" 32 229 B against 38 570).
+LEAN_KEEP_LARGE = 2
+LEAN_PRUNE_LARGE = 1.5
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
 CLOSE = 1.05
@@ -503,6 +570,24 @@ def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
     return [bare] if dense is None else [bare, dense]
 
 
+def _screen_sample(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The screen's sample of ``x`` (``(channels, frames)``): SCREEN_WINDOWS evenly spaced windows
+    of frames, SCREEN_SAMPLE values in all, as ``(windows, joined, scale)``: the windows as
+    channels of their own (``(windows x channels, frames)``), the same windows joined in time
+    with the channels kept (for chains that relate channels), and values / sample values.
+    When the sample would be every value, both are ``x`` itself and ``scale`` is 1."""
+    c, f = x.shape
+    count = SCREEN_WINDOWS
+    length = max(SCREEN_SAMPLE // (count * c), 1)
+    if f <= count * length:  # the sample would be every value: screen them all, as they are
+        return x, x, 1.0
+    starts = (np.arange(count, dtype=np.int64) * (f - length)) // (count - 1)
+    stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, count, length)
+    windows = stacked.reshape(count * c, length)
+    # the stream grows with the values, the rest (tables) does not
+    return windows, stacked.reshape(c, count * length), x.size / windows.size
+
+
 def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
             proposer: ReplayEncoder, keep_first: bool = False,
             threads: int = 1) -> tuple[list[list[frontend.Stage]], list[bool]]:
@@ -516,17 +601,7 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     evenly spaced windows of frames, SCREEN_SAMPLE values in all, each window put through the
     chain as channels of its own (chains that relate channels, "decorrelate", get the windows
     joined in time instead, the channels kept)."""
-    c, f = x.shape
-    count = SCREEN_WINDOWS
-    length = max(SCREEN_SAMPLE // (count * c), 1)
-    if f <= count * length:  # the sample would be every value: screen them all, as they are
-        windows = joined = x
-    else:
-        starts = (np.arange(count, dtype=np.int64) * (f - length)) // (count - 1)
-        stacked = np.stack([x[:, s:s + length] for s in starts.tolist()], axis=1)  # (c, count, length)
-        windows = stacked.reshape(count * c, length)
-        joined = stacked.reshape(c, count * length)
-    scale = x.size / windows.size  # the stream grows with the values, the rest (tables) does not
+    windows, joined, scale = _screen_sample(x)
 
     def size(chain: list[frontend.Stage]) -> float:
         across = any(st.name == "decorrelate" for st in chain)
@@ -552,15 +627,148 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     return [chains[i] for i in sorted(keep)], [i in static_only for i in sorted(keep)]
 
 
+def _order0_bytes(y: np.ndarray) -> float:
+    """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
+    :data:`LEAN_TABLE_BITS` per distinct value (the table a static coder stores), in bytes.
+    Values that are not integers (never the output of a chain on integers) rank last."""
+    if y.shape[0] == 0 or y.dtype.kind not in "iu":
+        return 0.0 if y.shape[0] == 0 else float("inf")
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo < 1 << 22 and hi < 1 << 63:
+        counts = np.bincount(y.astype(np.int64) - lo)
+        counts = counts[counts > 0]
+    else:
+        counts = np.unique(y, return_counts=True)[1]
+    n = y.shape[0]
+    bits = n * np.log2(n) - float(np.dot(counts, np.log2(counts)))
+    return (bits + LEAN_TABLE_BITS * counts.shape[0]) / 8.0
+
+
+def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
+               proposer: ReplayEncoder, threads: int = 1) -> Candidate:
+    """Level 2's search from LEAN_ABOVE to FULL_FIT values (the module docstring, step 1b):
+    about one full context-mixing run, and the static coders' costings besides. ``x`` is
+    ``(channels, frames)`` integers wider than a byte; returns a candidate built on all the
+    values and costed with ``cost`` (as :func:`plan`).
+
+    1. Every chain's output on the screen's sample (:func:`_screen_sample`) gets a rough size
+       (:func:`_order0_bytes` scaled to all the values, plus its stages' params); those within
+       LEAN_PRUNE of the smallest (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first
+       chain within LEAN_PRUNE_FIRST, or always up to LEAN_SMALL values) are ranked by the
+       screen's level-1 proxy (:func:`_screen`'s: bare candidates, static coders). The
+       finalists are the LEAN_KEEP smallest (LEAN_KEEP_LARGE from LEAN_CM_LARGE values), those
+       within SCREEN_CLOSE of the last of them, and the first chain (no front end) within
+       SCREEN_FIRST_WITHIN of the smallest (always up to LEAN_SMALL values; up to LEAN_SMALL
+       values also every chain within LEAN_SMALL_CLOSE of the smallest).
+    2. Every finalist, and the fast chain ranked first (measured as level 1 measures it:
+       probe, merges, variants), gets its static candidates built on all the values, exact.
+    3. Each finalist offers the context mixers one id layout, the one its static candidates
+       prefer: dense ids (:func:`_dense_cm_candidate`) when the static dense candidate is the
+       smaller or the range is too wide for it, else the bare alphabet; sized on
+       LEAN_CM_SAMPLE values (LEAN_CM_SAMPLE_LARGE from LEAN_CM_LARGE values; LEAN_CM_WINDOWS
+       windows) when k finalists' samples and one full run code fewer values than k full
+       runs, else on all of them.
+    4. Those within CM_CLOSE of the best estimate (from LEAN_CM_LARGE values: the best only)
+       are built on all the values; the smallest exact candidate wins (ties: the earlier
+       chain, static first)."""
+    windows, joined, scale = _screen_sample(x)
+    whole = windows is x
+
+    def front(i: int) -> tuple[np.ndarray, list[dict], float]:
+        across = any(st.name == "decorrelate" for st in chains[i])
+        y, record = frontend.forward(joined if across else windows, chains[i])
+        y = np.ascontiguousarray(y).reshape(-1)
+        # the stages' params count too ("rank" keeps its table there, not in the alphabet)
+        return y, record, _order0_bytes(y) * scale + len(msgpack.packb(record, use_bin_type=True))
+
+    screened = _map(front, list(range(len(chains))), threads)
+    rough = [s[2] for s in screened]
+    least = min(rough)
+    large = x.size >= LEAN_CM_LARGE
+    prune = LEAN_PRUNE_LARGE if large else LEAN_PRUNE
+    alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
+             (i == 0 and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
+
+    def screen(i: int) -> float:
+        cands = _bare_candidates(screened[i][1], screened[i][0])
+        return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands), default=float("inf"))
+
+    proxy = dict(zip(alive, _map(screen, alive, threads)))
+    ranked = sorted(alive, key=lambda i: (proxy[i], i))
+    keep_n = LEAN_KEEP_LARGE if large else LEAN_KEEP
+    keep = set(ranked[:keep_n])
+    last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
+    keep.update(i for i in ranked if proxy[i] <= last * SCREEN_CLOSE)
+    if 0 in proxy and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
+        keep.add(0)
+    if x.size <= LEAN_SMALL:
+        keep.update(i for i in ranked if proxy[i] <= LEAN_SMALL_CLOSE * proxy[ranked[0]])
+    first_fast = next((i for i in ranked if all(st.fast_inverse for st in chains[i])), None)
+    finalists = sorted(keep | ({first_fast} if first_fast is not None else set()))
+    cm_coders = tuple(c for c in LEVEL_CODERS[2] if c not in MEASURED_AT_LEVEL_1)
+
+    def measure(i: int) -> list[tuple[Candidate, float]]:
+        if whole:
+            y, record = screened[i][0], screened[i][1]
+        else:
+            y, record = frontend.forward(x, chains[i])
+            y = np.ascontiguousarray(y).reshape(-1)
+        if i == first_fast:  # level 1's candidates on this chain (probe, merges, variants)
+            static = proposer.propose(record, y, 1, cost, False)
+        else:
+            static = _bare_candidates(record, y)
+        out = [(c, float(cost(c).size)) for c in static]
+        if i not in keep:
+            return out
+        alphabet = Alphabet.from_data(y)
+        a = len(alphabet)
+        full = _dense_cm_candidate(record, y, a, cm_coders)
+        if full is not None:
+            bare = min((size for c, size in out if c.variant != "dense" and not len(c.merges)), default=0.0)
+            dense = min((size for c, size in out if c.variant == "dense"), default=None)
+            if dense is not None and bare <= dense:
+                full = None  # the static coders prefer the alphabet: so does the context mixer, mostly
+        if full is None:
+            full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
+        n, k = y.shape[0], len(keep)
+        sample = LEAN_CM_SAMPLE_LARGE if n >= LEAN_CM_LARGE else LEAN_CM_SAMPLE
+        if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
+            return out + [(full, float(cost(full).size))]
+        ys = y[_windows(y.shape[0], sample, LEAN_CM_WINDOWS)]
+        alphabet_s = Alphabet.from_data(ys)
+        sized = _dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, always=True) \
+            if full.variant == "dense" else None
+        if sized is None:
+            sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
+        c = cost(sized)
+        sized.rebuild = lambda: full
+        return out + [(sized, float(c.size - c.scalable) + c.scalable * n / ys.shape[0])]
+
+    cands = [c for part in _map(measure, finalists, threads) for c in part]
+    exact = [(size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is None]
+    estimated = sorted(((size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is not None),
+                       key=lambda t: t[:2])
+    if estimated:
+        bound = estimated[0][0] * (1.0 if large else CM_CLOSE)
+        built = [(j, c.rebuild()) for size, j, c in estimated if size <= bound]
+        exact += [(float(cost(c).size), j, c) for j, c in built]
+    return min(exact, key=lambda t: t[:2])[2]
+
+
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
-         proposer: ReplayEncoder, threads: int = 1) -> Candidate:
+         proposer: ReplayEncoder, threads: int = 1, lean: bool = True) -> Candidate:
     """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
     module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
     that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
     The candidate returned was built on all the values and costed with ``cost``. ``threads``
-    measure chains side by side; the result does not depend on it."""
+    measure chains side by side; the result does not depend on it. ``lean=False`` keeps the
+    exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
+    longer input (the blocked form), whose cost is a small share of coding the whole."""
     if getattr(proposer, "n_tokens", None) is not None:
         threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
+    elif lean and level == 2 and LEAN_ABOVE < x.size <= FULL_FIT and x.dtype.itemsize > 1 and len(chains) > 1 \
+            and type(proposer) is ReplayEncoder:
+        return _lean_plan(x, chains, cost, proposer, threads)  # (bytes and text: the exhaustive search)
     if x.size > SCREEN_ABOVE and len(chains) > SCREEN_KEEP:
         chains, static_only = _screen(x, chains, cost, proposer, keep_first=level == 2, threads=threads)
     else:

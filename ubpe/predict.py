@@ -258,12 +258,14 @@ def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, 
     coefficient of at most 16 bits is safe: the accumulator wraps identically on both sides.
     """
     where = "lpc params"
-    _bits_of(dtype, where)
-    p = expect_map(params, where, ("block", "unsigned", "orders", "shifts", "precisions", "coefs"))
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu":  # (a dtype object: checked at once)
+        _bits_of(dtype, where)
+    p = expect_map(params, where, _LPC_KEYS)
     block = field_int(p, "block", 1, MAX_BLOCK, where=where)
     _field_unsigned(p, where, UNSIGNED_OFFSET)
     nb = -(-n // block)
-    head = b"".join(field_bytes(p, key, where=where, size=nb) for key in ("orders", "shifts", "precisions"))
+    head = (field_bytes(p, "orders", where=where, size=nb) + field_bytes(p, "shifts", where=where, size=nb)
+            + field_bytes(p, "precisions", where=where, size=nb))
     data = field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2)
     head_arr = np.frombuffer(head, np.uint8).reshape(3, nb)
     coefs = np.empty(sum(head[:nb]), np.int64)
@@ -278,6 +280,9 @@ def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, 
             -6: "'coefs' has non-zero padding bits"}[status])
     orders, shifts = head_arr[:2].astype(np.int64)
     return block, orders, shifts, coefs
+
+
+_LPC_KEYS = ("block", "unsigned", "orders", "shifts", "precisions", "coefs")
 
 
 def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
@@ -572,7 +577,10 @@ def check_rank_params(params: Any, n: int, dtype: Any) -> np.ndarray:
     count = field_int(p, "count", 1 if n else 0, max(n, 0), where=where)
     data = field_bytes(p, "values", where=where, max_size=10 * count)
     gaps = _unvarints(data, count, where)
-    if count and int(gaps.astype(object).sum()) + count - 1 > (1 << bits) - 1:
+    # the exact sum (Python ints) only when a float64 sum cannot tell (its relative error is
+    # below count * 2**-53: a sum under half the range is certainly in it)
+    if count and (float(gaps.sum(dtype=np.float64)) + count >= 2.0 ** (bits - 1)
+                  and int(gaps.astype(object).sum()) + count - 1 > (1 << bits) - 1):
         raise CorruptDataError(f"{where}: the values run past the {bits}-bit range")
     u = np.cumsum(gaps + np.uint64(1), dtype=np.uint64) - np.uint64(1)
     if not unsigned:

@@ -394,8 +394,12 @@ class QuantizeStage(Stage):
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         # float64 w = offset + q * step, as Quantizer.dequantize; the chain's inverse rounds it
         # to the container's float dtype (the same rounding as dequantize's)
+        # two passes, the second in place: float64(q) * step (the cast inside the multiply,
+        # as astype rounds), then + offset (offset + q * step: IEEE addition commutes)
         with np.errstate(over="ignore", invalid="ignore"):
-            return params["offset"] + y.astype(np.float64) * params["step"]
+            w = np.multiply(y, params["step"], dtype=np.float64)
+            w += params["offset"]
+        return w
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: quantize"

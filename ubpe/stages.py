@@ -244,10 +244,13 @@ class AdaptiveStage(_PerChannel):
         return out
 
 
+#: The unsigned dtypes by width (np.iinfo per call cost microseconds on every decode).
+_UNSIGNED = tuple(np.dtype(f"u{w}") for w in (1, 2, 4, 8))
+
+
 def _rank_dtype(count: int) -> np.dtype:
     """The smallest unsigned dtype holding ranks ``0 .. count - 1``."""
-    return np.dtype(next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                         if count <= np.iinfo(t).max + 1))
+    return next(t for t in _UNSIGNED if count <= 1 << (8 * t.itemsize))
 
 
 @register
@@ -287,7 +290,7 @@ class RankStage(_PerChannel):
 
 def _width_dtype(kmax: int) -> np.dtype:
     """The smallest unsigned dtype holding ``0 .. kmax``."""
-    return np.dtype(next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if kmax <= np.iinfo(t).max))
+    return next(t for t in _UNSIGNED if kmax < 1 << (8 * t.itemsize))
 
 
 @register

@@ -101,6 +101,14 @@ def _hash(h, x):
     return (v ^ (v >> 31)) & 0xFFFFFFFF
 
 
+#: The squash knots (``_squash_table``), a module constant: numba freezes a global array into
+#: the compiled code (read-only), while a list literal in the kernel compiled a reflected list
+#: and np.array's list overload.
+_SQUASH_KNOTS = np.array([1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048,
+                           2550, 2994, 3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090,
+                           4092, 4094, 4095], dtype=np.int64)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _squash_table():
     """Integer squash: sq[d + 2047] = 4096 / (1 + exp(-d / 256)) for d in [-2047, 2047].
@@ -108,9 +116,7 @@ def _squash_table():
     Built by linear interpolation (7 fractional bits) of 33 hard-coded integer knots, so it is
     the same everywhere. Values lie in [1, 4095] and never decrease.
     """
-    knots = np.array([1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048,
-                      2550, 2994, 3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090,
-                      4092, 4094, 4095], dtype=np.int64)
+    knots = _SQUASH_KNOTS
     sq = np.empty(4095, dtype=np.int64)
     for d in range(-2047, 2048):
         w = d & 127

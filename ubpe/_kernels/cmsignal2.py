@@ -65,11 +65,17 @@ APM and 230 KiB of mixer weights, whatever n: about 11 MiB.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from . import njit
+from numba.cpython.unsafe.numbers import leading_zeros
 
+from . import njit
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
-from .cmsignal import _sbucket, _ubucket  # the same buckets as "cms"
+from .train import _prefetch  # a cache hint only: no effect on any value
+
+#: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
+#: with it is >= 0 by construction)
+U = np.uint64
 
 # Status codes (as ubpe._kernels.cm).
 OK = 0
@@ -94,6 +100,26 @@ APM_RATE = 7
 MIN_APM_BITS = 10
 MAX_APM_BITS = 12
 MU_SHIFT = 5
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ub(m, cap):
+    """min(bit_length(m), cap) for m >= 0: ``cmsignal._ubucket`` (the same value), from a count
+    of leading zeros instead of a loop."""
+    b = 64 - leading_zeros(np.int64(m))
+    return b if b < cap else cap
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
+
+    def _ub(m, cap):  # noqa: F811
+        return min(int(m).bit_length(), cap)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sb(d, cap):
+    """2 * min(bit_length(|d|), cap) + (d < 0): ``cmsignal._sbucket`` (the same value)."""
+    return 2 * _ub(d if d >= 0 else -d, cap) + (1 if d < 0 else 0)
 
 
 @njit(cache=True, nogil=True)
@@ -137,9 +163,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
         sb = _clamp_bits(need, MIN_SLOT_BITS, MAX_SLOT_BITS)
         smask[c] = (1 << sb) - 1
         toff[c + 1] = toff[c] + (1 << sb) * 16
-    TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
-    for s in range(toff[C] // 16):
-        TH[s * 16] = 0
+    # subtle: all zeros, not check 0 and entries 1 << 15: a slot's entries are read only after
+    # it took a check (and was reset), except entry 1's count (0 either way) when choosing
+    TH = np.zeros(toff[C], dtype=np.uint16)
     NI = C + 2  # order 0, contexts, bias
     W = np.full(16 * 4 * NI, MIX_W0, dtype=np.int64)
     NSET2 = 1 << (o0bits if o0bits < 12 else 12)
@@ -166,6 +192,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
         pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
     hctx = np.zeros(C, dtype=np.int64)
     base = np.zeros(C, dtype=np.int64)
+    hs = np.zeros(C, dtype=np.int64)
     xs = np.zeros(NI, dtype=np.int64)
     xs[NI - 1] = 256
     chk = 0
@@ -183,11 +210,11 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
         d1 = t1 - t2
         lp = 2 * t1 - t2
         lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
-        hctx[2] = _hash(_hash(lp + 0x3333, _sbucket(d1, 12)), 0x3456789)  # linear prediction
-        eb = _ubucket(en >> 2, 15)
+        hctx[2] = _hash(_hash(lp + 0x3333, _sb(d1, 12)), 0x3456789)  # linear prediction
+        eb = _ub(en >> 2, 15)
         hctx[3] = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
-        a1 = _ubucket(abs(t1 * 16 - mu) >> 4, 15)
-        a2 = _ubucket(abs(t2 * 16 - mu) >> 4, 15)
+        a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
+        a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
         sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
         hctx[4] = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
         if mode == 0 or i == 0:
@@ -212,16 +239,21 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
         while cv >= lim[depth]:  # an inner node
             node = (1 << depth) | cv
             if (depth & 3) == 0:
-                for c in range(C):
+                for c in range(C):  # first every slot's address (their loads overlap)
                     hh = _hash(hctx[c], node)
                     s = hh & smask[c]
-                    b = toff[c] + s * 16
+                    hs[c] = hh
+                    base[c] = toff[c] + s * 16
+                    _prefetch(TH, base[c])
+                for c in range(C):
+                    hh = hs[c]
+                    b = base[c]
                     ck = hh >> 16
                     if ck == 0:
                         ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
                     if np.int64(TH[b]) != ck:
                         # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
-                        b2 = toff[c] + (s ^ 1) * 16
+                        b2 = b ^ 16
                         if np.int64(TH[b2]) == ck:
                             b = b2
                         else:
@@ -232,31 +264,46 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
                                 TH[b + j] = np.uint16(1 << 15)
                     base[c] = b
                 sub = 1
+            if decoding:
+                if (depth & 3) == 3:  # the next group's slots, for either bit
+                    for c in range(C):
+                        _prefetch(TH, toff[c] + (_hash(hctx[c], 2 * node) & smask[c]) * 16)
+                        _prefetch(TH, toff[c] + (_hash(hctx[c], 2 * node + 1) & smask[c]) * 16)
+            elif (depth & 3) == 0 and depth + 4 < ln:  # the encoder knows the next group's node
+                n4 = (1 << (depth + 4)) | (code >> (ln - depth - 4))
+                for c in range(C):
+                    _prefetch(TH, toff[c] + (_hash(hctx[c], n4) & smask[c]) * 16)
             i0 = node if node <= o0mask else ((node * 0x9E3779B1) >> 11) & o0mask
-            xs[0] = st[np.int64(T0[i0]) >> 20]
+            nc = node * 2
+            _prefetch(T0, nc if nc <= o0mask else ((nc * 0x9E3779B1) >> 11) & o0mask)
+            _prefetch(W2, (nc & (NSET2 - 1)) * NI)
+            _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * NI + NI - 1)
+            _prefetch(AP, ((h1 * 0x9E3 + nc * 0x3B9) & amask) * 33 + 16)
+            _prefetch(AP, ((h1 * 0x9E3 + (nc + 1) * 0x3B9) & amask) * 33 + 16)
+            xs[0] = st[U(np.int64(T0[U(i0)]) >> 20)]
             for c in range(C):
-                xs[1 + c] = st[np.int64(TH[base[c] + sub]) >> 4]
-            cn = np.int64(TH[base[1] + sub]) & 15
+                xs[1 + c] = st[U(np.int64(TH[U(base[c] + sub)]) >> 4)]
+            cn = np.int64(TH[U(base[1] + sub)]) & 15
             conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
             ms1 = ((depth if depth < 16 else 15) * 4 + conf) * NI
             ms2 = (node & (NSET2 - 1)) * NI
             dot1 = 0
             dot2 = 0
             for k in range(NI):
-                xk = xs[k]
-                dot1 += W[ms1 + k] * xk
-                dot2 += W2[ms2 + k] * xk
+                xk = xs[U(k)]
+                dot1 += W[U(ms1 + k)] * xk
+                dot2 += W2[U(ms2 + k)] * xk
             dot1 >>= 16
             dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
             dot2 >>= 16
             dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
             dot = (dot1 + dot2) >> 1
-            pm = sq[dot + 2047]
+            pm = sq[U(dot + 2047)]
             dd = dot + 2048
             lo = dd >> 7
             wt = dd & 127
             ai = ((h1 * 0x9E3 + node * 0x3B9) & amask) * 33
-            pa = (np.int64(AP[ai + lo]) * (128 - wt) + np.int64(AP[ai + lo + 1]) * wt) >> 11
+            pa = (np.int64(AP[U(ai + lo)]) * (128 - wt) + np.int64(AP[U(ai + lo + 1)]) * wt) >> 11
             p = (pm + 3 * pa + 2) >> 2
             if p < 1:
                 p = 1
@@ -265,34 +312,34 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             y = 0 if decoding else (code >> (ln - 1 - depth)) & 1
             x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
             # updates
-            err1 = ((y << 12) - sq[dot1 + 2047]) * lr
-            err2 = ((y << 12) - sq[dot2 + 2047]) * lr
+            err1 = ((y << 12) - sq[U(dot1 + 2047)]) * lr
+            err2 = ((y << 12) - sq[U(dot2 + 2047)]) * lr
             for k in range(NI):
-                xk = xs[k]
-                W[ms1 + k] += (xk * err1) >> 14
-                W2[ms2 + k] += (xk * err2) >> 14
+                xk = xs[U(k)]
+                W[U(ms1 + k)] += (xk * err1) >> 14
+                W2[U(ms2 + k)] += (xk * err2) >> 14
             near = ai + lo + (1 if wt >= 64 else 0)
             # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
-            aj = np.int64(AP[near])
-            AP[near] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
-            e = np.int64(T0[i0])
+            aj = np.int64(AP[U(near)])
+            AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
+            e = np.int64(T0[U(i0)])
             pr = e >> 10
             cn = e & 1023
-            pr += (((y << 22) - pr) * rec[cn]) >> 16
+            pr += (((y << 22) - pr) * rec[U(cn)]) >> 16
             if cn < LIMIT_O0:
                 cn += 1
-            T0[i0] = np.uint32((pr << 10) | cn)
+            T0[U(i0)] = np.uint32((pr << 10) | cn)
             for c in range(C):
                 jj = base[c] + sub
-                e = np.int64(TH[jj])
+                e = np.int64(TH[U(jj)])
                 pr = e >> 4
                 cn = e & 15
-                pr += (((y << 12) - pr) * drec[cn]) >> 16
+                pr += (((y << 12) - pr) * drec[U(cn)]) >> 16
                 # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
                 pr = 1 if pr < 1 else (4095 if pr > 4095 else pr)
                 if cn < 15:
                     cn += 1
-                TH[jj] = np.uint16((pr << 4) | cn)
+                TH[U(jj)] = np.uint16((pr << 4) | cn)
             sub = sub * 2 + y
             cv = cv * 2 + y
             depth += 1
@@ -362,12 +409,16 @@ def _huff_lengths(w):
     return a
 
 
-def _ranks(tokens: np.ndarray, P: np.ndarray, V: int) -> np.ndarray:
-    """u of each token (module docstring) for the predicted ids P."""
-    d = tokens - P
+def _ranks(tokens: np.ndarray, P, V: int) -> np.ndarray:
+    """u of each token (module docstring) for the predicted ids P (an array like ``tokens``, or
+    one id for all), in their integer type: 2|d| - [d > 0] within m = min(P, V - 1 - P) of P,
+    else m + |d| (d = t - P)."""
     m = np.minimum(P, V - 1 - P)
+    d = tokens - P
     ad = np.abs(d)
-    return np.where(ad > m, m + ad, np.where(d > 0, 2 * d - 1, -2 * d))
+    u = ad + np.minimum(ad, m)
+    u -= (ad <= m) & (d > 0)
+    return u
 
 
 def _code_lengths(counts: np.ndarray) -> np.ndarray:
@@ -383,19 +434,20 @@ def _code_lengths(counts: np.ndarray) -> np.ndarray:
 
 def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
     """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L)."""
-    t = tokens.astype(np.int64)
+    t = tokens.astype(np.int32)  # subtle: ids < 2**24, so 2 t and every u fit in int32
     n = t.size
     center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
     if vocab_size == 1:
         return 0, 0, np.ones(1, np.int64)
     best = None
+    P = np.empty(n, np.int32)
+    P[:1] = center
     for mode in (0, 1, 2):
-        P = np.full(n, center, np.int64)
-        if mode >= 1:
+        if mode == 1:
             P[1:] = t[:-1]
         if mode == 2:
             P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
-        counts = np.bincount(_ranks(t, P, vocab_size))
+        counts = np.bincount(_ranks(t, np.int32(center) if mode == 0 else P, vocab_size))
         if counts.size == 1:
             counts = np.append(counts, 0)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1)
         lengths = _code_lengths(counts)

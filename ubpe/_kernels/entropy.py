@@ -281,8 +281,8 @@ def table_encode(ids, codes, vocab_size, mode, buf):
         first_used = 1 if (k > 0 and ids[0] == 0) else 0
         pos = _put(buf, pos, first_used, 1)
         # statistics per run type: index 0 = unused runs, 1 = used runs
-        sa = np.array([4, 4], dtype=np.int64)
-        sn = np.array([1, 1], dtype=np.int64)
+        sa = np.full(2, 4, dtype=np.int64)  # subtle: not np.array([4, 4]), whose list
+        sn = np.full(2, 1, dtype=np.int64)  # literal compiles a reflected list (compile time)
         i = 0
         cur = 0
         state = first_used
@@ -352,8 +352,8 @@ def table_decode(buf, vocab_size, ids, codes):
         if state < 0:
             return ERR_TRUNCATED
         pos += 1
-        sa = np.array([4, 4], dtype=np.int64)
-        sn = np.array([1, 1], dtype=np.int64)
+        sa = np.full(2, 4, dtype=np.int64)  # subtle: not np.array([4, 4]), whose list
+        sn = np.full(2, 1, dtype=np.int64)  # literal compiles a reflected list (compile time)
         cur = 0
         found = 0
         while cur < vocab_size:
@@ -665,7 +665,7 @@ def rice_unpack_all(buf, r, out):
 
     Preconditions: 0 <= r <= MAX_RICE_PARAM.
     """
-    res = np.zeros(2, np.int64)
+    res = np.zeros(2, dtype=np.int64)
     pos = 0
     for i in range(out.shape[0]):
         status = _get_rice(buf, pos, r, res)

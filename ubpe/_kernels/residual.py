@@ -250,7 +250,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     sh = rate - 2
     fused, lut, lo, wsh, blocks, bstart, orders, shifts, cstart, coefs, dst = lpc
     uselut = lut.shape[0] > 0
-    rev = np.zeros(32, np.uint64)
+    rev = np.zeros(32, dtype=np.uint64)
     # the reconstruction's layout; without it, one channel of one block of order 0
     n = dst.shape[0] if fused else out.shape[0]
     channels = blocks.shape[0] if fused else 1
