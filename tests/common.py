@@ -15,6 +15,21 @@ from ubpe.container import compress, decompress
 from ubpe.tokenizer import Tokenizer
 
 
+def json_without_jit(code: str, cwd: Any) -> Any:
+    """Run ``code`` in a new Python with NUMBA_DISABLE_JIT set (the kernels as plain Python; this
+    checkout first on the path) and return the JSON of its last printed line."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=cwd, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def assert_same_array(got: np.ndarray, expected: np.ndarray) -> None:
     """Equal values, dtype (byte order included) and shape."""
     assert isinstance(got, np.ndarray)

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from test_cm import SETTINGS, streams
+from common import json_without_jit
 from test_cms import signal
 
 from ubpe._kernels import cmsignal2
@@ -357,11 +358,6 @@ def test_pure_python_kernels_code_the_same(tmp_path):
     """Under NUMBA_DISABLE_JIT (debugging) the "cms2" and LMS kernels run as Python: their
     leading-zero bit lengths (an LLVM intrinsic) fall back to int.bit_length, the prefetch hints
     to no-ops, and the bytes and residuals are the compiled ones."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     code = (
         "import json, numpy as np\n"
         "from ubpe import predict\n"
@@ -373,13 +369,9 @@ def test_pure_python_kernels_code_the_same(tmp_path):
         "n = cmsignal2.cms2_encode(t, 41, buf)\n"
         "print(json.dumps([r.tolist(), buf[:n].tolist()]))\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300, cwd=tmp_path, check=True)
     from ubpe import predict
 
     x = np.cumsum(np.random.default_rng(3).integers(-40, 41, 300)).astype(np.int16)
     r, _p = predict.adaptive_forward(x)
     t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [r.tolist(), list(cms2_bytes(t, 41))]
+    assert json_without_jit(code, tmp_path) == [r.tolist(), list(cms2_bytes(t, 41))]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from common import json_without_jit
 from reference import encode, units_for
 from reference import train as reference_train
 
@@ -323,10 +324,6 @@ def test_weights_need_units_inside_documents():
 def test_pure_python_kernels_train_the_same(tmp_path):
     """Under NUMBA_DISABLE_JIT (debugging) the kernels run as Python; the prefetch hint, an LLVM
     intrinsic, is then a no-op and training gives the same merges."""
-    import json
-    import subprocess
-    import sys
-
     code = (
         "import json, numpy as np\n"
         "from ubpe import trainer\n"
@@ -335,11 +332,7 @@ def test_pure_python_kernels_train_the_same(tmp_path):
         "r = trainer.train(ids, off, off, 3, 9, 2, 1, weights=np.array([2, 1, 3]))\n"
         "print(json.dumps([r.merges.tolist(), r.counts.tolist(), r.df.tolist()]))\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
-                         cwd=tmp_path, check=True)
     ids = np.array([0, 1, 2, 0, 1, 2, 0, 1, 1, 1, 2, 0, 1], dtype=np.int32)
     off = np.array([0, 6, 6, 13])
     r = train(ids, off, off, 3, 9, 2, 1, weights=np.array([2, 1, 3]))
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [r.merges.tolist(), r.counts.tolist(), r.df.tolist()]
+    assert json_without_jit(code, tmp_path) == [r.merges.tolist(), r.counts.tolist(), r.df.tolist()]

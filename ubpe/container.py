@@ -2149,18 +2149,12 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     compact = p.version >= COMPACT_VERSION
 
     def entry(mapping: dict, key: str) -> int:
+        """Bytes of the field ``key`` of ``mapping`` as written (key and value; 0 when absent or
+        left out): the one-entry map's size less its one-byte header."""
         if key not in mapping:
             return 0
-        if compact:  # as _v7_fields writes it
-            value = mapping[key]
-            if key == "alphabet":
-                value = {k: v for k, v in value.items() if not _is_default(v, _V7_ALPHABET_DEFAULTS.get(k, _NONE))}
-            elif key == "model":
-                if value["m"] == 0 and value["merges"] == b"":
-                    return 0
-                value = {k: v for k, v in value.items() if k != "a"}
-            return len(msgpack.packb(_KEY_IDS_V7[key])) + len(msgpack.packb(_compact(value), use_bin_type=True))
-        return len(msgpack.packb(key)) + len(msgpack.packb(mapping[key], use_bin_type=True))
+        one = {key: mapping[key]}
+        return len(msgpack.packb(_v7_fields(one, None) if compact else one, use_bin_type=True)) - 1
 
     if p.blocks is None:
         streams = [(p.stream, p.fields, p.chain, p.n)]

@@ -606,8 +606,7 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     def size(chain: list[frontend.Stage]) -> float:
         across = any(st.name == "decorrelate" for st in chain)
         y, record = frontend.forward(joined if across else windows, chain)
-        cands = _bare_candidates(record, np.ascontiguousarray(y).reshape(-1))
-        return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands), default=float("inf"))
+        return _screened_size(record, np.ascontiguousarray(y).reshape(-1), cost, scale)
 
     sizes = _map(size, chains, threads)
     ranked = sorted(range(len(chains)), key=lambda i: (sizes[i], i))
@@ -625,6 +624,14 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
         static_only = set(fast) - keep
         keep.update(fast)
     return [chains[i] for i in sorted(keep)], [i in static_only for i in sorted(keep)]
+
+
+def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float) -> float:
+    """The screen's level-1 proxy of a chain whose output on the sample is ``y`` (1-D, with its
+    ``record``): the smallest exact size of its bare candidates, the part that grows with the
+    values scaled by ``scale`` (values / sample values)."""
+    return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in _bare_candidates(record, y)),
+               default=float("inf"))
 
 
 def _order0_bytes(y: np.ndarray) -> float:
@@ -689,11 +696,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
              (i == 0 and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
 
-    def screen(i: int) -> float:
-        cands = _bare_candidates(screened[i][1], screened[i][0])
-        return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in cands), default=float("inf"))
-
-    proxy = dict(zip(alive, _map(screen, alive, threads)))
+    proxy = dict(zip(alive, _map(lambda i: _screened_size(screened[i][1], screened[i][0], cost, scale),
+                                 alive, threads)))
     ranked = sorted(alive, key=lambda i: (proxy[i], i))
     keep_n = LEAN_KEEP_LARGE if large else LEAN_KEEP
     keep = set(ranked[:keep_n])
