@@ -20,13 +20,16 @@ zlib-9, bz2-9, xz-9e, zstd-19, brotli-11, pcodec, flac-8 (``flac -8 --no-padding
 
 Timing: the best of --repeat wall-clock calls of compress and of decompress, ubpe and codecs
 alike (``bench_ratio.best_of``: compress includes the model fit and the planner's search;
-numba compilation is done before any timing). The big sets (neural*) use one call each
-(``--repeat-big``, default 1), and the output says so.
+numba compilation is done before any timing); for ubpe also the best CPU time of the same
+calls (``time.process_time``, every thread of the process). The big sets (neural*) use one
+call each (``--repeat-big``, default 1), and the output says so.
 
 Targets (issue 6), judged at the end: the default container no larger than the best peer on
 every data set; level 1 within 3 % of FLAC -8's size; level 1 decoding at least 50 M values/s;
-the default at least 1 M values/s both ways (the slowest data set counts). Timings on a shared
-machine are indicative only.
+the default at least 1 M values/s both ways (the slowest data set counts). The issue counts
+speed on one core, so the speed targets are judged on CPU time (a shared machine's wall clock
+also counts the time a call waits for a core another process holds); the wall-clock figures
+are printed beside them. Timings on a shared machine are indicative only.
 """
 
 from __future__ import annotations
@@ -77,17 +80,34 @@ def chain_of(c: bytes) -> str:
     return f"{'+'.join(names) or 'none'}{quant} / {info.coder}"
 
 
+def timed(fn, arg, repeat: int, **kw):
+    """(last result, best wall seconds, best CPU seconds) of ``repeat`` calls ``fn(arg, **kw)``:
+    wall clock as ``bench_ratio.best_of`` (the codecs' policy), and this process's CPU time
+    (``time.process_time``: every thread's, so never less than one core's work; it leaves out
+    the time spent waiting for a core that other processes hold)."""
+    wall = cpu = float("inf")
+    out = None
+    for _ in range(max(1, repeat)):
+        w, c = time.perf_counter(), time.process_time()
+        out = fn(arg, **kw)
+        cpu = min(cpu, time.process_time() - c)
+        wall = min(wall, time.perf_counter() - w)
+    return out, wall, cpu
+
+
 def run_ubpe_rows(inputs: list, label: str, opts: dict, repeat: int) -> dict:
-    """One container per input: sizes and best times summed, the chains tallied."""
-    tot = dict(bytes=0, compress_s=0.0, decompress_s=0.0)
+    """One container per input: sizes and best times summed (wall and CPU), the chains tallied."""
+    tot = dict(bytes=0, compress_s=0.0, decompress_s=0.0, compress_cpu_s=0.0, decompress_cpu_s=0.0)
     chains: dict[str, int] = {}
     for x in inputs:
-        c, tc = best_of(ubpe.compress, x, repeat, **opts)
-        back, td = best_of(ubpe.decompress, c, repeat)
+        c, tc, cc = timed(ubpe.compress, x, repeat, **opts)
+        back, td, cd = timed(ubpe.decompress, c, repeat)
         check_same(back, x, label)
         tot["bytes"] += len(c)
         tot["compress_s"] += tc
         tot["decompress_s"] += td
+        tot["compress_cpu_s"] += cc
+        tot["decompress_cpu_s"] += cd
         key = chain_of(c)
         chains[key] = chains.get(key, 0) + 1
     tot["chain"] = ", ".join(k if len(inputs) == 1 else f"{k} x{n}"
@@ -100,12 +120,13 @@ def run_float_step(step: float, repeat: int) -> dict:
     x = np.load(_data.data_dir() / "float" / "BW_UH4_EHZ.npy")
     out = {}
     for label, opts in UBPE_ROWS:
-        c, tc = best_of(ubpe.compress, x, repeat, step=step, **opts)
-        back, td = best_of(ubpe.decompress, c, repeat)
+        c, tc, cc = timed(ubpe.compress, x, repeat, step=step, **opts)
+        back, td, cd = timed(ubpe.decompress, c, repeat)
         err = float(np.max(np.abs(back.astype(np.float64) - x)))
         if back.shape != x.shape or not err <= step / 2 * (1 + 1e-9):
             raise AssertionError(f"float-step {label}: max error {err} > step / 2")
-        out[label] = dict(bytes=len(c), compress_s=tc, decompress_s=td, chain=chain_of(c), max_error=err)
+        out[label] = dict(bytes=len(c), compress_s=tc, decompress_s=td, compress_cpu_s=cc, decompress_cpu_s=cd,
+                          chain=chain_of(c), max_error=err)
     return dict(n_values=x.size, raw=x.nbytes, ubpe=out, codecs={})
 
 
@@ -156,7 +177,10 @@ def speed_rows(results: dict) -> list[dict]:
             u = r["ubpe"][label]
             rows.append({"data": name, "row": label, "bytes": u["bytes"], "ratio": r["raw"] / u["bytes"],
                          "comp_Mv/s": r["n_values"] / u["compress_s"] / 1e6,
-                         "dec_Mv/s": r["n_values"] / u["decompress_s"] / 1e6, "chain / coder": u["chain"]})
+                         "dec_Mv/s": r["n_values"] / u["decompress_s"] / 1e6,
+                         "comp_cpu_Mv/s": r["n_values"] / u["compress_cpu_s"] / 1e6,
+                         "dec_cpu_Mv/s": r["n_values"] / u["decompress_cpu_s"] / 1e6,
+                         "chain / coder": u["chain"]})
     return rows
 
 
@@ -176,17 +200,22 @@ def verdicts(results: dict) -> list[dict]:
                         measured=f"worst {worst[0]}: {worst[1] / worst[2] - 1:+.1%}",
                         result="PASS" if all(u <= p * (1 + FLAC_MARGIN) for _, u, p in flac) else "FAIL"))
     speeds = speed_rows(results)
-    l1 = min((s for s in speeds if s["row"] == "ubpe L1"), key=lambda s: s["dec_Mv/s"])
-    out.append(dict(target="level 1 decompress >= 50 M values/s", data=f"{len(results)} sets",
-                    measured=f"min {l1['dec_Mv/s']:.1f} M/s ({l1['data']})",
-                    result="PASS" if l1["dec_Mv/s"] * 1e6 >= TARGET_L1_DEC else "FAIL"))
+    # speed on one core: CPU time (module docstring, "Timing"); the wall clock is shown beside it
+    l1 = [s for s in speeds if s["row"] == "ubpe L1"]
+    cpu, wall = (min(l1, key=lambda s: s[k]) for k in ("dec_cpu_Mv/s", "dec_Mv/s"))
+    out.append(dict(target="level 1 decompress >= 50 M values/s (CPU)", data=f"{len(results)} sets",
+                    measured=f"min {cpu['dec_cpu_Mv/s']:.1f} M/s ({cpu['data']}); "
+                             f"wall clock: min {wall['dec_Mv/s']:.1f} M/s ({wall['data']})",
+                    result="PASS" if cpu["dec_cpu_Mv/s"] * 1e6 >= TARGET_L1_DEC else "FAIL"))
     d = [s for s in speeds if s["row"] == "ubpe"]
-    c = min(d, key=lambda s: s["comp_Mv/s"])
-    e = min(d, key=lambda s: s["dec_Mv/s"])
-    out.append(dict(target="default >= 1 M values/s compress and decompress", data=f"{len(results)} sets",
-                    measured=f"min compress {c['comp_Mv/s']:.2f} M/s ({c['data']}), "
-                             f"decompress {e['dec_Mv/s']:.2f} M/s ({e['data']})",
-                    result="PASS" if min(c["comp_Mv/s"], e["dec_Mv/s"]) * 1e6 >= TARGET_DEFAULT else "FAIL"))
+    c, e = min(d, key=lambda s: s["comp_cpu_Mv/s"]), min(d, key=lambda s: s["dec_cpu_Mv/s"])
+    cw, ew = min(d, key=lambda s: s["comp_Mv/s"]), min(d, key=lambda s: s["dec_Mv/s"])
+    out.append(dict(target="default >= 1 M values/s compress and decompress (CPU)", data=f"{len(results)} sets",
+                    measured=f"min compress {c['comp_cpu_Mv/s']:.2f} M/s ({c['data']}), "
+                             f"decompress {e['dec_cpu_Mv/s']:.2f} M/s ({e['data']}); wall clock: "
+                             f"{cw['comp_Mv/s']:.2f} ({cw['data']}), {ew['dec_Mv/s']:.2f} ({ew['data']})",
+                    result="PASS" if min(c["comp_cpu_Mv/s"], e["dec_cpu_Mv/s"]) * 1e6 >= TARGET_DEFAULT
+                    else "FAIL"))
     return out
 
 
