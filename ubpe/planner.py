@@ -237,6 +237,8 @@ LEAN_KEEP_LARGE = 2
 LEAN_PRUNE_LARGE = 1.5
 LEAN_STATIC_WITHIN = 1.15
 LEAN_FIRST_CHECK = 1.5
+LEAN_STATIC_WITHIN_EXACT = 1.05
+LEAN_LAYOUT_CLEAR = 1.03
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
 CLOSE = 1.05
@@ -429,7 +431,8 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if n <= PROBE_SAMPLE:
         fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
         hist = np.bincount(fit.stream, minlength=a + len(fit.merges))
-        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs) > 0
+        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs,
+                                                        bound=True) > 0
     ys = y[_windows(n, PROBE_SAMPLE)]
     alphabet = Alphabet.from_data(ys)
     a_s = len(alphabet)
@@ -437,7 +440,7 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if len(fit.merges) == 0:
         return None, False
     hist = np.bincount(fit.stream, minlength=a_s + len(fit.merges)).astype(np.int64) * (n // ys.shape[0])
-    return None, best_prefix(hist, fit.merges, a_s, PROBE_LADDERS) > 0
+    return None, best_prefix(hist, fit.merges, a_s, PROBE_LADDERS, bound=True) > 0
 
 
 def _no_cost(cand: Candidate) -> Cost:  # level 1 proposals never consult the cost
@@ -838,7 +841,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
         if whole:
             return screened[i][0], screened[i][1]
         if i not in full_outputs:
-            y, record = frontend.forward(x, chains[i])
+            y, record = _forward_shared({False: x, True: x}, chains, i, outputs)
             full_outputs[i] = (np.ascontiguousarray(y).reshape(-1), record)
         return full_outputs[i]
 
@@ -848,6 +851,12 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
             found = proposer.propose(record, y, 1, cost, False)
         else:
             found = _bare_candidates(record, y)
+        bare, dense = estimates[i]
+        if i not in layout:  # no id layout to choose: a clearly larger one is not costed
+            if dense > LEAN_LAYOUT_CLEAR * bare:
+                found = [c for c in found if c.variant != "dense"] or found
+            elif bare > LEAN_LAYOUT_CLEAR * dense:
+                found = [c for c in found if c.variant == "dense" or len(c.merges)] or found
         return [(c, float(cost(c).size)) for c in found]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
@@ -855,7 +864,10 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
         alphabet = Alphabet.from_data(y)
         a = len(alphabet)
         full = _dense_cm_candidate(record, y, a, cm_coders)
-        if full is not None:  # static candidates measured first (below): the id layout they prefer
+        if full is not None and i not in layout:  # the estimates are clear: the layout they prefer
+            if estimates[i][0] <= estimates[i][1] < float("inf"):  # (no static dense candidate: dense ids)
+                full = None
+        elif full is not None:  # static candidates measured first (below): the id layout they prefer
             out = parts[i]
             bare = min((size for c, size in out if c.variant != "dense" and not len(c.merges)), default=0.0)
             dense = min((size for c, size in out if c.variant == "dense"), default=None)
@@ -880,11 +892,14 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     # the static candidates first where the context mixer's id layout depends on them (the values
     # may take dense ids), then the context-mixing ones, then the other static candidates only
     # where they may win: their estimate within LEAN_STATIC_WITHIN of the best context-mixing size
-    first = [i for i in finalists if i == first_fast or i in keep and _dense_cm_fits(output(i)[0], _distinct(output(i)[0]))]
+    layout = {i for i in keep if _dense_cm_fits(output(i)[0], _distinct(output(i)[0]))
+              and max(estimates[i]) <= LEAN_LAYOUT_CLEAR * min(estimates[i])}
+    first = [i for i in finalists if i == first_fast or i in layout]
     parts = dict(zip(first, _map(static, first, threads)))
     cm_of = dict(zip(sorted(keep), _map(context_mixed, sorted(keep), threads)))
-    cm_best = min(size for _, size in cm_of.values())
-    later = [i for i in finalists if i not in parts and proxy[i] <= LEAN_STATIC_WITHIN * cm_best]
+    cm_best, cm_first = min((size, c.rebuild is not None) for c, size in cm_of.values())
+    within = LEAN_STATIC_WITHIN if cm_first else LEAN_STATIC_WITHIN_EXACT
+    later = [i for i in finalists if i not in parts and proxy[i] <= within * cm_best]
     parts.update(zip(later, _map(static, later, threads)))
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in parts.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
@@ -969,8 +984,24 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 # ============================================================================ prefix choice
 
 
+def _cost_lower_bound(counts: np.ndarray) -> float:
+    """A lower bound, in bits, of ``entropy.counts_cost_bits(counts)``: the smaller of the exact
+    bit-packed size and n H + k + 33 (rANS's cross-entropy is at least the entropy n H, its
+    flush 32 bits, its table a mode bit and at least one bit per used symbol's count code),
+    less a bit of slack for rounding."""
+    c = counts[counts > 0].astype(np.float64)
+    if c.shape[0] <= 1:
+        return 0.0
+    n = float(c.sum())
+    width = int(np.flatnonzero(counts)[-1]).bit_length()
+    packed = 8.0 * ((int(n) * width + 7) // 8)
+    h = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    ans = h + c.shape[0] + 33.0
+    return min(packed, ans) * (1.0 - 1e-9) - 1.0
+
+
 def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS,
-                cache: dict | None = None) -> int:
+                cache: dict | None = None, bound: bool = False) -> int:
     """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
 
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
@@ -980,6 +1011,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     form a geometric ladder (the ratio of :data:`PREFIX_LADDERS`' first), then the bracket
     around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
     cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
+    ``bound`` (one ladder only, as the probe's: :data:`PROBE_LADDERS`): a prefix whose lower
+    bound (:func:`_cost_lower_bound` plus its exact merge table) is at least the exact cost of
+    no merges is not costed exactly: it cannot beat none (ties go to the smaller prefix), so
+    whether the answer is 0 is the same as with every cost exact; the answer is then 0 or
+    a prefix costed exactly.
     """
     m = len(merges)
     cache = {} if cache is None else cache
@@ -993,6 +1029,8 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
         counts = np.asarray(h[: a + k], dtype=np.int64)
         model_bits = 8 * len(entropy.pack_merges(merges[:k], a)) if k else 0
         return entropy.counts_cost_bits(counts) + model_bits
+
+    pending: list = []
 
     def sweep(ladder: list[int]) -> dict[int, float]:
         # one pass from all m merges down to min(ladder), costing each ladder point
@@ -1008,9 +1046,20 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
                     h[right[j]] += c
                     h[t] = 0
             top = k
-            if k not in cache:
-                cache[k] = cost(h, k)
-            out[k] = cache[k]
+            if k in cache:
+                out[k] = cache[k]
+            elif bound and k > 0 and 0 in ladder:
+                counts = np.asarray(h[: a + k], dtype=np.int64)
+                model_bits = 8 * len(entropy.pack_merges(merges[:k], a))
+                pending.append((k, counts, _cost_lower_bound(counts) + model_bits, model_bits))
+            else:
+                cache[k] = out[k] = cost(h, k)
+        for k, counts, low, model_bits in pending:
+            if low >= out[0]:
+                out[k] = low  # cannot beat no merges (not cached: a bound, not a cost)
+            else:
+                cache[k] = out[k] = entropy.counts_cost_bits(counts) + model_bits
+        pending.clear()
         return out
 
     def ladder(hi: int, lo: int, ratio: float) -> list[int]:
