@@ -239,6 +239,7 @@ LEAN_STATIC_WITHIN = 1.15
 LEAN_FIRST_CHECK = 1.5
 LEAN_STATIC_WITHIN_EXACT = 1.05
 LEAN_LAYOUT_CLEAR = 1.03
+LEAN_DENSE_BIAS = 1.02
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
 CLOSE = 1.05
@@ -575,17 +576,6 @@ def _dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, coders: tuple[
     return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), coders, "cm", variant="dense")
 
 
-def _distinct(y: np.ndarray) -> int:
-    """The number of distinct values of ``y`` (1-D integers)."""
-    if y.shape[0] == 0:
-        return 0
-    lo, hi = int(y.min()), int(y.max())
-    if hi - lo < 1 << 22:  # (differences modulo 2**64: exact for such a span, any integer dtype)
-        d = y.astype(np.uint64) - np.asarray(y.min()).astype(np.uint64)
-        return int(np.count_nonzero(np.bincount(d.astype(np.int64))))
-    return int(np.unique(y).shape[0])
-
-
 def _bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:
     """The screen's candidates for the values ``y``: their bare alphabet, and the dense ids of
     :func:`_dense_candidate` (no training), static coders."""
@@ -852,11 +842,11 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
         else:
             found = _bare_candidates(record, y)
         bare, dense = estimates[i]
-        if i not in layout:  # no id layout to choose: a clearly larger one is not costed
-            if dense > LEAN_LAYOUT_CLEAR * bare:
-                found = [c for c in found if c.variant != "dense"] or found
-            elif bare > LEAN_LAYOUT_CLEAR * dense:
-                found = [c for c in found if c.variant == "dense" or len(c.merges)] or found
+        # of the bare and dense ids, one the estimates rate clearly larger is not costed
+        if dense > LEAN_LAYOUT_CLEAR * bare:
+            found = [c for c in found if c.variant != "dense"] or found
+        elif bare > LEAN_LAYOUT_CLEAR * dense:
+            found = [c for c in found if c.variant == "dense" or len(c.merges)] or found
         return [(c, float(cost(c).size)) for c in found]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
@@ -864,15 +854,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
         alphabet = Alphabet.from_data(y)
         a = len(alphabet)
         full = _dense_cm_candidate(record, y, a, cm_coders)
-        if full is not None and i not in layout:  # the estimates are clear: the layout they prefer
-            if estimates[i][0] <= estimates[i][1] < float("inf"):  # (no static dense candidate: dense ids)
-                full = None
-        elif full is not None:  # static candidates measured first (below): the id layout they prefer
-            out = parts[i]
-            bare = min((size for c, size in out if c.variant != "dense" and not len(c.merges)), default=0.0)
-            dense = min((size for c, size in out if c.variant == "dense"), default=None)
-            if dense is not None and bare <= dense:
-                full = None  # the static coders prefer the alphabet: so does the context mixer, mostly
+        if full is not None and estimates[i][0] * LEAN_DENSE_BIAS <= estimates[i][1] < float("inf"):
+            full = None  # the static estimates prefer the alphabet clearly: so does the context mixer, mostly
         if full is None:
             full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
         n, k = y.shape[0], len(keep)
@@ -892,9 +875,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     # the static candidates first where the context mixer's id layout depends on them (the values
     # may take dense ids), then the context-mixing ones, then the other static candidates only
     # where they may win: their estimate within LEAN_STATIC_WITHIN of the best context-mixing size
-    layout = {i for i in keep if _dense_cm_fits(output(i)[0], _distinct(output(i)[0]))
-              and max(estimates[i]) <= LEAN_LAYOUT_CLEAR * min(estimates[i])}
-    first = [i for i in finalists if i == first_fast or i in layout]
+    first = [i for i in finalists if i == first_fast]
     parts = dict(zip(first, _map(static, first, threads)))
     cm_of = dict(zip(sorted(keep), _map(context_mixed, sorted(keep), threads)))
     cm_best, cm_first = min((size, c.rebuild is not None) for c, size in cm_of.values())
