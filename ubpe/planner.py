@@ -641,12 +641,29 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     return [chains[i] for i in sorted(keep)], [i in static_only for i in sorted(keep)]
 
 
-def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float) -> float:
+def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float,
+                   estimates: tuple[float, float] | None = None) -> float:
     """The screen's level-1 proxy of a chain whose output on the sample is ``y`` (1-D, with its
     ``record``): the smallest exact size of its bare candidates, the part that grows with the
-    values scaled by ``scale`` (values / sample values)."""
-    return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in _bare_candidates(record, y)),
-               default=float("inf"))
+    values scaled by ``scale`` (values / sample values). With ``estimates`` (the chain's
+    :func:`_static_estimate`), of the bare and dense ids one rated more than
+    :data:`LEAN_LAYOUT_CLEAR` larger is not costed (:func:`_clearly_smaller`)."""
+    found = _bare_candidates(record, y)
+    if estimates is not None:
+        found = _clearly_smaller(found, estimates)
+    return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in found), default=float("inf"))
+
+
+def _clearly_smaller(found: list[Candidate], estimates: tuple[float, float]) -> list[Candidate]:
+    """``found`` less the bare or dense ids (``Candidate.variant``) whose estimate (``estimates``:
+    bare, dense) is more than :data:`LEAN_LAYOUT_CLEAR` times the other's; candidates with
+    merges are kept."""
+    bare, dense = estimates
+    if dense > LEAN_LAYOUT_CLEAR * bare:
+        return [c for c in found if c.variant != "dense"] or found
+    if bare > LEAN_LAYOUT_CLEAR * dense:
+        return [c for c in found if c.variant == "dense" or len(c.merges)] or found
+    return found
 
 
 def _order0_bytes(y: np.ndarray) -> float:
@@ -671,13 +688,11 @@ def _order0_bytes(y: np.ndarray) -> float:
 ESTIMATE_RATES = (3, 5)
 
 
-def _mag_bits(ids: np.ndarray, rate: int) -> float:
+def _mag_bits(ids: np.ndarray, rate: int, center: int) -> float:
     """Bits the "mag" coder would spend on ``ids`` (int64, in [0, 2**24)) at running-mean shift
-    ``rate``: the magnitude classes' entropy in each loudness context (the compiled
-    ``mag_stats`` pass the coder itself runs first), their raw low bits, and about 9 bits a
-    table entry (13 per context used)."""
-    n = ids.shape[0]
-    center = int(np.partition(ids, n // 2)[n // 2])
+    ``rate`` around ``center`` (their median, as the coder's): the magnitude classes' entropy
+    in each loudness context (the compiled ``mag_stats`` pass the coder itself runs first),
+    their raw low bits, and about 9 bits a table entry (13 per context used)."""
     counts = np.zeros((_residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
     raw = int(_residual.mag_stats(ids, center, rate, _BITLEN, counts))
     per = counts.sum(axis=1)
@@ -717,13 +732,17 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
         d = y.astype(np.int64) - lo
         counts = np.bincount(d)
         present = counts > 0
-        ids = (np.cumsum(present) - 1)[d]
+        rank = np.cumsum(present) - 1
+        ids = rank[d]
         where = np.flatnonzero(present)
         counts = counts[present]
+        middle = int(np.partition(d, n // 2)[n // 2])  # the median value; its rank is the ids' median
+        center = int(rank[middle])
     else:
         where, ids, counts = np.unique(y, return_inverse=True, return_counts=True)
         ids = ids.astype(np.int64).reshape(-1)
         d = None
+        center = int(np.partition(ids, n // 2)[n // 2])
     a = counts.shape[0]
     if a <= 1:
         return float(fixed + grows * scale + 8), inf
@@ -732,10 +751,10 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)  # consecutive values: gap 1
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
-    bare = min(order0 + table, min(_mag_bits(ids, r) for r in ESTIMATE_RATES)) + alphabet
+    bare = min(order0 + table, min(_mag_bits(ids, r, center) for r in ESTIMATE_RATES)) + alphabet
     dense = inf
     if d is not None and a < span <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB):  # as _dense_candidate
-        dense = min(_mag_bits(d, r) for r in ESTIMATE_RATES)
+        dense = min(_mag_bits(d, r, middle) for r in ESTIMATE_RATES)
     rest = fixed + grows * scale
     return bare / 8.0 * scale + rest, dense / 8.0 * scale + rest
 
@@ -817,7 +836,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     if 0 in proxy and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
         keep.add(0)
     elif 0 in proxy and proxy[0] <= LEAN_FIRST_CHECK * proxy[ranked[0]] and \
-            _screened_size(screened[0][1], screened[0][0], cost, scale) <= SCREEN_FIRST_WITHIN * proxy[ranked[0]]:
+            _screened_size(screened[0][1], screened[0][0], cost, scale, estimates[0]) \
+            <= SCREEN_FIRST_WITHIN * proxy[ranked[0]]:
         keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
     if x.size <= LEAN_SMALL:
         keep.update(i for i in ranked if proxy[i] <= LEAN_SMALL_CLOSE * proxy[ranked[0]])
@@ -841,13 +861,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
             found = proposer.propose(record, y, 1, cost, False)
         else:
             found = _bare_candidates(record, y)
-        bare, dense = estimates[i]
         # of the bare and dense ids, one the estimates rate clearly larger is not costed
-        if dense > LEAN_LAYOUT_CLEAR * bare:
-            found = [c for c in found if c.variant != "dense"] or found
-        elif bare > LEAN_LAYOUT_CLEAR * dense:
-            found = [c for c in found if c.variant == "dense" or len(c.merges)] or found
-        return [(c, float(cost(c).size)) for c in found]
+        return [(c, float(cost(c).size)) for c in _clearly_smaller(found, estimates[i])]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
         y, record = output(i)
