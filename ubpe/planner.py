@@ -30,26 +30,36 @@ search.
    a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
    plan of the blocked form, made once on a sample of a longer input): the lean
    search (:func:`_lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
-   context-mixing run plus the static coders' costings. Every chain is put through the
-   screen's sample (all the values when they fit) and ranked by a rough size, the order-0
-   entropy of its output plus :data:`LEAN_TABLE_BITS` a distinct value (:func:`_order0_bytes`)
-   plus its stages' params; those within :data:`LEAN_PRUNE` of the smallest
-   (:data:`LEAN_PRUNE_LARGE` from :data:`LEAN_CM_LARGE` values; the first chain, no front end,
-   within :data:`LEAN_PRUNE_FIRST`, or always up to :data:`LEAN_SMALL` values) are screened
-   exactly as in step 1. The finalists are the :data:`LEAN_KEEP` smallest
-   (:data:`LEAN_KEEP_LARGE` from LEAN_CM_LARGE values), those
-   within :data:`SCREEN_CLOSE` of the last of them and the first chain as in step 1 (always
-   up to LEAN_SMALL values, with every chain within :data:`LEAN_SMALL_CLOSE` of the smallest). Each finalist's static candidates (bare alphabet, dense ids) are
-   built on all the values; the fast chain ranked first gets level 1's candidates instead
-   (probe, merges, variants: step 3). Each finalist offers the context mixers one id layout,
-   the one its static candidates prefer (dense ids when the static dense candidate is smaller
-   or out of reach, and the values have at least :data:`DENSE_CM_ALPHABET` distinct values
-   with holes in their range), sized on :data:`LEAN_CM_SAMPLE` values
-   (:data:`LEAN_CM_WINDOWS` windows; :data:`LEAN_CM_SAMPLE_LARGE` from :data:`LEAN_CM_LARGE`
-   values) when k finalists' samples and one full run cost fewer values than k full runs,
-   else on all of them; those within :data:`CM_CLOSE` of the best estimate (from
-   LEAN_CM_LARGE values: the best only) are built on all the values.
-   The smallest exact candidate wins (ties: the earlier chain, static first).
+   context-mixing run plus a few static costings. Every chain is put through the screen's
+   sample (all the values when they fit; chains that share leading stages share their
+   forward pass, :func:`_forward_shared`) and ranked by a rough size, the order-0 entropy of
+   its output plus :data:`LEAN_TABLE_BITS` a distinct value (:func:`_order0_bytes`) plus its
+   stages' params; those within :data:`LEAN_PRUNE` of the smallest (:data:`LEAN_PRUNE_LARGE`
+   from :data:`LEAN_CM_LARGE` values; the first chain, no front end, within
+   :data:`LEAN_PRUNE_FIRST`, or always up to :data:`LEAN_SMALL` values) get an *estimate* of
+   step 1's level-1 proxy, no coder run (:func:`_static_estimate`: order-0 entropy and a count
+   table of the bare ids, the "mag" coder's model bits from its own statistics pass at
+   :data:`ESTIMATE_RATES`, on the bare and on the dense ids, the alphabet's gaps, the stages'
+   params; mostly within 0.3 % below to 4.3 % above the exact proxy on predicted values, up to
+   about a third over on raw ones). The finalists are the :data:`LEAN_KEEP` smallest estimates (:data:`LEAN_KEEP_LARGE`
+   from LEAN_CM_LARGE values), those within :data:`SCREEN_CLOSE` of the last of them and the
+   first chain when within :data:`SCREEN_FIRST_WITHIN` of the smallest (its estimate within
+   :data:`LEAN_FIRST_CHECK`: its exact proxy decides; always up to LEAN_SMALL values, with
+   every chain within :data:`LEAN_SMALL_CLOSE` of the smallest). Each finalist offers the
+   context mixers one id layout: dense ids when the values have at least
+   :data:`DENSE_CM_ALPHABET` distinct values with holes in their range, unless the bare ids'
+   estimate times :data:`LEAN_DENSE_BIAS` is at most the dense ids' (dense ids when no static
+   dense candidate exists), sized on :data:`LEAN_CM_SAMPLE` values (:data:`LEAN_CM_WINDOWS`
+   windows; :data:`LEAN_CM_SAMPLE_LARGE` from :data:`LEAN_CM_LARGE` values) when k
+   finalists' samples and one full run cost fewer values than k full runs, else on all of
+   them; those within :data:`CM_CLOSE` of the best estimate (from LEAN_CM_LARGE values: the
+   best only) are built on all the values. Static candidates, built on all the values: the
+   fast chain ranked first gets level 1's (probe, merges, variants: step 3); another
+   finalist gets its bare candidates only when its estimate is within
+   :data:`LEAN_STATIC_WITHIN_EXACT` of the best context-mixing size (:data:`LEAN_STATIC_WITHIN`
+   when that size is a sample's estimate); of the bare and dense ids, one whose estimate is
+   more than :data:`LEAN_LAYOUT_CLEAR` times the other's is not built (candidates with merges
+   always are). The smallest exact candidate wins (ties: the earlier chain, static first).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -80,7 +90,12 @@ search.
    up to :data:`LEAN_ABOVE` values. Beyond, the lean search (step 1b) keeps level 1's
    candidates on the fast chain it ranks first: level 2 is larger than level 1 only where
    level 1 keeps another chain and the context mixers lose to it (on the benchmark signals
-   and the unseen recordings: never). Context-mixing
+   and the unseen recordings: never). The lean search rules out unmeasured what its
+   estimates rate out of reach (a chain, a finalist's static candidates more than
+   LEAN_STATIC_WITHIN_EXACT above the context mixer's exact size, an id layout more than
+   LEAN_LAYOUT_CLEAR above the other), so an estimate off by more than those margins may cost
+   bytes: against the exact-screened lean search it made before, the same containers on the
+   unseen recordings and the bench sets but one audio file (+12 B). Context-mixing
    candidates sized on a sample are built on all the values only if they may win: those
    within :data:`CLOSE` of the best of them, compared exactly with the best candidate built
    on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
@@ -102,8 +117,11 @@ import numpy as np
 
 from . import encoder, entropy, frontend, predict, trainer
 from . import stages as _stages  # noqa: F401  (registers the prediction stages lpc, adaptive, rank)
+from ._kernels import residual as _residual
 from .alphabet import Alphabet
 from .tokenizer import Tokenizer
+
+_BITLEN = _residual.bitlen_table()
 
 __all__ = [
     "Candidate", "Cost", "ReplayEncoder", "plan", "build_chain", "auto_chains", "is_fast", "has_grid",
@@ -232,6 +250,25 @@ LEAN_CM_SAMPLE_LARGE = 1 << 13
 #: times "lpc"'s and a level-1 container 14 % smaller; with "cms2" 32 229 B against 38 570).
 LEAN_KEEP_LARGE = 2
 LEAN_PRUNE_LARGE = 1.5
+#: The lean search builds a finalist's static candidates (other than level 1's on the fast
+#: chain it ranks first) only when its static estimate is within LEAN_STATIC_WITHIN_EXACT of
+#: the best context-mixing size when that size is exact, LEAN_STATIC_WITHIN when it is a
+#: sample's estimate (which runs high: the model's learning cost does not scale).
+LEAN_STATIC_WITHIN = 1.15
+LEAN_STATIC_WITHIN_EXACT = 1.05
+#: The first chain (raw values) is a finalist within SCREEN_FIRST_WITHIN of the smallest; its
+#: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
+#: neural0 1.05, where it wins), so within LEAN_FIRST_CHECK its exact level-1 proxy decides.
+LEAN_FIRST_CHECK = 1.5
+#: Of a chain's bare and dense ids (static coders), one whose estimate is more than
+#: LEAN_LAYOUT_CLEAR times the other's is not costed (ecg-plux-1k: dropping the one 1-3 %
+#: behind lost 0.17 %).
+LEAN_LAYOUT_CLEAR = 1.03
+#: The context mixer gets the dense ids unless the bare ids' estimate times LEAN_DENSE_BIAS is
+#: at most theirs: "cms2" gains more from dense ids than the static coders (audio2: static
+#: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
+#: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
+LEAN_DENSE_BIAS = 1.02
 #: Beyond FULL_FIT: the best candidate of the other coder family is also rebuilt on all the
 #: values when its estimate is within this factor of the winner's.
 CLOSE = 1.05
@@ -424,7 +461,8 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if n <= PROBE_SAMPLE:
         fit = _train(a, ids, _auto_max_merges(n, a), fit_options)
         hist = np.bincount(fit.stream, minlength=a + len(fit.merges))
-        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs) > 0
+        return fit, len(fit.merges) > 0 and best_prefix(hist, fit.merges, a, PROBE_LADDERS, cache=fit.costs,
+                                                        bound=True) > 0
     ys = y[_windows(n, PROBE_SAMPLE)]
     alphabet = Alphabet.from_data(ys)
     a_s = len(alphabet)
@@ -432,7 +470,7 @@ def _probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict) -> tuple[_
     if len(fit.merges) == 0:
         return None, False
     hist = np.bincount(fit.stream, minlength=a_s + len(fit.merges)).astype(np.int64) * (n // ys.shape[0])
-    return None, best_prefix(hist, fit.merges, a_s, PROBE_LADDERS) > 0
+    return None, best_prefix(hist, fit.merges, a_s, PROBE_LADDERS, bound=True) > 0
 
 
 def _no_cost(cand: Candidate) -> Cost:  # level 1 proposals never consult the cost
@@ -542,6 +580,13 @@ def _dense_candidate(chain: list[dict], y: np.ndarray, a: int) -> Candidate | No
 DENSE_CM_ALPHABET = 256
 
 
+def _dense_cm_fits(y: np.ndarray, a: int, always: bool = False) -> bool:
+    """Whether :func:`_dense_cm_candidate` offers dense ids for the values ``y`` (``a`` distinct)."""
+    lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
+    span = hi - lo + 1
+    return not (hi >= 1 << 63 or span > entropy.MAX_VOCAB or span < 1 or not (always or DENSE_CM_ALPHABET <= a < span))
+
+
 def _dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, coders: tuple[str, ...],
                         always: bool = False) -> Candidate | None:
     """The values ``y`` (alphabet of ``a`` symbols) as ids over every value in [min, max] for
@@ -553,10 +598,9 @@ def _dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, coders: tuple[
     holes (``always``: whenever the range fits, for a rebuild of such a candidate); else None.
     shared/data has none; seis-ale-vhz (28 887 int32 values, 1 607 distinct residuals over
     87 556): alphabet 1 290 B, dense ids 789 B smaller in all."""
-    lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
-    span = hi - lo + 1
-    if hi >= 1 << 63 or span > entropy.MAX_VOCAB or span < 1 or not (always or DENSE_CM_ALPHABET <= a < span):
+    if not _dense_cm_fits(y, a, always):
         return None
+    lo, hi = int(y.min()), int(y.max())
     dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
     return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), coders, "cm", variant="dense")
 
@@ -626,12 +670,29 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
     return [chains[i] for i in sorted(keep)], [i in static_only for i in sorted(keep)]
 
 
-def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float) -> float:
+def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float,
+                   estimates: tuple[float, float] | None = None) -> float:
     """The screen's level-1 proxy of a chain whose output on the sample is ``y`` (1-D, with its
     ``record``): the smallest exact size of its bare candidates, the part that grows with the
-    values scaled by ``scale`` (values / sample values)."""
-    return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in _bare_candidates(record, y)),
-               default=float("inf"))
+    values scaled by ``scale`` (values / sample values). With ``estimates`` (the chain's
+    :func:`_static_estimate`), of the bare and dense ids one rated more than
+    :data:`LEAN_LAYOUT_CLEAR` larger is not costed (:func:`_clearly_smaller`)."""
+    found = _bare_candidates(record, y)
+    if estimates is not None:
+        found = _clearly_smaller(found, estimates)
+    return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in found), default=float("inf"))
+
+
+def _clearly_smaller(found: list[Candidate], estimates: tuple[float, float]) -> list[Candidate]:
+    """``found`` less the bare or dense ids (``Candidate.variant``) whose estimate (``estimates``:
+    bare, dense) is more than :data:`LEAN_LAYOUT_CLEAR` times the other's; candidates with
+    merges are kept."""
+    bare, dense = estimates
+    if dense > LEAN_LAYOUT_CLEAR * bare:
+        return [c for c in found if c.variant != "dense"] or found
+    if bare > LEAN_LAYOUT_CLEAR * dense:
+        return [c for c in found if c.variant == "dense" or len(c.merges)] or found
+    return found
 
 
 def _order0_bytes(y: np.ndarray) -> float:
@@ -651,39 +712,146 @@ def _order0_bytes(y: np.ndarray) -> float:
     return (bits + LEAN_TABLE_BITS * counts.shape[0]) / 8.0
 
 
+#: :func:`_static_estimate`'s running-mean rates of the "mag" model (the coder tries
+#: ``MIN_RATE..MAX_RATE``; the estimate takes the better of these two).
+ESTIMATE_RATES = (3, 5)
+
+
+def _mag_bits(ids: np.ndarray, rate: int, center: int) -> float:
+    """Bits the "mag" coder would spend on ``ids`` (int64, in [0, 2**24)) at running-mean shift
+    ``rate`` around ``center`` (their median, as the coder's): the magnitude classes' entropy
+    in each loudness context (the compiled ``mag_stats`` pass the coder itself runs first),
+    their raw low bits, and about 9 bits a table entry (13 per context used)."""
+    counts = np.zeros((_residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
+    raw = int(_residual.mag_stats(ids, center, rate, _BITLEN, counts))
+    per = counts.sum(axis=1)
+    used = per > 0
+    c = counts[counts > 0].astype(np.float64)
+    bits = float(np.dot(per[used], np.log2(per[used]))) - float(np.dot(c, np.log2(c)))
+    nz = counts > 0
+    first = np.argmax(nz, axis=1)
+    last = counts.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
+    return bits + raw + counts.shape[0] + float((13 + 9 * (last - first + 1))[used].sum())
+
+
+def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[float, float]:
+    """A cheap estimate, in bytes, of :func:`_screened_size` (the smallest exact container of
+    the chain's bare candidates under the static coders; ``y`` 1-D, the chain's output on a
+    sample with its ``record``, ``scale`` = values / sample values), for ranking chains: the
+    smallest of the order-0 entropy with a count table of the bare ids ("rans"), and the
+    "mag" model's bits (:func:`_mag_bits`, best of :data:`ESTIMATE_RATES`) of the bare ids
+    and, where the dense candidate exists, of the dense ids; plus about an Elias-gamma code a
+    gap of the alphabet (the bare ids' alphabet, the dense ids' rANS table of used ids); the stream's part scaled, plus the stages' params
+    (their growing part, ``Stage.scalable``, scaled too). On the bench sets and the unseen
+    recordings (every chain of 62 inputs) estimate / exact is 0.997 to 1.043 for 90 % of the
+    predicting chains, 0.955 to 1.129 in all (heavy-tailed residuals run high), 1.0 to 1.17 on
+    raw values; its first choice is the exact proxy's on 58 of the 62 (the others within
+    SCREEN_CLOSE). About a third of an exact costing's time. Values that are not integers rank last. Returns (bare ids, dense ids; inf
+    where there is no dense candidate); the chain's estimate is the smaller."""
+    n = y.shape[0]
+    params = len(msgpack.packb(record, use_bin_type=True))
+    grows = sum(frontend.STAGES[e["stage"]].scalable(e) for e in record if e.get("stage") in frontend.STAGES)
+    fixed = params - grows
+    inf = float("inf")
+    if n == 0:
+        return float(fixed + grows * scale), inf
+    if y.dtype.kind not in "iu":
+        return inf, inf
+    lo, hi = int(y.min()), int(y.max())
+    span = hi - lo + 1
+    if span <= 1 << 22 and hi < 1 << 63:
+        d = y.astype(np.int64) - lo
+        counts = np.bincount(d)
+        present = counts > 0
+        rank = np.cumsum(present) - 1
+        ids = rank[d]
+        where = np.flatnonzero(present)
+        counts = counts[present]
+        middle = int(np.partition(d, n // 2)[n // 2])  # the median value; its rank is the ids' median
+        center = int(rank[middle])
+    else:
+        where, ids, counts = np.unique(y, return_inverse=True, return_counts=True)
+        ids = ids.astype(np.int64).reshape(-1)
+        d = None
+        center = int(np.partition(ids, n // 2)[n // 2])
+    a = counts.shape[0]
+    if a <= 1:
+        return float(fixed + grows * scale + 8), inf
+    c = counts.astype(np.float64)
+    order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
+    gaps = np.diff(where).astype(np.float64)  # consecutive values: gap 1
+    alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
+    bare = min(order0 + table, min(_mag_bits(ids, r, center) for r in ESTIMATE_RATES)) + alphabet
+    dense = inf
+    if d is not None and a < span <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB):  # as _dense_candidate
+        # rANS codes dense ids as it does bare ones, its table listing the used ids (about the
+        # alphabet's cost); "mag" sees the holes as magnitude
+        dense = min(order0 + table + alphabet, min(_mag_bits(d, r, middle) for r in ESTIMATE_RATES))
+    rest = fixed + grows * scale
+    return bare / 8.0 * scale + rest, dense / 8.0 * scale + rest
+
+
+def _forward_shared(inputs: dict, chains: list[list[frontend.Stage]], i: int,
+                    cache: dict) -> tuple[np.ndarray, list[dict]]:
+    """``frontend.forward`` of chain ``i`` on its input (the joined windows for chains that relate
+    channels, else the windows: ``inputs[True]`` and ``inputs[False]``), reusing the output of
+    the longest prefix already computed (``cache``: (input, stage names and options) -> (output,
+    record); "lpc+adaptive" starts from "lpc"'s output). Every stage's forward is a function
+    of its input and options, so the result is the same as a forward pass of its own."""
+    across = any(st.name == "decorrelate" for st in chains[i])
+    key: tuple = (across,)
+    x, record = inputs[across], []
+    for st in chains[i]:
+        key = key + ((st.name, repr(sorted(vars(st).items()))),)
+        hit = cache.get(key)
+        if hit is None:
+            y, params = st.forward(x)
+            hit = cache[key] = (y, record + [{"stage": st.name, **params}])
+        x, record = hit
+    return x, record
+
+
 def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunction,
                proposer: ReplayEncoder, threads: int = 1) -> Candidate:
     """Level 2's search from LEAN_ABOVE to FULL_FIT values (the module docstring, step 1b):
-    about one full context-mixing run, and the static coders' costings besides. ``x`` is
-    ``(channels, frames)`` integers wider than a byte; returns a candidate built on all the
-    values and costed with ``cost`` (as :func:`plan`).
+    about one full context-mixing run and a few static costings. ``x`` is ``(channels,
+    frames)`` integers wider than a byte; returns a candidate built on all the values and
+    costed with ``cost`` (as :func:`plan`).
 
-    1. Every chain's output on the screen's sample (:func:`_screen_sample`) gets a rough size
-       (:func:`_order0_bytes` scaled to all the values, plus its stages' params); those within
-       LEAN_PRUNE of the smallest (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first
-       chain within LEAN_PRUNE_FIRST, or always up to LEAN_SMALL values) are ranked by the
-       screen's level-1 proxy (:func:`_screen`'s: bare candidates, static coders). The
-       finalists are the LEAN_KEEP smallest (LEAN_KEEP_LARGE from LEAN_CM_LARGE values), those
-       within SCREEN_CLOSE of the last of them, and the first chain (no front end) within
-       SCREEN_FIRST_WITHIN of the smallest (always up to LEAN_SMALL values; up to LEAN_SMALL
-       values also every chain within LEAN_SMALL_CLOSE of the smallest).
-    2. Every finalist, and the fast chain ranked first (measured as level 1 measures it:
-       probe, merges, variants), gets its static candidates built on all the values, exact.
-    3. Each finalist offers the context mixers one id layout, the one its static candidates
-       prefer: dense ids (:func:`_dense_cm_candidate`) when the static dense candidate is the
-       smaller or the range is too wide for it, else the bare alphabet; sized on
-       LEAN_CM_SAMPLE values (LEAN_CM_SAMPLE_LARGE from LEAN_CM_LARGE values; LEAN_CM_WINDOWS
-       windows) when k finalists' samples and one full run code fewer values than k full
-       runs, else on all of them.
-    4. Those within CM_CLOSE of the best estimate (from LEAN_CM_LARGE values: the best only)
-       are built on all the values; the smallest exact candidate wins (ties: the earlier
-       chain, static first)."""
+    1. Every chain's output on the screen's sample (:func:`_screen_sample`; prefixes of stages
+       computed once, :func:`_forward_shared`) gets a rough size (:func:`_order0_bytes` scaled
+       to all the values, plus its stages' params); those within LEAN_PRUNE of the smallest
+       (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first chain within LEAN_PRUNE_FIRST,
+       or always up to LEAN_SMALL values) are ranked by :func:`_static_estimate` (no coder
+       run). The finalists are the LEAN_KEEP smallest (LEAN_KEEP_LARGE from LEAN_CM_LARGE
+       values), those within SCREEN_CLOSE of the last of them, and the first chain (no front
+       end) within SCREEN_FIRST_WITHIN of the smallest (when its estimate is within
+       LEAN_FIRST_CHECK, by its exact :func:`_screened_size`: raw values' estimates run high;
+       always up to LEAN_SMALL values; up to LEAN_SMALL values also every chain within
+       LEAN_SMALL_CLOSE of the smallest).
+    2. The fast chain ranked first gets level 1's candidates (probe, merges, variants) on all
+       the values, exact.
+    3. Each finalist offers the context mixers one id layout: dense ids
+       (:func:`_dense_cm_candidate`) unless the bare ids' estimate times LEAN_DENSE_BIAS is at
+       most the dense ids' (no static dense candidate: dense ids); sized on LEAN_CM_SAMPLE
+       values (LEAN_CM_SAMPLE_LARGE from LEAN_CM_LARGE values; LEAN_CM_WINDOWS windows) when
+       k finalists' samples and one full run code fewer values than k full runs, else on all
+       of them.
+    4. The other finalists' bare candidates (static coders, all the values) only where they
+       may win: estimate within LEAN_STATIC_WITHIN_EXACT of the best context-mixing size
+       (LEAN_STATIC_WITHIN when that is a sample's estimate). In 2 and 4, of the bare and
+       dense ids, one whose estimate is over LEAN_LAYOUT_CLEAR times the other's is not built.
+    5. The context-mixing candidates within CM_CLOSE of the best estimate (from LEAN_CM_LARGE
+       values: the best only) are built on all the values; the smallest exact candidate wins
+       (ties: the earlier chain, static first)."""
     windows, joined, scale = _screen_sample(x)
     whole = windows is x
 
+    inputs, outputs = {False: windows, True: joined}, {}
+
     def front(i: int) -> tuple[np.ndarray, list[dict], float]:
-        across = any(st.name == "decorrelate" for st in chains[i])
-        y, record = frontend.forward(joined if across else windows, chains[i])
+        y, record = _forward_shared(inputs, chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
         # the stages' params count too ("rank" keeps its table there, not in the alphabet)
         return y, record, _order0_bytes(y) * scale + len(msgpack.packb(record, use_bin_type=True))
@@ -696,8 +864,9 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
              (i == 0 and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
 
-    proxy = dict(zip(alive, _map(lambda i: _screened_size(screened[i][1], screened[i][0], cost, scale),
-                                 alive, threads)))
+    estimates = dict(zip(alive, _map(lambda i: _static_estimate(screened[i][1], screened[i][0], scale),
+                                     alive, threads)))
+    proxy = {i: min(e) for i, e in estimates.items()}
     ranked = sorted(alive, key=lambda i: (proxy[i], i))
     keep_n = LEAN_KEEP_LARGE if large else LEAN_KEEP
     keep = set(ranked[:keep_n])
@@ -705,39 +874,48 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     keep.update(i for i in ranked if proxy[i] <= last * SCREEN_CLOSE)
     if 0 in proxy and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
         keep.add(0)
+    elif 0 in proxy and proxy[0] <= LEAN_FIRST_CHECK * proxy[ranked[0]] and \
+            _screened_size(screened[0][1], screened[0][0], cost, scale, estimates[0]) \
+            <= SCREEN_FIRST_WITHIN * proxy[ranked[0]]:
+        keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
     if x.size <= LEAN_SMALL:
         keep.update(i for i in ranked if proxy[i] <= LEAN_SMALL_CLOSE * proxy[ranked[0]])
     first_fast = next((i for i in ranked if all(st.fast_inverse for st in chains[i])), None)
     finalists = sorted(keep | ({first_fast} if first_fast is not None else set()))
     cm_coders = tuple(c for c in LEVEL_CODERS[2] if c not in MEASURED_AT_LEVEL_1)
+    outputs.clear()
+    full_outputs: dict[int, tuple[np.ndarray, list[dict]]] = {}
 
-    def measure(i: int) -> list[tuple[Candidate, float]]:
+    def output(i: int) -> tuple[np.ndarray, list[dict]]:
         if whole:
-            y, record = screened[i][0], screened[i][1]
-        else:
-            y, record = frontend.forward(x, chains[i])
-            y = np.ascontiguousarray(y).reshape(-1)
+            return screened[i][0], screened[i][1]
+        if i not in full_outputs:
+            y, record = _forward_shared({False: x, True: x}, chains, i, outputs)
+            full_outputs[i] = (np.ascontiguousarray(y).reshape(-1), record)
+        return full_outputs[i]
+
+    def static(i: int) -> list[tuple[Candidate, float]]:
+        y, record = output(i)
         if i == first_fast:  # level 1's candidates on this chain (probe, merges, variants)
-            static = proposer.propose(record, y, 1, cost, False)
+            found = proposer.propose(record, y, 1, cost, False)
         else:
-            static = _bare_candidates(record, y)
-        out = [(c, float(cost(c).size)) for c in static]
-        if i not in keep:
-            return out
+            found = _bare_candidates(record, y)
+        # of the bare and dense ids, one the estimates rate clearly larger is not costed
+        return [(c, float(cost(c).size)) for c in _clearly_smaller(found, estimates[i])]
+
+    def context_mixed(i: int) -> tuple[Candidate, float]:
+        y, record = output(i)
         alphabet = Alphabet.from_data(y)
         a = len(alphabet)
         full = _dense_cm_candidate(record, y, a, cm_coders)
-        if full is not None:
-            bare = min((size for c, size in out if c.variant != "dense" and not len(c.merges)), default=0.0)
-            dense = min((size for c, size in out if c.variant == "dense"), default=None)
-            if dense is not None and bare <= dense:
-                full = None  # the static coders prefer the alphabet: so does the context mixer, mostly
+        if full is not None and estimates[i][0] * LEAN_DENSE_BIAS <= estimates[i][1] < float("inf"):
+            full = None  # the static estimates prefer the alphabet clearly: so does the context mixer, mostly
         if full is None:
             full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
         n, k = y.shape[0], len(keep)
         sample = LEAN_CM_SAMPLE_LARGE if n >= LEAN_CM_LARGE else LEAN_CM_SAMPLE
         if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
-            return out + [(full, float(cost(full).size))]
+            return full, float(cost(full).size)
         ys = y[_windows(y.shape[0], sample, LEAN_CM_WINDOWS)]
         alphabet_s = Alphabet.from_data(ys)
         sized = _dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, always=True) \
@@ -746,9 +924,20 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
             sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
         c = cost(sized)
         sized.rebuild = lambda: full
-        return out + [(sized, float(c.size - c.scalable) + c.scalable * n / ys.shape[0])]
+        return sized, float(c.size - c.scalable) + c.scalable * n / ys.shape[0]
 
-    cands = [c for part in _map(measure, finalists, threads) for c in part]
+    # the static candidates first where the context mixer's id layout depends on them (the values
+    # may take dense ids), then the context-mixing ones, then the other static candidates only
+    # where they may win: their estimate within LEAN_STATIC_WITHIN of the best context-mixing size
+    first = [i for i in finalists if i == first_fast]
+    parts = dict(zip(first, _map(static, first, threads)))
+    cm_of = dict(zip(sorted(keep), _map(context_mixed, sorted(keep), threads)))
+    cm_best, cm_first = min((size, c.rebuild is not None) for c, size in cm_of.values())
+    within = LEAN_STATIC_WITHIN if cm_first else LEAN_STATIC_WITHIN_EXACT
+    later = [i for i in finalists if i not in parts and proxy[i] <= within * cm_best]
+    parts.update(zip(later, _map(static, later, threads)))
+    # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
+    cands = [c for i in finalists for c in parts.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     exact = [(size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is None]
     estimated = sorted(((size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is not None),
                        key=lambda t: t[:2])
@@ -830,8 +1019,24 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
 # ============================================================================ prefix choice
 
 
+def _cost_lower_bound(counts: np.ndarray) -> float:
+    """A lower bound, in bits, of ``entropy.counts_cost_bits(counts)``: the smaller of the exact
+    bit-packed size and n H + k + 33 (rANS's cross-entropy is at least the entropy n H, its
+    flush 32 bits, its table a mode bit and at least one bit per used symbol's count code),
+    less a bit of slack for rounding."""
+    c = counts[counts > 0].astype(np.float64)
+    if c.shape[0] <= 1:
+        return 0.0
+    n = float(c.sum())
+    width = int(np.flatnonzero(counts)[-1]).bit_length()
+    packed = 8.0 * ((int(n) * width + 7) // 8)
+    h = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    ans = h + c.shape[0] + 33.0
+    return min(packed, ans) * (1.0 - 1e-9) - 1.0
+
+
 def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[float, ...] = PREFIX_LADDERS,
-                cache: dict | None = None) -> int:
+                cache: dict | None = None, bound: bool = False) -> int:
     """Number of merges, a prefix of ``merges`` in priority order, that minimises the size.
 
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
@@ -841,6 +1046,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     form a geometric ladder (the ratio of :data:`PREFIX_LADDERS`' first), then the bracket
     around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
     cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
+    ``bound`` (one ladder only, as the probe's: :data:`PROBE_LADDERS`): a prefix whose lower
+    bound (:func:`_cost_lower_bound` plus its exact merge table) is at least the exact cost of
+    no merges is not costed exactly: it cannot beat none (ties go to the smaller prefix), so
+    whether the answer is 0 is the same as with every cost exact; the answer is then 0 or
+    a prefix costed exactly.
     """
     m = len(merges)
     cache = {} if cache is None else cache
@@ -854,6 +1064,8 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
         counts = np.asarray(h[: a + k], dtype=np.int64)
         model_bits = 8 * len(entropy.pack_merges(merges[:k], a)) if k else 0
         return entropy.counts_cost_bits(counts) + model_bits
+
+    pending: list = []
 
     def sweep(ladder: list[int]) -> dict[int, float]:
         # one pass from all m merges down to min(ladder), costing each ladder point
@@ -869,9 +1081,20 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
                     h[right[j]] += c
                     h[t] = 0
             top = k
-            if k not in cache:
-                cache[k] = cost(h, k)
-            out[k] = cache[k]
+            if k in cache:
+                out[k] = cache[k]
+            elif bound and k > 0 and 0 in ladder:
+                counts = np.asarray(h[: a + k], dtype=np.int64)
+                model_bits = 8 * len(entropy.pack_merges(merges[:k], a))
+                pending.append((k, counts, _cost_lower_bound(counts) + model_bits, model_bits))
+            else:
+                cache[k] = out[k] = cost(h, k)
+        for k, counts, low, model_bits in pending:
+            if low >= out[0]:
+                out[k] = low  # cannot beat no merges (not cached: a bound, not a cost)
+            else:
+                cache[k] = out[k] = entropy.counts_cost_bits(counts) + model_bits
+        pending.clear()
         return out
 
     def ladder(hi: int, lo: int, ratio: float) -> list[int]:
