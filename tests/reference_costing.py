@@ -95,12 +95,13 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
     center = int(np.partition(tokens, n // 2)[n // 2])
     empty = np.zeros(0, dtype=np.uint8)
     options = []
+    stats = np.zeros((_mag.MAX_RATE - _mag.MIN_RATE + 1, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+    raw_bits = int(_mag.mag_stats(tokens, center, E._BITLEN, stats))  # (checked against mag_stats_one)
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
-        counts = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
-        raw_bits = int(_mag.mag_stats(tokens, center, rate, E._BITLEN, counts))
+        counts = stats[rate - _mag.MIN_RATE]
         for pb in range(_mag.MIN_PB, E._mag_pb_cap(n) + 1):
             freqs = np.empty_like(counts)
-            ce = _mag.normalize_rows(counts, pb, freqs)
+            ce = _mag.normalize_rows(counts, pb, freqs)  # (checked against normalize_rows)
             options.append((ce + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
     least = min(o[0] for o in options)
     total, pb, rate, freqs, raw_bits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
@@ -160,3 +161,57 @@ def encode_rans(arr: np.ndarray, vocab_size: int) -> dict | None:
     start = E._k.rans_encode(rank[arr], normalize(model_counts, pb), pb, out)
     return {"coder": "rans", "n": n, "k": int(ids.size), "q": q, "pb": pb,
             "freq": table_bytes(ids, codes, vocab_size), "payload": out[start:].astype("<u4").tobytes()}
+
+
+def _bucket(z: int) -> int:
+    if z < 2:
+        return z
+    e = z.bit_length()
+    return 2 * e - 2 + ((z >> (e - 2)) & 1)
+
+
+def mag_stats_one(tokens: np.ndarray, center: int, rate: int) -> tuple[np.ndarray, int]:
+    """The "mag" statistics of one rate (the kernel's former form, in Python): per (context,
+    bucket) counts and the raw bits."""
+    counts = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+    m = raw = 0
+    for t in tokens.tolist():
+        d = t - center
+        z = 2 * d if d >= 0 else -2 * d - 1
+        b = _bucket(z)
+        counts[min(_bucket(m >> (rate - 2)), _mag.N_CONTEXTS - 1), b] += 1
+        if b >= 4:
+            raw += (b >> 1) - 1
+        m += z - (m >> rate)
+    return counts, raw
+
+
+def normalize_rows(counts: np.ndarray, pb: int) -> tuple[np.ndarray, float]:
+    """The "mag" rows' frequencies and cross-entropy as the kernel first computed them (in
+    Python): per used row f = 1 + floor(c (M - k) / S), the shortfall one at a time to the
+    largest remaining remainder (a scan of every bucket, ties to the lower), the cross-entropy
+    summed row by row, bucket by bucket."""
+    size = 1 << pb
+    freqs = np.zeros_like(counts)
+    ce = 0.0
+    for c in range(counts.shape[0]):
+        row = counts[c].tolist()
+        k, s = sum(v > 0 for v in row), sum(row)
+        if k == 0:
+            continue
+        rem = [-1] * len(row)
+        for b, v in enumerate(row):
+            if v > 0:
+                freqs[c, b] = 1 + v * (size - k) // s
+                rem[b] = v * (size - k) % s
+        for _ in range(size - int(freqs[c].sum())):
+            best = -1
+            for b in range(len(row)):
+                if rem[b] >= 0 and (best < 0 or rem[b] > rem[best]):
+                    best = b
+            freqs[c, best] += 1
+            rem[best] = -1
+        for b, v in enumerate(row):
+            if v > 0:
+                ce += v * (pb - math.log2(int(freqs[c, b])))
+    return freqs, ce

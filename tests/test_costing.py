@@ -129,6 +129,36 @@ def test_encode_stream_static_candidates_unchanged(spec):
             assert one == (ref.encode_rans(x, vocab) if coders[0] == "rans" else ref.encode_mag(x, 1 << 40))
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(2, 6000), st.integers(0, 3))
+def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
+    from ubpe._kernels import residual
+
+    x = _stream(seed, n, vocab, kind)
+    center = int(np.median(x))
+    got = np.zeros((residual.MAX_RATE - residual.MIN_RATE + 1, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
+    raw = residual.mag_stats(x, center, E._BITLEN, got)
+    for r in range(got.shape[0]):
+        counts, want_raw = ref.mag_stats_one(x, center, residual.MIN_RATE + r)
+        assert raw == want_raw and np.array_equal(got[r], counts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(8, 13), st.floats(0.0, 1.0), st.integers(1, 400))
+def test_mag_normalize_rows_as_before(seed, pb, density, top):
+    from ubpe._kernels import residual
+
+    rng = np.random.default_rng(seed)
+    shape = (residual.N_CONTEXTS, residual.N_BUCKETS)
+    counts = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
+    if rng.random() < 0.5:  # equal counts in a row: remainders tie
+        counts[rng.integers(shape[0])] = np.where(rng.random(shape[1]) < 0.6, 3, 0)
+    freqs = np.empty_like(counts)
+    ce = residual.normalize_rows(counts, pb, freqs)
+    want, want_ce = ref.normalize_rows(counts, pb)
+    assert np.array_equal(freqs, want) and ce == want_ce
+
+
 # ----------------------------------------------------------------------------- mult_detect
 
 

@@ -538,8 +538,8 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
     freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     options = []
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats))
     for i, rate in enumerate(rates):
-        raw_bits = int(_mag.mag_stats(tokens, center, rate, _BITLEN, stats[i]))
         for pb in range(_mag.MIN_PB, _mag_pb_cap(n) + 1):
             ce = _mag.normalize_rows(stats[i], pb, freqs)
             tbits = _mag.table_encode(freqs, _EMPTY_U8)

@@ -81,21 +81,28 @@ def _symbol(token, center, m, sh, bl):
 
 
 @njit(cache=True, nogil=True)
-def mag_stats(tokens, center, rate, bl, counts):
-    """Add each token's (context, bucket) to ``counts`` (int64, N_CONTEXTS x N_BUCKETS).
+def mag_stats(tokens, center, bl, counts):
+    """Add each token's (context, bucket) under every rate to ``counts`` in one pass: int64,
+    ``(MAX_RATE - MIN_RATE + 1, N_CONTEXTS, N_BUCKETS)``, ``counts[r]`` for rate MIN_RATE + r
+    (a token's bucket and raw bits once, one running mean per rate).
 
-    Returns the total number of raw bits. Preconditions: tokens and center in [0, 2**24),
-    MIN_RATE <= rate <= MAX_RATE.
+    Returns the total number of raw bits (the same under every rate). Preconditions: tokens
+    and center in [0, 2**24).
     """
-    m = 0
+    nr = counts.shape[0]
+    m = np.zeros(nr, dtype=np.int64)
     raw = 0
-    sh = rate - 2
     for i in range(tokens.shape[0]):
-        z, c, b = _symbol(tokens[i], center, m, sh, bl)
-        counts[c, b] += 1
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+        b = _bucket(z, bl)
         if b >= 4:
             raw += (b >> 1) - 1
-        m += z - (m >> rate)
+        for r in range(nr):
+            rate = MIN_RATE + r
+            mr = m[r]
+            counts[r, _context(mr, rate - 2, bl), b] += 1
+            m[r] = mr + z - (mr >> rate)
     return raw
 
 
@@ -448,6 +455,7 @@ def normalize_rows(counts, pb, freqs):
     """
     size = 1 << pb
     rem = np.empty(counts.shape[1], dtype=np.int64)
+    used = np.empty(counts.shape[1], dtype=np.int64)
     ce = 0.0
     for c in range(counts.shape[0]):
         k = 0
@@ -470,13 +478,20 @@ def normalize_rows(counts, pb, freqs):
                 rem[b] = sc % s
                 total += freqs[c, b]
         short = size - total
-        for _ in range(short):
-            best = -1
+        if short:  # (the used buckets listed, in increasing order: each pick scans k, not all)
+            u = 0
             for b in range(counts.shape[1]):
-                if rem[b] >= 0 and (best < 0 or rem[b] > rem[best]):
-                    best = b
-            freqs[c, best] += 1
-            rem[best] = -1
+                if rem[b] >= 0:
+                    used[u] = b
+                    u += 1
+            for _ in range(short):
+                best = -1
+                for j in range(k):
+                    b = used[j]
+                    if rem[b] >= 0 and (best < 0 or rem[b] > rem[best]):
+                        best = b
+                freqs[c, best] += 1
+                rem[best] = -1
         for b in range(counts.shape[1]):
             v = counts[c, b]
             if v > 0:
