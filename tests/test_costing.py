@@ -159,6 +159,40 @@ def test_mag_normalize_rows_as_before(seed, pb, density, top):
     assert np.array_equal(freqs, want) and ce == want_ce
 
 
+def test_packed_size_without_packing():
+    # every msgpack header size of the payload (bin 8/16/32 edges) and of n and width
+    import msgpack
+
+    lengths = [0, 1, 255, 256, 65535, 65536, 70001]
+    for width in (1, 2, 3, 7, 8, 9, 13, 16, 24):
+        for length in lengths:
+            for n in {max(1, (8 * length) // width - 1), max(1, (8 * length) // width), (8 * length) // width + 1}:
+                x = np.full(n, (1 << width) - 1, dtype=np.int64)
+                want = len(msgpack.packb(E._packed(x, n, width)))
+                assert E._packed_size(n, width) == want, (n, width)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**20), st.integers(0, 2**40 - 1)), max_size=300),
+       st.booleans())
+def test_rice_choice_as_the_dry_runs(values, batched):
+    # the Rice parameter (ties to the smaller) and bits, from one array or the kernel per r
+    from ubpe._kernels import entropy as K
+
+    arr = np.array(values, dtype=np.int64)
+    top = min(max(values, default=0).bit_length(), K.MAX_RICE_PARAM)
+    bits = [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(top + 1)]
+    want = min(range(top + 1), key=lambda r: (bits[r], r))
+    old = E._RICE_BATCH
+    E._RICE_BATCH = 1 << 30 if batched else 0
+    try:
+        assert E._rice_choice(arr, top) == (want, bits[want])
+    finally:
+        E._RICE_BATCH = old
+    packed = E.pack_rice(arr)
+    assert packed[0] == want and E.unpack_rice(packed[1], arr.size, want).tolist() == values
+
+
 # ----------------------------------------------------------------------------- mult_detect
 
 

@@ -413,15 +413,12 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     if k == 1 and "const" in coders:
         return {"coder": "const", "n": n, "symbol": int(ids[0])}
     width = _packed_width(int(ids[-1]))
-    _, payload = pack_uints(arr, width)
-    best = {"coder": "packed", "n": n, "width": width, "payload": payload}
     if k == 1 or not ({"rans", "cm", "cms", "cms2", "mag", *TEXT_CODERS} & set(coders)):
-        return best
-    best_size = len(msgpack.packb(best))
+        return _packed(arr, n, width)
+    best: dict | None = None  # None: "packed", written only if it stays the smallest
+    best_size = _packed_size(n, width)
 
     used = counts[ids]
-    rank = None
-    freq = None
     if "rans" in coders:  # (the count model is rans's alone: not chosen for the other coders)
         q, codes, model_counts, tbits, _, mode = _rans_model(ids, used, vocab_size)
         choice = _rans_pb(used, model_counts, n)
@@ -474,7 +471,21 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
-    return best
+    return _packed(arr, n, width) if best is None else best
+
+
+def _packed(arr: np.ndarray, n: int, width: int) -> dict:
+    """The "packed" stream of the ``n`` tokens ``arr`` (each below 2**width)."""
+    return {"coder": "packed", "n": n, "width": width, "payload": pack_uints(arr, width)[1]}
+
+
+def _packed_size(n: int, width: int) -> int:
+    """``len(msgpack.packb(_packed(arr, n, width)))`` without packing the tokens: the map with an
+    empty payload (a bin 8 of length 0: 2 bytes) plus the payload's bytes and the header of a
+    bin of that length (bin 8, 16 or 32: 2, 3 or 5 bytes)."""
+    length = (n * width + 7) // 8
+    header = 2 if length < 1 << 8 else (3 if length < 1 << 16 else 5)
+    return len(msgpack.packb({"coder": "packed", "n": n, "width": width, "payload": b""})) - 2 + header + length
 
 
 def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarray | None = None,
@@ -935,12 +946,32 @@ def pack_rice(values: np.ndarray) -> tuple[int, bytes] | None:
     arr = np.ascontiguousarray(values, dtype=np.int64)
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= RICE_VALUE_LIMIT):
         return None
-    empty = np.zeros(0, np.uint8)
     top = _bit_length(int(arr.max())) if arr.size else 0
-    best = min(range(0, min(top, _k.MAX_RICE_PARAM) + 1), key=lambda r: (_k.rice_pack_all(arr, r, empty), r))
-    buf = np.zeros((_k.rice_pack_all(arr, best, empty) + 7) // 8, np.uint8)
+    best, bits = _rice_choice(arr, min(top, _k.MAX_RICE_PARAM))
+    buf = np.zeros((bits + 7) // 8, np.uint8)
     _k.rice_pack_all(arr, best, buf)
     return best, buf.tobytes()
+
+
+#: :func:`_rice_choice` sizes every parameter in one array up to this many (values x parameters)
+_RICE_BATCH = 1 << 18
+
+
+def _rice_choice(arr: np.ndarray, top: int) -> tuple[int, int]:
+    """(r, bits): the Rice parameter in [0, top] whose code of ``arr`` (int64, each in [0,
+    RICE_VALUE_LIMIT)) has the fewest bits, ties to the smaller r, and that bit count. A value
+    ``v`` costs ``(v >> r) + 1 + r`` bits, or ``RICE_LIMIT + ESC_LEN_BITS + bit_length(v)``
+    when ``v >> r`` reaches RICE_LIMIT (``_put_rice``): counted in one integer array for every
+    r (a dry run of ``rice_pack_all`` per r for many values)."""
+    rs = np.arange(top + 1, dtype=np.int64)
+    if arr.size * rs.size > _RICE_BATCH:
+        bits = np.array([_k.rice_pack_all(arr, int(r), _EMPTY_U8) for r in rs], dtype=np.int64)
+    else:
+        q = arr >> rs[:, None]
+        escaped = _k.RICE_LIMIT + _k.ESC_LEN_BITS + np.frexp(arr.astype(np.float64))[1].astype(np.int64)
+        bits = np.where(q < _k.RICE_LIMIT, q + 1 + rs[:, None], escaped).sum(axis=1)
+    best = int(np.argmin(bits))
+    return best, int(bits[best])
 
 
 def unpack_rice(data: bytes, count: int, r: int) -> np.ndarray:
