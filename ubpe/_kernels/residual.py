@@ -451,11 +451,11 @@ def normalize_rows(counts, pb, freqs):
     Same rule as ``ubpe.entropy._normalize`` applied to each row's used buckets: f = 1 +
     floor(c * (M - k) / S); the shortfall goes one each to the largest remainders, ties to
     the lower bucket. ``freqs`` (int64, same shape) is overwritten. Preconditions: counts >= 0,
-    each row's used buckets k <= 2**pb, row sums * 2**pb < 2**63.
+    at most 64 buckets, each row's used buckets k <= 2**pb, pb >= 6, row sums * 2**pb < 2**63.
     """
     size = 1 << pb
     rem = np.empty(counts.shape[1], dtype=np.int64)
-    used = np.empty(counts.shape[1], dtype=np.int64)
+    keys = np.empty(counts.shape[1], dtype=np.int64)
     ce = 0.0
     for c in range(counts.shape[0]):
         k = 0
@@ -478,20 +478,21 @@ def normalize_rows(counts, pb, freqs):
                 rem[b] = sc % s
                 total += freqs[c, b]
         short = size - total
-        if short:  # (the used buckets listed, in increasing order: each pick scans k, not all)
+        if short:
+            # the used buckets by key rem * 64 + (63 - b), largest first (an insertion sort:
+            # k < 64 keys, all distinct): the largest remainders, ties to the lower bucket
             u = 0
             for b in range(counts.shape[1]):
                 if rem[b] >= 0:
-                    used[u] = b
+                    key = rem[b] * 64 + (63 - b)
+                    j = u
+                    while j > 0 and keys[j - 1] < key:
+                        keys[j] = keys[j - 1]
+                        j -= 1
+                    keys[j] = key
                     u += 1
-            for _ in range(short):
-                best = -1
-                for j in range(k):
-                    b = used[j]
-                    if rem[b] >= 0 and (best < 0 or rem[b] > rem[best]):
-                        best = b
-                freqs[c, best] += 1
-                rem[best] = -1
+            for j in range(short):
+                freqs[c, 63 - (keys[j] & 63)] += 1
         for b in range(counts.shape[1]):
             v = counts[c, b]
             if v > 0:
