@@ -137,7 +137,7 @@ def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
     x = _stream(seed, n, vocab, kind)
     center = int(np.median(x))
     got = np.zeros((residual.MAX_RATE - residual.MIN_RATE + 1, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
-    raw = residual.mag_stats(x, center, E._BITLEN, got)
+    raw = residual.mag_stats(x, center, E._BITLEN, got, np.zeros(got.shape[0], np.int64))
     for r in range(got.shape[0]):
         counts, want_raw = ref.mag_stats_one(x, center, residual.MIN_RATE + r)
         assert raw == want_raw and np.array_equal(got[r], counts)

@@ -549,7 +549,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
     freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     options = []
-    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats))
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats, np.zeros(len(rates), dtype=np.int64)))
     for i, rate in enumerate(rates):
         for pb in range(_mag.MIN_PB, _mag_pb_cap(n) + 1):
             ce = _mag.normalize_rows(stats[i], pb, freqs)

@@ -81,16 +81,16 @@ def _symbol(token, center, m, sh, bl):
 
 
 @njit(cache=True, nogil=True)
-def mag_stats(tokens, center, bl, counts):
+def mag_stats(tokens, center, bl, counts, m):
     """Add each token's (context, bucket) under every rate to ``counts`` in one pass: int64,
     ``(MAX_RATE - MIN_RATE + 1, N_CONTEXTS, N_BUCKETS)``, ``counts[r]`` for rate MIN_RATE + r
-    (a token's bucket and raw bits once, one running mean per rate).
+    (a token's bucket and raw bits once, one running mean per rate). ``m``: int64 zeros, one
+    per rate (the running means; the caller's array: no allocation compiled here).
 
     Returns the total number of raw bits (the same under every rate). Preconditions: tokens
     and center in [0, 2**24).
     """
     nr = counts.shape[0]
-    m = np.zeros(nr, dtype=np.int64)
     raw = 0
     for i in range(tokens.shape[0]):
         d = np.int64(tokens[i]) - center
@@ -454,8 +454,8 @@ def normalize_rows(counts, pb, freqs):
     at most 64 buckets, each row's used buckets k <= 2**pb, pb >= 6, row sums * 2**pb < 2**63.
     """
     size = 1 << pb
-    rem = np.empty(counts.shape[1], dtype=np.int64)
-    keys = np.empty(counts.shape[1], dtype=np.int64)
+    nb = counts.shape[1]
+    work = np.empty(2 * nb, dtype=np.int64)  # remainders by bucket, then the sorted keys
     ce = 0.0
     for c in range(counts.shape[0]):
         k = 0
@@ -471,28 +471,28 @@ def normalize_rows(counts, pb, freqs):
         total = 0
         for b in range(counts.shape[1]):
             v = counts[c, b]
-            rem[b] = -1
+            work[b] = -1
             if v > 0:
                 sc = v * spare
                 freqs[c, b] = 1 + sc // s
-                rem[b] = sc % s
+                work[b] = sc % s
                 total += freqs[c, b]
         short = size - total
         if short:
-            # the used buckets by key rem * 64 + (63 - b), largest first (an insertion sort:
-            # k < 64 keys, all distinct): the largest remainders, ties to the lower bucket
+            # the used buckets by key remainder * 64 + (63 - b), largest first (an insertion
+            # sort: k < 64 keys, all distinct): the largest remainders, ties to the lower bucket
             u = 0
             for b in range(counts.shape[1]):
-                if rem[b] >= 0:
-                    key = rem[b] * 64 + (63 - b)
+                if work[b] >= 0:
+                    key = work[b] * 64 + (63 - b)
                     j = u
-                    while j > 0 and keys[j - 1] < key:
-                        keys[j] = keys[j - 1]
+                    while j > 0 and work[nb + j - 1] < key:
+                        work[nb + j] = work[nb + j - 1]
                         j -= 1
-                    keys[j] = key
+                    work[nb + j] = key
                     u += 1
             for j in range(short):
-                freqs[c, 63 - (keys[j] & 63)] += 1
+                freqs[c, 63 - (work[nb + j] & 63)] += 1
         for b in range(counts.shape[1]):
             v = counts[c, b]
             if v > 0:
