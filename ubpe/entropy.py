@@ -352,12 +352,6 @@ def _rans_pb(counts: np.ndarray, model_counts: np.ndarray, n: int) -> tuple[int,
     raise AssertionError("unreachable")
 
 
-def _choose_pb(counts: np.ndarray, model_counts: np.ndarray, n: int) -> tuple[int, float] | None:
-    """(pb, cross_entropy_bits) of :func:`_rans_pb`."""
-    choice = _rans_pb(counts, model_counts, n)
-    return None if choice is None else choice[:2]
-
-
 def _packed_width(hi: int) -> int:
     return _bit_length(hi)
 
