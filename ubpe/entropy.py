@@ -544,10 +544,13 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     options = []
     raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats, np.zeros(len(rates), dtype=np.int64)))
+    precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
+    normalize_rows, table_encode = _mag.normalize_rows, _mag.table_encode
     for i, rate in enumerate(rates):
-        for pb in range(_mag.MIN_PB, _mag_pb_cap(n) + 1):
-            ce = _mag.normalize_rows(stats[i], pb, freqs)
-            tbits = _mag.table_encode(freqs, _EMPTY_U8)
+        counts_i = stats[i]
+        for pb in precisions:
+            ce = normalize_rows(counts_i, pb, freqs)
+            tbits = table_encode(freqs, _EMPTY_U8)
             options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
