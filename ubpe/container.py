@@ -882,7 +882,8 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
     """The container fields of a planner candidate (built once, cached on it). With ``memo`` (a
     dict kept for one ``compress`` call), a candidate equal to one built before (the same
     fields besides the stream, coders offered and token stream: the planner's screen and its
-    proposals often build the same one) takes that one's fields without coding its stream again."""
+    proposals often build the same one) takes that one's fields without coding its stream again
+    (``memo`` holds candidates of one ``base``)."""
     if c.packed is None:
         a = len(c.alphabet)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": _alphabet_field(c.alphabet),
@@ -890,9 +891,11 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
         if c.method != "replay":
             fields["method"] = c.method
         key = None
-        if memo is not None:
+        if memo is not None:  # (``base`` is the same for every candidate of one call: not in the key)
             tokens = np.ascontiguousarray(c.tokens)
-            key = (_pack(fields), tuple(c.coders), tokens.dtype.str,
+            described = msgpack.packb([fields["front"], fields["alphabet"], fields["model"], fields.get("method")],
+                                      use_bin_type=True)
+            key = (described, tuple(c.coders), tokens.dtype.str,
                    hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest())
             if key in memo:
                 c.packed = memo[key]

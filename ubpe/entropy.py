@@ -193,46 +193,86 @@ def _dequantize(codes: np.ndarray, q: int) -> np.ndarray | None:
     return np.where(codes < (1 << (q + 1)), codes, mant << e)
 
 
-def _table_bytes(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> bytes:
-    """Smallest table bitstream over both used-set modes (bitmap first on ties)."""
-    empty = np.zeros(0, dtype=np.uint8)
-    best_mode, best_bits = 0, None
-    for mode in (0, 1):
-        bits = _k.table_encode(ids, codes, vocab_size, mode, empty)
-        if best_bits is None or bits < best_bits:
-            best_mode, best_bits = mode, bits
-    buf = np.zeros((best_bits + 7) // 8, dtype=np.uint8)
-    _k.table_encode(ids, codes, vocab_size, best_mode, buf)
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)  #: a table kernel's "buffer" for a dry run (bits counted, none written)
+
+
+def _table_bytes(ids: np.ndarray, codes: np.ndarray, vocab_size: int, mode: int | None = None) -> bytes:
+    """The table bitstream in ``mode`` (None: the smaller of both used-set modes, the bitmap on
+    ties, :func:`_runs_saving`)."""
+    if mode is None:
+        mode = 1 if _runs_saving(ids, codes, vocab_size) < 0 else 0
+    buf = np.zeros((_k.table_encode(ids, codes, vocab_size, mode, _EMPTY_U8) + 7) // 8, dtype=np.uint8)
+    _k.table_encode(ids, codes, vocab_size, mode, buf)
     return buf.tobytes()
 
 
+def _runs_saving(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> int:
+    """min(0, table bits in mode 1 - table bits in mode 0): what listing the used ids as runs
+    saves over the bitmap (negative) or 0. The count codes follow the used-id set the same way
+    in both modes, so this depends on ``ids`` alone, not on ``codes``; the smaller table of any
+    codes has ``table_encode(mode 0) + _runs_saving`` bits, in mode 1 exactly when negative."""
+    bitmap = _k.table_encode(ids, codes, vocab_size, 0, _EMPTY_U8)
+    return min(0, _k.table_encode(ids, codes, vocab_size, 1, _EMPTY_U8) - bitmap)
+
+
 def _table_bits(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> int:
-    empty = np.zeros(0, dtype=np.uint8)
-    return min(_k.table_encode(ids, codes, vocab_size, m, empty) for m in (0, 1))
+    """Bits of the smaller table of the two used-set modes."""
+    return _k.table_encode(ids, codes, vocab_size, 0, _EMPTY_U8) + _runs_saving(ids, codes, vocab_size)
+
+
+def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
+        -> tuple[int, np.ndarray, np.ndarray, int, float, int]:
+    """Pick the count quantisation q of ``Q_CANDIDATES`` minimising table bits + payload
+    cross-entropy (ties keep the earlier q). ``ids``: the used ids (increasing), ``counts``
+    their counts (int64, each in [1, 2**52)).
+
+    Returns (q, codes, model, table_bits, cross_entropy_bits, mode): ``model`` = the counts the
+    codes stand for (``_dequantize(codes, q)``), ``mode`` the table's used-set mode. Every q's
+    codes, model and cross-entropy come from one array of q rows (each row's numbers equal the
+    one-q computation's: elementwise, and a row sum adds as a 1-D sum does). The table bits of a
+    q are one dry run in mode 0 plus the mode-1 saving, the same for every q
+    (:func:`_runs_saving`); a q whose cross-entropy alone already reaches the best total is not
+    sized (its table bits, >= 0, cannot make it win).
+    """
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    qs = [q for q in Q_CANDIDATES if q or int(counts.max()) < MAX_COUNT_CODE]
+    codes = np.empty((len(qs), counts.size), dtype=np.int64)
+    for j, q in enumerate(qs):
+        if q:
+            _k.quantize_counts(counts, q, codes[j])
+        else:
+            codes[j] = counts
+    keep = codes.max(axis=1) < MAX_COUNT_CODE
+    if not keep.all():
+        codes = codes[keep]
+        qs = [q for q, kept in zip(qs, keep.tolist()) if kept]
+    qc = np.array(qs, dtype=np.int64)[:, None]
+    e = np.maximum((codes >> qc) - 1, 0)
+    model = np.where((codes < (2 << qc)) | (qc == 0), codes, (codes - e * (1 << qc)) << e)  # _dequantize per row
+    mf = model.astype(np.float64)
+    ces = (counts * np.log2(mf.sum(axis=1, keepdims=True) / mf)).sum(axis=1).tolist()
+    best = None
+    saving = None
+    for j, q in enumerate(qs):
+        ce = ces[j]
+        if best is not None and ce >= best[0] - 1e-9:
+            continue
+        bits = _k.table_encode(ids, codes[j], vocab_size, 0, _EMPTY_U8)
+        if saving is None:
+            saving = min(0, _k.table_encode(ids, codes[j], vocab_size, 1, _EMPTY_U8) - bits)
+        tbits = bits + saving
+        total = tbits + ce
+        if best is None or total < best[0] - 1e-9:
+            best = (total, j, tbits, ce)
+    assert best is not None and saving is not None
+    j = best[1]
+    return qs[j], codes[j], model[j], best[2], best[3], 1 if saving < 0 else 0
 
 
 def _choose_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) -> tuple[int, np.ndarray, int, float]:
-    """Pick the count quantisation q minimising table bits + payload cross-entropy.
-
-    Returns (q, codes, table_bits, cross_entropy_bits). Deterministic: ties keep the
-    earlier candidate of ``Q_CANDIDATES``.
-    """
-    n = float(counts.sum())
-    best = None
-    for q in Q_CANDIDATES:
-        if q == 0 and int(counts.max()) >= MAX_COUNT_CODE:
-            continue
-        codes = _quantize(counts, q)
-        if int(codes.max()) >= MAX_COUNT_CODE:
-            continue
-        model = _dequantize(codes, q).astype(np.float64)
-        ce = float((counts * np.log2(model.sum() / model)).sum())
-        tbits = _table_bits(ids, codes, vocab_size)
-        total = tbits + ce
-        if best is None or total < best[0] - 1e-9:
-            best = (total, q, codes, tbits, ce)
-    assert best is not None and n > 0
-    return best[1], best[2], best[3], best[4]
+    """(q, codes, table_bits, cross_entropy_bits) of :func:`_rans_model`."""
+    q, codes, _, tbits, ce, _ = _rans_model(ids, counts, vocab_size)
+    return q, codes, tbits, ce
 
 
 def _pb_cap(n: int) -> int:
@@ -259,27 +299,56 @@ def _normalize(model_counts: np.ndarray, pb: int) -> np.ndarray:
     return f
 
 
-def _choose_pb(counts: np.ndarray, model_counts: np.ndarray, n: int) -> tuple[int, float] | None:
+#: :func:`_normalize_range` sorts every row's keys up to this many symbols, else partitions
+#: each row (numpy's sort of a few hundred keys costs less than one call per row)
+_SORT_MAX_K = 600
+
+
+def _normalize_range(model_counts: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """:func:`_normalize` at every precision of [lo, hi]: row ``pb - lo`` of the result (int64,
+    ``(hi - lo + 1, k)``), the same integers. A row's shortfall goes to its largest keys
+    ``remainder * k + (k - 1 - index)`` (distinct: the largest remainders, ties to the lower
+    index), those at or above the shortfall-th largest key. Preconditions: k <= 2**lo,
+    S * 2**hi < 2**62 (so a key, below S * k, fits as well)."""
+    c = np.ascontiguousarray(model_counts, dtype=np.int64)
+    k = c.size
+    size = np.left_shift(1, np.arange(lo, hi + 1, dtype=np.int64))
+    quot, rem = np.divmod(c * (size - k)[:, None], int(c.sum()))
+    f = quot + 1
+    short = size - f.sum(axis=1)
+    key = rem * k + np.arange(k - 1, -1, -1, dtype=np.int64)
+    if k <= _SORT_MAX_K:
+        cut = np.sort(key, axis=1)[np.arange(short.size), np.minimum(k - short, k - 1)]
+        cut[short == 0] = np.iinfo(np.int64).max  # (no key reaches it)
+        f += key >= cut[:, None]
+    else:
+        for p, s in enumerate(short.tolist()):
+            if s:
+                f[p] += key[p] >= np.partition(key[p], k - s)[k - s]
+    return f
+
+
+def _rans_pb(counts: np.ndarray, model_counts: np.ndarray, n: int) -> tuple[int, float, np.ndarray] | None:
     """Smallest precision whose payload cross-entropy is within 0.05 % (or 8 bits) of the best.
 
     The smallest acceptable pb also means the smallest decoding table (2**pb slots, built per
     call): on real streams the precisions above the chosen one save at most ~0.03 %.
-    Returns (pb, cross_entropy_bits), or None when rANS cannot code this model.
+    Returns (pb, cross_entropy_bits, frequencies at pb), or None when rANS cannot code this
+    model. Every pb's frequencies and cross-entropy come from one array (a row per pb; each
+    row's numbers equal the one-pb computation's).
     """
     k = counts.size
     lo = max(RANS_MIN_PB, _bit_length(k - 1) + 1)
     hi = _pb_cap(n)
     if lo > hi or int(model_counts.sum()) >= RANS_MAX_TOTAL:
         return None
-    cf = counts.astype(np.float64)
-    ces = []
-    for pb in range(lo, hi + 1):
-        f = _normalize(model_counts, pb).astype(np.float64)
-        ces.append(float((cf * (pb - np.log2(f))).sum()))
+    freqs = _normalize_range(model_counts, lo, hi)
+    pbs = np.arange(lo, hi + 1, dtype=np.int64)[:, None]
+    ces = (counts.astype(np.float64) * (pbs - np.log2(freqs.astype(np.float64)))).sum(axis=1).tolist()
     best = min(ces)
-    for pb, ce in zip(range(lo, hi + 1), ces):
+    for i, ce in enumerate(ces):
         if ce <= best + max(8.0, 5e-4 * best):
-            return pb, ce
+            return lo + i, ce, freqs[i]
     raise AssertionError("unreachable")
 
 
@@ -338,35 +407,30 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     if k == 1 and "const" in coders:
         return {"coder": "const", "n": n, "symbol": int(ids[0])}
     width = _packed_width(int(ids[-1]))
-    _, payload = pack_uints(arr, width)
-    best = {"coder": "packed", "n": n, "width": width, "payload": payload}
     if k == 1 or not ({"rans", "cm", "cms", "cms2", "mag", *TEXT_CODERS} & set(coders)):
-        return best
-    best_size = len(msgpack.packb(best))
+        return _packed(arr, n, width)
+    best: dict | None = None  # None: "packed", written only if it stays the smallest
+    best_size = _packed_size(n, width)
 
     used = counts[ids]
-    rank = None
-    freq = None
     if "rans" in coders:  # (the count model is rans's alone: not chosen for the other coders)
-        q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
-        model_counts = _dequantize(codes, q)
-        choice = _choose_pb(used, model_counts, n)
+        q, codes, model_counts, tbits, _, mode = _rans_model(ids, used, vocab_size)
+        choice = _rans_pb(used, model_counts, n)
         est_bytes = None if choice is None else (tbits + choice[1] + ANS_OVERHEAD_BITS) / 8.0
         if choice is not None and est_bytes <= 1.05 * best_size + 64:
-            pb = choice[0]
+            pb, _, f = choice
             rank = np.zeros(vocab_size, dtype=np.int32)
             rank[ids] = np.arange(k, dtype=np.int32)
             dense = rank[arr]
-            f = _normalize(model_counts, pb)
             out = np.zeros(n + 2, dtype=np.uint32)
             start = _k.rans_encode(dense, f, pb, out)
-            cand = {"coder": "rans", "n": n, "k": k, "q": q, "pb": pb, "freq": _table_bytes(ids, codes, vocab_size),
+            cand = {"coder": "rans", "n": n, "k": k, "q": q, "pb": pb, "freq": _table_bytes(ids, codes, vocab_size, mode),
                     "payload": out[start:].astype("<u4").tobytes()}
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
     if "mag" in coders:
-        cand = _encode_mag(arr, best_size)
+        cand = _encode_mag(arr, best_size, counts)
         if cand is not None:
             size = len(msgpack.packb(cand))
             if size < best_size:
@@ -401,7 +465,21 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
             size = len(msgpack.packb(cand))
             if size < best_size:
                 best, best_size = cand, size
-    return best
+    return _packed(arr, n, width) if best is None else best
+
+
+def _packed(arr: np.ndarray, n: int, width: int) -> dict:
+    """The "packed" stream of the ``n`` tokens ``arr`` (each below 2**width)."""
+    return {"coder": "packed", "n": n, "width": width, "payload": pack_uints(arr, width)[1]}
+
+
+def _packed_size(n: int, width: int) -> int:
+    """``len(msgpack.packb(_packed(arr, n, width)))`` without packing the tokens: the map with an
+    empty payload (a bin 8 of length 0: 2 bytes) plus the payload's bytes and the header of a
+    bin of that length (bin 8, 16 or 32: 2, 3 or 5 bytes)."""
+    length = (n * width + 7) // 8
+    header = 2 if length < 1 << 8 else (3 if length < 1 << 16 else 5)
+    return len(msgpack.packb({"coder": "packed", "n": n, "width": width, "payload": b""})) - 2 + header + length
 
 
 def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarray | None = None,
@@ -447,36 +525,45 @@ def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
     return freqs
 
 
-def _encode_mag(arr: np.ndarray, budget: int) -> dict | None:
+def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) -> dict | None:
     """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
 
-    The center is the median token (the id of a residual's zero when ids follow values); the
-    running-mean rate and the precision pb are chosen by exact table bits + raw bits + the
-    payload's cross-entropy under the normalised frequencies.
+    The center is the median token (the id of a residual's zero when ids follow values; from
+    ``counts``, the tokens' histogram, when given); the running-mean rate and the precision pb
+    are chosen by exact table bits + raw bits + the payload's cross-entropy under the normalised
+    frequencies.
     """
     n = int(arr.size)
     tokens = np.ascontiguousarray(arr, dtype=np.int64)
-    center = int(np.partition(tokens, n // 2)[n // 2])
-    empty = np.zeros(0, dtype=np.uint8)
+    if counts is None:
+        center = int(np.partition(tokens, n // 2)[n // 2])
+    else:  # the smallest token with more than n // 2 tokens at or below it
+        center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+    rates = range(_mag.MIN_RATE, _mag.MAX_RATE + 1)
+    stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
+    freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     options = []
-    for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
-        counts = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
-        raw_bits = int(_mag.mag_stats(tokens, center, rate, _BITLEN, counts))
-        for pb in range(_mag.MIN_PB, _mag_pb_cap(n) + 1):
-            freqs = np.empty_like(counts)
-            ce = _mag.normalize_rows(counts, pb, freqs)
-            options.append((ce + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats, np.zeros(len(rates), dtype=np.int64)))
+    precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
+    normalize_rows, table_encode = _mag.normalize_rows, _mag.table_encode
+    for i, rate in enumerate(rates):
+        counts_i = stats[i]
+        for pb in precisions:
+            ce = normalize_rows(counts_i, pb, freqs)
+            tbits = table_encode(freqs, _EMPTY_U8)
+            options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
     least = min(o[0] for o in options)
-    total, pb, rate, freqs, raw_bits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
-                                           key=lambda o: (o[1], o[0], o[2]))
+    total, pb, rate, i, raw_bits, tbits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
+                                              key=lambda o: (o[1], o[0], o[2]))
     if total / 8.0 > 1.05 * budget + 64:
         return None
+    _mag.normalize_rows(stats[i], pb, freqs)  # (the chosen option's frequencies again)
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
     start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)
-    tbuf = np.zeros((_mag.table_encode(freqs, empty) + 7) // 8, dtype=np.uint8)
+    tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
             "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
@@ -511,8 +598,8 @@ def counts_cost_bits(counts: np.ndarray) -> float:
     n = int(counts.sum())
     packed_bits = 8.0 * ((n * _packed_width(int(ids[-1])) + 7) // 8)
     used = counts[ids]
-    q, codes, tbits, ce = _choose_model(ids, used, vocab_size)
-    choice = _choose_pb(used, _dequantize(codes, q), n)
+    _, _, model_counts, tbits, ce, _ = _rans_model(ids, used, vocab_size)
+    choice = _rans_pb(used, model_counts, n)
     if choice is not None:
         ce = choice[1]
     ans_bits = 8.0 * ((tbits + 7) // 8) + 32.0 * math.ceil((ce + ANS_OVERHEAD_BITS) / 32.0)
@@ -856,12 +943,32 @@ def pack_rice(values: np.ndarray) -> tuple[int, bytes] | None:
     arr = np.ascontiguousarray(values, dtype=np.int64)
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= RICE_VALUE_LIMIT):
         return None
-    empty = np.zeros(0, np.uint8)
     top = _bit_length(int(arr.max())) if arr.size else 0
-    best = min(range(0, min(top, _k.MAX_RICE_PARAM) + 1), key=lambda r: (_k.rice_pack_all(arr, r, empty), r))
-    buf = np.zeros((_k.rice_pack_all(arr, best, empty) + 7) // 8, np.uint8)
+    best, bits = _rice_choice(arr, min(top, _k.MAX_RICE_PARAM))
+    buf = np.zeros((bits + 7) // 8, np.uint8)
     _k.rice_pack_all(arr, best, buf)
     return best, buf.tobytes()
+
+
+#: :func:`_rice_choice` sizes every parameter in one array up to this many (values x parameters)
+_RICE_BATCH = 1 << 18
+
+
+def _rice_choice(arr: np.ndarray, top: int) -> tuple[int, int]:
+    """(r, bits): the Rice parameter in [0, top] whose code of ``arr`` (int64, each in [0,
+    RICE_VALUE_LIMIT)) has the fewest bits, ties to the smaller r, and that bit count. A value
+    ``v`` costs ``(v >> r) + 1 + r`` bits, or ``RICE_LIMIT + ESC_LEN_BITS + bit_length(v)``
+    when ``v >> r`` reaches RICE_LIMIT (``_put_rice``): counted in one integer array for every
+    r (a dry run of ``rice_pack_all`` per r for many values)."""
+    rs = np.arange(top + 1, dtype=np.int64)
+    if arr.size * rs.size > _RICE_BATCH:
+        bits = np.array([_k.rice_pack_all(arr, int(r), _EMPTY_U8) for r in rs], dtype=np.int64)
+    else:
+        q = arr >> rs[:, None]
+        escaped = _k.RICE_LIMIT + _k.ESC_LEN_BITS + np.frexp(arr.astype(np.float64))[1].astype(np.int64)
+        bits = np.where(q < _k.RICE_LIMIT, q + 1 + rs[:, None], escaped).sum(axis=1)
+    best = int(np.argmin(bits))
+    return best, int(bits[best])
 
 
 def unpack_rice(data: bytes, count: int, r: int) -> np.ndarray:

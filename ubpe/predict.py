@@ -647,11 +647,23 @@ def _mult_offset(h: np.ndarray) -> int:
     ``h`` (``h[s]``: values with ``x mod m == s``): a value whose digit lies within ``m / 2`` of the
     most common digit ``p`` (circularly) keeps the same quotient as that digit when the cut does
     not fall between them; the cut that separates the fewest values from ``p`` wins (ties: the
-    smallest ``c``, so 0 for bits that only flip away from a constant pattern)."""
+    smallest ``c``, so 0 for bits that only flip away from a constant pattern). All ``m`` cuts
+    are counted at once (an ``m x m`` table of which digits each cut separates; integers)."""
     m = h.shape[0]
     p = int(np.argmax(h))
     s = np.arange(m)
     dev = (s - p + m // 2) % m - m // 2  # signed circular distance of each digit from p
+    pos = ((p - s) % m)[:, None] + dev[None, :]  # row c: each digit's position past cut c
+    cost = ((pos < 0) | (pos >= m)).astype(np.int64) @ h.astype(np.int64)
+    return int(np.argmin(cost))  # (the first of equal costs: the smallest c)
+
+
+def _mult_offset_reference(h: np.ndarray) -> int:
+    """:func:`_mult_offset` as a loop over the cuts (its definition; kept for the tests)."""
+    m = h.shape[0]
+    p = int(np.argmax(h))
+    s = np.arange(m)
+    dev = (s - p + m // 2) % m - m // 2
     best, best_cost = 0, None
     for c in range(m):
         pos = (p - c) % m + dev
@@ -659,6 +671,32 @@ def _mult_offset(h: np.ndarray) -> int:
         if best_cost is None or cost < best_cost:
             best, best_cost = c, cost
     return best
+
+
+#: Multiples of the bases (divisors of MULT_MODULUS): each base divides one of them, so its digit
+#: histogram folds from theirs (:func:`_digit_histograms`).
+_MULT_FOLDS = (576, 320, 2880, 4032, 2240)
+_MULT_FOLD_OF = tuple(next(f for f in _MULT_FOLDS if f % m == 0) for m in MULT_BASES)
+#: How much an estimated digit entropy may differ from :func:`_digit_entropy`'s (the same sum,
+#: in another order: about 1e-15 bits) for the screen to stay exact.
+_SCREEN_MARGIN = 1e-6
+
+
+def _digit_histograms(hist: np.ndarray) -> np.ndarray:
+    """The digit histogram of every base of MULT_BASES from ``hist`` (the histogram of
+    ``x mod MULT_MODULUS``): row i, int64, the first ``MULT_BASES[i]`` of 64 columns (the rest 0)."""
+    folds = {f: hist.reshape(-1, f).sum(axis=0) for f in _MULT_FOLDS}
+    out = np.zeros((len(MULT_BASES), 64), dtype=np.int64)
+    for i, (m, f) in enumerate(zip(MULT_BASES, _MULT_FOLD_OF)):
+        out[i, :m] = folds[f].reshape(-1, m).sum(axis=0)
+    return out
+
+
+def _digit_entropies(hists: np.ndarray) -> np.ndarray:
+    """:func:`_digit_entropy` of each row of ``hists`` (non-zero rows), all at once: the same
+    terms summed in another order, so within :data:`_SCREEN_MARGIN` of it (a screen only)."""
+    p = hists / hists.sum(axis=1, keepdims=True)
+    return -(p * np.log2(np.where(hists > 0, p, 1.0))).sum(axis=1)
 
 
 #: The last few splits :func:`mult_detect` chose, by the channel's bytes (the planner puts the
@@ -707,6 +745,16 @@ def mult_detect(x: Any) -> tuple[int, int]:
     return found
 
 
+def _floor_div(v: np.ndarray, m: int, itemsize: int) -> np.ndarray:
+    """``v // m`` (int64) for ``v`` int64 and ``m`` in [1, MULT_MODULUS]; through float64 (about
+    twice as fast as numpy's integer division) when ``itemsize <= 4`` promises ``|v| < 2**33``:
+    exact then, as a quotient that is not an integer lies at least ``1/m`` (relatively more
+    than 2**-34) from the integers, far beyond float64's rounding (2**-53)."""
+    if itemsize > 4:
+        return v // m
+    return np.floor(v / float(m)).astype(np.int64)
+
+
 def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
     """:func:`mult_detect` without its cache (``arr`` 1-D integers of at least 16 values)."""
     n = arr.shape[0]
@@ -716,25 +764,41 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
         windows = [arr[s:s + length] for s in starts.tolist()]
     else:
         windows = [arr]
+    # the windows joined: differences within a window only (``inner``), quotients of all at once
+    sample = windows[0] if len(windows) == 1 else np.concatenate(windows)
+    inner = np.ones(sample.shape[0] - 1, dtype=bool)
+    inner[np.cumsum([w.shape[0] for w in windows[:-1]], dtype=np.int64) - 1] = False
     if arr.dtype == np.uint64:
-        t = np.concatenate([w % np.uint64(MULT_MODULUS) for w in windows]).astype(np.int64)
-        wide = [w.view(np.int64) for w in windows]  # differences modulo 2**64: the same entropy
+        t = (sample % np.uint64(MULT_MODULUS)).astype(np.int64)
+        wide = sample.view(np.int64)  # differences modulo 2**64: the same entropy
     else:
-        wide = [w.astype(np.int64) for w in windows]
-        t = np.concatenate([np.mod(w, MULT_MODULUS) for w in wide])
+        wide = sample.astype(np.int64)
+        t = wide - _floor_div(wide, MULT_MODULUS, arr.dtype.itemsize) * MULT_MODULUS
     hist = np.bincount(t, minlength=MULT_MODULUS)
+    digits = _digit_histograms(hist)
+    # the screen: a base whose estimated gain bound is below MULT_MIN_GAIN by more than the
+    # estimate's error cannot pass the exact test below (most bases of most signals)
+    bound = np.log2(np.array(MULT_BASES, dtype=np.float64)) - _digit_entropies(digits)
+    maybe = bound >= MULT_MIN_GAIN - _SCREEN_MARGIN
+    if not maybe.any():
+        return 1, 0
     with np.errstate(over="ignore"):
-        raw = _entropy_of(np.concatenate([np.diff(w) for w in wide]))
+        raw = _entropy_of(np.diff(wide)[inner])
     gains: dict[tuple[int, int], float] = {}
-    for m in MULT_BASES:
-        h = hist.reshape(-1, m).sum(axis=0)
+    for i, m in enumerate(MULT_BASES):
+        if not maybe[i]:
+            continue
+        h = digits[i, :m]
         hr = _digit_entropy(h)
         if hr == 0.0 or np.log2(m) - hr < MULT_MIN_GAIN:  # constant digits, or no gain possible
             continue
         c = _mult_offset(h)
-        qs = [mult_forward(w, m, c)[0].astype(np.int64) for w in windows]
+        if arr.dtype.itemsize <= 4:  # mult_forward's quotient: floor((x - c) / m)
+            q = _floor_div(wide - c, m, 4)
+        else:
+            q = mult_forward(sample, m, c)[0].astype(np.int64)
         with np.errstate(over="ignore"):
-            gains[(m, c)] = raw - _entropy_of(np.concatenate([np.diff(q) for q in qs])) - hr
+            gains[(m, c)] = raw - _entropy_of(np.diff(q)[inner]) - hr
     top = max(gains.values(), default=0.0)
     if top < MULT_MIN_GAIN:
         return 1, 0

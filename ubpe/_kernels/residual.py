@@ -81,21 +81,28 @@ def _symbol(token, center, m, sh, bl):
 
 
 @njit(cache=True, nogil=True)
-def mag_stats(tokens, center, rate, bl, counts):
-    """Add each token's (context, bucket) to ``counts`` (int64, N_CONTEXTS x N_BUCKETS).
+def mag_stats(tokens, center, bl, counts, m):
+    """Add each token's (context, bucket) under every rate to ``counts`` in one pass: int64,
+    ``(MAX_RATE - MIN_RATE + 1, N_CONTEXTS, N_BUCKETS)``, ``counts[r]`` for rate MIN_RATE + r
+    (a token's bucket and raw bits once, one running mean per rate). ``m``: int64 zeros, one
+    per rate (the running means; the caller's array: no allocation compiled here).
 
-    Returns the total number of raw bits. Preconditions: tokens and center in [0, 2**24),
-    MIN_RATE <= rate <= MAX_RATE.
+    Returns the total number of raw bits (the same under every rate). Preconditions: tokens
+    and center in [0, 2**24).
     """
-    m = 0
+    nr = counts.shape[0]
     raw = 0
-    sh = rate - 2
     for i in range(tokens.shape[0]):
-        z, c, b = _symbol(tokens[i], center, m, sh, bl)
-        counts[c, b] += 1
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+        b = _bucket(z, bl)
         if b >= 4:
             raw += (b >> 1) - 1
-        m += z - (m >> rate)
+        for r in range(nr):
+            rate = MIN_RATE + r
+            mr = m[r]
+            counts[r, _context(mr, rate - 2, bl), b] += 1
+            m[r] = mr + z - (mr >> rate)
     return raw
 
 
@@ -444,10 +451,11 @@ def normalize_rows(counts, pb, freqs):
     Same rule as ``ubpe.entropy._normalize`` applied to each row's used buckets: f = 1 +
     floor(c * (M - k) / S); the shortfall goes one each to the largest remainders, ties to
     the lower bucket. ``freqs`` (int64, same shape) is overwritten. Preconditions: counts >= 0,
-    each row's used buckets k <= 2**pb, row sums * 2**pb < 2**63.
+    at most 64 buckets, each row's used buckets k <= 2**pb, pb >= 6, row sums * 2**pb < 2**63.
     """
     size = 1 << pb
-    rem = np.empty(counts.shape[1], dtype=np.int64)
+    nb = counts.shape[1]
+    work = np.empty(2 * nb, dtype=np.int64)  # remainders by bucket, then the sorted keys
     ce = 0.0
     for c in range(counts.shape[0]):
         k = 0
@@ -463,20 +471,28 @@ def normalize_rows(counts, pb, freqs):
         total = 0
         for b in range(counts.shape[1]):
             v = counts[c, b]
-            rem[b] = -1
+            work[b] = -1
             if v > 0:
                 sc = v * spare
                 freqs[c, b] = 1 + sc // s
-                rem[b] = sc % s
+                work[b] = sc % s
                 total += freqs[c, b]
         short = size - total
-        for _ in range(short):
-            best = -1
+        if short:
+            # the used buckets by key remainder * 64 + (63 - b), largest first (an insertion
+            # sort: k < 64 keys, all distinct): the largest remainders, ties to the lower bucket
+            u = 0
             for b in range(counts.shape[1]):
-                if rem[b] >= 0 and (best < 0 or rem[b] > rem[best]):
-                    best = b
-            freqs[c, best] += 1
-            rem[best] = -1
+                if work[b] >= 0:
+                    key = work[b] * 64 + (63 - b)
+                    j = u
+                    while j > 0 and work[nb + j - 1] < key:
+                        work[nb + j] = work[nb + j - 1]
+                        j -= 1
+                    work[nb + j] = key
+                    u += 1
+            for j in range(short):
+                freqs[c, 63 - (work[nb + j] & 63)] += 1
         for b in range(counts.shape[1]):
             v = counts[c, b]
             if v > 0:

@@ -1,0 +1,241 @@
+"""The static coders' faster parameter searches choose exactly what the loops they replaced chose
+(``tests/reference_costing.py``, the former code): rANS's count model (q, codes, table bits,
+cross-entropy) and precision (pb, cross-entropy, frequencies), the frequency normalisation, the
+table's mode, the "mag" coder's (center, rate, pb) and its bytes, ``counts_cost_bits`` to the bit;
+and :func:`ubpe.predict.mult_detect`'s scoring (against the per-cut loop, the exact digit entropies
+and the per-window quotients)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_costing as ref
+from ubpe import entropy as E
+from ubpe import predict
+
+
+def _stream(seed: int, n: int, vocab: int, kind: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == 0:
+        x = rng.integers(0, vocab, n)
+    elif kind == 1:  # residual-like: Laplacian around the middle
+        x = np.round(rng.laplace(vocab / 2, rng.uniform(0.3, max(vocab / 8, 0.4)), n))
+    elif kind == 2:  # few symbols, heavily skewed (large counts: the quantised models differ)
+        x = np.round(rng.normal(vocab / 2, rng.uniform(0.2, 4.0), n))
+    else:  # a loudness that changes (the "mag" rates differ), holes in the ids
+        scale = np.repeat(rng.uniform(0.5, max(vocab / 16, 1.0), 1 + n // 256), 256)[:n]
+        x = vocab / 2 + 2 * np.round(rng.laplace(0, scale) / 2)
+    return np.clip(x, 0, vocab - 1).astype(np.int64)
+
+
+streams = st.tuples(st.integers(0, 2**32 - 1), st.integers(2, 40000), st.integers(2, 6000), st.integers(0, 3))
+
+
+@settings(max_examples=80, deadline=None)
+@given(streams)
+def test_rans_searches_choose_what_the_loops_chose(spec):
+    seed, n, vocab, kind = spec
+    x = _stream(seed, n, vocab, kind)
+    counts = np.bincount(x, minlength=vocab).astype(np.int64)
+    ids = np.flatnonzero(counts)
+    if ids.size < 2:
+        return
+    used = counts[ids]
+    q, codes, model, tbits, ce, mode = E._rans_model(ids, used, vocab)
+    rq, rcodes, rtbits, rce = ref.choose_model(ids, used, vocab)
+    assert (q, tbits, ce) == (rq, rtbits, rce) and np.array_equal(codes, rcodes)
+    assert np.array_equal(model, E._dequantize(codes, q))
+    assert E._table_bytes(ids, codes, vocab, mode) == E._table_bytes(ids, codes, vocab) == \
+        ref.table_bytes(ids, codes, vocab)
+    assert E._table_bits(ids, codes, vocab) == ref.table_bits(ids, codes, vocab) == tbits
+    got = E._rans_pb(used, model, n)
+    want = ref.choose_pb(used, model, n)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got[:2] == want and np.array_equal(got[2], ref.normalize(model, got[0]))
+    assert E.counts_cost_bits(counts) == ref.counts_cost_bits(counts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 2**45), min_size=2, max_size=300), st.integers(0, 3))
+def test_rans_model_with_huge_counts(values, pad):
+    # counts of 2**40 or more have no exact code (q = 0 is skipped) and coarse q may overflow
+    used = np.array(values, dtype=np.int64)
+    ids = np.arange(used.size, dtype=np.int64) * (1 + pad)
+    vocab = int(ids[-1]) + 1 + pad
+    q, codes, _, tbits, ce, _ = E._rans_model(ids, used, vocab)
+    rq, rcodes, rtbits, rce = ref.choose_model(ids, used, vocab)
+    assert (q, tbits, ce) == (rq, rtbits, rce) and np.array_equal(codes, rcodes)
+    counts = np.zeros(vocab, np.int64)
+    counts[ids] = used
+    assert E.counts_cost_bits(counts) == ref.counts_cost_bits(counts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(12, 20), st.integers(0, 8),
+       st.sampled_from([1, 2, 7, 1000, 10**9]))
+def test_normalize_range_matches_the_stable_sort(seed, k, lo, width, spread):
+    # both ways of handing out the shortfall (a sort of every row's keys up to _SORT_MAX_K
+    # symbols, a partition per row beyond), ties included
+    rng = np.random.default_rng(seed)
+    lo = max(lo, (k - 1).bit_length())
+    hi = min(lo + width, 20)
+    c = rng.integers(1, spread + 1, k).astype(np.int64)
+    if rng.random() < 0.3:  # many equal remainders
+        c = np.resize(np.repeat(c[: max(1, k // 5)], 5), k)
+    f = E._normalize_range(c, lo, hi)
+    assert f.shape == (hi - lo + 1, k)
+    for pb in range(lo, hi + 1):
+        assert np.array_equal(f[pb - lo], ref.normalize(c, pb))
+        assert np.array_equal(f[pb - lo], E._normalize(c, pb))
+
+
+@settings(max_examples=40, deadline=None)
+@given(streams)
+def test_mag_chooses_and_writes_what_the_loop_did(spec):
+    seed, n, vocab, kind = spec
+    x = _stream(seed, n, vocab, kind)
+    counts = np.bincount(x, minlength=vocab)
+    for budget in (1 << 40, n // 4):
+        want = ref.encode_mag(x, budget)
+        assert E._encode_mag(x, budget, counts) == want
+        assert E._encode_mag(x.astype(np.int32), budget) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 300), min_size=1, max_size=400))
+def test_mag_center_from_counts_is_the_median(values):
+    arr = np.array(values, dtype=np.int64)
+    counts = np.bincount(arr, minlength=301)
+    assert E._encode_mag(arr, 1 << 30, counts) == E._encode_mag(arr, 1 << 30) == ref.encode_mag(arr, 1 << 30)
+
+
+@settings(max_examples=40, deadline=None)
+@given(streams)
+def test_encode_stream_static_candidates_unchanged(spec):
+    # encode_stream keeps the smallest of packed, rans and mag: the same bytes as the former searches
+    seed, n, vocab, kind = spec
+    x = _stream(seed, n, vocab, kind)
+    got = E.encode_stream(x, vocab)
+    if got["coder"] == "rans":
+        assert got == ref.encode_rans(x, vocab)
+    elif got["coder"] == "mag":
+        assert got == ref.encode_mag(x, 1 << 40)
+    for coders in (("rans",), ("mag",)):
+        one = E.encode_stream(x, vocab, coders=coders)
+        if one["coder"] == coders[0]:
+            assert one == (ref.encode_rans(x, vocab) if coders[0] == "rans" else ref.encode_mag(x, 1 << 40))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(2, 6000), st.integers(0, 3))
+def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
+    from ubpe._kernels import residual
+
+    x = _stream(seed, n, vocab, kind)
+    center = int(np.median(x))
+    got = np.zeros((residual.MAX_RATE - residual.MIN_RATE + 1, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
+    raw = residual.mag_stats(x, center, E._BITLEN, got, np.zeros(got.shape[0], np.int64))
+    for r in range(got.shape[0]):
+        counts, want_raw = ref.mag_stats_one(x, center, residual.MIN_RATE + r)
+        assert raw == want_raw and np.array_equal(got[r], counts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(8, 13), st.floats(0.0, 1.0), st.integers(1, 400))
+def test_mag_normalize_rows_as_before(seed, pb, density, top):
+    from ubpe._kernels import residual
+
+    rng = np.random.default_rng(seed)
+    shape = (residual.N_CONTEXTS, residual.N_BUCKETS)
+    counts = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
+    if rng.random() < 0.5:  # equal counts in a row: remainders tie
+        counts[rng.integers(shape[0])] = np.where(rng.random(shape[1]) < 0.6, 3, 0)
+    freqs = np.empty_like(counts)
+    ce = residual.normalize_rows(counts, pb, freqs)
+    want, want_ce = ref.normalize_rows(counts, pb)
+    assert np.array_equal(freqs, want) and ce == want_ce
+
+
+def test_packed_size_without_packing():
+    # every msgpack header size of the payload (bin 8/16/32 edges) and of n and width
+    import msgpack
+
+    lengths = [0, 1, 255, 256, 65535, 65536, 70001]
+    for width in (1, 2, 3, 7, 8, 9, 13, 16, 24):
+        for length in lengths:
+            for n in {max(1, (8 * length) // width - 1), max(1, (8 * length) // width), (8 * length) // width + 1}:
+                x = np.full(n, (1 << width) - 1, dtype=np.int64)
+                want = len(msgpack.packb(E._packed(x, n, width)))
+                assert E._packed_size(n, width) == want, (n, width)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**20), st.integers(0, 2**40 - 1)), max_size=300),
+       st.booleans())
+def test_rice_choice_as_the_dry_runs(values, batched):
+    # the Rice parameter (ties to the smaller) and bits, from one array or the kernel per r
+    from ubpe._kernels import entropy as K
+
+    arr = np.array(values, dtype=np.int64)
+    top = min(max(values, default=0).bit_length(), K.MAX_RICE_PARAM)
+    bits = [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(top + 1)]
+    want = min(range(top + 1), key=lambda r: (bits[r], r))
+    old = E._RICE_BATCH
+    E._RICE_BATCH = 1 << 30 if batched else 0
+    try:
+        assert E._rice_choice(arr, top) == (want, bits[want])
+    finally:
+        E._RICE_BATCH = old
+    packed = E.pack_rice(arr)
+    assert packed[0] == want and E.unpack_rice(packed[1], arr.size, want).tolist() == values
+
+
+# ----------------------------------------------------------------------------- mult_detect
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(predict.MULT_BASES), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+def test_mult_offset_matches_the_loop(m, seed, spread):
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, 1 + int(1000 * spread), m) + np.eye(1, m, int(rng.integers(m)), dtype=np.int64)[0] * 500
+    if rng.random() < 0.3:  # many equal costs
+        h = (h > h.mean()).astype(np.int64)
+    assert predict._mult_offset(h) == predict._mult_offset_reference(h)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4000), st.floats(0.0, 1.0))
+def test_digit_screen_is_within_its_margin(seed, n, skew):
+    rng = np.random.default_rng(seed)
+    x = np.where(rng.random(n) < skew, rng.integers(0, 1 << 20, n), 7 * rng.integers(0, 3000, n))
+    hist = np.bincount(x % predict.MULT_MODULUS, minlength=predict.MULT_MODULUS)
+    digits = predict._digit_histograms(hist)
+    est = predict._digit_entropies(digits)
+    for i, m in enumerate(predict.MULT_BASES):
+        h = hist.reshape(-1, m).sum(axis=0)
+        assert np.array_equal(digits[i, :m], h) and not digits[i, m:].any()
+        assert abs(est[i] - predict._digit_entropy(h)) < predict._SCREEN_MARGIN
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-(2**33) + 1, 2**33 - 1), st.integers(1, predict.MULT_MODULUS))
+def test_floor_div_through_floats_is_exact(v, m):
+    arr = np.array([v, v - 1, v + 1, -v], dtype=np.int64)
+    assert np.array_equal(predict._floor_div(arr, m, 4), arr // m)
+
+
+def test_mult_detect_unchanged_on_windows_and_dtypes():
+    # the joined windows give what the windows one by one gave (figures of the loop it replaced,
+    # integ2 fb810f2): a base-4 ADC, found in every dtype
+    rng = np.random.default_rng(11)
+    n = 3 * predict.MULT_SAMPLE
+    smooth = np.round(2000 * np.sin(np.arange(n) / 300.0) + np.cumsum(rng.normal(0, 2, n)))
+    digits = np.where(rng.random(n) < 0.05, rng.integers(0, 4, n), 1)
+    x = smooth.astype(np.int64) * 4 + digits
+    for dtype in ("<i2", ">i4", "int64"):
+        assert predict._mult_detect(x.astype(dtype)) == (4, 3)
+    assert predict._mult_detect((x + 2**40).astype(np.uint64)) == (4, 3)
+    assert predict._mult_detect(rng.integers(-3000, 3000, n).astype(np.int16)) == (1, 0)
