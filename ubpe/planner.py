@@ -717,21 +717,28 @@ def _order0_bytes(y: np.ndarray) -> float:
 ESTIMATE_RATES = (3, 5)
 
 
-def _mag_bits(ids: np.ndarray, rate: int, center: int) -> float:
-    """Bits the "mag" coder would spend on ``ids`` (int64, in [0, 2**24)) at running-mean shift
-    ``rate`` around ``center`` (their median, as the coder's): the magnitude classes' entropy
-    in each loudness context (the compiled ``mag_stats`` pass the coder itself runs first),
-    their raw low bits, and about 9 bits a table entry (13 per context used)."""
-    counts = np.zeros((_residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
-    raw = int(_residual.mag_stats(ids, center, rate, _BITLEN, counts))
-    per = counts.sum(axis=1)
-    used = per > 0
-    c = counts[counts > 0].astype(np.float64)
-    bits = float(np.dot(per[used], np.log2(per[used]))) - float(np.dot(c, np.log2(c)))
-    nz = counts > 0
-    first = np.argmax(nz, axis=1)
-    last = counts.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
-    return bits + raw + counts.shape[0] + float((13 + 9 * (last - first + 1))[used].sum())
+def _mag_bits(ids: np.ndarray, center: int) -> float:
+    """Bits the "mag" coder would spend on ``ids`` (int64, in [0, 2**24)) around ``center``
+    (their median, as the coder's), the least over the running-mean shifts of
+    :data:`ESTIMATE_RATES`: the magnitude classes' entropy in each loudness context (the
+    compiled ``mag_stats`` pass the coder itself runs first, every rate up to the largest
+    estimated in one pass), their raw low bits, and about 9 bits a table entry (13 per context
+    used)."""
+    rates = np.zeros((max(ESTIMATE_RATES) - _residual.MIN_RATE + 1, _residual.N_CONTEXTS, _residual.N_BUCKETS),
+                     np.int64)
+    raw = int(_residual.mag_stats(ids, center, _BITLEN, rates, np.zeros(rates.shape[0], np.int64)))
+    best = float("inf")
+    for rate in ESTIMATE_RATES:
+        counts = rates[rate - _residual.MIN_RATE]
+        per = counts.sum(axis=1)
+        used = per > 0
+        c = counts[counts > 0].astype(np.float64)
+        bits = float(np.dot(per[used], np.log2(per[used]))) - float(np.dot(c, np.log2(c)))
+        nz = counts > 0
+        first = np.argmax(nz, axis=1)
+        last = counts.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
+        best = min(best, bits + raw + counts.shape[0] + float((13 + 9 * (last - first + 1))[used].sum()))
+    return best
 
 
 def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[float, float]:
@@ -782,12 +789,12 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)  # consecutive values: gap 1
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
-    bare = min(order0 + table, min(_mag_bits(ids, r, center) for r in ESTIMATE_RATES)) + alphabet
+    bare = min(order0 + table, _mag_bits(ids, center)) + alphabet
     dense = inf
     if d is not None and a < span <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB):  # as _dense_candidate
         # rANS codes dense ids as it does bare ones, its table listing the used ids (about the
         # alphabet's cost); "mag" sees the holes as magnitude
-        dense = min(order0 + table + alphabet, min(_mag_bits(d, r, middle) for r in ESTIMATE_RATES))
+        dense = min(order0 + table + alphabet, _mag_bits(d, middle))
     rest = fixed + grows * scale
     return bare / 8.0 * scale + rest, dense / 8.0 * scale + rest
 
