@@ -140,3 +140,13 @@ def test_lpc_stage_results_are_cached_by_content_and_not_shared():
     other[0, 0] += 1
     stage.forward(other)
     assert len(stages._ANALYSED) == 4
+
+
+def test_lpc_stage_keeps_no_result_larger_than_its_bound(monkeypatch):
+    x = frontend.to_channels(tone_bursts(9000))
+    monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes - 1)
+    stages._ANALYSED.clear()
+    y, p = frontend.stage("lpc", reweight=True).forward(x)
+    assert stages._ANALYSED == {}
+    monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes)
+    assert np.array_equal(frontend.stage("lpc", reweight=True).forward(x)[0], y) and len(stages._ANALYSED) == 2

@@ -160,6 +160,10 @@ LPC_REWEIGHT = True
 #: (copies are).
 _ANALYSED: dict[tuple, tuple[np.ndarray, dict]] = {}
 _ANALYSED_MAX = 16
+#: Largest residual kept (bytes): the planner's reuse is on inputs of at most planner.FULL_FIT
+#: values and on samples; a blocked container's blocks are analysed once each, and keeping
+#: them would hold memory its writer bounds to a few blocks per thread.
+_ANALYSED_BYTES = 1 << 22
 _ANALYSED_LOCK = threading.Lock()  # the planner's threads share the cache
 
 
@@ -197,11 +201,13 @@ class LpcStage(_PerChannel):
 
     def _analysed(self, row: np.ndarray, reweight: bool) -> tuple[np.ndarray, dict]:
         """The channel ``row``'s residual and params (cached; the caller must not modify them)."""
-        key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
-               self.blocks, self.window, predict.WRITE_UNSIGNED, reweight and predict.reweight_settings())
-        found = _ANALYSED.get(key)
-        if found is not None:
-            return found
+        key = None
+        if row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
+            key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
+                   self.blocks, self.window, predict.WRITE_UNSIGNED, reweight and predict.reweight_settings())
+            found = _ANALYSED.get(key)
+            if found is not None:
+                return found
         if reweight:
             r, p = self._analysed(row, False)
             found = predict.lpc_reweight(row, r, p)
@@ -216,6 +222,8 @@ class LpcStage(_PerChannel):
                 if best is None or cost < best[0]:
                     best = (cost, r, p)
             found = best[1:]
+        if key is None:
+            return found
         with _ANALYSED_LOCK:
             if len(_ANALYSED) >= _ANALYSED_MAX:
                 _ANALYSED.pop(next(iter(_ANALYSED)), None)
