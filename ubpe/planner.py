@@ -493,7 +493,18 @@ def _windows(n: int, total: int, count: int = WINDOWS) -> np.ndarray:
 
 
 def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[frontend.Stage]:
-    return [frontend.stage(name, **opts) for name, opts in spec]
+    """The stages of ``spec`` (name, writer options). An ``lpc`` stage that ends the chain (its
+    residual goes to the coders) is built with ``reweight=True`` unless told: its predictors
+    are refitted where the residual's loudness moves (:func:`ubpe.predict.lpc_reweight`); one
+    followed by another stage ("lpc+adaptive") keeps the plain fit, on which the adaptive
+    cascade does better (shared/data ecg: 56 344 B plain, 56 475 B reweighted). The rule holds
+    wherever a chain is built (forced, automatic, a blocked container's blocks)."""
+    stages = []
+    for i, (name, opts) in enumerate(spec):
+        if name == "lpc" and i == len(spec) - 1 and "reweight" not in opts:
+            opts = {**opts, "reweight": True}
+        stages.append(frontend.stage(name, **opts))
+    return stages
 
 
 def is_fast(spec: tuple[tuple[str, dict], ...]) -> bool:

@@ -31,6 +31,8 @@ Importing this module registers the stages (:func:`ubpe.frontend.register`).
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from typing import Any, Callable, ClassVar
 
 import numpy as np
@@ -148,6 +150,21 @@ def _estimated_bits(r: np.ndarray, block: int) -> float:
 #: (lpc+adaptive) 56 740 -> 56 545 B. Inputs of at most 4096 frames: one block either way,
 #: the bytes of (4096,).
 LPC_BLOCKS: tuple[int, ...] = (4096, 16384)
+#: Test switch: False turns the ``reweight`` option off everywhere (A/B measurements).
+LPC_REWEIGHT = True
+#: The last few channels the lpc stage analysed, by content and options: the planner puts the
+#: same channel through several chains that start with the stage ("lpc", "lpc+adaptive"), on
+#: the screen's samples and on all the values. Key: the channel's digest, dtype and length, the
+#: options, and the module settings the result depends on (``predict.WRITE_UNSIGNED``,
+#: :func:`ubpe.predict.reweight_settings`); value: (residual, params), never handed out
+#: (copies are).
+_ANALYSED: dict[tuple, tuple[np.ndarray, dict]] = {}
+_ANALYSED_MAX = 16
+#: Largest residual kept (bytes): the planner's reuse is on inputs of at most planner.FULL_FIT
+#: values and on samples; a blocked container's blocks are analysed once each, and keeping
+#: them would hold memory its writer bounds to a few blocks per thread.
+_ANALYSED_BYTES = 1 << 22
+_ANALYSED_LOCK = threading.Lock()  # the planner's threads share the cache
 
 
 @register
@@ -156,9 +173,13 @@ class LpcStage(_PerChannel):
 
     Options (the writer's search; the format and the decoder do not depend on them):
     ``window``, one window name or several (each block keeps the cheapest predictor under any),
-    and ``blocks``, block lengths tried on each channel, which keeps the one whose residual
-    plus coefficients costs the fewest estimated bits. The defaults: ``"tukey"`` (as
-    :func:`ubpe.predict.lpc_forward`) and :data:`LPC_BLOCKS`.
+    ``blocks``, block lengths tried on each channel, which keeps the one whose residual plus
+    coefficients costs the fewest estimated bits, and ``reweight``: then refit the blocks
+    whose residual's loudness moves by loudness-weighted least squares
+    (:func:`ubpe.predict.lpc_reweight`). The defaults: ``"tukey"`` (as
+    :func:`ubpe.predict.lpc_forward`), :data:`LPC_BLOCKS` and no reweighting
+    (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
+    stage does better on the plain residual). Results are kept by content (:data:`_ANALYSED`).
     """
 
     name = "lpc"
@@ -167,7 +188,7 @@ class LpcStage(_PerChannel):
     _check = staticmethod(predict.check_lpc_params)
 
     def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
-                 blocks: tuple[int, ...] | list[int] | None = None) -> None:
+                 blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False) -> None:
         blocks = LPC_BLOCKS if blocks is None else blocks
         if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
             raise TypeError(f"blocks must be a sequence of ints, got {type(blocks).__name__}")
@@ -175,31 +196,50 @@ class LpcStage(_PerChannel):
         if not self.blocks:
             raise ValueError("blocks must name at least one block length")
         self.window = window if isinstance(window, str) else tuple(window)
+        self.reweight = bool(reweight)
         predict.lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
 
-    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        if len(self.blocks) == 1:
-            return super().forward(x)
-        if x.dtype.kind not in "iu":
-            raise TypeError(f"the {self.name} stage takes integer values, got dtype {x.dtype}")
-        y = np.empty(x.shape, dtype=self.output_dtype(x.dtype, {}))
-        params = []
-        for i, row in enumerate(x):
+    def _analysed(self, row: np.ndarray, reweight: bool) -> tuple[np.ndarray, dict]:
+        """The channel ``row``'s residual and params (cached; the caller must not modify them)."""
+        key = None
+        if row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
+            key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
+                   self.blocks, self.window, predict.WRITE_UNSIGNED, reweight and predict.reweight_settings())
+            found = _ANALYSED.get(key)
+            if found is not None:
+                return found
+        if reweight:
+            r, p = self._analysed(row, False)
+            found = predict.lpc_reweight(row, r, p)
+        else:
             best, covered = None, False
             for block in self.blocks:
                 if covered:  # a block already tried held the whole channel: the same predictor
                     continue
                 covered = block >= row.shape[0]
-                r, p = predict.lpc_forward(np.ascontiguousarray(row), block=block, window=self.window)
+                r, p = predict.lpc_forward(row, block=block, window=self.window)
                 cost = _estimated_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
                     best = (cost, r, p)
-            y[i] = best[1]
-            params.append(best[2])
-        return y, {"channels": params}
+            found = best[1:]
+        if key is None:
+            return found
+        with _ANALYSED_LOCK:
+            if len(_ANALYSED) >= _ANALYSED_MAX:
+                _ANALYSED.pop(next(iter(_ANALYSED)), None)
+            _ANALYSED[key] = found
+        return found
 
-    def _options(self) -> dict[str, Any]:
-        return {"block": self.blocks[0], "window": getattr(self, "window", "tukey")}
+    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"the {self.name} stage takes integer values, got dtype {x.dtype}")
+        y = np.empty(x.shape, dtype=self.output_dtype(x.dtype, {}))
+        params = []
+        for i, row in enumerate(x):
+            r, p = self._analysed(np.ascontiguousarray(row), self.reweight and LPC_REWEIGHT)
+            y[i] = r
+            params.append(dict(p))
+        return y, {"channels": params}
 
     def _inverse_checked(self, y: np.ndarray, parsed: list, channels: list) -> np.ndarray:
         itemsize = y.dtype.itemsize

@@ -1,0 +1,152 @@
+"""Loudness-weighted LPC refits (``ubpe.predict.lpc_reweight``) and the lpc stage's use of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_predict as ref
+import ubpe
+from test_predict import assert_same, signals, signed_ints
+from ubpe import frontend, planner, stages
+from ubpe import predict as P
+
+
+def tone_bursts(n: int = 60_000, seed: int = 3) -> np.ndarray:
+    """An EEG-like channel at 1 kHz: broadband noise (and an ADC offset) under a 330 Hz tone
+    that a stimulus switches on for 1 s and off for 1.5 s, 400 times louder than the noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    on = (t % 2500) < 1000
+    noise = np.convolve(rng.normal(0, 40, n), np.ones(3) / 3, "same")  # some low-pass colour
+    tone = 20_000 * np.sin(2 * np.pi * 330.1 * t / 1000 + 0.3) * on
+    return np.round(150 + noise + tone).astype(np.int16)
+
+
+def refit_everything(mp: pytest.MonkeyPatch) -> None:
+    """Refit every block and keep every refit (the round trip must hold whatever is kept)."""
+    mp.setattr(P, "REWEIGHT_GATE", -np.inf)
+    mp.setattr(P, "REWEIGHT_MARGIN", -np.inf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(signals(max_size=300), st.sampled_from([1, 5, 64, 100, 4096]), st.integers(0, 32))
+def test_reweight_round_trips_and_matches_the_reference(x, block, max_order):
+    with pytest.MonkeyPatch.context() as mp:
+        refit_everything(mp)
+        r0, p0 = P.lpc_forward(x, block=block, max_order=max_order)
+        r, params = P.lpc_reweight(x, r0, p0, max_order=max_order)
+    bits = 8 * x.dtype.itemsize
+    assert r.dtype == r0.dtype and r.shape == x.shape
+    blk, orders, shifts, coefs = P.check_lpc_params(params, len(x), r.dtype)  # valid params
+    assert blk == block and (orders <= max_order).all() and set(params) == set(p0)
+    expected = ref.lpc_residual(signed_ints(x), bits, blk, orders.tolist(), shifts.tolist(), coefs.tolist())
+    assert r.tolist() == expected
+    assert_same(P.lpc_inverse(r, params), x)
+
+
+def test_reweight_refits_a_tone_switched_on_and_off():
+    x = tone_bursts()
+    r0, p0 = P.lpc_forward(x, block=4096)
+    r, p = P.lpc_reweight(x, r0, p0)
+    assert p != p0 and p["block"] == 4096
+    assert_same(P.lpc_inverse(r, p), x)
+    coef_bits = lambda q: len(q["coefs"]) * 8  # noqa: E731
+    before, after = P._local_bits(r0) + coef_bits(p0), P._local_bits(r) + coef_bits(p)
+    assert after < 0.9 * before  # the quiet stretches are whitened, not the tone's notch kept alone
+    # through the container: the chain that ends with the stage refits, smaller than without
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(stages, "LPC_REWEIGHT", False)
+        stages._ANALYSED.clear()
+        plain = ubpe.compress(x, predictor="lpc", level=1)
+    stages._ANALYSED.clear()
+    data = ubpe.compress(x, predictor="lpc", level=1)
+    assert len(data) < 0.95 * len(plain)
+    assert_same(ubpe.decompress(data), x)
+    assert ubpe.compress(x, predictor="lpc", level=1) == data  # deterministic (cached or not)
+
+
+def test_reweight_leaves_steady_blocks_alone():
+    rng = np.random.default_rng(4)
+    x = np.round(np.convolve(rng.normal(0, 300, 20_000), [1.0, 0.8, 0.5], "same")).astype(np.int16)
+    r0, p0 = P.lpc_forward(x, block=4096)
+    r, p = P.lpc_reweight(x, r0, p0)  # the residual's loudness does not move: no block refitted
+    assert p is p0 and r is r0
+    assert P.lpc_reweight(x[:0], r0[:0], P.lpc_forward(x[:0])[1])[0].shape == (0,)
+
+
+def test_reweight_keeps_a_refit_only_when_it_saves_the_margin(monkeypatch):
+    x = tone_bursts(20_000)
+    r0, p0 = P.lpc_forward(x, block=4096)
+    monkeypatch.setattr(P, "REWEIGHT_MARGIN", np.inf)
+    assert P.lpc_reweight(x, r0, p0)[1] is p0
+    monkeypatch.setattr(P, "REWEIGHT_MARGIN", 0.0)
+    _, p = P.lpc_reweight(x, r0, p0)
+    changed = [b for b in range(len(p["orders"])) if p["orders"][b] != p0["orders"][b]
+               or p["shifts"][b] != p0["shifts"][b] or p["precisions"][b] != p0["precisions"][b]]
+    assert changed and all(p["precisions"][b] == 15 for b in changed)  # refits: the finest precision
+
+
+def test_reweight_arguments():
+    x = tone_bursts(5000)
+    r, p = P.lpc_forward(x)
+    with pytest.raises(ValueError):
+        P.lpc_reweight(x, r, p, precisions=())
+    with pytest.raises(TypeError):
+        P.lpc_reweight(x, r, p, precisions=12)
+    with pytest.raises(ValueError):
+        P.lpc_reweight(x, r, p, max_order=33)
+    with pytest.raises(ubpe.CorruptDataError):
+        P.lpc_reweight(x[:4000], r[:4000], p)  # params of two blocks for one
+    with pytest.raises(ValueError):
+        P.lpc_reweight(x, r[:-1], p)
+    assert P.lpc_reweight(x, r, p, max_order=0) == (r, p)
+
+
+@pytest.mark.parametrize("m", [0, 1, 127, 128, 129, 300, 1024])
+def test_gram_is_the_matrix_product(m):
+    rng = np.random.default_rng(m)
+    X, Y = rng.normal(size=(m, 7)), rng.normal(size=(m, 8))
+    np.testing.assert_allclose(P._gram(X, Y), X.T @ Y, rtol=1e-12, atol=1e-9)
+
+
+def test_a_final_lpc_stage_is_reweighted():
+    def lpc_of(name):
+        return [s for s in planner.build_chain(planner.PREDICTORS[name]) if s.name == "lpc"][0]
+
+    for name in ("lpc", "mult+lpc", "grid+lpc", "decorrelate+lpc"):
+        assert lpc_of(name).reweight
+    for name in ("lpc+adaptive", "mult+lpc+adaptive", "grid+lpc+adaptive"):
+        assert not lpc_of(name).reweight
+    assert not planner.build_chain((("lpc", {"reweight": False}),))[0].reweight
+    assert not frontend.stage("lpc").reweight  # the stage's own default
+
+
+def test_lpc_stage_results_are_cached_by_content_and_not_shared():
+    x = frontend.to_channels(tone_bursts(9000))
+    stage = frontend.stage("lpc", reweight=True)
+    stages._ANALYSED.clear()
+    y1, p1 = stage.forward(x)
+    assert len(stages._ANALYSED) == 2  # the plain analysis and its refit
+    p1["channels"][0]["orders"] = b"changed"  # the caller's copy only
+    y2, p2 = stage.forward(x)
+    assert np.array_equal(y1, y2) and p2["channels"][0]["orders"] != b"changed"
+    assert len(stages._ANALYSED) == 2
+    plain = frontend.stage("lpc").forward(x)
+    assert len(stages._ANALYSED) == 2 and plain[1] != p2  # the plain result came from the cache
+    other = x.copy()
+    other[0, 0] += 1
+    stage.forward(other)
+    assert len(stages._ANALYSED) == 4
+
+
+def test_lpc_stage_keeps_no_result_larger_than_its_bound(monkeypatch):
+    x = frontend.to_channels(tone_bursts(9000))
+    monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes - 1)
+    stages._ANALYSED.clear()
+    y, p = frontend.stage("lpc", reweight=True).forward(x)
+    assert stages._ANALYSED == {}
+    monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes)
+    assert np.array_equal(frontend.stage("lpc", reweight=True).forward(x)[0], y) and len(stages._ANALYSED) == 2
