@@ -167,6 +167,18 @@ def test_every_truncation_refused(sample, field):
             decode_stream(g, 512)
 
 
+def test_payload_cut_at_a_word_reports_truncated(sample):
+    # the words before the cut decode as before, so the decoder runs out of words before any
+    # other error can show: "truncated" exactly (mag_decode renormalises without a branch and
+    # reports running out at its next error or at the end, which must be this same status)
+    _, f = sample
+    data = f["payload"]
+    assert len(data) % 4 == 0 and len(data) >= 16
+    for cut in range(8, len(data), 4):
+        with pytest.raises(CorruptDataError, match="truncated"):
+            decode_stream(dict(f, payload=data[:cut]), 512)
+
+
 @pytest.mark.parametrize("field", ["table", "payload", "raw"])
 def test_random_mutations_corrupt_or_exact_length(sample, field):
     t, f = sample

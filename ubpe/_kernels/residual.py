@@ -289,16 +289,18 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
                     off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
                 if off < 0:
-                    return ERR_CONTEXT
+                    return ERR_TRUNCATED if wp > nw else ERR_CONTEXT
                 slot = x & mask
                 en = table[off + np.int64(slot)]
                 x = ((en >> np.uint64(51)) + one) * (x >> upb) + ((en >> np.uint64(38)) & np.uint64(8191))
                 nb = np.int64((en >> np.uint64(32)) & np.uint64(31))  # raw bits of this bucket
-                if x < low:
-                    if wp >= nw:
-                        return ERR_TRUNCATED
-                    x = (x << np.uint64(32)) | np.uint64(words[wp])
-                    wp += 1
+                # renormalise without a branch (it went either way at random, a misprediction
+                # every few tokens): a word past the end reads the last one, and wp > nw then
+                # reports ERR_TRUNCATED at the next error or at the end, as a branch would have
+                need = x < low
+                w = np.uint64(words[wp if wp < nw else nw - 1])
+                x = ((x << np.uint64(32)) | w) if need else x
+                wp += np.int64(need)
                 if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
                     acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
                             | (np.uint64(raw[p + 2]) << np.uint64(16))
@@ -307,7 +309,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     p += 4
                 while nacc < nb:  # the stream's last bytes
                     if p >= nraw:
-                        return ERR_RAW
+                        return ERR_TRUNCATED if wp > nw else ERR_RAW
                     acc |= np.uint64(raw[p]) << np.uint64(nacc)
                     nacc += 8
                     p += 1
@@ -315,9 +317,9 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 z = np.int64(en & np.uint64(0xFFFFFFFF)) | bits
                 acc >>= np.uint64(nb)
                 nacc -= nb
-                t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
+                t = center + ((z >> 1) ^ -(z & 1))  # zigzag undone without a branch
                 if t < 0 or t >= vocab_size:
-                    return ERR_SYMBOL
+                    return ERR_TRUNCATED if wp > nw else ERR_SYMBOL
                 m += z - (m >> rate)
                 if not fused:
                     out[i] = t
@@ -340,6 +342,8 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     p2 = p1
                     p1 = np.uint64(val)
                 i += 1
+    if wp > nw:
+        return ERR_TRUNCATED
     if wp != nw or x != low:
         return ERR_TRAILING
     while nacc >= 8:  # whole bytes read ahead: unread, so they must be zero and are given back
