@@ -167,16 +167,28 @@ def test_every_truncation_refused(sample, field):
             decode_stream(g, 512)
 
 
-def test_payload_cut_at_a_word_reports_truncated(sample):
-    # the words before the cut decode as before, so the decoder runs out of words before any
-    # other error can show: "truncated" exactly (mag_decode renormalises without a branch and
-    # reports running out at its next error or at the end, which must be this same status)
+def test_payload_cut_at_a_word_is_refused_in_bounds(sample):
+    # mag_decode renormalises without a branch: past the last word it reads that word again
+    # (never out of bounds) and reports running out at the end, or the first error the tokens
+    # decoded from then on show; every cut is refused, the short cuts as "truncated"
     _, f = sample
     data = f["payload"]
     assert len(data) % 4 == 0 and len(data) >= 16
+    messages = set()
     for cut in range(8, len(data), 4):
-        with pytest.raises(CorruptDataError, match="truncated"):
+        with pytest.raises(CorruptDataError) as e:
             decode_stream(dict(f, payload=data[:cut]), 512)
+        messages.add(str(e.value).split(":")[0])
+    assert "field 'payload'" in messages
+    words = np.frombuffer(data, "<u4")
+    fr = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+    assert R.table_decode(np.frombuffer(f["table"], np.uint8), f["pb"], fr) == R.OK
+    statuses = set()
+    for cut in range(2, len(words)):
+        out = np.zeros(f["n"], np.int32)
+        statuses.add(R.mag_decode(words[:cut].copy(), np.frombuffer(f["raw"], np.uint8), f["center"], f["rate"],
+                                  fr, f["pb"], 512, out, entropy._NO_LPC))
+    assert statuses <= {R.ERR_TRUNCATED, R.ERR_CONTEXT, R.ERR_SYMBOL, R.ERR_RAW} and R.ERR_TRUNCATED in statuses
 
 
 @pytest.mark.parametrize("field", ["table", "payload", "raw"])

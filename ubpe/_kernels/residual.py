@@ -166,9 +166,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     ``freqs`` as for ``mag_encode`` (rows of unused contexts all zero; checked here: each row
     is zero or sums to 2**pb). ``raw`` must be exactly the raw bitstream (whole bytes, zero
     padding). Statuses: ERR_RANGE (bad table or initial state), ERR_CONTEXT (a context whose
-    table is empty), ERR_SYMBOL (token outside [0, vocab_size)), ERR_TRUNCATED (words),
-    ERR_TRAILING (words left over, final state wrong), ERR_RAW (raw bits short, left over or
-    nonzero padding).
+    table is empty), ERR_SYMBOL (token outside [0, vocab_size)), ERR_TRUNCATED (words ran
+    out: reported at the end, or as whichever of the others the tokens decoded past the last
+    word fail first), ERR_TRAILING (words left over, final state wrong), ERR_RAW (raw bits
+    short, left over or nonzero padding).
     Preconditions: MIN_PB <= pb <= MAX_PB, 0 <= center < 2**24, MIN_RATE <= rate <= MAX_RATE.
 
     ``lpc``: the tuple ``(fused, lut, lo, sh, blocks, bstart, orders, shifts, cstart, coefs,
@@ -289,14 +290,14 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
                     off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
                 if off < 0:
-                    return ERR_TRUNCATED if wp > nw else ERR_CONTEXT
+                    return ERR_CONTEXT
                 slot = x & mask
                 en = table[off + np.int64(slot)]
                 x = ((en >> np.uint64(51)) + one) * (x >> upb) + ((en >> np.uint64(38)) & np.uint64(8191))
                 nb = np.int64((en >> np.uint64(32)) & np.uint64(31))  # raw bits of this bucket
                 # renormalise without a branch (it went either way at random, a misprediction
-                # every few tokens): a word past the end reads the last one, and wp > nw then
-                # reports ERR_TRUNCATED at the next error or at the end, as a branch would have
+                # every few tokens): a word past the end reads the last one again, and wp > nw
+                # is ERR_TRUNCATED at the end (unless the garbage decoded since fails first)
                 need = x < low
                 w = np.uint64(words[wp if wp < nw else nw - 1])
                 x = ((x << np.uint64(32)) | w) if need else x
@@ -309,7 +310,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     p += 4
                 while nacc < nb:  # the stream's last bytes
                     if p >= nraw:
-                        return ERR_TRUNCATED if wp > nw else ERR_RAW
+                        return ERR_RAW
                     acc |= np.uint64(raw[p]) << np.uint64(nacc)
                     nacc += 8
                     p += 1
@@ -319,7 +320,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 nacc -= nb
                 t = center + ((z >> 1) ^ -(z & 1))  # zigzag undone without a branch
                 if t < 0 or t >= vocab_size:
-                    return ERR_TRUNCATED if wp > nw else ERR_SYMBOL
+                    return ERR_SYMBOL
                 m += z - (m >> rate)
                 if not fused:
                     out[i] = t
