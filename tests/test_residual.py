@@ -325,3 +325,81 @@ def test_level1_audio_smaller_with_mag(monkeypatch, shared_data):
     _without_mag(monkeypatch)
     before = sum(len(ubpe.compress(x, level=1)) for x in xs)
     assert sum(map(len, after)) < 0.97 * before
+
+
+def _table_decode_reference(buf, pb, freqs):
+    """table_decode bit by bit (``_get``, ``_get_rice``), as it read before its 64-bit window."""
+    from ubpe._kernels.entropy import _get, _get_rice, _rice_param
+
+    pos, a, cnt, size = 0, 16, 1, 1 << pb
+    res = np.zeros(2, dtype=np.int64)
+    for c in range(R.N_CONTEXTS):
+        used = _get(buf, pos, 1)
+        if used < 0:
+            return R.ERR_TRUNCATED
+        pos += 1
+        if used == 0:
+            continue
+        lo, hi = _get(buf, pos, 6), _get(buf, pos + 6, 6)
+        if lo < 0 or hi < 0:
+            return R.ERR_TRUNCATED
+        pos += 12
+        if hi < lo or hi >= R.N_BUCKETS:
+            return R.ERR_RANGE
+        for b in range(lo, hi + 1):
+            st = _get_rice(buf, pos, _rice_param.py_func(a, cnt), res)
+            if st != R.OK:
+                return R.ERR_RANGE if st != R.ERR_TRUNCATED else R.ERR_TRUNCATED
+            pos, v = int(res[1]), int(res[0])
+            if v > size:
+                return R.ERR_RANGE
+            freqs[c, b] = v
+            a += v
+            cnt += 1
+            if cnt >= 16:
+                a >>= 1
+                cnt >>= 1
+        if freqs[c, lo] == 0 or freqs[c, hi] == 0:
+            return R.ERR_RANGE
+    if (pos + 7) // 8 != buf.shape[0]:
+        return R.ERR_TRAILING
+    if pos & 7 and (int(buf[pos >> 3]) >> (pos & 7)) != 0:
+        return R.ERR_TRAILING
+    return R.OK
+
+
+def test_table_decode_matches_bit_by_bit_reading(sample):
+    # the 64-bit window gives the reference's status and frequencies on valid tables (big
+    # and small values: escapes), their cuts and bit flips, and random bytes
+    rng = np.random.default_rng(7)
+    bufs = []
+    for k in range(40):
+        counts = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+        for r in rng.choice(R.N_CONTEXTS, size=int(rng.integers(1, 12)), replace=False):
+            lo = int(rng.integers(0, R.N_BUCKETS))
+            hi = int(rng.integers(lo, R.N_BUCKETS))
+            counts[r, lo:hi + 1] = rng.integers(0, [2, 50, 1 << 13, 1 << 30][k % 4], size=hi - lo + 1)
+            counts[r, lo] = counts[r, hi] = max(int(counts[r, lo]), 1)
+        nbits = R.table_encode(counts, np.zeros(0, np.uint8))
+        buf = np.zeros((nbits + 7) // 8, dtype=np.uint8)
+        R.table_encode(counts, buf)
+        bufs.append(buf)
+        bufs += [buf[:cut] for cut in range(buf.shape[0])] if k < 8 else [buf[:int(rng.integers(0, buf.shape[0]))]]
+        bufs.append(np.append(buf, np.uint8(k % 3)))  # a byte beyond the last: trailing
+        flipped = buf.copy()
+        if flipped.size:
+            flipped[int(rng.integers(0, flipped.size))] ^= np.uint8(1 << int(rng.integers(0, 8)))
+        bufs.append(flipped)
+    bufs += [rng.integers(0, 256, size=int(rng.integers(0, 80)), dtype=np.uint8) for _ in range(200)]
+    bufs.append(np.frombuffer(sample[1]["table"], np.uint8))
+    statuses = set()
+    for buf in bufs:
+        for pb in (R.MIN_PB, R.MAX_PB, 30):
+            got = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+            want = np.zeros_like(got)
+            st = R.table_decode(buf, pb, got)
+            assert st == _table_decode_reference(buf, pb, want)
+            statuses.add(st)
+            if st == R.OK:
+                np.testing.assert_array_equal(got, want)
+    assert {R.OK, R.ERR_TRUNCATED, R.ERR_RANGE, R.ERR_TRAILING} <= statuses
