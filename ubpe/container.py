@@ -1541,6 +1541,10 @@ class _Shared:
         return table
 
 
+_NO_MERGES = np.zeros((0, 2), np.int32)  # (only its length is read)
+_NO_MERGES.flags.writeable = False
+
+
 def _shared(p: _Parsed, tokenizer: Tokenizer | Model | None) -> _Shared:
     """The alphabet and model of a parsed container (a referenced one from ``tokenizer``)."""
     model = None
@@ -1554,7 +1558,7 @@ def _shared(p: _Parsed, tokenizer: Tokenizer | Model | None) -> _Shared:
         expansion = model.expansion() if len(merges) else None
     else:
         values, a = p.values, p.a
-        merges = entropy.unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else np.zeros((0, 2), np.int32)
+        merges = entropy.unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else _NO_MERGES
         expansion = None
         if p.m:
             try:
