@@ -218,10 +218,14 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
         a = r
         for b in range(N_BUCKETS):
             f = freqs[c, b]
+            if f == 0:
+                continue
             nb = (b >> 1) - 1 if b >= 4 else 0
             top = ((2 | (b & 1)) << nb) if b >= 4 else b
+            base = np.uint64(((f - 1) << 51) | (nb << 32) | top)
+            row = table[a:a + f]  # (a slice and a loop-invariant base: the fill is vectorised)
             for j in range(f):
-                table[a + j] = np.uint64(((f - 1) << 51) | (j << 38) | (nb << 32) | top)
+                row[j] = base | (np.uint64(j) << np.uint64(38))
             a += f
     # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
     small = np.empty(SMALL_V, dtype=np.int32)  # (8 KB: the table is rebuilt per call)
