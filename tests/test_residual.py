@@ -403,3 +403,23 @@ def test_table_decode_matches_bit_by_bit_reading(sample):
             if st == R.OK:
                 np.testing.assert_array_equal(got, want)
     assert {R.OK, R.ERR_TRUNCATED, R.ERR_RANGE, R.ERR_TRAILING} <= statuses
+
+
+@pytest.mark.parametrize("name,value", [
+    ("center", 511), ("center", 512), ("center", True), ("rate", R.MAX_RATE), ("rate", np.int64(4)), ("pb", 0),
+    ("pb", R.MAX_PB), ("pb", 12), ("table", None), ("payload", "x"), ("raw", 7),
+])
+def test_mag_fields_usual_case_matches_field_by_field(sample, name, value):
+    # the same outcome (tokens, or the same message) with the one-test usual case as with the
+    # fields read as bytearrays (which only the field-by-field path takes)
+    t, f = sample
+    g = dict(f, **{name: value})
+    slow = dict(g, **{k: bytearray(g[k]) for k in ("table", "payload", "raw") if isinstance(g[k], bytes)})
+    try:
+        want = decode_stream(slow, 512)
+    except CorruptDataError as e:
+        with pytest.raises(CorruptDataError) as got:
+            decode_stream(g, 512)
+        assert str(got.value) == str(e)
+        return
+    np.testing.assert_array_equal(decode_stream(g, 512), want)
