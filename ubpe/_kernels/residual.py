@@ -185,8 +185,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     passes). Preconditions, beyond lpc_filter's: len(lut) == vocab_size or 0, F * len(blocks)
     == len(dst), per channel ceil(F / block) blocks and sum(orders) coefficients.
 
-    Each token's context depends on the previous token's magnitude, so the coder is one serial
-    chain, kept short: the context's row comes from a table of the small running magnitudes
+    Arrays in the loop are indexed by unsigned ints (every index there is checked or built
+    non-negative): a signed index costs numba's negative-index test, on the serial chain for
+    the context and table loads (10 % of the loop's time on audio). Each token's context
+    depends on the previous token's magnitude, so the coder is one serial chain, kept short: the context's row comes from a table of the small running magnitudes
     (else from a leading-zero count), each slot's entry holds its bucket's raw-bit count and
     smallest magnitude (the magnitude is that | the raw bits, no branch), and raw bits are
     read 32 at a time whenever fewer are buffered.
@@ -288,7 +290,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             while i < hi:
                 v = m >> sh  # the context: _bucket(v), capped
                 if v < SMALL_V:
-                    off = np.int64(small[v])
+                    off = np.int64(small[np.uint64(v)])
                 else:
                     e = 64 - np.int64(leading_zeros(np.uint64(v)))
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
@@ -296,20 +298,21 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 if off < 0:
                     return ERR_CONTEXT
                 slot = x & mask
-                en = table[off + np.int64(slot)]
+                en = table[np.uint64(off) + slot]
                 x = ((en >> np.uint64(51)) + one) * (x >> upb) + ((en >> np.uint64(38)) & np.uint64(8191))
                 nb = np.int64((en >> np.uint64(32)) & np.uint64(31))  # raw bits of this bucket
                 # renormalise without a branch (it went either way at random, a misprediction
                 # every few tokens): a word past the end reads the last one again, and wp > nw
                 # is ERR_TRUNCATED at the end (unless the garbage decoded since fails first)
                 need = x < low
-                w = np.uint64(words[wp if wp < nw else nw - 1])
+                w = np.uint64(words[np.uint64(wp if wp < nw else nw - 1)])
                 x = ((x << np.uint64(32)) | w) if need else x
                 wp += np.int64(need)
                 if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
-                    acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
-                            | (np.uint64(raw[p + 2]) << np.uint64(16))
-                            | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
+                    up = np.uint64(p)
+                    acc |= (np.uint64(raw[up]) | (np.uint64(raw[up + np.uint64(1)]) << np.uint64(8))
+                            | (np.uint64(raw[up + np.uint64(2)]) << np.uint64(16))
+                            | (np.uint64(raw[up + np.uint64(3)]) << np.uint64(24))) << np.uint64(nacc)
                     nacc += 32
                     p += 4
                 while nacc < nb:  # the stream's last bytes
@@ -327,15 +330,15 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     return ERR_SYMBOL
                 m += z - (m >> rate)
                 if not fused:
-                    out[i] = t
+                    out[np.uint64(i)] = t
                 else:  # lpc_filter's reconstruction of sample i (lags 1, 2 in registers)
-                    res = np.uint64(lut[t]) if uselut else lo + np.uint64(t)
+                    res = np.uint64(lut[np.uint64(t)]) if uselut else lo + np.uint64(t)
                     k = i - base
                     if k >= order and order > 0:
                         pred = np.uint64(0)
-                        window = dst[i - order:i - order + mm]
+                        ub = np.uint64(i - order)  # >= base: lags order .. 3
                         for j in range(mm):
-                            pred += rev[j] * np.uint64(window[j])
+                            pred += rev[j] * np.uint64(dst[ub + np.uint64(j)])
                         pred += c2 * p2 + c1 * p1
                         pred = np.uint64(np.int64(pred) >> np.int64(shift))
                     elif k >= 1 and order > 0:
@@ -343,7 +346,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     else:
                         pred = np.uint64(0)
                     val = np.int64((res + pred) << np.uint64(wsh)) >> np.int64(wsh)
-                    dst[i] = val
+                    dst[np.uint64(i)] = val
                     p2 = p1
                     p1 = np.uint64(val)
                 i += 1
