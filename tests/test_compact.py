@@ -220,3 +220,41 @@ def test_a_block_of_the_compact_form_is_checked():
 
 def test_truncations_of_a_v7_container_are_refused(short):
     assert check_truncations(short) == len(short)
+
+
+def _v7_map_reference(pairs):
+    """container._v7_map as one loop (its fallback), the definition its usual case follows."""
+    d = {}
+    for key, value in pairs:
+        if type(key) is int:
+            if not 0 <= key < len(container.KEYS_V7):
+                raise ubpe.CorruptDataError(f"unknown key number {key}")
+            key = container.KEYS_V7[key]
+        elif type(key) is not str:
+            raise ubpe.CorruptDataError("a map key must be an int or a str")
+        elif key in container._KEY_IDS_V7:
+            raise ubpe.CorruptDataError("written by name")
+        if key in d:
+            raise ubpe.CorruptDataError("appears twice")
+        d[key] = value
+    return d
+
+
+_KEYS = st.one_of(st.integers(-2, len(container.KEYS_V7) + 1), st.sampled_from([True, False, 1.0, 0.0, None, b"n"]),
+                  st.sampled_from(["dtype", "n", "user", "x"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_KEYS, st.integers(0, 3)), max_size=8))
+def test_v7_map_matches_its_definition(pairs):
+    # the one-comprehension usual case must accept exactly what the loop accepts (a bool or a
+    # float key equal to an int, a key twice, an int out of the table: refused the same way)
+    try:
+        want = _v7_map_reference(pairs)
+    except ubpe.CorruptDataError as e:
+        with pytest.raises(ubpe.CorruptDataError) as got:
+            container._v7_map(pairs)
+        assert str(e).split(" (")[0].split("number ")[-1] in str(got.value)
+        return
+    got = container._v7_map(pairs)
+    assert got == want and list(got) == list(want)

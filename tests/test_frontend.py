@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -170,3 +170,24 @@ def test_every_shape_round_trips(shape, delta_order):
     for level in (1, 2):
         check_roundtrip(x, delta=delta_order, level=level)
     check_roundtrip(x.astype(">u4"), delta=delta_order, level=1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["i1", "u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8"]), st.integers(1, 4),
+       st.integers(0, 4), st.integers(0, 40), st.integers(0, 2**32 - 1))
+def test_delta_inverse_matches_undelta(dtype, order, channels, frames, seed):
+    # the delta stage's compiled running sums give signal.undelta's values on every width,
+    # order and shape (a row shorter than the order included), leaving the input unchanged
+    from ubpe.frontend import DeltaStage
+    from ubpe.signal import undelta
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 256, size=(channels, frames * np.dtype(dtype).itemsize), dtype=np.uint8).view(dtype)
+    before = y.copy()
+    got = DeltaStage().inverse(y, {"order": order})
+    want = undelta(y, order, dtype=y.dtype, axis=-1)
+    assert got.dtype == y.dtype and got.shape == y.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(y, before)
+    if channels and frames > 1:
+        np.testing.assert_array_equal(DeltaStage().inverse(y.T.copy().T, {"order": order}), want)  # F order

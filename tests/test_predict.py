@@ -576,3 +576,35 @@ def test_rank_values_past_the_range_refused():
         ["|u1", "|u1", "|u1", "<u2", "<u2", "<u4", "<u4", "<u8"]
     assert [_width_dtype(k).str for k in (0, 255, 256, 65535, 65536, (1 << 32) - 1, 1 << 32)] == \
         ["|u1", "|u1", "<u2", "<u2", "<u4", "<u4", "<u8"]
+
+
+class _NotExactlyDict(dict):
+    """A map check_lpc_params reads field by field (its one-test usual case takes only dicts)."""
+
+
+@given(st.sampled_from(["block", "unsigned", "orders", "shifts", "precisions", "coefs", None]),
+       st.sampled_from([0, 1, 2, 3, 30, 31, -1, 1 << 24, (1 << 24) + 1, True, False, 2.0, "x", b"", b"\x01",
+                        bytearray(b"\x01\x01\x01\x01"), bytes([2, 2, 2, 2]), bytes(200), None]),
+       st.booleans())
+def test_check_lpc_params_usual_case_matches_field_by_field(name, value, drop):
+    # the usual case (one test of every field) accepts exactly what the field-by-field checks
+    # accept, with the same result; what they refuse, it leaves to them (the same message)
+    x = np.arange(100, dtype=np.int32) ** 2
+    _, params = P.lpc_forward(x, block=30)
+    bad = dict(params)
+    if name is not None:
+        if drop:
+            del bad[name]
+        else:
+            bad[name] = value
+    try:
+        want = P.check_lpc_params(_NotExactlyDict(bad), 100, np.int32)
+    except CorruptDataError as e:
+        with pytest.raises(CorruptDataError) as got:
+            P.check_lpc_params(bad, 100, np.int32)
+        assert str(got.value) == str(e)
+        return
+    got = P.check_lpc_params(bad, 100, np.int32)
+    assert got[0] == want[0]
+    for a, b in zip(got[1:], want[1:]):
+        np.testing.assert_array_equal(a, b)

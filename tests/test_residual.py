@@ -167,6 +167,30 @@ def test_every_truncation_refused(sample, field):
             decode_stream(g, 512)
 
 
+def test_payload_cut_at_a_word_is_refused_in_bounds(sample):
+    # mag_decode renormalises without a branch: past the last word it reads that word again
+    # (never out of bounds) and reports running out at the end, or the first error the tokens
+    # decoded from then on show; every cut is refused, the short cuts as "truncated"
+    _, f = sample
+    data = f["payload"]
+    assert len(data) % 4 == 0 and len(data) >= 16
+    messages = set()
+    for cut in range(8, len(data), 4):
+        with pytest.raises(CorruptDataError) as e:
+            decode_stream(dict(f, payload=data[:cut]), 512)
+        messages.add(str(e.value).split(":")[0])
+    assert "field 'payload'" in messages
+    words = np.frombuffer(data, "<u4")
+    fr = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+    assert R.table_decode(np.frombuffer(f["table"], np.uint8), f["pb"], fr) == R.OK
+    statuses = set()
+    for cut in range(2, len(words)):
+        out = np.zeros(f["n"], np.int32)
+        statuses.add(R.mag_decode(words[:cut].copy(), np.frombuffer(f["raw"], np.uint8), f["center"], f["rate"],
+                                  fr, f["pb"], 512, out, entropy._NO_LPC))
+    assert statuses <= {R.ERR_TRUNCATED, R.ERR_CONTEXT, R.ERR_SYMBOL, R.ERR_RAW} and R.ERR_TRUNCATED in statuses
+
+
 @pytest.mark.parametrize("field", ["table", "payload", "raw"])
 def test_random_mutations_corrupt_or_exact_length(sample, field):
     t, f = sample
@@ -301,3 +325,101 @@ def test_level1_audio_smaller_with_mag(monkeypatch, shared_data):
     _without_mag(monkeypatch)
     before = sum(len(ubpe.compress(x, level=1)) for x in xs)
     assert sum(map(len, after)) < 0.97 * before
+
+
+def _table_decode_reference(buf, pb, freqs):
+    """table_decode bit by bit (``_get``, ``_get_rice``), as it read before its 64-bit window."""
+    from ubpe._kernels.entropy import _get, _get_rice, _rice_param
+
+    pos, a, cnt, size = 0, 16, 1, 1 << pb
+    res = np.zeros(2, dtype=np.int64)
+    for c in range(R.N_CONTEXTS):
+        used = _get(buf, pos, 1)
+        if used < 0:
+            return R.ERR_TRUNCATED
+        pos += 1
+        if used == 0:
+            continue
+        lo, hi = _get(buf, pos, 6), _get(buf, pos + 6, 6)
+        if lo < 0 or hi < 0:
+            return R.ERR_TRUNCATED
+        pos += 12
+        if hi < lo or hi >= R.N_BUCKETS:
+            return R.ERR_RANGE
+        for b in range(lo, hi + 1):
+            st = _get_rice(buf, pos, _rice_param.py_func(a, cnt), res)
+            if st != R.OK:
+                return R.ERR_RANGE if st != R.ERR_TRUNCATED else R.ERR_TRUNCATED
+            pos, v = int(res[1]), int(res[0])
+            if v > size:
+                return R.ERR_RANGE
+            freqs[c, b] = v
+            a += v
+            cnt += 1
+            if cnt >= 16:
+                a >>= 1
+                cnt >>= 1
+        if freqs[c, lo] == 0 or freqs[c, hi] == 0:
+            return R.ERR_RANGE
+    if (pos + 7) // 8 != buf.shape[0]:
+        return R.ERR_TRAILING
+    if pos & 7 and (int(buf[pos >> 3]) >> (pos & 7)) != 0:
+        return R.ERR_TRAILING
+    return R.OK
+
+
+def test_table_decode_matches_bit_by_bit_reading(sample):
+    # the 64-bit window gives the reference's status and frequencies on valid tables (big
+    # and small values: escapes), their cuts and bit flips, and random bytes
+    rng = np.random.default_rng(7)
+    bufs = []
+    for k in range(40):
+        counts = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+        for r in rng.choice(R.N_CONTEXTS, size=int(rng.integers(1, 12)), replace=False):
+            lo = int(rng.integers(0, R.N_BUCKETS))
+            hi = int(rng.integers(lo, R.N_BUCKETS))
+            counts[r, lo:hi + 1] = rng.integers(0, [2, 50, 1 << 13, 1 << 30][k % 4], size=hi - lo + 1)
+            counts[r, lo] = counts[r, hi] = max(int(counts[r, lo]), 1)
+        nbits = R.table_encode(counts, np.zeros(0, np.uint8))
+        buf = np.zeros((nbits + 7) // 8, dtype=np.uint8)
+        R.table_encode(counts, buf)
+        bufs.append(buf)
+        bufs += [buf[:cut] for cut in range(buf.shape[0])] if k < 8 else [buf[:int(rng.integers(0, buf.shape[0]))]]
+        bufs.append(np.append(buf, np.uint8(k % 3)))  # a byte beyond the last: trailing
+        flipped = buf.copy()
+        if flipped.size:
+            flipped[int(rng.integers(0, flipped.size))] ^= np.uint8(1 << int(rng.integers(0, 8)))
+        bufs.append(flipped)
+    bufs += [rng.integers(0, 256, size=int(rng.integers(0, 80)), dtype=np.uint8) for _ in range(200)]
+    bufs.append(np.frombuffer(sample[1]["table"], np.uint8))
+    statuses = set()
+    for buf in bufs:
+        for pb in (R.MIN_PB, R.MAX_PB, 30):
+            got = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+            want = np.zeros_like(got)
+            st = R.table_decode(buf, pb, got)
+            assert st == _table_decode_reference(buf, pb, want)
+            statuses.add(st)
+            if st == R.OK:
+                np.testing.assert_array_equal(got, want)
+    assert {R.OK, R.ERR_TRUNCATED, R.ERR_RANGE, R.ERR_TRAILING} <= statuses
+
+
+@pytest.mark.parametrize("name,value", [
+    ("center", 511), ("center", 512), ("center", True), ("rate", R.MAX_RATE), ("rate", np.int64(4)), ("pb", 0),
+    ("pb", R.MAX_PB), ("pb", 12), ("table", None), ("payload", "x"), ("raw", 7),
+])
+def test_mag_fields_usual_case_matches_field_by_field(sample, name, value):
+    # the same outcome (tokens, or the same message) with the one-test usual case as with the
+    # fields read as bytearrays (which only the field-by-field path takes)
+    t, f = sample
+    g = dict(f, **{name: value})
+    slow = dict(g, **{k: bytearray(g[k]) for k in ("table", "payload", "raw") if isinstance(g[k], bytes)})
+    try:
+        want = decode_stream(slow, 512)
+    except CorruptDataError as e:
+        with pytest.raises(CorruptDataError) as got:
+            decode_stream(g, 512)
+        assert str(got.value) == str(e)
+        return
+    np.testing.assert_array_equal(decode_stream(g, 512), want)

@@ -809,7 +809,11 @@ def _pack_block(fields: dict, version: int, count: int) -> bytes:
 
 def _count(shape: Any) -> int | None:
     """The number of values of a (written or not yet checked) shape; None if it is no list of ints."""
-    if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+    if not isinstance(shape, list):
+        return None
+    if len(shape) == 1:  # the usual case, without a generator
+        return shape[0] if type(shape[0]) is int and shape[0] >= 0 else None
+    if not all(type(s) is int and s >= 0 for s in shape):
         return None
     return math.prod(shape)
 
@@ -852,6 +856,7 @@ _NONE = object()
 #: Fields version 7 leaves out when they hold these values (``layout``: the one layout; ``front``:
 #: no front end, one-stream form only), and the alphabet's (a range alphabet: no gap width, no gaps).
 _V7_DEFAULTS = {"layout": LAYOUT, "front": []}
+_V7_BLOCKED_DEFAULTS = {k: v for k, v in _V7_DEFAULTS.items() if k != "front"}
 _V7_ALPHABET_DEFAULTS = {"w": 0, "gaps": b""}
 
 
@@ -1069,10 +1074,20 @@ def _is_compact(data: bytes) -> bool:
     return data[:len(_HEAD_V7)] == _HEAD_V7
 
 
+#: Version 7's key table as a map (int -> name), for :func:`_v7_map`'s usual case.
+_KEY_NAMES_V7 = dict(enumerate(KEYS_V7))
+
+
 def _v7_map(pairs: list[tuple[Any, Any]]) -> dict:
     """A map of the compact form with its keys' names: an int key is the index of its name in
     :data:`KEYS_V7`, a str key a name not in it; anything else, or a name twice, is corrupt."""
-    d: dict[str, Any] = {}
+    try:  # the usual case, every key an int of the table, each once: one comprehension
+        d = {_KEY_NAMES_V7[key]: value for key, value in pairs if type(key) is int}
+        if len(d) == len(pairs):  # (a key of another type, left out, or a key twice: below)
+            return d
+    except KeyError:  # an int out of the table: reported below
+        pass
+    d = {}
     for key, value in pairs:
         if type(key) is int:
             if not 0 <= key < len(KEYS_V7):
@@ -1121,10 +1136,8 @@ def _named_head(d: Any, version: int) -> dict:
     if "magic" in d or "v" in d:
         raise CorruptDataError("container: 'magic' or 'v' as a key of the compact form (version 7)")
     out = {"magic": MAGIC, "v": version, **d}
-    defaults = dict(_V7_DEFAULTS)
-    if "blocks" in d:
-        del defaults["front"]  # the blocked form has no top-level front end
-    _put_defaults(out, defaults, "container")
+    # (the blocked form has no top-level front end)
+    _put_defaults(out, _V7_BLOCKED_DEFAULTS if "blocks" in d else _V7_DEFAULTS, "container")
     if "dtype" in out:
         out["dtype"] = _named_value(out["dtype"], DTYPES_V7, "container: 'dtype'")
     if isinstance(out.get("alphabet"), dict):
@@ -1531,6 +1544,10 @@ class _Shared:
         return table
 
 
+_NO_MERGES = np.zeros((0, 2), np.int32)  # (only its length is read)
+_NO_MERGES.flags.writeable = False
+
+
 def _shared(p: _Parsed, tokenizer: Tokenizer | Model | None) -> _Shared:
     """The alphabet and model of a parsed container (a referenced one from ``tokenizer``)."""
     model = None
@@ -1544,7 +1561,7 @@ def _shared(p: _Parsed, tokenizer: Tokenizer | Model | None) -> _Shared:
         expansion = model.expansion() if len(merges) else None
     else:
         values, a = p.values, p.a
-        merges = entropy.unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else np.zeros((0, 2), np.int32)
+        merges = entropy.unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else _NO_MERGES
         expansion = None
         if p.m:
             try:

@@ -797,12 +797,18 @@ def _decode_cm(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None
 
 
 def _decode_mag(fields: dict, n: int, vocab_size: int, lpc: tuple | None = None) -> np.ndarray:
-    center = _field_int(fields, "center", 0, vocab_size - 1)
-    rate = _field_int(fields, "rate", _mag.MIN_RATE, _mag.MAX_RATE)
-    pb = _field_int(fields, "pb", _mag.MIN_PB, _mag_pb_cap(n))
-    table = _field_bytes(fields, "table")
-    payload = _field_bytes(fields, "payload")
-    raw = _field_bytes(fields, "raw")
+    center, rate, pb = fields["center"], fields["rate"], fields["pb"]
+    table, payload, raw = fields["table"], fields["payload"], fields["raw"]
+    # the usual case, every field as it must be, in one test; else field by field (their messages)
+    if not (type(center) is int and 0 <= center < vocab_size and type(rate) is int
+            and _mag.MIN_RATE <= rate <= _mag.MAX_RATE and type(pb) is int and _mag.MIN_PB <= pb <= _mag_pb_cap(n)
+            and type(table) is bytes and type(payload) is bytes and type(raw) is bytes):
+        center = _field_int(fields, "center", 0, vocab_size - 1)
+        rate = _field_int(fields, "rate", _mag.MIN_RATE, _mag.MAX_RATE)
+        pb = _field_int(fields, "pb", _mag.MIN_PB, _mag_pb_cap(n))
+        table = _field_bytes(fields, "table")
+        payload = _field_bytes(fields, "payload")
+        raw = _field_bytes(fields, "raw")
     if len(payload) % 4:
         raise CorruptDataError(f"field 'payload' length {len(payload)} is not a multiple of 4")
     if len(payload) // 4 > n + 2:

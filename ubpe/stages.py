@@ -103,7 +103,7 @@ class _PerChannel(Stage):
             raise CorruptDataError(f"{where}: 'channels' must be a list of {shape[0]} params maps")
         checked = _Checked(channels)
         checked.parsed = [self._check_channel(p, dtype, shape[1]) for p in channels]
-        return {**params, "channels": checked}
+        return {"channels": checked}  # (the only key: checked above)
 
     def _check_channel(self, p: Any, dtype: np.dtype, frames: int) -> Any:
         parsed = type(self)._check(p, frames, self.output_dtype(dtype, {}))

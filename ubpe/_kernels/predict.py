@@ -110,6 +110,22 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
 
 
 @njit(cache=True, nogil=True)
+def undelta_rows(w, order):
+    """Undo ``order`` passes of differencing along each row of ``w`` (2-D, an unsigned integer
+    dtype), in place, modulo 2**bits: pass ``j = order - 1 .. 0`` replaces ``w[r, j:]`` by its
+    running sum (:func:`ubpe.signal.undelta`, one compiled loop instead of numpy's cumsum,
+    which took ~2 ns a value). Preconditions: 0 <= order < w.shape[1] (or order 0)."""
+    n = w.shape[1]
+    for r in range(w.shape[0]):
+        row = w[r]
+        for j in range(order - 1, -1, -1):
+            acc = np.uint64(row[j])
+            for i in range(j + 1, n):
+                acc += np.uint64(row[i])  # modulo 2**64, stored modulo 2**bits: the same sums
+                row[i] = acc
+
+
+@njit(cache=True, nogil=True)
 def lpc_unpack(head, data, coefs):
     """Check untrusted LPC block headers and unpack their coefficients (decoding's one pass).
 

@@ -13,10 +13,10 @@ backwards by the encoder so the decoder reads forwards.
 from __future__ import annotations
 
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from . import njit
-from .entropy import _get, _get_rice, _put, _put_rice, _rice_param
+from .entropy import MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
 
 N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)
 N_CONTEXTS = 56  #: contexts: buckets of 4 * mean(z) < 2**27
@@ -173,9 +173,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     ``freqs`` as for ``mag_encode`` (rows of unused contexts all zero; checked here: each row
     is zero or sums to 2**pb). ``raw`` must be exactly the raw bitstream (whole bytes, zero
     padding). Statuses: ERR_RANGE (bad table or initial state), ERR_CONTEXT (a context whose
-    table is empty), ERR_SYMBOL (token outside [0, vocab_size)), ERR_TRUNCATED (words),
-    ERR_TRAILING (words left over, final state wrong), ERR_RAW (raw bits short, left over or
-    nonzero padding).
+    table is empty), ERR_SYMBOL (token outside [0, vocab_size)), ERR_TRUNCATED (words ran
+    out: reported at the end, or as whichever of the others the tokens decoded past the last
+    word fail first), ERR_TRAILING (words left over, final state wrong), ERR_RAW (raw bits
+    short, left over or nonzero padding).
     Preconditions: MIN_PB <= pb <= MAX_PB, 0 <= center < 2**24, MIN_RATE <= rate <= MAX_RATE.
 
     ``lpc``: the tuple ``(fused, lut, lo, sh, blocks, bstart, orders, shifts, cstart, coefs,
@@ -191,8 +192,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     passes). Preconditions, beyond lpc_filter's: len(lut) == vocab_size or 0, F * len(blocks)
     == len(dst), per channel ceil(F / block) blocks and sum(orders) coefficients.
 
-    Each token's context depends on the previous token's magnitude, so the coder is one serial
-    chain, kept short: the context's row comes from a table of the small running magnitudes
+    Arrays in the loop are indexed by unsigned ints (every index there is checked or built
+    non-negative): a signed index costs numba's negative-index test, on the serial chain for
+    the context and table loads (10 % of the loop's time on audio). Each token's context
+    depends on the previous token's magnitude, so the coder is one serial chain, kept short: the context's row comes from a table of the small running magnitudes
     (else from a leading-zero count), each slot's entry holds its bucket's raw-bit count and
     smallest magnitude (the magnitude is that | the raw bits, no branch), and raw bits are
     read 32 at a time whenever fewer are buffered.
@@ -224,10 +227,14 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
         a = r
         for b in range(N_BUCKETS):
             f = freqs[c, b]
+            if f == 0:
+                continue
             nb = (b >> 1) - 1 if b >= 4 else 0
             top = ((2 | (b & 1)) << nb) if b >= 4 else b
+            base = np.uint64(((f - 1) << 51) | (nb << 32) | top)
+            row = table[a:a + f]  # (a slice and a loop-invariant base: the fill is vectorised)
             for j in range(f):
-                table[a + j] = np.uint64(((f - 1) << 51) | (j << 38) | (nb << 32) | top)
+                row[j] = base | (np.uint64(j) << np.uint64(38))
             a += f
     # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
     small = np.empty(SMALL_V, dtype=np.int32)  # (8 KB: the table is rebuilt per call)
@@ -290,7 +297,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             while i < hi:
                 v = m >> sh  # the context: _bucket(v), capped
                 if v < SMALL_V:
-                    off = np.int64(small[v])
+                    off = np.int64(small[np.uint64(v)])
                 else:
                     e = 64 - np.int64(leading_zeros(np.uint64(v)))
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
@@ -298,18 +305,21 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 if off < 0:
                     return ERR_CONTEXT
                 slot = x & mask
-                en = table[off + np.int64(slot)]
+                en = table[np.uint64(off) + slot]
                 x = ((en >> np.uint64(51)) + one) * (x >> upb) + ((en >> np.uint64(38)) & np.uint64(8191))
                 nb = np.int64((en >> np.uint64(32)) & np.uint64(31))  # raw bits of this bucket
-                if x < low:
-                    if wp >= nw:
-                        return ERR_TRUNCATED
-                    x = (x << np.uint64(32)) | np.uint64(words[wp])
-                    wp += 1
+                # renormalise without a branch (it went either way at random, a misprediction
+                # every few tokens): a word past the end reads the last one again, and wp > nw
+                # is ERR_TRUNCATED at the end (unless the garbage decoded since fails first)
+                need = x < low
+                w = np.uint64(words[np.uint64(wp if wp < nw else nw - 1)])
+                x = ((x << np.uint64(32)) | w) if need else x
+                wp += np.int64(need)
                 if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
-                    acc |= (np.uint64(raw[p]) | (np.uint64(raw[p + 1]) << np.uint64(8))
-                            | (np.uint64(raw[p + 2]) << np.uint64(16))
-                            | (np.uint64(raw[p + 3]) << np.uint64(24))) << np.uint64(nacc)
+                    up = np.uint64(p)
+                    acc |= (np.uint64(raw[up]) | (np.uint64(raw[up + np.uint64(1)]) << np.uint64(8))
+                            | (np.uint64(raw[up + np.uint64(2)]) << np.uint64(16))
+                            | (np.uint64(raw[up + np.uint64(3)]) << np.uint64(24))) << np.uint64(nacc)
                     nacc += 32
                     p += 4
                 while nacc < nb:  # the stream's last bytes
@@ -322,20 +332,20 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 z = np.int64(en & np.uint64(0xFFFFFFFF)) | bits
                 acc >>= np.uint64(nb)
                 nacc -= nb
-                t = center + ((z >> 1) if (z & 1) == 0 else -((z + 1) >> 1))
+                t = center + ((z >> 1) ^ -(z & 1))  # zigzag undone without a branch
                 if t < 0 or t >= vocab_size:
                     return ERR_SYMBOL
                 m += z - (m >> rate)
                 if not fused:
-                    out[i] = t
+                    out[np.uint64(i)] = t
                 else:  # lpc_filter's reconstruction of sample i (lags 1, 2 in registers)
-                    res = np.uint64(lut[t]) if uselut else lo + np.uint64(t)
+                    res = np.uint64(lut[np.uint64(t)]) if uselut else lo + np.uint64(t)
                     k = i - base
                     if k >= order and order > 0:
                         pred = np.uint64(0)
-                        window = dst[i - order:i - order + mm]
+                        ub = np.uint64(i - order)  # >= base: lags order .. 3
                         for j in range(mm):
-                            pred += rev[j] * np.uint64(window[j])
+                            pred += rev[j] * np.uint64(dst[ub + np.uint64(j)])
                         pred += c2 * p2 + c1 * p1
                         pred = np.uint64(np.int64(pred) >> np.int64(shift))
                     elif k >= 1 and order > 0:
@@ -343,10 +353,12 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     else:
                         pred = np.uint64(0)
                     val = np.int64((res + pred) << np.uint64(wsh)) >> np.int64(wsh)
-                    dst[i] = val
+                    dst[np.uint64(i)] = val
                     p2 = p1
                     p1 = np.uint64(val)
                 i += 1
+    if wp > nw:
+        return ERR_TRUNCATED
     if wp != nw or x != low:
         return ERR_TRAILING
     while nacc >= 8:  # whole bytes read ahead: unread, so they must be zero and are given back
@@ -394,38 +406,75 @@ def table_encode(freqs, buf):
     return pos
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _peek(buf, pos):
+    """The bits of ``buf`` from bit ``pos`` on (at least 57 of them; zeros past the end), as
+    the low bits of a uint64, little-endian bit order. Precondition: pos >= 0."""
+    i = pos >> 3
+    n = buf.shape[0]
+    w = np.uint64(0)
+    if i + 8 <= n:
+        for k in range(8):
+            w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+    else:
+        for k in range(max(n - i, 0)):
+            w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+    return w >> np.uint64(pos & 7)
+
+
 @njit(cache=True, nogil=True)
 def table_decode(buf, pb, freqs):
     """Inverse of ``table_encode`` into zero-filled ``freqs``; OK or a negative status.
 
     Checks: bucket bounds, end frequencies nonzero, every frequency <= 2**pb, canonical end
     (no bytes beyond the last, zero padding). Row sums are checked by ``mag_decode``.
+
+    Bits are read from a 64-bit window (:func:`_peek`): a Rice code whose quotient, end bit
+    and low bits all lie in the buffer, quotient below the escape, in one step; any other
+    (an escape, the buffer's end) through ``_get_rice``, bit by bit, as before: the same
+    values and statuses, in a third of the time (~3 -> ~1 us for an audio container's table).
     """
     pos = 0
     a = 16
     cnt = 1
     res = np.zeros(2, dtype=np.int64)
     size = 1 << pb
+    nbits = buf.shape[0] * 8
     for c in range(N_CONTEXTS):
-        used = _get(buf, pos, 1)
-        if used < 0:
-            return ERR_TRUNCATED
+        if pos + 13 <= nbits:  # the "used" bit and, if set, the two 6-bit bucket bounds
+            w = _peek(buf, pos)
+            used = np.int64(w & np.uint64(1))
+            lo = np.int64((w >> np.uint64(1)) & np.uint64(63))
+            hi = np.int64((w >> np.uint64(7)) & np.uint64(63))
+        else:
+            used = _get(buf, pos, 1)
+            if used < 0:
+                return ERR_TRUNCATED
+            lo = _get(buf, pos + 1, 6)
+            hi = _get(buf, pos + 7, 6)
         pos += 1
         if used == 0:
             continue
-        lo = _get(buf, pos, 6)
-        hi = _get(buf, pos + 6, 6)
         if lo < 0 or hi < 0:
             return ERR_TRUNCATED
         pos += 12
         if hi < lo or hi >= N_BUCKETS:
             return ERR_RANGE
         for b in range(lo, hi + 1):
-            st = _get_rice(buf, pos, _rice_param(a, cnt), res)
-            if st != OK:
-                return ERR_RANGE if st != ERR_TRUNCATED else ERR_TRUNCATED
-            pos = res[1]
-            v = res[0]
+            r = _rice_param(a, cnt)
+            w = _peek(buf, pos)
+            q = np.int64(trailing_zeros(w)) if w != np.uint64(0) else np.int64(64)
+            if q < RICE_LIMIT and pos + q + 1 + r <= nbits and q + 1 + r <= 57:
+                v = (q << r) | np.int64((w >> np.uint64(q + 1)) & np.uint64((1 << r) - 1))
+                if v >= (1 << MAX_VALUE_BITS):
+                    return ERR_RANGE
+                pos += q + 1 + r
+            else:
+                st = _get_rice(buf, pos, r, res)
+                if st != OK:
+                    return ERR_RANGE if st != ERR_TRUNCATED else ERR_TRUNCATED
+                pos = res[1]
+                v = res[0]
             if v > size:
                 return ERR_RANGE
             freqs[c, b] = v
