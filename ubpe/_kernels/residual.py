@@ -16,6 +16,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from . import njit
+from .alloc import empty, full, zeros
 from .entropy import _get, _get_rice, _put, _put_rice, _rice_param
 
 N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)
@@ -107,8 +108,8 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
     the raw bits (from ``mag_stats``). Returns the first word index written (words[start:]).
     """
     n = tokens.shape[0]
-    ctx = np.empty(n, dtype=np.uint8)
-    bk = np.empty(n, dtype=np.uint8)
+    ctx = empty(n, np.uint8)
+    bk = empty(n, np.uint8)
     m = 0
     sh = rate - 2
     acc = np.uint64(0)
@@ -130,7 +131,7 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
         m += z - (m >> rate)
     if nacc > 0:
         raw[p] = np.uint8(acc & np.uint64(255))
-    cum = np.zeros((N_CONTEXTS, N_BUCKETS), dtype=np.uint64)
+    cum = zeros((N_CONTEXTS, N_BUCKETS), np.uint64)
     for c in range(N_CONTEXTS):
         a = 0
         for b in range(N_BUCKETS):
@@ -191,7 +192,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     read 32 at a time whenever fewer are buffered.
     """
     size = 1 << pb
-    rowoff = np.full(N_CONTEXTS, -1, dtype=np.int64)  # context -> its first slot in ``table``
+    rowoff = full(N_CONTEXTS, -1, np.int64)  # context -> its first slot in ``table``
     nrows = 0
     for c in range(N_CONTEXTS):
         s = 0
@@ -209,7 +210,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
     # bucket's smallest magnitude (its raw bits zero), one uint64 load per symbol (pb <=
     # MAX_PB = 13 makes each field fit): the magnitude is that value | the raw bits
-    table = np.empty(max(nrows, 1) * size, dtype=np.uint64)
+    table = empty(max(nrows, 1) * size, np.uint64)
     for c in range(N_CONTEXTS):
         r = rowoff[c]
         if r < 0:
@@ -223,7 +224,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 table[a + j] = np.uint64(((f - 1) << 51) | (j << 38) | (nb << 32) | top)
             a += f
     # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
-    small = np.empty(SMALL_V, dtype=np.int32)  # (8 KB: the table is rebuilt per call)
+    small = empty(SMALL_V, np.int32)  # (8 KB: the table is rebuilt per call)
     small[0] = rowoff[0]
     small[1] = rowoff[1]
     for c in range(2, N_CONTEXTS):
@@ -250,7 +251,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     sh = rate - 2
     fused, lut, lo, wsh, blocks, bstart, orders, shifts, cstart, coefs, dst = lpc
     uselut = lut.shape[0] > 0
-    rev = np.zeros(32, dtype=np.uint64)
+    rev = zeros(32, np.uint64)
     # the reconstruction's layout; without it, one channel of one block of order 0
     n = dst.shape[0] if fused else out.shape[0]
     channels = blocks.shape[0] if fused else 1
@@ -397,7 +398,7 @@ def table_decode(buf, pb, freqs):
     pos = 0
     a = 16
     cnt = 1
-    res = np.zeros(2, dtype=np.int64)
+    res = zeros(2, np.int64)
     size = 1 << pb
     for c in range(N_CONTEXTS):
         used = _get(buf, pos, 1)
@@ -447,7 +448,7 @@ def normalize_rows(counts, pb, freqs):
     each row's used buckets k <= 2**pb, row sums * 2**pb < 2**63.
     """
     size = 1 << pb
-    rem = np.empty(counts.shape[1], dtype=np.int64)
+    rem = empty(counts.shape[1], np.int64)
     ce = 0.0
     for c in range(counts.shape[0]):
         k = 0
