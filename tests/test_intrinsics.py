@@ -1,4 +1,4 @@
-"""ubpe._kernels.alloc: the kernels' allocation intrinsics equal np.empty / np.zeros / np.full."""
+"""Kernel intrinsics: ubpe._kernels.alloc (equal to np.empty / np.zeros / np.full) and cm._hash."""
 
 import numba
 import numpy as np
@@ -52,3 +52,26 @@ def test_rejects_other_dtypes():
 
     with pytest.raises(numba.core.errors.TypingError):
         f(3)
+
+
+def test_hash_intrinsic_equals_the_python_definition():
+    """cm._hash compiled (an intrinsic) gives the normative Python function's values."""
+    import ubpe._kernels.cm as cm
+
+    assert cm._hash is not cm._hash_python  # compiled runs use the intrinsic
+
+    @numba.njit
+    def hashes(h, x):
+        out = np.empty(h.size, np.int64)
+        for i in range(h.size):
+            out[i] = cm._hash(h[i], x[i])
+        return out
+
+    rng = np.random.default_rng(5)
+    h = rng.integers(0, 2**32, 2000, dtype=np.int64)
+    x = rng.integers(0, 2**32, 2000, dtype=np.int64)
+    h[:4] = [0, 2**32 - 1, 0, 2**32 - 1]
+    x[:4] = [0, 0, 2**32 - 1, 2**32 - 1]
+    want = [cm._hash_python(int(a), int(b)) for a, b in zip(h, x)]
+    assert hashes(h, x).tolist() == want
+    assert hashes(h.astype(np.uint32), x.astype(np.uint32)).tolist() == want  # any integer type
