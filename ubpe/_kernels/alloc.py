@@ -17,6 +17,10 @@ result is a new C-contiguous array of that shape and dtype: uninitialised, all z
 element ``fill_value``, exactly as ``np.empty``, ``np.zeros`` and ``np.full`` with the same
 arguments. One compilation of a kernel serves every fill constant (the fill is not a literal).
 
+Used by the kernels of the default path (``predict``, ``residual``, ``entropy``, ``cmsignal2``,
+and ``cm``'s squash/stretch tables); the other coders' and the tokenizer's kernels keep numpy's
+functions (they compile only when used, and their speed was not re-measured with these).
+
 These rely on numba's array-construction helpers (``numba.np.arrayobj``, the ones numba's own
 ``np.empty`` lowers with); when they are missing (another numba version) or under
 ``NUMBA_DISABLE_JIT``, the three are ``np.empty``, ``np.zeros`` and ``np.full`` themselves.

@@ -65,7 +65,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from . import njit
-from .alloc import empty, full, zeros
+from .alloc import empty
 
 # Status codes of cm_decode.
 OK = 0
@@ -305,7 +305,7 @@ def _make_code(text):
         """
         sq = _squash_table()
         st = _stretch_table(sq)
-        rec = empty(1024, np.int64)
+        rec = np.empty(1024, dtype=np.int64)
         for i in range(1024):
             rec[i] = 131072 // (2 * i + 3)  # 65536 / (count + 1.5)
         nbits = 1
@@ -324,7 +324,7 @@ def _make_code(text):
         if o0bits > nbits:
             o0bits = nbits
         o0mask = (1 << o0bits) - 1
-        T0 = full(1 << o0bits, (1 << 31), np.uint32)
+        T0 = np.full(1 << o0bits, (1 << 31), dtype=np.uint32)
         # subtle: order k has at most V**k * starts distinct slots (starts = group-start nodes per
         # token), so low orders get smaller tables: fewer cache misses, same predictions
         starts = 1
@@ -332,8 +332,8 @@ def _make_code(text):
         for g in range(ng - 1):
             acc += r0 if g == 0 else 4
             starts += 1 << acc
-        smask = zeros(C, np.int64)
-        toff = zeros(C + 1, np.int64)
+        smask = np.zeros(C, dtype=np.int64)
+        toff = np.zeros(C + 1, dtype=np.int64)
         distinct = starts
         for c in range(C):
             if distinct < (1 << 36):  # saturate: 4 * distinct stays below 2**63
@@ -342,24 +342,24 @@ def _make_code(text):
             sb = _clamp_bits(need, MIN_SLOT_BITS, max_sb)
             smask[c] = (1 << sb) - 1
             toff[c + 1] = toff[c] + (1 << sb) * 16
-        TH = full(toff[C], 1 << 15, np.uint16)
+        TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
         for s in range(toff[C] // 16):
             TH[s * 16] = 0  # check 0 never matches a real check (those are >= 1)
         mb = _clamp_bits(n, MIN_MATCH_BITS, MAX_MATCH_BITS)
         mmask = (1 << mb) - 1
-        MT = zeros(1 << mb, np.int32)
-        MS = full(32, 1 << 31, np.uint32)
+        MT = np.zeros(1 << mb, dtype=np.int32)
+        MS = np.full(32, 1 << 31, dtype=np.uint32)
         NI = C + 3  # order 0, hashed orders, match, bias
         NSET = 24 * 4 * 3
-        W = full(NSET * NI, MIX_W0, np.int64)
+        W = np.full(NSET * NI, MIX_W0, dtype=np.int64)
         NSET2 = 1 << (o0bits if o0bits < 12 else 12)
         if text:
             NSET2 = (1 << nbits) * 4  # (node, class of the previous token); text has V <= 256
-        W2 = full(NSET2 * NI, MIX_W0, np.int64)
+        W2 = np.full(NSET2 * NI, MIX_W0, dtype=np.int64)
         # APM: 33 knots per (order-1 hashed context, node) cell, 16-bit probabilities
         ab = _clamp_bits(n * ng, MIN_APM_BITS, MAX_APM_BITS)
         amask = (1 << ab) - 1
-        AP = empty((1 << ab) * 33, np.uint16)
+        AP = np.empty((1 << ab) * 33, dtype=np.uint16)
         for j in range(1 << ab):
             for k in range(33):
                 d = (k - 16) * 128
@@ -376,9 +376,9 @@ def _make_code(text):
                 x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
                 pos += 1
             pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-        hctx = zeros(C, np.int64)
-        base = zeros(C, np.int64)
-        xs = zeros(NI, np.int64)
+        hctx = np.zeros(C, dtype=np.int64)
+        base = np.zeros(C, dtype=np.int64)
+        xs = np.zeros(NI, dtype=np.int64)
         xs[NI - 1] = 256
         mptr = 0
         mlen = 0
@@ -550,7 +550,7 @@ def _make_code(text):
 _code_cm = _make_code(False)
 _code_cmt = _make_code(True)
 # plain functions over the two kernels: a compiled wrapper would cost its own compilation
-_NO_CLASSES = np.zeros(0, np.int64)
+_NO_CLASSES = np.zeros(0, dtype=np.int64)
 
 
 def cm_encode(tokens, vocab_size, buf):

@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import numpy as np
 from . import njit
-from .alloc import empty, full, zeros
 
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 from .cmtext import _apm_init, _conf
@@ -140,10 +139,10 @@ def _code(tokens, n, vocab_size, buf, decoding):
     ERR_LENGTH. Preconditions: len(tokens) >= n, 1 <= V <= 2**24."""
     sq = _squash_table()
     st = _stretch_table(sq)
-    rec = empty(1024, np.int64)
+    rec = np.empty(1024, dtype=np.int64)
     for i in range(1024):
         rec[i] = 131072 // (2 * i + 3)
-    drec = empty(16, np.int64)
+    drec = np.empty(16, dtype=np.int64)
     for i in range(16):
         drec[i] = rec[i] if i < SLOW_FROM else rec[16 * i - 164]  # counts 28, 44, 60, 76 from 12
     nbits = 1
@@ -159,14 +158,14 @@ def _code(tokens, n, vocab_size, buf, decoding):
     if o0bits > nbits:
         o0bits = nbits
     o0mask = (1 << o0bits) - 1
-    T0 = full(1 << o0bits, (1 << 31), np.uint32)
+    T0 = np.full(1 << o0bits, (1 << 31), dtype=np.uint32)
     starts = 1
     acc = 0
     for g in range(ng - 1):
         acc += r0 if g == 0 else 4
         starts += 1 << acc
-    smask = zeros(C, np.int64)
-    toff = zeros(C + 1, np.int64)
+    smask = np.zeros(C, dtype=np.int64)
+    toff = np.zeros(C + 1, dtype=np.int64)
     for c in range(C):
         distinct = starts
         for k in range(ORDERS[c]):
@@ -176,20 +175,20 @@ def _code(tokens, n, vocab_size, buf, decoding):
         sb = _clamp_bits(need, MIN_SLOT_BITS, MAX_SLOT_BITS)
         smask[c] = (1 << sb) - 1
         toff[c + 1] = toff[c] + (1 << sb) * 16
-    TH = full(toff[C], 1 << 15, np.uint16)
+    TH = np.full(toff[C], 1 << 15, dtype=np.uint16)
     for s in range(toff[C] // 16):
         TH[s * 16] = 0
     mb = _clamp_bits(n, MIN_MATCH_BITS, MAX_MATCH_BITS)
     mmask = (1 << mb) - 1
-    MT = zeros(1 << mb, np.int32)
-    MS = full(64, 1 << 31, np.uint32)
+    MT = np.zeros(1 << mb, dtype=np.int32)
+    MS = np.full(64, 1 << 31, dtype=np.uint32)
     NI = 1 + C + 2  # order 0, contexts, match, bias
     IM = 1 + C
-    W = full(24 * 4 * 3 * NI, MIX_W0, np.int64)
+    W = np.full(24 * 4 * 3 * NI, MIX_W0, dtype=np.int64)
     NSET2 = 1 << (o0bits if o0bits < 12 else 12)
-    W2 = full(NSET2 * 16 * NI, MIX_W0, np.int64)
-    W3 = full(16 * 4 * 4 * 3 * NI, MIX_W0, np.int64)
-    WF = full(8 * 3 * 3, FINAL_W0, np.int64)
+    W2 = np.full(NSET2 * 16 * NI, MIX_W0, dtype=np.int64)
+    W3 = np.full(16 * 4 * 4 * 3 * NI, MIX_W0, dtype=np.int64)
+    WF = np.full(8 * 3 * 3, FINAL_W0, dtype=np.int64)
     ab = _clamp_bits(n * ng, MIN_APM_BITS, MAX_APM_BITS)
     amask = (1 << ab) - 1
     AP = _apm_init(ab, sq)
@@ -207,9 +206,9 @@ def _code(tokens, n, vocab_size, buf, decoding):
             x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
             pos += 1
         pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-    hctx = zeros(C, np.int64)
-    base = zeros(C, np.int64)
-    xs = zeros(NI, np.int64)
+    hctx = np.zeros(C, dtype=np.int64)
+    base = np.zeros(C, dtype=np.int64)
+    xs = np.zeros(NI, dtype=np.int64)
     xs[NI - 1] = 256
     mptr = 0
     mlen = 0

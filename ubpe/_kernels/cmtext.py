@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import numpy as np
 from . import njit
-from .alloc import empty, full, zeros
 
 from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 
@@ -116,10 +115,10 @@ MAX_APM2_BITS = 16
 def _state_table():
     """Bit-history states (module docstring): ``(next, n0, n1)``, next[2 s + y] the state
     after bit y in state s; entries past the last state are 0."""
-    idx = full((STATE_CAP + 1) * (STATE_CAP + 1), -1, np.int64)
-    q0 = zeros(256, np.int64)
-    q1 = zeros(256, np.int64)
-    nxt = zeros(512, np.int64)
+    idx = np.full((STATE_CAP + 1) * (STATE_CAP + 1), -1, dtype=np.int64)
+    q0 = np.zeros(256, dtype=np.int64)
+    q1 = np.zeros(256, dtype=np.int64)
+    nxt = np.zeros(512, dtype=np.int64)
     idx[0] = 0
     cnt = 1
     head = 0
@@ -151,7 +150,7 @@ def _conf(cn):
 
 @njit(cache=True, nogil=True)
 def _apm_init(bits, sq):
-    ap = empty((1 << bits) * 33, np.uint16)
+    ap = np.empty((1 << bits) * 33, dtype=np.uint16)
     for j in range(1 << bits):
         for k in range(33):
             d = (k - 16) * 128
@@ -168,7 +167,7 @@ def _code(tokens, n, vocab_size, buf, decoding, cls):
     sq = _squash_table()
     st = _stretch_table(sq)
     nxt, sn0, sn1 = _state_table()
-    rec = empty(1024, np.int64)
+    rec = np.empty(1024, dtype=np.int64)
     for i in range(1024):
         rec[i] = 131072 // (2 * i + 3)
     nbits = 1
@@ -184,14 +183,14 @@ def _code(tokens, n, vocab_size, buf, decoding, cls):
     if o0bits > nbits:
         o0bits = nbits
     o0mask = (1 << o0bits) - 1
-    T0 = full(1 << o0bits, (1 << 31), np.uint32)
+    T0 = np.full(1 << o0bits, (1 << 31), dtype=np.uint32)
     starts = 1
     acc = 0
     for g in range(ng - 1):
         acc += r0 if g == 0 else 4
         starts += 1 << acc
-    smask = zeros(C, np.int64)
-    toff = zeros(C + 1, np.int64)
+    smask = np.zeros(C, dtype=np.int64)
+    toff = np.zeros(C + 1, dtype=np.int64)
     distinct = starts
     for c in range(C):
         if distinct < (1 << 36):
@@ -200,24 +199,24 @@ def _code(tokens, n, vocab_size, buf, decoding, cls):
         sb = _clamp_bits(need, MIN_SLOT_BITS, MAX_SLOT_BITS)
         smask[c] = (1 << sb) - 1
         toff[c + 1] = toff[c] + (1 << sb) * 16
-    TH = zeros(toff[C], np.uint16)  # entry 0 of a slot: check (0: never used); others: state
-    SM = empty(C * 256, np.uint32)
+    TH = np.zeros(toff[C], dtype=np.uint16)  # entry 0 of a slot: check (0: never used); others: state
+    SM = np.empty(C * 256, dtype=np.uint32)
     for c in range(C):
         for s in range(256):
             p = ((sn1[s] * 8 + 1) << 22) // (8 * (sn0[s] + sn1[s]) + 2)
             SM[c * 256 + s] = np.uint32(p << 10)
     mb = _clamp_bits(n, MIN_MATCH_BITS, MAX_MATCH_BITS)
     mmask = (1 << mb) - 1
-    MT = zeros(1 << mb, np.int32)
-    MT2 = zeros(1 << mb, np.int32)
-    MS = full(64, 1 << 31, np.uint32)
-    MS2 = full(64, 1 << 31, np.uint32)
+    MT = np.zeros(1 << mb, dtype=np.int32)
+    MT2 = np.zeros(1 << mb, dtype=np.int32)
+    MS = np.full(64, 1 << 31, dtype=np.uint32)
+    MS2 = np.full(64, 1 << 31, dtype=np.uint32)
     NI = 1 + C + 3  # order 0, states, match, match 2, bias
     IM = 1 + C  # the first match input
-    W = full(24 * 4 * 3 * NI, MIX_W0, np.int64)
-    W2 = full((1 << nbits) * 4 * NI, MIX_W0, np.int64)
-    W3 = full(16 * 4 * 4 * 3 * NI, MIX_W0, np.int64)
-    WF = full(8 * 3 * 3, FINAL_W0, np.int64)
+    W = np.full(24 * 4 * 3 * NI, MIX_W0, dtype=np.int64)
+    W2 = np.full((1 << nbits) * 4 * NI, MIX_W0, dtype=np.int64)
+    W3 = np.full(16 * 4 * 4 * 3 * NI, MIX_W0, dtype=np.int64)
+    WF = np.full(8 * 3 * 3, FINAL_W0, dtype=np.int64)
     ab = _clamp_bits(n * ng, MIN_APM_BITS, MAX_APM_BITS)
     amask = (1 << ab) - 1
     AP = _apm_init(ab, sq)
@@ -235,10 +234,10 @@ def _code(tokens, n, vocab_size, buf, decoding, cls):
             x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
             pos += 1
         pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-    hctx = zeros(C, np.int64)
-    base = zeros(C, np.int64)
-    smi = zeros(C, np.int64)
-    xs = zeros(NI, np.int64)
+    hctx = np.zeros(C, dtype=np.int64)
+    base = np.zeros(C, dtype=np.int64)
+    smi = np.zeros(C, dtype=np.int64)
+    xs = np.zeros(NI, dtype=np.int64)
     xs[NI - 1] = 256
     mptr = 0
     mlen = 0

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 from . import njit
-from .alloc import empty, full, zeros
 
 # Fibonacci hashing constant (2**64 / golden ratio), used as a uint64 multiplier.
 _HASH_MULT = np.uint64(11400714819323198485)
@@ -70,7 +69,7 @@ def build_pair_table(left, right, alphabet_size, bits):
     shift = 64 - bits
     mask = size - 1
     n_tokens = np.int64(alphabet_size) + left.shape[0]
-    pairs = full(2 * size, -1, np.int64)
+    pairs = np.full(2 * size, -1, dtype=np.int64)
     for k in range(left.shape[0]):
         key = np.int64(left[k]) * n_tokens + np.int64(right[k])
         i = _slot(key, shift)
@@ -254,15 +253,15 @@ def build_junction_table(left, right, alphabet_size, bits):
     (``2**bits``, empty slots -1).
     """
     m = left.shape[0]
-    first = empty(alphabet_size + m, np.int32)
-    last = empty(alphabet_size + m, np.int32)
+    first = np.empty(alphabet_size + m, dtype=np.int32)
+    last = np.empty(alphabet_size + m, dtype=np.int32)
     for t in range(alphabet_size):
         first[t] = t
         last[t] = t
     size = np.int64(1) << np.int64(bits)
     shift = 64 - bits
     mask = size - 1
-    keys = full(size, -1, np.int64)
+    keys = np.full(size, -1, dtype=np.int64)
     for k in range(m):
         first[alphabet_size + k] = first[left[k]]
         last[alphabet_size + k] = last[right[k]]
@@ -300,8 +299,8 @@ def find_segments(ids, doc_bounds, alphabet_size, jkeys, jbits, chunk):
     n_docs = doc_bounds.shape[0] - 1
     shift = 64 - jbits
     mask = (np.int64(1) << np.int64(jbits)) - 1
-    seg_bounds = empty(ids.shape[0] // chunk + n_docs + 1, np.int64)
-    doc_seg = empty(n_docs + 1, np.int64)
+    seg_bounds = np.empty(ids.shape[0] // chunk + n_docs + 1, dtype=np.int64)
+    doc_seg = np.empty(n_docs + 1, dtype=np.int64)
     s = 0
     seg_bounds[0] = 0
     for d in range(n_docs):
@@ -343,13 +342,13 @@ def encode_segments(ids, seg_bounds, first, last, left, right, alphabet_size, pa
     for s in range(first, last):
         longest = max(longest, seg_bounds[s + 1] - seg_bounds[s])
     m = left.shape[0]
-    node = empty(4 * longest, np.int32)
+    node = np.empty(4 * longest, dtype=np.int32)
     # subtle: at most 3 n entries: n - 1 initial pairs, then 2 per merge (at most n - 1 merges)
-    entries = empty(6 * longest, np.int32)
+    entries = np.empty(6 * longest, dtype=np.int32)
     # subtle: every drained bucket is reset (head -1, bit cleared), so both are reusable
-    head = full(m, -1, np.int32)
-    ranks_set = zeros(m // 32 + 1, np.int64)
-    state = zeros(1, np.int64)
+    head = np.full(m, -1, dtype=np.int32)
+    ranks_set = np.zeros(m // 32 + 1, dtype=np.int64)
+    state = np.zeros(1, dtype=np.int64)
     for s in range(first, last):
         count = _encode_into(ids, seg_bounds[s], seg_bounds[s + 1], left, right, alphabet_size,
                              pairs, bits, node, head, entries, ranks_set, state,
@@ -369,7 +368,7 @@ def compact_segments(out, seg_bounds, counts, doc_seg):
     ``out[out_bounds[d]:out_bounds[d+1]]``. Moves never overlap badly: targets are <= sources.
     """
     n_docs = doc_seg.shape[0] - 1
-    out_bounds = empty(n_docs + 1, np.int64)
+    out_bounds = np.empty(n_docs + 1, dtype=np.int64)
     o = np.int64(0)
     for d in range(n_docs):
         out_bounds[d] = o
@@ -397,8 +396,8 @@ def expansion_lengths(left, right, alphabet_size):
     have length 1 and depth 0. Lengths saturate at ``LENGTH_CAP`` (2**61).
     """
     m = left.shape[0]
-    lengths = full(alphabet_size + m, 1, np.int64)
-    depth = zeros(alphabet_size + m, np.int64)
+    lengths = np.ones(alphabet_size + m, dtype=np.int64)
+    depth = np.zeros(alphabet_size + m, dtype=np.int64)
     for k in range(m):
         t = alphabet_size + k
         lengths[t] = min(lengths[left[k]] + lengths[right[k]], LENGTH_CAP)
@@ -416,10 +415,10 @@ def build_table(left, right, alphabet_size, lengths, max_length):
     token has an empty slice. The children of a tabled token are tabled (they are shorter).
     """
     n = lengths.shape[0]
-    offsets = zeros(n + 1, np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
     for t in range(n):
         offsets[t + 1] = offsets[t] + (lengths[t] if lengths[t] <= max_length else 0)
-    values = empty(offsets[n], np.int32)
+    values = np.empty(offsets[n], dtype=np.int32)
     for t in range(min(alphabet_size, n)):
         values[offsets[t]] = t
     for k in range(left.shape[0]):
@@ -460,7 +459,7 @@ def decode_kernel(tokens, left, right, alphabet_size, offsets, values, lengths, 
     ``total_length(tokens)``.
     Tabled tokens are copied; longer ones are split over their children with an explicit stack.
     """
-    stack = empty(max_depth + 2, np.int32)
+    stack = np.empty(max_depth + 2, dtype=np.int32)
     o = np.int64(0)
     for i in range(tokens.shape[0]):
         t = tokens[i]

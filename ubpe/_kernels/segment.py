@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 from . import njit
-from .alloc import empty, zeros
 
 _INF = np.int64(1) << np.int64(62)
 
@@ -95,10 +94,10 @@ def cheapest_batch(ids, doc_offsets, first, n_children, symbol, tfirst, tcount, 
     longest = 0
     for d in range(n_docs):
         longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
-    best = empty(longest + 1, np.int64)
-    pick = empty(max(longest, 1), np.int64)
-    out = empty(ids.shape[0], np.int32)
-    token_offsets = empty(n_docs + 1, np.int64)
+    best = np.empty(longest + 1, dtype=np.int64)
+    pick = np.empty(max(longest, 1), dtype=np.int64)
+    out = np.empty(ids.shape[0], dtype=np.int32)
+    token_offsets = np.empty(n_docs + 1, dtype=np.int64)
     pos = 0
     token_offsets[0] = 0
     for d in range(n_docs):
@@ -139,7 +138,7 @@ def code_lengths(counts):
     for t in range(n):
         total += counts[t] + 1
     lt = fixed_log2(total)
-    out = empty(n, np.int64)
+    out = np.empty(n, dtype=np.int64)
     for t in range(n):
         out[t] = lt - fixed_log2(counts[t] + 1)
     return out
@@ -204,17 +203,17 @@ def top_n(ids, k, first, n_children, symbol, tfirst, tcount, toks, weight, log_s
     """
     n = ids.shape[0]
     cap = 1 + n * k  # at most k kept candidates per position, plus the empty one
-    tok = empty(cap, np.int32)
-    nxt = empty(cap, np.int64)
-    length = empty(cap, np.int64)
-    score = empty(cap, np.float64)
-    root = empty(cap, np.int64)
+    tok = np.empty(cap, dtype=np.int32)
+    nxt = np.empty(cap, dtype=np.int64)
+    length = np.empty(cap, dtype=np.int64)
+    score = np.empty(cap, dtype=np.float64)
+    root = np.empty(cap, dtype=np.int64)
     # per position: its kept candidates, best first
-    kept = empty((n + 1) * k, np.int64)
-    n_kept = zeros(n + 1, np.int64)
+    kept = np.empty((n + 1) * k, dtype=np.int64)
+    n_kept = np.zeros(n + 1, dtype=np.int64)
     # every kept candidate with a weighted token adds ``depth`` nodes: allocate the bound once
     tree_cap = min(1 + (n + 1) * k * depth, max_nodes)
-    tree = empty(tree_cap * _FANOUT, np.int32)
+    tree = np.empty(tree_cap * _FANOUT, dtype=np.int32)
     tree[:_FANOUT] = 0
     n_nodes = 1  # node 0: the empty tree (all counts 0, every child the empty tree)
     # the empty candidate at position n
@@ -227,10 +226,10 @@ def top_n(ids, k, first, n_children, symbol, tfirst, tcount, toks, weight, log_s
     kept[n * k] = 0
     n_kept[n] = 1
     # the beam of one position: tail candidate, token, score, length
-    b_tail = empty(k, np.int64)
-    b_tok = empty(k, np.int32)
-    b_score = empty(k, np.float64)
-    b_len = empty(k, np.int64)
+    b_tail = np.empty(k, dtype=np.int64)
+    b_tok = np.empty(k, dtype=np.int32)
+    b_score = np.empty(k, dtype=np.float64)
+    b_len = np.empty(k, dtype=np.int64)
     for i in range(n - 1, -1, -1):
         nb = 0
         node = 0
