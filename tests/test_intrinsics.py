@@ -40,9 +40,20 @@ def test_fill_is_not_a_literal():
     assert len(f.signatures) == 1
 
 
-def test_negative_size_raises_as_numpy():
+def test_negative_or_too_big_size_raises_as_numpy():
     with pytest.raises(ValueError, match="negative"):
         _make(-1, 2, 0)
+    with pytest.raises(ValueError, match="negative"):
+        _make(3, -2, 0)  # a 2-D shape's second dimension
+
+    @numba.njit
+    def big(n):
+        return zeros((n, n), np.int64)
+
+    with pytest.raises(ValueError, match="too big"):
+        big(2**31)  # 2**62 items: the byte size overflows
+    with pytest.raises(ValueError):
+        _make(np.uint64(2**63), 1, 0)  # beyond intp: negative once converted
 
 
 def test_rejects_other_dtypes():
