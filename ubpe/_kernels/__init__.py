@@ -10,6 +10,11 @@ other numba code in the process is not affected, and a kernel module imported la
 context-mixing coders, the segmenter: imported only when first used) caches in the same place.
 When no such directory can be created, numba's own fallback applies (its user-wide cache).
 
+Kernels on the default path allocate arrays through :mod:`ubpe._kernels.alloc` (intrinsics
+emitted into the kernel; numba's ``np.empty``/``np.zeros``/``np.full`` compiled a function per
+dtype), and the context-mixing coders hash with ``cm._hash``, an intrinsic too: both to shorten
+the first, cold compilation (``benchmarks/bench_compile.py``).
+
 Nothing is imported here: ``import ubpe`` imports the kernel modules its own modules use, and
 decorating a kernel costs about a millisecond (numba checks the cache directory per function).
 """

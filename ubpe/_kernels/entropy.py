@@ -13,6 +13,7 @@ import numpy as np
 from numba import types
 
 from . import njit
+from .alloc import empty, full, zeros
 
 # Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
 RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
@@ -281,8 +282,8 @@ def table_encode(ids, codes, vocab_size, mode, buf):
         first_used = 1 if (k > 0 and ids[0] == 0) else 0
         pos = _put(buf, pos, first_used, 1)
         # statistics per run type: index 0 = unused runs, 1 = used runs
-        sa = np.full(2, 4, dtype=np.int64)  # subtle: not np.array([4, 4]), whose list
-        sn = np.full(2, 1, dtype=np.int64)  # literal compiles a reflected list (compile time)
+        sa = full(2, 4, np.int64)  # subtle: not np.array([4, 4]), whose list
+        sn = full(2, 1, np.int64)  # literal compiles a reflected list (compile time)
         i = 0
         cur = 0
         state = first_used
@@ -328,7 +329,7 @@ def table_decode(buf, vocab_size, ids, codes):
     differing from k, bad escape, value out of range, or nonzero/extra trailing bits.
     """
     k = ids.shape[0]
-    res = np.zeros(2, dtype=np.int64)
+    res = zeros(2, np.int64)
     mode = _get(buf, 0, 1)
     if mode < 0:
         return ERR_TRUNCATED
@@ -352,8 +353,8 @@ def table_decode(buf, vocab_size, ids, codes):
         if state < 0:
             return ERR_TRUNCATED
         pos += 1
-        sa = np.full(2, 4, dtype=np.int64)  # subtle: not np.array([4, 4]), whose list
-        sn = np.full(2, 1, dtype=np.int64)  # literal compiles a reflected list (compile time)
+        sa = full(2, 4, np.int64)  # subtle: not np.array([4, 4]), whose list
+        sn = full(2, 1, np.int64)  # literal compiles a reflected list (compile time)
         cur = 0
         found = 0
         while cur < vocab_size:
@@ -437,7 +438,7 @@ def merges_decode(buf, alphabet_size, out):
     of range, a truncated stream, and extra or nonzero trailing bits.
     """
     pos = 0
-    res = np.zeros(2, dtype=np.int64)
+    res = zeros(2, np.int64)
     for i in range(out.shape[0]):
         rng = alphabet_size + i
         st = _get_trunc(buf, pos, rng * rng, res)
@@ -527,7 +528,7 @@ def rans_encode(dense, freqs, total_bits, out):
     to 2**total_bits, 1 <= total_bits <= 31, every dense index < len(freqs).
     """
     k = freqs.shape[0]
-    cum = np.zeros(k, dtype=np.uint64)
+    cum = zeros(k, np.uint64)
     acc = np.uint64(0)
     for i in range(k):
         cum[i] = acc
@@ -584,8 +585,8 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
         return ERR_RANGE
     k = freqs.shape[0]
     m = 1 << total_bits
-    f32 = np.empty(k, dtype=np.uint32)
-    cum32 = np.empty(k, dtype=np.uint32)
+    f32 = empty(k, np.uint32)
+    cum32 = empty(k, np.uint32)
     acc = 0
     for i in range(k):
         f = freqs[i]
@@ -600,7 +601,7 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
     bshift = total_bits - RANS_BUCKET_BITS if total_bits > RANS_BUCKET_BITS else 0
     nb = m >> bshift
     last = (1 << bshift) - 1
-    bucket = np.zeros(nb, dtype=np.uint64)
+    bucket = zeros(nb, np.uint64)
     whole = 0
     for b in range(nb):
         lo = b << bshift
@@ -665,7 +666,7 @@ def rice_unpack_all(buf, r, out):
 
     Preconditions: 0 <= r <= MAX_RICE_PARAM.
     """
-    res = np.zeros(2, dtype=np.int64)
+    res = zeros(2, np.int64)
     pos = 0
     for i in range(out.shape[0]):
         status = _get_rice(buf, pos, r, res)

@@ -18,6 +18,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
 from . import njit
+from .alloc import empty, zeros
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -61,7 +62,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
     ceil(n / block); orders in [0, 32]; shifts in [0, 63]; len(coefs) == sum(orders); sh in [0, 56].
     """
     n = src.shape[0]
-    rev = np.zeros(32, dtype=np.uint64)
+    rev = zeros(32, np.uint64)
     c0 = 0
     for b in range(orders.shape[0]):
         order = np.int64(orders[b])
@@ -193,7 +194,7 @@ def _geometric_bits(total, n):
 def _residual_bits(s, lo, hi, order, q, shift, sh):
     """Estimated bits of the zigzagged residuals of s[lo:hi] under one quantized predictor."""
     total = 0.0
-    rev = np.empty(max(order, 1), dtype=np.int64)  # reversed, so the dot product walks forwards
+    rev = empty(max(order, 1), np.int64)  # reversed, so the dot product walks forwards
     for j in range(order):
         rev[order - 1 - j] = q[j]
     for i in range(lo, hi):
@@ -284,15 +285,15 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     nb = orders.shape[0]
     c0 = 0
     wlen = max(1, min(block, n))  # never more than the signal: block may be up to 2**24
-    w = np.empty(wlen, dtype=np.float64)
-    xw = np.empty(wlen, dtype=np.float64)
-    r = np.zeros(max_order + 1, dtype=np.float64)
-    a = np.zeros(max_order + 1, dtype=np.float64)
-    tmp = np.zeros(max_order + 1, dtype=np.float64)
-    lps = np.zeros((max_order + 1, max_order), dtype=np.float64)
-    errs = np.zeros(max_order + 1, dtype=np.float64)
-    q = np.zeros(max_order, dtype=np.int64)
-    best_q = np.zeros(max_order, dtype=np.int64)
+    w = empty(wlen, np.float64)
+    xw = empty(wlen, np.float64)
+    r = zeros(max_order + 1, np.float64)
+    a = zeros(max_order + 1, np.float64)
+    tmp = zeros(max_order + 1, np.float64)
+    lps = zeros((max_order + 1, max_order), np.float64)
+    errs = zeros(max_order + 1, np.float64)
+    q = zeros(max_order, np.int64)
+    best_q = zeros(max_order, np.int64)
     for b in range(nb):
         lo = b * block
         hi = min(n, lo + block)
@@ -345,7 +346,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 continue
             # rank the orders by estimate, then cost the best few exactly
             p0 = precisions[0]
-            est = np.empty(usable, dtype=np.float64)
+            est = empty(usable, np.float64)
             for k in range(1, usable + 1):
                 e = errs[k] / max(errs[0], 1e-300)
                 est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
@@ -423,8 +424,8 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     # is taken modulo 2**64, so its order does not change it: the residuals are the ones the
     # definition above gives. Positions m < order - i were never updated and hold 0, so during
     # the warm-up (i < order) the loop starts at m0 = order - i.
-    wr = np.zeros(order, dtype=np.int64)
-    a = np.zeros(n, dtype=np.int64)
+    wr = zeros(order, np.int64)
+    a = zeros(n, np.int64)
     rnd = np.int64(1) << np.int64(shift - 1)
     mag = np.int64(0)  # 16 x running mean of |h|, saturating
     acc = np.uint64(rnd)  # the prediction sum of sample 0: no history
@@ -483,8 +484,8 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
     """
     n_rows, n = src.shape
     m = orders.shape[0]
-    a = np.empty(n, dtype=np.int64)
-    b = np.empty(n, dtype=np.int64)
+    a = empty(n, np.int64)
+    b = empty(n, np.int64)
     for c in range(n_rows):
         for i in range(n):
             a[i] = src[c, i]

@@ -16,6 +16,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from . import njit
+from .alloc import empty, full, zeros
 from .entropy import MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
 
 N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)
@@ -114,8 +115,8 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
     the raw bits (from ``mag_stats``). Returns the first word index written (words[start:]).
     """
     n = tokens.shape[0]
-    ctx = np.empty(n, dtype=np.uint8)
-    bk = np.empty(n, dtype=np.uint8)
+    ctx = empty(n, np.uint8)
+    bk = empty(n, np.uint8)
     m = 0
     sh = rate - 2
     acc = np.uint64(0)
@@ -137,7 +138,7 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
         m += z - (m >> rate)
     if nacc > 0:
         raw[p] = np.uint8(acc & np.uint64(255))
-    cum = np.zeros((N_CONTEXTS, N_BUCKETS), dtype=np.uint64)
+    cum = zeros((N_CONTEXTS, N_BUCKETS), np.uint64)
     for c in range(N_CONTEXTS):
         a = 0
         for b in range(N_BUCKETS):
@@ -201,7 +202,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     read 32 at a time whenever fewer are buffered.
     """
     size = 1 << pb
-    rowoff = np.full(N_CONTEXTS, -1, dtype=np.int64)  # context -> its first slot in ``table``
+    rowoff = full(N_CONTEXTS, -1, np.int64)  # context -> its first slot in ``table``
     nrows = 0
     for c in range(N_CONTEXTS):
         s = 0
@@ -219,7 +220,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
     # bucket's smallest magnitude (its raw bits zero), one uint64 load per symbol (pb <=
     # MAX_PB = 13 makes each field fit): the magnitude is that value | the raw bits
-    table = np.empty(max(nrows, 1) * size, dtype=np.uint64)
+    table = empty(max(nrows, 1) * size, np.uint64)
     for c in range(N_CONTEXTS):
         r = rowoff[c]
         if r < 0:
@@ -237,7 +238,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 row[j] = base | (np.uint64(j) << np.uint64(38))
             a += f
     # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
-    small = np.empty(SMALL_V, dtype=np.int32)  # (8 KB: the table is rebuilt per call)
+    small = empty(SMALL_V, np.int32)  # (8 KB: the table is rebuilt per call)
     small[0] = rowoff[0]
     small[1] = rowoff[1]
     for c in range(2, N_CONTEXTS):
@@ -264,7 +265,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     sh = rate - 2
     fused, lut, lo, wsh, blocks, bstart, orders, shifts, cstart, coefs, dst = lpc
     uselut = lut.shape[0] > 0
-    rev = np.zeros(32, dtype=np.uint64)
+    rev = zeros(32, np.uint64)
     # the reconstruction's layout; without it, one channel of one block of order 0
     n = dst.shape[0] if fused else out.shape[0]
     channels = blocks.shape[0] if fused else 1
@@ -437,7 +438,7 @@ def table_decode(buf, pb, freqs):
     pos = 0
     a = 16
     cnt = 1
-    res = np.zeros(2, dtype=np.int64)
+    res = zeros(2, np.int64)
     size = 1 << pb
     nbits = buf.shape[0] * 8
     for c in range(N_CONTEXTS):
@@ -504,7 +505,7 @@ def normalize_rows(counts, pb, freqs):
     """
     size = 1 << pb
     nb = counts.shape[1]
-    work = np.empty(2 * nb, dtype=np.int64)  # remainders by bucket, then the sorted keys
+    work = empty(2 * nb, np.int64)  # remainders by bucket, then the sorted keys
     ce = 0.0
     for c in range(counts.shape[0]):
         k = 0
