@@ -128,25 +128,39 @@ def test_lpc_stage_results_are_cached_by_content_and_not_shared():
     x = frontend.to_channels(tone_bursts(9000))
     stage = frontend.stage("lpc", reweight=True)
     stages._ANALYSED.clear()
-    y1, p1 = stage.forward(x)
-    assert len(stages._ANALYSED) == 2  # the plain analysis and its refit
-    p1["channels"][0]["orders"] = b"changed"  # the caller's copy only
-    y2, p2 = stage.forward(x)
-    assert np.array_equal(y1, y2) and p2["channels"][0]["orders"] != b"changed"
-    assert len(stages._ANALYSED) == 2
-    plain = frontend.stage("lpc").forward(x)
-    assert len(stages._ANALYSED) == 2 and plain[1] != p2  # the plain result came from the cache
-    other = x.copy()
-    other[0, 0] += 1
-    stage.forward(other)
-    assert len(stages._ANALYSED) == 4
+    with stages.analysis_cache():
+        y1, p1 = stage.forward(x)
+        assert len(stages._ANALYSED) == 2  # the plain analysis and its refit
+        p1["channels"][0]["orders"] = b"changed"  # the caller's copy only
+        y2, p2 = stage.forward(x)
+        assert np.array_equal(y1, y2) and p2["channels"][0]["orders"] != b"changed"
+        assert len(stages._ANALYSED) == 2
+        plain = frontend.stage("lpc").forward(x)
+        assert len(stages._ANALYSED) == 2 and plain[1] != p2  # the plain result came from the cache
+        other = x.copy()
+        other[0, 0] += 1
+        with stages.analysis_cache():  # scopes nest: the inner one's end drops nothing
+            stage.forward(other)
+        assert len(stages._ANALYSED) == 4
+    assert stages._ANALYSED == {}  # the last scope's end drops them
+
+
+def test_lpc_analyses_outlive_no_compress_call():
+    x = tone_bursts(9000)
+    stages._ANALYSED.clear()
+    y, p = frontend.stage("lpc", reweight=True).forward(frontend.to_channels(x))
+    assert stages._ANALYSED == {}  # outside a scope nothing is kept
+    data = ubpe.compress(x)  # the planner's search opens one, and its end drops what it kept
+    assert stages._ANALYSED == {} and stages._ANALYSED_SCOPES == 0
+    assert_same(ubpe.decompress(data), x)
 
 
 def test_lpc_stage_keeps_no_result_larger_than_its_bound(monkeypatch):
     x = frontend.to_channels(tone_bursts(9000))
     monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes - 1)
     stages._ANALYSED.clear()
-    y, p = frontend.stage("lpc", reweight=True).forward(x)
-    assert stages._ANALYSED == {}
-    monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes)
-    assert np.array_equal(frontend.stage("lpc", reweight=True).forward(x)[0], y) and len(stages._ANALYSED) == 2
+    with stages.analysis_cache():
+        y, p = frontend.stage("lpc", reweight=True).forward(x)
+        assert stages._ANALYSED == {}
+        monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes)
+        assert np.array_equal(frontend.stage("lpc", reweight=True).forward(x)[0], y) and len(stages._ANALYSED) == 2

@@ -974,7 +974,16 @@ def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: Co
     The candidate returned was built on all the values and costed with ``cost``. ``threads``
     measure chains side by side; the result does not depend on it. ``lean=False`` keeps the
     exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
-    longer input (the blocked form), whose cost is a small share of coding the whole."""
+    longer input (the blocked form), whose cost is a small share of coding the whole. The
+    chains share their LPC analyses during the search (:func:`ubpe.stages.analysis_cache`),
+    dropped when it ends."""
+    with _stages.analysis_cache():
+        return _plan(x, chains, level, cost, proposer, threads, lean)
+
+
+def _plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
+          proposer: ReplayEncoder, threads: int, lean: bool) -> Candidate:
+    """:func:`plan`'s search."""
     if getattr(proposer, "n_tokens", None) is not None:
         threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
     elif lean and level == 2 and LEAN_ABOVE < x.size <= FULL_FIT and x.dtype.itemsize > 1 and len(chains) > 1 \

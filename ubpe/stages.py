@@ -31,9 +31,10 @@ Importing this module registers the stages (:func:`ubpe.frontend.register`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 
@@ -152,19 +153,39 @@ def _estimated_bits(r: np.ndarray, block: int) -> float:
 LPC_BLOCKS: tuple[int, ...] = (4096, 16384)
 #: Test switch: False turns the ``reweight`` option off everywhere (A/B measurements).
 LPC_REWEIGHT = True
-#: The last few channels the lpc stage analysed, by content and options: the planner puts the
-#: same channel through several chains that start with the stage ("lpc", "lpc+adaptive"), on
-#: the screen's samples and on all the values. Key: the channel's digest, dtype and length, the
-#: options, and the module settings the result depends on (``predict.WRITE_UNSIGNED``,
+#: The last few channels the lpc stage analysed, by content and options, kept only within
+#: :func:`analysis_cache` (the planner's search: it puts the same channel through several
+#: chains that start with the stage, "lpc" and "lpc+adaptive", on the screen's samples and on
+#: all the values), and dropped when the last such scope ends, so that nothing outlives a
+#: ``compress`` call. Key: the channel's digest, dtype and length, the options, and the module
+#: settings the result depends on (``predict.WRITE_UNSIGNED``,
 #: :func:`ubpe.predict.reweight_settings`); value: (residual, params), never handed out
 #: (copies are).
 _ANALYSED: dict[tuple, tuple[np.ndarray, dict]] = {}
+_ANALYSED_SCOPES = 0  #: open :func:`analysis_cache` scopes (any thread)
 _ANALYSED_MAX = 16
 #: Largest residual kept (bytes): the planner's reuse is on inputs of at most planner.FULL_FIT
 #: values and on samples; a blocked container's blocks are analysed once each, and keeping
 #: them would hold memory its writer bounds to a few blocks per thread.
 _ANALYSED_BYTES = 1 << 22
 _ANALYSED_LOCK = threading.Lock()  # the planner's threads share the cache
+
+
+@contextlib.contextmanager
+def analysis_cache() -> Iterator[None]:
+    """Within it (any thread), the lpc stage keeps its last :data:`_ANALYSED_MAX` analyses by
+    content; when the last open scope ends they are dropped. Scopes nest and may overlap
+    across threads."""
+    global _ANALYSED_SCOPES
+    with _ANALYSED_LOCK:
+        _ANALYSED_SCOPES += 1
+    try:
+        yield
+    finally:
+        with _ANALYSED_LOCK:
+            _ANALYSED_SCOPES -= 1
+            if _ANALYSED_SCOPES == 0:
+                _ANALYSED.clear()
 
 
 @register
@@ -179,7 +200,8 @@ class LpcStage(_PerChannel):
     (:func:`ubpe.predict.lpc_reweight`). The defaults: ``"tukey"`` (as
     :func:`ubpe.predict.lpc_forward`), :data:`LPC_BLOCKS` and no reweighting
     (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
-    stage does better on the plain residual). Results are kept by content (:data:`_ANALYSED`).
+    stage does better on the plain residual). Within :func:`analysis_cache`, results are kept by
+    content (:data:`_ANALYSED`).
     """
 
     name = "lpc"
@@ -202,7 +224,7 @@ class LpcStage(_PerChannel):
     def _analysed(self, row: np.ndarray, reweight: bool) -> tuple[np.ndarray, dict]:
         """The channel ``row``'s residual and params (cached; the caller must not modify them)."""
         key = None
-        if row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
+        if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
                    self.blocks, self.window, predict.WRITE_UNSIGNED, reweight and predict.reweight_settings())
             found = _ANALYSED.get(key)
@@ -225,6 +247,8 @@ class LpcStage(_PerChannel):
         if key is None:
             return found
         with _ANALYSED_LOCK:
+            if not _ANALYSED_SCOPES:  # the scope ended while this analysis ran
+                return found
             if len(_ANALYSED) >= _ANALYSED_MAX:
                 _ANALYSED.pop(next(iter(_ANALYSED)), None)
             _ANALYSED[key] = found
