@@ -34,7 +34,6 @@ import numpy as np
 from ._validate import check_int, expect_map, field_int, short
 from .errors import CorruptDataError
 from .signal import delta as _delta
-from ._kernels import predict as _kp
 from .signal import undelta as _undelta
 
 __all__ = [
@@ -114,13 +113,6 @@ class DeltaStage(Stage):
 
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         # signed -> same-width signed: the input dtype is restored by a view afterwards
-        if y.ndim == 2 and y.dtype.kind in "iu" and y.dtype.isnative:
-            # :func:`ubpe.signal.undelta`'s running sums in one compiled pass per order over an
-            # unsigned copy (numpy's cumsum took ~1.4 to 2 ns a value: a quarter of decoding
-            # the neural recordings)
-            out = y.astype(_UNSIGNED_OF_WIDTH[y.dtype.itemsize], order="C")
-            _kp.undelta_rows(out, min(params["order"], max(y.shape[1] - 1, 0)))
-            return out.view(y.dtype)
         return _undelta(y, params["order"], dtype=y.dtype, axis=-1)
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
@@ -134,9 +126,8 @@ class DeltaStage(Stage):
         return _SIGNED_OF_WIDTH[np.dtype(dtype).itemsize]
 
 
-#: The signed and unsigned dtype of each width (building one from its name cost a microsecond).
+#: The signed dtype of each width (building one from its name cost a microsecond).
 _SIGNED_OF_WIDTH = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
-_UNSIGNED_OF_WIDTH = {w: np.dtype(f"u{w}") for w in (1, 2, 4, 8)}
 
 
 def stage(name: str, **options: Any) -> Stage:

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ._kernels import predict as _kp
+
 __all__ = ["delta", "undelta", "zigzag", "unzigzag", "quantize", "Quantizer"]
 
 
@@ -164,21 +166,16 @@ def undelta(d: Any, order: int = 1, dtype: Any = None, axis: int = -1) -> np.nda
             f"{out_dtype.itemsize} bytes: undelta works modulo 2**bits of the values' own width"
         )
     src, axis = _work(arr, axis, copy=False)  # (a view of d when it is native: never written)
-    unsigned = src.dtype
-    # running sums of 8- and 16-bit integers in uint32, written back to the width: the same
-    # values modulo 2**bits, and numpy's 32-bit sum runs several times faster than its 16-bit one
-    acc = np.dtype(np.uint32) if unsigned.itemsize < 4 else unsigned
     s = np.moveaxis(src, axis, -1)
     m = min(k, s.shape[-1] - 1)
-    if m <= 0:
+    if m <= 0 or s.size == 0:
         work = src.copy()
-    else:  # pass m - 1 reads d and writes the result; the passes after it run in place
-        work = np.empty_like(src)
-        w = np.moveaxis(work, axis, -1)
-        w[..., :m - 1] = s[..., :m - 1]
-        np.cumsum(s[..., m - 1:], axis=-1, dtype=acc, out=w[..., m - 1:])  # unsigned: wraps
-        for j in range(m - 2, -1, -1):
-            np.cumsum(w[..., j:], axis=-1, dtype=acc, out=w[..., j:])
+    else:  # the running sums in one compiled pass per order, in place on a C-ordered copy, rows
+        # along ``axis`` (numpy's cumsum took ~1.4 to 2 ns a value: a quarter of decoding the
+        # neural recordings)
+        rows = np.array(s, order="C", copy=True)
+        _kp.undelta_rows(rows.reshape(-1, rows.shape[-1]), m)
+        work = rows if axis == src.ndim - 1 else np.ascontiguousarray(np.moveaxis(rows, -1, axis))
     native = work.view(out_dtype.newbyteorder("="))
     return native if native.dtype == out_dtype else native.astype(out_dtype)
 
