@@ -206,12 +206,14 @@ def _table_bytes(ids: np.ndarray, codes: np.ndarray, vocab_size: int, mode: int 
     return buf.tobytes()
 
 
-def _runs_saving(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> int:
+def _runs_saving(ids: np.ndarray, codes: np.ndarray, vocab_size: int, bitmap: int | None = None) -> int:
     """min(0, table bits in mode 1 - table bits in mode 0): what listing the used ids as runs
     saves over the bitmap (negative) or 0. The count codes follow the used-id set the same way
     in both modes, so this depends on ``ids`` alone, not on ``codes``; the smaller table of any
-    codes has ``table_encode(mode 0) + _runs_saving`` bits, in mode 1 exactly when negative."""
-    bitmap = _k.table_encode(ids, codes, vocab_size, 0, _EMPTY_U8)
+    codes has ``table_encode(mode 0) + _runs_saving`` bits, in mode 1 exactly when negative.
+    ``bitmap``: the mode-0 table bits of these codes when the caller has them."""
+    if bitmap is None:
+        bitmap = _k.table_encode(ids, codes, vocab_size, 0, _EMPTY_U8)
     return min(0, _k.table_encode(ids, codes, vocab_size, 1, _EMPTY_U8) - bitmap)
 
 
@@ -259,7 +261,7 @@ def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
             continue
         bits = _k.table_encode(ids, codes[j], vocab_size, 0, _EMPTY_U8)
         if saving is None:
-            saving = min(0, _k.table_encode(ids, codes[j], vocab_size, 1, _EMPTY_U8) - bits)
+            saving = _runs_saving(ids, codes[j], vocab_size, bits)
         tbits = bits + saving
         total = tbits + ce
         if best is None or total < best[0] - 1e-9:

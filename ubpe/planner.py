@@ -574,12 +574,18 @@ def _map(fn: Callable[[Any], Any], items: list, threads: int) -> list:
         return list(pool.map(fn, items))
 
 
+def _dense_fits(a: int, lo: int, hi: int) -> bool:
+    """Whether :func:`_dense_candidate` offers dense ids for ``a`` distinct values in [lo, hi]:
+    the range larger than the alphabet, but not by much."""
+    return a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) and hi < 1 << 63
+
+
 def _dense_candidate(chain: list[dict], y: np.ndarray, a: int) -> Candidate | None:
     """The values ``y`` (alphabet of ``a`` symbols) as ids over every value in [min, max] with
     the static coders ("mag" spends nothing on the holes of the range, and no alphabet is
     stored), when that range is larger than the alphabet but not by much; else None."""
     lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
-    if not a < hi - lo + 1 <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB) or hi >= 1 << 63:
+    if not _dense_fits(a, lo, hi):
         return None
     dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
     return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), LEVEL_CODERS[1], "static",
@@ -802,7 +808,7 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
     bare = min(order0 + table, _mag_bits(ids, center)) + alphabet
     dense = inf
-    if d is not None and a < span <= min(max(16 * a, 1 << 16), entropy.MAX_VOCAB):  # as _dense_candidate
+    if d is not None and _dense_fits(a, lo, hi):
         # rANS codes dense ids as it does bare ones, its table listing the used ids (about the
         # alphabet's cost); "mag" sees the holes as magnitude
         dense = min(order0 + table + alphabet, _mag_bits(d, middle))
