@@ -359,13 +359,14 @@ def _geometric(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return counts * bits
 
 
-def _local_bits(r: np.ndarray) -> float:
-    """Bits of the residual ``r`` under one geometric law per LOCAL_SPAN samples of its zigzag
-    magnitudes (from ``r[0]``): its cost to a coder that follows the residual's loudness."""
+def _local_bits(r: np.ndarray, span: int = LOCAL_SPAN) -> float:
+    """Bits of the residual ``r`` under one geometric law per ``span`` samples of its zigzag
+    magnitudes (from ``r[0]``): with LOCAL_SPAN, its cost to a coder that follows the
+    residual's loudness; with the LPC block, the cost the analysis minimises."""
     n = r.shape[0]
     if n == 0:
         return 0.0
-    starts = np.arange(0, n, LOCAL_SPAN)
+    starts = np.arange(0, n, span)
     counts = np.diff(np.append(starts, n)).astype(np.float64)
     return float(_geometric(np.add.reduceat(2.0 * np.abs(r.astype(np.float64)), starts), counts).sum())
 

@@ -131,16 +131,7 @@ _SIGNED = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
 def _estimated_bits(r: np.ndarray, block: int) -> float:
     """Bits of the residual ``r`` under a geometric law per block of its zigzag magnitudes (the
     cost :func:`ubpe.predict.lpc_forward`'s analysis minimises)."""
-    n = r.shape[0]
-    if n == 0:
-        return 0.0
-    z = 2.0 * np.abs(r.astype(np.float64))
-    starts = np.arange(0, n, block)
-    counts = np.diff(np.append(starts, n)).astype(np.float64)
-    m = np.add.reduceat(z, starts) / counts
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bits = (1 + m) * np.log2(1 + m) - np.where(m > 0, m * np.log2(np.where(m > 0, m, 1)), 0.0)
-    return float((counts * bits).sum())
+    return predict._local_bits(r, block)
 
 
 #: LPC block lengths the lpc stage tries on each channel by default (the cheapest by estimated
