@@ -250,3 +250,32 @@ def test_inspect_names_the_split_not_the_digit_bytes():
     text = _describe_stage(entry)
     payload = len(entry["low"]["payload"])
     assert text == f"mult(4q+2+r, none; digits: {entry['low']['coder']}, {payload} bytes)"
+
+
+def test_a_sample_sized_on_the_whole_record_scales_its_stream_only():
+    """The lean search sizes a chain's context-mixing candidate on a sample of its output but
+    with the record made on all the values: the digits' payload there stands for all of them
+    already, so only the stream is extrapolated (scaling the payload too overrated "mult"
+    chains several times over against the others)."""
+    from ubpe import container
+    from ubpe.alphabet import Alphabet
+
+    x = frontend.to_channels(skewed_codes(40000, 15))
+    y, record = frontend.forward(x, planner.build_chain(planner.PREDICTORS["mult+lpc"]))
+    y = np.ascontiguousarray(y).reshape(-1)
+    base = {"magic": "ubpe", "v": 2, "dtype": "<i2", "shape": [y.size], "layout": "tc", "crc": 0, "front": []}
+    coders = ("cms2",)
+
+    def cm(values):
+        alphabet = Alphabet.from_data(values)
+        return planner.Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(values), coders, "cm")
+
+    exact = container._cost(base, cm(y)).size
+    ys = y[planner._windows(y.size, planner.LEAN_CM_SAMPLE_LARGE, planner.LEAN_CM_WINDOWS)]
+    sized = container._cost(base, cm(ys))
+    grows = planner._growing_params(record)
+    assert grows == MultStage.scalable(record[0]) > 1000
+    estimate = planner._extrapolated(sized, y.size / ys.size, grows)
+    assert abs(estimate / exact - 1) < 0.05, (estimate, exact)
+    assert planner._extrapolated(sized, y.size / ys.size) > exact + 3 * grows  # the payload scaled again
+    assert planner._extrapolated(sized, 1.0) == sized.size

@@ -42,7 +42,7 @@ search.
    :data:`ESTIMATE_RATES`, on the bare and on the dense ids, the alphabet's gaps, the stages'
    params; mostly within 0.3 % below to 4.3 % above the exact proxy on predicted values, up to
    about a third over on raw ones). The finalists are the :data:`LEAN_KEEP` smallest estimates (:data:`LEAN_KEEP_LARGE`
-   from LEAN_CM_LARGE values), those within :data:`SCREEN_CLOSE` of the last of them and the
+   from LEAN_CM_LARGE values), those within :data:`LEAN_CLOSE` of the last of them and the
    first chain when within :data:`SCREEN_FIRST_WITHIN` of the smallest (its estimate within
    :data:`LEAN_FIRST_CHECK`: its exact proxy decides; always up to LEAN_SMALL values, with
    every chain within :data:`LEAN_SMALL_CLOSE` of the smallest). Each finalist offers the
@@ -52,14 +52,14 @@ search.
    dense candidate exists), sized on :data:`LEAN_CM_SAMPLE` values (:data:`LEAN_CM_WINDOWS`
    windows; :data:`LEAN_CM_SAMPLE_LARGE` from :data:`LEAN_CM_LARGE` values) when k
    finalists' samples and one full run cost fewer values than k full runs, else on all of
-   them; those within :data:`CM_CLOSE` of the best estimate (from LEAN_CM_LARGE values: the
-   best only) are built on all the values. Static candidates, built on all the values: the
-   fast chain ranked first gets level 1's (probe, merges, variants: step 3); another
-   finalist gets its bare candidates only when its estimate is within
-   :data:`LEAN_STATIC_WITHIN_EXACT` of the best context-mixing size (:data:`LEAN_STATIC_WITHIN`
-   when that size is a sample's estimate); of the bare and dense ids, one whose estimate is
-   more than :data:`LEAN_LAYOUT_CLEAR` times the other's is not built (candidates with merges
-   always are). The smallest exact candidate wins (ties: the earlier chain, static first).
+   them; the best estimate is built on all the values. Static candidates, built on all the values, only
+   where they may win against the best context-mixing container (exact): that container's
+   chain's bare candidates when its estimate is within :data:`LEAN_STATIC_WITHIN` of that
+   size; level 1's (probe, merges, variants: step 3) on the fast chain ranked first only when
+   its estimate is at least :data:`LEAN_LEVEL1_GAIN` times it. Of the bare and dense ids, one whose
+   estimate is more than :data:`LEAN_LAYOUT_CLEAR` times the other's is not built
+   (candidates with merges always are). The smallest exact candidate wins (ties: the earlier
+   chain, static first).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -87,15 +87,17 @@ search.
    choice is never larger than any forced chain (up to :data:`SCREEN_ABOVE` values at level
    1, up to :data:`LEAN_ABOVE` at level 2), and level 2 (a superset of level 1's candidates
    on the same screened chains, the level-1 one computed once) is never larger than level 1,
-   up to :data:`LEAN_ABOVE` values. Beyond, the lean search (step 1b) keeps level 1's
-   candidates on the fast chain it ranks first: level 2 is larger than level 1 only where
-   level 1 keeps another chain and the context mixers lose to it (on the benchmark signals
-   and the unseen recordings: never). The lean search rules out unmeasured what its
-   estimates rate out of reach (a chain, a finalist's static candidates more than
-   LEAN_STATIC_WITHIN_EXACT above the context mixer's exact size, an id layout more than
-   LEAN_LAYOUT_CLEAR above the other), so an estimate off by more than those margins may cost
-   bytes: against the exact-screened lean search it made before, the same containers on the
-   unseen recordings and the bench sets but one audio file (+12 B). Context-mixing
+   up to :data:`LEAN_ABOVE` values. Beyond, the lean search (step 1b) builds level 1's
+   candidates only where its estimates call for them, so level 2 may be larger than level 1
+   where those estimates are off (on the benchmark signals and the unseen recordings: never).
+   The lean search rules out unmeasured what its estimates rate out of reach (a chain, static
+   candidates more than LEAN_STATIC_WITHIN above the context mixer's exact size or off its
+   chain, merges, an id layout more than LEAN_LAYOUT_CLEAR above the other), so an estimate
+   off by more than those margins may cost bytes: against the exact-screened lean search it
+   made before, the same containers on the unseen recordings and the bench sets but one audio
+   file (+12 B); against the lean search that built level 1's candidates always and static
+   candidates within 5 % (15 % of a sample's estimate) on every finalist, the same but one
+   unseen recording (alsa-Front_Center, +25 B, +0.06 %). Context-mixing
    candidates sized on a sample are built on all the values only if they may win: those
    within :data:`CLOSE` of the best of them, compared exactly with the best candidate built
    on all the values. Beyond FULL_FIT, the winner on the sample is rebuilt on
@@ -235,12 +237,12 @@ LEAN_SMALL_CLOSE = 1.15
 LEAN_TABLE_BITS = 12
 LEAN_CM_SAMPLE = 1 << 12
 LEAN_CM_WINDOWS = 4
-#: Of the context-mixing candidates sized on a sample, those within CM_CLOSE of the best
-#: estimate are built on all the values; from LEAN_CM_LARGE values they are sized on
-#: LEAN_CM_SAMPLE_LARGE values and only the best estimate is built (on the bench sets and the
-#: unseen recordings the 2**13-value estimates rank the finalists as the full runs do, where
-#: 2**12-value ones needed the 1 % margin: 4 neural recordings, 0.26 % larger without it).
-CM_CLOSE = 1.01
+#: Of the context-mixing candidates sized on a sample, only the best estimate is built on all
+#: the values; from LEAN_CM_LARGE values they are sized on LEAN_CM_SAMPLE_LARGE values. (The
+#: 2**12-value samples once needed a 1 % margin, the candidates within it built too: 4 neural
+#: recordings, 0.26 % larger without it; those take 2**13-value samples now, and below
+#: LEAN_CM_LARGE values the margin changed no container of the bench sets and the unseen
+#: recordings, for a second full run on a third of the audio files sized on samples.)
 LEAN_CM_LARGE = 1 << 15
 LEAN_CM_SAMPLE_LARGE = 1 << 13
 #: From LEAN_CM_LARGE values, where a context-mixing sample costs a fraction of the values,
@@ -250,12 +252,24 @@ LEAN_CM_SAMPLE_LARGE = 1 << 13
 #: times "lpc"'s and a level-1 container 14 % smaller; with "cms2" 32 229 B against 38 570).
 LEAN_KEEP_LARGE = 2
 LEAN_PRUNE_LARGE = 1.5
-#: The lean search builds a finalist's static candidates (other than level 1's on the fast
-#: chain it ranks first) only when its static estimate is within LEAN_STATIC_WITHIN_EXACT of
-#: the best context-mixing size when that size is exact, LEAN_STATIC_WITHIN when it is a
-#: sample's estimate (which runs high: the model's learning cost does not scale).
-LEAN_STATIC_WITHIN = 1.15
-LEAN_STATIC_WITHIN_EXACT = 1.05
+#: The lean search builds static candidates (bare and dense ids) only on the chain of the best
+#: context-mixing container (exact, built on all the values), and only when that chain's static
+#: estimate is within LEAN_STATIC_WITHIN of its size: the static coders won by at most 0.3 %
+#: where they won, always on that chain (8 of 66 bench signals and unseen recordings,
+#: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, now 25 B larger).
+LEAN_STATIC_WITHIN = 1.03
+#: The lean search builds level 1's candidates (probe, merges, variants) on the fast chain it
+#: ranks first only where that chain's static estimate is at least LEAN_LEVEL1_GAIN times the
+#: best context-mixing size: where the context mixer gains that much over order-0 statistics,
+#: the values have context that merges capture too (spo2-plux: merges 22 % below the bare ids,
+#: 3 % above "cms2"). Merges won at level 2 on none of the 66 bench signals and unseen
+#: recordings (and level 1's candidates, which the lean search built always before, on none).
+LEAN_LEVEL1_GAIN = 1.2
+#: The lean search's context-mixing finalists: the LEAN_KEEP smallest estimates and those within
+#: LEAN_CLOSE of the last of them. (SCREEN_CLOSE's 3 % ran "cms2" on two or more chains for 15
+#: of the 31 audio files searched lean; at 1 % the containers of the bench sets and of the
+#: unseen recordings are the same.)
+LEAN_CLOSE = 1.01
 #: The first chain (raw values) is a finalist within SCREEN_FIRST_WITHIN of the smallest; its
 #: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
 #: neural0 1.05, where it wins), so within LEAN_FIRST_CHECK its exact level-1 proxy decides.
@@ -697,7 +711,7 @@ def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale:
     found = _bare_candidates(record, y)
     if estimates is not None:
         found = _clearly_smaller(found, estimates)
-    return min(((k := cost(c)).size - k.scalable + k.scalable * scale for c in found), default=float("inf"))
+    return min((_extrapolated(cost(c), scale) for c in found), default=float("inf"))
 
 
 def _clearly_smaller(found: list[Candidate], estimates: tuple[float, float]) -> list[Candidate]:
@@ -758,6 +772,19 @@ def _mag_bits(ids: np.ndarray, center: int) -> float:
     return best
 
 
+def _extrapolated(cost: Cost, scale: float, counted: int = 0) -> float:
+    """The size, in bytes, of a candidate built on a sample and costed ``cost``, extrapolated to
+    ``scale`` times the values: the part that grows with them (``Cost.scalable``) scaled, less
+    ``counted`` bytes of it that already stand for all the values (the growing params of a
+    record made on all of them, :func:`_growing_params`)."""
+    return cost.size + (cost.scalable - counted) * (scale - 1.0)
+
+
+def _growing_params(record: list[dict]) -> int:
+    """Bytes of the stages' params in ``record`` that grow with the values (``Stage.scalable``)."""
+    return sum(frontend.STAGES[e["stage"]].scalable(e) for e in record if e.get("stage") in frontend.STAGES)
+
+
 def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[float, float]:
     """A cheap estimate, in bytes, of :func:`_screened_size` (the smallest exact container of
     the chain's bare candidates under the static coders; ``y`` 1-D, the chain's output on a
@@ -774,7 +801,7 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     where there is no dense candidate); the chain's estimate is the smaller."""
     n = y.shape[0]
     params = len(msgpack.packb(record, use_bin_type=True))
-    grows = sum(frontend.STAGES[e["stage"]].scalable(e) for e in record if e.get("stage") in frontend.STAGES)
+    grows = _growing_params(record)
     fixed = params - grows
     inf = float("inf")
     if n == 0:
@@ -849,26 +876,23 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
        (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first chain within LEAN_PRUNE_FIRST,
        or always up to LEAN_SMALL values) are ranked by :func:`_static_estimate` (no coder
        run). The finalists are the LEAN_KEEP smallest (LEAN_KEEP_LARGE from LEAN_CM_LARGE
-       values), those within SCREEN_CLOSE of the last of them, and the first chain (no front
+       values), those within LEAN_CLOSE of the last of them, and the first chain (no front
        end) within SCREEN_FIRST_WITHIN of the smallest (when its estimate is within
        LEAN_FIRST_CHECK, by its exact :func:`_screened_size`: raw values' estimates run high;
        always up to LEAN_SMALL values; up to LEAN_SMALL values also every chain within
        LEAN_SMALL_CLOSE of the smallest).
-    2. The fast chain ranked first gets level 1's candidates (probe, merges, variants) on all
-       the values, exact.
-    3. Each finalist offers the context mixers one id layout: dense ids
+    2. Each finalist offers the context mixers one id layout: dense ids
        (:func:`_dense_cm_candidate`) unless the bare ids' estimate times LEAN_DENSE_BIAS is at
        most the dense ids' (no static dense candidate: dense ids); sized on LEAN_CM_SAMPLE
        values (LEAN_CM_SAMPLE_LARGE from LEAN_CM_LARGE values; LEAN_CM_WINDOWS windows) when
        k finalists' samples and one full run code fewer values than k full runs, else on all
-       of them.
-    4. The other finalists' bare candidates (static coders, all the values) only where they
-       may win: estimate within LEAN_STATIC_WITHIN_EXACT of the best context-mixing size
-       (LEAN_STATIC_WITHIN when that is a sample's estimate). In 2 and 4, of the bare and
-       dense ids, one whose estimate is over LEAN_LAYOUT_CLEAR times the other's is not built.
-    5. The context-mixing candidates within CM_CLOSE of the best estimate (from LEAN_CM_LARGE
-       values: the best only) are built on all the values; the smallest exact candidate wins
-       (ties: the earlier chain, static first)."""
+       of them; the best estimate is then built on all the values.
+    3. Static candidates (all the values) only where they may win against the best of those
+       (exact size S): the bare candidates of S's chain when its estimate is within
+       LEAN_STATIC_WITHIN of S; level 1's (probe, merges, variants) on the fast chain ranked
+       first when its estimate is at least LEAN_LEVEL1_GAIN times S. Of the bare and dense ids, one whose estimate is
+       over LEAN_LAYOUT_CLEAR times the other's is not built.
+    4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
     windows, joined, scale = _screen_sample(x)
     whole = windows is x
 
@@ -895,7 +919,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     keep_n = LEAN_KEEP_LARGE if large else LEAN_KEEP
     keep = set(ranked[:keep_n])
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
-    keep.update(i for i in ranked if proxy[i] <= last * SCREEN_CLOSE)
+    keep.update(i for i in ranked if proxy[i] <= last * LEAN_CLOSE)
     if 0 in proxy and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
         keep.add(0)
     elif 0 in proxy and proxy[0] <= LEAN_FIRST_CHECK * proxy[ranked[0]] and \
@@ -920,7 +944,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
 
     def static(i: int) -> list[tuple[Candidate, float]]:
         y, record = output(i)
-        if i == first_fast:  # level 1's candidates on this chain (probe, merges, variants)
+        if i == level1_on:  # level 1's candidates on this chain (probe, merges, variants)
             found = proposer.propose(record, y, 1, cost, False)
         else:
             found = _bare_candidates(record, y)
@@ -946,30 +970,27 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
             if full.variant == "dense" else None
         if sized is None:
             sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
-        c = cost(sized)
         sized.rebuild = lambda: full
-        return sized, float(c.size - c.scalable) + c.scalable * n / ys.shape[0]
+        # subtle: the sample keeps the record of all the values: its growing params ("mult"'s
+        # digits) are full size already, only the stream scales
+        return sized, _extrapolated(cost(sized), n / ys.shape[0], _growing_params(record))
 
-    # the static candidates first where the context mixer's id layout depends on them (the values
-    # may take dense ids), then the context-mixing ones, then the other static candidates only
-    # where they may win: their estimate within LEAN_STATIC_WITHIN of the best context-mixing size
-    first = [i for i in finalists if i == first_fast]
-    parts = dict(zip(first, _map(static, first, threads)))
+    # the context-mixing candidates, those sized on a sample built on all the values where they
+    # may win; then the static ones only where they may win against the best of those, exact
     cm_of = dict(zip(sorted(keep), _map(context_mixed, sorted(keep), threads)))
-    cm_best, cm_first = min((size, c.rebuild is not None) for c, size in cm_of.values())
-    within = LEAN_STATIC_WITHIN if cm_first else LEAN_STATIC_WITHIN_EXACT
-    later = [i for i in finalists if i not in parts and proxy[i] <= within * cm_best]
-    parts.update(zip(later, _map(static, later, threads)))
+    if any(c.rebuild is not None for c, _ in cm_of.values()):
+        bound = min(size for _, size in cm_of.values())
+        cm_of = {i: (c.rebuild(), None) for i, (c, size) in cm_of.items() if size <= bound}
+        cm_of = {i: (c, float(cost(c).size)) for i, (c, _) in cm_of.items()}
+    cm_best, cm_chain = min((size, i) for i, (_, size) in cm_of.items())
+    # level 1's candidates (merges) on the fast chain ranked first only where the context mixer
+    # gains LEAN_LEVEL1_GAIN over its estimate; the bare candidates on the best container's chain
+    level1_on = first_fast if first_fast is not None and proxy[first_fast] >= LEAN_LEVEL1_GAIN * cm_best else None
+    later = [i for i in finalists if i == level1_on or (i == cm_chain and proxy[i] <= LEAN_STATIC_WITHIN * cm_best)]
+    parts = dict(zip(later, _map(static, later, threads)))
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in parts.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
-    exact = [(size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is None]
-    estimated = sorted(((size, j, c) for j, (c, size) in enumerate(cands) if c.rebuild is not None),
-                       key=lambda t: t[:2])
-    if estimated:
-        bound = estimated[0][0] * (1.0 if large else CM_CLOSE)
-        built = [(j, c.rebuild()) for size, j, c in estimated if size <= bound]
-        exact += [(float(cost(c).size), j, c) for j, c in built]
-    return min(exact, key=lambda t: t[:2])[2]
+    return min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
 
 
 def plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: CostFunction,
@@ -1013,7 +1034,8 @@ def _plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: C
     for y, proposals in _map(chain_proposals, list(range(len(chains))), threads):
         for c in proposals:
             k = cost(c)
-            c.estimate = float(k.size - k.scalable) + k.scalable * c.scale * scale
+            # subtle: the record was made on all the values: its growing params do not scale
+            c.estimate = _extrapolated(k, c.scale * scale, _growing_params(c.chain))
             if sampled:
                 c.rebuild = lambda c=c, y=y: proposer.rebuild(c, y, level)
             cands.append(c)
