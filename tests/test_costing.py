@@ -159,6 +159,27 @@ def test_mag_normalize_rows_as_before(seed, pb, density, top):
     assert np.array_equal(freqs, want) and ce == want_ce
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(8, 10), st.integers(1, 6), st.floats(0.0, 1.0),
+       st.sampled_from([2, 30, 400, 1 << 20, 1 << 36]))
+def test_mag_options_are_normalize_rows_and_table_encode_of_each_option(seed, rates, pb_lo, pbs, density, top):
+    from ubpe._kernels import residual
+
+    rng = np.random.default_rng(seed)
+    shape = (rates, residual.N_CONTEXTS, residual.N_BUCKETS)
+    stats = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
+    if rng.random() < 0.5:  # equal counts in a context: remainders tie
+        stats[:, rng.integers(shape[1])] = np.where(rng.random(shape[2]) < 0.6, 3, 0)
+    ce = np.full((rates, pbs), np.nan)
+    tbits = np.full((rates, pbs), -1, np.int64)
+    residual.mag_options(stats, pb_lo, ce, tbits)
+    freqs = np.empty(shape[1:], np.int64)
+    for r in range(rates):
+        for j in range(pbs):
+            assert ce[r, j] == residual.normalize_rows(stats[r], pb_lo + j, freqs)  # the same float
+            assert tbits[r, j] == residual.table_encode(freqs, np.zeros(0, np.uint8))
+
+
 def test_packed_size_without_packing():
     # every msgpack header size of the payload (bin 8/16/32 edges) and of n and width
     import msgpack

@@ -543,16 +543,14 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
     rates = range(_mag.MIN_RATE, _mag.MAX_RATE + 1)
     stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     options = []
     raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats, np.zeros(len(rates), dtype=np.int64)))
     precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
-    normalize_rows, table_encode = _mag.normalize_rows, _mag.table_encode
-    for i, rate in enumerate(rates):
-        counts_i = stats[i]
-        for pb in precisions:
-            ce = normalize_rows(counts_i, pb, freqs)
-            tbits = table_encode(freqs, _EMPTY_U8)
+    ces = np.empty((len(rates), len(precisions)), np.float64)
+    tbitss = np.empty((len(rates), len(precisions)), np.int64)
+    _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss)  # (normalize_rows and table_encode of each option)
+    for i, (rate, ce_i, tbits_i) in enumerate(zip(rates, ces.tolist(), tbitss.tolist())):
+        for pb, ce, tbits in zip(precisions, ce_i, tbits_i):
             options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
@@ -561,7 +559,8 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
                                               key=lambda o: (o[1], o[0], o[2]))
     if total / 8.0 > 1.05 * budget + 64:
         return None
-    _mag.normalize_rows(stats[i], pb, freqs)  # (the chosen option's frequencies again)
+    freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+    _mag.normalize_rows(stats[i], pb, freqs)  # the chosen option's frequencies
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
     start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)
