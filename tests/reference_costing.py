@@ -96,7 +96,8 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
     empty = np.zeros(0, dtype=np.uint8)
     options = []
     stats = np.zeros((_mag.MAX_RATE - _mag.MIN_RATE + 1, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
-    raw_bits = int(_mag.mag_stats(tokens, center, E._BITLEN, stats, np.zeros(stats.shape[0], np.int64)))  # (checked against mag_stats_one)
+    raw_bits = int(_mag.mag_stats(tokens, center, E._BITLEN, np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64), stats,
+                                  np.zeros(stats.shape[0], np.int64)))  # (checked against mag_stats_one)
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
         counts = stats[rate - _mag.MIN_RATE]
         for pb in range(_mag.MIN_PB, E._mag_pb_cap(n) + 1):

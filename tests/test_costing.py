@@ -136,11 +136,14 @@ def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
 
     x = _stream(seed, n, vocab, kind)
     center = int(np.median(x))
-    got = np.zeros((residual.MAX_RATE - residual.MIN_RATE + 1, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
-    raw = residual.mag_stats(x, center, E._BITLEN, got, np.zeros(got.shape[0], np.int64))
-    for r in range(got.shape[0]):
-        counts, want_raw = ref.mag_stats_one(x, center, residual.MIN_RATE + r)
-        assert raw == want_raw and np.array_equal(got[r], counts)
+    every = np.arange(residual.MIN_RATE, residual.MAX_RATE + 1, dtype=np.int64)
+    some = np.random.default_rng(seed).permutation(every)[:1 + seed % every.size]  # any rates, any order
+    for rates in (every, some):
+        got = np.zeros((rates.size, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
+        raw = residual.mag_stats(x, center, E._BITLEN, rates, got, np.zeros(rates.size, np.int64))
+        for r, rate in enumerate(rates.tolist()):
+            counts, want_raw = ref.mag_stats_one(x, center, rate)
+            assert raw == want_raw and np.array_equal(got[r], counts)
 
 
 @settings(max_examples=150, deadline=None)

@@ -513,6 +513,7 @@ def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarra
 
 
 _BITLEN = _mag.bitlen_table()
+_MAG_RATES = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)  #: the running-mean rates the coder tries
 
 
 def _mag_pb_cap(n: int) -> int:
@@ -541,10 +542,10 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
-    rates = range(_mag.MIN_RATE, _mag.MAX_RATE + 1)
+    rates = _MAG_RATES.tolist()
     stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
     options = []
-    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats, np.zeros(len(rates), dtype=np.int64)))
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, _MAG_RATES, stats, np.zeros(len(rates), dtype=np.int64)))
     precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
     ces = np.empty((len(rates), len(precisions)), np.float64)
     tbitss = np.empty((len(rates), len(precisions)), np.int64)

@@ -82,11 +82,12 @@ def _symbol(token, center, m, sh, bl):
 
 
 @njit(cache=True, nogil=True)
-def mag_stats(tokens, center, bl, counts, m):
-    """Add each token's (context, bucket) under every rate to ``counts`` in one pass: int64,
-    ``(MAX_RATE - MIN_RATE + 1, N_CONTEXTS, N_BUCKETS)``, ``counts[r]`` for rate MIN_RATE + r
-    (a token's bucket and raw bits once, one running mean per rate). ``m``: int64 zeros, one
-    per rate (the running means; the caller's array: no allocation compiled here).
+def mag_stats(tokens, center, bl, rates, counts, m):
+    """Add each token's (context, bucket) under every rate of ``rates`` (int64, each in
+    [MIN_RATE, MAX_RATE]) to ``counts`` in one pass: int64, ``(len(rates), N_CONTEXTS,
+    N_BUCKETS)``, ``counts[r]`` for rate ``rates[r]`` (a token's bucket and raw bits once, one
+    running mean per rate). ``m``: int64 zeros, one per rate (the running means; the caller's
+    array: no allocation compiled here).
 
     Returns the total number of raw bits (the same under every rate). Preconditions: tokens
     and center in [0, 2**24).
@@ -100,7 +101,7 @@ def mag_stats(tokens, center, bl, counts, m):
         if b >= 4:
             raw += (b >> 1) - 1
         for r in range(nr):
-            rate = MIN_RATE + r
+            rate = rates[r]
             mr = m[r]
             counts[r, _context(mr, rate - 2, bl), b] += 1
             m[r] = mr + z - (mr >> rate)
