@@ -410,6 +410,38 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     return c0
 
 
+@njit(cache=True, nogil=True)
+def reweight_rows(e, step, span, Z, W):
+    """``W[j] = Z[j] / (1 + mean|e|)**2``, the mean over the ``span`` samples around sample
+    ``i = j * step`` of ``e`` (``e[i - span//2]`` to ``e[i + (span-1)//2]``, zeros beyond the
+    ends): ``ubpe.predict``'s loudness weights of the fit's equations, as ``Z / ((_local_scale(e)
+    [::step] + 1) ** 2)[:, None]`` computes them, to the bit, when ``span`` is a power of two and
+    ``e`` holds integers with ``span * max|e| < 2**53``: each window's terms ``|e| / span`` and
+    their partial sums are then exact in any order, so the window's exact sum times ``1 / span``
+    is the convolution's value. Returns False (``W`` untouched) when that does not hold or the
+    shapes do not match (``Z`` and ``W`` float64 of one shape, ceil(len(e) / step) rows);
+    ``step >= 1``."""
+    n = e.shape[0]
+    rows = (n + step - 1) // step
+    if span < 1 or span & (span - 1) or Z.shape[0] != rows or W.shape[0] != rows or W.shape[1] != Z.shape[1]:
+        return False
+    for i in range(n):
+        v = abs(e[i])
+        if not (v * span < 2.0**53 and v == np.floor(v)):  # (NaN fails too)
+            return False
+    inv = 1.0 / span
+    for j in range(rows):
+        i = j * step
+        t = 0.0
+        for u in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
+            t += abs(e[u])
+        scale = t * inv + 1.0
+        d = scale * scale
+        for c in range(Z.shape[1]):
+            W[j, c] = Z[j, c] / d
+    return True
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _bit_length(v):
     """Number of bits of a non-negative int64 (0 for 0): 64 minus its leading zeros (one
