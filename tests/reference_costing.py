@@ -101,9 +101,9 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
         counts = stats[rate - _mag.MIN_RATE]
         for pb in range(_mag.MIN_PB, E._mag_pb_cap(n) + 1):
-            freqs = np.empty_like(counts)
-            ce = _mag.normalize_rows(counts, pb, freqs)  # (checked against normalize_rows)
-            options.append((ce + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
+            freqs, ce1 = np.empty_like(counts), np.empty((1, 1))
+            _mag.mag_options(counts[None], pb, ce1, np.empty((1, 1), np.int64), freqs)  # (checked against normalize_rows)
+            options.append((float(ce1[0, 0]) + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
     least = min(o[0] for o in options)
     total, pb, rate, freqs, raw_bits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
                                            key=lambda o: (o[1], o[0], o[2]))

@@ -521,10 +521,15 @@ def _mag_pb_cap(n: int) -> int:
     return min(_mag.MAX_PB, max(_mag.MIN_PB, _bit_length(n) + 2))
 
 
+#: :func:`ubpe._kernels.residual.mag_options`'s ``freqs`` when no frequencies are wanted.
+_NO_FREQS = np.zeros((0, _mag.N_BUCKETS), dtype=np.int64)
+
+
 def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
-    """Per-context bucket counts -> frequencies summing to 2**pb on every used context."""
-    freqs = np.zeros_like(counts)
-    _mag.normalize_rows(counts, pb, freqs)
+    """Per-context bucket counts (int64, N_CONTEXTS x N_BUCKETS) -> frequencies summing to
+    2**pb on every used context."""
+    freqs = np.empty_like(counts)
+    _mag.mag_options(np.ascontiguousarray(counts)[None], pb, np.empty((1, 1)), np.empty((1, 1), np.int64), freqs)
     return freqs
 
 
@@ -549,7 +554,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
     ces = np.empty((len(rates), len(precisions)), np.float64)
     tbitss = np.empty((len(rates), len(precisions)), np.int64)
-    _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss)  # (normalize_rows and table_encode of each option)
+    _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
     for i, (rate, ce_i, tbits_i) in enumerate(zip(rates, ces.tolist(), tbitss.tolist())):
         for pb, ce, tbits in zip(precisions, ce_i, tbits_i):
             options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
@@ -560,8 +565,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
                                               key=lambda o: (o[1], o[0], o[2]))
     if total / 8.0 > 1.05 * budget + 64:
         return None
-    freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
-    _mag.normalize_rows(stats[i], pb, freqs)  # the chosen option's frequencies
+    freqs = _mag_freqs(stats[i], pb)  # the chosen option's
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
     start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)

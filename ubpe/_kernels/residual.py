@@ -495,73 +495,22 @@ def table_decode(buf, pb, freqs):
 
 
 @njit(cache=True, nogil=True)
-def normalize_rows(counts, pb, freqs):
-    """Per-context counts -> frequencies summing to 2**pb on every used row; returns the
-    payload cross-entropy in bits (sum of count * (pb - log2 freq)).
-
-    Same rule as ``ubpe.entropy._normalize`` applied to each row's used buckets: f = 1 +
-    floor(c * (M - k) / S); the shortfall goes one each to the largest remainders, ties to
-    the lower bucket. ``freqs`` (int64, same shape) is overwritten. Preconditions: counts >= 0,
-    at most 64 buckets, each row's used buckets k <= 2**pb, pb >= 6, row sums * 2**pb < 2**63.
-    """
-    size = 1 << pb
-    nb = counts.shape[1]
-    work = empty(2 * nb, np.int64)  # remainders by bucket, then the sorted keys
-    ce = 0.0
-    for c in range(counts.shape[0]):
-        k = 0
-        s = 0
-        for b in range(counts.shape[1]):
-            freqs[c, b] = 0
-            if counts[c, b] > 0:
-                k += 1
-                s += counts[c, b]
-        if k == 0:
-            continue
-        spare = size - k
-        total = 0
-        for b in range(counts.shape[1]):
-            v = counts[c, b]
-            work[b] = -1
-            if v > 0:
-                sc = v * spare
-                freqs[c, b] = 1 + sc // s
-                work[b] = sc % s
-                total += freqs[c, b]
-        short = size - total
-        if short:
-            # the used buckets by key remainder * 64 + (63 - b), largest first (an insertion
-            # sort: k < 64 keys, all distinct): the largest remainders, ties to the lower bucket
-            u = 0
-            for b in range(counts.shape[1]):
-                if work[b] >= 0:
-                    key = work[b] * 64 + (63 - b)
-                    j = u
-                    while j > 0 and work[nb + j - 1] < key:
-                        work[nb + j] = work[nb + j - 1]
-                        j -= 1
-                    work[nb + j] = key
-                    u += 1
-            for j in range(short):
-                freqs[c, 63 - (work[nb + j] & 63)] += 1
-        for b in range(counts.shape[1]):
-            v = counts[c, b]
-            if v > 0:
-                ce += v * (pb - np.log2(freqs[c, b]))
-    return ce
-
-
-
-@njit(cache=True, nogil=True)
-def mag_options(stats, pb_lo, ce, tbits):
+def mag_options(stats, pb_lo, ce, tbits, freqs):
     """The "mag" coder's options in one pass: for each rate's counts ``stats[r]`` (as
     :func:`mag_stats` fills them) and each precision ``pb = pb_lo + j`` (``j < ce.shape[1]``),
-    ``ce[r, j]``, :func:`normalize_rows`'s cross-entropy, and ``tbits[r, j]``,
-    :func:`table_encode`'s bit count of those frequencies: the same integers and the same
-    float sums in the same order, over each rate's used buckets listed once (those two scanned
-    every bucket of every context for every option: ~6 us an option, 42 options a costing).
-    Preconditions: ``ce`` float64 and ``tbits`` int64 of shape (stats.shape[0], k);
-    normalize_rows's for every pb."""
+    the frequencies summing to 2**pb on every used context, their payload cross-entropy
+    ``ce[r, j]`` (sum of count * (pb - log2 freq), context by context, bucket by bucket) and
+    ``tbits[r, j]``, :func:`table_encode`'s bit count of them. ``freqs``: no rows, or int64 of
+    ``stats[0]``'s shape, then overwritten with the last option's frequencies (one rate and one
+    pb: that option's).
+
+    The rule of ``ubpe.entropy._normalize`` on each context's used buckets: f = 1 + floor(c *
+    (M - k) / S); the shortfall goes one each to the largest remainders, ties to the lower
+    bucket. Each rate's used buckets are listed once, and only they are visited per option (a
+    pass per option over every bucket of every context, and a table_encode dry run, took ~6 us
+    an option, 42 options a costing). Preconditions: ``ce`` float64 and ``tbits`` int64 of
+    shape (stats.shape[0], k); counts >= 0, at most 64 buckets, each context's used buckets
+    <= 2**pb_lo, pb_lo >= 6, context sums * 2**pb < 2**63 for every pb."""
     nc, nb = stats.shape[1], stats.shape[2]
     used_b = empty(nc * nb, np.int64)  # each context's used buckets, ascending, context by context
     used_v = empty(nc * nb, np.int64)  # their counts
@@ -604,12 +553,12 @@ def mag_options(stats, pb_lo, ce, tbits):
                     q = sc // s
                     f[t] = 1 + q
                     total += 1 + q
-                    # normalize_rows's key: remainder * 64 + (63 - bucket); subtle: the bucket's
-                    # rank among the used ones for the bucket gives the same order
+                    # the rule's key, remainder * 64 + (63 - bucket); subtle: with the bucket's
+                    # rank among the used ones for the bucket: the same order
                     keys[t - lo] = (sc - q * s) * 64 + (63 - (t - lo))
                 short = size - total
                 if short:
-                    # one each to the ``short`` largest keys (normalize_rows's rule): the keys
+                    # one each to the ``short`` largest keys (the largest remainders): the keys
                     # are distinct, so a key is among them when fewer than ``short`` exceed it
                     # (counted: no sort's unpredictable branches)
                     for i in range(k):
@@ -637,3 +586,9 @@ def mag_options(stats, pb_lo, ce, tbits):
                         cnt >>= 1
             ce[r, j] = total_ce
             tbits[r, j] = pos
+    if freqs.shape[0] > 0:  # the last option's frequencies (f holds them)
+        for c in range(nc):
+            for b in range(nb):
+                freqs[c, b] = 0
+            for t in range(first[c], first[c + 1]):
+                freqs[c, used_b[t]] = f[t]
