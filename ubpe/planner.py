@@ -742,7 +742,7 @@ def _mag_bits(ids: np.ndarray, center: int) -> float:
     compiled ``mag_stats`` pass the coder itself runs first, those rates only, in one pass),
     their raw low bits, and about 9 bits a table entry (13 per context used)."""
     stats = np.zeros((len(ESTIMATE_RATES), _residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
-    raw = int(_residual.mag_stats(ids, center, _BITLEN, _ESTIMATE_RATES, stats, np.zeros(len(ESTIMATE_RATES), np.int64)))
+    raw = int(_residual.mag_stats(ids, center, _BITLEN, _ESTIMATE_RATES, stats, np.zeros(stats.shape[0], np.int64)))
     best = float("inf")
     for counts in stats:
         per = counts.sum(axis=1)
