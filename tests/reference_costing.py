@@ -96,13 +96,16 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
     empty = np.zeros(0, dtype=np.uint8)
     options = []
     stats = np.zeros((_mag.MAX_RATE - _mag.MIN_RATE + 1, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
-    raw_bits = int(_mag.mag_stats(tokens, center, E._BITLEN, stats, np.zeros(stats.shape[0], np.int64)))  # (checked against mag_stats_one)
+    rates = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)
+    raw_bits = int(_mag.mag_stats(tokens, center, E._BITLEN, rates, stats,
+                                  np.zeros(stats.shape[0], np.int64)))  # (checked against mag_stats_one)
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
         counts = stats[rate - _mag.MIN_RATE]
         for pb in range(_mag.MIN_PB, E._mag_pb_cap(n) + 1):
-            freqs = np.empty_like(counts)
-            ce = _mag.normalize_rows(counts, pb, freqs)  # (checked against normalize_rows)
-            options.append((ce + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
+            freqs, ce1 = np.empty_like(counts), np.empty((1, 1))
+            # (its frequencies and cross-entropy: checked against normalize_rows below)
+            _mag.mag_options(counts[None], pb, ce1, np.empty((1, 1), np.int64), freqs)
+            options.append((float(ce1[0, 0]) + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
     least = min(o[0] for o in options)
     total, pb, rate, freqs, raw_bits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
                                            key=lambda o: (o[1], o[0], o[2]))

@@ -136,16 +136,21 @@ def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
 
     x = _stream(seed, n, vocab, kind)
     center = int(np.median(x))
-    got = np.zeros((residual.MAX_RATE - residual.MIN_RATE + 1, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
-    raw = residual.mag_stats(x, center, E._BITLEN, got, np.zeros(got.shape[0], np.int64))
-    for r in range(got.shape[0]):
-        counts, want_raw = ref.mag_stats_one(x, center, residual.MIN_RATE + r)
-        assert raw == want_raw and np.array_equal(got[r], counts)
+    every = np.arange(residual.MIN_RATE, residual.MAX_RATE + 1, dtype=np.int64)
+    some = np.random.default_rng(seed).permutation(every)[:1 + seed % every.size]  # any rates, any order
+    for rates in (every, some):
+        got = np.zeros((rates.size, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
+        raw = residual.mag_stats(x, center, E._BITLEN, rates, got, np.zeros(rates.size, np.int64))
+        for r, rate in enumerate(rates.tolist()):
+            counts, want_raw = ref.mag_stats_one(x, center, rate)
+            assert raw == want_raw and np.array_equal(got[r], counts)
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(8, 13), st.floats(0.0, 1.0), st.integers(1, 400))
-def test_mag_normalize_rows_as_before(seed, pb, density, top):
+def test_mag_frequencies_as_before(seed, pb, density, top):
+    # one option (one rate, one pb): the frequencies, cross-entropy and table bits of the
+    # former per-option kernel (reference_costing.normalize_rows, then table_encode)
     from ubpe._kernels import residual
 
     rng = np.random.default_rng(seed)
@@ -153,10 +158,36 @@ def test_mag_normalize_rows_as_before(seed, pb, density, top):
     counts = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
     if rng.random() < 0.5:  # equal counts in a row: remainders tie
         counts[rng.integers(shape[0])] = np.where(rng.random(shape[1]) < 0.6, 3, 0)
-    freqs = np.empty_like(counts)
-    ce = residual.normalize_rows(counts, pb, freqs)
+    freqs = np.full_like(counts, -1)
+    ce, tbits = np.empty((1, 1)), np.empty((1, 1), np.int64)
+    residual.mag_options(counts[None], pb, ce, tbits, freqs)
     want, want_ce = ref.normalize_rows(counts, pb)
-    assert np.array_equal(freqs, want) and ce == want_ce
+    assert np.array_equal(freqs, want) and ce[0, 0] == want_ce
+    assert tbits[0, 0] == residual.table_encode(want, np.zeros(0, np.uint8))
+    assert np.array_equal(E._mag_freqs(counts, pb), want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(8, 10), st.integers(1, 6), st.floats(0.0, 1.0),
+       st.sampled_from([2, 30, 400, 1 << 20, 1 << 36]))
+def test_mag_options_in_one_pass_are_each_option_s(seed, rates, pb_lo, pbs, density, top):
+    from ubpe._kernels import residual
+
+    rng = np.random.default_rng(seed)
+    shape = (rates, residual.N_CONTEXTS, residual.N_BUCKETS)
+    stats = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
+    if rng.random() < 0.5:  # equal counts in a context: remainders tie
+        stats[:, rng.integers(shape[1])] = np.where(rng.random(shape[2]) < 0.6, 3, 0)
+    ce = np.full((rates, pbs), np.nan)
+    tbits = np.full((rates, pbs), -1, np.int64)
+    last = np.full(shape[1:], -1, np.int64)
+    residual.mag_options(stats, pb_lo, ce, tbits, last)
+    assert np.array_equal(last, E._mag_freqs(stats[-1], pb_lo + pbs - 1))  # the last option's
+    one_ce, one_tbits = np.empty((1, 1)), np.empty((1, 1), np.int64)
+    for r in range(rates):
+        for j in range(pbs):
+            residual.mag_options(stats[r:r + 1], pb_lo + j, one_ce, one_tbits, E._NO_FREQS)
+            assert ce[r, j] == one_ce[0, 0] and tbits[r, j] == one_tbits[0, 0]
 
 
 def test_packed_size_without_packing():

@@ -608,3 +608,27 @@ def test_check_lpc_params_usual_case_matches_field_by_field(name, value, drop):
     assert got[0] == want[0]
     for a, b in zip(got[1:], want[1:]):
         np.testing.assert_array_equal(a, b)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([8, 16, 32, 64]), st.integers(0, 32), st.integers(0, 700),
+       st.integers(1, 900))
+def test_analysis_residual_bits_are_the_geometric_bits_of_the_exact_residual(seed, bits, order, lo, m):
+    # _residual_bits sums its predictions by chunks of samples and lags: the residual must be
+    # the exact one (reference_predict), its bits summed sample by sample as the float they were
+    from ubpe._kernels import predict as K
+
+    rng = np.random.default_rng(seed)
+    n = lo + m
+    s = rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), n, dtype=np.int64, endpoint=False)
+    if rng.random() < 0.5:  # smooth: small residuals
+        s = np.cumsum(rng.integers(-3, 4, n)) - (n // 2)
+    q = rng.integers(-(1 << 15), 1 << 15, 32).astype(np.int64)
+    shift = int(rng.integers(0, 31))
+    res = ref.lpc_residual([int(v) for v in s], bits, n, [order], [shift], q[:order].tolist())[lo:]
+    total = 0.0
+    for r in res:
+        total += 2.0 * abs(float(r))
+    want = K._geometric_bits(total, m)
+    got = K._residual_bits(s, np.int64(lo), np.int64(n), np.int64(order), q, np.int64(shift), np.int64(64 - bits),
+                           np.empty(K._CHUNK, np.uint64))
+    assert got == want

@@ -112,6 +112,29 @@ def test_gram_is_the_matrix_product(m):
     np.testing.assert_allclose(P._gram(X, Y), X.T @ Y, rtol=1e-12, atol=1e-9)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(1, 20), st.integers(1, 33),
+       st.sampled_from([1, 8, 16, 32, 45, 49, 50, 64]))
+def test_compiled_weights_are_the_convolution_s_to_the_bit(seed, n, step, cols, bits):
+    # the weighted equations from exact window sums, or False (and the convolution) when a sum
+    # might not be exact: residuals too wide, values not integers, a span not a power of two
+    from ubpe._kernels import predict as K
+
+    rng = np.random.default_rng(seed)
+    e = rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), n, endpoint=False).astype(np.float64)
+    if seed % 7 == 0:
+        e[rng.integers(n)] += 0.5
+    Z = rng.normal(0, 1e4, (-(-n // step), cols))
+    scale = P._local_scale(e)[::step] + 1.0
+    want = Z / (scale * scale)[:, None]
+    for span in (P.REWEIGHT_SPAN, 12):
+        W = np.full_like(Z, np.nan)
+        exact = span == P.REWEIGHT_SPAN and seed % 7 != 0 and np.abs(e).max() * span < 2.0**53
+        assert K.reweight_rows(e, np.int64(step), np.int64(span), Z, W) == exact
+        assert np.array_equal(W.view(np.int64), want.view(np.int64)) if exact else np.isnan(W).all()
+    assert not K.reweight_rows(e, np.int64(step), np.int64(P.REWEIGHT_SPAN), Z[1:], np.empty_like(Z[1:]))
+
+
 def test_a_final_lpc_stage_is_reweighted():
     def lpc_of(name):
         return [s for s in planner.build_chain(planner.PREDICTORS[name]) if s.name == "lpc"][0]

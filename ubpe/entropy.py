@@ -513,6 +513,7 @@ def _encode_cm(arr: np.ndarray, vocab_size: int, budget: int, classes: np.ndarra
 
 
 _BITLEN = _mag.bitlen_table()
+_MAG_RATES = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)  #: the running-mean rates the coder tries
 
 
 def _mag_pb_cap(n: int) -> int:
@@ -520,10 +521,15 @@ def _mag_pb_cap(n: int) -> int:
     return min(_mag.MAX_PB, max(_mag.MIN_PB, _bit_length(n) + 2))
 
 
+#: :func:`ubpe._kernels.residual.mag_options`'s ``freqs`` when no frequencies are wanted.
+_NO_FREQS = np.zeros((0, _mag.N_BUCKETS), dtype=np.int64)
+
+
 def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
-    """Per-context bucket counts -> frequencies summing to 2**pb on every used context."""
-    freqs = np.zeros_like(counts)
-    _mag.normalize_rows(counts, pb, freqs)
+    """Per-context bucket counts (int64, N_CONTEXTS x N_BUCKETS) -> frequencies summing to
+    2**pb on every used context."""
+    freqs = np.empty_like(counts)
+    _mag.mag_options(np.ascontiguousarray(counts)[None], pb, np.empty((1, 1)), np.empty((1, 1), np.int64), freqs)
     return freqs
 
 
@@ -541,18 +547,16 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
-    rates = range(_mag.MIN_RATE, _mag.MAX_RATE + 1)
+    rates = _MAG_RATES.tolist()
     stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     options = []
-    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, stats, np.zeros(len(rates), dtype=np.int64)))
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, _MAG_RATES, stats, np.zeros(len(rates), dtype=np.int64)))
     precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
-    normalize_rows, table_encode = _mag.normalize_rows, _mag.table_encode
-    for i, rate in enumerate(rates):
-        counts_i = stats[i]
-        for pb in precisions:
-            ce = normalize_rows(counts_i, pb, freqs)
-            tbits = table_encode(freqs, _EMPTY_U8)
+    ces = np.empty((len(rates), len(precisions)), np.float64)
+    tbitss = np.empty((len(rates), len(precisions)), np.int64)
+    _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    for i, (rate, ce_i, tbits_i) in enumerate(zip(rates, ces.tolist(), tbitss.tolist())):
+        for pb, ce, tbits in zip(precisions, ce_i, tbits_i):
             options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
@@ -561,7 +565,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
                                               key=lambda o: (o[1], o[0], o[2]))
     if total / 8.0 > 1.05 * budget + 64:
         return None
-    _mag.normalize_rows(stats[i], pb, freqs)  # (the chosen option's frequencies again)
+    freqs = _mag_freqs(stats[i], pb)  # the chosen option's
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
     start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)

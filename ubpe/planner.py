@@ -746,21 +746,19 @@ def _order0_bytes(y: np.ndarray) -> float:
 #: :func:`_static_estimate`'s running-mean rates of the "mag" model (the coder tries
 #: ``MIN_RATE..MAX_RATE``; the estimate takes the better of these two).
 ESTIMATE_RATES = (3, 5)
+_ESTIMATE_RATES = np.array(ESTIMATE_RATES, np.int64)
 
 
 def _mag_bits(ids: np.ndarray, center: int) -> float:
     """Bits the "mag" coder would spend on ``ids`` (int64, in [0, 2**24)) around ``center``
     (their median, as the coder's), the least over the running-mean shifts of
     :data:`ESTIMATE_RATES`: the magnitude classes' entropy in each loudness context (the
-    compiled ``mag_stats`` pass the coder itself runs first, every rate up to the largest
-    estimated in one pass), their raw low bits, and about 9 bits a table entry (13 per context
-    used)."""
-    rates = np.zeros((max(ESTIMATE_RATES) - _residual.MIN_RATE + 1, _residual.N_CONTEXTS, _residual.N_BUCKETS),
-                     np.int64)
-    raw = int(_residual.mag_stats(ids, center, _BITLEN, rates, np.zeros(rates.shape[0], np.int64)))
+    compiled ``mag_stats`` pass the coder itself runs first, those rates only, in one pass),
+    their raw low bits, and about 9 bits a table entry (13 per context used)."""
+    stats = np.zeros((len(ESTIMATE_RATES), _residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
+    raw = int(_residual.mag_stats(ids, center, _BITLEN, _ESTIMATE_RATES, stats, np.zeros(stats.shape[0], np.int64)))
     best = float("inf")
-    for rate in ESTIMATE_RATES:
-        counts = rates[rate - _residual.MIN_RATE]
+    for counts in stats:
         per = counts.sum(axis=1)
         used = per > 0
         c = counts[counts > 0].astype(np.float64)

@@ -441,9 +441,12 @@ def _weighted_fit(s: np.ndarray, sf: np.ndarray, lo: int, hi: int, e: np.ndarray
     q = np.zeros(order, np.int64)
     ranks = np.arange(1, order + 1)
     best = None
+    W = np.empty_like(Z)  # the weighted equations (one buffer: a fresh one each pass cost more than the division)
     for _ in range(REWEIGHT_ITERATIONS):
-        scale = _local_scale(e)[::step] + 1.0
-        G = _gram(Z, Z / (scale * scale)[:, None])
+        if not _k.reweight_rows(e, step, REWEIGHT_SPAN, Z, W):  # (compiled: the same floats)
+            scale = _local_scale(e)[::step] + 1.0
+            np.divide(Z, (scale * scale)[:, None], out=W)
+        G = _gram(Z, W)
         e0, g, A = G[0, 0], G[1:, 0], G[1:, 1:]
         A[np.diag_indices(order)] += 1e-9 * np.trace(A) / order + 1e-300  # as the Levinson recursion's floor
         if not (e0 > 0 and np.isfinite(G).all()):

@@ -190,26 +190,50 @@ def _geometric_bits(total, n):
     return n * ((1.0 + m) * np.log2(1.0 + m) - m * np.log2(m))
 
 
+#: Samples per pass of :func:`_residual_bits`'s predictions (a buffer that stays in L1).
+_CHUNK = 256
+
+
 @njit(cache=True, nogil=True)
-def _residual_bits(s, lo, hi, order, q, shift, sh):
-    """Estimated bits of the zigzagged residuals of s[lo:hi] under one quantized predictor."""
+def _residual_bits(s, lo, hi, order, q, shift, sh, acc):
+    """Estimated bits of the zigzagged residuals of s[lo:hi] under one quantized predictor.
+    ``acc``: uint64 scratch of _CHUNK values.
+
+    The predictions are summed a chunk of samples at a time, coefficient by coefficient (a
+    loop over samples that LLVM vectorizes, no horizontal sum per sample): sums modulo 2**64,
+    the same whatever their order, so the same predictions as :func:`lpc_filter`'s; the bits
+    are then added sample by sample, in order (the same float sum)."""
     total = 0.0
-    rev = empty(max(order, 1), np.int64)  # reversed, so the dot product walks forwards
-    for j in range(order):
-        rev[order - 1 - j] = q[j]
-    for i in range(lo, hi):
-        if i >= order:
-            acc = np.uint64(0)
-            window = s[i - order:i]  # a slice: no wrap-around checks in the loop
-            for j in range(order):
-                acc += np.uint64(rev[j]) * np.uint64(window[j])
-            p = np.int64(acc) >> np.int64(shift)
-        elif i >= 1:
-            p = s[i - 1]
-        else:
-            p = np.int64(0)
-        r = wrap(np.int64(np.uint64(s[i]) - np.uint64(p)), sh)
-        total += 2.0 * abs(float(r))  # zigzag magnitude, near enough
+    for c0 in range(lo, hi, _CHUNK):
+        c1 = min(hi, c0 + _CHUNK)
+        start = max(c0, order)  # samples from here on are predicted by the coefficients
+        for t in range(c1 - c0):
+            acc[t] = 0
+        dst = acc[start - c0:c1 - c0]  # slices: no wrap-around checks in the loops
+        j = 0
+        while j + 4 <= order:  # four lags a pass over the chunk (fewer loads and stores of acc)
+            q0, q1, q2, q3 = np.uint64(q[j]), np.uint64(q[j + 1]), np.uint64(q[j + 2]), np.uint64(q[j + 3])
+            s0 = s[start - 1 - j:c1 - 1 - j]  # lag j + 1
+            s1 = s[start - 2 - j:c1 - 2 - j]
+            s2 = s[start - 3 - j:c1 - 3 - j]
+            s3 = s[start - 4 - j:c1 - 4 - j]
+            for t in range(c1 - start):
+                dst[t] += q0 * np.uint64(s0[t]) + q1 * np.uint64(s1[t]) + q2 * np.uint64(s2[t]) + q3 * np.uint64(s3[t])
+            j += 4
+        for j in range(j, order):
+            qj = np.uint64(q[j])
+            sj = s[start - 1 - j:c1 - 1 - j]
+            for t in range(c1 - start):
+                dst[t] += qj * np.uint64(sj[t])
+        for i in range(c0, c1):
+            if i >= order:
+                p = np.int64(acc[i - c0]) >> np.int64(shift)
+            elif i >= 1:
+                p = s[i - 1]
+            else:
+                p = np.int64(0)
+            r = wrap(np.int64(np.uint64(s[i]) - np.uint64(p)), sh)
+            total += 2.0 * abs(float(r))  # zigzag magnitude, near enough
     return _geometric_bits(total, hi - lo)
 
 
@@ -294,28 +318,35 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     errs = zeros(max_order + 1, np.float64)
     q = zeros(max_order, np.int64)
     best_q = zeros(max_order, np.int64)
+    pred = empty(_CHUNK, np.uint64)  # _residual_bits's scratch
+    w_len, w_kind = np.int64(-1), np.int64(-1)  # the window w holds
     for b in range(nb):
         lo = b * block
         hi = min(n, lo + block)
         m = hi - lo
         # the order-0 fallback is always a candidate
         zero = np.int64(0)  # not a literal 0: one compiled _residual_bits for every call
-        best_bits = _residual_bits(s, lo, hi, zero, q, zero, sh)
+        best_bits = _residual_bits(s, lo, hi, zero, q, zero, sh, pred)
         best_order = 0
         best_shift = 0
         best_prec = 0
         for wi in range(windows.shape[0]):
-            _window(w, m, windows[wi])
+            if m != w_len or windows[wi] != w_kind:  # (a window is the same for every full block)
+                _window(w, m, windows[wi])
+                w_len, w_kind = m, windows[wi]
             for i in range(m):
                 xw[i] = float(s[lo + i]) * w[i]
             kmax = min(max_order, m - 1) if m > 1 else 0
+            # r[k] = sum of xw[i + k] * xw[i] over i = 0 .. m - 1 - k, each lag's sum in that order;
+            # subtle: the lags advance together, sample by sample: independent sums side by
+            # side (a vector), where one lag after another waited on each addition's latency
             for k in range(kmax + 1):
-                acc = 0.0
-                head = xw[k:m]  # the same sum, in the same order, over slices (no wrap checks)
-                lag = xw[:m - k]
-                for i in range(m - k):
-                    acc += head[i] * lag[i]
-                r[k] = acc
+                r[k] = 0.0
+            for i in range(m):
+                v0 = xw[i]
+                h0 = xw[i:i + min(kmax, m - 1 - i) + 1]  # a slice: no wrap-around checks
+                for k in range(h0.shape[0]):
+                    r[k] += h0[k] * v0
             # Levinson-Durbin: errs[k] is the prediction error energy at order k
             errs[0] = r[0]
             for j in range(max_order + 1):
@@ -362,7 +393,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 for pi in range(precisions.shape[0]):
                     prec = precisions[pi]
                     shift = _quantize(lps[k], k, prec, q)
-                    bits = _residual_bits(s, lo, hi, k, q, shift, sh) + k * prec + 10
+                    bits = _residual_bits(s, lo, hi, k, q, shift, sh, pred) + k * prec + 10
                     if bits < best_bits:
                         best_bits = bits
                         best_order = k
@@ -377,6 +408,38 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
             coefs[c0 + j] = best_q[j]
         c0 += best_order
     return c0
+
+
+@njit(cache=True, nogil=True)
+def reweight_rows(e, step, span, Z, W):
+    """``W[j] = Z[j] / (1 + mean|e|)**2``, the mean over the ``span`` samples around sample
+    ``i = j * step`` of ``e`` (``e[i - span//2]`` to ``e[i + (span-1)//2]``, zeros beyond the
+    ends): ``ubpe.predict``'s loudness weights of the fit's equations, as ``Z / ((_local_scale(e)
+    [::step] + 1) ** 2)[:, None]`` computes them, to the bit, when ``span`` is a power of two and
+    ``e`` holds integers with ``span * max|e| < 2**53``: each window's terms ``|e| / span`` and
+    their partial sums are then exact in any order, so the window's exact sum times ``1 / span``
+    is the convolution's value. Returns False (``W`` untouched) when that does not hold or the
+    shapes do not match (``Z`` and ``W`` float64 of one shape, ceil(len(e) / step) rows);
+    ``step >= 1``."""
+    n = e.shape[0]
+    rows = (n + step - 1) // step
+    if span < 1 or span & (span - 1) or Z.shape[0] != rows or W.shape[0] != rows or W.shape[1] != Z.shape[1]:
+        return False
+    for i in range(n):
+        v = abs(e[i])
+        if not (v * span < 2.0**53 and v == np.floor(v)):  # (NaN fails too)
+            return False
+    inv = 1.0 / span
+    for j in range(rows):
+        i = j * step
+        t = 0.0
+        for u in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
+            t += abs(e[u])
+        scale = t * inv + 1.0
+        d = scale * scale
+        for c in range(Z.shape[1]):
+            W[j, c] = Z[j, c] / d
+    return True
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -17,7 +17,7 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
-from .entropy import MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
+from .entropy import ESC_LEN_BITS, MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
 
 N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)
 N_CONTEXTS = 56  #: contexts: buckets of 4 * mean(z) < 2**27
@@ -82,11 +82,12 @@ def _symbol(token, center, m, sh, bl):
 
 
 @njit(cache=True, nogil=True)
-def mag_stats(tokens, center, bl, counts, m):
-    """Add each token's (context, bucket) under every rate to ``counts`` in one pass: int64,
-    ``(MAX_RATE - MIN_RATE + 1, N_CONTEXTS, N_BUCKETS)``, ``counts[r]`` for rate MIN_RATE + r
-    (a token's bucket and raw bits once, one running mean per rate). ``m``: int64 zeros, one
-    per rate (the running means; the caller's array: no allocation compiled here).
+def mag_stats(tokens, center, bl, rates, counts, m):
+    """Add each token's (context, bucket) under every rate of ``rates`` (int64, each in
+    [MIN_RATE, MAX_RATE]) to ``counts`` in one pass: int64, ``(len(rates), N_CONTEXTS,
+    N_BUCKETS)``, ``counts[r]`` for rate ``rates[r]`` (a token's bucket and raw bits once, one
+    running mean per rate). ``m``: int64 zeros, one per rate (the running means; the caller's
+    array: no allocation compiled here).
 
     Returns the total number of raw bits (the same under every rate). Preconditions: tokens
     and center in [0, 2**24).
@@ -100,7 +101,7 @@ def mag_stats(tokens, center, bl, counts, m):
         if b >= 4:
             raw += (b >> 1) - 1
         for r in range(nr):
-            rate = MIN_RATE + r
+            rate = rates[r]
             mr = m[r]
             counts[r, _context(mr, rate - 2, bl), b] += 1
             m[r] = mr + z - (mr >> rate)
@@ -494,57 +495,100 @@ def table_decode(buf, pb, freqs):
 
 
 @njit(cache=True, nogil=True)
-def normalize_rows(counts, pb, freqs):
-    """Per-context counts -> frequencies summing to 2**pb on every used row; returns the
-    payload cross-entropy in bits (sum of count * (pb - log2 freq)).
+def mag_options(stats, pb_lo, ce, tbits, freqs):
+    """The "mag" coder's options in one pass: for each rate's counts ``stats[r]`` (as
+    :func:`mag_stats` fills them) and each precision ``pb = pb_lo + j`` (``j < ce.shape[1]``),
+    the frequencies summing to 2**pb on every used context, their payload cross-entropy
+    ``ce[r, j]`` (sum of count * (pb - log2 freq), context by context, bucket by bucket) and
+    ``tbits[r, j]``, :func:`table_encode`'s bit count of them. ``freqs``: no rows, or int64 of
+    ``stats[0]``'s shape, then overwritten with the last option's frequencies (one rate and one
+    pb: that option's).
 
-    Same rule as ``ubpe.entropy._normalize`` applied to each row's used buckets: f = 1 +
-    floor(c * (M - k) / S); the shortfall goes one each to the largest remainders, ties to
-    the lower bucket. ``freqs`` (int64, same shape) is overwritten. Preconditions: counts >= 0,
-    at most 64 buckets, each row's used buckets k <= 2**pb, pb >= 6, row sums * 2**pb < 2**63.
-    """
-    size = 1 << pb
-    nb = counts.shape[1]
-    work = empty(2 * nb, np.int64)  # remainders by bucket, then the sorted keys
-    ce = 0.0
-    for c in range(counts.shape[0]):
-        k = 0
-        s = 0
-        for b in range(counts.shape[1]):
-            freqs[c, b] = 0
-            if counts[c, b] > 0:
-                k += 1
-                s += counts[c, b]
-        if k == 0:
-            continue
-        spare = size - k
-        total = 0
-        for b in range(counts.shape[1]):
-            v = counts[c, b]
-            work[b] = -1
-            if v > 0:
-                sc = v * spare
-                freqs[c, b] = 1 + sc // s
-                work[b] = sc % s
-                total += freqs[c, b]
-        short = size - total
-        if short:
-            # the used buckets by key remainder * 64 + (63 - b), largest first (an insertion
-            # sort: k < 64 keys, all distinct): the largest remainders, ties to the lower bucket
-            u = 0
-            for b in range(counts.shape[1]):
-                if work[b] >= 0:
-                    key = work[b] * 64 + (63 - b)
-                    j = u
-                    while j > 0 and work[nb + j - 1] < key:
-                        work[nb + j] = work[nb + j - 1]
-                        j -= 1
-                    work[nb + j] = key
+    The rule of ``ubpe.entropy._normalize`` on each context's used buckets: f = 1 + floor(c *
+    (M - k) / S); the shortfall goes one each to the largest remainders, ties to the lower
+    bucket. Each rate's used buckets are listed once, and only they are visited per option (a
+    pass per option over every bucket of every context, and a table_encode dry run, took ~6 us
+    an option, 42 options a costing). Preconditions: ``ce`` float64 and ``tbits`` int64 of
+    shape (stats.shape[0], k); counts >= 0, at most 64 buckets, each context's used buckets
+    <= 2**pb_lo, pb_lo >= 6, context sums * 2**pb < 2**63 for every pb."""
+    nc, nb = stats.shape[1], stats.shape[2]
+    used_b = empty(nc * nb, np.int64)  # each context's used buckets, ascending, context by context
+    used_v = empty(nc * nb, np.int64)  # their counts
+    f = empty(nc * nb, np.int64)  # their frequencies
+    keys = empty(nb, np.int64)
+    first = empty(nc + 1, np.int64)  # context c's used buckets: first[c] .. first[c + 1] - 1
+    sums = empty(nc, np.int64)
+    for r in range(ce.shape[0]):
+        u = 0
+        for c in range(nc):
+            first[c] = u
+            s = 0
+            for b in range(nb):
+                v = stats[r, c, b]
+                if v > 0:
+                    used_b[u] = b
+                    used_v[u] = v
+                    s += v
                     u += 1
-            for j in range(short):
-                freqs[c, 63 - (work[nb + j] & 63)] += 1
-        for b in range(counts.shape[1]):
-            v = counts[c, b]
-            if v > 0:
-                ce += v * (pb - np.log2(freqs[c, b]))
-    return ce
+            sums[c] = s
+        first[nc] = u
+        for j in range(ce.shape[1]):
+            pb = pb_lo + j
+            size = np.int64(1) << pb
+            total_ce = 0.0
+            pos = 0
+            a = 16
+            cnt = 1
+            for c in range(nc):
+                lo, hi = first[c], first[c + 1]
+                k = hi - lo
+                pos += 1  # the "used" bit
+                if k == 0:
+                    continue
+                s = sums[c]
+                spare = size - k
+                total = 0
+                for t in range(lo, hi):
+                    sc = used_v[t] * spare
+                    q = sc // s
+                    f[t] = 1 + q
+                    total += 1 + q
+                    # the rule's key, remainder * 64 + (63 - bucket); subtle: with the bucket's
+                    # rank among the used ones for the bucket: the same order
+                    keys[t - lo] = (sc - q * s) * 64 + (63 - (t - lo))
+                short = size - total
+                if short:
+                    # one each to the ``short`` largest keys (the largest remainders): the keys
+                    # are distinct, so a key is among them when fewer than ``short`` exceed it
+                    # (counted: no sort's unpredictable branches)
+                    for i in range(k):
+                        above = 0
+                        for i2 in range(k):
+                            above += keys[i2] > keys[i]
+                        if above < short:
+                            f[lo + i] += 1
+                for t in range(lo, hi):
+                    total_ce += used_v[t] * (pb - np.log2(f[t]))
+                pos += 12  # the first and last used bucket
+                t = lo
+                for b in range(used_b[lo], used_b[hi - 1] + 1):
+                    v = np.int64(0)
+                    if used_b[t] == b:
+                        v = f[t]
+                        t += 1
+                    rp = _rice_param(a, cnt)
+                    q = v >> rp
+                    pos += q + 1 + rp if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + _bitlen(v)
+                    a += v
+                    cnt += 1
+                    if cnt >= 16:
+                        a >>= 1
+                        cnt >>= 1
+            ce[r, j] = total_ce
+            tbits[r, j] = pos
+    if freqs.shape[0] > 0:  # the last option's frequencies (f holds them)
+        for c in range(nc):
+            for b in range(nb):
+                freqs[c, b] = 0
+            for t in range(first[c], first[c + 1]):
+                freqs[c, used_b[t]] = f[t]
