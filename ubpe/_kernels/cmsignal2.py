@@ -123,6 +123,93 @@ def _sb(d, cap):
     return 2 * _ub(d if d >= 0 else -d, cap) + (1 if d < 0 else 0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rank(t, P, m):
+    """u of token ``t`` for the predicted id ``P`` (module docstring), m = min(P, V - 1 - P)."""
+    d = t - P
+    ad = d if d >= 0 else -d
+    return m + ad if ad > m else (2 * d - 1 if d > 0 else -2 * d)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _contexts(t1, t2, mu, en, vocab_size):
+    """The 5 context hashes (module docstring; the first is h1) of the token after t1, t2 (V
+    before the start) with the running means mu, en, and lp (2 t1 - t2 clamped to [-1, V + 1])."""
+    h1 = _hash(0, t1 + 1)  # order 1
+    q1 = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
+    lp = 2 * t1 - t2
+    lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
+    q2 = _hash(_hash(lp + 0x3333, _sb(t1 - t2, 12)), 0x3456789)  # linear prediction
+    eb = _ub(en >> 2, 15)
+    q3 = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
+    a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
+    a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
+    sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
+    q4 = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
+    return h1, q1, q2, q3, q4, lp
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _moments(mu, en, tok, t1, i):
+    """(mu, en) after token ``i`` = ``tok`` (``t1`` the one before it)."""
+    dt = tok - t1 if i >= 1 else 0
+    return mu + (((tok << 4) - mu) >> MU_SHIFT), en + ((((dt if dt >= 0 else -dt) << 4) - en) >> 3)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _claim(TH, b, hh):
+    """Base of the slot of hash ``hh`` in its pair (module docstring): ``b`` (the home slot's
+    base) or ``b ^ 16`` when it holds the check, else the one with the smaller entry-1 count (b
+    on ties), reset to the check."""
+    ck = hh >> 16
+    if ck == 0:
+        ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
+    if np.int64(TH[U(b)]) == ck:
+        return b
+    # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
+    b2 = b ^ 16
+    if np.int64(TH[U(b2)]) == ck:
+        return b2
+    if (np.int64(TH[U(b2 + 1)]) & 15) < (np.int64(TH[U(b + 1)]) & 15):
+        b = b2
+    TH[U(b)] = np.uint16(ck)
+    for j in range(1, 16):
+        TH[U(b + j)] = np.uint16(1 << 15)
+    return b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot(W, o, x0, x1, x2, x3, x4, x5):
+    """The mixer row ``W[o:o + 7]`` times the inputs (the bias 256 last)."""
+    return (W[U(o)] * x0 + W[U(o + 1)] * x1 + W[U(o + 2)] * x2 + W[U(o + 3)] * x3 + W[U(o + 4)] * x4
+            + W[U(o + 5)] * x5 + W[U(o + 6)] * 256)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _train(W, o, err, x0, x1, x2, x3, x4, x5):
+    """Adapt the mixer row ``W[o:o + 7]`` by ``err`` (error times rate): w += x err >> 14."""
+    W[U(o)] += (x0 * err) >> 14
+    W[U(o + 1)] += (x1 * err) >> 14
+    W[U(o + 2)] += (x2 * err) >> 14
+    W[U(o + 3)] += (x3 * err) >> 14
+    W[U(o + 4)] += (x4 * err) >> 14
+    W[U(o + 5)] += (x5 * err) >> 14
+    W[U(o + 6)] += (256 * err) >> 14
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _adapt(e, y, drec):
+    """Entry ``e`` of a slot (12-bit probability, 4-bit count) after bit ``y``, as uint16."""
+    pr = e >> 4
+    cn = e & 15
+    pr += (((y << 12) - pr) * drec[U(cn)]) >> 16
+    # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
+    pr = 1 if pr < 1 else (4095 if pr > 4095 else pr)
+    if cn < 15:
+        cn += 1
+    return np.uint16((pr << 4) | cn)
+
+
 @njit(cache=True, nogil=True)
 def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
     """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
@@ -187,8 +274,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
         for j in range(1 << ab):
             AP[j * 33 + k] = v
 
-    x1 = 0
-    x2 = 0xFFFFFFFF
+    cl = 0  # the coder's interval [cl, ch]
+    ch = 0xFFFFFFFF
     x = 0
     pos = 0
     nb = buf.shape[0]
@@ -197,33 +284,25 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
             pos += 1
         pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-    hctx = zeros(C, np.int64)
-    base = zeros(C, np.int64)
-    hs = zeros(C, np.int64)
-    xs = zeros(NI, np.int64)
-    xs[NI - 1] = 256
+    o0, o1, o2, o3, o4 = toff[0], toff[1], toff[2], toff[3], toff[4]
+    m0, m1, m2, m3, m4 = smask[0], smask[1], smask[2], smask[3], smask[4]
     chk = 0
     mu = 0
     en = 0
     vm1 = vocab_size - 1
     code = 0
     ln = 0
+    tok = 0
+    # the encoder's contexts of the next token (computed, and their first slots prefetched, one
+    # token ahead)
+    nq0 = nq1 = nq2 = nq3 = nq4 = nlp = 0
     for i in range(n):
         t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
         t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
-        h1 = _hash(0, t1 + 1)
-        hctx[0] = h1  # order 1
-        hctx[1] = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
-        d1 = t1 - t2
-        lp = 2 * t1 - t2
-        lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
-        hctx[2] = _hash(_hash(lp + 0x3333, _sb(d1, 12)), 0x3456789)  # linear prediction
-        eb = _ub(en >> 2, 15)
-        hctx[3] = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
-        a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
-        a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
-        sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
-        hctx[4] = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
+        if decoding or i == 0:
+            q0, q1, q2, q3, q4, lp = _contexts(t1, t2, mu, en, vocab_size)
+        else:
+            q0, q1, q2, q3, q4, lp = nq0, nq1, nq2, nq3, nq4, nlp
         if mode == 0 or i == 0:
             P = center
         elif mode == 1 or i == 1:
@@ -232,54 +311,72 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             P = 0 if lp < 0 else (vm1 if lp > vm1 else lp)
         m = P if P < vm1 - P else vm1 - P
         if not decoding:
-            dd = np.int64(tokens[i]) - P
-            ad = dd if dd >= 0 else -dd
-            u = m + ad if ad > m else (2 * dd - 1 if dd > 0 else -2 * dd)
+            tok = np.int64(tokens[i])
+            u = _rank(tok, P, m)
             ln = 0
             while u >= bs[ln + 1]:
                 ln += 1
             code = fc[ln] + u - bs[ln]
+            # subtle: the moments after token i are due only after its coding; nothing codes
+            # with them before
+            mu, en = _moments(mu, en, tok, t1, i)
+            if i + 1 < n:
+                nq0, nq1, nq2, nq3, nq4, nlp = _contexts(tok, t1, mu, en, vocab_size)
+                _prefetch(TH, o0 + (_hash(nq0, 1) & m0) * 16)
+                _prefetch(TH, o1 + (_hash(nq1, 1) & m1) * 16)
+                _prefetch(TH, o2 + (_hash(nq2, 1) & m2) * 16)
+                _prefetch(TH, o3 + (_hash(nq3, 1) & m3) * 16)
+                _prefetch(TH, o4 + (_hash(nq4, 1) & m4) * 16)
+        h1 = q0
         depth = 0
         cv = 0
         sub = 1
+        b0 = b1 = b2 = b3 = b4 = 0
         lr = MIX_LR + (MIX_LR_BOOST * 4096) // (4096 + i)  # faster at first
         while cv >= lim[depth]:  # an inner node
             node = (1 << depth) | cv
             if (depth & 3) == 0:
-                for c in range(C):  # first every slot's address (their loads overlap)
-                    hh = _hash(hctx[c], node)
-                    s = hh & smask[c]
-                    hs[c] = hh
-                    base[c] = toff[c] + s * 16
-                    _prefetch(TH, base[c])
-                for c in range(C):
-                    hh = hs[c]
-                    b = base[c]
-                    ck = hh >> 16
-                    if ck == 0:
-                        ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
-                    if np.int64(TH[b]) != ck:
-                        # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
-                        b2 = b ^ 16
-                        if np.int64(TH[b2]) == ck:
-                            b = b2
-                        else:
-                            if (np.int64(TH[b2 + 1]) & 15) < (np.int64(TH[b + 1]) & 15):
-                                b = b2
-                            TH[b] = np.uint16(ck)
-                            for j in range(1, 16):
-                                TH[b + j] = np.uint16(1 << 15)
-                    base[c] = b
+                g0 = _hash(q0, node)  # first every slot's address (their loads overlap)
+                g1 = _hash(q1, node)
+                g2 = _hash(q2, node)
+                g3 = _hash(q3, node)
+                g4 = _hash(q4, node)
+                b0 = o0 + (g0 & m0) * 16
+                b1 = o1 + (g1 & m1) * 16
+                b2 = o2 + (g2 & m2) * 16
+                b3 = o3 + (g3 & m3) * 16
+                b4 = o4 + (g4 & m4) * 16
+                _prefetch(TH, b0)
+                _prefetch(TH, b1)
+                _prefetch(TH, b2)
+                _prefetch(TH, b3)
+                _prefetch(TH, b4)
+                b0 = _claim(TH, b0, g0)
+                b1 = _claim(TH, b1, g1)
+                b2 = _claim(TH, b2, g2)
+                b3 = _claim(TH, b3, g3)
+                b4 = _claim(TH, b4, g4)
                 sub = 1
             if decoding:
                 if (depth & 3) == 3:  # the next group's slots, for either bit
-                    for c in range(C):
-                        _prefetch(TH, toff[c] + (_hash(hctx[c], 2 * node) & smask[c]) * 16)
-                        _prefetch(TH, toff[c] + (_hash(hctx[c], 2 * node + 1) & smask[c]) * 16)
+                    nc = 2 * node
+                    _prefetch(TH, o0 + (_hash(q0, nc) & m0) * 16)
+                    _prefetch(TH, o1 + (_hash(q1, nc) & m1) * 16)
+                    _prefetch(TH, o2 + (_hash(q2, nc) & m2) * 16)
+                    _prefetch(TH, o3 + (_hash(q3, nc) & m3) * 16)
+                    _prefetch(TH, o4 + (_hash(q4, nc) & m4) * 16)
+                    _prefetch(TH, o0 + (_hash(q0, nc + 1) & m0) * 16)
+                    _prefetch(TH, o1 + (_hash(q1, nc + 1) & m1) * 16)
+                    _prefetch(TH, o2 + (_hash(q2, nc + 1) & m2) * 16)
+                    _prefetch(TH, o3 + (_hash(q3, nc + 1) & m3) * 16)
+                    _prefetch(TH, o4 + (_hash(q4, nc + 1) & m4) * 16)
             elif (depth & 3) == 0 and depth + 4 < ln:  # the encoder knows the next group's node
                 n4 = (1 << (depth + 4)) | (code >> (ln - depth - 4))
-                for c in range(C):
-                    _prefetch(TH, toff[c] + (_hash(hctx[c], n4) & smask[c]) * 16)
+                _prefetch(TH, o0 + (_hash(q0, n4) & m0) * 16)
+                _prefetch(TH, o1 + (_hash(q1, n4) & m1) * 16)
+                _prefetch(TH, o2 + (_hash(q2, n4) & m2) * 16)
+                _prefetch(TH, o3 + (_hash(q3, n4) & m3) * 16)
+                _prefetch(TH, o4 + (_hash(q4, n4) & m4) * 16)
             i0 = node if node <= o0mask else ((node * 0x9E3779B1) >> 11) & o0mask
             nc = node * 2
             _prefetch(T0, nc if nc <= o0mask else ((nc * 0x9E3779B1) >> 11) & o0mask)
@@ -287,22 +384,27 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * NI + NI - 1)
             _prefetch(AP, ((h1 * 0x9E3 + nc * 0x3B9) & amask) * 33 + 16)
             _prefetch(AP, ((h1 * 0x9E3 + (nc + 1) * 0x3B9) & amask) * 33 + 16)
-            xs[0] = st[U(np.int64(T0[U(i0)]) >> 20)]
-            for c in range(C):
-                xs[1 + c] = st[U(np.int64(TH[U(base[c] + sub)]) >> 4)]
-            cn = np.int64(TH[U(base[1] + sub)]) & 15
+            # subtle: each entry is read once and written back once below: the six tables'
+            # entries are distinct (disjoint tables), so no update changes another's input
+            z = np.int64(T0[U(i0)])
+            e0 = np.int64(TH[U(b0 + sub)])
+            e1 = np.int64(TH[U(b1 + sub)])
+            e2 = np.int64(TH[U(b2 + sub)])
+            e3 = np.int64(TH[U(b3 + sub)])
+            e4 = np.int64(TH[U(b4 + sub)])
+            x0 = st[U(z >> 20)]
+            x1 = st[U(e0 >> 4)]
+            x2 = st[U(e1 >> 4)]
+            x3 = st[U(e2 >> 4)]
+            x4 = st[U(e3 >> 4)]
+            x5 = st[U(e4 >> 4)]
+            cn = e1 & 15
             conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
             ms1 = ((depth if depth < 16 else 15) * 4 + conf) * NI
             ms2 = (node & (NSET2 - 1)) * NI
-            dot1 = 0
-            dot2 = 0
-            for k in range(NI):
-                xk = xs[U(k)]
-                dot1 += W[U(ms1 + k)] * xk
-                dot2 += W2[U(ms2 + k)] * xk
-            dot1 >>= 16
+            dot1 = _dot(W, ms1, x0, x1, x2, x3, x4, x5) >> 16
             dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
-            dot2 >>= 16
+            dot2 = _dot(W2, ms2, x0, x1, x2, x3, x4, x5) >> 16
             dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
             dot = (dot1 + dot2) >> 1
             pm = sq[U(dot + 2047)]
@@ -317,55 +419,42 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             if p > 4095:
                 p = 4095
             y = 0 if decoding else (code >> (ln - 1 - depth)) & 1
-            x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
+            cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, y, decoding)
             # updates
-            err1 = ((y << 12) - sq[U(dot1 + 2047)]) * lr
-            err2 = ((y << 12) - sq[U(dot2 + 2047)]) * lr
-            for k in range(NI):
-                xk = xs[U(k)]
-                W[U(ms1 + k)] += (xk * err1) >> 14
-                W2[U(ms2 + k)] += (xk * err2) >> 14
+            _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
+            _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
             near = ai + lo + (1 if wt >= 64 else 0)
             # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
             aj = np.int64(AP[U(near)])
             AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
-            e = np.int64(T0[U(i0)])
-            pr = e >> 10
-            cn = e & 1023
+            pr = z >> 10
+            cn = z & 1023
             pr += (((y << 22) - pr) * rec[U(cn)]) >> 16
             if cn < LIMIT_O0:
                 cn += 1
             T0[U(i0)] = np.uint32((pr << 10) | cn)
-            for c in range(C):
-                jj = base[c] + sub
-                e = np.int64(TH[U(jj)])
-                pr = e >> 4
-                cn = e & 15
-                pr += (((y << 12) - pr) * drec[U(cn)]) >> 16
-                # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
-                pr = 1 if pr < 1 else (4095 if pr > 4095 else pr)
-                if cn < 15:
-                    cn += 1
-                TH[U(jj)] = np.uint16((pr << 4) | cn)
+            TH[U(b0 + sub)] = _adapt(e0, y, drec)
+            TH[U(b1 + sub)] = _adapt(e1, y, drec)
+            TH[U(b2 + sub)] = _adapt(e2, y, drec)
+            TH[U(b3 + sub)] = _adapt(e3, y, drec)
+            TH[U(b4 + sub)] = _adapt(e4, y, drec)
             sub = sub * 2 + y
             cv = cv * 2 + y
             depth += 1
             if depth > maxlen:
                 return ERR_SYMBOL  # subtle: unreachable for a complete code (checked by the caller)
-        u = bs[depth] + cv - fc[depth]
-        if u <= 2 * m:
-            tok = P + ((u + 1) >> 1) if (u & 1) else P - (u >> 1)
-        else:
-            tok = P + (u - m) if P < vm1 - P else P - (u - m)
         if decoding:
+            u = bs[depth] + cv - fc[depth]
+            if u <= 2 * m:
+                tok = P + ((u + 1) >> 1) if (u & 1) else P - (u >> 1)
+            else:
+                tok = P + (u - m) if P < vm1 - P else P - (u - m)
             if tok < 0 or tok >= vocab_size:
                 return ERR_SYMBOL
             tokens[i] = tok
+            mu, en = _moments(mu, en, tok, t1, i)
         chk = _hash(chk, tok + 1)
-        mu += ((tok << 4) - mu) >> MU_SHIFT
-        dt = tok - t1 if i >= 1 else 0
-        en += (((dt if dt >= 0 else -dt) << 4) - en) >> 3
-    return _finish(x1, x2, x, pos, buf, nb, n, chk, decoding)
+    return _finish(cl, ch, x, pos, buf, nb, n, chk, decoding)
 
 
 @njit(cache=True, nogil=True)
@@ -428,10 +517,48 @@ def _ranks(tokens: np.ndarray, P, V: int) -> np.ndarray:
     return u
 
 
-def _code_lengths(counts: np.ndarray) -> np.ndarray:
-    """Code lengths for u = 0 .. U - 1 (non-decreasing, at most MAX_LEN): Huffman on the sorted
-    counts (halved, plus one, until the longest fits)."""
-    w = np.sort(counts.astype(np.int64))
+@njit(cache=True, nogil=True)
+def _rank_counts(t, vocab_size, center):
+    """Histograms of the ranks u of the tokens ``t`` (int32, ids in [0, V), n >= 1) in modes 0,
+    1 and 2 (module docstring; the first token's prediction is ``center`` in each): three int64
+    arrays, each as long as its mode's largest u plus one (``np.bincount`` of ``_ranks``). Encoder
+    only (not normative)."""
+    n = t.shape[0]
+    vm1 = vocab_size - 1
+    u = empty((3, n), np.int32)  # subtle: u < V <= 2**24
+    top0 = top1 = top2 = 0
+    for i in range(n):
+        tk = np.int64(t[i])
+        p1 = np.int64(t[i - 1]) if i >= 1 else center
+        p2 = p1
+        if i >= 2:
+            p2 = 2 * p1 - np.int64(t[i - 2])
+            p2 = 0 if p2 < 0 else (vm1 if p2 > vm1 else p2)
+        u0 = _rank(tk, center, min(center, vm1 - center))
+        u1 = _rank(tk, p1, min(p1, vm1 - p1))
+        u2 = _rank(tk, p2, min(p2, vm1 - p2))
+        u[0, i] = u0
+        u[1, i] = u1
+        u[2, i] = u2
+        top0 = max(top0, u0)
+        top1 = max(top1, u1)
+        top2 = max(top2, u2)
+    c0 = zeros(top0 + 1, np.int64)
+    c1 = zeros(top1 + 1, np.int64)
+    c2 = zeros(top2 + 1, np.int64)
+    for i in range(n):  # subtle: the unsigned tests skip the negative u of ids outside [0, V)
+        if U(u[0, i]) <= U(top0):
+            c0[U(u[0, i])] += 1
+        if U(u[1, i]) <= U(top1):
+            c1[U(u[1, i])] += 1
+        if U(u[2, i]) <= U(top2):
+            c2[U(u[2, i])] += 1
+    return c0, c1, c2
+
+
+def _code_lengths(w: np.ndarray) -> np.ndarray:
+    """Code lengths for u = 0 .. U - 1 (non-decreasing, at most MAX_LEN): Huffman on the counts
+    ``w`` (int64, sorted ascending; halved, plus one, until the longest fits)."""
     while True:
         a = _huff_lengths(w)
         if int(a[0]) <= MAX_LEN:
@@ -441,24 +568,18 @@ def _code_lengths(counts: np.ndarray) -> np.ndarray:
 
 def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
     """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L)."""
-    t = tokens.astype(np.int32)  # subtle: ids < 2**24, so 2 t and every u fit in int32
+    t = np.ascontiguousarray(tokens, dtype=np.int32)  # subtle: ids < 2**24
     n = t.size
     center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
     if vocab_size == 1:
         return 0, 0, np.ones(1, np.int64)
     best = None
-    P = np.empty(n, np.int32)
-    P[:1] = center
-    for mode in (0, 1, 2):
-        if mode == 1:
-            P[1:] = t[:-1]
-        if mode == 2:
-            P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
-        counts = np.bincount(_ranks(t, np.int32(center) if mode == 0 else P, vocab_size))
+    for mode, counts in enumerate(_rank_counts(t, vocab_size, center)):
         if counts.size == 1:
             counts = np.append(counts, 0)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1)
-        lengths = _code_lengths(counts)
-        cost = int((np.sort(counts)[::-1] * lengths).sum())
+        w = np.sort(counts)
+        lengths = _code_lengths(w)
+        cost = int((w[::-1] * lengths).sum())
         if best is None or cost < best[0]:
             best = (cost, mode, lengths)
     _, mode, lengths = best
