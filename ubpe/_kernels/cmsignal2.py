@@ -60,10 +60,13 @@ Update order after each bit: both mixers, the APM (nearer knot), order 0, the ha
 After each token: the check hash, mu, en.
 
 Memory: at most 5 tables of 2**16 slots x 32 bytes (10 MiB), 256 KiB of order 0, 264 KiB of
-APM and 230 KiB of mixer weights, whatever n: about 11 MiB.
+APM and 230 KiB of mixer weights, whatever n: about 11 MiB (and, once per process, a read-only
+256 KiB table of the slot entries' updates, ``_adapt_table``).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numba
 import numpy as np
@@ -197,35 +200,22 @@ def _train(W, o, err, x0, x1, x2, x3, x4, x5):
     W[U(o + 6)] += (256 * err) >> 14
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _adapt(e, y, drec):
-    """Entry ``e`` of a slot (12-bit probability, 4-bit count) after bit ``y``, as uint16."""
-    pr = e >> 4
-    cn = e & 15
-    pr += (((y << 12) - pr) * drec[U(cn)]) >> 16
-    # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
-    pr = 1 if pr < 1 else (4095 if pr > 4095 else pr)
-    if cn < 15:
-        cn += 1
-    return np.uint16((pr << 4) | cn)
-
-
 @njit(cache=True, nogil=True)
-def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
+def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
     its header; ``mode``, ``center`` and ``cnt`` = k_0..k_L from it). Encoding reads
     ``tokens[:n]`` and returns the length of the coder's bytes (possibly > len(buf): then they
     did not fit); decoding writes ``tokens[:n]`` and returns OK, ERR_SYMBOL, ERR_CHECK or
-    ERR_LENGTH. Preconditions: len(tokens) >= n, 1 <= V <= 2**24, a valid header (module
-    docstring; ``parse_header``), and when encoding every token's u below U."""
+    ERR_LENGTH. ``nxt`` is ``_adapt_table()``. Preconditions: len(tokens) >= n, 1 <= V <=
+    2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
+    below U."""
+    if nxt.shape[0] != 1 << 17:
+        return ERR_LENGTH  # never: the callers pass _adapt_table()
     sq = _squash_table()
     st = _stretch_table(sq)
     rec = empty(1024, np.int64)
     for i in range(1024):
         rec[i] = 131072 // (2 * i + 3)
-    drec = empty(16, np.int64)
-    for i in range(16):
-        drec[i] = rec[i] if i < SLOW_FROM else rec[16 * i - 164]  # counts 28, 44, 60, 76 from 12
     maxlen = cnt.shape[0] - 1
     # canonical code: length l holds the codes fc[l] .. lim[l] - 1, for u = bs[l] ..
     fc = zeros(maxlen + 2, np.int64)
@@ -433,11 +423,11 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             if cn < LIMIT_O0:
                 cn += 1
             T0[U(i0)] = np.uint32((pr << 10) | cn)
-            TH[U(b0 + sub)] = _adapt(e0, y, drec)
-            TH[U(b1 + sub)] = _adapt(e1, y, drec)
-            TH[U(b2 + sub)] = _adapt(e2, y, drec)
-            TH[U(b3 + sub)] = _adapt(e3, y, drec)
-            TH[U(b4 + sub)] = _adapt(e4, y, drec)
+            TH[U(b0 + sub)] = nxt[U((y << 16) | e0)]
+            TH[U(b1 + sub)] = nxt[U((y << 16) | e1)]
+            TH[U(b2 + sub)] = nxt[U((y << 16) | e2)]
+            TH[U(b3 + sub)] = nxt[U((y << 16) | e3)]
+            TH[U(b4 + sub)] = nxt[U((y << 16) | e4)]
             sub = sub * 2 + y
             cv = cv * 2 + y
             depth += 1
@@ -586,6 +576,25 @@ def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
     return mode, center, np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)
 
 
+@functools.cache
+def _adapt_table() -> np.ndarray:
+    """A slot entry after a bit, for every entry: ``[(y << 16) | e]`` is entry e (12-bit
+    probability p, 4-bit count c: any 16 bits) after bit y (module docstring: p += ((y << 12) -
+    p) r >> 16 clamped to [1, 4095], r = rec[c] for c < 12 and rec[16 c - 164] from 12, c up to
+    15). Read-only uint16, 2**17 entries (256 KiB), built once: the loop looks an update up
+    instead of computing it (five per decision)."""
+    rate = np.array([131072 // (2 * (k if k < SLOW_FROM else 16 * k - 164) + 3) for k in range(16)])
+    e = np.arange(1 << 16, dtype=np.int64)
+    p, c = e >> 4, e & 15
+    out = np.empty(1 << 17, np.uint16)
+    for y in (0, 1):
+        # subtle: probabilities stay inside [1, 4095], so stretch stays finite
+        q = np.clip(p + ((((y << 12) - p) * rate[c]) >> 16), 1, 4095)
+        out[y << 16:(y + 1) << 16] = (q << 4) | np.minimum(c + 1, 15)
+    out.flags.writeable = False
+    return out
+
+
 def _leb128(v: int) -> bytes:
     out = bytearray()
     while True:
@@ -664,7 +673,7 @@ def cms2_encode(tokens, vocab_size, buf):
     head = np.frombuffer(header_bytes(mode, center, cnt), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
-    return head.size + int(_code(tokens, n, vocab_size, buf[k:], False, mode, center, cnt))
+    return head.size + int(_code(tokens, n, vocab_size, buf[k:], False, mode, center, cnt, _adapt_table()))
 
 
 def cms2_decode(buf, vocab_size, out):
@@ -677,4 +686,4 @@ def cms2_decode(buf, vocab_size, out):
     if head is None:
         return ERR_LENGTH
     mode, center, cnt, hl = head
-    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt)
+    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt, _adapt_table())
