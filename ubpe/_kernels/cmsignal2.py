@@ -60,7 +60,7 @@ Update order after each bit: both mixers, the APM (nearer knot), order 0, the ha
 After each token: the check hash, mu, en.
 
 Memory: at most 5 tables of 2**16 slots x 32 bytes (10 MiB), 256 KiB of order 0, 264 KiB of
-APM and 230 KiB of mixer weights, whatever n: about 11 MiB (and, once per process, a read-only
+APM and 260 KiB of mixer weights, whatever n: about 11 MiB (and, once per process, a read-only
 256 KiB table of the slot entries' updates, ``_adapt_table``).
 """
 
@@ -70,7 +70,10 @@ import functools
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.cpython.unsafe.numbers import leading_zeros
+from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
@@ -96,6 +99,9 @@ SLOW_FROM = 12
 MIX_LR = 6
 MIX_LR_BOOST = 32
 MIX_W0 = 9362
+#: a mixer's weight row: the NI = 7 weights and an eighth whose input is always 0 (so it never
+#: changes), 64 bytes: one vector operation takes the row (not part of the format)
+ROW = 8
 MIN_SLOT_BITS = 10
 MAX_SLOT_BITS = 16
 MIN_O0_BITS = 10
@@ -181,23 +187,78 @@ def _claim(TH, b, hh):
     return b
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _dot(W, o, x0, x1, x2, x3, x4, x5):
-    """The mixer row ``W[o:o + 7]`` times the inputs (the bias 256 last)."""
-    return (W[U(o)] * x0 + W[U(o + 1)] * x1 + W[U(o + 2)] * x2 + W[U(o + 3)] * x3 + W[U(o + 4)] * x4
-            + W[U(o + 5)] * x5 + W[U(o + 6)] * 256)
+def _inputs(builder, xs):
+    """<8 x i64> of the mixer's inputs: the six int64 values ``xs``, the bias 256 and 0."""
+    i32 = ir.IntType(32)
+    v = ir.Constant(ir.VectorType(ir.IntType(64), ROW), [ir.Undefined] * 6 + [256, 0])
+    for k, x in enumerate(xs):
+        v = builder.insert_element(v, x, i32(k))
+    return v
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _train(W, o, err, x0, x1, x2, x3, x4, x5):
-    """Adapt the mixer row ``W[o:o + 7]`` by ``err`` (error times rate): w += x err >> 14."""
-    W[U(o)] += (x0 * err) >> 14
-    W[U(o + 1)] += (x1 * err) >> 14
-    W[U(o + 2)] += (x2 * err) >> 14
-    W[U(o + 3)] += (x3 * err) >> 14
-    W[U(o + 4)] += (x4 * err) >> 14
-    W[U(o + 5)] += (x5 * err) >> 14
-    W[U(o + 6)] += (256 * err) >> 14
+def _row(context, builder, aryty, ary, o):
+    """``&W[o]`` (an int64 array) as a pointer to <8 x i64>."""
+    data = context.make_array(aryty)(context, builder, ary).data
+    return builder.bitcast(builder.gep(data, [o]), ir.VectorType(ir.IntType(64), ROW).as_pointer())
+
+
+def _row_types(W, o, xs):
+    """Whether the arguments are a mixer row's: an int64 array, an integer offset and inputs."""
+    return (isinstance(W, types.Array) and W.dtype == types.int64 and isinstance(o, types.Integer)
+            and all(isinstance(x, types.Integer) for x in xs))
+
+
+@intrinsic
+def _dot(typingctx, W, o, x0, x1, x2, x3, x4, x5):
+    """The mixer row ``W[o:o + 8]`` (int64) times the inputs (x0..x5, the bias 256, 0), as one
+    vector multiply and sum: the int64 sum of products, wrapping as numba's (the order of a
+    wrapping sum does not matter). Not bounds-checked: ``o + 8 <= len(W)`` by construction."""
+    if not _row_types(W, o, (x0, x1, x2, x3, x4, x5)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vec = ir.VectorType(ir.IntType(64), ROW)
+        xs = [context.cast(builder, a, t, types.int64) for a, t in zip(args[2:], sig.args[2:])]
+        o = context.cast(builder, args[1], sig.args[1], types.intp)
+        w = builder.load(_row(context, builder, sig.args[0], args[0], o), align=8)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [vec]),
+                                            "llvm.vector.reduce.add.v8i64")
+        return builder.call(fn, [builder.mul(w, _inputs(builder, xs))])
+
+    return types.int64(W, o, x0, x1, x2, x3, x4, x5), codegen
+
+
+@intrinsic
+def _train(typingctx, W, o, err, x0, x1, x2, x3, x4, x5):
+    """Adapt the mixer row ``W[o:o + 8]`` (int64) by ``err`` (error times rate): w += x err >> 14
+    for each input x of ``_dot`` (the last weight, of input 0, stays), as vector operations. Not
+    bounds-checked: ``o + 8 <= len(W)`` by construction."""
+    if not _row_types(W, o, (err, x0, x1, x2, x3, x4, x5)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vec = ir.VectorType(ir.IntType(64), ROW)
+        e, *xs = [context.cast(builder, a, t, types.int64) for a, t in zip(args[2:], sig.args[2:])]
+        o = context.cast(builder, args[1], sig.args[1], types.intp)
+        p = _row(context, builder, sig.args[0], args[0], o)
+        ev = builder.insert_element(ir.Constant(vec, ir.Undefined), e, ir.IntType(32)(0))
+        ev = builder.shuffle_vector(ev, ir.Constant(vec, ir.Undefined),
+                                    ir.Constant(ir.VectorType(ir.IntType(32), ROW), [0] * ROW))
+        d = builder.ashr(builder.mul(_inputs(builder, xs), ev), ir.Constant(vec, [14] * ROW))
+        builder.store(builder.add(builder.load(p, align=8), d), p, align=8)
+        return context.get_dummy_value()
+
+    return types.none(W, o, err, x0, x1, x2, x3, x4, x5), codegen
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the same sums, element by element
+
+    def _dot(W, o, x0, x1, x2, x3, x4, x5):  # noqa: F811
+        return int(sum(int(w) * x for w, x in zip(W[o:o + ROW], (x0, x1, x2, x3, x4, x5, 256, 0))))
+
+    def _train(W, o, err, x0, x1, x2, x3, x4, x5):  # noqa: F811
+        for k, x in enumerate((x0, x1, x2, x3, x4, x5, 256, 0)):
+            W[o + k] += (x * err) >> 14
 
 
 @njit(cache=True, nogil=True)
@@ -244,15 +305,14 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     # subtle: all zeros, not check 0 and entries 1 << 15: a slot's entries are read only after
     # it took a check (and was reset), except entry 1's count (0 either way) when choosing
     TH = zeros(toff[C], np.uint16)
-    NI = C + 2  # order 0, contexts, bias
     NSET2 = 1 << (o0bits if o0bits < 12 else 12)
     # subtle: filled by these loops, not alloc.full: with full's fill the encoder ran ~4 %
     # slower on audio tokens (same bytes; measured against np.full and these loops)
-    W = empty(16 * 4 * NI, np.int64)
-    W2 = empty(NSET2 * NI, np.int64)
-    for j in range(16 * 4 * NI):
+    W = empty(16 * 4 * ROW, np.int64)
+    W2 = empty(NSET2 * ROW, np.int64)
+    for j in range(16 * 4 * ROW):
         W[j] = MIX_W0
-    for j in range(NSET2 * NI):
+    for j in range(NSET2 * ROW):
         W2[j] = MIX_W0
     ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS)
     amask = (1 << ab) - 1
@@ -370,8 +430,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             i0 = node if node <= o0mask else ((node * 0x9E3779B1) >> 11) & o0mask
             nc = node * 2
             _prefetch(T0, nc if nc <= o0mask else ((nc * 0x9E3779B1) >> 11) & o0mask)
-            _prefetch(W2, (nc & (NSET2 - 1)) * NI)
-            _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * NI + NI - 1)
+            _prefetch(W2, (nc & (NSET2 - 1)) * ROW)
+            _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * ROW)
             _prefetch(AP, ((h1 * 0x9E3 + nc * 0x3B9) & amask) * 33 + 16)
             _prefetch(AP, ((h1 * 0x9E3 + (nc + 1) * 0x3B9) & amask) * 33 + 16)
             # subtle: each entry is read once and written back once below: the six tables'
@@ -390,8 +450,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             x5 = st[U(e4 >> 4)]
             cn = e1 & 15
             conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
-            ms1 = ((depth if depth < 16 else 15) * 4 + conf) * NI
-            ms2 = (node & (NSET2 - 1)) * NI
+            ms1 = ((depth if depth < 16 else 15) * 4 + conf) * ROW
+            ms2 = (node & (NSET2 - 1)) * ROW
             dot1 = _dot(W, ms1, x0, x1, x2, x3, x4, x5) >> 16
             dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
             dot2 = _dot(W2, ms2, x0, x1, x2, x3, x4, x5) >> 16
