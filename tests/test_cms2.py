@@ -147,6 +147,44 @@ def test_ranks_are_a_bijection():
             assert u[P] == 0 and (P + 1 >= vocab or u[P + 1] == 1)
 
 
+@pytest.mark.parametrize("n, vocab, seed", [(1, 2, 0), (2, 3, 1), (3, 2, 2), (50, 17, 3), (3000, 1000, 4),
+                                            (3000, 5, 5), (200, 1 << 20, 6)])
+def test_rank_counts_are_the_histograms_of_the_ranks(n, vocab, seed):
+    """The encoder's compiled histograms of u in modes 0, 1 and 2 (the first token predicted by any
+    center, the second by the first in mode 2) equal np.bincount of _ranks, array for array."""
+    rng = np.random.default_rng(seed)
+    walk = np.clip(np.cumsum(rng.integers(-3, 4, n)) + vocab // 2, 0, vocab - 1)
+    for t in (rng.integers(0, vocab, n), walk, np.full(n, vocab - 1)):
+        t = t.astype(np.int32)
+        center = int(rng.integers(0, vocab))
+        P1 = np.concatenate([[center], t[:-1]]).astype(np.int64)
+        P2 = P1.copy()
+        P2[2:] = np.clip(2 * P1[2:] - t[:-2], 0, vocab - 1)
+        want = [np.bincount(cmsignal2._ranks(t.astype(np.int64), P, vocab)) for P in (np.int64(center), P1, P2)]
+        got = cmsignal2._rank_counts(t, vocab, center)
+        assert len(got) == 3
+        for g, w in zip(got, want):
+            assert g.dtype == np.int64 and np.array_equal(g, w)
+
+
+def test_adapt_table_is_the_slot_entry_update():
+    """Entry e (probability p << 4 | count c) after bit y is p += ((y << 12) - p) * r >> 16 with
+    r = 131072 // (2k + 3), k = c below 12 and 16c - 164 from 12, clamped to [1, 4095], and
+    c + 1 up to 15: for every one of the 2**17 (y, e), and read-only."""
+    nxt = cmsignal2._adapt_table()
+    assert nxt.dtype == np.uint16 and nxt.shape == (1 << 17,) and not nxt.flags.writeable
+    assert cmsignal2._adapt_table() is nxt  # built once
+    want = np.empty(1 << 17, np.int64)
+    for y in (0, 1):
+        for e in range(1 << 16):
+            p, c = e >> 4, e & 15
+            r = 131072 // (2 * (c if c < 12 else 16 * c - 164) + 3)
+            p = min(max(p + ((((y << 12) - p) * r) >> 16), 1), 4095)
+            want[(y << 16) | e] = (p << 4) | min(c + 1, 15)
+    assert np.array_equal(nxt, want)
+    assert nxt[(1 << 16) | (2048 << 4)] == (3413 << 4) | 1  # a reset entry after a 1: r = 43690
+
+
 def header(mode, center, counts):
     return cmsignal2.header_bytes(mode, center, np.array([0] + counts, dtype=np.int64))
 

@@ -60,14 +60,20 @@ Update order after each bit: both mixers, the APM (nearer knot), order 0, the ha
 After each token: the check hash, mu, en.
 
 Memory: at most 5 tables of 2**16 slots x 32 bytes (10 MiB), 256 KiB of order 0, 264 KiB of
-APM and 230 KiB of mixer weights, whatever n: about 11 MiB.
+APM and 260 KiB of mixer weights, whatever n: about 11 MiB (and, once per process, a read-only
+256 KiB table of the slot entries' updates, ``_adapt_table``).
 """
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.cpython.unsafe.numbers import leading_zeros
+from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
@@ -93,6 +99,9 @@ SLOW_FROM = 12
 MIX_LR = 6
 MIX_LR_BOOST = 32
 MIX_W0 = 9362
+#: a mixer's weight row: the NI = 7 weights and an eighth whose input is always 0 (so it never
+#: changes), 64 bytes: one vector operation takes the row (not part of the format)
+ROW = 8
 MIN_SLOT_BITS = 10
 MAX_SLOT_BITS = 16
 MIN_O0_BITS = 10
@@ -123,22 +132,153 @@ def _sb(d, cap):
     return 2 * _ub(d if d >= 0 else -d, cap) + (1 if d < 0 else 0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rank(t, P, m):
+    """u of token ``t`` for the predicted id ``P`` (module docstring), m = min(P, V - 1 - P)."""
+    d = t - P
+    ad = d if d >= 0 else -d
+    return m + ad if ad > m else (2 * d - 1 if d > 0 else -2 * d)
+
+
+# _contexts, _moments and _claim are called, not inline="always": numba types an inlined copy
+# per call site (two, two and five in _code), 0.5 s more cold compile at the same speed
 @njit(cache=True, nogil=True)
-def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
+def _contexts(t1, t2, mu, en, vocab_size):
+    """The 5 context hashes (module docstring; the first is h1) of the token after t1, t2 (V
+    before the start) with the running means mu, en, and lp (2 t1 - t2 clamped to [-1, V + 1])."""
+    h1 = _hash(0, t1 + 1)  # order 1
+    q1 = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
+    lp = 2 * t1 - t2
+    lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
+    q2 = _hash(_hash(lp + 0x3333, _sb(t1 - t2, 12)), 0x3456789)  # linear prediction
+    eb = _ub(en >> 2, 15)
+    q3 = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
+    a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
+    a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
+    sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
+    q4 = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
+    return h1, q1, q2, q3, q4, lp
+
+
+@njit(cache=True, nogil=True)
+def _moments(mu, en, tok, t1, i):
+    """(mu, en) after token ``i`` = ``tok`` (``t1`` the one before it)."""
+    dt = tok - t1 if i >= 1 else 0
+    return mu + (((tok << 4) - mu) >> MU_SHIFT), en + ((((dt if dt >= 0 else -dt) << 4) - en) >> 3)
+
+
+@njit(cache=True, nogil=True)
+def _claim(TH, b, hh):
+    """Base of the slot of hash ``hh`` in its pair (module docstring): ``b`` (the home slot's
+    base) or ``b ^ 16`` when it holds the check, else the one with the smaller entry-1 count (b
+    on ties), reset to the check."""
+    ck = hh >> 16
+    if ck == 0:
+        ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
+    if np.int64(TH[U(b)]) == ck:
+        return b
+    # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
+    b2 = b ^ 16
+    if np.int64(TH[U(b2)]) == ck:
+        return b2
+    if (np.int64(TH[U(b2 + 1)]) & 15) < (np.int64(TH[U(b + 1)]) & 15):
+        b = b2
+    TH[U(b)] = np.uint16(ck)
+    for j in range(1, 16):
+        TH[U(b + j)] = np.uint16(1 << 15)
+    return b
+
+
+def _inputs(builder, xs):
+    """<8 x i64> of the mixer's inputs: the six int64 values ``xs``, the bias 256 and 0."""
+    i32 = ir.IntType(32)
+    v = ir.Constant(ir.VectorType(ir.IntType(64), ROW), [ir.Undefined] * 6 + [256, 0])
+    for k, x in enumerate(xs):
+        v = builder.insert_element(v, x, i32(k))
+    return v
+
+
+def _row(context, builder, aryty, ary, o):
+    """``&W[o]`` (an int64 array) as a pointer to <8 x i64>."""
+    data = context.make_array(aryty)(context, builder, ary).data
+    return builder.bitcast(builder.gep(data, [o]), ir.VectorType(ir.IntType(64), ROW).as_pointer())
+
+
+def _row_types(W, o, xs):
+    """Whether the arguments are a mixer row's: an int64 array, an integer offset and inputs."""
+    return (isinstance(W, types.Array) and W.dtype == types.int64 and isinstance(o, types.Integer)
+            and all(isinstance(x, types.Integer) for x in xs))
+
+
+@intrinsic
+def _dot(typingctx, W, o, x0, x1, x2, x3, x4, x5):
+    """The mixer row ``W[o:o + 8]`` (int64) times the inputs (x0..x5, the bias 256, 0), as one
+    vector multiply and sum: the int64 sum of products, wrapping as numba's (the order of a
+    wrapping sum does not matter). Not bounds-checked: ``o + 8 <= len(W)`` by construction."""
+    if not _row_types(W, o, (x0, x1, x2, x3, x4, x5)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vec = ir.VectorType(ir.IntType(64), ROW)
+        xs = [context.cast(builder, a, t, types.int64) for a, t in zip(args[2:], sig.args[2:])]
+        o = context.cast(builder, args[1], sig.args[1], types.intp)
+        w = builder.load(_row(context, builder, sig.args[0], args[0], o), align=8)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [vec]),
+                                            "llvm.vector.reduce.add.v8i64")
+        return builder.call(fn, [builder.mul(w, _inputs(builder, xs))])
+
+    return types.int64(W, o, x0, x1, x2, x3, x4, x5), codegen
+
+
+@intrinsic
+def _train(typingctx, W, o, err, x0, x1, x2, x3, x4, x5):
+    """Adapt the mixer row ``W[o:o + 8]`` (int64) by ``err`` (error times rate): w += x err >> 14
+    for each input x of ``_dot`` (the last weight, of input 0, stays), as vector operations. Not
+    bounds-checked: ``o + 8 <= len(W)`` by construction."""
+    if not _row_types(W, o, (err, x0, x1, x2, x3, x4, x5)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vec = ir.VectorType(ir.IntType(64), ROW)
+        e, *xs = [context.cast(builder, a, t, types.int64) for a, t in zip(args[2:], sig.args[2:])]
+        o = context.cast(builder, args[1], sig.args[1], types.intp)
+        p = _row(context, builder, sig.args[0], args[0], o)
+        ev = builder.insert_element(ir.Constant(vec, ir.Undefined), e, ir.IntType(32)(0))
+        ev = builder.shuffle_vector(ev, ir.Constant(vec, ir.Undefined),
+                                    ir.Constant(ir.VectorType(ir.IntType(32), ROW), [0] * ROW))
+        d = builder.ashr(builder.mul(_inputs(builder, xs), ev), ir.Constant(vec, [14] * ROW))
+        builder.store(builder.add(builder.load(p, align=8), d), p, align=8)
+        return context.get_dummy_value()
+
+    return types.none(W, o, err, x0, x1, x2, x3, x4, x5), codegen
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the same sums, element by element
+
+    def _dot(W, o, x0, x1, x2, x3, x4, x5):  # noqa: F811
+        return int(sum(int(w) * x for w, x in zip(W[o:o + ROW], (x0, x1, x2, x3, x4, x5, 256, 0))))
+
+    def _train(W, o, err, x0, x1, x2, x3, x4, x5):  # noqa: F811
+        for k, x in enumerate((x0, x1, x2, x3, x4, x5, 256, 0)):
+            W[o + k] += (x * err) >> 14
+
+
+@njit(cache=True, nogil=True)
+def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
     its header; ``mode``, ``center`` and ``cnt`` = k_0..k_L from it). Encoding reads
     ``tokens[:n]`` and returns the length of the coder's bytes (possibly > len(buf): then they
     did not fit); decoding writes ``tokens[:n]`` and returns OK, ERR_SYMBOL, ERR_CHECK or
-    ERR_LENGTH. Preconditions: len(tokens) >= n, 1 <= V <= 2**24, a valid header (module
-    docstring; ``parse_header``), and when encoding every token's u below U."""
+    ERR_LENGTH. ``nxt`` is ``_adapt_table()``. Preconditions: len(tokens) >= n, 1 <= V <=
+    2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
+    below U."""
+    if nxt.shape[0] != 1 << 17:
+        return ERR_LENGTH  # never: the callers pass _adapt_table()
     sq = _squash_table()
     st = _stretch_table(sq)
     rec = empty(1024, np.int64)
     for i in range(1024):
         rec[i] = 131072 // (2 * i + 3)
-    drec = empty(16, np.int64)
-    for i in range(16):
-        drec[i] = rec[i] if i < SLOW_FROM else rec[16 * i - 164]  # counts 28, 44, 60, 76 from 12
     maxlen = cnt.shape[0] - 1
     # canonical code: length l holds the codes fc[l] .. lim[l] - 1, for u = bs[l] ..
     fc = zeros(maxlen + 2, np.int64)
@@ -167,15 +307,14 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
     # subtle: all zeros, not check 0 and entries 1 << 15: a slot's entries are read only after
     # it took a check (and was reset), except entry 1's count (0 either way) when choosing
     TH = zeros(toff[C], np.uint16)
-    NI = C + 2  # order 0, contexts, bias
     NSET2 = 1 << (o0bits if o0bits < 12 else 12)
     # subtle: filled by these loops, not alloc.full: with full's fill the encoder ran ~4 %
     # slower on audio tokens (same bytes; measured against np.full and these loops)
-    W = empty(16 * 4 * NI, np.int64)
-    W2 = empty(NSET2 * NI, np.int64)
-    for j in range(16 * 4 * NI):
+    W = empty(16 * 4 * ROW, np.int64)
+    W2 = empty(NSET2 * ROW, np.int64)
+    for j in range(16 * 4 * ROW):
         W[j] = MIX_W0
-    for j in range(NSET2 * NI):
+    for j in range(NSET2 * ROW):
         W2[j] = MIX_W0
     ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS)
     amask = (1 << ab) - 1
@@ -187,8 +326,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
         for j in range(1 << ab):
             AP[j * 33 + k] = v
 
-    x1 = 0
-    x2 = 0xFFFFFFFF
+    cl = 0  # the coder's interval [cl, ch]
+    ch = 0xFFFFFFFF
     x = 0
     pos = 0
     nb = buf.shape[0]
@@ -197,33 +336,25 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
             pos += 1
         pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-    hctx = zeros(C, np.int64)
-    base = zeros(C, np.int64)
-    hs = zeros(C, np.int64)
-    xs = zeros(NI, np.int64)
-    xs[NI - 1] = 256
+    o0, o1, o2, o3, o4 = toff[0], toff[1], toff[2], toff[3], toff[4]
+    m0, m1, m2, m3, m4 = smask[0], smask[1], smask[2], smask[3], smask[4]
     chk = 0
     mu = 0
     en = 0
     vm1 = vocab_size - 1
     code = 0
     ln = 0
+    tok = 0
+    # the encoder's contexts of the next token (computed, and their first slots prefetched, one
+    # token ahead)
+    nq0 = nq1 = nq2 = nq3 = nq4 = nlp = 0
     for i in range(n):
         t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
         t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
-        h1 = _hash(0, t1 + 1)
-        hctx[0] = h1  # order 1
-        hctx[1] = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
-        d1 = t1 - t2
-        lp = 2 * t1 - t2
-        lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
-        hctx[2] = _hash(_hash(lp + 0x3333, _sb(d1, 12)), 0x3456789)  # linear prediction
-        eb = _ub(en >> 2, 15)
-        hctx[3] = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
-        a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
-        a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
-        sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
-        hctx[4] = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
+        if decoding or i == 0:
+            q0, q1, q2, q3, q4, lp = _contexts(t1, t2, mu, en, vocab_size)
+        else:
+            q0, q1, q2, q3, q4, lp = nq0, nq1, nq2, nq3, nq4, nlp
         if mode == 0 or i == 0:
             P = center
         elif mode == 1 or i == 1:
@@ -232,77 +363,100 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             P = 0 if lp < 0 else (vm1 if lp > vm1 else lp)
         m = P if P < vm1 - P else vm1 - P
         if not decoding:
-            dd = np.int64(tokens[i]) - P
-            ad = dd if dd >= 0 else -dd
-            u = m + ad if ad > m else (2 * dd - 1 if dd > 0 else -2 * dd)
+            tok = np.int64(tokens[i])
+            u = _rank(tok, P, m)
             ln = 0
             while u >= bs[ln + 1]:
                 ln += 1
             code = fc[ln] + u - bs[ln]
+            # subtle: the moments after token i are due only after its coding; nothing codes
+            # with them before
+            mu, en = _moments(mu, en, tok, t1, i)
+            if i + 1 < n:
+                nq0, nq1, nq2, nq3, nq4, nlp = _contexts(tok, t1, mu, en, vocab_size)
+                _prefetch(TH, o0 + (_hash(nq0, 1) & m0) * 16)
+                _prefetch(TH, o1 + (_hash(nq1, 1) & m1) * 16)
+                _prefetch(TH, o2 + (_hash(nq2, 1) & m2) * 16)
+                _prefetch(TH, o3 + (_hash(nq3, 1) & m3) * 16)
+                _prefetch(TH, o4 + (_hash(nq4, 1) & m4) * 16)
+        h1 = q0
         depth = 0
         cv = 0
         sub = 1
+        b0 = b1 = b2 = b3 = b4 = 0
         lr = MIX_LR + (MIX_LR_BOOST * 4096) // (4096 + i)  # faster at first
         while cv >= lim[depth]:  # an inner node
             node = (1 << depth) | cv
             if (depth & 3) == 0:
-                for c in range(C):  # first every slot's address (their loads overlap)
-                    hh = _hash(hctx[c], node)
-                    s = hh & smask[c]
-                    hs[c] = hh
-                    base[c] = toff[c] + s * 16
-                    _prefetch(TH, base[c])
-                for c in range(C):
-                    hh = hs[c]
-                    b = base[c]
-                    ck = hh >> 16
-                    if ck == 0:
-                        ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
-                    if np.int64(TH[b]) != ck:
-                        # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
-                        b2 = b ^ 16
-                        if np.int64(TH[b2]) == ck:
-                            b = b2
-                        else:
-                            if (np.int64(TH[b2 + 1]) & 15) < (np.int64(TH[b + 1]) & 15):
-                                b = b2
-                            TH[b] = np.uint16(ck)
-                            for j in range(1, 16):
-                                TH[b + j] = np.uint16(1 << 15)
-                    base[c] = b
+                g0 = _hash(q0, node)  # first every slot's address (their loads overlap)
+                g1 = _hash(q1, node)
+                g2 = _hash(q2, node)
+                g3 = _hash(q3, node)
+                g4 = _hash(q4, node)
+                b0 = o0 + (g0 & m0) * 16
+                b1 = o1 + (g1 & m1) * 16
+                b2 = o2 + (g2 & m2) * 16
+                b3 = o3 + (g3 & m3) * 16
+                b4 = o4 + (g4 & m4) * 16
+                _prefetch(TH, b0)
+                _prefetch(TH, b1)
+                _prefetch(TH, b2)
+                _prefetch(TH, b3)
+                _prefetch(TH, b4)
+                b0 = _claim(TH, b0, g0)
+                b1 = _claim(TH, b1, g1)
+                b2 = _claim(TH, b2, g2)
+                b3 = _claim(TH, b3, g3)
+                b4 = _claim(TH, b4, g4)
                 sub = 1
             if decoding:
                 if (depth & 3) == 3:  # the next group's slots, for either bit
-                    for c in range(C):
-                        _prefetch(TH, toff[c] + (_hash(hctx[c], 2 * node) & smask[c]) * 16)
-                        _prefetch(TH, toff[c] + (_hash(hctx[c], 2 * node + 1) & smask[c]) * 16)
+                    nc = 2 * node
+                    _prefetch(TH, o0 + (_hash(q0, nc) & m0) * 16)
+                    _prefetch(TH, o1 + (_hash(q1, nc) & m1) * 16)
+                    _prefetch(TH, o2 + (_hash(q2, nc) & m2) * 16)
+                    _prefetch(TH, o3 + (_hash(q3, nc) & m3) * 16)
+                    _prefetch(TH, o4 + (_hash(q4, nc) & m4) * 16)
+                    _prefetch(TH, o0 + (_hash(q0, nc + 1) & m0) * 16)
+                    _prefetch(TH, o1 + (_hash(q1, nc + 1) & m1) * 16)
+                    _prefetch(TH, o2 + (_hash(q2, nc + 1) & m2) * 16)
+                    _prefetch(TH, o3 + (_hash(q3, nc + 1) & m3) * 16)
+                    _prefetch(TH, o4 + (_hash(q4, nc + 1) & m4) * 16)
             elif (depth & 3) == 0 and depth + 4 < ln:  # the encoder knows the next group's node
                 n4 = (1 << (depth + 4)) | (code >> (ln - depth - 4))
-                for c in range(C):
-                    _prefetch(TH, toff[c] + (_hash(hctx[c], n4) & smask[c]) * 16)
+                _prefetch(TH, o0 + (_hash(q0, n4) & m0) * 16)
+                _prefetch(TH, o1 + (_hash(q1, n4) & m1) * 16)
+                _prefetch(TH, o2 + (_hash(q2, n4) & m2) * 16)
+                _prefetch(TH, o3 + (_hash(q3, n4) & m3) * 16)
+                _prefetch(TH, o4 + (_hash(q4, n4) & m4) * 16)
             i0 = node if node <= o0mask else ((node * 0x9E3779B1) >> 11) & o0mask
             nc = node * 2
             _prefetch(T0, nc if nc <= o0mask else ((nc * 0x9E3779B1) >> 11) & o0mask)
-            _prefetch(W2, (nc & (NSET2 - 1)) * NI)
-            _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * NI + NI - 1)
+            _prefetch(W2, (nc & (NSET2 - 1)) * ROW)
+            _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * ROW)
             _prefetch(AP, ((h1 * 0x9E3 + nc * 0x3B9) & amask) * 33 + 16)
             _prefetch(AP, ((h1 * 0x9E3 + (nc + 1) * 0x3B9) & amask) * 33 + 16)
-            xs[0] = st[U(np.int64(T0[U(i0)]) >> 20)]
-            for c in range(C):
-                xs[1 + c] = st[U(np.int64(TH[U(base[c] + sub)]) >> 4)]
-            cn = np.int64(TH[U(base[1] + sub)]) & 15
+            # subtle: each entry is read once and written back once below: the six tables'
+            # entries are distinct (disjoint tables), so no update changes another's input
+            z = np.int64(T0[U(i0)])
+            e0 = np.int64(TH[U(b0 + sub)])
+            e1 = np.int64(TH[U(b1 + sub)])
+            e2 = np.int64(TH[U(b2 + sub)])
+            e3 = np.int64(TH[U(b3 + sub)])
+            e4 = np.int64(TH[U(b4 + sub)])
+            x0 = st[U(z >> 20)]
+            x1 = st[U(e0 >> 4)]
+            x2 = st[U(e1 >> 4)]
+            x3 = st[U(e2 >> 4)]
+            x4 = st[U(e3 >> 4)]
+            x5 = st[U(e4 >> 4)]
+            cn = e1 & 15
             conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
-            ms1 = ((depth if depth < 16 else 15) * 4 + conf) * NI
-            ms2 = (node & (NSET2 - 1)) * NI
-            dot1 = 0
-            dot2 = 0
-            for k in range(NI):
-                xk = xs[U(k)]
-                dot1 += W[U(ms1 + k)] * xk
-                dot2 += W2[U(ms2 + k)] * xk
-            dot1 >>= 16
+            ms1 = ((depth if depth < 16 else 15) * 4 + conf) * ROW
+            ms2 = (node & (NSET2 - 1)) * ROW
+            dot1 = _dot(W, ms1, x0, x1, x2, x3, x4, x5) >> 16
             dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
-            dot2 >>= 16
+            dot2 = _dot(W2, ms2, x0, x1, x2, x3, x4, x5) >> 16
             dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
             dot = (dot1 + dot2) >> 1
             pm = sq[U(dot + 2047)]
@@ -317,55 +471,42 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt):
             if p > 4095:
                 p = 4095
             y = 0 if decoding else (code >> (ln - 1 - depth)) & 1
-            x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding)
+            cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, y, decoding)
             # updates
-            err1 = ((y << 12) - sq[U(dot1 + 2047)]) * lr
-            err2 = ((y << 12) - sq[U(dot2 + 2047)]) * lr
-            for k in range(NI):
-                xk = xs[U(k)]
-                W[U(ms1 + k)] += (xk * err1) >> 14
-                W2[U(ms2 + k)] += (xk * err2) >> 14
+            _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
+            _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
             near = ai + lo + (1 if wt >= 64 else 0)
             # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
             aj = np.int64(AP[U(near)])
             AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
-            e = np.int64(T0[U(i0)])
-            pr = e >> 10
-            cn = e & 1023
+            pr = z >> 10
+            cn = z & 1023
             pr += (((y << 22) - pr) * rec[U(cn)]) >> 16
             if cn < LIMIT_O0:
                 cn += 1
             T0[U(i0)] = np.uint32((pr << 10) | cn)
-            for c in range(C):
-                jj = base[c] + sub
-                e = np.int64(TH[U(jj)])
-                pr = e >> 4
-                cn = e & 15
-                pr += (((y << 12) - pr) * drec[U(cn)]) >> 16
-                # subtle: keep 12-bit probabilities inside [1, 4095] so stretch stays finite
-                pr = 1 if pr < 1 else (4095 if pr > 4095 else pr)
-                if cn < 15:
-                    cn += 1
-                TH[U(jj)] = np.uint16((pr << 4) | cn)
+            TH[U(b0 + sub)] = nxt[U((y << 16) | e0)]
+            TH[U(b1 + sub)] = nxt[U((y << 16) | e1)]
+            TH[U(b2 + sub)] = nxt[U((y << 16) | e2)]
+            TH[U(b3 + sub)] = nxt[U((y << 16) | e3)]
+            TH[U(b4 + sub)] = nxt[U((y << 16) | e4)]
             sub = sub * 2 + y
             cv = cv * 2 + y
             depth += 1
             if depth > maxlen:
                 return ERR_SYMBOL  # subtle: unreachable for a complete code (checked by the caller)
-        u = bs[depth] + cv - fc[depth]
-        if u <= 2 * m:
-            tok = P + ((u + 1) >> 1) if (u & 1) else P - (u >> 1)
-        else:
-            tok = P + (u - m) if P < vm1 - P else P - (u - m)
         if decoding:
+            u = bs[depth] + cv - fc[depth]
+            if u <= 2 * m:
+                tok = P + ((u + 1) >> 1) if (u & 1) else P - (u >> 1)
+            else:
+                tok = P + (u - m) if P < vm1 - P else P - (u - m)
             if tok < 0 or tok >= vocab_size:
                 return ERR_SYMBOL
             tokens[i] = tok
+            mu, en = _moments(mu, en, tok, t1, i)
         chk = _hash(chk, tok + 1)
-        mu += ((tok << 4) - mu) >> MU_SHIFT
-        dt = tok - t1 if i >= 1 else 0
-        en += (((dt if dt >= 0 else -dt) << 4) - en) >> 3
-    return _finish(x1, x2, x, pos, buf, nb, n, chk, decoding)
+    return _finish(cl, ch, x, pos, buf, nb, n, chk, decoding)
 
 
 @njit(cache=True, nogil=True)
@@ -428,10 +569,48 @@ def _ranks(tokens: np.ndarray, P, V: int) -> np.ndarray:
     return u
 
 
-def _code_lengths(counts: np.ndarray) -> np.ndarray:
-    """Code lengths for u = 0 .. U - 1 (non-decreasing, at most MAX_LEN): Huffman on the sorted
-    counts (halved, plus one, until the longest fits)."""
-    w = np.sort(counts.astype(np.int64))
+@njit(cache=True, nogil=True)
+def _rank_counts(t, vocab_size, center):
+    """Histograms of the ranks u of the tokens ``t`` (int32, ids in [0, V), n >= 1) in modes 0,
+    1 and 2 (module docstring; the first token's prediction is ``center`` in each): three int64
+    arrays, each as long as its mode's largest u plus one (``np.bincount`` of ``_ranks``). Encoder
+    only (not normative)."""
+    n = t.shape[0]
+    vm1 = vocab_size - 1
+    u = empty((3, n), np.int32)  # subtle: u < V <= 2**24
+    top0 = top1 = top2 = 0
+    for i in range(n):
+        tk = np.int64(t[i])
+        p1 = np.int64(t[i - 1]) if i >= 1 else center
+        p2 = p1
+        if i >= 2:
+            p2 = 2 * p1 - np.int64(t[i - 2])
+            p2 = 0 if p2 < 0 else (vm1 if p2 > vm1 else p2)
+        u0 = _rank(tk, center, center if center < vm1 - center else vm1 - center)
+        u1 = _rank(tk, p1, p1 if p1 < vm1 - p1 else vm1 - p1)
+        u2 = _rank(tk, p2, p2 if p2 < vm1 - p2 else vm1 - p2)
+        u[0, i] = u0
+        u[1, i] = u1
+        u[2, i] = u2
+        top0 = u0 if u0 > top0 else top0
+        top1 = u1 if u1 > top1 else top1
+        top2 = u2 if u2 > top2 else top2
+    c0 = zeros(top0 + 1, np.int64)
+    c1 = zeros(top1 + 1, np.int64)
+    c2 = zeros(top2 + 1, np.int64)
+    for i in range(n):  # subtle: the unsigned tests skip the negative u of ids outside [0, V)
+        if U(u[0, i]) <= U(top0):
+            c0[U(u[0, i])] += 1
+        if U(u[1, i]) <= U(top1):
+            c1[U(u[1, i])] += 1
+        if U(u[2, i]) <= U(top2):
+            c2[U(u[2, i])] += 1
+    return c0, c1, c2
+
+
+def _code_lengths(w: np.ndarray) -> np.ndarray:
+    """Code lengths for u = 0 .. U - 1 (non-decreasing, at most MAX_LEN): Huffman on the counts
+    ``w`` (int64, sorted ascending; halved, plus one, until the longest fits)."""
     while True:
         a = _huff_lengths(w)
         if int(a[0]) <= MAX_LEN:
@@ -441,28 +620,41 @@ def _code_lengths(counts: np.ndarray) -> np.ndarray:
 
 def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
     """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L)."""
-    t = tokens.astype(np.int32)  # subtle: ids < 2**24, so 2 t and every u fit in int32
+    t = np.ascontiguousarray(tokens, dtype=np.int32)  # subtle: ids < 2**24
     n = t.size
     center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
     if vocab_size == 1:
         return 0, 0, np.ones(1, np.int64)
     best = None
-    P = np.empty(n, np.int32)
-    P[:1] = center
-    for mode in (0, 1, 2):
-        if mode == 1:
-            P[1:] = t[:-1]
-        if mode == 2:
-            P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
-        counts = np.bincount(_ranks(t, np.int32(center) if mode == 0 else P, vocab_size))
+    for mode, counts in enumerate(_rank_counts(t, vocab_size, center)):
         if counts.size == 1:
             counts = np.append(counts, 0)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1)
-        lengths = _code_lengths(counts)
-        cost = int((np.sort(counts)[::-1] * lengths).sum())
+        w = np.sort(counts)
+        lengths = _code_lengths(w)
+        cost = int((w[::-1] * lengths).sum())
         if best is None or cost < best[0]:
             best = (cost, mode, lengths)
     _, mode, lengths = best
     return mode, center, np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)
+
+
+@functools.cache
+def _adapt_table() -> np.ndarray:
+    """A slot entry after a bit, for every entry: ``[(y << 16) | e]`` is entry e (12-bit
+    probability p, 4-bit count c: any 16 bits) after bit y (module docstring: p += ((y << 12) -
+    p) r >> 16 clamped to [1, 4095], r = rec[c] for c < 12 and rec[16 c - 164] from 12, c up to
+    15). Read-only uint16, 2**17 entries (256 KiB), built once: the loop looks an update up
+    instead of computing it (five per decision)."""
+    rate = np.array([131072 // (2 * (k if k < SLOW_FROM else 16 * k - 164) + 3) for k in range(16)])
+    e = np.arange(1 << 16, dtype=np.int64)
+    p, c = e >> 4, e & 15
+    out = np.empty(1 << 17, np.uint16)
+    for y in (0, 1):
+        # subtle: probabilities stay inside [1, 4095], so stretch stays finite
+        q = np.clip(p + ((((y << 12) - p) * rate[c]) >> 16), 1, 4095)
+        out[y << 16:(y + 1) << 16] = (q << 4) | np.minimum(c + 1, 15)
+    out.flags.writeable = False
+    return out
 
 
 def _leb128(v: int) -> bytes:
@@ -543,7 +735,7 @@ def cms2_encode(tokens, vocab_size, buf):
     head = np.frombuffer(header_bytes(mode, center, cnt), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
-    return head.size + int(_code(tokens, n, vocab_size, buf[k:], False, mode, center, cnt))
+    return head.size + int(_code(tokens, n, vocab_size, buf[k:], False, mode, center, cnt, _adapt_table()))
 
 
 def cms2_decode(buf, vocab_size, out):
@@ -556,4 +748,4 @@ def cms2_decode(buf, vocab_size, out):
     if head is None:
         return ERR_LENGTH
     mode, center, cnt, hl = head
-    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt)
+    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt, _adapt_table())
