@@ -923,13 +923,41 @@ _MULT_FOLD_OF = tuple(next(f for f in _MULT_FOLDS if f % m == 0) for m in MULT_B
 _SCREEN_MARGIN = 1e-6
 
 
+#: The bases of MULT_BASES that divide no other (their digits fold from _MULT_FOLDS), as
+#: (row, fold); every other base's digits fold from one of theirs (:func:`_digit_folds`).
+_MULT_TOPS = tuple((i, f) for i, (m, f) in enumerate(zip(MULT_BASES, _MULT_FOLD_OF))
+                   if not any(b != m and b % m == 0 for b in MULT_BASES))
+
+
+def _digit_folds() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The other bases' digit histograms from the top bases' (:data:`_MULT_TOPS`) in one
+    gather and sum: ``(take, starts, put)``, indices into the ``(len(MULT_BASES), 64)`` table
+    flattened: ``add.reduceat(table[take], starts)`` are the digits' counts, written at ``put``
+    (a base's digit ``s`` sums its top's digits ``s, s + m, ...``: every group non-empty)."""
+    take, starts, put = [], [], []
+    for i, m in enumerate(MULT_BASES):
+        row, top = next((r, MULT_BASES[r]) for r, _ in _MULT_TOPS if MULT_BASES[r] % m == 0)
+        if row == i:
+            continue
+        for s in range(m):
+            starts.append(len(take))
+            take.extend(row * 64 + j for j in range(s, top, m))
+            put.append(i * 64 + s)
+    return np.array(take, np.int64), np.array(starts, np.int64), np.array(put, np.int64)
+
+
+_DIGIT_TAKE, _DIGIT_STARTS, _DIGIT_PUT = _digit_folds()
+
+
 def _digit_histograms(hist: np.ndarray) -> np.ndarray:
     """The digit histogram of every base of MULT_BASES from ``hist`` (the histogram of
     ``x mod MULT_MODULUS``): row i, int64, the first ``MULT_BASES[i]`` of 64 columns (the rest 0)."""
     folds = {f: hist.reshape(-1, f).sum(axis=0) for f in _MULT_FOLDS}
     out = np.zeros((len(MULT_BASES), 64), dtype=np.int64)
-    for i, (m, f) in enumerate(zip(MULT_BASES, _MULT_FOLD_OF)):
-        out[i, :m] = folds[f].reshape(-1, m).sum(axis=0)
+    for i, f in _MULT_TOPS:
+        out[i, :MULT_BASES[i]] = folds[f].reshape(-1, MULT_BASES[i]).sum(axis=0)
+    flat = out.reshape(-1)
+    flat[_DIGIT_PUT] = np.add.reduceat(flat[_DIGIT_TAKE], _DIGIT_STARTS)
     return out
 
 
