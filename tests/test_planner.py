@@ -623,6 +623,19 @@ def test_static_estimate_tracks_the_exact_level_1_proxy():
     assert planner._static_estimate([], np.zeros(0, np.int64), 1.0)[0] == 1.0  # msgpack's empty list
 
 
+def test_mag_bits_of_several_inputs_are_each_ones_own():
+    """_mag_bits of several (ids, center) at once gives each the bits of a call of its own,
+    to the last bit (its rows' entropies are summed as one call's), and the least over the
+    rates: a louder second input does not move the first's bits."""
+    rng = np.random.default_rng(11)
+    quiet = rng.integers(90, 110, 3000).astype(np.int64)
+    loud = np.abs(np.cumsum(rng.integers(-40, 41, 5000))).astype(np.int64) % 4000
+    alone = [planner._mag_bits((ids, int(np.median(ids))))[0] for ids in (quiet, loud)]
+    assert planner._mag_bits((quiet, 100), (loud, int(np.median(loud))))[0] == planner._mag_bits((quiet, 100))[0]
+    assert planner._mag_bits((quiet, int(np.median(quiet))), (loud, int(np.median(loud)))) == alone
+    assert alone[0] < alone[1] and len(planner._mag_bits((loud, 0), (quiet, 0), (loud, 0))) == 3
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_cost_lower_bound_never_exceeds_the_exact_cost(seed):
     """_cost_lower_bound (the probe's pruning) is at most entropy.counts_cost_bits on skewed,

@@ -734,7 +734,7 @@ def _order0_bytes(y: np.ndarray) -> float:
         return 0.0 if y.shape[0] == 0 else float("inf")
     lo, hi = int(y.min()), int(y.max())
     if hi - lo < 1 << 22 and hi < 1 << 63:
-        counts = np.bincount(y.astype(np.int64) - lo)
+        counts = np.bincount(np.subtract(y, lo, dtype=np.int64))
         counts = counts[counts > 0]
     else:
         counts = np.unique(y, return_counts=True)[1]
@@ -749,25 +749,34 @@ ESTIMATE_RATES = (3, 5)
 _ESTIMATE_RATES = np.array(ESTIMATE_RATES, np.int64)
 
 
-def _mag_bits(ids: np.ndarray, center: int) -> float:
-    """Bits the "mag" coder would spend on ``ids`` (int64, in [0, 2**24)) around ``center``
-    (their median, as the coder's), the least over the running-mean shifts of
-    :data:`ESTIMATE_RATES`: the magnitude classes' entropy in each loudness context (the
-    compiled ``mag_stats`` pass the coder itself runs first, those rates only, in one pass),
-    their raw low bits, and about 9 bits a table entry (13 per context used)."""
-    stats = np.zeros((len(ESTIMATE_RATES), _residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
-    raw = int(_residual.mag_stats(ids, center, _BITLEN, _ESTIMATE_RATES, stats, np.zeros(stats.shape[0], np.int64)))
-    best = float("inf")
-    for counts in stats:
-        per = counts.sum(axis=1)
-        used = per > 0
-        c = counts[counts > 0].astype(np.float64)
-        bits = float(np.dot(per[used], np.log2(per[used]))) - float(np.dot(c, np.log2(c)))
-        nz = counts > 0
-        first = np.argmax(nz, axis=1)
-        last = counts.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
-        best = min(best, bits + raw + counts.shape[0] + float((13 + 9 * (last - first + 1))[used].sum()))
-    return best
+def _mag_bits(*coded: tuple[np.ndarray, int]) -> list[float]:
+    """Bits the "mag" coder would spend on each ``(ids, center)`` of ``coded`` (``ids`` int64, in
+    [0, 2**24), around ``center``, their median, as the coder's), the least over the
+    running-mean shifts of :data:`ESTIMATE_RATES`: the magnitude classes' entropy in each
+    loudness context (the compiled ``mag_stats`` pass the coder itself runs first, those rates
+    only, in one pass), their raw low bits, and about 9 bits a table entry (13 per context used)."""
+    rates = len(ESTIMATE_RATES)
+    stats = np.zeros((len(coded) * rates, _residual.N_CONTEXTS, _residual.N_BUCKETS), np.int64)
+    raws = [int(_residual.mag_stats(ids, center, _BITLEN, _ESTIMATE_RATES, stats[k * rates:(k + 1) * rates],
+                                    np.zeros(rates, np.int64))) for k, (ids, center) in enumerate(coded)]
+    # every row's terms at once (a row: one rate of one ``coded``); subtle: the entropies are still
+    # one dot product a row over the same floats in the same order (slices of one contiguous
+    # array), so the bits are those of a call a row
+    nz = stats > 0
+    per = stats.sum(axis=2)
+    used = per > 0
+    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
+    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
+    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
+    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
+    lv = np.log2(v)
+    rows = stats.shape[0]
+    bits = []
+    for r in range(rows):
+        p, c = slice(ends[r], ends[r + 1]), slice(ends[rows + r], ends[rows + r + 1])
+        entropy_bits = float(np.dot(v[p], lv[p])) - float(np.dot(v[c], lv[c]))
+        bits.append(entropy_bits + raws[r // rates] + stats.shape[1] + float(tables[r]))
+    return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(coded))]
 
 
 def _extrapolated(cost: Cost, scale: float, counted: int = 0) -> float:
@@ -809,7 +818,7 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     lo, hi = int(y.min()), int(y.max())
     span = hi - lo + 1
     if span <= 1 << 22 and hi < 1 << 63:
-        d = y.astype(np.int64) - lo
+        d = np.subtract(y, lo, dtype=np.int64)
         counts = np.bincount(d)
         present = counts > 0
         rank = np.cumsum(present) - 1
@@ -831,12 +840,14 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)  # consecutive values: gap 1
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
-    bare = min(order0 + table, _mag_bits(ids, center)) + alphabet
+    has_dense = d is not None and _dense_fits(a, lo, hi)
+    mag = _mag_bits((ids, center), (d, middle)) if has_dense else _mag_bits((ids, center))
+    bare = min(order0 + table, mag[0]) + alphabet
     dense = inf
-    if d is not None and _dense_fits(a, lo, hi):
+    if has_dense:
         # rANS codes dense ids as it does bare ones, its table listing the used ids (about the
         # alphabet's cost); "mag" sees the holes as magnitude
-        dense = min(order0 + table + alphabet, _mag_bits(d, middle))
+        dense = min(order0 + table + alphabet, mag[1])
     rest = fixed + grows * scale
     return bare / 8.0 * scale + rest, dense / 8.0 * scale + rest
 

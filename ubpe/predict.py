@@ -367,8 +367,11 @@ def _local_bits(r: np.ndarray, span: int = LOCAL_SPAN) -> float:
     if n == 0:
         return 0.0
     starts = np.arange(0, n, span)
-    counts = np.diff(np.append(starts, n)).astype(np.float64)
-    return float(_geometric(np.add.reduceat(2.0 * np.abs(r.astype(np.float64)), starts), counts).sum())
+    counts = np.full(starts.shape[0], float(span))
+    counts[-1] = n - starts[-1]
+    z = np.abs(r, dtype=np.float64)
+    z *= 2.0
+    return float(_geometric(np.add.reduceat(z, starts), counts).sum())
 
 
 def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
