@@ -258,6 +258,18 @@ def test_floor_div_through_floats_is_exact(v, m):
     assert np.array_equal(predict._floor_div(arr, m, 4), arr // m)
 
 
+def test_entropy_of_its_own_values_is_the_same():
+    """_entropy_of(v, own=True) (v may be overwritten, no temporary) gives the bits of
+    own=False to the last bit, on the histogram's range and on widely spread values (sorted),
+    and both are the Miller-Madow corrected entropy: 2 bits + 3 / (2 N ln 2) for four equally
+    common values."""
+    rng = np.random.default_rng(4)
+    for v in (rng.integers(-40, 40, 5000), rng.integers(-2**40, 2**40, 300), np.array([7] * 9)):
+        assert predict._entropy_of(v.copy(), own=True) == predict._entropy_of(v)
+    four = np.tile(np.array([-1, 0, 5, 9], np.int64), 250)
+    assert abs(predict._entropy_of(four, own=True) - (2.0 + 3 / (2000 * np.log(2.0)))) < 1e-12
+
+
 def test_mult_detect_unchanged_on_windows_and_dtypes():
     # the joined windows give what the windows one by one gave (figures of the loop it replaced,
     # integ2 fb810f2): a base-4 ADC, found in every dtype

@@ -865,15 +865,16 @@ MULT_MIN_GAIN = 0.1
 MULT_NEAR = 0.9
 
 
-def _entropy_of(v: np.ndarray) -> float:
+def _entropy_of(v: np.ndarray, own: bool = False) -> float:
     """Order-0 entropy, bits a value, of the values ``v``: the empirical one plus the
     Miller-Madow correction ``(K - 1) / (2 N ln 2)`` for ``K`` distinct values in ``N`` (a short
-    sample of widely spread values underrates its entropy far more than one of few values)."""
+    sample of widely spread values underrates its entropy far more than one of few values).
+    ``own``: ``v`` (int64) may be overwritten (one temporary the size of ``v`` less)."""
     if v.size == 0:
         return 0.0
     lo, hi = int(v.min()), int(v.max())
     if hi - lo < 4 * v.size + 1024:  # a histogram is cheaper than sorting
-        counts = np.bincount(v - lo)
+        counts = np.bincount(np.subtract(v, lo, out=v) if own else v - lo)
         counts = counts[counts > 0]
     else:
         _, counts = np.unique(v, return_counts=True)
@@ -1036,10 +1037,8 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
         windows = [arr[s:s + length] for s in starts.tolist()]
     else:
         windows = [arr]
-    # the windows joined: differences within a window only (``inner``), quotients of all at once
+    # the windows joined: differences within a window only (:func:`steps_of`), quotients of all at once
     sample = windows[0] if len(windows) == 1 else np.concatenate(windows)
-    inner = np.ones(sample.shape[0] - 1, dtype=bool)
-    inner[np.cumsum([w.shape[0] for w in windows[:-1]], dtype=np.int64) - 1] = False
     if arr.dtype == np.uint64:
         t = (sample % np.uint64(MULT_MODULUS)).astype(np.int64)
         wide = sample.view(np.int64)  # differences modulo 2**64: the same entropy
@@ -1054,8 +1053,22 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
     maybe = bound >= MULT_MIN_GAIN - _SCREEN_MARGIN
     if not maybe.any():
         return 1, 0
-    with np.errstate(over="ignore"):
-        raw = _entropy_of(np.diff(wide)[inner])
+    # every base tried puts its quotients and their differences in the same buffers: fresh
+    # arrays of a sample's size cost more than the arithmetic (page faults)
+    q, quot = np.empty_like(wide), np.empty(wide.shape[0])
+    steps = np.empty(wide.shape[0] - len(windows), np.int64)
+    ends = np.cumsum([w.shape[0] for w in windows]).tolist()
+    spans = [(a, b, a - k) for k, (a, b) in enumerate(zip([0] + ends[:-1], ends))]  # (from, to, at)
+
+    def steps_of(v: np.ndarray) -> np.ndarray:
+        """The differences of ``v`` (int64, the sample's) within each window, in ``steps``
+        (modulo 2**64)."""
+        with np.errstate(over="ignore"):
+            for a, b, at in spans:
+                np.subtract(v[a + 1:b], v[a:b - 1], out=steps[at:at + b - a - 1])
+        return steps
+
+    raw = _entropy_of(steps_of(wide), own=True)
     gains: dict[tuple[int, int], float] = {}
     for i, m in enumerate(MULT_BASES):
         if not maybe[i]:
@@ -1065,12 +1078,13 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
         if hr == 0.0 or np.log2(m) - hr < MULT_MIN_GAIN:  # constant digits, or no gain possible
             continue
         c = _mult_offset(h)
-        if arr.dtype.itemsize <= 4:  # mult_forward's quotient: floor((x - c) / m)
-            q = _floor_div(wide - c, m, 4)
+        if arr.dtype.itemsize <= 4:  # mult_forward's quotient: floor((x - c) / m), as _floor_div's floats
+            np.subtract(wide, c, out=q)
+            np.floor(np.divide(q, float(m), out=quot), out=quot)
+            np.copyto(q, quot, casting="unsafe")  # exact: integers below 2**33
         else:
-            q = mult_forward(sample, m, c)[0].astype(np.int64)
-        with np.errstate(over="ignore"):
-            gains[(m, c)] = raw - _entropy_of(np.diff(q)[inner]) - hr
+            q[:] = mult_forward(sample, m, c)[0]
+        gains[(m, c)] = raw - _entropy_of(steps_of(q), own=True) - hr
     top = max(gains.values(), default=0.0)
     if top < MULT_MIN_GAIN:
         return 1, 0
