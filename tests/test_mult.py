@@ -273,7 +273,7 @@ def test_a_sample_sized_on_the_whole_record_scales_its_stream_only():
     exact = container._cost(base, cm(y)).size
     ys = y[planner._windows(y.size, planner.LEAN_CM_SAMPLE_LARGE, planner.LEAN_CM_WINDOWS)]
     sized = container._cost(base, cm(ys))
-    grows = planner._growing_params(record)
+    grows = frontend.growing_bytes(record)
     assert grows == MultStage.scalable(record[0]) > 1000
     estimate = planner._extrapolated(sized, y.size / ys.size, grows)
     assert abs(estimate / exact - 1) < 0.05, (estimate, exact)

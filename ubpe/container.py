@@ -914,16 +914,11 @@ def _candidate_fields(base: dict, c: planner.Candidate, memo: dict | None = None
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         # the stream grows with the values, and so do the payloads of stages that code data
         # in their params ("mult"'s digits): the planner scales both when it sizes a sample
-        grows = len(_pack(stream)) + sum(_scalable_bytes(e) for e in c.chain)
+        grows = len(_pack(stream)) + frontend.growing_bytes(c.chain)
         c.packed = (fields, planner.Cost(len(_pack(fields)), grows))
         if key is not None:
             memo[key] = c.packed
     return c.packed[0]
-
-
-def _scalable_bytes(entry: dict) -> int:
-    """Bytes of a recorded stage's params that grow with the values (``Stage.scalable``)."""
-    return frontend.STAGES[entry["stage"]].scalable(entry)
 
 
 def _cost(base: dict, c: planner.Candidate, memo: dict | None = None) -> planner.Cost:

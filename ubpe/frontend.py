@@ -39,6 +39,7 @@ from .signal import undelta as _undelta
 __all__ = [
     "Stage", "DeltaStage", "STAGES", "MAX_STAGES", "register", "stage",
     "to_channels", "from_channels", "forward", "inverse", "parse_chain", "chain_dtypes", "chain_version",
+    "growing_bytes",
 ]
 
 #: Most stages a container may chain.
@@ -84,6 +85,12 @@ class Stage:
 
 #: Registered stages by name.
 STAGES: dict[str, type[Stage]] = {}
+
+
+def growing_bytes(record: list[dict[str, Any]]) -> int:
+    """Bytes of a chain's recorded params (``forward``'s record) that grow with the number of
+    values (``Stage.scalable``, as "mult"'s digits)."""
+    return sum(STAGES[entry["stage"]].scalable(entry) for entry in record)
 
 
 def register(cls: type[Stage]) -> type[Stage]:

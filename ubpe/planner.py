@@ -783,13 +783,8 @@ def _extrapolated(cost: Cost, scale: float, counted: int = 0) -> float:
     """The size, in bytes, of a candidate built on a sample and costed ``cost``, extrapolated to
     ``scale`` times the values: the part that grows with them (``Cost.scalable``) scaled, less
     ``counted`` bytes of it that already stand for all the values (the growing params of a
-    record made on all of them, :func:`_growing_params`)."""
+    record made on all of them, :func:`ubpe.frontend.growing_bytes`)."""
     return cost.size + (cost.scalable - counted) * (scale - 1.0)
-
-
-def _growing_params(record: list[dict]) -> int:
-    """Bytes of the stages' params in ``record`` that grow with the values (``Stage.scalable``)."""
-    return sum(frontend.STAGES[e["stage"]].scalable(e) for e in record if e.get("stage") in frontend.STAGES)
 
 
 def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[float, float]:
@@ -808,7 +803,7 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     where there is no dense candidate); the chain's estimate is the smaller."""
     n = y.shape[0]
     params = len(msgpack.packb(record, use_bin_type=True))
-    grows = _growing_params(record)
+    grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
     if n == 0:
@@ -982,7 +977,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
         sized.rebuild = lambda: full
         # subtle: the sample keeps the record of all the values: its growing params ("mult"'s
         # digits) are full size already, only the stream scales
-        return sized, _extrapolated(cost(sized), n / ys.shape[0], _growing_params(record))
+        return sized, _extrapolated(cost(sized), n / ys.shape[0], frontend.growing_bytes(record))
 
     # the context-mixing candidates, those sized on a sample built on all the values where they
     # may win; then the static ones only where they may win against the best of those, exact
@@ -1044,7 +1039,7 @@ def _plan(x: np.ndarray, chains: list[list[frontend.Stage]], level: int, cost: C
         for c in proposals:
             k = cost(c)
             # subtle: the record was made on all the values: its growing params do not scale
-            c.estimate = _extrapolated(k, c.scale * scale, _growing_params(c.chain))
+            c.estimate = _extrapolated(k, c.scale * scale, frontend.growing_bytes(c.chain))
             if sampled:
                 c.rebuild = lambda c=c, y=y: proposer.rebuild(c, y, level)
             cands.append(c)
