@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -701,3 +702,32 @@ def test_static_estimate_of_dense_ids_counts_rans():
     for e, s in zip(est, exact):
         assert 0.95 * s <= e <= 1.05 * s, (est, exact)
     assert planner._clearly_smaller(found, est) == found
+
+
+def test_likely_coders_drop_only_a_coder_that_loses():
+    """The lean search costs a static candidate without the coder its estimates rate
+    LEAN_CODER_CLEAR larger than the other (_likely_coders): on every chain's output of the
+    bundled ECG excerpt, of the excerpt on a coarse grid and of white noise, a coder dropped
+    would not have given the smaller container, and the container is the one with every coder.
+    Where neither is rated clearly larger, both are kept; candidates with merges keep theirs."""
+    from ubpe import container
+
+    base = {"magic": "UBPE", "v": 2, "dtype": "<i2", "shape": [1], "layout": "C", "crc": 0, "front": []}
+    rng = np.random.default_rng(8)
+    ecg = np.load(EXCERPT)
+    dropped = 0
+    for x in (ecg, ecg[:5000] * 12 - 7, rng.integers(-500, 500, 6000).astype(np.int16)):
+        for _, y, rec in _lean_outputs(x):
+            parts = planner._estimate_parts(rec, y, 1.0)
+            found = planner._bare_candidates(rec, y)
+            for full, kept in zip(found, planner._likely_coders(found, parts)):
+                assert set(kept.coders) <= set(full.coders) and {"packed", "const"} <= set(kept.coders)
+                gone = set(full.coders) - set(kept.coders)
+                dropped += len(gone)
+                every = container._cost(base, full).size
+                assert container._cost(base, kept).size == every, (gone, parts)
+    assert dropped > 0
+    c = planner._bare_candidates([], np.arange(100, dtype=np.int64) % 7)[0]
+    assert planner._likely_coders([c], (100.0, 100.0, float("inf"), float("inf")))[0].coders == c.coders
+    merged = replace(c, merges=np.array([[0, 1]], np.int32))
+    assert planner._likely_coders([merged], (100.0, 10.0, float("inf"), float("inf")))[0].coders == c.coders

@@ -58,8 +58,9 @@ search.
    size; level 1's (probe, merges, variants: step 3) on the fast chain ranked first only when
    its estimate is at least :data:`LEAN_LEVEL1_GAIN` times it. Of the bare and dense ids, one whose
    estimate is more than :data:`LEAN_LAYOUT_CLEAR` times the other's is not built
-   (candidates with merges always are). The smallest exact candidate wins (ties: the earlier
-   chain, static first).
+   (candidates with merges always are), and a static candidate is not offered the coder
+   ("rans" or "mag") whose estimate is :data:`LEAN_CODER_CLEAR` times the other's. The
+   smallest exact candidate wins (ties: the earlier chain, static first).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to :data:`FULL_FIT` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of :data:`SAMPLE` values (:data:`WINDOWS` evenly spaced
@@ -216,7 +217,9 @@ CM_SAMPLE = 1 << 15
 CM_WINDOWS = 4
 #: Level 2 from LEAN_ABOVE to FULL_FIT values of an automatic choice: the lean search of
 #: :func:`_lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
-#: full context-mixing run).
+#: full context-mixing run). (Not lower: on 300 to 1 000 values the lean search was 2.4 times
+#: faster than the exhaustive one but missed merges that level 1 finds on some chain it does not
+#: rank first: the periodic example of docs/format.md, 53 B against level 1's 51.)
 LEAN_ABOVE = 1 << 10
 LEAN_KEEP = 1
 #: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
@@ -235,7 +238,10 @@ LEAN_SMALL = 1 << 11
 #: of step 12: "grid+delta1" 8 % behind "grid+lpc" at level 1, 1.7 % ahead with "cms2").
 LEAN_SMALL_CLOSE = 1.15
 LEAN_TABLE_BITS = 12
-LEAN_CM_SAMPLE = 1 << 12
+#: Below LEAN_CM_LARGE values, context-mixing finalists are sized on LEAN_CM_SAMPLE values in
+#: LEAN_CM_WINDOWS windows. (2**12 before: 2**11 gave the same containers on the bench sets and
+#: the unseen recordings; 2**10 picked "delta1+adaptive" for one audio file, 1.4 % larger.)
+LEAN_CM_SAMPLE = 1 << 11
 LEAN_CM_WINDOWS = 4
 #: Of the context-mixing candidates sized on a sample, only the best estimate is built on all
 #: the values; from LEAN_CM_LARGE values they are sized on LEAN_CM_SAMPLE_LARGE values. (The
@@ -702,15 +708,16 @@ def _screen(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunctio
 
 
 def _screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float,
-                   estimates: tuple[float, float] | None = None) -> float:
+                   parts: tuple[float, float, float, float] | None = None) -> float:
     """The screen's level-1 proxy of a chain whose output on the sample is ``y`` (1-D, with its
     ``record``): the smallest exact size of its bare candidates, the part that grows with the
-    values scaled by ``scale`` (values / sample values). With ``estimates`` (the chain's
-    :func:`_static_estimate`), of the bare and dense ids one rated more than
-    :data:`LEAN_LAYOUT_CLEAR` larger is not costed (:func:`_clearly_smaller`)."""
+    values scaled by ``scale`` (values / sample values). With ``parts`` (the chain's
+    :func:`_estimate_parts`), of the bare and dense ids one rated more than
+    :data:`LEAN_LAYOUT_CLEAR` larger is not costed (:func:`_clearly_smaller`), nor a coder
+    rated LEAN_CODER_CLEAR larger than the other (:func:`_likely_coders`)."""
     found = _bare_candidates(record, y)
-    if estimates is not None:
-        found = _clearly_smaller(found, estimates)
+    if parts is not None:
+        found = _likely_coders(_clearly_smaller(found, (min(parts[:2]), min(parts[2:]))), parts)
     return min((_extrapolated(cost(c), scale) for c in found), default=float("inf"))
 
 
@@ -788,6 +795,12 @@ def _extrapolated(cost: Cost, scale: float, counted: int = 0) -> float:
 
 
 def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[float, float]:
+    """:func:`_estimate_parts` as (bare ids, dense ids): each layout's smaller coder estimate."""
+    parts = _estimate_parts(record, y, scale)
+    return min(parts[0], parts[1]), min(parts[2], parts[3])
+
+
+def _estimate_parts(record: list[dict], y: np.ndarray, scale: float) -> tuple[float, float, float, float]:
     """A cheap estimate, in bytes, of :func:`_screened_size` (the smallest exact container of
     the chain's bare candidates under the static coders; ``y`` 1-D, the chain's output on a
     sample with its ``record``, ``scale`` = values / sample values), for ranking chains: the
@@ -799,17 +812,19 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     recordings (every chain of 62 inputs) estimate / exact is 0.997 to 1.043 for 90 % of the
     predicting chains, 0.955 to 1.129 in all (heavy-tailed residuals run high), 1.0 to 1.17 on
     raw values; its first choice is the exact proxy's on 58 of the 62 (the others within
-    SCREEN_CLOSE). About a third of an exact costing's time. Values that are not integers rank last. Returns (bare ids, dense ids; inf
-    where there is no dense candidate); the chain's estimate is the smaller."""
+    SCREEN_CLOSE). About a third of an exact costing's time. Values that are not integers rank last. Returns
+    (bare ids under "rans", bare ids under "mag", dense ids under "rans", dense ids under "mag";
+    inf where there is no dense candidate): :func:`_static_estimate` takes each layout's smaller,
+    :func:`_likely_coders` compares the two coders."""
     n = y.shape[0]
     params = len(msgpack.packb(record, use_bin_type=True))
     grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
     if n == 0:
-        return float(fixed + grows * scale), inf
+        return float(fixed + grows * scale), inf, inf, inf
     if y.dtype.kind not in "iu":
-        return inf, inf
+        return inf, inf, inf, inf
     lo, hi = int(y.min()), int(y.max())
     span = hi - lo + 1
     if span <= 1 << 22 and hi < 1 << 63:
@@ -829,7 +844,7 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
         center = int(np.partition(ids, n // 2)[n // 2])
     a = counts.shape[0]
     if a <= 1:
-        return float(fixed + grows * scale + 8), inf
+        return float(fixed + grows * scale + 8), inf, inf, inf
     c = counts.astype(np.float64)
     order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
@@ -837,14 +852,32 @@ def _static_estimate(record: list[dict], y: np.ndarray, scale: float) -> tuple[f
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
     has_dense = d is not None and _dense_fits(a, lo, hi)
     mag = _mag_bits((ids, center), (d, middle)) if has_dense else _mag_bits((ids, center))
-    bare = min(order0 + table, mag[0]) + alphabet
-    dense = inf
-    if has_dense:
-        # rANS codes dense ids as it does bare ones, its table listing the used ids (about the
-        # alphabet's cost); "mag" sees the holes as magnitude
-        dense = min(order0 + table + alphabet, mag[1])
+    bare = (order0 + table + alphabet, mag[0] + alphabet)
+    # rANS codes dense ids as it does bare ones, its table listing the used ids (about the
+    # alphabet's cost); "mag" sees the holes as magnitude
+    dense = (order0 + table + alphabet, mag[1]) if has_dense else (inf, inf)
     rest = fixed + grows * scale
-    return bare / 8.0 * scale + rest, dense / 8.0 * scale + rest
+    return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
+
+
+#: Static candidates built in full by the lean search are costed without "rans" where its
+#: estimate is at least LEAN_CODER_CLEAR times "mag"'s, and without "mag" where the reverse
+#: holds (:func:`_likely_coders`): on the predicted values of the bench sets and unseen
+#: recordings the estimates' ratio is within 0.02 of the exact one (0.985 to 1.145), and on raw
+#: values it runs up to 0.11 high (exact 1.000 for 1.113), never low.
+LEAN_CODER_CLEAR = 1.05
+
+
+def _likely_coders(found: list[Candidate], parts: tuple[float, float, float, float]) -> list[Candidate]:
+    """``found`` (bare and dense candidates, :func:`_bare_candidates`), each offered only the
+    static coders whose estimate (``parts``, :func:`_estimate_parts`) is not LEAN_CODER_CLEAR
+    times the other's ("packed" and "const" always)."""
+    out = []
+    for c in found:
+        rans, mag = parts[2:] if c.variant == "dense" else parts[:2]
+        drop = "rans" if rans >= LEAN_CODER_CLEAR * mag else ("mag" if mag >= LEAN_CODER_CLEAR * rans else None)
+        out.append(c if drop is None or len(c.merges) else replace(c, coders=tuple(k for k in c.coders if k != drop)))
+    return out
 
 
 def _forward_shared(inputs: dict, chains: list[list[frontend.Stage]], i: int,
@@ -895,7 +928,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
        (exact size S): the bare candidates of S's chain when its estimate is within
        LEAN_STATIC_WITHIN of S; level 1's (probe, merges, variants) on the fast chain ranked
        first when its estimate is at least LEAN_LEVEL1_GAIN times S. Of the bare and dense ids, one whose estimate is
-       over LEAN_LAYOUT_CLEAR times the other's is not built.
+       over LEAN_LAYOUT_CLEAR times the other's is not built, nor offered the coder rated
+       LEAN_CODER_CLEAR times the other (:func:`_likely_coders`).
     4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
     windows, joined, scale = _screen_sample(x)
     whole = windows is x
@@ -916,8 +950,8 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
              (i == 0 and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
 
-    estimates = dict(zip(alive, _map(lambda i: _static_estimate(screened[i][1], screened[i][0], scale),
-                                     alive, threads)))
+    parts = dict(zip(alive, _map(lambda i: _estimate_parts(screened[i][1], screened[i][0], scale), alive, threads)))
+    estimates = {i: (min(p[:2]), min(p[2:])) for i, p in parts.items()}
     proxy = {i: min(e) for i, e in estimates.items()}
     ranked = sorted(alive, key=lambda i: (proxy[i], i))
     keep_n = LEAN_KEEP_LARGE if large else LEAN_KEEP
@@ -927,7 +961,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     if 0 in proxy and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
         keep.add(0)
     elif 0 in proxy and proxy[0] <= LEAN_FIRST_CHECK * proxy[ranked[0]] and \
-            _screened_size(screened[0][1], screened[0][0], cost, scale, estimates[0]) \
+            _screened_size(screened[0][1], screened[0][0], cost, scale, parts[0]) \
             <= SCREEN_FIRST_WITHIN * proxy[ranked[0]]:
         keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
     if x.size <= LEAN_SMALL:
@@ -952,8 +986,9 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
             found = proposer.propose(record, y, 1, cost, False)
         else:
             found = _bare_candidates(record, y)
-        # of the bare and dense ids, one the estimates rate clearly larger is not costed
-        return [(c, float(cost(c).size)) for c in _clearly_smaller(found, estimates[i])]
+        # of the bare and dense ids, one the estimates rate clearly larger is not costed, nor
+        # a coder they rate clearly larger
+        return [(c, float(cost(c).size)) for c in _likely_coders(_clearly_smaller(found, estimates[i]), parts[i])]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
         y, record = output(i)
