@@ -731,3 +731,30 @@ def test_likely_coders_drop_only_a_coder_that_loses():
     assert planner._likely_coders([c], (100.0, 100.0, float("inf"), float("inf")))[0].coders == c.coders
     merged = replace(c, merges=np.array([[0, 1]], np.int32))
     assert planner._likely_coders([merged], (100.0, 10.0, float("inf"), float("inf")))[0].coders == c.coders
+
+
+def test_raw_values_are_a_context_mixing_finalist_only_where_their_context_is_learnable(monkeypatch):
+    """Beyond LEAN_SMALL values the first chain (raw values) is sized with "cms2" on the
+    strength of its estimate only when it has at most LEAN_RAW_DISTINCT distinct values a value
+    (_raw_learnable): a few levels repeated (a coarse grid) qualify, a smooth recording with a
+    distinct value every few samples does not, and then no "cms2" run is spent on it."""
+    rng = np.random.default_rng(12)
+    n = 20_000
+    few = (rng.integers(0, 60, n) * 97).astype(np.int16)
+    assert planner._raw_learnable(few.astype(np.int64))
+    ecg = np.resize(np.load(EXCERPT), 12_000)
+    assert not planner._raw_learnable(ecg.astype(np.int64))
+    k = int(planner.LEAN_RAW_DISTINCT * 1000)
+    edge = np.arange(1000, dtype=np.int64) % k
+    assert planner._raw_learnable(edge) and not planner._raw_learnable(np.arange(1000, dtype=np.int64) % (k + 1))
+    assert not planner._raw_learnable(np.zeros(0, np.int64))
+    monkeypatch.setattr(planner, "SCREEN_FIRST_WITHIN", 10.0)  # raw values within reach by their estimate
+    runs = _cm_runs(monkeypatch)
+    gated = compress(ecg, level=2)
+    gated_runs = list(runs)
+    runs.clear()
+    monkeypatch.setattr(planner, "LEAN_RAW_DISTINCT", float("inf"))
+    ungated = compress(ecg, level=2)
+    assert len(runs) > len(gated_runs), (runs, gated_runs)
+    assert len(gated) <= 1.01 * len(ungated)
+    assert np.array_equal(ubpe.decompress(gated), ecg)

@@ -36,7 +36,8 @@ search.
    its output plus :data:`LEAN_TABLE_BITS` a distinct value (:func:`_order0_bytes`) plus its
    stages' params; those within :data:`LEAN_PRUNE` of the smallest (:data:`LEAN_PRUNE_LARGE`
    from :data:`LEAN_CM_LARGE` values; the first chain, no front end, within
-   :data:`LEAN_PRUNE_FIRST`, or always up to :data:`LEAN_SMALL` values) get an *estimate* of
+   :data:`LEAN_PRUNE_FIRST` when it has at most :data:`LEAN_RAW_DISTINCT` distinct values a
+   value, or always up to :data:`LEAN_SMALL` values) get an *estimate* of
    step 1's level-1 proxy, no coder run (:func:`_static_estimate`: order-0 entropy and a count
    table of the bare ids, the "mag" coder's model bits from its own statistics pass at
    :data:`ESTIMATE_RATES`, on the bare and on the dense ids, the alphabet's gaps, the stages'
@@ -44,7 +45,8 @@ search.
    about a third over on raw ones). The finalists are the :data:`LEAN_KEEP` smallest estimates (:data:`LEAN_KEEP_LARGE`
    from LEAN_CM_LARGE values), those within :data:`LEAN_CLOSE` of the last of them and the
    first chain when within :data:`SCREEN_FIRST_WITHIN` of the smallest (its estimate within
-   :data:`LEAN_FIRST_CHECK`: its exact proxy decides; always up to LEAN_SMALL values, with
+   :data:`LEAN_FIRST_CHECK`: its exact proxy decides; beyond LEAN_SMALL values only when it has
+   at most :data:`LEAN_RAW_DISTINCT` distinct values a value; always up to LEAN_SMALL values, with
    every chain within :data:`LEAN_SMALL_CLOSE` of the smallest). Each finalist offers the
    context mixers one id layout: dense ids when the values have at least
    :data:`DENSE_CM_ALPHABET` distinct values with holes in their range, unless the bare ids'
@@ -224,7 +226,8 @@ LEAN_ABOVE = 1 << 10
 LEAN_KEEP = 1
 #: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
 #: screens exactly only those within LEAN_PRUNE of the smallest (the first chain, no front end,
-#: within LEAN_PRUNE_FIRST: the context mixers model raw values' context, order 0 does not).
+#: within LEAN_PRUNE_FIRST: the context mixers model raw values' context, order 0 does not;
+#: beyond LEAN_SMALL values only where that context is learnable, :func:`_raw_learnable`).
 LEAN_PRUNE = 1.2
 LEAN_PRUNE_FIRST = 2.0
 #: Up to LEAN_SMALL values the first chain (no front end) is always a context-mixing finalist:
@@ -280,6 +283,14 @@ LEAN_CLOSE = 1.01
 #: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
 #: neural0 1.05, where it wins), so within LEAN_FIRST_CHECK its exact level-1 proxy decides.
 LEAN_FIRST_CHECK = 1.5
+#: Beyond LEAN_SMALL values the first chain is a context-mixing finalist on those two rules
+#: (SCREEN_FIRST_WITHIN, LEAN_FIRST_CHECK) only when its values have at most
+#: LEAN_RAW_DISTINCT distinct values a value (:func:`_raw_learnable`). "cms2" beats prediction
+#: on raw values by learning which value follows which (its order-1 and order-2 contexts): a
+#: context seen fewer than ~20 times on average teaches it little. Where raw values won (the
+#: neural recordings, on a coarse inexact grid) they had 0.001 to 0.003 distinct values a value;
+#: the audio files, ECG and EEG the rule drops, 0.09 to 0.72, and lost by 0.4 to 11 % where built.
+LEAN_RAW_DISTINCT = 0.05
 #: Of a chain's bare and dense ids (static coders), one whose estimate is more than
 #: LEAN_LAYOUT_CLEAR times the other's is not costed (ecg-plux-1k: dropping the one 1-3 %
 #: behind lost 0.17 %).
@@ -733,6 +744,19 @@ def _clearly_smaller(found: list[Candidate], estimates: tuple[float, float]) -> 
     return found
 
 
+def _raw_learnable(y: np.ndarray) -> bool:
+    """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample)
+    have at most :data:`LEAN_RAW_DISTINCT` distinct values a value."""
+    if y.shape[0] == 0 or y.dtype.kind not in "iu":
+        return False
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo < 1 << 22 and hi < 1 << 63:
+        distinct = int(np.count_nonzero(np.bincount(np.subtract(y, lo, dtype=np.int64))))
+    else:
+        distinct = int(np.unique(y).shape[0])
+    return distinct <= LEAN_RAW_DISTINCT * y.shape[0]
+
+
 def _order0_bytes(y: np.ndarray) -> float:
     """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
     :data:`LEAN_TABLE_BITS` per distinct value (the table a static coder stores), in bytes.
@@ -910,13 +934,14 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     1. Every chain's output on the screen's sample (:func:`_screen_sample`; prefixes of stages
        computed once, :func:`_forward_shared`) gets a rough size (:func:`_order0_bytes` scaled
        to all the values, plus its stages' params); those within LEAN_PRUNE of the smallest
-       (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first chain within LEAN_PRUNE_FIRST,
-       or always up to LEAN_SMALL values) are ranked by :func:`_static_estimate` (no coder
+       (LEAN_PRUNE_LARGE from LEAN_CM_LARGE values; the first chain within LEAN_PRUNE_FIRST
+       when :func:`_raw_learnable`, or always up to LEAN_SMALL values) are ranked by :func:`_static_estimate` (no coder
        run). The finalists are the LEAN_KEEP smallest (LEAN_KEEP_LARGE from LEAN_CM_LARGE
        values), those within LEAN_CLOSE of the last of them, and the first chain (no front
        end) within SCREEN_FIRST_WITHIN of the smallest (when its estimate is within
        LEAN_FIRST_CHECK, by its exact :func:`_screened_size`: raw values' estimates run high;
-       always up to LEAN_SMALL values; up to LEAN_SMALL values also every chain within
+       beyond LEAN_SMALL values only with at most LEAN_RAW_DISTINCT distinct values a value,
+       :func:`_raw_learnable`; always up to LEAN_SMALL values; up to LEAN_SMALL values also every chain within
        LEAN_SMALL_CLOSE of the smallest).
     2. Each finalist offers the context mixers one id layout: dense ids
        (:func:`_dense_cm_candidate`) unless the bare ids' estimate times LEAN_DENSE_BIAS is at
@@ -947,8 +972,11 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     least = min(rough)
     large = x.size >= LEAN_CM_LARGE
     prune = LEAN_PRUNE_LARGE if large else LEAN_PRUNE
+    # the first chain (raw values) on the strength of the context mixer's own modelling only
+    # where that context may be learnt: short inputs, or few distinct values (_raw_learnable)
+    learnable = x.size <= LEAN_SMALL or _raw_learnable(screened[0][0])
     alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
-             (i == 0 and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
+             (i == 0 and learnable and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
 
     parts = dict(zip(alive, _map(lambda i: _estimate_parts(screened[i][1], screened[i][0], scale), alive, threads)))
     estimates = {i: (min(p[:2]), min(p[2:])) for i, p in parts.items()}
@@ -958,9 +986,10 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     keep = set(ranked[:keep_n])
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
     keep.update(i for i in ranked if proxy[i] <= last * LEAN_CLOSE)
-    if 0 in proxy and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
+    raw = 0 in proxy and learnable
+    if raw and (proxy[0] <= SCREEN_FIRST_WITHIN * proxy[ranked[0]] or x.size <= LEAN_SMALL):
         keep.add(0)
-    elif 0 in proxy and proxy[0] <= LEAN_FIRST_CHECK * proxy[ranked[0]] and \
+    elif raw and proxy[0] <= LEAN_FIRST_CHECK * proxy[ranked[0]] and \
             _screened_size(screened[0][1], screened[0][0], cost, scale, parts[0]) \
             <= SCREEN_FIRST_WITHIN * proxy[ranked[0]]:
         keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
