@@ -420,10 +420,10 @@ def reweight_scales(e, step, span, u):
     order, then divided by ``span``: when ``span`` is a power of two and ``e`` holds integers
     with ``span * max|e| < 2**53`` every partial sum is exact, and the means are those of
     ``np.convolve(|e|, ones(span) / span, "same")[::step]`` (``len(e) >= span``) to the bit
-    (else within rounding).
-    Preconditions: ``len(u) == ceil(len(e) / step)``; ``step, span >= 1``."""
+    (else within rounding). ``u[j]`` for ``j < ceil(len(e) / step)`` (``u`` no shorter; the rest
+    untouched); ``step, span >= 1``."""
     n = e.shape[0]
-    for j in range(u.shape[0]):
+    for j in range((n + step - 1) // step):
         i = j * step
         t = 0.0
         for v in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
@@ -440,31 +440,29 @@ def reweight_gram(x, first, step, u, W, G):
     for ``b <= a`` (the strict upper triangle is left as it was).
 
     The weighted equations are written to ``W`` first, then summed four at a time in their
-    order (``((t0 + t1) + t2) + t3``, then added; rows of ``W`` past the last weigh 0 and add
-    nothing): each update of a row of ``G`` is a loop over ``b`` that LLVM vectorizes, and
-    four equations an update load and store ``G`` a quarter as often (about a third of the
+    order (``((t0 + t1) + t2) + t3``, then added; equations of weight 0, which a caller pads
+    with, add nothing): each update of a row of ``G`` is a loop over ``b`` that LLVM vectorizes,
+    and four equations an update load and store ``G`` a quarter as often (about a third of the
     time of one equation an update, on 1024 x 33; equations read newest first took a third
-    more). Preconditions: ``p >= 1``; ``first >= p - 1``; ``first + (len(u) - 1) * step <
-    len(x)``; ``step >= 1``; ``W`` float64 of ``ceil(len(u) / 4) * 4`` rows of ``p``."""
+    more). Preconditions: ``p >= 1``; ``len(u)`` a multiple of 4; ``first >= p - 1``; ``first
+    + (len(u) - 1) * step < len(x)``; ``step >= 1``; ``W`` float64 of ``len(u)`` rows of ``p``."""
     p = G.shape[0]
-    rows = u.shape[0]
-    last = first - p + 1 + (rows - 1) * step  # the last equation's oldest sample
-    for t in range(W.shape[0]):
-        j = min(first - p + 1 + t * step, last)
-        ut = u[t] if t < rows else 0.0
+    for t in range(u.shape[0]):
+        j = first - p + 1 + t * step
         xt = x[j:j + p]  # (slices: no wrap-around checks in the loops)
         wt = W[t]
+        ut = u[t]
         for b in range(p):
             wt[b] = ut * xt[b]
     for a in range(p):
         for b in range(a + 1):
             G[a, b] = 0.0
-    for t in range(0, rows, 4):
+    for t in range(0, u.shape[0], 4):
         j = first - p + 1 + t * step
         x0 = x[j:j + p]
-        x1 = x[min(j + step, last):min(j + step, last) + p]
-        x2 = x[min(j + 2 * step, last):min(j + 2 * step, last) + p]
-        x3 = x[min(j + 3 * step, last):min(j + 3 * step, last) + p]
+        x1 = x[j + step:j + step + p]
+        x2 = x[j + 2 * step:j + 2 * step + p]
+        x3 = x[j + 3 * step:j + 3 * step + p]
         w0, w1, w2, w3 = W[t], W[t + 1], W[t + 2], W[t + 3]
         for a in range(p):
             z0, z1, z2, z3 = x0[a], x1[a], x2[a], x3[a]
@@ -504,14 +502,15 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     if m <= 2 * order or order == 0:
         return 0.0, 0, 0
     step = (m + equations - 1) // equations
-    rows = (m + step - 1) // step
+    rows = ((m + step - 1) // step + 3) // 4 * 4  # the equations, padded to a multiple of 4 (weights 0)
     p = order + 1
     base = fit_lo - order
-    x = empty(hi - base, np.float64)  # the block and the order samples before it, as floats
+    # the block and the order samples before it as floats, then zeros to the padding's last equation
+    x = zeros(max(order + m, order + (rows - 1) * step + 1), np.float64)
     for i in range(base, hi):
         x[i - base] = float(s[i])
-    u = empty(rows, np.float64)
-    W = empty(((rows + 3) // 4 * 4, p), np.float64)  # reweight_gram's scratch
+    u = zeros(rows, np.float64)  # the weights (reweight_scales writes all but the padding's)
+    W = empty((rows, p), np.float64)  # reweight_gram's scratch
     H = empty((p, p), np.float64)  # reweight_gram's (oldest first: H[a, b] pairs lags order - a, order - b)
     G = empty((p, p), np.float64)  # lower triangle; index 0 the sample, 1.. its lags
     L = zeros((order, order), np.float64)
