@@ -88,3 +88,81 @@ def ranks(values):
     distinct = sorted(set(values))
     index = {v: i for i, v in enumerate(distinct)}
     return distinct, [index[v] for v in values]
+
+
+def quantize(c, precision):
+    """FLAC's quantization with error feedback (``ubpe._kernels.predict._quantize``): ``(q, shift)``."""
+    import math
+
+    cmax = max(abs(v) for v in c)
+    if cmax <= 0.0:
+        return [0] * len(c), 0
+    shift = min(max(precision - 1 - (math.floor(math.log2(cmax)) + 1), 0), 30)
+    qmax, qmin = (1 << (precision - 1)) - 1, -(1 << (precision - 1))
+    q, err = [], 0.0
+    for v in c:
+        v = v * (1 << shift) + err
+        fr = min(max(float(round(v)), qmin), qmax)  # round: half to even, as np.rint
+        q.append(int(fr))
+        err = v - fr
+    return q, shift
+
+
+def local_scale(e, span):
+    """Mean magnitude of the float array ``e`` over ``span`` samples around each (``e[i - span//2]``
+    to ``e[i + (span-1)//2]``, zeros beyond the ends): ``np.convolve(|e|, ones/span, "same")``
+    (which returns ``span`` values for fewer samples: then from cumulative sums)."""
+    import numpy as np
+
+    a = np.abs(e)
+    n = a.shape[0]
+    if n >= span:
+        return np.convolve(a, np.full(span, 1.0 / span), "same")
+    c = np.concatenate(([0.0], np.cumsum(a)))
+    i = np.arange(n)
+    return (c[np.minimum(i + (span - 1) // 2 + 1, n)] - c[np.maximum(i - span // 2, 0)]) / span
+
+
+def weighted_fit(s, lo, hi, r, order, precision, bits):
+    """``ubpe._kernels.predict.reweight_fit`` in numpy (what ``ubpe.predict`` ran before it,
+    with BLAS and LAPACK: the same arithmetic up to float rounding): ``(bits, order, shift,
+    coefs)`` of the cheapest pass, or None. ``s``, ``r``: the signal and its residual (int64
+    arrays), ``bits`` the sample width; the settings are ``ubpe.predict``'s."""
+    import numpy as np
+
+    from ubpe import predict as P
+
+    fit_lo = max(lo, order)
+    m = hi - fit_lo
+    if m <= 2 * order or order == 0:
+        return None
+    step = -(-m // P.REWEIGHT_EQUATIONS)
+    # Z[t] = s[i], s[i-1], ..., s[i-order] for i = fit_lo + t * step: y and its regressors
+    Z = np.lib.stride_tricks.sliding_window_view(s[fit_lo - order:hi].astype(np.float64), order + 1)[::step, ::-1]
+    e = r[fit_lo:hi].astype(np.float64)
+    best = None
+    for _ in range(P.REWEIGHT_ITERATIONS):
+        scale = local_scale(e, P.REWEIGHT_SPAN)[::step] + 1.0
+        G = Z.T @ (Z / (scale * scale)[:, None])
+        e0, g, A = G[0, 0], G[1:, 0], G[1:, 1:]
+        A[np.diag_indices(order)] += 1e-9 * np.trace(A) / order + 1e-300
+        if not (e0 > 0 and np.isfinite(G).all()):
+            break
+        try:
+            low = np.linalg.cholesky(A)
+        except np.linalg.LinAlgError:
+            break
+        z = np.linalg.solve(low, g)  # the weighted error at order k: e0 - sum(z[:k]**2)
+        errs = np.maximum(e0 - np.cumsum(z * z), e0 * 1e-12)
+        k = int(np.argmin(0.5 * m * np.log2(errs / e0) + np.arange(1, order + 1) * precision)) + 1
+        c = np.linalg.solve(A[:k, :k], g[:k])
+        if not np.isfinite(c).all():
+            break
+        q, shift = quantize(c.tolist(), precision)
+        start = max(lo - k, 0)  # (the samples before lo: the prediction's history only)
+        res = np.array(lpc_residual(s[start:hi].tolist(), bits, hi, [k], [shift], q)[lo - start:], np.int64)
+        cost = P._local_bits(res) + k * precision
+        if best is None or cost < best[0]:
+            best = (cost, k, shift, q)
+        e = res[fit_lo - lo:].astype(np.float64)
+    return best

@@ -105,34 +105,84 @@ def test_reweight_arguments():
     assert P.lpc_reweight(x, r, p, max_order=0) == (r, p)
 
 
-@pytest.mark.parametrize("m", [0, 1, 127, 128, 129, 300, 1024])
-def test_gram_is_the_matrix_product(m):
-    rng = np.random.default_rng(m)
-    X, Y = rng.normal(size=(m, 7)), rng.normal(size=(m, 8))
-    np.testing.assert_allclose(P._gram(X, Y), X.T @ Y, rtol=1e-12, atol=1e-9)
-
-
 @settings(max_examples=150, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(1, 20), st.integers(1, 33),
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(1, 20),
        st.sampled_from([1, 8, 16, 32, 45, 49, 50, 64]))
-def test_compiled_weights_are_the_convolution_s_to_the_bit(seed, n, step, cols, bits):
-    # the weighted equations from exact window sums, or False (and the convolution) when a sum
-    # might not be exact: residuals too wide, values not integers, a span not a power of two
+def test_compiled_weights_are_the_convolution_s_to_the_bit(seed, n, step, bits):
+    # exact window sums: the convolution's weights to the bit while they are exact (integers,
+    # a span a power of two, sums below 2**53), within rounding otherwise
     from ubpe._kernels import predict as K
 
     rng = np.random.default_rng(seed)
     e = rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), n, endpoint=False).astype(np.float64)
     if seed % 7 == 0:
         e[rng.integers(n)] += 0.5
-    Z = rng.normal(0, 1e4, (-(-n // step), cols))
-    scale = P._local_scale(e)[::step] + 1.0
-    want = Z / (scale * scale)[:, None]
-    for span in (P.REWEIGHT_SPAN, 12):
-        W = np.full_like(Z, np.nan)
-        exact = span == P.REWEIGHT_SPAN and seed % 7 != 0 and np.abs(e).max() * span < 2.0**53
-        assert K.reweight_rows(e, np.int64(step), np.int64(span), Z, W) == exact
-        assert np.array_equal(W.view(np.int64), want.view(np.int64)) if exact else np.isnan(W).all()
-    assert not K.reweight_rows(e, np.int64(step), np.int64(P.REWEIGHT_SPAN), Z[1:], np.empty_like(Z[1:]))
+    for span in (P.REWEIGHT_SPAN, 12, 1):
+        scale = ref.local_scale(e, span)[::step] + 1.0
+        want = 1.0 / (scale * scale)
+        u = np.full(-(-n // step), np.nan)
+        K.reweight_scales(e, np.int64(step), np.int64(span), u)
+        if span & (span - 1) == 0 and seed % 7 != 0 and np.abs(e).max() * span < 2.0**53:
+            assert np.array_equal(u.view(np.int64), want.view(np.int64))
+        else:
+            np.testing.assert_allclose(u, want, rtol=1e-9)
+
+
+@pytest.mark.parametrize("rows, p, step", [(4, 1, 1), (4, 5, 2), (8, 33, 1), (12, 2, 3), (1024, 33, 4), (1028, 17, 5)])
+def test_compiled_gram_is_the_weighted_matrix_product(rows, p, step):
+    from ubpe._kernels import predict as K
+
+    rng = np.random.default_rng(rows * p)
+    first = p - 1 + int(rng.integers(0, 3))
+    x = rng.normal(0, 1e3, first + (rows - 1) * step + 1 + int(rng.integers(0, 3)))
+    u = rng.random(rows)
+    u[rows - rows % 4:] = 0.0  # (the padding: a multiple of 4 equations)
+    Z = np.lib.stride_tricks.sliding_window_view(x, p)[first - p + 1::step][:rows]  # rows oldest first
+    G = np.full((p, p), 7.0)
+    K.reweight_gram(x, np.int64(first), np.int64(step), u, np.empty((rows, p)), G)
+    want = Z.T @ (Z * u[:, None])
+    lower = np.tril_indices(p)
+    np.testing.assert_allclose(G[lower], want[lower], rtol=1e-12, atol=1e-6)
+    assert (G[np.triu_indices(p, 1)] == 7.0).all()  # the upper triangle untouched
+
+
+def fits_to_compare():
+    """(name, signal, bits, block): signals whose blocks the refit sees, of several widths."""
+    rng = np.random.default_rng(11)
+    walk = np.cumsum(rng.normal(0, 50, 9000)) * np.repeat(rng.choice([0.05, 1.0], 9), 1000)
+    yield "tone bursts", tone_bursts(20_000), 16, 4096
+    yield "bursty walk", np.round(walk).astype(np.int32), 32, 1024
+    yield "short blocks", tone_bursts(3000), 16, 100
+    yield "int8", (tone_bursts(12_000) // 200).astype(np.int8), 8, 4096
+    yield "tail of 70", tone_bursts(8262), 16, 4096  # the last block: 70 samples
+    silent = tone_bursts(6000)
+    silent[:2048] = 0  # the first block's equations all zero: no fit
+    silent[2048:3000] = 5  # a constant: its regressors singular but for the floor
+    yield "silence", silent, 16, 1024
+
+
+@pytest.mark.parametrize("case", list(fits_to_compare()), ids=lambda c: c[0])
+def test_compiled_fit_is_the_numpy_reference(case):
+    # the compiled refit against the numpy (BLAS, LAPACK) one it replaced: the same predictors
+    # (orders, shifts, coefficients) and bits within rounding, on every block and order tried
+    from ubpe._kernels import predict as K
+
+    _, x, bits, block = case
+    s = x.astype(np.int64)
+    r0, _ = P.lpc_forward(x, block=block)
+    r = r0.astype(np.int64)
+    q = np.zeros(32, np.int64)
+    for order, precision in ((32, 15), (8, 12), (1, 15)):
+        for lo in range(0, len(s), block):
+            hi = min(len(s), lo + block)
+            got = K.reweight_fit(s, r, lo, hi, order, precision, 64 - bits, P.REWEIGHT_ITERATIONS, P.REWEIGHT_SPAN,
+                                 P.REWEIGHT_EQUATIONS, P.LOCAL_SPAN, q)
+            want = ref.weighted_fit(s, lo, hi, r, order, precision, bits)
+            if want is None:
+                assert got[1] == 0
+                continue
+            assert got[1:] == want[1:3] and q[:got[1]].tolist() == want[3]
+            assert got[0] == pytest.approx(want[0], rel=1e-12)
 
 
 def test_a_final_lpc_stage_is_reweighted():

@@ -338,18 +338,6 @@ def reweight_settings() -> tuple:
     return (LOCAL_SPAN, REWEIGHT_SPAN, REWEIGHT_ITERATIONS, REWEIGHT_EQUATIONS, REWEIGHT_GATE, REWEIGHT_MARGIN)
 
 
-def _local_scale(e: np.ndarray) -> np.ndarray:
-    """Mean magnitude of ``e`` over REWEIGHT_SPAN samples around each (``e[i - span//2]`` to
-    ``e[i + (span-1)//2]``, zeros beyond the ends), as ``np.convolve(|e|, ones/span, "same")``."""
-    a = np.abs(e)
-    n, span = a.shape[0], REWEIGHT_SPAN
-    if n >= span:
-        return np.convolve(a, np.full(span, 1.0 / span), "same")
-    c = np.concatenate(([0.0], np.cumsum(a)))
-    i = np.arange(n)
-    return (c[np.minimum(i + (span - 1) // 2 + 1, n)] - c[np.maximum(i - span // 2, 0)]) / span
-
-
 def _geometric(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Bits of ``counts`` zigzag magnitudes summing to ``total``, under the geometric law of
     their mean (elementwise)."""
@@ -392,87 +380,6 @@ def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
     return whole, local
 
 
-def _block_residual(s: np.ndarray, lo: int, hi: int, order: int, shift: int, q: np.ndarray, sh: int) -> np.ndarray:
-    """The residual of ``s[lo:hi]`` under one quantized predictor, as ``lpc_filter`` computes it
-    within a signal (from ``lo >= order``; a block at the signal's start: its first samples too)."""
-    start = max(lo - order, 0)
-    out = np.empty(hi - start, np.int64)
-    _k.lpc_filter(np.ascontiguousarray(s[start:hi]), hi - start, np.array([order], np.int64),
-                  np.array([shift], np.int64), np.ascontiguousarray(q[:order]), sh, False, out)
-    return out[lo - start:]
-
-
-#: Rows per product in :func:`_gram`: OpenBLAS runs a matrix product on several threads from
-#: about 2**18 multiply-adds, which on a busy machine cost a hundred times the single-threaded
-#: time (a 4096 x 32 Gram matrix: ~40 ms of CPU against 0.25 ms).
-GRAM_ROWS = 128
-
-
-def _gram(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """``X.T @ Y`` (``X`` of shape (m, p), ``Y`` (m, q), float64) as a sum of products of
-    GRAM_ROWS rows each, every one small enough for a single BLAS thread."""
-    m = X.shape[0]
-    k = m - m % GRAM_ROWS
-    out = X[k:].T @ Y[k:]
-    if k:
-        Xs = np.ascontiguousarray(X[:k]).reshape(-1, GRAM_ROWS, X.shape[1])
-        out += np.matmul(Xs.transpose(0, 2, 1), Y[:k].reshape(-1, GRAM_ROWS, Y.shape[1])).sum(axis=0)
-    return out
-
-
-def _weighted_fit(s: np.ndarray, sf: np.ndarray, lo: int, hi: int, e: np.ndarray, order: int, precision: int,
-                  sh: int) -> tuple[float, int, int, np.ndarray] | None:
-    """The predictor of block ``[lo, hi)`` of ``s`` by loudness-weighted least squares.
-
-    Each sample's prediction equation (samples ``max(lo, order)`` to ``hi``, every ``step``-th
-    when there are more than REWEIGHT_EQUATIONS) is weighted by ``1 / scale**2``, ``scale`` the
-    residual's local scale (mean magnitude over REWEIGHT_SPAN samples, plus one), starting from
-    the residual ``e`` of those samples; REWEIGHT_ITERATIONS passes, each weighted by the
-    previous pass's residual. Per pass the order minimising the weighted error's bits
-    (``m/2 log2`` of its ratio to order 0's, ``m`` samples) plus ``precision`` bits a
-    coefficient, quantized at ``precision`` bits, costed exactly by :func:`_local_bits`.
-    ``sf``: ``s`` as float64. Returns the cheapest pass's ``(bits, order, shift, coefs)``
-    (bits: residual plus coefficients), or None when the block is too short to fit.
-    """
-    fit_lo = max(lo, order)
-    m = hi - fit_lo
-    if m <= 2 * order or order == 0:
-        return None
-    step = -(-m // REWEIGHT_EQUATIONS)
-    # Z[t] = s[i], s[i-1], ..., s[i-order] for i = fit_lo + t * step: y and its regressors
-    Z = np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(sf[fit_lo - order:hi], order + 1)[::step, ::-1])
-    q = np.zeros(order, np.int64)
-    ranks = np.arange(1, order + 1)
-    best = None
-    W = np.empty_like(Z)  # the weighted equations (one buffer: a fresh one each pass cost more than the division)
-    for _ in range(REWEIGHT_ITERATIONS):
-        if not _k.reweight_rows(e, step, REWEIGHT_SPAN, Z, W):  # (compiled: the same floats)
-            scale = _local_scale(e)[::step] + 1.0
-            np.divide(Z, (scale * scale)[:, None], out=W)
-        G = _gram(Z, W)
-        e0, g, A = G[0, 0], G[1:, 0], G[1:, 1:]
-        A[np.diag_indices(order)] += 1e-9 * np.trace(A) / order + 1e-300  # as the Levinson recursion's floor
-        if not (e0 > 0 and np.isfinite(G).all()):
-            break
-        try:
-            low = np.linalg.cholesky(A)
-        except np.linalg.LinAlgError:
-            break
-        z = np.linalg.solve(low, g)  # the weighted error at order k: e0 - sum(z[:k]**2)
-        errs = np.maximum(e0 - np.cumsum(z * z), e0 * 1e-12)
-        k = int(np.argmin(0.5 * m * np.log2(errs / e0) + ranks * precision)) + 1
-        c = np.linalg.solve(A[:k, :k], g[:k])
-        if not np.isfinite(c).all():
-            break
-        shift = int(_k._quantize(c, np.int64(k), np.int64(precision), q))
-        r = _block_residual(s, lo, hi, k, shift, q, sh)
-        bits = _local_bits(r) + k * precision
-        if best is None or bits < best[0]:
-            best = (bits, k, shift, q[:k].copy())
-        e = r[fit_lo - lo:].astype(np.float64)
-    return best
-
-
 def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_ORDER,
                  precisions: tuple[int, ...] = (12, 15)) -> tuple[np.ndarray, dict]:
     """:func:`lpc_forward`'s result for ``x`` with the predictors of some blocks refitted for
@@ -490,8 +397,10 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     Only blocks whose residual's loudness moves (REWEIGHT_GATE) are refitted, and a refit is
     kept when its cost per LOCAL_SPAN samples (:func:`_local_bits`, coefficients included) is
     lower than the block's own by more than REWEIGHT_MARGIN bits a sample. Unchanged blocks
-    keep their bytes. ``x``, ``residual`` and ``params``: exactly as :func:`lpc_forward` took
-    and returned them; ``max_order`` and ``precisions`` as its own.
+    keep their bytes. Each refit is one compiled call (:func:`ubpe._kernels.predict.reweight_fit`:
+    its own Gram matrix and Cholesky factor, no BLAS, so the same predictors on any machine and
+    thread count). ``x``, ``residual`` and ``params``: exactly as :func:`lpc_forward` took and
+    returned them; ``max_order`` and ``precisions`` as its own.
     """
     s, dtype, mode = _signal(x, unsigned_mode=params["unsigned"] or None)
     r = _residual_in(residual, "residual")
@@ -518,15 +427,14 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     starts = np.concatenate(([0], np.cumsum(orders)))
     per_block = [coefs[starts[b]:starts[b + 1]] for b in range(orders.shape[0])]
     orders, shifts, pbits = orders.copy(), shifts.copy(), pbits.copy()
-    sf = s.astype(np.float64)
+    q = np.zeros(max_order, np.int64)
     changed = False
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
-        fit = _weighted_fit(s, sf, lo, hi, r[max(lo, max_order):hi].astype(np.float64), max_order, precision,
-                            64 - bits)
-        if fit is not None and fit[0] < local[b] + orders[b] * pbits[b] - REWEIGHT_MARGIN * (hi - lo):
-            _, orders[b], shifts[b], per_block[b] = fit
-            pbits[b] = precision
+        fit_bits, k, shift = _k.reweight_fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS,
+                                             REWEIGHT_SPAN, REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
+        if k and fit_bits < local[b] + orders[b] * pbits[b] - REWEIGHT_MARGIN * (hi - lo):
+            orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
     if not changed:
         return residual, params

@@ -13,6 +13,8 @@ same operations on the same previous values, so the round trip is exact whatever
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
@@ -411,35 +413,202 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
 
 
 @njit(cache=True, nogil=True)
-def reweight_rows(e, step, span, Z, W):
-    """``W[j] = Z[j] / (1 + mean|e|)**2``, the mean over the ``span`` samples around sample
+def reweight_scales(e, step, span, u):
+    """``u[j] = 1 / (1 + mean|e|)**2``, the mean over the ``span`` samples around sample
     ``i = j * step`` of ``e`` (``e[i - span//2]`` to ``e[i + (span-1)//2]``, zeros beyond the
-    ends): ``ubpe.predict``'s loudness weights of the fit's equations, as ``Z / ((_local_scale(e)
-    [::step] + 1) ** 2)[:, None]`` computes them, to the bit, when ``span`` is a power of two and
-    ``e`` holds integers with ``span * max|e| < 2**53``: each window's terms ``|e| / span`` and
-    their partial sums are then exact in any order, so the window's exact sum times ``1 / span``
-    is the convolution's value. Returns False (``W`` untouched) when that does not hold or the
-    shapes do not match (``Z`` and ``W`` float64 of one shape, ceil(len(e) / step) rows);
-    ``step >= 1``."""
+    ends): the loudness weights of :func:`reweight_fit`'s equations. Each window is summed in
+    order, then divided by ``span``: when ``span`` is a power of two and ``e`` holds integers
+    with ``span * max|e| < 2**53`` every partial sum is exact, and the means are those of
+    ``np.convolve(|e|, ones(span) / span, "same")[::step]`` (``len(e) >= span``) to the bit
+    (else within rounding). ``u[j]`` for ``j < ceil(len(e) / step)`` (``u`` no shorter; the rest
+    untouched); ``step, span >= 1``."""
     n = e.shape[0]
-    rows = (n + step - 1) // step
-    if span < 1 or span & (span - 1) or Z.shape[0] != rows or W.shape[0] != rows or W.shape[1] != Z.shape[1]:
-        return False
-    for i in range(n):
-        v = abs(e[i])
-        if not (v * span < 2.0**53 and v == np.floor(v)):  # (NaN fails too)
-            return False
-    inv = 1.0 / span
-    for j in range(rows):
+    for j in range((n + step - 1) // step):
         i = j * step
         t = 0.0
-        for u in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
-            t += abs(e[u])
-        scale = t * inv + 1.0
-        d = scale * scale
-        for c in range(Z.shape[1]):
-            W[j, c] = Z[j, c] / d
-    return True
+        for v in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
+            t += abs(e[v])
+        scale = t / span + 1.0
+        u[j] = 1.0 / (scale * scale)
+
+
+@njit(cache=True, nogil=True)
+def reweight_gram(x, first, step, u, W, G):
+    """The lower triangle of the weighted Gram matrix of the equations ``x[i - p + 1], ...,
+    x[i]`` (oldest first; ``p = G.shape[0]``, ``i = first + t * step`` for ``t < len(u)``),
+    weighted by ``u[t]``: ``G[a, b] = sum_t x[j + a] * (u[t] * x[j + b])``, ``j = i - p + 1``,
+    for ``b <= a`` (the strict upper triangle is left as it was).
+
+    The weighted equations are written to ``W`` first, then summed four at a time in their
+    order (``((t0 + t1) + t2) + t3``, then added; equations of weight 0, which a caller pads
+    with, add nothing): each update of a row of ``G`` is a loop over ``b`` that LLVM vectorizes,
+    and four equations an update load and store ``G`` a quarter as often (about a third of the
+    time of one equation an update, on 1024 x 33; equations read newest first took a third
+    more). Preconditions: ``p >= 1``; ``len(u)`` a multiple of 4; ``first >= p - 1``; ``first
+    + (len(u) - 1) * step < len(x)``; ``step >= 1``; ``W`` float64 of ``len(u)`` rows of ``p``."""
+    p = G.shape[0]
+    for t in range(u.shape[0]):
+        j = first - p + 1 + t * step
+        xt = x[j:j + p]  # (slices: no wrap-around checks in the loops)
+        wt = W[t]
+        ut = u[t]
+        for b in range(p):
+            wt[b] = ut * xt[b]
+    for a in range(p):
+        for b in range(a + 1):
+            G[a, b] = 0.0
+    for t in range(0, u.shape[0], 4):
+        j = first - p + 1 + t * step
+        x0 = x[j:j + p]
+        x1 = x[j + step:j + step + p]
+        x2 = x[j + 2 * step:j + 2 * step + p]
+        x3 = x[j + 3 * step:j + 3 * step + p]
+        w0, w1, w2, w3 = W[t], W[t + 1], W[t + 2], W[t + 3]
+        for a in range(p):
+            z0, z1, z2, z3 = x0[a], x1[a], x2[a], x3[a]
+            g = G[a]
+            for b in range(a + 1):
+                g[b] += z0 * w0[b] + z1 * w1[b] + z2 * w2[b] + z3 * w3[b]
+
+
+@njit(cache=True, nogil=True)
+def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q):
+    """The predictor of block ``[lo, hi)`` of the signal ``s`` by loudness-weighted least squares
+    (``ubpe.predict.lpc_reweight``'s refit), in compiled loops (no BLAS: the same floats on
+    any machine and thread count).
+
+    Each sample's prediction equation (samples ``fit_lo = max(lo, order)`` to ``hi``, every
+    ``step``-th when there are more than ``equations``) is weighted by ``1 / scale**2``,
+    ``scale`` the residual's local scale (:func:`reweight_scales`), starting from the residual
+    ``r`` (int64, the whole signal's) of those samples. ``passes`` passes, each weighted by the
+    previous pass's residual; per pass: the weighted Gram matrix (:func:`reweight_gram`), the
+    Cholesky factor of the regressors' part after the diagonal's floor (``1e-9`` of its mean,
+    plus ``1e-300``, as the Levinson recursion's), the forward solve that gives the weighted
+    error at every order, the order minimising ``m/2 log2`` of that error's ratio to order 0's
+    (``m`` samples) plus ``precision`` bits a coefficient, the back solve for its coefficients,
+    their quantization (:func:`_quantize`), and the block's residual as :func:`lpc_filter`
+    computes it within the signal, costed by one geometric law per ``local`` samples from
+    ``lo`` (its bits summed in order), plus the coefficients' bits. A pass whose system is
+    singular ends the refit.
+
+    Returns the cheapest pass's ``(bits, order, shift)`` with its coefficients in ``q[:order]``,
+    or order 0 when the block is too short to fit (``hi - fit_lo <= 2 * order``) or the first
+    pass failed. Preconditions: ``s``, ``r`` int64 of one length ``>= hi``; ``0 <= lo < hi``;
+    ``0 <= order <= 32``; ``precision`` in [2, 16]; ``sh`` in [0, 56]; ``span``, ``equations``,
+    ``local >= 1``; ``len(q) >= order``.
+    """
+    fit_lo = max(lo, order)
+    m = hi - fit_lo
+    if m <= 2 * order or order == 0:
+        return 0.0, 0, 0
+    step = (m + equations - 1) // equations
+    rows = ((m + step - 1) // step + 3) // 4 * 4  # the equations, padded to a multiple of 4 (weights 0)
+    p = order + 1
+    base = fit_lo - order
+    # the block and the order samples before it as floats, then zeros to the padding's last equation
+    x = zeros(max(order + m, order + (rows - 1) * step + 1), np.float64)
+    for i in range(base, hi):
+        x[i - base] = float(s[i])
+    u = zeros(rows, np.float64)  # the weights (reweight_scales writes all but the padding's)
+    W = empty((rows, p), np.float64)  # reweight_gram's scratch
+    H = empty((p, p), np.float64)  # reweight_gram's (oldest first: H[a, b] pairs lags order - a, order - b)
+    G = empty((p, p), np.float64)  # lower triangle; index 0 the sample, 1.. its lags
+    L = zeros((order, order), np.float64)
+    z = empty(order, np.float64)
+    c = empty(order, np.float64)
+    qk = empty(order, np.int64)
+    e = empty(m, np.float64)
+    for j in range(m):
+        e[j] = float(r[fit_lo + j])
+    start = max(lo, 1)  # samples lo.. predicted: from the previous sample below order
+    acc = empty(hi - start, np.uint64)
+    best_bits, best_k, best_shift = np.inf, 0, 0
+    for _ in range(passes):
+        reweight_scales(e, step, span, u)
+        reweight_gram(x, order, step, u, W, H)
+        for a in range(p):
+            for b in range(a + 1):
+                G[a, b] = H[order - b, order - a]
+        # subtle: G is finite (samples of at most 2**63 in magnitude, weights at most 1, at most
+        # 2**24 equations: every sum below 2**150); e0 is 0 when the samples fitted are all zero
+        e0 = G[0, 0]
+        if not e0 > 0.0:
+            break
+        trace = 0.0
+        for a in range(1, p):
+            trace += G[a, a]
+        floor = 1e-9 * trace / order + 1e-300
+        ok = True  # Cholesky of the regressors' A = G[1:, 1:] + floor = L L^T
+        for j in range(order):
+            d = G[j + 1, j + 1] + floor
+            for v in range(j):
+                d -= L[j, v] * L[j, v]
+            if not d > 0.0:
+                ok = False
+                break
+            d = math.sqrt(d)
+            L[j, j] = d
+            for i in range(j + 1, order):
+                w = G[i + 1, j + 1]
+                for v in range(j):
+                    w -= L[i, v] * L[j, v]
+                L[i, j] = w / d
+        if not ok:
+            break
+        k, cost, explained = np.int64(0), np.inf, 0.0  # (not a literal 0: _quantize's one compilation serves)
+        for i in range(order):  # L z = g: the weighted error at order k is e0 - sum(z[:k]**2)
+            w = G[i + 1, 0]
+            for v in range(i):
+                w -= L[i, v] * z[v]
+            z[i] = w / L[i, i]
+            explained += z[i] * z[i]
+            here = 0.5 * m * math.log2(max(e0 - explained, e0 * 1e-12) / e0) + (i + 1) * precision
+            if here < cost:
+                k, cost = i + 1, here
+        finite = True
+        for i in range(k - 1, -1, -1):  # L[:k, :k]^T c = z[:k], i.e. A[:k, :k] c = g[:k]
+            w = z[i]
+            for v in range(i + 1, k):
+                w -= L[v, i] * c[v]
+            c[i] = w / L[i, i]
+            finite &= math.isfinite(c[i])
+        if not finite:  # (_quantize needs finite coefficients)
+            break
+        shift = _quantize(c, k, precision, qk)
+        # lpc_filter's residual: predictions summed lag by lag over all the samples (loops
+        # LLVM vectorizes; sums modulo 2**64, the same in any order), then sample by sample its
+        # bits (one geometric law per local samples, in order) and the next pass's weights
+        first = max(lo, k)  # samples from here on are predicted by the coefficients
+        for t in range(hi - start):
+            acc[t] = 0
+        for j in range(k):
+            qj = np.uint64(qk[j])
+            src = s[first - 1 - j:hi - 1 - j]
+            dst = acc[first - start:]
+            for t in range(hi - first):
+                dst[t] += qj * np.uint64(src[t])
+        bits, total, count = 0.0, 0.0, 0
+        for i in range(lo, hi):
+            if i >= k:
+                pred = np.int64(acc[i - start]) >> np.int64(shift)
+            elif i >= 1:
+                pred = s[i - 1]
+            else:
+                pred = np.int64(0)
+            v = float(wrap(np.int64(np.uint64(s[i]) - np.uint64(pred)), sh))
+            if i >= fit_lo:
+                e[i - fit_lo] = v
+            total += 2.0 * abs(v)
+            count += 1
+            if count == local or i == hi - 1:
+                bits += _geometric_bits(total, count)
+                total, count = 0.0, 0
+        bits += k * precision
+        if bits < best_bits:
+            best_bits, best_k, best_shift = bits, k, shift
+            for j in range(k):
+                q[j] = qk[j]
+    return best_bits, best_k, best_shift
 
 
 @njit(cache=True, nogil=True, inline="always")
