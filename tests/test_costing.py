@@ -73,6 +73,20 @@ def test_rans_model_with_huge_counts(values, pad):
     assert E.counts_cost_bits(counts) == ref.counts_cost_bits(counts)
 
 
+def test_rans_model_of_small_counts_over_a_wide_alphabet():
+    # a q under which every count is below 2**(q + 1) codes the counts as q = 0 does (not built):
+    # the choice is the loop's, and never such a q
+    rng = np.random.default_rng(5)
+    for top in (1, 2, 3, 4, 7, 8, 9, 255, 300, 513):
+        used = rng.integers(1, top + 1, 3000).astype(np.int64)
+        used[17] = top
+        ids = np.sort(rng.choice(20000, used.size, replace=False)).astype(np.int64)
+        q, codes, model, tbits, ce, _ = E._rans_model(ids, used, 20000)
+        rq, rcodes, rtbits, rce = ref.choose_model(ids, used, 20000)
+        assert (q, tbits, ce) == (rq, rtbits, rce) and np.array_equal(codes, rcodes)
+        assert q == 0 or top >= 2 << q
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(12, 20), st.integers(0, 8),
        st.sampled_from([1, 2, 7, 1000, 10**9]))

@@ -234,10 +234,13 @@ def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
     one-q computation's: elementwise, and a row sum adds as a 1-D sum does). The table bits of a
     q are one dry run in mode 0 plus the mode-1 saving, the same for every q
     (:func:`_runs_saving`); a q whose cross-entropy alone already reaches the best total is not
-    sized (its table bits, >= 0, cannot make it win).
+    sized (its table bits, >= 0, cannot make it win). A q >= 1 under which every count is below
+    2**(q + 1) codes each count as itself, q = 0's row again, which wins their tie: it is not
+    built (the small counts of a large alphabet: most q).
     """
     counts = np.ascontiguousarray(counts, dtype=np.int64)
-    qs = [q for q in Q_CANDIDATES if q or int(counts.max()) < MAX_COUNT_CODE]
+    top = int(counts.max())
+    qs = [q for q in Q_CANDIDATES if (top >= 2 << q if q else top < MAX_COUNT_CODE)]
     codes = np.empty((len(qs), counts.size), dtype=np.int64)
     for j, q in enumerate(qs):
         if q:
