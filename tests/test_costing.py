@@ -218,22 +218,20 @@ def test_packed_size_without_packing():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**20), st.integers(0, 2**40 - 1)), max_size=300),
-       st.booleans())
-def test_rice_choice_as_the_dry_runs(values, batched):
-    # the Rice parameter (ties to the smaller) and bits, from one array or the kernel per r
+@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**20), st.integers(0, 2**40 - 1)), max_size=300))
+def test_rice_choice_as_the_dry_runs(values):
+    # every parameter's bits in one pass are the dry run's of that parameter; the choice is the
+    # fewest bits, ties to the smaller r
     from ubpe._kernels import entropy as K
 
     arr = np.array(values, dtype=np.int64)
     top = min(max(values, default=0).bit_length(), K.MAX_RICE_PARAM)
     bits = [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(top + 1)]
+    got = np.full(K.MAX_RICE_PARAM + 1, 7, np.int64)
+    K.rice_bits(arr, got)
+    assert (got - 7).tolist() == [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(got.size)]
     want = min(range(top + 1), key=lambda r: (bits[r], r))
-    old = E._RICE_BATCH
-    E._RICE_BATCH = 1 << 30 if batched else 0
-    try:
-        assert E._rice_choice(arr, top) == (want, bits[want])
-    finally:
-        E._RICE_BATCH = old
+    assert E._rice_choice(arr, top) == (want, bits[want])
     packed = E.pack_rice(arr)
     assert packed[0] == want and E.unpack_rice(packed[1], arr.size, want).tolist() == values
 

@@ -660,6 +660,25 @@ def rice_pack_all(values, r, buf):
 
 
 @njit(cache=True, nogil=True)
+def rice_bits(values, bits):
+    """Add to ``bits[r]`` (int64) the bit length :func:`rice_pack_all` writes for ``values`` (each
+    0 <= v < 2**MAX_VALUE_BITS) with parameter r, for every r < len(bits), in one pass: (v >> r)
+    + 1 + r bits a value, or RICE_LIMIT + ESC_LEN_BITS + bit_length(v) escaped (``_put_rice``).
+    Preconditions: len(bits) <= 64."""
+    nr = bits.shape[0]
+    for i in range(values.shape[0]):
+        v = np.int64(values[i])
+        length = 0
+        t = v
+        while t > 0:
+            length += 1
+            t >>= 1
+        for r in range(nr):
+            q = v >> r
+            bits[r] += q + 1 + r if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + length
+
+
+@njit(cache=True, nogil=True)
 def rice_unpack_all(buf, r, out):
     """Read ``len(out)`` values written by :func:`rice_pack_all`; return the bit position after
     the last one, or a negative status. Never reads past the end of ``buf``.
