@@ -368,6 +368,8 @@ def text_classes(values: Any) -> np.ndarray | None:
     """The per-symbol classes the "cmt" coder needs (``ubpe._kernels.cm.text_class`` of each
     alphabet value), or None when the symbols are not bytes: more than 256 of them, or a value
     outside [0, 255]. ``values``: the alphabet's values in id order."""
+    if isinstance(values, np.ndarray) and not 1 <= len(values) <= 256:
+        return None  # (before tolist: a signal's alphabet often holds thousands of values)
     vals = list(values) if not isinstance(values, np.ndarray) else values.tolist()
     if not 1 <= len(vals) <= 256:
         return None
