@@ -9,8 +9,10 @@ Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import types
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
@@ -178,12 +180,24 @@ def _get(buf, pos, nbits):
 def _rice_param(a, n):
     """Smallest r with n * 2**r >= a (capped at MAX_RICE_PARAM): the adaptive Rice parameter.
 
-    Preconditions: a >= 0, n >= 1.
+    From the bit lengths, not a loop over r (a mispredicted exit per table entry): with d =
+    bit_length(a) - bit_length(n), n << d has a's bit length, so r is d or d + 1.
+    Preconditions: a >= 0, n >= 1, a < 2**62.
     """
-    r = 0
-    while (n << r) < a and r < MAX_RICE_PARAM:
-        r += 1
-    return r
+    if a <= n:
+        return 0
+    d = np.int64(leading_zeros(np.int64(n))) - np.int64(leading_zeros(np.int64(a)))
+    r = d if (np.int64(n) << d) >= a else d + 1
+    return r if r < MAX_RICE_PARAM else MAX_RICE_PARAM
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
+
+    def _rice_param(a, n):  # noqa: F811
+        r = 0
+        while (n << r) < a and r < MAX_RICE_PARAM:
+            r += 1
+        return r
 
 
 # _put_rice and _get_rice: one compiled function each (no explicit signature: those load at
