@@ -552,22 +552,22 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
-    rates = _MAG_RATES.tolist()
-    stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    options = []
-    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, _MAG_RATES, stats, np.zeros(len(rates), dtype=np.int64)))
-    precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
-    ces = np.empty((len(rates), len(precisions)), np.float64)
-    tbitss = np.empty((len(rates), len(precisions)), np.int64)
+    nr = _MAG_RATES.size
+    stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, _MAG_RATES, stats, np.zeros(nr, dtype=np.int64)))
+    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
+    ces = np.empty((nr, npb), np.float64)
+    tbitss = np.empty((nr, npb), np.int64)
     _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
-    for i, (rate, ce_i, tbits_i) in enumerate(zip(rates, ces.tolist(), tbitss.tolist())):
-        for pb, ce, tbits in zip(precisions, ce_i, tbits_i):
-            options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
+    totals = ces + raw_bits + tbitss  # option (rate i, pb MIN_PB + j): the sum in that order
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
-    # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
-    least = min(o[0] for o in options)
-    total, pb, rate, i, raw_bits, tbits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
-                                              key=lambda o: (o[1], o[0], o[2]))
+    # (or 8 bits) of the best size (then the smallest size, then the lowest rate: argmin's first)
+    least = float(totals.min())
+    near = totals <= least + max(8.0, 5e-4 * least)
+    j = int(np.argmax(near.any(axis=0)))
+    rows = np.flatnonzero(near[:, j])
+    i = int(rows[np.argmin(totals[rows, j])])
+    total, pb, rate, tbits = float(totals[i, j]), _mag.MIN_PB + j, int(_MAG_RATES[i]), int(tbitss[i, j])
     if total / 8.0 > 1.05 * budget + 64:
         return None
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
