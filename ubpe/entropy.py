@@ -162,7 +162,7 @@ def _quantize(counts: np.ndarray, q: int) -> np.ndarray:
     if q == 0:
         return counts.copy()
     out = np.empty(counts.shape[0], dtype=np.int64)
-    _k.quantize_counts(np.ascontiguousarray(counts, dtype=np.int64), q, out)  # the rule below, compiled
+    _k.quantize_counts(np.ascontiguousarray(counts, dtype=np.int64), q, out, _EMPTY_I64)  # the rule below, compiled
     return out
 
 
@@ -242,18 +242,16 @@ def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
     top = int(counts.max())
     qs = [q for q in Q_CANDIDATES if (top >= 2 << q if q else top < MAX_COUNT_CODE)]
     codes = np.empty((len(qs), counts.size), dtype=np.int64)
+    model = np.empty_like(codes)  # _dequantize of each row, from the same kernel pass
     for j, q in enumerate(qs):
         if q:
-            _k.quantize_counts(counts, q, codes[j])
+            _k.quantize_counts(counts, q, codes[j], model[j])
         else:
-            codes[j] = counts
+            codes[j] = model[j] = counts
     keep = codes.max(axis=1) < MAX_COUNT_CODE
     if not keep.all():
-        codes = codes[keep]
+        codes, model = codes[keep], model[keep]
         qs = [q for q, kept in zip(qs, keep.tolist()) if kept]
-    qc = np.array(qs, dtype=np.int64)[:, None]
-    e = np.maximum((codes >> qc) - 1, 0)
-    model = np.where((codes < (2 << qc)) | (qc == 0), codes, (codes - e * (1 << qc)) << e)  # _dequantize per row
     mf = model.astype(np.float64)
     ces = (counts * np.log2(mf.sum(axis=1, keepdims=True) / mf)).sum(axis=1).tolist()
     best = None

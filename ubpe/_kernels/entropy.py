@@ -714,13 +714,16 @@ def rice_unpack_all(buf, r, out):
 
 
 @njit(cache=True, nogil=True)
-def quantize_counts(counts, q, out):
+def quantize_counts(counts, q, out, model):
     """Count -> code with ``q >= 1`` mantissa bits, into ``out`` (int64, same length): a count
     below ``2**(q+1)`` is its own code; a larger one, of bit length ``b``, has exponent
     ``e = b - (q+1)`` and mantissa ``(count + 2**(e-1)) >> e`` (rounded half up; a mantissa
     reaching ``2**(q+1)`` becomes ``2**q`` with ``e + 1``), and its code is ``e * 2**q + mantissa``.
-    The rule of ``ubpe.entropy._quantize``, in integers. Preconditions: counts in [0, 2**53)."""
+    The rule of ``ubpe.entropy._quantize``, in integers. ``model``: empty, or int64 of the same
+    length, then the count each code stands for (``ubpe.entropy._dequantize``: a small count
+    itself, else ``mantissa << e``). Preconditions: counts in [0, 2**53)."""
     top = np.int64(1) << (q + 1)
+    dequantize = model.shape[0] > 0
     for i in range(counts.shape[0]):
         c = np.int64(counts[i])
         b = 0
@@ -731,9 +734,13 @@ def quantize_counts(counts, q, out):
         e = b - (q + 1)
         if e <= 0:
             out[i] = c
+            if dequantize:
+                model[i] = c
             continue
         mant = (c + (np.int64(1) << (e - 1))) >> e
         if mant == top:
             e += 1
             mant = np.int64(1) << q
         out[i] = e * (np.int64(1) << q) + mant
+        if dequantize:
+            model[i] = mant << e
