@@ -73,6 +73,20 @@ def test_rans_model_with_huge_counts(values, pad):
     assert E.counts_cost_bits(counts) == ref.counts_cost_bits(counts)
 
 
+def test_rans_model_of_small_counts_over_a_wide_alphabet():
+    # a q under which every count is below 2**(q + 1) codes the counts as q = 0 does (not built):
+    # the choice is the loop's, and never such a q
+    rng = np.random.default_rng(5)
+    for top in (1, 2, 3, 4, 7, 8, 9, 255, 300, 513):
+        used = rng.integers(1, top + 1, 3000).astype(np.int64)
+        used[17] = top
+        ids = np.sort(rng.choice(20000, used.size, replace=False)).astype(np.int64)
+        q, codes, model, tbits, ce, _ = E._rans_model(ids, used, 20000)
+        rq, rcodes, rtbits, rce = ref.choose_model(ids, used, 20000)
+        assert (q, tbits, ce) == (rq, rtbits, rce) and np.array_equal(codes, rcodes)
+        assert q == 0 or top >= 2 << q
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(12, 20), st.integers(0, 8),
        st.sampled_from([1, 2, 7, 1000, 10**9]))
@@ -204,22 +218,20 @@ def test_packed_size_without_packing():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**20), st.integers(0, 2**40 - 1)), max_size=300),
-       st.booleans())
-def test_rice_choice_as_the_dry_runs(values, batched):
-    # the Rice parameter (ties to the smaller) and bits, from one array or the kernel per r
+@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**20), st.integers(0, 2**40 - 1)), max_size=300))
+def test_rice_choice_as_the_dry_runs(values):
+    # every parameter's bits in one pass are the dry run's of that parameter; the choice is the
+    # fewest bits, ties to the smaller r
     from ubpe._kernels import entropy as K
 
     arr = np.array(values, dtype=np.int64)
     top = min(max(values, default=0).bit_length(), K.MAX_RICE_PARAM)
     bits = [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(top + 1)]
+    got = np.full(K.MAX_RICE_PARAM + 1, 7, np.int64)
+    K.rice_bits(arr, got)
+    assert (got - 7).tolist() == [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(got.size)]
     want = min(range(top + 1), key=lambda r: (bits[r], r))
-    old = E._RICE_BATCH
-    E._RICE_BATCH = 1 << 30 if batched else 0
-    try:
-        assert E._rice_choice(arr, top) == (want, bits[want])
-    finally:
-        E._RICE_BATCH = old
+    assert E._rice_choice(arr, top) == (want, bits[want])
     packed = E.pack_rice(arr)
     assert packed[0] == want and E.unpack_rice(packed[1], arr.size, want).tolist() == values
 

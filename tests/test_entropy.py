@@ -541,3 +541,30 @@ def test_compiled_count_quantisation_equals_its_numpy_definition(counts, q):
     for arr in (c, edges):
         assert np.array_equal(E._quantize(arr, q), E._quantize_reference(arr, q))
 
+
+
+def test_rice_param_is_the_smallest_sufficient_shift():
+    """The adaptive Rice parameter from bit lengths is its definition: the smallest r with
+    n << r >= a, capped at MAX_RICE_PARAM (every sum to 2**16 and around each power of two up to
+    2**45, counts 1 to 1000)."""
+    import numba
+
+    from ubpe._kernels.entropy import MAX_RICE_PARAM, _rice_param
+
+    @numba.njit
+    def each(a, n, out):
+        for i in range(a.shape[0]):
+            out[i] = _rice_param(a[i], n[i])
+
+    rng = np.random.default_rng(8)
+    edges = (1 << np.arange(46, dtype=np.int64))[:, None] + np.arange(-2, 3)
+    a = np.concatenate([np.arange(1 << 16), edges.reshape(-1), rng.integers(0, 1 << 45, 20000)]).astype(np.int64)
+    for top in (1, 2, 15, 1000):
+        n = rng.integers(1, top + 1, a.size).astype(np.int64)
+        got = np.empty(a.size, np.int64)
+        each(a, n, got)
+        want = np.zeros(a.size, np.int64)
+        for _ in range(MAX_RICE_PARAM):  # the loop's rule: one more while n << r < a
+            want += ((n << want) < a) & (want < MAX_RICE_PARAM)
+        assert np.array_equal(got, want)
+        assert got.max() == MAX_RICE_PARAM  # the cap is reached

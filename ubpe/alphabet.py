@@ -22,13 +22,19 @@ MAX_DECLARED_RANGE = 1 << 24
 
 def _distinct(a: np.ndarray) -> np.ndarray:
     """The sorted distinct values (int64) of ``a``, a non-empty array of integers (not uint64)
-    or bools: ``np.unique(a).astype(np.int64)``, by a histogram when the values span at most
-    about 8 times their count (no hashing and sorting: ~100 us for each of the planner's
-    alphabets of a short signal)."""
-    lo, hi = int(a.min()), int(a.max())
-    if hi - lo > 8 * a.size + 4096:
-        return np.unique(a).astype(np.int64)
-    return np.flatnonzero(np.bincount(a.ravel().astype(np.int64) - lo, minlength=hi - lo + 1)) + lo
+    or bools: ``np.unique(a).astype(np.int64)``. By a histogram when the values span fewer than
+    their count (from 4096 of them), else by a sort and a mask of the changes: numpy's unique
+    hashes (50-80 us for 1 100 values), and a histogram costs about as much per value of its span
+    as a sort per value (1 100 values over 7 600: histogram 25 us, sort 7 us)."""
+    flat = a.reshape(-1)
+    lo, hi = int(flat.min()), int(flat.max())
+    if hi - lo < flat.size and flat.size >= 4096:
+        return np.flatnonzero(np.bincount(flat.astype(np.int64) - lo, minlength=hi - lo + 1)) + lo
+    s = np.sort(flat)
+    keep = np.empty(s.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep].astype(np.int64)
 
 
 class _OutsideAlphabet(Exception):

@@ -162,7 +162,7 @@ def _quantize(counts: np.ndarray, q: int) -> np.ndarray:
     if q == 0:
         return counts.copy()
     out = np.empty(counts.shape[0], dtype=np.int64)
-    _k.quantize_counts(np.ascontiguousarray(counts, dtype=np.int64), q, out)  # the rule below, compiled
+    _k.quantize_counts(np.ascontiguousarray(counts, dtype=np.int64), q, out, _EMPTY_I64)  # the rule below, compiled
     return out
 
 
@@ -234,23 +234,24 @@ def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
     one-q computation's: elementwise, and a row sum adds as a 1-D sum does). The table bits of a
     q are one dry run in mode 0 plus the mode-1 saving, the same for every q
     (:func:`_runs_saving`); a q whose cross-entropy alone already reaches the best total is not
-    sized (its table bits, >= 0, cannot make it win).
+    sized (its table bits, >= 0, cannot make it win). A q >= 1 under which every count is below
+    2**(q + 1) codes each count as itself, q = 0's row again, which wins their tie: it is not
+    built (the small counts of a large alphabet: most q).
     """
     counts = np.ascontiguousarray(counts, dtype=np.int64)
-    qs = [q for q in Q_CANDIDATES if q or int(counts.max()) < MAX_COUNT_CODE]
+    top = int(counts.max())
+    qs = [q for q in Q_CANDIDATES if (top >= 2 << q if q else top < MAX_COUNT_CODE)]
     codes = np.empty((len(qs), counts.size), dtype=np.int64)
+    model = np.empty_like(codes)  # _dequantize of each row, from the same kernel pass
     for j, q in enumerate(qs):
         if q:
-            _k.quantize_counts(counts, q, codes[j])
+            _k.quantize_counts(counts, q, codes[j], model[j])
         else:
-            codes[j] = counts
+            codes[j] = model[j] = counts
     keep = codes.max(axis=1) < MAX_COUNT_CODE
     if not keep.all():
-        codes = codes[keep]
+        codes, model = codes[keep], model[keep]
         qs = [q for q, kept in zip(qs, keep.tolist()) if kept]
-    qc = np.array(qs, dtype=np.int64)[:, None]
-    e = np.maximum((codes >> qc) - 1, 0)
-    model = np.where((codes < (2 << qc)) | (qc == 0), codes, (codes - e * (1 << qc)) << e)  # _dequantize per row
     mf = model.astype(np.float64)
     ces = (counts * np.log2(mf.sum(axis=1, keepdims=True) / mf)).sum(axis=1).tolist()
     best = None
@@ -365,6 +366,8 @@ def text_classes(values: Any) -> np.ndarray | None:
     """The per-symbol classes the "cmt" coder needs (``ubpe._kernels.cm.text_class`` of each
     alphabet value), or None when the symbols are not bytes: more than 256 of them, or a value
     outside [0, 255]. ``values``: the alphabet's values in id order."""
+    if isinstance(values, np.ndarray) and not 1 <= len(values) <= 256:
+        return None  # (before tolist: a signal's alphabet often holds thousands of values)
     vals = list(values) if not isinstance(values, np.ndarray) else values.tolist()
     if not 1 <= len(vals) <= 256:
         return None
@@ -547,22 +550,22 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
-    rates = _MAG_RATES.tolist()
-    stats = np.zeros((len(rates), _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    options = []
-    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, _MAG_RATES, stats, np.zeros(len(rates), dtype=np.int64)))
-    precisions = range(_mag.MIN_PB, _mag_pb_cap(n) + 1)
-    ces = np.empty((len(rates), len(precisions)), np.float64)
-    tbitss = np.empty((len(rates), len(precisions)), np.int64)
+    nr = _MAG_RATES.size
+    stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, _MAG_RATES, stats, np.zeros(nr, dtype=np.int64)))
+    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
+    ces = np.empty((nr, npb), np.float64)
+    tbitss = np.empty((nr, npb), np.int64)
     _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
-    for i, (rate, ce_i, tbits_i) in enumerate(zip(rates, ces.tolist(), tbitss.tolist())):
-        for pb, ce, tbits in zip(precisions, ce_i, tbits_i):
-            options.append((ce + raw_bits + tbits, pb, rate, i, raw_bits, tbits))
+    totals = ces + raw_bits + tbitss  # option (rate i, pb MIN_PB + j): the sum in that order
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
-    # (or 8 bits) of the best size (then the smallest size, then the lowest rate)
-    least = min(o[0] for o in options)
-    total, pb, rate, i, raw_bits, tbits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
-                                              key=lambda o: (o[1], o[0], o[2]))
+    # (or 8 bits) of the best size (then the smallest size, then the lowest rate: argmin's first)
+    least = float(totals.min())
+    near = totals <= least + max(8.0, 5e-4 * least)
+    j = int(np.argmax(near.any(axis=0)))
+    rows = np.flatnonzero(near[:, j])
+    i = int(rows[np.argmin(totals[rows, j])])
+    total, pb, rate, tbits = float(totals[i, j]), _mag.MIN_PB + j, int(_MAG_RATES[i]), int(tbitss[i, j])
     if total / 8.0 > 1.05 * budget + 64:
         return None
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
@@ -962,23 +965,13 @@ def pack_rice(values: np.ndarray) -> tuple[int, bytes] | None:
     return best, buf.tobytes()
 
 
-#: :func:`_rice_choice` sizes every parameter in one array up to this many (values x parameters)
-_RICE_BATCH = 1 << 18
-
-
 def _rice_choice(arr: np.ndarray, top: int) -> tuple[int, int]:
     """(r, bits): the Rice parameter in [0, top] whose code of ``arr`` (int64, each in [0,
-    RICE_VALUE_LIMIT)) has the fewest bits, ties to the smaller r, and that bit count. A value
-    ``v`` costs ``(v >> r) + 1 + r`` bits, or ``RICE_LIMIT + ESC_LEN_BITS + bit_length(v)``
-    when ``v >> r`` reaches RICE_LIMIT (``_put_rice``): counted in one integer array for every
-    r (a dry run of ``rice_pack_all`` per r for many values)."""
-    rs = np.arange(top + 1, dtype=np.int64)
-    if arr.size * rs.size > _RICE_BATCH:
-        bits = np.array([_k.rice_pack_all(arr, int(r), _EMPTY_U8) for r in rs], dtype=np.int64)
-    else:
-        q = arr >> rs[:, None]
-        escaped = _k.RICE_LIMIT + _k.ESC_LEN_BITS + np.frexp(arr.astype(np.float64))[1].astype(np.int64)
-        bits = np.where(q < _k.RICE_LIMIT, q + 1 + rs[:, None], escaped).sum(axis=1)
+    RICE_VALUE_LIMIT)) has the fewest bits, ties to the smaller r, and that bit count: every r
+    sized in one compiled pass (:func:`ubpe._kernels.entropy.rice_bits`; numpy's (top + 1) x n
+    arrays took ~25 us for an alphabet's 1 000 gaps)."""
+    bits = np.zeros(top + 1, dtype=np.int64)
+    _k.rice_bits(arr, bits)
     best = int(np.argmin(bits))
     return best, int(bits[best])
 

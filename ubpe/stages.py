@@ -210,7 +210,8 @@ class LpcStage(_PerChannel):
             raise ValueError("blocks must name at least one block length")
         self.window = window if isinstance(window, str) else tuple(window)
         self.reweight = bool(reweight)
-        predict.lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
+        if not (isinstance(window, str) and window in predict.WINDOWS):  # (a window's name: valid)
+            predict.lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
 
     def _analysed(self, row: np.ndarray, reweight: bool) -> tuple[np.ndarray, dict]:
         """The channel ``row``'s residual and params (cached; the caller must not modify them)."""

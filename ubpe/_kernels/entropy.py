@@ -9,8 +9,10 @@ Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import types
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
@@ -178,12 +180,24 @@ def _get(buf, pos, nbits):
 def _rice_param(a, n):
     """Smallest r with n * 2**r >= a (capped at MAX_RICE_PARAM): the adaptive Rice parameter.
 
-    Preconditions: a >= 0, n >= 1.
+    From the bit lengths, not a loop over r (a mispredicted exit per table entry): with d =
+    bit_length(a) - bit_length(n), n << d has a's bit length, so r is d or d + 1.
+    Preconditions: a >= 0, n >= 1, a < 2**62.
     """
-    r = 0
-    while (n << r) < a and r < MAX_RICE_PARAM:
-        r += 1
-    return r
+    if a <= n:
+        return 0
+    d = np.int64(leading_zeros(np.int64(n))) - np.int64(leading_zeros(np.int64(a)))
+    r = d if (np.int64(n) << d) >= a else d + 1
+    return r if r < MAX_RICE_PARAM else MAX_RICE_PARAM
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
+
+    def _rice_param(a, n):  # noqa: F811
+        r = 0
+        while (n << r) < a and r < MAX_RICE_PARAM:
+            r += 1
+        return r
 
 
 # _put_rice and _get_rice: one compiled function each (no explicit signature: those load at
@@ -660,6 +674,25 @@ def rice_pack_all(values, r, buf):
 
 
 @njit(cache=True, nogil=True)
+def rice_bits(values, bits):
+    """Add to ``bits[r]`` (int64) the bit length :func:`rice_pack_all` writes for ``values`` (each
+    0 <= v < 2**MAX_VALUE_BITS) with parameter r, for every r < len(bits), in one pass: (v >> r)
+    + 1 + r bits a value, or RICE_LIMIT + ESC_LEN_BITS + bit_length(v) escaped (``_put_rice``).
+    Preconditions: len(bits) <= 64."""
+    nr = bits.shape[0]
+    for i in range(values.shape[0]):
+        v = np.int64(values[i])
+        length = 0
+        t = v
+        while t > 0:
+            length += 1
+            t >>= 1
+        for r in range(nr):
+            q = v >> r
+            bits[r] += q + 1 + r if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + length
+
+
+@njit(cache=True, nogil=True)
 def rice_unpack_all(buf, r, out):
     """Read ``len(out)`` values written by :func:`rice_pack_all`; return the bit position after
     the last one, or a negative status. Never reads past the end of ``buf``.
@@ -681,13 +714,16 @@ def rice_unpack_all(buf, r, out):
 
 
 @njit(cache=True, nogil=True)
-def quantize_counts(counts, q, out):
+def quantize_counts(counts, q, out, model):
     """Count -> code with ``q >= 1`` mantissa bits, into ``out`` (int64, same length): a count
     below ``2**(q+1)`` is its own code; a larger one, of bit length ``b``, has exponent
     ``e = b - (q+1)`` and mantissa ``(count + 2**(e-1)) >> e`` (rounded half up; a mantissa
     reaching ``2**(q+1)`` becomes ``2**q`` with ``e + 1``), and its code is ``e * 2**q + mantissa``.
-    The rule of ``ubpe.entropy._quantize``, in integers. Preconditions: counts in [0, 2**53)."""
+    The rule of ``ubpe.entropy._quantize``, in integers. ``model``: empty, or int64 of the same
+    length, then the count each code stands for (``ubpe.entropy._dequantize``: a small count
+    itself, else ``mantissa << e``). Preconditions: counts in [0, 2**53)."""
     top = np.int64(1) << (q + 1)
+    dequantize = model.shape[0] > 0
     for i in range(counts.shape[0]):
         c = np.int64(counts[i])
         b = 0
@@ -698,9 +734,13 @@ def quantize_counts(counts, q, out):
         e = b - (q + 1)
         if e <= 0:
             out[i] = c
+            if dequantize:
+                model[i] = c
             continue
         mant = (c + (np.int64(1) << (e - 1))) >> e
         if mant == top:
             e += 1
             mant = np.int64(1) << q
         out[i] = e * (np.int64(1) << q) + mant
+        if dequantize:
+            model[i] = mant << e

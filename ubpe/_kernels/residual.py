@@ -19,6 +19,10 @@ from . import njit
 from .alloc import empty, full, zeros
 from .entropy import ESC_LEN_BITS, MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
 
+#: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
+#: with it is >= 0 by construction)
+U = np.uint64
+
 N_BUCKETS = 50  #: buckets of z < 2**25 (tokens < 2**24 around a center < 2**24)
 N_CONTEXTS = 56  #: contexts: buckets of 4 * mean(z) < 2**27
 MIN_RATE = 2
@@ -54,7 +58,7 @@ def _bucket(z, bl):
     """Bucket of z >= 0; ``bl`` = bit-length table of 0..65535 (uint8)."""
     if z < 2:
         return z
-    e = np.int64(bl[z]) if z < 65536 else 16 + _bitlen(z >> 16)
+    e = np.int64(bl[U(z)]) if z < 65536 else 16 + _bitlen(z >> 16)
     return 2 * e - 2 + ((z >> (e - 2)) & 1)
 
 
@@ -103,7 +107,7 @@ def mag_stats(tokens, center, bl, rates, counts, m):
         for r in range(nr):
             rate = rates[r]
             mr = m[r]
-            counts[r, _context(mr, rate - 2, bl), b] += 1
+            counts[r, U(_context(mr, rate - 2, bl)), U(b)] += 1  # (context and bucket >= 0)
             m[r] = mr + z - (mr >> rate)
     return raw
 
