@@ -167,6 +167,30 @@ def test_rank_counts_are_the_histograms_of_the_ranks(n, vocab, seed):
             assert g.dtype == np.int64 and np.array_equal(g, w)
 
 
+def test_encode_bit_is_cm_code_bit_encoding():
+    """The encoder's coder step (_encode_bit, with 4 bytes of room) gives cm._code_bit's interval
+    and position and the same settled bytes, for every number (0..4) of bytes shifted out."""
+    from ubpe._kernels.cm import _code_bit
+
+    rng = np.random.default_rng(7)
+    states = [(0, 0xFFFFFFFF), (0x00FFFFFF, 0x01000000), (0x12345678, 0x12345679),
+              (0x12345678, 0x12345678), (0xABCDEF00, 0xABCDEFFF)]
+    for _ in range(3000):
+        x1 = int(rng.integers(0, 1 << 32))
+        x2 = int(rng.integers(x1, min(x1 + (1 << int(rng.integers(1, 33))), 1 << 32)))
+        states.append((x1, x2))
+    shifted = set()
+    for k, (x1, x2) in enumerate(states):
+        p, y, pos = int(rng.integers(1, 4096)), k & 1, int(rng.integers(0, 4))
+        want, got = np.zeros(8, np.uint8), np.zeros(8, np.uint8)
+        w1, w2, _, wpos, _ = _code_bit(x1, x2, 0, pos, want, 8, p, y, False)
+        g1, g2, gpos = cmsignal2._encode_bit(x1, x2, pos, got, p, y)
+        assert (g1, g2, gpos) == (w1, w2, wpos)
+        assert np.array_equal(got[:gpos], want[:wpos])
+        shifted.add(wpos - pos)
+    assert shifted == {0, 1, 2, 3, 4}
+
+
 def test_adapt_table_is_the_slot_entry_update():
     """Entry e (probability p << 4 | count c) after bit y is p += ((y << 12) - p) * r >> 16 with
     r = 131072 // (2k + 3), k = c below 12 and 16c - 164 from 12, clamped to [1, 4095], and

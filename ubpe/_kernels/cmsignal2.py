@@ -133,6 +133,28 @@ def _sb(d, cap):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _encode_bit(x1, x2, pos, buf, p, y):
+    """"cm"'s ``_code_bit`` encoding ``y`` when ``pos + 4 <= len(buf)``: the same ``(x1, x2,
+    pos)`` and bytes in ``buf[:pos]``, its shifts as arithmetic instead of a loop (whose exit,
+    decided late and unpredictable, is a mispredicted branch about once a byte). It also writes
+    the (up to 3) bytes after ``pos``: later bits and the flush rewrite them, or they lie past
+    the payload."""
+    rng = x2 - x1
+    xmid = x1 + (rng >> 12) * p + (((rng & 0xFFF) * p) >> 12)
+    if y:
+        x2 = xmid
+    else:
+        x1 = xmid + 1
+    k = (32 - _ub(x1 ^ x2, 32)) >> 3  # the leading bytes on which they agree (0..4): settled
+    buf[U(pos)] = np.uint8(x1 >> 24)
+    buf[U(pos + 1)] = np.uint8((x1 >> 16) & 255)
+    buf[U(pos + 2)] = np.uint8((x1 >> 8) & 255)
+    buf[U(pos + 3)] = np.uint8(x1 & 255)
+    sh = 8 * k
+    return (x1 << sh) & 0xFFFFFFFF, ((x2 << sh) & 0xFFFFFFFF) | ((1 << sh) - 1), pos + k
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _rank(t, P, m):
     """u of token ``t`` for the predicted id ``P`` (module docstring), m = min(P, V - 1 - P)."""
     d = t - P
@@ -168,14 +190,14 @@ def _moments(mu, en, tok, t1, i):
 
 
 @njit(cache=True, nogil=True)
-def _claim(TH, b, hh):
+def _claim(TH, b, hh, home):
     """Base of the slot of hash ``hh`` in its pair (module docstring): ``b`` (the home slot's
-    base) or ``b ^ 16`` when it holds the check, else the one with the smaller entry-1 count (b
-    on ties), reset to the check."""
+    base, ``home`` its check ``TH[b]``) or ``b ^ 16`` when it holds the check, else the one with
+    the smaller entry-1 count (b on ties), reset to the check."""
     ck = hh >> 16
     if ck == 0:
         ck = 1  # subtle: 0 marks a never-used slot, so real checks are 1..65535
-    if np.int64(TH[U(b)]) == ck:
+    if home == ck:
         return b
     # subtle: s ^ 1 stays inside the table (its size is a power of 2 >= 2)
     b2 = b ^ 16
@@ -306,16 +328,24 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         toff[c + 1] = toff[c] + (1 << sb) * 16
     # subtle: all zeros, not check 0 and entries 1 << 15: a slot's entries are read only after
     # it took a check (and was reset), except entry 1's count (0 either way) when choosing
-    TH = zeros(toff[C], np.uint16)
+    TH = zeros(toff[C] + 32, np.uint16)
+    # subtle: from the first 64-byte boundary (numba aligns arrays to 32 bytes), so that each
+    # pair of slots (s, s ^ 1) is one cache line, as the prefetches assume (with the pairs
+    # across two lines the encoder ran ~5 % slower on audio tokens; same bytes)
+    ta = ((-TH.ctypes.data) & 63) >> 1
+    TH = TH[ta:ta + toff[C]]
     NSET2 = 1 << (o0bits if o0bits < 12 else 12)
     # subtle: filled by these loops, not alloc.full: with full's fill the encoder ran ~4 %
     # slower on audio tokens (same bytes; measured against np.full and these loops)
-    W = empty(16 * 4 * ROW, np.int64)
-    W2 = empty(NSET2 * ROW, np.int64)
-    for j in range(16 * 4 * ROW):
-        W[j] = MIX_W0
-    for j in range(NSET2 * ROW):
-        W2[j] = MIX_W0
+    # subtle: both mixers' rows in one allocation, from its first 64-byte boundary: a row (64
+    # bytes) across two cache lines makes each of its vector loads and stores two (~1-2 % of the
+    # encoder on audio tokens; same weights, same bytes)
+    WB = empty((16 * 4 + NSET2 + 1) * ROW, np.int64)
+    for j in range(WB.shape[0]):
+        WB[j] = MIX_W0
+    wa = ((-WB.ctypes.data) & 63) >> 3
+    W = WB[wa:wa + 16 * 4 * ROW]
+    W2 = WB[wa + 16 * 4 * ROW:wa + (16 * 4 + NSET2) * ROW]
     ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS)
     amask = (1 << ab) - 1
     AP = empty((1 << ab) * 33, np.uint16)
@@ -410,11 +440,19 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
                 _prefetch(TH, b2)
                 _prefetch(TH, b3)
                 _prefetch(TH, b4)
-                b0 = _claim(TH, b0, g0)
-                b1 = _claim(TH, b1, g1)
-                b2 = _claim(TH, b2, g2)
-                b3 = _claim(TH, b3, g3)
-                b4 = _claim(TH, b4, g4)
+                # subtle: the five checks loaded before the first claim's branches (a third of
+                # them mispredicted: new contexts), so that no load waits on one; each context
+                # has its own table, so no claim changes another's check
+                k0 = np.int64(TH[U(b0)])
+                k1 = np.int64(TH[U(b1)])
+                k2 = np.int64(TH[U(b2)])
+                k3 = np.int64(TH[U(b3)])
+                k4 = np.int64(TH[U(b4)])
+                b0 = _claim(TH, b0, g0, k0)
+                b1 = _claim(TH, b1, g1, k1)
+                b2 = _claim(TH, b2, g2, k2)
+                b3 = _claim(TH, b3, g3, k3)
+                b4 = _claim(TH, b4, g4, k4)
                 sub = 1
             if decoding:
                 if (depth & 3) == 3:  # the next group's slots, for either bit
@@ -477,8 +515,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
                 p = 1
             if p > 4095:
                 p = 4095
-            y = 0 if decoding else (code >> (ln - 1 - depth)) & 1
-            cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, y, decoding)
+            if decoding:
+                cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, 0, True)
+            else:
+                y = (code >> (ln - 1 - depth)) & 1
             # updates
             _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
             _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
@@ -497,6 +537,12 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             TH[U(b2 + sub)] = nxt[U((y << 16) | e2)]
             TH[U(b3 + sub)] = nxt[U((y << 16) | e3)]
             TH[U(b4 + sub)] = nxt[U((y << 16) | e4)]
+            # subtle: the encoder codes its known bit after the updates, which do not depend on
+            # the coder: a mispredicted branch in the coder then discards none of them
+            if not decoding and pos + 4 <= nb:
+                cl, ch, pos = _encode_bit(cl, ch, pos, buf, p, y)
+            elif not decoding:
+                cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, y, False)
             sub = sub * 2 + y
             cv = cv * 2 + y
             depth += 1
