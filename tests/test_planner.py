@@ -135,7 +135,7 @@ def test_every_chain_is_measured(monkeypatch):
     assert seen == everyone
     monkeypatch.setattr(planner, "LEAN_ABOVE", x.size - 1)
     rough, real = [], planner._order0_bytes
-    monkeypatch.setattr(planner, "_order0_bytes", lambda y: rough.append(y.shape[0]) or real(y))
+    monkeypatch.setattr(planner, "_order0_bytes", lambda y, counts=None: rough.append(y.shape[0]) or real(y, counts))
     seen.clear()
     planner.plan(frontend.to_channels(x), chains, 2, cost_spy, planner.ReplayEncoder(None, {}))
     assert rough == [x.size] * len(chains)
@@ -564,6 +564,9 @@ def test_order0_bytes_ranks_by_entropy_and_table():
     assert planner._order0_bytes(wide) == pytest.approx((4 + 2 * planner.LEAN_TABLE_BITS) / 8)
     top = np.array([2**64 - 1, 2**64 - 2], np.uint64)
     assert planner._order0_bytes(top) == pytest.approx((2 + 2 * planner.LEAN_TABLE_BITS) / 8)
+    for v in (y, wide, top):  # the counts the lean search computes once give the same size
+        assert planner._value_counts(v).tolist() == np.unique(v, return_counts=True)[1].tolist()
+        assert planner._order0_bytes(v, planner._value_counts(v)) == planner._order0_bytes(v)
 
 
 def _lean_outputs(x: np.ndarray) -> list[tuple[list, np.ndarray, list[dict]]]:

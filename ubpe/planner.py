@@ -746,31 +746,34 @@ def _clearly_smaller(found: list[Candidate], estimates: tuple[float, float]) -> 
     return found
 
 
-def _raw_learnable(y: np.ndarray) -> bool:
-    """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample)
-    have at most :data:`LEAN_RAW_DISTINCT` distinct values a value."""
-    if y.shape[0] == 0 or y.dtype.kind not in "iu":
-        return False
-    lo, hi = int(y.min()), int(y.max())
-    if hi - lo < 1 << 22 and hi < 1 << 63:
-        distinct = int(np.count_nonzero(np.bincount(np.subtract(y, lo, dtype=np.int64))))
-    else:
-        distinct = int(np.unique(y).shape[0])
-    return distinct <= LEAN_RAW_DISTINCT * y.shape[0]
-
-
-def _order0_bytes(y: np.ndarray) -> float:
-    """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
-    :data:`LEAN_TABLE_BITS` per distinct value (the table a static coder stores), in bytes.
-    Values that are not integers (never the output of a chain on integers) rank last."""
-    if y.shape[0] == 0 or y.dtype.kind not in "iu":
-        return 0.0 if y.shape[0] == 0 else float("inf")
+def _value_counts(y: np.ndarray) -> np.ndarray:
+    """How many times each distinct value of ``y`` (1-D integers, not empty) occurs, in value
+    order: a histogram over their span when it is narrow, else ``np.unique``'s counts."""
     lo, hi = int(y.min()), int(y.max())
     if hi - lo < 1 << 22 and hi < 1 << 63:
         counts = np.bincount(np.subtract(y, lo, dtype=np.int64))
-        counts = counts[counts > 0]
-    else:
-        counts = np.unique(y, return_counts=True)[1]
+        return counts[counts > 0]
+    return np.unique(y, return_counts=True)[1]
+
+
+def _raw_learnable(y: np.ndarray, counts: np.ndarray | None = None) -> bool:
+    """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample;
+    ``counts``: their :func:`_value_counts`, when known) have at most
+    :data:`LEAN_RAW_DISTINCT` distinct values a value."""
+    if y.shape[0] == 0 or y.dtype.kind not in "iu":
+        return False
+    distinct = (_value_counts(y) if counts is None else counts).shape[0]
+    return distinct <= LEAN_RAW_DISTINCT * y.shape[0]
+
+
+def _order0_bytes(y: np.ndarray, counts: np.ndarray | None = None) -> float:
+    """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
+    :data:`LEAN_TABLE_BITS` per distinct value (the table a static coder stores), in bytes
+    (``counts``: their :func:`_value_counts`, when known). Values that are not integers (never
+    the output of a chain on integers) rank last."""
+    if y.shape[0] == 0 or y.dtype.kind not in "iu":
+        return 0.0 if y.shape[0] == 0 else float("inf")
+    counts = _value_counts(y) if counts is None else counts
     n = y.shape[0]
     bits = n * np.log2(n) - float(np.dot(counts, np.log2(counts)))
     return (bits + LEAN_TABLE_BITS * counts.shape[0]) / 8.0
@@ -965,11 +968,12 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
 
     inputs, outputs = {False: windows, True: joined}, {}
 
-    def front(i: int) -> tuple[np.ndarray, list[dict], float]:
+    def front(i: int) -> tuple[np.ndarray, list[dict], float, np.ndarray | None]:
         y, record = _forward_shared(inputs, chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
+        counts = _value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
         # the stages' params count too ("rank" keeps its table there, not in the alphabet)
-        return y, record, _order0_bytes(y) * scale + len(msgpack.packb(record, use_bin_type=True))
+        return y, record, _order0_bytes(y, counts) * scale + len(msgpack.packb(record, use_bin_type=True)), counts
 
     screened = _map(front, list(range(len(chains))), threads)
     rough = [s[2] for s in screened]
@@ -978,7 +982,7 @@ def _lean_plan(x: np.ndarray, chains: list[list[frontend.Stage]], cost: CostFunc
     prune = LEAN_PRUNE_LARGE if large else LEAN_PRUNE
     # the first chain (raw values) on the strength of the context mixer's own modelling only
     # where that context may be learnt: short inputs, or few distinct values (_raw_learnable)
-    learnable = x.size <= LEAN_SMALL or _raw_learnable(screened[0][0])
+    learnable = x.size <= LEAN_SMALL or _raw_learnable(screened[0][0], screened[0][3])
     alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
              (i == 0 and learnable and (rough[i] <= LEAN_PRUNE_FIRST * least or x.size <= LEAN_SMALL))]
 

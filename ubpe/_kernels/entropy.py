@@ -191,6 +191,12 @@ def _rice_param(a, n):
     return r if r < MAX_RICE_PARAM else MAX_RICE_PARAM
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bit_length(v):
+    """Number of bits of ``v`` (0 <= v < 2**63; 0 for 0), from a count of leading zeros."""
+    return np.int64(64) - np.int64(leading_zeros(np.int64(v)))
+
+
 if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
 
     def _rice_param(a, n):  # noqa: F811
@@ -198,6 +204,9 @@ if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an 
         while (n << r) < a and r < MAX_RICE_PARAM:
             r += 1
         return r
+
+    def _bit_length(v):  # noqa: F811
+        return int(v).bit_length()
 
 
 # _put_rice and _get_rice: one compiled function each (no explicit signature: those load at
@@ -682,11 +691,7 @@ def rice_bits(values, bits):
     nr = bits.shape[0]
     for i in range(values.shape[0]):
         v = np.int64(values[i])
-        length = 0
-        t = v
-        while t > 0:
-            length += 1
-            t >>= 1
+        length = _bit_length(v)
         for r in range(nr):
             q = v >> r
             bits[r] += q + 1 + r if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + length
@@ -726,12 +731,7 @@ def quantize_counts(counts, q, out, model):
     dequantize = model.shape[0] > 0
     for i in range(counts.shape[0]):
         c = np.int64(counts[i])
-        b = 0
-        v = c
-        while v > 0:
-            b += 1
-            v >>= 1
-        e = b - (q + 1)
+        e = _bit_length(c) - (q + 1)
         if e <= 0:
             out[i] = c
             if dequantize:
