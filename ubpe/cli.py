@@ -603,7 +603,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
 
 
 def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) -> None:
-    from . import container
+    from . import api as container
 
     mapped = _map_compress_input(args, path, tok)
     sig, input_size = mapped if mapped is not None else _read_compress_input(args, path)
@@ -649,7 +649,7 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
 
 def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[bytes, Any, np.ndarray]:
     """(container bytes, its description, the values), everything checked; errors name ``path``."""
-    from . import container
+    from . import api as container
 
     data = files.read_input(path)
     try:
@@ -686,7 +686,7 @@ def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
     source_name = None
     if args.output is None and not args.stdout and path != files.STDIO and not path.endswith(files.SUFFIX):
         # the default name comes from the container: read its description first
-        from . import container
+        from . import api as container
 
         try:
             source = container.inspect(files.read_input(path)).source or {}
@@ -722,7 +722,7 @@ def _stream_decompress(args: argparse.Namespace, path: str, output: str, tok: An
     """Decode ``path`` block by block straight into ``output`` (an .npy or raw file, or standard
     output for such a container) when asked (``--stream``) or the container is larger than
     :data:`STREAM_ABOVE` / 4 bytes; False (nothing written) when that does not apply."""
-    from . import container
+    from . import api as container
 
     if path == files.STDIO or args.dtype is not None or args.rate is not None or files.is_special(path):
         return False
@@ -853,7 +853,7 @@ def inspect_model(tok: Any, path: str, n_tokens: int = 20) -> str:
 
 
 def _format_report(info: Any, path: str) -> str:
-    """The :class:`ubpe.container.ContainerInfo` of a container, for people."""
+    """The :class:`ubpe.ContainerInfo` of a container, for people."""
     size = info.size
 
     def part(name: str, n: int) -> str:
@@ -942,7 +942,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if MODEL_MAGIC.encode() in data[:64]:
         print(inspect_model(_load_model(args.input), args.input, args.tokens))
         return 0
-    from . import container
+    from . import api as container
 
     try:
         report = container.inspect(data)
@@ -953,7 +953,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from . import container
+    from . import api as container
 
     values = uio.demo_signal()
     raw = values.astype("<i2").tobytes()
@@ -1021,9 +1021,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.command == "compress" and args.predictor is not None and args.delta != "auto":
         return "--predictor and --delta cannot be used together"
     if args.command in ("compress", "fit") and getattr(args, "predictor", None) is not None:
-        from . import planner
+        from .frontend.chains import PREDICTORS
 
-        allowed = tuple(planner.PREDICTORS) + (("auto",) if args.command == "fit" else ())
+        allowed = tuple(PREDICTORS) + (("auto",) if args.command == "fit" else ())
         if args.predictor not in allowed:
             return f"--predictor {args.predictor!r}: choose one of {', '.join(allowed)}"
     if args.command == "compress" and args.model is not None and (args.n_tokens is not None or _fit_options(args)):

@@ -19,7 +19,7 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray_like, ndarray_copy
 
-from . import container
+from . import api as container
 from ._validate import check_int
 from .tokenizer import Tokenizer
 

@@ -370,7 +370,7 @@ def compress(array: Any, tokenizer: Tokenizer, **kwargs: Any) -> list[Any]:
     runs them on the active scheduler (a ``distributed`` cluster's workers when one is active)."""
     import dask
 
-    from . import container
+    from . import api as container
 
     kwargs.setdefault("embed", False)
     one = dask.delayed(container.compress, pure=True)

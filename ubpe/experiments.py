@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from . import __version__, peers, trainer
-from .container import FORMAT_VERSION, compress, decompress, describe
+from .api import compress, decompress, describe
+from .format.container import FORMAT_VERSION
 from .io import read_values, write_atomic
 
 __all__ = ["Row", "Skipped", "Dataset", "sweep", "available_codecs", "rows_to_csv", "rows_to_json",

@@ -272,22 +272,19 @@ class Model:
 
     # ==================== encoding and decoding (priority space)
 
-    def encode(self, ids: Any, method: str | None = None) -> np.ndarray:
+    def encode(self, ids: Any, method: str | None = None, counts: np.ndarray | None = None) -> np.ndarray:
         """Encode alphabet ids (1-D integer array in ``[0, A)``) into int32 priority-space tokens.
 
-        ``method`` (default: :attr:`method`): "replay" replays the merges; "optimal" and "bits"
-        segment the ids into the tokens' alphabet sequences (:mod:`ubpe.segment`). Every method
+        ``method`` (default: :attr:`method`): "replay" replays the merges; "optimal" (fewest
+        tokens) and "bits" (fewest bits) segment the ids into the tokens' alphabet sequences
+        (:mod:`ubpe.segment`). "bits" prices a token by its count in ``counts`` (one per
+        priority-space token; default :meth:`token_counts`, the training counts). Every method
         works in both modes, and the tokens decode to ``ids`` whatever the method.
         """
         method = self._method if method is None else check_choice("method", method, METHODS)
+        ids = np.asarray(ids)
         if method == "replay":
-            return encoder.encode(np.asarray(ids), self.encoder_tables())
-        return self._segment(np.asarray(ids), method)
-
-    def _segment(self, ids: np.ndarray, method: str, counts: np.ndarray | None = None) -> np.ndarray:
-        """Segment ``ids`` into the tokens' alphabet sequences: "optimal" (fewest tokens) or
-        "bits" (fewest bits, priced by ``counts`` per priority-space token, default
-        :meth:`token_counts`)."""
+            return encoder.encode(ids, self.encoder_tables())
         from . import segment
 
         if method == "optimal":

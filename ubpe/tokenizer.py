@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import msgpack
@@ -15,24 +14,17 @@ import numpy as np
 
 from . import encoder, trainer
 from ._kernels import train as _train_kernels
-from ._validate import as_documents, check_choice, check_int, expect_map, field_bytes, field_int, field_str, short
+from ._validate import as_documents, check_choice, check_int
 from .alphabet import Alphabet, dtype_for
-from .errors import CorruptDataError, FormatVersionError, NotFittedError
+from .errors import CorruptDataError, NotFittedError
+from .format import modelfile
 from .model import DEFAULT_MAX_OUTPUT_SIZE, Model, check_decode_dtype, check_mode
 
-#: Version of the bytes written by :meth:`Tokenizer.to_bytes`. Readers accept every version up to it.
-#: Version 2 wraps the version-1 fields in a body covered by a SHA-256 (docs/format.md, "Model files").
-MODEL_FORMAT_VERSION = 2
-MODEL_MAGIC = "ubpe.tokenizer"
+#: Version of the bytes written by :meth:`Tokenizer.to_bytes` (docs/format.md, "Model files").
+MODEL_FORMAT_VERSION = modelfile.VERSION
+MODEL_MAGIC = modelfile.MAGIC
 WEIGHTINGS = ("idf", "count", "tfidf")
-MAX_TOKENS = 2**31 - 1
-_WHERE = "tokenizer"
-_FIELDS = ("alphabet", "dtype", "params", "n_units", "merges", "batches", "counts", "df", "token_ids")
-#: Optional version-2 body fields: written only for a sequence-mode model (docs/format.md).
-_MODE_FIELDS = ("mode", "method")
-#: Optional field of a version-2 body: the front-end chain (``planner.PREDICTORS`` name) the model
-#: was fitted behind, which ``compress`` applies by itself.
-_FRONT_FIELD = "front"
+MAX_TOKENS = modelfile.MAX_TOKENS
 #: The chains ``fit(predictor="auto")`` measures: those whose residuals mean the same in every
 #: window (not "rank" or "grid", whose value maps belong to one window).
 SHARED_PREDICTORS = ("none", "delta1", "delta2", "delta1+adaptive", "lpc", "lpc+adaptive", "rank+delta1")
@@ -200,7 +192,7 @@ class Tokenizer:
         self.window = None if window is None else check_int("window", window, 1)
         self._model: dict[str, Any] | None = None
         self._cache: dict[str, Any] = {}
-        #: the front-end chain (``planner.PREDICTORS`` name) :meth:`fit` learnt behind, or None
+        #: the front-end chain (a ``ubpe.frontend.chains.PREDICTORS`` name) :meth:`fit` learnt behind, or None
         self.predictor: str | None = None
 
     # ==================== training
@@ -213,15 +205,16 @@ class Tokenizer:
         Refitting replaces the previous model. Identical documents are trained once, with their
         multiplicity: the model is that of the full corpus, the work that of its distinct documents.
 
-        ``predictor`` (a ``planner.PREDICTORS`` name such as ``"delta1"`` or ``"lpc"``): learn
+        ``predictor`` (a ``ubpe.frontend.chains.PREDICTORS`` name such as ``"delta1"``): learn
         the residuals of that front-end chain, each document on its own, and record it in the
         model (model files keep it): ``ubpe.compress(x, tokenizer=self)`` then applies the same
         chain by itself, so one model serves every window of a sensor. Without a given alphabet,
         such a model's alphabet is every residual between the extremes seen when ``n_tokens``
         allows (a new window's unseen values inside that range need no escape). ``"auto"``: the chain
-        of :data:`SHARED_PREDICTORS` whose model, fitted on every other document, compresses the
+        of :data:`SHARED_PREDICTORS` whose model, fitted on every other document, codes the
         remaining ones smallest (held out, as a shared model is used; one document is cut in
-        two halves); a chain whose values outnumber ``n_tokens`` cannot be tried, and a
+        two halves; the size: their streams under the level-2 coders with out-of-alphabet values
+        escaped, as ``compress(tokenizer=)`` codes them); a chain whose values outnumber ``n_tokens`` cannot be tried, and a
         ``UserWarning`` names it (a raw 16-bit signal often needs more than 256 tokens).
 
         Raises ``TypeError`` for floats or other non-integer data, ``ValueError`` for an empty
@@ -317,9 +310,7 @@ class Tokenizer:
         return self
 
     def _choose_predictor(self, docs: list) -> str:
-        """The :data:`SHARED_PREDICTORS` chain that compresses held-out documents smallest."""
-        from . import container
-
+        """The :data:`SHARED_PREDICTORS` chain that codes held-out documents smallest."""
         arrays = [np.asarray(d) for d in docs]
         if not arrays or any(a.dtype.kind not in "iu" or a.ndim != 1 for a in arrays):
             raise TypeError("predictor='auto' applies to 1-D integer documents")
@@ -339,7 +330,7 @@ class Tokenizer:
             except ValueError:  # e.g. more residual values than n_tokens
                 left_out.append(name)
                 continue
-            size = sum(len(container.compress(t, tokenizer=trial, embed=False)) for t in test)
+            size = sum(_coded_bytes(trial, t, name) for t in test)
             if best_size is None or size < best_size:
                 best, best_size = name, size
         if best is None:
@@ -570,159 +561,48 @@ class Tokenizer:
 
     # ==================== serialization
 
-    def _fields(self, version: int) -> dict[str, Any]:
+    def _record(self) -> modelfile.ModelRecord:
         m = self._require()
-        a = len(self.alphabet)
-        return {
-            "alphabet": self.alphabet.to_dict(),
-            # a version-1 file's too-narrow dtype (see _from_fields) is written back as it was read
-            "dtype": m.get("file_dtype", m["dtype"].str) if version == 1 else m["dtype"].str,
-            "params": {
-                "n_tokens": self.n_tokens,
-                "n_candidates": self.n_candidates,
-                "min_count": self.min_count,
-                "weighting": self.weighting,
-                "window": self.window,
-            },
-            "n_units": m["n_units"],
-            "merges": m["merges"].astype("<i4").tobytes(),
-            "batches": m["batches"].astype("<i4").tobytes(),
-            "counts": m["counts"].astype("<i8").tobytes(),
-            "df": m["df"].astype("<i8").tobytes(),
-            "token_ids": m["token_ids"][a:].astype("<i4").tobytes(),
-            **self._mode_fields(version),
-            # version 1 cannot record the chain: such bytes (and legacy_digest) leave it out
-            **({_FRONT_FIELD: self.predictor} if self.predictor is not None and version > 1 else {}),
-        }
+        params = {"n_tokens": self.n_tokens, "n_candidates": self.n_candidates, "min_count": self.min_count,
+                  "weighting": self.weighting, "window": self.window}
+        return modelfile.ModelRecord(self.alphabet, m["dtype"], params, m["n_units"], m["merges"], m["batches"],
+                                     m["counts"], m["df"], m["token_ids"], self.mode,
+                                     self.method if self.mode != "classic" else None, self.predictor)
 
-    def _mode_fields(self, version: int) -> dict[str, str]:
-        """The optional fields of a sequence-mode model (none for classic: its bytes are unchanged)."""
-        if self.mode == "classic":
-            return {}
-        if version == 1:
-            raise ValueError("model format version 1 cannot record sequence mode: write version 2")
-        return {"mode": self.mode, "method": self.method}
-
-    def to_bytes(self, *, version: int = MODEL_FORMAT_VERSION) -> bytes:
-        """The model as msgpack bytes (docs/format.md, "Model files"); equal models give equal bytes.
-
-        ``version=1`` writes the old layout (no checksum), whose SHA-256 is :attr:`legacy_digest`;
-        it cannot record sequence mode (``ValueError``).
-        """
-        version = check_int("version", version, 1, MODEL_FORMAT_VERSION)
-        fields = self._fields(version)
-        if version == 1:
-            return msgpack.packb({"magic": MODEL_MAGIC, "version": 1, **fields}, use_bin_type=True)
-        body = msgpack.packb(fields, use_bin_type=True)
-        return msgpack.packb(
-            {"magic": MODEL_MAGIC, "version": version, "body": body, "sha256": hashlib.sha256(body).digest()},
-            use_bin_type=True,
-        )
+    def to_bytes(self) -> bytes:
+        """The model as bytes (docs/format.md, "Model files"); equal models give equal bytes."""
+        return modelfile.pack(self._record())
 
     @property
     def digest(self) -> str:
         """Hex SHA-256 naming what decoding needs: ``self.model.digest`` (mode, alphabet, merges).
 
         Training parameters, statistics and public ids are not covered, so two tokenizers that
-        decode priority-space tokens the same share a digest. (Before model format 2 this was
-        the SHA-256 of the model file; that value is now :attr:`legacy_digest`.)
+        decode priority-space tokens the same share a digest.
         """
         return self.model.digest
 
-    @property
-    def legacy_digest(self) -> str:
-        """Hex SHA-256 of the version-1 model bytes (``to_bytes(version=1)``): what v1 containers reference."""
-        if "legacy_digest" not in self._cache:
-            self._cache["legacy_digest"] = hashlib.sha256(self.to_bytes(version=1)).hexdigest()
-        return self._cache["legacy_digest"]
-
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> Tokenizer:
-        """Inverse of :meth:`to_bytes` (any model version up to :data:`MODEL_FORMAT_VERSION`).
+        """Inverse of :meth:`to_bytes`.
 
         Raises ``CorruptDataError`` for anything malformed or inconsistent (checksum, sizes,
         merges, a dtype that cannot hold the alphabet's values), and ``FormatVersionError`` for a
         model written by a newer ubpe. Every declared size is checked against the bytes before
         anything is allocated.
         """
-        d = _unpack(data)
-        if not isinstance(d, dict) or d.get("magic") != MODEL_MAGIC:
-            raise CorruptDataError("not a ubpe tokenizer (bad magic)")
-        version = d.get("version")
-        if type(version) is not int or version < 1:
-            raise CorruptDataError(f"tokenizer: invalid version {short(version)}")
-        if version > MODEL_FORMAT_VERSION:
-            raise FormatVersionError("this tokenizer", version, MODEL_FORMAT_VERSION)
-        if version == 1:
-            return cls._from_fields(expect_map(d, _WHERE, ("magic", "version", *_FIELDS)), version=1)
-        expect_map(d, _WHERE, ("magic", "version", "body", "sha256"))
-        digest = field_bytes(d, "sha256", where=_WHERE, size=32)
-        body = field_bytes(d, "body", where=_WHERE)
-        if hashlib.sha256(body).digest() != digest:
-            raise CorruptDataError("tokenizer: checksum mismatch (the model bytes are damaged)")
-        fields = expect_map(_unpack(body), _WHERE, _FIELDS, _MODE_FIELDS + (_FRONT_FIELD,))
-        tok = cls._from_fields(fields, version=version, **_parse_mode(fields))
-        tok.predictor = _parse_front(fields)
-        return tok
+        from .frontend.chains import PREDICTORS
 
-    @classmethod
-    def _from_fields(cls, d: dict, *, version: int, mode: str = "classic", method: str | None = None) -> Tokenizer:
-        alphabet = Alphabet.from_dict(d["alphabet"])
-        a = len(alphabet)
-        if a < 1:
-            raise CorruptDataError("tokenizer: the alphabet is empty")
-        params = expect_map(d["params"], "tokenizer params",
-                            ("n_tokens", "n_candidates", "min_count", "weighting", "window"))
+        r = modelfile.parse(data, PREDICTORS)
+        p = r.params
         try:
-            tok = cls(
-                alphabet, params["n_tokens"], n_candidates=params["n_candidates"],
-                min_count=params["min_count"], weighting=params["weighting"], window=params["window"],
-                mode=mode, method=method,
-            )
+            tok = cls(r.alphabet, p["n_tokens"], n_candidates=p["n_candidates"], min_count=p["min_count"],
+                      weighting=p["weighting"], window=p["window"], mode=r.mode, method=r.method)
         except (TypeError, ValueError) as e:
             raise CorruptDataError(f"tokenizer: invalid parameters: {e}") from None
-        dtype_str = field_str(d, "dtype", where=_WHERE)
-        file_dtype = None
-        try:
-            dtype = check_decode_dtype(alphabet, dtype_str)
-        except ValueError as e:
-            # Version 1 stored the dtype of the fitted data, which may be narrower than an
-            # alphabet the user gave (Tokenizer(256).fit(int8 data)): such files must still load.
-            # Decode into the widened dtype (never wrap) and keep the stored string, so that
-            # to_bytes(version=1), hence legacy_digest, reproduces the file.
-            if version != 1:
-                raise CorruptDataError(f"tokenizer: dtype {short(dtype_str)} does not fit the alphabet: {e}") from None
-            dtype, file_dtype = _default_dtype(alphabet, np.dtype(dtype_str)), dtype_str
-        except TypeError as e:
-            raise CorruptDataError(f"tokenizer: dtype {short(dtype_str)} does not fit the alphabet: {e}") from None
-        n_units = field_int(d, "n_units", 0, 2**63 - 1, where=_WHERE)
-        flat = _array(d, "merges", "<i4", None)
-        if len(flat) % 2:
-            raise CorruptDataError("tokenizer: 'merges' must hold (left, right) pairs of <i4")
-        merges = flat.reshape(-1, 2)
-        m = len(merges)
-        if a + m > MAX_TOKENS:
-            raise CorruptDataError("tokenizer: too many merges")
-        batches = _array(d, "batches", "<i4", m)
-        counts = _array(d, "counts", "<i8", m)
-        df = _array(d, "df", "<i8", m)
-        ranked = _array(d, "token_ids", "<i4", m)
-        limit = a + np.arange(m, dtype=np.int64)[:, None]
-        if m and (np.any(merges < 0) or np.any(merges >= limit)):
-            raise CorruptDataError("tokenizer: a merge uses a token not made by an earlier merge")
-        if m and (np.any(np.diff(batches) < 0) or batches[0] < 0):
-            raise CorruptDataError("tokenizer: batches must be non-negative and non-decreasing")
-        if m and (np.any(counts < 0) or np.any(df < 0)):
-            raise CorruptDataError("tokenizer: counts and df must be non-negative")
-        if m and not np.array_equal(np.sort(ranked), a + np.arange(m)):
-            raise CorruptDataError("tokenizer: token_ids must be a permutation of the merged ids")
-        token_ids = np.concatenate((np.arange(a, dtype=np.int32), ranked.astype(np.int32)))
-        tok._set_model(
-            alphabet=alphabet, dtype=dtype, merges=merges.astype(np.int32), batches=batches.astype(np.int32),
-            counts=counts.astype(np.int64), df=df.astype(np.int64), n_units=n_units, token_ids=token_ids,
-        )
-        if file_dtype is not None:
-            tok._model["file_dtype"] = file_dtype
+        tok._set_model(alphabet=r.alphabet, dtype=r.dtype, merges=r.merges, batches=r.batches, counts=r.counts,
+                       df=r.df, n_units=r.n_units, token_ids=r.token_ids)
+        tok.predictor = r.front
         return tok
 
     def save(self, path: str | os.PathLike) -> None:
@@ -761,7 +641,7 @@ class Tokenizer:
     def __getstate__(self) -> dict[str, Any]:
         if self._model is None:
             return {"unfitted": self.__dict__.copy()}
-        return {"bytes": self.to_bytes(version=1 if "file_dtype" in self._model else MODEL_FORMAT_VERSION)}
+        return {"bytes": self.to_bytes()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "bytes" in state:
@@ -797,12 +677,13 @@ def _document_ids(docs: list, alphabet: Alphabet, doc_offsets: np.ndarray) -> np
 
 def _residuals(docs: list, predictor: Any) -> list[np.ndarray]:
     """Each document through the front-end chain ``predictor`` (one channel each)."""
-    from . import frontend, planner
+    from . import frontend
+    from .frontend.chains import PREDICTORS, build_chain
 
     if not isinstance(predictor, str):
         raise TypeError(f"predictor must be a str, got {type(predictor).__name__}")
-    check_choice("predictor", predictor, tuple(planner.PREDICTORS) + ("auto",))
-    chain = planner.build_chain(planner.PREDICTORS[predictor])
+    check_choice("predictor", predictor, tuple(PREDICTORS) + ("auto",))
+    chain = build_chain(PREDICTORS[predictor])
     out = []
     for d, doc in enumerate(docs):
         arr = np.asarray(doc)
@@ -813,52 +694,6 @@ def _residuals(docs: list, predictor: Any) -> list[np.ndarray]:
     return out
 
 
-def _parse_front(d: dict) -> str | None:
-    """The optional ``front`` field of a version-2 body: a known chain name, or absent."""
-    if _FRONT_FIELD not in d:
-        return None
-    from . import planner
-
-    name = d[_FRONT_FIELD]
-    if not isinstance(name, str) or name not in planner.PREDICTORS:
-        raise CorruptDataError(f"tokenizer: 'front' must name a front-end chain, got {short(name)}")
-    return name
-
-
-def _unpack(data: Any) -> Any:
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    try:
-        return msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
-    except Exception as e:  # msgpack raises several unrelated types
-        raise CorruptDataError(f"tokenizer bytes do not parse: {e}") from None
-
-
-def _parse_mode(d: dict) -> dict[str, str]:
-    """``mode`` and ``method`` of a version-2 body: both absent (classic) or both present with a
-    sequence mode and one of its methods; one canonical form, so a file re-serialises to itself."""
-    if "mode" not in d and "method" not in d:
-        return {}
-    mode, method = d.get("mode"), d.get("method")
-    if mode == "classic" or "mode" not in d or "method" not in d:
-        raise CorruptDataError("tokenizer: 'mode' and 'method' are written together, for a sequence-mode model only")
-    if not isinstance(mode, str) or not isinstance(method, str):
-        raise CorruptDataError(f"tokenizer: 'mode' and 'method' must be str, got {short(mode)}, {short(method)}")
-    try:
-        mode, method = check_mode(mode, method)
-    except ValueError as e:
-        raise CorruptDataError(f"tokenizer: {e}") from None
-    return {"mode": mode, "method": method}
-
-
-def _array(d: dict, key: str, dtype: str, count: int | None) -> np.ndarray:
-    itemsize = np.dtype(dtype).itemsize
-    raw = field_bytes(d, key, where=_WHERE, size=None if count is None else count * itemsize)
-    if len(raw) % itemsize:
-        raise CorruptDataError(f"tokenizer: {key!r} has {len(raw)} bytes, not a multiple of {itemsize}")
-    return np.frombuffer(raw, dtype=dtype)
-
-
 def _default_dtype(alphabet: Alphabet, dtype: np.dtype) -> np.dtype:
     """``dtype`` if it can hold every alphabet value, else the widest dtype of the alphabet's kind."""
     try:
@@ -867,3 +702,17 @@ def _default_dtype(alphabet: Alphabet, dtype: np.dtype) -> np.dtype:
         if alphabet.kind == "symbols":
             return np.dtype(object)
         return np.dtype(np.uint64) if alphabet.kind == "integers" and alphabet.values.dtype == np.uint64 else np.dtype(np.int64)
+
+
+def _coded_bytes(tok: Tokenizer, x: np.ndarray, predictor: str) -> int:
+    """Bytes of ``x`` (1-D integers) coded with ``tok`` behind ``predictor``: its stream under the
+    level-2 coders and its escaped values (values outside the alphabet), as
+    ``compress(x, tokenizer=tok)`` codes them (the container's fixed fields aside)."""
+    from . import coders
+    from .format.fields import escape_field, escaped_ids
+
+    y = _residuals([x], predictor)[0]
+    ids, positions = escaped_ids(tok.alphabet, np.ascontiguousarray(y))
+    tokens = tok.model.encode(ids) if len(tok.merges) else ids
+    stream = coders.encode_stream(tokens, tok.vocab_size, coders=coders.coders_for(2))
+    return len(msgpack.packb(stream, use_bin_type=True)) + (len(escape_field(y, positions)) if positions.size else 0)

@@ -1,11 +1,11 @@
 """Numba kernels for the ``"cms2"`` coder: context mixing for signals over a fitted binary code.
 
 Every kernel is total: it never raises, never indexes outside its arrays, and reports
-malformed input through a negative status code (``ubpe.entropy`` raises ``CorruptDataError``).
+malformed input through a negative status code (``ubpe.coders`` raises ``CorruptDataError``).
 All arithmetic that affects the output is integer, so the bytes are identical on every
-machine. This text is normative for the ``"cms2"`` payload (container format version 5). It
-reuses "cm"'s helpers (``ubpe._kernels.cm``: ``_hash``, ``_squash_table``, ``_stretch_table``,
-``_clamp_bits``, ``_code_bit``, ``_finish``, normative as that module defines them).
+machine. This text is normative for the ``"cms2"`` payload, with the shared parts of
+``ubpe._kernels.cmcore`` (``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``,
+``_code_bit``, ``_finish`` and the APM, normative as that module defines them).
 
 Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` (0 or 1); the
 center c (LEB128, minimal: at most 4 bytes, c < V); one byte L (code length bound, 0..30);
@@ -52,9 +52,9 @@ token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the 
   weights, 16 fractional bits, start 9362, rate 6 + (32 * 4096) // (4096 + i) while coding token
   i): one selected by (min(depth, 15), confidence of the order-2 entry: 0, 1, 2, 3 for a count
   of 0, 1-2, 3-14, 15), one by node & (2**min(b0, 12) - 1); d = (d1 + d2) >> 1;
-- an APM of "cm" (33 knots, rate 7) on ((h1 * 0x9E3 + node * 0x3B9) & (2**ab - 1)), ab =
+- an APM (``cmcore``, rate 7) whose row is ((h1 * 0x9E3 + node * 0x3B9) & (2**ab - 1)), ab =
   clamp(bit_length(n G - 1), 10, 12); p = (squash(d) + 3 apm + 2) >> 2 clamped to [1, 4095]
-  drives "cm"'s coder, followed by its 16 check bits and flush (``_finish``).
+  drives the coder (``cmcore``), followed by its 16 check bits and flush (``_finish``).
 
 Update order after each bit: both mixers, the APM (nearer knot), order 0, the hashed entries.
 After each token: the check hash, mu, en.
@@ -77,14 +77,14 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
-from .cm import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+from .cmcore import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
 from .train import _prefetch  # a cache hint only: no effect on any value
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
 #: with it is >= 0 by construction)
 U = np.uint64
 
-# Status codes (as ubpe._kernels.cm).
+# Status codes (as ubpe._kernels.cmcore).
 OK = 0
 ERR_SYMBOL = -1
 ERR_LENGTH = -2
@@ -134,7 +134,7 @@ def _sb(d, cap):
 
 @njit(cache=True, nogil=True, inline="always")
 def _encode_bit(x1, x2, pos, buf, p, y):
-    """"cm"'s ``_code_bit`` encoding ``y`` when ``pos + 4 <= len(buf)``: the same ``(x1, x2,
+    """``cmcore._code_bit`` encoding ``y`` when ``pos + 4 <= len(buf)``: the same ``(x1, x2,
     pos)`` and bytes in ``buf[:pos]``, its shifts as arithmetic instead of a loop (whose exit,
     decided late and unpredictable, is a mispredicted branch about once a byte). It also writes
     the (up to 3) bytes after ``pos``: later bits and the flush rewrite them, or they lie past
@@ -777,7 +777,7 @@ def parse_header(data: bytes, vocab_size: int):
 MAX_HEADER = 2 + 4 + 4 * MAX_LEN
 
 
-# plain functions over the compiled loop (as ``cm``'s entry points): one compilation of
+# plain functions over the compiled loop (as ``cmtext``'s entry points): one compilation of
 # ``_code`` serves both directions, and no wrapper is compiled
 def cms2_encode(tokens, vocab_size, buf):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns

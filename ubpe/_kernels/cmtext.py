@@ -1,15 +1,62 @@
 """Numba kernels for the ``"cmt2"`` coder: context mixing for text through its bytes.
 
 Every kernel is total: it never raises, never indexes outside its arrays, and reports
-malformed input through a negative status code (``ubpe.entropy`` raises ``CorruptDataError``).
+malformed input through a negative status code (``ubpe.coders`` raises ``CorruptDataError``).
 All arithmetic that affects the output is integer, so the bytes are identical on every
 machine. Nothing here is stored: every table size follows from ``n`` and ``V`` alone. This
-text is normative for the ``"cmt2"`` payload (container format version 4). The "cm"/"cmt"
-kernels (``ubpe._kernels.cm``) are not changed by it: this module only reuses their helpers
-(``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``, ``_code_bit``, ``_match_step``, ``_finish``, which are
-normative as that module defines them), and it compiles only when text is coded.
+text is normative for the ``"cmt2"`` payload, with the shared parts of ``ubpe._kernels.cmcore``
+(``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``, ``_code_bit``,
+``_match_step``, ``_finish``), and it compiles only when text is coded. It is described in two
+steps: the *base model* ("cm" below, a coder of development versions before format version 1,
+whose constants it names are LIMIT_O0 = 255, LIMIT_HASHED = 15, MATCH_MIN = 3, MAX_SLOT_BITS =
+18, MAX_SLOT_BITS_TEXT = 20), then what "cmt2" adds to it and changes.
 
-Model. As "cmt" (``ubpe._kernels.cm``: bits of a token most significant first, nodes, groups,
+The base model ("cm"). A token t in [0, V) is coded as B = max(1, bit_length(V - 1)) binary decisions, most
+significant bit first; the *node* before a bit is 1 followed by the bits already coded. The
+bits are cut into groups: the first group has B - 4 * (ceil(B / 4) - 1) bits (merged with the
+next group when that leaves 1 or 2 bits and B > 4), every other group 4 bits. Predictions:
+
+- order 0: a direct table of 2**b0 uint32 (22-bit probability, 10-bit count, count limit
+  ``LIMIT_O0``), b0 = min(B, clamp(bit_length(2 n B - 1), 12, 22)), indexed by the node (nodes
+  beyond the table, only for huge V and short streams, by a multiplicative hash);
+- orders 1..4: one hashed table each, keyed by the k previous tokens (tokens before the start
+  are the value V). At each group start the slot ``hash(context, node)`` is looked up: a slot
+  holds 2**g uint16 entries (g = group bits; a 5-6 bit group spans 2-4 aligned 16-entry
+  slots), entry 0 a 16-bit check, entries 1.. the group's nodes as 12-bit probability and
+  4-bit count (limit ``LIMIT_HASHED``). A check mismatch resets the slot. Order k's table
+  holds 2**SB 16-entry slots, SB = clamp(bit_length(min(n * groups, 4 * D_k) - 1), 10, 18),
+  D_k = S * (V + 1)**k (S the number of possible group-start nodes per token; the product
+  stops growing once it reaches 2**36);
+- a match model: the last position after the same MATCH_MIN tokens (hash table of
+  2**clamp(bit_length(n - 1), 10, 22) int32 positions, verified, extended up to 32 back);
+  while the bits coded so far agree with the token that followed it, it predicts that
+  token's next bit through an adaptive probability indexed by (min(length, 15), that bit).
+
+Each probability p (12 bits) becomes stretch(p) = ln(p / (1 - p)) * 256 (integer table, the
+inverse of the integer ``squash``). Two logistic mixers with int weights (16 fractional bits)
+add these inputs and a bias: one selected by (bit index, confidence of the order-4 slot, match
+state), one by the node's low min(b0, 12) bits; each learns from its own error and their
+outputs are averaged in the stretch domain. The squashed sum, refined by an APM (33
+interpolated knots) on the (order-1 context, node) pair and averaged 1:3 with it, drives a
+carry-less binary arithmetic coder on 32-bit bounds (x1, x2): bit 1 keeps [x1, xmid], bit 0
+[xmid + 1, x2], xmid = x1 + (r >> 12) * p + ((r & 4095) * p >> 12), r = x2 - x1, p in
+[1, 4095]; while the top bytes of x1 and x2 agree it is output. After the n tokens (when n > 0) come 16 check
+bits at p = 2048, bits 15..0 of h (h = 0, then h = _hash(h, t + 1) for each token t). At the
+end the shortest k in 0..4 such that x1 rounded up to a multiple of 2**(32 - 8k) is <= x2 is
+taken and the top k bytes of that value are written. The decoder reads zeros past the end
+and insists on the check bits, exactly that length and those bytes.
+
+The base text model ("cmt"). Text: the base model with ``cls`` non-empty, one class per
+token (``text_class`` of the symbol's byte value: a word code w, a character class c, a line
+feed flag). Six hashed contexts follow the four orders, each its own table sized as the others
+but with up to 2**MAX_SLOT_BITS_TEXT slots: orders 6 and 8 (the order-4 hash extended by the
+tokens 5..6 and 5..8 back, then hashed with a constant), the current word (hash of the word
+codes since the last token with w = 0), that word with the previous one, and with the two
+previous ones, and the column (tokens since the last line feed, capped at 255) with the token
+at that column of the previous line (V if none). The second mixer is selected by (node, c of
+the previous token) instead of the node's low bits. Everything else is as above.
+
+Model of "cmt2". As "cmt" (bits of a token most significant first, nodes, groups,
 tokens before the start are the value V, ``cls`` the ``text_class`` of each symbol), with:
 
 - contexts: order 0 (a direct table exactly as "cm"), and C = 11 hashed contexts: orders 1..4,
@@ -67,7 +114,7 @@ check hash, and the word, class and line state as "cmt", then P.
 Memory: O(n) up to a fixed cap: 11 hashed tables of at most 2**20 slots x 32 bytes (32 MiB
 each, 352 MiB in all, reached for n >= 2**19 tokens of two groups), 16 MiB for each of the two
 match tables and 4.3 MiB of APMs (order 0 has at most 256 cells): about 390 MiB at most,
-where "cmt" takes about 350 MiB (320 MiB of hashed tables).
+
 """
 
 from __future__ import annotations
@@ -75,9 +122,9 @@ from __future__ import annotations
 import numpy as np
 from . import njit
 
-from .cm import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
+from .cmcore import _clamp_bits, _code_bit, _finish, _hash, _match_step, _squash_table, _stretch_table
 
-# Status codes (as ubpe._kernels.cm).
+# Status codes (as ubpe._kernels.cmcore).
 OK = 0
 ERR_SYMBOL = -1
 ERR_LENGTH = -2

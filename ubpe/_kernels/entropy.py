@@ -1,8 +1,8 @@
-"""Numba kernels for ubpe.entropy: bit packing and the frequency-table bitstream.
+"""Numba kernels for bit packing (ubpe.format.bits), the rANS coder (ubpe.coders.rans) and the frequency-table bitstream.
 
 Every kernel here is total: it never raises, never reads or writes outside the arrays it is
 given (callers size them as each docstring requires), and reports malformed input through a
-negative status code that ``ubpe.entropy`` turns into ``CorruptDataError``.
+negative status code that its Python wrapper turns into ``CorruptDataError``.
 
 Bit order everywhere is little-endian: bit ``j`` of the stream is bit ``j % 8`` of byte ``j // 8``.
 """
@@ -724,8 +724,8 @@ def quantize_counts(counts, q, out, model):
     below ``2**(q+1)`` is its own code; a larger one, of bit length ``b``, has exponent
     ``e = b - (q+1)`` and mantissa ``(count + 2**(e-1)) >> e`` (rounded half up; a mantissa
     reaching ``2**(q+1)`` becomes ``2**q`` with ``e + 1``), and its code is ``e * 2**q + mantissa``.
-    The rule of ``ubpe.entropy._quantize``, in integers. ``model``: empty, or int64 of the same
-    length, then the count each code stands for (``ubpe.entropy._dequantize``: a small count
+    The rule of ``ubpe.coders.rans._quantize``, in integers. ``model``: empty, or int64 of the same
+    length, then the count each code stands for (``ubpe.coders.rans._dequantize``: a small count
     itself, else ``mantissa << e``). Preconditions: counts in [0, 2**53)."""
     top = np.int64(1) << (q + 1)
     dequantize = model.shape[0] > 0

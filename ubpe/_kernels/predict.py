@@ -1,7 +1,7 @@
-"""Numba kernels for ubpe.predict: block LPC analysis and filtering, sign-sign LMS cascades.
+"""Numba kernels for the prediction stages (ubpe.frontend.lpc, ubpe.frontend.adaptive): block LPC analysis and filtering, sign-sign LMS cascades.
 
 Every kernel is total: it never raises and never indexes outside the arrays it is given,
-provided its caller (``ubpe.predict``, which validates every parameter first) respects the
+provided its caller (the stage module, which validates every parameter first) respects the
 preconditions in each docstring.
 
 Values travel as int64 holding the *signed* ``bits``-wide representation of each sample,
@@ -474,7 +474,7 @@ def reweight_gram(x, first, step, u, W, G):
 @njit(cache=True, nogil=True)
 def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q):
     """The predictor of block ``[lo, hi)`` of the signal ``s`` by loudness-weighted least squares
-    (``ubpe.predict.lpc_reweight``'s refit), in compiled loops (no BLAS: the same floats on
+    (``ubpe.frontend.lpc.lpc_reweight``'s refit), in compiled loops (no BLAS: the same floats on
     any machine and thread count).
 
     Each sample's prediction equation (samples ``fit_lo = max(lo, order)`` to ``hi``, every

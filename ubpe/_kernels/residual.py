@@ -508,7 +508,7 @@ def mag_options(stats, pb_lo, ce, tbits, freqs):
     ``stats[0]``'s shape, then overwritten with the last option's frequencies (one rate and one
     pb: that option's).
 
-    The rule of ``ubpe.entropy._normalize`` on each context's used buckets: f = 1 + floor(c *
+    The rule of ``ubpe.coders.rans._normalize`` on each context's used buckets: f = 1 + floor(c *
     (M - k) / S); the shortfall goes one each to the largest remainders, ties to the lower
     bucket. Each rate's used buckets are listed once, and only they are visited per option (a
     pass per option over every bucket of every context, and a table_encode dry run, took ~6 us

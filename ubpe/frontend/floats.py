@@ -21,13 +21,13 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ._validate import expect_map, field_int
-from .errors import CorruptDataError
-from .frontend import Stage, register
+from .._validate import expect_map, field_int
+from ..errors import CorruptDataError
+from ._stage import Stage, register
 
 __all__ = ["Quantizer", "quantize", "exact_grid", "FloatGridStage", "QuantizeStage", "FLOAT_DTYPES"]
 

@@ -1,10 +1,10 @@
 """Front ends: ordered chains of exact, reversible stages applied before tokenization.
 
-A container (format version 2) records its front end as a list of stages, applied in order by
-the writer and inverted in reverse order by the reader, e.g. ``[{"stage": "delta", "order":
-2}]``. Every stage works on the same layout: a 2-D array ``(channels, frames)`` of native-endian
-integers, one row per channel, each row transformed on its own (:func:`to_channels` is the one
-rule that maps any array to that layout).
+A container records its front end as a list of stages, applied in order by the writer and
+inverted in reverse order by the reader, e.g. ``[{"stage": "delta", "order": 2}]``. Every stage
+works on the same layout: a 2-D array ``(channels, frames)`` of native-endian integers (floats
+only before a float stage), one row per channel (:func:`to_channels` is the one rule that maps
+any array to that layout).
 
 A stage is a class registered by name (:func:`register`) with
 
@@ -18,73 +18,36 @@ A stage is a class registered by name (:func:`register`) with
   returns them normalised;
 * ``output_dtype(dtype, params) -> dtype`` (may differ from the input's, e.g. a quantizer);
 * ``accepts_float``: whether the stage takes floating-point input (the only way a float dtype
-  may appear in a container: ``"floatgrid"`` and ``"quantize"``, :mod:`ubpe.quantize`).
+  may appear in a container: ``"floatgrid"`` and ``"quantize"``, :mod:`ubpe.frontend.floats`);
+* ``fast_inverse``: whether ``inverse`` runs at memory speed (level 1 offers only such chains);
+* ``scalable(params)``: bytes of its params that grow with the values (data it codes there).
 
-Adding a stage means writing the class and calling :func:`register`; the container parses and
-inverts any registered stage, and the planner offers whatever chains it is given.
+One module per stage: :mod:`~ubpe.frontend.delta`, :mod:`~ubpe.frontend.lpc`,
+:mod:`~ubpe.frontend.adaptive`, :mod:`~ubpe.frontend.grid`, :mod:`~ubpe.frontend.rank`,
+:mod:`~ubpe.frontend.decorrelate`, :mod:`~ubpe.frontend.mult`, :mod:`~ubpe.frontend.floats`.
+Importing this package imports and so registers every one of them: decoding never depends on
+what else was imported. The named chains (``compress(predictor=name)``) are
+:data:`~ubpe.frontend.chains.PREDICTORS`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ._validate import check_int, expect_map, field_int, short
-from .errors import CorruptDataError
-from .signal import delta as _delta
-from .signal import undelta as _undelta
+from .._validate import short
+from ..errors import CorruptDataError
+from ._stage import STAGES, Stage, register
 
 __all__ = [
-    "Stage", "DeltaStage", "STAGES", "MAX_STAGES", "register", "stage",
-    "to_channels", "from_channels", "forward", "inverse", "parse_chain", "chain_dtypes", "chain_version",
-    "growing_bytes",
+    "Stage", "STAGES", "MAX_STAGES", "register", "stage",
+    "to_channels", "from_channels", "forward", "inverse", "parse_chain", "chain_dtypes", "growing_bytes",
 ]
 
 #: Most stages a container may chain.
 MAX_STAGES = 8
-
-
-class Stage:
-    """Base class of the front-end stages (see the module docstring for the protocol)."""
-
-    name: ClassVar[str] = ""
-    accepts_float: ClassVar[bool] = False
-    #: Whether ``inverse`` runs at memory speed (tens of millions of values per second); the
-    #: fast level (``compress(level=1)``) only chooses chains of such stages.
-    fast_inverse: ClassVar[bool] = True
-
-    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:  # pragma: no cover
-        raise NotImplementedError
-
-    def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
-
-    def check(self, params: dict[str, Any], dtype: np.dtype,
-              shape: tuple[int, int]) -> dict[str, Any]:  # pragma: no cover
-        raise NotImplementedError
-
-    def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
-        return np.dtype(dtype)
-
-    @staticmethod
-    def version(params: dict[str, Any]) -> int:
-        """The oldest container format version that defines these params (0: every version
-        that defines the stage); a writer marks its container with at least it, a reader
-        refuses them in an older container. Override when a param value is newer than the stage."""
-        return 0
-
-    @staticmethod
-    def scalable(params: dict[str, Any]) -> int:
-        """Bytes of the recorded params that grow with the number of values (data a stage codes
-        in its params, as "mult"'s digits): the planner scales them with the token stream when
-        it sizes a sample. Most stages' params do not grow: 0."""
-        return 0
-
-
-#: Registered stages by name.
-STAGES: dict[str, type[Stage]] = {}
 
 
 def growing_bytes(record: list[dict[str, Any]]) -> int:
@@ -93,58 +56,11 @@ def growing_bytes(record: list[dict[str, Any]]) -> int:
     return sum(STAGES[entry["stage"]].scalable(entry) for entry in record)
 
 
-def register(cls: type[Stage]) -> type[Stage]:
-    """Register a stage class under ``cls.name`` (usable as a decorator)."""
-    if not cls.name or cls.name in STAGES:
-        raise ValueError(f"stage name {cls.name!r} is empty or already registered")
-    STAGES[cls.name] = cls
-    return cls
-
-
-@register
-class DeltaStage(Stage):
-    """Differences of order ``order`` along each channel (:func:`ubpe.signal.delta`), modulo
-    ``2**bits``, as signed integers of the same width. Parameters: ``{"order": k}``,
-    ``1 <= k <= MAX_ORDER``; not defined for bool values."""
-
-    name = "delta"
-    MAX_ORDER: ClassVar[int] = 4
-
-    def __init__(self, order: int = 1) -> None:
-        self.order = check_int("order", order, 1, self.MAX_ORDER)
-
-    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        if x.dtype.kind not in "iu":
-            raise TypeError(f"the delta stage takes integer values, got dtype {x.dtype}")
-        return _delta(x, self.order, axis=-1), {"order": self.order}
-
-    def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-        # signed -> same-width signed: the input dtype is restored by a view afterwards
-        return _undelta(y, params["order"], dtype=y.dtype, axis=-1)
-
-    def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
-        expect_map(params, "front: delta", ("order",))
-        field_int(params, "order", 1, self.MAX_ORDER, where="front: delta")
-        if dtype.kind not in "iu":
-            raise CorruptDataError(f"front: 'delta' is not defined for {dtype} values")
-        return params
-
-    def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
-        return _SIGNED_OF_WIDTH[np.dtype(dtype).itemsize]
-
-
-#: The signed dtype of each width (building one from its name cost a microsecond).
-_SIGNED_OF_WIDTH = {w: np.dtype(f"i{w}") for w in (1, 2, 4, 8)}
-
-
 def stage(name: str, **options: Any) -> Stage:
     """A configured stage by name, e.g. ``stage("delta", order=2)``."""
     if name not in STAGES:
         raise ValueError(f"unknown front-end stage {name!r}; registered: {sorted(STAGES)}")
     return STAGES[name](**options)
-
-
-# ============================================================================ layout
 
 
 def to_channels(arr: np.ndarray) -> np.ndarray:
@@ -168,9 +84,6 @@ def from_channels(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.ascontiguousarray(x.T).reshape(shape)
 
 
-# ============================================================================ chains
-
-
 def forward(x: np.ndarray, chain: list[Stage]) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Apply ``chain`` to ``x`` (``(C, F)``); return the output and the recorded chain."""
     record = []
@@ -178,12 +91,6 @@ def forward(x: np.ndarray, chain: list[Stage]) -> tuple[np.ndarray, list[dict[st
         x, params = s.forward(x)
         record.append({"stage": s.name, **params})
     return x, record
-
-
-def chain_version(record: list[dict[str, Any]]) -> int:
-    """The oldest format version defining every stage's params of ``record`` (0: any); see
-    :meth:`Stage.version`."""
-    return max((STAGES[e["stage"]].version(e) for e in record if e.get("stage") in STAGES), default=0)
 
 
 def chain_dtypes(record: list[dict[str, Any]], dtype: np.dtype) -> list[np.dtype]:
@@ -252,3 +159,8 @@ def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dic
             "values to integers ('floatgrid' or 'quantize')"
         )
     return out
+
+
+
+# every stage registers itself here, before anything can decode (noqa: the imports are the point)
+from . import adaptive, decorrelate, delta, floats, grid, lpc, mult, rank  # noqa: E402,F401

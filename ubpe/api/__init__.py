@@ -1,0 +1,452 @@
+"""The public entry points: :func:`compress`, :func:`decompress`, their streaming forms
+:func:`compress_to` and :func:`decompress_to`, and :func:`describe`.
+
+This is the one place that joins the parts, in the order of the data flow:
+
+1. the arguments are checked (:mod:`ubpe.api.arguments`);
+2. the values go to the ``(channels, frames)`` layout (:func:`ubpe.frontend.to_channels`); floats
+   through a float stage first (:mod:`ubpe.frontend.floats`);
+3. the planner (:mod:`ubpe.planner`) chooses a front-end chain, a model and coders by the exact
+   size :mod:`ubpe.api.writer` gives each candidate, or a given model codes them;
+4. the format (:mod:`ubpe.format.container`) packs the fields; long inputs become blocks that
+   share one model, coded on several threads.
+
+Decompression walks back: :func:`ubpe.format.container.parse` checks every field before anything
+proportional to the output is allocated, and :mod:`ubpe.api.reader` decodes the streams, inverts
+the chain and checks the CRC.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, BinaryIO, Callable, Iterator
+
+import numpy as np
+
+from .. import frontend
+from .._validate import check_bool, check_int
+from ..errors import CorruptDataError
+from ..format import container
+from ..format.describe import ContainerInfo, describe
+from ..format.fields import argument_error, check_source
+from ..model import DEFAULT_MAX_OUTPUT_SIZE, Model
+from ..planner import settings as _settings
+from ..tokenizer import Tokenizer
+from . import reader, writer
+from .arguments import (
+    DEFAULT_LEVEL, as_values, delta_argument, fit_options_argument, float_argument, level_argument,
+    predictor_argument, threads_argument,
+)
+
+__all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress_to", "describe", "inspect"]
+
+#: The former name of :func:`describe`, kept as an alias (``ubpe.inspect`` shadows the standard
+#: library's ``inspect`` module in code that does ``from ubpe import *``).
+inspect = describe
+_NO_CAP = 1 << 256
+
+
+def compress(
+    values: Any,
+    *,
+    tokenizer: Tokenizer | Model | None = None,
+    n_tokens: int | None = None,
+    embed: bool = True,
+    delta: int | None = None,
+    predictor: str = "auto",
+    level: int = DEFAULT_LEVEL,
+    source: dict[str, Any] | None = None,
+    step: float | None = None,
+    bits: int | None = None,
+    escape: bool = True,
+    block_size: int | None = None,
+    threads: int | None = None,
+    **fit_options: Any,
+) -> bytes:
+    """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
+
+    Parameters
+    ----------
+    values : array_like
+        A numpy integer, bool or float16/32/64 array of any shape (dtype, byte order and shape
+        are restored by :func:`decompress`), a list of ints (as int64) or of floats (float64),
+        or bytes (as uint8). For ``ndim >= 2`` axis 0 is time and the other axes are channels,
+        each predicted on its own; a 2-D array with more channels than frames (``shape[1] >
+        shape[0] > 0``) raises ``ValueError`` (pass ``x.T``). Floats: without ``step`` and
+        ``bits`` they must lie on an exact grid (:func:`ubpe.frontend.floats.exact_grid`: every value
+        ``k * 2**e``, ``|k| <= 2**53``, as integers stored as floats are) and come back bit
+        for bit (``-0.0`` included); otherwise
+        ``TypeError`` asks for ``step=`` or ``bits=``. NaN and infinities raise ``ValueError``
+        naming the first.
+    tokenizer : Tokenizer or Model, optional
+        A fitted model to encode with (a :class:`Tokenizer`, or its :class:`~ubpe.Model`).
+        Without one, a model is fitted on the values and embedded.
+    n_tokens : int, optional
+        Vocabulary size (alphabet included) of the fitted model. By default the size that
+        minimises the container is chosen (:mod:`ubpe.planner`).
+    embed : bool, default True
+        With a ``tokenizer``: ``True`` embeds its alphabet and merge table; ``False`` stores
+        only its digest (``Model.digest``: mode, alphabet and merges), and :func:`decompress`
+        then needs a model with that digest.
+    delta : int, optional
+        Forces the front end: ``k`` in ``[1, MAX_DELTA]`` the delta chain of order ``k``
+        (:func:`ubpe.signal.delta` along each channel, modulo ``2**bits``), ``0`` no front end.
+        ``None`` (default), when a model is fitted: the chain that gives the smallest
+        container (see ``predictor``), every one measured (on samples for long inputs:
+        :mod:`ubpe.planner`). ``None`` with a ``tokenizer``: the smallest container of the
+        orders 0, 1 and 2 with that model (a model fitted on ``ubpe.signal.delta(x, k)`` is
+        best used with order ``k``, found so without being told). Bool values take no front end.
+    predictor : str, default "auto"
+        Forces the front-end chain by name (:data:`ubpe.frontend.chains.PREDICTORS`): ``"none"``, ``"delta1"``,
+        ``"delta2"``, ``"lpc"`` (exact block LPC per channel), ``"lpc+adaptive"`` (then a
+        sign-sign LMS cascade), ``"delta1+adaptive"``, ``"rank+delta1"`` (ranks among the
+        distinct values, then delta 1). ``"auto"`` leaves the choice to ``delta``, else
+        measures the chains of :func:`ubpe.planner.auto_chains` (all of the above, ``rank+delta1`` only
+        when the distinct values are few relative to their span). Cannot be combined with
+        ``delta``. With a ``tokenizer`` any chain applies: the one the model was fitted on
+        (``ubpe fit --predictor``), its per-window parameters (LPC coefficients) in the container;
+        a tokenizer fitted with ``predictor=`` brings its own (``Tokenizer.predictor``).
+    escape : bool, default True
+        With a ``tokenizer``: values (after the front end) outside its alphabet are *escaped*:
+        coded as the nearest alphabet value, and the true value stored beside the stream with its
+        position (``describe(data).escapes`` counts them), so a shared model never refuses new
+        data. ``False`` refuses them with ``ValueError`` naming the first.
+    level : {1, 2}, default 2
+        ``1``: a static model, the tokens coded by rANS (or bit packing, or a constant); fast
+        to decode. ``2``: also offers the adaptive context-mixing coders (``"cms2"`` for
+        signals, ``"cmt2"`` for text) and the vocabulary sizes chosen for them, and the adaptive
+        prediction stage; smaller on data with context, and 20-100x slower to decode when one is
+        chosen (:func:`describe` reports ``coder``).
+    source : dict, optional
+        Metadata about where the values came from (e.g. ``{"format": "wav", "rate": 48000}``),
+        stored as it is and returned by :func:`describe`: at most 32 str keys (up to 64
+        characters) with int (64-bit), float, bool, str or bytes values (up to 1024
+        characters or bytes).
+    step, bits : optional
+        Floats only, at most one: quantize them first (:func:`ubpe.signal.quantize`, lossy);
+        :func:`decompress` returns the dequantized floats (within about ``step / 2`` of the
+        values: the bound is on :meth:`ubpe.frontend.floats.Quantizer.dequantize`), the container's
+        CRC covers those, and :func:`describe` reports ``lossy=True`` and the ``quantizer``.
+        The rest of the chain is chosen on the quantized integers as for integer input.
+    block_size : int, optional
+        Values per block (default ``2**20``, and ``2**26``, for one-byte values such as text; ``0``:
+        never cut).
+        Larger inputs, when a model is fitted, are cut into blocks of ``max(1, block_size //
+        channels)`` frames that share one model (chain, merges and coders chosen on a sample of
+        ``Settings.block_sample`` values, the alphabet extended to every block's values), each
+        block with its own front-end parameters (predictors restart per block), stream and CRC
+        (``docs/format.md``, "Blocks"): compressed and decompressed in
+        parallel, and decompressed in part (``decompress(start=, stop=)``). With a
+        ``tokenizer``, its model codes every block as it is (chain and use of its merges
+        measured on the sample; values outside its alphabet escaped). Inputs of at most
+        ``block_size`` values give one stream. :func:`compress_to` writes a blocked container of
+        a memory-mapped integer input (no ``tokenizer``) block by block.
+    threads : int, optional
+        Threads that compress the blocks and measure the front-end chains side by side
+        (default: every core). The bytes do not depend on it.
+    **fit_options
+        ``n_candidates``, ``min_count``, ``window`` (and with ``n_tokens``, ``weighting``):
+        passed to :class:`Tokenizer` when a model is fitted. ``weighting`` decides which
+        tokens a fixed-size model keeps, so it needs ``n_tokens``; the automatic size keeps a
+        prefix of the merges in priority order, which no weighting changes, and refuses it.
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> import numpy as np, ubpe
+    >>> x = np.tile(np.array([3, -1, 4, 1, 5], dtype=np.int16), 200)
+    >>> data = ubpe.compress(x)
+    >>> len(data) < x.nbytes
+    True
+    >>> y = ubpe.decompress(data)
+    >>> y.dtype, bool(np.array_equal(x, y))
+    (dtype('int16'), True)
+
+    Floats: integers stored as floats come back bit for bit; other floats take a step (lossy).
+
+    >>> counts = np.tile(np.array([3, 5, 4, -2], dtype=np.float32), 250)
+    >>> ubpe.decompress(ubpe.compress(counts)).tobytes() == counts.tobytes()
+    True
+    >>> wave = np.sin(np.arange(2000) / 50.0)
+    >>> data = ubpe.compress(wave, step=0.001)
+    >>> bool(np.abs(ubpe.decompress(data) - wave).max() <= 0.0005), ubpe.describe(data).lossy
+    (True, True)
+    """
+    return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
+                           predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
+                           block_size=block_size, threads=threads, fit_options=fit_options))
+
+
+def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
+    """Write ``compress(values, **options)`` to the binary file ``out``; return the bytes written.
+
+    The same bytes, but a blocked container of integers (more than ``block_size`` values, no
+    ``tokenizer``) is written block by block, and ``values`` read block by block (twice: once
+    to extend the alphabet to every block's values, once to code them): with a memory-mapped
+    array (``np.load(path, mmap_mode="r")``, ``np.memmap``) memory stays within a few blocks
+    per thread, however large the values. Other containers are built in memory, then written.
+    """
+    names = ("tokenizer", "n_tokens", "embed", "delta", "predictor", "level", "source", "step", "bits", "escape",
+             "block_size", "threads")
+    named = {k: options.pop(k) for k in names if k in options}
+    written = 0
+    for part in _parts(values, False, fit_options=options, **named):
+        out.write(part)
+        written += len(part)
+    return written
+
+
+def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = None, n_tokens: int | None = None,
+           embed: bool = True, delta: int | None = None, predictor: str = "auto", level: int = DEFAULT_LEVEL,
+           source: dict[str, Any] | None = None, step: float | None = None, bits: int | None = None,
+           escape: bool = True, block_size: int | None = None, threads: int | None = None,
+           fit_options: dict) -> Iterator[bytes]:
+    """The container of :func:`compress`'s arguments as consecutive byte strings; ``keep``: a
+    blocked container of integers keeps its blocks' front-end outputs between its two passes
+    (else reads the values twice, memory bounded by a few blocks per thread)."""
+    arr = as_values(values)
+    float_stage = float_argument(arr, step, bits)
+    embed = check_bool("embed", embed)
+    order = delta_argument(delta, arr.dtype)
+    forced = predictor_argument(predictor, delta, arr.dtype)
+    if forced is not None and all(name == "delta" for name, _ in forced) and len(forced) <= 1:
+        order, forced = (forced[0][1]["order"] if forced else 0), None
+    level = level_argument(level)
+    threads = threads_argument(threads)
+    if block_size is not None:
+        check_int("block_size", block_size, 0)
+    src = check_source(source, argument_error) if source is not None else None
+    s = _settings.current()
+    dtype = arr.dtype
+    if dtype.kind == "b":
+        arr = arr.view(np.uint8) != 0  # normalise bool bytes to 0/1 (the CRC covers them)
+    shape = [int(d) for d in arr.shape]
+    native = dtype.newbyteorder("=") if dtype.byteorder == ">" else dtype
+    channels, frames = container.channels_frames(shape, math.prod(shape))
+    block = 0 if channels * frames == 0 else writer.block_frames(block_size, channels, frames, dtype.itemsize)
+    if tokenizer is None:
+        if not embed:
+            raise ValueError("embed=False stores only a model's digest: pass the tokenizer= to reference")
+        fit_options_argument(n_tokens, fit_options)
+    elif n_tokens is not None or fit_options:
+        raise ValueError("n_tokens and fit options apply when compress fits a model; "
+                         "they cannot be combined with tokenizer=")
+    base: dict[str, Any] = {"dtype": dtype.str, "shape": shape}
+    if src is not None:
+        base["source"] = src
+    if block and float_stage is None and tokenizer is None:  # integers: read block by block, never all at once
+        base["crc"] = 0  # (the planner sizes one-stream candidates of the sample)
+        frames_source = writer.Frames(
+            channels, frames, lambda f0, f1: frontend.to_channels(arr[f0:f1]),
+            lambda f0, f1: np.ascontiguousarray(arr[f0:f1], dtype=native).reshape(f1 - f0, -1), [])
+        yield from writer.blocked_parts(base, frames_source, block, writer.forced_chains(forced, order), level,
+                                        n_tokens, fit_options, s, threads, keep=keep)
+        return
+    x = frontend.to_channels(arr)  # (channels, frames), native
+    checked = np.ascontiguousarray(arr.reshape(-1), dtype=native)
+    prefix: list[dict[str, Any]] = []  # the float stage, ahead of the chain chosen on its integers
+    if float_stage is not None:
+        x, prefix = frontend.forward(x, [float_stage])
+        if prefix[0]["stage"] == "quantize":  # lossy: the checksum covers what decompress returns
+            checked = frontend.from_channels(frontend.inverse(x, prefix, native), tuple(shape)).reshape(-1)
+    base["crc"] = container.values_crc(dtype, shape, checked)  # written last: candidate_fields moves it
+    base["front"] = prefix  # the chosen chain is appended to it
+    if tokenizer is not None:
+        yield from _given_model_parts(base, x, checked, prefix, tokenizer, forced, order, dtype, embed, escape,
+                                      level, block, s, threads)
+        return
+    if x.size == 0:
+        chain = writer.forced_chains(forced, order) or [[]]
+        yield container.pack(writer.empty_fields(base, x, chain[0], level))
+        return
+    if block:  # floats: the float stage's parameters are chosen on all the values
+        rows = checked.reshape(x.shape[1], -1)  # (frames, channels): the values the CRCs cover
+        src_frames = writer.Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1],
+                                   prefix)
+        yield from writer.blocked_parts(base, src_frames, block, writer.forced_chains(forced, order), level,
+                                        n_tokens, fit_options, s, threads)
+        return
+    from ..frontend.chains import build_chain
+    from ..planner import auto_chains
+
+    chains = writer.forced_chains(forced, order) or [build_chain(spec) for spec in auto_chains(x, level, s)]
+    yield container.pack(writer.planned_fields(base, x, chains, level, n_tokens, fit_options, s, threads))
+
+
+def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: list[dict], tokenizer: Any,
+                       forced: tuple | None, order: int | None, dtype: np.dtype, embed: bool, escape: Any, level: int,
+                       block: int, s: _settings.Settings, threads: int) -> Iterator[bytes]:
+    """The container of ``x`` (``(channels, frames)``) coded with a given model: its own chain
+    (or the one forced; else the smallest of the delta orders 0 to 2), its merges or none of
+    them, whichever gives the smaller container (measured on a sample of a blocked input)."""
+    from ..frontend.chains import PREDICTORS, build_chain
+
+    model = writer.model_argument(tokenizer)
+    recorded = getattr(tokenizer, "predictor", None) if isinstance(tokenizer, Tokenizer) else None
+    if recorded is not None and forced is None and order is None:
+        forced = PREDICTORS[recorded]  # the chain the model was fitted behind
+    escape = check_bool("escape", escape)
+    if forced is not None:
+        chains = [build_chain(forced)]
+    elif order is not None:
+        chains = [writer.delta_chain(order)]
+    else:
+        chains = [writer.delta_chain(k) for k in ([0, 1, 2] if dtype.kind != "b" else [0])]
+    given_rows = None
+    if block:  # the chain and the bare choice measured on a sample, then every block coded alike
+        rows = checked.reshape(x.shape[1], -1)
+        given_rows = writer.Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1],
+                                   prefix)
+        x = writer.sample_frames(given_rows.get, x.shape[0], x.shape[1], s.block_sample, s.block_sample_windows)
+    best = choice = None
+    for i, chain in enumerate(chains):
+        # the model's merges, or none of them: tokens below A decode as themselves, so the
+        # reader needs nothing to tell them apart (an adaptive coder often does better on the
+        # bare values of a window than on a vocabulary fitted to other windows)
+        for bare in (False, True):
+            try:
+                packed = container.pack(writer.given_model_fields(base, x, model, chain, embed, level, escape, bare))
+            except ValueError:
+                if i == len(chains) - 1 and best is None and bare:
+                    raise
+                continue
+            if best is None or len(packed) < len(best):
+                best, choice = packed, (chain, bare)
+    if given_rows is not None:
+        given = writer.Given(model, embed, escape, choice[1])
+        yield from writer.blocked_parts(base, given_rows, block, [choice[0]], level, None, {}, s, threads,
+                                        given=given)
+        return
+    yield best
+
+
+def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,
+               max_output_size: int | None = None, start: int | None = None, stop: int | None = None,
+               threads: int | None = None) -> np.ndarray:
+    """Values compressed by :func:`compress`, with their dtype (byte order included) and shape.
+
+    Parameters
+    ----------
+    data : bytes-like
+    tokenizer : Tokenizer or Model, optional
+        Needed when the container references its model by digest (``compress(...,
+        embed=False)``); its ``Model.digest`` must match. Ignored when the container embeds its
+        model.
+    max_output_size : int, optional
+        Largest accepted output, in bytes of the returned array (values x itemsize); ``None``
+        means 4 GiB (``ubpe.model.DEFAULT_MAX_OUTPUT_SIZE``). A container declaring more is
+        refused before anything is allocated. Intermediate arrays are at most about 8 bytes per
+        value. With ``start``/``stop``, the cap applies to what must be decoded: the blocks
+        holding the frames asked for (a one-stream container: all its values).
+    start, stop : int, optional
+        The frames (indices along axis 0, with slice semantics: negative counts from the end,
+        out-of-range clips) to return: ``decompress(data, start=a, stop=b)`` equals
+        ``decompress(data)[a:b]``. A blocked container decodes only the blocks holding them
+        (and checks only their CRCs); a one-stream container is decoded whole, then sliced.
+    threads : int, optional
+        Threads that decode the blocks of a blocked container (default: every core).
+
+    Raises
+    ------
+    CorruptDataError
+        Malformed, truncated or inconsistent bytes, a CRC mismatch, an output beyond
+        ``max_output_size``, a referenced model that is missing or differs, or an output the
+        machine cannot allocate (a ``MemoryError`` is reported as this error).
+    FormatVersionError
+        A container written by a newer format version.
+    """
+    threads = threads_argument(threads)
+    part = start is not None or stop is not None
+    cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    p = container.parse(data, _NO_CAP if part else cap)  # a frame range: the cap applies to what is decoded
+    if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+    if part and not p.shape:
+        raise ValueError("start= and stop= select frames (axis 0); this container holds a 0-d array")
+    lo, hi = reader.frame_range(start, stop, p.shape[0]) if p.shape else (0, 0)
+    if part:
+        if p.block:  # the blocks holding the frames are decoded whole
+            decoded = min(-(-hi // p.block) * p.block, p.frames) - (lo // p.block) * p.block if hi > lo else 0
+        else:
+            decoded = p.frames
+        size = decoded * p.channels * p.dtype.itemsize
+        if size > cap:
+            raise CorruptDataError(
+                f"frames {lo} to {hi} need {size} bytes decoded, more than max_output_size={cap} bytes: pass a "
+                "larger max_output_size if you trust the container")
+    try:
+        if p.block:
+            return reader.decode_blocks(p, tokenizer, lo, hi, threads)
+        out = reader.decode_stream_form(p, tokenizer)
+        return out[lo:hi] if part else out
+    except MemoryError:
+        raise CorruptDataError(
+            f"the container declares {p.n} values ({p.n * p.dtype.itemsize} bytes) and this machine "
+            "could not allocate them: pass a smaller max_output_size to refuse such containers early"
+        ) from None
+
+
+def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model | None = None,
+                  max_output_size: int | None = None, threads: int | None = None,
+                  header: Callable[[np.dtype, tuple[int, ...], dict | None], bytes] | None = None
+                  ) -> tuple[np.dtype, tuple[int, ...]]:
+    """Write the values of the container in the binary file ``src`` to ``out``: ``header(dtype,
+    shape, source)`` when given (e.g. an .npy header; it may raise to stop before anything is
+    written), then the values' bytes in C order and the container's dtype; return ``(dtype,
+    shape)``.
+
+    A blocked container whose ``blocks`` come last (as :func:`compress` writes them) is read and
+    decoded block by block, ``threads`` blocks at a time: memory stays within a few blocks per
+    thread, however large the container and its values. Other containers are read whole and
+    decoded with :func:`decompress`. The head is checked as :func:`decompress` checks it (the
+    same code) before anything is written; a block found corrupt after others were written
+    leaves ``out`` with those blocks' bytes (write to a temporary file), and so do bytes after
+    the last block.
+    """
+    threads = threads_argument(threads)
+    cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+        raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+    head = container.read_blocked_head(src, cap)
+    if head is None:
+        data = src.read()
+        values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads)
+        if header is not None:
+            out.write(header(values.dtype, values.shape, container.parse(data, _NO_CAP).source))
+        out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
+        return values.dtype, values.shape
+    p, unpacker = head
+    native, channels = p.native, p.channels
+    shared = reader.shared(p, tokenizer)
+    if header is not None:
+        out.write(header(p.dtype, p.shape, p.source))
+    step = 2 * threads
+
+    def decode(item: tuple[int, bytes]) -> np.ndarray:
+        b, raw = item
+        rows = reader.decode_block(p, shared, container.parse_block(p, b, raw), native, channels)
+        return rows.astype(p.dtype) if native != p.dtype else np.ascontiguousarray(rows)
+
+    for first in range(0, p.n_blocks, step):
+        batch = []
+        for b in range(first, min(first + step, p.n_blocks)):
+            try:
+                raw = unpacker.unpack()
+            except Exception:
+                raise CorruptDataError(f"block {b}: truncated or damaged: the container ends before it") from None
+            if not isinstance(raw, bytes):
+                raise CorruptDataError(f"block {b}: expected bytes, got {type(raw).__name__}")
+            batch.append((b, raw))
+        for rows in writer.run(decode, batch, threads):
+            out.write(memoryview(rows.reshape(-1).view(np.uint8)))
+    try:
+        unpacker.unpack()
+    except Exception as e:
+        import msgpack
+
+        if isinstance(e, msgpack.OutOfData):
+            return p.dtype, p.shape
+    raise CorruptDataError("other data after the container's blocks (two files joined, or a damaged file)")

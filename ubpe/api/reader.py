@@ -1,0 +1,275 @@
+"""Decoding: the streams of a checked container back to its values, and the model they share."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import coders, encoder, frontend
+from .._validate import check_int
+from ..coders import mag
+from ..errors import CorruptDataError
+from ..format import container
+from ..format.bits import unpack_merges
+from ..format.container import Parsed
+from ..format.fields import Values, alphabet_values, parse_escapes
+from ..frontend import lpc
+from ..frontend._common import SIGNED, UNSIGNED, signed_bits
+from ..frontend._stage import SIGNED_OF_WIDTH
+from ..model import Model
+from ..tokenizer import Tokenizer
+from .writer import model_argument, run
+
+#: Coders that code text through its bytes (they need the symbols' text classes).
+_TEXT_CODERS = frozenset(c.name for c in coders.REGISTRY if c.symbols == "text")
+
+
+def referenced_model(p: Parsed, tokenizer: Tokenizer | Model | None) -> Model:
+    """The model a referenced container names, from ``tokenizer``, its digest checked."""
+    if tokenizer is None:
+        raise CorruptDataError(
+            f"this container references its model by digest {p.digest[:16]}...: pass the "
+            "saved model with decompress(data, tokenizer=ubpe.Tokenizer.load(path))"
+        )
+    given = model_argument(tokenizer).digest
+    if given != p.digest:
+        raise CorruptDataError(
+            f"the container was compressed with model {p.digest[:16]}..., but the model given is "
+            f"{given[:16]}...: pass the model it was compressed with"
+        )
+    return model_argument(tokenizer)
+
+
+def _shared_value_table(model: Model, values: Values, dtype: np.dtype) -> np.ndarray:
+    """The model's cached value table in ``dtype``; a model whose values ``dtype`` cannot hold
+    maps them modulo 2**bits (as every container does), and the CRC decides."""
+    try:
+        return model.value_table(dtype)
+    except (TypeError, ValueError):
+        symbols = values.to_values(np.arange(model.alphabet_size, dtype=np.int32), dtype)
+        return encoder.value_table(model.expansion(), symbols)
+
+
+@dataclass
+class Shared:
+    """What every stream of a container decodes with: the id -> value map and the model."""
+
+    values: Values
+    a: int
+    vocab: int  #: alphabet + merges
+    expansion: encoder.Expansion | None  #: None without merges
+    model: Model | None  #: a referenced model (its value tables are cached on it)
+    n: int  #: values of the whole container
+    tables: dict = field(default_factory=dict)  #: embedded models' value tables by dtype
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    classes: list = field(default_factory=list)  #: [text_classes()] once computed
+
+    def text_classes(self) -> np.ndarray | None:
+        """The text coders' ("cmt", "cmt2") class of every symbol (None when the symbols are not bytes), once
+        per container: every block of a blocked one shares it."""
+        with self.lock:
+            if not self.classes:
+                byte_sized = self.vocab == self.a and 1 <= self.a <= 256
+                ids = np.arange(self.a, dtype=np.int32)
+                self.classes.append(coders.text_classes(self.values.to_values(ids, np.dtype(np.int64)))
+                                    if byte_sized else None)
+            return self.classes[0]
+
+    def value_table(self, coded: np.dtype) -> np.ndarray | None:
+        """The value of every token in ``coded`` (None when mapping ids after expanding is cheaper)."""
+        if self.model is not None:  # a shared model: its value table is cached across windows
+            return _shared_value_table(self.model, self.values, coded)
+        if self.expansion.values.shape[0] > self.n:  # the table would cost more than the output
+            return None
+        with self.lock:
+            table = self.tables.get(coded.str)
+            if table is None:
+                symbols = self.values.to_values(np.arange(self.a, dtype=np.int32), coded)
+                table = self.tables[coded.str] = encoder.value_table(self.expansion, symbols)
+        return table
+
+
+_NO_MERGES = np.zeros((0, 2), np.int32)  # (only its length is read)
+
+
+def shared(p: Parsed, tokenizer: Tokenizer | Model | None) -> Shared:
+    """The alphabet and model of a parsed container (a referenced one from ``tokenizer``)."""
+    model = None
+    if p.digest is not None:
+        model = referenced_model(p, tokenizer)
+        values = alphabet_values(model.alphabet)
+        a = model.alphabet_size
+        merges = model.merges
+        if a + len(merges) > coders.MAX_VOCAB:
+            raise CorruptDataError("the referenced model has more tokens than a container allows")
+        expansion = model.expansion() if len(merges) else None
+    else:
+        values, a = p.values, p.a
+        merges = unpack_merges(p.merges_raw, p.m, max(a, 1)) if p.m else _NO_MERGES
+        expansion = None
+        if p.m:
+            try:
+                expansion = encoder.build_expansion(
+                    merges, a, max_table_values=min(encoder.DEFAULT_MAX_TABLE_VALUES, max(4 * p.n, 1 << 16))
+                )
+            except ValueError as e:
+                raise CorruptDataError(f"model: {e}") from None
+    return Shared(values, a, a + len(merges), expansion, model, p.n)
+
+
+def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
+                   native: np.dtype) -> np.ndarray | None:
+    """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
+    stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
+    fused = _fused_values(s, stream, esc, chain, n, channels, native)
+    if fused is not None:
+        return fused.reshape(channels, -1)
+    classes = (s.text_classes() if isinstance(stream, dict) and stream.get("coder") in _TEXT_CODERS
+               else None)
+    tokens = coders.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
+    if tokens.shape[0] and s.a == 0:
+        raise CorruptDataError("stream: tokens over an empty alphabet")
+    coded = frontend.chain_dtypes(chain, native)[-1]  # the dtype the tokens decode to
+    if s.expansion is None:
+        total = tokens.shape[0]
+    else:
+        try:
+            total = encoder.expanded_length(tokens, s.expansion)
+        except ValueError as e:
+            raise CorruptDataError(f"stream: {e}") from None  # 2**61 values or more
+    if total != n:
+        raise CorruptDataError(f"stream: the tokens expand to {total} values, the shape declares {n}")
+    if n == 0:
+        return None
+    if s.expansion is None:
+        out = s.values.to_values(tokens, coded)
+    else:
+        table = s.value_table(coded)
+        if table is not None:
+            out = encoder.decode(tokens, s.expansion, values=table)
+        else:
+            out = s.values.to_values(encoder.decode(tokens, s.expansion), coded)
+    if esc is not None:
+        positions, escaped = parse_escapes(esc, n, coded)
+        if not out.flags.writeable:
+            out = out.copy()
+        out[positions] = escaped
+    out = out.reshape(channels, -1)
+    if chain:
+        with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+            out = frontend.inverse(out, chain, native)
+    return out
+
+
+#: Float stages whose inverse reads only the values of its integers (any integer dtype holding
+#: them gives the same floats): behind one, the fused path's int64 output goes to it directly.
+_FUSED_FLOAT_STAGES = frozenset(("quantize", "floatgrid"))
+
+
+_ZERO_SHIFT = np.zeros(1, np.int64)
+
+
+def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
+                  native: np.dtype) -> np.ndarray | None:
+    """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage
+    (alone, or after one float stage, "quantize" or "floatgrid") or one delta stage of order 1
+    or 2, decoded and reconstructed in one pass (:func:`ubpe.coders.mag.decode_with_lpc`): the
+    ``n`` values (``channels`` rows of ``n // channels`` frames, flattened) in ``native``
+    (after the float stage's inverse, when there is one); None for any other stream (then
+    decoded stage by stage, as the same values)."""
+    if (esc is not None or s.expansion is not None or s.a == 0 or not chain
+            or not isinstance(stream, dict) or stream.get("coder") != "mag" or stream.get("n") != n or n == 0):
+        return None
+    last = chain[-1]
+    if last["stage"] == "delta" and len(chain) == 1 and last["order"] in lpc.DELTA_AS_LPC:
+        # delta order 1 or 2 is an LPC of fixed coefficients, one block per channel: sample 0
+        # as is, sample 1 + the one before (both orders), then the running sums' recurrence
+        frames = n // channels
+        coefs = lpc.DELTA_AS_LPC[last["order"]]
+        parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
+        coded = SIGNED_OF_WIDTH[native.itemsize]
+        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+        out = values.astype(coded)
+        return out if out.dtype == native else out.view(native)
+    if last["stage"] != "lpc":
+        return None
+    fused = lpc.fused_params(last)  # (checked by parse_chain)
+    if fused is None:  # channels carried differently (never written): stage by stage
+        return None
+    parsed, unsigned = fused
+    if len(chain) == 1:
+        coded = SIGNED_OF_WIDTH[native.itemsize]  # the lpc stage's output: the signed dtype of the width
+        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
+        out = values.astype(coded)  # exact: every sample is wrapped to the width already
+        if unsigned == UNSIGNED:
+            out = signed_bits(out, UNSIGNED)  # undo the offset of unsigned input
+        return out if out.dtype == native else out.view(native)
+    if len(chain) != 2 or chain[0]["stage"] not in _FUSED_FLOAT_STAGES or unsigned != SIGNED:
+        return None
+    # the float stage's output (the lpc stage's input) is the signed integer of its checked
+    # "width": the int64 reconstruction holds exactly those values
+    values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, chain[0]["width"], parsed)
+    with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+        return frontend.inverse(values, chain[:1], native)
+
+
+def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
+    """The values of a one-stream container, its CRC verified."""
+    s = shared(p, tokenizer)
+    native = p.native
+    out = stream_values(s, p.stream, p.esc, p.chain, p.n, p.channels, native)
+    if out is None:
+        out = np.zeros(0, dtype=native)
+    else:
+        out = np.ascontiguousarray(frontend.from_channels(out, p.shape)).reshape(-1)
+    if out.dtype != native:
+        out = out.view(native)
+    if container.values_crc(p.dtype, p.shape, out) != p.crc:
+        raise CorruptDataError("checksum mismatch: the container is corrupt")
+    out = out.reshape(p.shape)
+    return out.astype(p.dtype) if native != p.dtype else out
+
+
+def frame_range(start: Any, stop: Any, frames: int) -> tuple[int, int]:
+    """``decompress``'s ``start``, ``stop`` as a frame range, with slice semantics."""
+    for name, v in (("start", start), ("stop", stop)):
+        if v is not None:
+            check_int(name, v, -(1 << 63), 1 << 63)
+    lo, hi, _ = slice(start, stop).indices(frames)
+    return lo, max(hi, lo)
+
+
+def decode_blocks(p: Parsed, tokenizer: Tokenizer | Model | None, start: int, stop: int,
+                  threads: int) -> np.ndarray:
+    """Frames ``[start, stop)`` of a blocked container read whole, decoding only the blocks they touch."""
+    native = p.native
+    channels = p.channels
+    first, last = start // p.block, -(-stop // p.block)
+    blocks = [container.parse_block(p, b) for b in range(first, last)]
+    s = shared(p, tokenizer)
+    out = np.empty((stop - start, channels), dtype=native)
+
+    def decode(blk: container.Block) -> None:
+        rows = decode_block(p, s, blk, native, channels)
+        lo, hi = max(blk.f0, start), min(blk.f1, stop)
+        out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
+
+    run(decode, blocks, threads)
+    out = out.reshape((stop - start,) + tuple(p.shape[1:]))
+    return out.astype(p.dtype) if native != p.dtype else out
+
+
+def decode_block(p: Parsed, s: Shared, blk: container.Block, native: np.dtype, channels: int) -> np.ndarray:
+    """A checked block's frames, ``(F_b, C)`` in ``native``, its CRC verified."""
+    try:
+        y = stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native)
+        rows = y.T if y.dtype == native else y.T.view(native)
+        if container.block_crc(p.dtype, p.shape, blk.f0, rows) != blk.crc:
+            raise CorruptDataError("checksum mismatch")
+    except CorruptDataError as e:
+        raise CorruptDataError(f"block {blk.number} (frames {blk.f0} to {blk.f1}): {e}") from None
+    return rows
+

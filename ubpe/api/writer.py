@@ -1,0 +1,336 @@
+"""Building containers: the fields of a planned candidate or of a given model, and the blocked form.
+
+This is where the planner meets the format: :func:`candidate_fields` packs a planner candidate
+into the container's named fields and gives its exact size (the costing function the planner
+searches with); :func:`given_model_fields` codes values with a model the caller gave;
+:func:`blocked_parts` writes a long input as blocks that share one model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import msgpack
+import numpy as np
+
+from .. import coders, frontend
+from ..alphabet import Alphabet
+from ..format import container
+from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
+from ..frontend.chains import build_chain
+from ..model import Model
+from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, plan
+from ..tokenizer import Tokenizer
+
+#: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
+#: ``max(1, block_size // channels)`` frames, coded independently with one shared model.
+DEFAULT_BLOCK_SIZE = 1 << 20
+#: The default for inputs of one byte per value (text, bytes): their adaptive coders learn over
+#: the whole stream, and blocks of 2**20 bytes cost 5 % on 2.5 MB of English text (level 2) and
+#: 15 % at level 1 (benchmarks/bench_text_compress.py), against 0.4 % on signals.
+DEFAULT_BYTE_BLOCK_SIZE = 1 << 26
+#: Coders that code text through its bytes (they need the symbols' text classes).
+_TEXT_CODERS = frozenset(c.name for c in coders.REGISTRY if c.symbols == "text")
+
+
+def model_argument(tokenizer: Any) -> Model:
+    """The :class:`Model` of ``compress``'s / ``decompress``'s ``tokenizer`` argument."""
+    if isinstance(tokenizer, Model):
+        return tokenizer
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer.model  # raises NotFittedError first
+    raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+
+
+def delta_chain(order: int) -> list[frontend.Stage]:
+    """The chain of one delta stage of ``order`` (none for 0)."""
+    return [frontend.stage("delta", order=order)] if order else []
+
+
+def forced_chains(forced: tuple | None, order: int | None) -> list[list[frontend.Stage]] | None:
+    """The one chain ``predictor=`` or ``delta=`` forces, or None (the automatic choice)."""
+    if forced is not None:
+        return [build_chain(forced)]
+    return [delta_chain(order)] if order is not None else None
+
+
+def run(fn: Callable[[Any], Any], items: list, threads: int) -> list:
+    """``[fn(i) for i in items]``, on ``threads`` threads (in order; the first error raised)."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(i) for i in items]
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+# ============================================================================ one stream
+
+
+def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict[str, Any]:
+    """The container fields of a planner candidate (built once, cached on it). With ``memo`` (a
+    dict kept for one ``compress`` call), a candidate equal to one built before (the same
+    fields besides the stream, coders offered and token stream: the planner's screen and its
+    proposals often build the same one) takes that one's fields without coding its stream again
+    (``memo`` holds candidates of one ``base``)."""
+    if c.packed is None:
+        a = len(c.alphabet)
+        fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": alphabet_field(c.alphabet),
+                  "model": model_field(c.merges, a)}
+        if c.method != "replay":
+            fields["method"] = c.method
+        key = None
+        if memo is not None:  # (``base`` is the same for every candidate of one call: not in the key)
+            tokens = np.ascontiguousarray(c.tokens)
+            described = msgpack.packb([fields["front"], fields["alphabet"], fields["model"], fields.get("method")],
+                                      use_bin_type=True)
+            key = (described, tuple(c.coders), tokens.dtype.str,
+                   hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest())
+            if key in memo:
+                c.packed = memo[key]
+                return c.packed[0]
+        text = _TEXT_CODERS & set(c.coders)
+        classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) else None
+        stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
+        fields["stream"] = stream
+        fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
+        # the stream grows with the values, and so do the payloads of stages that code data
+        # in their params ("mult"'s digits): the planner scales both when it sizes a sample
+        grows = len(msgpack.packb(stream, use_bin_type=True)) + frontend.growing_bytes(c.chain)
+        c.packed = (fields, Cost(len(container.pack(fields)), grows))
+        if key is not None:
+            memo[key] = c.packed
+    return c.packed[0]
+
+
+def cost_function(base: dict, memo: dict | None = None) -> Callable[[Candidate], Cost]:
+    """The format's costing function for the planner: exact packed sizes (``memo``: see
+    :func:`candidate_fields`)."""
+
+    def cost(c: Candidate) -> Cost:
+        candidate_fields(base, c, memo)
+        return c.packed[1]
+
+    return cost
+
+
+def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]], level: int,
+                   n_tokens: int | None, fit_options: dict, s: Settings, threads: int) -> dict[str, Any]:
+    """The fields of the smallest container the planner finds for ``x`` (``(channels, frames)``
+    integers) over ``chains``."""
+    memo: dict = {}  # candidates costed in this call, by content
+    cost = cost_function(base, memo)
+    best = plan(x, chains, level, cost, ReplayEncoder(n_tokens, fit_options, s), s, threads=threads)
+    return candidate_fields(base, choose_method(best, cost, s), memo)
+
+
+def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: int) -> dict[str, Any]:
+    """The fields of a container of no values (its chain recorded as it runs on nothing)."""
+    record = frontend.forward(x, chain)[1]
+    empty = Candidate(record, Alphabet([]), np.zeros((0, 2), np.int32), np.zeros(0, np.int32),
+                      coders.coders_for(level))
+    return candidate_fields(base, empty)
+
+
+def given_model_fields(base: dict, x: np.ndarray, model: Model, chain: list, embed: bool,
+                       level: int, escape: bool = False, bare: bool = False) -> dict[str, Any]:
+    """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
+    but the coder: its merges (``bare``: none of them, tokens below the alphabet size decode as
+    themselves), values outside its alphabet escaped (``escape``) or refused."""
+    merges = model.merges
+    alphabet = model.alphabet
+    a = len(alphabet)
+    alphabet_values(alphabet)  # refuses an alphabet of symbols
+    if a + len(merges) > coders.MAX_VOCAB:
+        raise ValueError(f"the model has {a + len(merges)} tokens; a container holds at most {coders.MAX_VOCAB}")
+    y, record = frontend.forward(x, chain)
+    escaped = None
+    if y.size:
+        flat = y.reshape(-1)
+        if escape and a:
+            ids, positions = escaped_ids(alphabet, flat)
+            if positions.size:
+                escaped = escape_field(flat, positions)
+        else:
+            ids = alphabet.to_ids(flat)
+        tokens = model.encode(ids) if len(merges) and not bare else ids  # by the model's method
+    else:
+        tokens = np.zeros(0, dtype=np.int32)
+    fields = {**base, "front": base.get("front", []) + record}
+    if escaped is not None:
+        fields["esc"] = escaped
+    if embed:
+        fields["alphabet"] = alphabet_field(alphabet)
+        fields["model"] = model_field(merges, a)
+    else:
+        fields["digest"] = bytes.fromhex(model.digest)
+    if len(merges) and model.method != "replay" and not bare:
+        fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
+    fields["stream"] = coders.encode_stream(tokens, max(a + len(merges), 1), coders=coders.coders_for(level))
+    fields["crc"] = fields.pop("crc")
+    return fields
+
+
+# ============================================================================ blocks
+
+
+def block_frames(block_size: int | None, channels: int, frames: int, itemsize: int) -> int:
+    """Frames per block for ``compress(block_size=)`` (0: one stream, no blocks)."""
+    size = block_size if block_size is not None else (
+        DEFAULT_BYTE_BLOCK_SIZE if itemsize == 1 else DEFAULT_BLOCK_SIZE)
+    if size == 0 or channels * frames <= size:
+        return 0
+    block = max(size // channels, 1)
+    return block if frames > block else 0
+
+
+def sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: int, total: int,
+                  windows: int) -> np.ndarray:
+    """The ``(C, F)`` values ``get(0, frames)`` or, when more than ``total``, ``windows`` evenly
+    spaced windows of their frames joined in time (``get(f0, f1)``: frames ``[f0, f1)``)."""
+    length = max(total // (windows * channels), 1)
+    if frames <= windows * length:
+        return np.ascontiguousarray(get(0, frames))
+    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // (windows - 1)
+    return np.ascontiguousarray(np.concatenate([get(f0, f0 + length) for f0 in starts.tolist()], axis=1))
+
+
+def _stages_of(record: list[dict]) -> list[frontend.Stage]:
+    """The stages (default options, as the planner builds them) that wrote ``record``."""
+    return build_chain(tuple((e["stage"], {"order": e["order"]} if e["stage"] == "delta" else {}) for e in record))
+
+
+@dataclass(frozen=True)
+class Frames:
+    """Where a blocked writer reads its values: ``get(f0, f1)`` the frames ``[f0, f1)`` as
+    ``(C, f1 - f0)`` integers (after the float stage recorded in ``prefix``), ``rows(f0, f1)``
+    the same frames as the CRC covers them (``(f1 - f0, C)``, native little-endian)."""
+
+    channels: int
+    frames: int
+    get: Callable[[int, int], np.ndarray]
+    rows: Callable[[int, int], np.ndarray]
+    prefix: list[dict]
+
+
+@dataclass(frozen=True)
+class Given:
+    """A blocked writer's given model: embedded or referenced by digest, values outside its
+    alphabet escaped (or refused), its merges used or left unused (``bare``)."""
+
+    model: Model
+    embed: bool
+    escape: bool
+    bare: bool
+
+
+def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[frontend.Stage]] | None,
+                  level: int, n_tokens: int | None, fit_options: dict, s: Settings, threads: int,
+                  keep: bool = True, given: Given | None = None) -> Iterator[bytes]:
+    """The blocked container as consecutive byte strings: the head, then each block (their
+    concatenation is the container).
+
+    One model is planned on a sample of ``s.block_sample`` values; every block (``block``
+    frames) goes through the chosen chain on its own; the alphabet is extended to every
+    block's values (a first pass over the blocks); then the blocks are encoded and coded,
+    ``threads`` at a time. ``keep`` holds the first pass's front-end outputs for the second
+    (about one byte of memory per input byte); without it each block is read and put through
+    the chain again, and memory is bounded by a few blocks per thread. With a ``given`` model
+    (and its one chain), nothing is planned and its alphabet is kept (values outside it escaped,
+    or refused without ``given.escape``)."""
+    frames = src.frames
+    if given is None:
+        sample = sample_frames(src.get, src.channels, frames, s.block_sample, s.block_sample_windows)
+        if chains is None:
+            chains = [build_chain(spec) for spec in auto_chains(sample, level, s)]
+        # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
+        # share of coding them (the lean search's 2**13-value context-mixing samples ranked
+        # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
+        best = plan(sample, chains, level, cost_function(base), ReplayEncoder(n_tokens, fit_options, s), s,
+                    threads=threads, lean=False)
+        stages = _stages_of(best.chain)
+        alphabet, merges, offered = best.alphabet, best.merges, best.coders
+    else:
+        stages = chains[0]
+        alphabet, merges, offered = given.model.alphabet, given.model.merges, coders.coders_for(level)
+    dtype, shape = np.dtype(base["dtype"]), base["shape"]
+    count = -(-frames // block)
+    step = count if keep else 2 * max(threads, 1)  # blocks in flight
+
+    def front(b: int) -> tuple[np.ndarray, list[dict], np.ndarray | None]:
+        y, record = frontend.forward(np.ascontiguousarray(src.get(b * block, min((b + 1) * block, frames))), stages)
+        flat = np.ascontiguousarray(y).reshape(-1)
+        return flat, record, np.unique(flat) if extend else None
+
+    # a vocabulary of n_tokens stays that size, a given model as it is: other values escape
+    extend = given is None and n_tokens is None
+    kept: list[Any] = []
+    distinct = []
+    if extend or keep:
+        for first in range(0, count, step):
+            done = run(front, list(range(first, min(first + step, count))), threads)
+            if extend:
+                distinct += [u for _, _, u in done]
+            if keep:
+                kept = done
+    if extend:
+        alphabet, merges = covering(alphabet, merges, distinct)
+    del distinct
+    a, m = len(alphabet), len(merges)
+    model = Model(alphabet, merges) if given is None else given.model
+    use_merges = m > 0 and (given is None or not given.bare)
+    if use_merges and given is None:
+        model.encoder_tables()  # built once, before the threads share the model
+    vocab = max(a + m, 1)
+    # the text coder needs each symbol's class, from the alphabet's byte values
+    classes = coders.text_classes(alphabet.values) if _TEXT_CODERS & set(offered) and not use_merges else None
+
+    def encode(b: int) -> bytes:
+        if keep:
+            flat, record, _ = kept[b]
+            kept[b] = None  # the block's values are no longer needed once coded
+        else:
+            flat, record, _ = front(b)
+        f0, f1 = b * block, min((b + 1) * block, frames)
+        if given is not None and not given.escape:
+            ids, positions = alphabet.to_ids(flat), np.zeros(0, np.int64)  # ValueError names a value outside
+        else:
+            ids, positions = escaped_ids(alphabet, flat)
+        fields: dict[str, Any] = {"front": src.prefix + record}
+        if positions.size:
+            fields["esc"] = escape_field(flat, positions)
+        tokens = model.encode(ids) if use_merges else ids  # by the model's method
+        fields["stream"] = coders.encode_stream(tokens, vocab, coders=offered, classes=classes)
+        fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
+        return container.pack_block(fields, (f1 - f0) * src.channels)
+
+    head: dict[str, Any] = {k: base[k] for k in ("dtype", "shape", "source") if k in base}
+    if given is None or given.embed:
+        head["alphabet"] = alphabet_field(alphabet)
+        head["model"] = model_field(merges, a)
+    else:
+        head["digest"] = bytes.fromhex(given.model.digest)
+    if use_merges and model.method != "replay":
+        head["method"] = model.method
+    head["block"] = block
+    yield container.blocked_head(head, count)
+    packer = msgpack.Packer(use_bin_type=True)
+    for first in range(0, count, step):
+        for raw in run(encode, list(range(first, min(first + step, count))), threads):
+            yield packer.pack(raw)
+
+
+def covering(alphabet: Alphabet, merges: np.ndarray, distinct: list[np.ndarray]) -> tuple[Alphabet, np.ndarray]:
+    """The alphabet extended with every value of ``distinct`` (the blocks' values after the
+    front end) and the same merges over it (children renumbered: an alphabet id to its value's
+    new id, merged tokens shifted by the ids added), so that no value needs an escape; the
+    model unchanged when the extended vocabulary would exceed the format's limit (values then
+    escape)."""
+    wide = Alphabet.from_data(np.asarray(alphabet.values), *distinct)
+    a, added = len(alphabet), len(wide) - len(alphabet)
+    if added == 0 or len(wide) + len(merges) > coders.MAX_VOCAB:
+        return alphabet, merges
+    new_ids = wide.to_ids(np.asarray(alphabet.values)).astype(np.int32)
+    renumbered = np.where(merges < a, new_ids[np.minimum(merges, max(a - 1, 0))], merges + added)
+    return wide, np.ascontiguousarray(renumbered, dtype=np.int32)

@@ -1,0 +1,94 @@
+"""What every coder shares: the :class:`Coder` record, the tokens it codes, and field checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import CorruptDataError
+
+#: Largest vocabulary a stream may declare (the format's limit).
+MAX_VOCAB = 1 << 24
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A stream to code: ``values`` (int, 1-D, each in ``[0, vocab_size)``, at least two distinct),
+    its histogram ``counts`` (int64, ``vocab_size`` entries), the used ``ids`` (increasing) and
+    the text classes of its symbols (``classes``, one per symbol, or None)."""
+
+    values: np.ndarray
+    vocab_size: int
+    counts: np.ndarray
+    ids: np.ndarray
+    classes: np.ndarray | None
+
+    @property
+    def n(self) -> int:
+        return int(self.values.shape[0])
+
+
+@dataclass(frozen=True)
+class Coder:
+    """One entropy coder of the registry (:data:`ubpe.coders.REGISTRY`).
+
+    ``fields``: the stream map's keys, ``"coder"`` and ``"n"`` first (a reader refuses any
+    other key). ``levels``: the ``compress`` levels whose writer offers it. ``kind``:
+    ``"trivial"`` (const, packed: no model), ``"static"`` (a stored model: measured by
+    level 1 already) or ``"adaptive"`` (learns as it codes: no stored model, level 2 and up).
+    ``symbols``: ``"any"``, ``"signal"`` (streams without text classes) or ``"text"`` (needs
+    the classes of byte symbols, :func:`ubpe.coders.text_classes`). ``encode(tokens, budget)``
+    returns the stream map, or None when it cannot be smaller than ``budget`` bytes;
+    ``decode(fields, n, vocab_size, classes)`` returns the ``n`` tokens (int32) of a map whose
+    keys and ``n`` were checked, raising :class:`~ubpe.CorruptDataError` for anything else.
+    """
+
+    name: str
+    fields: tuple[str, ...]
+    levels: tuple[int, ...]
+    kind: str
+    symbols: str
+    encode: Callable[[Tokens, int], dict | None]
+    decode: Callable[[dict, int, int, Any], np.ndarray]
+
+    def applies(self, classes: np.ndarray | None) -> bool:
+        """Whether this coder may code a stream with (or without) text ``classes``."""
+        if self.symbols == "signal":
+            return classes is None
+        if self.symbols == "text":
+            return classes is not None
+        return True
+
+
+def field_int(fields: dict, name: str, lo: int, hi: int | None = None) -> int:
+    """``fields[name]`` if it is an int (not a bool) in ``[lo, hi]``, else CorruptDataError."""
+    v = fields[name]
+    if type(v) is not int:  # noqa: E721 - bool and numpy scalars are refused on purpose
+        raise CorruptDataError(f"field {name!r} must be an int, got {type(v).__name__}")
+    if v < lo or (hi is not None and v > hi):
+        bound = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise CorruptDataError(f"field {name!r} = {v} out of range {bound}")
+    return v
+
+
+def field_bytes(fields: dict, name: str) -> bytes:
+    """``fields[name]`` if it is bytes, else CorruptDataError."""
+    v = fields[name]
+    if not isinstance(v, (bytes, bytearray)):
+        raise CorruptDataError(f"field {name!r} must be bytes, got {type(v).__name__}")
+    return bytes(v)
+
+
+def alloc_tokens(n: int) -> np.ndarray:
+    """An int32 array for ``n`` decoded tokens (CorruptDataError when it cannot be allocated)."""
+    try:
+        return np.empty(n, dtype=np.int32)
+    except (MemoryError, ValueError, OverflowError):
+        raise CorruptDataError(f"field 'n' = {n}: too many tokens to allocate") from None
+
+
+def packed_width(hi: int) -> int:
+    """Bits per token of the "packed" coder for tokens up to ``hi``."""
+    return int(hi).bit_length()

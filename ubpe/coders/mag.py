@@ -1,0 +1,244 @@
+""""mag": residual-like streams, coded by magnitude class (``ubpe._kernels.residual``).
+
+``z = zigzag(t - center)`` is split into a half-octave magnitude class, rANS-coded with a
+static table per context (the class of a running mean of z: the tables follow the signal's
+loudness, like FLAC's partitioned Rice codes), and raw low bits. Fields ``n``, ``center``
+(median token), ``rate`` (running-mean shift), ``pb``, ``table``, ``payload`` (uint32 LE
+words), ``raw`` (LSB-first bitstream). Unused ids cost nothing, so a dense id range (no stored
+alphabet) suits it. :func:`decode_with_lpc` decodes a stream and inverts an LPC predictor in
+the same pass (level 1's usual signal container).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import residual as _mag
+from ..errors import CorruptDataError
+from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int
+
+FIELDS = ("coder", "n", "center", "rate", "pb", "table", "payload", "raw")
+_BITLEN = _mag.bitlen_table()
+#: The running-mean rates the coder tries.
+RATES = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)
+MIN_RATE, MAX_RATE = _mag.MIN_RATE, _mag.MAX_RATE
+
+def _mag_pb_cap(n: int) -> int:
+    """Largest "mag" precision for n tokens: its decoding tables (<= 56 x 2**pb) stay O(n)."""
+    return min(_mag.MAX_PB, max(_mag.MIN_PB, int(n).bit_length() + 2))
+
+
+#: :func:`ubpe._kernels.residual.mag_options`'s ``freqs`` when no frequencies are wanted.
+_NO_FREQS = np.zeros((0, _mag.N_BUCKETS), dtype=np.int64)
+
+
+def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
+    """Per-context bucket counts (int64, N_CONTEXTS x N_BUCKETS) -> frequencies summing to
+    2**pb on every used context."""
+    freqs = np.empty_like(counts)
+    _mag.mag_options(np.ascontiguousarray(counts)[None], pb, np.empty((1, 1)), np.empty((1, 1), np.int64), freqs)
+    return freqs
+
+
+def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) -> dict | None:
+    """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
+
+    The center is the median token (the id of a residual's zero when ids follow values; from
+    ``counts``, the tokens' histogram, when given); the running-mean rate and the precision pb
+    are chosen by exact table bits + raw bits + the payload's cross-entropy under the normalised
+    frequencies.
+    """
+    n = int(arr.size)
+    tokens = np.ascontiguousarray(arr, dtype=np.int64)
+    if counts is None:
+        center = int(np.partition(tokens, n // 2)[n // 2])
+    else:  # the smallest token with more than n // 2 tokens at or below it
+        center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+    nr = RATES.size
+    stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
+    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, RATES, stats, np.zeros(nr, dtype=np.int64)))
+    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
+    ces = np.empty((nr, npb), np.float64)
+    tbitss = np.empty((nr, npb), np.int64)
+    _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    totals = ces + raw_bits + tbitss  # option (rate i, pb MIN_PB + j): the sum in that order
+    # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
+    # (or 8 bits) of the best size (then the smallest size, then the lowest rate: argmin's first)
+    least = float(totals.min())
+    near = totals <= least + max(8.0, 5e-4 * least)
+    j = int(np.argmax(near.any(axis=0)))
+    rows = np.flatnonzero(near[:, j])
+    i = int(rows[np.argmin(totals[rows, j])])
+    total, pb, rate, tbits = float(totals[i, j]), _mag.MIN_PB + j, int(RATES[i]), int(tbitss[i, j])
+    if total / 8.0 > 1.05 * budget + 64:
+        return None
+    freqs = _mag_freqs(stats[i], pb)  # the chosen option's
+    words = np.zeros(n + 2, dtype=np.uint32)
+    raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
+    start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)
+    tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
+    _mag.table_encode(freqs, tbuf)
+    return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
+            "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
+
+
+
+def encode(tokens: Tokens, budget: int) -> dict | None:
+    """The "mag" stream, or None when its estimate cannot beat ``budget`` bytes."""
+    return _encode_mag(tokens.values, budget, tokens.counts)
+
+
+def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:
+    return _decode_mag(fields, n, vocab_size)
+
+
+def _decode_mag(fields: dict, n: int, vocab_size: int, lpc: tuple | None = None) -> np.ndarray:
+    center, rate, pb = fields["center"], fields["rate"], fields["pb"]
+    table, payload, raw = fields["table"], fields["payload"], fields["raw"]
+    # the usual case, every field as it must be, in one test; else field by field (their messages)
+    if not (type(center) is int and 0 <= center < vocab_size and type(rate) is int
+            and _mag.MIN_RATE <= rate <= _mag.MAX_RATE and type(pb) is int and _mag.MIN_PB <= pb <= _mag_pb_cap(n)
+            and type(table) is bytes and type(payload) is bytes and type(raw) is bytes):
+        center = field_int(fields, "center", 0, vocab_size - 1)
+        rate = field_int(fields, "rate", _mag.MIN_RATE, _mag.MAX_RATE)
+        pb = field_int(fields, "pb", _mag.MIN_PB, _mag_pb_cap(n))
+        table = field_bytes(fields, "table")
+        payload = field_bytes(fields, "payload")
+        raw = field_bytes(fields, "raw")
+    if len(payload) % 4:
+        raise CorruptDataError(f"field 'payload' length {len(payload)} is not a multiple of 4")
+    if len(payload) // 4 > n + 2:
+        raise CorruptDataError(f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need")
+    # a token has at most (N_BUCKETS >> 1) - 1 raw bits
+    if len(raw) > (n * ((_mag.N_BUCKETS >> 1) - 1) + 7) // 8:
+        raise CorruptDataError(f"field 'raw' has {len(raw)} bytes, more than n={n} tokens can need")
+    freqs = np.zeros((_mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+    status = _mag.table_decode(np.frombuffer(table, dtype=np.uint8), pb, freqs)
+    if status != _mag.OK:
+        raise CorruptDataError(f"field 'table': {_MAG_ERRORS.get(status, 'malformed')}")
+    if lpc is None:
+        out = alloc_tokens(n)
+        lpc = _NO_LPC
+    else:
+        out = _NO_TOKENS
+    words = np.frombuffer(payload, dtype="<u4")  # read in place (a copy only on big-endian machines)
+    status = _mag.mag_decode(words if words.dtype.isnative else words.astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
+                             center, rate, freqs, pb, vocab_size, out, lpc)
+    if status == _mag.ERR_RAW:
+        raise CorruptDataError("field 'raw': fewer or more raw bits than the payload's magnitude classes need")
+    if status != _mag.OK:
+        raise CorruptDataError(f"field 'payload': {_MAG_ERRORS.get(status, 'malformed')}")
+    return out if lpc is _NO_LPC else lpc[-1]
+
+
+_EMPTY_I64 = np.zeros(0, np.int64)
+
+
+_ONE_ZERO = np.zeros(1, np.int64)
+
+
+_NO_TOKENS = np.zeros(0, np.int32)
+
+
+#: ``mag_decode``'s ``lpc`` argument when it decodes tokens (the types of a fused call's)
+_NO_LPC = (False, np.zeros(0, np.uint64), np.uint64(0), 0, _EMPTY_I64, _ONE_ZERO, _EMPTY_I64, _EMPTY_I64, _ONE_ZERO,
+           _EMPTY_I64, _EMPTY_I64)
+
+
+def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: int, bits: int,
+                    channels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """A "mag" stream (checked as :func:`ubpe.coders.decode_stream` checks it) decoded and LPC-reconstructed
+    in one pass: the int64 signal, ``(channels, frames)`` flattened, wrapped to ``bits`` bits.
+
+    Token ``t`` is the residual ``lut[t]`` (uint64, one per token) or, ``lut`` None, ``lo + t``
+    (both modulo 2**bits); ``channels`` holds each channel's checked LPC params as
+    :func:`ubpe.frontend.lpc.check_lpc_params` returns them, for ``fields["n"] // len(channels)``
+    frames each. The same values as decoding the tokens, mapping them to values of ``bits``
+    bits and inverting the LPC stage, in a quarter less time (``mag_decode``).
+    """
+    if not isinstance(fields, dict) or fields.get("coder") != "mag":
+        raise ValueError("decode_with_lpc takes a \"mag\" stream")
+    if fields.keys() != _MAG_KEYS:  # (the usual case in one comparison)
+        for name in FIELDS:
+            if name not in fields:
+                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
+        extra = sorted(str(key)[:40] for key in fields if key not in FIELDS)
+        raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
+    n = field_int(fields, "n", 0)
+    if lut is not None and lut.shape != (vocab_size,):
+        raise ValueError("lut must hold one value per token")
+    if len(channels) == 1:  # (one array of the five numbers, three views of it)
+        block, orders, shifts, coefs = channels[0]
+        if orders.shape[0] != -(-n // block):
+            raise ValueError("the LPC params do not describe n // channels frames per channel")
+        meta = np.array((block, 0, orders.shape[0], 0, coefs.shape[0]), np.int64)
+        blocks, bstart, cstart = meta[:1], meta[1:3], meta[3:]
+    else:
+        frames = n // max(len(channels), 1)
+        if frames * len(channels) != n or any(c[1].shape[0] != -(-frames // c[0]) for c in channels):
+            raise ValueError("the LPC params do not describe n // channels frames per channel")
+        blocks = np.array([c[0] for c in channels], np.int64)
+        bstart = np.cumsum([0] + [c[1].shape[0] for c in channels], dtype=np.int64)
+        cstart = np.cumsum([0] + [c[3].shape[0] for c in channels], dtype=np.int64)
+        orders, shifts, coefs = (np.concatenate([c[j] for c in channels]).astype(np.int64) for j in (1, 2, 3))
+    lpc = (True, _EMPTY_U64 if lut is None else lut.astype(np.uint64, copy=False), np.uint64(lo % (1 << 64)),
+           64 - bits, blocks, bstart, orders, shifts, cstart, coefs, np.empty(n, np.int64))
+    return _decode_mag(fields, n, vocab_size, lpc)
+
+
+_EMPTY_U64 = np.zeros(0, np.uint64)
+
+
+_MAG_KEYS = frozenset(FIELDS)
+
+
+_MAG_ERRORS = {
+    _mag.ERR_TRUNCATED: "truncated",
+    _mag.ERR_RANGE: "frequency table or initial coder state out of range",
+    _mag.ERR_CONTEXT: "a context without a frequency table is reached",
+    _mag.ERR_SYMBOL: "decoded a token outside [0, vocab_size)",
+    _mag.ERR_TRAILING: "words left over or final coder state wrong",
+}
+
+
+
+def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -> list[float]:
+    """Bits this coder would spend on each ``(ids, center)`` of ``coded`` (``ids`` integers in
+    [0, 2**24), around ``center``, their median, as the coder's), the least over the
+    running-mean shifts ``rates`` (each in [MIN_RATE, MAX_RATE]): the magnitude classes' entropy in each
+    loudness context (the compiled ``mag_stats`` pass the coder itself runs first, those rates
+    only, in one pass), their raw low bits, and about 9 bits a table entry (13 per context used)."""
+    shifts = np.array(rates, np.int64)
+    if shifts.ndim != 1 or not shifts.size or shifts.min() < MIN_RATE or shifts.max() > MAX_RATE:
+        raise ValueError(f"rates must be in [{MIN_RATE}, {MAX_RATE}], got {rates!r}")
+    checked = []
+    for ids, center in coded:
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        if ids.ndim != 1 or (ids.size and (int(ids.min()) < 0 or int(ids.max()) >= 1 << 24)):
+            raise ValueError("ids must be 1-D integers in [0, 2**24)")
+        checked.append((ids, int(center)))
+    rates = len(shifts)
+    stats = np.zeros((len(coded) * rates, _mag.N_CONTEXTS, _mag.N_BUCKETS), np.int64)
+    raws = [int(_mag.mag_stats(ids, center, _BITLEN, shifts, stats[k * rates:(k + 1) * rates],
+                               np.zeros(rates, np.int64))) for k, (ids, center) in enumerate(checked)]
+    # every row's terms at once (a row: one rate of one ``coded``); subtle: the entropies are still
+    # one dot product a row over the same floats in the same order (slices of one contiguous
+    # array), so the bits are those of a call a row
+    nz = stats > 0
+    per = stats.sum(axis=2)
+    used = per > 0
+    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
+    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
+    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
+    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
+    lv = np.log2(v)
+    rows = stats.shape[0]
+    bits = []
+    for r in range(rows):
+        p, c = slice(ends[r], ends[r + 1]), slice(ends[rows + r], ends[rows + r + 1])
+        entropy_bits = float(np.dot(v[p], lv[p])) - float(np.dot(v[c], lv[c]))
+        bits.append(entropy_bits + raws[r // rates] + stats.shape[1] + float(tables[r]))
+    return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(coded))]
+
+
+CODER = Coder("mag", FIELDS, (1, 2, 3), "static", "any", encode, decode)

@@ -1,0 +1,1 @@
+"""The container and model-file formats: packing, parsing and validating bytes (docs/format.md)."""

@@ -1,0 +1,178 @@
+"""Values on an affine grid ``offset + step * k`` as ``k``, the front-end stage ``"grid"``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validate import expect_map, field_int
+from ..errors import CorruptDataError
+from ._common import bits_of, field_unsigned, ordered
+from ._stage import UNSIGNED_OF_WIDTH, Stage, register
+
+
+def grid_forward(x: Any) -> tuple[np.ndarray, dict]:
+    """Values on an affine grid ``offset + step * k`` as ``k`` in the smallest unsigned dtype.
+
+    ``offset`` is the minimum and ``step`` the gcd of the differences to it, computed exactly
+    (uint64 after an order-preserving map, so nothing overflows). When ``step`` is 1, or the
+    input is empty or constant, the transform is the identity: ``k`` is ``x`` itself with
+    ``offset = 0, step = 1``.
+
+    Returns
+    -------
+    k : ndarray (uint8, uint16, uint32 or uint64), or ``x`` unchanged for the identity
+    params : dict
+        ``offset`` (a Python int in the dtype's range), ``step`` (int >= 1), ``bits`` (8, 16, 32,
+        64) and ``unsigned`` (0 or 1) of the original dtype.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"x must be 1-D, got shape {arr.shape}")
+    u, bits = ordered(arr)
+    unsigned = int(arr.dtype.kind == "u")
+    identity = {"offset": 0, "step": 1, "bits": bits, "unsigned": unsigned}
+    if u.size == 0:
+        return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")), identity
+    lo = u.min()
+    d = u - lo
+    step = int(np.gcd.reduce(d))
+    if step <= 1:
+        return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")), identity
+    k = d // np.uint64(step)
+    kmax = int(k.max())
+    kdtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if kmax <= np.iinfo(t).max)
+    offset = int(lo) - (0 if unsigned else 1 << (bits - 1))
+    return k.astype(kdtype), {"offset": offset, "step": step, "bits": bits, "unsigned": unsigned}
+
+
+def check_grid_params(params: Any, n: int, dtype: Any) -> tuple[int, int, int, int]:
+    """Validate untrusted grid params; ``(offset, step, bits, unsigned)``."""
+    where = "grid params"
+    bits_of(dtype)
+    p = expect_map(params, where, ("offset", "step", "bits", "unsigned"))
+    bits = field_int(p, "bits", 8, 64, where=where)
+    if bits not in (8, 16, 32, 64):
+        raise CorruptDataError(f"{where}: 'bits' must be 8, 16, 32 or 64, got {bits}")
+    unsigned = field_unsigned(p, where)
+    lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    offset = field_int(p, "offset", lo, hi, where=where)
+    step = field_int(p, "step", 1, (1 << bits) - 1, where=where)
+    if step == 1 and offset != 0:
+        raise CorruptDataError(f"{where}: a step of 1 must come with offset 0 (the identity)")
+    return offset, step, bits, unsigned
+
+
+def grid_inverse(k: Any, params: Any) -> np.ndarray:
+    """Undo :func:`grid_forward`: ``offset + step * k`` in the original dtype.
+
+    Raises CorruptDataError when a ``k`` would land outside the original dtype's range.
+    """
+    arr = np.asarray(k)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"k must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"k must be 1-D, got shape {arr.shape}")
+    offset, step, bits, unsigned = check_grid_params(params, arr.shape[0], arr.dtype)
+    out_dtype = np.dtype(f"{'u' if unsigned else 'i'}{bits // 8}")
+    if step == 1:
+        if arr.dtype.itemsize != bits // 8:
+            raise CorruptDataError(f"grid params: identity params for {bits}-bit values, got {arr.dtype}")
+        return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")).view(out_dtype)
+    if arr.dtype.kind == "i" and arr.size and int(arr.min()) < 0:
+        raise CorruptDataError("grid: a grid index is negative")
+    kmax = int(arr.max()) if arr.size else 0
+    dtype_lo = 0 if unsigned else -(1 << (bits - 1))
+    if offset + step * kmax > dtype_lo + (1 << bits) - 1:
+        raise CorruptDataError(f"grid: index {kmax} lands outside the {out_dtype} range")
+    base = np.uint64(offset - dtype_lo)  # offset in the order-preserving uint64 map
+    u = arr.astype(np.uint64) * np.uint64(step) + base
+    if not unsigned:
+        u ^= np.uint64(1 << (bits - 1))
+    return u.astype(f"u{bits // 8}").view(out_dtype)
+
+
+
+def _width_dtype(kmax: int) -> np.dtype:
+    """The smallest unsigned dtype holding ``0 .. kmax``."""
+    return next(t for t in UNSIGNED_OF_WIDTH.values() if kmax < 1 << (8 * t.itemsize))
+
+
+@register
+class GridStage(Stage):
+    """Values on a per-channel grid ``offset + step * k`` become ``k``
+    (:func:`grid_forward` on each channel).
+
+    Parameters: ``{"width": w, "channels": [grid params of each channel]}``; the output is
+    ``uint{w}``, the smallest unsigned type that holds every channel's largest ``k``. A channel
+    with no grid (step 1) is passed through unchanged (its bits reinterpreted as ``uint{w}``),
+    which forces ``w`` to the input's width; a constant channel is ``offset = value, step = 2``
+    (all ``k`` zero), so a dead channel does not widen the output.
+    """
+
+    name = "grid"
+
+    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"the grid stage takes integer values, got dtype {x.dtype}")
+        bits = 8 * x.dtype.itemsize
+        rows, params = [], []
+        for row in x:
+            k, p = grid_forward(row)
+            if p["step"] == 1 and row.size and (row == row[0]).all():
+                p = {**p, "offset": int(row[0]), "step": 2}
+                k = np.zeros(row.shape[0], np.uint8)
+            rows.append(k)
+            params.append(p)
+        width = max((8 * k.dtype.itemsize if p["step"] > 1 else bits for k, p in zip(rows, params)), default=8)
+        out = np.empty(x.shape, dtype=f"u{width // 8}")
+        for i, (k, p) in enumerate(zip(rows, params)):
+            out[i] = k.view(f"u{k.dtype.itemsize}") if p["step"] == 1 else k
+        return out, {"width": width, "channels": params}
+
+    def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        chans = params["channels"]
+        if not chans:  # no channels: nothing to map (the chain casts the empty array)
+            return y.copy()
+        bits = chans[0]["bits"]
+        out = np.empty(y.shape, dtype=f"u{bits // 8}")
+        for i, (row, p) in enumerate(zip(y, chans)):
+            if p["step"] == 1:
+                out[i] = row.view(out.dtype)  # identity: same width, checked
+            else:
+                out[i] = grid_inverse(row, p).view(out.dtype)
+        return out
+
+    def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
+        where = "front: grid"
+        expect_map(params, where, ("width", "channels"))
+        if dtype.kind not in "iu":
+            raise CorruptDataError(f"{where}: not defined for {dtype} values")
+        bits = 8 * dtype.itemsize
+        width = field_int(params, "width", 8, bits, where=where)
+        if width not in (8, 16, 32, 64):
+            raise CorruptDataError(f"{where}: 'width' must be 8, 16, 32 or 64, got {width}")
+        channels = params["channels"]
+        if not isinstance(channels, list) or len(channels) != shape[0]:
+            raise CorruptDataError(f"{where}: 'channels' must be a list of {shape[0]} params maps")
+        need = 8
+        for p in channels:
+            offset, step, pbits, unsigned = check_grid_params(p, shape[1], np.dtype(f"u{width // 8}"))
+            if pbits != bits or unsigned != int(dtype.kind == "u"):
+                raise CorruptDataError(f"{where}: 'bits' or 'unsigned' contradicts the {dtype} input")
+            if step == 1:
+                if width != bits:
+                    raise CorruptDataError(f"{where}: a channel without a grid needs 'width' {bits}, got {width}")
+                need = bits
+            else:  # the largest k that lands in the dtype: the output can never need more
+                lo = 0 if unsigned else -(1 << (bits - 1))
+                need = max(need, 8 * _width_dtype((lo + (1 << bits) - 1 - offset) // step).itemsize)
+        if width > need:
+            raise CorruptDataError(f"{where}: 'width' {width} exceeds what the channels' grids can index")
+        return params
+
+    def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
+        return np.dtype(f"u{params.get('width', 8 * np.dtype(dtype).itemsize) // 8}")

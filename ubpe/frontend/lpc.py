@@ -1,0 +1,501 @@
+"""Exact block linear prediction, the front-end stage ``"lpc"``.
+
+* :func:`lpc_forward`: per block (default 4096 samples) windowed autocorrelation, Levinson-Durbin,
+  coefficients quantized with a shift as FLAC does, order (up to 32) and precision chosen by the
+  bits they cost. A block's first samples are predicted from the previous block's tail; only the
+  signal's first ``order`` samples fall back to the previous sample.
+* :func:`lpc_reweight` (writer only): :func:`lpc_forward`'s result with the blocks whose
+  residual's loudness moves refitted by loudness-weighted least squares (the analysis
+  minimises residual energy, which bursts dominate; the coders pay for the log of the local
+  scale); same params, same decoder.
+* :class:`LpcStage`: either, per channel, with a search over block lengths.
+
+How samples are carried and why the round trip is exact: :mod:`ubpe.frontend._common`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from typing import Any, Iterator
+
+import numpy as np
+
+from .._kernels import predict as _k
+from .._validate import check_choice, check_int, expect_map, field_bytes, field_int
+from ..errors import CorruptDataError
+from ._common import (
+    UNSIGNED,
+    PerChannel,
+    as_signal,
+    bits_of,
+    field_unsigned,
+    residual_in,
+    restore,
+    signed_bits,
+)
+from ._stage import register
+
+MAX_ORDER = 32
+
+
+MAX_PRECISION = 16
+
+
+MAX_SHIFT = 31
+
+
+MAX_BLOCK = 1 << 24
+
+
+WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3, "tukey25": 4}
+
+
+def _pack_coefs(coefs: np.ndarray, widths: np.ndarray) -> bytes:
+    """Each coefficient as ``width`` bits of two's complement, little-endian bit order."""
+    if coefs.size == 0:
+        return b""
+    t = np.arange(MAX_PRECISION, dtype=np.int64)
+    raw = coefs.astype(np.int64) & ((np.int64(1) << widths) - 1)
+    bits = ((raw[:, None] >> t) & 1).astype(np.uint8)
+    return np.packbits(bits[t[None, :] < widths[:, None]], bitorder="little").tobytes()
+
+
+def lpc_forward(
+    x: Any,
+    *,
+    block: int = 4096,
+    max_order: int = MAX_ORDER,
+    window: str | tuple[str, ...] = "tukey",
+    precisions: tuple[int, ...] = (12, 15),
+) -> tuple[np.ndarray, dict]:
+    """Residual of exact block linear prediction, and the params that invert it.
+
+    Parameters
+    ----------
+    x : 1-D integer array, any dtype int8..uint64 and byte order
+    block : int, default 4096
+        Samples per block (each block has its own order and coefficients); 1 to 2**24.
+    max_order : int, default 32
+        Highest prediction order tried, 0 to 32 (0 gives the identity but for the type).
+    window : str or sequence of str, default "tukey"
+        Window applied to each block before its autocorrelation (analysis only): "tukey"
+        (Tukey 0.5), "tukey25" (Tukey 0.25), "welch", "hann" or "none"; given several, each
+        block takes the cheapest predictor found under any of them (FLAC's apodization
+        search; slower analysis, same decoder).
+    precisions : tuple of int
+        Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
+
+    Returns
+    -------
+    residual : ndarray of the signed integer type of ``x``'s width, same length
+        ``(x - prediction) mod 2**bits``.
+    params : dict
+        ``block``, ``unsigned`` (0 signed, 1 unsigned), ``orders``, ``shifts``, ``precisions`` (one byte per
+        block) and ``coefs`` (each block's ``order`` coefficients, ``precision`` bits each,
+        two's complement, bit-packed little-endian).
+    """
+    s, dtype, mode = as_signal(x)
+    block = check_int("block", block, 1, MAX_BLOCK)
+    max_order = check_int("max_order", max_order, 0, MAX_ORDER)
+    names = (window,) if isinstance(window, str) else window
+    if isinstance(names, bytes) or not hasattr(names, "__iter__"):
+        raise TypeError(f"window must be a window name or a sequence of names, got {type(window).__name__}")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"window names must be strings, got {type(name).__name__} {name!r}")
+    kinds = np.array([WINDOWS[check_choice("window", name, WINDOWS)] for name in names], np.int64)
+    if not kinds.size:
+        raise ValueError("window must name at least one window")
+    if isinstance(precisions, (str, bytes)) or not hasattr(precisions, "__iter__"):
+        raise TypeError(f"precisions must be a sequence of ints, got {type(precisions).__name__}")
+    precs = [check_int("precisions[]", p, 2, MAX_PRECISION) for p in precisions]
+    if not precs:
+        raise ValueError("precisions must not be empty")
+    bits = 8 * dtype.itemsize
+    n = s.shape[0]
+    nb = -(-n // block)
+    orders = np.zeros(nb, np.int64)
+    shifts = np.zeros(nb, np.int64)
+    pbits = np.zeros(nb, np.int64)
+    coefs = np.zeros(nb * max_order, np.int64)
+    used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits,
+                          orders, shifts, pbits, coefs)
+    coefs = coefs[:used]
+    res = np.empty(n, np.int64)
+    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    params = {
+        "block": block,
+        "unsigned": mode,
+        "orders": orders.astype(np.uint8).tobytes(),
+        "shifts": shifts.astype(np.uint8).tobytes(),
+        "precisions": pbits.astype(np.uint8).tobytes(),
+        "coefs": _pack_coefs(coefs, np.repeat(pbits, orders)),
+    }
+    return res.astype(f"i{bits // 8}"), params
+
+
+def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate untrusted LPC params for ``n`` residuals of ``dtype``; raise CorruptDataError.
+
+    Returns ``(block, orders, shifts, coefs)`` as the kernel takes them. Checked: the field set
+    and types, ``block`` in [1, 2**24], one byte per block in each header array, orders <= 32,
+    a precision in [2, 16] for each order > 0 (0 for order 0), shifts <= 31 (0 for order 0),
+    and ``coefs`` exactly as long as the orders and precisions say, with zero padding. Any
+    coefficient of at most 16 bits is safe: the accumulator wraps identically on both sides.
+    """
+    where = "lpc params"
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu":  # (a dtype object: checked at once)
+        bits_of(dtype)
+    # the usual case, every field as it must be, in one test; else field by field (their messages)
+    if type(params) is dict and params.keys() == _LPC_KEYSET:
+        block, mode = params["block"], params["unsigned"]
+        orders, shifts, precs, data = params["orders"], params["shifts"], params["precisions"], params["coefs"]
+        nb = -(-n // block) if type(block) is int and 1 <= block <= MAX_BLOCK else -1
+        ok = (type(mode) is int and 0 <= mode <= UNSIGNED and type(orders) is bytes and len(orders) == nb
+              and type(shifts) is bytes and len(shifts) == nb and type(precs) is bytes and len(precs) == nb
+              and type(data) is bytes and len(data) <= nb * MAX_ORDER * 2)
+    else:
+        ok = False
+    if ok:
+        head = orders + shifts + precs
+    else:
+        p = expect_map(params, where, _LPC_KEYS)
+        block = field_int(p, "block", 1, MAX_BLOCK, where=where)
+        field_unsigned(p, where)
+        nb = -(-n // block)
+        head = (field_bytes(p, "orders", where=where, size=nb) + field_bytes(p, "shifts", where=where, size=nb)
+                + field_bytes(p, "precisions", where=where, size=nb))
+        data = field_bytes(p, "coefs", where=where, max_size=nb * MAX_ORDER * 2)
+    head_arr = np.frombuffer(head, np.uint8).reshape(3, nb)
+    coefs = np.empty(sum(head[:nb]), np.int64)
+    status = _k.lpc_unpack(head_arr, np.frombuffer(data, np.uint8), coefs)
+    if status:
+        raise CorruptDataError(f"{where}: " + {
+            -1: f"an order exceeds {MAX_ORDER} ({max(head[:nb])})",
+            -2: "a block of order 0 has a precision or shift",
+            -3: f"a precision is outside [2, {MAX_PRECISION}]",
+            -4: f"a shift exceeds {MAX_SHIFT}",
+            -5: f"'coefs' has {len(data)} bytes, expected {(int(np.dot(head_arr[0], head_arr[2].astype(np.int64))) + 7) // 8}",
+            -6: "'coefs' has non-zero padding bits"}[status])
+    both = head_arr[:2].astype(np.int64)
+    return block, both[0], both[1], coefs  # (rows by index: unpacking the array iterates it, ~1.5 us)
+
+
+_LPC_KEYS = ("block", "unsigned", "orders", "shifts", "precisions", "coefs")
+
+
+_LPC_KEYSET = frozenset(_LPC_KEYS)
+
+
+def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
+    """Undo :func:`lpc_forward`: the original samples, bit-exact, in the original dtype."""
+    r = residual_in(residual, "residual")
+    bits = 8 * np.asarray(residual).dtype.itemsize
+    block, orders, shifts, coefs = check_lpc_params(params, r.shape[0], f"i{bits // 8}")
+    _k.lpc_filter(r, block, orders, shifts, coefs, 64 - bits, True, r)  # in place (see lpc_filter)
+    return restore(r, params["unsigned"], bits)
+
+
+#: :func:`lpc_reweight`: a residual's coded cost is estimated with one geometric law per
+#: LOCAL_SPAN samples (the coders follow its loudness: "mag"'s running mean, "cms2"'s loudness
+#: context), and its local scale for the weights is its mean magnitude over REWEIGHT_SPAN
+#: samples (centred), plus one.
+LOCAL_SPAN = 64
+
+
+REWEIGHT_SPAN = 16
+
+
+#: Weighted least-squares passes per block (each weighs by the previous pass's residual).
+REWEIGHT_ITERATIONS = 2
+
+
+#: Equations a weighted fit takes at most (every ``step``-th sample's of a longer block).
+REWEIGHT_EQUATIONS = 1024
+
+
+#: A block is refitted only when the loudness of its residual moves: its cost per LOCAL_SPAN
+#: samples is below its cost under one geometric law for the whole block by at least
+#: REWEIGHT_GATE bits a sample. The refit is kept when its cost per LOCAL_SPAN samples
+#: (coefficients included) is lower by more than REWEIGHT_MARGIN bits a sample.
+REWEIGHT_GATE = 0.05
+
+
+REWEIGHT_MARGIN = 0.05
+
+
+def reweight_settings() -> tuple:
+    """The module settings :func:`lpc_reweight`'s result depends on (a cache's key)."""
+    return (LOCAL_SPAN, REWEIGHT_SPAN, REWEIGHT_ITERATIONS, REWEIGHT_EQUATIONS, REWEIGHT_GATE, REWEIGHT_MARGIN)
+
+
+def _geometric(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Bits of ``counts`` zigzag magnitudes summing to ``total``, under the geometric law of
+    their mean (elementwise)."""
+    m = total / np.maximum(counts, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bits = (1 + m) * np.log2(1 + m) - np.where(m > 0, m * np.log2(np.where(m > 0, m, 1)), 0.0)
+    return counts * bits
+
+
+def _local_bits(r: np.ndarray, span: int = LOCAL_SPAN) -> float:
+    """Bits of the residual ``r`` under one geometric law per ``span`` samples of its zigzag
+    magnitudes (from ``r[0]``): with LOCAL_SPAN, its cost to a coder that follows the
+    residual's loudness; with the LPC block, the cost the analysis minimises."""
+    n = r.shape[0]
+    if n == 0:
+        return 0.0
+    starts = np.arange(0, n, span)
+    counts = np.full(starts.shape[0], float(span))
+    counts[-1] = n - starts[-1]
+    z = np.abs(r, dtype=np.float64)
+    z *= 2.0
+    return float(_geometric(np.add.reduceat(z, starts), counts).sum())
+
+
+def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of ``block`` samples of the residual ``r``: its bits under one geometric law
+    for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
+    per LOCAL_SPAN samples from the block's start (:func:`_local_bits` of the block)."""
+    n = r.shape[0]
+    z = 2.0 * np.abs(r.astype(np.float64))
+    bstarts = np.arange(0, n, block)
+    bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
+    whole = _geometric(np.add.reduceat(z, bstarts), bcounts)
+    offsets = np.arange(0, min(block, n), LOCAL_SPAN)
+    starts = (bstarts[:, None] + offsets[None, :]).ravel()
+    starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
+    starts.sort()
+    counts = np.diff(np.append(starts, n)).astype(np.float64)
+    local = np.bincount(starts // block, _geometric(np.add.reduceat(z, starts), counts), minlength=bstarts.shape[0])
+    return whole, local
+
+
+def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_ORDER,
+                 precisions: tuple[int, ...] = (12, 15)) -> tuple[np.ndarray, dict]:
+    """:func:`lpc_forward`'s result for ``x`` with the predictors of some blocks refitted for
+    a signal whose loudness moves within a block (same params layout, decoded alike).
+
+    Why: the analysis minimises a block's residual *energy*, which the loudest samples
+    dominate: on a signal of bursts (a tone switched on and off over EEG noise, events over a
+    seismometer's background) the predictor fits the bursts and whitens the quiet stretches
+    badly, although the coders pay about ``log2`` of the residual's *local* scale a sample
+    (they follow its loudness). The refit minimises the residual energy with each sample's
+    equation weighted by the inverse square of the residual's local scale (iteratively
+    reweighted least squares: the local scale of the previous fit), which approximately
+    minimises that cost.
+
+    Only blocks whose residual's loudness moves (REWEIGHT_GATE) are refitted, and a refit is
+    kept when its cost per LOCAL_SPAN samples (:func:`_local_bits`, coefficients included) is
+    lower than the block's own by more than REWEIGHT_MARGIN bits a sample. Unchanged blocks
+    keep their bytes. Each refit is one compiled call (:func:`ubpe._kernels.predict.reweight_fit`:
+    its own Gram matrix and Cholesky factor, no BLAS, so the same predictors on any machine and
+    thread count). ``x``, ``residual`` and ``params``: exactly as :func:`lpc_forward` took and
+    returned them; ``max_order`` and ``precisions`` as its own.
+    """
+    s, dtype, mode = as_signal(x)
+    r = residual_in(residual, "residual")
+    bits = 8 * dtype.itemsize
+    n = s.shape[0]
+    if r.shape[0] != n or np.asarray(residual).dtype.itemsize != dtype.itemsize:
+        raise ValueError(f"residual must be lpc_forward's for x: {n} values of {bits} bits")
+    block, orders, shifts, coefs = check_lpc_params(params, n, np.dtype(f"i{bits // 8}"))
+    max_order = check_int("max_order", max_order, 0, MAX_ORDER)
+    if isinstance(precisions, (str, bytes)) or not hasattr(precisions, "__iter__"):
+        raise TypeError(f"precisions must be a sequence of ints, got {type(precisions).__name__}")
+    precs = [check_int("precisions[]", p, 2, MAX_PRECISION) for p in precisions]
+    if not precs:
+        raise ValueError("precisions must not be empty")
+    precision = max(precs)  # a narrow notch (zeros near the unit circle) needs fine coefficients
+    if n == 0 or max_order == 0:
+        return residual, params
+    pbits = np.frombuffer(params["precisions"], np.uint8).astype(np.int64)
+    whole, local = _block_costs(r, block)
+    counts = np.minimum(block, n - np.arange(0, n, block))
+    moving = np.flatnonzero(whole - local >= REWEIGHT_GATE * counts)
+    if moving.size == 0:
+        return residual, params
+    starts = np.concatenate(([0], np.cumsum(orders)))
+    per_block = [coefs[starts[b]:starts[b + 1]] for b in range(orders.shape[0])]
+    orders, shifts, pbits = orders.copy(), shifts.copy(), pbits.copy()
+    q = np.zeros(max_order, np.int64)
+    changed = False
+    for b in moving.tolist():
+        lo, hi = b * block, min(n, (b + 1) * block)
+        fit_bits, k, shift = _k.reweight_fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS,
+                                             REWEIGHT_SPAN, REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
+        if k and fit_bits < local[b] + orders[b] * pbits[b] - REWEIGHT_MARGIN * (hi - lo):
+            orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
+            changed = True
+    if not changed:
+        return residual, params
+    coefs = np.concatenate(per_block)
+    res = np.empty(n, np.int64)
+    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    out = dict(params, orders=orders.astype(np.uint8).tobytes(), shifts=shifts.astype(np.uint8).tobytes(),
+               precisions=pbits.astype(np.uint8).tobytes(), coefs=_pack_coefs(coefs, np.repeat(pbits, orders)))
+    return res.astype(f"i{bits // 8}"), out
+
+
+
+#: LPC block lengths the lpc stage tries on each channel by default (the cheapest by estimated
+#: bits wins): FLAC's 4096 for signals whose spectrum moves, and 16384 for steadier ones,
+#: whose coefficients then cost a quarter (up to 32 x 15 bits a block). An "adaptive" stage
+#: after the LPC tracks what a long block misses. Unseen recordings, default level:
+#: seis-ayt-bhz 19 428 -> 19 287 B, bvp-plux 17 652 -> 17 387 B; shared/data ecg
+#: (lpc+adaptive) 56 740 -> 56 545 B. Inputs of at most 4096 frames: one block either way,
+#: the bytes of (4096,).
+LPC_BLOCKS: tuple[int, ...] = (4096, 16384)
+
+
+#: The last few channels the lpc stage analysed, by content and options, kept only within
+#: :func:`analysis_cache` (the planner's search: it puts the same channel through several
+#: chains that start with the stage, "lpc" and "lpc+adaptive", on the screen's samples and on
+#: all the values), and dropped when the last such scope ends, so that nothing outlives a
+#: ``compress`` call. Key: the channel's digest, dtype and length, the options, and the module
+#: settings the result depends on (:func:`reweight_settings`); value: (residual, params), never handed out
+#: (copies are).
+_ANALYSED: dict[tuple, tuple[np.ndarray, dict]] = {}
+
+
+_ANALYSED_SCOPES = 0  #: open :func:`analysis_cache` scopes (any thread)
+
+
+_ANALYSED_MAX = 16
+
+
+#: Largest residual kept (bytes): the planner's reuse is on inputs of at most planner.FULL_FIT
+#: values and on samples; a blocked container's blocks are analysed once each, and keeping
+#: them would hold memory its writer bounds to a few blocks per thread.
+_ANALYSED_BYTES = 1 << 22
+
+
+_ANALYSED_LOCK = threading.Lock()  # the planner's threads share the cache
+
+
+@contextlib.contextmanager
+def analysis_cache() -> Iterator[None]:
+    """Within it (any thread), the lpc stage keeps its last :data:`_ANALYSED_MAX` analyses by
+    content; when the last open scope ends they are dropped. Scopes nest and may overlap
+    across threads."""
+    global _ANALYSED_SCOPES
+    with _ANALYSED_LOCK:
+        _ANALYSED_SCOPES += 1
+    try:
+        yield
+    finally:
+        with _ANALYSED_LOCK:
+            _ANALYSED_SCOPES -= 1
+            if _ANALYSED_SCOPES == 0:
+                _ANALYSED.clear()
+
+
+@register
+class LpcStage(PerChannel):
+    """Exact block LPC per channel (:func:`lpc_forward`).
+
+    Options (the writer's search; the format and the decoder do not depend on them):
+    ``window``, one window name or several (each block keeps the cheapest predictor under any),
+    ``blocks``, block lengths tried on each channel, which keeps the one whose residual plus
+    coefficients costs the fewest estimated bits, and ``reweight``: then refit the blocks
+    whose residual's loudness moves by loudness-weighted least squares
+    (:func:`lpc_reweight`). The defaults: ``"tukey"`` (as
+    :func:`lpc_forward`), :data:`LPC_BLOCKS` and no reweighting
+    (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
+    stage does better on the plain residual). Within :func:`analysis_cache`, results are kept by
+    content (:data:`_ANALYSED`).
+    """
+
+    name = "lpc"
+    _forward = staticmethod(lpc_forward)
+    _inverse = staticmethod(lpc_inverse)
+    _check = staticmethod(check_lpc_params)
+
+    def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
+                 blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False) -> None:
+        blocks = LPC_BLOCKS if blocks is None else blocks
+        if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+            raise TypeError(f"blocks must be a sequence of ints, got {type(blocks).__name__}")
+        self.blocks = tuple(check_int("blocks[]", b, 1, MAX_BLOCK) for b in blocks)
+        if not self.blocks:
+            raise ValueError("blocks must name at least one block length")
+        self.window = window if isinstance(window, str) else tuple(window)
+        self.reweight = bool(reweight)
+        if not (isinstance(window, str) and window in WINDOWS):  # (a window's name: valid)
+            lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
+
+    def _analysed(self, row: np.ndarray, reweight: bool) -> tuple[np.ndarray, dict]:
+        """The channel ``row``'s residual and params (cached; the caller must not modify them)."""
+        key = None
+        if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
+            key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
+                   self.blocks, self.window, reweight and reweight_settings())
+            found = _ANALYSED.get(key)
+            if found is not None:
+                return found
+        if reweight:
+            r, p = self._analysed(row, False)
+            found = lpc_reweight(row, r, p)
+        else:
+            best, covered = None, False
+            for block in self.blocks:
+                if covered:  # a block already tried held the whole channel: the same predictor
+                    continue
+                covered = block >= row.shape[0]
+                r, p = lpc_forward(row, block=block, window=self.window)
+                cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
+                if best is None or cost < best[0]:
+                    best = (cost, r, p)
+            found = best[1:]
+        if key is None:
+            return found
+        with _ANALYSED_LOCK:
+            if not _ANALYSED_SCOPES:  # the scope ended while this analysis ran
+                return found
+            if len(_ANALYSED) >= _ANALYSED_MAX:
+                _ANALYSED.pop(next(iter(_ANALYSED)), None)
+            _ANALYSED[key] = found
+        return found
+
+    def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"the {self.name} stage takes integer values, got dtype {x.dtype}")
+        y = np.empty(x.shape, dtype=self.output_dtype(x.dtype, {}))
+        params = []
+        for i, row in enumerate(x):
+            r, p = self._analysed(np.ascontiguousarray(row), self.reweight)
+            y[i] = r
+            params.append(dict(p))
+        return y, {"channels": params}
+
+    def _inverse_checked(self, y: np.ndarray, parsed: list, channels: list) -> np.ndarray:
+        itemsize = y.dtype.itemsize
+        out = np.empty(y.shape, dtype=f"i{itemsize}")
+        for c, (block, orders, shifts, coefs) in enumerate(parsed):
+            r = y[c].view(f"i{itemsize}").astype(np.int64)
+            _k.lpc_filter(r, block, orders, shifts, coefs, 64 - 8 * itemsize, True, r)  # in place
+            out[c] = r  # exact: every reconstruction is wrapped to the width already
+            if channels[c]["unsigned"] == UNSIGNED:
+                out[c] = signed_bits(out[c], UNSIGNED)  # undo the offset
+        return out
+
+
+def fused_params(entry: dict) -> tuple[list[tuple[int, np.ndarray, np.ndarray, np.ndarray]], int] | None:
+    """For a decoder that inverts the stage itself (``ubpe.coders.mag.decode_with_lpc``): an
+    ``"lpc"`` entry of a checked chain (:func:`ubpe.frontend.parse_chain`) as each channel's
+    ``(block, orders, shifts, coefs)`` (what :func:`check_lpc_params` returns) and the ``unsigned``
+    param they share; None when the entry was not checked or its channels differ in it."""
+    channels = entry["channels"]
+    parsed = getattr(channels, "parsed", None)
+    if parsed is None:
+        return None
+    modes = {p["unsigned"] for p in channels}
+    return (parsed, modes.pop()) if len(modes) == 1 else None
+
+
+#: Delta orders as the LPC a fused decoder runs (shift 0; coefficients of lags 1, 2, ...): order
+#: 1 predicts x[i-1], order 2 2 x[i-1] - x[i-2], and the kernel's first samples (0 as is, 1
+#: predicted by sample 0) are those of the running sums. (Order 3 differs at sample 2.)
+DELTA_AS_LPC = {1: np.array([1], np.int64), 2: np.array([2, -1], np.int64)}

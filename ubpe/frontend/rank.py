@@ -1,0 +1,129 @@
+"""Each value's rank among its channel's distinct values, the front-end stage ``"rank"``.
+
+For signals on an inexact grid (an ADC whose levels are ~64 apart with 65 now and then) the
+distinct values are the grid that exists: prediction then works on levels, not on raw codes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validate import expect_map, field_bytes, field_int
+from ..errors import CorruptDataError
+from ..format.bits import pack_varints, unpack_varints
+from ._common import PerChannel, bits_of, field_unsigned, ordered
+from ._stage import UNSIGNED_OF_WIDTH, register
+
+#: rank_forward counts values with a table over the whole dtype (<= 16 bits) when it has at
+#: least 2**bits / RANK_TABLE values; shorter inputs are sorted instead (same result)
+RANK_TABLE = 16
+
+
+def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
+    """Each value's rank among the distinct values of ``x``, and the distinct values.
+
+    Returns
+    -------
+    k : ndarray of the smallest unsigned dtype that holds ``count - 1``, same length as ``x``
+    params : dict
+        ``count`` (distinct values), ``bits`` (8, 16, 32 or 64) and ``unsigned`` (0 or 1) of the
+        original dtype, and ``values``: the distinct values in increasing order as LEB128
+        varints, the first as its distance to the dtype's minimum, then each gap minus one.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"x must be 1-D, got shape {arr.shape}")
+    u, bits = ordered(arr)  # order-preserving uint64: the first value is its distance to the minimum
+    if bits <= 16 and u.shape[0] * RANK_TABLE >= 1 << bits:  # a table over the dtype beats sorting
+        present = np.bincount(u.astype(np.intp), minlength=1 << bits) > 0
+        values = np.flatnonzero(present).astype(np.uint64)
+        k = (np.cumsum(present) - 1)[u.astype(np.intp)]
+    else:
+        values, k = np.unique(u, return_inverse=True)
+    gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
+    kdtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if values.shape[0] <= np.iinfo(t).max + 1)
+    params = {"count": int(values.shape[0]), "bits": bits, "unsigned": int(arr.dtype.kind == "u"),
+              "values": pack_varints(gaps)}
+    return k.reshape(-1).astype(kdtype), params
+
+
+def check_rank_params(params: Any, n: int, dtype: Any) -> np.ndarray:
+    """Validate untrusted rank params for ``n`` ranks; the distinct values in the original dtype.
+
+    Checked: the field set, ``bits`` in {8, 16, 32, 64}, ``count`` in [1, n] (0 only when n is
+    0), ``values`` exactly ``count`` canonical varints whose running sum stays in the dtype.
+    """
+    where = "rank params"
+    bits_of(dtype)
+    p = expect_map(params, where, ("count", "bits", "unsigned", "values"))
+    bits = field_int(p, "bits", 8, 64, where=where)
+    if bits not in (8, 16, 32, 64):
+        raise CorruptDataError(f"{where}: 'bits' must be 8, 16, 32 or 64, got {bits}")
+    unsigned = field_unsigned(p, where)
+    count = field_int(p, "count", 1 if n else 0, max(n, 0), where=where)
+    data = field_bytes(p, "values", where=where, max_size=10 * count)
+    gaps = unpack_varints(data, f"{where}: 'values'", count)
+    # the exact sum (Python ints) only when a float64 sum cannot tell (its relative error is
+    # below count * 2**-53: a sum under half the range is certainly in it)
+    if count and (float(gaps.sum(dtype=np.float64)) + count >= 2.0 ** (bits - 1)
+                  and int(gaps.astype(object).sum()) + count - 1 > (1 << bits) - 1):
+        raise CorruptDataError(f"{where}: the values run past the {bits}-bit range")
+    u = np.cumsum(gaps + np.uint64(1), dtype=np.uint64) - np.uint64(1)
+    if not unsigned:
+        u ^= np.uint64(1 << (bits - 1))
+    return u.astype(f"u{bits // 8}").view(f"{'u' if unsigned else 'i'}{bits // 8}")
+
+
+def rank_inverse(k: Any, params: Any) -> np.ndarray:
+    """Undo :func:`rank_forward`: ``values[k]``; CorruptDataError for a rank >= count."""
+    arr = np.asarray(k)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"k must be an integer array, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"k must be 1-D, got shape {arr.shape}")
+    values = check_rank_params(params, arr.shape[0], arr.dtype)
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= values.shape[0]):
+        raise CorruptDataError(f"rank: a rank lies outside [0, {values.shape[0]})")
+    return values[arr.astype(np.intp)]
+
+
+
+def _rank_dtype(count: int) -> np.dtype:
+    """The smallest unsigned dtype holding ranks ``0 .. count - 1``."""
+    return next(t for t in UNSIGNED_OF_WIDTH.values() if count <= 1 << (8 * t.itemsize))
+
+
+@register
+class RankStage(PerChannel):
+    """Ranks among each channel's distinct values (:func:`rank_forward`)."""
+
+    name = "rank"
+    _forward = staticmethod(rank_forward)
+    _inverse = staticmethod(rank_inverse)
+    _check = staticmethod(check_rank_params)
+
+    def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:
+        counts = [p["count"] for p in params.get("channels", [])]
+        return _rank_dtype(max(counts, default=0))
+
+    def _check_channel(self, p: Any, dtype: np.dtype, frames: int) -> np.ndarray:
+        where = self._where()
+        values = check_rank_params(p, frames, np.dtype(np.uint64))
+        if p["bits"] != 8 * dtype.itemsize or p["unsigned"] != int(dtype.kind == "u"):
+            raise CorruptDataError(f"{where}: 'bits' or 'unsigned' contradicts the {dtype} input")
+        return values
+
+    def _inverse_checked(self, y: np.ndarray, parsed: list, channels: list) -> np.ndarray:
+        if not parsed:
+            return np.zeros(y.shape, dtype=y.dtype)
+        out = np.empty(y.shape, dtype=parsed[0].dtype)  # every channel's: checked against the input
+        for c, values in enumerate(parsed):
+            k = y[c]
+            if k.size and (int(k.max()) >= values.shape[0] or (k.dtype.kind == "i" and int(k.min()) < 0)):
+                raise CorruptDataError(f"rank: a rank lies outside [0, {values.shape[0]})")
+            np.take(values, k, out=out[c])
+        return out

@@ -1,0 +1,131 @@
+"""The writer's choices: which front-end chain, vocabulary and coder give the smallest container.
+
+Nothing here is part of the format: a reader never needs this package, and any choice it makes
+decodes the same way. :mod:`ubpe.api` hands the planner a costing function that returns the
+exact packed size the format gives a candidate; the planner knows no field names. Every tuning
+constant below (``a_name``) is a field of :class:`~ubpe.planner.settings.Settings`, documented
+there once with what it was measured to do.
+
+Modules: :mod:`~ubpe.planner.settings` (the tuning), :mod:`~ubpe.planner.candidates` (what is
+searched), :mod:`~ubpe.planner.chains` (which chains), :mod:`~ubpe.planner.replay` (candidates
+from training, prefixes, encoding methods), :mod:`~ubpe.planner.estimates` (cheap sizes),
+:mod:`~ubpe.planner.search` (steps 1 to 4), :mod:`~ubpe.planner.lean` (step 1b).
+
+The procedure (also in ``docs/format.md``, "Writer choices")
+------------------------------------------------------------
+A *candidate* is (front-end chain) x (model: alphabet and merges) x (token stream) x (coders
+offered to the entropy stage). It carries its own token stream, so any encoder can propose
+candidates: replay (:class:`ReplayEncoder`, the only one today) proposes prefixes of one
+training run; an optimal-parse encoder would propose its own streams, with no change to the
+search.
+
+1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
+   chain of :func:`auto_chains`. Beyond ``screen_above`` values each of them is first screened
+   by the exact level-1 container size of its bare alphabet (no training) on all the values
+   when they fit in ``screen_sample``, else on a sample (``screen_sample`` values in
+   ``screen_windows`` windows, each put through the chain on its own: 4096 frames of one
+   channel, long enough for the predictors to learn), and the ``screen_keep`` smallest (and
+   any within ``screen_close`` of the last of them) go on to step 2 (at level 2, also the
+   first chain, no front end, when its screened size is within ``screen_first_within`` of
+   the smallest, and the ``screen_keep`` smallest fast-decoding ones, which are level 1's: those that
+   are not among the others get level 1's candidates only, no "cm" run). Level 1
+   measures only chains whose stages all decode fast (no adaptive prediction). The costing
+   function may code equal candidates once (the screen's bare alphabet on all the values is
+   the chain's own bare candidate): the format's does, within one ``compress`` call.
+1b. Level 2, automatic choice, from ``lean_above`` to ``full_fit`` values wider than
+   a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
+   plan of the blocked form, made once on a sample of a longer input): the lean
+   search (:func:`_lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
+   context-mixing run plus a few static costings. Every chain is put through the screen's
+   sample (all the values when they fit; chains that share leading stages share their
+   forward pass, :func:`_forward_shared`) and ranked by a rough size, the order-0 entropy of
+   its output plus ``lean_table_bits`` a distinct value (:func:`_order0_bytes`) plus its
+   stages' params; those within ``lean_prune`` of the smallest (``lean_prune_large``
+   from ``lean_cm_large`` values; the first chain, no front end, within
+   ``lean_prune_first`` when it has at most ``lean_raw_distinct`` distinct values a
+   value, or always up to ``lean_small`` values) get an *estimate* of
+   step 1's level-1 proxy, no coder run (:func:`_static_estimate`: order-0 entropy and a count
+   table of the bare ids, the "mag" coder's model bits from its own statistics pass at
+   ``estimate_rates``, on the bare and on the dense ids, the alphabet's gaps, the stages'
+   params; mostly within 0.3 % below to 4.3 % above the exact proxy on predicted values, up to
+   about a third over on raw ones). The finalists are the ``lean_keep`` smallest estimates (``lean_keep_large``
+   from ``lean_cm_large`` values), those within ``lean_close`` of the last of them and the
+   first chain when within ``screen_first_within`` of the smallest (its estimate within
+   ``lean_first_check``: its exact proxy decides; beyond ``lean_small`` values only when it has
+   at most ``lean_raw_distinct`` distinct values a value; always up to ``lean_small`` values, with
+   every chain within ``lean_small_close`` of the smallest). Each finalist offers the
+   context mixers one id layout: dense ids when the values have at least
+   ``dense_cm_alphabet`` distinct values with holes in their range, unless the bare ids'
+   estimate times ``lean_dense_bias`` is at most the dense ids' (dense ids when no static
+   dense candidate exists), sized on ``lean_cm_sample`` values (``lean_cm_windows``
+   windows; ``lean_cm_sample_large`` from ``lean_cm_large`` values) when k
+   finalists' samples and one full run cost fewer values than k full runs, else on all of
+   them; the best estimate is built on all the values. Static candidates, built on all the values, only
+   where they may win against the best context-mixing container (exact): that container's
+   chain's bare candidates when its estimate is within ``lean_static_within`` of that
+   size; level 1's (probe, merges, variants: step 3) on the fast chain ranked first only when
+   its estimate is at least ``lean_level1_gain`` times it. Of the bare and dense ids, one whose
+   estimate is more than ``lean_layout_clear`` times the other's is not built
+   (candidates with merges always are), and a static candidate is not offered the coder
+   ("rans" or "mag") whose estimate is ``lean_coder_clear`` times the other's. The
+   smallest exact candidate wins (ties: the earlier chain, static first).
+2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
+   channel-major. Up to ``full_fit`` values every candidate is built on all the values and
+   sized exactly; beyond, on a sample of ``sample`` values (``windows`` evenly spaced
+   windows), sized as (stream bytes) x (values / sample values) + (everything else); the
+   format counts with the stream's bytes those that a stage codes in its params and that grow
+   with the values (the digits of a ``mult`` stage), here and in the screen of step 1.
+3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
+   only when a probe (:func:`_probe`: a run on ``probe_sample`` of the values, its
+   histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
+   otherwise from the bare alphabet alone:
+   level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
+   same one, and the bare alphabet offered to the level-2 coders that level 1 lacks (the static
+   ones measured it already, as level 1's bare candidate; for streams without text classes
+   ``encode_stream`` runs "cms2" in place of "cm", no extra coder run; the context
+   mixers model the values' context themselves, and with them merges never gave a smaller
+   container on the benchmark data), and, with at least ``dense_cm_alphabet`` distinct
+   values and holes in their range, the dense ids over the range offered to the same coders
+   (:func:`_dense_cm_candidate`: no list of distinct values stored); from
+   ``cm_sample_above`` to ``full_fit`` values these candidates are sized on
+   ``cm_sample`` of them. With
+   ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
+   one candidate.
+4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
+   candidate first), so no candidate is ruled out without being measured, the automatic
+   choice is never larger than any forced chain (up to ``screen_above`` values at level
+   1, up to ``lean_above`` at level 2), and level 2 (a superset of level 1's candidates
+   on the same screened chains, the level-1 one computed once) is never larger than level 1,
+   up to ``lean_above`` values. Beyond, the lean search (step 1b) builds level 1's
+   candidates only where its estimates call for them, so level 2 may be larger than level 1
+   where those estimates are off (on the benchmark signals and the unseen recordings: never).
+   The lean search rules out unmeasured what its estimates rate out of reach (a chain, static
+   candidates more than ``lean_static_within`` above the context mixer's exact size or off its
+   chain, merges, an id layout more than ``lean_layout_clear`` above the other), so an estimate
+   off by more than those margins may cost bytes: against the exact-screened lean search it
+   made before, the same containers on the unseen recordings and the bench sets but one audio
+   file (+12 B); against the lean search that built level 1's candidates always and static
+   candidates within 5 % (15 % of a sample's estimate) on every finalist, the same but one
+   unseen recording (alsa-Front_Center, +25 B, +0.06 %). Context-mixing
+   candidates sized on a sample are built on all the values only if they may win: those
+   within ``close`` of the best of them, compared exactly with the best candidate built
+   on all the values. Beyond ``full_fit``, the winner on the sample is rebuilt on
+   all the values, and so is the best candidate of the other coder family when within
+   ``close`` of it; the smallest of the rebuilt containers is kept.
+5. The candidate kept, if it has merges, is re-encoded by each method of ``encode_methods``
+   (:func:`choose_method`, called once by the format after :func:`plan`) and the smallest
+   container kept, ties to replay.
+"""
+
+from __future__ import annotations
+
+from .candidates import Candidate, Cost, CostFunction
+from .chains import auto_chains, has_grid, has_low_digits
+from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
+from .search import plan
+from .settings import DEFAULT, Settings, configured, current
+
+__all__ = [
+    "Candidate", "Cost", "CostFunction", "ReplayEncoder", "Settings", "DEFAULT", "auto_chains", "best_prefix",
+    "choose_method", "configured", "current", "encode_with", "has_grid", "has_low_digits", "methods_to_try", "plan",
+]

@@ -1,0 +1,62 @@
+"""Which front-end chains the automatic choice measures for given values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend.chains import DECORRELATE_CHAINS, GRID_CHAINS, MULT_CHAINS, PREDICTORS, is_fast
+from ..frontend.mult import mult_detect
+from .settings import Settings
+
+
+def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str, dict], ...]]:
+    """The chains the automatic choice measures for ``x`` at ``level``: ``s.auto_chains``
+    (at level 1 only those that decode fast: level 1 is the fast-decoding
+    level, :func:`~ubpe.frontend.chains.is_fast`), and ``rank+delta1`` when its distinct values are few
+    relative to their span (``s.rank_sparsity``) (ranks
+    only help values on a sparse, possibly inexact grid; on dense values they are the identity
+    plus a table); with two or more channels, the ``decorrelate`` chains of
+    :data:`~ubpe.frontend.chains.DECORRELATE_CHAINS`; when a channel is on a grid with a step > 1 (:func:`has_grid`),
+    the ``grid`` chains of :data:`~ubpe.frontend.chains.GRID_CHAINS`; when a channel's codes have skewed low digits
+    (:func:`has_low_digits`), the ``mult`` chains of :data:`~ubpe.frontend.chains.MULT_CHAINS`."""
+    specs = [PREDICTORS[name] for name in s.auto_chains]
+    if x.shape[0] >= 2:
+        specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS]
+    if x.size and x.dtype.kind in "iu" and has_grid(x):
+        specs += [PREDICTORS[k] for k in GRID_CHAINS]
+    if x.size and x.dtype.kind in "iu" and has_low_digits(x):
+        specs += [PREDICTORS[k] for k in MULT_CHAINS]
+    specs = [spec for spec in specs if level != 1 or is_fast(spec)]
+    if x.size and x.dtype.kind in "iu":
+        if x.dtype.itemsize <= 2:
+            lo, hi = int(x.min()), int(x.max())
+            count = int(np.count_nonzero(np.bincount((x.reshape(-1).astype(np.int64) - lo))))
+        else:
+            u = np.unique(x)
+            lo, hi, count = int(u[0]), int(u[-1]), u.shape[0]
+        if count >= 2 and count * s.rank_sparsity <= hi - lo + 1:
+            specs.append(PREDICTORS["rank+delta1"])
+    return specs
+
+
+def has_grid(x: np.ndarray) -> bool:
+    """Whether some channel of ``x`` (``(channels, frames)``, integers) takes values on a grid
+    ``offset + step * k`` with ``step > 1``: the gcd of its differences to its minimum, exact
+    (the values mapped to unsigned in order, differences taken modulo ``2**64``). A constant
+    channel has no step."""
+    for row in x:
+        u = row.astype(np.uint64)
+        if row.dtype.kind == "i":  # order-preserving: flip the sign bit of the 64-bit value
+            u = row.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+        d = u - u.min()
+        if int(np.gcd.reduce(d)) > 1:
+            return True
+    return False
+
+
+def has_low_digits(x: np.ndarray) -> bool:
+    """Whether some channel of ``x`` (``(channels, frames)``, integers) has codes whose low
+    digits are skewed enough that splitting them off may pay (:func:`ubpe.frontend.mult.mult_detect`:
+    exact digit histograms of a sample, a few milliseconds a channel)."""
+    return any(mult_detect(np.ascontiguousarray(row))[0] > 1 for row in x)
+

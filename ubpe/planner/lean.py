@@ -1,0 +1,177 @@
+"""Level 2's lean search: finalists by cheap estimates, about one full context-mixing run."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+
+from .. import frontend
+from ..alphabet import Alphabet
+from ..frontend import Stage
+from .candidates import (
+    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, extrapolated, run_threads, windows,
+)
+from .estimates import clearly_smaller, estimate_parts, likely_coders, order0_bytes, raw_learnable, value_counts
+from .replay import ReplayEncoder
+from .search import screen_sample, screened_size
+from .settings import Settings
+
+
+def forward_shared(inputs: dict, chains: list[list[Stage]], i: int,
+                    cache: dict) -> tuple[np.ndarray, list[dict]]:
+    """``frontend.forward`` of chain ``i`` on its input (the joined windows for chains that relate
+    channels, else the windows: ``inputs[True]`` and ``inputs[False]``), reusing the output of
+    the longest prefix already computed (``cache``: (input, stage names and options) -> (output,
+    record); "lpc+adaptive" starts from "lpc"'s output). Every stage's forward is a function
+    of its input and options, so the result is the same as a forward pass of its own."""
+    across = any(st.name == "decorrelate" for st in chains[i])
+    key: tuple = (across,)
+    x, record = inputs[across], []
+    for st in chains[i]:
+        key = key + ((st.name, repr(sorted(vars(st).items()))),)
+        hit = cache.get(key)
+        if hit is None:
+            y, params = st.forward(x)
+            hit = cache[key] = (y, record + [{"stage": st.name, **params}])
+        x, record = hit
+    return x, record
+
+
+def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, proposer: ReplayEncoder, s: Settings,
+              threads: int = 1) -> Candidate:
+    """Level 2's search from ``s.lean_above`` to ``s.full_fit`` values (the module docstring, step 1b):
+    about one full context-mixing run and a few static costings. ``x`` is ``(channels,
+    frames)`` integers wider than a byte; returns a candidate built on all the values and
+    costed with ``cost`` (as :func:`plan`).
+
+    1. Every chain's output on the screen's sample (:func:`screen_sample`; prefixes of stages
+       computed once, :func:`forward_shared`) gets a rough size (:func:`order0_bytes` scaled
+       to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
+       (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within ``s.lean_prune_first``
+       when :func:`raw_learnable`, or always up to ``s.lean_small`` values) are ranked by :func:`static_estimate` (no coder
+       run). The finalists are the ``s.lean_keep`` smallest (``s.lean_keep_large`` from ``s.lean_cm_large``
+       values), those within ``s.lean_close`` of the last of them, and the first chain (no front
+       end) within ``s.screen_first_within`` of the smallest (when its estimate is within
+       ``s.lean_first_check``, by its exact :func:`screened_size`: raw values' estimates run high;
+       beyond ``s.lean_small`` values only with at most ``s.lean_raw_distinct`` distinct values a value,
+       :func:`raw_learnable`; always up to ``s.lean_small`` values; up to ``s.lean_small`` values also every chain within
+       ``s.lean_small_close`` of the smallest).
+    2. Each finalist offers the context mixers one id layout: dense ids
+       (:func:`dense_cm_candidate`) unless the bare ids' estimate times ``s.lean_dense_bias`` is at
+       most the dense ids' (no static dense candidate: dense ids); sized on ``s.lean_cm_sample``
+       values (``s.lean_cm_sample_large`` from ``s.lean_cm_large`` values; ``s.lean_cm_windows`` windows) when
+       k finalists' samples and one full run code fewer values than k full runs, else on all
+       of them; the best estimate is then built on all the values.
+    3. Static candidates (all the values) only where they may win against the best of those
+       (exact size S): the bare candidates of S's chain when its estimate is within
+       ``s.lean_static_within`` of S; level 1's (probe, merges, variants) on the fast chain ranked
+       first when its estimate is at least ``s.lean_level1_gain`` times S. Of the bare and dense ids, one whose estimate is
+       over ``s.lean_layout_clear`` times the other's is not built, nor offered the coder rated
+       ``s.lean_coder_clear`` times the other (:func:`likely_coders`).
+    4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
+    separate, joined, scale = screen_sample(x, s)
+    whole = separate is x
+
+    inputs, outputs = {False: separate, True: joined}, {}
+
+    def front(i: int) -> tuple[np.ndarray, list[dict], float, np.ndarray | None]:
+        y, record = forward_shared(inputs, chains, i, outputs)
+        y = np.ascontiguousarray(y).reshape(-1)
+        counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        # the stages' params count too ("rank" keeps its table there, not in the alphabet)
+        return y, record, order0_bytes(y, s, counts) * scale + len(msgpack.packb(record, use_bin_type=True)), counts
+
+    screened = run_threads(front, list(range(len(chains))), threads)
+    rough = [s[2] for s in screened]
+    least = min(rough)
+    large = x.size >= s.lean_cm_large
+    prune = s.lean_prune_large if large else s.lean_prune
+    # the first chain (raw values) on the strength of the context mixer's own modelling only
+    # where that context may be learnt: short inputs, or few distinct values (raw_learnable)
+    learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s, screened[0][3])
+    alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
+             (i == 0 and learnable and (rough[i] <= s.lean_prune_first * least or x.size <= s.lean_small))]
+
+    parts = dict(zip(alive, run_threads(lambda i: estimate_parts(screened[i][1], screened[i][0], scale, s), alive,
+                                         threads)))
+    estimates = {i: (min(p[:2]), min(p[2:])) for i, p in parts.items()}
+    proxy = {i: min(e) for i, e in estimates.items()}
+    ranked = sorted(alive, key=lambda i: (proxy[i], i))
+    keep_n = s.lean_keep_large if large else s.lean_keep
+    keep = set(ranked[:keep_n])
+    last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
+    keep.update(i for i in ranked if proxy[i] <= last * s.lean_close)
+    raw = 0 in proxy and learnable
+    if raw and (proxy[0] <= s.screen_first_within * proxy[ranked[0]] or x.size <= s.lean_small):
+        keep.add(0)
+    elif raw and proxy[0] <= s.lean_first_check * proxy[ranked[0]] and \
+            screened_size(screened[0][1], screened[0][0], cost, scale, parts[0], s) \
+            <= s.screen_first_within * proxy[ranked[0]]:
+        keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
+    if x.size <= s.lean_small:
+        keep.update(i for i in ranked if proxy[i] <= s.lean_small_close * proxy[ranked[0]])
+    first_fast = next((i for i in ranked if all(st.fast_inverse for st in chains[i])), None)
+    finalists = sorted(keep | ({first_fast} if first_fast is not None else set()))
+    cm_coders = ADAPTIVE_CODERS
+    outputs.clear()
+    full_outputs: dict[int, tuple[np.ndarray, list[dict]]] = {}
+
+    def output(i: int) -> tuple[np.ndarray, list[dict]]:
+        if whole:
+            return screened[i][0], screened[i][1]
+        if i not in full_outputs:
+            y, record = forward_shared({False: x, True: x}, chains, i, outputs)
+            full_outputs[i] = (np.ascontiguousarray(y).reshape(-1), record)
+        return full_outputs[i]
+
+    def static(i: int) -> list[tuple[Candidate, float]]:
+        y, record = output(i)
+        if i == level1_on:  # level 1's candidates on this chain (probe, merges, variants)
+            found = proposer.propose(record, y, 1, cost, False)
+        else:
+            found = bare_candidates(record, y)
+        # of the bare and dense ids, one the estimates rate clearly larger is not costed, nor
+        # a coder they rate clearly larger
+        return [(c, float(cost(c).size)) for c in likely_coders(clearly_smaller(found, estimates[i], s), parts[i], s)]
+
+    def context_mixed(i: int) -> tuple[Candidate, float]:
+        y, record = output(i)
+        alphabet = Alphabet.from_data(y)
+        a = len(alphabet)
+        full = dense_cm_candidate(record, y, a, cm_coders, s)
+        if full is not None and estimates[i][0] * s.lean_dense_bias <= estimates[i][1] < float("inf"):
+            full = None  # the static estimates prefer the alphabet clearly: so does the context mixer, mostly
+        if full is None:
+            full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
+        n, k = y.shape[0], len(keep)
+        sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample
+        if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
+            return full, float(cost(full).size)
+        ys = y[windows(y.shape[0], sample, s.lean_cm_windows)]
+        alphabet_s = Alphabet.from_data(ys)
+        sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) \
+            if full.variant == "dense" else None
+        if sized is None:
+            sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
+        sized.rebuild = lambda: full
+        # subtle: the sample keeps the record of all the values: its growing params ("mult"'s
+        # digits) are full size already, only the stream scales
+        return sized, extrapolated(cost(sized), n / ys.shape[0], frontend.growing_bytes(record))
+
+    # the context-mixing candidates, those sized on a sample built on all the values where they
+    # may win; then the static ones only where they may win against the best of those, exact
+    cm_of = dict(zip(sorted(keep), run_threads(context_mixed, sorted(keep), threads)))
+    if any(c.rebuild is not None for c, _ in cm_of.values()):
+        bound = min(size for _, size in cm_of.values())
+        cm_of = {i: (c.rebuild(), None) for i, (c, size) in cm_of.items() if size <= bound}
+        cm_of = {i: (c, float(cost(c).size)) for i, (c, _) in cm_of.items()}
+    cm_best, cm_chain = min((size, i) for i, (_, size) in cm_of.items())
+    # level 1's candidates (merges) on the fast chain ranked first only where the context mixer
+    # gains s.lean_level1_gain over its estimate; the bare candidates on the best container's chain
+    level1_on = first_fast if first_fast is not None and proxy[first_fast] >= s.lean_level1_gain * cm_best else None
+    later = [i for i in finalists if i == level1_on or (i == cm_chain and proxy[i] <= s.lean_static_within * cm_best)]
+    parts = dict(zip(later, run_threads(static, later, threads)))
+    # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
+    cands = [c for i in finalists for c in parts.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
+    return min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
+

@@ -1,0 +1,227 @@
+"""The planner's tuning, in one place: :class:`Settings`.
+
+Every threshold, sample size and margin the writer's search uses is a field here, documented
+once with what it was measured to do (docs/format.md, "Writer choices", describes the
+procedure and points here). Nothing here is part of the format: any settings give containers
+that decode the same way; they only change which container the writer picks and how fast.
+
+``compress`` reads :func:`current` once per call and hands the object down the search, so the
+threads of one call see one object. :func:`configured` changes it for a block of code (tests,
+A/B measurements):
+
+    >>> from ubpe.planner import settings
+    >>> with settings.configured(screen_keep=3) as s:
+    ...     s.screen_keep, settings.current().screen_keep
+    (3, 3)
+    >>> settings.current().screen_keep
+    2
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterator
+
+__all__ = ["Settings", "DEFAULT", "current", "configured"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The planner's tuning constants (see the module docstring). Sizes are counts of values."""
+
+    #: Front-end chains the automatic choice measures on every integer input, by name
+    #: (:data:`ubpe.frontend.chains.PREDICTORS`; ``auto_chains`` adds the decorrelate, grid,
+    #: mult and rank chains where they apply).
+    auto_chains: tuple[str, ...] = ("none", "delta1", "delta2", "lpc", "lpc+adaptive", "delta1+adaptive")
+    #: ``rank+delta1`` is tried when distinct values x rank_sparsity <= max - min + 1.
+    rank_sparsity: int = 4
+    #: Beyond screen_above values, every chain is screened at level 1 on screen_sample values
+    #: (screen_windows windows of the input, each put through the chain on its own; all the values when
+    #: they fit), and only the screen_keep smallest go through the full procedure. (screen_above
+    #: was 2**14: from 2**13 the screen costs less than the full procedure on the chains it drops,
+    #: bytes unchanged on every bench set and unseen recording. Not lower: on the first 6 000
+    #: values of ``io.demo_signal()`` a screen ranks "delta1" out, whose "cms2" container, 3 512
+    #: bytes, is the smallest; screened, auto gave 3 556.)
+    screen_above: int = 1 << 13
+    screen_sample: int = 1 << 14
+    screen_keep: int = 2
+    #: Level 2 keeps the first chain (no front end) beyond the screen only when its screened size is
+    #: within this factor of the smallest: on the neural recordings, where "cm" on the raw values
+    #: wins, it is within 1.24; on ECG, seismic and audio, where it never wins, 1.4 to 1.9.
+    screen_first_within: float = 1.3
+    #: Evenly spaced windows of the screening sample: screen_sample / screen_windows = 4096 frames
+    #: each for one channel, one LPC block (``lpc_forward``'s) and about the adaptation time of the
+    #: adaptive cascade's slow stage. The predictors restart in every window, so shorter windows
+    #: (windows = 16 of 1024 frames) charged the learning predictors a warm-up per window and
+    #: ranked them below chains that learn nothing (bvp-plux: "lpc+adaptive" 1.6 % smaller than
+    #: "lpc" on all the values, screened out behind "delta2"; seis-ayt-bhz likewise).
+    screen_windows: int = 4
+    #: The screen ranks chains by a level-1 proxy (bare alphabet, static coders, a sample); chains
+    #: within screen_close of the last one kept go on too: the proxy's error is about that large
+    #: against level 2's context mixing (shared/data seismic: "delta1+adaptive" 2.4 % behind
+    #: "lpc+adaptive" on the screen, 0.4 % ahead of it in full; a 24 000-value tonal signal: 0.06 %
+    #: behind, 0.5 % ahead).
+    screen_close: float = 1.03
+    #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
+    level1_variants: tuple[str, ...] = ("bare", "dense")
+    #: Up to this many values every candidate is built and sized on all of them.
+    full_fit: int = 1 << 19
+    #: Beyond full_fit: candidates are sized on this many values, in windows evenly spaced windows.
+    sample: int = 1 << 18
+    windows: int = 16
+    #: Automatic model size: at most this many merges, and at most one per auto_values_per_merge values.
+    auto_max_merges: int = 1 << 16
+    auto_values_per_merge: int = 8
+    #: best_prefix: ratios of the successive geometric ladders of prefix sizes, coarse to fine
+    #: (each searches the bracket around the best of the one before).
+    prefix_ladders: tuple[float, ...] = (2 ** 0.5, 2 ** (1 / 8), 2 ** (1 / 32))
+    #: Level 2, from cm_sample_above to full_fit values of a chain's output: its context-mixing
+    #: candidate is sized on cm_sample of them (cm_windows windows), and built on all the values
+    #: only if it may win (a context-mixing encode on all of them per chain cost most of level 2's
+    #: time).
+    cm_sample_above: int = 1 << 16
+    cm_sample: int = 1 << 15
+    cm_windows: int = 4
+    #: Level 2 from lean_above to full_fit values of an automatic choice: the lean search of
+    #: :func:`_lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
+    #: full context-mixing run). (Not lower: on 260 to 1 020 values the lean search was about twice
+    #: as fast as the exhaustive one, 0.07 % larger in all on 90 slices of 20 signals, but it may be
+    #: larger than level 1, which the exhaustive search never is: the periodic example of
+    #: docs/format.md, 53 B against 51, merges on a chain it does not rank first; with every ranked
+    #: fast chain's level-1 candidates built too, still 2 of the 90, by 2 and 14 B.)
+    lean_above: int = 1 << 10
+    lean_keep: int = 1
+    #: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
+    #: screens exactly only those within lean_prune of the smallest (the first chain, no front end,
+    #: within lean_prune_first: the context mixers model raw values' context, order 0 does not;
+    #: beyond lean_small values only where that context is learnable, :func:`_raw_learnable`).
+    lean_prune: float = 1.2
+    lean_prune_first: float = 2.0
+    #: Up to lean_small values the first chain (no front end) is always a context-mixing finalist:
+    #: on short smooth signals "cms2" learns the raw values' context fastest (the first 2 000
+    #: values of the bundled ECG excerpt: 1 357 bytes with no front end, 1 372 with "delta1", whose
+    #: level-1 proxies are 2 096 and 1 421).
+    lean_small: int = 1 << 11
+    #: Up to lean_small values every chain whose level-1 proxy is within lean_small_close of the
+    #: smallest is a finalist too: the context mixer's gain over the static coders differs by
+    #: chain by up to about 10 % on short inputs (2 000 values of the bundled ECG excerpt on a grid
+    #: of step 12: "grid+delta1" 8 % behind "grid+lpc" at level 1, 1.7 % ahead with "cms2").
+    lean_small_close: float = 1.15
+    lean_table_bits: int = 12
+    #: Below lean_cm_large values, context-mixing finalists are sized on lean_cm_sample values in
+    #: lean_cm_windows windows. (2**12 before: 2**11 gave the same containers on the bench sets and
+    #: the unseen recordings; 2**10 picked "delta1+adaptive" for one audio file, 1.4 % larger.)
+    lean_cm_sample: int = 1 << 11
+    lean_cm_windows: int = 4
+    #: Of the context-mixing candidates sized on a sample, only the best estimate is built on all
+    #: the values; from lean_cm_large values they are sized on lean_cm_sample_large values. (The
+    #: 2**12-value samples once needed a 1 % margin, the candidates within it built too: 4 neural
+    #: recordings, 0.26 % larger without it; those take 2**13-value samples now, and below
+    #: lean_cm_large values the margin changed no container of the bench sets and the unseen
+    #: recordings, for a second full run on a third of the audio files sized on samples.)
+    lean_cm_large: int = 1 << 15
+    lean_cm_sample_large: int = 1 << 13
+    #: From lean_cm_large values, where a context-mixing sample costs a fraction of the values,
+    #: the lean search keeps the lean_keep_large smallest chains of the screen and screens those
+    #: within lean_prune_large of the smallest rough size: "cms2"'s gain differs by chain (the
+    #: 2**18-value plan sample of respiration-systole, 1.5 M values: "delta2" has a rough size 1.25
+    #: times "lpc"'s and a level-1 container 14 % smaller; with "cms2" 32 229 B against 38 570).
+    lean_keep_large: int = 2
+    lean_prune_large: float = 1.5
+    #: The lean search builds static candidates (bare and dense ids) only on the chain of the best
+    #: context-mixing container (exact, built on all the values), and only when that chain's static
+    #: estimate is within lean_static_within of its size: the static coders won by at most 0.3 %
+    #: where they won, always on that chain (8 of 66 bench signals and unseen recordings,
+    #: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, now 25 B larger).
+    lean_static_within: float = 1.03
+    #: The lean search builds level 1's candidates (probe, merges, variants) on the fast chain it
+    #: ranks first only where that chain's static estimate is at least lean_level1_gain times the
+    #: best context-mixing size: where the context mixer gains that much over order-0 statistics,
+    #: the values have context that merges capture too (spo2-plux: merges 22 % below the bare ids,
+    #: 3 % above "cms2"). Merges won at level 2 on none of the 66 bench signals and unseen
+    #: recordings (and level 1's candidates, which the lean search built always before, on none).
+    lean_level1_gain: float = 1.2
+    #: The lean search's context-mixing finalists: the lean_keep smallest estimates and those within
+    #: lean_close of the last of them. (screen_close's 3 % ran "cms2" on two or more chains for 15
+    #: of the 31 audio files searched lean; at 1 % the containers of the bench sets and of the
+    #: unseen recordings are the same.)
+    lean_close: float = 1.01
+    #: The first chain (raw values) is a finalist within screen_first_within of the smallest; its
+    #: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
+    #: neural0 1.05, where it wins), so within lean_first_check its exact level-1 proxy decides.
+    lean_first_check: float = 1.5
+    #: Beyond lean_small values the first chain is a context-mixing finalist on those two rules
+    #: (screen_first_within, lean_first_check) only when its values have at most
+    #: lean_raw_distinct distinct values a value (:func:`_raw_learnable`). "cms2" beats prediction
+    #: on raw values by learning which value follows which (its order-1 and order-2 contexts): a
+    #: context seen fewer than ~20 times on average teaches it little. Where raw values won (the
+    #: neural recordings, on a coarse inexact grid) they had 0.001 to 0.003 distinct values a value;
+    #: the audio files, ECG and EEG the rule drops, 0.09 to 0.72, and lost by 0.4 to 11 % where built.
+    lean_raw_distinct: float = 0.05
+    #: Of a chain's bare and dense ids (static coders), one whose estimate is more than
+    #: lean_layout_clear times the other's is not costed (ecg-plux-1k: dropping the one 1-3 %
+    #: behind lost 0.17 %).
+    lean_layout_clear: float = 1.03
+    #: The context mixer gets the dense ids unless the bare ids' estimate times lean_dense_bias is
+    #: at most theirs: "cms2" gains more from dense ids than the static coders (audio2: static
+    #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
+    #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
+    lean_dense_bias: float = 1.02
+    #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
+    #: values when its estimate is within this factor of the winner's.
+    close: float = 1.05
+    #: A chain's merges are trained on all its values only when a training run on probe_sample
+    #: of them keeps some (:func:`_probe`).
+    probe_sample: int = 1 << 14
+    #: best_prefix's ladder for the probe: does any prefix beat none?
+    probe_ladders: tuple[float, ...] = (4.0,)
+    #: Level 2 also offers the context mixers the dense ids of :func:`_dense_cm_candidate` when the
+    #: values have at least this many distinct values (fewer cost a few bytes to list).
+    dense_cm_alphabet: int = 256
+    #: :func:`_static_estimate`'s running-mean rates of the "mag" model (the coder tries
+    #: ``MIN_RATE..MAX_RATE``; the estimate takes the better of these two).
+    estimate_rates: tuple[int, ...] = (3, 5)
+    #: Static candidates built in full by the lean search are costed without "rans" where its
+    #: estimate is at least lean_coder_clear times "mag"'s, and without "mag" where the reverse
+    #: holds (:func:`_likely_coders`): on the predicted values of the bench sets and unseen
+    #: recordings the estimates' ratio is 0.011 below to 0.019 above the exact one (0.985 to 1.145),
+    #: and on raw values it runs up to 0.11 high (exact 1.000 for 1.113: both lost to "packed"),
+    #: never low. (1.05 first: the same containers on the 66 bench and unseen inputs at 1.03, and
+    #: float-step's static candidates, within 1.044, no longer costed twice.)
+    lean_coder_clear: float = 1.03
+    #: The encoding methods :func:`choose_method` tries for a candidate with merges, in order (ties:
+    #: the earlier). "optimal" (fewest tokens) is not tried: see docs/format.md, "Writer choices".
+    encode_methods: tuple[str, ...] = ("replay", "bits")
+    #: Segmentations "bits" runs, each priced by the previous stream's token frequencies (the
+    #: first by replay's): a second pass still shrinks the container a little, more passes hardly
+    #: (benchmarks/README.md, "Encoding method").
+    bits_passes: int = 2
+    #: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
+    #: values, block_sample_windows evenly spaced windows of frames joined in time.
+    block_sample: int = 1 << 18
+    block_sample_windows: int = 16
+
+
+#: The settings ``compress`` uses unless :func:`configured` says otherwise.
+DEFAULT = Settings()
+_CURRENT: contextvars.ContextVar[Settings] = contextvars.ContextVar("ubpe_planner_settings", default=DEFAULT)
+
+
+def current() -> Settings:
+    """The settings in force in this context (:data:`DEFAULT` unless :func:`configured`)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def configured(**changes: object) -> Iterator[Settings]:
+    """Within the block, :func:`current` gives the current settings with ``changes`` (field
+    names of :class:`Settings`; an unknown one raises ``TypeError``)."""
+    new = dataclasses.replace(current(), **changes)
+    token = _CURRENT.set(new)
+    try:
+        yield new
+    finally:
+        _CURRENT.reset(token)
