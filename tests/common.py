@@ -11,7 +11,7 @@ import msgpack
 import numpy as np
 
 import ubpe
-from ubpe.container import compress, decompress
+from ubpe import compress, decompress
 from ubpe.tokenizer import Tokenizer
 
 
@@ -205,12 +205,6 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("mult", lowbits, compress(lowbits, predictor="mult+lpc", level=1), None),
         ("blocks_mult", lowbits, compress(lowbits, predictor="mult+delta1", level=1, block_size=1000), None),
     ]
-    # every sample above is format version 7 (the compact form); these frozen ones keep the named
-    # form of versions 5 and 6 (one stream, and blocks) under the same mutations
-    import pathlib
-    fixtures = pathlib.Path(__file__).parent / "fixtures"
-    for name in ("v5_cms2_signal_int16", "v6_blocks_lpc_midcross_uint16", "v6_mult_lpc_int16"):
-        out.append((name, np.load(fixtures / f"{name}.npy"), (fixtures / f"{name}.ubpe").read_bytes(), None))
     return out
 
 
@@ -267,12 +261,10 @@ def check_mutations(samples: list[tuple[np.ndarray, bytes]], seed: int, n_mutati
 
 
 
-def pack_model_file(fields: dict, version: int) -> bytes:
-    """Model-file bytes holding ``fields``: version 1 (the map itself) or 2 (body + sha256)."""
-    if version == 1:
-        return msgpack.packb(fields, use_bin_type=True)
-    body = msgpack.packb({k: v for k, v in fields.items() if k not in ("magic", "version")}, use_bin_type=True)
-    return msgpack.packb({"magic": "ubpe.tokenizer", "version": 2, "body": body,
+def pack_model_file(fields: dict) -> bytes:
+    """Model-file bytes holding the body ``fields`` (its checksum right)."""
+    body = msgpack.packb(fields, use_bin_type=True)
+    return msgpack.packb({"magic": "ubpe.tokenizer", "version": 1, "body": body,
                           "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
 
 
@@ -280,38 +272,36 @@ def pack_model_file(fields: dict, version: int) -> bytes:
 
 
 def unpack_any(data: bytes, **options: Any) -> Any:
-    """``msgpack.unpackb(data)``, but a container of format version 7 (keys by number, after the
-    prefix ``b"ubpe"`` and its version) as the named fields of version 6 (its blocks stay bytes:
-    :func:`unpack_block`)."""
-    from ubpe import container
+    """``msgpack.unpackb(data)``, but a container (``b"ubpe"``, its version, a map) as its named
+    fields (its blocks stay bytes: :func:`unpack_block`)."""
+    from ubpe.format import container
 
     if bytes(data[:4]) == b"ubpe":
-        return container._fields(bytes(data))
+        return container.fields_of(bytes(data))
     return msgpack.unpackb(data, **{"raw": False, **options})
 
 
 def pack_any(tree: Any, **options: Any) -> bytes:
-    """``msgpack.packb(tree)``, but the named fields of a container of version 7 or later (as
-    :func:`unpack_any` gives them, edited or not) in the compact form."""
-    from ubpe import container
+    """``msgpack.packb(tree)``, but a container's named fields (as :func:`unpack_any` gives them,
+    edited or not: a map with "dtype" and "shape") as a container."""
+    from ubpe.format import container
 
-    if (isinstance(tree, dict) and tree.get("magic") == "ubpe" and type(tree.get("v")) is int
-            and container.COMPACT_VERSION <= tree["v"] < 256):
-        return container._pack(tree)
+    if isinstance(tree, dict) and "dtype" in tree and "shape" in tree:
+        return container.pack(tree)
     return msgpack.packb(tree, **{"use_bin_type": True, **options})
 
 
-def unpack_block(raw: bytes, version: int, count: int) -> Any:
-    """A block's named fields (``count`` values) of a container of ``version``."""
-    from ubpe import container
+def unpack_block(raw: bytes, count: int) -> Any:
+    """A block's named fields (``count`` values)."""
+    from ubpe.format import container
 
-    return container._block_fields(raw, version, count)
+    return container.block_fields(raw, count)
 
 
-def pack_block(fields: Any, version: int, count: int) -> bytes:
-    """A block's bytes of a container of ``version`` (``count`` values), its fields named."""
-    from ubpe import container
+def pack_block(fields: Any, count: int) -> bytes:
+    """A block's bytes (``count`` values), its fields named."""
+    from ubpe.format import container
 
-    if version >= container.COMPACT_VERSION and isinstance(fields, dict):
-        return container._pack_block(fields, version, count)
+    if isinstance(fields, dict):
+        return container.pack_block(fields, count)
     return msgpack.packb(fields, use_bin_type=True)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from . import _kernels as kernels
+from . import _cache as kernels
 from . import _files as files
 from . import io as uio
 from ._validate import QUANTIZE_HINT

@@ -2,13 +2,18 @@
 
 numba's on-disk cache goes to a per-user directory, never into the installed package: writing
 beside the sources breaks a read-only site-packages, and files left there by one install shadow
-the package after a reinstall. The directory is ``$NUMBA_CACHE_DIR`` when set (numba's own
-setting), else ``$XDG_CACHE_HOME/ubpe/numba`` (default ``~/.cache/ubpe/numba``). numba fixes a
-function's cache location when its decorator runs, so every kernel module decorates with this
-package's :func:`njit`, which applies the setting while the decorator runs and then restores it:
-other numba code in the process is not affected, and a kernel module imported late (the
-context-mixing coders, the segmenter: imported only when first used) caches in the same place.
-When no such directory can be created, numba's own fallback applies (its user-wide cache).
+the package after a reinstall. The directory is ``<root>/<key>``: ``<root>`` is
+``$NUMBA_CACHE_DIR`` when set (numba's own setting), else ``$XDG_CACHE_HOME/ubpe/numba``
+(default ``~/.cache/ubpe/numba``); ``<key>`` is a digest of every kernel module's source, of
+ubpe's, numba's and Python's versions (:func:`cache_key`). numba checks a cached function
+against its own file only, and kernels here share compiled helpers across files (the
+context-mixing coders' ``cmcore``): keyed so, an edit to any kernel file, or another version,
+compiles everything afresh in a directory of its own and can never run stale code. numba
+fixes a function's cache location when its decorator runs, so every kernel module decorates
+with this package's :func:`njit`, which applies the setting while the decorator runs and then
+restores it: other numba code in the process is not affected, and a kernel module imported late
+(the context-mixing coders, the segmenter: imported only when first used) caches in the same
+place. When no such directory can be created, numba's own fallback applies (its user-wide cache).
 
 Kernels on the default path allocate arrays through :mod:`ubpe._kernels.alloc` (intrinsics
 emitted into the kernel; numba's ``np.empty``/``np.zeros``/``np.full`` compiled a function per
@@ -23,33 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 
 import numba
 
-
-def cache_dir() -> str | None:
-    """The directory ubpe's compiled kernels are cached in, or None for numba's own choice."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = os.path.join(base, "ubpe", "numba")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError:
-        return None
-    return path if os.access(path, os.W_OK) else None
-
-
-def is_cache_warm() -> bool:
-    """Whether the kernels' cache holds index files already (so no compilation is needed)."""
-    path = cache_dir()
-    if path is None or not os.path.isdir(path):
-        return False
-    for _root, _dirs, files in os.walk(path):
-        if any(name.endswith(".nbi") for name in files):
-            return True
-    return False
+from .._cache import cache_dir, cache_key, is_cache_warm  # noqa: F401  (re-exported)
 
 
 _UNSET = object()
