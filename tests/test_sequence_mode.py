@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import ubpe
 from common import pack_any, unpack_any, pack_model_file as pack
 from conftest import MAX_EXAMPLES
-from ubpe import Model, Tokenizer, planner
-from ubpe.container import compress, decompress, describe
+from ubpe import Model, Tokenizer, compress, decompress, describe
+from ubpe.planner import settings as planner_settings
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 MUTANTS = int(os.environ.get("UBPE_MODEL_FUZZ", 20000 if os.environ.get("UBPE_SLOW_TESTS") == "1" else 1500))
@@ -97,30 +97,20 @@ def test_save_and_load_keep_the_mode(tmp_path):
     assert (back.mode, back.method) == ("sequence", "optimal") and back == tok
 
 
-def test_version_1_cannot_record_sequence_mode():
-    tok = fit(np.arange(300) % 17 % 5, 16)
-    with pytest.raises(ValueError, match="version 1"):
-        tok.to_bytes(version=1)
-
-
-def test_classic_model_bytes_are_those_of_the_branch_point():
-    # the fixture's model, refitted as make_fixtures.py fits it, gives the fixture's bytes, and the
-    # version-2 body holds exactly the fields it held before sequence mode (no "mode")
-    sys.path.insert(0, str(FIXTURES))
-    try:
-        from make_fixtures import inputs
-    finally:
-        sys.path.remove(str(FIXTURES))
-    signal = inputs()["signal"]
+def test_classic_model_bytes_hold_no_mode_fields():
+    # a classic model's body holds exactly its nine fields (no "mode", "method" or "front"); the
+    # frozen model files load as they were written and save to the same bytes
+    signal = np.cumsum(np.random.default_rng(3).integers(-3, 4, 3000)).astype(np.int16)
     tok = Tokenizer(None, len(np.unique(signal)) + 64, n_candidates=4).fit(signal)
-    assert tok.to_bytes(version=1) == (FIXTURES / "v2_referenced_model.model").read_bytes()
     body = unpack_any(unpack_any(tok.to_bytes())["body"])
     assert list(body) == ["alphabet", "dtype", "params", "n_units", "merges", "batches", "counts", "df",
                           "token_ids"]
-    for path in sorted(FIXTURES.glob("*.model")):
+    models = sorted(FIXTURES.glob("*.model"))
+    assert models
+    for path in models:
         loaded = Tokenizer.from_bytes(path.read_bytes())
-        version = 2 if path.name.startswith("v7_") else 1  # (the v7 fixtures' model: model format 2)
-        assert loaded.mode == "classic" and loaded.to_bytes(version=version) == path.read_bytes()
+        assert loaded.to_bytes() == path.read_bytes()
+    assert {Tokenizer.from_bytes(p.read_bytes()).mode for p in models} == {"classic", "sequence"}
 
 
 # ============================================================ encoding and decoding
@@ -191,7 +181,7 @@ def test_hostile_sequence_mode_bytes_fail_only_with_library_errors():
     bases = [unpack_any(unpack_any(t.to_bytes())["body"]) for t in _sequence_bases()]
     accepted = refused = 0
     for i in range(MUTANTS):
-        data = pack(_mutate(rng, bases[i % len(bases)]), 2)
+        data = pack(_mutate(rng, bases[i % len(bases)]))
         try:
             tok = Tokenizer.from_bytes(data)
         except (ubpe.CorruptDataError, ubpe.FormatVersionError):
@@ -214,12 +204,11 @@ def test_hostile_sequence_mode_bytes_fail_only_with_library_errors():
     ({"mode": "sequence"}, "together"),
 ])
 def test_invalid_mode_fields_are_refused(change, message):
-    fields = unpack_any(Tokenizer(4, 7, n_candidates=1).fit([0, 0, 0, 1, 3, 0, 0, 0, 1]).to_bytes(version=1))
+    data = Tokenizer(4, 7, n_candidates=1).fit([0, 0, 0, 1, 3, 0, 0, 0, 1]).to_bytes()
+    fields = unpack_any(unpack_any(data)["body"])
     fields.update(change)
     with pytest.raises(ubpe.CorruptDataError, match=message):
-        Tokenizer.from_bytes(pack(fields, 2))
-    with pytest.raises(ubpe.CorruptDataError, match="unexpected"):  # version 1 has no mode fields
-        Tokenizer.from_bytes(pack({**fields, "mode": "sequence", "method": "bits"}, 1))
+        Tokenizer.from_bytes(pack(fields))
 
 
 # ============================================================ compress
@@ -249,12 +238,8 @@ def test_compress_with_a_sequence_model(method, embed):
 
 
 def _replay_only(x, **options):
-    saved = planner.ENCODE_METHODS
-    planner.ENCODE_METHODS = ("replay",)
-    try:
+    with planner_settings.configured(encode_methods=("replay",)):
         return compress(x, **options)
-    finally:
-        planner.ENCODE_METHODS = saved
 
 
 def _text(n_words=2000, seed=5):

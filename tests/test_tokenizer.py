@@ -13,7 +13,7 @@ from reference import encode as ref_encode
 from reference import fit_model
 
 import ubpe
-from common import pack_any, unpack_any
+from common import pack_any, pack_model_file, unpack_any
 from ubpe import Alphabet, Tokenizer
 
 # ==================== the oracle, end to end
@@ -271,22 +271,24 @@ def test_corrupt_or_newer_model_bytes_raise_library_errors():
         with pytest.raises(ubpe.CorruptDataError):
             Tokenizer.from_bytes(data[:cut])
 
-    fields = unpack_any(tok.to_bytes(version=1))
-    fields["version"] = 99
+    outer = unpack_any(data)
+    outer["version"] = 99
     with pytest.raises(ubpe.FormatVersionError) as info:
-        Tokenizer.from_bytes(pack_any(fields))
+        Tokenizer.from_bytes(pack_any(outer))
     assert info.value.found == 99
-    fields["version"] = 1
+    fields = unpack_any(outer["body"])
     fields["merges"] = np.array([[0, 0], [0, 1], [6, 5]], dtype="<i4").tobytes()  # 6 is not made yet
     with pytest.raises(ubpe.CorruptDataError, match="earlier merge"):
-        Tokenizer.from_bytes(pack_any(fields))
+        Tokenizer.from_bytes(pack_model_file(fields))
     for key, bad in [("merges", 7), ("merges", b"\x00" * 12), ("counts", "x"), ("alphabet", []), ("params", None),
-                     ("token_ids", np.array([4, 4, 6], dtype="<i4").tobytes()), ("n_units", -1), ("magic", "zip")]:
-        broken = dict(fields, version=1, merges=np.array([[0, 0], [0, 1], [4, 5]], dtype="<i4").tobytes())
+                     ("token_ids", np.array([4, 4, 6], dtype="<i4").tobytes()), ("n_units", -1), ("dtype", "zip")]:
+        broken = dict(fields, merges=np.array([[0, 0], [0, 1], [4, 5]], dtype="<i4").tobytes())
         broken[key] = bad
         with pytest.raises(ubpe.CorruptDataError):
-            Tokenizer.from_bytes(pack_any(broken))
-
+            Tokenizer.from_bytes(pack_model_file(broken))
+    outer["version"], outer["magic"] = 1, "zip"
+    with pytest.raises(ubpe.CorruptDataError, match="magic"):
+        Tokenizer.from_bytes(pack_any(outer))
 
 
 @given(st.data())
