@@ -34,6 +34,7 @@ class Tokens:
 class Coder:
     """One entropy coder of the registry (:data:`ubpe.coders.REGISTRY`).
 
+    ``number``: the coder's number in a container (fixed once a format version defines it).
     ``fields``: the stream map's keys, ``"coder"`` and ``"n"`` first (a reader refuses any
     other key). ``levels``: the ``compress`` levels whose writer offers it. ``kind``:
     ``"trivial"`` (const, packed: no model), ``"static"`` (a stored model: measured by
@@ -46,6 +47,7 @@ class Coder:
     """
 
     name: str
+    number: int
     fields: tuple[str, ...]
     levels: tuple[int, ...]
     kind: str

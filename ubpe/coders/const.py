@@ -21,4 +21,4 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     return out
 
 
-CODER = Coder("const", ("coder", "n", "symbol"), (1, 2, 3), "trivial", "any", encode, decode)
+CODER = Coder("const", 2, ("coder", "n", "symbol"), (1, 2, 3), "trivial", "any", encode, decode)

@@ -63,11 +63,12 @@ KEYS = (
     "format", "header", "column", "columns", "delimiter", "valid_bits", "float", "extensible",
     "data_at", "data_pad", "chunks",
 )
-#: The value tables: a container's ``dtype``, a stream's ``coder``, a front-end entry's ``stage``.
+#: The value tables: a container's ``dtype``, a stream's ``coder`` and a front-end entry's ``stage``
+#: (each coder's and stage's own ``number``: adding one is its module and its registry entry).
 DTYPES = ("|b1", "|i1", "|u1", "<i2", "<i4", "<i8", "<u2", "<u4", "<u8", ">i2", ">i4", ">i8", ">u2", ">u4",
           ">u8", "<f2", "<f4", "<f8", ">f2", ">f4", ">f8")
-CODERS = ("rans", "packed", "const", "mag", "cms2", "cmt2")
-STAGES = ("delta", "lpc", "adaptive", "rank", "grid", "decorrelate", "mult", "floatgrid", "quantize")
+CODERS = tuple(c.name for c in sorted(coders.REGISTRY, key=lambda c: c.number))
+STAGES = tuple(s.name for s in sorted(frontend.STAGES.values(), key=lambda s: s.number))
 #: Most dimensions a container's values may have.
 MAX_NDIM = 32
 #: Values of the optional, informational ``method`` field: how the writer encoded the tokens
@@ -95,7 +96,10 @@ _ALPHABET_DEFAULTS = {"w": 0, "gaps": b""}
 
 if sys.byteorder != "little":  # pragma: no cover - every supported platform is little-endian
     raise ImportError("ubpe.format assumes a little-endian machine")
-assert set(coders.CODERS) == set(CODERS), "every registered coder has a number in the format"  # noqa: S101
+if [c.number for c in coders.REGISTRY if c.number >= len(CODERS) or CODERS[c.number] != c.name]:
+    raise ImportError("the coders' numbers must be 0, 1, 2, ... without gaps")  # pragma: no cover
+if len(STAGES) != len(frontend.STAGES) or any(STAGES[s.number] != s.name for s in frontend.STAGES.values()):
+    raise ImportError("the stages' numbers must be 0, 1, 2, ... without gaps")  # pragma: no cover
 
 
 # ============================================================================ checksums

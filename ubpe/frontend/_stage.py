@@ -11,6 +11,8 @@ class Stage:
     """Base class of the front-end stages (see the module docstring for the protocol)."""
 
     name: ClassVar[str] = ""
+    #: The stage's number in a container (fixed once a format version defines it; unique).
+    number: ClassVar[int] = -1
     accepts_float: ClassVar[bool] = False
     #: Whether ``inverse`` runs at memory speed (tens of millions of values per second); the
     #: fast level (``compress(level=1)``) only chooses chains of such stages.
@@ -45,6 +47,8 @@ def register(cls: type[Stage]) -> type[Stage]:
     """Register a stage class under ``cls.name`` (usable as a decorator)."""
     if not cls.name or cls.name in STAGES:
         raise ValueError(f"stage name {cls.name!r} is empty or already registered")
+    if cls.number < 0 or any(s.number == cls.number for s in STAGES.values()):
+        raise ValueError(f"stage {cls.name!r}: number {cls.number} is not a free number >= 0")
     STAGES[cls.name] = cls
     return cls
 

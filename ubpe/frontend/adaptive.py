@@ -154,6 +154,7 @@ class AdaptiveStage(PerChannel):
     through one kernel call (:func:`adaptive_rows`)."""
 
     name = "adaptive"
+    number = 2  #: its number on the wire (``ubpe.format.container.STAGES``)
     fast_inverse = False  # the decoder repeats the cascade's arithmetic: ~10 M values/s
     _forward = staticmethod(adaptive_forward)
     _inverse = staticmethod(adaptive_inverse)

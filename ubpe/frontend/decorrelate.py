@@ -56,6 +56,7 @@ class DecorrelateStage(Stage):
     """
 
     name = "decorrelate"
+    number = 5  #: its number on the wire (``ubpe.format.container.STAGES``)
     BLOCK: ClassVar[int] = 4096
     MAX_BLOCK: ClassVar[int] = 1 << 24
     #: frames of each channel the reference choice measures (evenly spaced windows)

@@ -250,6 +250,7 @@ class DeltaStage(Stage):
     ``1 <= k <= MAX_ORDER``; not defined for bool values."""
 
     name = "delta"
+    number = 0  #: its number on the wire (``ubpe.format.container.STAGES``)
     MAX_ORDER: ClassVar[int] = 4
 
     def __init__(self, order: int = 1) -> None:

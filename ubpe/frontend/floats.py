@@ -332,6 +332,7 @@ class FloatGridStage(Stage):
     """
 
     name = "floatgrid"
+    number = 7  #: its number on the wire (``ubpe.format.container.STAGES``)
     accepts_float = True
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
@@ -381,6 +382,7 @@ class QuantizeStage(Stage):
     ``>= 2**-1022``, ``o`` a finite float64, ``w`` in ``{8, 16, 32, 64}``."""
 
     name = "quantize"
+    number = 8  #: its number on the wire (``ubpe.format.container.STAGES``)
     accepts_float = True
 
     def __init__(self, step: float | None = None, bits: int | None = None) -> None:

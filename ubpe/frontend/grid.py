@@ -114,6 +114,7 @@ class GridStage(Stage):
     """
 
     name = "grid"
+    number = 4  #: its number on the wire (``ubpe.format.container.STAGES``)
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         if x.dtype.kind not in "iu":

@@ -409,6 +409,7 @@ class LpcStage(PerChannel):
     """
 
     name = "lpc"
+    number = 1  #: its number on the wire (``ubpe.format.container.STAGES``)
     _forward = staticmethod(lpc_forward)
     _inverse = staticmethod(lpc_inverse)
     _check = staticmethod(check_lpc_params)

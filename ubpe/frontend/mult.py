@@ -344,6 +344,7 @@ class MultStage(Stage):
     """
 
     name = "mult"
+    number = 6  #: its number on the wire (``ubpe.format.container.STAGES``)
     #: Coders the digits are offered (static: they decode at memory speed).
     CODERS: ClassVar[tuple[str, ...]] = ("rans", "packed", "const", "mag")
 

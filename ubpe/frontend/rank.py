@@ -102,6 +102,7 @@ class RankStage(PerChannel):
     """Ranks among each channel's distinct values (:func:`rank_forward`)."""
 
     name = "rank"
+    number = 3  #: its number on the wire (``ubpe.format.container.STAGES``)
     _forward = staticmethod(rank_forward)
     _inverse = staticmethod(rank_inverse)
     _check = staticmethod(check_rank_params)
