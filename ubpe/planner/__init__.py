@@ -119,13 +119,38 @@ search.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..frontend import Stage
+from ..frontend.lpc import analysis_cache
 from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
-from .search import plan
+from .lean import lean_plan
+from .search import exhaustive_plan
 from .settings import DEFAULT, Settings, configured, current
 
 __all__ = [
     "Candidate", "Cost", "CostFunction", "ReplayEncoder", "Settings", "DEFAULT", "auto_chains", "best_prefix",
     "choose_method", "configured", "current", "encode_with", "has_grid", "has_low_digits", "methods_to_try", "plan",
 ]
+
+
+def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunction,
+         proposer: ReplayEncoder, s: Settings, threads: int = 1, lean: bool = True) -> Candidate:
+    """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
+    package docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
+    that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
+    The candidate returned was built on all the values and costed with ``cost``. ``threads``
+    measure chains side by side; the result does not depend on it. ``lean=False`` keeps the
+    exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
+    longer input (the blocked form), whose cost is a small share of coding the whole. The
+    chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
+    dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`)."""
+    with analysis_cache():
+        if getattr(proposer, "n_tokens", None) is not None:
+            threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
+        elif (lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1
+              and len(chains) > 1 and type(proposer) is ReplayEncoder):
+            return lean_plan(x, chains, cost, proposer, s, threads)  # (bytes and text: the exhaustive search)
+        return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

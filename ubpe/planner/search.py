@@ -6,7 +6,6 @@ import numpy as np
 
 from .. import frontend
 from ..frontend import Stage
-from ..frontend.lpc import analysis_cache
 from .candidates import Candidate, CostFunction, bare_candidates, extrapolated, run_threads, sample_take
 from .estimates import clearly_smaller, likely_coders
 from .replay import ReplayEncoder
@@ -83,31 +82,11 @@ def screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: 
     return min((extrapolated(cost(c), scale) for c in found), default=float("inf"))
 
 
-def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunction,
-         proposer: ReplayEncoder, s: Settings, threads: int = 1, lean: bool = True) -> Candidate:
-    """The smallest candidate for ``x`` (``(channels, frames)``, native integers): see the
-    module docstring. ``cost`` is the format's exact costing function; ``proposer`` the encoder
-    that proposes candidates (anything with ``propose`` and ``rebuild`` as ReplayEncoder's).
-    The candidate returned was built on all the values and costed with ``cost``. ``threads``
-    measure chains side by side; the result does not depend on it. ``lean=False`` keeps the
-    exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
-    longer input (the blocked form), whose cost is a small share of coding the whole. The
-    chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
-    dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`)."""
-    with analysis_cache():
-        return _plan(x, chains, level, cost, proposer, s, threads, lean)
-
-
-def _plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunction,
-          proposer: ReplayEncoder, s: Settings, threads: int, lean: bool) -> Candidate:
-    """:func:`plan`'s search."""
-    if getattr(proposer, "n_tokens", None) is not None:
-        threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
-    elif lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1 and len(chains) > 1 \
-            and type(proposer) is ReplayEncoder:
-        from .lean import lean_plan
-
-        return lean_plan(x, chains, cost, proposer, s, threads)  # (bytes and text: the exhaustive search)
+def exhaustive_plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunction,
+                    proposer: ReplayEncoder, s: Settings, threads: int) -> Candidate:
+    """Steps 1 to 4 of the procedure (:mod:`ubpe.planner`): the screen beyond ``s.screen_above``
+    values, then every candidate of the chains kept, sized exactly (on a sample beyond
+    ``s.full_fit`` values, the best rebuilt on all of them)."""
     if x.size > s.screen_above and len(chains) > s.screen_keep:
         chains, static_only = screen(x, chains, cost, s, keep_first=level == 2, threads=threads)
     else:
