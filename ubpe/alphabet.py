@@ -307,6 +307,9 @@ class Alphabet:
         if not isinstance(d, dict) or not isinstance(d.get("kind"), str):
             raise CorruptDataError("alphabet: expected a map with a 'kind'")
         kind = d["kind"]
+        fields = {"range": ("kind", "size"), "integers": ("kind", "dtype", "values"), "symbols": ("kind", "values")}
+        if kind in fields and set(d) != set(fields[kind]):
+            raise CorruptDataError(f"alphabet: a {kind!r} alphabet holds exactly the fields {list(fields[kind])}")
         if kind == "range":
             size = d.get("size")
             if type(size) is not int or not 0 <= size <= max_range:

@@ -68,7 +68,7 @@ class Shared:
     classes: list = field(default_factory=list)  #: [text_classes()] once computed
 
     def text_classes(self) -> np.ndarray | None:
-        """The text coders' ("cmt", "cmt2") class of every symbol (None when the symbols are not bytes), once
+        """The text coder's ("cmt2") class of every symbol (None when the symbols are not bytes), once
         per container: every block of a blocked one shares it."""
         with self.lock:
             if not self.classes:

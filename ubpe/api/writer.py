@@ -167,7 +167,10 @@ def given_model_fields(base: dict, x: np.ndarray, model: Model, chain: list, emb
         fields["digest"] = bytes.fromhex(model.digest)
     if len(merges) and model.method != "replay" and not bare:
         fields["method"] = model.method  # bare tokens: nothing written (describe infers it, 12 bytes saved)
-    fields["stream"] = coders.encode_stream(tokens, max(a + len(merges), 1), coders=coders.coders_for(level))
+    offered = coders.coders_for(level)
+    use_merges = len(merges) and not bare
+    classes = coders.text_classes(alphabet.values) if _TEXT_CODERS & set(offered) and not use_merges else None
+    fields["stream"] = coders.encode_stream(tokens, max(a + len(merges), 1), coders=offered, classes=classes)
     fields["crc"] = fields.pop("crc")
     return fields
 

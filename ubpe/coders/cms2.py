@@ -36,4 +36,4 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     return out
 
 
-CODER = Coder("cms2", 4, ("coder", "n", "payload"), (2, 3), "adaptive", "signal", encode, decode)
+CODER = Coder("cms2", 4, ("coder", "n", "payload"), (2,), "adaptive", "signal", encode, decode)

@@ -61,4 +61,4 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     return out
 
 
-CODER = Coder("cmt2", 5, ("coder", "n", "payload"), (2, 3), "adaptive", "text", encode, decode)
+CODER = Coder("cmt2", 5, ("coder", "n", "payload"), (2,), "adaptive", "text", encode, decode)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import CorruptDataError
 from ._base import Coder, Tokens, alloc_tokens, field_int
 
 
@@ -15,10 +16,12 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
 
 
 def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:
+    if n == 0:
+        raise CorruptDataError("field 'n': a \"const\" stream holds at least one token (no tokens: \"packed\")")
     symbol = field_int(fields, "symbol", 0, vocab_size - 1)
     out = alloc_tokens(n)
     out.fill(symbol)
     return out
 
 
-CODER = Coder("const", 2, ("coder", "n", "symbol"), (1, 2, 3), "trivial", "any", encode, decode)
+CODER = Coder("const", 2, ("coder", "n", "symbol"), (1, 2), "trivial", "any", encode, decode)

@@ -241,4 +241,4 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
     return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(coded))]
 
 
-CODER = Coder("mag", 3, FIELDS, (1, 2, 3), "static", "any", encode, decode)
+CODER = Coder("mag", 3, FIELDS, (1, 2), "static", "any", encode, decode)

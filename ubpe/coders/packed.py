@@ -41,4 +41,4 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     return values.astype(np.int32)
 
 
-CODER = Coder("packed", 1, ("coder", "n", "width", "payload"), (1, 2, 3), "trivial", "any", encode, decode)
+CODER = Coder("packed", 1, ("coder", "n", "width", "payload"), (1, 2), "trivial", "any", encode, decode)

@@ -353,4 +353,4 @@ def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:
         raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
 
 
-CODER = Coder("rans", 0, ("coder", "n", "k", "q", "pb", "freq", "payload"), (1, 2, 3), "static", "any", encode, decode)
+CODER = Coder("rans", 0, ("coder", "n", "k", "q", "pb", "freq", "payload"), (1, 2), "static", "any", encode, decode)

@@ -168,8 +168,7 @@ def compact(fields: dict, count: int | None) -> dict:
         if k == "dtype":
             v = _VALUE_IDS[DTYPES].get(v, v) if isinstance(v, str) else v
         elif k == "front" and isinstance(v, list):
-            v = [{**e, "stage": _VALUE_IDS[STAGES].get(e["stage"], e["stage"])}
-                 if isinstance(e, dict) and isinstance(e.get("stage"), str) else e for e in v]
+            v = [_numbered_entry(e) if isinstance(e, dict) and isinstance(e.get("stage"), str) else e for e in v]
         elif k == "alphabet" and isinstance(v, dict):
             v = {a: b for a, b in v.items() if not _is_default(b, _ALPHABET_DEFAULTS.get(a, _NONE))}
         elif k == "model" and isinstance(v, dict) and "a" in v:
@@ -186,6 +185,19 @@ def compact(fields: dict, count: int | None) -> dict:
 
 
 _NONE = object()
+
+
+def _numbered_entry(entry: dict) -> dict:
+    """A front-end entry with its stage, and the coder of a stream in its params (a map with a
+    str ``coder``: the "mult" stage's ``low``), by number."""
+    out = {}
+    for k, v in entry.items():
+        if k == "stage":
+            v = _VALUE_IDS[STAGES].get(v, v)
+        elif isinstance(v, dict) and isinstance(v.get("coder"), str):
+            v = {**v, "coder": _VALUE_IDS[CODERS].get(v["coder"], v["coder"])}
+        out[k] = v
+    return out
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -295,6 +307,9 @@ def _named_stream_front(d: dict, count: int | None) -> dict:
         for e in front:
             if isinstance(e, dict) and "stage" in e:
                 e["stage"] = _named_value(e["stage"], STAGES, "front: 'stage'")
+                for v in e.values():
+                    if isinstance(v, dict) and "coder" in v:
+                        v["coder"] = _named_value(v["coder"], CODERS, "front: a stream's 'coder'")
     return d
 
 

@@ -132,8 +132,8 @@ def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False, unsigned: 
     """The cascade ``stages`` (checked ``[order, shift, rule]`` triples) over every row of the
     2-D integer array ``x`` in one kernel call: residuals (forward) in the signed type of
     ``x``'s width, or (inverse, ``x`` residuals) the bits of the values as the signed type,
-    which the caller views as its dtype. ``unsigned`` is the rows' ``unsigned`` param (2: the
-    values offset by ``-2**(bits-1)``, undone by the inverse; 0 or 1: the bits as they are).
+    which the caller views as its dtype. ``unsigned`` is the rows' ``unsigned`` param (1: the
+    values offset by ``-2**(bits-1)``, undone by the inverse; 0: the bits as they are).
     Row by row what :func:`adaptive_forward` / :func:`adaptive_inverse` compute, without their
     per-call overhead on many short channels."""
     bits = 8 * x.dtype.itemsize

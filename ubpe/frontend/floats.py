@@ -6,7 +6,7 @@
   ``|k| <= 2**53`` (integers stored as floats are ``e = 0``), verified bit for bit; values on
   such a grid map to ``k`` and back without any loss.
 
-Both are front-end stages of the container (format version 2, ``docs/format.md``), the only
+Both are front-end stages of the container (``docs/format.md``), the only
 stages that take floating-point input (:attr:`ubpe.frontend.Stage.accepts_float`):
 ``"floatgrid"`` (lossless, ``{"exp": e, "width": w}``) and ``"quantize"`` (lossy, ``{"step":
 s, "offset": o, "width": w}``, ``s`` and ``o`` stored as msgpack float64, exactly). ``w`` is the

@@ -366,7 +366,7 @@ _ANALYSED_SCOPES = 0  #: open :func:`analysis_cache` scopes (any thread)
 _ANALYSED_MAX = 16
 
 
-#: Largest residual kept (bytes): the planner's reuse is on inputs of at most planner.FULL_FIT
+#: Largest residual kept (bytes): the planner's reuse is on inputs of at most ``Settings.full_fit``
 #: values and on samples; a blocked container's blocks are analysed once each, and keeping
 #: them would hold memory its writer bounds to a few blocks per thread.
 _ANALYSED_BYTES = 1 << 22

@@ -333,13 +333,14 @@ class MultStage(Stage):
     the stage's output, the signed type of the input's width) and the digits ``r`` are coded
     in the params by :func:`ubpe.coders.encode_stream` with the static coders (the digits of
     an ADC's noisy extra bits are nearly independent of the signal and of each other, so an
-    order-0 code is what they need). Format version 6.
+    order-0 code is what they need).
 
     Parameters: ``{"channels": [{"base": m, "offset": c}, ...], "low": stream}``: ``base`` in
     ``[1, MAX_MULT_BASE]`` and ``offset`` in ``[0, base)`` per channel (``base == 1``: the
     channel passes unchanged, its bits reinterpreted as signed, and it has no digits);
     ``low`` one stream over the vocabulary ``max(base)`` holding the digits of every channel
-    with ``base > 1``, channel-major (``frames`` each), every digit below its channel's base.
+    with ``base > 1``, channel-major (``frames`` each), every digit below its channel's base (a
+    stream map as a container's: its ``coder`` written by number, its ``n`` always written).
     The writer chooses each channel's split with :func:`mult_detect`.
     """
 

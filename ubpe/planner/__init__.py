@@ -28,23 +28,23 @@ search.
    any within ``screen_close`` of the last of them) go on to step 2 (at level 2, also the
    first chain, no front end, when its screened size is within ``screen_first_within`` of
    the smallest, and the ``screen_keep`` smallest fast-decoding ones, which are level 1's: those that
-   are not among the others get level 1's candidates only, no "cm" run). Level 1
+   are not among the others get level 1's candidates only, no context-mixing run). Level 1
    measures only chains whose stages all decode fast (no adaptive prediction). The costing
    function may code equal candidates once (the screen's bare alphabet on all the values is
    the chain's own bare candidate): the format's does, within one ``compress`` call.
 1b. Level 2, automatic choice, from ``lean_above`` to ``full_fit`` values wider than
    a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
    plan of the blocked form, made once on a sample of a longer input): the lean
-   search (:func:`_lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
+   search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
-   forward pass, :func:`_forward_shared`) and ranked by a rough size, the order-0 entropy of
-   its output plus ``lean_table_bits`` a distinct value (:func:`_order0_bytes`) plus its
+   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and ranked by a rough size, the order-0 entropy of
+   its output plus ``lean_table_bits`` a distinct value (:func:`~ubpe.planner.estimates.order0_bytes`) plus its
    stages' params; those within ``lean_prune`` of the smallest (``lean_prune_large``
    from ``lean_cm_large`` values; the first chain, no front end, within
    ``lean_prune_first`` when it has at most ``lean_raw_distinct`` distinct values a
    value, or always up to ``lean_small`` values) get an *estimate* of
-   step 1's level-1 proxy, no coder run (:func:`_static_estimate`: order-0 entropy and a count
+   step 1's level-1 proxy, no coder run (:func:`~ubpe.planner.estimates.static_estimate`: order-0 entropy and a count
    table of the bare ids, the "mag" coder's model bits from its own statistics pass at
    ``estimate_rates``, on the bare and on the dense ids, the alphabet's gaps, the stages'
    params; mostly within 0.3 % below to 4.3 % above the exact proxy on predicted values, up to
@@ -76,17 +76,17 @@ search.
    format counts with the stream's bytes those that a stage codes in its params and that grow
    with the values (the digits of a ``mult`` stage), here and in the screen of step 1.
 3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
-   only when a probe (:func:`_probe`: a run on ``probe_sample`` of the values, its
+   only when a probe (:func:`~ubpe.planner.replay.probe`: a run on ``probe_sample`` of the values, its
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
    otherwise from the bare alphabet alone:
    level 1, the prefix :func:`best_prefix` keeps, offered to the static coders; level 2, the
    same one, and the bare alphabet offered to the level-2 coders that level 1 lacks (the static
    ones measured it already, as level 1's bare candidate; for streams without text classes
-   ``encode_stream`` runs "cms2" in place of "cm", no extra coder run; the context
+   ``encode_stream`` runs "cms2", no extra coder run; the context
    mixers model the values' context themselves, and with them merges never gave a smaller
    container on the benchmark data), and, with at least ``dense_cm_alphabet`` distinct
    values and holes in their range, the dense ids over the range offered to the same coders
-   (:func:`_dense_cm_candidate`: no list of distinct values stored); from
+   (:func:`~ubpe.planner.candidates.dense_cm_candidate`: no list of distinct values stored); from
    ``cm_sample_above`` to ``full_fit`` values these candidates are sized on
    ``cm_sample`` of them. With
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,

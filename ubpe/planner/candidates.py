@@ -31,7 +31,7 @@ class Cost:
 class Candidate:
     """One way to write the values: chain, model, token stream and the coders offered.
 
-    ``family`` groups candidates for the final rebuild ("static" or "cm"); ``rebuild()`` gives
+    ``family`` groups candidates for the final rebuild ("static" or "adaptive"); ``rebuild()`` gives
     the same candidate built on all the values (None when it was built on all of them), and
     ``scale`` is (values it stands for) / (values it was built on), by which its token stream's
     size is extrapolated. ``packed`` is the format's cache of the fields it built.
@@ -47,7 +47,7 @@ class Candidate:
     packed: Any = field(default=None, repr=False)
     estimate: float = 0.0
     scale: float = 1.0
-    variant: str = ""  #: "" (the static prefix, or the bare alphabet for "cm"), "bare" or "dense" ids
+    variant: str = ""  #: "" (the static prefix, or the bare alphabet for the context mixers), "bare" or "dense" ids
     method: str = "replay"  #: how ``tokens`` encode the values (:func:`choose_method`)
 
 
@@ -117,7 +117,7 @@ def dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, offered: tuple[
         return None
     lo, hi = int(y.min()), int(y.max())
     dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
-    return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), offered, "cm", variant="dense")
+    return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), offered, "adaptive", variant="dense")
 
 
 def bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:

@@ -142,7 +142,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         if full is not None and estimates[i][0] * s.lean_dense_bias <= estimates[i][1] < float("inf"):
             full = None  # the static estimates prefer the alphabet clearly: so does the context mixer, mostly
         if full is None:
-            full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "cm")
+            full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "adaptive")
         n, k = y.shape[0], len(keep)
         sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample
         if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
@@ -152,7 +152,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) \
             if full.variant == "dense" else None
         if sized is None:
-            sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "cm")
+            sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "adaptive")
         sized.rebuild = lambda: full
         # subtle: the sample keeps the record of all the values: its growing params ("mult"'s
         # digits) are full size already, only the stream scales

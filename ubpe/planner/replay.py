@@ -121,19 +121,19 @@ class ReplayEncoder:
         cm = ADAPTIVE_CODERS
         if sampled or y.shape[0] <= s.cm_sample_above:
             dense = dense_cm_candidate(chain, y, a, cm, s)
-            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, cm, "cm")] + ([dense] if dense else [])
+            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive")] + ([dense] if dense else [])
         # sized on a sample (s.cm_windows windows), built on all the values only if it may win (see plan)
         ys = y[windows(y.shape[0], s.cm_sample, s.cm_windows)]
         alphabet_s = Alphabet.from_data(ys)
-        c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), cm, "cm",
+        c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), cm, "adaptive",
                       scale=y.shape[0] / ys.shape[0])
-        c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, cm, "cm")
+        c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive")
         out.append(c)
         dense = dense_cm_candidate(chain, ys, len(alphabet_s), cm, s)
         if dense is not None:
             dense.scale = c.scale
             dense.rebuild = lambda: (dense_cm_candidate(chain, y, a, cm, s, always=True)
-                                     or Candidate(chain, alphabet, bare.prefix(0), ids, cm, "cm"))
+                                     or Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive"))
             out.append(dense)
         return out
 
@@ -153,7 +153,7 @@ class ReplayEncoder:
             if cand.variant == "dense" else None
         if dense is not None:
             return dense
-        return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), coders_for(2), "cm")
+        return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), coders_for(2), "adaptive")
 
 
 def probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict, s: Settings) -> tuple[_Training | None, bool]:

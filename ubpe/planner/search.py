@@ -36,8 +36,8 @@ def screen(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Sett
     scaled to all the values, is smallest (ties: the earlier), and those within
     ``s.screen_close`` of the last of them, in their given order, and the first chain too when
     within ``s.screen_first_within`` of the smallest and ``keep_first`` (level 2:
-    the "cm" coder models the raw values' context itself, which a level-1 screen underrates;
-    on neural recordings no front end with "cm" beats every predictor), with a flag per chain
+    the context mixer models the raw values' context itself, which a level-1 screen underrates;
+    on neural recordings no front end with context mixing beats every predictor), with a flag per chain
     kept: True for a chain kept only because level 1 would keep it (``keep_first``: the
     ``s.screen_keep`` smallest that decode fast), which then gets level 1's candidates only. The
     sample: :func:`screen_sample`, each window put through the
@@ -61,7 +61,7 @@ def screen(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Sett
     if keep_first:
         # level 2 also keeps the chains level 1 would keep (its fast ones), so that level 1's
         # candidate stays one of level 2's; those not kept on their own merit get level 1's
-        # candidates only (no "cm" run)
+        # candidates only (no context-mixing run)
         fast = [i for i in ranked if all(st.fast_inverse for st in chains[i])][:s.screen_keep]
         static_only = set(fast) - keep
         keep.update(fast)
@@ -122,7 +122,7 @@ def exhaustive_plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: 
     if rest is None:
         return best
     if exact is not None:
-        # "cm" candidates sized on a sample, whose estimates rank chains only roughly (the
+        # context-mixing candidates sized on a sample, whose estimates rank chains only roughly (the
         # model's learning cost does not scale with the sample): those
         # within ``s.close`` of the best is built on all the values, and compared exactly with the
         # best candidate built on all of them

@@ -49,7 +49,7 @@ class Settings:
     screen_sample: int = 1 << 14
     screen_keep: int = 2
     #: Level 2 keeps the first chain (no front end) beyond the screen only when its screened size is
-    #: within this factor of the smallest: on the neural recordings, where "cm" on the raw values
+    #: within this factor of the smallest: on the neural recordings, where context mixing on the raw values
     #: wins, it is within 1.24; on ECG, seismic and audio, where it never wins, 1.4 to 1.9.
     screen_first_within: float = 1.3
     #: Evenly spaced windows of the screening sample: screen_sample / screen_windows = 4096 frames
@@ -86,7 +86,7 @@ class Settings:
     cm_sample: int = 1 << 15
     cm_windows: int = 4
     #: Level 2 from lean_above to full_fit values of an automatic choice: the lean search of
-    #: :func:`_lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
+    #: :func:`~ubpe.planner.lean.lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
     #: full context-mixing run). (Not lower: on 260 to 1 020 values the lean search was about twice
     #: as fast as the exhaustive one, 0.07 % larger in all on 90 slices of 20 signals, but it may be
     #: larger than level 1, which the exhaustive search never is: the periodic example of
@@ -94,10 +94,10 @@ class Settings:
     #: fast chain's level-1 candidates built too, still 2 of the 90, by 2 and 14 B.)
     lean_above: int = 1 << 10
     lean_keep: int = 1
-    #: The lean search first ranks chains by :func:`_order0_bytes` on the screen's sample and
+    #: The lean search first ranks chains by :func:`~ubpe.planner.estimates.order0_bytes` on the screen's sample and
     #: screens exactly only those within lean_prune of the smallest (the first chain, no front end,
     #: within lean_prune_first: the context mixers model raw values' context, order 0 does not;
-    #: beyond lean_small values only where that context is learnable, :func:`_raw_learnable`).
+    #: beyond lean_small values only where that context is learnable, :func:`~ubpe.planner.estimates.raw_learnable`).
     lean_prune: float = 1.2
     lean_prune_first: float = 2.0
     #: Up to lean_small values the first chain (no front end) is always a context-mixing finalist:
@@ -155,7 +155,7 @@ class Settings:
     lean_first_check: float = 1.5
     #: Beyond lean_small values the first chain is a context-mixing finalist on those two rules
     #: (screen_first_within, lean_first_check) only when its values have at most
-    #: lean_raw_distinct distinct values a value (:func:`_raw_learnable`). "cms2" beats prediction
+    #: lean_raw_distinct distinct values a value (:func:`~ubpe.planner.estimates.raw_learnable`). "cms2" beats prediction
     #: on raw values by learning which value follows which (its order-1 and order-2 contexts): a
     #: context seen fewer than ~20 times on average teaches it little. Where raw values won (the
     #: neural recordings, on a coarse inexact grid) they had 0.001 to 0.003 distinct values a value;
@@ -174,19 +174,19 @@ class Settings:
     #: values when its estimate is within this factor of the winner's.
     close: float = 1.05
     #: A chain's merges are trained on all its values only when a training run on probe_sample
-    #: of them keeps some (:func:`_probe`).
+    #: of them keeps some (:func:`~ubpe.planner.replay.probe`).
     probe_sample: int = 1 << 14
     #: best_prefix's ladder for the probe: does any prefix beat none?
     probe_ladders: tuple[float, ...] = (4.0,)
-    #: Level 2 also offers the context mixers the dense ids of :func:`_dense_cm_candidate` when the
+    #: Level 2 also offers the context mixers the dense ids of :func:`~ubpe.planner.candidates.dense_cm_candidate` when the
     #: values have at least this many distinct values (fewer cost a few bytes to list).
     dense_cm_alphabet: int = 256
-    #: :func:`_static_estimate`'s running-mean rates of the "mag" model (the coder tries
+    #: :func:`~ubpe.planner.estimates.static_estimate`'s running-mean rates of the "mag" model (the coder tries
     #: ``MIN_RATE..MAX_RATE``; the estimate takes the better of these two).
     estimate_rates: tuple[int, ...] = (3, 5)
     #: Static candidates built in full by the lean search are costed without "rans" where its
     #: estimate is at least lean_coder_clear times "mag"'s, and without "mag" where the reverse
-    #: holds (:func:`_likely_coders`): on the predicted values of the bench sets and unseen
+    #: holds (:func:`~ubpe.planner.estimates.likely_coders`): on the predicted values of the bench sets and unseen
     #: recordings the estimates' ratio is 0.011 below to 0.019 above the exact one (0.985 to 1.145),
     #: and on raw values it runs up to 0.11 high (exact 1.000 for 1.113: both lost to "packed"),
     #: never low. (1.05 first: the same containers on the 66 bench and unseen inputs at 1.03, and
