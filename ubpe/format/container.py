@@ -248,7 +248,7 @@ def _named_map(pairs: list[tuple[Any, Any]]) -> dict:
         elif key in _KEY_IDS:
             raise CorruptDataError(f"container: key {key!r} written by name (it is written as {_KEY_IDS[key]})")
         if key in d:
-            raise CorruptDataError(f"container: key {key!r} appears twice in a map")
+            raise CorruptDataError(f"container: key {short(key)} appears twice in a map")
         d[key] = value
     return d
 
