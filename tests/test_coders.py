@@ -637,3 +637,17 @@ def test_rice_param_is_the_smallest_sufficient_shift():
             want += ((n << want) < a) & (want < MAX_RICE_PARAM)
         assert np.array_equal(got, want)
         assert got.max() == MAX_RICE_PARAM  # the cap is reached
+
+
+def test_a_container_stream_whose_coder_is_not_a_str_is_refused():
+    """A corrupt container's stream may name its coder by any msgpack value, unhashable ones
+    included (found by test_stages' mutations: a list crashed the reader with a TypeError)."""
+    import ubpe
+    from common import pack_any, unpack_any
+
+    x = np.cumsum(np.random.default_rng(1).integers(-9, 10, (3000, 2)), axis=0).astype(np.int16)
+    for predictor in ("none", "lpc", "decorrelate+delta1"):
+        fields = unpack_any(ubpe.compress(x, predictor=predictor, level=1))
+        for bad in ([1 << 40], {}, {"a": 1}, 1.5, None):
+            with pytest.raises(CorruptDataError, match="'coder'"):
+                ubpe.decompress(pack_any(dict(fields, stream=dict(fields["stream"], coder=bad))))
