@@ -512,6 +512,14 @@ def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_determini
         runs = rec.cm_runs()
         assert 1024 in runs and x.size in runs, runs  # sized on the sample, one rebuilt
         assert len(two) <= len(compress(x, level=1))
+        with configured(cm_sample_above=2000, cm_sample=1024, lean_above=1 << 20, cm_windows=1):
+            _, one_window = planned(x, 2)
+
+        def sampled(r: Recorder) -> list[np.ndarray]:
+            return [c.tokens for c in r.coded if c.family == "cm" and c.tokens.shape[0] == 1024]
+
+        assert sampled(one_window) and sampled(rec)  # cm_windows: other windows, another sample
+        assert not np.array_equal(sampled(one_window)[0], sampled(rec)[0])
         with configured(cm_sample_above=2000, cm_sample=1024, lean_above=1 << 20, close=10.0):
             _, wide = planned(x, 2)
         assert wide.cm_runs().count(x.size) > runs.count(x.size)  # every sampled one rebuilt
@@ -573,6 +581,7 @@ def test_screen_windows_are_long_enough_to_learn_and_close_chains_go_on():
     x = frontend.to_channels(np.cumsum(np.random.default_rng(4).integers(-9, 10, 40_000)).astype(np.int32))
     windows, joined, scale = search.screen_sample(x, s)
     assert windows.shape == (s.screen_windows, s.screen_sample // s.screen_windows) and joined.shape == (1, s.screen_sample)
+    assert search.screen_sample(x, replace(s, screen_windows=8, screen_sample=4096))[0].shape == (8, 512)
     assert scale == x.size / s.screen_sample
     assert np.array_equal(windows[0], x[0, :windows.shape[1]]) and np.array_equal(windows[-1], x[0, -windows.shape[1]:])
     names = ["none", "delta1", "delta2", "lpc", "delta1+adaptive", "lpc+adaptive"]
@@ -615,6 +624,42 @@ def test_screen_keeps_the_raw_values_at_level_2_when_close():
     assert kept(1) == (["delta1", "lpc+adaptive"], [False, False])
     assert kept(2) == (["none", "delta1", "lpc", "lpc+adaptive"], [False, False, True, False])
     assert kept(2, screen_first_within=1.2)[0] == ["delta1", "lpc", "lpc+adaptive"]  # 1 200 > 1.2 x 950
+
+
+def test_one_window_samples_start_at_the_first_frame():
+    """A sample of one window (``screen_windows``, ``block_sample_windows`` 1) is the first frames,
+    without a division by zero (found by this suite: numpy warned and happened to give 0)."""
+    import warnings
+
+    x = frontend.to_channels(np.cumsum(np.random.default_rng(4).integers(-9, 10, 40_000)).astype(np.int32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        windows, joined, _ = search.screen_sample(x, replace(DEFAULT, screen_windows=1))
+        assert windows.shape == (1, DEFAULT.screen_sample) and np.array_equal(windows[0], x[0, :DEFAULT.screen_sample])
+        with configured(block_sample=2048, block_sample_windows=1, screen_windows=1):
+            data = compress(x[0], level=1, block_size=6000)
+    assert np.array_equal(ubpe.decompress(data), x[0])
+
+
+def test_blocked_model_is_fitted_on_a_sample():
+    """A blocked container's one model is planned on ``block_sample`` values in
+    ``block_sample_windows`` windows: one window at the start sees only the first half's motifs,
+    two windows both halves; a sample of 512 values trains at most 512 / 8 merges."""
+    rng = np.random.default_rng(3)
+    first, second = rng.integers(0, 200, (6, 9)), rng.integers(200, 400, (6, 9))
+    x = np.concatenate([first[rng.integers(0, 6, 2000)].reshape(-1),
+                        second[rng.integers(0, 6, 2000)].reshape(-1)]).astype(np.int16)  # 36 000 values
+
+    def blocked(**changes) -> bytes:
+        with configured(**changes):
+            data = compress(x, level=1, predictor="none", block_size=6000, n_candidates=1)
+        assert np.array_equal(ubpe.decompress(data), x) and describe(data).blocks == 6
+        return data
+
+    default, one, two, small = blocked(), blocked(block_sample=2048, block_sample_windows=1), \
+        blocked(block_sample=2048, block_sample_windows=2), blocked(block_sample=512, block_sample_windows=2)
+    assert len(two) < 0.2 * len(one)  # 1 899 B against 13 664 measured
+    assert describe(small).n_merges <= 512 // DEFAULT.auto_values_per_merge and len(default) < 0.3 * len(small)
 
 
 def _quiet_with_events(n: int, seed: int = 12) -> np.ndarray:
