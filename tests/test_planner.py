@@ -984,6 +984,21 @@ def test_lean_search_on_short_inputs_keeps_raw_values_and_close_chains():
     assert () in narrower and len(narrower) < len(finalists)  # 2 finalists, 5 at 1.15 (measured)
 
 
+def test_raw_values_whose_estimate_runs_high_are_checked_exactly():
+    """The raw values' estimate runs high (here 3.05 times the smallest, exact 2.65 times): within
+    ``lean_first_check`` of the smallest their exact level-1 proxy decides against
+    ``screen_first_within``."""
+    x = (np.resize(np.load(EXCERPT), 20_000) // 40 * 40).astype(np.int16)  # few levels: learnable
+
+    def raw_is_a_finalist(lean_first_check: float) -> bool:
+        with configured(screen_first_within=2.8, lean_prune=10.0, lean_prune_first=10.0,
+                        lean_first_check=lean_first_check):
+            _, rec = planned(x)
+        return any(not c.chain and CONTEXT_MIXERS & set(c.coders) for c in rec.coded)
+
+    assert raw_is_a_finalist(3.1) and not raw_is_a_finalist(3.0)
+
+
 def test_lean_search_prunes_by_the_rough_size():
     """Chains whose rough size is beyond ``lean_prune`` times the smallest are not estimated
     (the first chain: beyond ``lean_prune_first``)."""
