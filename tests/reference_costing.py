@@ -1,7 +1,7 @@
 """The static coders' parameter searches as they were written first (plain loops), kept as the
-test oracle for the faster searches of :mod:`ubpe.coders.rans` and :mod:`ubpe.coders.mag` (``tests/test_costing.py``): every
-choice (ties included) and every number the writer uses must be the same. Never imported by the
-package."""
+test oracle for the faster searches of :mod:`ubpe.coders.rans` and :mod:`ubpe.coders.mag`
+(``tests/test_costing.py``): every choice (ties included) and every number the writer uses must
+be the same. Never imported by the package."""
 
 from __future__ import annotations
 

@@ -580,7 +580,8 @@ def test_screen_windows_are_long_enough_to_learn_and_close_chains_go_on():
     assert s.screen_sample // s.screen_windows >= 4096
     x = frontend.to_channels(np.cumsum(np.random.default_rng(4).integers(-9, 10, 40_000)).astype(np.int32))
     windows, joined, scale = search.screen_sample(x, s)
-    assert windows.shape == (s.screen_windows, s.screen_sample // s.screen_windows) and joined.shape == (1, s.screen_sample)
+    assert windows.shape == (s.screen_windows, s.screen_sample // s.screen_windows)
+    assert joined.shape == (1, s.screen_sample)
     assert search.screen_sample(x, replace(s, screen_windows=8, screen_sample=4096))[0].shape == (8, 512)
     assert scale == x.size / s.screen_sample
     assert np.array_equal(windows[0], x[0, :windows.shape[1]]) and np.array_equal(windows[-1], x[0, -windows.shape[1]:])

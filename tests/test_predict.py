@@ -369,7 +369,8 @@ def test_mutated_params_raise_corrupt_data_or_decode(kind):
     rng = np.random.default_rng(2024)
     x = np.round(3000 * np.sin(np.arange(3000) / 7.0)).astype(np.int16) * 4
     fwd, inv = {"lpc": (lambda v: lpc.lpc_forward(v, block=512), lpc.lpc_inverse),
-                "adaptive": (lambda v: adaptive.adaptive_forward(v, stages=[(4, 6, 0), (2, 3, 1)]), adaptive.adaptive_inverse),
+                "adaptive": (lambda v: adaptive.adaptive_forward(v, stages=[(4, 6, 0), (2, 3, 1)]),
+                             adaptive.adaptive_inverse),
                 "grid": (grid.grid_forward, grid.grid_inverse), "rank": (rank.rank_forward, rank.rank_inverse)}[kind]
     y, params = fwd(x)
     decoded = refused = 0
