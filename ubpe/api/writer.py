@@ -195,7 +195,7 @@ def sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: 
     length = max(total // (windows * channels), 1)
     if frames <= windows * length:
         return np.ascontiguousarray(get(0, frames))
-    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // (windows - 1)
+    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // max(windows - 1, 1)
     return np.ascontiguousarray(np.concatenate([get(f0, f0 + length) for f0 in starts.tolist()], axis=1))
 
 
