@@ -16,6 +16,7 @@ from common import json_without_jit
 
 from ubpe._kernels import cmcore, cmsignal2
 from ubpe.coders import coders_for, decode_stream, encode_stream, text_classes
+from ubpe.coders._cm import within_bound
 from ubpe.errors import CorruptDataError
 
 LEVEL2_CODERS = coders_for(2)
@@ -89,14 +90,21 @@ def test_edges_round_trip(vocab):
     assert cms2_bytes(np.zeros(0, dtype=np.int64), vocab) == b""
 
 
-def test_long_constant_run_is_tiny():
-    """One decision per token at least (V >= 2), nearly free when predictable: the decoder's bound
-    on n counts one decision per token, not bit_length(V - 1)."""
+def test_long_constant_run_is_tiny_and_beyond_the_format_bound():
+    """A predictable run costs almost nothing: so little that it holds more tokens per payload
+    bit than the format allows (MAX_TOKENS_PER_BIT): the reader refuses such a stream and the
+    writer codes it otherwise; a run within the bound round-trips."""
     tokens = np.full(200_000, 7, dtype=np.int64)
     tokens[0] = 3
     fields = cms2_fields(tokens, 1 << 20)
     assert len(fields["payload"]) < 400
-    np.testing.assert_array_equal(decode_stream(fields, 1 << 20, max_count=tokens.size), tokens)
+    with pytest.raises(CorruptDataError, match="a bit"):
+        decode_stream(fields, 1 << 20, max_count=tokens.size)
+    assert encode_stream(tokens, 1 << 20, coders=("packed", "cms2"))["coder"] == "packed"
+    short = tokens[:8000]
+    fields = cms2_fields(short, 1 << 20)
+    assert within_bound(short.size, len(fields["payload"]))
+    np.testing.assert_array_equal(decode_stream(fields, 1 << 20, max_count=short.size), short)
 
 
 # ------------------------------------------------------------------ the fitted code

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ubpe._kernels import cmcore
 from ubpe.coders import coders_for, decode_stream, encode_stream
+from ubpe.coders._cm import within_bound
 from ubpe.errors import CorruptDataError
 
 
@@ -65,10 +66,18 @@ def test_round_trips_any_bytes(data):
 def test_edges_round_trip(data):
     """Empty, one byte, all 256 values (V = 256: 8-bit tokens), 20 and 60 values (one group of 5
     or 6 bits spanning several slots), long runs (both match models at their longest),
-    incompressible bytes."""
-    fields = cmt2_round_trip(data)
-    if data[:2] == b"aa":
-        assert len(fields["payload"]) < 200  # a long run costs almost nothing
+    incompressible bytes. A stream of more tokens per payload bit than the format allows (the
+    long runs) is refused by the reader and never written."""
+    tokens, classes, vocab = text_stream(data)
+    payload = cmt2_bytes(tokens, classes, vocab)
+    if within_bound(tokens.size, len(payload)):
+        cmt2_round_trip(data)
+        return
+    assert data[:2] in (b"aa", b"ab", b"\x00\x00")  # only the long runs code so densely
+    fields = {"coder": "cmt2", "n": int(tokens.size), "payload": payload}
+    with pytest.raises(CorruptDataError, match="a bit"):
+        decode_stream(fields, vocab, max_count=len(tokens), classes=classes)
+    assert encode_stream(tokens, vocab, coders=coders_for(2), classes=classes)["coder"] != "cmt2"
 
 
 def test_is_level_2s_choice_on_text_and_needs_the_classes():

@@ -416,7 +416,7 @@ def test_level_2_context_mixing_candidates_have_no_merges():
     size, rec = planned(x, 2, "none")
     assert size == len(check_roundtrip(x, level=2, predictor="none"))
     static = [c for c in rec.coded if c.family == "static" and not c.variant]
-    cm = [c for c in rec.coded if c.family == "cm"]
+    cm = [c for c in rec.coded if c.family == "adaptive"]
     assert static and len(static[0].merges) > 0
     assert cm and all(len(c.merges) == 0 for c in cm)
     assert all(np.array_equal(c.tokens, c.alphabet.to_ids(x.astype(np.int64))) for c in cm)
@@ -516,7 +516,7 @@ def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_determini
             _, one_window = planned(x, 2)
 
         def sampled(r: Recorder) -> list[np.ndarray]:
-            return [c.tokens for c in r.coded if c.family == "cm" and c.tokens.shape[0] == 1024]
+            return [c.tokens for c in r.coded if c.family == "adaptive" and c.tokens.shape[0] == 1024]
 
         assert sampled(one_window) and sampled(rec)  # cm_windows: other windows, another sample
         assert not np.array_equal(sampled(one_window)[0], sampled(rec)[0])
@@ -709,7 +709,7 @@ def test_dense_ids_beyond_full_fit_round_trip():
     with configured(full_fit=8192, sample=4096, dense_cm_alphabet=2):
         check_roundtrip(x, level=2, predictor="delta1")
         _, rec = planned(x, 2, "delta1")
-    assert any(c.variant == "dense" and c.family == "cm" and c.tokens.shape[0] == 4096 for c in rec.coded)
+    assert any(c.variant == "dense" and c.family == "adaptive" and c.tokens.shape[0] == 4096 for c in rec.coded)
 
 
 def _packed_cost(c):
@@ -1037,7 +1037,7 @@ def test_lean_search_offers_the_context_mixer_one_id_layout():
     for bias in (0.0, DEFAULT.lean_dense_bias):
         with configured(lean_dense_bias=bias, dense_cm_alphabet=2):
             _, rec = planned(x)
-        variants[bias] = {c.variant for c in rec.coded if c.family == "cm"}
+        variants[bias] = {c.variant for c in rec.coded if c.family == "adaptive"}
     assert variants == {0.0: {""}, DEFAULT.lean_dense_bias: {"dense"}}
 
 
