@@ -329,3 +329,21 @@ def pack_block(fields: Any, count: int) -> bytes:
     if isinstance(fields, dict):
         return container.pack_block(fields, count)
     return msgpack.packb(fields, use_bin_type=True)
+
+
+# ---------------------------------------------------------------------------- frozen fixtures
+
+
+def make_fixtures() -> Any:
+    """The module tests/fixtures/make_fixtures.py (the script that wrote the frozen fixtures)."""
+    import importlib.util
+    import pathlib
+    import sys
+
+    path = pathlib.Path(__file__).parent / "fixtures" / "make_fixtures.py"
+    if "make_fixtures" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("make_fixtures", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["make_fixtures"] = module
+    return sys.modules["make_fixtures"]
