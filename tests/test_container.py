@@ -463,7 +463,6 @@ def test_delta_with_a_tokenizer():
     assert len(check_roundtrip(x[:500], tokenizer=raw_tok)) <= len(data)  # the orders tried include 0
 
 
-@pytest.mark.slow
 def test_auto_delta_beyond_full_fit():
     """Beyond Settings.full_fit values (the default settings) the chain is chosen on a sample
     and the winner rebuilt on all the values. (Speed: benchmarks/, not asserted here.)"""
