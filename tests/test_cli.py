@@ -17,10 +17,8 @@ from ubpe import io as uio
 
 @pytest.fixture(scope="module")
 def container():
-    """The container module (compress, decompress, inspect)."""
-    import ubpe.container
-
-    return ubpe.container
+    """The public API (compress, decompress, describe)."""
+    return ubpe
 
 
 @pytest.fixture(scope="module")
