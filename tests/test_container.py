@@ -1085,23 +1085,32 @@ def constant_container(n: int, crc: int | None = None) -> bytes:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="an address-space limit (RLIMIT_AS) on Linux")
 def test_an_output_the_machine_cannot_allocate_is_a_library_error():
     """A container within max_output_size whose values do not fit in memory: CorruptDataError
-    saying so (here: 2 GiB of values, 8 GiB of tokens, under an address-space limit)."""
+    saying so, under an address-space limit: 2 GiB of values from 2**31 tokens (8 GiB of them),
+    and from one token that expands to them (the values' allocation fails)."""
     assert_same_array(decompress(constant_container(5000)), np.zeros(5000, np.uint8))
     code = (
         "import resource, sys, numpy as np\n"
         "import ubpe, test_container\n"
         "ubpe.decompress(test_container.constant_container(5000))  # compiled or loaded first\n"
+        "try:\n"
+        "    ubpe.decompress(test_container._doubling_container(10, 1024))\n"
+        "except ubpe.CorruptDataError:\n"
+        "    pass  # (its CRC: the expansion's kernels are loaded)\n"
         "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
         "resource.setrlimit(resource.RLIMIT_AS, (used + (1 << 29), resource.RLIM_INFINITY))\n"
-        "try:\n"
-        "    ubpe.decompress(test_container.constant_container(1 << 31, crc=0))  # (refused before its CRC)\n"
-        "except ubpe.CorruptDataError as e:\n"
-        "    print('corrupt:', e)\n"
+        "big = test_container.constant_container(1 << 31, crc=0), test_container._doubling_container(31, 1 << 31)\n"
+        "for data in big:\n"
+        "    try:\n"
+        "        ubpe.decompress(data)  # (refused before its CRC is checked)\n"
+        "    except ubpe.CorruptDataError as e:\n"
+        "        print('corrupt:', e)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           cwd=pathlib.Path(__file__).parent)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("corrupt:") and "allocate" in done.stdout
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("corrupt:") and "allocate" in line for line in lines), lines
+    assert "max_output_size" in lines[1]  # the values: refuse such containers early with a smaller cap
 
 
 def test_uint64_values_above_2_63_map_to_ids():
