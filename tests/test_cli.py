@@ -17,10 +17,8 @@ from ubpe import io as uio
 
 @pytest.fixture(scope="module")
 def container():
-    """The container module (compress, decompress, inspect)."""
-    import ubpe.container
-
-    return ubpe.container
+    """The public API (compress, decompress, describe)."""
+    return ubpe
 
 
 @pytest.fixture(scope="module")
@@ -489,7 +487,7 @@ def test_demo(capsys, container):
         assert name in rows, out
         assert float(rows[name][-2]) > 1.0  # "name [-level] bytes ratio time"
     assert "checked" in out
-    # the default level (2, with the "cm" coder) beats the general-purpose compressors
+    # the default level (2, with the context-mixing coders) beats the general-purpose compressors
     assert float(rows["ubpe"][-2]) > max(float(rows[name][-2]) for name in ("zlib", "bz2", "lzma"))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ubpe
-from ubpe import cli, container
+from ubpe import cli
 from ubpe import io as uio
 
 
@@ -93,7 +93,7 @@ def test_cli_columns_round_trip(capsys, tmp_path):
     src.write_text("t,a,b\n" + "".join(",".join(map(str, row)) + "\n" for row in x.tolist()))
     packed = tmp_path / "a.ubpe"
     assert run(capsys, "-q", "compress", src, "-o", packed, "--column", "a", "--level", "1")[0] == 0
-    assert container.describe(packed.read_bytes()).source["column"] == 1
+    assert ubpe.describe(packed.read_bytes()).source["column"] == 1
     assert run(capsys, "-q", "decompress", packed, "-o", tmp_path / "a.csv")[0] == 0
     assert (tmp_path / "a.csv").read_text() == "a\n" + "".join(f"{v}\n" for v in x[:, 1].tolist())
     code, out, _ = run(capsys, "inspect", packed)
@@ -130,9 +130,9 @@ def test_cli_column_errors(capsys, tmp_path):
     {"format": "csv", "columns": 1},
 ])
 def test_corrupt_csv_source_is_a_data_error(capsys, tmp_path, source):
-    data = container.compress(np.arange(50) % 7, level=1, source=source)
+    data = ubpe.compress(np.arange(50) % 7, level=1, source=source)
     with pytest.raises(ubpe.CorruptDataError, match="csv metadata"):
-        uio.check_source(container.describe(data).source)
+        uio.check_source(ubpe.describe(data).source)
     (tmp_path / "x.ubpe").write_bytes(data)
     code, _, err = run(capsys, "decompress", tmp_path / "x.ubpe", "-o", tmp_path / "y.csv")
     assert code == 1 and "csv metadata" in err and not (tmp_path / "y.csv").exists()

@@ -612,6 +612,7 @@ def read_blocked_head(src: BinaryIO, cap: int) -> tuple[Parsed, msgpack.Unpacker
                 break
             head[name] = unpacker.unpack()
         if count is not None:
+            head["blocks"] = None  # (the blocks are read one by one: the head's fields are checked as parse's)
             head = _named_head(head)
     except Exception:  # not a map, or damaged: the whole read says why
         count = None
