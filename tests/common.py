@@ -182,6 +182,11 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     # ADC codes with skewed low digits: the "mult" stage, two channels
     lowbits = (np.round(np.cumsum(rng.normal(0, 4, (1500, 2)), axis=0)) * 4
                + (rng.random((1500, 2)) < 0.1) * rng.integers(1, 4, (1500, 2))).astype(np.int16)
+    decimals = np.round(np.cumsum(rng.normal(0, 0.5, (600, 2)), axis=0), 1)
+    decimals[[7, 300, 450], [0, 1, 0]] = [np.inf, -0.0, 1 / 3]
+    wide_floats = np.round(np.cumsum(rng.normal(0, 1e4, 800)), 6)  # wide integers: low bits out of the chain
+    calibrated = np.cumsum(rng.integers(-20, 21, 700)).astype(np.float32) * np.float32(0.37 / 4096)
+    binary = (np.sin(np.arange(700, dtype=np.float32) * np.float32(0.05)) * np.float32(0.3)).astype("<f4")
     out = [
         ("walk", walk, compress(walk), None),
         ("text", text, compress(text), None),
@@ -219,6 +224,16 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("rank", frames, compress(frames, predictor="rank+delta1", level=1), None),
         ("grid", wide, compress(wide, predictor="grid+delta1", level=1), None),
         ("decorrelate", near, compress(near, predictor="decorrelate+lpc", level=1), None),
+    ]
+    # lossless floats: the decimal mode with exceptions and low bits, a multiplier, the binary
+    # mode with raw remainders, and the decimal mode in blocks (no NaN: the check compares with
+    # array_equal)
+    out += [
+        ("floatdec", decimals, compress(decimals, level=1), None),
+        ("floatdec_shift", wide_floats, compress(wide_floats, level=1), None),
+        ("floatdec_mult", calibrated, compress(calibrated, level=1), None),
+        ("floatbin", binary, compress(binary, level=1), None),
+        ("blocks_floatdec", decimals, compress(decimals, level=1, block_size=200), None),
     ]
     return out
 

@@ -82,6 +82,25 @@ def test_the_child_samples_cover_every_coder_and_stage():
     assert any(info.delta for info in cm) and any(not info.embedded for info in cm)
 
 
+def test_child_samples_include_lossless_float_containers():
+    """The mutations cover the lossless float stages' fields: bases, shifts and low bits,
+    exceptions, the binary mode's remainders, in one stream and in blocks."""
+    samples = {name: (values, data) for name, values, data, _ in fuzz_samples()}
+    fronts = {}
+    for name in ("floatdec", "floatdec_shift", "floatdec_mult", "floatbin", "blocks_floatdec"):
+        values, data = samples[name]
+        tree = unpack_any(data)
+        if "blocks" in tree:
+            front = unpack_block(tree["blocks"][0], tree["block"] * (values.shape[1] if values.ndim > 1 else 1))["front"]
+        else:
+            front = tree["front"]
+        fronts[name] = front[0]
+    assert fronts["floatdec"]["stage"] == "floatdec" and "esc" in fronts["floatdec"]
+    assert "low" in fronts["floatdec_shift"] and type(fronts["floatdec_mult"]["base"][0]) is float
+    assert fronts["floatbin"]["stage"] == "floatbin" and fronts["floatbin"].get("raw")
+    assert fronts["blocks_floatdec"]["stage"] == "floatdec"
+
+
 def test_child_samples_include_mult_containers():
     """The "mult" stage's fields (bases, offsets, the digits' stream) in one stream and in blocks."""
     samples = {name: (values, data) for name, values, data, _ in fuzz_samples()}

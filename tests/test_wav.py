@@ -317,12 +317,13 @@ def test_cli_corrupt_source_map_is_a_data_error(capsys, tmp_path, change):
     assert not (tmp_path / "out.wav").exists()
 
 
-def test_cli_float_wav_off_a_grid_needs_step(capsys, tmp_path):
+def test_cli_float_wav_off_a_grid_is_lossless_or_quantized(capsys, tmp_path):
     x = np.random.default_rng(4).normal(size=(500, 2))  # float64, off any exact grid
     src = tmp_path / "f.wav"
     src.write_bytes(wav_file(fmt_body(2, 44100, 64, tag=3), x.tobytes()))
-    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "f.ubpe")
-    assert code == 1 and "f.wav" in err and "--step S or --bits B" in err
+    assert run(capsys, "-q", "compress", src, "-o", tmp_path / "l.ubpe")[0] == 0  # lossless by default
+    assert run(capsys, "-q", "decompress", tmp_path / "l.ubpe", "-o", tmp_path / "l.wav")[0] == 0
+    assert (tmp_path / "l.wav").read_bytes() == src.read_bytes()
     assert run(capsys, "-q", "compress", src, "-o", tmp_path / "f.ubpe", "--step", "0.001", "--level", "1")[0] == 0
     assert run(capsys, "-q", "decompress", tmp_path / "f.ubpe", "-o", tmp_path / "g.wav")[0] == 0
     back = uio.read_signal(tmp_path / "g.wav")

@@ -13,6 +13,8 @@ Formats, chosen by the file's extension unless ``fmt`` says otherwise:
           ``float64``; several columns are ``(frames, columns)``, ``column=`` picks one
 ``raw``   any other file, with an explicit ``dtype`` such as ``'<i2'``: the bare array bytes
 ``bytes`` any file as ``uint8`` values (``as_bytes=True``)
+``edf``   ``.edf``, ``.bdf`` (and ``.rec``): EDF, EDF+ and BDF recordings, their digital samples
+          (``int16``; BDF ``int32``), written back byte for byte (:mod:`ubpe.edf`)
 ========  ==================================================================================
 
 :func:`read_signal` also returns a ``source`` map describing the file, which
@@ -60,8 +62,9 @@ __all__ = [
 DEFAULT_WAV_RATE = 44100
 
 #: Formats :func:`read_values` and :func:`write_values` know, and the extensions that select them.
-FORMATS = ("npy", "wav", "csv", "raw", "bytes")
-_EXTENSIONS = {".npy": "npy", ".wav": "wav", ".wave": "wav", ".csv": "csv", ".txt": "csv"}
+FORMATS = ("npy", "wav", "csv", "raw", "bytes", "edf")
+_EXTENSIONS = {".npy": "npy", ".wav": "wav", ".wave": "wav", ".csv": "csv", ".txt": "csv",
+               ".edf": "edf", ".bdf": "edf", ".rec": "edf"}
 
 
 DEMO_RATE = 360  # Hz, MIT-BIH
@@ -295,6 +298,12 @@ def read_signal(
         return Signal(arr, None, _npy_source(name, arr))
     if kind == "wav":
         return _read_wav(name)
+    if kind == "edf":
+        from . import edf
+
+        with open(name, "rb") as fh:
+            values, rate, source = edf.read(name, fh.read())
+        return Signal(values, int(rate) if rate is not None and rate == int(rate) else None, source)
     return _read_csv(name, column)
 
 
@@ -951,6 +960,11 @@ def check_source(source: Any) -> dict[str, Any] | None:
         return source
     if kind == "csv":
         return _check_csv_source(source)
+    if kind == "edf":
+        from . import edf
+
+        edf.check_source(source)
+        return source
     if kind == "npy":
         return _check_npy_source(source)
     return None
@@ -963,6 +977,10 @@ def _to_bytes(values: np.ndarray, kind: str, name: str, rate: int | None, source
         return _wav_bytes(values, name, rate, source if source is not None and source.get("format") == "wav" else None)
     if kind == "csv":
         return _csv_bytes(values, name, source if source is not None and source.get("format") == "csv" else None)
+    if kind == "edf":
+        from . import edf
+
+        return edf.to_bytes(values, name, source if source is not None and source.get("format") == "edf" else None)
     # raw and bytes: the array's own bytes, C order
     if values.dtype.kind not in "iubf":
         raise TypeError(f"{name}: raw output holds numeric arrays, got dtype {values.dtype}")

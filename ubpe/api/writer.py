@@ -8,7 +8,9 @@ searches with); :func:`given_model_fields` codes values with a model the caller 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -214,7 +216,35 @@ class Frames:
     frames: int
     get: Callable[[int, int], np.ndarray]
     rows: Callable[[int, int], np.ndarray]
-    prefix: list[dict]
+    prefix: list[dict] | Callable[[int, int], list[dict]]  #: a callable: each block's own float stage entry
+
+    def prefix_of(self, f0: int, f1: int) -> list[dict]:
+        """The recorded float stage of frames ``[f0, f1)`` (the same for every block but for the
+        float stages whose params hold data of each value, ``floatcodes.PER_BLOCK``)."""
+        return self.prefix(f0, f1) if callable(self.prefix) else self.prefix
+
+
+def float_frames(src: Frames, floats: np.ndarray, stage: frontend.Stage) -> Frames:
+    """``src`` with ``stage`` (configured on all the values) run on the frames ``[f0, f1)`` of
+    ``floats`` (``(C, F)``) that each call asks for: ``get`` gives its integers, ``prefix`` its
+    recorded entry (kept from the ``get`` of the same frames, else computed again)."""
+    records: dict[tuple[int, int], dict[str, Any]] = {}
+    lock = threading.Lock()
+
+    def get(f0: int, f1: int) -> np.ndarray:
+        y, params = stage.forward(np.ascontiguousarray(floats[:, f0:f1]))
+        with lock:
+            records[(f0, f1)] = params
+        return y
+
+    def prefix(f0: int, f1: int) -> list[dict[str, Any]]:
+        with lock:
+            params = records.pop((f0, f1), None)
+        if params is None:
+            params = stage.forward(np.ascontiguousarray(floats[:, f0:f1]))[1]
+        return [{"stage": stage.name, **params}]
+
+    return dataclasses.replace(src, get=get, prefix=prefix)
 
 
 @dataclass(frozen=True)
@@ -300,7 +330,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             ids, positions = alphabet.to_ids(flat), np.zeros(0, np.int64)  # ValueError names a value outside
         else:
             ids, positions = escaped_ids(alphabet, flat)
-        fields: dict[str, Any] = {"front": src.prefix + record}
+        fields: dict[str, Any] = {"front": src.prefix_of(f0, f1) + record}
         if positions.size:
             fields["esc"] = escape_field(flat, positions)
         tokens = model.encode(ids) if use_merges else ids  # by the model's method

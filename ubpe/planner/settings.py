@@ -199,6 +199,21 @@ class Settings:
     #: first by replay's): a second pass still shrinks the container a little, more passes hardly
     #: (benchmarks/README.md, "Encoding method").
     bits_passes: int = 2
+    #: Lossless floats (:mod:`ubpe.planner.floats`): bits of prediction residual the chain keeps
+    #: per value; the rest go raw (a decimal mode's ``shifts``, a binary mode's grid above the
+    #: lowest bit).
+    float_modelled_bits: int = 12
+    #: The float modes are estimated on this many values, all channels together (all of them up
+    #: to this many, else float_sample_windows evenly spaced windows of frames).
+    float_sample: int = 1 << 16
+    float_sample_windows: int = 16
+    #: Largest share of exceptions a float mode may have to be considered.
+    float_max_exception_share: float = 0.25
+    #: The float candidates (with their variants) compressed to decide, on about float_measure
+    #: values, all channels together (float_measure_windows windows of frames of a longer input).
+    float_finalists: int = 3
+    float_measure: int = 1 << 14
+    float_measure_windows: int = 4
     #: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
     #: values, block_sample_windows evenly spaced windows of frames joined in time.
     block_sample: int = 1 << 18
