@@ -167,3 +167,20 @@ def weighted_fit(s, lo, hi, r, order, precision, bits):
             best = (cost, k, shift, q)
         e = res[fit_lo - lo:].astype(np.float64)
     return best
+
+
+def channels_predicted(x, bits, refs, weights, shift=12, inverse=False):
+    """The "decorrelate" stage for C != 2 on ``x`` (a list of C lists of signed ints): channel
+    ``c`` minus (forward) or plus (inverse) ``(sum_j w_j * x[r_j] + 2**(shift - 1)) >> shift``,
+    the sum taken modulo 2**64, the result modulo 2**bits; the inverse restores channels in
+    increasing order from those already restored."""
+    out = [list(row) for row in x]
+    source = out if inverse else x
+    for c, (rs, ws) in enumerate(zip(refs, weights)):
+        if not rs:
+            continue
+        for i in range(len(x[c])):
+            acc = to_signed(sum(w * source[r][i] for r, w in zip(rs, ws)) + (1 << (shift - 1)), 64)
+            p = acc >> shift
+            out[c][i] = to_signed(x[c][i] + p if inverse else x[c][i] - p, bits)
+    return out

@@ -135,7 +135,7 @@ def _edit(short: bytes, edit) -> bytes:
     (lambda t: t[K["stream"]].__setitem__(K["coder"], "zz"), "coder"),
     (lambda t: t.__setitem__(K["dtype"], 21), "unknown number 21"),
     (lambda t: t.__setitem__(K["dtype"], "<i2"), "written by name"),
-    (lambda t: t[K["front"]][0].__setitem__(K["stage"], 9), "unknown number 9"),
+    (lambda t: t[K["front"]][0].__setitem__(K["stage"], 60), "unknown number 60"),
     (lambda t: t[K["front"]][0].__setitem__(K["stage"], "delta"), "written by name"),
     (lambda t: t.pop(K["crc"]), "missing"),
     (lambda t: t.__setitem__(K["crc"], "x"), "crc"),

@@ -132,15 +132,16 @@ def test_decode_with_lpc_with_a_value_table_and_channels():
 
 
 def test_fused_path_behind_a_float_stage():
-    """A float stage ("quantize", lossy, or "floatgrid", lossless) before the LPC stage: the
-    "mag" stream is still decoded in one pass, and the floats equal those of decoding stage by
-    stage, bit for bit (float64 and float32, wide and narrow integers)."""
+    """A float stage ("quantize", lossy, or "floatgrid", "floatdec", "floatbin", lossless) before
+    the LPC stage: the "mag" stream is still decoded in one pass, and the floats equal those of
+    decoding stage by stage, bit for bit (float64 and float32, wide and narrow integers)."""
     rng = np.random.default_rng(12)
     t = np.arange(9000)
     smooth = 2500 * np.sin(t / 35.0) + np.where((t // 900) % 2, 30.0, 1.5) * rng.laplace(size=t.size)
     cases = [("quantize", smooth, dict(step=0.25)), ("quantize f32", smooth.astype(np.float32), dict(step=1.0)),
              ("quantize wide", smooth * 1e4, dict(step=0.5)),
-             ("floatgrid", np.round(smooth * 8) / 8, {}), ("floatgrid negzero", np.round(smooth) * 0.5, {})]
+             ("floatgrid", np.round(smooth * 8) / 8, {}), ("floatbin negzero", np.round(smooth) * 0.5, {}),
+             ("floatdec", np.round(smooth * 100) / 100, {}), ("floatbin f32", (smooth / 7).astype(np.float32), {})]
     used = set()
     for name, x, opts in cases:
         if "negzero" in name:
@@ -158,7 +159,7 @@ def test_fused_path_behind_a_float_stage():
         if front[-1] == "lpc" and len(front) == 2 and ubpe.describe(data).coders == ("mag",):
             assert fused(data) == 1, name
             used.add(front[0])
-    assert used == {"quantize", "floatgrid"}
+    assert used == {"quantize", "floatgrid", "floatdec", "floatbin"}
 
 
 def test_fused_path_for_delta_orders_1_and_2():

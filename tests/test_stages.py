@@ -363,16 +363,85 @@ def test_decorrelate_beats_independent_channels_on_correlated_stereo(shared_data
     rng = np.random.default_rng(22)
     quad = np.concatenate([x, x + rng.integers(-2, 3, x.shape).astype(np.int16)], axis=1)
     y, record = run_chain(quad, [("decorrelate", {})])
-    assert record[0]["refs"][2:] == [0, 1] and record[0]["refs"][0] == -1
+    assert record[0]["refs"] == [[], [0], [0], [1]] or record[0]["refs"][2:] == [[0], [1]]
+    assert record[0]["refs"][0] == [] and all(abs(w - 4096) < 200 for w in record[0]["weights"][2] + record[0]["weights"][3])
 
 
 def test_decorrelate_leaves_independent_channels_alone():
     rng = np.random.default_rng(23)  # Laplacian steps, as prediction residuals are
     x = np.cumsum(np.round(rng.laplace(0, 30, (20000, 3))), axis=0).astype(np.int32)
     _, record = run_chain(x, [("decorrelate", {})])
-    assert record[0]["refs"] == [-1, -1, -1]
+    assert record[0]["refs"] == [[], [], []] and record[0]["weights"] == [[], [], []]
     _, record = run_chain(x[:, :2], [("decorrelate", {})])
     assert set(record[0]["modes"]) == {0}
+
+
+def electrode_array(frames: int, channels: int, seed: int = 31) -> np.ndarray:
+    """``(frames, channels)`` int16 shaped like a linear electrode array: interference common to
+    every channel (mains hum, reference drift), local fields that decay with the distance
+    between electrodes, and each electrode's own Laplacian noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(frames)
+    common = 40 * np.sin(2 * np.pi * t / 400) + np.cumsum(rng.normal(0, 2, frames))
+    sources = np.cumsum(rng.normal(0, 6, (5, frames)), axis=1)
+    where = rng.uniform(0, channels, 5)
+    gain = np.exp(-np.abs(np.arange(channels)[:, None] - where[None, :]) / max(channels / 8, 2))
+    x = common[None, :] + gain @ sources + rng.laplace(0, 3, (channels, frames))
+    return np.round(x.T).astype(np.int16)
+
+
+@given(st.sampled_from(ALL_INT), st.integers(3, 6), st.integers(0, 30), st.randoms(use_true_random=False))
+def test_many_channel_prediction_is_the_reference_arithmetic(dtype, channels, frames, rnd):
+    """Any valid references and weights decode as the plain-Python reference computes (values
+    at the dtype's extremes included: the sum wraps modulo 2**64, the result modulo 2**bits);
+    the forward pass writes what the reference writes with the params it recorded."""
+    from reference_predict import channels_predicted
+    dtype = np.dtype(dtype)
+    info, bits = np.iinfo(dtype), 8 * dtype.itemsize
+    values = [int(info.min), int(info.max), 0, -1 if info.min else 1]
+    x = np.array([[rnd.choice(values) if rnd.random() < 0.3 else rnd.randint(int(info.min), int(info.max))
+                   for _ in range(frames)] for _ in range(channels)], dtype=dtype)
+    refs = [sorted(rnd.sample(range(c), rnd.randint(0, min(c, DecorrelateStage.MAX_REFS)))) for c in range(channels)]
+    weights = [[rnd.choice([1, -1]) * rnd.randint(1, DecorrelateStage.WEIGHT_LIMIT - 1) for _ in r] for r in refs]
+    stage = DecorrelateStage()
+    params = stage.check({"refs": refs, "weights": weights}, dtype, x.shape)
+    signed = x.view(f"i{dtype.itemsize}")
+    expected = channels_predicted(signed.astype(object).tolist(), bits, refs, weights, inverse=True)
+    assert stage.inverse(signed, params).tolist() == expected
+    y, recorded = stage.forward(x)
+    assert y.tolist() == channels_predicted(signed.astype(object).tolist(), bits, recorded["refs"], recorded["weights"])
+    assert_same_array(stage.inverse(y, recorded).view(dtype), x)
+
+
+def test_electrode_array_channels_are_predicted_from_their_neighbours():
+    """64 electrodes sharing interference and decaying fields: channels refer to one or more
+    earlier ones with weights fitted to them (not only plain differences), and the container
+    is smaller than each channel compressed alone."""
+    x = electrode_array(6000, 64)
+    _, record = run_chain(x, [("decorrelate", {})])
+    refs, weights = record[0]["refs"], record[0]["weights"]
+    assert refs[0] == [] and sum(1 for r in refs if r) >= 48
+    assert any(len(r) >= 2 for r in refs)
+    assert any(abs(w - 4096) > 200 for ws in weights for w in ws)
+    joint = compress(x, level=1)
+    assert_same_array(decompress(joint), x)
+    assert front_of(joint)[0]["stage"] == "decorrelate"
+    alone = sum(len(compress(np.ascontiguousarray(x[:, c]), level=1)) for c in range(x.shape[1]))
+    assert len(joint) < alone, (len(joint), alone)
+
+
+@pytest.mark.parametrize("channels", [1, 3, 17, 384, 1024])
+def test_any_channel_count_round_trips(channels):
+    """Up to 1 024 channels (electrode arrays) compress and decode exactly, the decorrelate
+    chain too; channels that share nothing keep no reference."""
+    x = electrode_array(channels + 40, channels, seed=channels)  # more frames than channels, as compress asks
+    for predictor in ("auto", "decorrelate+lpc") if channels > 1 else ("auto",):
+        assert_same_array(decompress(compress(x, predictor=predictor, level=1)), x)
+    rng = np.random.default_rng(channels)
+    independent = np.cumsum(rng.laplace(0, 50, (3000, min(channels, 17))), axis=0).astype(np.int32)
+    _, record = run_chain(independent, [("decorrelate", {})])
+    if independent.shape[1] != 2:
+        assert all(r == [] for r in record[0]["refs"])
 
 
 def test_grid_stage_output_and_cost():
@@ -439,12 +508,21 @@ HOSTILE_DECORRELATE = [
 ]
 
 HOSTILE_REFS = [
-    lambda p: p.update(refs=[-1, 0, 2]),
-    lambda p: p.update(refs=[0, -1, -1]),
-    lambda p: p.update(refs=[-1, -2, 0]),
-    lambda p: p.update(refs=[-1, True, 0]),
-    lambda p: p.update(refs=[-1, 0]),
+    lambda p: p.update(refs=[[], [0], [2]]),
+    lambda p: p.update(refs=[[0], [], []]),
+    lambda p: p.update(refs=[[], [-1], [0]]),
+    lambda p: p.update(refs=[[], [True], [0]]),
+    lambda p: p.update(refs=[[], [0]]),
     lambda p: p.update(refs="abc"),
+    lambda p: p.update(refs=[[], [0], [1, 0]], weights=[[], [4096], [1, 1]]),
+    lambda p: p.update(refs=[[], [0], [0, 0]], weights=[[], [4096], [1, 1]]),
+    lambda p: p.update(refs=[[], [0], [0, 1]], weights=[[], [4096], [1]]),
+    lambda p: p.update(refs=[[], [0], [0]], weights=[[], [4096], [0]]),
+    lambda p: p.update(refs=[[], [0], [0]], weights=[[], [4096], [1 << 15]]),
+    lambda p: p.update(refs=[[], [0], [0]], weights=[[], [4096], [1.5]]),
+    lambda p: p.update(refs=[[], [0], [0]], weights=[[], [4096]]),
+    lambda p: p.update(refs=[[], [], [0, 1, 0, 1, 0]], weights=[[], [], [1] * 5]),
+    lambda p: p.pop("weights"),
     lambda p: p.update(block=4096, modes=b""),
 ]
 

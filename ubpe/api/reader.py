@@ -167,7 +167,7 @@ def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
 
 #: Float stages whose inverse reads only the values of its integers (any integer dtype holding
 #: them gives the same floats): behind one, the fused path's int64 output goes to it directly.
-_FUSED_FLOAT_STAGES = frozenset(("quantize", "floatgrid"))
+_FUSED_FLOAT_STAGES = frozenset(("quantize", "floatgrid", "floatdec", "floatbin"))
 
 
 _ZERO_SHIFT = np.zeros(1, np.int64)
@@ -176,7 +176,7 @@ _ZERO_SHIFT = np.zeros(1, np.int64)
 def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
                   native: np.dtype) -> np.ndarray | None:
     """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage
-    (alone, or after one float stage, "quantize" or "floatgrid") or one delta stage of order 1
+    (alone, or after one float stage of :data:`_FUSED_FLOAT_STAGES`) or one delta stage of order 1
     or 2, decoded and reconstructed in one pass (:func:`ubpe.coders.mag.decode_with_lpc`): the
     ``n`` values (``channels`` rows of ``n // channels`` frames, flattened) in ``native``
     (after the float stage's inverse, when there is one); None for any other stream (then
@@ -214,7 +214,7 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     # "width": the int64 reconstruction holds exactly those values
     values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, chain[0]["width"], parsed)
     with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
-        return frontend.inverse(values, chain[:1], native)
+        return frontend.inverse(values.reshape(channels, -1), chain[:1], native)
 
 
 def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:

@@ -166,28 +166,38 @@ def min_merge_bits(m: int, a: int) -> int:
 
 # ============================================================================ escapes
 
+#: Values converted at a time by :func:`escaped_ids` (its int64 temporaries stay this small).
+ESCAPE_CHUNK = 1 << 16
+
+
 def escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(ids, positions): the alphabet ids of ``flat``, a value outside the alphabet replaced by the
-    nearest alphabet value at or above it (else the largest), and the positions so replaced."""
+    nearest alphabet value at or above it (else the largest), and the positions so replaced.
+    Memory: the int32 ids and int64 temporaries of :data:`ESCAPE_CHUNK` values."""
     a = len(alphabet)
-    if alphabet.kind == "range":
-        if flat.dtype.kind == "u":
-            outside = flat >= a
-            ids = np.minimum(flat, a - 1).astype(np.int32)
+    ids = np.empty(flat.shape[0], np.int32)
+    outside = np.empty(flat.shape[0], bool)
+    table = alphabet.values if alphabet.kind != "range" else None  # sorted int64
+    for start in range(0, flat.shape[0], ESCAPE_CHUNK):
+        part = flat[start:start + ESCAPE_CHUNK]
+        out, bad = ids[start:start + part.shape[0]], outside[start:start + part.shape[0]]
+        if table is None:
+            if part.dtype.kind == "u":
+                np.greater_equal(part, a, out=bad)
+                out[:] = np.minimum(part, a - 1)
+            else:
+                bad[:] = (part < 0) | (part >= a)
+                out[:] = np.clip(part, 0, a - 1)
+            continue
+        if part.dtype == np.uint64:  # compare in the values' own domain
+            big = part > np.uint64(np.iinfo(np.int64).max)
+            wide = np.where(big, np.uint64(np.iinfo(np.int64).max), part).astype(np.int64)
         else:
-            outside = (flat < 0) | (flat >= a)
-            ids = np.clip(flat, 0, a - 1).astype(np.int32)
-    else:
-        table = alphabet.values  # sorted int64
-        if flat.dtype == np.uint64:  # compare in the values' own domain
-            big = flat > np.uint64(np.iinfo(np.int64).max)
-            wide = np.where(big, np.uint64(np.iinfo(np.int64).max), flat).astype(np.int64)
-        else:
-            big = np.zeros(flat.shape, dtype=bool)
-            wide = flat.astype(np.int64)
+            big = False
+            wide = part.astype(np.int64)
         idx = np.minimum(np.searchsorted(table, wide), a - 1)
-        outside = big | (table[idx] != wide)
-        ids = idx.astype(np.int32)
+        bad[:] = big | (table[idx] != wide)
+        out[:] = idx
     return ids, np.flatnonzero(outside)
 
 

@@ -49,10 +49,19 @@ class DecorrelateStage(Stage):
     ``S``'s parity; no extra bit is needed because the side is kept modulo ``2**bits``, and
     a wrapped side costs only compression, never exactness.
 
-    Other channel counts (params ``{"refs": [r_0, ..., r_{C-1}]}``): channel ``c`` becomes
-    ``x_c - x_r`` for ``r = refs[c] < c``, or stays itself for ``r = -1``; ``r`` is the earlier
-    channel whose first differences are closest (least squares on a sample of frames), taken
-    when it lowers the estimated bits by at least :attr:`MARGIN` a sample.
+    Other channel counts (params ``{"refs": [[r, ...] per channel], "weights": [[w, ...] per
+    channel]}``): channel ``c`` is predicted from up to :attr:`MAX_REFS` earlier channels,
+    ``p = (sum_j w_j * x[r_j] + 2**11) >> 12`` (weights in units of ``2**-12``; the sum in
+    int64, modulo ``2**64``), and written as ``x[c] - p`` modulo ``2**bits`` (no references:
+    unchanged). Decoding restores the channels in increasing order, each from channels already
+    restored. The references and weights come from a least-squares fit of the channels' first
+    differences on a sample of frames (what the temporal predictor after this stage sees):
+    greedy, each reference taken among the channel's most correlated earlier ones while it
+    lowers the estimated bits by at least :attr:`MARGIN` a frame (and pays for its params).
+    This models what electrode arrays record: interference common to every channel (weights
+    near 1 on a neighbour, or spread over several) and fields that decay with distance
+    (weights below 1); channels that share nothing keep no reference. Memory: the output (the
+    input's width), one int64 row at a time, and a ``C x C`` matrix.
     """
 
     name = "decorrelate"
@@ -64,6 +73,15 @@ class DecorrelateStage(Stage):
     WINDOW: ClassVar[int] = 4096
     #: estimated bits a frame a joint coding must save over independent channels
     MARGIN: ClassVar[float] = 0.05
+    #: C != 2: references a channel may have, and how many of its most correlated earlier
+    #: channels are candidates for them (bounds the choice's cost at C x CANDIDATES)
+    MAX_REFS: ClassVar[int] = 4
+    CANDIDATES: ClassVar[int] = 32
+    #: weights are integers in units of 2**-WEIGHT_SHIFT, in [-2**15, 2**15 - 1]
+    WEIGHT_SHIFT: ClassVar[int] = 12
+    WEIGHT_LIMIT: ClassVar[int] = 1 << 15
+    #: estimated param bytes of one reference (its channel and weight, msgpack)
+    REF_BYTES: ClassVar[int] = 4
 
     def __init__(self, block: int = BLOCK) -> None:
         self.block = check_int("block", block, 1, self.MAX_BLOCK)
@@ -107,24 +125,107 @@ class DecorrelateStage(Stage):
 
     # ------------------------------------------------------------------ any channel count
 
-    def _refs(self, s: np.ndarray) -> list[int]:
-        channels, frames = s.shape
-        if channels < 2 or frames < 2:
-            return [-1] * channels
-        windows = max(1, min(-(-frames // self.WINDOW), self.SAMPLE // self.WINDOW))
-        width = min(frames, self.WINDOW)
+    def _difference_gram(self, x: np.ndarray) -> np.ndarray:
+        """``G[i, j]``: the mean product of channels ``i`` and ``j``'s first differences over
+        evenly spaced windows of frames (float64 ``(C, C)``), accumulated a few hundred frames
+        at a time: memory ``C**2`` plus a window slice, whatever the input."""
+        channels, frames = x.shape
+        total = min(frames, self.SAMPLE)
+        width = min(total, self.WINDOW)
+        windows = max(1, total // width)
         starts = np.linspace(0, frames - width, windows).astype(np.int64)
-        d = np.concatenate([np.diff(s[:, a:a + width].astype(np.float64), axis=1) for a in starts], axis=1)
-        gram = d @ d.T
-        energy = np.diag(gram)
-        # cost[c, r]: energy of channel c's differences minus channel r's, for r < c only
-        cost = energy[:, None] + energy[None, :] - 2.0 * gram
-        cost[np.triu_indices(channels)] = np.inf
-        best = np.argmin(cost, axis=1)
-        # MARGIN bits a sample: half the log2 of the variance ratio
-        take = cost[np.arange(channels), best] < energy * 2.0 ** (-2 * self.MARGIN)
-        refs = [int(r) if t else -1 for r, t in zip(best, take)]
-        return refs
+        step = max(16, (1 << 20) // (8 * channels))  # ~1 MB of float64 differences at a time
+        gram = np.zeros((channels, channels))
+        count = 0
+        for a in starts.tolist():
+            for lo in range(a, a + width - 1, step):
+                hi = min(lo + step + 1, a + width)
+                d = np.diff(x[:, lo:hi].astype(np.float64), axis=1)
+                gram += d @ d.T
+                count += d.shape[1]
+        return gram / max(count, 1)
+
+    def _choose(self, x: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
+        """References and quantized weights of every channel of ``x`` (``(C, F)`` signed): the
+        greedy least-squares choice of the class docstring, every channel at once (each step
+        one batched solve over channels x candidates)."""
+        channels, frames = x.shape
+        refs: list[list[int]] = [[] for _ in range(channels)]
+        weights: list[list[int]] = [[] for _ in range(channels)]
+        if channels < 2 or frames < 2:
+            return refs, weights
+        if x.dtype.itemsize == 8 and (int(x.max(initial=0)) >= 1 << 47 or int(x.min(initial=0)) < -(1 << 47)):
+            return refs, weights  # weights times values could leave int64: no prediction
+        gram = self._difference_gram(x)
+        energy = np.diag(gram).copy()
+        rows = np.arange(channels)
+        # candidates: each channel's most correlated earlier channels (of nonzero energy)
+        corr = np.abs(gram) / np.sqrt(np.maximum(np.outer(energy, energy), 1e-300))
+        corr[np.triu_indices(channels)] = -1.0
+        corr[:, energy <= 0] = -1.0
+        k_pool = min(self.CANDIDATES, channels - 1)
+        pool = np.argsort(-corr, axis=1, kind="stable")[:, :k_pool]
+        pool_ok = np.take_along_axis(corr, pool, axis=1) >= 0
+        # bits a frame a reference must save: the margin plus its params spread over the frames
+        need = self.MARGIN + 8.0 * self.REF_BYTES / frames
+        chosen = np.zeros((channels, self.MAX_REFS), np.int64)
+        counts = np.zeros(channels, np.int64)  # references chosen per channel
+        current = energy.copy()
+        active = (energy > 0) & (rows > 0) & pool_ok.any(axis=1)
+        for k in range(self.MAX_REFS):
+            if not active.any():
+                break
+            ok = pool_ok & active[:, None]
+            for j in range(k):
+                ok &= pool != chosen[:, j:j + 1]
+            sets = np.concatenate([np.broadcast_to(chosen[:, None, :k], (channels, k_pool, k)), pool[:, :, None]], axis=2)
+            a = gram[sets[..., :, None], sets[..., None, :]]
+            b = gram[sets, rows[:, None, None]]
+            a += np.eye(k + 1) * (1e-9 * np.trace(a, axis1=2, axis2=3)[..., None, None] + 1e-12)
+            w = np.linalg.solve(a, b[..., None])[..., 0]
+            left = energy[:, None] - np.einsum("ckj,ckj->ck", w, b)
+            left[~ok] = np.inf
+            pick = np.argmin(left, axis=1)
+            best = np.maximum(left[rows, pick], energy * 1e-12)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gain = 0.5 * np.log2(current / best)
+            take = active & np.isfinite(best) & (gain >= need)
+            chosen[take, k] = pool[take, pick[take]]
+            current = np.where(take, best, current)
+            counts[take] = k + 1
+            active = take
+        scale = 1 << self.WEIGHT_SHIFT
+        for size in range(1, self.MAX_REFS + 1):  # the final weights, channels grouped by count
+            group = np.flatnonzero(counts == size)
+            if not group.size:
+                continue
+            sets = np.sort(chosen[group, :size], axis=1)
+            a = gram[sets[:, :, None], sets[:, None, :]] + np.eye(size) * 1e-12
+            b = gram[sets, group[:, None]]
+            w = np.linalg.solve(a, b[..., None])[..., 0]
+            q = np.clip(np.round(w * scale), -self.WEIGHT_LIMIT, self.WEIGHT_LIMIT - 1)
+            wq = q / scale
+            left = energy[group] - 2.0 * np.einsum("gj,gj->g", wq, b) + np.einsum("gi,gij,gj->g", wq, a, wq)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gain = 0.5 * np.log2(energy[group] / left)
+            # the quantized weights must still save the margin against no reference
+            keep = (left <= 0) | (gain >= self.MARGIN + size * 8.0 * self.REF_BYTES / frames)
+            for c, r, qc, kept in zip(group.tolist(), sets.tolist(), q.astype(np.int64).tolist(), keep.tolist()):
+                if kept:
+                    pairs = [(rr, ww) for rr, ww in zip(r, qc) if ww != 0]
+                    refs[c], weights[c] = [rr for rr, _ in pairs], [ww for _, ww in pairs]
+        return refs, weights
+
+    def _prediction(self, x: np.ndarray, refs: list[int], weights: list[int]) -> np.ndarray:
+        """``(sum_j w_j * x[r_j] + 2**(shift - 1)) >> shift`` in int64 (modulo 2**64), cast
+        (modulo ``2**bits``) to ``x``'s dtype: one channel's prediction."""
+        acc = np.zeros(x.shape[1], np.int64)
+        with np.errstate(over="ignore"):
+            for r, w in zip(refs, weights):
+                acc += np.int64(w) * x[r].astype(np.int64)
+            acc += np.int64(1 << (self.WEIGHT_SHIFT - 1))
+        acc >>= self.WEIGHT_SHIFT
+        return acc.astype(x.dtype)
 
     # ------------------------------------------------------------------ protocol
 
@@ -132,29 +233,28 @@ class DecorrelateStage(Stage):
         if x.dtype.kind not in "iu":
             raise TypeError(f"the decorrelate stage takes integer values, got dtype {x.dtype}")
         bits = 8 * x.dtype.itemsize
-        s = _sign_extended(x)
         if x.shape[0] == 2:
-            out, params = self._stereo_forward(s, bits)
-        else:
-            refs = self._refs(s)
-            out = s.copy()
-            for c, r in enumerate(refs):
-                if r >= 0:
-                    out[c] = s[c] - s[r]
-            params = {"refs": refs}
-        return out.astype(self.output_dtype(x.dtype, params)), params
+            out, params = self._stereo_forward(_sign_extended(x), bits)
+            return out.astype(self.output_dtype(x.dtype, params)), params
+        signed = x.view(f"i{x.dtype.itemsize}")
+        refs, weights = self._choose(signed)
+        out = signed.copy()
+        with np.errstate(over="ignore"):
+            for c in range(signed.shape[0]):
+                if refs[c]:
+                    out[c] -= self._prediction(signed, refs[c], weights[c])
+        return out, {"refs": refs, "weights": weights}
 
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         bits = 8 * y.dtype.itemsize
-        s = _sign_extended(y)
         if "modes" in params:
-            x = self._stereo_inverse(s, params, bits)
-        else:
-            x = s
-            for c, r in enumerate(params["refs"]):  # refs[c] < c: channel r is already restored
-                if r >= 0:
-                    x[c] = s[c] + x[r]
-        return x.astype(f"i{bits // 8}")
+            return self._stereo_inverse(_sign_extended(y), params, bits).astype(f"i{bits // 8}")
+        x = y.view(f"i{bits // 8}").copy()
+        with np.errstate(over="ignore"):
+            for c, (refs, weights) in enumerate(zip(params["refs"], params["weights"])):
+                if refs:  # every reference < c: restored already
+                    x[c] += self._prediction(x, refs, weights)
+        return x
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: decorrelate"
@@ -168,13 +268,21 @@ class DecorrelateStage(Stage):
             if modes and max(modes) > 3:
                 raise CorruptDataError(f"{where}: a mode is outside [0, 3] ({max(modes)})")
             return params
-        expect_map(params, where, ("refs",))
-        refs = params["refs"]
-        if not isinstance(refs, list) or len(refs) != channels:
-            raise CorruptDataError(f"{where}: 'refs' must be a list of {channels} ints")
-        for c, r in enumerate(refs):
-            if type(r) is not int or not -1 <= r < c:
-                raise CorruptDataError(f"{where}: channel {c}'s reference must be an int in [-1, {c - 1}], got {short(r)}")
+        expect_map(params, where, ("refs", "weights"))
+        refs, weights = params["refs"], params["weights"]
+        for key, v in (("refs", refs), ("weights", weights)):
+            if not isinstance(v, list) or len(v) != channels:
+                raise CorruptDataError(f"{where}: '{key}' must be a list of {channels} lists")
+        for c, (r, w) in enumerate(zip(refs, weights)):
+            if not isinstance(r, list) or not isinstance(w, list) or len(r) != len(w) or len(r) > self.MAX_REFS:
+                raise CorruptDataError(f"{where}: channel {c} must have lists of equal length of at most "
+                                       f"{self.MAX_REFS} references and weights, got {short(r)} and {short(w)}")
+            if any(type(v) is not int for v in r) or any(not 0 <= v < c for v in r) or r != sorted(set(r)):
+                raise CorruptDataError(f"{where}: channel {c}'s references must be increasing ints in "
+                                       f"[0, {c - 1}], got {short(r)}")
+            if any(type(v) is not int or not -self.WEIGHT_LIMIT <= v < self.WEIGHT_LIMIT or v == 0 for v in w):
+                raise CorruptDataError(f"{where}: channel {c}'s weights must be nonzero ints in "
+                                       f"[{-self.WEIGHT_LIMIT}, {self.WEIGHT_LIMIT - 1}], got {short(w)}")
         return params
 
     def output_dtype(self, dtype: np.dtype, params: dict[str, Any]) -> np.dtype:

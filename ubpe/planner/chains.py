@@ -24,7 +24,7 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS]
     if x.size and x.dtype.kind in "iu" and has_grid(x):
         specs += [PREDICTORS[k] for k in GRID_CHAINS]
-    if x.size and x.dtype.kind in "iu" and has_low_digits(x):
+    if x.size and x.dtype.kind in "iu" and has_low_digits(x, s.digit_channels):
         specs += [PREDICTORS[k] for k in MULT_CHAINS]
     specs = [spec for spec in specs if level != 1 or is_fast(spec)]
     if x.size and x.dtype.kind in "iu":
@@ -54,9 +54,13 @@ def has_grid(x: np.ndarray) -> bool:
     return False
 
 
-def has_low_digits(x: np.ndarray) -> bool:
+def has_low_digits(x: np.ndarray, channels: int | None = None) -> bool:
     """Whether some channel of ``x`` (``(channels, frames)``, integers) has codes whose low
     digits are skewed enough that splitting them off may pay (:func:`ubpe.frontend.mult.mult_detect`:
-    exact digit histograms of a sample, a few milliseconds a channel)."""
-    return any(mult_detect(np.ascontiguousarray(row))[0] > 1 for row in x)
+    exact digit histograms of a sample, a few milliseconds a channel); with ``channels``, some
+    of at most that many evenly spaced channels."""
+    rows = np.arange(x.shape[0])
+    if channels is not None and x.shape[0] > channels:
+        rows = np.unique(np.linspace(0, x.shape[0] - 1, channels).astype(np.int64))
+    return any(mult_detect(np.ascontiguousarray(x[r]))[0] > 1 for r in rows.tolist())
 

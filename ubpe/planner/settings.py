@@ -38,6 +38,10 @@ class Settings:
     auto_chains: tuple[str, ...] = ("none", "delta1", "delta2", "lpc", "lpc+adaptive", "delta1+adaptive")
     #: ``rank+delta1`` is tried when distinct values x rank_sparsity <= max - min + 1.
     rank_sparsity: int = 4
+    #: The mult chains are tried when one of at most this many evenly spaced channels has
+    #: skewed low digits (the channels of one recording share their converter; testing every
+    #: channel of a 1 024-electrode array costs seconds).
+    digit_channels: int = 16
     #: Beyond screen_above values, every chain is screened at level 1 on screen_sample values
     #: (screen_windows windows of the input, each put through the chain on its own; all the values when
     #: they fit), and only the screen_keep smallest go through the full procedure. (screen_above
