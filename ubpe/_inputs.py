@@ -22,7 +22,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 STDIO = "-"
 #: Bytes copied at a time from a stream.
@@ -144,3 +144,59 @@ class Rewindable:
 
     def readable(self) -> bool:
         return True
+
+
+def read_for_compress(path: str, *, dtype: Any = None, as_bytes: bool = False, column: str | int | None = None,
+                      shown: str | None = None) -> tuple[Any, int, str | None]:
+    """How ``ubpe compress`` (and ``ubpe bench``) read the regular file ``path``: its
+    :class:`ubpe.io.Signal` (values, rate, source map), the bytes of the file the values stand for
+    (the file itself; with ``column``, the one-column CSV ``decompress`` writes back), and a note
+    for the user or None. ``shown`` names the file in messages (default ``path``).
+
+    A .csv/.txt file that is not numbers, and a file whose extension names no format when no
+    ``dtype`` is given, are read as bytes, with a note: they come back as the same bytes. A CSV
+    whose numbers would not be written back byte for byte (other spacing, "+1", "1.50", CRLF...)
+    is read as bytes too, unless ``column`` asks for one column.
+    """
+    import re
+
+    from . import io as uio
+
+    shown = path if shown is None else shown
+    kind = uio.format_for(path, "bytes" if as_bytes else ("raw" if dtype is not None else None))
+    note = None
+    read_bytes = False
+    if kind == "raw" and dtype is None:
+        read_bytes, note = True, ("not .npy, .wav or .csv/.txt: compressed as bytes (if it holds raw "
+                                  "numbers, give their type with --dtype, e.g. '<i2')")
+    sig = None
+    if not read_bytes:
+        try:
+            sig = uio.read_signal(path, dtype=dtype, as_bytes=as_bytes, column=column)
+        except ValueError as e:
+            # a .csv of numbers from its first lines on, then a bad line: a damaged table, said as
+            # such; a .txt (or standard input) that is not all numbers is a text
+            line = re.search(r"line (\d+)", str(e))
+            damaged_table = os.path.splitext(path)[1].lower() == ".csv" and line is not None and int(line.group(1)) > 2
+            if kind != "csv" or column is not None or damaged_table:
+                raise ValueError(str(e).replace(path, shown)) from e
+            read_bytes, note = True, f"not numbers ({str(e).replace(path, shown)}): compressed as bytes"
+    if sig is not None and kind == "csv" and column is None:
+        with open(path, "rb") as f:
+            original = f.read()
+        try:
+            same = uio.values_bytes(path, sig.values, source=sig.source) == original
+        except (ValueError, TypeError):
+            same = False
+        if not same:
+            read_bytes, sig = True, None
+            note = "its numbers would not be written back byte for byte: compressed as bytes"
+    if read_bytes:
+        sig = uio.read_signal(path, as_bytes=True)
+    size = os.path.getsize(path)
+    if column is not None and kind == "csv":  # the file decompress gives back: that column
+        try:
+            size = len(uio.values_bytes(path, sig.values, source=sig.source))
+        except (ValueError, TypeError):
+            pass
+    return uio.Signal(sig.values, sig.rate, dict(sig.source or {})), size, note

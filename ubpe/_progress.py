@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import threading
 import time
@@ -76,8 +77,16 @@ def bar(desc: str, total: int | None, *, unit: str = "it", quiet: bool = False,
 
     fmt = _ELAPSED if total is None else _BAR
     wait = delay()
+    try:
+        known = os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (OSError, ValueError):
+        known = False
+    # a terminal that reports no size (a bare pseudo-terminal, where tqdm draws nothing): $COLUMNS
+    # and $LINES, else 80 x 24
+    size = shutil.get_terminal_size((80, 24))
+    width = {} if known else {"ncols": size.columns or 80, "nrows": size.lines or 24}
     progress = tqdm(total=total, desc=desc, unit=unit, unit_scale=scale, delay=wait, file=sys.stderr,
-                    leave=False, dynamic_ncols=True, bar_format=fmt, mininterval=0.2)
+                    leave=False, dynamic_ncols=known, bar_format=fmt, mininterval=0.2, **width)
     lock = threading.Lock()
     done = threading.Event()
     start = time.monotonic()

@@ -509,52 +509,12 @@ def _map_compress_input(args: argparse.Namespace, path: str, tok: Any) -> tuple[
 
 def _read_compress_input(args: argparse.Namespace, path: str, shown: str) -> tuple[uio.Signal, int]:
     """The values and source map of the regular file ``path`` (``shown`` in messages), and the
-    bytes of the file they stand for: the file, or with --column the one-column CSV that
-    decompress writes back.
-
-    A .csv/.txt file (or standard input) that is not numbers, and a file whose extension names
-    no format when no --dtype is given, are read as bytes, with a note: they come back as the
-    same bytes. A CSV whose numbers would not be written back byte for byte (other spacing,
-    "+1", "1.50", CRLF...) is read as bytes too, unless --column asks for one column.
-    """
-    kind = uio.format_for(path, "bytes" if args.bytes else ("raw" if args.dtype is not None else None))
-    as_bytes = False
-    note = None
-    if kind == "raw" and args.dtype is None:
-        as_bytes, note = True, ("not .npy, .wav or .csv/.txt: compressed as bytes (if it holds raw "
-                                "numbers, give their type with --dtype, e.g. '<i2')")
-    sig = None
-    if not as_bytes:
-        try:
-            sig = _read_input(args, path)
-        except ValueError as e:
-            # a .csv of numbers from its first lines on, then a bad line: a damaged table, said as
-            # such; a .txt (or standard input) that is not all numbers is a text
-            line = re.search(r"line (\d+)", str(e))
-            damaged_table = os.path.splitext(path)[1].lower() == ".csv" and line is not None and int(line.group(1)) > 2
-            if kind != "csv" or args.column is not None or damaged_table:
-                raise ValueError(str(e).replace(path, shown)) from e
-            as_bytes, note = True, f"not numbers ({str(e).replace(path, shown)}): compressed as bytes"
-    if sig is not None and kind == "csv" and args.column is None:
-        with open(path, "rb") as f:
-            original = f.read()
-        try:
-            same = uio.values_bytes(path, sig.values, source=sig.source) == original
-        except (ValueError, TypeError):
-            same = False
-        if not same:
-            as_bytes, note, sig = True, "its numbers would not be written back byte for byte: compressed as bytes", None
-    if as_bytes:
-        sig = uio.read_signal(path, as_bytes=True)
-        if note:
-            print(f"{PROG}: note: {shown}: {note}", file=sys.stderr)
-    size = os.path.getsize(path)
-    if args.column is not None and kind == "csv":  # the file decompress gives back: that column
-        try:
-            size = len(uio.values_bytes(path, sig.values, source=sig.source))
-        except (ValueError, TypeError):
-            pass
-    return uio.Signal(sig.values, sig.rate, dict(sig.source or {})), size
+    bytes of the file they stand for (:func:`ubpe._inputs.read_for_compress`), a note printed."""
+    sig, size, note = _inputs.read_for_compress(path, dtype=args.dtype, as_bytes=args.bytes, column=args.column,
+                                                shown=shown)
+    if note:
+        print(f"{PROG}: note: {shown}: {note}", file=sys.stderr)
+    return sig, size
 
 
 def _with(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
@@ -974,7 +934,7 @@ def _format_report(info: Any, path: str) -> str:
            f"coders per block: {', '.join(f'{c} x{info.coders.count(c)}' for c in sorted(set(info.coders)))}"]
           if getattr(info, "blocks", 1) > 1 else []),
         f"  exactness    {_describe_exactness(info)}",
-        f"  source       {_describe_source(getattr(info, 'source', None))}",
+        f"  source       {_describe_source(getattr(info, 'source', None))}{_describe_file(info.source)}",
         f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "
         f"({getattr(info, 'escape_bytes', 0)} bytes, in the header)",
         "  parts",
@@ -1010,6 +970,8 @@ def _describe_exactness(info: Any) -> str:
 
 
 def _describe_source(source: Any) -> str:
+    if isinstance(source, dict):
+        source = {k: v for k, v in source.items() if k not in ("name", "size")}
     if not source:
         return "not recorded"
     if not isinstance(source, dict):
@@ -1023,8 +985,20 @@ def _describe_source(source: Any) -> str:
         column = f", column {source['column']}" if "column" in source else ""
         header = f", header {source['header']!r}" if "header" in source else ""
         return f"csv, {source.get('columns')} column(s){column}{header}"
+    if kind in ("npy", "raw", "bytes"):
+        layout = ", Fortran order" if source.get("order") == "F" else ""
+        return f"{kind}{layout}"
     shown = ", ".join(f"{k}={v!r}" for k, v in list(source.items())[:6] if not isinstance(v, bytes))
     return shown or "present"
+
+
+def _describe_file(source: Any) -> str:
+    """The input file a source map records: its name and size, or ''."""
+    if not isinstance(source, dict):
+        return ""
+    name, size = files.check_stored_name(source.get("name")), source.get("size")
+    parts = ([name] if name else []) + ([f"{size} bytes"] if type(size) is int else [])
+    return f"; file {', '.join(parts)}" if parts else ""
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

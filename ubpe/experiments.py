@@ -33,7 +33,7 @@ from . import __version__, peers, trainer
 from .errors import UBPEError
 from .api import compress, decompress, describe
 from .format.container import FORMAT_VERSION
-from .io import format_for, read_values, write_atomic
+from .io import write_atomic
 
 __all__ = ["Row", "Skipped", "Dataset", "sweep", "available_codecs", "rows_to_csv", "rows_to_json",
            "rows_from_csv", "rows_from_json", "to_pandas", "summarize", "plot_ratio", "plot_bits",
@@ -115,7 +115,7 @@ class Dataset:
     """One input of a sweep: a name, a group (a file's folder; rows aggregate by group in the
     summaries and plots), and the file's path or the array itself.
 
-    A file is read as ``ubpe compress`` reads it (:func:`load`): by its extension, a raw file
+    A file is read as ``ubpe compress`` reads it (:meth:`read`): by its extension, a raw file
     with ``dtype`` (e.g. ``"<i2"``), any file as its bytes with ``as_bytes``, one CSV column
     with ``column`` (a header name or a 0-based index); a file whose extension names no format
     (without ``dtype``), and a ``.csv``/``.txt`` that is not a table of numbers, as its bytes.
@@ -130,15 +130,24 @@ class Dataset:
     column: str | int | None = None
 
     def load(self) -> np.ndarray:
-        if self.values is not None:
-            return self.values
-        return load(self.path, dtype=self.dtype, as_bytes=self.as_bytes, column=self.column)
+        return self.read()[0]
 
-    def original_size(self, values: np.ndarray) -> int:
-        """The bytes ratios are taken against: the file's size, else the array's bytes."""
-        if self.path is not None:
-            return os.path.getsize(self.path)
-        return int(values.nbytes)
+    def read(self) -> tuple[np.ndarray, dict[str, Any] | None, int]:
+        """The values, the source map ``ubpe compress`` would store with them (the file's layout,
+        its name and size: a bench row's container is the one ``ubpe compress`` writes), and the
+        bytes ratios are taken against (the file's, else the array's)."""
+        if self.values is not None:
+            return self.values, None, int(self.values.nbytes)
+        from ._files import check_stored_name
+        from ._inputs import read_for_compress
+
+        sig, size, _ = read_for_compress(self.path, dtype=self.dtype, as_bytes=self.as_bytes, column=self.column)
+        source = dict(sig.source or {})
+        name = check_stored_name(os.path.basename(self.path))
+        if name is not None:
+            source["name"] = name
+        source["size"] = size
+        return sig.values, source, size
 
     def sha256(self) -> str:
         """SHA-256 of the file's bytes, or of an array's values (C order, native byte order)."""
@@ -149,25 +158,6 @@ class Dataset:
                     h.update(block)
             return h.hexdigest()
         return hashlib.sha256(np.ascontiguousarray(self.values).tobytes()).hexdigest()
-
-
-def load(path: str | os.PathLike, *, dtype: Any = None, as_bytes: bool = False,
-         column: str | int | None = None) -> np.ndarray:
-    """The values of a file as ``ubpe compress`` reads them (see :class:`Dataset`)."""
-    name = os.fspath(path)
-    if as_bytes:
-        return read_values(name, as_bytes=True)
-    if dtype is not None:
-        return read_values(name, fmt="raw", dtype=dtype)
-    kind = format_for(name)
-    if kind == "raw":
-        return read_values(name, as_bytes=True)
-    if kind == "csv" and column is None:
-        try:
-            return read_values(name)
-        except ValueError:  # a text, not a table of numbers: its bytes, as compress takes it
-            return read_values(name, as_bytes=True)
-    return read_values(name, column=column)
 
 
 def available_codecs(names: Iterable[str] | str = "available") -> tuple[list[str], list[Skipped]]:
@@ -267,20 +257,22 @@ def _failed(ds: Dataset, codec: str, n: int, original: int, sha: str, reason: st
                **params)
 
 
-def _loaded(ds: Dataset) -> tuple[np.ndarray | None, int, str]:
-    """The dataset's values (None when they cannot be read), its original size and the reason."""
+def _loaded(ds: Dataset) -> tuple[np.ndarray | None, dict | None, int, str]:
+    """The dataset's values (None when they cannot be read), source map, original size, and
+    why it could not be read."""
     try:
-        x = ds.load()
+        x, source, original = ds.read()
     except (OSError, ValueError, TypeError, UBPEError) as e:
-        return None, os.path.getsize(ds.path) if ds.path and os.path.isfile(ds.path) else 0, f"cannot read: {_reason(e)}"
-    return x, ds.original_size(x), ""
+        size = os.path.getsize(ds.path) if ds.path and os.path.isfile(ds.path) else 0
+        return None, None, size, f"cannot read: {_reason(e)}"
+    return x, source, original, ""
 
 
 def _ubpe_group(ds: Dataset, n_candidates: int, predictor: str, n_tokens: Sequence[int | None],
                 levels: Sequence[int], sha: str, reuse: bool, memory: bool) -> list[Row]:
     """Every (n_tokens, level) run of one (dataset, n_candidates, predictor) group; a run that
     cannot be made is a row with the reason."""
-    x, original, unread = _loaded(ds)
+    x, source, original, unread = _loaded(ds)
     n = 0 if x is None else int(x.size)
     order = sorted(n_tokens, key=lambda t: -1 if t is None else t, reverse=True)  # largest first
     rows: dict[tuple, Row] = {}
@@ -293,7 +285,8 @@ def _ubpe_group(ds: Dataset, n_candidates: int, predictor: str, n_tokens: Sequen
                 if x is None:
                     rows[(nt, lv)] = _failed(ds, "ubpe", n, original, sha, unread, **params)
                     continue
-                kw: dict[str, Any] = {"predictor": predictor, "level": lv, "n_candidates": n_candidates}
+                kw: dict[str, Any] = {"predictor": predictor, "level": lv, "n_candidates": n_candidates,
+                                      "source": source}
                 if nt is not None:
                     kw["n_tokens"] = nt
                 seconds, reused = (kept.seconds, kept.reused) if kept is not None else (0.0, 0)
@@ -306,7 +299,8 @@ def _ubpe_group(ds: Dataset, n_candidates: int, predictor: str, n_tokens: Sequen
                 error = ""
                 if not (isinstance(back, np.ndarray) and back.dtype == x.dtype and back.shape == x.shape
                         and np.array_equal(back, x, equal_nan=x.dtype.kind == "f")):
-                    error = (f"round trip failed: ubpe on {ds.name} with {kw} did not give back the values "
+                    shown = {k: v for k, v in kw.items() if k != "source"}
+                    error = (f"round trip failed: ubpe on {ds.name} with {shown} did not give back the values "
                              "(please report this bug)")
                 trained = kept.seconds - seconds if kept is not None else None
                 rows[(nt, lv)] = Row(
@@ -323,7 +317,7 @@ def _codec_rows(ds: Dataset, names: Sequence[str], sha: str, memory: bool) -> tu
     """Each peer codec on one dataset: the values' little-endian bytes (C order; FLAC and
     WavPack: the channels of a 2-D array as channels); one that does not apply is a row with the
     reason."""
-    x, original, unread = _loaded(ds)
+    x, _, original, unread = _loaded(ds)
     versions = peers.codec_versions()
     rows: list[Row] = []
     for short in names:
@@ -599,7 +593,7 @@ def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
                      decompress_values_per_second=a["n_values"] / ds if ds > 0 else float("inf"))
         out.append(a)
     order = {g: i for i, g in enumerate(groups)}
-    return sorted(out, key=lambda a: (order[a["group"]], a["ratio"] is None, -(a["ratio"] or 0), a["config"]))
+    return sorted(out, key=lambda a: (order[a["group"]], a["ratio"] is None, a["partial"], -(a["ratio"] or 0), a["config"]))
 
 
 def _group_totals(summary: Sequence[dict[str, Any]], rows: Sequence[Row] | None = None) -> dict[str, str]:
