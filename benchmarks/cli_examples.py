@@ -1,6 +1,6 @@
 """The command-line examples of the docs, run by today's code, so that they cannot go stale.
 
-In docs/cli.md, docs/signals.md and docs/experiments.md:
+In docs/cli.md, docs/signals.md, docs/experiments.md and the README's command-line section:
 
 - every ```sh block is a list of commands: each runs, in order, in a scratch folder holding the
   files the examples name (made from the bundled MIT-BIH ECG excerpt, and for signals.md and
@@ -36,7 +36,7 @@ import tempfile
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ("cli.md", "signals.md", "experiments.md")
+PAGES = ("cli.md", "signals.md", "experiments.md", "README.md")
 #: Figures of seconds, which differ from run to run: compared as equal.
 TIMES = re.compile(r"\d+(\.\d+)? ?s\b")
 #: Lines that depend on the machine's state, not on the command: left out of sessions.
@@ -144,13 +144,15 @@ def sessions(body: list[str]) -> list[tuple[str, list[str]]]:
 
 def page_examples(page: str, folder: pathlib.Path, write: bool) -> tuple[list[str], str]:
     """Run every example of ``page``; (problems, the page with its console blocks as printed today)."""
-    path = ROOT / "docs" / page
+    path = ROOT / page if page == "README.md" else ROOT / "docs" / page
     text = path.read_text()
     lines = text.split("\n")
     problems: list[str] = []
     replaced: dict[int, list[str]] = {}
     for first, end, language, body in blocks(text):
         if language == "sh":
+            if page == "README.md" and not any(b.startswith("ubpe ") for b in body):
+                continue  # the installation commands
             joined = " ".join(body).replace("\\ ", " ") if any(b.endswith("\\") for b in body) else None
             for command in ([joined] if joined else body):
                 code, printed = run(command, folder)

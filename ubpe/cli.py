@@ -41,6 +41,8 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 DATA_ERRORS = (UBPEError, OSError, ValueError, TypeError, MemoryError, EOFError)
 #: Any other exception is a bug: its traceback is printed and the exit code is this.
 EXIT_INTERNAL = 3
+#: Standard output closed by its reader (a pipe into ``head``): this code (128 + SIGPIPE), no message.
+EXIT_PIPE = 141
 #: Commands that run compiled kernels (the first run compiles them: a notice is printed).
 KERNEL_COMMANDS = ("fit", "compress", "decompress", "test", "demo")
 
@@ -409,8 +411,9 @@ FIT_MERGES = 1024
 
 def _default_n_tokens(docs: list[np.ndarray], alphabet: Any, predictor: str | None) -> int:
     """``ubpe fit``'s vocabulary size when none is given: the alphabet the model will have (the
-    values, or with a predictor its residuals: the largest of the chains ``auto`` may choose)
-    plus :data:`FIT_MERGES` merges."""
+    values, or with a predictor its residuals; ``auto``: the smallest of its chains', so that
+    chains of many more distinct values are left out, with a warning) plus :data:`FIT_MERGES`
+    merges."""
     if alphabet is not None:
         return len(alphabet) + FIT_MERGES
     from . import frontend
@@ -418,7 +421,7 @@ def _default_n_tokens(docs: list[np.ndarray], alphabet: Any, predictor: str | No
     from .tokenizer import SHARED_PREDICTORS
 
     names = [None] if predictor is None else list(SHARED_PREDICTORS) if predictor == "auto" else [predictor]
-    largest = 0
+    sizes = []
     for name in names:
         chain = None if name is None else build_chain(PREDICTORS[name])
         seen = [np.unique(d if chain is None or not len(d) else
@@ -426,8 +429,8 @@ def _default_n_tokens(docs: list[np.ndarray], alphabet: Any, predictor: str | No
         values = np.unique(np.concatenate(seen)) if seen else np.zeros(0)
         span = int(values[-1]) - int(values[0]) + 1 if len(values) and name is not None else 0
         # (behind a chain, fit covers every residual between the extremes when n_tokens allows)
-        largest = max(largest, len(values), span if span <= len(values) + FIT_MERGES else 0)
-    return largest + FIT_MERGES
+        sizes.append(max(len(values), span if span <= len(values) + FIT_MERGES else 0))
+    return min(sizes) + FIT_MERGES
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -469,7 +472,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
             last[0] = done
 
         try:
-            tok.fit(docs, progress=merged, predictor=args.predictor)
+            with warnings.catch_warnings():
+                if args.n_tokens is None:  # "up to" FIT_MERGES, the summary says: stopping early is no news
+                    warnings.filterwarnings("ignore", message="fit stopped early", category=UserWarning)
+                tok.fit(docs, progress=merged, predictor=args.predictor)
         except ValueError as e:
             if "alphabet size" in str(e) and args.n_tokens is not None:  # the alphabet is larger than asked
                 raise ValueError(f"--n-tokens {args.n_tokens}: {e}") from e
@@ -642,6 +648,8 @@ def _command_line_words(text: str) -> str:
 
 def _library_words(text: str) -> str:
     """A library message about a container in the command line's terms."""
+    if "not a ubpe file" in text and ("\\x93NUMPY" in text or "RIFF" in text):
+        text += " (a file of values: 'ubpe compress' makes a container of it)"
     text = text.replace("pass the saved model with decompress(data, tokenizer=ubpe.Tokenizer.load(path))",
                         "pass the model it was compressed with, --model MODEL")
     return text.replace("pass a larger max_output_size if you trust the container",
@@ -1023,7 +1031,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 try:
                     report = _format_report(container.describe(data), _shown(path))
                 except UBPEError as e:
-                    raise UBPEError(f"{_shown(path)}: not a readable ubpe container or model: {e}") from e
+                    raise UBPEError(f"{_shown(path)}: not a readable ubpe container or model: "
+                                    f"{_library_words(str(e))}") from e
         except DATA_ERRORS as e:
             if len(args.inputs) == 1:
                 raise
@@ -1158,6 +1167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`ubpe inspect x.ubpe | head`): quietly, as cat does
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # (Python would report the failed flush at exit)
+        return EXIT_PIPE
     except DATA_ERRORS as e:
         if args.debug:
             traceback.print_exc()

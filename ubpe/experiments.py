@@ -726,11 +726,16 @@ def plot_ratio(path: str | os.PathLike, rows: Sequence[Row]) -> None:
         ran = [a for a in block if a["ratio"] is not None]
         sized = [a for a in ran if a["codec"] == "ubpe" and a["n_tokens"] is not None]
         for i, (lv, nc, pr) in enumerate(sorted({(a["level"], a["n_candidates"], a["predictor"]) for a in sized})):
-            pts = sorted((a["n_tokens"], a["ratio"], a["config"]) for a in sized
-                         if (a["level"], a["n_candidates"], a["predictor"]) == (lv, nc, pr))
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=f"C{i % 10}",
-                    label=f"ubpe level {lv}, {nc} candidates" + ("" if pr == "auto" else f", {pr}"),
-                    gid=_gid(g, [p[2] for p in pts]))
+            mine = [a for a in sized if (a["level"], a["n_candidates"], a["predictor"]) == (lv, nc, pr)]
+            label = f"ubpe level {lv}, {nc} candidates" + ("" if pr == "auto" else f", {pr}")
+            pts = sorted((a["n_tokens"], a["ratio"], a["config"]) for a in mine if not a["partial"])
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=f"C{i % 10}", label=label,
+                        gid=_gid(g, [p[2] for p in pts]))
+            part = sorted((a["n_tokens"], a["ratio"], a["config"]) for a in mine if a["partial"])
+            if part:  # totals over fewer files: not comparable, drawn apart (hollow, not joined)
+                ax.scatter([p[0] for p in part], [p[1] for p in part], marker="o", facecolors="none",
+                           edgecolors=f"C{i % 10}", label=None if pts else label, gid=_gid(g, [p[2] for p in part]))
         for j, a in enumerate(a for a in ran if a["codec"] == "ubpe" and a["n_tokens"] is None):
             ax.axhline(a["ratio"], linestyle="-", linewidth=1.2, color=f"C{(j + 5) % 10}",
                        label=a["config"].replace("t=auto", "size chosen by compress"),
@@ -746,7 +751,9 @@ def plot_ratio(path: str | os.PathLike, rows: Sequence[Row]) -> None:
             ax.set_xscale("log", base=2)
         ax.set_xlabel("vocabulary size requested (n_tokens)")
         ax.set_ylabel("compression ratio (file bytes / compressed)")
-        ax.set_title(f"{g} ({block[0]['of']} datasets)")
+        hollow = any(a["partial"] for a in sized)
+        ax.set_title(f"{g} ({block[0]['of']} datasets)" + ("; hollow: totals over the files it ran on" if hollow else ""),
+                     fontsize=10)
         if any(a["codec"] == "ubpe" for a in ran):
             ax.legend(fontsize=7)
     fig.tight_layout()
