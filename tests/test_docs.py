@@ -3,6 +3,7 @@
 import doctest
 import importlib
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -105,3 +106,12 @@ def test_doc_page_examples_run(shared_data, page, min_examples):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, len(test.examples))
+
+
+def test_readme_says_what_the_tests_cost_and_where_the_data_is():
+    """A newcomer learns from the README how long the test command runs and how to run the
+    tests that read the real recordings instead of skipping them."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert "UBPE_DATA=" in text and "skipped" in text
+    assert re.search(r"about \d+ minutes? of CPU", text)
+    assert "later runs start in under a second" not in text

@@ -218,6 +218,10 @@ def test_numbered_presets_are_refused_and_inspect_takes_several_files(files):
     assert i.returncode == 0, i.stderr.decode()
     assert "ecg.npy.ubpe: ubpe container" in text and "two.wav.ubpe: ubpe container" in text
     assert "m.model: ubpe tokenizer" in text
+    # a reader that stops early (head) ends the command quietly, as it ends cat
+    piped = shell("UBPE inspect m.model -n -1 | head -1; exit ${PIPESTATUS[0]}", cwd=files)
+    assert piped.stdout.decode().startswith("m.model: ubpe tokenizer") and piped.stderr == b""
+    assert piped.returncode in (0, 141)
 
 
 def test_help_is_current():

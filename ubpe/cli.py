@@ -296,8 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compress each FILE with every combination of the parameters and with the peer "
         "codecs, check every round trip, print a summary per folder and write results.csv, results.json "
         "(with versions, parameters and each input's SHA-256) and, with matplotlib (ubpe[plot]), "
-        "ratio.png, bits.png and time.png into --out. Vocabulary sizes of one (file, candidates, "
-        "predictor) come from one training (priority prefixes; the bytes are those of a fresh fit).")
+        "ratio.png, bits.png and time.png into --out. Ratios are the file's bytes over the compressed "
+        "bytes, as compress prints them. A configuration that cannot run on a file (a vocabulary "
+        "below its alphabet, a codec that does not apply) is a row with the reason, never the end of "
+        "the run. Vocabulary sizes of one (file, candidates, predictor) come from one training "
+        "(priority prefixes; the bytes are those of a fresh fit).")
     p.add_argument("inputs", nargs="+", metavar="FILE",
                    help=".npy, .wav, .csv/.txt, raw with --dtype, anything else as bytes (as compress reads them)")
     p.add_argument("--n-tokens", default="auto,256,1024,4096", metavar="LIST",
@@ -800,7 +803,8 @@ def _stream_decompress(args: argparse.Namespace, path: str, output: str, tok: An
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
     size = os.path.getsize(output) if output != files.STDIO and not files.is_special(output) else None
-    _report(args, output, f"{shown}: {_counts(shape)}, {np.dtype(dtype)}" + (f", {size} bytes" if size is not None else ""))
+    written = f", {size} bytes" if size is not None else ""
+    _report(args, output, f"{shown}: {_counts(shape)}, {np.dtype(dtype)}{written}")
     return True
 
 

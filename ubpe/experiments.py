@@ -593,7 +593,8 @@ def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
                      decompress_values_per_second=a["n_values"] / ds if ds > 0 else float("inf"))
         out.append(a)
     order = {g: i for i, g in enumerate(groups)}
-    return sorted(out, key=lambda a: (order[a["group"]], a["ratio"] is None, a["partial"], -(a["ratio"] or 0), a["config"]))
+    return sorted(out, key=lambda a: (order[a["group"]], a["ratio"] is None, a["partial"], -(a["ratio"] or 0),
+                                      a["config"]))
 
 
 def _group_totals(summary: Sequence[dict[str, Any]], rows: Sequence[Row] | None = None) -> dict[str, str]:
@@ -752,8 +753,8 @@ def plot_ratio(path: str | os.PathLike, rows: Sequence[Row]) -> None:
         ax.set_xlabel("vocabulary size requested (n_tokens)")
         ax.set_ylabel("compression ratio (file bytes / compressed)")
         hollow = any(a["partial"] for a in sized)
-        ax.set_title(f"{g} ({block[0]['of']} datasets)" + ("; hollow: totals over the files it ran on" if hollow else ""),
-                     fontsize=10)
+        note = "; hollow: totals over the files it ran on" if hollow else ""
+        ax.set_title(f"{g} ({block[0]['of']} datasets){note}", fontsize=10)
         if any(a["codec"] == "ubpe" for a in ran):
             ax.legend(fontsize=7)
     fig.tight_layout()
