@@ -125,18 +125,19 @@ def test_compile_notice_when_only_another_installation_is_cached(tmp_path):
 
 
 def test_one_ratio_in_compress_inspect_test_and_describe(files):
-    for name, extra in (("two.wav", ()), ("two.csv", ()), ("two.csv", ("--column", "lead2"))):
-        c = ubpe_cmd("compress", name, *extra, "-o", "x.ubpe", "--overwrite", "--level", "1", cwd=files)
-        assert c.returncode == 0, c.stderr.decode()
-        said = ratio_of(c.stdout.decode())
-        assert ratio_of(ubpe_cmd("inspect", "x.ubpe", cwd=files).stdout.decode()) == said
-        assert ratio_of(ubpe_cmd("test", "x.ubpe", cwd=files).stdout.decode()) == said
-        data = (files / "x.ubpe").read_bytes()
-        assert f"{ubpe.describe(data).ratio:.3f}" == said
-        if extra:  # one column: against the one-column CSV decompress gives back, not the whole file
-            d = ubpe_cmd("decompress", "x.ubpe", "-o", "col.csv", "--overwrite", cwd=files)
-            assert d.returncode == 0
-            assert said == f"{(files / 'col.csv').stat().st_size / len(data):.3f}"
+    c = ubpe_cmd("compress", "two.wav", "two.csv", "--level", "1", cwd=files)
+    k = ubpe_cmd("compress", "two.csv", "--column", "lead2", "-o", "col.ubpe", "--level", "1", cwd=files)
+    assert c.returncode == 0 and k.returncode == 0, (c.stderr + k.stderr).decode()
+    said = re.findall(r"ratio (\d+\.\d+)", (c.stdout + k.stdout).decode())
+    names = ["two.wav.ubpe", "two.csv.ubpe", "col.ubpe"]
+    inspected = re.findall(r"ratio\s+(\d+\.\d+)", ubpe_cmd("inspect", *names, cwd=files).stdout.decode())
+    tested = re.findall(r"ratio (\d+\.\d+)", ubpe_cmd("test", *names, cwd=files).stdout.decode())
+    described = [f"{ubpe.describe((files / n).read_bytes()).ratio:.3f}" for n in names]
+    assert len(said) == 3 and said == inspected == tested == described
+    # one column: against the one-column CSV decompress gives back, not the whole file
+    assert ubpe_cmd("decompress", "col.ubpe", "-o", "col.csv", cwd=files).returncode == 0
+    assert said[2] == f"{(files / 'col.csv').stat().st_size / (files / 'col.ubpe').stat().st_size:.3f}"
+    assert said[0] == f"{(files / 'two.wav').stat().st_size / (files / 'two.wav.ubpe').stat().st_size:.3f}"
 
 
 def test_counts_name_what_they_count(files, ecg):
