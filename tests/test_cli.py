@@ -64,7 +64,6 @@ def test_version_and_subcommand_help(capsys):
     [
         [],
         ["frobnicate"],
-        ["fit", "x.npy", "-o", "m.ubpe"],  # no --n-tokens
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "0"],
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "ten"],
         ["compress", "x.npy", "-o", "y.ubpe", "--reference"],  # --reference needs --model

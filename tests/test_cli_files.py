@@ -306,30 +306,6 @@ def test_usage_errors(capsys, tmp_path, monkeypatch, argv, message):
     assert code == 2 and message in err
 
 
-# ============================================================== progress
-
-
-def test_progress_line_on_a_terminal_for_slow_jobs(capsys, tmp_path, monkeypatch):
-    """A job that runs longer than cli.PROGRESS_DELAY (here: compress made slow by a sleep) shows
-    a progress line on a terminal; never with -q, never when standard error is not a terminal.
-    (That a job under the delay shows none is tqdm's ``delay``: not timed here.)"""
-    import time
-
-    import ubpe.api
-
-    src = tmp_path / "x.npy"
-    np.save(src, np.arange(300, dtype=np.int16) % 5)
-    real = ubpe.api.compress
-    monkeypatch.setattr(ubpe.api, "compress", lambda *a, **k: (time.sleep(cli.PROGRESS_DELAY + 0.6), real(*a, **k))[1])
-    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "pipe.ubpe")
-    assert code == 0 and "compressing" not in err  # not a terminal
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    code, _, err = run(capsys, "compress", src)
-    assert code == 0 and f"compressing {src}" in err
-    code, _, err = run(capsys, "-q", "compress", src, "-o", tmp_path / "q.ubpe")
-    assert code == 0 and err == ""
-
-
 def test_text_flag_compresses_any_file_as_text_with_the_text_coder(capsys, tmp_path):
     """`--text` (an alias of --bytes): a file whose extension says numbers is taken as text, coded
     by a text coder at the default level, and restored byte for byte."""

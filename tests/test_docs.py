@@ -3,6 +3,7 @@
 import doctest
 import importlib
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -67,6 +68,34 @@ def test_public_api():
     assert issubclass(ubpe.CorruptDataError, ubpe.UBPEError) and issubclass(ubpe.CorruptDataError, ValueError)
 
 
+@pytest.mark.parametrize("page,min_examples", [("cli.md", 5), ("untrusted.md", 3), ("algorithm.md", 5)])
+def test_doc_page_examples_run_without_data(page, min_examples):
+    """The pages whose examples need no data files run as written."""
+    path = ROOT / "docs" / page
+    test = doctest.DocTestParser().get_doctest(path.read_text(), {}, page, str(path), 0)
+    assert len(test.examples) >= min_examples
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, len(test.examples))
+
+
+def test_command_line_examples_run_as_the_pages_show(monkeypatch, capsys):
+    """Every ```sh command of docs/cli.md, signals.md and experiments.md runs, and every ```console
+    session prints what the page shows (benchmarks/cli_examples.py --check; the pages needing the
+    shared data are run when it is there)."""
+    import importlib.util
+
+    from conftest import SHARED_DATA
+
+    if SHARED_DATA.is_dir():
+        monkeypatch.setenv("UBPE_DATA", str(SHARED_DATA.resolve()))
+    spec = importlib.util.spec_from_file_location("cli_examples", ROOT / "benchmarks" / "cli_examples.py")
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    code = examples.main(["--check"])
+    assert code == 0, capsys.readouterr().out[-3000:]
+
+
 @pytest.mark.parametrize("page,min_examples", [("signals.md", 15), ("experiments.md", 6), ("text.md", 20)])
 def test_doc_page_examples_run(shared_data, page, min_examples):
     """The pages' examples run as written, on the shared data their example paths name."""
@@ -77,3 +106,12 @@ def test_doc_page_examples_run(shared_data, page, min_examples):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, len(test.examples))
+
+
+def test_readme_says_what_the_tests_cost_and_where_the_data_is():
+    """A newcomer learns from the README how long the test command runs and how to run the
+    tests that read the real recordings instead of skipping them."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert "UBPE_DATA=" in text and "skipped" in text
+    assert re.search(r"about \d+ minutes? of CPU", text)
+    assert "later runs start in under a second" not in text

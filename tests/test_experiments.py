@@ -78,10 +78,10 @@ def test_worker_processes_give_the_same_rows(signal):
         (r.dataset, r.codec, r.n_tokens, r.size) for r in two]
 
 
-def test_a_broken_decompress_makes_sweep_raise(signal, monkeypatch):
+def test_a_broken_decompress_is_a_row_that_says_so(signal, monkeypatch):
     monkeypatch.setattr(experiments, "decompress", lambda b: ubpe.decompress(b)[::-1].copy())
-    with pytest.raises(RuntimeError, match="round trip failed"):
-        experiments.sweep(signal, n_tokens=[32], n_candidates=[1], level=[1], codecs=[])
+    rows, _ = experiments.sweep(signal, n_tokens=[32], n_candidates=[1], level=[1], codecs=[])
+    assert [r.error.startswith("round trip failed") for r in rows] == [True]
 
 
 def test_missing_codecs_are_reported_as_skipped_never_dropped(signal, monkeypatch):
@@ -96,13 +96,13 @@ def test_missing_codecs_are_reported_as_skipped_never_dropped(signal, monkeypatc
         experiments.available_codecs(["gzip9"])
 
 
-def test_a_codec_that_does_not_apply_is_skipped_with_the_reason():
+def test_a_codec_that_does_not_apply_is_a_row_with_the_reason():
     x = np.arange(-5, 5, dtype=np.int64) << 40  # wider than 24 bits: no FLAC
     if peers.missing("flac-8"):
         pytest.skip("flac is not installed")
     rows, skipped = experiments.sweep(x, n_tokens=[None], level=[1], codecs="flac")
-    assert [r.codec for r in rows] == ["ubpe"]
-    assert skipped[0].codec == "flac-8" and skipped[0].dataset == "data" and "24 bits" in skipped[0].reason
+    assert [r.codec for r in rows] == ["ubpe", "flac-8"] and skipped == []
+    assert rows[0].ok and not rows[1].ok and "24 bits" in rows[1].error and rows[1].size is None
 
 
 def test_csv_and_json_round_trip_with_reproducibility_metadata(tmp_path, swept):

@@ -152,9 +152,16 @@ def test_cli_announces_the_first_compilation_only_when_the_cache_is_cold(tmp_pat
     assert capsys.readouterr().err == ""  # -q: not even that line
     warm = tmp_path / "warm"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(warm))
-    from ubpe._cache import cache_dir
+    from ubpe._cache import cache_dir, kernels_subdir
 
-    (pathlib.Path(cache_dir()) / "kernel.nbi").write_bytes(b"")  # an index file: what a compilation leaves
+    other = pathlib.Path(cache_dir()) / "_kernels_0123456789abcdef0123456789abcdef01234567"
+    other.mkdir()
+    (other / "kernel.nbi").write_bytes(b"")  # another installation's kernels: numba compiles ours afresh
+    assert cli.main(["compress", str(src), "-o", str(tmp_path / "c.ubpe")]) == 0
+    assert "compiling the kernels on first use" in capsys.readouterr().err
+    mine = pathlib.Path(cache_dir()) / kernels_subdir()
+    mine.mkdir()
+    (mine / "kernel.nbi").write_bytes(b"")  # an index file of ours: what a compilation leaves
     assert cli.main(["compress", str(src), "-o", str(tmp_path / "b.ubpe")]) == 0
     assert "compiling" not in capsys.readouterr().err
 

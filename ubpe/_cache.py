@@ -46,12 +46,24 @@ def cache_dir() -> str | None:
     return path if os.access(path, os.W_OK) else None
 
 
+def kernels_subdir() -> str:
+    """The folder, inside :func:`cache_dir`, in which numba caches this installation's kernels:
+    numba names it after the kernels' directory and a SHA-1 of its absolute path (numba's
+    ``UserProvidedCacheLocator``), so two installations (two virtual environments, two
+    checkouts) of the same sources never share it."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels")
+    return "_kernels_" + hashlib.sha1(folder.encode()).hexdigest()
+
+
 def is_cache_warm() -> bool:
-    """Whether the kernels' cache holds index files already (so no compilation is needed)."""
+    """Whether this installation's kernels are cached already (index files in its folder of
+    the cache, :func:`kernels_subdir`), so that no compilation is ahead. Another
+    installation's cache in the same directory does not count: numba would compile afresh."""
     path = cache_dir()
-    if path is None or not os.path.isdir(path):
+    if path is None:
         return False
-    for _root, _dirs, files in os.walk(path):
-        if any(name.endswith(".nbi") for name in files):
-            return True
-    return False
+    mine = os.path.join(path, kernels_subdir())
+    try:
+        return any(name.endswith(".nbi") for name in os.listdir(mine))
+    except OSError:
+        return False

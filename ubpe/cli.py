@@ -10,7 +10,6 @@ import argparse
 import bz2
 import contextlib
 import errno
-import inspect as _inspect
 import io
 import lzma
 import os
@@ -28,6 +27,7 @@ import numpy as np
 from . import __version__
 from . import _cache as kernels
 from . import _files as files
+from . import _inputs
 from . import io as uio
 from ._validate import QUANTIZE_HINT
 from .errors import UBPEError
@@ -41,6 +41,8 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 DATA_ERRORS = (UBPEError, OSError, ValueError, TypeError, MemoryError, EOFError)
 #: Any other exception is a bug: its traceback is printed and the exit code is this.
 EXIT_INTERNAL = 3
+#: Standard output closed by its reader (a pipe into ``head``): this code (128 + SIGPIPE), no message.
+EXIT_PIPE = 141
 #: Commands that run compiled kernels (the first run compiles them: a notice is printed).
 KERNEL_COMMANDS = ("fit", "compress", "decompress", "test", "demo")
 
@@ -119,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Byte-pair encoding over any integer alphabet: fit tokenizers, compress and "
         "decompress integer sequences (signals, ids, bytes).",
-        epilog="Exit codes: 0 success, 1 data or file error, 2 usage error. "
-        "Run 'ubpe COMMAND --help' for the options of a command.",
+        epilog="Exit codes: 0 success, 1 data or file error, 2 usage error, 3 internal error (a bug: "
+        "please report it). Run 'ubpe COMMAND --help' for the options of a command.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
@@ -140,10 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="CSV input: read this column only, by header name or 0-based index "
                        "(default: every column, as channels)")
 
-    def add_fit_options(p: argparse.ArgumentParser, *, required: bool) -> None:
-        p.add_argument("--n-tokens", type=_positive, required=required, metavar="N",
-                       help="vocabulary size, alphabet included" + ("" if required else
-                       " (default: chosen by ubpe.compress)"))
+    def add_fit_options(p: argparse.ArgumentParser, *, fit: bool) -> None:
+        p.add_argument("--n-tokens", type=_positive, metavar="N",
+                       help="vocabulary size, alphabet included (default: " + (
+                           f"the alphabet + {FIT_MERGES} merges" if fit else "chosen by ubpe.compress") + ")")
         p.add_argument("--n-candidates", type=_positive, metavar="K",
                        help="pairs merged per training iteration (default 50; 1 is classic BPE)")
         p.add_argument("--min-count", type=_positive, metavar="C",
@@ -175,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help=".npy, .wav, .csv/.txt, or raw with --dtype/--bytes")
     add_output_options(p)
-    add_fit_options(p, required=True)
+    add_fit_options(p, fit=True)
     add_input_options(p)
     p.add_argument("--predictor", metavar="CHAIN",
                    help="fit on the residuals of this front-end chain (delta1, lpc, delta1+adaptive, "
@@ -209,8 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "the model records)")
     p.add_argument("--delta", choices=("auto", "0", "1", "2", "3", "4"), default="auto",
                    help="prediction front end: compress the differences of this order (0: the "
-                   "values as they are); 'auto' (default) picks the smallest of 0, 1, 2, or 0 "
-                   "with --model (pass the order the model was fitted on)")
+                   "values as they are); 'auto' (default): the front end that gives the smallest "
+                   "container (every chain of --predictor is measured), with --model the chain it "
+                   "records, else the smallest of the orders 0, 1, 2 with that model")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--step", type=_step, metavar="S",
                    help="float input: quantize to multiples of S (lossy, error at most about S/2); "
@@ -230,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".npy and raw integer input: read it memory-mapped and write each block as it "
                    "is coded, in bounded memory, for files larger than memory (automatic above 256 MiB; "
                    "the same bytes)")
-    add_fit_options(p, required=False)
+    add_fit_options(p, fit=False)
     add_input_options(p)
     p.set_defaults(func=cmd_compress)
 
@@ -274,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="For a container: the size of each part and the compression ratio. For a "
         "model: its header and a table of the first tokens by id.",
     )
-    p.add_argument("input", metavar="INPUT", help="a container or a model file")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="containers or model files")
     p.add_argument("-n", "--tokens", type=int, default=20, metavar="N",
                    help="model: how many merged tokens to list (default 20, 0 for none, -1 for all)")
     p.set_defaults(func=cmd_inspect)
@@ -293,11 +296,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compress each FILE with every combination of the parameters and with the peer "
         "codecs, check every round trip, print a summary per folder and write results.csv, results.json "
         "(with versions, parameters and each input's SHA-256) and, with matplotlib (ubpe[plot]), "
-        "ratio.png, bits.png and time.png into --out. Vocabulary sizes of one (file, candidates, "
-        "predictor) come from one training (priority prefixes; the bytes are those of a fresh fit).")
-    p.add_argument("inputs", nargs="+", metavar="FILE", help=".npy, .wav, .csv or raw files")
-    p.add_argument("--n-tokens", default="256,1024,4096", metavar="LIST",
-                   help="vocabulary sizes; 'auto' lets compress choose (default 256,1024,4096)")
+        "ratio.png, bits.png and time.png into --out. Ratios are the file's bytes over the compressed "
+        "bytes, as compress prints them. A configuration that cannot run on a file (a vocabulary "
+        "below its alphabet, a codec that does not apply) is a row with the reason, never the end of "
+        "the run. Vocabulary sizes of one (file, candidates, predictor) come from one training "
+        "(priority prefixes; the bytes are those of a fresh fit).")
+    p.add_argument("inputs", nargs="+", metavar="FILE",
+                   help=".npy, .wav, .csv/.txt, raw with --dtype, anything else as bytes (as compress reads them)")
+    p.add_argument("--n-tokens", default="auto,256,1024,4096", metavar="LIST",
+                   help="vocabulary sizes; 'auto' lets compress choose, as it does by default "
+                   "(default auto,256,1024,4096)")
     p.add_argument("--n-candidates", default="1,50", metavar="LIST", help="default 1,50")
     p.add_argument("--level", default="1,2", metavar="LIST", help="default 1,2")
     p.add_argument("--predictor", default="auto", metavar="LIST",
@@ -310,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (default: the number of CPUs)")
     p.add_argument("--no-plots", action="store_true", help="write no PNG files")
+    add_input_options(p)
     p.set_defaults(func=cmd_bench)
     return parser
 
@@ -362,21 +371,16 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _load_model(path: str):
+    return _model_of(_read_bytes(path), path)
+
+
+def _model_of(data: bytes, path: str):
     from .tokenizer import Tokenizer
 
-    data = _read_bytes(path)
     try:
         return Tokenizer.from_bytes(data)
     except UBPEError as e:
         raise UBPEError(f"{path}: not a usable ubpe model: {e}") from e
-
-
-def _accepts(func: Any, name: str) -> bool:
-    """Whether ``func`` takes a keyword argument called ``name`` explicitly."""
-    try:
-        return name in _inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _ratio(raw: int, packed: int) -> str:
@@ -404,18 +408,49 @@ def _warnings_to_stderr() -> Iterator[None]:
 # ============================================================== commands
 
 
+#: Merges ``ubpe fit`` adds to the alphabet when --n-tokens is not given.
+FIT_MERGES = 1024
+
+
+def _default_n_tokens(docs: list[np.ndarray], alphabet: Any, predictor: str | None) -> int:
+    """``ubpe fit``'s vocabulary size when none is given: the alphabet the model will have (the
+    values, or with a predictor its residuals; ``auto``: the smallest of its chains', so that
+    chains of many more distinct values are left out, with a warning) plus :data:`FIT_MERGES`
+    merges."""
+    if alphabet is not None:
+        return len(alphabet) + FIT_MERGES
+    from . import frontend
+    from .frontend.chains import PREDICTORS, build_chain
+    from .tokenizer import SHARED_PREDICTORS
+
+    names = [None] if predictor is None else list(SHARED_PREDICTORS) if predictor == "auto" else [predictor]
+    sizes = []
+    for name in names:
+        chain = None if name is None else build_chain(PREDICTORS[name])
+        seen = [np.unique(d if chain is None or not len(d) else
+                          frontend.forward(np.ascontiguousarray(d).reshape(1, -1), chain)[0]) for d in docs]
+        values = np.unique(np.concatenate(seen)) if seen else np.zeros(0)
+        span = int(values[-1]) - int(values[0]) + 1 if len(values) and name is not None else 0
+        # (behind a chain, fit covers every residual between the extremes when n_tokens allows)
+        sizes.append(max(len(values), span if span <= len(values) + FIT_MERGES else 0))
+    return min(sizes) + FIT_MERGES
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
+    from . import _progress
     from .alphabet import Alphabet
     from .tokenizer import Tokenizer
 
     _check_output(args, args.output, *args.inputs)
     docs: list[np.ndarray] = []
     for path in args.inputs:
-        sig = _read_input(args, path)
+        with _inputs.spooled(path) as readable:
+            sig = _read_input(args, readable)
+            kind = uio.format_for(readable, "bytes" if args.bytes else None)
         if sig.values.dtype.kind == "f":
             raise TypeError(f"{path}: holds floating-point values; fit learns integer sequences: "
                             f"{QUANTIZE_HINT} (ubpe compress takes floats with --step/--bits)")
-        docs.extend(_documents(sig.values, path, uio.format_for(path, "bytes" if args.bytes else None)))
+        docs.extend(_documents(sig.values, path, kind))
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
         raise ValueError("the inputs hold no values: nothing to fit")
@@ -424,27 +459,38 @@ def cmd_fit(args: argparse.Namespace) -> int:
         if args.bytes:
             raise _UsageError("--range and --bytes cannot be used together (bytes are 0..255)")
         alphabet = Alphabet(np.arange(args.range[0], args.range[1] + 1, dtype=np.int64))
-        if args.n_tokens < len(alphabet):
+        if args.n_tokens is not None and args.n_tokens < len(alphabet):
             raise _UsageError(f"--n-tokens {args.n_tokens} is less than the {len(alphabet)} values of --range")
-    tok = Tokenizer(alphabet, args.n_tokens, **_fit_options(args))
+    n_tokens = args.n_tokens
+    if n_tokens is None:
+        n_tokens = _default_n_tokens(docs, alphabet, args.predictor)
+    tok = Tokenizer(alphabet, n_tokens, **_fit_options(args))
     start = time.perf_counter()
-    tok.fit(docs, progress=not args.quiet, predictor=args.predictor)
+    with _progress.bar("fit", None, unit="merges", quiet=args.quiet) as bar:
+        last = [0]
+
+        def merged(done: int, most: int) -> None:  # the bar learns its total from the first report
+            bar.set_total(most)
+            bar.update(done - last[0])
+            last[0] = done
+
+        try:
+            with warnings.catch_warnings():
+                if args.n_tokens is None:  # "up to" FIT_MERGES, the summary says: stopping early is no news
+                    warnings.filterwarnings("ignore", message="fit stopped early", category=UserWarning)
+                tok.fit(docs, progress=merged, predictor=args.predictor)
+        except ValueError as e:
+            if "alphabet size" in str(e) and args.n_tokens is not None:  # the alphabet is larger than asked
+                raise ValueError(f"--n-tokens {args.n_tokens}: {e}") from e
+            raise
     data = tok.to_bytes()
     uio.write_atomic(args.output, data, overwrite=args.overwrite)
     a = len(tok.alphabet)
-    _say(args, f"{args.output}: {tok.vocab_size} tokens ({a} symbols + {tok.vocab_size - a} merges) "
+    chosen = "" if args.n_tokens is not None else f" (n_tokens {n_tokens}: the alphabet + up to {FIT_MERGES} merges)"
+    _say(args, f"{args.output}: {tok.vocab_size} tokens ({a} symbols + {tok.vocab_size - a} merges){chosen} "
                f"from {len(docs)} document(s), {n_values} values, in {time.perf_counter() - start:.1f} s; "
                f"{len(data)} bytes")
     return 0
-
-
-def _sniff_suffix(head: bytes) -> str:
-    """The extension standard input is read as, from its first bytes."""
-    if head.startswith(b"\x93NUMPY"):
-        return ".npy"
-    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
-        return ".wav"
-    return ".txt"  # numbers if it parses as such, else bytes (see _read_compress_input)
 
 
 #: ``ubpe compress`` reads .npy and raw inputs larger than this (bytes) memory-mapped, and writes
@@ -453,12 +499,13 @@ STREAM_ABOVE = 1 << 28
 
 
 def _map_compress_input(args: argparse.Namespace, path: str, tok: Any) -> tuple[uio.Signal, int] | None:
-    """The input memory-mapped, with its source map and size, when it is streamed (an .npy or raw
-    integer file beyond :data:`STREAM_ABOVE` bytes, or ``--stream``, without ``--model``); else None."""
-    if tok is not None or path == files.STDIO or args.bytes or args.column is not None:
+    """The input (a regular file) memory-mapped, with its source map and size, when it is
+    streamed (an .npy or raw integer file beyond :data:`STREAM_ABOVE` bytes, or ``--stream``,
+    without ``--model``); else None."""
+    if tok is not None or args.bytes or args.column is not None:
         return None
     kind = uio.format_for(path, "raw" if args.dtype is not None else None)
-    if kind not in ("npy", "raw") or (kind == "raw" and args.dtype is None) or files.is_special(path):
+    if kind not in ("npy", "raw") or (kind == "raw" and args.dtype is None):
         return None
     size = os.path.getsize(path)
     if not (args.stream or size > STREAM_ABOVE):
@@ -466,102 +513,17 @@ def _map_compress_input(args: argparse.Namespace, path: str, tok: Any) -> tuple[
     sig = uio.map_signal(path, dtype=args.dtype)
     if sig is None:
         return None
-    source = dict(sig.source or {})
-    stored = files.check_stored_name(os.path.basename(path))
-    if stored is not None:
-        source["name"] = stored
-    return uio.Signal(sig.values, None, source), size
+    return uio.Signal(sig.values, None, dict(sig.source or {})), size
 
 
-def _read_compress_input(args: argparse.Namespace, path: str) -> tuple[uio.Signal, int]:
-    """The input's values and source map, and the input's size in bytes.
-
-    A .csv/.txt file (or standard input) that is not numbers, and a file whose extension names
-    no format when no --dtype is given, are read as bytes, with a note: they come back as the
-    same bytes. A CSV whose numbers would not be written back byte for byte (other spacing,
-    "+1", "1.50", CRLF...) is read as bytes too, unless --column asks for one column.
-    """
-    import tempfile
-
-    if path == files.STDIO:
-        raw = files.read_input(path)
-        with tempfile.TemporaryDirectory(prefix="ubpe-stdin-") as tmp:
-            name = os.path.join(tmp, "stdin" + ("" if args.bytes or args.dtype is not None else _sniff_suffix(raw[:16])))
-            with open(name, "wb") as f:
-                f.write(raw)
-            sig, _ = _read_compress_input(_with(args, quiet_notes=True), name)
-        source = dict(sig.source or {})
-        source.pop("name", None)
-        return uio.Signal(sig.values, sig.rate, source or None), len(raw)
-    kind = uio.format_for(path, "bytes" if args.bytes else ("raw" if args.dtype is not None else None))
-    as_bytes = False
-    note = None
-    if kind == "raw" and args.dtype is None:
-        as_bytes, note = True, ("not .npy, .wav or .csv/.txt: compressed as bytes (if it holds raw "
-                                "numbers, give their type with --dtype, e.g. '<i2')")
-    sig = None
-    if not as_bytes:
-        try:
-            sig = _read_input(args, path)
-        except ValueError as e:
-            # a .csv of numbers from its first lines on, then a bad line: a damaged table, said as
-            # such; a .txt (or standard input) that is not all numbers is a text
-            line = re.search(r"line (\d+)", str(e))
-            damaged_table = os.path.splitext(path)[1].lower() == ".csv" and line is not None and int(line.group(1)) > 2
-            if kind != "csv" or args.column is not None or damaged_table:
-                raise
-            as_bytes, note = True, f"not numbers ({e}): compressed as bytes"
-    if sig is not None and kind == "csv" and args.column is None:
-        with open(path, "rb") as f:
-            original = f.read()
-        try:
-            same = uio.values_bytes(path, sig.values, source=sig.source) == original
-        except (ValueError, TypeError):
-            same = False
-        if not same:
-            as_bytes, note, sig = True, "its numbers would not be written back byte for byte: compressed as bytes", None
-    if as_bytes:
-        sig = uio.read_signal(path, as_bytes=True)
-        if note and not getattr(args, "quiet_notes", False):
-            print(f"{PROG}: note: {path}: {note}", file=sys.stderr)
-    source = dict(sig.source or {})
-    stored = files.check_stored_name(os.path.basename(path))
-    if stored is not None and not getattr(args, "quiet_notes", False):
-        source["name"] = stored
-    return uio.Signal(sig.values, sig.rate, source or None), files.input_size(path, sig.values.nbytes)
-
-
-#: Seconds a command runs before its progress line appears (shorter jobs print nothing).
-PROGRESS_DELAY = 1.0
-
-
-@contextlib.contextmanager
-def _busy(args: argparse.Namespace, what: str) -> Iterator[None]:
-    """A tqdm line on standard error with the elapsed time of ``what``, shown only when the job
-    takes more than :data:`PROGRESS_DELAY` s, standard error is a terminal and not ``-q``."""
-    if args.quiet or not sys.stderr.isatty():
-        yield
-        return
-    import threading
-
-    from tqdm import tqdm
-
-    bar = tqdm(total=None, desc=what, delay=PROGRESS_DELAY, file=sys.stderr, leave=False,
-               bar_format="{desc}: {elapsed}")
-    done = threading.Event()
-
-    def tick() -> None:
-        while not done.wait(0.2):
-            bar.refresh()
-
-    thread = threading.Thread(target=tick, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
-        bar.close()
+def _read_compress_input(args: argparse.Namespace, path: str, shown: str) -> tuple[uio.Signal, int]:
+    """The values and source map of the regular file ``path`` (``shown`` in messages), and the
+    bytes of the file they stand for (:func:`ubpe._inputs.read_for_compress`), a note printed."""
+    sig, size, note = _inputs.read_for_compress(path, dtype=args.dtype, as_bytes=args.bytes, column=args.column,
+                                                shown=shown)
+    if note:
+        print(f"{PROG}: note: {shown}: {note}", file=sys.stderr)
+    return sig, size
 
 
 def _with(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
@@ -572,12 +534,17 @@ def _with(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
 
 
 def _outputs(args: argparse.Namespace, path: str, default: Any) -> str:
+    """The output of ``path``: -c, -o, standard output for standard input, else ``default()``,
+    which only an input that names a file may give (never a device or /dev/stdin)."""
     if args.stdout:
         return files.STDIO
     if args.output is not None:
         return args.output
     if path == files.STDIO:
         return files.STDIO
+    if not _inputs.names_output(path):
+        raise _UsageError(f"{path} is not a file an output can be named after: give the output with "
+                          "-o OUTPUT (or -c for standard output)")
     return default()
 
 
@@ -588,8 +555,23 @@ def _report(args: argparse.Namespace, output: str, text: str) -> None:
 
 
 def _remove_input(args: argparse.Namespace, path: str, output: str) -> None:
-    if args.rm and path != files.STDIO and output != files.STDIO and not files.is_special(output):
+    if (args.rm and path != files.STDIO and output != files.STDIO and not files.is_special(output)
+            and not _inputs.is_stream(path)):
         os.unlink(path)
+
+
+def _shown(path: str) -> str:
+    return "(standard input)" if path == files.STDIO else path
+
+
+def _counts(shape: Any) -> str:
+    """What a shape holds, named: ``57536 values (28768 frames x 2 channels)``."""
+    shape = tuple(int(d) for d in shape)
+    n = int(np.prod(shape)) if shape else 1
+    if len(shape) <= 1:
+        return f"{n} value{'s' if n != 1 else ''}"
+    inner = " x ".join(str(d) for d in shape[1:])
+    return f"{n} values ({shape[0]} frames x {inner} channels)"
 
 
 def cmd_compress(args: argparse.Namespace) -> int:
@@ -603,13 +585,32 @@ def cmd_compress(args: argparse.Namespace) -> int:
 
 
 def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) -> None:
-    from . import api as container
+    with _inputs.spooled(path, sniff=not (args.bytes or args.dtype is not None)) as readable:
+        mapped = _map_compress_input(args, readable, tok)
+        sig, input_size = mapped if mapped is not None else _read_compress_input(args, readable, _shown(path))
+        source = dict(sig.source or {})
+        source.pop("name", None)
+        stored = files.check_stored_name(os.path.basename(path)) if _inputs.names_output(path) else None
+        if stored is not None:
+            source["name"] = stored
+        source["size"] = input_size  # the ratio's numerator, for inspect and describe too
+        data, size = _compress_values(args, path, output, tok, sig.values, source, mapped is not None)
+    if data is not None:
+        files.write_output(output, data, overwrite=args.overwrite)
+    _remove_input(args, path, output)
+    shown = "(standard output)" if output == files.STDIO else output
+    _report(args, output, f"{shown}: {input_size} -> {size} bytes (ratio {_ratio(input_size, size)})")
 
-    mapped = _map_compress_input(args, path, tok)
-    sig, input_size = mapped if mapped is not None else _read_compress_input(args, path)
-    values = sig.values
+
+def _compress_values(args: argparse.Namespace, path: str, output: str, tok: Any, values: np.ndarray,
+                     source: dict, mapped: bool) -> tuple[bytes | None, int]:
+    """The container of ``values`` (None when written to ``output`` block by block) and its size."""
+    from . import _progress
+    from . import api as container
+    from .api.writer import block_frames
+
     delta = None if args.delta == "auto" else int(args.delta)
-    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": sig.source,
+    common: dict[str, Any] = {"delta": delta, "level": args.level, "source": source,
                               "block_size": args.block_size, "threads": args.threads}
     if args.predictor is not None:
         common["predictor"] = args.predictor
@@ -617,43 +618,61 @@ def _compress_one(args: argparse.Namespace, path: str, output: str, tok: Any) ->
         if values.dtype.kind != "f":
             raise _UsageError(f"--step and --bits quantize floating-point input; {path} holds {values.dtype}")
         common.update(step=args.step, bits=args.bits)
+    frames = values.shape[0] if values.ndim else 1
+    channels = values.size // frames if frames else 1
+    blocked = bool(block_frames(args.block_size, channels, frames, values.dtype.itemsize))
     try:
-        with _busy(args, f"compressing {path}"):
+        with _progress.bar(f"compressing {_shown(path)}", values.size if blocked else None, unit="values",
+                           quiet=args.quiet, scale=True) as bar:
+            common["progress"] = lambda n: bar.update(n * channels)
             if tok is not None:
                 data = container.compress(values, tokenizer=tok, embed=not args.reference,
                                           escape=not args.no_escape, **common)
+            elif mapped:  # block by block, straight to the output
+                sizes: list[int] = []
+                files.write_output(output, lambda f: sizes.append(container.compress_to(
+                    f, values, n_tokens=args.n_tokens, **common, **_fit_options(args))), overwrite=args.overwrite)
+                return None, sizes[0]
             else:
-                options = _fit_options(args)
-                if _accepts(container.compress, "progress"):
-                    options["progress"] = not args.quiet
-                if mapped is not None:  # block by block, straight to the output
-                    sizes: list[int] = []
-                    files.write_output(output, lambda f: sizes.append(container.compress_to(
-                        f, values, n_tokens=args.n_tokens, **common, **options)), overwrite=args.overwrite)
-                    data = None
-                else:
-                    data = container.compress(values, n_tokens=args.n_tokens, **common, **options)
+                data = container.compress(values, n_tokens=args.n_tokens, **common, **_fit_options(args))
     except TypeError as e:
         if values.dtype.kind == "f":  # not on an exact grid: the command line's words for step=/bits=
-            raise TypeError(f"{path}: {e} (on the command line: --step S or --bits B)") from e
-        raise UBPEError(f"{path}: {e}") from e
+            raise TypeError(f"{_shown(path)}: {e} (on the command line: --step S or --bits B)") from e
+        raise UBPEError(f"{_shown(path)}: {e}") from e
     except (UBPEError, ValueError) as e:
-        raise UBPEError(f"{path}: {e}") from e  # e.g. a value outside the model's alphabet
-    if data is not None:
-        files.write_output(output, data, overwrite=args.overwrite)
-    size = len(data) if data is not None else sizes[0]
-    _remove_input(args, path, output)
-    shown = "(standard output)" if output == files.STDIO else output
-    _report(args, output, f"{shown}: {input_size} -> {size} bytes (ratio {_ratio(input_size, size)})")
+        raise UBPEError(f"{_shown(path)}: {_command_line_words(str(e))}") from e  # e.g. outside the model's alphabet
+    return data, len(data)
 
 
-def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[bytes, Any, np.ndarray]:
-    """(container bytes, its description, the values), everything checked; errors name ``path``."""
+def _command_line_words(text: str) -> str:
+    """A library message in the command line's terms (``n_tokens`` is ``--n-tokens``)."""
+    return text.replace("n_tokens=", "--n-tokens ").replace("smallest n_tokens", "smallest --n-tokens")
+
+
+def _library_words(text: str) -> str:
+    """A library message about a container in the command line's terms."""
+    if "not a ubpe file" in text and ("\\x93NUMPY" in text or "RIFF" in text):
+        text += " (a file of values: 'ubpe compress' makes a container of it)"
+    text = text.replace("pass the saved model with decompress(data, tokenizer=ubpe.Tokenizer.load(path))",
+                        "pass the model it was compressed with, --model MODEL")
+    return text.replace("pass a larger max_output_size if you trust the container",
+                        "pass a larger --max-output-size if you trust the container")
+
+
+def _original(source: Any, values_bytes: int) -> int:
+    """The ratio's numerator: the bytes of the file the values came from (recorded by compress
+    in the source map), else the values' own bytes: the ratio ``describe`` gives."""
+    recorded = source.get("size") if isinstance(source, dict) else None
+    return recorded if type(recorded) is int and recorded >= 0 else values_bytes
+
+
+def _decode_bytes(args: argparse.Namespace, path: str, data: bytes, tok: Any) -> tuple[Any, np.ndarray]:
+    """(the container's description, its values), everything checked; errors name ``path``."""
+    from . import _progress
     from . import api as container
 
-    data = files.read_input(path)
     try:
-        info = container.inspect(data)  # cheap: parses the fields, decodes nothing
+        info = container.describe(data)  # cheap: parses the fields, decodes nothing
         if not info.embedded and tok is None:
             raise UBPEError(
                 f"this container references its model by digest {info.digest[:16]}...: pass the "
@@ -665,12 +684,16 @@ def _decode_container(args: argparse.Namespace, path: str, tok: Any) -> tuple[by
                 f"--max-output-size {args.max_output_size}"
             )
         uio.check_source(info.source)  # outside the CRC: checked before it lays out a file
-        with _busy(args, f"decompressing {'(standard input)' if path == files.STDIO else path}"):
+        frames = info.shape[0] if info.shape else 1
+        channels = info.n_values // frames if frames else 1
+        with _progress.bar(f"decompressing {_shown(path)}", info.n_values if info.blocks > 1 else None,
+                           unit="values", quiet=args.quiet, scale=True) as bar:
             values = container.decompress(data, tokenizer=tok, max_output_size=args.max_output_size,
-                                          threads=getattr(args, "threads", None))
+                                          threads=getattr(args, "threads", None),
+                                          progress=lambda n: bar.update(n * channels))
     except UBPEError as e:
-        raise UBPEError(f"{'(standard input)' if path == files.STDIO else path}: {e}") from e
-    return data, info, values
+        raise UBPEError(f"{_shown(path)}: {_library_words(str(e))}") from e
+    return info, values
 
 
 def cmd_decompress(args: argparse.Namespace) -> int:
@@ -683,88 +706,105 @@ def cmd_decompress(args: argparse.Namespace) -> int:
 
 
 def _decompress_one(args: argparse.Namespace, path: str, tok: Any) -> None:
+    stream = _inputs.is_stream(path)
     source_name = None
     if args.output is None and not args.stdout and path != files.STDIO and not path.endswith(files.SUFFIX):
         # the default name comes from the container: read its description first
+        if stream and _inputs.names_output(path):
+            raise _UsageError(f"{path} does not end in {files.SUFFIX} and is read once (not a regular file): "
+                              "give the output with -o OUTPUT")
         from . import api as container
 
         try:
-            source = container.inspect(files.read_input(path)).source or {}
+            source = {} if stream else container.describe(files.read_input(path)).source or {}
         except UBPEError as e:
             raise UBPEError(f"{path}: {e}") from e
-        source_name = files.check_stored_name(source.get("name"))
+        source_name = files.check_stored_name(source.get("name")) if not stream else None
     output = _outputs(args, path, lambda: files.decompressed_name(path, source_name))
     if args.rate is not None and output != files.STDIO and uio.format_for(output) not in ("wav", "raw"):
         raise _UsageError(f"--rate applies to .wav output only, not {output}")
     files.check_output(output, overwrite=args.overwrite, inputs=(path, args.model))
-    if _stream_decompress(args, path, output, tok):
-        return
-    _data, info, values = _decode_container(args, path, tok)
+    with _inputs.open_input(path) as raw:
+        src = _inputs.Rewindable(raw) if stream else raw
+        if stream or args.stream or os.path.getsize(path) > STREAM_ABOVE // 4:
+            if _stream_decompress(args, path, output, tok, src):
+                return
+            src.seek(0)
+        data = src.read()
+    info, values = _decode_bytes(args, path, data, tok)
     source = uio.check_source(info.source)
     kind = uio.format_for(output) if output != files.STDIO else None
     if args.rate is not None and (kind or (source or {}).get("format")) != "wav":
         raise _UsageError(f"--rate applies to .wav output only, not {output}")
     if args.dtype is not None:
-        values = uio.cast_values(values, args.dtype, f"the values of {path}")
+        values = uio.cast_values(values, args.dtype, f"the values of {_shown(path)}")
     blob = uio.values_bytes(output, values, rate=args.rate, source=info.source,
                             fmt=_output_format(info.source, kind, args))
     files.write_output(output, blob, overwrite=args.overwrite)
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
-    _report(args, output, f"{shown}: {len(values) if values.ndim else 0} values, {values.dtype}, {len(blob)} bytes")
+    _report(args, output, f"{shown}: {_counts(values.shape)}, {values.dtype}, {len(blob)} bytes")
 
 
 class _NotStreamed(Exception):
     """The container's values cannot be written frame by frame to this output."""
 
 
-def _stream_decompress(args: argparse.Namespace, path: str, output: str, tok: Any) -> bool:
-    """Decode ``path`` block by block straight into ``output`` (an .npy or raw file, or standard
-    output for such a container) when asked (``--stream``) or the container is larger than
-    :data:`STREAM_ABOVE` / 4 bytes; False (nothing written) when that does not apply."""
+def _npy_header(dtype: np.dtype, shape: tuple[int, ...], kept: Any) -> bytes:
+    """The .npy header of the values: the one the file had when compress kept it, else numpy's."""
+    if kept is not None and uio._npy_header_fields(kept) == (tuple(shape), False, np.dtype(dtype)):
+        return kept
+    buf = io.BytesIO()
+    fields = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)}
+    try:
+        np.lib.format.write_array_header_1_0(buf, fields)
+    except ValueError:
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, fields)
+    return buf.getvalue()
+
+
+def _stream_decompress(args: argparse.Namespace, path: str, output: str, tok: Any, src: Any) -> bool:
+    """Decode the container read from ``src`` block by block straight into ``output`` (an .npy or
+    raw file, or standard output for such a container); False, and nothing written, when the
+    output is another format (``src`` can then go back to its start)."""
+    from . import _progress
     from . import api as container
 
-    if path == files.STDIO or args.dtype is not None or args.rate is not None or files.is_special(path):
-        return False
-    if not (args.stream or os.path.getsize(path) > STREAM_ABOVE // 4):
+    if args.dtype is not None or args.rate is not None:
         return False
     kind = uio.format_for(output) if output != files.STDIO else None
+    per_frame = [1]
 
     def header(dtype: np.dtype, shape: tuple[int, ...], source: Any) -> bytes:
         source = uio.check_source(source)
         fmt = _output_format(source, kind, args)
-        if fmt == "raw":
-            return b""
-        if fmt != "npy" or not shape or (len(shape) > 1 and (source or {}).get("order") == "F"):
+        if fmt not in ("raw", "npy") or (fmt == "npy" and (not shape or (
+                len(shape) > 1 and (source or {}).get("order") == "F"))):
             raise _NotStreamed
-        kept = (source or {}).get("header")
-        if kept is not None and uio._npy_header_fields(kept) == (tuple(shape), False, np.dtype(dtype)):
-            return kept
-        buf = io.BytesIO()
-        fields = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
-                  "shape": tuple(shape)}
-        try:
-            np.lib.format.write_array_header_1_0(buf, fields)
-        except ValueError:
-            buf = io.BytesIO()
-            np.lib.format.write_array_header_2_0(buf, fields)
-        return buf.getvalue()
+        if isinstance(src, _inputs.Rewindable):
+            src.forget()  # written as it is decoded from here on: nothing more is kept
+        per_frame[0] = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        bar.set_total(int(np.prod(shape)) if shape else 1)
+        return b"" if fmt == "raw" else _npy_header(dtype, shape, (source or {}).get("header"))
 
     result: list[Any] = []
     try:
-        with _busy(args, f"decompressing {path}"), open(path, "rb") as src:
+        with _progress.bar(f"decompressing {_shown(path)}", None, unit="values", quiet=args.quiet,
+                           scale=True) as bar:
             files.write_output(output, lambda f: result.append(container.decompress_to(
                 f, src, tokenizer=tok, max_output_size=args.max_output_size, threads=args.threads,
-                header=header)), overwrite=args.overwrite)
+                header=header, progress=lambda n: bar.update(n * per_frame[0]))), overwrite=args.overwrite)
     except _NotStreamed:
         return False
     except UBPEError as e:
-        raise UBPEError(f"{path}: {e}") from e
+        raise UBPEError(f"{_shown(path)}: {_library_words(str(e))}") from e
     dtype, shape = result[0]
     _remove_input(args, path, output)
     shown = "(standard output)" if output == files.STDIO else output
-    size = os.path.getsize(output) if output != files.STDIO and not files.is_special(output) else 0
-    _report(args, output, f"{shown}: {shape[0] if shape else 0} values, {np.dtype(dtype)}, {size} bytes")
+    size = os.path.getsize(output) if output != files.STDIO and not files.is_special(output) else None
+    written = f", {size} bytes" if size is not None else ""
+    _report(args, output, f"{shown}: {_counts(shape)}, {np.dtype(dtype)}{written}")
     return True
 
 
@@ -780,19 +820,49 @@ def _output_format(source: Any, kind: str | None, args: argparse.Namespace) -> s
     return kind
 
 
+class _Sink:
+    """A binary file that keeps nothing: ``ubpe test`` decodes into it."""
+
+    def write(self, data: Any) -> int:
+        return len(data)
+
+
 def cmd_test(args: argparse.Namespace) -> int:
+    from . import _progress
+    from . import api as container
+
     tok = _load_model(args.model) if args.model is not None else None
     bad = 0
     for path in args.inputs:
-        shown = "(standard input)" if path == files.STDIO else path
+        seen: dict[str, Any] = {}
         try:
-            _data, _info, values = _decode_container(args, path, tok)
+            with _inputs.open_input(path) as raw, _progress.bar(f"testing {_shown(path)}", None, unit="values",
+                                                                quiet=args.quiet, scale=True) as bar:
+                src = _inputs.Rewindable(raw) if _inputs.is_stream(path) else raw
+
+                def header(dtype: np.dtype, shape: tuple[int, ...], source: Any) -> bytes:
+                    uio.check_source(source)  # outside the CRC: a damaged map fails the test too
+                    if isinstance(src, _inputs.Rewindable):
+                        src.forget()
+                    seen.update(source=source, per_frame=int(np.prod(shape[1:])) if len(shape) > 1 else 1)
+                    bar.set_total(int(np.prod(shape)) if shape else 1)
+                    return b""
+
+                try:
+                    dtype, shape = container.decompress_to(
+                        _Sink(), src, tokenizer=tok, header=header,
+                        progress=lambda n: bar.update(n * seen.get("per_frame", 1)))
+                except UBPEError as e:
+                    raise UBPEError(f"{_shown(path)}: {_library_words(str(e))}") from e
+                size = src.tell()
         except DATA_ERRORS as e:
             bad += 1
             print(f"{PROG}: {_error_text(e)}", file=sys.stderr)
             continue
         if not args.quiet:
-            print(f"{shown}: OK ({len(values) if values.ndim else 0} values, {values.dtype})")
+            n = int(np.prod(shape)) if shape else 1
+            original = _original(seen.get("source"), n * np.dtype(dtype).itemsize)
+            print(f"{_shown(path)}: OK ({_counts(shape)}, {np.dtype(dtype)}; ratio {_ratio(original, size)})")
     return 1 if bad else 0
 
 
@@ -867,7 +937,7 @@ def _format_report(info: Any, path: str) -> str:
     front = " -> ".join(_describe_stage(stage) for stage in getattr(info, "front", ())) or "none"
     lines = [
         f"{path}: ubpe container (format {info.version}), {size} bytes",
-        f"  values       {info.n_values} x {np.dtype(info.dtype)} ({info.dtype}), shape "
+        f"  values       {_counts(info.shape)} of {np.dtype(info.dtype)} ({info.dtype}), shape "
         f"{tuple(info.shape)}: {info.original_size} bytes",
         f"  model        {model}",
         f"  front end    {front}",
@@ -876,7 +946,7 @@ def _format_report(info: Any, path: str) -> str:
            f"coders per block: {', '.join(f'{c} x{info.coders.count(c)}' for c in sorted(set(info.coders)))}"]
           if getattr(info, "blocks", 1) > 1 else []),
         f"  exactness    {_describe_exactness(info)}",
-        f"  source       {_describe_source(getattr(info, 'source', None))}",
+        f"  source       {_describe_source(getattr(info, 'source', None))}{_describe_file(info.source)}",
         f"  escapes      {getattr(info, 'escapes', 0)} values outside the model's alphabet "
         f"({getattr(info, 'escape_bytes', 0)} bytes, in the header)",
         "  parts",
@@ -885,7 +955,9 @@ def _format_report(info: Any, path: str) -> str:
         part("frequencies", info.freq),
         part("payload", info.payload),
         f"    {'total':<12} {size:>10} bytes",
-        f"  ratio        {_ratio(info.original_size, size)} ({info.original_size} -> {size} bytes)",
+        f"  ratio        {_ratio(_original(info.source, info.original_size), size)} "
+        f"({_original(info.source, info.original_size)} -> {size} bytes"
+        + (", the file compressed)" if _original(info.source, -1) >= 0 else ", the values)"),
     ]
     return "\n".join(lines)
 
@@ -910,6 +982,8 @@ def _describe_exactness(info: Any) -> str:
 
 
 def _describe_source(source: Any) -> str:
+    if isinstance(source, dict):
+        source = {k: v for k, v in source.items() if k not in ("name", "size")}
     if not source:
         return "not recorded"
     if not isinstance(source, dict):
@@ -923,8 +997,20 @@ def _describe_source(source: Any) -> str:
         column = f", column {source['column']}" if "column" in source else ""
         header = f", header {source['header']!r}" if "header" in source else ""
         return f"csv, {source.get('columns')} column(s){column}{header}"
+    if kind in ("npy", "raw", "bytes"):
+        layout = ", Fortran order" if source.get("order") == "F" else ""
+        return f"{kind}{layout}"
     shown = ", ".join(f"{k}={v!r}" for k, v in list(source.items())[:6] if not isinstance(v, bytes))
     return shown or "present"
+
+
+def _describe_file(source: Any) -> str:
+    """The input file a source map records: its name and size, or ''."""
+    if not isinstance(source, dict):
+        return ""
+    name, size = files.check_stored_name(source.get("name")), source.get("size")
+    parts = ([name] if name else []) + ([f"{size} bytes"] if type(size) is int else [])
+    return f"; file {', '.join(parts)}" if parts else ""
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -932,24 +1018,33 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return experiments.run_bench(args.inputs, n_tokens=args.n_tokens, n_candidates=args.n_candidates,
                                  level=args.level, predictor=args.predictor, codecs=args.codecs, out=args.out,
                                  overwrite=args.overwrite, jobs=args.jobs, plots=not args.no_plots,
-                                 quiet=args.quiet)
+                                 quiet=args.quiet, dtype=args.dtype, as_bytes=args.bytes, column=args.column)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from . import api as container
     from .tokenizer import MODEL_MAGIC
 
-    data = _read_bytes(args.input)
-    if MODEL_MAGIC.encode() in data[:64]:
-        print(inspect_model(_load_model(args.input), args.input, args.tokens))
-        return 0
-    from . import api as container
-
-    try:
-        report = container.inspect(data)
-    except UBPEError as e:
-        raise UBPEError(f"{args.input}: not a readable ubpe container or model: {e}") from e
-    print(_format_report(report, args.input))
-    return 0
+    bad = 0
+    for i, path in enumerate(args.inputs):
+        try:
+            data = files.read_input(path)
+            if MODEL_MAGIC.encode() in data[:64]:
+                report = inspect_model(_model_of(data, path), path, args.tokens)
+            else:
+                try:
+                    report = _format_report(container.describe(data), _shown(path))
+                except UBPEError as e:
+                    raise UBPEError(f"{_shown(path)}: not a readable ubpe container or model: "
+                                    f"{_library_words(str(e))}") from e
+        except DATA_ERRORS as e:
+            if len(args.inputs) == 1:
+                raise
+            bad += 1
+            print(f"{PROG}: error: {_error_text(e)}", file=sys.stderr)
+            continue
+        print(("\n" if i else "") + report)
+    return 1 if bad else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -962,19 +1057,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("(ODC-By 1.0, Moody & Mark 2001, PhysioNet; see ubpe/data/ATTRIBUTION.md)")
     rows: list[tuple[str, int, float]] = []
 
-    # The first call of each numba kernel compiles it (cached on disk afterwards): do that on a
-    # small slice so that the table times the compression, not the compiler.
+    # The first call of each numba kernel compiles it (cached on disk afterwards; main() said so
+    # before): do that on a small slice so that the table times the compression, not the compiler.
     start = time.perf_counter()
     container.decompress(container.compress(values[:4096]))
     warm = time.perf_counter() - start
     if warm > 1.0:
-        print(f"(first use: compiling the kernels took {warm:.1f} s; they are cached for later runs)")
+        print(f"(first use: loading and compiling the kernels took {warm:.1f} s; cached for later runs)")
 
     start = time.perf_counter()
-    options: dict[str, Any] = {}
-    if _accepts(container.compress, "progress"):
-        options["progress"] = not args.quiet
-    packed = container.compress(values, n_tokens=args.n_tokens, **options)
+    packed = container.compress(values, n_tokens=args.n_tokens)
     back = container.decompress(packed)
     _check_round_trip("ubpe", np.array_equal(np.asarray(back), values) and np.asarray(back).shape == values.shape)
     rows.append(("ubpe", len(packed), time.perf_counter() - start))
@@ -1014,6 +1106,10 @@ class _UsageError(Exception):
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """Option combinations argparse cannot express; reported as usage errors (exit 2)."""
+    for path in getattr(args, "inputs", ()):
+        if re.fullmatch(r"-\d+", path):  # gzip's -1..-9: argparse takes a negative number for a file name
+            return (f"{path}: ubpe has no numbered presets like gzip {path}: the levels are --level 2 (the "
+                    "default, smallest) and --level 1 (faster to decompress); a file of that name is ./" + path)
     if args.command == "compress" and args.model is None and args.reference:
         return "--reference needs --model"
     if args.command == "compress" and args.model is None and args.no_escape:
@@ -1064,8 +1160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:
             raise _UsageError(problem)
         if args.command in KERNEL_COMMANDS and not args.quiet and not kernels.is_cache_warm():
-            print(f"{PROG}: compiling the kernels on first use, once (about 20 s; cached in "
-                  f"{kernels.cache_dir() or 'numba default cache'})", file=sys.stderr)
+            print(f"{PROG}: compiling the kernels on first use, once (20 to 30 s of CPU; cached in "
+                  f"{kernels.cache_dir() or 'numba default cache'})", file=sys.stderr, flush=True)
         with _warnings_to_stderr():
             return args.func(args)
     except _UsageError as e:
@@ -1075,6 +1171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`ubpe inspect x.ubpe | head`): quietly, as cat does
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # (Python would report the failed flush at exit)
+        return EXIT_PIPE
     except DATA_ERRORS as e:
         if args.debug:
             traceback.print_exc()

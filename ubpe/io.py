@@ -1002,8 +1002,8 @@ def check_source(source: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(source, dict):
         raise CorruptDataError(f"source: expected a map, got {type(source).__name__}")
-    if "name" in source:  # the input's file name (any format): checked where it is used
-        source = {k: v for k, v in source.items() if k != "name"}
+    if "name" in source or "size" in source:  # the input file's name and size (any format): checked where used
+        source = {k: v for k, v in source.items() if k not in ("name", "size")}
     kind = source.get("format")
     if kind == "wav":
         _check_wav_source(source)

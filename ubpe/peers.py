@@ -6,9 +6,11 @@
     run_codecs_each(signals, names=None, **kw)  -> the same, each signal alone, summed
     codec_versions() -> dict of codec name -> library or binary version (None: missing)
 
-``data`` is a 1-D integer numpy array (a signal) or ``bytes`` (text). The raw size is the
-array's byte size (its itemsize per value; little-endian bytes are what the byte codecs see)
-or the text's byte count, and ``ratio = raw / compressed``.
+``data`` is a 1-D integer numpy array (a signal), a 2-D one (frames, channels), or ``bytes``
+(text); float arrays go to the codecs that take them (the byte codecs, zpaq and pcodec). The
+raw size is the array's byte size (its itemsize per value; little-endian bytes in C order,
+channels interleaved, are what the byte codecs see) or the text's byte count, and ``ratio =
+raw / compressed``.
 
 Codecs (names as used in ``names=``):
     zlib-9, bz2-9, xz-9e (lzma preset 9 | PRESET_EXTREME), zstd-19 (zstandard), brotli-11,
@@ -16,8 +18,10 @@ Codecs (names as used in ``names=``):
     integers), zpaq-m5 (`zpaq a ... -m5` on the raw bytes, a context-mixing archiver; the
     archive file's size, its small header included), and for signals whose values fit in
     8, 16 or 24 signed bits (the smallest that holds them): flac-8
-    (`flac -8 --no-padding --no-seektable` on raw little-endian PCM, mono) and wavpack-hhx6
-    (`wavpack -hh -x6` on the same samples as a mono .wav; `wvunpack --raw` to decode).
+    (`flac -8 --no-padding --no-seektable` on raw little-endian PCM, the channels of a 2-D
+    array as its channels, up to FLAC's 8) and wavpack-hhx6 (`wavpack -hh -x6` on the same
+    samples as a .wav; `wvunpack --raw` to decode). pcodec codes a 2-D array channel after
+    channel.
 
 Timing policy, the same for every codec: ``repeat`` compress calls and ``repeat`` decompress
 calls, wall clock (``perf_counter_ns``), the best (smallest) of each is reported and all runs
@@ -168,13 +172,13 @@ def _from_pcm(raw: bytes, bits: int, dtype) -> np.ndarray:
     return np.where(v >= 1 << 23, v - (1 << 24), v).astype(dtype)
 
 
-def _wav_header(n_bytes: int, bits: int, rate: int) -> bytes:
-    """The 44-byte header of a mono PCM .wav holding ``n_bytes`` of ``bits``-bit samples."""
+def _wav_header(n_bytes: int, bits: int, rate: int, channels: int = 1) -> bytes:
+    """The 44-byte header of a PCM .wav holding ``n_bytes`` of ``bits``-bit samples."""
     import struct
 
-    block = bits // 8
+    block = bits // 8 * channels
     return (b"RIFF" + struct.pack("<I", 36 + n_bytes) + b"WAVEfmt "
-            + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * block, block, bits)
+            + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * block, block, bits)
             + b"data" + struct.pack("<I", n_bytes))
 
 
@@ -199,14 +203,18 @@ def _run(cmd: list[str], cwd: Path) -> None:
         raise RuntimeError(f"{cmd[0]} failed ({r.returncode}): {r.stderr.decode(errors='replace')[-500:]}")
 
 
-def _run_external(name: str, raw: bytes, bits: int, rate: int, repeat: int):
+#: Channels FLAC codes in one stream.
+FLAC_MAX_CHANNELS = 8
+
+
+def _run_external(name: str, raw: bytes, bits: int, rate: int, repeat: int, channels: int = 1):
     """(compressed size, decoded bytes, compress runs, decompress runs) of one external codec."""
     with tempfile.TemporaryDirectory(prefix=f"ubpe-{name}-") as tmp:
         d = Path(tmp)
         src = d / "x.raw"
         src.write_bytes(raw)
         if name == "flac-8":
-            fmt = ["--force-raw-format", "--endian=little", "--sign=signed", "--channels=1",
+            fmt = ["--force-raw-format", "--endian=little", "--sign=signed", f"--channels={channels}",
                    f"--bps={bits}", f"--sample-rate={rate}"]
             enc = ["flac", "-8", "--no-padding", "--no-seektable", "--silent", "-f", *fmt, "-o", "x.flac", "x.raw"]
             dec = ["flac", "-d", "--silent", "-f", "--force-raw-format", "--endian=little", "--sign=signed",
@@ -214,7 +222,7 @@ def _run_external(name: str, raw: bytes, bits: int, rate: int, repeat: int):
             out, back = d / "x.flac", d / "back.raw"
         elif name == "wavpack-hhx6":
             # a .wav input, as WavPack is usually fed (raw PCM input costs ~30 bytes more)
-            (d / "x.wav").write_bytes(_wav_header(len(raw), bits, rate) + _wav_samples(raw, bits))
+            (d / "x.wav").write_bytes(_wav_header(len(raw), bits, rate, channels) + _wav_samples(raw, bits))
             enc = ["wavpack", "-hh", "-x6", "-q", "-y", "x.wav", "-o", "x.wv"]
             dec = ["wvunpack", "-q", "-y", "--raw", "x.wv", "-o", "back.raw"]
             out, back = d / "x.wv", d / "back.raw"
@@ -259,10 +267,12 @@ def run_codecs(
         arr = None
     else:
         arr = np.ascontiguousarray(data)
-        if arr.ndim != 1 or arr.dtype.kind not in "iu":
-            raise ValueError(f"run_codecs takes a 1-D integer signal (got {arr.dtype} {arr.shape})")
+        if arr.ndim not in (1, 2) or arr.dtype.kind not in "iuf":
+            raise ValueError(f"run_codecs takes a 1-D signal or a 2-D (frames, channels) array of integers "
+                             f"or floats (got {arr.dtype} {arr.shape})")
         raw = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-    bits = None if is_text else pcm_bits(arr)
+    channels = 1 if is_text or arr.ndim == 1 else arr.shape[1]
+    bits = None if is_text or arr.dtype.kind == "f" else pcm_bits(arr)
 
     explicit = names is not None
     names = list(ALL if names is None else names)
@@ -287,10 +297,11 @@ def run_codecs(
                 continue
             from pcodec import ChunkConfig, standalone
 
-            comp, tc = _best_of(lambda: standalone.simple_compress(arr, ChunkConfig()), repeat)
+            series = np.ascontiguousarray(arr.T).reshape(-1)  # channel after channel
+            comp, tc = _best_of(lambda: standalone.simple_compress(series, ChunkConfig()), repeat)
             back, td = _best_of(lambda: standalone.simple_decompress(comp), repeat)
             back = np.asarray(back)
-            ok = back.dtype == arr.dtype and np.array_equal(back, arr)
+            ok = back.dtype == arr.dtype and np.array_equal(back, series, equal_nan=arr.dtype.kind == "f")
             size = len(comp)
         elif name == "zpaq-m5":
             size, back, tc, td = _run_external(name, raw, 0, 0, repeat)
@@ -300,10 +311,16 @@ def run_codecs(
                 if explicit:
                     raise ValueError(f"{name}: needs an integer signal whose values fit in 24 bits")
                 continue
-            size, back, tc, td = _run_external(name, _pcm_bytes(arr, bits), bits, max(1, sample_rate), repeat)
+            if name == "flac-8" and channels > FLAC_MAX_CHANNELS:
+                if explicit:
+                    raise ValueError(f"{name}: codes at most {FLAC_MAX_CHANNELS} channels, these values have "
+                                     f"{channels}")
+                continue
+            size, back, tc, td = _run_external(name, _pcm_bytes(arr.reshape(-1), bits), bits, max(1, sample_rate),
+                                               repeat, channels)
             if name == "wavpack-hhx6" and bits == 8:  # wvunpack --raw writes 8-bit as unsigned (WAV rule)
                 back = (np.frombuffer(back, dtype=np.uint8) ^ 0x80).tobytes()
-            ok = np.array_equal(_from_pcm(back, bits, arr.dtype), arr)
+            ok = np.array_equal(_from_pcm(back, bits, arr.dtype).reshape(arr.shape), arr)
         if not ok:
             raise RoundTripError(f"{name} did not round-trip")
         row = dict(name=name, bytes=size, ratio=len(raw) / size, compress_s=min(tc), decompress_s=min(td),

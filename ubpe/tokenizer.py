@@ -171,7 +171,7 @@ class Tokenizer:
 
     # ==================== training
 
-    def fit(self, corpus: Any, *, progress: bool = False, predictor: str | None = None) -> Tokenizer:
+    def fit(self, corpus: Any, *, progress: Any = False, predictor: str | None = None) -> Tokenizer:
         """Learn the vocabulary from ``corpus`` and return ``self``.
 
         ``corpus`` is one sequence (1-D integer array, list of ints, bytes, str) or an iterable
@@ -190,6 +190,9 @@ class Tokenizer:
         two halves; the size: their streams under the level-2 coders with out-of-alphabet values
         escaped, as ``compress(tokenizer=)`` codes them); a chain whose values outnumber ``n_tokens`` cannot be tried, and a
         ``UserWarning`` names it (a raw 16-bit signal often needs more than 256 tokens).
+
+        ``progress``: ``True`` draws a tqdm bar over the merges; a callable is called as
+        ``progress(merges_made, merges_at_most)`` while training runs.
 
         Raises ``TypeError`` for floats or other non-integer data, ``ValueError`` for an empty
         corpus or values outside the alphabet.
@@ -235,7 +238,10 @@ class Tokenizer:
 
         bar = None
         callback = None
-        if progress:
+        if callable(progress):  # progress(merges made, merges at most)
+            def callback(n_merges: int) -> None:
+                progress(min(n_merges, self.n_tokens - a), self.n_tokens - a)
+        elif progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=self.n_tokens - a, unit="tok", desc="fit")

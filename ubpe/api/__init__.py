@@ -62,6 +62,7 @@ def compress(
     escape: bool = True,
     block_size: int | None = None,
     threads: int | None = None,
+    progress: Callable[[int], None] | None = None,
     **fit_options: Any,
 ) -> bytes:
     """Compress integer or float values into self-describing bytes (format: ``docs/format.md``).
@@ -145,6 +146,10 @@ def compress(
     threads : int, optional
         Threads that compress the blocks and measure the front-end chains side by side
         (default: every core). The bytes do not depend on it.
+    progress : callable, optional
+        ``progress(frames)`` each time that many more frames are coded: as each block of a
+        blocked container is, from the thread that coded it (so it must be thread-safe, as
+        ``tqdm.update`` is); once for all the frames of a one-stream container, when it is done.
     **fit_options
         ``n_candidates``, ``min_count``, ``window`` (and with ``n_tokens``, ``weighting``):
         passed to :class:`Tokenizer` when a model is fitted. ``weighting`` decides which
@@ -178,7 +183,7 @@ def compress(
     """
     return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
-                           block_size=block_size, threads=threads, fit_options=fit_options))
+                           block_size=block_size, threads=threads, progress=progress, fit_options=fit_options))
 
 
 def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
@@ -191,7 +196,7 @@ def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
     per thread, however large the values. Other containers are built in memory, then written.
     """
     names = ("tokenizer", "n_tokens", "embed", "delta", "predictor", "level", "source", "step", "bits", "escape",
-             "block_size", "threads")
+             "block_size", "threads", "progress")
     named = {k: options.pop(k) for k in names if k in options}
     written = 0
     for part in _parts(values, False, fit_options=options, **named):
@@ -204,10 +209,12 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
            embed: bool = True, delta: int | None = None, predictor: str = "auto", level: int = DEFAULT_LEVEL,
            source: dict[str, Any] | None = None, step: float | None = None, bits: int | None = None,
            escape: bool = True, block_size: int | None = None, threads: int | None = None,
-           fit_options: dict) -> Iterator[bytes]:
+           progress: Callable[[int], None] | None = None, fit_options: dict) -> Iterator[bytes]:
     """The container of :func:`compress`'s arguments as consecutive byte strings; ``keep``: a
     blocked container of integers keeps its blocks' front-end outputs between its two passes
     (else reads the values twice, memory bounded by a few blocks per thread)."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
     arr = as_values(values)
     level = level_argument(level)
     s = _settings.current()
@@ -244,7 +251,7 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
             channels, frames, lambda f0, f1: frontend.to_channels(arr[f0:f1]),
             lambda f0, f1: np.ascontiguousarray(arr[f0:f1], dtype=native).reshape(f1 - f0, -1), [])
         yield from writer.blocked_parts(base, frames_source, block, writer.forced_chains(forced, order), level,
-                                        n_tokens, fit_options, s, threads, keep=keep)
+                                        n_tokens, fit_options, s, threads, keep=keep, progress=progress)
         return
     x = frontend.to_channels(arr)  # (channels, frames), native
     checked = np.ascontiguousarray(arr.reshape(-1), dtype=native)
@@ -257,7 +264,7 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
     base["front"] = prefix  # the chosen chain is appended to it
     if tokenizer is not None:
         yield from _given_model_parts(base, x, checked, prefix, tokenizer, forced, order, dtype, embed, escape,
-                                      level, block, s, threads, arr, float_stage)
+                                      level, block, s, threads, arr, float_stage, progress)
         return
     if x.size == 0:
         chain = writer.forced_chains(forced, order) or [[]]
@@ -270,19 +277,23 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
         if float_stage.name in PER_BLOCK:  # each block its own exceptions and raw bits
             src_frames = writer.float_frames(src_frames, frontend.to_channels(arr), float_stage)
         yield from writer.blocked_parts(base, src_frames, block, writer.forced_chains(forced, order), level,
-                                        n_tokens, fit_options, s, threads)
+                                        n_tokens, fit_options, s, threads, progress=progress)
         return
     from ..frontend.chains import build_chain
     from ..planner import auto_chains
 
     chains = writer.forced_chains(forced, order) or [build_chain(spec) for spec in auto_chains(x, level, s)]
-    yield container.pack(writer.planned_fields(base, x, chains, level, n_tokens, fit_options, s, threads))
+    packed = container.pack(writer.planned_fields(base, x, chains, level, n_tokens, fit_options, s, threads))
+    if progress is not None:
+        progress(x.shape[1])
+    yield packed
 
 
 def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: list[dict], tokenizer: Any,
                        forced: tuple | None, order: int | None, dtype: np.dtype, embed: bool, escape: Any, level: int,
                        block: int, s: _settings.Settings, threads: int, arr: np.ndarray,
-                       float_stage: frontend.Stage | None) -> Iterator[bytes]:
+                       float_stage: frontend.Stage | None,
+                       progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
     """The container of ``x`` (``(channels, frames)``) coded with a given model: its own chain
     (or the one forced; else the smallest of the delta orders 0 to 2), its merges or none of
     them, whichever gives the smaller container (measured on a sample of a blocked input)."""
@@ -324,8 +335,10 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
     if given_rows is not None:
         given = writer.Given(model, embed, escape, choice[1])
         yield from writer.blocked_parts(base, given_rows, block, [choice[0]], level, None, {}, s, threads,
-                                        given=given)
+                                        given=given, progress=progress)
         return
+    if progress is not None:
+        progress(x.shape[1])
     yield best
 
 
@@ -346,7 +359,7 @@ def _lossless_float_stage(arr: np.ndarray, level: int, s: _settings.Settings) ->
 
 def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,
                max_output_size: int | None = None, start: int | None = None, stop: int | None = None,
-               threads: int | None = None) -> np.ndarray:
+               threads: int | None = None, progress: Callable[[int], None] | None = None) -> np.ndarray:
     """Values compressed by :func:`compress`, with their dtype (byte order included) and shape.
 
     Parameters
@@ -369,6 +382,9 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         (and checks only their CRCs); a one-stream container is decoded whole, then sliced.
     threads : int, optional
         Threads that decode the blocks of a blocked container (default: every core).
+    progress : callable, optional
+        ``progress(frames)`` each time that many more frames are decoded: as each block of a
+        blocked container is, from the thread that decoded it; once for a one-stream container.
 
     Raises
     ------
@@ -398,10 +414,14 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
             raise CorruptDataError(
                 f"frames {lo} to {hi} need {size} bytes decoded, more than max_output_size={cap} bytes: pass a "
                 "larger max_output_size if you trust the container")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
     try:
         if p.block:
-            return reader.decode_blocks(p, tokenizer, lo, hi, threads)
+            return reader.decode_blocks(p, tokenizer, lo, hi, threads, progress)
         out = reader.decode_stream_form(p, tokenizer)
+        if progress is not None:
+            progress(hi - lo)
         return out[lo:hi] if part else out
     except MemoryError:
         raise CorruptDataError(
@@ -412,8 +432,8 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
 
 def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model | None = None,
                   max_output_size: int | None = None, threads: int | None = None,
-                  header: Callable[[np.dtype, tuple[int, ...], dict | None], bytes] | None = None
-                  ) -> tuple[np.dtype, tuple[int, ...]]:
+                  header: Callable[[np.dtype, tuple[int, ...], dict | None], bytes] | None = None,
+                  progress: Callable[[int], None] | None = None) -> tuple[np.dtype, tuple[int, ...]]:
     """Write the values of the container in the binary file ``src`` to ``out``: ``header(dtype,
     shape, source)`` when given (e.g. an .npy header; it may raise to stop before anything is
     written), then the values' bytes in C order and the container's dtype; return ``(dtype,
@@ -425,7 +445,7 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     decoded with :func:`decompress`. The head is checked as :func:`decompress` checks it (the
     same code) before anything is written; a block found corrupt after others were written
     leaves ``out`` with those blocks' bytes (write to a temporary file), and so do bytes after
-    the last block.
+    the last block. ``progress(frames)`` as in :func:`decompress`, as the blocks are written.
     """
     threads = threads_argument(threads)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
@@ -434,7 +454,8 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     head = container.read_blocked_head(src, cap)
     if head is None:
         data = src.read()
-        values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads)
+        values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads,
+                            progress=progress)
         if header is not None:
             out.write(header(values.dtype, values.shape, container.parse(data, _NO_CAP).source))
         out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
@@ -463,6 +484,8 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
             batch.append((b, raw))
         for rows in writer.run(decode, batch, threads):
             out.write(memoryview(rows.reshape(-1).view(np.uint8)))
+            if progress is not None:
+                progress(rows.shape[0])
     try:
         unpacker.unpack()
     except Exception as e:

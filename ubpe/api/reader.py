@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -244,8 +244,9 @@ def frame_range(start: Any, stop: Any, frames: int) -> tuple[int, int]:
 
 
 def decode_blocks(p: Parsed, tokenizer: Tokenizer | Model | None, start: int, stop: int,
-                  threads: int) -> np.ndarray:
-    """Frames ``[start, stop)`` of a blocked container read whole, decoding only the blocks they touch."""
+                  threads: int, progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Frames ``[start, stop)`` of a blocked container read whole, decoding only the blocks they
+    touch; ``progress(frames)`` after each block, on the thread that decoded it."""
     native = p.native
     channels = p.channels
     first, last = start // p.block, -(-stop // p.block)
@@ -257,6 +258,8 @@ def decode_blocks(p: Parsed, tokenizer: Tokenizer | Model | None, start: int, st
         rows = decode_block(p, s, blk, native, channels)
         lo, hi = max(blk.f0, start), min(blk.f1, stop)
         out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
+        if progress is not None:
+            progress(hi - lo)
 
     run(decode, blocks, threads)
     out = out.reshape((stop - start,) + tuple(p.shape[1:]))

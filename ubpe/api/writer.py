@@ -260,7 +260,8 @@ class Given:
 
 def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[frontend.Stage]] | None,
                   level: int, n_tokens: int | None, fit_options: dict, s: Settings, threads: int,
-                  keep: bool = True, given: Given | None = None) -> Iterator[bytes]:
+                  keep: bool = True, given: Given | None = None,
+                  progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
     """The blocked container as consecutive byte strings: the head, then each block (their
     concatenation is the container).
 
@@ -271,7 +272,8 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     (about one byte of memory per input byte); without it each block is read and put through
     the chain again, and memory is bounded by a few blocks per thread. With a ``given`` model
     (and its one chain), nothing is planned and its alphabet is kept (values outside it escaped,
-    or refused without ``given.escape``)."""
+    or refused without ``given.escape``). ``progress(frames)`` is called as each block is coded,
+    on the thread that coded it."""
     frames = src.frames
     if given is None:
         sample = sample_frames(src.get, src.channels, frames, s.block_sample, s.block_sample_windows)
@@ -336,7 +338,10 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         tokens = model.encode(ids) if use_merges else ids  # by the model's method
         fields["stream"] = coders.encode_stream(tokens, vocab, coders=offered, classes=classes)
         fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
-        return container.pack_block(fields, (f1 - f0) * src.channels)
+        packed = container.pack_block(fields, (f1 - f0) * src.channels)
+        if progress is not None:
+            progress(f1 - f0)
+        return packed
 
     head: dict[str, Any] = {k: base[k] for k in ("dtype", "shape", "source") if k in base}
     if given is None or given.embed:

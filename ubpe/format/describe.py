@@ -33,7 +33,9 @@ class ContainerInfo:
     model: int  #: the embedded alphabet and merge table (0 when referenced by digest)
     freq: int  #: the entropy coder's frequency table
     payload: int  #: the coded tokens
-    ratio: float  #: original_size / size
+    #: the compression ratio: ``file_size`` (else ``original_size``) / ``size``, the ratio the
+    #: command line prints for the same container
+    ratio: float
     embedded: bool
     digest: str | None  #: the referenced model's digest, when not embedded
     alphabet_size: int | None
@@ -63,6 +65,9 @@ class ContainerInfo:
     #: each stream's coder, in block order (``coder`` is the most frequent of them); for a
     #: blocked container ``front`` is block 0's chain (every block has its own parameters)
     coders: tuple[str, ...] = ()
+    #: bytes of the file the values were read from (the source map's ``"size"``, which the
+    #: command line records: the file ``ubpe decompress`` gives back), else None
+    file_size: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,6 +117,8 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     model = entry(d, "alphabet") + entry(d, "model")
     size = len(data)
     original = p.n * p.dtype.itemsize
+    recorded = p.source.get("size") if isinstance(p.source, dict) else None
+    file_size = recorded if type(recorded) is int and recorded >= 0 else None
     chain = streams[0][2]
     delta = chain[0]["order"] if len(chain) == 1 and chain[0]["stage"] == "delta" else 0
     lossy = bool(chain) and chain[0]["stage"] == "quantize"
@@ -121,13 +128,13 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     return ContainerInfo(
         version=FORMAT_VERSION, dtype=p.dtype.str, shape=p.shape, n_values=p.n, original_size=original,
         size=size, header=size - model - freq - payload, model=model, freq=freq, payload=payload,
-        ratio=original / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
+        ratio=(original if file_size is None else file_size) / size if size else 0.0, embedded=p.digest is None, digest=p.digest,
         alphabet_size=p.a, n_merges=p.m, coder=coder, n_tokens=n_tokens, delta=delta,
         front=tuple(dict(e) for e in chain), channels=channels, source=p.source,
         lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
         # a model with merges, one token per value and no method recorded: the merges left unused
         method="bare" if p.method == "replay" and (p.m is None or p.m > 0) and n_tokens == p.n and p.n > 0
         else p.method,
-        blocks=len(streams), block_frames=p.block, coders=tuple(names),
+        blocks=len(streams), block_frames=p.block, coders=tuple(names), file_size=file_size,
     )
 

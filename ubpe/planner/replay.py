@@ -94,8 +94,9 @@ class ReplayEncoder:
             if a > self.n_tokens:
                 return []
             with warnings.catch_warnings():
-                if sampled:  # a sample may not hold n_tokens tokens' worth of pairs
-                    warnings.simplefilter("ignore", UserWarning)
+                # "fit stopped early" says nothing to compress's caller: the container's vocabulary
+                # is what describe() reports (plan() fits these on one thread: the filter is global)
+                warnings.simplefilter("ignore", UserWarning)
                 tok = Tokenizer(alphabet, self.n_tokens, **self.fit_options).fit(y)
             merges = tok.merges
             tokens = tok.model.encode(ids) if len(merges) else ids
@@ -143,7 +144,8 @@ class ReplayEncoder:
             full = self.propose(cand.chain, y, level, _no_cost, sampled=False)
             if not full:  # the sample held fewer distinct values than all the values
                 raise ValueError(f"n_tokens={self.n_tokens} is smaller than the alphabet of the values "
-                                 "under the chosen front end; pass a larger n_tokens")
+                                 f"under the chosen front end: the smallest n_tokens that works is "
+                                 f"{len(Alphabet.from_data(y))} (the alphabet, no merges)")
             return full[0]
         if cand.family == "static":
             full = self.propose(cand.chain, y, 1, _no_cost, sampled=False)

@@ -111,9 +111,10 @@ def exhaustive_plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: 
                 c.rebuild = lambda c=c, y=y: proposer.rebuild(c, y, level)
             cands.append(c)
     if not cands:
+        smallest = min(np.unique(frontend.forward(x, chain)[0]).size for chain in chains)
         raise ValueError(
-            "n_tokens is smaller than the alphabet of the values under every front end tried; "
-            "pass a larger n_tokens"
+            f"n_tokens={getattr(proposer, 'n_tokens', None)} is smaller than the alphabet of the values under "
+            f"every front end tried: the smallest n_tokens that works is {smallest} (the alphabet, no merges)"
         )
     order = sorted(range(len(cands)), key=lambda i: (cands[i].estimate, i))
     best = cands[order[0]]
