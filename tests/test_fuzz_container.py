@@ -1,4 +1,7 @@
-"""Mutated containers (byte flips, truncations, field substitutions) raise only library errors.
+"""Mutated containers (byte flips, truncations, field substitutions) raise only library errors,
+and the readers agree on each: ``decompress_to`` refuses what ``decompress`` refuses and writes
+the same bytes otherwise, ``describe`` refuses nothing ``decompress`` decodes, a partial decode
+equals the full one's frames (tests/common.py: readers_agree).
 
 The mutations run in a child process so that a crash of a compiled kernel (a segfault) is
 reported as a test failure instead of killing the test run; a hang is caught by a timeout.
