@@ -96,11 +96,12 @@ def expect_map(v: Any, where: str, keys: Iterable[str], optional: Iterable[str] 
     return v
 
 
-def field_int(d: dict, key: str, lo: int, hi: int, *, where: str) -> int:
-    """``d[key]`` if it is an int (not a bool) in ``[lo, hi]``."""
+def field_int(d: dict, key: str, lo: int, hi: int | None = None, *, where: str) -> int:
+    """``d[key]`` if it is an int (not a bool) in ``[lo, hi]`` (``hi`` None: no upper bound)."""
     v = d[key]
-    if type(v) is not int or not lo <= v <= hi:
-        raise CorruptDataError(f"{where}: '{key}' must be an int in [{lo}, {hi}], got {short(v)}")
+    if type(v) is not int or v < lo or (hi is not None and v > hi):
+        bound = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise CorruptDataError(f"{where}: '{key}' must be an int {bound}, got {short(v)}")
     return v
 
 

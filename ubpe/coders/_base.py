@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CorruptDataError
+from .. import _validate
 
 #: Largest vocabulary a stream may declare (the format's limit).
 MAX_VOCAB = 1 << 24
@@ -66,21 +67,12 @@ class Coder:
 
 def field_int(fields: dict, name: str, lo: int, hi: int | None = None) -> int:
     """``fields[name]`` if it is an int (not a bool) in ``[lo, hi]``, else CorruptDataError."""
-    v = fields[name]
-    if type(v) is not int:  # noqa: E721 - bool and numpy scalars are refused on purpose
-        raise CorruptDataError(f"field {name!r} must be an int, got {type(v).__name__}")
-    if v < lo or (hi is not None and v > hi):
-        bound = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
-        raise CorruptDataError(f"field {name!r} = {v} out of range {bound}")
-    return v
+    return _validate.field_int(fields, name, lo, hi, where="stream")
 
 
 def field_bytes(fields: dict, name: str) -> bytes:
     """``fields[name]`` if it is bytes, else CorruptDataError."""
-    v = fields[name]
-    if not isinstance(v, (bytes, bytearray)):
-        raise CorruptDataError(f"field {name!r} must be bytes, got {type(v).__name__}")
-    return bytes(v)
+    return _validate.field_bytes(fields, name, where="stream")
 
 
 def alloc_tokens(n: int) -> np.ndarray:
