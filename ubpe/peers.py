@@ -15,7 +15,7 @@ raw / compressed``.
 Codecs (names as used in ``names=``):
     zlib-9, bz2-9, xz-9e (lzma preset 9 | PRESET_EXTREME), zstd-19 (zstandard), brotli-11,
     pcodec (pcodec.standalone.simple_compress, default ChunkConfig; signals of 16/32/64-bit
-    integers), zpaq-m5 (`zpaq a ... -m5` on the raw bytes, a context-mixing archiver; the
+    integers), zpaq-m5 (`zpaq a ... -m5 -t1` on the raw bytes, one thread: a context-mixing archiver; the
     archive file's size, its small header included), and for signals whose values fit in
     8, 16 or 24 signed bits (the smallest that holds them): flac-8
     (`flac -8 --no-padding --no-seektable` on raw little-endian PCM, the channels of a 2-D
@@ -228,8 +228,8 @@ def _run_external(name: str, raw: bytes, bits: int, rate: int, repeat: int, chan
             out, back = d / "x.wv", d / "back.raw"
         elif name == "zpaq-m5":
             # zpaq appends to an archive: remove it before every timed run
-            enc = ["sh", "-c", "rm -f x.zpaq && exec zpaq a x.zpaq x.raw -m5 >/dev/null"]
-            dec = ["sh", "-c", "rm -rf back && exec zpaq x x.zpaq -to back >/dev/null"]
+            enc = ["sh", "-c", "rm -f x.zpaq && exec zpaq a x.zpaq x.raw -m5 -t1 >/dev/null"]
+            dec = ["sh", "-c", "rm -rf back && exec zpaq x x.zpaq -to back -t1 >/dev/null"]
             out, back = d / "x.zpaq", d / "back" / "x.raw"
         else:
             raise KeyError(name)
