@@ -126,6 +126,7 @@ from ..frontend.lpc import analysis_cache
 from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
+from .fast import applies as _fast_applies, fast_plan
 from .lean import lean_plan
 from .search import exhaustive_plan
 from .settings import DEFAULT, Settings, configured, current
@@ -148,6 +149,8 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
     chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
     dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`)."""
     with analysis_cache():
+        if level == 1 and _fast_applies(x, proposer):
+            return fast_plan(x, chains, cost, proposer, s)
         if getattr(proposer, "n_tokens", None) is not None:
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
         elif (lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1

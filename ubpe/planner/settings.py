@@ -170,6 +170,17 @@ class Settings:
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
     #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
     lean_dense_bias: float = 1.02
+    #: Level 1 (:func:`~ubpe.planner.fast.fast_plan`) puts through all the values the chain whose
+    #: static estimate on the screen's sample is smallest, and those within fast_close of it, at
+    #: most fast_keep in all.
+    fast_close: float = 1.0
+    fast_keep: int = 1
+    #: Level 1 trains merges only on the chains whose output (on the screen's sample) has at most
+    #: fast_merge_alphabet distinct values and consecutive values that share at least
+    #: fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`); there a training
+    #: run on the sample rates them (:func:`~ubpe.planner.fast.merged_ratio`).
+    fast_merge_alphabet: int = 64
+    fast_merge_information: float = 0.03
     #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
     #: values when its estimate is within this factor of the winner's.
     close: float = 1.05
