@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .._kernels import level1 as _fast
 from .._kernels import predict as _k
 from .._validate import check_choice, check_int, expect_map, field_bytes, field_int
 from ..errors import CorruptDataError
@@ -120,11 +121,12 @@ def lpc_forward(
     shifts = np.zeros(nb, np.int64)
     pbits = np.zeros(nb, np.int64)
     coefs = np.zeros(nb * max_order, np.int64)
-    used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits,
-                          orders, shifts, pbits, coefs)
+    # (at most 32 bits in blocks below 2**20: the faster kernel, the same choices)
+    analyze = _fast.lpc_analyze if bits <= 32 and block < 1 << 20 else _k.lpc_analyze
+    used = analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts, pbits, coefs)
     coefs = coefs[:used]
     res = np.empty(n, np.int64)
-    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     params = {
         "block": block,
         "unsigned": mode,
@@ -333,7 +335,7 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
         return residual, params
     coefs = np.concatenate(per_block)
     res = np.empty(n, np.int64)
-    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     out = dict(params, orders=orders.astype(np.uint8).tobytes(), shifts=shifts.astype(np.uint8).tobytes(),
                precisions=pbits.astype(np.uint8).tobytes(), coefs=_pack_coefs(coefs, np.repeat(pbits, orders)))
     return res.astype(f"i{bits // 8}"), out
