@@ -70,6 +70,8 @@ def lpc_forward(
     max_order: int = MAX_ORDER,
     window: str | tuple[str, ...] = "tukey",
     precisions: tuple[int, ...] = (12, 15),
+    candidates: int = 3,
+    costed_every: int = 1,
 ) -> tuple[np.ndarray, dict]:
     """Residual of exact block linear prediction, and the params that invert it.
 
@@ -87,6 +89,13 @@ def lpc_forward(
         search; slower analysis, same decoder).
     precisions : tuple of int
         Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
+    candidates : int, default 3
+        The orders (1 to 32) of smallest estimated cost (from the analysis) whose residual is
+        costed exactly, under each window and precision.
+    costed_every : int, default 1
+        Cost them on one chunk of 256 samples in ``costed_every`` (1 to 64), the bits scaled to
+        the block: a search that costs less, for the fast level (signals of at most 32 bits;
+        wider ones are costed on every sample).
 
     Returns
     -------
@@ -114,6 +123,8 @@ def lpc_forward(
     precs = [check_int("precisions[]", p, 2, MAX_PRECISION) for p in precisions]
     if not precs:
         raise ValueError("precisions must not be empty")
+    candidates = check_int("candidates", candidates, 1, MAX_ORDER)
+    costed_every = check_int("costed_every", costed_every, 1, 64)
     bits = 8 * dtype.itemsize
     n = s.shape[0]
     nb = -(-n // block)
@@ -121,9 +132,14 @@ def lpc_forward(
     shifts = np.zeros(nb, np.int64)
     pbits = np.zeros(nb, np.int64)
     coefs = np.zeros(nb * max_order, np.int64)
-    # (at most 32 bits in blocks below 2**20: the faster kernel, the same choices)
-    analyze = _fast.lpc_analyze if bits <= 32 and block < 1 << 20 else _k.lpc_analyze
-    used = analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts, pbits, coefs)
+    # at most 32 bits in blocks below 2**20: the faster kernel (with candidates=3 and costed_every=1,
+    # the same choices as the other); wider: the other, every sample costed (its sums are floats)
+    if bits <= 32 and block < 1 << 20:
+        used = _fast.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
+                                 pbits, coefs, candidates, costed_every)
+    else:
+        used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
+                              pbits, coefs)
     coefs = coefs[:used]
     res = np.empty(n, np.int64)
     _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
@@ -326,8 +342,9 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     changed = False
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
-        fit_bits, k, shift = _k.reweight_fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS,
-                                             REWEIGHT_SPAN, REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
+        fit = _fast.reweight_fit if bits <= 32 and block < 1 << 20 else _k.reweight_fit  # (the same result)
+        fit_bits, k, shift = fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS, REWEIGHT_SPAN,
+                                 REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
         if k and fit_bits < local[b] + orders[b] * pbits[b] - REWEIGHT_MARGIN * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
@@ -403,8 +420,9 @@ class LpcStage(PerChannel):
     ``blocks``, block lengths tried on each channel, which keeps the one whose residual plus
     coefficients costs the fewest estimated bits, and ``reweight``: then refit the blocks
     whose residual's loudness moves by loudness-weighted least squares
-    (:func:`lpc_reweight`). The defaults: ``"tukey"`` (as
-    :func:`lpc_forward`), :data:`LPC_BLOCKS` and no reweighting
+    (:func:`lpc_reweight`), ``candidates`` and ``costed_every``, :func:`lpc_forward`'s search
+    (the fast level costs fewer orders on fewer samples). The defaults: ``"tukey"`` (as
+    :func:`lpc_forward`), :data:`LPC_BLOCKS`, 3 orders on every sample and no reweighting
     (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
     stage does better on the plain residual). Within :func:`analysis_cache`, results are kept by
     content (:data:`_ANALYSED`).
@@ -417,8 +435,11 @@ class LpcStage(PerChannel):
     _check = staticmethod(check_lpc_params)
 
     def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
-                 blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False) -> None:
+                 blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False,
+                 candidates: int = 3, costed_every: int = 1) -> None:
         blocks = LPC_BLOCKS if blocks is None else blocks
+        self.candidates = check_int("candidates", candidates, 1, MAX_ORDER)
+        self.costed_every = check_int("costed_every", costed_every, 1, 64)
         if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
             raise TypeError(f"blocks must be a sequence of ints, got {type(blocks).__name__}")
         self.blocks = tuple(check_int("blocks[]", b, 1, MAX_BLOCK) for b in blocks)
@@ -434,7 +455,7 @@ class LpcStage(PerChannel):
         key = None
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
-                   self.blocks, self.window, reweight and reweight_settings())
+                   self.blocks, self.window, self.candidates, self.costed_every, reweight and reweight_settings())
             found = _ANALYSED.get(key)
             if found is not None:
                 return found
@@ -447,7 +468,8 @@ class LpcStage(PerChannel):
                 if covered:  # a block already tried held the whole channel: the same predictor
                     continue
                 covered = block >= row.shape[0]
-                r, p = lpc_forward(row, block=block, window=self.window)
+                r, p = lpc_forward(row, block=block, window=self.window, candidates=self.candidates,
+                                   costed_every=self.costed_every)
                 cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
                     best = (cost, r, p)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+import msgpack
+
 from .. import frontend
+from .._kernels import level1 as _k
+from ..coders import mag, rans
+from ..format.fields import alphabet_field
 from ..frontend import Stage
-from .candidates import Candidate, CostFunction, bare_candidates
-from .estimates import clearly_smaller, estimate_parts, likely_coders
+from ..frontend.lpc import LpcStage
+from ..alphabet import Alphabet
+from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_candidate, dense_fits
+from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
 from .lean import forward_shared
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
 from .search import screen_sample
@@ -20,6 +29,137 @@ def applies(x: np.ndarray, proposer: object) -> bool:
     merges win there)."""
     return (type(proposer) is ReplayEncoder and proposer.n_tokens is None and x.dtype.kind in "iu"
             and x.dtype.itemsize > 1)
+
+
+def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[Stage]:
+    """``chain`` as level 1 runs it: its "lpc" stages search fewer predictors
+    (``s.fast_lpc_candidates`` orders costed on one chunk in ``s.fast_lpc_costed_every``:
+    :func:`ubpe.frontend.lpc.lpc_forward`), and on the screen's sample of a longer input
+    (``screen``) do not refit (no ``reweight``: it ranks chains about alike, at a third of the
+    stage's time). The same format: only the writer's search differs."""
+    out = []
+    for st in chain:
+        if isinstance(st, LpcStage):
+            st = LpcStage(window=st.window, blocks=st.blocks, reweight=st.reweight and not screen,
+                          candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every)
+        out.append(st)
+    return out
+
+
+def static_parts(record: list[dict], y: np.ndarray, scale: float,
+                 s: Settings) -> tuple[float, float, float, float]:
+    """:func:`~ubpe.planner.estimates.estimate_parts` (the same four numbers), its "mag"
+    statistics of the bare and the dense ids at the two rates of ``s.estimate_rates`` in one
+    compiled pass (:func:`ubpe._kernels.level1.layout_stats`), the median from the histogram;
+    values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself."""
+    n = y.shape[0]
+    if n == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+        return estimate_parts(record, y, scale, s)
+    lo, hi = int(y.min()), int(y.max())
+    span = hi - lo + 1
+    if span > 1 << 22 or hi >= 1 << 63:
+        return estimate_parts(record, y, scale, s)
+    params = len(msgpack.packb(record, use_bin_type=True))
+    grows = frontend.growing_bytes(record)
+    fixed = params - grows
+    inf = float("inf")
+    d = np.subtract(y, lo, dtype=np.int64)
+    counts = np.bincount(d, minlength=span)
+    present = counts > 0
+    rank = np.cumsum(present) - 1
+    where = np.flatnonzero(present)
+    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
+    center = int(rank[middle])
+    counts = counts[present]
+    a = counts.shape[0]
+    if a <= 1:
+        return float(fixed + grows * scale + 8), inf, inf, inf
+    c = counts.astype(np.float64)
+    order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
+    gaps = np.diff(where).astype(np.float64)
+    alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
+    has_dense = dense_fits(a, lo, hi)
+    stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+    rate_a, rate_b = s.estimate_rates
+    raws = _k.layout_stats(d, rank, center, middle, rate_a, rate_b, has_dense, stats)
+    mags = mag.bits_of_stats(stats, list(raws[:2 if has_dense else 1]), 2)
+    bare = (order0 + table + alphabet, mags[0] + alphabet)
+    dense = (order0 + table + alphabet, mags[1]) if has_dense else (inf, inf)
+    rest = fixed + grows * scale
+    return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
+
+
+#: The bytes of a stream map besides its payloads (its keys and numbers, and a bin header per
+#: payload): "rans" (two payloads), "mag" (three), about.
+_FRAMING = {"rans": 48 + 2 * 3, "mag": 61 + 3 * 3}
+
+
+def layout_costs(record: list[dict], y: np.ndarray, s: Settings) -> dict[tuple[str, str], float] | None:
+    """The bytes each static layout and coder gives the values ``y`` (1-D integers, the chain's
+    output on all of them), near exact, no coder run: ``("bare" | "dense", "rans" | "mag")`` ->
+    the alphabet's field plus the stream ("rans": its table and cross-entropy,
+    :func:`ubpe.coders.rans.stream_bits`; "mag": its best option at the rates of
+    ``s.estimate_rates``, :func:`ubpe.coders.mag.stream_bits`, from one compiled pass over both
+    layouts, :func:`ubpe._kernels.level1.layout_stats`); the dense ids where they fit
+    (:func:`dense_fits`). None when the values span more than 2**22, take one value, or other
+    rates are set (then :func:`static_parts` decides)."""
+    n = y.shape[0]
+    if n < 2 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+        return None
+    lo, hi = int(y.min()), int(y.max())
+    span = hi - lo + 1
+    if span > 1 << 22 or hi >= 1 << 63:
+        return None
+    d = np.subtract(y, lo, dtype=np.int64)
+    counts = np.bincount(d, minlength=span)
+    present = counts > 0
+    rank = np.cumsum(present) - 1
+    where = np.flatnonzero(present)
+    a = where.shape[0]
+    if a <= 1:
+        return None
+    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+    used = counts[present]
+    has_dense = dense_fits(a, lo, hi)
+    stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+    raw_bare, raw_dense = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
+    alphabet = Alphabet(where + lo)
+    bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
+    out: dict[tuple[str, str], float] = {}
+    rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a)
+    if rans_bits is not None:
+        out[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
+    out[("bare", "mag")] = bare_field + mag.stream_bits(stats[:2], raw_bare, n) / 8.0 + _FRAMING["mag"]
+    if has_dense:
+        dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
+        rans_bits = rans.stream_bits(where, used, span)
+        if rans_bits is not None:
+            out[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
+        out[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
+    return out
+
+
+def costed_candidates(record: list[dict], y: np.ndarray, costs: dict[tuple[str, str], float],
+                      s: Settings) -> list[Candidate]:
+    """The candidates of the layouts and coders of :func:`layout_costs` within
+    ``s.fast_exact_close`` of the smallest: one candidate a layout (bare ids first), offered the
+    coders of it within that margin ("const" and "packed" always)."""
+    least = min(costs.values())
+    chosen = {key for key, size in costs.items() if size <= s.fast_exact_close * least}
+    out = []
+    for layout in ("bare", "dense"):
+        names = tuple(c for c in ("rans", "mag") if (layout, c) in chosen)
+        if not names:
+            continue
+        offered = tuple(c for c in STATIC_CODERS if c in ("const", "packed") or c in names)
+        if layout == "bare":
+            alphabet = Alphabet.from_data(y)
+            out.append(Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), offered))
+        else:
+            c = dense_candidate(record, y, len(Alphabet.from_data(y)))
+            out.append(replace(c, coders=offered))
+    return out
 
 
 def pair_information(ids: np.ndarray, a: int) -> float:
@@ -71,56 +211,97 @@ def merged_ratio(ids: np.ndarray, a: int, n: int, fit_options: dict, s: Settings
 def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, proposer: ReplayEncoder,
               s: Settings) -> Candidate:
     """Level 1's candidate for ``x`` (``(channels, frames)`` integers wider than a byte) over
-    ``chains``, built on all the values and costed with ``cost``.
+    ``chains``, built on all the values and costed with ``cost``. The chains run as
+    :func:`fast_stages` makes them.
 
-    1. With several chains, each one's output on the screen's sample (:func:`screen_sample`:
-       all the values up to ``s.screen_sample``; chains that share leading stages share their
-       forward pass, :func:`forward_shared`) gets the static estimate of
-       :func:`estimate_parts` (no coder run); the smallest goes on, and those within
-       ``s.fast_close`` of it (at most ``s.fast_keep`` in all).
-    2. Each chain that goes on is put through all the values (the screen's output when the
-       sample was every value) and offers its bare candidates (:func:`bare_candidates`): of
-       the bare and dense ids one whose estimate is more than ``s.lean_layout_clear`` times
-       the other's is not built, nor offered the coder rated ``s.lean_coder_clear`` times the
-       other (:func:`likely_coders`; the estimates of all the values).
-    3. The smallest exact candidate wins (ties: the earlier chain, the bare ids first)."""
-    windows, joined, scale = screen_sample(x, s)
-    whole = windows is x
+    1. Each chain's output on the screen's values (all of them up to ``s.fast_whole``, else the
+       screen's sample, :func:`screen_sample`, its "lpc" stages without their refit; chains that
+       share leading stages share their forward pass, :func:`forward_shared`) gets a rough size
+       (:func:`order0_bytes` scaled to all the values, plus its stages' params). Where
+       :func:`merges_may_pay`, a training run on the sample rates merges
+       (:func:`merged_ratio`).
+    2. The chains within ``s.fast_prune`` of the smallest rough size, and those whose merges
+       were rated, get the static estimate of :func:`static_parts` (no coder run; with
+       merges, its bare "rans" part times their ratio). The smallest goes on, and of the next
+       ``s.fast_keep - 1`` those within ``s.fast_close`` of it (within ``s.fast_refit_close``
+       when the screen ran its "lpc" stage without the refit: the refit gains up to a few %).
+    3. Each chain that goes on is put through all the values (the screen's output when it saw
+       them all); of several, the one of smallest estimate on all the values is kept (all of
+       them when one has merges rated: their candidates are then costed exactly).
+    4. A chain with merges rated offers level 1's candidates of the exhaustive search
+       (:meth:`ReplayEncoder.propose`); any other its bare candidates
+       (:func:`bare_candidates`), of the bare and dense ids one whose estimate is more than
+       ``s.fast_layout_clear`` times the other's not built, nor offered the coder rated
+       ``s.fast_coder_clear`` times the other (:func:`likely_coders`).
+    5. The smallest exact candidate wins (ties: the earlier chain, the bare ids first)."""
+    whole = x.size <= s.fast_whole
+    windows, joined, scale = (x, x, 1.0) if whole else screen_sample(x, s)
+    full = [fast_stages(chain, s) for chain in chains]
+    screen_chains = full if whole else [fast_stages(chain, s, screen=True) for chain in chains]
+    unfitted = [not whole and any(isinstance(st, LpcStage) and st.reweight for st in c) for c in full]
     outputs: dict = {}
-    screened: dict[int, tuple[np.ndarray, list[dict], tuple[float, float, float, float]]] = {}
-    merged: set[int] = set()  # chains whose merges may pay: level 1's full procedure there
-    proxy: dict[int, float] = {}
     inputs = {False: windows, True: joined}
+    screened: dict[int, tuple[np.ndarray, list[dict]]] = {}
+    rough: dict[int, float] = {}
+    merged: dict[int, float] = {}  # chains whose merges may pay -> the ratio a training run gives them
     for i in range(len(chains)):
-        y, record = forward_shared(inputs, chains, i, outputs)
+        y, record = forward_shared(inputs, screen_chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
-        parts = estimate_parts(record, y, scale, s)
-        screened[i] = (y, record, parts)
-        proxy[i] = min(parts)
-        small = small_ids(y, s.fast_merge_alphabet)
-        if small is not None and merges_may_pay(*small, s):
-            ratio = merged_ratio(*small, x.size, proposer.fit_options, s)
-            if ratio < 1.0:
-                merged.add(i)
-                proxy[i] = min(proxy[i], parts[0] * ratio)
+        screened[i] = (y, record)
+        counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        rough[i] = order0_bytes(y, s, counts) * scale + len(msgpack.packb(record, use_bin_type=True))
+        if counts is not None and counts.shape[0] <= s.fast_merge_alphabet:
+            small = small_ids(y, s.fast_merge_alphabet)
+            if small is not None and merges_may_pay(*small, s):
+                ratio = merged_ratio(*small, x.size, proposer.fit_options, s)
+                if ratio < 1.0:
+                    merged[i] = ratio
+    least = min(rough.values())
+    parts = {i: static_parts(screened[i][1], screened[i][0], scale, s) for i in range(len(chains))
+             if rough[i] <= s.fast_prune * least or i in merged}
+    proxy = {i: min(min(p), p[0] * merged.get(i, 1.0)) for i, p in parts.items()}
     ranked = sorted(proxy, key=lambda i: (proxy[i], i))
-    kept = sorted(i for i in ranked[:s.fast_keep] if proxy[i] <= s.fast_close * proxy[ranked[0]])
+    best = proxy[ranked[0]]
+    kept = [ranked[0]] + [i for i in ranked[1:s.fast_keep]
+                          if proxy[i] <= (s.fast_refit_close if unfitted[i] else s.fast_close) * best]
     if not whole:
         outputs.clear()
-    cands: list[Candidate] = []
-    for i in kept:
-        if whole:
-            y, record, parts = screened[i]
-        else:
-            y, record = forward_shared({False: x, True: x}, chains, i, outputs)
+        for i in kept:
+            y, record = forward_shared({False: x, True: x}, full, i, outputs)
             y = np.ascontiguousarray(y).reshape(-1)
-            parts = estimate_parts(record, y, 1.0, s)
+            screened[i] = (y, record)
+            parts[i] = static_parts(record, y, 1.0, s)
+    if len(kept) > 1 and not any(i in merged for i in kept):
+        kept = [min(kept, key=lambda i: (min(parts[i]), i))]
+    cands: list[Candidate] = []
+    margins = replace(s, lean_layout_clear=s.fast_layout_clear, lean_coder_clear=s.fast_coder_clear)
+    for i in sorted(kept):
+        y, record = screened[i]
         if i in merged:
             cands += proposer.propose(record, y, 1, cost, False)
             continue
-        found = bare_candidates(record, y)
-        cands += likely_coders(clearly_smaller(found, (min(parts[:2]), min(parts[2:])), s), parts, s)
+        costs = layout_costs(record, y, s)
+        cands += (costed_candidates(record, y, costs, s) if costs is not None
+                  else static_candidates(record, y, parts[i], margins))
     return min(((cost(c).size, j, c) for j, c in enumerate(cands)), key=lambda t: t[:2])[2]
+
+
+def static_candidates(record: list[dict], y: np.ndarray, parts: tuple[float, float, float, float],
+                      s: Settings) -> list[Candidate]:
+    """The bare candidates of the values ``y`` (:func:`bare_candidates`: bare ids, dense ids
+    where they fit) that the estimates ``parts`` (:func:`static_parts`) call for: of the bare
+    and dense ids one rated more than ``s.lean_layout_clear`` times the other is not built
+    (:func:`clearly_smaller`), nor offered the coder rated ``s.lean_coder_clear`` times the
+    other (:func:`likely_coders`)."""
+    bare, dense = min(parts[:2]), min(parts[2:])
+    if dense > s.lean_layout_clear * bare or dense == float("inf"):  # (the dense ids not built)
+        alphabet = Alphabet.from_data(y)
+        found = [Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), STATIC_CODERS)]
+    elif bare > s.lean_layout_clear * dense:
+        found = [c for c in bare_candidates(record, y) if c.variant == "dense"] or bare_candidates(record, y)
+    else:
+        found = bare_candidates(record, y)
+    return likely_coders(found, parts, s)
 
 
 def small_ids(y: np.ndarray, limit: int) -> tuple[np.ndarray, int] | None:

@@ -170,11 +170,35 @@ class Settings:
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
     #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
     lean_dense_bias: float = 1.02
-    #: Level 1 (:func:`~ubpe.planner.fast.fast_plan`) puts through all the values the chain whose
-    #: static estimate on the screen's sample is smallest, and those within fast_close of it, at
-    #: most fast_keep in all.
+    #: Level 1 (:func:`~ubpe.planner.fast.fast_plan`) screens the chains on all the values up to
+    #: fast_whole values (the screen's sample beyond: its LPC analyses then cost a second pass),
+    #: estimates those within fast_prune of the smallest order-0 size, and puts through all the
+    #: values the one of smallest estimate and, of the next fast_keep - 1, those within
+    #: fast_close of it (fast_refit_close when the screen ran their "lpc" stage without its
+    #: refit, which gained up to 3 %: acc-plux, mult+lpc 2.8 % behind mult+delta1 on the
+    #: sample unrefitted, 2.7 % ahead refitted).
+    fast_whole: int = 1 << 16
+    fast_prune: float = 1.2
+    fast_keep: int = 2
     fast_close: float = 1.0
-    fast_keep: int = 1
+    fast_refit_close: float = 1.03
+    #: Level 1 codes the chain's bare and dense ids both only when neither estimate is more than
+    #: fast_layout_clear times the other's, and offers both static coders only when neither is
+    #: rated fast_coder_clear times the other (as lean_layout_clear, lean_coder_clear). On the
+    #: bench signals and the unseen recordings, 1.01 against 1.03: +0.002 % in all (audio
+    #: +0.03 %), a second coding (a "mag" pass of 15 ns a value) avoided on most inputs; 1.0
+    #: (one candidate, one coder): audio +0.15 %.
+    fast_layout_clear: float = 1.01
+    fast_coder_clear: float = 1.01
+    #: Level 1 sizes its chain's layouts and coders near exactly (no coder run:
+    #: :func:`~ubpe.planner.fast.layout_costs`) and codes those within fast_exact_close of the
+    #: smallest.
+    fast_exact_close: float = 1.006
+    #: Level 1's "lpc" stages cost fast_lpc_candidates orders (3 elsewhere) on one chunk of 256
+    #: samples in fast_lpc_costed_every (every one elsewhere): on the bench signals and the unseen
+    #: recordings +0.011 % in all (+0.08 % on the audio files), the analysis 2-3 times faster.
+    fast_lpc_candidates: int = 1
+    fast_lpc_costed_every: int = 4
     #: Level 1 trains merges only on the chains whose output (on the screen's sample) has at most
     #: fast_merge_alphabet distinct values and consecutive values that share at least
     #: fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`); there a training
