@@ -477,3 +477,24 @@ def layout_stats(d, rank, center, middle, rate_a, rate_b, dense, counts):
             na = na + z - (na >> rate_a)
             nb = nb + z - (nb >> rate_b)
     return raw_b, raw_d
+
+
+@njit(cache=True, nogil=True)
+def span_magnitudes(r, block, span, out):
+    """``out[k]`` = the sum of |r| (int64) over the k-th span: spans of ``span`` samples from
+    the start of each block of ``block`` samples (a block's last span ends with it); returns
+    the spans' count. Preconditions: block, span >= 1; ``out`` holds every span
+    (sum over blocks of ceil(block length / span)); |r| sums within int64."""
+    n = r.shape[0]
+    k = 0
+    for b0 in range(0, n, block):
+        b1 = min(n, b0 + block)
+        for s0 in range(b0, b1, span):
+            s1 = min(b1, s0 + span)
+            total = np.int64(0)
+            for i in range(s0, s1):
+                v = np.int64(r[i])
+                total += v if v >= 0 else -v
+            out[k] = total
+            k += 1
+    return k

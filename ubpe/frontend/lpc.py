@@ -268,9 +268,23 @@ def _local_bits(r: np.ndarray, span: int = LOCAL_SPAN) -> float:
     starts = np.arange(0, n, span)
     counts = np.full(starts.shape[0], float(span))
     counts[-1] = n - starts[-1]
-    z = np.abs(r, dtype=np.float64)
-    z *= 2.0
-    return float(_geometric(np.add.reduceat(z, starts), counts).sum())
+    return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
+
+
+def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray:
+    """The sum of the zigzag magnitudes 2 |r| (float64) of each span of ``span`` samples from
+    each block's start (``spans`` of them): as ``np.add.reduceat`` of 2 |r| gives them (every
+    partial sum exact), by a compiled pass of integer sums for residuals of at most 32 bits."""
+    if r.dtype.itemsize <= 4:
+        out = np.empty(spans, np.int64)
+        _fast.span_magnitudes(r, block, span, out)
+        return 2.0 * out.astype(np.float64)
+    z = 2.0 * np.abs(r.astype(np.float64))
+    n = r.shape[0]
+    starts = (np.arange(0, n, block)[:, None] + np.arange(0, min(block, n), span)[None, :]).ravel()
+    starts = starts[starts < n]
+    starts.sort()
+    return np.add.reduceat(z, starts)
 
 
 def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
@@ -278,16 +292,17 @@ def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
     for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
     per LOCAL_SPAN samples from the block's start (:func:`_local_bits` of the block)."""
     n = r.shape[0]
-    z = 2.0 * np.abs(r.astype(np.float64))
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
-    whole = _geometric(np.add.reduceat(z, bstarts), bcounts)
     offsets = np.arange(0, min(block, n), LOCAL_SPAN)
     starts = (bstarts[:, None] + offsets[None, :]).ravel()
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    local = np.bincount(starts // block, _geometric(np.add.reduceat(z, starts), counts), minlength=bstarts.shape[0])
+    totals = _span_totals(r, block, LOCAL_SPAN, starts.shape[0])
+    block_of = starts // block
+    whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
+    local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
     return whole, local
 
 
