@@ -107,15 +107,17 @@ class Layouts:
     dense: tuple[Alphabet, np.ndarray] | None
 
 
-def layouts(y: np.ndarray, s: Settings) -> Layouts | None:
+def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float] | None = None) -> Layouts | None:
     """The bytes each static layout and coder gives the values ``y`` (1-D integers, the chain's
     output on all of them), near exact, no coder run: the alphabet's field plus the stream
     ("rans": its table and cross-entropy, :func:`ubpe.coders.rans.stream_bits`; "mag": its best
     option at the rates of ``s.estimate_rates``, :func:`ubpe.coders.mag.stream_bits`, which
     the coder, trying more rates, beats by up to about 0.6 %; both layouts' statistics in one
     compiled pass, :func:`ubpe._kernels.level1.layout_stats`); the dense ids where they fit
-    (:func:`dense_fits`). None when the values span more than 2**22, take one value, or other
-    rates are set (then :func:`static_parts` decides)."""
+    (:func:`dense_fits`). With ``parts`` (their :func:`static_parts`), a layout and coder rated
+    more than ``s.lean_coder_clear`` times the best is not sized (nor coded). None when the
+    values span more than 2**22, take one value, or other rates are set (then
+    :func:`static_parts` decides)."""
     n = y.shape[0]
     if n < 2 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
         return None
@@ -137,20 +139,27 @@ def layouts(y: np.ndarray, s: Settings) -> Layouts | None:
     stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
     raw_bare, raw_dense = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
     alphabet = Alphabet(where + lo)
-    bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
+    rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
+    bound = s.lean_coder_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
-    rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a)
-    if rans_bits is not None:
-        costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
-    costs[("bare", "mag")] = bare_field + mag.stream_bits(stats[:2], raw_bare, n) / 8.0 + _FRAMING["mag"]
+    if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
+        bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
+        rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a) if rated[("bare", "rans")] <= bound else None
+        if rans_bits is not None:
+            costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
+        if rated[("bare", "mag")] <= bound:
+            costs[("bare", "mag")] = bare_field + mag.stream_bits(stats[:2], raw_bare, n) / 8.0 + _FRAMING["mag"]
     dense = None
     if has_dense:
         dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
-        rans_bits = rans.stream_bits(where, used, span)
+        rans_bits = rans.stream_bits(where, used, span) if rated[("dense", "rans")] <= bound else None
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
-        costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
+        if rated[("dense", "mag")] <= bound:
+            costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
         dense = (Alphabet(np.arange(lo, hi + 1, dtype=np.int64)), d.astype(np.int32))
+    if not costs:
+        return None
     return Layouts(costs, alphabet, rank[d], dense)
 
 
@@ -286,7 +295,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         if i in merged:
             cands += proposer.propose(record, y, 1, cost, False)
             continue
-        found = layouts(y, s)
+        found = layouts(y, s, parts[i])
         cands += (costed_candidates(record, found, s) if found is not None
                   else static_candidates(record, y, parts[i], margins))
     return min(((cost(c).size, j, c) for j, c in enumerate(cands)), key=lambda t: t[:2])[2]
