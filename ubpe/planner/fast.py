@@ -11,11 +11,13 @@ import msgpack
 from .. import frontend
 from .._kernels import level1 as _k
 from ..coders import mag, rans
+from ..format import container
 from ..format.fields import alphabet_field
 from ..frontend import Stage
 from ..frontend.lpc import LpcStage
 from ..alphabet import Alphabet
 from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits
+from .candidates import windows as window_take
 from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
 from .lean import forward_shared
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
@@ -29,6 +31,14 @@ def applies(x: np.ndarray, proposer: object) -> bool:
     merges win there)."""
     return (type(proposer) is ReplayEncoder and proposer.n_tokens is None and x.dtype.kind in "iu"
             and x.dtype.itemsize > 1)
+
+
+def level1_chains(chains: list[list[Stage]]) -> list[list[Stage]]:
+    """The chains level 1 measures of those level 2 measures: the ones whose stages all decode
+    fast (:func:`ubpe.planner.auto_chains` at level 1: the same, in the same order), or all of
+    them when none does (a forced chain, which level 1 takes as it is)."""
+    fast = [c for c in chains if all(st.fast_inverse for st in c)]
+    return fast or chains
 
 
 def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[Stage]:
@@ -48,7 +58,8 @@ def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[S
 
 def static_parts(record: list[dict], y: np.ndarray, scale: float,
                  s: Settings) -> tuple[float, float, float, float]:
-    """:func:`~ubpe.planner.estimates.estimate_parts` (the same four numbers), its "mag"
+    """:func:`~ubpe.planner.estimates.estimate_parts` (the same four numbers but for the params,
+    counted as a container packs them, :func:`params_bytes`), its "mag"
     statistics of the bare and the dense ids at the two rates of ``s.estimate_rates`` in one
     compiled pass (:func:`ubpe._kernels.level1.layout_stats`), the median from the histogram;
     values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself."""
@@ -59,7 +70,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     span = hi - lo + 1
     if span > 1 << 22 or hi >= 1 << 63:
         return estimate_parts(record, y, scale, s)
-    params = len(msgpack.packb(record, use_bin_type=True))
+    params = params_bytes(record)
     grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
@@ -90,9 +101,22 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
 
 
-#: The bytes of a stream map besides its payloads (its keys and numbers, and a bin header per
-#: payload): "rans" (two payloads), "mag" (three), about.
-_FRAMING = {"rans": 48 + 2 * 3, "mag": 61 + 3 * 3}
+def params_bytes(record: list[dict]) -> int:
+    """The bytes a chain's recorded params take in a container (its stages and keys by number:
+    :func:`ubpe.format.container.compact`; "lpc"'s keys spelt out took about 55 bytes more)."""
+    return len(msgpack.packb(container.compact({"front": record}, None), use_bin_type=True))
+
+
+def _framing(stream: dict, payloads: int) -> int:
+    """The bytes of a stream map in a container besides its payloads: its keys and numbers by
+    number, a bin header per payload (``payloads`` of them, most large: 5 bytes)."""
+    return len(msgpack.packb(container.compact({"stream": stream}, 1), use_bin_type=True)) + 3 * payloads
+
+
+#: The bytes of a stream map besides its payloads, about: "rans" (two), "mag" (three).
+_FRAMING = {"rans": _framing({"coder": "rans", "n": 1, "k": 300, "q": 3, "pb": 16, "freq": b"", "payload": b""}, 2),
+            "mag": _framing({"coder": "mag", "n": 1, "center": 300, "rate": 4, "pb": 12, "table": b"",
+                             "payload": b"", "raw": b""}, 3)}
 
 
 @dataclass
@@ -177,17 +201,23 @@ def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[C
     return [Candidate(record, alphabet, none, ids, offered, "static", variant="dense")]
 
 
-def pair_information(ids: np.ndarray, a: int) -> float:
+#: :func:`pair_information` counts the pairs in a table of this many cells (a prime), by their
+#: code modulo it: a few pairs may share a cell, which only lowers the information a little.
+_PAIR_CELLS = 65521
+
+
+def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     """The mutual information, in bits a value, between consecutive ids of ``ids`` (1-D, in
-    ``[0, a)``, ``a * a`` within int64) from their pair counts, less the Miller-Madow bias of
-    the plug-in estimate ((used pairs - used firsts - used seconds + 1) / (2 n ln 2)): about 0
-    for independent ids."""
+    ``[0, a)``) from their pair counts (pairs sharing a cell of :data:`_PAIR_CELLS` counted
+    together), less the Miller-Madow bias of the plug-in estimate ((used pairs - used firsts -
+    used seconds + 1) / (2 n ln 2)): about 0 for independent ids; and the number of distinct
+    pairs (cells used)."""
     n = ids.shape[0] - 1
     if n < 1 or a < 2:
-        return 0.0
-    first, second = ids[:-1].astype(np.int64), ids[1:]
-    pairs = np.bincount(first * a + second, minlength=a * a)
-    left, right = pairs.reshape(a, a).sum(axis=1), pairs.reshape(a, a).sum(axis=0)
+        return 0.0, 0
+    first, second = ids[:-1].astype(np.int64), ids[1:].astype(np.int64)
+    pairs = np.bincount((first * a + second) % _PAIR_CELLS, minlength=_PAIR_CELLS)
+    left, right = np.bincount(first, minlength=a), np.bincount(second, minlength=a)
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
         c = c[c > 0].astype(np.float64)
@@ -197,15 +227,19 @@ def pair_information(ids: np.ndarray, a: int) -> float:
     lt, kl = plogp(left)
     rt, kr = plogp(right)
     information = (joint - lt - rt) / n + np.log2(n)
-    return information - (k2 - kl - kr + 1) / (2.0 * n * np.log(2.0))
+    return information - (k2 - kl - kr + 1) / (2.0 * n * np.log(2.0)), k2
 
 
 def merges_may_pay(ids: np.ndarray, a: int, s: Settings) -> bool:
     """The cheap test before any training: merges may make the ids ``ids`` (1-D, alphabet of
-    ``a``) smaller only where consecutive ids depend on each other: an alphabet of at most
-    ``s.fast_merge_alphabet`` ids and :func:`pair_information` of at least
-    ``s.fast_merge_information`` bits a value."""
-    return 2 <= a <= s.fast_merge_alphabet and pair_information(ids, a) >= s.fast_merge_information
+    ``a``) smaller only where consecutive ids repeat as pairs and depend on each other: at
+    least ``s.fast_merge_repeats`` pairs a distinct pair (else too varied for merges to pay,
+    and too sparse for the information to be judged), and :func:`pair_information` of at
+    least ``s.fast_merge_information`` bits a value."""
+    if a < 2 or ids.shape[0] < 2:
+        return False
+    information, distinct = pair_information(ids, a)
+    return distinct * s.fast_merge_repeats <= ids.shape[0] - 1 and information >= s.fast_merge_information
 
 
 def merged_ratio(ids: np.ndarray, a: int, n: int, fit_options: dict, s: Settings) -> float:
@@ -258,27 +292,42 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     inputs = {False: windows, True: joined}
     screened: dict[int, tuple[np.ndarray, list[dict]]] = {}
     rough: dict[int, float] = {}
-    merged: dict[int, float] = {}  # chains whose merges may pay -> the ratio a training run gives them
+    counted: dict[int, np.ndarray | None] = {}
     for i in range(len(chains)):
         y, record = forward_shared(inputs, screen_chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
         screened[i] = (y, record)
-        counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
-        rough[i] = order0_bytes(y, s, counts) * scale + len(msgpack.packb(record, use_bin_type=True))
-        if counts is not None and counts.shape[0] <= s.fast_merge_alphabet:
-            small = small_ids(y, s.fast_merge_alphabet)
-            if small is not None and merges_may_pay(*small, s):
-                ratio = merged_ratio(*small, x.size, proposer.fit_options, s)
-                if ratio < 1.0:
-                    merged[i] = ratio
+        counted[i] = counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record)
+    # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
+    # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
     least = min(rough.values())
     parts = {i: static_parts(screened[i][1], screened[i][0], scale, s) for i in range(len(chains))
-             if rough[i] <= s.fast_prune * least or i in merged}
+             if rough[i] <= s.fast_prune * least or (counted[i] is not None
+                                                      and counted[i].shape[0] * s.fast_merge_repeats <= screened[i][0].shape[0])}
+    static_best = min(min(p) for p in parts.values())
+    merged: dict[int, float] = {}  # chains whose merges may pay -> the ratio a training run gives them
+    for i, p in parts.items():
+        y = screened[i][0]
+        if p[0] > s.fast_merge_reach * static_best or counted[i] is None or \
+                counted[i].shape[0] * s.fast_merge_repeats > y.shape[0]:
+            continue
+        small = small_ids(y, y.shape[0])
+        if small is not None and merges_may_pay(*small, s):
+            ids, a = small
+            if ids.shape[0] > s.probe_sample:  # rated on probe_sample values (windows)
+                ids = ids[window_take(ids.shape[0], s.probe_sample, s.windows)]
+                ids = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int32)
+                a = int(ids.max()) + 1
+            ratio = merged_ratio(ids, a, x.size, proposer.fit_options, s)
+            if ratio < 1.0:
+                merged[i] = ratio
+    parts = {i: p for i, p in parts.items() if rough[i] <= s.fast_prune * least or i in merged}
     proxy = {i: min(min(p), p[0] * merged.get(i, 1.0)) for i, p in parts.items()}
     ranked = sorted(proxy, key=lambda i: (proxy[i], i))
     best = proxy[ranked[0]]
-    kept = [ranked[0]] + [i for i in ranked[1:s.fast_keep]
-                          if proxy[i] <= (s.fast_refit_close if unfitted[i] else s.fast_close) * best]
+    close = [s.fast_rank_close if whole else (s.fast_refit_close if unfitted[i] else s.fast_close) for i in ranked]
+    kept = [ranked[0]] + [i for i, c in zip(ranked[1:s.fast_keep], close[1:]) if proxy[i] <= c * best]
     if not whole:
         outputs.clear()
         for i in kept:
@@ -286,9 +335,10 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             y = np.ascontiguousarray(y).reshape(-1)
             screened[i] = (y, record)
             parts[i] = static_parts(record, y, 1.0, s)
-    if len(kept) > 1 and not any(i in merged for i in kept):
-        kept = [min(kept, key=lambda i: (min(parts[i]), i))]
+    # the chains kept sized near exactly (their layouts' costs and their params); a chain whose
+    # merges were rated, or whose layouts cannot be sized so, is costed exactly
     cands: list[Candidate] = []
+    sized: dict[int, tuple[float, Layouts]] = {}
     margins = replace(s, lean_layout_clear=s.fast_layout_clear, lean_coder_clear=s.fast_coder_clear)
     for i in sorted(kept):
         y, record = screened[i]
@@ -296,8 +346,13 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             cands += proposer.propose(record, y, 1, cost, False)
             continue
         found = layouts(y, s, parts[i])
-        cands += (costed_candidates(record, found, s) if found is not None
-                  else static_candidates(record, y, parts[i], margins))
+        if found is None:
+            cands += static_candidates(record, y, parts[i], margins)
+        else:
+            sized[i] = (min(found.costs.values()) + params_bytes(record), found)
+    if sized:
+        i = min(sized, key=lambda i: (sized[i][0], i))
+        cands += costed_candidates(screened[i][1], sized[i][1], s)
     return min(((cost(c).size, j, c) for j, c in enumerate(cands)), key=lambda t: t[:2])[2]
 
 

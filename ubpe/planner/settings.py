@@ -137,13 +137,6 @@ class Settings:
     #: where they won, always on that chain (8 of 66 bench signals and unseen recordings,
     #: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, now 25 B larger).
     lean_static_within: float = 1.03
-    #: The lean search builds level 1's candidates (probe, merges, variants) on the fast chain it
-    #: ranks first only where that chain's static estimate is at least lean_level1_gain times the
-    #: best context-mixing size: where the context mixer gains that much over order-0 statistics,
-    #: the values have context that merges capture too (spo2-plux: merges 22 % below the bare ids,
-    #: 3 % above "cms2"). Merges won at level 2 on none of the 66 bench signals and unseen
-    #: recordings (and level 1's candidates, which the lean search built always before, on none).
-    lean_level1_gain: float = 1.2
     #: The lean search's context-mixing finalists: the lean_keep smallest estimates and those within
     #: lean_close of the last of them. (screen_close's 3 % ran "cms2" on two or more chains for 15
     #: of the 31 audio files searched lean; at 1 % the containers of the bench sets and of the
@@ -179,9 +172,14 @@ class Settings:
     #: sample unrefitted, 2.7 % ahead refitted).
     fast_whole: int = 1 << 16
     fast_prune: float = 1.2
-    fast_keep: int = 2
+    fast_keep: int = 3
     fast_close: float = 1.0
     fast_refit_close: float = 1.03
+    #: Up to fast_whole values (the screen saw them all), the chains within fast_rank_close of the
+    #: smallest static estimate (at most fast_keep) are ranked by their near-exact sizes
+    #: (:func:`~ubpe.planner.fast.layouts`): the static estimates misranked chains by 1.4-5 %
+    #: on 2 000-4 000-value inputs (grid+lpc, lpc against delta2, grid+delta1).
+    fast_rank_close: float = 1.05
     #: Level 1 codes the chain's bare and dense ids both only when neither estimate is more than
     #: fast_layout_clear times the other's, and offers both static coders only when neither is
     #: rated fast_coder_clear times the other (as lean_layout_clear, lean_coder_clear). On the
@@ -199,12 +197,19 @@ class Settings:
     #: recordings +0.011 % in all (+0.08 % on the audio files), the analysis 2-3 times faster.
     fast_lpc_candidates: int = 1
     fast_lpc_costed_every: int = 4
-    #: Level 1 trains merges only on the chains whose output (on the screen's sample) has at most
-    #: fast_merge_alphabet distinct values and consecutive values that share at least
-    #: fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`); there a training
-    #: run on the sample rates them (:func:`~ubpe.planner.fast.merged_ratio`).
-    fast_merge_alphabet: int = 64
+    #: Level 1 trains merges only on the chains whose output (on the screen's values) has at
+    #: least fast_merge_repeats pairs of consecutive values a distinct pair, and consecutive values
+    #: that share at least fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`);
+    #: there a training run on them rates merges (:func:`~ubpe.planner.fast.merged_ratio`).
+    #: Where merges won at level 1 (respiration-systole, spo2-plux, repeated motifs) 8 to 1 000
+    #: pairs a distinct pair and 0.05 to 5 bits; on the bench signals the chains of many distinct
+    #: pairs are ruled out, whose information the pair counts of a sample cannot judge.
+    fast_merge_repeats: int = 8
     fast_merge_information: float = 0.03
+    #: ... and whose bare "rans" estimate is within fast_merge_reach of the smallest static one
+    #: (merges cut the winners' "rans" size to 0.4-0.8 of it; "none" on bvp-bitalino and
+    #: eda-bitalino, 4-8 times the smallest, is not trained).
+    fast_merge_reach: float = 2.5
     #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
     #: values when its estimate is within this factor of the winner's.
     close: float = 1.05
