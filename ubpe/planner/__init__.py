@@ -167,7 +167,7 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
     chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
     dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`)."""
     with analysis_cache():
-        if level == 1 and _fast_applies(x, proposer):
+        if level == 1 and _fast_applies(x, proposer, s):
             return fast_plan(x, chains, cost, proposer, s)
         if getattr(proposer, "n_tokens", None) is not None:
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread

@@ -10,7 +10,7 @@ import msgpack
 
 from .. import frontend
 from .._kernels import level1 as _k
-from ..coders import mag, rans
+from ..coders import mag, packed_width, rans
 from ..format import container
 from ..format.fields import alphabet_field
 from ..frontend import Stage
@@ -25,12 +25,12 @@ from .search import screen_sample
 from .settings import Settings
 
 
-def applies(x: np.ndarray, proposer: object) -> bool:
+def applies(x: np.ndarray, proposer: object, s: Settings) -> bool:
     """Whether :func:`fast_plan` plans ``x`` (``(channels, frames)``) at level 1: integers wider
     than a byte, the model's size automatic (bytes and text keep the exhaustive search, whose
-    merges win there)."""
-    return (type(proposer) is ReplayEncoder and proposer.n_tokens is None and x.dtype.kind in "iu"
-            and x.dtype.itemsize > 1)
+    merges win there), unless ``s.fast_level1`` is off."""
+    return (s.fast_level1 and type(proposer) is ReplayEncoder and proposer.n_tokens is None
+            and x.dtype.kind in "iu" and x.dtype.itemsize > 1)
 
 
 def level1_chains(chains: list[list[Stage]]) -> list[list[Stage]]:
@@ -113,10 +113,12 @@ def _framing(stream: dict, payloads: int) -> int:
     return len(msgpack.packb(container.compact({"stream": stream}, 1), use_bin_type=True)) + 3 * payloads
 
 
-#: The bytes of a stream map besides its payloads, about: "rans" (two), "mag" (three).
+#: The bytes of a stream map besides its payloads, about: "rans" (two), "mag" (three),
+#: "packed" (one).
 _FRAMING = {"rans": _framing({"coder": "rans", "n": 1, "k": 300, "q": 3, "pb": 16, "freq": b"", "payload": b""}, 2),
             "mag": _framing({"coder": "mag", "n": 1, "center": 300, "rate": 4, "pb": 12, "table": b"",
-                             "payload": b"", "raw": b""}, 3)}
+                             "payload": b"", "raw": b""}, 3),
+            "packed": _framing({"coder": "packed", "n": 1, "width": 12, "payload": b""}, 1)}
 
 
 @dataclass
@@ -182,6 +184,12 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
         if rated[("dense", "mag")] <= bound:
             costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
         dense = (Alphabet(np.arange(lo, hi + 1, dtype=np.int64)), d.astype(np.int32))
+    # "packed", which every stream is offered (short streams: no table to pay for)
+    packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
+    if costs and packed_bytes < min(costs.values()):
+        costs[("bare", "packed")] = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True)) + packed_bytes
+        if dense is not None:
+            costs[("dense", "packed")] = dense_field + (n * packed_width(span - 1) + 7) // 8 + _FRAMING["packed"]
     if not costs:
         return None
     return Layouts(costs, alphabet, rank[d], dense)
@@ -230,30 +238,39 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     return information - (k2 - kl - kr + 1) / (2.0 * n * np.log(2.0)), k2
 
 
-def merges_may_pay(ids: np.ndarray, a: int, s: Settings) -> bool:
+def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best: float = float("inf")) -> bool:
     """The cheap test before any training: merges may make the ids ``ids`` (1-D, alphabet of
     ``a``) smaller only where consecutive ids repeat as pairs and depend on each other: at
     least ``s.fast_merge_repeats`` pairs a distinct pair (else too varied for merges to pay,
     and too sparse for the information to be judged), and :func:`pair_information` of at
-    least ``s.fast_merge_information`` bits a value."""
+    least ``s.fast_merge_information`` bits a value; and, for a chain whose static size is
+    ``size`` where another's is ``best``, only when taking from its size the share of its
+    order-0 entropy that the information is would bring it within reach of ``best`` (a guess:
+    where consecutive ids tell each other more, merges cut more)."""
     if a < 2 or ids.shape[0] < 2:
         return False
     information, distinct = pair_information(ids, a)
-    return distinct * s.fast_merge_repeats <= ids.shape[0] - 1 and information >= s.fast_merge_information
+    if distinct * s.fast_merge_repeats > ids.shape[0] - 1 or information < s.fast_merge_information:
+        return False
+    c = np.bincount(ids, minlength=a).astype(np.float64)
+    c = c[c > 0]
+    n = float(ids.shape[0])
+    entropy = np.log2(n) - float(np.dot(c, np.log2(c))) / n
+    return size * max(0.0, 1.0 - information / max(entropy, 1e-9)) <= best
 
 
 def merged_ratio(ids: np.ndarray, a: int, n: int, fit_options: dict, s: Settings) -> float:
     """The static coders' cost with merges over their cost without, estimated on the ids
     ``ids`` (a sample, alphabet of ``a``) of ``n`` values: a training run on them, its
     histogram scaled to ``n`` values, the best prefix of the probe's coarse ladder
-    (:func:`best_prefix`, ``s.probe_ladders``) costed with its merge table. 1.0 when no merge
-    is kept."""
+    (:func:`best_prefix`, ``s.probe_ladders``, its lower bounds pruning the prefixes that
+    cannot beat none) costed with its merge table. 1.0 when no merge is kept."""
     fit = train(a, ids, auto_max_merges(ids.shape[0], a, s), fit_options)
     if len(fit.merges) == 0:
         return 1.0
     hist = np.bincount(fit.stream, minlength=a + len(fit.merges)).astype(np.int64) * max(n // ids.shape[0], 1)
     costs: dict = {}
-    k = best_prefix(hist, fit.merges, a, s.probe_ladders, cache=costs)
+    k = best_prefix(hist, fit.merges, a, s.probe_ladders, cache=costs, bound=True)
     return costs[k] / costs[0] if k and costs.get(0) else 1.0
 
 
@@ -309,16 +326,13 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     merged: dict[int, float] = {}  # chains whose merges may pay -> the ratio a training run gives them
     for i, p in parts.items():
         y = screened[i][0]
-        if p[0] > s.fast_merge_reach * static_best or counted[i] is None or \
-                counted[i].shape[0] * s.fast_merge_repeats > y.shape[0]:
+        if counted[i] is None or counted[i].shape[0] * s.fast_merge_repeats > y.shape[0]:
             continue
         small = small_ids(y, y.shape[0])
-        if small is not None and merges_may_pay(*small, s):
+        if small is not None and merges_may_pay(*small, s, p[0], static_best):
             ids, a = small
-            if ids.shape[0] > s.probe_sample:  # rated on probe_sample values (windows)
-                ids = ids[window_take(ids.shape[0], s.probe_sample, s.windows)]
-                ids = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int32)
-                a = int(ids.max()) + 1
+            if ids.shape[0] > s.fast_merge_sample:  # rated on fast_merge_sample values (windows)
+                ids = np.ascontiguousarray(ids[window_take(ids.shape[0], s.fast_merge_sample, s.windows)])
             ratio = merged_ratio(ids, a, x.size, proposer.fit_options, s)
             if ratio < 1.0:
                 merged[i] = ratio
@@ -328,6 +342,8 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     best = proxy[ranked[0]]
     close = [s.fast_rank_close if whole else (s.fast_refit_close if unfitted[i] else s.fast_close) for i in ranked]
     kept = [ranked[0]] + [i for i, c in zip(ranked[1:s.fast_keep], close[1:]) if proxy[i] <= c * best]
+    if ranked[0] in merged:  # (a rating of merges is rough: the best chain without them is costed too)
+        kept = list(dict.fromkeys(kept + [i for i in ranked if i not in merged][:1]))
     if not whole:
         outputs.clear()
         for i in kept:

@@ -163,6 +163,11 @@ class Settings:
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
     #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
     lean_dense_bias: float = 1.02
+    #: Level 1 plans integers wider than a byte by estimates and codes one container
+    #: (:func:`~ubpe.planner.fast.fast_plan`, step 1c); off, by the exhaustive search of steps 1
+    #: to 4 (every chain's candidates coded: 10 to 30 times slower, level-1 sizes within 0.1 % on
+    #: the bench signals and unseen recordings, -0.003 % in all).
+    fast_level1: bool = True
     #: Level 1 (:func:`~ubpe.planner.fast.fast_plan`) screens the chains on all the values up to
     #: fast_whole values (the screen's sample beyond: its LPC analyses then cost a second pass),
     #: estimates those within fast_prune of the smallest order-0 size, and puts through all the
@@ -202,14 +207,13 @@ class Settings:
     #: that share at least fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`);
     #: there a training run on them rates merges (:func:`~ubpe.planner.fast.merged_ratio`).
     #: Where merges won at level 1 (respiration-systole, spo2-plux, repeated motifs) 8 to 1 000
-    #: pairs a distinct pair and 0.05 to 5 bits; on the bench signals the chains of many distinct
-    #: pairs are ruled out, whose information the pair counts of a sample cannot judge.
+    #: pairs a distinct pair and 0.36 to 6 bits on the winning chain; the chains of many distinct
+    #: pairs are ruled out (most of the bench signals'), whose information the pair counts
+    #: cannot judge; those below 0.3 bits gained nothing from merges (ECG, seismic: 0.07-0.28).
     fast_merge_repeats: int = 8
-    fast_merge_information: float = 0.03
-    #: ... and whose bare "rans" estimate is within fast_merge_reach of the smallest static one
-    #: (merges cut the winners' "rans" size to 0.4-0.8 of it; "none" on bvp-bitalino and
-    #: eda-bitalino, 4-8 times the smallest, is not trained).
-    fast_merge_reach: float = 2.5
+    fast_merge_information: float = 0.3
+    #: The training run that rates merges takes fast_merge_sample values (windows of them).
+    fast_merge_sample: int = 1 << 12
     #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
     #: values when its estimate is within this factor of the winner's.
     close: float = 1.05
