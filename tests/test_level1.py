@@ -162,3 +162,16 @@ def test_the_fast_level_is_deterministic_and_thread_independent():
     x = stereo_24_bit(6000)
     assert compress(x, level=1, threads=1) == compress(x, level=1, threads=2) == compress(x, level=1)
     assert np.array_equal(ubpe.decompress(compress(x, level=1)), x)
+
+
+@pytest.mark.parametrize("kind", ["decimal", "binary"])
+def test_level_2_is_never_larger_than_level_1_on_lossless_floats(kind):
+    """Each level chooses its own lossless float mode; level 2 keeps level 1's container when
+    smaller, so floats are bounded too."""
+    rng = np.random.default_rng(8)
+    walk = np.cumsum(rng.normal(0, 1, 3000))
+    x = np.round(walk, 2) if kind == "decimal" else walk.astype(np.float32)
+    one = compress(x, level=1)
+    two = compress(x, level=2)
+    assert len(two) <= len(one)
+    assert ubpe.decompress(two).tobytes() == x.tobytes()
