@@ -175,7 +175,7 @@ class Settings:
     #: fast_close of it (fast_refit_close when the screen ran their "lpc" stage without its
     #: refit, which gained up to 3 %: acc-plux, mult+lpc 2.8 % behind mult+delta1 on the
     #: sample unrefitted, 2.7 % ahead refitted).
-    fast_whole: int = 1 << 16
+    fast_whole: int = 1 << 14
     fast_prune: float = 1.2
     fast_keep: int = 3
     fast_close: float = 1.0
