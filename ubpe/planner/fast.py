@@ -209,8 +209,9 @@ def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[C
     return [Candidate(record, alphabet, none, ids, offered, "static", variant="dense")]
 
 
-#: :func:`pair_information` counts the pairs in a table of this many cells (a prime), by their
-#: code modulo it: a few pairs may share a cell, which only lowers the information a little.
+#: :func:`pair_information` counts the pairs of an alphabet above 255 ids in a table of this many
+#: cells (a prime), by their code modulo it: a few pairs may share a cell, which only lowers the
+#: information a little.
 _PAIR_CELLS = 65521
 
 
@@ -224,7 +225,10 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     if n < 1 or a < 2:
         return 0.0, 0
     first, second = ids[:-1].astype(np.int64), ids[1:].astype(np.int64)
-    pairs = np.bincount((first * a + second) % _PAIR_CELLS, minlength=_PAIR_CELLS)
+    if a * a <= _PAIR_CELLS:  # every pair a cell of its own
+        pairs = np.bincount(first * a + second, minlength=a * a)
+    else:
+        pairs = np.bincount((first * a + second) % _PAIR_CELLS, minlength=_PAIR_CELLS)
     left, right = np.bincount(first, minlength=a), np.bincount(second, minlength=a)
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
@@ -334,7 +338,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             if ids.shape[0] > s.fast_merge_sample:  # rated on fast_merge_sample values (windows)
                 ids = np.ascontiguousarray(ids[window_take(ids.shape[0], s.fast_merge_sample, s.windows)])
             ratio = merged_ratio(ids, a, x.size, proposer.fit_options, s)
-            if ratio < 1.0:
+            if p[0] * ratio < static_best:  # (merges that leave the chain behind another are not built)
                 merged[i] = ratio
     parts = {i: p for i, p in parts.items() if rough[i] <= s.fast_prune * least or i in merged}
     proxy = {i: min(min(p), p[0] * merged.get(i, 1.0)) for i, p in parts.items()}
