@@ -338,7 +338,8 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             if ids.shape[0] > s.fast_merge_sample:  # rated on fast_merge_sample values (windows)
                 ids = np.ascontiguousarray(ids[window_take(ids.shape[0], s.fast_merge_sample, s.windows)])
             ratio = merged_ratio(ids, a, x.size, proposer.fit_options, s)
-            if p[0] * ratio < static_best:  # (merges that leave the chain behind another are not built)
+            # merges that leave the chain behind another, or gain within the rating's error, are not built
+            if ratio <= s.fast_merge_gain and p[0] * ratio < static_best:
                 merged[i] = ratio
     parts = {i: p for i, p in parts.items() if rough[i] <= s.fast_prune * least or i in merged}
     proxy = {i: min(min(p), p[0] * merged.get(i, 1.0)) for i, p in parts.items()}

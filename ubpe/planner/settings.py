@@ -212,8 +212,12 @@ class Settings:
     #: cannot judge; those below 0.3 bits gained nothing from merges (ECG, seismic: 0.07-0.28).
     fast_merge_repeats: int = 8
     fast_merge_information: float = 0.3
-    #: The training run that rates merges takes fast_merge_sample values (windows of them).
+    #: The training run that rates merges takes fast_merge_sample values (windows of them); merges
+    #: rated above fast_merge_gain (their cost over the cost without) are not built: where they
+    #: won, 0.4 to 0.85 (respiration-systole, spo2-plux); ppg-heartpy3's "lpc", rated 0.98, built
+    #: a candidate larger than the one without.
     fast_merge_sample: int = 1 << 12
+    fast_merge_gain: float = 0.95
     #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
     #: values when its estimate is within this factor of the winner's.
     close: float = 1.05
