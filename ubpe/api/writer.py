@@ -24,7 +24,7 @@ from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
 from ..frontend.chains import build_chain
 from ..model import Model
-from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, plan
+from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
 from ..tokenizer import Tokenizer
 
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
@@ -123,8 +123,13 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     integers) over ``chains``."""
     memo: dict = {}  # candidates costed in this call, by content
     cost = cost_function(base, memo)
-    best = plan(x, chains, level, cost, ReplayEncoder(n_tokens, fit_options, s), s, threads=threads)
-    return candidate_fields(base, choose_method(best, cost, s), memo)
+    proposer = ReplayEncoder(n_tokens, fit_options, s)
+    best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, s)
+    if level == 2:  # never larger than level 1, by construction: level 1's container, kept when smaller
+        one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
+        if cost(one).size < cost(best).size:
+            best = one
+    return candidate_fields(base, best, memo)
 
 
 def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: int) -> dict[str, Any]:
@@ -282,8 +287,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
         # share of coding them (the lean search's 2**13-value context-mixing samples ranked
         # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
-        best = plan(sample, chains, level, cost_function(base), ReplayEncoder(n_tokens, fit_options, s), s,
-                    threads=threads, lean=False)
+        cost, proposer = cost_function(base, {}), ReplayEncoder(n_tokens, fit_options, s)
+        best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
+        if level == 2:  # on the sample, never larger than level 1's plan
+            one = plan(sample, level1_chains(chains), 1, cost, proposer, s, threads=threads, lean=False)
+            if cost(one).size < cost(best).size:
+                best = one
         stages = _stages_of(best.chain)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
     else:
