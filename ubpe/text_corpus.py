@@ -15,9 +15,10 @@ or from files (plain text, JSON lines, parquet), without ever holding the corpus
   ``max_words`` most frequent. Memory is then bounded by ``max_words`` words, plus the blocks
   in flight (about ``2 * num_threads * chunk_size`` bytes and their tables).
 
-Where a text may be cut: with the GPT-2 or GPT-4 pattern, right after a line feed followed by a
-printable ASCII character (``!`` to ``~``): both patterns always end a piece there and start
-the next as at the start of a text (and Unicode normalisation never joins across it), so a text
+Where a text may be cut: with the GPT-2 or GPT-4 pattern, right after a line feed that has a
+printable ASCII character (``!`` to ``~``) on each side: both patterns always end a piece there
+and start the next as at the start of a text (and Unicode normalisation never joins across it),
+so a text
 file is one document, read in blocks, and the counts equal those of the whole text. With
 ``pattern=None`` or a pattern of your own, nothing can be cut safely: each *line* of a text
 file is a document (with its line feed), and a text from an iterator is never cut.
@@ -54,7 +55,7 @@ DEFAULT_CHUNK_SIZE = 1 << 24
 #: a block grows to at most this many chunks while looking for a place to cut; past that it is
 #: cut at a character boundary (docs/text.md: the pieces at that cut may differ)
 MAX_BLOCK_CHUNKS = 8
-_SAFE_CUT = re.compile(rb"\n[!-~]")
+_SAFE_CUT = re.compile(rb"[!-~]\n[!-~]")
 
 
 # ==================================================================================== the table
@@ -423,7 +424,7 @@ def _next_cut(f: io.BufferedReader, at: int, size: int, lines: bool) -> int:
     """The first cut point ``>= at`` of the open file (0 and ``size`` are cut points)."""
     if at <= 0:
         return 0
-    pos = at - 1
+    pos = max(0, at - 2)
     while pos < size:
         f.seek(pos)
         data = f.read(1 << 16)
@@ -436,8 +437,8 @@ def _next_cut(f: io.BufferedReader, at: int, size: int, lines: bool) -> int:
         else:
             m = _SAFE_CUT.search(data)
             if m is not None:
-                return pos + m.start() + 1
-        pos += len(data) - 1 if len(data) > 1 else 1
+                return pos + m.start() + 2
+        pos += len(data) - 2 if len(data) > 2 else 1
     return size
 
 

@@ -42,7 +42,7 @@ def char_classes() -> np.ndarray:
         if _classes is None:
             import regex
 
-            every = "".join(map(chr, range(0x110000)))
+            every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
             cls = np.zeros(0x110000, dtype=np.uint8)
             for bit, pattern in ((_k.L_BIT, r"\p{L}+"), (_k.N_BIT, r"\p{N}+"), (_k.S_BIT, r"\s+")):
                 for m in regex.finditer(pattern, every):

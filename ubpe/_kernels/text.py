@@ -267,13 +267,13 @@ def split_pieces(buf, doc_bounds, mode, cls, piece_ends, doc_pieces):
 
 @njit(cache=True, nogil=True)
 def last_safe_cut(buf, start, stop):
-    """The largest ``c`` in ``(start, stop)`` with ``buf[c - 1]`` a line feed and ``buf[c]`` a
-    printable ASCII character (``!`` to ``~``), or -1. The GPT-2 and GPT-4 patterns always end a
+    """The largest ``c`` in ``(start + 1, stop)`` with ``buf[c - 1]`` a line feed between two
+    printable ASCII characters (``!`` to ``~``), or -1. The GPT-2 and GPT-4 patterns always end a
     piece there and start the next as at the start of a text, so text cut there gives the same
     pieces as the whole."""
     c = stop - 1
-    while c > start:
-        if buf[c - 1] == 10 and 33 <= buf[c] <= 126:
+    while c > start + 1:
+        if buf[c - 1] == 10 and 33 <= buf[c] <= 126 and 33 <= buf[c - 2] <= 126:
             return c
         c -= 1
     return -1
