@@ -65,7 +65,7 @@ class _Table:
     """Byte string -> count hash table (the arrays of ``_k.count_pieces``), growing as needed."""
 
     def __init__(self, entries: int = 1 << 12, arena: int = 1 << 16) -> None:
-        self.slots = np.full(_pow2(2 * entries), -1, dtype=np.int64)
+        self.slots = np.full(2 * _pow2(2 * entries), -1, dtype=np.int64)
         self.hashes = np.empty(entries, dtype=np.int64)
         self.starts = np.empty(entries, dtype=np.int64)
         self.lens = np.empty(entries, dtype=np.int64)
@@ -84,14 +84,14 @@ class _Table:
 
     def _grow(self, piece_bytes: int) -> None:
         n, used = self.n, int(self.state[1])
-        if n + 1 > self.hashes.shape[0] or 2 * (n + 1) > self.slots.shape[0]:
+        if n + 1 > self.hashes.shape[0] or 4 * (n + 1) > self.slots.shape[0]:
             cap = 2 * self.hashes.shape[0]
             self.hashes, self.starts, self.lens = (_grown(a, cap) for a in (self.hashes, self.starts, self.lens))
             counts = np.zeros(cap, dtype=np.int64)
             counts[:n] = self.counts[:n]
             self.counts = counts
-            self.slots = np.full(_pow2(2 * cap), -1, dtype=np.int64)
-            _k.rehash(self.slots, self.hashes, n)
+            self.slots = np.full(2 * _pow2(2 * cap), -1, dtype=np.int64)
+            _k.rehash(self.slots, self.hashes, self.lens, n)
         if used + piece_bytes > self.arena.shape[0]:
             self.arena = _grown(self.arena, max(2 * self.arena.shape[0], used + piece_bytes))
 
@@ -122,7 +122,7 @@ class _Table:
         _k.compact(mask, self.hashes, self.starts, self.lens, self.counts, self.arena, self.state)
         self.counts[self.n:n] = 0
         self.slots[:] = -1
-        _k.rehash(self.slots, self.hashes, self.n)
+        _k.rehash(self.slots, self.hashes, self.lens, self.n)
 
     def prune(self, max_words: int) -> None:
         """Past ``max_words`` entries, drop those counted fewer than ``t`` times, ``t`` the

@@ -112,7 +112,7 @@ class _Cache(threading.local):
         if self.arrays is None:
             size = 1 << CACHE_BITS
             half = size // 2
-            self.arrays = (np.full(size, -1, dtype=np.int64), np.empty(half, dtype=np.int64),
+            self.arrays = (np.full(2 * size, -1, dtype=np.int64), np.empty(half, dtype=np.int64),
                            np.empty(half, dtype=np.int64), np.empty(half, dtype=np.int64),
                            np.empty(half, dtype=np.int64), np.empty(half, dtype=np.int64),
                            np.empty(half * 8, dtype=np.uint8), np.empty(half * 4, dtype=np.int32),

@@ -34,9 +34,9 @@ MODE_GPT2 = 1
 MODE_GPT4 = 2
 MODE_GIVEN = 3  # piece bounds given by the caller
 SHORT_PIECE = 64  # pieces up to this many bytes: minimum scan (and the cache); longer: heap
+SHORT_KEY = 7  # byte strings up to this long are told apart by their hash alone (see _hash)
 NO_RANK = np.int64(1) << np.int64(40)
 _FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
 _HASH_MULT = np.uint64(11400714819323198485)
 # statuses of the table kernels
 OK = 0
@@ -140,10 +140,16 @@ def _run(buf, q, e, cls, bit, limit):
     """End of the run of at most ``limit`` characters with class ``bit`` starting at ``q``."""
     k = 0
     while q < e and k < limit:
-        cp, n = _char(buf, q)
-        if not (cls[cp] & bit):
-            break
-        q += n
+        b = buf[q]
+        if b < 0x80:  # ASCII: one byte, no decoding
+            if not (cls[b] & bit):
+                break
+            q += 1
+        else:
+            cp, n = _char(buf, q)
+            if not (cls[cp] & bit):
+                break
+            q += n
         k += 1
     return q
 
@@ -152,6 +158,12 @@ def _run(buf, q, e, cls, bit, limit):
 def _other_run(buf, q, e, cls):
     """End of the run of characters that are neither letters, numbers nor whitespace."""
     while q < e:
+        b = buf[q]
+        if b < 0x80:
+            if cls[b] & (L_BIT | N_BIT | S_BIT):
+                break
+            q += 1
+            continue
         cp, n = _char(buf, q)
         if cls[cp] & (L_BIT | N_BIT | S_BIT):
             break
@@ -285,16 +297,49 @@ def last_safe_cut(buf, start, stop):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _mix(x):
+    """splitmix64's finaliser: a bijection of uint64."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _hash(buf, s, e):
-    h = _FNV_OFFSET
-    for i in range(s, e):
-        h = (h ^ np.uint64(buf[i])) * _FNV_PRIME
-    return np.int64(h & np.uint64(0x7FFFFFFFFFFFFFFF))
+    """A 64-bit hash of ``buf[s:e]`` (as int64). Up to SHORT_KEY bytes it is a bijection of the
+    bytes and their number (the bytes packed under the length, then mixed): equal hashes of two
+    such strings of equal length mean equal strings, and no byte needs comparing."""
+    n = e - s
+    if n <= SHORT_KEY:
+        w = np.uint64(n) << np.uint64(56)
+        sh = np.uint64(0)
+        for j in range(s, e):
+            w |= np.uint64(buf[j]) << sh
+            sh += np.uint64(8)
+        return np.int64(_mix(w))
+    h = _FNV_OFFSET ^ np.uint64(n)
+    i = s
+    while i < e:
+        w = np.uint64(0)
+        stop = min(i + 8, e)
+        sh = np.uint64(0)
+        for j in range(i, stop):
+            w |= np.uint64(buf[j]) << sh
+            sh += np.uint64(8)
+        h = _mix(h ^ w)
+        i = stop
+    return np.int64(h)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _slot(h, mask):
-    return np.int64((np.uint64(h) * _HASH_MULT) >> np.uint64(20)) & mask
+    return np.int64(np.uint64(h) >> np.uint64(20)) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _meta(n, j):
+    """A slot's second word: the key's length (saturated at 255) above entry index ``j``."""
+    return (min(np.int64(n), np.int64(255)) << np.int64(40)) | np.int64(j)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -305,26 +350,41 @@ def _same(buf, s, n, arena, a):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def _probe(slots, h, n, lens, starts, arena, buf, s):
+    """``(entry, slot)``: the entry holding ``buf[s:s+n]`` (hash ``h``) and its slot, or ``(-1,
+    the empty slot where it goes)``. ``slots`` (int64, 2 * 2**b): slot i's hash at 2 i and its
+    ``_meta`` at 2 i + 1 (-1: empty), so that a probe reads one cache line."""
+    mask = (slots.shape[0] >> 1) - 1
+    i = _slot(h, mask)
+    m = min(np.int64(n), np.int64(255))
+    while True:
+        meta = slots[2 * i + 1]
+        if meta < 0:
+            return np.int64(-1), i
+        if slots[2 * i] == h and (meta >> np.int64(40)) == m:
+            j = meta & ((np.int64(1) << np.int64(40)) - 1)
+            if n <= SHORT_KEY or (lens[j] == n and _same(buf, s, n, arena, starts[j])):
+                return j, i
+        i = (i + 1) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _find_or_add(slots, hashes, starts, lens, arena, state, buf, s, e):
     """Index of the entry for ``buf[s:e]``, added (with its bytes) if new; -1 when the table is
-    full (entries, arena, or load factor 1/2). ``state[0]`` entries, ``state[1]`` arena bytes."""
+    full (entries, arena, or load factor 1/2; see ``_probe``). ``state[0]`` entries, ``state[1]``
+    arena bytes."""
     n = e - s
     h = _hash(buf, s, e)
-    mask = slots.shape[0] - 1
-    i = _slot(h, mask)
-    while True:
-        j = slots[i]
-        if j < 0:
-            break
-        if hashes[j] == h and lens[j] == n and _same(buf, s, n, arena, starts[j]):
-            return j
-        i = (i + 1) & mask
+    j, i = _probe(slots, h, n, lens, starts, arena, buf, s)
+    if j >= 0:
+        return j
     j = state[0]
     a = state[1]
-    if j >= hashes.shape[0] or 2 * (j + 1) > slots.shape[0] or a + n > arena.shape[0]:
-        return -1
-    slots[i] = j
+    if j >= hashes.shape[0] or 4 * (j + 1) > slots.shape[0] or a + n > arena.shape[0]:
+        return np.int64(-1)
+    slots[2 * i] = h
+    slots[2 * i + 1] = _meta(n, j)
     hashes[j] = h
     starts[j] = a
     lens[j] = n
@@ -392,14 +452,15 @@ def add_table(src_hashes, src_starts, src_lens, src_counts, src_arena, first, n_
 
 
 @njit(cache=True, nogil=True)
-def rehash(slots, hashes, n):
-    """Refill ``slots`` (all -1 on entry, a power of two > 2 n) with entries ``0 .. n - 1``."""
-    mask = slots.shape[0] - 1
+def rehash(slots, hashes, lens, n):
+    """Refill ``slots`` (all -1 on entry, 2 * a power of two > 2 n) with entries ``0 .. n - 1``."""
+    mask = (slots.shape[0] >> 1) - 1
     for j in range(n):
         i = _slot(hashes[j], mask)
-        while slots[i] >= 0:
+        while slots[2 * i + 1] >= 0:
             i = (i + 1) & mask
-        slots[i] = j
+        slots[2 * i] = hashes[j]
+        slots[2 * i + 1] = _meta(lens[j], j)
 
 
 @njit(cache=True, nogil=True)
@@ -616,25 +677,19 @@ def _encode_piece(buf, s, e, pairs, bits, n_tokens, left, right, toks, ranks, rn
     if not use_cache:
         return _bpe_short(buf, s, e, pairs, bits, n_tokens, toks, ranks, out, o)
     h = _hash(buf, s, e)
-    mask = c_slots.shape[0] - 1
-    i = _slot(h, mask)
-    while True:
-        j = c_slots[i]
-        if j < 0:
-            break
-        if c_hashes[j] == h and c_lens[j] == n and _same(buf, s, n, c_arena, c_starts[j]):
-            t = c_tok[j]
-            m = c_ntok[j]
-            for k in range(m):
-                out[o + k] = c_toks[t + k]
-            return o + m
-        i = (i + 1) & mask
+    j, i = _probe(c_slots, h, n, c_lens, c_starts, c_arena, buf, s)
+    if j >= 0:
+        t = c_tok[j]
+        m = c_ntok[j]
+        for k in range(m):
+            out[o + k] = c_toks[t + k]
+        return o + m
     o2 = _bpe_short(buf, s, e, pairs, bits, n_tokens, toks, ranks, out, o)
     m = o2 - o
     j = c_state[0]
     a = c_state[1]
     t = c_state[2]
-    if j >= c_hashes.shape[0] or 2 * (j + 1) > c_slots.shape[0] or a + n > c_arena.shape[0] \
+    if j >= c_hashes.shape[0] or 4 * (j + 1) > c_slots.shape[0] or a + n > c_arena.shape[0] \
             or t + m > c_toks.shape[0]:
         c_slots[:] = -1  # full: start afresh (the cache is an optimisation only)
         c_state[0] = 0
@@ -643,8 +698,9 @@ def _encode_piece(buf, s, e, pairs, bits, n_tokens, left, right, toks, ranks, rn
         j = 0
         a = 0
         t = 0
-        i = _slot(h, mask)
-    c_slots[i] = j
+        i = _slot(h, (c_slots.shape[0] >> 1) - 1)
+    c_slots[2 * i] = h
+    c_slots[2 * i + 1] = _meta(n, j)
     c_hashes[j] = h
     c_starts[j] = a
     c_lens[j] = n
