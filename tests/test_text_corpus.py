@@ -36,12 +36,16 @@ CORPUS = (
 
 
 def reference_counts(t: TextTokenizer, texts: list[str]) -> Counter:
-    """Word counts as the in-memory path defines them: special tokens cut, then pieces."""
+    """Word counts as the in-memory path defines them: special tokens cut out (a regex
+    alternation, longest first), then the pieces of the text between them."""
+    import regex
+
     counts: Counter[str] = Counter()
+    specials = sorted(t.special_tokens, key=lambda s: (-len(s), s))
+    cut = regex.compile("|".join(map(regex.escape, specials))) if specials else None
     for text in texts:
-        for seg in t._cut_specials(text, frozenset(t.special_tokens)):
-            if isinstance(seg, str):
-                counts.update(t.pieces(seg))
+        for seg in (cut.split(text) if cut else [text]):
+            counts.update(t.pieces(seg))
     return counts
 
 

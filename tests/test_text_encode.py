@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ubpe
-from ubpe.text import MAX_SPECIAL_LENGTH, MAX_SPECIAL_TOKENS, PATTERNS, EncodedBatch, TextTokenizer
+from ubpe.text import MAX_SPECIAL_BYTES, MAX_SPECIAL_LENGTH, MAX_SPECIAL_TOKENS, PATTERNS, EncodedBatch, TextTokenizer
 
 EOT = "<|endoftext|>"
 FIM = "<|fim|>"
@@ -331,6 +331,8 @@ def test_special_tokens_are_bounded_in_number_and_length():
         TextTokenizer(300, special_tokens=[f"<{i}>" for i in range(MAX_SPECIAL_TOKENS + 1)])
     with pytest.raises(ValueError, match="characters"):
         TextTokenizer(300, special_tokens=["x" * (MAX_SPECIAL_LENGTH + 1)])
+    with pytest.raises(ValueError, match="bytes together"):
+        TextTokenizer(300, special_tokens=[f"{i:05d}" + "é" * 120 for i in range(MAX_SPECIAL_BYTES // 240 + 1)])
 
 
 def test_a_file_with_100000_special_tokens_is_refused_at_once(gpt4):
@@ -348,3 +350,29 @@ def test_the_most_special_tokens_allowed_still_encode(gpt4):
     text = "hello <|t5|> and <|t16383|>!"
     ids = t.encode(text, allowed_special="all")
     assert t.special_ids["<|t5|>"] in ids.tolist() and t.decode(ids) == text
+
+
+@settings(max_examples=200)
+@given(specials=st.lists(st.text(alphabet="ab<é", min_size=1, max_size=4), min_size=1, max_size=6, unique=True),
+       pieces=st.lists(st.text(alphabet="ab<é x", max_size=6), max_size=8))
+def test_special_tokens_are_found_as_a_regex_alternation_finds_them(specials, pieces):
+    """The longest special token at each place, left to right (tiktoken's regex of the tokens,
+    longest first), however the tokens overlap or prefix one another."""
+    import regex
+
+    t = TextTokenizer(260, special_tokens=specials).fit("ab ab a b é<" * 5)
+    text = "".join(p + specials[i % len(specials)] * (i % 2) for i, p in enumerate(pieces))
+    alternation = regex.compile("|".join(regex.escape(s) for s in sorted(specials, key=lambda s: (-len(s), s))))
+    want: list[int] = []
+    start = 0
+    for m in alternation.finditer(text):
+        want += t.encode(text[start:m.start()], disallowed_special=()).tolist() + [t.special_ids[m.group()]]
+        start = m.end()
+    want += t.encode(text[start:], disallowed_special=()).tolist()
+    assert t.encode(text, allowed_special="all").tolist() == want
+    first = alternation.search(text)
+    if first is None:
+        assert t.encode(text).tolist() == want
+    else:
+        with pytest.raises(ValueError, match=rf"at character {first.start()}:"):
+            t.encode(text)

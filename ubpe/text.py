@@ -53,11 +53,13 @@ PATTERNS = {
     "gpt4": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
 }
 NORMALIZATIONS = ("NFC", "NFD", "NFKC", "NFKD")
-#: Limits on what a tokenizer file may declare (:meth:`TextTokenizer.from_bytes`): special
-#: tokens, and the characters of one (Hugging Face's and tiktoken's largest known files hold a
-#: few hundred special tokens of at most a few dozen characters).
+#: Limits on special tokens (a tokenizer file is code, :meth:`TextTokenizer.from_bytes`): their
+#: number, the characters of one, and their UTF-8 bytes together (the matcher's trie has a node
+#: per byte). Hugging Face's and tiktoken's files hold at most a few thousand special tokens of
+#: a few dozen characters.
 MAX_SPECIAL_TOKENS = 1 << 14
 MAX_SPECIAL_LENGTH = 256
+MAX_SPECIAL_BYTES = 1 << 20
 TEXT_FORMAT_VERSION = 1
 TEXT_MAGIC = "ubpe.text"
 _WHERE = "text tokenizer"
@@ -265,6 +267,9 @@ class TextTokenizer:
         if long is not None:
             raise ValueError(f"a special token must have at most {MAX_SPECIAL_LENGTH} characters, got one of "
                              f"{len(long)}: {short(long)}")
+        total = sum(len(s.encode("utf-8", "surrogatepass")) for s in specials)
+        if total > MAX_SPECIAL_BYTES:
+            raise ValueError(f"special tokens may take at most {MAX_SPECIAL_BYTES} UTF-8 bytes together, got {total}")
         if len(set(specials)) != len(specials):
             raise ValueError(f"special_tokens must be distinct, got {short(specials)}")
         self.special_tokens: tuple[str, ...] = tuple(specials)
@@ -314,37 +319,38 @@ class TextTokenizer:
 
     # ==================== text front end
 
-    def _special_re(self, tokens: frozenset) -> Any:
+    def _special_matcher(self, tokens: frozenset) -> _engine.SpecialMatcher:
+        """The matcher of ``tokens`` (a subset of the special tokens), values their ids (built once)."""
         if tokens not in self._special_re_cache:
-            import regex
-
-            alts = sorted(tokens, key=lambda s: (-len(s), s))  # longest first, then deterministic
-            self._special_re_cache[tokens] = regex.compile("|".join(regex.escape(s) for s in alts))
+            n = self.n_bpe if self._tok is not None else 0
+            ids = {s: n + i for i, s in enumerate(self.special_tokens)}
+            ordered = sorted(tokens, key=lambda s: ids[s])
+            self._special_re_cache[tokens] = _engine.SpecialMatcher(ordered, [ids[s] for s in ordered])
         return self._special_re_cache[tokens]
 
-    def _special_bytes_re(self, tokens: frozenset) -> Any:
-        """The special tokens' regex over UTF-8 bytes (longest first, as :meth:`_special_re`)."""
-        key = ("bytes", tokens)
-        if key not in self._special_re_cache:
-            import regex
-
-            alts = sorted(tokens, key=lambda s: (-len(s), s))
-            self._special_re_cache[key] = regex.compile(
-                b"|".join(regex.escape(s.encode("utf-8", "surrogatepass")) for s in alts))
-        return self._special_re_cache[key]
+    def _find_specials(self, text: str, tokens: frozenset) -> list[tuple[int, int, int]]:
+        """``(start, end, id)`` in characters of every special token of ``tokens`` in ``text``
+        (the longest at each place, left to right)."""
+        raw = text.encode("utf-8", "surrogatepass")
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        hits = self._special_matcher(tokens).find(buf, np.zeros(1, dtype=np.int64),
+                                                  np.array([buf.shape[0]], dtype=np.int64))
+        if not hits.shape[0]:
+            return []
+        co = _engine.char_offsets(buf)
+        return [(int(co[a]), int(co[b]), v) for a, b, v, _ in hits.tolist()]
 
     def _cut_specials(self, text: str, allowed: frozenset) -> list[str | int]:
         """``text`` as ordinary segments (str) and special-token ids (int), in order."""
         if not allowed:
             return [text]
-        ids = self.special_ids if self._tok is not None else {s: i for i, s in enumerate(self.special_tokens)}
         out: list[str | int] = []
         start = 0
-        for m in self._special_re(allowed).finditer(text):
-            if m.start() > start:
-                out.append(text[start : m.start()])
-            out.append(ids[m.group()])
-            start = m.end()
+        for a, b, sid in self._find_specials(text, allowed):
+            if a > start:
+                out.append(text[start:a])
+            out.append(sid)
+            start = b
         if start < len(text):
             out.append(text[start:])
         return out
@@ -481,9 +487,10 @@ class TextTokenizer:
     def _check_disallowed(self, text: str, disallowed: frozenset) -> None:
         if not disallowed:
             return
-        m = self._special_re(disallowed).search(text)
-        if m is not None:
-            self._refuse_special(m.group(), m.start())
+        found = self._find_specials(text, disallowed)
+        if found:
+            a, b, _ = found[0]
+            self._refuse_special(text[a:b], a)
 
     @staticmethod
     def _refuse_special(token: str, at: int) -> None:

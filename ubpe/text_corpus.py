@@ -263,14 +263,13 @@ class Spec:
             _COMPILED[key] = regex.compile(self.pattern)
         return _COMPILED[key]
 
-    def special_re(self) -> Any:
+    def special_matcher(self) -> Any:
         key = ("special", self.special_tokens)
         if key not in _COMPILED:
-            import regex
+            from .text_engine import SpecialMatcher
 
-            alts = sorted(self.special_tokens, key=lambda s: (-len(s), s))
-            _COMPILED[key] = regex.compile(b"|".join(regex.escape(s.encode("utf-8", "surrogatepass"))
-                                                     for s in alts)) if alts else None
+            _COMPILED[key] = SpecialMatcher(self.special_tokens, range(len(self.special_tokens))) \
+                if self.special_tokens else None
         return _COMPILED[key]
 
 
@@ -280,9 +279,9 @@ _COMPILED: dict[tuple, Any] = {}  # compiled regexes of the specs seen in this p
 def count_block(spec: Spec, table: _Table, buf: np.ndarray, doc_bounds: np.ndarray) -> None:
     """Count the pieces of documents ``buf[doc_bounds[d]:doc_bounds[d + 1]]`` (valid UTF-8, or
     surrogatepass-encoded str) into ``table``: special tokens cut out, text normalised, split."""
-    sre = spec.special_re()
-    if sre is not None:
-        buf, doc_bounds = _cut_specials(sre, buf, doc_bounds)
+    matcher = spec.special_matcher()
+    if matcher is not None:
+        buf, doc_bounds = _cut_specials(matcher, buf, doc_bounds)
     if spec.normalize is not None:
         buf, doc_bounds = _normalized(spec.normalize, buf, doc_bounds)
     pieces = None
@@ -296,24 +295,17 @@ def count_block(spec: Spec, table: _Table, buf: np.ndarray, doc_bounds: np.ndarr
     table.count(buf, doc_bounds, spec.mode, pieces)
 
 
-def _cut_specials(sre: Any, buf: np.ndarray, doc_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cut_specials(matcher: Any, buf: np.ndarray, doc_bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The documents with every special token cut out (a document holding k becomes k + 1)."""
-    raw = buf.tobytes()
-    cuts: list[int] = []
-    b = doc_bounds.tolist()
-    found = False
-    for i in range(len(b) - 1):
-        cuts.append(b[i])
-        for m in sre.finditer(raw, b[i], b[i + 1], concurrent=True):
-            cuts.extend(m.span())
-            found = True
-        cuts.append(b[i + 1])
-    if not found:
+    hits = matcher.find(buf, doc_bounds[:-1], doc_bounds[1:])
+    if not hits.shape[0]:
         return buf, doc_bounds
-    # documents are [cuts[2j], cuts[2j+1]): keep the text between special tokens
-    pairs = np.asarray(cuts, dtype=np.int64).reshape(-1, 2)
+    # documents are [cuts[2j], cuts[2j+1]): the text between special tokens
+    cuts = np.sort(np.concatenate([doc_bounds[:-1], doc_bounds[1:], hits[:, 0], hits[:, 1]]))
+    pairs = cuts.reshape(-1, 2)
     lens = pairs[:, 1] - pairs[:, 0]
-    out = np.concatenate([buf[a:e] for a, e in pairs.tolist()]) if len(pairs) else buf[:0]
+    idx = np.repeat(pairs[:, 0] - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+    out = buf[idx]
     bounds = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum(lens, out=bounds[1:])
     return out, bounds

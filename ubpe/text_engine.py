@@ -215,31 +215,39 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
         return [first] + [f.result() for f in futures]
 
 
+# ==================================================================================== special tokens
+
+
+class SpecialMatcher:
+    """Finds special tokens in UTF-8 bytes: a byte trie of their UTF-8 (``_k.build_trie``), the
+    longest one at each position, left to right, never across a range's ends. Its cost is
+    linear in the text (times the length of the longest token at worst), whatever the number
+    of tokens: a regex alternation of 16 384 tokens took 2 s on 11 KB of text."""
+
+    def __init__(self, tokens: Sequence[str], values: Sequence[int]) -> None:
+        raw = [t.encode("utf-8", "surrogatepass") for t in tokens]
+        self.tokens = list(tokens)
+        data = np.frombuffer(b"".join(raw), dtype=np.uint8)
+        bounds = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in raw], out=bounds[1:])
+        size = 1 << max(4, int(2 * (data.shape[0] + 1) - 1).bit_length())
+        self.edges = np.full(2 * size, -1, dtype=np.int64)
+        self.terminal = np.full(data.shape[0] + 1, -1, dtype=np.int64)
+        self.first = np.zeros(256, dtype=np.bool_)
+        _k.build_trie(data, bounds, np.asarray(values, dtype=np.int64), self.edges, self.terminal, self.first)
+
+    def find(self, buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+        """int64 ``(m, 4)`` rows ``(start, end, value, range)`` of the matches in each range."""
+        rows = 64
+        while True:
+            out = np.empty((rows, 4), dtype=np.int64)
+            n = _k.find_strings(buf, starts, stops, self.edges, self.terminal, self.first, out)
+            if n >= 0:
+                return out[:n]
+            rows *= 8
+
+
 # ==================================================================================== batches
-
-
-def find_in_texts(pattern: Any, data: bytes, text_bounds: list[int]) -> list[tuple[int, int, bytes, int]]:
-    """Every match ``(start, end, bytes, text)`` of ``pattern`` (a compiled bytes regex) inside
-    one text of ``data`` (texts ``data[text_bounds[i]:text_bounds[i + 1]]``), as ``finditer`` on
-    each text alone finds them; one scan over the whole, texts rescanned where a match spans two."""
-    import bisect
-
-    hits: list[tuple[int, int, bytes, int]] = []
-    rescan: set[int] = set()
-    for m in pattern.finditer(data, concurrent=True):
-        s, e = m.span()
-        i = bisect.bisect_right(text_bounds, s) - 1
-        j = bisect.bisect_left(text_bounds, e) - 1
-        if j > i:
-            rescan.update(range(i, j + 1))
-        hits.append((s, e, m.group(), i))
-    if rescan:
-        hits = [h for h in hits if h[3] not in rescan]
-        for i in sorted(rescan):
-            hits += [(*m.span(), m.group(), i)
-                     for m in pattern.finditer(data, text_bounds[i], text_bounds[i + 1], concurrent=True)]
-        hits.sort()
-    return hits
 
 
 def mix_seeds(seed: int, text_index: np.ndarray, part_index: np.ndarray) -> np.ndarray:
@@ -269,18 +277,20 @@ def encode_texts(tk: Any, eng: Engine, texts: Sequence[str], first_index: int, a
             i = next(i for i, t in enumerate(texts) if not isinstance(t, str))
             raise TypeError(f"texts[{first_index + i}] must be a str, got {type(texts[i]).__name__}") from None
         data = b"".join(raw)
-        tb = [0]
-        for r in raw:
-            tb.append(tb[-1] + len(r))
+        lens = np.fromiter(map(len, raw), dtype=np.int64, count=n)
+        tb_arr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=tb_arr[1:])
+        tb = tb_arr.tolist()
+        if disallowed or allowed:
+            view = np.frombuffer(data, dtype=np.uint8)
         if disallowed:
-            hits = find_in_texts(tk._special_bytes_re(disallowed), data, tb)
-            if hits:
-                s, _, token, i = hits[0]
-                tk._refuse_special(token.decode("utf-8", "surrogatepass"),
+            hits = tk._special_matcher(disallowed).find(view, tb_arr[:-1], tb_arr[1:])
+            if hits.shape[0]:
+                s, _, sid, i = hits[0].tolist()
+                tk._refuse_special(tk.special_tokens[sid - eng.n_bpe],
                                    len(data[tb[i]:s].decode("utf-8", "surrogatepass")))
         if allowed:
-            cuts = [(s, e, special_ids[tok.decode("utf-8", "surrogatepass")], i)
-                    for s, e, tok, i in find_in_texts(tk._special_bytes_re(allowed), data, tb)]
+            cuts = [tuple(row) for row in tk._special_matcher(allowed).find(view, tb_arr[:-1], tb_arr[1:]).tolist()]
     else:
         chunks: list[bytes] = []
         tb = [0]

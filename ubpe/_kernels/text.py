@@ -804,3 +804,92 @@ def decode_into(ids, first, last, tok_start, tok_len, flat, out, at):
             out[at + j] = flat[s + j]
         at += tok_len[t]
     return at
+
+
+# --------------------------------------------------------------------------------------------
+# Special tokens: a byte trie, longest match first
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _child(edges, node, byte):
+    """The child of trie ``node`` along ``byte``, or -1 (``edges``: open addressing, int64
+    pairs (node * 256 + byte, child), -1 empty)."""
+    key = node * 256 + np.int64(byte)
+    mask = (edges.shape[0] >> 1) - 1
+    i = np.int64(_mix(np.uint64(key)) >> np.uint64(20)) & mask
+    while True:
+        k = edges[2 * i]
+        if k == key:
+            return edges[2 * i + 1]
+        if k < 0:
+            return np.int64(-1)
+        i = (i + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def build_trie(data, bounds, values, edges, terminal, first):
+    """Insert the byte strings ``data[bounds[k]:bounds[k+1]]`` (non-empty, distinct) into an
+    empty trie: ``edges`` (int64, 2 * 2**b all -1, 2**b >= 2 * (len(data) + 1)), ``terminal``
+    (int64, len(data) + 1, all -1) gets ``values[k]`` at the node ending string k, ``first``
+    (bool, 256) marks the strings' first bytes. Returns the number of nodes (node 0 the root)."""
+    n_nodes = 1
+    mask = (edges.shape[0] >> 1) - 1
+    for k in range(bounds.shape[0] - 1):
+        node = np.int64(0)
+        first[data[bounds[k]]] = True
+        for p in range(bounds[k], bounds[k + 1]):
+            c = _child(edges, node, data[p])
+            if c < 0:
+                key = node * 256 + np.int64(data[p])
+                i = np.int64(_mix(np.uint64(key)) >> np.uint64(20)) & mask
+                while edges[2 * i] >= 0:
+                    i = (i + 1) & mask
+                edges[2 * i] = key
+                edges[2 * i + 1] = n_nodes
+                c = n_nodes
+                n_nodes += 1
+            node = c
+        terminal[node] = values[k]
+    return n_nodes
+
+
+@njit(cache=True, nogil=True)
+def find_strings(buf, starts, stops, edges, terminal, first, out):
+    """Non-overlapping matches of the trie's strings in each range ``buf[starts[r]:stops[r]]``,
+    scanning left to right and taking the longest string at each position (a regex alternation
+    of the strings, longest first, ``finditer`` on each range alone). ``out`` (int64, (>= the
+    number of matches, 4)) gets ``(start, end, value, range)`` rows; returns the count, or -1 if
+    ``out`` is too small (call again with more rows)."""
+    count = 0
+    for r in range(starts.shape[0]):
+        p = starts[r]
+        stop = stops[r]
+        while p < stop:
+            if not first[buf[p]]:
+                p += 1
+                continue
+            node = np.int64(0)
+            best = np.int64(-1)
+            best_end = p
+            q = p
+            while q < stop:
+                node = _child(edges, node, buf[q])
+                if node < 0:
+                    break
+                q += 1
+                if terminal[node] >= 0:
+                    best = terminal[node]
+                    best_end = q
+            if best < 0:
+                p += 1
+                continue
+            if count >= out.shape[0]:
+                return np.int64(-1)
+            out[count, 0] = p
+            out[count, 1] = best_end
+            out[count, 2] = best
+            out[count, 3] = r
+            count += 1
+            p = best_end
+    return np.int64(count)
