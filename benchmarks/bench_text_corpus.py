@@ -132,7 +132,9 @@ def child(tool: str, threads: int, vocab: int, paths: list[str], out: str) -> No
     if tool in ("ubpe", "ubpe-proc"):
         from ubpe.text import TextTokenizer
 
-        TextTokenizer(300).fit("warm up the compiled kernels " * 20)  # loaded from numba's cache
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            TextTokenizer(300).fit("warm up the compiled kernels " * 20)  # loaded from numba's cache
         t0 = time.perf_counter()
         tok = TextTokenizer(vocab)
         with warnings.catch_warnings():
@@ -172,7 +174,7 @@ def child(tool: str, threads: int, vocab: int, paths: list[str], out: str) -> No
             character_coverage=0.9999, byte_fallback=True, normalization_rule_name="identity",
             add_dummy_prefix=False, remove_extra_whitespaces=False, allow_whitespace_only_pieces=True,
             split_digits=True, max_sentence_length=1 << 14, input_sentence_size=0, minloglevel=2,
-            num_threads=threads, train_extremely_large_corpus=True)
+            num_threads=threads, train_extremely_large_corpus=True, hard_vocab_limit=False)
         model.seek(0)
         res["vocab"] = spm.SentencePieceProcessor(model_proto=model.read()).get_piece_size()
         ranks = None
