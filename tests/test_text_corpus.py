@@ -311,3 +311,17 @@ def test_word_count_mappings_are_checked():
         TextTokenizer(300).fit_word_counts({b"ab": 2})
     with pytest.raises(ValueError, match="no text"):
         TextTokenizer(300).fit_word_counts({})
+
+
+@pytest.mark.parametrize("pattern", ["gpt4", None])
+def test_a_file_without_a_place_to_cut_is_still_read_in_bounded_blocks(tmp_path, pattern):
+    """No line break for 8 blocks: the file is cut at a character boundary there (the pieces at
+    that cut may differ from the whole's), and every byte is still counted exactly once."""
+    text = "ab cd é, " * 20_000  # 200 KB on one line; blocks of 1 KB, so cut every 8 KB
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(text.encode())
+    wc = TextTokenizer(300, pattern=pattern).count_files(path, chunk_size=1024, num_threads=2)
+    sizes = np.diff(wc.bounds)
+    assert int((sizes * wc.counts).sum()) == len(text.encode())
+    if pattern is None:
+        assert sizes.max() <= 8 * 1024 + 4 + 1024  # a block at most 8 chunks (and a character) past its start

@@ -412,12 +412,19 @@ def _pyarrow_parquet() -> Any:
     return pq
 
 
-def _next_cut(f: io.BufferedReader, at: int, size: int, lines: bool) -> int:
-    """The first cut point ``>= at`` of the open file (0 and ``size`` are cut points)."""
+def _next_cut(f: io.BufferedReader, at: int, size: int, lines: bool, limit: int) -> int:
+    """The first cut point ``>= at`` of the open file (0 and ``size`` are cut points); when there
+    is none before ``at + limit``, the first character boundary from there (a non-decreasing
+    function of ``at``, so the tasks of a file always split it exactly)."""
     if at <= 0:
         return 0
     pos = max(0, at - 2)
     while pos < size:
+        if pos >= at + limit:
+            f.seek(at + limit)
+            tail = f.read(4)
+            skip = next((i for i, b in enumerate(tail) if b & 0xC0 != 0x80), len(tail))
+            return min(size, at + limit + skip)
         f.seek(pos)
         data = f.read(1 << 16)
         if not data:
@@ -442,8 +449,10 @@ def count_task(spec: Spec, task: Task) -> tuple:
         return table.export()
     with open(task.path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        start = _next_cut(f, task.start, size, spec.lines or spec.fmt == "jsonl")
-        stop = _next_cut(f, task.stop, size, spec.lines or spec.fmt == "jsonl") if task.stop < size else size
+        lines = spec.lines or spec.fmt == "jsonl"
+        limit = MAX_BLOCK_CHUNKS * spec.chunk_size
+        start = _next_cut(f, task.start, size, lines, limit)
+        stop = _next_cut(f, task.stop, size, lines, limit) if task.stop < size else size
         if stop <= start:
             return table.export()
         f.seek(start)
@@ -494,8 +503,9 @@ def _count_parquet(spec: Spec, task: Task, table: _Table) -> None:
     pf = pq.ParquetFile(task.path)
     if spec.field not in pf.schema_arrow.names:
         raise CorruptDataError(f"{task.path}: no column {spec.field!r} (columns: {', '.join(pf.schema_arrow.names)})")
-    column = pf.read_row_group(task.row_group, columns=[spec.field]).column(0)
-    for arr in column.chunks:
+    rows = max(1, spec.chunk_size // 1024)  # batches of about chunk_size bytes for 1 KB texts
+    for batch in pf.iter_batches(batch_size=rows, row_groups=[task.row_group], columns=[spec.field]):
+        arr = batch.column(0)
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
         if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
@@ -512,10 +522,7 @@ def _count_parquet(spec: Spec, task: Task, table: _Table) -> None:
         if bad >= 0:
             raise CorruptDataError(f"{task.path}: column {spec.field!r} is not UTF-8 at byte {bad} of row group "
                                    f"{task.row_group}")
-        if not spec.lines:
-            count_block(spec, table, data, bounds)
-        else:
-            count_block(spec, table, data, bounds)
+        count_block(spec, table, data, bounds)
 
 
 # ==================================================================================== driving
