@@ -325,3 +325,18 @@ def test_a_file_without_a_place_to_cut_is_still_read_in_bounded_blocks(tmp_path,
     assert int((sizes * wc.counts).sum()) == len(text.encode())
     if pattern is None:
         assert sizes.max() <= 8 * 1024 + 4 + 1024  # a block at most 8 chunks (and a character) past its start
+
+
+@pytest.mark.parametrize("kwargs", [dict(pattern="gpt4", normalize="NFKC"), dict(pattern="gpt2", normalize="NFD"),
+                                    dict(pattern=r"\w+|\s+", normalize="NFC"), dict(pattern=None)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_long_texts_normalisation_and_special_tokens_count_as_in_memory(tmp_path, kwargs, threads):
+    """Texts longer than a block (cut at safe points, or kept whole), normalisation, special
+    tokens between blocks, a pattern of one's own: the counts of the whole."""
+    texts = [CORPUS * 3 + EOT + "ﬁne" * 50, "short", EOT * 3, "x\n" + CORPUS[:900] + EOT + CORPUS[900:]]
+    t = TextTokenizer(300, special_tokens=[EOT], **kwargs)
+    want = dict(reference_counts(t, texts))
+    assert t.count_words(texts, chunk_size=1024, num_threads=threads).to_dict() == want
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"t": x}) + "\n" for x in texts), encoding="utf-8")
+    assert t.count_files(path, format="jsonl", field="t", chunk_size=1024, num_threads=threads).to_dict() == want
