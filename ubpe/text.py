@@ -27,7 +27,6 @@ import os
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import msgpack
@@ -40,6 +39,7 @@ from ._validate import check_int, expect_map, field_bytes, short
 from .alphabet import Alphabet
 from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
 from .text_corpus import DEFAULT_CHUNK_SIZE, DEFAULT_MAX_WORDS, FORMATS, WordCounts
+from .text_engine import EncodedBatch
 from .tokenizer import MAX_TOKENS, Tokenizer
 
 __all__ = ["PATTERNS", "NORMALIZATIONS", "TextTokenizer", "EncodedBatch", "WordCounts", "UntrustedPatternError",
@@ -101,52 +101,6 @@ def _check_dropout(p: Any, seed: Any) -> tuple[int, int]:
     elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     return int(float(p) * (1 << 53)), int(seed)
-
-
-@dataclass(frozen=True)
-class EncodedBatch:
-    """Many texts' tokens as flat arrays (:meth:`TextTokenizer.encode_batch` with ``arrays=True``).
-
-    ``ids``: int32, every text's tokens one after the other; text ``i``'s are
-    ``ids[bounds[i]:bounds[i + 1]]`` (``bounds`` int64, ``len(texts) + 1``). ``offsets``: None,
-    or int64 ``(len(ids), 2)``: each token's ``[start, end)`` in its own text (characters or
-    bytes, as asked).
-    """
-
-    ids: np.ndarray
-    bounds: np.ndarray
-    offsets: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return int(self.bounds.shape[0] - 1)
-
-    def __getitem__(self, i: int) -> np.ndarray:
-        """Text ``i``'s ids."""
-        i = range(len(self))[i]
-        return self.ids[self.bounds[i]: self.bounds[i + 1]]
-
-    def split(self) -> list[np.ndarray]:
-        """The ids of each text, as a list of int32 arrays (views into :attr:`ids`)."""
-        return np.split(self.ids, self.bounds[1:-1]) if len(self) else []
-
-    def tolist(self) -> list[list[int]]:
-        """The ids of each text, as lists of int."""
-        flat = self.ids.tolist()
-        b = self.bounds.tolist()
-        return [flat[b[i]: b[i + 1]] for i in range(len(self))]
-
-    @classmethod
-    def _join(cls, parts: list[tuple], offsets: str | None) -> EncodedBatch:
-        if len(parts) == 1:
-            ids, bounds, starts, ends = parts[0]
-        else:
-            ids = np.concatenate([p[0] for p in parts])
-            shift = np.cumsum([0] + [p[1][-1] for p in parts[:-1]])
-            bounds = np.concatenate([parts[0][1][:1]] + [p[1][1:] + s for p, s in zip(parts, shift)])
-            starts = np.concatenate([p[2] for p in parts]) if offsets else None
-            ends = np.concatenate([p[3] for p in parts]) if offsets else None
-        spans = np.stack([starts, ends], axis=1) if offsets else None
-        return cls(np.ascontiguousarray(ids, dtype=np.int32), np.asarray(bounds, dtype=np.int64), spans)
 
 
 def bytes_to_unicode() -> dict[int, str]:

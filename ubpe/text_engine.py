@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -213,6 +214,52 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
         futures = [pool.submit(work, a, b) for a, b in ranges[1:]]
         first = work(*ranges[0])
         return [first] + [f.result() for f in futures]
+
+
+@dataclass(frozen=True)
+class EncodedBatch:
+    """Many texts' tokens as flat arrays (:meth:`TextTokenizer.encode_batch` with ``arrays=True``).
+
+    ``ids``: int32, every text's tokens one after the other; text ``i``'s are
+    ``ids[bounds[i]:bounds[i + 1]]`` (``bounds`` int64, ``len(texts) + 1``). ``offsets``: None,
+    or int64 ``(len(ids), 2)``: each token's ``[start, end)`` in its own text (characters or
+    bytes, as asked).
+    """
+
+    ids: np.ndarray
+    bounds: np.ndarray
+    offsets: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.bounds.shape[0] - 1)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        """Text ``i``'s ids."""
+        i = range(len(self))[i]
+        return self.ids[self.bounds[i]: self.bounds[i + 1]]
+
+    def split(self) -> list[np.ndarray]:
+        """The ids of each text, as a list of int32 arrays (views into :attr:`ids`)."""
+        return np.split(self.ids, self.bounds[1:-1]) if len(self) else []
+
+    def tolist(self) -> list[list[int]]:
+        """The ids of each text, as lists of int."""
+        flat = self.ids.tolist()
+        b = self.bounds.tolist()
+        return [flat[b[i]: b[i + 1]] for i in range(len(self))]
+
+    @classmethod
+    def _join(cls, parts: list[tuple], offsets: str | None) -> EncodedBatch:
+        if len(parts) == 1:
+            ids, bounds, starts, ends = parts[0]
+        else:
+            ids = np.concatenate([p[0] for p in parts])
+            shift = np.cumsum([0] + [p[1][-1] for p in parts[:-1]])
+            bounds = np.concatenate([parts[0][1][:1]] + [p[1][1:] + s for p, s in zip(parts, shift)])
+            starts = np.concatenate([p[2] for p in parts]) if offsets else None
+            ends = np.concatenate([p[3] for p in parts]) if offsets else None
+        spans = np.stack([starts, ends], axis=1) if offsets else None
+        return cls(np.ascontiguousarray(ids, dtype=np.int32), np.asarray(bounds, dtype=np.int64), spans)
 
 
 # ==================================================================================== special tokens
