@@ -340,3 +340,45 @@ def test_long_texts_normalisation_and_special_tokens_count_as_in_memory(tmp_path
     path = tmp_path / "c.jsonl"
     path.write_text("".join(json.dumps({"t": x}) + "\n" for x in texts), encoding="utf-8")
     assert t.count_files(path, format="jsonl", field="t", chunk_size=1024, num_threads=threads).to_dict() == want
+
+
+def _is_pool_worker(proc) -> bool:
+    """A process pool's worker (not multiprocessing's resource tracker)."""
+    try:
+        line = " ".join(proc.cmdline())
+    except Exception:  # noqa: BLE001 - it may have ended
+        return False
+    return "spawn_main" in line and "resource_tracker" not in line
+
+
+def test_a_worker_process_that_dies_stops_the_run_with_a_clear_error(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    import os
+    import signal
+    import threading
+
+    path = tmp_path / "big.txt"
+    path.write_bytes(CORPUS.encode() * 3000)  # 12 MB in 12 288 blocks of 1 KiB: the run lasts
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            TextTokenizer(300).count_files(path, chunk_size=1024, num_threads=2, workers="processes")
+        except BaseException as e:  # noqa: BLE001 - the test looks at it
+            errors.append(e)
+
+    me = psutil.Process()
+    before = {c.pid for c in me.children(recursive=True)}
+    worker = threading.Thread(target=run)
+    worker.start()
+    victim = None
+    while worker.is_alive() and victim is None:  # the first worker process the run starts
+        new = [c for c in me.children(recursive=True) if c.pid not in before and _is_pool_worker(c)]
+        victim = new[-1] if new else None
+        worker.join(0.05)
+    assert victim is not None, "the run ended before a worker could be stopped"
+    os.kill(victim.pid, signal.SIGKILL)
+    worker.join(120)
+    assert not worker.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
+    assert "worker process died" in str(errors[0]) and "big.txt" in str(errors[0])

@@ -584,7 +584,10 @@ def _run_pool(jobs: Iterator[tuple], merge: Any, num_threads: int, workers: str,
         for fn, args in jobs:
             if fn is not count_task and workers == "processes":
                 fn, args = _count_buffer_in_process, (spec, *args)
-            pending.append((pool.submit(fn, *args), args))
+            try:
+                pending.append((pool.submit(fn, *args), args))
+            except BrokenProcessPool as e:
+                raise _died(args) from e
             while len(pending) >= 2 * num_threads:
                 merge(_result(*pending.pop(0)))
         while pending:
@@ -605,6 +608,10 @@ def _result(fut: Future, args: Any) -> Any:
     try:
         return fut.result()
     except BrokenProcessPool as e:
-        what = args[1] if len(args) > 1 and isinstance(args[1], Task) else "a block of texts"
-        raise RuntimeError(f"a counting worker process died while counting {what} (killed, or out of "
-                           f"memory?): {e}") from e
+        raise _died(args) from e
+
+
+def _died(args: Any) -> RuntimeError:
+    what = args[1] if len(args) > 1 and isinstance(args[1], Task) else "a block of texts"
+    return RuntimeError(f"a counting worker process died while counting {what} or before (killed, or out of "
+                        f"memory?); the run is stopped")
