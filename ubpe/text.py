@@ -97,7 +97,7 @@ def _check_dropout(p: Any, seed: Any) -> tuple[int, int]:
     if not 0.0 <= float(p) < 1.0:
         raise ValueError(f"dropout must be in [0, 1), got {p!r}")
     if seed is None:
-        seed = int.from_bytes(os.urandom(8), "little")
+        seed = int.from_bytes(os.urandom(8), "little") if p else 0
     elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     return int(float(p) * (1 << 53)), int(seed)
@@ -446,6 +446,15 @@ class TextTokenizer:
             a, b, _ = found[0]
             self._refuse_special(text[a:b], a)
 
+    def _refuse_found(self, text: str, buf: np.ndarray, tokens: frozenset) -> None:
+        """``ValueError`` if ``buf`` (``text``'s UTF-8) holds one of the special tokens ``tokens``."""
+        hits = self._special_matcher(tokens).find(buf, np.zeros(1, dtype=np.int64),
+                                                  np.array([buf.shape[0]], dtype=np.int64))
+        if hits.shape[0]:
+            a, b = int(hits[0, 0]), int(hits[0, 1])
+            at = len(buf[:a].tobytes().decode("utf-8", "surrogatepass"))
+            self._refuse_special(buf[a:b].tobytes().decode("utf-8", "surrogatepass"), at)
+
     @staticmethod
     def _refuse_special(token: str, at: int) -> None:
         raise ValueError(
@@ -501,6 +510,14 @@ class TextTokenizer:
         from ``seed`` (an int; None: a fresh one): 0 gives :meth:`encode`'s ids, the same seed the
         same ids, and :meth:`decode` gives the text back from any of them.
         """
+        if (type(text) is str and dropout == 0 and self._tok is not None and self.normalize is None
+                and self._mode != _engine.MODE_GIVEN and allowed_special is NONE_RAISED and disallowed_special == "all"
+                and isinstance(disallowed_special, str)):
+            # the common call, without the batch machinery: every special token refused
+            buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+            if self.special_tokens:
+                self._refuse_found(text, buf, frozenset(self.special_tokens))
+            return self._engine().encode_one(buf, self._mode)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self._run([text], allowed_special, disallowed_special, None, dropout, seed, 1).ids

@@ -39,6 +39,8 @@ def char_classes() -> np.ndarray:
     ``\\p{N}``, ``S_BIT`` for ``\\s``, as the installed ``regex`` module matches them (built once,
     about 0.3 s)."""
     global _classes
+    if _classes is not None:
+        return _classes
     with _classes_lock:
         if _classes is None:
             import regex
@@ -129,6 +131,11 @@ _NO_CACHE = (np.full(0, -1, dtype=np.int64), *(np.empty(0, dtype=np.int64) for _
              np.empty(0, dtype=np.uint8), np.empty(0, dtype=np.int32), np.zeros(3, dtype=np.int64))
 
 
+_ZERO = np.zeros(1, dtype=np.int64)
+_NO_ENDS = np.empty(0, dtype=np.int64)
+_NO_SEEDS = np.zeros(1, dtype=np.uint64)
+
+
 class Engine:
     """Kernel tables of one fitted byte-level BPE (merges in rank order, ids ``256 + k``) and its
     special tokens (ids from ``256 + M``)."""
@@ -178,6 +185,14 @@ class Engine:
                                self.n_bpe, self.left, self.right, self.tok_len, out, ends, doc_tokens, want_ends,
                                drop, sd, *cache)
         return out[:count], doc_tokens, ends[:count] if want_ends else ends
+
+    def encode_one(self, buf: np.ndarray, mode: int) -> np.ndarray:
+        """The tokens (int32) of ``buf`` as one document (GPT-2, GPT-4 or no split)."""
+        out = np.empty(max(buf.shape[0], 1), dtype=np.int32)
+        count = _k.encode_docs(buf, _ZERO, np.array([buf.shape[0]], dtype=np.int64), mode, char_classes(), _ZERO,
+                               self.pairs, self.bits, self.n_bpe, self.left, self.right, self.tok_len, out,
+                               _NO_ENDS, np.empty(2, dtype=np.int64), False, 0, _NO_SEEDS, *self._cache.get(self))
+        return out[:count]
 
     # ---------------------------------------------------------------- decoding
 
