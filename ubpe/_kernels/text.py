@@ -22,7 +22,12 @@ Ranks: merge ``k`` joins ``(left[k], right[k])`` into token ``256 + k`` (the ids
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from . import njit
 
@@ -296,6 +301,29 @@ def last_safe_cut(buf, start, stop):
 # --------------------------------------------------------------------------------------------
 
 
+@intrinsic
+def _load8(typingctx, arr, i):
+    """The 8 bytes ``arr[i:i + 8]`` of a 1-D uint8 array as a little-endian uint64 (one unaligned
+    load). Precondition: ``0 <= i`` and ``i + 8 <= len(arr)`` (not checked)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        idx = context.cast(builder, args[1], sig.args[1], types.intp)
+        ptr = builder.gep(ary.data, [idx])
+        i64 = ir.IntType(64)
+        return builder.load(builder.bitcast(ptr, i64.as_pointer()), align=1)
+
+    return types.uint64(arr, i), codegen
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs
+
+    def _load8(arr, i):  # noqa: F811
+        return np.uint64(int.from_bytes(bytes(arr[i:i + 8]), "little"))
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _mix(x):
     """splitmix64's finaliser: a bijection of uint64."""
@@ -311,23 +339,22 @@ def _hash(buf, s, e):
     such strings of equal length mean equal strings, and no byte needs comparing."""
     n = e - s
     if n <= SHORT_KEY:
-        w = np.uint64(n) << np.uint64(56)
-        sh = np.uint64(0)
-        for j in range(s, e):
-            w |= np.uint64(buf[j]) << sh
-            sh += np.uint64(8)
-        return np.int64(_mix(w))
+        if s + 8 <= buf.shape[0]:  # one load, the bytes past the key masked off
+            w = _load8(buf, s) & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))
+        else:
+            w = np.uint64(0)
+            sh = np.uint64(0)
+            for j in range(s, e):
+                w |= np.uint64(buf[j]) << sh
+                sh += np.uint64(8)
+        return np.int64(_mix(w | (np.uint64(n) << np.uint64(56))))
     h = _FNV_OFFSET ^ np.uint64(n)
     i = s
-    while i < e:
-        w = np.uint64(0)
-        stop = min(i + 8, e)
-        sh = np.uint64(0)
-        for j in range(i, stop):
-            w |= np.uint64(buf[j]) << sh
-            sh += np.uint64(8)
-        h = _mix(h ^ w)
-        i = stop
+    while i + 8 <= e:
+        h = _mix(h ^ _load8(buf, i))
+        i += 8
+    if i < e:  # the last 8 bytes of the key (overlapping the words before)
+        h = _mix(h ^ _load8(buf, e - 8) ^ np.uint64(0x5555555555555555))
     return np.int64(h)
 
 
@@ -344,9 +371,14 @@ def _meta(n, j):
 
 @njit(cache=True, nogil=True, inline="always")
 def _same(buf, s, n, arena, a):
-    for j in range(n):
-        if buf[s + j] != arena[a + j]:
+    """``buf[s:s + n] == arena[a:a + n]`` for n >= 8: eight bytes at a time."""
+    j = 0
+    while j + 8 <= n:
+        if _load8(buf, s + j) != _load8(arena, a + j):
             return False
+        j += 8
+    if j < n:
+        return _load8(buf, s + n - 8) == _load8(arena, a + n - 8)
     return True
 
 
