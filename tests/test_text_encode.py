@@ -63,7 +63,6 @@ def reference_encode(t: TextTokenizer, text: str) -> list[int]:
 # ==================== the compiled path equals the reference
 
 
-@settings(max_examples=300)
 @given(text=texts)
 def test_encode_equals_the_core_on_regex_pieces(tok, text):
     assert tok.encode(text, disallowed_special=()).tolist() == reference_encode(tok, text)
@@ -105,7 +104,6 @@ def char_spans_reference(text: str, byte_spans: np.ndarray) -> list[tuple[int, i
     return [(bisect.bisect_right(ends, s), bisect.bisect_right(ends, e)) for s, e in byte_spans.tolist()]
 
 
-@settings(max_examples=300)
 @given(text=texts, allow=st.booleans())
 def test_offsets_tile_the_text(gpt4, text, allow):
     text = text + (EOT if allow else "")
@@ -146,7 +144,6 @@ def test_offsets_of_normalised_text_index_the_normalised_text():
 # ==================== streaming decode
 
 
-@settings(max_examples=300)
 @given(text=texts)
 def test_stream_decode_yields_each_tokens_text(gpt4, text):
     ids, spans = gpt4.encode_with_offsets(text, disallowed_special=())
@@ -180,7 +177,6 @@ batch_texts = st.lists(st.one_of(texts, st.sampled_from([EOT, f"a{EOT}b{FIM}", "
                        max_size=12)
 
 
-@settings(max_examples=150)
 @given(items=batch_texts, threads=st.sampled_from([1, 2, 3, None]))
 def test_encode_batch_equals_encode_of_each(tok, items, threads):
     want = [tok.encode(t, allowed_special="all").tolist() for t in items]
@@ -238,7 +234,6 @@ def test_batch_argument_errors(gpt4):
 # ==================== BPE-dropout
 
 
-@settings(max_examples=150)
 @given(text=texts, p=st.sampled_from([0.1, 0.5, 0.9]), seed=st.integers(0, 2**64 - 1))
 def test_dropout_decodes_to_the_text_and_the_seed_fixes_the_ids(tok, text, p, seed):
     ids = tok.encode(text, disallowed_special=(), dropout=p, seed=seed)
@@ -352,7 +347,6 @@ def test_the_most_special_tokens_allowed_still_encode(gpt4):
     assert t.special_ids["<|t5|>"] in ids.tolist() and t.decode(ids) == text
 
 
-@settings(max_examples=200)
 @given(specials=st.lists(st.text(alphabet="ab<é", min_size=1, max_size=4), min_size=1, max_size=6, unique=True),
        pieces=st.lists(st.text(alphabet="ab<é x", max_size=6), max_size=8))
 def test_special_tokens_are_found_as_a_regex_alternation_finds_them(specials, pieces):
