@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ubpe
-from ubpe.text import PATTERNS, TextTokenizer, WordCounts
+from ubpe.text import TextTokenizer, WordCounts
 
 EOT = "<|endoftext|>"
 CORPUS = (
@@ -263,7 +263,7 @@ def test_bad_json_lines_name_the_file_and_offset(tmp_path, line, match):
     with pytest.raises(ubpe.CorruptDataError, match=match) as info:
         TextTokenizer(300).fit_files(tmp_path / "c.jsonl", format="jsonl", field="text", chunk_size=1024,
                                      num_threads=2)
-    assert f"c.jsonl: " in str(info.value) and f"byte {len(good)}" in str(info.value)
+    assert "c.jsonl: " in str(info.value) and f"byte {len(good)}" in str(info.value)
 
 
 def test_a_failing_worker_stops_the_run_with_its_error(tmp_path):

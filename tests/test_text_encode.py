@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
-from ubpe.text import MAX_SPECIAL_BYTES, MAX_SPECIAL_LENGTH, MAX_SPECIAL_TOKENS, PATTERNS, EncodedBatch, TextTokenizer
+from ubpe.text import MAX_SPECIAL_BYTES, MAX_SPECIAL_LENGTH, MAX_SPECIAL_TOKENS, EncodedBatch, TextTokenizer
 
 EOT = "<|endoftext|>"
 FIM = "<|fim|>"

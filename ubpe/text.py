@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import itertools
 import json
 import os
 import unicodedata
-from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 

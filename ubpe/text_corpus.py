@@ -42,7 +42,7 @@ import numpy as np
 from ._kernels import text as _k
 from ._validate import check_int
 from .errors import CorruptDataError
-from .text_engine import MODE_GIVEN, MODE_GPT2, MODE_GPT4, MODE_WHOLE, char_classes, regex_piece_bounds
+from .text_engine import MODE_GIVEN, MODE_GPT2, MODE_GPT4, char_classes, regex_piece_bounds
 
 __all__ = ["WordCounts", "FORMATS", "DEFAULT_MAX_WORDS", "DEFAULT_CHUNK_SIZE"]
 

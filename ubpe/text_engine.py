@@ -330,7 +330,6 @@ def encode_texts(tk: Any, eng: Engine, texts: Sequence[str], first_index: int, a
     (int64 per token) are offsets into that text (normalised, if the tokenizer normalises),
     else None. ``tk``: the TextTokenizer (its front end)."""
     n = len(texts)
-    special_ids = tk.special_ids
     cuts: list[tuple[int, int, int, int]] = []  # (start, end, special id, text) of allowed special tokens
     if tk.normalize is None:
         try:
