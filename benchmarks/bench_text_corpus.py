@@ -33,7 +33,8 @@ summed resident memory of the child and its descendants (sampled every 0.1 s wit
 child reports the training alone (``fit_s`` wall, ``fit_cpu_s`` CPU of it and its worker
 processes): ubpe's compiled kernels are loaded from numba's cache by a small fit first, and
 ``count_s`` is its first pass. The
-contenders alternate: for 1 thread in the order given, for 2 threads in reverse.
+contenders alternate: for 1 thread in the order given, for 2 threads in reverse. A run is stopped
+at ``--timeout`` seconds or when its processes hold more than ``--max-mem-gb``.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def child(tool: str, threads: int, vocab: int, paths: list[str], out: str) -> No
     Path(out).write_text(json.dumps(res))
 
 
-def run(tool: str, threads: int, vocab: int, paths: list[str], timeout: float) -> dict:
+def run(tool: str, threads: int, vocab: int, paths: list[str], timeout: float, max_mem: float) -> dict:
     """Run one contender in a child process: wall, CPU (child and its waited-for descendants),
     peak summed RSS of the process tree."""
     import psutil
@@ -208,6 +209,7 @@ def run(tool: str, threads: int, vocab: int, paths: list[str], timeout: float) -
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env)
     peak = [0]
+    stopped = [False]
     done = threading.Event()
 
     def sample() -> None:
@@ -219,6 +221,9 @@ def run(tool: str, threads: int, vocab: int, paths: list[str], timeout: float) -
             try:
                 total = root.memory_info().rss + sum(c.memory_info().rss for c in root.children(recursive=True))
                 peak[0] = max(peak[0], total)
+                if total > max_mem:  # a shared machine: stop before it swaps or starves others
+                    stopped[0] = True
+                    proc.kill()
             except psutil.Error:
                 pass
             done.wait(0.1)
@@ -238,7 +243,8 @@ def run(tool: str, threads: int, vocab: int, paths: list[str], timeout: float) -
         row.update({k: (round(v, 1) if isinstance(v, float) else v) for k, v in res.items()})
         os.unlink(out)
     else:
-        row["error"] = f"did not finish (status {status}{', killed at the time limit' if wall >= timeout else ''})"
+        why = ", killed at the time limit" if wall >= timeout else ", killed at the memory limit" if stopped[0] else ""
+        row["error"] = f"did not finish (status {status}{why})"
     return row
 
 
@@ -250,6 +256,7 @@ def main(argv=None) -> None:
     ap.add_argument("--tools", nargs="+", default=["ubpe", "ubpe-proc", "hf", "rustbpe", "spm"])
     ap.add_argument("--limit-gb", type=float, default=None)
     ap.add_argument("--timeout", type=float, default=3600.0)
+    ap.add_argument("--max-mem-gb", type=float, default=12.0, help="stop a run whose processes hold more")
     ap.add_argument("--json", default=str(Path(__file__).resolve().parent / "results" / "text-corpus.json"))
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -276,7 +283,7 @@ def main(argv=None) -> None:
         for tool in order:
             if tool == "ubpe-proc" and threads == 1:
                 continue  # one worker process is one thread with a process start on top
-            row = run(tool, threads, args.vocab, paths, args.timeout)
+            row = run(tool, threads, args.vocab, paths, args.timeout, args.max_mem_gb * 1e9)
             row["MB/s"] = round(total / 1e6 / row["wall_s"], 1) if "error" not in row else None
             print(json.dumps(row), flush=True)
             rows.append(row)
