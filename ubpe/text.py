@@ -631,7 +631,11 @@ class TextTokenizer:
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str, got {type(errors).__name__}")
         if isinstance(batch, EncodedBatch):
-            ids, bounds = self._check_ids(batch.ids), np.asarray(batch.bounds, dtype=np.int64)
+            ids, bounds = np.asarray(batch.ids), np.asarray(batch.bounds, dtype=np.int64)
+            if ids.dtype.kind not in "iu" or ids.ndim != 1:
+                raise TypeError(f"the batch's ids must be a 1-D integer array, got {ids.dtype} {ids.shape}")
+            if ids.dtype not in (np.int32, np.int64):
+                ids = ids.astype(np.int64)  # the kernels check the range (in the threads)
             if bounds.ndim != 1 or bounds.size < 1 or bounds[0] != 0 or bounds[-1] != ids.shape[0] \
                     or (np.diff(bounds) < 0).any():
                 raise ValueError("the batch's bounds must rise from 0 to the number of ids")
@@ -645,6 +649,7 @@ class TextTokenizer:
         n = bounds.shape[0] - 1
         eng = self._engine()
         if eng.flat is None:
+            self._check_ids(ids)
             return [self.decode(ids[bounds[i]:bounds[i + 1]], errors) for i in range(n)]
         if num_threads is None:
             threads = max(1, min(os.cpu_count() or 1, int(ids.shape[0]) // _MIN_IDS_PER_THREAD))
@@ -652,10 +657,7 @@ class TextTokenizer:
             threads = _check_threads(num_threads)
 
         def work(a: int, b: int) -> list[str]:
-            data, bb = eng.decode_flat(ids, bounds[a:b + 1])
-            raw = data.tobytes()
-            cuts = bb.tolist()
-            return [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(b - a)]
+            return eng.decode_texts(ids, bounds[a:b + 1], errors)
 
         out: list[str] = []
         for part in _engine.run_threads(n, np.diff(bounds), threads, work):

@@ -812,28 +812,63 @@ def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, pairs, bits,
 # --------------------------------------------------------------------------------------------
 
 
+@intrinsic
+def _store8(typingctx, arr, i, value):
+    """Write the uint64 ``value`` little-endian into ``arr[i:i + 8]`` of a 1-D uint8 array (one
+    unaligned store). Precondition: ``0 <= i`` and ``i + 8 <= len(arr)`` (not checked)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        idx = context.cast(builder, args[1], sig.args[1], types.intp)
+        val = context.cast(builder, args[2], sig.args[2], types.uint64)
+        ptr = builder.gep(ary.data, [idx])
+        builder.store(val, builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.none(arr, i, value), codegen
+
+
+if numba.config.DISABLE_JIT:  # pure-Python debugging runs
+
+    def _store8(arr, i, value):  # noqa: F811
+        arr[i:i + 8] = np.frombuffer(int(value).to_bytes(8, "little"), dtype=np.uint8)
+
+
 @njit(cache=True, nogil=True)
 def decode_lengths(ids, bounds, tok_len, out_bounds):
-    """``out_bounds[d + 1] - out_bounds[d]``: the byte length of sequence d; ids checked by the
-    caller (in [0, len(tok_len)))."""
+    """``out_bounds[d + 1] - out_bounds[d]``: the byte length of sequence ``ids[bounds[d]:
+    bounds[d + 1]]`` (``out_bounds[0] = 0``). Returns -1, or the index of the first id outside
+    ``[0, len(tok_len))`` (then nothing else is valid)."""
     total = np.int64(0)
     out_bounds[0] = 0
+    n = tok_len.shape[0]
     for d in range(bounds.shape[0] - 1):
         for i in range(bounds[d], bounds[d + 1]):
-            total += tok_len[ids[i]]
+            t = ids[i]
+            if t < 0 or t >= n:
+                return np.int64(i)
+            total += tok_len[t]
         out_bounds[d + 1] = total
+    return np.int64(-1)
 
 
 @njit(cache=True, nogil=True)
 def decode_into(ids, first, last, tok_start, tok_len, flat, out, at):
-    """Write the bytes of ``ids[first:last]`` (their expansions ``flat[tok_start[t]:][:tok_len[t]]``)
-    into ``out`` from ``at``; return the new end."""
+    """Write the bytes of ``ids[first:last]`` (valid ids; their expansions ``flat[tok_start[t]:]
+    [:tok_len[t]]``) into ``out`` from ``at``; return the new end. ``flat`` and ``out`` hold 8
+    bytes of slack past their ends: tokens are copied eight bytes at a time, the bytes past a
+    token's end overwritten by the next."""
     for i in range(first, last):
         t = ids[i]
         s = tok_start[t]
-        for j in range(tok_len[t]):
-            out[at + j] = flat[s + j]
-        at += tok_len[t]
+        m = tok_len[t]
+        j = 0
+        while j < m:
+            _store8(out, at + j, _load8(flat, s + j))
+            j += 8
+        at += m
     return at
 
 
