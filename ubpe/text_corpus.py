@@ -18,10 +18,14 @@ or from files (plain text, JSON lines, parquet), without ever holding the corpus
 Where a text may be cut: with the GPT-2 or GPT-4 pattern, right after a line feed that has a
 printable ASCII character (``!`` to ``~``) on each side: both patterns always end a piece there
 and start the next as at the start of a text (and Unicode normalisation never joins across it),
-so a text
-file is one document, read in blocks, and the counts equal those of the whole text. With
-``pattern=None`` or a pattern of your own, nothing can be cut safely: each *line* of a text
-file is a document (with its line feed), and a text from an iterator is never cut.
+so a text file is one document, read in blocks, and the counts equal those of the whole text.
+With ``pattern=None`` or a pattern of your own, nothing can be cut safely: each *line* of a text
+file is a document (with its line feed), and a text from an iterator is never cut. A file with no
+place to cut for ``MAX_BLOCK_CHUNKS`` blocks is cut at a character boundary there (its pieces may
+differ at that cut only), so that no read exceeds that many blocks.
+
+Special tokens are cut out of each block (by the matcher of :mod:`ubpe.text_engine`); one that
+holds a line break between printable characters could straddle a block cut and go unseen.
 """
 
 from __future__ import annotations
