@@ -272,11 +272,12 @@ def test_dropout_argument_errors(gpt4, kwargs, error):
 # ==================== token length cap, byte fallback
 
 
-def test_max_token_length_caps_what_training_makes():
+@pytest.mark.parametrize("n_candidates", [1, 50])
+def test_max_token_length_caps_what_training_makes(n_candidates):
     dna = "".join(np.random.default_rng(0).choice(list("ACGT"), 20000).tolist())
     dna = (dna[:2000] * 10) + dna
-    free = TextTokenizer(600, pattern=None).fit(dna)
-    capped = TextTokenizer(600, pattern=None, max_token_length=6).fit(dna)
+    free = TextTokenizer(600, pattern=None, n_candidates=n_candidates).fit(dna)
+    capped = TextTokenizer(600, pattern=None, max_token_length=6, n_candidates=n_candidates).fit(dna)
     assert max(len(free.token_bytes(i)) for i in range(free.n_bpe)) > 6
     assert max(len(capped.token_bytes(i)) for i in range(capped.n_bpe)) == 6
     assert capped.n_bpe == 600  # the vocabulary still fills
