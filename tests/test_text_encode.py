@@ -237,9 +237,10 @@ def test_batch_argument_errors(gpt4):
 @given(text=texts, p=st.sampled_from([0.1, 0.5, 0.9]), seed=st.integers(0, 2**64 - 1))
 def test_dropout_decodes_to_the_text_and_the_seed_fixes_the_ids(tok, text, p, seed):
     ids = tok.encode(text, disallowed_special=(), dropout=p, seed=seed)
-    assert tok.decode(ids, errors="surrogatepass") == (text if tok.normalize is None else text)
+    assert tok.decode(ids, errors="surrogatepass") == text
     assert tok.encode(text, disallowed_special=(), dropout=p, seed=seed).tolist() == ids.tolist()
-    assert len(ids) >= len(tok.encode(text, disallowed_special=()))  # skipping merges never saves tokens
+    # (no bound on the length: BPE is greedy, and a skipped merge can give fewer tokens,
+    # e.g. '\r\n\nZ' as '\r\n', '\nZ' instead of '\r', '\n\n', 'Z')
     assert tok.encode(text, disallowed_special=(), dropout=0.0, seed=seed).tolist() == \
         tok.encode(text, disallowed_special=()).tolist()
 

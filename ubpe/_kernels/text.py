@@ -300,27 +300,28 @@ def last_safe_cut(buf, start, stop):
 # --------------------------------------------------------------------------------------------
 
 
-@intrinsic
-def _load8(typingctx, arr, i):
-    """The 8 bytes ``arr[i:i + 8]`` of a 1-D uint8 array as a little-endian uint64 (one unaligned
-    load). Precondition: ``0 <= i`` and ``i + 8 <= len(arr)`` (not checked)."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], sig.args[1], types.intp)
-        ptr = builder.gep(ary.data, [idx])
-        i64 = ir.IntType(64)
-        return builder.load(builder.bitcast(ptr, i64.as_pointer()), align=1)
-
-    return types.uint64(arr, i), codegen
-
-
 if numba.config.DISABLE_JIT:  # pure-Python debugging runs
 
-    def _load8(arr, i):  # noqa: F811
+    def _load8(arr, i):
         return np.uint64(int.from_bytes(bytes(arr[i:i + 8]), "little"))
+
+else:
+
+    @intrinsic
+    def _load8(typingctx, arr, i):
+        """The 8 bytes ``arr[i:i + 8]`` of a 1-D uint8 array as a little-endian uint64 (one unaligned
+        load). Precondition: ``0 <= i`` and ``i + 8 <= len(arr)`` (not checked)."""
+        if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            ptr = builder.gep(ary.data, [idx])
+            i64 = ir.IntType(64)
+            return builder.load(builder.bitcast(ptr, i64.as_pointer()), align=1)
+
+        return types.uint64(arr, i), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -812,28 +813,29 @@ def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, pairs, bits,
 # --------------------------------------------------------------------------------------------
 
 
-@intrinsic
-def _store8(typingctx, arr, i, value):
-    """Write the uint64 ``value`` little-endian into ``arr[i:i + 8]`` of a 1-D uint8 array (one
-    unaligned store). Precondition: ``0 <= i`` and ``i + 8 <= len(arr)`` (not checked)."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], sig.args[1], types.intp)
-        val = context.cast(builder, args[2], sig.args[2], types.uint64)
-        ptr = builder.gep(ary.data, [idx])
-        builder.store(val, builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
-        return context.get_dummy_value()
-
-    return types.none(arr, i, value), codegen
-
-
 if numba.config.DISABLE_JIT:  # pure-Python debugging runs
 
-    def _store8(arr, i, value):  # noqa: F811
+    def _store8(arr, i, value):
         arr[i:i + 8] = np.frombuffer(int(value).to_bytes(8, "little"), dtype=np.uint8)
+
+else:
+
+    @intrinsic
+    def _store8(typingctx, arr, i, value):
+        """Write the uint64 ``value`` little-endian into ``arr[i:i + 8]`` of a 1-D uint8 array (one
+        unaligned store). Precondition: ``0 <= i`` and ``i + 8 <= len(arr)`` (not checked)."""
+        if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            val = context.cast(builder, args[2], sig.args[2], types.uint64)
+            ptr = builder.gep(ary.data, [idx])
+            builder.store(val, builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+            return context.get_dummy_value()
+
+        return types.none(arr, i, value), codegen
 
 
 @njit(cache=True, nogil=True)
