@@ -276,7 +276,7 @@ def test_save_load_is_exact_and_deterministic(tok, tmp_path):
 
 def test_normalisation_and_pattern_are_saved():
     t = fit(300, normalize="NFKC", pattern=r"\w+")
-    back = TextTokenizer.from_bytes(t.to_bytes())
+    back = TextTokenizer.from_bytes(t.to_bytes(), trust_pattern=True)  # a pattern of one's own: trusted
     assert (back.normalize, back.pattern) == ("NFKC", r"\w+")
     assert back.decode(back.encode("ﬁne")) == "fine"
 
@@ -552,7 +552,11 @@ def test_inconsistent_fields_raise_corrupt_data_error(tok):
     good = dict(pattern=tok.pattern, normalize=None, special_tokens=[EOT], tokenizer=tok.tokenizer.to_bytes())
     assert TextTokenizer.from_bytes(_text_bytes(good)).special_tokens == (EOT,)
     plain = Tokenizer(256, 300).fit(CORPUS.encode())  # public ids by idf, not merge order
-    for key, bad, match in [("pattern", 5, "pattern"), ("pattern", "(", "pattern"), ("normalize", "nfc", "normalize"),
+    with pytest.raises(ubpe.text.UntrustedPatternError, match="trust_pattern"):
+        TextTokenizer.from_bytes(_text_bytes(dict(good, pattern="(")))
+    with pytest.raises(ubpe.CorruptDataError, match="pattern"):
+        TextTokenizer.from_bytes(_text_bytes(dict(good, pattern="(")), trust_pattern=True)
+    for key, bad, match in [("pattern", 5, "pattern"), ("normalize", "nfc", "normalize"),
                             ("special_tokens", EOT, "list"), ("special_tokens", [EOT, EOT], "distinct"),
                             ("tokenizer", b"junk", "tokenizer"), ("tokenizer", plain.to_bytes(), "merge order"),
                             ("tokenizer", Tokenizer(4, 6).fit([0, 1, 0, 1, 2, 3, 2, 3]).to_bytes(), "256 bytes")]:

@@ -21,24 +21,27 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import itertools
 import json
 import os
 import unicodedata
-from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 import msgpack
 import numpy as np
 
 from . import encoder
+from . import text_corpus as _corpus
+from . import text_engine as _engine
 from ._validate import check_int, expect_map, field_bytes, short
 from .alphabet import Alphabet
-from .errors import CorruptDataError, FormatVersionError, NotFittedError
+from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
+from .text_corpus import DEFAULT_CHUNK_SIZE, DEFAULT_MAX_WORDS, FORMATS, WordCounts
+from .text_engine import EncodedBatch
 from .tokenizer import MAX_TOKENS, Tokenizer
 
-__all__ = ["PATTERNS", "NORMALIZATIONS", "TextTokenizer", "bytes_to_unicode"]
+__all__ = ["PATTERNS", "NORMALIZATIONS", "TextTokenizer", "EncodedBatch", "WordCounts", "UntrustedPatternError",
+           "bytes_to_unicode"]
 
 #: Named split patterns. "gpt2": GPT-2's (openai/gpt-2 encoder.py); "gpt4": cl100k_base's, as
 #: minbpe spells it (possessive quantifiers; needs the ``regex`` package, as tiktoken and
@@ -48,12 +51,54 @@ PATTERNS = {
     "gpt4": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
 }
 NORMALIZATIONS = ("NFC", "NFD", "NFKC", "NFKD")
+#: Limits on special tokens (a tokenizer file is code, :meth:`TextTokenizer.from_bytes`): their
+#: number, the characters of one, and their UTF-8 bytes together (the matcher's trie has a node
+#: per byte). Hugging Face's and tiktoken's files hold at most a few thousand special tokens of
+#: a few dozen characters.
+MAX_SPECIAL_TOKENS = 1 << 14
+MAX_SPECIAL_LENGTH = 256
+MAX_SPECIAL_BYTES = 1 << 20
 TEXT_FORMAT_VERSION = 1
 TEXT_MAGIC = "ubpe.text"
 _WHERE = "text tokenizer"
 _FIELDS = ("pattern", "normalize", "special_tokens", "tokenizer")
+_OPTIONAL_FIELDS = ("max_token_length",)
 #: ``encode(allowed_special=...)`` value: no special token allowed, and one found raises (tiktoken's default)
 NONE_RAISED = "none_raised"
+_MIN_CHARS_PER_THREAD = 1 << 16  # encode_batch(num_threads=None): a thread per this many characters at most
+_MIN_IDS_PER_THREAD = 1 << 16  # decode_batch(num_threads=None): a thread per this many ids at most
+_WORKERS = ("threads", "processes")
+
+
+def _check_threads(n: Any) -> int:
+    return check_int("num_threads", n, 1, 1024)
+
+
+def _check_workers(w: Any) -> str:
+    if w not in _WORKERS:
+        raise ValueError(f"workers must be 'threads' or 'processes', got {w!r}")
+    return w
+
+
+def _check_chunk(n: Any) -> int:
+    return check_int("chunk_size", n, 1 << 10, 1 << 34)
+
+
+def _check_max_words(n: Any) -> int | None:
+    return None if n is None else check_int("max_words", n, 2)
+
+
+def _check_dropout(p: Any, seed: Any) -> tuple[int, int]:
+    """The kernel's dropout threshold (p * 2**53) and a seed (a fresh one when None)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"dropout must be a number in [0, 1), got {type(p).__name__}")
+    if not 0.0 <= float(p) < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {p!r}")
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little") if p else 0
+    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    return int(float(p) * (1 << 53)), int(seed)
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -118,6 +163,9 @@ class TextTokenizer:
         1 gives about 12 % fewer tokens at no cost in time (docs/text.md, "How it compares").
     min_count : int, default 2
         Pairs seen fewer times are never merged.
+    max_token_length : int or None, default None
+        Training never makes a token longer than this many bytes (for text without a split
+        pattern: DNA, logs, code); None for no limit. Encoding is not affected.
 
     Examples
     --------
@@ -138,8 +186,11 @@ class TextTokenizer:
         special_tokens: Iterable[str] = (),
         n_candidates: int = 1,
         min_count: int = 2,
+        max_token_length: int | None = None,
     ) -> None:
         self.n_tokens = check_int("n_tokens", n_tokens, 256, MAX_TOKENS)
+        self.max_token_length = None if max_token_length is None else check_int(
+            "max_token_length", max_token_length, 2, 1 << 30)
         self.n_candidates = check_int("n_candidates", n_candidates, 1, 1 << 20)
         self.min_count = check_int("min_count", min_count, 1)
         if pattern is not None and not isinstance(pattern, str):
@@ -148,6 +199,7 @@ class TextTokenizer:
         if self.pattern == "":
             raise ValueError("pattern must not be empty: pass pattern=None for no splitting")
         self._split_re = _compile(self.pattern) if self.pattern is not None else None
+        self._mode = _engine.pattern_mode(self.pattern, PATTERNS)
         if normalize is not None and not isinstance(normalize, str):
             raise TypeError(f"normalize must be a str or None, got {type(normalize).__name__}")
         if normalize is not None and normalize not in NORMALIZATIONS:
@@ -161,11 +213,21 @@ class TextTokenizer:
                 raise TypeError(f"special tokens must be str, got {type(s).__name__} {s!r}")
             if not s:
                 raise ValueError("a special token must not be empty")
+        if len(specials) > MAX_SPECIAL_TOKENS:
+            raise ValueError(f"at most {MAX_SPECIAL_TOKENS} special tokens are allowed, got {len(specials)}")
+        long = next((s for s in specials if len(s) > MAX_SPECIAL_LENGTH), None)
+        if long is not None:
+            raise ValueError(f"a special token must have at most {MAX_SPECIAL_LENGTH} characters, got one of "
+                             f"{len(long)}: {short(long)}")
+        total = sum(len(s.encode("utf-8", "surrogatepass")) for s in specials)
+        if total > MAX_SPECIAL_BYTES:
+            raise ValueError(f"special tokens may take at most {MAX_SPECIAL_BYTES} UTF-8 bytes together, got {total}")
         if len(set(specials)) != len(specials):
-            raise ValueError(f"special_tokens must be distinct, got {specials!r}")
+            raise ValueError(f"special_tokens must be distinct, got {short(specials)}")
         self.special_tokens: tuple[str, ...] = tuple(specials)
         self._tok: Tokenizer | None = None
-        self._special_re_cache: dict[frozenset, Any] = {}
+        self._special_re_cache: dict[Any, Any] = {}
+        self._engine_cache: _engine.Engine | None = None
 
     # ==================== properties
 
@@ -209,26 +271,38 @@ class TextTokenizer:
 
     # ==================== text front end
 
-    def _special_re(self, tokens: frozenset) -> Any:
+    def _special_matcher(self, tokens: frozenset) -> _engine.SpecialMatcher:
+        """The matcher of ``tokens`` (a subset of the special tokens), values their ids (built once)."""
         if tokens not in self._special_re_cache:
-            import regex
-
-            alts = sorted(tokens, key=lambda s: (-len(s), s))  # longest first, then deterministic
-            self._special_re_cache[tokens] = regex.compile("|".join(regex.escape(s) for s in alts))
+            n = self.n_bpe if self._tok is not None else 0
+            ids = {s: n + i for i, s in enumerate(self.special_tokens)}
+            ordered = sorted(tokens, key=lambda s: ids[s])
+            self._special_re_cache[tokens] = _engine.SpecialMatcher(ordered, [ids[s] for s in ordered])
         return self._special_re_cache[tokens]
+
+    def _find_specials(self, text: str, tokens: frozenset) -> list[tuple[int, int, int]]:
+        """``(start, end, id)`` in characters of every special token of ``tokens`` in ``text``
+        (the longest at each place, left to right)."""
+        raw = text.encode("utf-8", "surrogatepass")
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        hits = self._special_matcher(tokens).find(buf, np.zeros(1, dtype=np.int64),
+                                                  np.array([buf.shape[0]], dtype=np.int64))
+        if not hits.shape[0]:
+            return []
+        co = _engine.char_offsets(buf)
+        return [(int(co[a]), int(co[b]), v) for a, b, v, _ in hits.tolist()]
 
     def _cut_specials(self, text: str, allowed: frozenset) -> list[str | int]:
         """``text`` as ordinary segments (str) and special-token ids (int), in order."""
         if not allowed:
             return [text]
-        ids = self.special_ids if self._tok is not None else {s: i for i, s in enumerate(self.special_tokens)}
         out: list[str | int] = []
         start = 0
-        for m in self._special_re(allowed).finditer(text):
-            if m.start() > start:
-                out.append(text[start : m.start()])
-            out.append(ids[m.group()])
-            start = m.end()
+        for a, b, sid in self._find_specials(text, allowed):
+            if a > start:
+                out.append(text[start:a])
+            out.append(sid)
+            start = b
         if start < len(text):
             out.append(text[start:])
         return out
@@ -263,38 +337,89 @@ class TextTokenizer:
 
     # ==================== training
 
-    def fit(self, texts: str | Iterable[str], *, progress: bool = False) -> TextTokenizer:
-        """Learn the merges from ``texts`` (one str or an iterable of str); return ``self``.
+    def _spec(self, fmt: str = "text", field: str | None = None,
+              chunk_size: int = DEFAULT_CHUNK_SIZE) -> _corpus.Spec:
+        return _corpus.Spec(self._mode, self.pattern, self.special_tokens, self.normalize, fmt, field, chunk_size)
+
+    def count_words(self, texts: str | Iterable[str], *, max_words: int | None = None, num_threads: int = 1,
+                    workers: str = "threads", chunk_size: int = DEFAULT_CHUNK_SIZE,
+                    progress: bool = False) -> WordCounts:
+        """The distinct pieces of ``texts`` (one str or an iterable of str, read once) and their
+        counts, special tokens cut out, after normalisation: what :meth:`fit` trains on.
+
+        Counted in blocks of about ``chunk_size`` bytes on ``num_threads`` threads (``workers=
+        "threads"``) or processes (``"processes"``), in bounded memory when ``max_words`` is set
+        (at most that many distinct words kept; ``ubpe.text_corpus``, docs/text.md). The result
+        does not depend on ``num_threads`` or ``workers``.
+        """
+        return _corpus.count(self._spec(chunk_size=_check_chunk(chunk_size)), texts=texts,
+                             max_words=_check_max_words(max_words), num_threads=_check_threads(num_threads),
+                             workers=_check_workers(workers), progress=progress)
+
+    def count_files(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *, format: str = "text",
+                    field: str | None = None, max_words: int | None = DEFAULT_MAX_WORDS,
+                    num_threads: int | None = None, workers: str = "threads",
+                    chunk_size: int = DEFAULT_CHUNK_SIZE, progress: bool = False) -> WordCounts:
+        """:meth:`count_words` of files, each read once in ``chunk_size`` blocks.
+
+        ``format``: ``"text"`` (UTF-8; with the GPT-2 or GPT-4 pattern a file is one text, else
+        each line is one), ``"jsonl"`` (one JSON object a line; the str ``field`` of each is a
+        text) or ``"parquet"`` (the str column ``field``; needs ``pyarrow``). ``num_threads``
+        None: every core. ``CorruptDataError`` names the file and byte offset of bytes that are
+        not UTF-8 or a line that is not JSON with that field.
+        """
+        if not isinstance(format, str) or format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(map(repr, FORMATS))}, got {format!r}")
+        if format != "text" and not isinstance(field, str):
+            raise TypeError(f"format={format!r} needs field= (the name of the text field), got {field!r}")
+        if format == "text" and field is not None:
+            raise ValueError("field= applies to the jsonl and parquet formats only")
+        spec = self._spec(format, field, _check_chunk(chunk_size))
+        tasks = _corpus.file_tasks(paths, spec)
+        threads = os.cpu_count() or 1 if num_threads is None else _check_threads(num_threads)
+        return _corpus.count(spec, tasks=tasks, max_words=_check_max_words(max_words), num_threads=threads,
+                             workers=_check_workers(workers), progress=progress)
+
+    def fit(self, texts: str | Iterable[str], *, progress: bool = False, max_words: int | None = None,
+            num_threads: int = 1, workers: str = "threads") -> TextTokenizer:
+        """Learn the merges from ``texts`` (one str or an iterable of str, read once); return ``self``.
 
         Special tokens found in the texts are cut out (never learnt). Each distinct piece is
         trained once with its number of occurrences (word-frequency training): the model equals
         training on every occurrence of every piece as its own document, at the cost of the
-        distinct pieces. Raises ``TypeError`` for non-str texts, ``ValueError`` when there is
-        no text at all.
+        distinct pieces. :meth:`count_words` does the counting (``max_words``, ``num_threads``,
+        ``workers`` are its arguments). Raises ``TypeError`` for non-str texts, ``ValueError``
+        when there is no text at all.
         """
-        if isinstance(texts, (bytes, bytearray, memoryview)):
-            raise TypeError("texts must be str (or an iterable of str), got bytes: decode them first")
-        if isinstance(texts, str):
-            texts = [texts]
-        counter: Counter[str] = Counter()
-        specials = frozenset(self.special_tokens)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
-            for seg in self._cut_specials(text, specials):
-                if isinstance(seg, str):
-                    counter.update(self.pieces(seg))
-        if not counter:
+        counts = self.count_words(texts, max_words=max_words, num_threads=num_threads, workers=workers)
+        return self.fit_word_counts(counts, progress=progress)
+
+    def fit_files(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *, format: str = "text",
+                  field: str | None = None, max_words: int | None = DEFAULT_MAX_WORDS,
+                  num_threads: int | None = None, workers: str = "threads", chunk_size: int = DEFAULT_CHUNK_SIZE,
+                  progress: bool = False) -> TextTokenizer:
+        """Learn the merges from files (:meth:`count_files`, then :meth:`fit_word_counts`);
+        return ``self``. Memory is bounded by ``max_words`` and the blocks in flight, not by the
+        size of the corpus."""
+        counts = self.count_files(paths, format=format, field=field, max_words=max_words, num_threads=num_threads,
+                                  workers=workers, chunk_size=chunk_size, progress=progress)
+        return self.fit_word_counts(counts, progress=progress)
+
+    def fit_word_counts(self, counts: WordCounts | Mapping[str, int], *, progress: bool = False) -> TextTokenizer:
+        """Learn the merges from words and their counts (:class:`WordCounts`, or ``{word:
+        count}``; each word is one piece: it is not split or normalised again); return ``self``.
+        The model equals training on every occurrence of every word as its own document."""
+        if not isinstance(counts, WordCounts):
+            counts = WordCounts.from_mapping(counts)
+        if not len(counts) or counts.data.shape[0] == 0:
             raise ValueError("texts hold no text: fit needs at least one character outside special tokens")
-        chunks = [p.encode("utf-8", "surrogatepass") for p in counter]
-        lengths = np.fromiter((len(c) for c in chunks), dtype=np.int64, count=len(chunks))
-        doc_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-        ids = np.frombuffer(b"".join(chunks), dtype=np.uint8).astype(np.int32)
-        weights = np.fromiter(counter.values(), dtype=np.int64, count=len(counter))
+        ids = counts.data.astype(np.int32)
+        weights = np.asarray(counts.counts, dtype=np.int64)
         tok = Tokenizer(Alphabet(256), self.n_tokens, n_candidates=self.n_candidates, min_count=self.min_count)
-        tok._fit_ids(ids, doc_offsets, Alphabet(256), np.dtype(np.uint8), weights=weights,
-                     n_docs=int(weights.sum()), progress=progress, token_ids="priority")
-        self._tok = tok
+        tok._fit_ids(ids, np.asarray(counts.bounds, dtype=np.int64), Alphabet(256), np.dtype(np.uint8),
+                     weights=weights, n_docs=int(weights.sum()), progress=progress, token_ids="priority",
+                     max_token_length=self.max_token_length)
+        self._set_tokenizer(tok)
         return self
 
     # ==================== encoding
@@ -314,68 +439,128 @@ class TextTokenizer:
     def _check_disallowed(self, text: str, disallowed: frozenset) -> None:
         if not disallowed:
             return
-        m = self._special_re(disallowed).search(text)
-        if m is not None:
-            token = m.group()
-            raise ValueError(
-                f"the text holds the special token {token!r} at character {m.start()}: pass "
-                f"allowed_special={{{token!r}}} (or 'all') to encode it as that token, or "
-                f"disallowed_special=() to encode it as ordinary text"
-            )
+        found = self._find_specials(text, disallowed)
+        if found:
+            a, b, _ = found[0]
+            self._refuse_special(text[a:b], a)
 
-    def encode(self, text: str, *, allowed_special: Any = NONE_RAISED, disallowed_special: Any = "all") -> np.ndarray:
+    def _refuse_found(self, text: str, buf: np.ndarray, tokens: frozenset) -> None:
+        """``ValueError`` if ``buf`` (``text``'s UTF-8) holds one of the special tokens ``tokens``."""
+        hits = self._special_matcher(tokens).find(buf, np.zeros(1, dtype=np.int64),
+                                                  np.array([buf.shape[0]], dtype=np.int64))
+        if hits.shape[0]:
+            a, b = int(hits[0, 0]), int(hits[0, 1])
+            at = len(buf[:a].tobytes().decode("utf-8", "surrogatepass"))
+            self._refuse_special(buf[a:b].tobytes().decode("utf-8", "surrogatepass"), at)
+
+    @staticmethod
+    def _refuse_special(token: str, at: int) -> None:
+        raise ValueError(
+            f"the text holds the special token {token!r} at character {at}: pass "
+            f"allowed_special={{{token!r}}} (or 'all') to encode it as that token, or "
+            f"disallowed_special=() to encode it as ordinary text"
+        )
+
+    def _engine(self) -> _engine.Engine:
+        tok = self._require()
+        if self._engine_cache is None:
+            self._engine_cache = _engine.Engine(tok.merges, self.special_tokens, tok.model.expansion())
+        return self._engine_cache
+
+    def _run(self, texts: Any, allowed_special: Any, disallowed_special: Any, offsets: str | None,
+             dropout: float, seed: int | None, num_threads: int | None) -> EncodedBatch:
+        """Encode a list of texts into one :class:`EncodedBatch` (threads over contiguous ranges)."""
+        eng = self._engine()
+        if isinstance(texts, str):
+            raise TypeError("texts must be an iterable of str, got a str: use encode() for one text")
+        if not isinstance(texts, (list, tuple)):
+            texts = list(texts)
+        allowed, disallowed = self._allowed(allowed_special, disallowed_special)
+        if offsets not in (None, "char", "byte"):
+            raise ValueError(f"offsets must be None, 'char' or 'byte', got {offsets!r}")
+        drop, seed = _check_dropout(dropout, seed)
+        sizes = None
+        if num_threads is None:
+            sizes = np.fromiter((len(t) if isinstance(t, str) else 0 for t in texts), dtype=np.int64, count=len(texts))
+            threads = max(1, min(os.cpu_count() or 1, int(sizes.sum()) // _MIN_CHARS_PER_THREAD))
+        else:
+            threads = _check_threads(num_threads)
+        if threads > 1 and sizes is None:
+            sizes = np.fromiter((len(t) if isinstance(t, str) else 0 for t in texts), dtype=np.int64, count=len(texts))
+
+        def work(a: int, b: int) -> tuple:
+            return _engine.encode_texts(self, eng, texts[a:b], a, allowed, disallowed, offsets, drop, seed)
+
+        parts = _engine.run_threads(len(texts), sizes, threads, work)
+        return EncodedBatch._join(parts, offsets)
+
+    def encode(self, text: str, *, allowed_special: Any = NONE_RAISED, disallowed_special: Any = "all",
+               dropout: float = 0.0, seed: int | None = None) -> np.ndarray:
         """Token ids (int32, 1-D) of ``text``; ``decode`` gives ``text`` back (normalised, if asked).
 
         Special tokens follow tiktoken: those in ``allowed_special`` (``"all"``, a set, or
         ``"none_raised"`` for none) become their ids; any other special token found in the text
         raises ``ValueError`` when it is in ``disallowed_special`` (``"all"``: every special
         token not allowed) and is otherwise encoded as ordinary text.
-        """
-        return self.encode_batch([text], allowed_special=allowed_special, disallowed_special=disallowed_special)[0]
 
-    def encode_batch(self, texts: Iterable[str], *, allowed_special: Any = NONE_RAISED,
-                     disallowed_special: Any = "all") -> list[np.ndarray]:
-        """:meth:`encode` of every text, all distinct pieces in one kernel call."""
-        tok = self._require()
-        if isinstance(texts, str):
-            raise TypeError("texts must be an iterable of str, got a str: use encode() for one text")
-        allowed, disallowed = self._allowed(allowed_special, disallowed_special)
-        # distinct piece -> its number, numbered on first sight (the lookups run in C: map, no Python loop)
-        index: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        plans: list[list[int]] = []  # per text: piece numbers, or -1 - special id
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
-            self._check_disallowed(text, disallowed)
-            plan: list[int] = []
-            for seg in self._cut_specials(text, allowed):
-                if isinstance(seg, int):
-                    plan.append(-1 - seg)
-                    continue
-                plan.extend(map(index.__getitem__, self.pieces(seg)))
-            plans.append(plan)
-        starts, tokens = self._encode_pieces(tok, list(index))
-        starts = np.append(starts, starts[-1])  # special entries read index 0 (and 1): always there
-        out = []
-        for plan in plans:
-            p = np.array(plan, dtype=np.int64)
-            special = p < 0
-            which = np.where(special, 0, p)
-            lens = np.where(special, 1, starts[which + 1] - starts[which])
-            first = np.where(special, 0, starts[which])
-            total = int(lens.sum())
-            # gather: position j of the output reads tokens[first[k] + (j - offset of k)]
-            offsets = np.cumsum(lens) - lens
-            src = np.repeat(first - offsets, lens) + np.arange(total)
-            res = tokens[src] if tokens.size else np.zeros(total, dtype=np.int32)
-            if special.any():
-                res[offsets[special]] = (-1 - p[special]).astype(np.int32)
-            out.append(res.astype(np.int32, copy=False))
-        return out
+        ``dropout`` (BPE-dropout, Provilkov et al. 2020): skip each merge about to be applied
+        with this probability (a skipped merge comes back after the next one applied), drawing
+        from ``seed`` (an int; None: a fresh one): 0 gives :meth:`encode`'s ids, the same seed the
+        same ids, and :meth:`decode` gives the text back from any of them.
+        """
+        if (type(text) is str and dropout == 0 and self._tok is not None and self.normalize is None
+                and self._mode != _engine.MODE_GIVEN and allowed_special is NONE_RAISED and disallowed_special == "all"
+                and isinstance(disallowed_special, str)):
+            # the common call, without the batch machinery: every special token refused
+            buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+            if self.special_tokens:
+                self._refuse_found(text, buf, frozenset(self.special_tokens))
+            return self._engine().encode_one(buf, self._mode)
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self._run([text], allowed_special, disallowed_special, None, dropout, seed, 1).ids
+
+    def encode_with_offsets(self, text: str, *, offsets: str = "char", allowed_special: Any = NONE_RAISED,
+                            disallowed_special: Any = "all", dropout: float = 0.0,
+                            seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, spans)``: :meth:`encode`'s ids and int64 ``(n, 2)`` ``[start, end)`` of each
+        token in ``text`` (normalised, if the tokenizer normalises), in characters (``offsets=
+        "char"``) or UTF-8 bytes (``"byte"``).
+
+        The spans tile the text: ``"".join(text[s:e] for s, e in spans) == text``. A character
+        whose bytes are split over several tokens belongs to the token holding its *last* byte
+        (which is when :meth:`decode_stream` yields it); the tokens before hold an empty span at
+        its start.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if offsets not in ("char", "byte"):
+            raise ValueError(f"offsets must be 'char' or 'byte', got {offsets!r}")
+        batch = self._run([text], allowed_special, disallowed_special, offsets, dropout, seed, 1)
+        return batch.ids, batch.offsets
+
+    def encode_batch(self, texts: Iterable[str], *, allowed_special: Any = NONE_RAISED, disallowed_special: Any = "all",
+                     num_threads: int | None = None, arrays: bool = False, offsets: str | None = None,
+                     dropout: float = 0.0, seed: int | None = None) -> list[np.ndarray] | EncodedBatch:
+        """:meth:`encode` of every text: a list of int32 arrays, or with ``arrays=True`` one
+        :class:`EncodedBatch` (flat ids, bounds, and ``offsets`` "char" / "byte" spans as
+        :meth:`encode_with_offsets` gives them, when asked).
+
+        ``num_threads`` threads encode contiguous ranges of the texts (None: every core, one per
+        64 K characters at most); the ids never depend on it. With ``dropout``, text ``i`` draws
+        from ``seed`` and ``i``.
+        """
+        batch = self._run(texts, allowed_special, disallowed_special, offsets, dropout, seed, num_threads)
+        if arrays:
+            return batch
+        if offsets is not None:
+            raise ValueError("offsets= needs arrays=True (or use encode_with_offsets)")
+        return batch.split()
 
     @staticmethod
     def _encode_pieces(tok: Tokenizer, pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Replay-encode ``pieces``: ``(bounds, tokens)``, piece k's tokens ``tokens[bounds[k]:bounds[k+1]]``."""
+        """Replay-encode ``pieces`` with the tokenizer core: ``(bounds, tokens)``, piece k's tokens
+        ``tokens[bounds[k]:bounds[k+1]]`` (the reference the compiled path is tested against)."""
         chunks = [p.encode("utf-8", "surrogatepass") for p in pieces]
         bounds = np.zeros(len(chunks) + 1, dtype=np.int64)
         np.cumsum([len(c) for c in chunks], out=bounds[1:])
@@ -390,24 +575,33 @@ class TextTokenizer:
 
     # ==================== decoding
 
-    def decode_bytes(self, ids: Any) -> bytes:
-        """The bytes of a token sequence (special tokens as their UTF-8)."""
-        tok = self._require()
+    def _check_ids(self, ids: Any) -> np.ndarray:
         if isinstance(ids, (bytes, bytearray, memoryview, str)):
             raise TypeError("ids must be a sequence of integer ids, got text or bytes")
         arr = np.asarray(ids)
         if arr.size == 0:
-            return b""
+            return np.zeros(0, dtype=np.int64)
         if arr.dtype.kind not in "iu":
             raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
         if arr.ndim != 1:
             raise ValueError(f"ids must be 1-D, got shape {arr.shape}")
-        n = self.n_bpe
         bad = (arr < 0) | (arr >= self.vocab_size)
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"token id {arr[i].item()} at position {i} is out of range: ids are in [0, {self.vocab_size})")
-        arr = arr.astype(np.int64)
+        return arr.astype(np.int64, copy=False)
+
+    def decode_bytes(self, ids: Any) -> bytes:
+        """The bytes of a token sequence (special tokens as their UTF-8)."""
+        tok = self._require()
+        arr = self._check_ids(ids)
+        if arr.size == 0:
+            return b""
+        eng = self._engine()
+        if eng.flat is not None:
+            data, _ = eng.decode_flat(arr, np.array([0, arr.shape[0]], dtype=np.int64))
+            return data.tobytes()
+        n = self.n_bpe
         special = np.flatnonzero(arr >= n)
         if not special.size:
             return tok.decode(arr, dtype=np.uint8).tobytes()
@@ -430,22 +624,103 @@ class TextTokenizer:
             raise TypeError(f"errors must be a str, got {type(errors).__name__}")
         return self.decode_bytes(ids).decode("utf-8", errors)
 
+    def decode_batch(self, batch: EncodedBatch | Iterable[Any], *, errors: str = "replace",
+                     num_threads: int | None = None) -> list[str]:
+        """:meth:`decode` of every id sequence (an :class:`EncodedBatch`, or an iterable of id
+        sequences), on ``num_threads`` threads (None: every core, when the batch is large)."""
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a str, got {type(errors).__name__}")
+        if isinstance(batch, EncodedBatch):
+            ids, bounds = np.asarray(batch.ids), np.asarray(batch.bounds, dtype=np.int64)
+            if ids.dtype.kind not in "iu" or ids.ndim != 1:
+                raise TypeError(f"the batch's ids must be a 1-D integer array, got {ids.dtype} {ids.shape}")
+            if ids.dtype not in (np.int32, np.int64):
+                ids = ids.astype(np.int64)  # the kernels check the range (in the threads)
+            if bounds.ndim != 1 or bounds.size < 1 or bounds[0] != 0 or bounds[-1] != ids.shape[0] \
+                    or (np.diff(bounds) < 0).any():
+                raise ValueError("the batch's bounds must rise from 0 to the number of ids")
+        else:
+            if isinstance(batch, (str, bytes)):
+                raise TypeError("batch must be an EncodedBatch or an iterable of id sequences")
+            seqs = [self._check_ids(s) for s in batch]
+            bounds = np.zeros(len(seqs) + 1, dtype=np.int64)
+            np.cumsum([s.shape[0] for s in seqs], out=bounds[1:])
+            ids = np.concatenate(seqs) if seqs else np.zeros(0, dtype=np.int64)
+        n = bounds.shape[0] - 1
+        eng = self._engine()
+        if eng.flat is None:
+            self._check_ids(ids)
+            return [self.decode(ids[bounds[i]:bounds[i + 1]], errors) for i in range(n)]
+        if num_threads is None:
+            threads = max(1, min(os.cpu_count() or 1, int(ids.shape[0]) // _MIN_IDS_PER_THREAD))
+        else:
+            threads = _check_threads(num_threads)
+
+        def work(a: int, b: int) -> list[str]:
+            return eng.decode_texts(ids, bounds[a:b + 1], errors)
+
+        out: list[str] = []
+        for part in _engine.run_threads(n, np.diff(bounds), threads, work):
+            out += part
+        return out
+
+    def decode_stream(self, ids: Iterable[Any], *, errors: str = "replace") -> Iterator[str]:
+        """Decode ids as they arrive: yield, for each id, the text it completes (``""`` while a
+        character's bytes are still incomplete), never a part of a character. Joined, the
+        pieces are :meth:`decode` of all the ids; for ids from :meth:`encode_with_offsets`,
+        piece ``i`` is ``text[start_i:end_i]``. Bytes left incomplete at the end are decoded by
+        ``errors`` in a last piece."""
+        import codecs
+
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a str, got {type(errors).__name__}")
+        self._require()
+        decoder = codecs.getincrementaldecoder("utf-8")(errors)
+        strings = self._token_byte_list()
+        n = len(strings)
+        for i, t in enumerate(ids):
+            if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)):
+                raise TypeError(f"ids must be integers, got {type(t).__name__} at position {i}")
+            if not 0 <= t < n:
+                raise ValueError(f"token id {int(t)} at position {i} is out of range: ids are in [0, {n})")
+            yield decoder.decode(strings[int(t)])
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail
+
+    def _token_byte_list(self) -> list[bytes]:
+        """The bytes of every id (special tokens included), by id (built once)."""
+        eng = self._engine()
+        if getattr(eng, "byte_list", None) is None:
+            ids = np.arange(self.vocab_size, dtype=np.int64)
+            raw = self.decode_bytes(ids)
+            ends = np.cumsum(eng.tok_len).tolist()
+            eng.byte_list = [raw[e - n:e] for e, n in zip(ends, eng.tok_len.tolist())]
+        return eng.byte_list
+
     # ==================== serialization
 
     def to_bytes(self) -> bytes:
         """The tokenizer as msgpack bytes (docs/text.md): front end plus the byte tokenizer's model
         bytes, under a SHA-256. Equal tokenizers give equal bytes."""
-        body = msgpack.packb(
-            {"pattern": self.pattern, "normalize": self.normalize, "special_tokens": list(self.special_tokens),
-             "tokenizer": self._require().to_bytes()},
-            use_bin_type=True,
-        )
+        fields = {"pattern": self.pattern, "normalize": self.normalize, "special_tokens": list(self.special_tokens),
+                  "tokenizer": self._require().to_bytes()}
+        if self.max_token_length is not None:  # written only when set: older files stay byte-identical
+            fields["max_token_length"] = self.max_token_length
+        body = msgpack.packb(fields, use_bin_type=True)
         return msgpack.packb({"magic": TEXT_MAGIC, "version": TEXT_FORMAT_VERSION, "body": body,
                               "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview) -> TextTokenizer:
-        """Inverse of :meth:`to_bytes`; ``CorruptDataError`` for anything malformed."""
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, trust_pattern: bool = False) -> TextTokenizer:
+        """Inverse of :meth:`to_bytes`; ``CorruptDataError`` for anything malformed.
+
+        A tokenizer file is code: its split pattern runs on every text encoded, and a pattern
+        such as ``(a|aa)+$`` takes exponential time. A pattern that is not one of
+        :data:`PATTERNS` (or None) is refused with ``ValueError`` unless ``trust_pattern=True``
+        (for files you made or trust): :class:`UntrustedPatternError`. Special tokens are bounded in number
+        (:data:`MAX_SPECIAL_TOKENS`) and length (:data:`MAX_SPECIAL_LENGTH` characters).
+        """
         d = _unpack(data)
         if not isinstance(d, dict) or d.get("magic") != TEXT_MAGIC:
             raise CorruptDataError("not a ubpe text tokenizer (bad magic)")
@@ -459,14 +734,16 @@ class TextTokenizer:
         body = field_bytes(d, "body", where=_WHERE)
         if hashlib.sha256(body).digest() != digest:
             raise CorruptDataError(f"{_WHERE}: checksum mismatch (the bytes are damaged)")
-        f = expect_map(_unpack(body), _WHERE, _FIELDS)
+        f = expect_map(_unpack(body), _WHERE, _FIELDS, _OPTIONAL_FIELDS)
+        _check_trusted_pattern(f["pattern"], trust_pattern, _WHERE)
         tok = _check_byte_tokenizer(Tokenizer.from_bytes(field_bytes(f, "tokenizer", where=_WHERE)))
         specials = f["special_tokens"]
         if not isinstance(specials, list):
             raise CorruptDataError(f"{_WHERE}: 'special_tokens' must be a list, got {short(specials)}")
         try:
             out = cls(tok.n_tokens, pattern=f["pattern"], normalize=f["normalize"], special_tokens=specials,
-                      n_candidates=tok.n_candidates, min_count=tok.min_count)
+                      n_candidates=tok.n_candidates, min_count=tok.min_count,
+                      max_token_length=f.get("max_token_length"))
         except (TypeError, ValueError) as e:
             raise CorruptDataError(f"{_WHERE}: invalid parameters: {e}") from None
         out._set_tokenizer(tok)
@@ -474,6 +751,7 @@ class TextTokenizer:
 
     def _set_tokenizer(self, tok: Tokenizer) -> None:
         self._tok = _check_byte_tokenizer(tok)
+        self._engine_cache = None
 
     def save(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_bytes` to ``path`` atomically."""
@@ -482,10 +760,10 @@ class TextTokenizer:
         write_atomic(path, self.to_bytes(), overwrite=True)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> TextTokenizer:
-        """Read a tokenizer written by :meth:`save`."""
+    def load(cls, path: str | os.PathLike, *, trust_pattern: bool = False) -> TextTokenizer:
+        """Read a tokenizer written by :meth:`save` (``trust_pattern``: see :meth:`from_bytes`)."""
         with open(path, "rb") as f:
-            return cls.from_bytes(f.read())
+            return cls.from_bytes(f.read(), trust_pattern=trust_pattern)
 
     # ==================== interoperability
 
@@ -550,7 +828,7 @@ class TextTokenizer:
         write_atomic(path, data.encode("utf-8"), overwrite=True)
 
     @classmethod
-    def import_hf(cls, path: str | os.PathLike) -> TextTokenizer:
+    def import_hf(cls, path: str | os.PathLike, *, trust_pattern: bool = False) -> TextTokenizer:
         """Read a byte-level BPE ``tokenizer.json`` laid out as :meth:`export_hf` writes it: ids
         0-255 the bytes in byte order, merge ``k`` making id ``256 + k``, added tokens after.
 
@@ -560,7 +838,8 @@ class TextTokenizer:
         result encodes and decodes as the exported tokenizer did, but its counts are zero.
         ``ValueError`` for a layout that ubpe cannot reproduce exactly (another byte order,
         other pre-tokenizers or normalisers, a post-processor); ``CorruptDataError`` for a file
-        that is not such JSON at all.
+        that is not such JSON at all. A ``Split`` regex that is not one of :data:`PATTERNS` is
+        refused unless ``trust_pattern=True`` (see :meth:`from_bytes`).
         """
         where = os.fspath(path)
         try:
@@ -569,12 +848,12 @@ class TextTokenizer:
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise CorruptDataError(f"{where}: not JSON: {e}") from None
         try:
-            return cls._from_hf(d, where)
+            return cls._from_hf(d, where, trust_pattern)
         except (KeyError, TypeError, AttributeError, IndexError) as e:
             raise CorruptDataError(f"{where}: not a tokenizer.json of the expected shape: {e!r}") from None
 
     @classmethod
-    def _from_hf(cls, d: Any, where: str) -> TextTokenizer:
+    def _from_hf(cls, d: Any, where: str, trust_pattern: bool = False) -> TextTokenizer:
         model = d["model"]
         if model.get("type") != "BPE":
             raise ValueError(f"{where}: not a BPE model (type {short(model.get('type'))})")
@@ -609,6 +888,7 @@ class TextTokenizer:
                     raise ValueError(f"{where}: only an 'Isolated', non-inverted Split is supported")
                 pat = p["pattern"]
                 pattern = pat["Regex"] if "Regex" in pat else _escape(pat["String"])
+                trust_pattern = trust_pattern or "Regex" not in pat  # a literal string cannot backtrack
             elif p["type"] == "ByteLevel" and i == len(steps) - 1:
                 if p.get("add_prefix_space", True):
                     raise ValueError(f"{where}: ByteLevel with add_prefix_space is not supported")
@@ -619,6 +899,7 @@ class TextTokenizer:
             else:
                 raise ValueError(f"{where}: pre-tokenizer {short(p['type'])} at step {i} is not supported "
                                  f"(Split, then ByteLevel)")
+        _check_trusted_pattern(pattern, trust_pattern, where)
         norm = d.get("normalizer")
         normalize = None if norm is None else norm["type"]
         if normalize is not None and normalize not in NORMALIZATIONS:
@@ -660,7 +941,8 @@ class TextTokenizer:
     __hash__ = None  # mutable (fit)
 
     def _params(self) -> tuple:
-        return (self.n_tokens, self.pattern, self.normalize, self.special_tokens, self.n_candidates, self.min_count)
+        return (self.n_tokens, self.pattern, self.normalize, self.special_tokens, self.n_candidates, self.min_count,
+                self.max_token_length)
 
     def __repr__(self) -> str:
         size = f"vocab_size={self.vocab_size}" if self._tok is not None else "not fitted"
@@ -674,11 +956,26 @@ class TextTokenizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "bytes" in state:
-            self.__dict__.update(TextTokenizer.from_bytes(state["bytes"]).__dict__)
+            self.__dict__.update(TextTokenizer.from_bytes(state["bytes"], trust_pattern=True).__dict__)
         else:
-            n, pattern, normalize, specials, nc, mc = state["params"]
+            n, pattern, normalize, specials, nc, mc, mtl = state["params"]
             self.__init__(n, pattern=pattern, normalize=normalize, special_tokens=specials, n_candidates=nc,
-                          min_count=mc)
+                          min_count=mc, max_token_length=mtl)
+
+
+class UntrustedPatternError(UBPEError, ValueError):
+    """A tokenizer file's split pattern is not one of :data:`PATTERNS`, and the caller did not
+    pass ``trust_pattern=True`` (:meth:`TextTokenizer.from_bytes`)."""
+
+
+def _check_trusted_pattern(pattern: Any, trusted: bool, where: str) -> None:
+    """:class:`UntrustedPatternError` for a str split pattern that is not one of :data:`PATTERNS`,
+    unless trusted (other values are left to the constructor's checks)."""
+    if trusted or not isinstance(pattern, str) or pattern in PATTERNS.values():
+        return
+    raise UntrustedPatternError(f"{where}: the split pattern {short(pattern)} is not one of ubpe's known patterns "
+                     f"({', '.join(PATTERNS)}): a pattern is code (a bad one can take exponential time), so "
+                     f"it is refused unless you trust this file: pass trust_pattern=True")
 
 
 def _check_byte_tokenizer(tok: Tokenizer) -> Tokenizer:

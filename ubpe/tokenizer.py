@@ -227,7 +227,7 @@ class Tokenizer:
 
     def _fit_ids(self, ids: np.ndarray, doc_offsets: np.ndarray, alphabet: Alphabet, dtype: np.dtype, *,
                  weights: np.ndarray | None = None, n_docs: int | None = None, progress: bool = False,
-                 token_ids: str = "weight") -> None:
+                 token_ids: str = "weight", max_token_length: int | None = None) -> None:
         """Train on alphabet ids (int32) cut into documents by ``doc_offsets`` (int64, D+1), each
         counted ``weights[d]`` times (``None``: once); ``n_docs`` documents in all (default D).
 
@@ -252,7 +252,7 @@ class Tokenizer:
         try:
             result = trainer.train(
                 ids, doc_offsets, unit_offsets, a, self.n_tokens, self.n_candidates,
-                self.min_count, progress=callback, weights=weights,
+                self.min_count, progress=callback, weights=weights, max_token_length=max_token_length,
             )
         finally:
             if bar is not None:

@@ -24,6 +24,7 @@ from ._validate import check_int
 DEFAULT_WINDOW = 1024
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
+_MAX_LEN = 1 << 62  # max_token_length when there is none
 _MAX_BATCHES_PER_CALL = 256  # return to Python (progress) at least this often...
 _MAX_WORK_PER_CALL = 1 << 21  # ...or after this many replacements
 # Initial capacities; the arrays grow on demand (tests shrink these to exercise growth).
@@ -252,6 +253,7 @@ def train(
     progress: Callable[[int], None] | None = None,
     return_stream: bool = False,
     weights: np.ndarray | None = None,
+    max_token_length: int | None = None,
 ) -> TrainResult:
     """Train BPE merges on ``ids`` (int32, values in ``[0, alphabet_size)``, checked by caller).
 
@@ -264,6 +266,8 @@ def train(
     training on the corpus where document ``d`` appears ``weights[d]`` times (each copy its own
     document, and its units that many units), merges, counts, df and ``n_units`` alike, at the
     cost of the distinct documents only. Units must then lie inside documents.
+
+    ``max_token_length`` (optional, >= 2): no merge makes a token of more alphabet ids.
     """
     ids = np.asarray(ids)
     if ids.ndim != 1:
@@ -289,9 +293,10 @@ def train(
         raise ValueError(f"ids must be in [0, alphabet_size={alphabet_size})")
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     reuse = _reuse
-    if reuse is None:
+    max_len = _MAX_LEN if max_token_length is None else check_int("max_token_length", max_token_length, 2)
+    if reuse is None or max_token_length is not None:
         return _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
-                      min_count, progress, return_stream, uw)
+                      min_count, progress, return_stream, uw, max_len)
     # subtle: with the offsets, the unit multiplicities determine every count (units lie inside
     # documents, and an empty document's weight only enters n_units, which is their sum)
     key = reuse.key(ids, doc_offsets, unit_offsets, alphabet_size, n_candidates, min_count, uw)
@@ -304,7 +309,7 @@ def train(
         return found
     t0 = time.perf_counter()
     result = _train(ids, doc_offsets, unit_offsets, n_units, alphabet_size, n_tokens, n_candidates,
-                    min_count, progress, return_stream, uw)
+                    min_count, progress, return_stream, uw, max_len)
     reuse.seconds += time.perf_counter() - t0
     reuse.keep(key, n_tokens, result)
     return result
@@ -312,7 +317,8 @@ def train(
 
 def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n_units: int,
            alphabet_size: int, n_tokens: int, n_candidates: int, min_count: int,
-           progress: Callable[[int], None] | None, return_stream: bool, uw: np.ndarray) -> TrainResult:
+           progress: Callable[[int], None] | None, return_stream: bool, uw: np.ndarray,
+           max_len: int = 0) -> TrainResult:
     """:func:`train` on validated arguments (``uw``: multiplicity per unit, empty if unweighted)."""
     n = ids.shape[0]
     # A batch accepts at most one candidate per distinct pair, and there are < n pairs.
@@ -383,6 +389,8 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
     m_count = np.empty(max_merges, dtype=np.int64)
     m_df = np.empty(max_merges, dtype=np.int64)
 
+    tok_len = np.ones(V, dtype=np.int64)
+    max_len = max_len or _MAX_LEN
     stopped_early = False
     reported = 0
     while alphabet_size < n_tokens:
@@ -390,6 +398,7 @@ def _train(ids: np.ndarray, doc_offsets: np.ndarray, unit_offsets: np.ndarray, n
             rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
             cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
             alphabet_size, n_tokens, V, nc, min_count, _MAX_BATCHES_PER_CALL, _MAX_WORK_PER_CALL, uw,
+            tok_len, max_len,
         )
         n_merges = int(state[_k.S_MERGES])
         if progress is not None and n_merges != reported:

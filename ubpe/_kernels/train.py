@@ -625,8 +625,12 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
 @njit(cache=True, nogil=True)
 def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsnap, hkey, hpid,
                   cand_pid, cand_cnt, cand_ok, m_left, m_right, m_batch, m_count, m_df, state,
-                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work, uw):
+                  alphabet_size, n_tokens, V, n_candidates, min_count, max_batches, max_work, uw,
+                  tok_len, max_len):
     """Run training batches until done, stopped, out of budget or short of capacity.
+
+    ``tok_len`` (int64, V): the length of each token (alphabet ids 1, set here for each new
+    token); a pair whose two tokens are longer than ``max_len`` together is never selected.
 
     Preconditions: arrays built by the kernels above and sized by the driver; mtab all -1;
     cand_* hold n_candidates entries; m_* hold every merge training can make; min_count >= 1;
@@ -756,12 +760,15 @@ def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsn
             m_df[n_merges] = df
             n_merges += 1
             work += count
+            tok_len[X] = tok_len[k1 // V] + tok_len[k1 - (k1 // V) * V]
             # subtle: pairs created by this merge never gain counts later, so a single push now
-            # (if they qualify) keeps the one-entry-per-pid invariant.
+            # (if they qualify) keeps the one-entry-per-pid invariant; one too long never enters.
             for q in range(base, state[S_NPIDS]):
                 c = cnt[q]
                 if c >= min_count:
-                    hlen = _heap_push(hsnap, hkey, hpid, hlen, c, keys[q], q)
+                    kq = keys[q]
+                    if tok_len[kq // V] + tok_len[kq - (kq // V) * V] <= max_len:
+                        hlen = _heap_push(hsnap, hkey, hpid, hlen, c, kq, q)
             phase += 1
         if short:
             status = NEED_CAPACITY

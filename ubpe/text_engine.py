@@ -1,0 +1,494 @@
+"""The compiled path of :class:`ubpe.TextTokenizer`: split, encode, offsets, decode (docs/text.md).
+
+One :class:`Engine` per fitted tokenizer holds the tables the kernels of
+:mod:`ubpe._kernels.text` read (pair ranks, token lengths, token bytes). Encoding takes UTF-8
+bytes cut into documents, so many texts go through one kernel call, and the kernels release the
+GIL: :func:`run_threads` spreads documents over threads.
+
+The GPT-2 and GPT-4 patterns run as compiled scanners (:func:`pattern_mode`); any other pattern
+runs through the ``regex`` module and hands the kernel its piece bounds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._kernels import text as _k
+
+MODE_WHOLE = _k.MODE_WHOLE
+MODE_GPT2 = _k.MODE_GPT2
+MODE_GPT4 = _k.MODE_GPT4
+MODE_GIVEN = _k.MODE_GIVEN
+
+# The piece cache of each thread: 2**CACHE_BITS slots, half of them usable, pieces of at most
+# SHORT_PIECE bytes (about 3 MiB a thread). It is cleared whenever it fills.
+CACHE_BITS = 17
+
+_classes: np.ndarray | None = None
+_classes_lock = threading.Lock()
+
+
+def char_classes() -> np.ndarray:
+    """uint8 (0x110000,): bit ``L_BIT`` for the code points ``\\p{L}`` matches, ``N_BIT`` for
+    ``\\p{N}``, ``S_BIT`` for ``\\s``, as the installed ``regex`` module matches them (built once,
+    about 0.3 s)."""
+    global _classes
+    if _classes is not None:
+        return _classes
+    with _classes_lock:
+        if _classes is None:
+            import regex
+
+            every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+            cls = np.zeros(0x110000, dtype=np.uint8)
+            for bit, pattern in ((_k.L_BIT, r"\p{L}+"), (_k.N_BIT, r"\p{N}+"), (_k.S_BIT, r"\s+")):
+                for m in regex.finditer(pattern, every):
+                    cls[m.start():m.end()] |= bit
+            _classes = cls
+        return _classes
+
+
+def pattern_mode(pattern: str | None, patterns: dict[str, str]) -> int:
+    """The kernel mode of a split pattern: compiled for GPT-2, GPT-4 and None, else MODE_GIVEN."""
+    if pattern is None:
+        return MODE_WHOLE
+    if pattern == patterns["gpt4"]:
+        return MODE_GPT4
+    if pattern == patterns["gpt2"]:
+        return MODE_GPT2
+    return MODE_GIVEN
+
+
+def regex_piece_bounds(split_re: Any, buf_parts: Sequence[str], byte_starts: np.ndarray) -> np.ndarray:
+    """Piece bounds (int64, byte offsets into the joined buffer) of each text of ``buf_parts``
+    (that starts at ``byte_starts[i]``) as ``split_re`` cuts it (text between matches is a piece
+    too), every text's start and end among them."""
+    out: list[int] = [0]
+    for text, start in zip(buf_parts, byte_starts.tolist()):
+        pos = start
+        if out[-1] != pos:
+            out.append(pos)
+        last = 0
+        for m in split_re.finditer(text, concurrent=True):
+            a, b = m.span()
+            if a == b:
+                continue
+            if a > last:
+                pos += len(text[last:a].encode("utf-8", "surrogatepass"))
+                out.append(pos)
+            pos += len(text[a:b].encode("utf-8", "surrogatepass"))
+            out.append(pos)
+            last = b
+        if last < len(text):
+            pos += len(text[last:].encode("utf-8", "surrogatepass"))
+            out.append(pos)
+    return np.asarray(out, dtype=np.int64)
+
+
+def char_offsets(buf: np.ndarray) -> np.ndarray:
+    """int64 (len(buf) + 1,): entry b is the number of characters of ``buf`` (UTF-8) that end at
+    or before byte b. A token's character span is ``[co[start], co[end])``: a character belongs
+    to the token holding its last byte."""
+    out = np.zeros(buf.shape[0] + 1, dtype=np.int64)
+    if buf.size:
+        ends = np.empty(buf.shape[0], dtype=np.bool_)
+        np.not_equal(buf[1:] & 0xC0, 0x80, out=ends[:-1])
+        ends[-1] = True
+        np.cumsum(ends, out=out[1:])
+    return out
+
+
+class _Cache(threading.local):
+    """Each thread's piece cache arrays (see ``_k.encode_docs``)."""
+
+    def __init__(self) -> None:
+        self.owner = None
+        self.arrays: tuple | None = None
+
+    def get(self, owner: object) -> tuple:
+        if self.arrays is None:
+            size = 1 << CACHE_BITS
+            half = size // 2
+            self.arrays = (np.full(2 * size, -1, dtype=np.int64), np.empty(half, dtype=np.int64),
+                           np.empty(half, dtype=np.int64), np.empty(half, dtype=np.int64),
+                           np.empty(half, dtype=np.int64), np.empty(half, dtype=np.int64),
+                           np.empty(half * 8, dtype=np.uint8), np.empty(half * 4, dtype=np.int32),
+                           np.zeros(3, dtype=np.int64))
+        if self.owner is not owner:  # another tokenizer's pieces: forget them
+            self.arrays[0][:] = -1
+            self.arrays[-1][:] = 0
+            self.owner = owner
+        return self.arrays
+
+
+_NO_CACHE = (np.full(0, -1, dtype=np.int64), *(np.empty(0, dtype=np.int64) for _ in range(5)),
+             np.empty(0, dtype=np.uint8), np.empty(0, dtype=np.int32), np.zeros(3, dtype=np.int64))
+
+
+_ZERO = np.zeros(1, dtype=np.int64)
+_NO_ENDS = np.empty(0, dtype=np.int64)
+_NO_SEEDS = np.zeros(1, dtype=np.uint64)
+
+
+class Engine:
+    """Kernel tables of one fitted byte-level BPE (merges in rank order, ids ``256 + k``) and its
+    special tokens (ids from ``256 + M``)."""
+
+    def __init__(self, merges: np.ndarray, special_tokens: Sequence[str], expansion: Any) -> None:
+        m = merges.shape[0]
+        self.n_bpe = 256 + m
+        self.left = np.ascontiguousarray(merges[:, 0], dtype=np.int32)
+        self.right = np.ascontiguousarray(merges[:, 1], dtype=np.int32)
+        self.bits = max(1, int(2 * max(m, 1) - 1).bit_length())
+        self.pairs = _k.build_pair_table(self.left, self.right, self.n_bpe, self.bits)
+        lengths = np.asarray(expansion.lengths[: self.n_bpe], dtype=np.int64)
+        specials = [s.encode("utf-8", "surrogatepass") for s in special_tokens]
+        self.tok_len = np.concatenate([lengths, np.array([len(s) for s in specials], dtype=np.int64)])
+        # whole expansions for the decode kernel, when every token is tabled
+        self.flat: np.ndarray | None = None
+        self.tok_start: np.ndarray | None = None
+        if expansion.max_table_length >= (int(lengths.max()) if lengths.size else 0):
+            flat = np.asarray(expansion.values, dtype=np.uint8)
+            extra = np.frombuffer(b"".join(specials), dtype=np.uint8)
+            starts = np.asarray(expansion.offsets[: self.n_bpe], dtype=np.int64)
+            sp_starts = flat.shape[0] + np.concatenate(([0], np.cumsum([len(s) for s in specials])[:-1])).astype(np.int64) \
+                if specials else np.zeros(0, dtype=np.int64)
+            self.flat = np.concatenate([flat, extra, np.zeros(8, dtype=np.uint8)])  # slack for 8-byte copies
+            self.tok_start = np.concatenate([starts, sp_starts])
+        self._cache = _Cache()
+
+    # ---------------------------------------------------------------- encoding
+
+    def encode(self, buf: np.ndarray, doc_starts: np.ndarray, doc_ends: np.ndarray, mode: int,
+               piece_bounds: np.ndarray | None, want_ends: bool, drop: int = 0,
+               seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Encode the documents ``buf[doc_starts[d]:doc_ends[d]]`` (int64, increasing, disjoint)
+        in this thread (``_k.encode_docs``).
+
+        Returns ``(tokens int32, doc_tokens int64 (D+1,), ends int64)``: document d's tokens are
+        ``tokens[doc_tokens[d]:doc_tokens[d+1]]``, token t ends at byte ``ends[t]`` of ``buf``
+        (``ends`` empty unless ``want_ends``)."""
+        n = buf.shape[0]
+        out = np.empty(max(n, 1), dtype=np.int32)
+        ends = np.empty(max(n, 1) if want_ends else 0, dtype=np.int64)
+        doc_tokens = np.empty(doc_starts.shape[0] + 1, dtype=np.int64)
+        pb = piece_bounds if piece_bounds is not None else np.zeros(1, dtype=np.int64)
+        sd = seeds if seeds is not None else np.zeros(doc_starts.shape[0], dtype=np.uint64)
+        cache = self._cache.get(self) if drop == 0 else _NO_CACHE
+        count = _k.encode_docs(buf, doc_starts, doc_ends, mode, char_classes(), pb, self.pairs, self.bits,
+                               self.n_bpe, self.left, self.right, self.tok_len, out, ends, doc_tokens, want_ends,
+                               drop, sd, *cache)
+        return out[:count], doc_tokens, ends[:count] if want_ends else ends
+
+    def encode_one(self, buf: np.ndarray, mode: int) -> np.ndarray:
+        """The tokens (int32) of ``buf`` as one document (GPT-2, GPT-4 or no split)."""
+        out = np.empty(max(buf.shape[0], 1), dtype=np.int32)
+        count = _k.encode_docs(buf, _ZERO, np.array([buf.shape[0]], dtype=np.int64), mode, char_classes(), _ZERO,
+                               self.pairs, self.bits, self.n_bpe, self.left, self.right, self.tok_len, out,
+                               _NO_ENDS, np.empty(2, dtype=np.int64), False, 0, _NO_SEEDS, *self._cache.get(self))
+        return out[:count]
+
+    # ---------------------------------------------------------------- decoding
+
+    def decode_flat(self, ids: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The bytes of each sequence ``ids[bounds[d]:bounds[d+1]]``: ``(data uint8, byte_bounds
+        int64 (D+1,))``; ``ValueError`` naming the first id out of range. Needs :attr:`flat`."""
+        assert self.flat is not None and self.tok_start is not None
+        byte_bounds = np.empty(bounds.shape[0], dtype=np.int64)
+        bad = _k.decode_lengths(ids, bounds, self.tok_len, byte_bounds)
+        if bad >= 0:
+            raise ValueError(f"token id {int(ids[bad])} at position {bad} is out of range: ids are in "
+                             f"[0, {self.tok_len.shape[0]})")
+        data = np.empty(int(byte_bounds[-1]) + 8, dtype=np.uint8)
+        _k.decode_into(ids, int(bounds[0]), int(bounds[-1]), self.tok_start, self.tok_len, self.flat, data, 0)
+        return data[:-8], byte_bounds
+
+    def decode_texts(self, ids: np.ndarray, bounds: np.ndarray, errors: str) -> list[str]:
+        """The text of each sequence ``ids[bounds[d]:bounds[d+1]]`` (``bytes.decode`` with
+        ``errors``, one call a text: decoding all the bytes at once and slicing the str was 2.7
+        times slower, its slices being re-narrowed to ASCII)."""
+        data, bb = self.decode_flat(ids, bounds)
+        raw = data.tobytes()
+        cuts = bb.tolist()
+        return [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(len(cuts) - 1)]
+
+
+#: ranges per thread: the GIL-held part of one range (building str and list objects) then
+#: overlaps the compiled part of another range on the other thread
+RANGES_PER_THREAD = 8
+
+
+def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
+                work: Callable[[int, int], Any]) -> list[Any]:
+    """Call ``work(first, stop)`` on contiguous ranges of ``range(n_items)`` of about equal total
+    ``weights`` (``RANGES_PER_THREAD`` a thread) on ``num_threads`` threads (one range, in this
+    thread, when ``num_threads`` is 1) and return the results in range order; an exception in
+    any range is raised here."""
+    if num_threads <= 1 or n_items <= 1:
+        return [work(0, n_items)]
+    k = min(num_threads * RANGES_PER_THREAD, n_items)
+    if weights is None:
+        cuts = [round(i * n_items / k) for i in range(k + 1)]
+    else:
+        cum = np.cumsum(weights, dtype=np.int64)
+        total = int(cum[-1]) if cum.size else 0
+        cuts = [0] + [int(np.searchsorted(cum, total * i / k, side="left")) + 1 for i in range(1, k)] + [n_items]
+        cuts = sorted(min(max(c, 0), n_items) for c in cuts)
+    ranges = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    if len(ranges) == 1:
+        return [work(*ranges[0])]
+    with ThreadPoolExecutor(max_workers=num_threads) as pool:
+        futures = [pool.submit(work, a, b) for a, b in ranges]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:
+                f.cancel()
+
+
+@dataclass(frozen=True)
+class EncodedBatch:
+    """Many texts' tokens as flat arrays (:meth:`TextTokenizer.encode_batch` with ``arrays=True``).
+
+    ``ids``: int32, every text's tokens one after the other; text ``i``'s are
+    ``ids[bounds[i]:bounds[i + 1]]`` (``bounds`` int64, ``len(texts) + 1``). ``offsets``: None,
+    or int64 ``(len(ids), 2)``: each token's ``[start, end)`` in its own text (characters or
+    bytes, as asked).
+    """
+
+    ids: np.ndarray
+    bounds: np.ndarray
+    offsets: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.bounds.shape[0] - 1)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        """Text ``i``'s ids."""
+        i = range(len(self))[i]
+        return self.ids[self.bounds[i]: self.bounds[i + 1]]
+
+    def split(self) -> list[np.ndarray]:
+        """The ids of each text, as a list of int32 arrays (views into :attr:`ids`)."""
+        return np.split(self.ids, self.bounds[1:-1]) if len(self) else []
+
+    def tolist(self) -> list[list[int]]:
+        """The ids of each text, as lists of int."""
+        flat = self.ids.tolist()
+        b = self.bounds.tolist()
+        return [flat[b[i]: b[i + 1]] for i in range(len(self))]
+
+    @classmethod
+    def _join(cls, parts: list[tuple], offsets: str | None) -> EncodedBatch:
+        if len(parts) == 1:
+            ids, bounds, starts, ends = parts[0]
+        else:
+            ids = np.concatenate([p[0] for p in parts])
+            shift = np.cumsum([0] + [p[1][-1] for p in parts[:-1]])
+            bounds = np.concatenate([parts[0][1][:1]] + [p[1][1:] + s for p, s in zip(parts, shift)])
+            starts = np.concatenate([p[2] for p in parts]) if offsets else None
+            ends = np.concatenate([p[3] for p in parts]) if offsets else None
+        spans = np.stack([starts, ends], axis=1) if offsets else None
+        return cls(np.ascontiguousarray(ids, dtype=np.int32), np.asarray(bounds, dtype=np.int64), spans)
+
+
+# ==================================================================================== special tokens
+
+
+class SpecialMatcher:
+    """Finds special tokens in UTF-8 bytes: a byte trie of their UTF-8 (``_k.build_trie``), the
+    longest one at each position, left to right, never across a range's ends. Its cost is
+    linear in the text (times the length of the longest token at worst), whatever the number
+    of tokens: a regex alternation of 16 384 tokens took 2 s on 11 KB of text."""
+
+    def __init__(self, tokens: Sequence[str], values: Sequence[int]) -> None:
+        raw = [t.encode("utf-8", "surrogatepass") for t in tokens]
+        self.tokens = list(tokens)
+        data = np.frombuffer(b"".join(raw), dtype=np.uint8)
+        bounds = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in raw], out=bounds[1:])
+        size = 1 << max(4, int(2 * (data.shape[0] + 1) - 1).bit_length())
+        self.edges = np.full(2 * size, -1, dtype=np.int64)
+        self.terminal = np.full(data.shape[0] + 1, -1, dtype=np.int64)
+        self.first = np.zeros(256, dtype=np.bool_)
+        _k.build_trie(data, bounds, np.asarray(values, dtype=np.int64), self.edges, self.terminal, self.first)
+
+    def find(self, buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+        """int64 ``(m, 4)`` rows ``(start, end, value, range)`` of the matches in each range."""
+        rows = 64
+        while True:
+            out = np.empty((rows, 4), dtype=np.int64)
+            n = _k.find_strings(buf, starts, stops, self.edges, self.terminal, self.first, out)
+            if n >= 0:
+                return out[:n]
+            rows *= 8
+
+
+# ==================================================================================== batches
+
+
+def mix_seeds(seed: int, text_index: np.ndarray, part_index: np.ndarray) -> np.ndarray:
+    """uint64 seed of each (text, part): splitmix64 of the seed and the two indices."""
+    with np.errstate(over="ignore"):
+        z = (np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + text_index.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             + part_index.astype(np.uint64) * np.uint64(0xD1B54A32D192ED03))
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def encode_texts(tk: Any, eng: Engine, texts: Sequence[str], first_index: int, allowed: frozenset,
+                 disallowed: frozenset, offsets: str | None, drop: int, seed: int) -> tuple:
+    """Encode ``texts`` (``texts[i]`` is text ``first_index + i`` of the caller's batch) in this
+    thread. Returns ``(ids int32, bounds int64 (n+1,), starts, ends)``: text i's tokens are
+    ``ids[bounds[i]:bounds[i+1]]``; with ``offsets`` ("byte" or "char") ``starts``/``ends``
+    (int64 per token) are offsets into that text (normalised, if the tokenizer normalises),
+    else None. ``tk``: the TextTokenizer (its front end)."""
+    n = len(texts)
+    cuts: list[tuple[int, int, int, int]] = []  # (start, end, special id, text) of allowed special tokens
+    if tk.normalize is None:
+        try:
+            raw = [t.encode("utf-8", "surrogatepass") for t in texts]
+        except AttributeError:
+            i = next(i for i, t in enumerate(texts) if not isinstance(t, str))
+            raise TypeError(f"texts[{first_index + i}] must be a str, got {type(texts[i]).__name__}") from None
+        data = b"".join(raw)
+        lens = np.fromiter(map(len, raw), dtype=np.int64, count=n)
+        tb_arr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=tb_arr[1:])
+        tb = tb_arr.tolist()
+        if disallowed or allowed:
+            view = np.frombuffer(data, dtype=np.uint8)
+        if disallowed:
+            hits = tk._special_matcher(disallowed).find(view, tb_arr[:-1], tb_arr[1:])
+            if hits.shape[0]:
+                s, _, sid, i = hits[0].tolist()
+                tk._refuse_special(tk.special_tokens[sid - eng.n_bpe],
+                                   len(data[tb[i]:s].decode("utf-8", "surrogatepass")))
+        if allowed:
+            cuts = [tuple(row) for row in tk._special_matcher(allowed).find(view, tb_arr[:-1], tb_arr[1:]).tolist()]
+    else:
+        chunks: list[bytes] = []
+        tb = [0]
+        pos = 0
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{first_index + i}] must be a str, got {type(text).__name__}")
+            tk._check_disallowed(text, disallowed)
+            for seg in tk._cut_specials(text, allowed):
+                if isinstance(seg, int):
+                    b = tk.special_tokens[seg - eng.n_bpe].encode("utf-8", "surrogatepass")
+                    cuts.append((pos, pos + len(b), seg, i))
+                else:
+                    import unicodedata
+
+                    b = unicodedata.normalize(tk.normalize, seg).encode("utf-8", "surrogatepass")
+                chunks.append(b)
+                pos += len(b)
+            tb.append(pos)
+        data = b"".join(chunks)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    text_bounds = np.asarray(tb, dtype=np.int64)
+    # documents: each text, less its special tokens
+    if cuts:
+        starts_l: list[int] = []
+        ends_l: list[int] = []
+        doc_text: list[int] = []
+        c = 0
+        for i in range(n):
+            starts_l.append(tb[i])
+            doc_text.append(i)
+            while c < len(cuts) and cuts[c][3] == i:
+                ends_l.append(cuts[c][0])
+                starts_l.append(cuts[c][1])
+                doc_text.append(i)
+                c += 1
+            ends_l.append(tb[i + 1])
+        doc_starts = np.asarray(starts_l, dtype=np.int64)
+        doc_ends = np.asarray(ends_l, dtype=np.int64)
+        docs_of_text = np.asarray(doc_text, dtype=np.int64)
+    else:
+        doc_starts = text_bounds[:-1]
+        doc_ends = text_bounds[1:]
+        docs_of_text = None
+    # pieces (custom patterns): text between special tokens, split by the regex
+    piece_bounds = None
+    if tk._mode == MODE_GIVEN:
+        parts = [data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(doc_starts.tolist(), doc_ends.tolist())]
+        piece_bounds = np.union1d(regex_piece_bounds(tk._split_re, parts, doc_starts),
+                                  np.concatenate([doc_starts, doc_ends]))
+    seeds = None
+    if drop:
+        if docs_of_text is None:
+            t_idx = np.arange(first_index, first_index + n, dtype=np.int64)
+            p_idx = np.zeros(n, dtype=np.int64)
+        else:
+            t_idx = docs_of_text + first_index
+            p_idx = np.arange(docs_of_text.shape[0], dtype=np.int64) - np.searchsorted(docs_of_text, docs_of_text)
+        seeds = mix_seeds(seed, t_idx, p_idx)
+    tokens, doc_tokens, ends = eng.encode(buf, doc_starts, doc_ends, tk._mode, piece_bounds, offsets is not None,
+                                          drop, seeds)
+    if not cuts:
+        ids, tok_bounds, tok_ends = tokens, doc_tokens, ends
+    else:
+        ids, tok_bounds, tok_ends = _interleave(tokens, doc_tokens, ends if offsets else None, cuts, n,
+                                                docs_of_text)
+    starts_out = ends_out = None
+    if offsets is not None:
+        tok_text = np.repeat(np.arange(n, dtype=np.int64), np.diff(tok_bounds))
+        abs_ends = tok_ends
+        abs_starts = abs_ends - eng.tok_len[ids]
+        if offsets == "char":
+            co = char_offsets(buf)
+            starts_out = co[abs_starts] - co[text_bounds[:-1]][tok_text]
+            ends_out = co[abs_ends] - co[text_bounds[:-1]][tok_text]
+        else:
+            starts_out = abs_starts - text_bounds[:-1][tok_text]
+            ends_out = abs_ends - text_bounds[:-1][tok_text]
+    return ids, tok_bounds, starts_out, ends_out
+
+
+def _interleave(tokens: np.ndarray, doc_tokens: np.ndarray, ends: np.ndarray | None,
+                cuts: list[tuple[int, int, int, int]], n: int, docs_of_text: np.ndarray) -> tuple:
+    """Tokens of every text: its documents' tokens with the special tokens between them."""
+    n_docs = docs_of_text.shape[0]
+    n_sp = len(cuts)
+    sp = np.asarray(cuts, dtype=np.int64).reshape(-1, 4)
+    ext_ids = np.concatenate([tokens, sp[:, 2].astype(np.int32)])
+    # items in order: doc, special, doc, ..., doc for each text; specials follow every doc but a text's last
+    doc_len = np.diff(doc_tokens)
+    last_doc = np.ones(n_docs, dtype=np.bool_)
+    last_doc[:-1] = docs_of_text[1:] != docs_of_text[:-1]
+    n_items = n_docs + n_sp
+    item_first = np.empty(n_items, dtype=np.int64)
+    item_len = np.empty(n_items, dtype=np.int64)
+    is_doc = np.ones(n_items, dtype=np.bool_)
+    # position of each doc among the items: docs before it plus specials before it
+    doc_pos = np.arange(n_docs) + np.concatenate(([0], np.cumsum(~last_doc)[:-1]))
+    is_doc[:] = False
+    is_doc[doc_pos] = True
+    item_first[doc_pos] = doc_tokens[:-1]
+    item_len[doc_pos] = doc_len
+    sp_pos = np.flatnonzero(~is_doc)
+    item_first[sp_pos] = tokens.shape[0] + np.arange(n_sp)
+    item_len[sp_pos] = 1
+    total = int(item_len.sum())
+    starts_in_out = np.cumsum(item_len) - item_len
+    src = np.repeat(item_first - starts_in_out, item_len) + np.arange(total)
+    ids = ext_ids[src]
+    text_of_item = np.empty(n_items, dtype=np.int64)
+    text_of_item[doc_pos] = docs_of_text
+    text_of_item[sp_pos] = sp[:, 3]
+    per_text = np.bincount(text_of_item, weights=item_len, minlength=n).astype(np.int64)
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_text, out=bounds[1:])
+    out_ends = None
+    if ends is not None:
+        out_ends = np.concatenate([ends, sp[:, 1]])[src]
+    return ids, bounds, out_ends
