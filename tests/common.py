@@ -100,8 +100,8 @@ def _set(obj: Any, path: tuple, value: Any) -> None:
 
 def substitute(data: bytes, rng: random.Random) -> bytes:
     """``data`` with one field replaced (another type, an extreme, a bit flip, a resize), deleted,
-    or a field added, then re-packed. A container of format version 7 is mutated in its compact
-    form (keys by number) behind its unchanged prefix."""
+    or a field added, then re-packed. A container is mutated in its wire form (keys by number)
+    behind its unchanged prefix."""
     prefix = b""
     if data[:4] == b"ubpe":
         prefix, data = data[:5], data[5:]
@@ -179,9 +179,14 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     lossy = compress(smooth, step=0.002)
     tail = rng.integers(-40, 40, 400).astype(np.int32)
     tail[::50] += rng.integers(-2**20, 2**20, 8).astype(np.int32)  # a few far values
-    # ADC codes with skewed low digits: the "mult" stage (format version 6), two channels
+    # ADC codes with skewed low digits: the "mult" stage, two channels
     lowbits = (np.round(np.cumsum(rng.normal(0, 4, (1500, 2)), axis=0)) * 4
                + (rng.random((1500, 2)) < 0.1) * rng.integers(1, 4, (1500, 2))).astype(np.int16)
+    decimals = np.round(np.cumsum(rng.normal(0, 0.5, (600, 2)), axis=0), 1)
+    decimals[[7, 300, 450], [0, 1, 0]] = [np.inf, -0.0, 1 / 3]
+    wide_floats = np.round(np.cumsum(rng.normal(0, 1e4, 800)), 6)  # wide integers: low bits out of the chain
+    calibrated = np.cumsum(rng.integers(-20, 21, 700)).astype(np.float32) * np.float32(0.37 / 4096)
+    binary = (np.sin(np.arange(700, dtype=np.float32) * np.float32(0.05)) * np.float32(0.3)).astype("<f4")
     out = [
         ("walk", walk, compress(walk), None),
         ("text", text, compress(text), None),
@@ -199,11 +204,36 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("floatgrid", quarters, compress(quarters), None),  # float stages: the values decoded
         ("quantize", decompress(lossy), lossy, None),  # (for "quantize": dequantized) are the reference
         ("rice_alphabet", tail, compress(tail, predictor="none", level=1), None),  # Rice-coded gaps
-        # blocked containers (format version 3): per-block LPC over channels; "cm" blocks with merges
+        # blocked containers: per-block LPC over channels; "cms2" blocks with merges
         ("blocks_lpc", grid, compress(grid, block_size=100, predictor="lpc", level=1), None),
         ("blocks_cm", big_walk, compress(big_walk, block_size=1000, predictor="none", n_tokens=300), None),
         ("mult", lowbits, compress(lowbits, predictor="mult+lpc", level=1), None),
         ("blocks_mult", lowbits, compress(lowbits, predictor="mult+delta1", level=1, block_size=1000), None),
+    ]
+    # the other stages and the "mag" coder (their own seed: the samples above are unchanged)
+    rng = np.random.default_rng(8)
+    t = np.arange(2000)  # a tone in noise whose loudness changes: "mag" behind LPC (the fused decode)
+    loud = np.round(2000 * np.sin(t / 30) + rng.laplace(0, 1, t.size) * np.repeat(rng.uniform(1, 400, 4), 500))
+    loud = loud.astype(np.int16)
+    frames = np.cumsum(rng.integers(-3, 4, (400, 3)), axis=0).astype(np.int16) * 5
+    wide = np.cumsum(rng.integers(-2, 3, 800)).astype(np.int32) * 6 + 3
+    near = np.stack([walk, walk + rng.integers(-4, 5, walk.size).astype(np.int16)], axis=1)
+    out += [
+        ("mag_lpc", loud, compress(loud, predictor="lpc", level=1), None),
+        ("adaptive", loud[:1500], compress(loud[:1500], predictor="lpc+adaptive", level=2), None),
+        ("rank", frames, compress(frames, predictor="rank+delta1", level=1), None),
+        ("grid", wide, compress(wide, predictor="grid+delta1", level=1), None),
+        ("decorrelate", near, compress(near, predictor="decorrelate+lpc", level=1), None),
+    ]
+    # lossless floats: the decimal mode with exceptions and low bits, a multiplier, the binary
+    # mode with raw remainders, and the decimal mode in blocks (no NaN: the check compares with
+    # array_equal)
+    out += [
+        ("floatdec", decimals, compress(decimals, level=1), None),
+        ("floatdec_shift", wide_floats, compress(wide_floats, level=1), None),
+        ("floatdec_mult", calibrated, compress(calibrated, level=1), None),
+        ("floatbin", binary, compress(binary, level=1), None),
+        ("blocks_floatdec", decimals, compress(decimals, level=1, block_size=200), None),
     ]
     return out
 
@@ -263,9 +293,18 @@ def check_mutations(samples: list[tuple[np.ndarray, bytes]], seed: int, n_mutati
 
 def pack_model_file(fields: dict) -> bytes:
     """Model-file bytes holding the body ``fields`` (its checksum right)."""
-    body = msgpack.packb(fields, use_bin_type=True)
+    return model_file_of_body(msgpack.packb(fields, use_bin_type=True))
+
+
+def model_file_of_body(body: bytes) -> bytes:
+    """Model-file bytes holding the (possibly damaged) ``body`` bytes, its checksum right."""
     return msgpack.packb({"magic": "ubpe.tokenizer", "version": 1, "body": body,
                           "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
+
+
+def model_body(data: bytes) -> dict:
+    """The body fields of a model file's bytes (``Tokenizer.to_bytes()``), unchecked."""
+    return msgpack.unpackb(msgpack.unpackb(data, raw=False)["body"], raw=False)
 
 
 # ---------------------------------------------------------------------------- container fields
@@ -305,3 +344,21 @@ def pack_block(fields: Any, count: int) -> bytes:
     if isinstance(fields, dict):
         return container.pack_block(fields, count)
     return msgpack.packb(fields, use_bin_type=True)
+
+
+# ---------------------------------------------------------------------------- frozen fixtures
+
+
+def make_fixtures() -> Any:
+    """The module tests/fixtures/make_fixtures.py (the script that wrote the frozen fixtures)."""
+    import importlib.util
+    import pathlib
+    import sys
+
+    path = pathlib.Path(__file__).parent / "fixtures" / "make_fixtures.py"
+    if "make_fixtures" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("make_fixtures", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["make_fixtures"] = module
+    return sys.modules["make_fixtures"]

@@ -1,7 +1,7 @@
 """The static coders' parameter searches as they were written first (plain loops), kept as the
-test oracle for the faster searches of :mod:`ubpe.entropy` (``tests/test_costing.py``): every
-choice (ties included) and every number the writer uses must be the same. Never imported by the
-package."""
+test oracle for the faster searches of :mod:`ubpe.coders.rans` and :mod:`ubpe.coders.mag`
+(``tests/test_costing.py``): every choice (ties included) and every number the writer uses must
+be the same. Never imported by the package."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 
-from ubpe import entropy as E
 from ubpe._kernels import residual as _mag
+from ubpe.coders import mag as M
+from ubpe.coders import rans as E
 
 
 def table_bits(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> int:
@@ -97,11 +98,11 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
     options = []
     stats = np.zeros((_mag.MAX_RATE - _mag.MIN_RATE + 1, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     rates = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)
-    raw_bits = int(_mag.mag_stats(tokens, center, E._BITLEN, rates, stats,
+    raw_bits = int(_mag.mag_stats(tokens, center, M._BITLEN, rates, stats,
                                   np.zeros(stats.shape[0], np.int64)))  # (checked against mag_stats_one)
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
         counts = stats[rate - _mag.MIN_RATE]
-        for pb in range(_mag.MIN_PB, E._mag_pb_cap(n) + 1):
+        for pb in range(_mag.MIN_PB, M._mag_pb_cap(n) + 1):
             freqs, ce1 = np.empty_like(counts), np.empty((1, 1))
             # (its frequencies and cross-entropy: checked against normalize_rows below)
             _mag.mag_options(counts[None], pb, ce1, np.empty((1, 1), np.int64), freqs)
@@ -113,7 +114,7 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
 
 
 def counts_cost_bits(counts: np.ndarray) -> float:
-    """``ubpe.entropy.counts_cost_bits`` with the searches above."""
+    """``ubpe.coders.counts_cost_bits`` with the searches above."""
     counts = np.asarray(counts, dtype=np.int64)
     ids = np.flatnonzero(counts)
     if ids.size <= 1:
@@ -139,7 +140,7 @@ def encode_mag(arr: np.ndarray, budget: int) -> dict | None:
     empty = np.zeros(0, dtype=np.uint8)
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
-    start = _mag.mag_encode(tokens, center, rate, E._BITLEN, freqs, pb, words, raw)
+    start = _mag.mag_encode(tokens, center, rate, M._BITLEN, freqs, pb, words, raw)
     tbuf = np.zeros((_mag.table_encode(freqs, empty) + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),

@@ -1,4 +1,5 @@
-"""Plain-Python reference of ubpe.predict's integer arithmetic (Python ints, explicit modulo).
+"""Plain-Python reference of the prediction stages' integer arithmetic (ubpe.frontend.lpc,
+adaptive, grid and rank: Python ints, explicit modulo).
 
 Slow and obviously correct: the kernels must agree with it value for value.
 """
@@ -124,13 +125,13 @@ def local_scale(e, span):
 
 
 def weighted_fit(s, lo, hi, r, order, precision, bits):
-    """``ubpe._kernels.predict.reweight_fit`` in numpy (what ``ubpe.predict`` ran before it,
+    """``ubpe._kernels.predict.reweight_fit`` in numpy (what ``ubpe.frontend.lpc`` ran before it,
     with BLAS and LAPACK: the same arithmetic up to float rounding): ``(bits, order, shift,
     coefs)`` of the cheapest pass, or None. ``s``, ``r``: the signal and its residual (int64
-    arrays), ``bits`` the sample width; the settings are ``ubpe.predict``'s."""
+    arrays), ``bits`` the sample width; the settings are ``ubpe.frontend.lpc``'s."""
     import numpy as np
 
-    from ubpe import predict as P
+    from ubpe.frontend import lpc as P
 
     fit_lo = max(lo, order)
     m = hi - fit_lo

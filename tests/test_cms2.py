@@ -1,5 +1,5 @@
-"""Spec tests for the "cms2" signal coder (format version 5): the fitted binary code and its header,
-round trips, its place in level 2, determinism, corrupt and truncated payloads, frozen bytes."""
+"""Spec tests for the "cms2" signal coder: the fitted binary code and its header, round trips, its
+place in level 2, determinism, corrupt and truncated payloads, frozen bytes."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from test_cm import SETTINGS, streams
+from coder_streams import SETTINGS, signal, streams
 from common import json_without_jit
-from test_cms import signal
 
-from ubpe._kernels import cmsignal2
-from ubpe.entropy import LEVEL2_CODERS, decode_stream, encode_stream
+from ubpe._kernels import cmcore, cmsignal2
+from ubpe.coders import coders_for, decode_stream, encode_stream, text_classes
+from ubpe.coders._cm import within_bound
 from ubpe.errors import CorruptDataError
+
+LEVEL2_CODERS = coders_for(2)
 
 
 def cms2_bytes(tokens: np.ndarray, vocab: int) -> bytes:
@@ -69,7 +71,7 @@ def test_kernel_round_trip_wide_vocabularies(case):
 def test_stream_round_trip_at_level_2(case):
     tokens, vocab = case
     fields = encode_stream(tokens, vocab, coders=LEVEL2_CODERS)
-    assert fields["coder"] not in ("cm", "cms")  # "cms2" takes their place for streams without text classes
+    assert fields["coder"] != "cmt2"  # no text classes: not offered
     np.testing.assert_array_equal(decode(fields, vocab), tokens)
 
 
@@ -88,14 +90,21 @@ def test_edges_round_trip(vocab):
     assert cms2_bytes(np.zeros(0, dtype=np.int64), vocab) == b""
 
 
-def test_long_constant_run_is_tiny():
-    """One decision per token at least (V >= 2), nearly free when predictable: the decoder's bound
-    on n counts one decision per token, not bit_length(V - 1)."""
+def test_long_constant_run_is_tiny_and_beyond_the_format_bound():
+    """A predictable run costs almost nothing: so little that it holds more tokens per payload
+    bit than the format allows (MAX_TOKENS_PER_BIT): the reader refuses such a stream and the
+    writer codes it otherwise; a run within the bound round-trips."""
     tokens = np.full(200_000, 7, dtype=np.int64)
     tokens[0] = 3
     fields = cms2_fields(tokens, 1 << 20)
     assert len(fields["payload"]) < 400
-    np.testing.assert_array_equal(decode_stream(fields, 1 << 20, max_count=tokens.size), tokens)
+    with pytest.raises(CorruptDataError, match="a bit"):
+        decode_stream(fields, 1 << 20, max_count=tokens.size)
+    assert encode_stream(tokens, 1 << 20, coders=("packed", "cms2"))["coder"] == "packed"
+    short = tokens[:8000]
+    fields = cms2_fields(short, 1 << 20)
+    assert within_bound(short.size, len(fields["payload"]))
+    np.testing.assert_array_equal(decode_stream(fields, 1 << 20, max_count=short.size), short)
 
 
 # ------------------------------------------------------------------ the fitted code
@@ -167,10 +176,10 @@ def test_rank_counts_are_the_histograms_of_the_ranks(n, vocab, seed):
             assert g.dtype == np.int64 and np.array_equal(g, w)
 
 
-def test_encode_bit_is_cm_code_bit_encoding():
-    """The encoder's coder step (_encode_bit, with 4 bytes of room) gives cm._code_bit's interval
-    and position and the same settled bytes, for every number (0..4) of bytes shifted out."""
-    from ubpe._kernels.cm import _code_bit
+def test_encode_bit_is_the_shared_coders_encoding():
+    """The encoder's coder step (_encode_bit, with 4 bytes of room) gives cmcore._code_bit's
+    interval and position and the same settled bytes, for every number (0..4) of bytes shifted out."""
+    _code_bit = cmcore._code_bit
 
     rng = np.random.default_rng(7)
     states = [(0, 0xFFFFFFFF), (0x00FFFFFF, 0x01000000), (0x12345678, 0x12345679),
@@ -244,22 +253,19 @@ def test_valid_headers_parse():
 # ------------------------------------------------------------------ level 2, determinism, speed
 
 
-def test_cms2_replaces_cms_at_level_2_and_keeps_its_size():
+def test_is_level_2s_choice_on_a_signal():
+    """On a predictable signal's ids "cms2" is much smaller than level 1's coders; it is not
+    offered at level 1 nor to streams with text classes."""
     tokens, vocab = signal(20000)
-    cm = encode_stream(tokens, vocab, coders=("cm",))
-    cms = encode_stream(tokens, vocab, coders=("cms",))
+    static = encode_stream(tokens, vocab, coders=coders_for(1))
     cms2 = encode_stream(tokens, vocab, coders=LEVEL2_CODERS)
-    assert cm["coder"] == "cm" and cms["coder"] == "cms" and cms2["coder"] == "cms2"
+    assert static["coder"] in ("rans", "mag") and cms2["coder"] == "cms2"
     assert sorted(cms2) == ["coder", "n", "payload"]
-    assert len(cms2["payload"]) < 0.92 * len(cms["payload"]) < 0.92 * len(cm["payload"])
+    assert len(msgpack.packb(cms2)) < 0.7 * len(msgpack.packb(static))  # 0.61 measured
     np.testing.assert_array_equal(decode_stream(cms2, vocab), tokens)
-    assert encode_stream(tokens, vocab)["coder"] != "cms2"  # not a level-1 candidate
-    assert encode_stream(tokens, vocab, coders=("cms", "cms2"))["coder"] == "cms2"  # one run: "cms2"
-    from ubpe.entropy import text_classes
-
     classes = text_classes(np.arange(vocab, dtype=np.int64) % 256)
-    if classes is not None:  # with text classes "cm" stays and "cms2" is not run
-        assert encode_stream(tokens, vocab, coders=("cm", "cms2"), classes=classes)["coder"] in ("cm", "rans", "mag")
+    assert classes is not None
+    assert encode_stream(tokens, vocab, coders=("packed", "cms2"), classes=classes)["coder"] == "packed"
 
 
 def test_deterministic():
@@ -363,8 +369,13 @@ def test_fields_and_n_checked_before_decoding(sample):
         decode_stream(dict(fields, payload=fields["payload"] * 40), vocab)
     for n in (int(fields["n"]) - 1, int(fields["n"]) + 1):
         assert _decodes_or_refuses(dict(fields, n=n), tokens, vocab)
-    for coder in ("cm", "cms"):  # the same payload read by another model: refused (or other tokens)
-        assert _decodes_or_refuses(dict(fields, coder=coder), tokens, vocab)
+    with pytest.raises(CorruptDataError, match="not bytes"):  # read as "cmt2": no text classes
+        decode_stream(dict(fields, coder="cmt2"), vocab)
+    classes = text_classes(np.arange(vocab) % 256)  # another model: refused or other tokens
+    try:
+        assert not np.array_equal(decode_stream(dict(fields, coder="cmt2"), vocab, classes=classes), tokens)
+    except CorruptDataError:
+        pass
 
 
 #: (length, CRC-32) of test_frozen_bytes's payloads: an oscillation (mode 2), residuals (mode 0),
@@ -373,7 +384,7 @@ FROZEN_CMS2 = ((2930, 351876043), (3826, 1060064294), (3715, 3832547610))
 
 
 def test_frozen_bytes():
-    """The "cms2" model is part of format version 5: these payloads never change."""
+    """The "cms2" model is part of the format: these payloads never change."""
     tokens, vocab = signal(6000, seed=11)
     a = cms2_bytes(tokens, vocab)
     res, vr = residuals(6000, seed=13)
@@ -389,30 +400,28 @@ def test_frozen_bytes():
 # ------------------------------------------------------------------ kernel helpers
 
 
-def test_buckets_match_cms():
-    """The leading-zero buckets of "cms2" equal "cms"'s loop buckets (the normative sb, ub),
-    at every bit length's edges and across the signed range the contexts feed them."""
+def test_buckets_are_capped_bit_lengths():
+    """The contexts' leading-zero buckets: _ub(m) = min(bit_length(m), cap) and _sb(d) =
+    2 * min(bit_length(|d|), cap) + (d < 0), at every bit length's edges and across the signed
+    range the contexts feed them."""
     from numba import njit
-
-    from ubpe._kernels import cmsignal
 
     @njit
     def both(vals, cap):
-        out = np.empty((vals.shape[0], 4), np.int64)
+        out = np.empty((vals.shape[0], 2), np.int64)
         for i in range(vals.shape[0]):
             v = vals[i]
-            m = v if v >= 0 else -v
-            out[i, 0] = cmsignal2._ub(m, cap)
-            out[i, 1] = cmsignal._ubucket(m, cap)
-            out[i, 2] = cmsignal2._sb(v, cap)
-            out[i, 3] = cmsignal._sbucket(v, cap)
+            out[i, 0] = cmsignal2._ub(v if v >= 0 else -v, cap)
+            out[i, 1] = cmsignal2._sb(v, cap)
         return out
 
-    edges = [0, 1] + [s * (1 << k) + e for k in range(1, 40) for e in (-1, 0, 1) for s in (1,)]
-    vals = np.array(sorted({s * v for v in edges for s in (1, -1)}) + list(range(-5000, 5000)), np.int64)
+    edges = [0, 1] + [(1 << k) + e for k in range(1, 40) for e in (-1, 0, 1)]
+    vals = sorted({s * v for v in edges for s in (1, -1)} | set(range(-5000, 5000)))
     for cap in (12, 15):
-        out = both(vals, cap)
-        assert np.array_equal(out[:, 0], out[:, 1]) and np.array_equal(out[:, 2], out[:, 3])
+        out = both(np.array(vals, np.int64), cap)
+        ub = [min(abs(v).bit_length(), cap) for v in vals]
+        assert out[:, 0].tolist() == ub
+        assert out[:, 1].tolist() == [2 * u + (v < 0) for u, v in zip(ub, vals)]
         assert out[:, 0].max() == cap  # the cap is reached: the comparison covers it
 
 
@@ -422,18 +431,18 @@ def test_pure_python_kernels_code_the_same(tmp_path):
     to no-ops, and the bytes and residuals are the compiled ones."""
     code = (
         "import json, numpy as np\n"
-        "from ubpe import predict\n"
+        "from ubpe.frontend.adaptive import adaptive_forward\n"
         "from ubpe._kernels import cmsignal2\n"
         "x = np.cumsum(np.random.default_rng(3).integers(-40, 41, 300)).astype(np.int16)\n"
-        "r, p = predict.adaptive_forward(x)\n"
+        "r, p = adaptive_forward(x)\n"
         "t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)\n"
         "buf = np.zeros(2000, np.uint8)\n"
         "n = cmsignal2.cms2_encode(t, 41, buf)\n"
         "print(json.dumps([r.tolist(), buf[:n].tolist()]))\n"
     )
-    from ubpe import predict
+    from ubpe.frontend.adaptive import adaptive_forward
 
     x = np.cumsum(np.random.default_rng(3).integers(-40, 41, 300)).astype(np.int16)
-    r, _p = predict.adaptive_forward(x)
+    r, _p = adaptive_forward(x)
     t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)
     assert json_without_jit(code, tmp_path) == [r.tolist(), list(cms2_bytes(t, 41))]

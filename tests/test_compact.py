@@ -1,11 +1,11 @@
-"""Format version 7, the compact form (docs/format.md, "Version 7: the compact form"): the same
-fields as version 6, keys and table values by number, defaults left out, behind ``b"ubpe"`` and
-the version byte; translated at the pack/unpack boundary and checked as version 6."""
+"""The wire form of format version 1 (docs/format.md): ``b"ubpe"``, the version byte, then one
+msgpack map whose keys are numbers (their index in ``ubpe.format.container.KEYS``), whose dtype,
+coder and stage values are numbers too, and whose fields at their default are left out. The
+reader names them back and refuses any other spelling, so that every container has one form."""
 
 from __future__ import annotations
 
 import io
-import pathlib
 
 import msgpack
 import numpy as np
@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import assert_same_array, check_truncations
-from ubpe import container
-from ubpe.container import compress, decompress, describe
+from common import _SUBSTITUTES, assert_same_array, check_truncations
+from ubpe import compress, decompress, describe
+from ubpe.format import container
 
-FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+K = {name: i for i, name in enumerate(container.KEYS)}  # key name -> number
 
 
 def walk(n: int, seed: int = 0, channels: int = 0) -> np.ndarray:
@@ -29,7 +29,7 @@ def walk(n: int, seed: int = 0, channels: int = 0) -> np.ndarray:
 
 
 def split(data: bytes) -> tuple[bytes, dict]:
-    """(prefix, the compact map as msgpack gives it: keys by number)."""
+    """(prefix, the wire map as msgpack gives it: keys by number)."""
     return data[:5], msgpack.unpackb(data[5:], raw=False, strict_map_key=False)
 
 
@@ -37,54 +37,44 @@ def join(prefix: bytes, tree: dict) -> bytes:
     return prefix + msgpack.packb(tree, use_bin_type=True)
 
 
-def named_v6(data: bytes) -> bytes:
-    """The same container written with named keys as version 6 (every v7 field means the same)."""
-    fields = container._fields(data)
-    fields["v"] = 6
-    return msgpack.packb(fields, use_bin_type=True)
-
-
-K = container._KEY_IDS_V7  # key name -> number
-
-
 # ---------------------------------------------------------------------------- the writer
 
 
-def test_compress_writes_version_7_behind_its_prefix():
+def test_compress_writes_version_1_behind_its_prefix():
     x = walk(1000, seed=1)
     data = compress(x)
-    assert data[:5] == b"ubpe\x07" and container.FORMAT_VERSION == 7 == describe(data).version
+    assert data[:5] == b"ubpe\x01" and container.FORMAT_VERSION == 1 == describe(data).version
     _, tree = split(data)
     assert all(type(k) is int for k in tree)  # no key by name
-    assert K["layout"] not in tree and tree[K["dtype"]] == container.DTYPES_V7.index("<i2")
+    assert tree[K["dtype"]] == container.DTYPES.index("<i2")
     assert_same_array(decompress(data), x)
 
 
-def test_the_compact_form_is_smaller_by_the_names_it_leaves_out():
-    x = walk(1000, seed=2)
-    data = compress(x, delta=1, level=1)
-    old = named_v6(data)
-    assert_same_array(decompress(old), x)  # the same fields, read as version 6
-    assert len(old) - len(data) >= 60, (len(old), len(data))
-    container.WRITE_COMPACT = False
-    try:
-        written = compress(x, delta=1, level=1)
-    finally:
-        container.WRITE_COMPACT = True
-    assert written[:1] != b"u" and describe(written).version < 7 and len(written) > len(data)
+def test_fields_at_their_default_are_left_out():
+    """No front end, a range alphabet's gap width and gaps, a model without merges and a
+    stream's count of the values: not written (the reader puts them back)."""
+    x = np.random.default_rng(1).integers(0, 7, 50).astype(np.uint8)
+    data = compress(x, delta=0, level=1)
+    _, tree = split(data)
+    assert K["front"] not in tree and K["model"] not in tree
+    assert set(tree[K["alphabet"]]) == {K["n"], K["lo"]} and K["n"] not in tree[K["stream"]]
+    named = container.fields_of(data)
+    assert named["front"] == [] and named["model"] == {"a": 7, "m": 0, "merges": b""}
+    assert named["alphabet"] == {"n": 7, "lo": 0, "w": 0, "gaps": b""} and named["stream"]["n"] == 50
+    assert container.pack(named) == data  # named fields give back the same bytes
 
 
 @settings(max_examples=40, deadline=None)
 @given(hnp.arrays(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, ">i4", "<u8", np.bool_]),
                   hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=60)),
        st.sampled_from([1, 2]))
-def test_round_trips_are_exact_and_the_named_form_reads_the_same(x, level):
+def test_round_trips_are_exact_and_the_named_fields_pack_to_the_same_bytes(x, level):
     if x.ndim == 2 and x.shape[1] > x.shape[0]:
         x = x.T
     data = compress(x, level=level)
-    assert data[:5] == b"ubpe\x07"
+    assert data[:5] == b"ubpe\x01"
     assert_same_array(decompress(data), x)
-    assert_same_array(decompress(named_v6(data)), x)
+    assert container.pack(container.fields_of(data)) == data
     info = describe(data)
     assert info.header + info.model + info.freq + info.payload == info.size == len(data)
 
@@ -101,35 +91,16 @@ def test_blocked_containers_stream_and_slice():
     x = walk(5000, seed=4, channels=2)
     data = compress(x, block_size=2000, level=1, threads=1)
     info = describe(data)
-    assert info.version == 7 and info.blocks == 5
+    assert info.version == 1 and info.blocks == 5
     assert info.header + info.model + info.freq + info.payload == info.size
     out = io.BytesIO()
-    assert container.decompress_to(out, io.BytesIO(data)) == (x.dtype, x.shape)
+    assert ubpe.decompress_to(out, io.BytesIO(data)) == (x.dtype, x.shape)
     assert out.getvalue() == x.tobytes()
     assert_same_array(decompress(data, start=1500, stop=3100), x[1500:3100])
     _, tree = split(data)
     assert list(tree)[-1] == K["blocks"]
     block = msgpack.unpackb(tree[K["blocks"]][0], raw=False, strict_map_key=False)
     assert all(type(k) is int for k in block) and K["crc"] in block
-
-
-def test_every_v7_fixture_is_compact_and_decodes():
-    names = sorted(p.stem for p in FIXTURES.glob("v7_*.ubpe"))
-    assert len(names) >= 16
-    for name in names:
-        data = (FIXTURES / f"{name}.ubpe").read_bytes()
-        assert data[:5] == b"ubpe\x07", name
-        model = FIXTURES / f"{name}.model"
-        tok = ubpe.Tokenizer.from_bytes(model.read_bytes()) if model.exists() else None
-        assert_same_array(decompress(data, tokenizer=tok), np.load(FIXTURES / f"{name}.npy"))
-
-
-def test_old_versions_still_decode_next_to_v7():
-    for name in ("v2_delta2_signal_int16", "v3_blocks_lpc_frames_int16", "v5_cms2_signal_int16",
-                 "v6_blocks_lpc_midcross_uint16"):
-        data = (FIXTURES / f"{name}.ubpe").read_bytes()
-        assert data[:1] != b"u"
-        assert_same_array(decompress(data), np.load(FIXTURES / f"{name}.npy"))
 
 
 # ---------------------------------------------------------------------------- the reader's checks
@@ -148,15 +119,15 @@ def _edit(short: bytes, edit) -> bytes:
 
 @pytest.mark.parametrize("edit, message", [
     (lambda t: t.__setitem__(99, 1), "unknown key number 99"),
+    (lambda t: t.__setitem__(-1, 1), "unknown key number -1"),
     (lambda t: t.__setitem__("dtype", t.pop(K["dtype"])), "written by name"),
     (lambda t: t.__setitem__(b"x", 1), "map key must be an int or a str"),
-    (lambda t: t.__setitem__("magic", "ubpe"), "'magic' or 'v'"),
-    (lambda t: t.__setitem__(K["layout"], "tc"), "'layout' at its default"),
-    (lambda t: t.__setitem__(K["layout"], "ct"), "layout"),
+    (lambda t: t.__setitem__("magic", "ubpe"), "unexpected"),
+    (lambda t: t.__setitem__(K["front"], []), "'front' at its default"),
     (lambda t: t[K["alphabet"]].__setitem__(K["w"], 0), "'w' at its default"),
     (lambda t: t[K["alphabet"]].__setitem__(K["gaps"], b""), "'gaps' at its default"),
     (lambda t: t.__setitem__(K["model"], {K["m"]: 0, K["merges"]: b""}), "no merges is left out"),
-    (lambda t: t.__setitem__(K["model"], {K["a"]: 9, K["m"]: 1, K["merges"]: b"\x00"}), "'a' is written"),
+    (lambda t: t.__setitem__(K["model"], {K["a"]: 9, K["m"]: 1, K["merges"]: b"\x00"}), "'a' is not written"),
     (lambda t: t[K["stream"]].__setitem__(K["n"], 800), "'n' equal to the values"),
     (lambda t: t[K["stream"]].__setitem__(K["n"], 799), "stream|expand|tokens"),
     (lambda t: t[K["stream"]].__setitem__(K["coder"], 40), "unknown number 40"),
@@ -169,9 +140,20 @@ def _edit(short: bytes, edit) -> bytes:
     (lambda t: t.pop(K["crc"]), "missing"),
     (lambda t: t.__setitem__(K["crc"], "x"), "crc"),
 ])
-def test_the_compact_map_is_checked(short, edit, message):
+def test_the_wire_map_is_checked(short, edit, message):
     with pytest.raises(ubpe.CorruptDataError, match=message):
         decompress(_edit(short, edit))
+
+
+@pytest.mark.parametrize("value", [v for v in _SUBSTITUTES if not (type(v) is int and 0 <= v < len(container.CODERS))],
+                         ids=repr)
+def test_a_coder_of_any_other_type_is_refused(short, value):
+    """Not only an unknown number: a list, a map, bytes, a float (each raised TypeError once)."""
+    message = "written by name" if value == {"a": 1} else "coder"  # (a map's keys are checked first)
+    with pytest.raises(ubpe.CorruptDataError, match=message):
+        decompress(_edit(short, lambda t: t[K["stream"]].__setitem__(K["coder"], value)))
+    with pytest.raises(ubpe.CorruptDataError, match=message):
+        describe(_edit(short, lambda t: t[K["stream"]].__setitem__(K["coder"], value)))
 
 
 def test_a_key_twice_is_refused(short):
@@ -185,25 +167,26 @@ def test_a_key_twice_is_refused(short):
 
 def test_the_prefix_is_checked(short):
     with pytest.raises(ubpe.FormatVersionError):
-        decompress(b"ubpe\x08" + short[5:])
-    for v in (0, 2, 6):
-        with pytest.raises(ubpe.CorruptDataError, match="version"):
-            decompress(b"ubpe" + bytes([v]) + short[5:])
+        decompress(b"ubpe\x02" + short[5:])
+    with pytest.raises(ubpe.CorruptDataError, match="version"):
+        decompress(b"ubpe\x00" + short[5:])
     with pytest.raises(ubpe.CorruptDataError, match="truncated"):
-        decompress(b"ubpe\x07")
+        decompress(b"ubpe\x01")
     with pytest.raises(ubpe.CorruptDataError, match="not a ubpe file"):
-        decompress(b"ubpx\x07" + short[5:])
-    with pytest.raises(ubpe.CorruptDataError):
+        decompress(b"ubpx\x01" + short[5:])
+    with pytest.raises(ubpe.CorruptDataError, match="other data"):
         decompress(short + b"\x00")
 
 
-def test_named_keys_with_version_7_are_refused(short):
-    fields = container._fields(short)
-    with pytest.raises(ubpe.CorruptDataError, match="compact form"):
-        decompress(msgpack.packb(fields, use_bin_type=True))  # "magic", "v": 7 and names
+def test_named_keys_are_refused(short):
+    fields = container.fields_of(short)
+    with pytest.raises(ubpe.CorruptDataError, match="not a ubpe file"):
+        decompress(msgpack.packb(fields, use_bin_type=True))  # a map alone, without the prefix
+    with pytest.raises(ubpe.CorruptDataError, match="written by name"):
+        decompress(short[:5] + msgpack.packb(fields, use_bin_type=True))
 
 
-def test_a_block_of_the_compact_form_is_checked():
+def test_a_block_of_the_wire_form_is_checked():
     x = walk(3000, seed=6)
     data = compress(x, block_size=1000, level=1, threads=1)
     prefix, tree = split(data)
@@ -218,21 +201,23 @@ def test_a_block_of_the_compact_form_is_checked():
             decompress(join(prefix, edited))
 
 
-def test_truncations_of_a_v7_container_are_refused(short):
+def test_truncations_are_refused(short):
     assert check_truncations(short) == len(short)
 
 
-def _v7_map_reference(pairs):
-    """container._v7_map as one loop (its fallback), the definition its usual case follows."""
+def _named_map_reference(pairs):
+    """How a wire map's keys are named, as one loop: an int is a key's number, a str a name that
+    is not in the table (a source key of the user's); anything else, a number out of the table,
+    a name of the table or a key twice is refused."""
     d = {}
     for key, value in pairs:
         if type(key) is int:
-            if not 0 <= key < len(container.KEYS_V7):
+            if not 0 <= key < len(container.KEYS):
                 raise ubpe.CorruptDataError(f"unknown key number {key}")
-            key = container.KEYS_V7[key]
+            key = container.KEYS[key]
         elif type(key) is not str:
             raise ubpe.CorruptDataError("a map key must be an int or a str")
-        elif key in container._KEY_IDS_V7:
+        elif key in K:
             raise ubpe.CorruptDataError("written by name")
         if key in d:
             raise ubpe.CorruptDataError("appears twice")
@@ -240,21 +225,24 @@ def _v7_map_reference(pairs):
     return d
 
 
-_KEYS = st.one_of(st.integers(-2, len(container.KEYS_V7) + 1), st.sampled_from([True, False, 1.0, 0.0, None, b"n"]),
+_KEYS = st.one_of(st.integers(-2, len(container.KEYS) + 1), st.sampled_from([True, False, 1.0, 0.0, None, b"n"]),
                   st.sampled_from(["dtype", "n", "user", "x"]))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(_KEYS, st.integers(0, 3)), max_size=8))
-def test_v7_map_matches_its_definition(pairs):
-    # the one-comprehension usual case must accept exactly what the loop accepts (a bool or a
-    # float key equal to an int, a key twice, an int out of the table: refused the same way)
+def test_every_map_s_keys_follow_their_definition(pairs):
+    """Any map of a container (here its ``source``, written by hand: keys twice, a bool or a
+    float key equal to an int) is named as the reference does, or refused as it is."""
+    packer = msgpack.Packer(use_bin_type=True)
+    data = (b"ubpe\x01" + packer.pack_map_header(2) + packer.pack(K["dtype"]) + packer.pack(0)
+            + packer.pack(K["source"]) + packer.pack_map_pairs(pairs))
     try:
-        want = _v7_map_reference(pairs)
+        want = _named_map_reference(pairs)
     except ubpe.CorruptDataError as e:
         with pytest.raises(ubpe.CorruptDataError) as got:
-            container._v7_map(pairs)
+            container.fields_of(data)
         assert str(e).split(" (")[0].split("number ")[-1] in str(got.value)
         return
-    got = container._v7_map(pairs)
+    got = container.fields_of(data)["source"]
     assert got == want and list(got) == list(want)

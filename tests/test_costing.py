@@ -2,7 +2,7 @@
 (``tests/reference_costing.py``, the former code): rANS's count model (q, codes, table bits,
 cross-entropy) and precision (pb, cross-entropy, frequencies), the frequency normalisation, the
 table's mode, the "mag" coder's (center, rate, pb) and its bytes, ``counts_cost_bits`` to the bit;
-and :func:`ubpe.predict.mult_detect`'s scoring (against the per-cut loop, the exact digit entropies
+and :func:`ubpe.frontend.mult.mult_detect`'s scoring (against the per-cut loop, the exact digit entropies
 and the per-window quotients)."""
 
 from __future__ import annotations
@@ -12,8 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_costing as ref
-from ubpe import entropy as E
-from ubpe import predict
+from ubpe import coders
+from ubpe.coders import mag as M
+from ubpe.coders import packed
+from ubpe.coders import rans as E
+from ubpe.format import bits
+from ubpe.frontend import mult as predict
 
 
 def _stream(seed: int, n: int, vocab: int, kind: int) -> np.ndarray:
@@ -114,8 +118,8 @@ def test_mag_chooses_and_writes_what_the_loop_did(spec):
     counts = np.bincount(x, minlength=vocab)
     for budget in (1 << 40, n // 4):
         want = ref.encode_mag(x, budget)
-        assert E._encode_mag(x, budget, counts) == want
-        assert E._encode_mag(x.astype(np.int32), budget) == want
+        assert M._encode_mag(x, budget, counts) == want
+        assert M._encode_mag(x.astype(np.int32), budget) == want
 
 
 @settings(max_examples=100, deadline=None)
@@ -123,7 +127,7 @@ def test_mag_chooses_and_writes_what_the_loop_did(spec):
 def test_mag_center_from_counts_is_the_median(values):
     arr = np.array(values, dtype=np.int64)
     counts = np.bincount(arr, minlength=301)
-    assert E._encode_mag(arr, 1 << 30, counts) == E._encode_mag(arr, 1 << 30) == ref.encode_mag(arr, 1 << 30)
+    assert M._encode_mag(arr, 1 << 30, counts) == M._encode_mag(arr, 1 << 30) == ref.encode_mag(arr, 1 << 30)
 
 
 @settings(max_examples=40, deadline=None)
@@ -132,15 +136,15 @@ def test_encode_stream_static_candidates_unchanged(spec):
     # encode_stream keeps the smallest of packed, rans and mag: the same bytes as the former searches
     seed, n, vocab, kind = spec
     x = _stream(seed, n, vocab, kind)
-    got = E.encode_stream(x, vocab)
+    got = coders.encode_stream(x, vocab)
     if got["coder"] == "rans":
         assert got == ref.encode_rans(x, vocab)
     elif got["coder"] == "mag":
         assert got == ref.encode_mag(x, 1 << 40)
-    for coders in (("rans",), ("mag",)):
-        one = E.encode_stream(x, vocab, coders=coders)
-        if one["coder"] == coders[0]:
-            assert one == (ref.encode_rans(x, vocab) if coders[0] == "rans" else ref.encode_mag(x, 1 << 40))
+    for coder in ("rans", "mag"):
+        one = coders.encode_stream(x, vocab, coders=(coder,))
+        if one["coder"] == coder:
+            assert one == (ref.encode_rans(x, vocab) if coder == "rans" else ref.encode_mag(x, 1 << 40))
 
 
 @settings(max_examples=40, deadline=None)
@@ -154,7 +158,7 @@ def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
     some = np.random.default_rng(seed).permutation(every)[:1 + seed % every.size]  # any rates, any order
     for rates in (every, some):
         got = np.zeros((rates.size, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
-        raw = residual.mag_stats(x, center, E._BITLEN, rates, got, np.zeros(rates.size, np.int64))
+        raw = residual.mag_stats(x, center, M._BITLEN, rates, got, np.zeros(rates.size, np.int64))
         for r, rate in enumerate(rates.tolist()):
             counts, want_raw = ref.mag_stats_one(x, center, rate)
             assert raw == want_raw and np.array_equal(got[r], counts)
@@ -178,7 +182,7 @@ def test_mag_frequencies_as_before(seed, pb, density, top):
     want, want_ce = ref.normalize_rows(counts, pb)
     assert np.array_equal(freqs, want) and ce[0, 0] == want_ce
     assert tbits[0, 0] == residual.table_encode(want, np.zeros(0, np.uint8))
-    assert np.array_equal(E._mag_freqs(counts, pb), want)
+    assert np.array_equal(M._mag_freqs(counts, pb), want)
 
 
 @settings(max_examples=150, deadline=None)
@@ -196,16 +200,16 @@ def test_mag_options_in_one_pass_are_each_option_s(seed, rates, pb_lo, pbs, dens
     tbits = np.full((rates, pbs), -1, np.int64)
     last = np.full(shape[1:], -1, np.int64)
     residual.mag_options(stats, pb_lo, ce, tbits, last)
-    assert np.array_equal(last, E._mag_freqs(stats[-1], pb_lo + pbs - 1))  # the last option's
+    assert np.array_equal(last, M._mag_freqs(stats[-1], pb_lo + pbs - 1))  # the last option's
     one_ce, one_tbits = np.empty((1, 1)), np.empty((1, 1), np.int64)
     for r in range(rates):
         for j in range(pbs):
-            residual.mag_options(stats[r:r + 1], pb_lo + j, one_ce, one_tbits, E._NO_FREQS)
+            residual.mag_options(stats[r:r + 1], pb_lo + j, one_ce, one_tbits, M._NO_FREQS)
             assert ce[r, j] == one_ce[0, 0] and tbits[r, j] == one_tbits[0, 0]
 
 
 def test_packed_size_without_packing():
-    # every msgpack header size of the payload (bin 8/16/32 edges) and of n and width
+    # the "packed" stream's size, computed without packing it: every msgpack header size of the payload (bin 8/16/32 edges) and of n and width
     import msgpack
 
     lengths = [0, 1, 255, 256, 65535, 65536, 70001]
@@ -213,8 +217,8 @@ def test_packed_size_without_packing():
         for length in lengths:
             for n in {max(1, (8 * length) // width - 1), max(1, (8 * length) // width), (8 * length) // width + 1}:
                 x = np.full(n, (1 << width) - 1, dtype=np.int64)
-                want = len(msgpack.packb(E._packed(x, n, width)))
-                assert E._packed_size(n, width) == want, (n, width)
+                want = len(msgpack.packb(coders.encode_stream(x, 1 << width, coders=("packed",))))
+                assert packed.size(n, width) == want, (n, width)
 
 
 @settings(max_examples=200, deadline=None)
@@ -226,14 +230,14 @@ def test_rice_choice_as_the_dry_runs(values):
 
     arr = np.array(values, dtype=np.int64)
     top = min(max(values, default=0).bit_length(), K.MAX_RICE_PARAM)
-    bits = [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(top + 1)]
+    sizes = [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(top + 1)]
     got = np.full(K.MAX_RICE_PARAM + 1, 7, np.int64)
     K.rice_bits(arr, got)
     assert (got - 7).tolist() == [K.rice_pack_all(arr, r, np.zeros(0, np.uint8)) for r in range(got.size)]
-    want = min(range(top + 1), key=lambda r: (bits[r], r))
-    assert E._rice_choice(arr, top) == (want, bits[want])
-    packed = E.pack_rice(arr)
-    assert packed[0] == want and E.unpack_rice(packed[1], arr.size, want).tolist() == values
+    want = min(range(top + 1), key=lambda r: (sizes[r], r))
+    assert bits._rice_choice(arr, top) == (want, sizes[want])
+    packed = bits.pack_rice(arr)
+    assert packed[0] == want and bits.unpack_rice(packed[1], arr.size, want).tolist() == values
 
 
 # ----------------------------------------------------------------------------- mult_detect

@@ -20,7 +20,8 @@ def test_readme_examples_run():
     assert result.failed == 0
 
 
-DOCTEST_MODULES = ["ubpe.alphabet", "ubpe.tokenizer", "ubpe.container", "ubpe.signal", "ubpe.text"]
+DOCTEST_MODULES = ["ubpe.alphabet", "ubpe.tokenizer", "ubpe.api", "ubpe.frontend.delta", "ubpe.planner.settings",
+                   "ubpe.text"]
 
 
 @pytest.mark.parametrize("module", DOCTEST_MODULES)
@@ -35,11 +36,12 @@ def test_docstring_examples_run(module):
 
 
 def test_every_module_with_examples_is_doctested():
+    """Every module of the package and its subpackages (ubpe.api, ubpe.frontend, ...)."""
     import pkgutil
 
     finder = doctest.DocTestFinder()
     with_examples = set()
-    for info in pkgutil.iter_modules(ubpe.__path__, "ubpe."):
+    for info in pkgutil.walk_packages(ubpe.__path__, "ubpe."):
         if info.name in ("ubpe.__main__",):
             continue
         mod = importlib.import_module(info.name)

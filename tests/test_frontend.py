@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import pack_any, unpack_any, assert_same_array, check_roundtrip
-from ubpe import container, frontend, planner
+from chain_containers import compress_chain
+from common import assert_same_array, check_roundtrip, pack_any, unpack_any
+from ubpe import frontend
 from ubpe.errors import CorruptDataError
+from ubpe.frontend.delta import DeltaStage
 from ubpe.signal import delta
 
 
@@ -49,21 +51,21 @@ def test_layout_native_byte_order():
 
 def test_delta_stage_per_channel():
     x = frontend.to_channels(walk(200, seed=1, channels=3))
-    y, params = frontend.DeltaStage(2).forward(x)
+    y, params = DeltaStage(2).forward(x)
     assert params == {"order": 2} and y.dtype == np.int16
     for c in range(3):
         assert np.array_equal(y[c], delta(x[c], 2))  # each channel on its own
-    assert_same_array(frontend.DeltaStage().inverse(y, params), x)
+    assert_same_array(DeltaStage().inverse(y, params), x)
 
 
 @given(st.sampled_from(["i1", "u1", "<i2", ">u2", "<i8", "<u8"]).flatmap(
     lambda dt: hnp.arrays(np.dtype(dt), hnp.array_shapes(min_dims=2, max_dims=2, min_side=0, max_side=6))),
-    st.integers(1, frontend.DeltaStage.MAX_ORDER))
+    st.integers(1, DeltaStage.MAX_ORDER))
 def test_delta_chain_inverts_exactly(x, k):
     """Any values (extremes included), any order: the chain inverts bit-exactly per channel."""
     native = x.dtype.newbyteorder("=")
     xn = np.ascontiguousarray(x, dtype=native)
-    y, record = frontend.forward(xn, [frontend.DeltaStage(k)])
+    y, record = frontend.forward(xn, [DeltaStage(k)])
     assert record == [{"stage": "delta", "order": k}]
     back = frontend.inverse(y, frontend.parse_chain(record, native, xn.shape), native)
     assert_same_array(back, xn)
@@ -71,14 +73,14 @@ def test_delta_chain_inverts_exactly(x, k):
 
 def test_stage_arguments():
     with pytest.raises(ValueError, match="order"):
-        frontend.DeltaStage(0)
+        DeltaStage(0)
     with pytest.raises(TypeError, match="order"):
-        frontend.DeltaStage(1.0)
+        DeltaStage(1.0)
     with pytest.raises(ValueError, match="unknown front-end stage"):
         frontend.stage("no-such-stage")
-    assert isinstance(frontend.stage("delta", order=3), frontend.DeltaStage)
+    assert isinstance(frontend.stage("delta", order=3), DeltaStage)
     with pytest.raises(ValueError, match="already registered"):
-        frontend.register(frontend.DeltaStage)
+        frontend.register(DeltaStage)
 
 
 @pytest.mark.parametrize("front, dtype, match", [
@@ -126,15 +128,11 @@ class _Offset(frontend.Stage):
 
 
 def test_a_registered_stage_needs_no_container_or_planner_edit(monkeypatch):
-    """Writing a stage and registering it is all: the planner offers it as a chain, the
+    """Writing a stage and registering it is all: the planner measures it as a chain, the
     container records it, and decompress validates and inverts it."""
-    monkeypatch.setitem(frontend.STAGES, _Offset.name, _Offset)
+    monkeypatch.setitem(frontend.STAGES, _Offset.name, _Offset)  # registered for this test only
     x = walk(300, seed=5, channels=2)
-    base = {"magic": "ubpe", "v": container.FORMAT_VERSION, "dtype": x.dtype.str, "shape": list(x.shape),
-            "layout": container.LAYOUT, "crc": container._crc(x.dtype, list(x.shape), x.reshape(-1))}
-    best = planner.plan(frontend.to_channels(x), [[_Offset()]], 1,
-                        lambda c: container._cost(base, c), planner.ReplayEncoder(None, {}))
-    data = pack_any(container._candidate_fields(base, best), use_bin_type=True)
+    data = compress_chain(x, [_Offset()])
     info = ubpe.describe(data)
     assert info.front[0]["stage"] == "test-offset" and len(info.front[0]["lo"]) == 2
     assert_same_array(ubpe.decompress(data), x)
@@ -142,7 +140,10 @@ def test_a_registered_stage_needs_no_container_or_planner_edit(monkeypatch):
     for bad in ("x", [0], [0, 0, 0]):  # per-channel params are checked against the layout
         d["front"][0]["lo"] = bad
         with pytest.raises(CorruptDataError, match="test-offset"):
-            ubpe.decompress(pack_any(d, use_bin_type=True))
+            ubpe.decompress(pack_any(d))
+    monkeypatch.delitem(frontend.STAGES, _Offset.name)
+    with pytest.raises(CorruptDataError, match="test-offset"):  # unregistered: not defined
+        ubpe.decompress(data)
 
 
 # ============================================================================ channels in containers
@@ -153,11 +154,11 @@ def test_channels_are_predicted_apart():
     x = walk(20_000, seed=3, channels=2)
     x[:, 1] = walk(20_000, seed=4) * 3  # a different walk, at another scale
     per_channel = check_roundtrip(x, level=1)
-    # what version 1 did with (F, 2): the best delta order on the flat stream
-    interleaved = min((container.compress(x.reshape(-1), delta=k, level=1) for k in (0, 1, 2)), key=len)
+    # the channels interleaved as one flat stream, at its best delta order
+    interleaved = min((ubpe.compress(x.reshape(-1), delta=k, level=1) for k in (0, 1, 2)), key=len)
     assert len(per_channel) < 0.6 * len(interleaved)
     info = ubpe.describe(per_channel)
-    assert info.channels == 2 and info.layout == "tc"
+    assert info.channels == 2
     # first differences of each channel (after the grid stage, which finds channel 1's step 3)
     assert info.front[-1] == {"stage": "delta", "order": 1}
 
@@ -178,7 +179,6 @@ def test_every_shape_round_trips(shape, delta_order):
 def test_delta_inverse_matches_undelta(dtype, order, channels, frames, seed):
     # the delta stage's compiled running sums give signal.undelta's values on every width,
     # order and shape (a row shorter than the order included), leaving the input unchanged
-    from ubpe.frontend import DeltaStage
     from ubpe.signal import undelta
 
     rng = np.random.default_rng(seed)
@@ -191,3 +191,41 @@ def test_delta_inverse_matches_undelta(dtype, order, channels, frames, seed):
     np.testing.assert_array_equal(y, before)
     if channels and frames > 1:
         np.testing.assert_array_equal(DeltaStage().inverse(y.T.copy().T, {"order": order}), want)  # F order
+
+
+# ============================================================================ the registry
+
+
+def test_every_stage_of_the_format_registers_itself():
+    """Importing ubpe.frontend registers every stage the format names, with nothing else of the
+    writer imported (a fresh interpreter): decoding never depends on what else was imported."""
+    import pathlib
+    import subprocess
+    import sys
+
+    from ubpe.format.container import STAGES as FORMAT_STAGES
+
+    assert sorted(frontend.STAGES) == sorted(FORMAT_STAGES)
+    for name, cls in frontend.STAGES.items():
+        assert cls.name == name and issubclass(cls, frontend.Stage)
+    code = ("import sys, ubpe.frontend as f\n"
+            "print(sorted(f.STAGES), sorted(m for m in ('ubpe.planner', 'ubpe.api', 'ubpe.frontend.chains')"
+            " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=pathlib.Path(__file__).parents[1], timeout=300)
+    assert out.stdout.strip() == f"{sorted(FORMAT_STAGES)} []", out.stdout
+
+
+def test_chain_dtypes_and_growing_bytes():
+    """chain_dtypes gives the dtype entering each stage and the output's; growing_bytes the
+    recorded params that grow with the values ("mult"'s digits; no other stage's)."""
+    rng = np.random.default_rng(2)
+    codes = walk(3000, seed=2).astype(np.int32) * 4 + (rng.random(3000) < 0.1) * rng.integers(1, 4, 3000)
+    x = frontend.to_channels(codes.astype(np.int16))
+    y, record = frontend.forward(x, [frontend.stage("grid"), DeltaStage(1)])
+    dtypes = frontend.chain_dtypes(record, x.dtype)
+    assert dtypes == [np.dtype(np.int16), np.dtype(np.uint16), np.dtype(np.int16)] and y.dtype == dtypes[-1]
+    assert frontend.growing_bytes(record) == 0
+    y, record = frontend.forward(x, [frontend.stage("mult"), DeltaStage(1)])
+    assert [c["base"] for c in record[0]["channels"]] == [4]
+    assert 0 < frontend.growing_bytes(record) <= len(pack_any(record[0]["low"]))

@@ -1,4 +1,4 @@
-"""Kernel intrinsics: ubpe._kernels.alloc (equal to np.empty / np.zeros / np.full) and cm._hash."""
+"""Kernel intrinsics: ubpe._kernels.alloc (equal to np.empty / np.zeros / np.full) and cmcore._hash."""
 
 import numba
 import numpy as np
@@ -66,8 +66,8 @@ def test_rejects_other_dtypes():
 
 
 def test_hash_intrinsic_equals_the_python_definition():
-    """cm._hash compiled (an intrinsic) gives the normative Python function's values."""
-    import ubpe._kernels.cm as cm
+    """cmcore._hash compiled (an intrinsic) gives the normative Python function's values."""
+    import ubpe._kernels.cmcore as cm
 
     assert cm._hash is not cm._hash_python  # compiled runs use the intrinsic
 

@@ -1,4 +1,4 @@
-"""The "mult" stage (format version 6): codes split as ``base * q + offset + r``, the skewed low
+"""The "mult" stage: codes split as ``base * q + offset + r``, the skewed low
 digits ``r`` coded in the stage's params; its detection, its checks and the planner's offer."""
 
 from __future__ import annotations
@@ -10,10 +10,15 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import pack_any, unpack_any, assert_same_array, check_mutations
-from ubpe import CorruptDataError, compress, container, decompress, frontend, planner, predict
-from ubpe.container import FORMAT_VERSION
-from ubpe.stages import MultStage
+from chain_containers import compress_chains
+from common import assert_same_array, check_mutations, pack_any, unpack_any, unpack_block
+from ubpe import CorruptDataError, compress, decompress, frontend
+from ubpe.api import writer
+from ubpe.format.container import FORMAT_VERSION, MAGIC
+from ubpe.frontend import mult as predict
+from ubpe.frontend.chains import MULT_CHAINS, PREDICTORS, build_chain
+from ubpe.frontend.mult import MultStage
+from ubpe.planner import DEFAULT, Candidate, auto_chains, candidates
 
 INT_DTYPES = ["int8", "uint8", "<i2", ">i2", "uint16", "<i4", ">u4", "int64", "uint64"]
 
@@ -68,7 +73,7 @@ def test_stage_round_trips_through_the_container_checks(dtype, data, channels):
     x = data.draw(hnp.arrays(np.dtype(dtype), (channels, frames))).astype(np.dtype(dtype).newbyteorder("="))
     y, record = frontend.forward(x, [MultStage()])
     assert y.dtype == np.dtype(f"i{x.dtype.itemsize}") and y.shape == x.shape
-    packed = unpack_any(pack_any(record, use_bin_type=True), raw=False)
+    packed = unpack_any(pack_any(record))
     chain = frontend.parse_chain(packed, x.dtype, x.shape)
     assert_same_array(frontend.inverse(y, chain, x.dtype), x)
 
@@ -84,11 +89,10 @@ def test_containers_round_trip_every_dtype_constant_and_short(dtype):
              np.array([info.min], dtype), rng.integers(info.min, info.max, 500, dtype=np.dtype(dtype).newbyteorder("="),
                                                          endpoint=True).astype(dtype)]
     for x in cases:
-        for predictor in planner.MULT_CHAINS:
+        for predictor in MULT_CHAINS:
             data = compress(x, predictor=predictor, level=1)
             assert_same_array(decompress(data), x)
-            tree = unpack_any(data, raw=False)
-            assert tree["v"] == FORMAT_VERSION and tree["front"][0]["stage"] == "mult"
+            assert data[:5] == MAGIC + bytes([FORMAT_VERSION]) and unpack_any(data)["front"][0]["stage"] == "mult"
 
 
 def test_detect_finds_skewed_digits_and_nothing_else():
@@ -117,57 +121,37 @@ def test_detect_cache_is_keyed_by_content_and_bounded():
     assert len(predict._DETECTED) <= predict._DETECTED_MAX
 
 
-def test_auto_choice_takes_the_split_and_is_smaller_than_without_it(monkeypatch):
+def test_auto_choice_takes_the_split_and_is_smaller_than_without_it():
     """On codes with skewed low digits the automatic choice (both levels) picks a "mult" chain,
     and the container is smaller than the best the planner finds without the stage."""
-    monkeypatch.setattr(container, "WRITE_COMPACT", False)  # the named form: the version the fields need
     x = skewed_codes(30000, 4)
-    assert any(spec[:1] and spec[0][0] == "mult" for spec in planner.auto_chains(frontend.to_channels(x)))
+    xc = frontend.to_channels(x)
+    assert any(spec[:1] and spec[0][0] == "mult" for spec in auto_chains(xc, 2, DEFAULT))
     walk = np.cumsum(np.random.default_rng(5).integers(-9, 10, 30000)).astype(np.int16)
-    assert not any(spec[:1] and spec[0][0] == "mult" for spec in planner.auto_chains(frontend.to_channels(walk)))
-    sizes = {}
+    assert not any(spec[:1] and spec[0][0] == "mult" for spec in auto_chains(frontend.to_channels(walk), 2, DEFAULT))
     for level in (1, 2):
         data = compress(x, level=level)
         assert_same_array(decompress(data), x)
-        info = ubpe.describe(data)
-        assert info.front[0]["stage"] == "mult" and info.version == 6
-        sizes[level] = len(data)
-    monkeypatch.setattr(planner, "has_low_digits", lambda x: False)
-    for level in (1, 2):
-        without = compress(x, level=level)
-        assert unpack_any(without, raw=False)["v"] < 6
-        assert sizes[level] < 0.95 * len(without), (level, sizes[level], len(without))
+        assert ubpe.describe(data).front[0]["stage"] == "mult"
+        others = [spec for spec in auto_chains(xc, level, DEFAULT) if not (spec and spec[0][0] == "mult")]
+        without = compress_chains(x, others, level)
+        assert ubpe.describe(without).front[0]["stage"] != "mult"
+        assert len(data) < 0.95 * len(without), (level, len(data), len(without))
 
 
-def test_blocked_containers_are_version_6_only_with_the_stage(monkeypatch):
-    monkeypatch.setattr(container, "WRITE_COMPACT", False)  # the named form: the version the fields need
+def test_blocked_containers_hold_the_stage_in_every_block():
     x = skewed_codes(5000, 6)
     data = compress(x, predictor="mult+lpc", level=1, block_size=1000)
-    tree = unpack_any(data, raw=False)
-    assert tree["v"] == 6 and len(tree["blocks"]) == 5
+    tree = unpack_any(data)
+    assert len(tree["blocks"]) == 5
     assert_same_array(decompress(data), x)
     assert_same_array(decompress(data, start=1500, stop=3200), x[1500:3200])
-    plain = unpack_any(compress(x, predictor="lpc", level=1, block_size=1000), raw=False)
-    assert plain["v"] == 3
-    block = unpack_any(tree["blocks"][2], raw=False)
-    assert block["front"][0]["stage"] == "mult"
-    tree["v"] = 5  # a version 5 reader knows no "mult": such a container is refused
-    with pytest.raises(CorruptDataError, match="not defined in format version 5"):
-        decompress(pack_any(tree, use_bin_type=True))
-
-
-def test_a_version_5_container_may_not_hold_the_stage():
-    x = skewed_codes(3000, 7)
-    tree = unpack_any(compress(x, predictor="mult+delta1", level=1), raw=False)
-    assert tree["v"] == 7 == FORMAT_VERSION  # (the named form: 6)
-    for v in (2, 3, 4, 5):
-        tree["v"] = v
-        with pytest.raises(CorruptDataError, match="not defined in format version"):
-            decompress(pack_any(tree, use_bin_type=True))
+    for raw in tree["blocks"]:
+        assert unpack_block(raw, 1000)["front"][0]["stage"] == "mult"
 
 
 def _mult_tree(x: np.ndarray) -> dict:
-    return unpack_any(compress(x, predictor="mult+delta1", level=1), raw=False)
+    return unpack_any(compress(x, predictor="mult+delta1", level=1))
 
 
 def test_check_refuses_corrupt_params():
@@ -181,7 +165,7 @@ def test_check_refuses_corrupt_params():
     stage.check({k: v for k, v in entry.items() if k != "stage"}, dtype, shape)  # the original passes
 
     def refused(change, match):
-        params = unpack_any(pack_any({k: v for k, v in entry.items() if k != "stage"}), raw=False)
+        params = unpack_any(pack_any({k: v for k, v in entry.items() if k != "stage"}))
         change(params)
         with pytest.raises(CorruptDataError, match=match):
             stage.check(params, dtype, shape)
@@ -213,7 +197,7 @@ def test_checked_params_keep_the_plain_fields_and_decode_once():
     assert params["low"] == entry["low"] and set(params) == {"channels", "low"}
     assert params["low"].digits.shape == (1000,)
     assert ubpe.describe(compress(x, predictor="mult+lpc", level=1)).front[0]["low"] == \
-        unpack_any(compress(x, predictor="mult+lpc", level=1), raw=False)["front"][0]["low"]
+        unpack_any(compress(x, predictor="mult+lpc", level=1))["front"][0]["low"]
 
 
 def test_mutated_mult_containers_raise_library_errors_or_decode_exactly():
@@ -221,24 +205,22 @@ def test_mutated_mult_containers_raise_library_errors_or_decode_exactly():
     stereo = np.stack([skewed_codes(2000, 12), skewed_codes(2000, 13, base=3, mode=1)], axis=1)
     samples = [(x, compress(x, predictor="mult+lpc", level=1)), (x, compress(x, level=2)),
                (stereo, compress(stereo, predictor="mult+delta1", level=1))]
-    assert all(unpack_any(d, raw=False)["front"][0]["stage"] == "mult" for _, d in samples)
+    assert all(unpack_any(d)["front"][0]["stage"] == "mult" for _, d in samples)
     assert check_mutations(samples, seed=21, n_mutations=1500) > 0
 
 
 def test_digits_payload_counts_as_growing_with_the_values():
     """The planner's cost of a mult candidate puts the digits' payload with the stream's bytes
     (scaled when a candidate is sized on a sample)."""
-    from ubpe import container
-
     x = frontend.to_channels(skewed_codes(4000, 14))
-    y, record = frontend.forward(x, planner.build_chain(planner.PREDICTORS["mult+delta1"]))
+    y, record = frontend.forward(x, build_chain(PREDICTORS["mult+delta1"]))
     payload = len(record[0]["low"]["payload"])
     assert payload > 100
-    base = {"magic": "ubpe", "v": 2, "dtype": "<i2", "shape": [4000], "layout": "tc", "crc": 0, "front": []}
+    cost = writer.cost_function({"dtype": "<i2", "shape": [4000], "crc": 0, "front": []})
     flat = np.ascontiguousarray(y).reshape(-1)
-    cand = planner._bare_candidates(record, flat)[0]
-    plain = planner._bare_candidates([], flat)[0]
-    k, k0 = container._cost(base, cand), container._cost(base, plain)
+    cand = candidates.bare_candidates(record, flat)[0]
+    plain = candidates.bare_candidates([], flat)[0]
+    k, k0 = cost(cand), cost(plain)
     assert k.scalable - k0.scalable == payload
 
 
@@ -246,7 +228,7 @@ def test_inspect_names_the_split_not_the_digit_bytes():
     from ubpe.cli import _describe_stage
 
     x = np.stack([skewed_codes(3000, 15), np.cumsum(np.random.default_rng(1).integers(-50, 51, 3000))], axis=1)
-    entry = unpack_any(compress(x.astype(np.int16), predictor="mult+lpc", level=1), raw=False)["front"][0]
+    entry = unpack_any(compress(x.astype(np.int16), predictor="mult+lpc", level=1))["front"][0]
     text = _describe_stage(entry)
     payload = len(entry["low"]["payload"])
     assert text == f"mult(4q+2+r, none; digits: {entry['low']['coder']}, {payload} bytes)"
@@ -257,25 +239,24 @@ def test_a_sample_sized_on_the_whole_record_scales_its_stream_only():
     with the record made on all the values: the digits' payload there stands for all of them
     already, so only the stream is extrapolated (scaling the payload too overrated "mult"
     chains several times over against the others)."""
-    from ubpe import container
     from ubpe.alphabet import Alphabet
 
     x = frontend.to_channels(skewed_codes(40000, 15))
-    y, record = frontend.forward(x, planner.build_chain(planner.PREDICTORS["mult+lpc"]))
+    y, record = frontend.forward(x, build_chain(PREDICTORS["mult+lpc"]))
     y = np.ascontiguousarray(y).reshape(-1)
-    base = {"magic": "ubpe", "v": 2, "dtype": "<i2", "shape": [y.size], "layout": "tc", "crc": 0, "front": []}
+    cost = writer.cost_function({"dtype": "<i2", "shape": [y.size], "crc": 0, "front": []})
     coders = ("cms2",)
 
     def cm(values):
         alphabet = Alphabet.from_data(values)
-        return planner.Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(values), coders, "cm")
+        return Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(values), coders, "cm")
 
-    exact = container._cost(base, cm(y)).size
-    ys = y[planner._windows(y.size, planner.LEAN_CM_SAMPLE_LARGE, planner.LEAN_CM_WINDOWS)]
-    sized = container._cost(base, cm(ys))
+    exact = cost(cm(y)).size
+    ys = y[candidates.windows(y.size, DEFAULT.lean_cm_sample_large, DEFAULT.lean_cm_windows)]
+    sized = cost(cm(ys))
     grows = frontend.growing_bytes(record)
     assert grows == MultStage.scalable(record[0]) > 1000
-    estimate = planner._extrapolated(sized, y.size / ys.size, grows)
+    estimate = candidates.extrapolated(sized, y.size / ys.size, grows)
     assert abs(estimate / exact - 1) < 0.05, (estimate, exact)
-    assert planner._extrapolated(sized, y.size / ys.size) > exact + 3 * grows  # the payload scaled again
-    assert planner._extrapolated(sized, 1.0) == sized.size
+    assert candidates.extrapolated(sized, y.size / ys.size) > exact + 3 * grows  # the payload scaled again
+    assert candidates.extrapolated(sized, 1.0) == sized.size

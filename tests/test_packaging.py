@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import ubpe
 from ubpe import cli
@@ -14,9 +15,10 @@ PACKAGE = pathlib.Path(ubpe.__file__).parent
 FIT = "import ubpe, numpy as np; ubpe.Tokenizer(4, 6).fit(np.tile(np.arange(4), 50))"
 
 
-def _run(code: str, env: dict) -> subprocess.CompletedProcess:
+def _run(code: str, env: dict, cwd: pathlib.Path | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | env
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=300)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=300,
+                          cwd=cwd)
 
 
 def _index_files(root: pathlib.Path) -> set[pathlib.Path]:
@@ -24,12 +26,67 @@ def _index_files(root: pathlib.Path) -> set[pathlib.Path]:
 
 
 def test_kernels_are_cached_per_user_never_in_the_package(tmp_path):
+    """In ``$XDG_CACHE_HOME/ubpe/numba/<key>``, the key a digest of the kernels' sources and the
+    versions (the next test)."""
     before = _index_files(PACKAGE)
-    proc = _run(FIT + "; import ubpe._kernels as k; print(k.cache_dir())", {"XDG_CACHE_HOME": str(tmp_path)})
+    proc = _run(FIT + "; import ubpe._kernels as k; print(k.cache_dir()); print(k.cache_key())",
+                {"XDG_CACHE_HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == str(tmp_path / "ubpe" / "numba")
+    path, key = proc.stdout.split()
+    assert len(key) == 16 and path == str(tmp_path / "ubpe" / "numba" / key)
     assert _index_files(tmp_path), "no kernel was cached in the per-user directory"
     assert _index_files(PACKAGE) == before, "numba wrote its cache into the package"
+
+
+def test_an_edit_to_any_kernel_file_moves_the_cache(tmp_path):
+    """numba checks a cached function against its own file only, and kernel files share compiled
+    helpers (the context-mixing coders' cmcore): the cache directory is keyed by every kernel
+    file's source, so an edited helper is compiled afresh in a directory of its own, never run
+    stale. Here a copy of the package whose shared helper file gains one line."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(PACKAGE, copy / "ubpe", ignore=shutil.ignore_patterns("__pycache__"))
+    code = "import ubpe, ubpe._kernels as k; print(ubpe.__file__); print(k.cache_dir())"
+    env = {"PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = _run(code, env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split()[0] == str(copy / "ubpe" / "__init__.py")
+    with open(copy / "ubpe" / "_kernels" / "cmcore.py", "a") as f:
+        f.write("\n# an edit\n")
+    second = _run(code, env, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    a, b = pathlib.Path(first.stdout.split()[1]), pathlib.Path(second.stdout.split()[1])
+    assert a != b and a.parent == b.parent == tmp_path / "cache" / "ubpe" / "numba"
+
+
+@pytest.mark.slow
+def test_an_edited_shared_helper_never_runs_stale(tmp_path):
+    """The whole story, compiled twice: a copy of the package codes a signal with "cms2" (its
+    kernels cached); then one knot of the squash table in the shared cmcore.py moves, and the
+    same call (in a new process, same cache home) codes it differently and still decodes it:
+    the edited helper ran, not the cached code of the file that inlines it."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(PACKAGE, copy / "ubpe", ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import hashlib, numpy as np, ubpe\n"
+            "x = np.cumsum(np.random.default_rng(1).integers(-9, 10, 3000)).astype(np.int16)\n"
+            "data = ubpe.compress(x, level=2, predictor='none')\n"
+            "assert ubpe.describe(data).coder == 'cms2' and np.array_equal(ubpe.decompress(data), x)\n"
+            "print(hashlib.sha256(data).hexdigest())\n")
+    env = {"PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    before = _run(code, env, cwd=tmp_path)
+    assert before.returncode == 0, before.stderr
+    again = _run(code, env, cwd=tmp_path)  # from the cache: the same bytes
+    assert again.returncode == 0 and again.stdout == before.stdout, again.stderr
+    helper = copy / "ubpe" / "_kernels" / "cmcore.py"
+    source = helper.read_text()
+    assert source.count(" 1546, ") == 1
+    helper.write_text(source.replace(" 1546, ", " 1540, "))
+    after = _run(code, env, cwd=tmp_path)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout != before.stdout
 
 
 def test_numba_cache_dir_is_honoured(tmp_path):
@@ -81,12 +138,23 @@ def test_import_ubpe_leaves_the_text_tokenizer_and_late_kernels_unimported():
 
 
 def test_cli_announces_the_first_compilation_only_when_the_cache_is_cold(tmp_path, capsys, monkeypatch):
+    """The CLI looks at the cache directory the environment names (NUMBA_CACHE_DIR): an empty one
+    is announced as a first compilation; one holding the kernels is not. (The kernels this
+    process already compiled stay where they are: nothing compiles here.)"""
     src = tmp_path / "x.npy"
     np.save(src, np.tile(np.arange(8, dtype=np.int16), 100))
-    monkeypatch.setattr(cli.kernels, "is_cache_warm", lambda: False)
+    ubpe.compress(np.load(src))  # the kernels of this job, compiled or loaded (and cached) beforehand
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty"))
     assert cli.main(["compress", str(src), "-o", str(tmp_path / "a.ubpe")]) == 0
-    assert "compiling the kernels on first use" in capsys.readouterr().err
-    monkeypatch.setattr(cli.kernels, "is_cache_warm", lambda: True)
+    err = capsys.readouterr().err
+    assert "compiling the kernels on first use" in err and str(tmp_path / "empty") in err
+    assert cli.main(["-q", "compress", str(src), "-o", str(tmp_path / "q.ubpe")]) == 0
+    assert capsys.readouterr().err == ""  # -q: not even that line
+    warm = tmp_path / "warm"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(warm))
+    from ubpe._cache import cache_dir
+
+    (pathlib.Path(cache_dir()) / "kernel.nbi").write_bytes(b"")  # an index file: what a compilation leaves
     assert cli.main(["compress", str(src), "-o", str(tmp_path / "b.ubpe")]) == 0
     assert "compiling" not in capsys.readouterr().err
 

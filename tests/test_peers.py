@@ -7,7 +7,10 @@ skipped with the reason when they are missing.
 
 from __future__ import annotations
 
-import struct
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -16,12 +19,10 @@ from ubpe import peers as _stdcodecs
 
 
 @pytest.mark.parametrize("bits,lo,hi", [(8, -128, 127), (16, -32768, 32767), (24, -(1 << 23), (1 << 23) - 1)])
-def test_pcm_packing_round_trips_at_the_limits(bits, lo, hi):
+def test_pcm_bits_is_the_narrowest_width_that_holds_the_values(bits, lo, hi):
     x = np.array([lo, hi, 0, -1, 1, lo + 1, hi - 1], dtype=np.int32)
     assert _stdcodecs.pcm_bits(x) == bits
-    raw = _stdcodecs._pcm_bytes(x, bits)
-    assert len(raw) == len(x) * bits // 8
-    assert np.array_equal(_stdcodecs._from_pcm(raw, bits, np.int32), x)
+    assert _stdcodecs.pcm_bits(np.array([hi + 1], np.int64)) == (None if bits == 24 else bits + 8)
 
 
 def test_pcm_bits_refuses_values_beyond_24_bits():
@@ -29,16 +30,17 @@ def test_pcm_bits_refuses_values_beyond_24_bits():
     assert _stdcodecs.pcm_bits(np.array([-(1 << 23) - 1], dtype=np.int64)) is None
 
 
-def test_wav_header_fields():
-    h = _stdcodecs._wav_header(300, 24, 16000)
-    assert len(h) == 44 and h[:4] == b"RIFF" and h[8:16] == b"WAVEfmt "
-    size, = struct.unpack("<I", h[4:8])
-    fmt = struct.unpack("<IHHIIHH", h[16:36])
-    assert size == 36 + 300
-    assert fmt == (16, 1, 1, 16000, 16000 * 3, 3, 24)
-    assert h[36:40] == b"data" and struct.unpack("<I", h[40:44]) == (300,)
-    # 8-bit .wav samples are unsigned: -128 -> 0, 0 -> 128, 127 -> 255
-    assert _stdcodecs._wav_samples(np.array([-128, 0, 127], "i1").tobytes(), 8) == bytes([0, 128, 255])
+@pytest.mark.parametrize("codec", ["flac-8", "wavpack-hhx6"])
+@pytest.mark.parametrize("bits,lo,hi", [(8, -128, 127), (16, -32768, 32767), (24, -(1 << 23), (1 << 23) - 1)])
+def test_pcm_codecs_round_trip_the_limits_of_each_width(codec, bits, lo, hi):
+    """The PCM peers get the values as a mono .wav of the narrowest width (8-bit samples stored
+    unsigned, as .wav does; 24-bit ones as three bytes): the extremes come back exactly."""
+    why = _stdcodecs.missing(codec)
+    if why:
+        pytest.skip(why)
+    x = np.tile(np.array([lo, hi, 0, -1, 1, lo + 1, hi - 1], dtype=np.int32), 50)
+    (row,) = _stdcodecs.run_codecs(x, [codec], sample_rate=16000)  # raises RoundTripError if not exact
+    assert row["bytes"] > 0
 
 
 def test_byte_codecs_round_trip_and_report_the_best_of_repeat():
@@ -51,19 +53,27 @@ def test_byte_codecs_round_trip_and_report_the_best_of_repeat():
         assert r["ratio"] == pytest.approx(x.nbytes / r["bytes"])
 
 
-def test_a_missing_program_is_reported_not_silently_dropped(monkeypatch, capsys):
-    monkeypatch.setattr(_stdcodecs.shutil, "which", lambda name: None)
-    monkeypatch.setattr(_stdcodecs, "_warned", set())
-    x = np.arange(100, dtype=np.int16)
-    rows = _stdcodecs.run_codecs(x, None)
-    names = {r["name"] for r in rows}
-    assert not names & {"flac-8", "wavpack-hhx6", "zpaq-m5"}
-    out = capsys.readouterr().out
+def test_a_missing_program_is_reported_not_silently_dropped():
+    """With no program on the PATH (a new process: each missing codec is noted once per process)."""
+    code = ("import json, numpy as np\n"
+            "from ubpe import peers\n"
+            "x = np.arange(100, dtype=np.int16)\n"
+            "print(json.dumps([r['name'] for r in peers.run_codecs(x, None)]))\n"
+            "print(json.dumps([name for name, _ in peers.missing_codecs()]))\n"
+            "try:\n"
+            "    peers.run_codecs(x, ['flac-8'])\n"
+            "except ValueError as e:\n"
+            "    print('refused:', e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PATH=""))
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
     for codec in ("flac-8", "wavpack-hhx6", "zpaq-m5"):
         assert f"{codec} skipped" in out
-    assert {name for name, _ in _stdcodecs.missing_codecs()} >= {"flac-8", "wavpack-hhx6", "zpaq-m5"}
-    with pytest.raises(ValueError, match="flac"):
-        _stdcodecs.run_codecs(x, ["flac-8"])
+    ran, missing, refused = out.splitlines()[-3:]
+    assert not set(json.loads(ran)) & {"flac-8", "wavpack-hhx6", "zpaq-m5"} and "zlib-9" in json.loads(ran)
+    assert set(json.loads(missing)) >= {"flac-8", "wavpack-hhx6", "zpaq-m5"}
+    assert refused.startswith("refused: flac-8")
 
 
 def test_each_sums_only_codecs_that_ran_on_every_input():

@@ -1,4 +1,6 @@
-"""ubpe.predict: block LPC, sign-sign LMS cascades and value grids, exact for every integer dtype."""
+"""The prediction transforms of the front end (ubpe.frontend.lpc, adaptive, grid, rank): block LPC,
+sign-sign LMS cascades, value grids and ranks, exact for every integer dtype, against the plain-Python
+reference (tests/reference_predict.py)."""
 
 from __future__ import annotations
 
@@ -12,17 +14,16 @@ from hypothesis.extra import numpy as hnp
 
 import reference_predict as ref
 from ubpe import CorruptDataError
-from ubpe import predict as P
+from ubpe.frontend import adaptive, grid, lpc, rank
 
 INT_DTYPES = ["|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", ">i2", ">u4", ">i8", ">u8"]
 
 
-def signed_ints(x: np.ndarray, unsigned: int | None = None) -> list[int]:
+def signed_ints(x: np.ndarray) -> list[int]:
     """Each sample as the kernels see it: a signed one as itself, an unsigned one offset by
-    ``-2**(bits-1)`` (``unsigned`` 2, the default for unsigned ``x``) or its bits read as
-    signed (``unsigned`` 1, format versions 1 to 5)."""
+    ``-2**(bits-1)`` (the ``unsigned`` param 1)."""
     bits = 8 * x.dtype.itemsize
-    if x.dtype.kind == "u" and (unsigned or P.WRITE_UNSIGNED) == P.UNSIGNED_OFFSET:
+    if x.dtype.kind == "u":
         return [int(v) - (1 << (bits - 1)) for v in x]
     return [ref.to_signed(int(v), bits) for v in x]
 
@@ -68,14 +69,14 @@ def assert_same(y: np.ndarray, x: np.ndarray) -> None:
 @given(signals(), st.sampled_from([1, 2, 3, 7, 17, 4096]), st.integers(0, 32),
        st.sampled_from(["tukey", "welch", "hann", "none"]))
 def test_lpc_round_trip_matches_reference(x, block, max_order, window):
-    r, params = P.lpc_forward(x, block=block, max_order=max_order, window=window)
+    r, params = lpc.lpc_forward(x, block=block, max_order=max_order, window=window)
     bits = 8 * x.dtype.itemsize
     assert r.dtype == np.dtype(f"i{bits // 8}") and r.shape == x.shape
-    blk, orders, shifts, coefs = P.check_lpc_params(params, len(x), r.dtype)
+    blk, orders, shifts, coefs = lpc.check_lpc_params(params, len(x), r.dtype)
     assert (orders <= max_order).all()
     expected = ref.lpc_residual(signed_ints(x), bits, blk, orders.tolist(), shifts.tolist(), coefs.tolist())
     assert r.tolist() == expected
-    assert_same(P.lpc_inverse(r, params), x)
+    assert_same(lpc.lpc_inverse(r, params), x)
 
 
 @given(st.sampled_from(INT_DTYPES), st.integers(1, 90), st.integers(1, 40), st.data())
@@ -91,31 +92,31 @@ def test_lpc_filter_with_any_valid_params(dtype, n, block, data):
     coefs = [data.draw(st.integers(-(1 << (p - 1)), (1 << (p - 1)) - 1))
              for o, p in zip(orders, precs) for _ in range(o)]
     widths = np.repeat(np.array(precs, np.int64), orders)
-    unsigned = data.draw(st.sampled_from([1, 2])) if dtype.kind == "u" else 0  # 1: versions 1 to 5
+    unsigned = 1 if dtype.kind == "u" else 0
     params = {"block": block, "unsigned": unsigned, "orders": bytes(orders), "shifts": bytes(shifts),
-              "precisions": bytes(precs), "coefs": P._pack_coefs(np.array(coefs, np.int64), widths)}
+              "precisions": bytes(precs), "coefs": lpc._pack_coefs(np.array(coefs, np.int64), widths)}
     bits = 8 * dtype.itemsize
-    _, _, _, unpacked = P.check_lpc_params(params, n, dtype)
+    _, _, _, unpacked = lpc.check_lpc_params(params, n, dtype)
     assert unpacked.tolist() == coefs
-    res = ref.lpc_residual(signed_ints(x, unsigned), bits, block, orders, shifts, coefs)
+    res = ref.lpc_residual(signed_ints(x), bits, block, orders, shifts, coefs)
     r = np.array(res, dtype=f"i{bits // 8}")
-    assert ref.lpc_residual(res, bits, block, orders, shifts, coefs, inverse=True) == signed_ints(x, unsigned)
-    assert_same(P.lpc_inverse(r, params), x)
+    assert ref.lpc_residual(res, bits, block, orders, shifts, coefs, inverse=True) == signed_ints(x)
+    assert_same(lpc.lpc_inverse(r, params), x)
 
 
 def test_lpc_predicts_a_smooth_signal_well():
     t = np.arange(20_000)
     x = np.round(1000 * np.sin(t / 37.0) + 300 * np.sin(t / 5.3)).astype(np.int16)
-    r, params = P.lpc_forward(x)
+    r, params = lpc.lpc_forward(x)
     assert np.abs(r[32:].astype(np.int64)).mean() < 0.05 * np.abs(np.diff(x.astype(np.int64))).mean()
     assert min(params["orders"]) >= 2
     assert len(params["coefs"]) <= 5 * 32 * 2  # a few bytes per block
-    assert_same(P.lpc_inverse(r, params), x)
+    assert_same(lpc.lpc_inverse(r, params), x)
 
 
 def test_lpc_blocks_warm_up_from_the_previous_block():
     x = np.round(1000 * np.sin(np.arange(4000) / 9.0)).astype(np.int32)
-    r, params = P.lpc_forward(x, block=100)
+    r, params = lpc.lpc_forward(x, block=100)
     orders = list(params["orders"])
     assert min(orders[1:]) >= 2
     # only the first block starts cold: every other block's first residuals are small
@@ -141,47 +142,47 @@ def test_lpc_window_sets():
     rng = np.random.default_rng(42)
     t = np.arange(12_000)
     x = np.round(800 * np.sin(t / 23.0) * (1 + t / 6000) + rng.normal(0, 30, t.size)).astype(np.int16)
-    r1, p1 = P.lpc_forward(x, block=1000)
-    rt, pt = P.lpc_forward(x, block=1000, window=("tukey",))
+    r1, p1 = lpc.lpc_forward(x, block=1000)
+    rt, pt = lpc.lpc_forward(x, block=1000, window=("tukey",))
     assert p1 == pt and np.array_equal(r1, rt)
-    rs, ps = P.lpc_forward(x, block=1000, window=("tukey", "tukey25", "welch", "hann", "none"))
-    assert_same(P.lpc_inverse(rs, ps), x)
+    rs, ps = lpc.lpc_forward(x, block=1000, window=("tukey", "tukey25", "welch", "hann", "none"))
+    assert_same(lpc.lpc_inverse(rs, ps), x)
     assert _lpc_cost(rs, ps, 1000) <= _lpc_cost(r1, p1, 1000) + 1e-6
-    for name in P.WINDOWS:
-        r, p = P.lpc_forward(x[:3000], window=name)
-        assert_same(P.lpc_inverse(r, p), x[:3000])
+    for name in lpc.WINDOWS:
+        r, p = lpc.lpc_forward(x[:3000], window=name)
+        assert_same(lpc.lpc_inverse(r, p), x[:3000])
     with pytest.raises(ValueError):
-        P.lpc_forward(x, window=())
+        lpc.lpc_forward(x, window=())
     with pytest.raises(TypeError):
-        P.lpc_forward(x, window=("tukey", 2))
+        lpc.lpc_forward(x, window=("tukey", 2))
     with pytest.raises(ValueError):
-        P.lpc_forward(x, window=("tukey", "kaiser"))
+        lpc.lpc_forward(x, window=("tukey", "kaiser"))
 
 
 def test_lpc_empty_and_length_one():
     for x in (np.zeros(0, np.uint16), np.array([-7], np.int64)):
-        r, params = P.lpc_forward(x)
+        r, params = lpc.lpc_forward(x)
         assert len(r) == len(x)
-        assert_same(P.lpc_inverse(r, params), x)
+        assert_same(lpc.lpc_inverse(r, params), x)
 
 
 def test_lpc_arguments():
     with pytest.raises(TypeError):
-        P.lpc_forward(np.zeros(3, np.float64))
+        lpc.lpc_forward(np.zeros(3, np.float64))
     with pytest.raises(TypeError):
-        P.lpc_forward(np.zeros(3, bool))
+        lpc.lpc_forward(np.zeros(3, bool))
     with pytest.raises(ValueError):
-        P.lpc_forward(np.zeros((2, 2), np.int16))
+        lpc.lpc_forward(np.zeros((2, 2), np.int16))
     with pytest.raises(ValueError):
-        P.lpc_forward(np.zeros(3, np.int16), max_order=33)
+        lpc.lpc_forward(np.zeros(3, np.int16), max_order=33)
     with pytest.raises(ValueError):
-        P.lpc_forward(np.zeros(3, np.int16), block=0)
+        lpc.lpc_forward(np.zeros(3, np.int16), block=0)
     with pytest.raises(TypeError):
-        P.lpc_forward(np.zeros(3, np.int16), block=2.0)
+        lpc.lpc_forward(np.zeros(3, np.int16), block=2.0)
     with pytest.raises(ValueError):
-        P.lpc_forward(np.zeros(3, np.int16), window="kaiser")
+        lpc.lpc_forward(np.zeros(3, np.int16), window="kaiser")
     with pytest.raises(ValueError):
-        P.lpc_forward(np.zeros(3, np.int16), precisions=(17,))
+        lpc.lpc_forward(np.zeros(3, np.int16), precisions=(17,))
 
 
 # ============================================================================ adaptive
@@ -189,13 +190,13 @@ def test_lpc_arguments():
 
 @given(signals(max_size=80), st.lists(st.tuples(st.integers(1, 12), st.integers(1, 20), st.integers(0, 1)), max_size=3))
 def test_adaptive_round_trip_matches_reference(x, stages):
-    r, params = P.adaptive_forward(x, stages=stages)
+    r, params = adaptive.adaptive_forward(x, stages=stages)
     bits = 8 * x.dtype.itemsize
     assert params["stages"] == [list(s) for s in stages]
     expected = ref.cascade(signed_ints(x), bits, stages)
     assert r.tolist() == expected
     assert ref.cascade(expected, bits, stages, inverse=True) == signed_ints(x)
-    assert_same(P.adaptive_inverse(r, params), x)
+    assert_same(adaptive.adaptive_inverse(r, params), x)
 
 
 def test_adaptive_default_cascade_matches_reference_past_the_warm_up():
@@ -207,46 +208,46 @@ def test_adaptive_default_cascade_matches_reference_past_the_warm_up():
         x[500:520] = info.max
         x[520:540] = info.min
         bits = 8 * x.dtype.itemsize
-        r, params = P.adaptive_forward(x)
-        assert r.tolist() == ref.cascade(signed_ints(x), bits, list(P.DEFAULT_STAGES))
-        assert_same(P.adaptive_inverse(r, params), x)
+        r, params = adaptive.adaptive_forward(x)
+        assert r.tolist() == ref.cascade(signed_ints(x), bits, list(adaptive.DEFAULT_STAGES))
+        assert_same(adaptive.adaptive_inverse(r, params), x)
 
 
 @given(signals(max_size=300))
 def test_adaptive_default_stages_round_trip(x):
-    r, params = P.adaptive_forward(x)
-    assert_same(P.adaptive_inverse(r, params), x)
+    r, params = adaptive.adaptive_forward(x)
+    assert_same(adaptive.adaptive_inverse(r, params), x)
 
 
 def test_adaptive_over_lpc_residual_round_trip():
     rng = np.random.default_rng(5)
     x = np.cumsum(rng.integers(-50, 51, 30_000)).astype(np.int32)
-    r1, p1 = P.lpc_forward(x)
-    r2, p2 = P.adaptive_forward(r1)
-    assert_same(P.lpc_inverse(P.adaptive_inverse(r2, p2), p1), x)
+    r1, p1 = lpc.lpc_forward(x)
+    r2, p2 = adaptive.adaptive_forward(r1)
+    assert_same(lpc.lpc_inverse(adaptive.adaptive_inverse(r2, p2), p1), x)
 
 
 def test_adaptive_learns_a_resonance():
     t = np.arange(30_000)
     x = np.round(2000 * np.sin(t / 11.0)).astype(np.int16)
     for rule in (0, 1):
-        r, _ = P.adaptive_forward(x, stages=[(8, 10, rule)])
+        r, _ = adaptive.adaptive_forward(x, stages=[(8, 10, rule)])
         tail = np.abs(r[-5000:].astype(np.int64)).mean()
         assert tail < 0.1 * np.abs(x[-5000:].astype(np.int64)).mean()
 
 
 def test_adaptive_arguments():
     with pytest.raises(TypeError):
-        P.adaptive_forward(np.zeros(3, np.int16), stages=[(1,)])
+        adaptive.adaptive_forward(np.zeros(3, np.int16), stages=[(1,)])
     with pytest.raises(ValueError):
-        P.adaptive_forward(np.zeros(3, np.int16), stages=[(0, 3)])
+        adaptive.adaptive_forward(np.zeros(3, np.int16), stages=[(0, 3)])
     with pytest.raises(ValueError):
-        P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 29)])
+        adaptive.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 29)])
     with pytest.raises(ValueError):
-        P.adaptive_forward(np.zeros(3, np.int16), stages=[(1, 1)] * 9)
+        adaptive.adaptive_forward(np.zeros(3, np.int16), stages=[(1, 1)] * 9)
     with pytest.raises(ValueError):
-        P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 3, 2)])
-    assert P.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 3)])[1]["stages"] == [[4, 3, 1]]
+        adaptive.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 3, 2)])
+    assert adaptive.adaptive_forward(np.zeros(3, np.int16), stages=[(4, 3)])[1]["stages"] == [[4, 3, 1]]
 
 
 # ============================================================================ grid
@@ -260,29 +261,29 @@ def test_grid_round_trip_matches_reference(x, step, data):
     span = (int(info.max) - lo) // step
     k = [data.draw(st.integers(0, min(span, 300))) for _ in range(len(x))]
     x = np.array([lo + step * v for v in k], dtype=x.dtype)
-    out, params = P.grid_forward(x)
+    out, params = grid.grid_forward(x)
     offset, g, kk = ref.grid([int(v) for v in x])
     assert (params["offset"], params["step"]) == (offset, g)
     assert out.tolist() == kk
     if g > 1:
         assert out.dtype.kind == "u" and out.dtype.itemsize <= x.dtype.itemsize
-    assert_same(P.grid_inverse(out, params), x)
+    assert_same(grid.grid_inverse(out, params), x)
 
 
 @given(signals(max_size=60))
 def test_grid_of_any_signal_round_trips(x):
-    k, params = P.grid_forward(x)
-    assert_same(P.grid_inverse(k, params), x)
+    k, params = grid.grid_forward(x)
+    assert_same(grid.grid_inverse(k, params), x)
 
 
 def test_grid_finds_the_64_step_grid_exactly():
     x = (np.arange(-300, 300) * 64 + 5).astype(np.int16)
-    k, params = P.grid_forward(x)
+    k, params = grid.grid_forward(x)
     assert params["step"] == 64 and params["offset"] == -300 * 64 + 5 and k.dtype == np.uint16
     x64 = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max - 2], np.int64)
-    k, params = P.grid_forward(x64)
+    k, params = grid.grid_forward(x64)
     assert params["step"] == 2**64 - 3 and k.tolist() == [0, 1]
-    assert_same(P.grid_inverse(k, params), x64)
+    assert_same(grid.grid_inverse(k, params), x64)
 
 
 # ============================================================================ ranks
@@ -290,12 +291,12 @@ def test_grid_finds_the_64_step_grid_exactly():
 
 @given(signals(max_size=80))
 def test_rank_round_trip_matches_reference(x):
-    k, params = P.rank_forward(x)
+    k, params = rank.rank_forward(x)
     distinct, expected = ref.ranks([int(v) for v in x])
     assert k.tolist() == expected and params["count"] == len(distinct)
     assert k.dtype.kind == "u" and (len(distinct) <= 256) == (k.dtype == np.uint8)
-    assert P.check_rank_params(params, len(x), k.dtype).tolist() == distinct
-    assert_same(P.rank_inverse(k, params), x)
+    assert rank.check_rank_params(params, len(x), k.dtype).tolist() == distinct
+    assert_same(rank.rank_inverse(k, params), x)
 
 
 def test_rank_then_lpc_round_trip_on_an_inexact_grid():
@@ -303,24 +304,24 @@ def test_rank_then_lpc_round_trip_on_an_inexact_grid():
     t = np.arange(20_000)
     levels = np.round(40 * np.sin(t / 13.0) + 5 * np.sin(t / 3.1))
     x = np.floor(levels * 64.06 + 3).astype(np.int16)
-    assert P.grid_forward(x)[1]["step"] == 1
-    k, pk = P.rank_forward(x)
-    r, pl = P.lpc_forward(k)
-    on_codes, _ = P.lpc_forward(x)
+    assert grid.grid_forward(x)[1]["step"] == 1
+    k, pk = rank.rank_forward(x)
+    r, pl = lpc.lpc_forward(k)
+    on_codes, _ = lpc.lpc_forward(x)
     # on levels the residual keeps a handful of values; on raw codes it spreads over many
     assert len(np.unique(r)) * 5 < len(np.unique(on_codes))
     assert np.abs(r.astype(np.int64)).mean() < 0.5 * np.abs(np.diff(levels)).mean()
-    assert_same(P.rank_inverse(P.lpc_inverse(r, pl), pk), x)
+    assert_same(rank.rank_inverse(lpc.lpc_inverse(r, pl), pk), x)
 
 
 def test_rank_refuses_bad_varints():
     base = {"count": 2, "bits": 8, "unsigned": 1}
     for values in (b"\x01", b"\x01\x02\x03", b"\x81", b"\x81\x00\x01", b"\xff\x01\x01", b"\x80" * 10 + b"\x01"):
         with pytest.raises(CorruptDataError):
-            P.check_rank_params({**base, "values": values}, 5, np.uint8)
-    assert P.check_rank_params({**base, "values": b"\x01\x02"}, 5, np.uint8).tolist() == [1, 4]
+            rank.check_rank_params({**base, "values": values}, 5, np.uint8)
+    assert rank.check_rank_params({**base, "values": b"\x01\x02"}, 5, np.uint8).tolist() == [1, 4]
     with pytest.raises(CorruptDataError):
-        P.rank_inverse(np.array([0, 2], np.uint8), {**base, "values": b"\x01\x02"})
+        rank.rank_inverse(np.array([0, 2], np.uint8), {**base, "values": b"\x01\x02"})
 
 
 # ============================================================================ params from outside
@@ -367,9 +368,10 @@ def mutations(params: dict, rng: np.random.Generator):
 def test_mutated_params_raise_corrupt_data_or_decode(kind):
     rng = np.random.default_rng(2024)
     x = np.round(3000 * np.sin(np.arange(3000) / 7.0)).astype(np.int16) * 4
-    fwd, inv = {"lpc": (lambda v: P.lpc_forward(v, block=512), P.lpc_inverse),
-                "adaptive": (lambda v: P.adaptive_forward(v, stages=[(4, 6, 0), (2, 3, 1)]), P.adaptive_inverse),
-                "grid": (P.grid_forward, P.grid_inverse), "rank": (P.rank_forward, P.rank_inverse)}[kind]
+    fwd, inv = {"lpc": (lambda v: lpc.lpc_forward(v, block=512), lpc.lpc_inverse),
+                "adaptive": (lambda v: adaptive.adaptive_forward(v, stages=[(4, 6, 0), (2, 3, 1)]),
+                             adaptive.adaptive_inverse),
+                "grid": (grid.grid_forward, grid.grid_inverse), "rank": (rank.rank_forward, rank.rank_inverse)}[kind]
     y, params = fwd(x)
     decoded = refused = 0
     for p in mutations(params, rng):
@@ -386,13 +388,13 @@ def test_mutated_params_raise_corrupt_data_or_decode(kind):
 
 def test_check_params_refuses_lengths_and_ranges():
     x = np.arange(100, dtype=np.int32) ** 2
-    _, params = P.lpc_forward(x, block=30)
+    _, params = lpc.lpc_forward(x, block=30)
     for bad in ({"orders": bytes([33, 1, 1, 1])}, {"orders": b"\x01\x01\x01"}, {"shifts": bytes([32, 0, 0, 0])},
                 {"precisions": bytes([17, 2, 2, 2])}, {"coefs": params["coefs"] + b"\x00"}, {"block": 0}):
         with pytest.raises(CorruptDataError):
-            P.check_lpc_params({**params, **bad}, 100, np.int32)
+            lpc.check_lpc_params({**params, **bad}, 100, np.int32)
     with pytest.raises(CorruptDataError):
-        P.check_lpc_params(params, 200, np.int32)  # more blocks than the header arrays hold
+        lpc.check_lpc_params(params, 200, np.int32)  # more blocks than the header arrays hold
     # each check names what failed; an earlier check wins when several fail
     orders = params["orders"]
     for bad, message in (({"orders": bytes([33]) + orders[1:], "shifts": bytes([40, 0, 0, 0])}, "order exceeds 32 \\(33\\)"),
@@ -403,15 +405,15 @@ def test_check_params_refuses_lengths_and_ranges():
                          ({"coefs": params["coefs"] + b"\x00"}, f"has {len(params['coefs']) + 1} bytes, expected "
                                                                 f"{len(params['coefs'])}")):
         with pytest.raises(CorruptDataError, match=message):
-            P.check_lpc_params({**params, **bad}, 100, np.int32)
+            lpc.check_lpc_params({**params, **bad}, 100, np.int32)
     with pytest.raises(CorruptDataError):
-        P.check_adaptive_params({"stages": [[1, 29, 0]], "unsigned": 0}, 10, np.int16)
+        adaptive.check_adaptive_params({"stages": [[1, 29, 0]], "unsigned": 0}, 10, np.int16)
     with pytest.raises(CorruptDataError):
-        P.check_adaptive_params({"stages": [[1, 9]], "unsigned": 0}, 10, np.int16)
+        adaptive.check_adaptive_params({"stages": [[1, 9]], "unsigned": 0}, 10, np.int16)
     with pytest.raises(CorruptDataError):
-        P.check_grid_params({"offset": 300, "step": 2, "bits": 8, "unsigned": 0}, 10, np.uint8)
+        grid.check_grid_params({"offset": 300, "step": 2, "bits": 8, "unsigned": 0}, 10, np.uint8)
     with pytest.raises(CorruptDataError):
-        P.grid_inverse(np.array([200], np.uint8), {"offset": 0, "step": 2, "bits": 8, "unsigned": 1})
+        grid.grid_inverse(np.array([200], np.uint8), {"offset": 0, "step": 2, "bits": 8, "unsigned": 1})
 
 
 # ============================================================================ determinism
@@ -420,7 +422,7 @@ def test_check_params_refuses_lengths_and_ranges():
 def test_same_input_same_bytes():
     rng = np.random.default_rng(11)
     x = np.cumsum(rng.integers(-100, 101, 9000)).astype(np.int32)
-    for fwd in (P.lpc_forward, P.adaptive_forward, P.grid_forward, P.rank_forward):
+    for fwd in (lpc.lpc_forward, adaptive.adaptive_forward, grid.grid_forward, rank.rank_forward):
         (a, pa), (b, pb) = fwd(x), fwd(x.copy())
         assert a.tobytes() == b.tobytes() and pa == pb
 
@@ -437,30 +439,34 @@ def _unpack_reference(params: dict) -> list[int]:
     return out
 
 
-def test_small_and_large_paths_agree(monkeypatch):
+def test_small_and_large_paths_agree():
     """The compiled coefficient unpacking gives what reading the bits one by one gives (and
-    refuses nonzero padding), and the table-free rank path gives what the array path gives."""
+    refuses nonzero padding), and rank_forward's two ways of finding the distinct values (a
+    table over a dtype of at most 16 bits when the input is long enough, else a sort) give the
+    reference's ranks."""
     rng = np.random.default_rng(43)
     x = np.cumsum(rng.integers(-9, 10, 40_000)).astype(np.int16)
     for block in (500, 40_000):
-        _, params = P.lpc_forward(x, block=block)
-        coefs = P.check_lpc_params(params, x.size, np.int16)[3]
+        _, params = lpc.lpc_forward(x, block=block)
+        coefs = lpc.check_lpc_params(params, x.size, np.int16)[3]
         assert coefs.tolist() == _unpack_reference(params) and coefs.size
-    assert coefs.size < 40 and P.check_lpc_params(P.lpc_forward(x, block=500)[1], x.size, np.int16)[3].size > 128
-    _, params = P.lpc_forward(x, block=500)
+    assert coefs.size < 40 and lpc.check_lpc_params(lpc.lpc_forward(x, block=500)[1], x.size, np.int16)[3].size > 128
+    _, params = lpc.lpc_forward(x, block=500)
     bad = dict(params, coefs=params["coefs"][:-1] + bytes([params["coefs"][-1] | 0x80]))
     total = int((np.frombuffer(params["orders"], np.uint8).astype(int)
                  * np.frombuffer(params["precisions"], np.uint8)).sum())
     assert total % 8  # the last byte has padding bits: setting its top bit is refused
     with pytest.raises(CorruptDataError, match="padding"):
-        P.check_lpc_params(bad, x.size, np.int16)
-    for dtype in (np.int8, np.uint16):
-        v = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 300, endpoint=True).astype(dtype)
-        monkeypatch.setattr(P, "RANK_TABLE", 1 << 20)
-        k1, p1 = P.rank_forward(v)
-        monkeypatch.setattr(P, "RANK_TABLE", 0)
-        k2, p2 = P.rank_forward(v)
-        assert p1 == p2 and k1.dtype == k2.dtype and np.array_equal(k1, k2)
+        lpc.check_lpc_params(bad, x.size, np.int16)
+    for dtype, short, long in ((np.int8, 15, 300), (np.uint16, 300, 5000)):  # below and above 2**bits / RANK_TABLE
+        assert short * rank.RANK_TABLE < 1 << (8 * np.dtype(dtype).itemsize) <= long * rank.RANK_TABLE
+        for n in (short, long):
+            v = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, n, endpoint=True).astype(dtype)
+            v[:2] = np.iinfo(dtype).min, np.iinfo(dtype).max
+            k, p = rank.rank_forward(v)
+            distinct, expected = ref.ranks([int(t) for t in v])
+            assert k.tolist() == expected and p["count"] == len(distinct)
+            assert rank.check_rank_params(p, n, k.dtype).tolist() == distinct
 
 
 # ============================================================================ unsigned inputs
@@ -482,28 +488,27 @@ def unsigned_signals(draw, max_size=100):
     return np.array([((1 << (bits - 1)) + w) % (1 << bits) for w in walk], dtype=dtype)
 
 
-@given(unsigned_signals(), st.sampled_from([1, 2]), st.sampled_from([1, 5, 64]))
-def test_unsigned_round_trips_in_both_modes(x, mode, block):
-    """uint8..uint64, both byte orders, extremes and the midpoint: bit-exact in the offset mode
-    (2, written) and in the bits-as-signed mode of versions 1 to 5 (1, still decoded), with the
-    reference residuals of the signed values each mode defines."""
+@given(unsigned_signals(), st.sampled_from([1, 5, 64]))
+def test_unsigned_round_trips(x, block):
+    """uint8..uint64, both byte orders, extremes and the midpoint: bit-exact, with the reference
+    residuals of the signed values the offset defines (``unsigned`` 1)."""
     bits = 8 * x.dtype.itemsize
-    r, params = P.lpc_forward(x, block=block, unsigned_mode=mode)
-    assert params["unsigned"] == mode
-    blk, orders, shifts, coefs = P.check_lpc_params(params, len(x), r.dtype)
-    assert r.tolist() == ref.lpc_residual(signed_ints(x, mode), bits, blk, orders.tolist(), shifts.tolist(),
+    r, params = lpc.lpc_forward(x, block=block)
+    assert params["unsigned"] == 1
+    blk, orders, shifts, coefs = lpc.check_lpc_params(params, len(x), r.dtype)
+    assert r.tolist() == ref.lpc_residual(signed_ints(x), bits, blk, orders.tolist(), shifts.tolist(),
                                           coefs.tolist())
-    assert_same(P.lpc_inverse(r, params), x)
+    assert_same(lpc.lpc_inverse(r, params), x)
     stages = [(3, 5, 1), (2, 3, 0)]
-    r, params = P.adaptive_forward(x, stages=stages, unsigned_mode=mode)
-    assert params["unsigned"] == mode
-    assert r.tolist() == ref.cascade(signed_ints(x, mode), bits, stages)
-    assert_same(P.adaptive_inverse(r, params), x)
+    r, params = adaptive.adaptive_forward(x, stages=stages)
+    assert params["unsigned"] == 1
+    assert r.tolist() == ref.cascade(signed_ints(x), bits, stages)
+    assert_same(adaptive.adaptive_inverse(r, params), x)
     # the rows kernel of the adaptive stage agrees, both ways
-    rows = P.adaptive_rows(np.ascontiguousarray(x, x.dtype.newbyteorder("=")).reshape(1, -1),
-                           [list(s) for s in stages], unsigned=mode)
+    rows = adaptive.adaptive_rows(np.ascontiguousarray(x, x.dtype.newbyteorder("=")).reshape(1, -1),
+                                  [list(s) for s in stages], unsigned=1)
     assert rows[0].tolist() == r.tolist()
-    back = P.adaptive_rows(rows, [list(s) for s in stages], inverse=True, unsigned=mode)
+    back = adaptive.adaptive_rows(rows, [list(s) for s in stages], inverse=True, unsigned=1)
     assert back.view(x.dtype.newbyteorder("="))[0].tolist() == x.tolist()
 
 
@@ -516,34 +521,33 @@ def _walk_around_zero(n: int = 6000, seed: int = 7) -> np.ndarray:
 
 def test_unsigned_signal_crossing_the_middle_predicts_as_its_signed_twin():
     """A uint16 signal straddling 32768 is the int16 signal + 32768: offset to signed, the
-    predictors see exactly the int16 values (same residuals); read as signed bits (versions 1
-    to 5) it jumps by 65536 at every crossing and its residuals are far larger."""
+    predictors see exactly the int16 values (same residuals), not a jump of 65536 at every
+    crossing."""
     s = _walk_around_zero()
     u = (s.astype(np.int32) + 32768).astype(np.uint16)
-    for forward in (P.lpc_forward, P.adaptive_forward):
-        rs, _ = forward(s)
+    for forward in (lpc.lpc_forward, adaptive.adaptive_forward):
+        rs, signed = forward(s)
         ru, params = forward(u)
-        assert params["unsigned"] == P.UNSIGNED_OFFSET
+        assert (signed["unsigned"], params["unsigned"]) == (0, 1)
         assert ru.tolist() == rs.tolist()
-        rv, _ = forward(u, unsigned_mode=P.UNSIGNED_VIEW)
-        assert np.abs(rv.astype(np.int64)).sum() > 5 * np.abs(rs.astype(np.int64)).sum()
 
 
-def test_unsigned_mode_is_validated():
+def test_unsigned_param_is_validated():
+    """``unsigned`` is 0 (a signed input) or 1 (an unsigned one, offset) in every prediction
+    stage's params, and must agree with the dtype the params are checked for."""
     x = (np.arange(50) * 977 % 60000).astype(np.uint16)
-    for forward, check in ((P.lpc_forward, P.check_lpc_params), (P.adaptive_forward, P.check_adaptive_params)):
+    for forward, check in ((lpc.lpc_forward, lpc.check_lpc_params), (adaptive.adaptive_forward,
+                                                                      adaptive.check_adaptive_params),
+                           (rank.rank_forward, rank.check_rank_params), (grid.grid_forward, grid.check_grid_params)):
         r, params = forward(x)
-        for bad in (3, -1, True, 1.0, "2"):
+        assert params["unsigned"] == 1
+        check(params, len(x), r.dtype)
+        for bad in (2, 3, -1, True, 1.0, "1", None):
             with pytest.raises(CorruptDataError):
                 check({**params, "unsigned": bad}, len(x), r.dtype)
-        for mode in (0, 3):
-            with pytest.raises(ValueError):
-                forward(x, unsigned_mode=mode)
-    # rank and grid record signedness only: 2 is not theirs
-    for forward, check in ((P.rank_forward, P.check_rank_params), (P.grid_forward, P.check_grid_params)):
-        k, params = forward(x)
-        with pytest.raises(CorruptDataError):
-            check({**params, "unsigned": 2}, len(x), k.dtype)
+    for forward in (lpc.lpc_forward, adaptive.adaptive_forward):
+        with pytest.raises(TypeError):
+            forward(x, unsigned_mode=1)  # the bits-as-signed mode of development versions is gone
 
 
 def test_rank_values_past_the_range_refused():
@@ -565,13 +569,15 @@ def test_rank_values_past_the_range_refused():
                 continue
             gaps = [0] * (count - 1) + [top - (count - 1)]  # values 0 .. count - 2, then the top
             p = {"count": count, "bits": bits, "unsigned": 1, "values": varints(gaps)}
-            values = P.check_rank_params(p, 1000, np.uint64)
+            values = rank.check_rank_params(p, 1000, np.uint64)
             assert int(values[-1]) == top and values.shape == (count,)
             for over in ({**p, "values": varints(gaps[:-1] + [gaps[-1] + 1])},
                          {**p, "values": varints([1] + gaps[1:])} if count > 1 else p):
                 with pytest.raises(CorruptDataError, match="run past"):
-                    P.check_rank_params(over, 1000, np.uint64)
-    from ubpe.stages import _rank_dtype, _width_dtype
+                    rank.check_rank_params(over, 1000, np.uint64)
+    from ubpe.frontend.grid import _width_dtype
+    from ubpe.frontend.rank import _rank_dtype
+
     assert [_rank_dtype(c).str for c in (0, 1, 256, 257, 65536, 65537, 1 << 32, (1 << 32) + 1)] == \
         ["|u1", "|u1", "|u1", "<u2", "<u2", "<u4", "<u4", "<u8"]
     assert [_width_dtype(k).str for k in (0, 255, 256, 65535, 65536, (1 << 32) - 1, 1 << 32)] == \
@@ -590,7 +596,7 @@ def test_check_lpc_params_usual_case_matches_field_by_field(name, value, drop):
     # the usual case (one test of every field) accepts exactly what the field-by-field checks
     # accept, with the same result; what they refuse, it leaves to them (the same message)
     x = np.arange(100, dtype=np.int32) ** 2
-    _, params = P.lpc_forward(x, block=30)
+    _, params = lpc.lpc_forward(x, block=30)
     bad = dict(params)
     if name is not None:
         if drop:
@@ -598,13 +604,13 @@ def test_check_lpc_params_usual_case_matches_field_by_field(name, value, drop):
         else:
             bad[name] = value
     try:
-        want = P.check_lpc_params(_NotExactlyDict(bad), 100, np.int32)
+        want = lpc.check_lpc_params(_NotExactlyDict(bad), 100, np.int32)
     except CorruptDataError as e:
         with pytest.raises(CorruptDataError) as got:
-            P.check_lpc_params(bad, 100, np.int32)
+            lpc.check_lpc_params(bad, 100, np.int32)
         assert str(got.value) == str(e)
         return
-    got = P.check_lpc_params(bad, 100, np.int32)
+    got = lpc.check_lpc_params(bad, 100, np.int32)
     assert got[0] == want[0]
     for a, b in zip(got[1:], want[1:]):
         np.testing.assert_array_equal(a, b)

@@ -13,9 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 import ubpe
 from common import pack_any, unpack_any
-from ubpe import signal
-from ubpe.container import compress, decompress, describe
-from ubpe.quantize import MAX_GRID_INT, MIN_STEP, Quantizer, exact_grid, quantize
+from ubpe import compress, decompress, describe, signal
+from ubpe.frontend.floats import MAX_GRID_INT, MIN_STEP, Quantizer, exact_grid, quantize
 
 # ============================================================================ the reference
 
@@ -138,9 +137,8 @@ def test_nan_and_infinities_name_their_position(bad):
     with pytest.raises(ValueError, match=r"position \(1, 1\)"):
         quantize(x.reshape(2, 5), step=1)
     with pytest.raises(ValueError, match="position 6"):
-        compress(x)  # no grid without finite values either: the same message
-    with pytest.raises(ValueError, match="position 6"):
         compress(x, step=1.0)
+    assert bits_of(decompress(compress(x))) == bits_of(x)  # lossless: NaN and infinities kept
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -256,7 +254,8 @@ def test_lossless_grid_round_trip_is_bit_exact(x):
     y = decompress(data)
     assert y.dtype.str == x.dtype.str and y.shape == x.shape and bits_of(y) == bits_of(x)
     info = describe(data)
-    assert not info.lossy and info.quantizer is None and info.front[0]["stage"] == "floatgrid"
+    assert not info.lossy and info.quantizer is None
+    assert info.front[0]["stage"] in ("floatgrid", "floatdec", "floatbin")  # the smallest lossless mode
 
 
 @pytest.mark.parametrize("dtype", ["<f2", ">f4", "<f8"])
@@ -271,11 +270,11 @@ def test_negative_zeros_come_back(dtype):
     assert describe(data).front[0]["negzero"] == 1
     plain = compress(np.abs(x) * np.sign(x) + 0.0, level=1)  # the same values, zeros all +0.0
     assert "negzero" not in describe(plain).front[0]
-    d = unpack_any(data, raw=False)
+    d = unpack_any(data)
     for bad in (0, 2, True, 1.0, "1"):
         d["front"][0]["negzero"] = bad
         with pytest.raises(ubpe.CorruptDataError, match="negzero"):
-            decompress(pack_any(d, use_bin_type=True))
+            decompress(pack_any(d))
 
 
 def test_lossless_counts_as_floats_compress_like_the_integers():
@@ -291,9 +290,10 @@ def test_lossless_counts_as_floats_compress_like_the_integers():
 
 
 @pytest.mark.parametrize("x", [np.arange(10) * 0.1, np.array([1.0, 2.0**-60])])
-def test_off_grid_floats_need_a_step(x):
-    with pytest.raises(TypeError, match="not on an exact grid; pass step= or bits="):
-        compress(x)
+def test_off_grid_floats_are_lossless_too(x):
+    """Floats off any exact grid take the decimal or binary mode (tests/test_floatstages.py)."""
+    data = compress(x)
+    assert bits_of(decompress(data)) == bits_of(x) and not describe(data).lossy
 
 
 @given(hnp.arrays(st.sampled_from(["<f4", ">f8", "<f8"]), st.integers(0, 300),
@@ -320,10 +320,10 @@ def test_lossy_bits_2d_and_the_crc_covers_the_output():
     assert np.array_equal(y, qz.dequantize(q))
     assert np.abs(y - x).max() <= qz.step / 2 * (1 + 2.0 ** -30)
     # the CRC is of the dequantized values: a stored offset moved by one ulp is refused
-    d = unpack_any(data, raw=False)
+    d = unpack_any(data)
     d["front"][0]["offset"] = float(np.nextafter(d["front"][0]["offset"], np.inf))
     with pytest.raises(ubpe.CorruptDataError, match="checksum"):
-        decompress(pack_any(d, use_bin_type=True))
+        decompress(pack_any(d))
 
 
 def test_float_chain_is_planned_on_the_integers():
@@ -366,7 +366,7 @@ def test_empty_and_scalar_floats():
 
 
 def _tree(x, **kwargs) -> dict:
-    return unpack_any(compress(x, level=1, **kwargs), raw=False)
+    return unpack_any(compress(x, level=1, **kwargs))
 
 
 @pytest.mark.parametrize("stage_index, key, value", [
@@ -382,7 +382,7 @@ def test_corrupt_float_params_are_refused(stage_index, key, value):
     d = _tree(x, step=0.25) if stage_index == "quantize" else _tree(x)
     assert d["front"][0]["stage"] == stage_index
     d["front"][0][key] = value
-    data = pack_any(d, use_bin_type=True)
+    data = pack_any(d)
     with pytest.raises(ubpe.CorruptDataError, match=f"front: {stage_index}"):
         decompress(data)
     with pytest.raises(ubpe.CorruptDataError):
@@ -396,21 +396,21 @@ def test_float_stage_placement_is_checked():
     d_int = _tree(np.arange(64, dtype=np.int16))
     d_int["front"] = [d["front"][0]]
     with pytest.raises(ubpe.CorruptDataError, match="floatgrid"):
-        decompress(pack_any(d_int, use_bin_type=True))
+        decompress(pack_any(d_int))
     d2 = dict(d)
     d2["front"] = [d["front"][0], d["front"][0]]
     with pytest.raises(ubpe.CorruptDataError):
-        decompress(pack_any(d2, use_bin_type=True))
+        decompress(pack_any(d2))
     # a float dtype without its float stage, or with a non-float stage first
     d3 = dict(d)
     d3["front"] = d["front"][1:]
     with pytest.raises(ubpe.CorruptDataError, match="floating-point|quantiz"):
-        decompress(pack_any(d3, use_bin_type=True))
+        decompress(pack_any(d3))
     # a smaller exponent than written decodes to other floats: the CRC refuses them
-    d4 = unpack_any(pack_any(d), raw=False)
+    d4 = unpack_any(pack_any(d))
     d4["front"][0]["exp"] -= 1
     with pytest.raises(ubpe.CorruptDataError, match="checksum"):
-        decompress(pack_any(d4, use_bin_type=True))
+        decompress(pack_any(d4))
 
 
 def test_float_containers_mutated():

@@ -1,4 +1,4 @@
-"""Loudness-weighted LPC refits (``ubpe.predict.lpc_reweight``) and the lpc stage's use of them."""
+"""Loudness-weighted LPC refits (``ubpe.frontend.lpc.lpc_reweight``) and the lpc stage's use of them."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from hypothesis import strategies as st
 import reference_predict as ref
 import ubpe
 from test_predict import assert_same, signals, signed_ints
-from ubpe import frontend, planner, stages
-from ubpe import predict as P
+from ubpe import frontend
+from ubpe.api import writer
+from ubpe.format.container import values_crc
+from ubpe.frontend import lpc as P
+from ubpe.frontend.chains import PREDICTORS, build_chain
+from ubpe.planner import DEFAULT, ReplayEncoder, choose_method, plan
 
 
 def tone_bursts(n: int = 60_000, seed: int = 3) -> np.ndarray:
@@ -26,7 +30,8 @@ def tone_bursts(n: int = 60_000, seed: int = 3) -> np.ndarray:
 
 
 def refit_everything(mp: pytest.MonkeyPatch) -> None:
-    """Refit every block and keep every refit (the round trip must hold whatever is kept)."""
+    """Refit every block and keep every refit (the round trip must hold whatever is kept). (The
+    gate and the margin are module settings of ubpe.frontend.lpc with no argument of their own.)"""
     mp.setattr(P, "REWEIGHT_GATE", -np.inf)
     mp.setattr(P, "REWEIGHT_MARGIN", -np.inf)
 
@@ -57,15 +62,23 @@ def test_reweight_refits_a_tone_switched_on_and_off():
     before, after = P._local_bits(r0) + coef_bits(p0), P._local_bits(r) + coef_bits(p)
     assert after < 0.9 * before  # the quiet stretches are whitened, not the tone's notch kept alone
     # through the container: the chain that ends with the stage refits, smaller than without
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(stages, "LPC_REWEIGHT", False)
-        stages._ANALYSED.clear()
-        plain = ubpe.compress(x, predictor="lpc", level=1)
-    stages._ANALYSED.clear()
     data = ubpe.compress(x, predictor="lpc", level=1)
-    assert len(data) < 0.95 * len(plain)
+    assert container_size(x, build_chain(PREDICTORS["lpc"])) == len(data)
+    plain = container_size(x, [frontend.stage("lpc", reweight=False)])
+    assert len(data) < 0.95 * plain
     assert_same(ubpe.decompress(data), x)
-    assert ubpe.compress(x, predictor="lpc", level=1) == data  # deterministic (cached or not)
+    with P.analysis_cache():
+        assert ubpe.compress(x, predictor="lpc", level=1) == data  # deterministic (cached or not)
+        assert ubpe.compress(x, predictor="lpc", level=1) == data
+
+
+def container_size(x: np.ndarray, chain: list, level: int = 1) -> int:
+    """The size of the container compress writes for ``x`` with the front end ``chain`` (any
+    stages, configured as given), through the planner's public search."""
+    base = {"dtype": x.dtype.str, "shape": list(x.shape), "crc": values_crc(x.dtype, list(x.shape), x), "front": []}
+    cost = writer.cost_function(base, {})
+    best = plan(frontend.to_channels(x), [chain], level, cost, ReplayEncoder(None, {}, DEFAULT), DEFAULT)
+    return cost(choose_method(best, cost, DEFAULT)).size
 
 
 def test_reweight_leaves_steady_blocks_alone():
@@ -187,53 +200,59 @@ def test_compiled_fit_is_the_numpy_reference(case):
 
 def test_a_final_lpc_stage_is_reweighted():
     def lpc_of(name):
-        return [s for s in planner.build_chain(planner.PREDICTORS[name]) if s.name == "lpc"][0]
+        return [s for s in build_chain(PREDICTORS[name]) if s.name == "lpc"][0]
 
     for name in ("lpc", "mult+lpc", "grid+lpc", "decorrelate+lpc"):
         assert lpc_of(name).reweight
     for name in ("lpc+adaptive", "mult+lpc+adaptive", "grid+lpc+adaptive"):
         assert not lpc_of(name).reweight
-    assert not planner.build_chain((("lpc", {"reweight": False}),))[0].reweight
+    assert not build_chain((("lpc", {"reweight": False}),))[0].reweight
     assert not frontend.stage("lpc").reweight  # the stage's own default
 
 
 def test_lpc_stage_results_are_cached_by_content_and_not_shared():
     x = frontend.to_channels(tone_bursts(9000))
     stage = frontend.stage("lpc", reweight=True)
-    stages._ANALYSED.clear()
-    with stages.analysis_cache():
+    P._ANALYSED.clear()
+    with P.analysis_cache():
         y1, p1 = stage.forward(x)
-        assert len(stages._ANALYSED) == 2  # the plain analysis and its refit
+        assert len(P._ANALYSED) == 2  # the plain analysis and its refit
         p1["channels"][0]["orders"] = b"changed"  # the caller's copy only
         y2, p2 = stage.forward(x)
         assert np.array_equal(y1, y2) and p2["channels"][0]["orders"] != b"changed"
-        assert len(stages._ANALYSED) == 2
+        assert len(P._ANALYSED) == 2
         plain = frontend.stage("lpc").forward(x)
-        assert len(stages._ANALYSED) == 2 and plain[1] != p2  # the plain result came from the cache
+        assert len(P._ANALYSED) == 2 and plain[1] != p2  # the plain result came from the cache
         other = x.copy()
         other[0, 0] += 1
-        with stages.analysis_cache():  # scopes nest: the inner one's end drops nothing
+        with P.analysis_cache():  # scopes nest: the inner one's end drops nothing
             stage.forward(other)
-        assert len(stages._ANALYSED) == 4
-    assert stages._ANALYSED == {}  # the last scope's end drops them
+        assert len(P._ANALYSED) == 4
+    assert P._ANALYSED == {}  # the last scope's end drops them
 
 
 def test_lpc_analyses_outlive_no_compress_call():
     x = tone_bursts(9000)
-    stages._ANALYSED.clear()
+    P._ANALYSED.clear()
     y, p = frontend.stage("lpc", reweight=True).forward(frontend.to_channels(x))
-    assert stages._ANALYSED == {}  # outside a scope nothing is kept
+    assert P._ANALYSED == {}  # outside a scope nothing is kept
     data = ubpe.compress(x)  # the planner's search opens one, and its end drops what it kept
-    assert stages._ANALYSED == {} and stages._ANALYSED_SCOPES == 0
+    assert P._ANALYSED == {} and P._ANALYSED_SCOPES == 0
     assert_same(ubpe.decompress(data), x)
 
 
-def test_lpc_stage_keeps_no_result_larger_than_its_bound(monkeypatch):
-    x = frontend.to_channels(tone_bursts(9000))
-    monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes - 1)
-    stages._ANALYSED.clear()
-    with stages.analysis_cache():
-        y, p = frontend.stage("lpc", reweight=True).forward(x)
-        assert stages._ANALYSED == {}
-        monkeypatch.setattr(stages, "_ANALYSED_BYTES", x.nbytes)
-        assert np.array_equal(frontend.stage("lpc", reweight=True).forward(x)[0], y) and len(stages._ANALYSED) == 2
+def test_lpc_stage_keeps_no_result_larger_than_its_bound():
+    """Within a scope, a channel of more than _ANALYSED_BYTES bytes is analysed afresh each
+    time (nothing kept), one of exactly that size is kept."""
+    rng = np.random.default_rng(6)
+    n = P._ANALYSED_BYTES // 8
+    walk = np.cumsum(rng.integers(-9, 10, n + 1))
+    P._ANALYSED.clear()
+    with P.analysis_cache():
+        y, p = frontend.stage("lpc").forward(frontend.to_channels(walk))  # int64: one byte over
+        assert P._ANALYSED == {}
+        x = frontend.to_channels(walk[:n])
+        first = frontend.stage("lpc").forward(x)[0]
+        assert len(P._ANALYSED) == 1
+        assert np.array_equal(frontend.stage("lpc").forward(x)[0], first)
+    assert P._ANALYSED == {}

@@ -203,3 +203,15 @@ def test_undelta_long_arrays_and_input_untouched():
                 got = undelta(d, k, axis=axis)
                 assert got.dtype == d.dtype and np.array_equal(got, u.view(d.dtype.newbyteorder("="))), (dtype, shape, k)
                 assert np.array_equal(d, before) and d.dtype == before.dtype
+
+
+def test_public_names():
+    """ubpe.signal is the users' door to the front end's own transforms (the same functions)."""
+    from ubpe import signal
+    from ubpe.frontend import delta as delta_stage
+    from ubpe.frontend import floats
+
+    assert set(signal.__all__) == {"delta", "undelta", "zigzag", "unzigzag", "quantize", "Quantizer"}
+    assert (signal.delta, signal.undelta, signal.zigzag, signal.unzigzag) == \
+        (delta_stage.delta, delta_stage.undelta, delta_stage.zigzag, delta_stage.unzigzag)
+    assert (signal.quantize, signal.Quantizer) == (floats.quantize, floats.Quantizer)

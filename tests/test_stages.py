@@ -11,10 +11,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
-from common import pack_any, unpack_any, assert_same_array, check_mutations
-from ubpe import CorruptDataError, compress, container, decompress, frontend, planner
+from chain_containers import compress_chain
+from common import assert_same_array, check_mutations, pack_any, unpack_any
+from ubpe import CorruptDataError, compress, decompress, frontend
+from ubpe.frontend import adaptive, lpc
+from ubpe.frontend.chains import PREDICTORS
+from ubpe.planner import DEFAULT, auto_chains, configured
 
-FORCED = [p for p in planner.PREDICTORS]
+FORCED = list(PREDICTORS)
 INT_DTYPES = ["int8", "uint8", "<i2", ">i2", "uint16", "<i4", ">u4", "int64", "uint64"]
 
 
@@ -24,7 +28,7 @@ def walk(n: int, channels: int, seed: int, step: int = 9) -> np.ndarray:
 
 
 def front_of(data: bytes) -> list:
-    return unpack_any(data, raw=False)["front"]
+    return unpack_any(data)["front"]
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
@@ -35,7 +39,7 @@ def test_every_forced_chain_round_trips_2d_every_dtype(dtype):
         got = decompress(data)
         assert_same_array(got, x)
         names = [e["stage"] for e in front_of(data)]
-        assert names == [name for name, _ in planner.PREDICTORS[predictor]]
+        assert names == [name for name, _ in PREDICTORS[predictor]]
         for entry in front_of(data):
             if entry["stage"] == "decorrelate":
                 assert len(entry["refs"]) == 3  # three channels: one reference each
@@ -49,9 +53,9 @@ def test_wrapping_extremes_and_ranks_of_a_sparse_grid():
     for predictor in FORCED:
         assert_same_array(decompress(compress(x, predictor=predictor, level=1)), x)
     grid = (np.round(walk(3000, 1, seed=2, step=3)[:, 0]) * 64 + rng.integers(0, 2, 3000)).astype(np.int16)
-    specs = planner.auto_chains(frontend.to_channels(grid))
-    assert planner.PREDICTORS["rank+delta1"] in specs
-    assert planner.PREDICTORS["rank+delta1"] not in planner.auto_chains(frontend.to_channels(walk(3000, 1, 3)))
+    specs = auto_chains(frontend.to_channels(grid), 2, DEFAULT)
+    assert PREDICTORS["rank+delta1"] in specs
+    assert PREDICTORS["rank+delta1"] not in auto_chains(frontend.to_channels(walk(3000, 1, 3)), 2, DEFAULT)
     data = compress(grid, predictor="rank+delta1", level=1)
     assert_same_array(decompress(data), grid)
     assert front_of(data)[0]["channels"][0]["count"] == len(np.unique(grid))
@@ -105,44 +109,46 @@ def test_automatic_is_never_larger_than_any_forced_chain():
 
 
 def test_screening_beyond_full_fit(monkeypatch):
-    monkeypatch.setattr(planner, "FULL_FIT", 3000)
-    monkeypatch.setattr(planner, "SAMPLE", 2048)
-    monkeypatch.setattr(planner, "SCREEN_SAMPLE", 2048)
-    monkeypatch.setattr(planner, "SCREEN_ABOVE", 3000)
+    """Beyond ``screen_above`` values every chain is screened on ``screen_sample`` values
+    (``screen_windows`` windows, each a channel of its own) and only the ``screen_keep``
+    smallest go on in full; level 1 never runs adaptive prediction. (A spy on
+    ``frontend.forward`` sees every chain's input.)"""
     seen = []
-    real = planner.frontend.forward
+    real = frontend.forward
 
     def spy(x, chain):
         seen.append((x.shape, tuple(s.name for s in chain)))
         return real(x, chain)
 
-    monkeypatch.setattr(planner.frontend, "forward", spy)
+    monkeypatch.setattr(frontend, "forward", spy)
     rng = np.random.default_rng(8)
     x = (1000 * np.sin(np.arange(20000) / 11.0) + rng.integers(-2, 3, 20000)).astype(np.int16)
-    data = compress(x, level=1)
-    assert_same_array(decompress(data), x)
-    full = [names for shape, names in seen if shape == (1, 20000)]
-    screened = [names for shape, names in seen if shape == (planner.SCREEN_WINDOWS, 2048 // planner.SCREEN_WINDOWS)]
-    level1_chains = planner.auto_chains(planner.frontend.to_channels(x), 1)
-    assert len(screened) == len(level1_chains)  # every level-1 chain measured on the sample
-    assert all('adaptive' not in names for names in screened + full)
-    assert len(full) == planner.SCREEN_KEEP  # only the best go on in full
-    assert data == compress(x, level=1)  # deterministic
-    seen.clear()
-    assert_same_array(decompress(compress(x, level=2)), x)
-    full = [names for shape, names in seen if shape == (1, 20000)]
-    # level 2 keeps the best chains overall and the best fast ones (level 1's), and no front end
-    # only when its screened size is within SCREEN_FIRST_WITHIN of the best: on a smooth sine the
-    # raw values cost far more than any predictor's residuals, so it is not kept
-    assert () not in full and planner.SCREEN_KEEP <= len(full) <= 2 * planner.SCREEN_KEEP
-    monkeypatch.setattr(planner, "SCREEN_FIRST_WITHIN", float("inf"))
-    seen.clear()
-    compress(x, level=2)
+    with configured(full_fit=3000, sample=2048, screen_sample=2048, screen_above=3000) as s:
+        data = compress(x, level=1)
+        assert_same_array(decompress(data), x)
+        full = [names for shape, names in seen if shape == (1, 20000)]
+        screened = [names for shape, names in seen if shape == (s.screen_windows, 2048 // s.screen_windows)]
+        level1_chains = auto_chains(frontend.to_channels(x), 1, s)
+        assert len(screened) == len(level1_chains)  # every level-1 chain measured on the sample
+        assert all("adaptive" not in names for names in screened + full)
+        assert len(full) == s.screen_keep  # only the best go on in full
+        assert data == compress(x, level=1)  # deterministic
+        seen.clear()
+        assert_same_array(decompress(compress(x, level=2)), x)
+        full = [names for shape, names in seen if shape == (1, 20000)]
+        # level 2 keeps the best chains overall and the best fast ones (level 1's), and no front
+        # end only when its screened size is within screen_first_within of the best: on a smooth
+        # sine the raw values cost far more than any predictor's residuals, so it is not kept
+        assert () not in full and s.screen_keep <= len(full) <= 2 * s.screen_keep
+    with configured(full_fit=3000, sample=2048, screen_sample=2048, screen_above=3000,
+                    screen_first_within=float("inf")):
+        seen.clear()
+        compress(x, level=2)
     assert () in [names for shape, names in seen if shape == (1, 20000)]
 
 
 def _corrupt_params(data: bytes, rng: random.Random) -> bytes:
-    tree = unpack_any(data, raw=False)
+    tree = unpack_any(data)
     entry = rng.choice([e for e in tree["front"] if e["stage"] != "delta"])
     ch = entry["channels"]
     kind = rng.randrange(6)
@@ -162,7 +168,7 @@ def _corrupt_params(data: bytes, rng: random.Random) -> bytes:
             p[key] = rng.choice([[], [[0, 0, 0]], [[1, 1, 1]] * 9, "x", [[5000, 3, 1]]])
         if kind == 5:
             del p[key]
-    return pack_any(tree, use_bin_type=True)
+    return pack_any(tree)
 
 
 def test_mutated_stage_params_raise_only_corrupt_data_error():
@@ -186,52 +192,40 @@ def test_mutated_stage_params_raise_only_corrupt_data_error():
 
 
 def test_frozen_prediction_fixtures():
-    """The frozen v2 containers of the prediction stages decode, and record the chains named."""
+    """The frozen containers of the prediction stages decode, and record the chains named; an
+    unsigned input to "lpc" is offset to signed (``unsigned`` 1), in one stream and in blocks."""
     import pathlib
 
     fixtures = pathlib.Path(__file__).parent / "fixtures"
-    chains = {"v2_lpc_signal_uint16": ["lpc"], "v2_lpc_adaptive_stereo_int16": ["lpc", "adaptive"],
-              "v2_adaptive_delta1_frames_int16": ["delta", "adaptive"],
-              "v2_rank_delta1_signal_int16": ["rank", "delta"]}
+    chains = {"v1_lpc_mag_int16": ["lpc"], "v1_lpc_adaptive_midcross_uint16": ["lpc", "adaptive"],
+              "v1_rank_delta1_frames": ["rank", "delta"], "v1_blocks_lpc_frames_int16": ["lpc"],
+              "v1_blocks_grid_lpc_uint16": ["grid", "lpc"]}
     for name, stages in chains.items():
         data = (fixtures / f"{name}.ubpe").read_bytes()
-        assert [e["stage"] for e in front_of(data)] == stages
-        assert_same_array(decompress(data), np.load(fixtures / f"{name}.npy"))
-
-
-def test_unsigned_predictor_input_fixtures():
-    """Version 6: an unsigned input to "lpc" / "adaptive" is offset to signed (``unsigned`` 2),
-    in one stream (the fused level-1 decode path too), behind a grid, and in blocks; the same
-    params in a container of version 5 are refused, and the version 2 uint16 fixture (``unsigned``
-    1, the bits read as signed) still decodes."""
-    import pathlib
-
-    fixtures = pathlib.Path(__file__).parent / "fixtures"
-    for name, stages in (("v6_lpc_midcross_uint16", ["lpc"]), ("v6_lpc_adaptive_midcross_uint16", ["lpc", "adaptive"]),
-                         ("v6_grid_lpc_uint32", ["grid", "lpc"]), ("v6_blocks_lpc_midcross_uint16", ["lpc"])):
-        data = (fixtures / f"{name}.ubpe").read_bytes()
-        d = unpack_any(data, raw=False)
-        blocks = [unpack_any(b, raw=False) for b in d["blocks"]] if "blocks" in d else [d]
-        assert len(blocks) == (3 if "blocks" in d else 1)
+        d = unpack_any(data)
+        blocks = [unpack_any_block(d, b) for b in range(len(d["blocks"]))] if "blocks" in d else [d]
         for front in (b["front"] for b in blocks):
             assert [e["stage"] for e in front] == stages
-            first = front[1] if stages[0] == "grid" else front[0]  # the first predictor: unsigned input
-            assert {c["unsigned"] for c in first["channels"]} == {2}
-        assert ubpe.describe(data).version == 6
-        assert_same_array(decompress(data), np.load(fixtures / f"{name}.npy"))
-        with pytest.raises(CorruptDataError, match="need format version 6: not defined in format version 5"):
-            decompress(pack_any(dict(d, v=5), use_bin_type=True))
-    old = (fixtures / "v2_lpc_signal_uint16.ubpe").read_bytes()
-    assert [c["unsigned"] for c in front_of(old)[0]["channels"]] == [1]
-    assert_same_array(decompress(old), np.load(fixtures / "v2_lpc_signal_uint16.npy"))
+        values = np.load(fixtures / f"{name}.npy")
+        assert_same_array(decompress(data), values)
+        if name == "v1_lpc_adaptive_midcross_uint16":
+            assert values.dtype.kind == "u" and {c["unsigned"] for c in blocks[0]["front"][0]["channels"]} == {1}
+
+
+def unpack_any_block(d: dict, b: int) -> dict:
+    """Block ``b`` of a blocked container's named fields."""
+    from common import unpack_block
+
+    count = d["block"] * int(np.prod(d["shape"][1:])) if b < len(d["blocks"]) - 1 else \
+        (d["shape"][0] - b * d["block"]) * int(np.prod(d["shape"][1:]))
+    return unpack_block(d["blocks"][b], count)
 
 
 @pytest.mark.parametrize("predictor", ["lpc", "lpc+adaptive", "grid+lpc"])
-def test_unsigned_signal_crossing_the_middle_costs_what_its_signed_twin_costs(predictor, monkeypatch):
+def test_unsigned_signal_crossing_the_middle_costs_what_its_signed_twin_costs(predictor):
     """A uint16 signal straddling 32768 compresses (almost) exactly as the same signal shifted
-    into int16: the predictors see the same values. Before version 6 (bits read as signed)
-    every crossing of 32768 was a jump of 65536 and the container far larger. A signed input
-    straight into a predictor is unchanged and keeps its version."""
+    into int16: the predictors see the same values (offset to signed), where reading the bits as
+    signed would make every crossing of 32768 a jump of 65536."""
     rng = np.random.default_rng(5)
     t = np.arange(8000)
     s = (np.round(900 * np.sin(t / 9.0) + 300 * np.sin(t / 2.3) + rng.normal(0, 6, t.size)) * 2).astype(np.int16)
@@ -240,43 +234,28 @@ def test_unsigned_signal_crossing_the_middle_costs_what_its_signed_twin_costs(pr
         signed, unsigned = compress(s, predictor=predictor, level=level), compress(u, predictor=predictor, level=level)
         assert_same_array(decompress(unsigned), u)
         assert len(unsigned) <= len(signed) + 16
-        assert ubpe.describe(unsigned).version == 7
-        with monkeypatch.context() as m:  # the named form: the version the fields need
-            m.setattr(container, "WRITE_COMPACT", False)
-            unsigned, signed = compress(u, predictor=predictor, level=level), compress(s, predictor=predictor, level=level)
-        assert ubpe.describe(unsigned).version == 6
-        # a grid's indices are unsigned whatever the input: behind it the predictor's input is
-        assert (ubpe.describe(signed).version == 6) == predictor.startswith("grid")
 
 
-def test_unsigned_mode_contradicting_the_input_is_refused(monkeypatch):
-    """``unsigned`` must be 0 for a signed input and 1 or 2 for an unsigned one; a version 6
-    container may hold the old mode 1 (decoded as versions 1 to 5 define it)."""
-    from ubpe import predict
-
+def test_unsigned_param_contradicting_the_input_is_refused():
+    """``unsigned`` must be 0 for a signed input and 1 for an unsigned one (the stage's input:
+    the adaptive stage after "lpc" sees a signed residual either way)."""
     s = walk(500, 2, seed=3).astype(np.int16)
     u = (s.astype(np.int32) + 32768).astype(np.uint16)
     for x in (s, u):
-        d = unpack_any(compress(x, predictor="lpc+adaptive", level=2), raw=False)
-        # the adaptive stage's input is the lpc residual: signed either way
-        for stage, bad in ((0, (0, 3) if x is u else (1, 2)), (1, (1, 2, 3))):
+        d = unpack_any(compress(x, predictor="lpc+adaptive", level=2))
+        assert [c["unsigned"] for c in d["front"][0]["channels"]] == [int(x is u)] * 2
+        for stage, bad in ((0, (0, 2) if x is u else (1, 2)), (1, (1, 2, -1))):
             for value in bad:
-                e = {**d, "v": 6, "front": [dict(f) for f in d["front"]]}
+                e = {**d, "front": [dict(f) for f in d["front"]]}
                 e["front"][stage]["channels"] = [dict(c) for c in e["front"][stage]["channels"]]
                 e["front"][stage]["channels"][1]["unsigned"] = value
-                with pytest.raises(CorruptDataError):
-                    decompress(pack_any(e, use_bin_type=True))
-    monkeypatch.setattr(predict, "WRITE_UNSIGNED", predict.UNSIGNED_VIEW)
-    monkeypatch.setattr(container, "WRITE_COMPACT", False)  # the named form: the version the fields need
-    for predictor in ("lpc", "lpc+adaptive"):
-        old = unpack_any(compress(u, predictor=predictor, level=2), raw=False)
-        assert old["v"] < 6 and {c["unsigned"] for c in old["front"][0]["channels"]} == {1}
-        assert_same_array(decompress(pack_any(dict(old, v=6), use_bin_type=True)), u)
+                with pytest.raises(CorruptDataError, match="unsigned"):
+                    decompress(pack_any(e))
 
 
 # ============================================================================ grid and decorrelate
 
-from ubpe.stages import DecorrelateStage, GridStage  # noqa: E402
+from ubpe.frontend.decorrelate import DecorrelateStage  # noqa: E402
 
 ALL_INT = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 SECOND = [None, ("delta", {"order": 1}), ("delta", {"order": 2}), ("lpc", {}), ("adaptive", {}), ("rank", {})]
@@ -373,10 +352,8 @@ def correlated_stereo(shared_data) -> np.ndarray:
     return np.stack([left, right], axis=1).astype(np.int16)
 
 
-def test_decorrelate_beats_independent_channels_on_correlated_stereo(shared_data, monkeypatch):
+def test_decorrelate_beats_independent_channels_on_correlated_stereo(shared_data):
     x = correlated_stereo(shared_data)
-    monkeypatch.setitem(planner.PREDICTORS, "decorrelate+lpc", (("decorrelate", {}), ("lpc", {})))
-    monkeypatch.setitem(planner.PREDICTORS, "decorrelate+delta1", (("decorrelate", {}), ("delta", {"order": 1})))
     for chain, alone in (("decorrelate+lpc", "lpc"), ("decorrelate+delta1", "delta1")):
         joint = compress(x, predictor=chain, level=1)
         assert_same_array(decompress(joint), x)
@@ -425,11 +402,10 @@ def test_grid_stage_output_and_cost():
     assert y.dtype == np.int8
 
 
-def _container(x: np.ndarray, name: str, monkeypatch) -> dict:
-    monkeypatch.setitem(planner.PREDICTORS, f"{name}+delta1", ((name, {}), ("delta", {"order": 1})))
+def _container(x: np.ndarray, name: str) -> dict:
     data = compress(x, predictor=f"{name}+delta1", level=1)
     assert_same_array(decompress(data), x)
-    return unpack_any(data, raw=False)
+    return unpack_any(data)
 
 
 HOSTILE_GRID = [
@@ -476,38 +452,36 @@ HOSTILE_REFS = [
 @pytest.mark.parametrize("name,channels,mutations", [("grid", 2, HOSTILE_GRID),
                                                      ("decorrelate", 2, HOSTILE_DECORRELATE),
                                                      ("decorrelate", 3, HOSTILE_REFS)])
-def test_hostile_grid_and_decorrelate_params(name, channels, mutations, monkeypatch):
+def test_hostile_grid_and_decorrelate_params(name, channels, mutations):
     rng = np.random.default_rng(25)
     x = (np.cumsum(rng.integers(-2, 3, (3000, channels)), axis=0) * 64 + 5).astype(np.int16)
     x[:, 1] = x[:, 0] + rng.integers(-1, 2, 3000).astype(np.int16) * 64  # correlated, on the grid
     x[:300, 1] = 5
-    tree = _container(x, name, monkeypatch)
+    tree = _container(x, name)
     if name == "grid":
         assert tree["front"][0]["width"] == 8
     for mutate in mutations:
-        bad = unpack_any(pack_any(tree, use_bin_type=True), raw=False)
+        bad = unpack_any(pack_any(tree))
         entry = bad["front"][0]
         mutate(entry)
         with pytest.raises(CorruptDataError, match="grid|decorrelate"):  # not the checksum
-            decompress(pack_any(bad, use_bin_type=True))
+            decompress(pack_any(bad))
     # and the shared fuzzer's byte and field mutations
-    assert check_mutations([(x, pack_any(tree, use_bin_type=True))], seed=26, n_mutations=150) > 0
+    assert check_mutations([(x, pack_any(tree))], seed=26, n_mutations=150) > 0
 
 
 def test_adaptive_stage_batches_channels_like_the_transform():
     """One kernel call for all channels gives each channel's adaptive_forward; channels with
     different cascades (possible in a container) are inverted group by group."""
-    from ubpe import predict
-
     rng = np.random.default_rng(27)
     for dtype in ("int16", "uint64", "int8"):
         x = frontend.to_channels(np.cumsum(rng.integers(-30, 31, (700, 3)), axis=0).astype(dtype))
         y, params = frontend.stage("adaptive").forward(x)
         for c in range(3):
-            r, p = predict.adaptive_forward(x[c])
+            r, p = adaptive.adaptive_forward(x[c])
             assert np.array_equal(y[c], r) and params["channels"][c] == p
         custom = [[3, 5, 0], [8, 12, 1]]
-        r1, p1 = predict.adaptive_forward(x[1], stages=custom)
+        r1, p1 = adaptive.adaptive_forward(x[1], stages=custom)
         y[1] = r1
         params["channels"][1] = p1
         checked = frontend.parse_chain([{"stage": "adaptive", **params}], x.dtype, x.shape)
@@ -518,29 +492,26 @@ def test_adaptive_stage_batches_channels_like_the_transform():
 def test_grid_and_decorrelate_containers_are_lossless(x, name, rest):
     """Whole containers (planner, tokenizer, coder, CRC) with the new stages forced first."""
     assume(x.shape[0] >= x.shape[1])  # compress refuses more channels than frames
-    chain = ((name, {}),) + planner.PREDICTORS[rest]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(planner.PREDICTORS, "test-chain", chain)
-        data = compress(x, predictor="test-chain", level=1)
+    chain = ((name, {}),) + PREDICTORS[rest]
+    data = compress_chain(x, chain, level=1)
     assert [e["stage"] for e in front_of(data)] == [n for n, _ in chain]
     assert_same_array(decompress(data), x)
 
 
 def test_lpc_stage_options_search_blocks_and_windows():
-    from ubpe import predict
-    from ubpe.stages import LpcStage, _estimated_bits
+    from ubpe.frontend.lpc import LPC_BLOCKS, LpcStage
+    from ubpe.frontend.lpc import _local_bits as _estimated_bits
 
     rng = np.random.default_rng(28)
     t = np.arange(30_000)
     chirp = np.round(3000 * np.sin(t * t / 4e6) + rng.normal(0, 5, t.size))  # spectrum moves fast
     x = frontend.to_channels(np.stack([chirp, np.cumsum(rng.integers(-9, 10, t.size))], axis=1).astype(np.int16))
     y0, p0 = frontend.stage("lpc").forward(x)
-    from ubpe.stages import LPC_BLOCKS
     for c in range(2):  # the default: lpc_forward's window, the cheapest of LPC_BLOCKS by estimate
         block = p0["channels"][c]["block"]
-        assert block in LPC_BLOCKS and p0["channels"][c] == predict.lpc_forward(x[c], block=block)[1]
+        assert block in LPC_BLOCKS and p0["channels"][c] == lpc.lpc_forward(x[c], block=block)[1]
         costs = {b: _estimated_bits(r, b) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
-                 for b in LPC_BLOCKS for r, p in [predict.lpc_forward(x[c], block=b)]}
+                 for b in LPC_BLOCKS for r, p in [lpc.lpc_forward(x[c], block=b)]}
         assert costs[block] == min(costs.values())
     # a channel no longer than the first block: one block, written as by blocks=(4096,)
     short = x[:, :4096].copy()
@@ -551,7 +522,7 @@ def test_lpc_stage_options_search_blocks_and_windows():
         chosen = params["channels"][c]["block"]
         costs = {}
         for block in (512, 4096, 16384):
-            r, p = predict.lpc_forward(x[c], block=block, window=("tukey", "welch"))
+            r, p = lpc.lpc_forward(x[c], block=block, window=("tukey", "welch"))
             costs[block] = _estimated_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
         assert costs[chosen] == min(costs.values())
     checked = frontend.parse_chain([{"stage": "lpc", **params}], x.dtype, x.shape)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import ubpe
 from common import pack_any, unpack_any
-from ubpe import cli, container
+from ubpe import cli
 from ubpe import io as uio
 
 GUID_TAIL = b"\x00\x00\x00\x00\x10\x00\x80\x00\x00\xaa\x00\x38\x9b\x71"
@@ -256,7 +256,7 @@ def test_cli_round_trip_is_byte_exact(capsys, tmp_path, rate, channels, bits, ex
     code, _, err = run(capsys, "-q", "compress", src, "-o", packed, "--level", "1")
     assert code == 0, err
     assert err == ""  # no "rate is dropped" note any more
-    info = container.describe(packed.read_bytes())
+    info = ubpe.describe(packed.read_bytes())
     assert info.source["rate"] == rate and info.source["channels"] == channels and info.source["bits"] == bits
     code, _, err = run(capsys, "-q", "decompress", packed, "-o", out)
     assert code == 0, err
@@ -281,10 +281,10 @@ def test_cli_rate_overrides_and_other_outputs(capsys, tmp_path):
 
 
 def _with_source(data: bytes, source) -> bytes:
-
-    d = unpack_any(data, raw=False, strict_map_key=False)
+    """The container ``data`` with its source metadata replaced."""
+    d = unpack_any(data)
     d["source"] = source
-    return pack_any(d, use_bin_type=True)
+    return pack_any(d)
 
 
 @pytest.mark.parametrize("change", [
@@ -307,22 +307,23 @@ def test_cli_corrupt_source_map_is_a_data_error(capsys, tmp_path, change):
     src.write_bytes(wav_file(fmt_body(2, 44100, 16), payload_of(x, 16), LIST))
     assert run(capsys, "-q", "compress", src, "-o", packed, "--level", "1")[0] == 0
     data = packed.read_bytes()
-    bad = _with_source(data, change(container.describe(data).source))
+    bad = _with_source(data, change(ubpe.describe(data).source))
     packed.write_bytes(bad)
     with pytest.raises(ubpe.CorruptDataError, match="source"):
-        uio.check_source(container.describe(bad).source)
+        uio.check_source(ubpe.describe(bad).source)
     code, _, err = run(capsys, "decompress", packed, "-o", tmp_path / "out.wav")
     assert code == 1 and "Traceback" not in err
     assert "x.ubpe" in err and "source (wav metadata)" in err
     assert not (tmp_path / "out.wav").exists()
 
 
-def test_cli_float_wav_off_a_grid_needs_step(capsys, tmp_path):
+def test_cli_float_wav_off_a_grid_is_lossless_or_quantized(capsys, tmp_path):
     x = np.random.default_rng(4).normal(size=(500, 2))  # float64, off any exact grid
     src = tmp_path / "f.wav"
     src.write_bytes(wav_file(fmt_body(2, 44100, 64, tag=3), x.tobytes()))
-    code, _, err = run(capsys, "compress", src, "-o", tmp_path / "f.ubpe")
-    assert code == 1 and "f.wav" in err and "--step S or --bits B" in err
+    assert run(capsys, "-q", "compress", src, "-o", tmp_path / "l.ubpe")[0] == 0  # lossless by default
+    assert run(capsys, "-q", "decompress", tmp_path / "l.ubpe", "-o", tmp_path / "l.wav")[0] == 0
+    assert (tmp_path / "l.wav").read_bytes() == src.read_bytes()
     assert run(capsys, "-q", "compress", src, "-o", tmp_path / "f.ubpe", "--step", "0.001", "--level", "1")[0] == 0
     assert run(capsys, "-q", "decompress", tmp_path / "f.ubpe", "-o", tmp_path / "g.wav")[0] == 0
     back = uio.read_signal(tmp_path / "g.wav")

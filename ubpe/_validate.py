@@ -15,6 +15,7 @@ read ("container", "model", "stream", ...), so a message reads ``"stream: 'n' mu
 from __future__ import annotations
 
 import numbers
+import reprlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -61,9 +62,20 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
 # ============================================================================ untrusted fields
 
 
+#: How :func:`short` quotes a value: at most 3 levels and a few items of nested containers, so
+#: that an untrusted value (a list nested a thousand deep, a huge map) costs a bounded message.
+_QUOTE = reprlib.Repr()
+_QUOTE.maxlevel, _QUOTE.maxlist, _QUOTE.maxtuple, _QUOTE.maxdict = 3, 4, 4, 4
+_QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlong = 40, 40, 40
+
+
 def short(v: Any) -> str:
-    """``repr(v)`` cut to 40 characters, for quoting untrusted values in messages."""
-    r = repr(v)
+    """``repr(v)`` cut to 40 characters, for quoting untrusted values in messages (nested
+    values are quoted to a bounded depth: never a recursion, never a long message)."""
+    try:
+        r = _QUOTE.repr(v)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still reported
+        r = f"<{type(v).__name__}>"
     return r if len(r) <= 40 else r[:37] + "..."
 
 

@@ -214,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--step", type=_step, metavar="S",
                    help="float input: quantize to multiples of S (lossy, error at most about S/2); "
-                   "without --step/--bits floats must lie on an exact grid (then lossless)")
+                   "without --step/--bits floats are compressed losslessly, bit for bit")
     g.add_argument("--bits", type=_positive, metavar="B",
                    help="float input: quantize to 2**B levels over the values' range (lossy)")
     p.add_argument("--level", type=int, choices=(1, 2), default=2,
@@ -776,7 +776,7 @@ def _output_format(source: Any, kind: str | None, args: argparse.Namespace) -> s
     if recorded == "bytes" and args.dtype is None:
         return "bytes"
     if kind is None:
-        return recorded if recorded in ("npy", "wav", "csv", "raw", "bytes") else "raw"
+        return recorded if recorded in ("npy", "wav", "csv", "raw", "bytes", "edf") else "raw"
     return kind
 
 

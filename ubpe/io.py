@@ -13,6 +13,8 @@ Formats, chosen by the file's extension unless ``fmt`` says otherwise:
           ``float64``; several columns are ``(frames, columns)``, ``column=`` picks one
 ``raw``   any other file, with an explicit ``dtype`` such as ``'<i2'``: the bare array bytes
 ``bytes`` any file as ``uint8`` values (``as_bytes=True``)
+``edf``   ``.edf``, ``.bdf`` (and ``.rec``): EDF, EDF+ and BDF recordings, their digital samples
+          (``int16``; BDF ``int32``), written back byte for byte (:mod:`ubpe.edf`)
 ========  ==================================================================================
 
 :func:`read_signal` also returns a ``source`` map describing the file, which
@@ -60,8 +62,9 @@ __all__ = [
 DEFAULT_WAV_RATE = 44100
 
 #: Formats :func:`read_values` and :func:`write_values` know, and the extensions that select them.
-FORMATS = ("npy", "wav", "csv", "raw", "bytes")
-_EXTENSIONS = {".npy": "npy", ".wav": "wav", ".wave": "wav", ".csv": "csv", ".txt": "csv"}
+FORMATS = ("npy", "wav", "csv", "raw", "bytes", "edf")
+_EXTENSIONS = {".npy": "npy", ".wav": "wav", ".wave": "wav", ".csv": "csv", ".txt": "csv",
+               ".edf": "edf", ".bdf": "edf", ".rec": "edf"}
 
 
 DEMO_RATE = 360  # Hz, MIT-BIH
@@ -295,6 +298,12 @@ def read_signal(
         return Signal(arr, None, _npy_source(name, arr))
     if kind == "wav":
         return _read_wav(name)
+    if kind == "edf":
+        from . import edf
+
+        with open(name, "rb") as fh:
+            values, rate, source = edf.read(name, fh.read())
+        return Signal(values, int(rate) if rate is not None and rate == int(rate) else None, source)
     return _read_csv(name, column)
 
 
@@ -765,6 +774,29 @@ _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", re.I)
 
 
+#: How a CSV column's numbers are written, when every field of it has one form (the writer then
+#: gives back the same text): canonical integers, or decimals with a fixed number of digits after
+#: the point (the decimal float mode then codes them as integers, ``ubpe.frontend.floatcodes``).
+_CANONICAL_INT = re.compile(r"-?(0|[1-9]\d*)\Z")
+_FIXED_DECIMALS = re.compile(r"-?(0|[1-9]\d*)\.(\d+)\Z")
+#: Most digits after the point a fixed-decimal column may have (float64's exact decimals).
+MAX_CSV_DECIMALS = 15
+
+
+def _column_format(texts: list[str]) -> str:
+    """How every field of one column is written: "d" (canonical integers), the digits after the
+    point of decimals that all have that many (e.g. "2"), or "r" (any other form: written back
+    as Python's shortest repr of the float)."""
+    if all(_CANONICAL_INT.match(t) for t in texts):
+        return "d"
+    first = _FIXED_DECIMALS.match(texts[0]) if texts else None
+    if first is not None and len(first.group(2)) <= MAX_CSV_DECIMALS:
+        d = len(first.group(2))
+        if all((m := _FIXED_DECIMALS.match(t)) is not None and len(m.group(2)) == d for t in texts):
+            return str(d)
+    return "r"
+
+
 def _is_number(field: str) -> bool:
     return bool(_INT.match(field) or _FLOAT.fullmatch(field))
 
@@ -810,6 +842,13 @@ def _read_csv(name: str, column: int | str | None = None) -> Signal:
     if n_cols > 1:
         values = values.reshape(-1, n_cols)
     source: dict[str, Any] = {"format": "csv", "delimiter": delimiter, "columns": 1 if flat else width}
+    if values.dtype.kind == "f":  # each column's written form, so that the writer gives the same text
+        by_column: dict[int, list[str]] = {}
+        for _, j, t in fields:
+            by_column.setdefault(j, []).append(t)
+        source["formats"] = ",".join(_column_format(by_column[j]) for j in sorted(by_column))
+    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
+        source["newline"] = "\r\n"
     if header is not None:
         line = delimiter.join(header) if delimiter != " " else " ".join(header)
         if len(line) <= _PIECE:
@@ -868,11 +907,19 @@ _CSV_KEYS = ("format", "delimiter", "columns")
 
 def _check_csv_source(source: dict) -> dict:
     where = "source (csv metadata)"
-    expect_map(source, where, _CSV_KEYS, ("header", "column"))
+    expect_map(source, where, _CSV_KEYS, ("header", "column", "formats", "newline"))
     field_str(source, "delimiter", where=where, choices=(*CSV_DELIMITERS, " "))
     width = field_int(source, "columns", 1, 2**31, where=where)
     if "column" in source:
         field_int(source, "column", 0, width - 1, where=where)
+    if "newline" in source:
+        field_str(source, "newline", where=where, choices=("\r\n",))
+    if "formats" in source:
+        forms = field_str(source, "formats", where=where).split(",")
+        if len(forms) not in (1, width) or not all(f in ("d", "r") or (f.isdigit() and 1 <= int(f) <= MAX_CSV_DECIMALS)
+                                                   for f in forms):
+            raise CorruptDataError(f"{where}: 'formats' {short(source['formats'])} does not describe "
+                                   f"{width} column(s)")
     if "header" in source:
         names = _split(field_str(source, "header", where=where), source["delimiter"])
         if len(names) != width or not all(names) or "\n" in source["header"] or "#" in source["header"]:
@@ -881,7 +928,12 @@ def _check_csv_source(source: dict) -> dict:
     return source
 
 
-def _format_number(v: Any) -> str:
+def _format_number(v: Any, form: str = "r") -> str:
+    """``v`` written as a column of ``form`` writes it (:func:`_column_format`)."""
+    if form == "d":
+        return str(int(v)) if isinstance(v, float) and v == v and abs(v) != float("inf") else str(v)
+    if form != "r" and isinstance(v, float):
+        return f"{v:.{int(form)}f}"
     return repr(float(v)) if isinstance(v, float) else str(v)
 
 
@@ -891,9 +943,12 @@ def _csv_bytes(values: np.ndarray, name: str, source: dict | None) -> bytes:
     items = values.astype(np.int64) if values.dtype.kind == "b" else values
     if items.ndim not in (1, 2):
         raise ValueError(f"{name}: CSV output holds 1-D or 2-D data, got shape {values.shape}")
-    delimiter, head = ",", None
+    delimiter, head, forms, newline = ",", None, None, "\n"
     if source is not None:
         delimiter = source["delimiter"]
+        newline = source.get("newline", "\n")
+        if "formats" in source:
+            forms = source["formats"].split(",")
         if "header" in source:
             names = _split(source["header"], delimiter)
             if "column" in source and items.ndim == 1:
@@ -902,10 +957,14 @@ def _csv_bytes(values: np.ndarray, name: str, source: dict | None) -> bytes:
                 head = source["header"]
     lines = [head] if head is not None else []
     if items.ndim == 1:
-        lines += map(_format_number, items.tolist())
+        form = forms[source["column"]] if forms and "column" in source and len(forms) > 1 else (
+            forms[0] if forms and len(forms) == 1 else "r")
+        lines += (_format_number(v, form) for v in items.tolist())
+    elif forms is not None and len(forms) == items.shape[1]:
+        lines += (delimiter.join(_format_number(v, f) for v, f in zip(row, forms)) for row in items.tolist())
     else:
         lines += (delimiter.join(map(_format_number, row)) for row in items.tolist())
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+    return "".join(line + newline for line in lines).encode("utf-8")
 
 
 # ============================================================== writing
@@ -951,6 +1010,11 @@ def check_source(source: Any) -> dict[str, Any] | None:
         return source
     if kind == "csv":
         return _check_csv_source(source)
+    if kind == "edf":
+        from . import edf
+
+        edf.check_source(source)
+        return source
     if kind == "npy":
         return _check_npy_source(source)
     return None
@@ -963,6 +1027,10 @@ def _to_bytes(values: np.ndarray, kind: str, name: str, rate: int | None, source
         return _wav_bytes(values, name, rate, source if source is not None and source.get("format") == "wav" else None)
     if kind == "csv":
         return _csv_bytes(values, name, source if source is not None and source.get("format") == "csv" else None)
+    if kind == "edf":
+        from . import edf
+
+        return edf.to_bytes(values, name, source if source is not None and source.get("format") == "edf" else None)
     # raw and bytes: the array's own bytes, C order
     if values.dtype.kind not in "iubf":
         raise TypeError(f"{name}: raw output holds numeric arrays, got dtype {values.dtype}")

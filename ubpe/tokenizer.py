@@ -13,7 +13,6 @@ import msgpack
 import numpy as np
 
 from . import encoder, trainer
-from ._kernels import train as _train_kernels
 from ._validate import as_documents, check_choice, check_int
 from .alphabet import Alphabet, dtype_for
 from .errors import CorruptDataError, NotFittedError
@@ -91,31 +90,6 @@ def rank_ids(weights: np.ndarray, alphabet_size: int) -> np.ndarray:
     ids[:alphabet_size] = np.arange(alphabet_size)
     ids[alphabet_size + order] = alphabet_size + np.arange(m)
     return ids
-
-
-def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Identical documents merged into their first occurrence: ``(ids, doc_offsets, weights)``.
-
-    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,). The distinct documents keep the order of
-    their first copies; ``weights[d]`` (int64) counts the documents equal to distinct document
-    ``d``; ``weights`` is None (and the inputs come back unchanged) when every document is
-    distinct. Training on the result with these multiplicities gives exactly the model of the
-    full corpus (:func:`ubpe.trainer.train`, ``weights``).
-    """
-    n_docs = doc_offsets.shape[0] - 1
-    if n_docs < 2:
-        return ids, doc_offsets, None
-    ids = np.ascontiguousarray(ids, dtype=np.int32)
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    owner = np.empty(n_docs, dtype=np.int64)  # first copy of each document
-    table = np.full(1 << (2 * n_docs - 1).bit_length(), -1, dtype=np.int64)
-    if _train_kernels.first_copies(ids, doc_offsets, table, np.empty(n_docs, dtype=np.int64), owner) == n_docs:
-        return ids, doc_offsets, None
-    first = owner == np.arange(n_docs)
-    weights = np.bincount(owner, minlength=n_docs)[first].astype(np.int64)
-    lengths = np.diff(doc_offsets)
-    new_offsets = np.concatenate(([0], np.cumsum(lengths[first]))).astype(np.int64)
-    return ids[np.repeat(first, lengths)], new_offsets, weights
 
 
 class Tokenizer:
@@ -242,7 +216,7 @@ class Tokenizer:
         doc_offsets = np.concatenate(([0], np.cumsum(lengths)))
         ids = _document_ids(docs, alphabet, doc_offsets)
         # identical documents are trained once with their multiplicity (same model, less work)
-        ids, doc_offsets, weights = collapse_documents(ids, doc_offsets)
+        ids, doc_offsets, weights = trainer.collapse_documents(ids, doc_offsets)
         self._fit_ids(ids, doc_offsets, alphabet, _default_dtype(alphabet, dtype_for(docs)),
                       weights=weights, n_docs=len(docs), progress=progress)
         self.predictor = predictor

@@ -215,6 +215,31 @@ def reuse_training() -> Iterator[TrainingReuse]:
         _reuse = None
 
 
+def collapse_documents(ids: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Identical documents merged into their first occurrence: ``(ids, doc_offsets, weights)``.
+
+    ``ids`` int32 (n,), ``doc_offsets`` int64 (D+1,). The distinct documents keep the order of
+    their first copies; ``weights[d]`` (int64) counts the documents equal to distinct document
+    ``d``; ``weights`` is None (and the inputs come back unchanged) when every document is
+    distinct. Training on the result with these multiplicities gives exactly the model of the
+    full corpus (:func:`train`, ``weights``).
+    """
+    n_docs = doc_offsets.shape[0] - 1
+    if n_docs < 2:
+        return ids, doc_offsets, None
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    owner = np.empty(n_docs, dtype=np.int64)  # first copy of each document
+    table = np.full(1 << (2 * n_docs - 1).bit_length(), -1, dtype=np.int64)
+    if _k.first_copies(ids, doc_offsets, table, np.empty(n_docs, dtype=np.int64), owner) == n_docs:
+        return ids, doc_offsets, None
+    first = owner == np.arange(n_docs)
+    weights = np.bincount(owner, minlength=n_docs)[first].astype(np.int64)
+    lengths = np.diff(doc_offsets)
+    new_offsets = np.concatenate(([0], np.cumsum(lengths[first]))).astype(np.int64)
+    return ids[np.repeat(first, lengths)], new_offsets, weights
+
+
 def train(
     ids: np.ndarray,
     doc_offsets: np.ndarray,

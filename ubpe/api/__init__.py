@@ -29,6 +29,7 @@ from ..errors import CorruptDataError
 from ..format import container
 from ..format.describe import ContainerInfo, describe
 from ..format.fields import argument_error, check_source
+from ..frontend.floatcodes import PER_BLOCK
 from ..model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from ..planner import settings as _settings
 from ..tokenizer import Tokenizer
@@ -208,18 +209,18 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
     blocked container of integers keeps its blocks' front-end outputs between its two passes
     (else reads the values twice, memory bounded by a few blocks per thread)."""
     arr = as_values(values)
-    float_stage = float_argument(arr, step, bits)
+    level = level_argument(level)
+    s = _settings.current()
+    float_stage = float_argument(arr, step, bits, lambda: _lossless_float_stage(arr, level, s))
     embed = check_bool("embed", embed)
     order = delta_argument(delta, arr.dtype)
     forced = predictor_argument(predictor, delta, arr.dtype)
     if forced is not None and all(name == "delta" for name, _ in forced) and len(forced) <= 1:
         order, forced = (forced[0][1]["order"] if forced else 0), None
-    level = level_argument(level)
     threads = threads_argument(threads)
     if block_size is not None:
         check_int("block_size", block_size, 0)
     src = check_source(source, argument_error) if source is not None else None
-    s = _settings.current()
     dtype = arr.dtype
     if dtype.kind == "b":
         arr = arr.view(np.uint8) != 0  # normalise bool bytes to 0/1 (the CRC covers them)
@@ -256,7 +257,7 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
     base["front"] = prefix  # the chosen chain is appended to it
     if tokenizer is not None:
         yield from _given_model_parts(base, x, checked, prefix, tokenizer, forced, order, dtype, embed, escape,
-                                      level, block, s, threads)
+                                      level, block, s, threads, arr, float_stage)
         return
     if x.size == 0:
         chain = writer.forced_chains(forced, order) or [[]]
@@ -266,6 +267,8 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
         rows = checked.reshape(x.shape[1], -1)  # (frames, channels): the values the CRCs cover
         src_frames = writer.Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1],
                                    prefix)
+        if float_stage.name in PER_BLOCK:  # each block its own exceptions and raw bits
+            src_frames = writer.float_frames(src_frames, frontend.to_channels(arr), float_stage)
         yield from writer.blocked_parts(base, src_frames, block, writer.forced_chains(forced, order), level,
                                         n_tokens, fit_options, s, threads)
         return
@@ -273,12 +276,20 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
     from ..planner import auto_chains
 
     chains = writer.forced_chains(forced, order) or [build_chain(spec) for spec in auto_chains(x, level, s)]
-    yield container.pack(writer.planned_fields(base, x, chains, level, n_tokens, fit_options, s, threads))
+    data = container.pack(writer.planned_fields(base, x, chains, level, n_tokens, fit_options, s, threads))
+    if level == 2 and float_stage is not None and step is None and bits is None:
+        # each level chooses its own lossless float mode: level 1's container, kept when smaller
+        one = b"".join(_parts(values, keep, n_tokens=n_tokens, embed=embed, delta=delta, predictor=predictor,
+                              level=1, source=source, escape=escape, block_size=block_size, threads=threads,
+                              fit_options=fit_options))
+        data = one if len(one) < len(data) else data
+    yield data
 
 
 def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: list[dict], tokenizer: Any,
                        forced: tuple | None, order: int | None, dtype: np.dtype, embed: bool, escape: Any, level: int,
-                       block: int, s: _settings.Settings, threads: int) -> Iterator[bytes]:
+                       block: int, s: _settings.Settings, threads: int, arr: np.ndarray,
+                       float_stage: frontend.Stage | None) -> Iterator[bytes]:
     """The container of ``x`` (``(channels, frames)``) coded with a given model: its own chain
     (or the one forced; else the smallest of the delta orders 0 to 2), its merges or none of
     them, whichever gives the smaller container (measured on a sample of a blocked input)."""
@@ -300,6 +311,8 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
         rows = checked.reshape(x.shape[1], -1)
         given_rows = writer.Frames(x.shape[0], x.shape[1], lambda f0, f1: x[:, f0:f1], lambda f0, f1: rows[f0:f1],
                                    prefix)
+        if float_stage is not None and float_stage.name in PER_BLOCK:  # each block its own exceptions, raw bits
+            given_rows = writer.float_frames(given_rows, frontend.to_channels(arr), float_stage)
         x = writer.sample_frames(given_rows.get, x.shape[0], x.shape[1], s.block_sample, s.block_sample_windows)
     best = choice = None
     for i, chain in enumerate(chains):
@@ -321,6 +334,21 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
                                         given=given)
         return
     yield best
+
+
+def _lossless_float_stage(arr: np.ndarray, level: int, s: _settings.Settings) -> frontend.Stage:
+    """The lossless float stage for the floats ``arr`` (:func:`ubpe.planner.floats.choose`), its
+    finalists measured as the bytes of their params and of their integers compressed at ``level``."""
+    import msgpack
+
+    from ..planner.floats import choose
+
+    def measure(stage: frontend.Stage, sample: np.ndarray) -> int:
+        y, params = stage.forward(sample)
+        ints = y.T if y.shape[0] > 1 else y.reshape(-1)
+        return len(compress(ints, level=level, threads=1)) + len(msgpack.packb(params, use_bin_type=True))
+
+    return choose(frontend.to_channels(arr), s, measure)
 
 
 def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -68,26 +68,21 @@ def check_time_axis(arr: np.ndarray) -> None:
         )
 
 
-def float_argument(arr: np.ndarray, step: Any, bits: Any) -> Stage | None:
-    """The float stage ``compress`` puts first for float values (None for integers)."""
+def float_argument(arr: np.ndarray, step: Any, bits: Any, lossless: Callable[[], Stage]) -> Stage | None:
+    """The float stage ``compress`` puts first for float values (None for integers): the lossy
+    quantizer with ``step`` or ``bits``, else ``lossless()`` (the lossless mode chosen for them)."""
     if arr.dtype.kind != "f":
         if step is not None or bits is not None:
             raise ValueError(f"step= and bits= quantize floating-point values; these values are {arr.dtype}")
         return None
     if step is not None and bits is not None:
         raise ValueError("pass either step= or bits=, not both")
-    _floats.check_finite(arr)  # first: the position named is in the values' own shape
     if step is not None or bits is not None:
+        _floats.check_finite(arr)  # first: the position named is in the values' own shape
         stage = _floats.QuantizeStage(step, bits)
         _floats.quantize(np.zeros(0, arr.dtype), step=step, bits=bits)  # the arguments' errors first
         return stage
-    if _floats.exact_grid(arr) is None:
-        raise TypeError(
-            f"values of dtype {arr.dtype} are not on an exact grid; pass step= or bits= (lossy) to "
-            "quantize them (on an exact grid every value is k * 2**e with |k| <= 2**53, as integers "
-            "stored as floats are)"
-        )
-    return _floats.FloatGridStage()
+    return lossless()
 
 
 def delta_argument(delta: Any, dtype: np.dtype) -> int | None:

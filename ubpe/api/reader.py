@@ -127,8 +127,9 @@ def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     fused = _fused_values(s, stream, esc, chain, n, channels, native)
     if fused is not None:
         return fused.reshape(channels, -1)
-    classes = (s.text_classes() if isinstance(stream, dict) and stream.get("coder") in _TEXT_CODERS
-               else None)
+    coder = stream.get("coder") if isinstance(stream, dict) else None
+    # (a str only: a corrupt "coder" may be any msgpack value, unhashable ones included)
+    classes = s.text_classes() if isinstance(coder, str) and coder in _TEXT_CODERS else None
     tokens = coders.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
     if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")

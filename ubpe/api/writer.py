@@ -8,7 +8,9 @@ searches with); :func:`given_model_fields` codes values with a model the caller 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -22,7 +24,7 @@ from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
 from ..frontend.chains import build_chain
 from ..model import Model
-from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, plan
+from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
 from ..tokenizer import Tokenizer
 
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
@@ -121,8 +123,13 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     integers) over ``chains``."""
     memo: dict = {}  # candidates costed in this call, by content
     cost = cost_function(base, memo)
-    best = plan(x, chains, level, cost, ReplayEncoder(n_tokens, fit_options, s), s, threads=threads)
-    return candidate_fields(base, choose_method(best, cost, s), memo)
+    proposer = ReplayEncoder(n_tokens, fit_options, s)
+    best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, s)
+    if level == 2:  # never larger than level 1, by construction: level 1's container, kept when smaller
+        one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
+        if cost(one).size < cost(best).size:
+            best = one
+    return candidate_fields(base, best, memo)
 
 
 def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: int) -> dict[str, Any]:
@@ -195,7 +202,7 @@ def sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: 
     length = max(total // (windows * channels), 1)
     if frames <= windows * length:
         return np.ascontiguousarray(get(0, frames))
-    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // (windows - 1)
+    starts = (np.arange(windows, dtype=np.int64) * (frames - length)) // max(windows - 1, 1)
     return np.ascontiguousarray(np.concatenate([get(f0, f0 + length) for f0 in starts.tolist()], axis=1))
 
 
@@ -214,7 +221,35 @@ class Frames:
     frames: int
     get: Callable[[int, int], np.ndarray]
     rows: Callable[[int, int], np.ndarray]
-    prefix: list[dict]
+    prefix: list[dict] | Callable[[int, int], list[dict]]  #: a callable: each block's own float stage entry
+
+    def prefix_of(self, f0: int, f1: int) -> list[dict]:
+        """The recorded float stage of frames ``[f0, f1)`` (the same for every block but for the
+        float stages whose params hold data of each value, ``floatcodes.PER_BLOCK``)."""
+        return self.prefix(f0, f1) if callable(self.prefix) else self.prefix
+
+
+def float_frames(src: Frames, floats: np.ndarray, stage: frontend.Stage) -> Frames:
+    """``src`` with ``stage`` (configured on all the values) run on the frames ``[f0, f1)`` of
+    ``floats`` (``(C, F)``) that each call asks for: ``get`` gives its integers, ``prefix`` its
+    recorded entry (kept from the ``get`` of the same frames, else computed again)."""
+    records: dict[tuple[int, int], dict[str, Any]] = {}
+    lock = threading.Lock()
+
+    def get(f0: int, f1: int) -> np.ndarray:
+        y, params = stage.forward(np.ascontiguousarray(floats[:, f0:f1]))
+        with lock:
+            records[(f0, f1)] = params
+        return y
+
+    def prefix(f0: int, f1: int) -> list[dict[str, Any]]:
+        with lock:
+            params = records.pop((f0, f1), None)
+        if params is None:
+            params = stage.forward(np.ascontiguousarray(floats[:, f0:f1]))[1]
+        return [{"stage": stage.name, **params}]
+
+    return dataclasses.replace(src, get=get, prefix=prefix)
 
 
 @dataclass(frozen=True)
@@ -250,8 +285,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
         # share of coding them (the lean search's 2**13-value context-mixing samples ranked
         # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
-        best = plan(sample, chains, level, cost_function(base), ReplayEncoder(n_tokens, fit_options, s), s,
-                    threads=threads, lean=False)
+        cost, proposer = cost_function(base, {}), ReplayEncoder(n_tokens, fit_options, s)
+        best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
+        if level == 2:  # on the sample, never larger than level 1's plan
+            one = plan(sample, level1_chains(chains), 1, cost, proposer, s, threads=threads, lean=False)
+            if cost(one).size < cost(best).size:
+                best = one
         stages = _stages_of(best.chain)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
     else:
@@ -300,7 +339,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             ids, positions = alphabet.to_ids(flat), np.zeros(0, np.int64)  # ValueError names a value outside
         else:
             ids, positions = escaped_ids(alphabet, flat)
-        fields: dict[str, Any] = {"front": src.prefix + record}
+        fields: dict[str, Any] = {"front": src.prefix_of(f0, f1) + record}
         if positions.size:
             fields["esc"] = escape_field(flat, positions)
         tokens = model.encode(ids) if use_merges else ids  # by the model's method

@@ -8,6 +8,22 @@ from ..errors import CorruptDataError
 from ._base import Tokens, field_bytes, packed_width
 
 
+#: A context-mixing stream holds at most this many tokens per payload bit (with 64 bits of slack
+#: for the coder's flush and a header): ``n <= MAX_TOKENS_PER_BIT * (8 * len(payload) + 64)``.
+#: The coders could code up to about 2 840 binary decisions per bit (each at p = 4095/4096); real
+#: streams where they win code about 2 tokens per bit at most (0.3 to 1.94 on the benchmark
+#: signals, 0.6 on English text: more compressible values go to merges and the static coders),
+#: so the bound leaves a margin of 30 and bounds the work a hostile payload can ask for (a
+#: 1 KB payload: at most about half a million tokens). The writer does not offer a stream
+#: beyond it.
+MAX_TOKENS_PER_BIT = 64
+
+
+def within_bound(n: int, payload_bytes: int) -> bool:
+    """Whether ``n`` tokens may be coded in ``payload_bytes`` (:data:`MAX_TOKENS_PER_BIT`)."""
+    return n <= MAX_TOKENS_PER_BIT * (8 * payload_bytes + 64)
+
+
 def max_payload(n: int, vocab_size: int) -> int:
     """Longest context-mixing payload a writer emits: it must beat "packed" (n * B bits + framing)."""
     return (n * max(1, packed_width(vocab_size - 1)) + 7) // 8 + 32
@@ -19,23 +35,21 @@ def encode_with(kernel, tokens: Tokens, budget: int, coder: str, *extra) -> dict
     values = np.ascontiguousarray(tokens.values, dtype=np.int32)
     buf = np.zeros(min(budget, max_payload(tokens.n, tokens.vocab_size)), dtype=np.uint8)
     length = int(kernel(values, tokens.vocab_size, buf, *extra))
-    if length > buf.size:
+    if length > buf.size or not within_bound(tokens.n, length):
         return None
     return {"coder": coder, "n": tokens.n, "payload": buf[:length].tobytes()}
 
 
-def checked_payload(fields: dict, n: int, vocab_size: int, header: int, per_token: int) -> np.ndarray:
+def checked_payload(fields: dict, n: int, vocab_size: int, header: int) -> np.ndarray:
     """The payload of a context-mixing stream as a writable uint8 array, once its length is
-    possible for ``n`` tokens: at most :func:`max_payload` plus ``header`` bytes, and enough
-    bytes for ``n`` tokens of at least ``per_token`` binary decisions each (every decision
-    costs more than -log2(4095/4096) > 1/2840 bit and the coder flushes at most 32 bits, so
-    n * per_token <= 2840 * (8 * len + 32): a larger n cannot be real; checked before the
-    caller allocates n tokens)."""
+    possible for ``n`` tokens: at most :func:`max_payload` plus ``header`` bytes, and at least
+    what :data:`MAX_TOKENS_PER_BIT` asks (checked before the caller allocates ``n`` tokens)."""
     payload = field_bytes(fields, "payload")
     if len(payload) > max_payload(n, vocab_size) + header:
         raise CorruptDataError(f"field 'payload' has {len(payload)} bytes, more than n={n} tokens can need")
-    if n * per_token > 4096 * (8 * len(payload) + 64):
-        raise CorruptDataError(f"field 'n' = {n}: more tokens than {len(payload)} payload bytes can hold")
+    if not within_bound(n, len(payload)):
+        raise CorruptDataError(f"field 'n' = {n}: more tokens than {len(payload)} payload bytes may hold "
+                               f"(at most {MAX_TOKENS_PER_BIT} a bit)")
     return np.frombuffer(payload, dtype=np.uint8).copy()  # writable: the kernel is shared with encoding
 
 

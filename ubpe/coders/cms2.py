@@ -29,8 +29,7 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
 def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:
     from .._kernels import cmsignal2
 
-    # its code has a length of at least 1 for V >= 2: at least one decision per token
-    data = _cm.checked_payload(fields, n, vocab_size, MAX_HEADER, 1)
+    data = _cm.checked_payload(fields, n, vocab_size, MAX_HEADER)
     out = alloc_tokens(n)
     _cm.raise_status(cmsignal2.cms2_decode(data, vocab_size, out), vocab_size)
     return out

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import CorruptDataError
 from . import _cm
-from ._base import Coder, Tokens, alloc_tokens, packed_width
+from ._base import Coder, Tokens, alloc_tokens
 
 
 def text_classes(values: Any) -> np.ndarray | None:
@@ -54,7 +54,7 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     if classes is None or classes.shape != (vocab_size,) or vocab_size > 256:
         raise CorruptDataError('field \'coder\': "cmt2" codes text through its bytes, but the '
                                "stream's symbols are not bytes")
-    data = _cm.checked_payload(fields, n, vocab_size, 0, max(1, packed_width(vocab_size - 1)))
+    data = _cm.checked_payload(fields, n, vocab_size, 0)
     out = alloc_tokens(n)
     _cm.raise_status(cmtext.cmt2_decode(data, vocab_size, out, np.ascontiguousarray(classes, dtype=np.int64)),
                      vocab_size)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels import level1 as _fast
 from .._kernels import residual as _mag
 from ..errors import CorruptDataError
 from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int
@@ -56,7 +57,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
     nr = RATES.size
     stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    raw_bits = int(_mag.mag_stats(tokens, center, _BITLEN, RATES, stats, np.zeros(nr, dtype=np.int64)))
+    raw_bits = int(_fast.mag_stats(tokens, center, RATES, stats))  # (residual.mag_stats' counts, faster)
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
@@ -202,6 +203,19 @@ _MAG_ERRORS = {
 
 
 
+def stream_bits(stats: np.ndarray, raw_bits: int, n: int) -> float:
+    """Bits of the "mag" stream of ``n`` tokens whose counts under some rates are ``stats``
+    (int64, ``(rates, N_CONTEXTS, N_BUCKETS)``, as ``mag_stats`` fills them; ``raw_bits`` its
+    return value): table, raw bits and payload cross-entropy of the best option of those rates
+    and every precision, the coder's own measure (:func:`_encode_mag`, which tries every rate
+    of :data:`RATES`: never more). (The map's framing is not counted.)"""
+    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
+    ces = np.empty((stats.shape[0], npb), np.float64)
+    tbitss = np.empty((stats.shape[0], npb), np.int64)
+    _mag.mag_options(np.ascontiguousarray(stats), _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    return float((ces + raw_bits + tbitss).min())
+
+
 def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -> list[float]:
     """Bits this coder would spend on each ``(ids, center)`` of ``coded`` (``ids`` integers in
     [0, 2**24), around ``center``, their median, as the coder's), the least over the
@@ -221,6 +235,13 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
     stats = np.zeros((len(coded) * rates, _mag.N_CONTEXTS, _mag.N_BUCKETS), np.int64)
     raws = [int(_mag.mag_stats(ids, center, _BITLEN, shifts, stats[k * rates:(k + 1) * rates],
                                np.zeros(rates, np.int64))) for k, (ids, center) in enumerate(checked)]
+    return bits_of_stats(stats, raws, rates)
+
+
+def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]:
+    """:func:`estimate_bits` from the counts ``mag_stats`` gives (int64, ``(len(raws) * rates,
+    N_CONTEXTS, N_BUCKETS)``: row ``k * rates + r`` for rate ``r`` of stream ``k``) and each
+    stream's raw bits ``raws``: the least over its rates."""
     # every row's terms at once (a row: one rate of one ``coded``); subtle: the entropies are still
     # one dot product a row over the same floats in the same order (slices of one contiguous
     # array), so the bits are those of a call a row
@@ -238,7 +259,7 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
         p, c = slice(ends[r], ends[r + 1]), slice(ends[rows + r], ends[rows + r + 1])
         entropy_bits = float(np.dot(v[p], lv[p])) - float(np.dot(v[c], lv[c]))
         bits.append(entropy_bits + raws[r // rates] + stats.shape[1] + float(tables[r]))
-    return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(coded))]
+    return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(raws))]
 
 
 CODER = Coder("mag", 3, FIELDS, (1, 2), "static", "any", encode, decode)

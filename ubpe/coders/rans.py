@@ -272,6 +272,20 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
             "payload": out[start:].astype("<u4").tobytes()}
 
 
+def stream_bits(ids: np.ndarray, used: np.ndarray, vocab_size: int) -> float | None:
+    """Bits of the "rans" stream :func:`encode` writes for tokens whose used ids ``ids``
+    (increasing, in ``[0, vocab_size)``) occur ``used`` times each (int64, at least two ids):
+    its table and its payload (cross-entropy plus the flush, in whole words), as ``encode``
+    chooses them, without coding; None when rANS cannot code them. (The map's framing, a few
+    dozen bytes, is not counted.)"""
+    n = int(used.sum())
+    _, _, model_counts, tbits, _, _ = _rans_model(ids, used, vocab_size)
+    choice = _rans_pb(used, model_counts, n)
+    if choice is None:
+        return None
+    return 8.0 * ((tbits + 7) // 8) + 32.0 * math.ceil((choice[1] + ANS_OVERHEAD_BITS) / 32.0)
+
+
 def counts_cost_bits(counts: np.ndarray) -> float:
     """Bits of the smaller of the "packed" and "rans" streams of tokens with histogram ``counts``
     (``counts[t]`` occurrences of token t; ``len(counts)`` is the vocabulary size): the exact

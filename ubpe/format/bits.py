@@ -14,7 +14,7 @@ from .._kernels import entropy as _k
 from ..errors import CorruptDataError
 
 __all__ = ["pack_uints", "unpack_uints", "pack_rice", "unpack_rice", "pack_merges", "unpack_merges", "pack_varints",
-           "unpack_varints",
+           "unpack_varints", "read_varints",
            "RICE_VALUE_LIMIT", "MAX_RICE_PARAM"]
 
 #: Messages of the table and merge kernels' status codes.
@@ -219,6 +219,18 @@ def pack_varints(values: np.ndarray) -> bytes:
     out = ((v[pos] >> (np.uint64(7) * grp.astype(np.uint64))) & np.uint64(0x7F)).astype(np.uint8)
     out[grp < nbytes[pos] - 1] |= 0x80
     return out.tobytes()
+
+
+def read_varints(b: np.ndarray, count: int, where: str) -> tuple[np.ndarray, int]:
+    """The first ``count`` varints of the bytes ``b`` (uint8) and how many bytes they take;
+    CorruptDataError naming ``where`` for a cut, overlong or non-shortest one."""
+    ends = np.flatnonzero(b < 0x80)
+    if ends.shape[0] < count:
+        raise CorruptDataError(f"{where}: the varints are cut short")
+    if count == 0:
+        return np.zeros(0, np.uint64), 0
+    used = int(ends[count - 1]) + 1
+    return unpack_varints(b[:used].tobytes(), where, count), used
 
 
 def unpack_varints(data: bytes, where: str, count: int | None = None) -> np.ndarray:

@@ -248,7 +248,7 @@ def _named_map(pairs: list[tuple[Any, Any]]) -> dict:
         elif key in _KEY_IDS:
             raise CorruptDataError(f"container: key {key!r} written by name (it is written as {_KEY_IDS[key]})")
         if key in d:
-            raise CorruptDataError(f"container: key {key!r} appears twice in a map")
+            raise CorruptDataError(f"container: key {short(key)} appears twice in a map")
         d[key] = value
     return d
 
@@ -612,6 +612,7 @@ def read_blocked_head(src: BinaryIO, cap: int) -> tuple[Parsed, msgpack.Unpacker
                 break
             head[name] = unpacker.unpack()
         if count is not None:
+            head["blocks"] = None  # (the blocks are read one by one: the head's fields are checked as parse's)
             head = _named_head(head)
     except Exception:  # not a map, or damaged: the whole read says why
         count = None

@@ -24,7 +24,8 @@ A stage is a class registered by name (:func:`register`) with
 
 One module per stage: :mod:`~ubpe.frontend.delta`, :mod:`~ubpe.frontend.lpc`,
 :mod:`~ubpe.frontend.adaptive`, :mod:`~ubpe.frontend.grid`, :mod:`~ubpe.frontend.rank`,
-:mod:`~ubpe.frontend.decorrelate`, :mod:`~ubpe.frontend.mult`, :mod:`~ubpe.frontend.floats`.
+:mod:`~ubpe.frontend.decorrelate`, :mod:`~ubpe.frontend.mult`, :mod:`~ubpe.frontend.floats` (the exact
+grid and the lossy quantizer), :mod:`~ubpe.frontend.floatcodes` (the decimal and binary modes).
 Importing this package imports and so registers every one of them: decoding never depends on
 what else was imported. The named chains (``compress(predictor=name)``) are
 :data:`~ubpe.frontend.chains.PREDICTORS`.
@@ -163,4 +164,4 @@ def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dic
 
 
 # every stage registers itself here, before anything can decode (noqa: the imports are the point)
-from . import adaptive, decorrelate, delta, floats, grid, lpc, mult, rank  # noqa: E402,F401
+from . import adaptive, decorrelate, delta, floatcodes, floats, grid, lpc, mult, rank  # noqa: E402,F401

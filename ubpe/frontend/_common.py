@@ -105,7 +105,7 @@ class Checked(list):
 
 
 class PerChannel(Stage):
-    """A transform of :mod:`ubpe.predict` applied to each channel, params recorded per channel."""
+    """A one-channel transform (``_forward``, ``_inverse``, ``_check``) applied to each channel, params recorded per channel."""
 
     _forward: ClassVar[Callable[..., tuple[np.ndarray, dict]]]
     _inverse: ClassVar[Callable[[np.ndarray, dict], np.ndarray]]

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .._kernels import level1 as _fast
 from .._kernels import predict as _k
 from .._validate import check_choice, check_int, expect_map, field_bytes, field_int
 from ..errors import CorruptDataError
@@ -69,6 +70,8 @@ def lpc_forward(
     max_order: int = MAX_ORDER,
     window: str | tuple[str, ...] = "tukey",
     precisions: tuple[int, ...] = (12, 15),
+    candidates: int = 3,
+    costed_every: int = 1,
 ) -> tuple[np.ndarray, dict]:
     """Residual of exact block linear prediction, and the params that invert it.
 
@@ -86,6 +89,13 @@ def lpc_forward(
         search; slower analysis, same decoder).
     precisions : tuple of int
         Coefficient precisions in bits (2 to 16) tried on the best orders; the cheapest wins.
+    candidates : int, default 3
+        The orders (1 to 32) of smallest estimated cost (from the analysis) whose residual is
+        costed exactly, under each window and precision.
+    costed_every : int, default 1
+        Cost them on one chunk of 256 samples in ``costed_every`` (1 to 64), the bits scaled to
+        the block: a search that costs less, for the fast level (signals of at most 32 bits;
+        wider ones are costed on every sample).
 
     Returns
     -------
@@ -113,6 +123,8 @@ def lpc_forward(
     precs = [check_int("precisions[]", p, 2, MAX_PRECISION) for p in precisions]
     if not precs:
         raise ValueError("precisions must not be empty")
+    candidates = check_int("candidates", candidates, 1, MAX_ORDER)
+    costed_every = check_int("costed_every", costed_every, 1, 64)
     bits = 8 * dtype.itemsize
     n = s.shape[0]
     nb = -(-n // block)
@@ -120,11 +132,17 @@ def lpc_forward(
     shifts = np.zeros(nb, np.int64)
     pbits = np.zeros(nb, np.int64)
     coefs = np.zeros(nb * max_order, np.int64)
-    used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits,
-                          orders, shifts, pbits, coefs)
+    # at most 32 bits in blocks below 2**20: the faster kernel (with candidates=3 and costed_every=1,
+    # the same choices as the other); wider: the other, every sample costed (its sums are floats)
+    if bits <= 32 and block < 1 << 20:
+        used = _fast.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
+                                 pbits, coefs, candidates, costed_every)
+    else:
+        used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
+                              pbits, coefs)
     coefs = coefs[:used]
     res = np.empty(n, np.int64)
-    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     params = {
         "block": block,
         "unsigned": mode,
@@ -250,9 +268,23 @@ def _local_bits(r: np.ndarray, span: int = LOCAL_SPAN) -> float:
     starts = np.arange(0, n, span)
     counts = np.full(starts.shape[0], float(span))
     counts[-1] = n - starts[-1]
-    z = np.abs(r, dtype=np.float64)
-    z *= 2.0
-    return float(_geometric(np.add.reduceat(z, starts), counts).sum())
+    return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
+
+
+def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray:
+    """The sum of the zigzag magnitudes 2 |r| (float64) of each span of ``span`` samples from
+    each block's start (``spans`` of them): as ``np.add.reduceat`` of 2 |r| gives them (every
+    partial sum exact), by a compiled pass of integer sums for residuals of at most 32 bits."""
+    if r.dtype.itemsize <= 4:
+        out = np.empty(spans, np.int64)
+        _fast.span_magnitudes(r, block, span, out)
+        return 2.0 * out.astype(np.float64)
+    z = 2.0 * np.abs(r.astype(np.float64))
+    n = r.shape[0]
+    starts = (np.arange(0, n, block)[:, None] + np.arange(0, min(block, n), span)[None, :]).ravel()
+    starts = starts[starts < n]
+    starts.sort()
+    return np.add.reduceat(z, starts)
 
 
 def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
@@ -260,16 +292,17 @@ def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
     for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
     per LOCAL_SPAN samples from the block's start (:func:`_local_bits` of the block)."""
     n = r.shape[0]
-    z = 2.0 * np.abs(r.astype(np.float64))
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
-    whole = _geometric(np.add.reduceat(z, bstarts), bcounts)
     offsets = np.arange(0, min(block, n), LOCAL_SPAN)
     starts = (bstarts[:, None] + offsets[None, :]).ravel()
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    local = np.bincount(starts // block, _geometric(np.add.reduceat(z, starts), counts), minlength=bstarts.shape[0])
+    totals = _span_totals(r, block, LOCAL_SPAN, starts.shape[0])
+    block_of = starts // block
+    whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
+    local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
     return whole, local
 
 
@@ -324,8 +357,9 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     changed = False
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
-        fit_bits, k, shift = _k.reweight_fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS,
-                                             REWEIGHT_SPAN, REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
+        fit = _fast.reweight_fit if bits <= 32 and block < 1 << 20 else _k.reweight_fit  # (the same result)
+        fit_bits, k, shift = fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS, REWEIGHT_SPAN,
+                                 REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
         if k and fit_bits < local[b] + orders[b] * pbits[b] - REWEIGHT_MARGIN * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
@@ -333,7 +367,7 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
         return residual, params
     coefs = np.concatenate(per_block)
     res = np.empty(n, np.int64)
-    _k.lpc_filter(s, block, orders, shifts, coefs, 64 - bits, False, res)
+    _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     out = dict(params, orders=orders.astype(np.uint8).tobytes(), shifts=shifts.astype(np.uint8).tobytes(),
                precisions=pbits.astype(np.uint8).tobytes(), coefs=_pack_coefs(coefs, np.repeat(pbits, orders)))
     return res.astype(f"i{bits // 8}"), out
@@ -401,8 +435,9 @@ class LpcStage(PerChannel):
     ``blocks``, block lengths tried on each channel, which keeps the one whose residual plus
     coefficients costs the fewest estimated bits, and ``reweight``: then refit the blocks
     whose residual's loudness moves by loudness-weighted least squares
-    (:func:`lpc_reweight`). The defaults: ``"tukey"`` (as
-    :func:`lpc_forward`), :data:`LPC_BLOCKS` and no reweighting
+    (:func:`lpc_reweight`), ``candidates`` and ``costed_every``, :func:`lpc_forward`'s search
+    (the fast level costs fewer orders on fewer samples). The defaults: ``"tukey"`` (as
+    :func:`lpc_forward`), :data:`LPC_BLOCKS`, 3 orders on every sample and no reweighting
     (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
     stage does better on the plain residual). Within :func:`analysis_cache`, results are kept by
     content (:data:`_ANALYSED`).
@@ -415,8 +450,11 @@ class LpcStage(PerChannel):
     _check = staticmethod(check_lpc_params)
 
     def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
-                 blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False) -> None:
+                 blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False,
+                 candidates: int = 3, costed_every: int = 1) -> None:
         blocks = LPC_BLOCKS if blocks is None else blocks
+        self.candidates = check_int("candidates", candidates, 1, MAX_ORDER)
+        self.costed_every = check_int("costed_every", costed_every, 1, 64)
         if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
             raise TypeError(f"blocks must be a sequence of ints, got {type(blocks).__name__}")
         self.blocks = tuple(check_int("blocks[]", b, 1, MAX_BLOCK) for b in blocks)
@@ -432,7 +470,7 @@ class LpcStage(PerChannel):
         key = None
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
-                   self.blocks, self.window, reweight and reweight_settings())
+                   self.blocks, self.window, self.candidates, self.costed_every, reweight and reweight_settings())
             found = _ANALYSED.get(key)
             if found is not None:
                 return found
@@ -445,7 +483,8 @@ class LpcStage(PerChannel):
                 if covered:  # a block already tried held the whole channel: the same predictor
                     continue
                 covered = block >= row.shape[0]
-                r, p = lpc_forward(row, block=block, window=self.window)
+                r, p = lpc_forward(row, block=block, window=self.window, candidates=self.candidates,
+                                   costed_every=self.costed_every)
                 cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
                     best = (cost, r, p)

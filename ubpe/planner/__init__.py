@@ -63,12 +63,27 @@ search.
    them; the best estimate is built on all the values. Static candidates, built on all the values, only
    where they may win against the best context-mixing container (exact): that container's
    chain's bare candidates when its estimate is within ``lean_static_within`` of that
-   size; level 1's (probe, merges, variants: step 3) on the fast chain ranked first only when
-   its estimate is at least ``lean_level1_gain`` times it. Of the bare and dense ids, one whose
+   size (level 1's container, which the format compares with level 2's, step 6, covers level
+   1's chains, merges and variants). Of the bare and dense ids, one whose
    estimate is more than ``lean_layout_clear`` times the other's is not built
    (candidates with merges always are), and a static candidate is not offered the coder
    ("rans" or "mag") whose estimate is ``lean_coder_clear`` times the other's. The
    smallest exact candidate wins (ties: the earlier chain, static first).
+1c. Level 1, automatic model size, integers wider than a byte (:func:`~ubpe.planner.fast.fast_plan`:
+   decide by estimates, code once) replaces steps 1 to 4. Its chains' "lpc" stages search
+   fewer predictors (``fast_lpc_candidates`` orders costed on one chunk in
+   ``fast_lpc_costed_every``). Each chain is put through the screen's values (all of them up to
+   ``fast_whole``, else the screen's sample, its "lpc" stages unrefitted) and ranked by order-0
+   size; those within ``fast_prune`` of the smallest (and those whose ids are few and
+   consecutive ids repeat as pairs and share information, ``fast_merge_repeats``, ``fast_merge_information``,
+   rated by a training run on the sample) get the static estimate. The smallest, and of the
+   next ``fast_keep - 1`` those within ``fast_close`` of it (``fast_refit_close`` when its LPC
+   went unrefitted), are put through all the values; the one of smallest estimate is kept.
+   Its layouts (bare or dense ids) and coders are sized near exactly without coding
+   (:func:`~ubpe.planner.fast.layouts`); the cheapest layout is built, offered the coders within
+   ``fast_exact_close`` of its best: one container coded. A chain whose merges were rated
+   gets step 3's level-1 candidates. Bytes and text keep the exhaustive search (merges win
+   there).
 2. Values: each chain is applied per channel (``(channels, frames)``) and the output taken
    channel-major. Up to ``full_fit`` values every candidate is built on all the values and
    sized exactly; beyond, on a sample of ``sample`` values (``windows`` evenly spaced
@@ -92,14 +107,10 @@ search.
    ``n_tokens``, one candidate per chain: the model of exactly that size. With a given model,
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
-   candidate first), so no candidate is ruled out without being measured, the automatic
-   choice is never larger than any forced chain (up to ``screen_above`` values at level
-   1, up to ``lean_above`` at level 2), and level 2 (a superset of level 1's candidates
-   on the same screened chains, the level-1 one computed once) is never larger than level 1,
-   up to ``lean_above`` values. Beyond, the lean search (step 1b) builds level 1's
-   candidates only where its estimates call for them, so level 2 may be larger than level 1
-   where those estimates are off (on the benchmark signals and the unseen recordings: never).
-   The lean search rules out unmeasured what its estimates rate out of reach (a chain, static
+   candidate first), so no candidate is ruled out without being measured, and the automatic
+   choice is never larger than any forced chain, up to ``lean_above`` values at level 2 (level
+   1's, step 1c, decides by estimates: within a few bytes of its best forced chain on the
+   benchmark inputs). The lean search rules out unmeasured what its estimates rate out of reach (a chain, static
    candidates more than ``lean_static_within`` above the context mixer's exact size or off its
    chain, merges, an id layout more than ``lean_layout_clear`` above the other), so an estimate
    off by more than those margins may cost bytes: against the exact-screened lean search it
@@ -115,6 +126,12 @@ search.
 5. The candidate kept, if it has merges, is re-encoded by each method of ``encode_methods``
    (:func:`choose_method`, called once by the format after :func:`plan`) and the smallest
    container kept, ties to replay.
+6. Level 2 is never larger than level 1, by construction: the format plans level 1 too (its
+   chains, :func:`~ubpe.planner.fast.level1_chains`, and the same steps) and keeps level 1's
+   container when it is smaller (equal candidates are coded once, the format's costing memo),
+   so for every input a single stream covers. A blocked container's model is planned once on a
+   sample: there level 2's plan is never larger than level 1's on the sample, and the blocks
+   follow the plan.
 """
 
 from __future__ import annotations
@@ -126,13 +143,15 @@ from ..frontend.lpc import analysis_cache
 from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
+from .fast import applies as _fast_applies, fast_plan, level1_chains
 from .lean import lean_plan
 from .search import exhaustive_plan
 from .settings import DEFAULT, Settings, configured, current
 
 __all__ = [
     "Candidate", "Cost", "CostFunction", "ReplayEncoder", "Settings", "DEFAULT", "auto_chains", "best_prefix",
-    "choose_method", "configured", "current", "encode_with", "has_grid", "has_low_digits", "methods_to_try", "plan",
+    "choose_method", "configured", "current", "encode_with", "has_grid", "has_low_digits", "level1_chains",
+    "methods_to_try", "plan",
 ]
 
 
@@ -148,6 +167,8 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
     chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
     dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`)."""
     with analysis_cache():
+        if level == 1 and _fast_applies(x, proposer, s):
+            return fast_plan(x, chains, cost, proposer, s)
         if getattr(proposer, "n_tokens", None) is not None:
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
         elif (lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1

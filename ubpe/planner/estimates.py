@@ -114,6 +114,7 @@ def estimate_parts(record: list[dict], y: np.ndarray, scale: float,
     order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)  # consecutive values: gap 1
+    gaps[gaps <= 0] += 2.0**64  # int64 values more than 2**63 apart: the difference wrapped
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
     has_dense = d is not None and dense_fits(a, lo, hi)
     mags = mag.estimate_bits([(ids, center), (d, middle)] if has_dense else [(ids, center)], s.estimate_rates)

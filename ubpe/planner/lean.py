@@ -64,10 +64,10 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
        of them; the best estimate is then built on all the values.
     3. Static candidates (all the values) only where they may win against the best of those
        (exact size S): the bare candidates of S's chain when its estimate is within
-       ``s.lean_static_within`` of S; level 1's (probe, merges, variants) on the fast chain ranked
-       first when its estimate is at least ``s.lean_level1_gain`` times S. Of the bare and dense ids, one whose estimate is
-       over ``s.lean_layout_clear`` times the other's is not built, nor offered the coder rated
-       ``s.lean_coder_clear`` times the other (:func:`likely_coders`).
+       ``s.lean_static_within`` of S (level 1's container, which the writer compares with the
+       result, covers level 1's chains, merges and variants). Of the bare and dense ids, one
+       whose estimate is over ``s.lean_layout_clear`` times the other's is not built, nor offered
+       the coder rated ``s.lean_coder_clear`` times the other (:func:`likely_coders`).
     4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
     separate, joined, scale = screen_sample(x, s)
     whole = separate is x
@@ -110,8 +110,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
     if x.size <= s.lean_small:
         keep.update(i for i in ranked if proxy[i] <= s.lean_small_close * proxy[ranked[0]])
-    first_fast = next((i for i in ranked if all(st.fast_inverse for st in chains[i])), None)
-    finalists = sorted(keep | ({first_fast} if first_fast is not None else set()))
+    finalists = sorted(keep)
     cm_coders = ADAPTIVE_CODERS
     outputs.clear()
     full_outputs: dict[int, tuple[np.ndarray, list[dict]]] = {}
@@ -126,10 +125,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
 
     def static(i: int) -> list[tuple[Candidate, float]]:
         y, record = output(i)
-        if i == level1_on:  # level 1's candidates on this chain (probe, merges, variants)
-            found = proposer.propose(record, y, 1, cost, False)
-        else:
-            found = bare_candidates(record, y)
+        found = bare_candidates(record, y)
         # of the bare and dense ids, one the estimates rate clearly larger is not costed, nor
         # a coder they rate clearly larger
         return [(c, float(cost(c).size)) for c in likely_coders(clearly_smaller(found, estimates[i], s), parts[i], s)]
@@ -166,10 +162,9 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         cm_of = {i: (c.rebuild(), None) for i, (c, size) in cm_of.items() if size <= bound}
         cm_of = {i: (c, float(cost(c).size)) for i, (c, _) in cm_of.items()}
     cm_best, cm_chain = min((size, i) for i, (_, size) in cm_of.items())
-    # level 1's candidates (merges) on the fast chain ranked first only where the context mixer
-    # gains s.lean_level1_gain over its estimate; the bare candidates on the best container's chain
-    level1_on = first_fast if first_fast is not None and proxy[first_fast] >= s.lean_level1_gain * cm_best else None
-    later = [i for i in finalists if i == level1_on or (i == cm_chain and proxy[i] <= s.lean_static_within * cm_best)]
+    # the bare candidates on the best container's chain (level 1's container, which the writer
+    # compares with this one, covers level 1's chains, merges and variants)
+    later = [i for i in finalists if i == cm_chain and proxy[i] <= s.lean_static_within * cm_best]
     parts = dict(zip(later, run_threads(static, later, threads)))
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in parts.get(i, []) + ([cm_of[i]] if i in cm_of else [])]

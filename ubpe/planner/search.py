@@ -23,7 +23,7 @@ def screen_sample(x: np.ndarray, s: Settings) -> tuple[np.ndarray, np.ndarray, f
     length = max(s.screen_sample // (count * c), 1)
     if f <= count * length:  # the sample would be every value: screen them all, as they are
         return x, x, 1.0
-    starts = (np.arange(count, dtype=np.int64) * (f - length)) // (count - 1)
+    starts = (np.arange(count, dtype=np.int64) * (f - length)) // max(count - 1, 1)
     stacked = np.stack([x[:, f0:f0 + length] for f0 in starts.tolist()], axis=1)  # (c, count, length)
     windows = stacked.reshape(count * c, length)
     # the stream grows with the values, the rest (tables) does not

@@ -137,13 +137,6 @@ class Settings:
     #: where they won, always on that chain (8 of 66 bench signals and unseen recordings,
     #: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, now 25 B larger).
     lean_static_within: float = 1.03
-    #: The lean search builds level 1's candidates (probe, merges, variants) on the fast chain it
-    #: ranks first only where that chain's static estimate is at least lean_level1_gain times the
-    #: best context-mixing size: where the context mixer gains that much over order-0 statistics,
-    #: the values have context that merges capture too (spo2-plux: merges 22 % below the bare ids,
-    #: 3 % above "cms2"). Merges won at level 2 on none of the 66 bench signals and unseen
-    #: recordings (and level 1's candidates, which the lean search built always before, on none).
-    lean_level1_gain: float = 1.2
     #: The lean search's context-mixing finalists: the lean_keep smallest estimates and those within
     #: lean_close of the last of them. (screen_close's 3 % ran "cms2" on two or more chains for 15
     #: of the 31 audio files searched lean; at 1 % the containers of the bench sets and of the
@@ -170,6 +163,61 @@ class Settings:
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
     #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
     lean_dense_bias: float = 1.02
+    #: Level 1 plans integers wider than a byte by estimates and codes one container
+    #: (:func:`~ubpe.planner.fast.fast_plan`, step 1c); off, by the exhaustive search of steps 1
+    #: to 4 (every chain's candidates coded: 10 to 30 times slower, level-1 sizes within 0.1 % on
+    #: the bench signals and unseen recordings, -0.003 % in all).
+    fast_level1: bool = True
+    #: Level 1 (:func:`~ubpe.planner.fast.fast_plan`) screens the chains on all the values up to
+    #: fast_whole values (the screen's sample beyond: its LPC analyses then cost a second pass),
+    #: estimates those within fast_prune of the smallest order-0 size, and puts through all the
+    #: values the one of smallest estimate and, of the next fast_keep - 1, those within
+    #: fast_close of it (fast_refit_close when the screen ran their "lpc" stage without its
+    #: refit, which gained up to 3 %: acc-plux, mult+lpc 2.8 % behind mult+delta1 on the
+    #: sample unrefitted, 2.7 % ahead refitted).
+    fast_whole: int = 1 << 14
+    fast_prune: float = 1.2
+    fast_keep: int = 3
+    fast_close: float = 1.0
+    fast_refit_close: float = 1.03
+    #: Up to fast_whole values (the screen saw them all), the chains within fast_rank_close of the
+    #: smallest static estimate (at most fast_keep) are ranked by their near-exact sizes
+    #: (:func:`~ubpe.planner.fast.layouts`): the static estimates misranked chains by 1.4-5 %
+    #: on 2 000-4 000-value inputs (grid+lpc, lpc against delta2, grid+delta1).
+    fast_rank_close: float = 1.05
+    #: Level 1 codes the chain's bare and dense ids both only when neither estimate is more than
+    #: fast_layout_clear times the other's, and offers both static coders only when neither is
+    #: rated fast_coder_clear times the other (as lean_layout_clear, lean_coder_clear). On the
+    #: bench signals and the unseen recordings, 1.01 against 1.03: +0.002 % in all (audio
+    #: +0.03 %), a second coding (a "mag" pass of 15 ns a value) avoided on most inputs; 1.0
+    #: (one candidate, one coder): audio +0.15 %.
+    fast_layout_clear: float = 1.01
+    fast_coder_clear: float = 1.01
+    #: Level 1 sizes its chain's layouts and coders near exactly (no coder run:
+    #: :func:`~ubpe.planner.fast.layout_costs`) and codes those within fast_exact_close of the
+    #: smallest.
+    fast_exact_close: float = 1.006
+    #: Level 1's "lpc" stages cost fast_lpc_candidates orders (3 elsewhere) on one chunk of 256
+    #: samples in fast_lpc_costed_every (every one elsewhere): on the bench signals and the unseen
+    #: recordings +0.011 % in all (+0.08 % on the audio files), the analysis 2-3 times faster.
+    fast_lpc_candidates: int = 1
+    fast_lpc_costed_every: int = 4
+    #: Level 1 trains merges only on the chains whose output (on the screen's values) has at
+    #: least fast_merge_repeats pairs of consecutive values a distinct pair, and consecutive values
+    #: that share at least fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`);
+    #: there a training run on them rates merges (:func:`~ubpe.planner.fast.merged_ratio`).
+    #: Where merges won at level 1 (respiration-systole, spo2-plux, repeated motifs) 8 to 1 000
+    #: pairs a distinct pair and 0.36 to 6 bits on the winning chain; the chains of many distinct
+    #: pairs are ruled out (most of the bench signals'), whose information the pair counts
+    #: cannot judge; those below 0.3 bits gained nothing from merges (ECG, seismic: 0.07-0.28).
+    fast_merge_repeats: int = 8
+    fast_merge_information: float = 0.3
+    #: The training run that rates merges takes fast_merge_sample values (windows of them); merges
+    #: rated above fast_merge_gain (their cost over the cost without) are not built: where they
+    #: won, 0.4 to 0.85 (respiration-systole, spo2-plux); ppg-heartpy3's "lpc", rated 0.98, built
+    #: a candidate larger than the one without.
+    fast_merge_sample: int = 1 << 12
+    fast_merge_gain: float = 0.95
     #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
     #: values when its estimate is within this factor of the winner's.
     close: float = 1.05
@@ -199,6 +247,21 @@ class Settings:
     #: first by replay's): a second pass still shrinks the container a little, more passes hardly
     #: (benchmarks/README.md, "Encoding method").
     bits_passes: int = 2
+    #: Lossless floats (:mod:`ubpe.planner.floats`): bits of prediction residual the chain keeps
+    #: per value; the rest go raw (a decimal mode's ``shifts``, a binary mode's grid above the
+    #: lowest bit).
+    float_modelled_bits: int = 12
+    #: The float modes are estimated on this many values, all channels together (all of them up
+    #: to this many, else float_sample_windows evenly spaced windows of frames).
+    float_sample: int = 1 << 16
+    float_sample_windows: int = 16
+    #: Largest share of exceptions a float mode may have to be considered.
+    float_max_exception_share: float = 0.25
+    #: The float candidates (with their variants) compressed to decide, on about float_measure
+    #: values, all channels together (float_measure_windows windows of frames of a longer input).
+    float_finalists: int = 3
+    float_measure: int = 1 << 14
+    float_measure_windows: int = 4
     #: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
     #: values, block_sample_windows evenly spaced windows of frames joined in time.
     block_sample: int = 1 << 18

@@ -1,0 +1,144 @@
+"""The fast level's kernels (ubpe._kernels.level1) give the results of the kernels they stand for:
+the same LPC choices and residuals, refits, "mag" statistics and span sums, on hypothesis signals
+and on the bundled ECG excerpt."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ubpe
+from ubpe._kernels import level1 as fast
+from ubpe._kernels import predict, residual
+from ubpe.coders import mag
+from ubpe.frontend import lpc
+
+SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")),
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EXCERPT = pathlib.Path(ubpe.__file__).parent / "data" / "mitbih_208_excerpt.npy"
+
+
+@st.composite
+def signals(draw, max_size: int = 3000) -> tuple[np.ndarray, int]:
+    """(int64 samples of a ``bits``-bit signal, bits): a random walk with sines and noise, or raw
+    noise; sometimes at the extremes of the width (the residuals then wrap)."""
+    bits = draw(st.sampled_from([8, 16, 24, 32]))
+    n = draw(st.integers(0, max_size))
+    seed = draw(st.integers(0, 2**32 - 1))
+    kind = draw(st.sampled_from(["walk", "tone", "noise", "extreme"]))
+    rng = np.random.default_rng(seed)
+    hi = (1 << (bits - 1)) - 1
+    t = np.arange(n)
+    if kind == "walk":
+        x = np.cumsum(rng.integers(-50, 51, n)) * rng.integers(1, 9)
+    elif kind == "tone":
+        x = 0.4 * hi * np.sin(t / rng.uniform(2, 80)) * np.exp(-t / max(n, 1)) + rng.normal(0, 3, n)
+    elif kind == "noise":
+        x = rng.normal(0, hi / 8, n)
+    else:
+        x = rng.choice([-hi - 1, hi, 0], n)
+    return np.clip(np.round(x), -hi - 1, hi).astype(np.int64), bits
+
+
+def _analyze(kernel, s, bits, block, precisions=(12, 15)):
+    nb = -(-s.shape[0] // block)
+    out = [np.zeros(nb, np.int64) for _ in range(3)] + [np.zeros(nb * 32, np.int64)]
+    used = kernel(s, block, 32, np.array([2], np.int64), np.array(precisions, np.int64), 64 - bits, *out)
+    return used, out
+
+
+@SETTINGS
+@given(signals(), st.sampled_from([64, 1000, 4096]))
+def test_lpc_analysis_and_residual_are_the_reference_kernels(signal, block):
+    s, bits = signal
+    used, (orders, shifts, precs, coefs) = _analyze(predict.lpc_analyze, s, bits, block)
+    fast_used, fast_out = _analyze(fast.lpc_analyze, s, bits, block)
+    assert fast_used == used
+    for a, b in zip(fast_out, (orders, shifts, precs, coefs)):
+        assert np.array_equal(a, b)
+    expected = np.empty(s.shape[0], np.int64)
+    predict.lpc_filter(s, block, orders, shifts, coefs[:used], 64 - bits, False, expected)
+    got = np.empty(s.shape[0], np.int64)
+    fast.lpc_residual(s, block, orders, shifts, coefs[:used], 64 - bits, got)
+    assert np.array_equal(got, expected)
+
+
+def test_lpc_search_options_cost_less_and_decode_alike():
+    """Fewer orders costed, on one chunk in four: another predictor (the writer's search), the
+    same format: the stage inverts it exactly."""
+    x = np.load(EXCERPT)[:20000]
+    full, params = lpc.lpc_forward(x)
+    quick, quick_params = lpc.lpc_forward(x, candidates=1, costed_every=4)
+    assert np.array_equal(lpc.lpc_inverse(quick, quick_params), x)
+    assert np.array_equal(lpc.lpc_inverse(full, params), x)
+    default_again, _ = lpc.lpc_forward(x, candidates=3, costed_every=1)
+    assert np.array_equal(default_again, full)
+
+
+@SETTINGS
+@given(signals(max_size=5000), st.sampled_from([1024, 4096]))
+def test_reweight_fit_is_the_reference_kernel(signal, block):
+    s, bits = signal
+    if bits > 32 or s.shape[0] < 64:
+        return
+    residual_of, params = lpc.lpc_forward(s.astype(f"i{bits // 8}") if bits in (8, 16, 32) else s.astype(np.int32),
+                                          block=block)
+    r = residual_of.astype(np.int64)
+    for lo in range(0, s.shape[0], block):
+        hi = min(s.shape[0], lo + block)
+        q1, q2 = np.zeros(32, np.int64), np.zeros(32, np.int64)
+        width = 64 - 8 * residual_of.dtype.itemsize
+        got = fast.reweight_fit(s, r, lo, hi, 32, 15, width, 2, 16, 1024, 64, q1)
+        expected = predict.reweight_fit(s, r, lo, hi, 32, 15, width, 2, 16, 1024, 64, q2)
+        assert got == expected and np.array_equal(q1, q2)
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 5000), min_size=1, max_size=3000), st.integers(0, 5000),
+       st.lists(st.integers(2, 8), min_size=1, max_size=7, unique=True))
+def test_mag_statistics_are_the_reference_kernels(tokens, center, rates):
+    tokens = np.array(tokens, np.int64)
+    rates = np.array(sorted(rates), np.int64)
+    expected = np.zeros((len(rates), fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
+    raw = residual.mag_stats(tokens, center, mag._BITLEN, rates, expected, np.zeros(len(rates), np.int64))
+    got = np.zeros_like(expected)
+    assert fast.mag_stats(tokens, center, rates, got) == raw
+    assert np.array_equal(got, expected)
+    assert (fast.N_CONTEXTS, fast.N_BUCKETS) == (residual.N_CONTEXTS, residual.N_BUCKETS)
+
+
+@SETTINGS
+@given(st.lists(st.integers(-3000, 3000), min_size=2, max_size=3000), st.sampled_from([(3, 5), (2, 8), (4, 4)]))
+def test_layout_statistics_are_mag_statistics_of_both_layouts(values, rates):
+    """One pass gives the "mag" counts of the bare ids (ranks) and of the dense ids (values -
+    min) at two rates, as two mag_stats passes do."""
+    y = np.array(values, np.int64)
+    lo = int(y.min())
+    d = y - lo
+    present = np.bincount(d) > 0
+    rank = np.cumsum(present) - 1
+    ids = rank[d]
+    middle = int(np.partition(d, d.shape[0] // 2)[d.shape[0] // 2])
+    center = int(rank[middle])
+    counts = np.zeros((4, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
+    raws = fast.layout_stats(d, rank, center, middle, rates[0], rates[1], True, counts)
+    for k, (stream, c) in enumerate(((ids, center), (d, middle))):
+        expected = np.zeros((2, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
+        raw = residual.mag_stats(stream, c, mag._BITLEN, np.array(rates, np.int64), expected, np.zeros(2, np.int64))
+        assert raws[k] == raw and np.array_equal(counts[2 * k:2 * k + 2], expected)
+
+
+@SETTINGS
+@given(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=2000), st.integers(1, 300), st.integers(1, 100))
+def test_span_magnitudes_sum_each_span_of_each_block(values, block, span):
+    r = np.array(values, np.int32)
+    n = r.shape[0]
+    expected = [int(np.abs(r[s0:min(s0 + span, b0 + block, n)].astype(np.int64)).sum())
+                for b0 in range(0, n, block) for s0 in range(b0, min(b0 + block, n), span)]
+    out = np.empty(len(expected), np.int64)
+    assert fast.span_magnitudes(r, block, span, out) == len(expected)
+    assert out.tolist() == expected

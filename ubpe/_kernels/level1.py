@@ -1,0 +1,500 @@
+"""Kernels of the fast level (``compress(level=1)``): the same results as the kernels they stand for,
+in less time, and the statistics the planner's estimates read (numba).
+
+* :func:`lpc_analyze`: :func:`ubpe._kernels.predict.lpc_analyze`'s choices, integer for integer, for
+  signals of at most 32 bits. Its exact residual costings (every candidate predictor's zigzagged
+  residual magnitudes, summed) add the magnitudes as integers, a vector of samples at a time,
+  where the other added floats one after the other (each addition waiting for the one before:
+  about a third of its time): the same sums, since every partial sum of integers below 2**53 is
+  exact in float64, so the same float is handed to the same cost formula.
+* :func:`lpc_residual`: :func:`ubpe._kernels.predict.lpc_filter`'s forward residual, the
+  predictions summed a chunk of samples at a time (lag by lag: loops LLVM vectorizes) instead
+  of one horizontal sum per sample; sums modulo 2**64, the same in any order.
+* :func:`mag_stats`: :func:`ubpe._kernels.residual.mag_stats`'s counts, the magnitude classes
+  found by a leading-zero count instead of a 64 KB bit-length table, two running means a pass
+  kept in registers.
+* :func:`layout_stats`: the statistics of the planner's estimate of the "mag" coder on two id
+  layouts at once.
+* :func:`reweight_fit`: :func:`ubpe._kernels.predict.reweight_fit`'s refit, the same result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba.cpython.unsafe.numbers import leading_zeros
+
+from . import njit
+from .alloc import empty, zeros
+from .predict import _quantize, _window, wrap
+from .predict import reweight_gram as _reweight_gram
+
+#: Samples per pass of the chunked predictions (a buffer that stays in L1).
+CHUNK = 256
+
+#: The magnitude-class layout of :mod:`ubpe._kernels.residual` (repeated: that module is the
+#: definition; ``tests/test_level1_kernels.py`` checks they agree).
+N_BUCKETS = 50
+N_CONTEXTS = 56
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket(z):
+    """:func:`ubpe._kernels.residual._bucket` of ``z`` (int64, 0 <= z < 2**62) by a leading-zero
+    count: z itself below 2, else 2e - 2 + the bit below the top one (e = bit length)."""
+    if z < 2:
+        return z
+    e = 64 - np.int64(leading_zeros(np.uint64(z)))
+    return 2 * e - 2 + ((z >> (e - 2)) & 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _context(m, sh):
+    """The "mag" context of a running magnitude ``m``: the bucket of ``m >> sh``, capped."""
+    c = _bucket(m >> sh)
+    return c if c < N_CONTEXTS else N_CONTEXTS - 1
+
+
+@njit(cache=True, nogil=True)
+def mag_stats(tokens, center, rates, counts):
+    """:func:`ubpe._kernels.residual.mag_stats` (the same counts, added to ``counts``, int64
+    ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits). Each
+    token's magnitude and class first, then two rates a pass over them: each running mean stays
+    in a register (a mean per rate in an array went through memory, a store and a load on the
+    serial chain of every token and rate). Preconditions: tokens and center in [0, 2**24);
+    rates in [2, 8]."""
+    n = tokens.shape[0]
+    zs = empty(n, np.int64)
+    bs = empty(n, np.uint8)
+    raw = 0
+    for i in range(n):
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+        b = _bucket(z)
+        zs[i] = z
+        bs[i] = b
+        raw += (b >> 1) - 1 if b >= 4 else 0
+    nr = rates.shape[0]
+    r = 0
+    while r < nr:
+        ra = rates[r]
+        rb = rates[r + 1] if r + 1 < nr else ra
+        two = r + 1 < nr
+        ca = counts[r]
+        cb = counts[r + 1] if two else counts[r]
+        ma = np.int64(0)
+        mb = np.int64(0)
+        sa = ra - 2
+        sb = rb - 2
+        for i in range(n):
+            b = np.uint64(bs[i])
+            z = zs[i]
+            ca[np.uint64(_context(ma, sa)), b] += 1
+            if two:
+                cb[np.uint64(_context(mb, sb)), b] += 1
+            ma = ma + z - (ma >> ra)
+            mb = mb + z - (mb >> rb)
+        r += 2
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def _predict_chunk(s, c0, c1, order, q, acc):
+    """``acc[t] = sum_j q[j] * s[c0 + t - 1 - j]`` (uint64, modulo 2**64) for the samples
+    ``i = c0 + t`` of ``[max(c0, order), c1)``, zero below ``order``: four lags a pass over the
+    chunk, each a loop over samples that LLVM vectorizes."""
+    start = max(c0, order)
+    for t in range(c1 - c0):
+        acc[t] = 0
+    dst = acc[start - c0:c1 - c0]  # slices: no wrap-around checks in the loops
+    j = 0
+    while j + 4 <= order:
+        q0, q1, q2, q3 = np.uint64(q[j]), np.uint64(q[j + 1]), np.uint64(q[j + 2]), np.uint64(q[j + 3])
+        s0 = s[start - 1 - j:c1 - 1 - j]
+        s1 = s[start - 2 - j:c1 - 2 - j]
+        s2 = s[start - 3 - j:c1 - 3 - j]
+        s3 = s[start - 4 - j:c1 - 4 - j]
+        for t in range(c1 - start):
+            dst[t] += q0 * np.uint64(s0[t]) + q1 * np.uint64(s1[t]) + q2 * np.uint64(s2[t]) + q3 * np.uint64(s3[t])
+        j += 4
+    for j in range(j, order):
+        qj = np.uint64(q[j])
+        sj = s[start - 1 - j:c1 - 1 - j]
+        for t in range(c1 - start):
+            dst[t] += qj * np.uint64(sj[t])
+
+
+@njit(cache=True, nogil=True)
+def _residual_magnitude(s, lo, hi, order, q, shift, sh, acc):
+    """The sum of |r| (int64) of the residuals ``r`` of ``s[lo:hi]`` under one quantized
+    predictor, as :func:`ubpe._kernels.predict.lpc_filter` computes them (``acc``: uint64
+    scratch of CHUNK values). Precondition: the sum fits in int64 (``sh`` >= 32 with fewer than
+    2**31 samples)."""
+    total = np.int64(0)
+    ush = np.int64(shift)
+    for c0 in range(lo, hi, CHUNK):
+        c1 = min(hi, c0 + CHUNK)
+        _predict_chunk(s, c0, c1, order, q, acc)
+        i = c0
+        while i < c1 and i < order:  # the signal's first samples: the previous one, or none
+            p = s[i - 1] if i >= 1 else np.int64(0)
+            r = wrap(np.int64(np.uint64(s[i]) - np.uint64(p)), sh)
+            total += r if r >= 0 else -r
+            i += 1
+        src = s[i:c1]
+        pred = acc[i - c0:c1 - c0]
+        part = np.int64(0)
+        for t in range(c1 - i):  # branch-free: vectorized
+            r = wrap(np.int64(np.uint64(src[t]) - np.uint64(np.int64(pred[t]) >> ush)), sh)
+            part += r if r >= 0 else -r
+        total += part
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _residual_magnitude_every(s, lo, hi, order, q, shift, sh, acc, every):
+    """:func:`_residual_magnitude` over the chunks ``lo + j * CHUNK`` with ``j % every == 0``
+    only, and the samples it covered."""
+    total = np.int64(0)
+    count = 0
+    for c0 in range(lo, hi, CHUNK * every):
+        c1 = min(hi, c0 + CHUNK)
+        total += _residual_magnitude(s, c0, c1, order, q, shift, sh, acc)
+        count += c1 - c0
+    return total, count
+
+
+@njit(cache=True, nogil=True)
+def _geometric_bits(total, n):
+    """:func:`ubpe._kernels.predict._geometric_bits` (the same formula)."""
+    if n == 0:
+        return 0.0
+    m = total / n
+    if m <= 0.0:
+        return 0.0
+    return n * ((1.0 + m) * np.log2(1.0 + m) - m * np.log2(m))
+
+
+@njit(cache=True, nogil=True)
+def lpc_residual(src, block, orders, shifts, coefs, sh, dst):
+    """:func:`ubpe._kernels.predict.lpc_filter`'s forward residual (``inverse=False``): the same
+    integers, under its preconditions (``dst`` not ``src``; a block's coefficients lag 1 first)."""
+    n = src.shape[0]
+    acc = empty(CHUNK, np.uint64)
+    c0 = 0
+    for b in range(orders.shape[0]):
+        order = np.int64(orders[b])
+        shift = np.int64(shifts[b])
+        q = coefs[c0:c0 + order]
+        c0 += order
+        lo = b * block
+        hi = min(n, lo + block)
+        for k0 in range(lo, hi, CHUNK):
+            k1 = min(hi, k0 + CHUNK)
+            _predict_chunk(src, k0, k1, order, q, acc)
+            i = k0
+            while i < k1 and i < order:  # the signal's first samples: the previous one, or none
+                p = src[i - 1] if i >= 1 else np.int64(0)
+                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+                i += 1
+            s = src[i:k1]
+            d = dst[i:k1]
+            pred = acc[i - k0:k1 - k0]
+            for t in range(k1 - i):
+                d[t] = wrap(np.int64(np.uint64(s[t]) - np.uint64(np.int64(pred[t]) >> shift)), sh)
+
+
+@njit(cache=True, nogil=True)
+def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, ncand=3, every=1):
+    """:func:`ubpe._kernels.predict.lpc_analyze` (the same arguments, the same choices and
+    return value) for signals of at most 32 bits (``sh >= 32``) in blocks of fewer than 2**20
+    samples: its residual costings sum the magnitudes as integers (:func:`_residual_magnitude`),
+    the float it costs being the same (see the module docstring)."""
+    n = s.shape[0]
+    nb = orders.shape[0]
+    c0 = 0
+    wlen = max(1, min(block, n))
+    w = empty(wlen, np.float64)
+    xw = empty(wlen, np.float64)
+    r = zeros(max_order + 1, np.float64)
+    a = zeros(max_order + 1, np.float64)
+    tmp = zeros(max_order + 1, np.float64)
+    lps = zeros((max_order + 1, max_order), np.float64)
+    errs = zeros(max_order + 1, np.float64)
+    q = zeros(max_order, np.int64)
+    best_q = zeros(max_order, np.int64)
+    pred = empty(CHUNK, np.uint64)
+    w_len, w_kind = np.int64(-1), np.int64(-1)
+    for b in range(nb):
+        lo = b * block
+        hi = min(n, lo + block)
+        m = hi - lo
+        zero = np.int64(0)
+        if every == 1:
+            best_bits = _geometric_bits(2.0 * float(_residual_magnitude(s, lo, hi, zero, q, zero, sh, pred)), m)
+        else:
+            total, cnt = _residual_magnitude_every(s, lo, hi, zero, q, zero, sh, pred, every)
+            best_bits = _geometric_bits(2.0 * float(total), cnt) * m / cnt
+        best_order = 0
+        best_shift = 0
+        best_prec = 0
+        for wi in range(windows.shape[0]):
+            if m != w_len or windows[wi] != w_kind:
+                _window(w, m, windows[wi])
+                w_len, w_kind = m, windows[wi]
+            for i in range(m):
+                xw[i] = float(s[lo + i]) * w[i]
+            kmax = min(max_order, m - 1) if m > 1 else 0
+            for k in range(kmax + 1):
+                r[k] = 0.0
+            for i in range(m):
+                v0 = xw[i]
+                h0 = xw[i:i + min(kmax, m - 1 - i) + 1]
+                for k in range(h0.shape[0]):
+                    r[k] += h0[k] * v0
+            errs[0] = r[0]
+            for j in range(max_order + 1):
+                a[j] = 0.0
+            usable = 0
+            if r[0] > 0.0 and np.isfinite(r[0]):
+                err = r[0] * (1.0 + 1e-9)
+                for k in range(1, kmax + 1):
+                    acc = r[k]
+                    for j in range(1, k):
+                        acc -= a[j] * r[k - j]
+                    refl = acc / err
+                    if not np.isfinite(refl) or abs(refl) >= 1.0:
+                        break
+                    for j in range(1, k):
+                        tmp[j] = a[j] - refl * a[k - j]
+                    for j in range(1, k):
+                        a[j] = tmp[j]
+                    a[k] = refl
+                    err *= 1.0 - refl * refl
+                    errs[k] = err
+                    for j in range(k):
+                        lps[k, j] = a[j + 1]
+                    usable = k
+                    if err <= 0.0:
+                        break
+            if usable == 0:
+                continue
+            p0 = precisions[0]
+            est = empty(usable, np.float64)
+            for k in range(1, usable + 1):
+                e = errs[k] / max(errs[0], 1e-300)
+                est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
+            for c in range(min(ncand, usable)):
+                k = np.int64(1)
+                for j in range(1, usable):
+                    if est[j] < est[k - 1]:
+                        k = j + 1
+                est[k - 1] = np.inf
+                for pi in range(precisions.shape[0]):
+                    prec = precisions[pi]
+                    shift = _quantize(lps[k], k, prec, q)
+                    if every == 1:
+                        total = _residual_magnitude(s, lo, hi, k, q, np.int64(shift), sh, pred)
+                        bits = _geometric_bits(2.0 * float(total), m) + k * prec + 10
+                    else:
+                        total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, every)
+                        bits = _geometric_bits(2.0 * float(total), cnt) * m / cnt + k * prec + 10
+                    if bits < best_bits:
+                        best_bits = bits
+                        best_order = k
+                        best_shift = shift
+                        best_prec = prec
+                        for j in range(k):
+                            best_q[j] = q[j]
+        orders[b] = best_order
+        shifts[b] = best_shift
+        precs[b] = best_prec
+        for j in range(best_order):
+            coefs[c0 + j] = best_q[j]
+        c0 += best_order
+    return c0
+
+
+@njit(cache=True, nogil=True)
+def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q):
+    """:func:`ubpe._kernels.predict.reweight_fit` (the same arguments, the same result) for
+    signals of at most 32 bits (``sh >= 32``) and blocks below 2**20 samples: the residual's
+    local magnitudes (the weights' windows, the cost's spans) summed as integers, from one
+    residual pass a chunk of samples at a time (:func:`_predict_chunk`), where the other summed
+    floats one after the other; every such sum is of integers below 2**53, exact either way."""
+    fit_lo = max(lo, order)
+    m = hi - fit_lo
+    if m <= 2 * order or order == 0:
+        return 0.0, 0, 0
+    step = (m + equations - 1) // equations
+    rows = ((m + step - 1) // step + 3) // 4 * 4
+    p = order + 1
+    base = fit_lo - order
+    x = zeros(max(order + m, order + (rows - 1) * step + 1), np.float64)
+    for i in range(base, hi):
+        x[i - base] = float(s[i])
+    u = zeros(rows, np.float64)
+    W = empty((rows, p), np.float64)
+    H = empty((p, p), np.float64)
+    G = empty((p, p), np.float64)
+    L = zeros((order, order), np.float64)
+    z = empty(order, np.float64)
+    c = empty(order, np.float64)
+    qk = empty(order, np.int64)
+    # |residual| of the samples fitted, and its running sums (prefix[j] = sum of the first j)
+    mag = empty(m, np.int64)
+    prefix = empty(m + 1, np.int64)
+    for j in range(m):
+        v = r[fit_lo + j]
+        mag[j] = v if v >= 0 else -v
+    res = empty(hi - lo, np.int64)
+    acc = empty(CHUNK, np.uint64)
+    best_bits, best_k, best_shift = np.inf, 0, 0
+    for _ in range(passes):
+        prefix[0] = 0
+        for j in range(m):
+            prefix[j + 1] = prefix[j] + mag[j]
+        for j in range((m + step - 1) // step):  # reweight_scales, its windows' sums exact
+            i = j * step
+            t = float(prefix[min(i + (span - 1) // 2 + 1, m)] - prefix[max(i - span // 2, 0)])
+            scale = t / span + 1.0
+            u[j] = 1.0 / (scale * scale)
+        _reweight_gram(x, order, step, u, W, H)
+        for a in range(p):
+            for b in range(a + 1):
+                G[a, b] = H[order - b, order - a]
+        e0 = G[0, 0]
+        if not e0 > 0.0:
+            break
+        trace = 0.0
+        for a in range(1, p):
+            trace += G[a, a]
+        floor = 1e-9 * trace / order + 1e-300
+        ok = True
+        for j in range(order):
+            d = G[j + 1, j + 1] + floor
+            for v in range(j):
+                d -= L[j, v] * L[j, v]
+            if not d > 0.0:
+                ok = False
+                break
+            d = math.sqrt(d)
+            L[j, j] = d
+            for i in range(j + 1, order):
+                w = G[i + 1, j + 1]
+                for v in range(j):
+                    w -= L[i, v] * L[j, v]
+                L[i, j] = w / d
+        if not ok:
+            break
+        k, cost, explained = np.int64(0), np.inf, 0.0
+        for i in range(order):
+            w = G[i + 1, 0]
+            for v in range(i):
+                w -= L[i, v] * z[v]
+            z[i] = w / L[i, i]
+            explained += z[i] * z[i]
+            here = 0.5 * m * math.log2(max(e0 - explained, e0 * 1e-12) / e0) + (i + 1) * precision
+            if here < cost:
+                k, cost = i + 1, here
+        finite = True
+        for i in range(k - 1, -1, -1):
+            w = z[i]
+            for v in range(i + 1, k):
+                w -= L[v, i] * c[v]
+            c[i] = w / L[i, i]
+            finite &= math.isfinite(c[i])
+        if not finite:
+            break
+        shift = _quantize(c, k, precision, qk)
+        # the block's residual as lpc_filter computes it, a chunk of samples at a time
+        for c0 in range(lo, hi, CHUNK):
+            c1 = min(hi, c0 + CHUNK)
+            _predict_chunk(s, c0, c1, k, qk, acc)
+            i = c0
+            while i < c1 and i < k:
+                pred = s[i - 1] if i >= 1 else np.int64(0)
+                res[i - lo] = wrap(np.int64(np.uint64(s[i]) - np.uint64(pred)), sh)
+                i += 1
+            src = s[i:c1]
+            dst = res[i - lo:c1 - lo]
+            pr = acc[i - c0:c1 - c0]
+            for t in range(c1 - i):
+                dst[t] = wrap(np.int64(np.uint64(src[t]) - np.uint64(np.int64(pr[t]) >> np.int64(shift))), sh)
+        bits = 0.0
+        for a in range(0, hi - lo, local):  # one geometric law per ``local`` samples from lo
+            b = min(a + local, hi - lo)
+            total = np.int64(0)
+            for t in range(a, b):
+                v = res[t]
+                total += v if v >= 0 else -v
+            bits += _geometric_bits(2.0 * float(total), b - a)
+        for j in range(m):
+            v = res[fit_lo - lo + j]
+            mag[j] = v if v >= 0 else -v
+        bits += k * precision
+        if bits < best_bits:
+            best_bits, best_k, best_shift = bits, k, shift
+            for j in range(k):
+                q[j] = qk[j]
+    return best_bits, best_k, best_shift
+
+
+@njit(cache=True, nogil=True)
+def layout_stats(d, rank, center, middle, rate_a, rate_b, dense, counts):
+    """The "mag" coder's counts of two id layouts of the same values, at two rates, in one pass:
+    ``counts[0]``, ``counts[1]``: :func:`mag_stats` of the bare ids ``rank[d]`` around ``center``
+    at ``rate_a`` and ``rate_b``; with ``dense``, ``counts[2]``, ``counts[3]``: of the dense ids
+    ``d`` around ``middle`` (``counts`` int64 ``(4, N_CONTEXTS, N_BUCKETS)``, zeros). Returns
+    (raw bits of the bare ids, raw bits of the dense ids: 0 without ``dense``). Preconditions: ``d``
+    int64 in [0, len(rank)), ``rank`` and ``center``, ``middle`` in [0, 2**24), rates in [2, 8]."""
+    raw_b = 0
+    raw_d = 0
+    ma = np.int64(0)
+    mb = np.int64(0)
+    na = np.int64(0)
+    nb = np.int64(0)
+    sa = rate_a - 2
+    sb = rate_b - 2
+    for i in range(d.shape[0]):
+        dv = d[i]
+        t = np.int64(rank[dv]) - center
+        z = (t << 1) if t >= 0 else ((-t << 1) - 1)
+        b = np.uint64(_bucket(z))
+        raw_b += (np.int64(b) >> 1) - 1 if b >= 4 else 0
+        counts[0, np.uint64(_context(ma, sa)), b] += 1
+        counts[1, np.uint64(_context(mb, sb)), b] += 1
+        ma = ma + z - (ma >> rate_a)
+        mb = mb + z - (mb >> rate_b)
+        if dense:
+            t = dv - middle
+            z = (t << 1) if t >= 0 else ((-t << 1) - 1)
+            b = np.uint64(_bucket(z))
+            raw_d += (np.int64(b) >> 1) - 1 if b >= 4 else 0
+            counts[2, np.uint64(_context(na, sa)), b] += 1
+            counts[3, np.uint64(_context(nb, sb)), b] += 1
+            na = na + z - (na >> rate_a)
+            nb = nb + z - (nb >> rate_b)
+    return raw_b, raw_d
+
+
+@njit(cache=True, nogil=True)
+def span_magnitudes(r, block, span, out):
+    """``out[k]`` = the sum of |r| (int64) over the k-th span: spans of ``span`` samples from
+    the start of each block of ``block`` samples (a block's last span ends with it); returns
+    the spans' count. Preconditions: block, span >= 1; ``out`` holds every span
+    (sum over blocks of ceil(block length / span)); |r| sums within int64."""
+    n = r.shape[0]
+    k = 0
+    for b0 in range(0, n, block):
+        b1 = min(n, b0 + block)
+        for s0 in range(b0, b1, span):
+            s1 = min(b1, s0 + span)
+            total = np.int64(0)
+            for i in range(s0, s1):
+                v = np.int64(r[i])
+                total += v if v >= 0 else -v
+            out[k] = total
+            k += 1
+    return k

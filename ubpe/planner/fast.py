@@ -1,0 +1,412 @@
+"""Level 1's plan: decide by estimates, code once (the package docstring, step 1c)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+import msgpack
+
+from .. import frontend
+from .._kernels import level1 as _k
+from ..coders import mag, packed_width, rans
+from ..format import container
+from ..format.fields import alphabet_field
+from ..frontend import Stage
+from ..frontend.lpc import LpcStage
+from ..alphabet import Alphabet
+from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits
+from .candidates import windows as window_take
+from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
+from .lean import forward_shared
+from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
+from .search import screen_sample
+from .settings import Settings
+
+
+def applies(x: np.ndarray, proposer: object, s: Settings) -> bool:
+    """Whether :func:`fast_plan` plans ``x`` (``(channels, frames)``) at level 1: integers wider
+    than a byte, the model's size automatic (bytes and text keep the exhaustive search, whose
+    merges win there), unless ``s.fast_level1`` is off."""
+    return (s.fast_level1 and type(proposer) is ReplayEncoder and proposer.n_tokens is None
+            and x.dtype.kind in "iu" and x.dtype.itemsize > 1)
+
+
+def level1_chains(chains: list[list[Stage]]) -> list[list[Stage]]:
+    """The chains level 1 measures of those level 2 measures: the ones whose stages all decode
+    fast (:func:`ubpe.planner.auto_chains` at level 1: the same, in the same order), or all of
+    them when none does (a forced chain, which level 1 takes as it is)."""
+    fast = [c for c in chains if all(st.fast_inverse for st in c)]
+    return fast or chains
+
+
+def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[Stage]:
+    """``chain`` as level 1 runs it: its "lpc" stages search fewer predictors
+    (``s.fast_lpc_candidates`` orders costed on one chunk in ``s.fast_lpc_costed_every``:
+    :func:`ubpe.frontend.lpc.lpc_forward`), and on the screen's sample of a longer input
+    (``screen``) do not refit (no ``reweight``: it ranks chains about alike, at a third of the
+    stage's time). The same format: only the writer's search differs."""
+    out = []
+    for st in chain:
+        if isinstance(st, LpcStage):
+            st = LpcStage(window=st.window, blocks=st.blocks, reweight=st.reweight and not screen,
+                          candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every)
+        out.append(st)
+    return out
+
+
+def static_parts(record: list[dict], y: np.ndarray, scale: float,
+                 s: Settings) -> tuple[float, float, float, float]:
+    """:func:`~ubpe.planner.estimates.estimate_parts` (the same four numbers but for the params,
+    counted as a container packs them, :func:`params_bytes`), its "mag"
+    statistics of the bare and the dense ids at the two rates of ``s.estimate_rates`` in one
+    compiled pass (:func:`ubpe._kernels.level1.layout_stats`), the median from the histogram;
+    values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself."""
+    n = y.shape[0]
+    if n == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+        return estimate_parts(record, y, scale, s)
+    lo, hi = int(y.min()), int(y.max())
+    span = hi - lo + 1
+    if span > 1 << 22 or hi >= 1 << 63:
+        return estimate_parts(record, y, scale, s)
+    params = params_bytes(record)
+    grows = frontend.growing_bytes(record)
+    fixed = params - grows
+    inf = float("inf")
+    d = np.subtract(y, lo, dtype=np.int64)
+    counts = np.bincount(d, minlength=span)
+    present = counts > 0
+    rank = np.cumsum(present) - 1
+    where = np.flatnonzero(present)
+    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
+    center = int(rank[middle])
+    counts = counts[present]
+    a = counts.shape[0]
+    if a <= 1:
+        return float(fixed + grows * scale + 8), inf, inf, inf
+    c = counts.astype(np.float64)
+    order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
+    gaps = np.diff(where).astype(np.float64)
+    alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
+    has_dense = dense_fits(a, lo, hi)
+    stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+    rate_a, rate_b = s.estimate_rates
+    raws = _k.layout_stats(d, rank, center, middle, rate_a, rate_b, has_dense, stats)
+    mags = mag.bits_of_stats(stats, list(raws[:2 if has_dense else 1]), 2)
+    bare = (order0 + table + alphabet, mags[0] + alphabet)
+    dense = (order0 + table + alphabet, mags[1]) if has_dense else (inf, inf)
+    rest = fixed + grows * scale
+    return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
+
+
+def params_bytes(record: list[dict]) -> int:
+    """The bytes a chain's recorded params take in a container (its stages and keys by number:
+    :func:`ubpe.format.container.compact`; "lpc"'s keys spelt out took about 55 bytes more)."""
+    return len(msgpack.packb(container.compact({"front": record}, None), use_bin_type=True))
+
+
+def _framing(stream: dict, payloads: int) -> int:
+    """The bytes of a stream map in a container besides its payloads: its keys and numbers by
+    number, a bin header per payload (``payloads`` of them, most large: 5 bytes)."""
+    return len(msgpack.packb(container.compact({"stream": stream}, 1), use_bin_type=True)) + 3 * payloads
+
+
+#: The bytes of a stream map besides its payloads, about: "rans" (two), "mag" (three),
+#: "packed" (one).
+_FRAMING = {"rans": _framing({"coder": "rans", "n": 1, "k": 300, "q": 3, "pb": 16, "freq": b"", "payload": b""}, 2),
+            "mag": _framing({"coder": "mag", "n": 1, "center": 300, "rate": 4, "pb": 12, "table": b"",
+                             "payload": b"", "raw": b""}, 3),
+            "packed": _framing({"coder": "packed", "n": 1, "width": 12, "payload": b""}, 1)}
+
+
+@dataclass
+class Layouts:
+    """The static id layouts of a chain's output and what each costs (:func:`layouts`):
+    ``costs`` maps ``("bare" | "dense", "rans" | "mag")`` to bytes; ``alphabet`` and ``ids``
+    are the bare ids', ``dense`` the dense ids' alphabet and ids (None where they do not fit)."""
+
+    costs: dict[tuple[str, str], float]
+    alphabet: Alphabet
+    ids: np.ndarray
+    dense: tuple[Alphabet, np.ndarray] | None
+
+
+def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float] | None = None) -> Layouts | None:
+    """The bytes each static layout and coder gives the values ``y`` (1-D integers, the chain's
+    output on all of them), near exact, no coder run: the alphabet's field plus the stream
+    ("rans": its table and cross-entropy, :func:`ubpe.coders.rans.stream_bits`; "mag": its best
+    option at the rates of ``s.estimate_rates``, :func:`ubpe.coders.mag.stream_bits`, which
+    the coder, trying more rates, beats by up to about 0.6 %; both layouts' statistics in one
+    compiled pass, :func:`ubpe._kernels.level1.layout_stats`); the dense ids where they fit
+    (:func:`dense_fits`). With ``parts`` (their :func:`static_parts`), a layout and coder rated
+    more than ``s.lean_coder_clear`` times the best is not sized (nor coded). None when the
+    values span more than 2**22, take one value, or other rates are set (then
+    :func:`static_parts` decides)."""
+    n = y.shape[0]
+    if n < 2 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+        return None
+    lo, hi = int(y.min()), int(y.max())
+    span = hi - lo + 1
+    if span > 1 << 22 or hi >= 1 << 63:
+        return None
+    d = np.subtract(y, lo, dtype=np.int64)
+    counts = np.bincount(d, minlength=span)
+    present = counts > 0
+    rank = np.cumsum(present, dtype=np.int32) - 1
+    where = np.flatnonzero(present)
+    a = where.shape[0]
+    if a <= 1:
+        return None
+    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+    used = counts[present]
+    has_dense = dense_fits(a, lo, hi)
+    stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+    raw_bare, raw_dense = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
+    alphabet = Alphabet(where + lo)
+    rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
+    bound = s.lean_coder_clear * min(rated.values())
+    costs: dict[tuple[str, str], float] = {}
+    if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
+        bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
+        rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a) if rated[("bare", "rans")] <= bound else None
+        if rans_bits is not None:
+            costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
+        if rated[("bare", "mag")] <= bound:
+            costs[("bare", "mag")] = bare_field + mag.stream_bits(stats[:2], raw_bare, n) / 8.0 + _FRAMING["mag"]
+    dense = None
+    if has_dense:
+        dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
+        rans_bits = rans.stream_bits(where, used, span) if rated[("dense", "rans")] <= bound else None
+        if rans_bits is not None:
+            costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
+        if rated[("dense", "mag")] <= bound:
+            costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
+        dense = (Alphabet(np.arange(lo, hi + 1, dtype=np.int64)), d.astype(np.int32))
+    # "packed", which every stream is offered (short streams: no table to pay for)
+    packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
+    if costs and packed_bytes < min(costs.values()):
+        costs[("bare", "packed")] = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True)) + packed_bytes
+        if dense is not None:
+            costs[("dense", "packed")] = dense_field + (n * packed_width(span - 1) + 7) // 8 + _FRAMING["packed"]
+    if not costs:
+        return None
+    return Layouts(costs, alphabet, rank[d], dense)
+
+
+def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[Candidate]:
+    """The candidate of the layout of :func:`layouts` that costs least, offered the coders of it
+    within ``s.fast_exact_close`` of its smallest ("const" and "packed" always)."""
+    layout = min(found.costs, key=found.costs.get)[0]
+    least = min(size for (lay, _), size in found.costs.items() if lay == layout)
+    names = {c for (lay, c), size in found.costs.items() if lay == layout and size <= s.fast_exact_close * least}
+    offered = tuple(c for c in STATIC_CODERS if c in ("const", "packed") or c in names)
+    none = np.zeros((0, 2), np.int32)
+    if layout == "bare":
+        return [Candidate(record, found.alphabet, none, found.ids, offered)]
+    alphabet, ids = found.dense
+    return [Candidate(record, alphabet, none, ids, offered, "static", variant="dense")]
+
+
+#: :func:`pair_information` counts the pairs of an alphabet above 255 ids in a table of this many
+#: cells (a prime), by their code modulo it: a few pairs may share a cell, which only lowers the
+#: information a little.
+_PAIR_CELLS = 65521
+
+
+def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
+    """The mutual information, in bits a value, between consecutive ids of ``ids`` (1-D, in
+    ``[0, a)``) from their pair counts (pairs sharing a cell of :data:`_PAIR_CELLS` counted
+    together), less the Miller-Madow bias of the plug-in estimate ((used pairs - used firsts -
+    used seconds + 1) / (2 n ln 2)): about 0 for independent ids; and the number of distinct
+    pairs (cells used)."""
+    n = ids.shape[0] - 1
+    if n < 1 or a < 2:
+        return 0.0, 0
+    first, second = ids[:-1].astype(np.int64), ids[1:].astype(np.int64)
+    if a * a <= _PAIR_CELLS:  # every pair a cell of its own
+        pairs = np.bincount(first * a + second, minlength=a * a)
+    else:
+        pairs = np.bincount((first * a + second) % _PAIR_CELLS, minlength=_PAIR_CELLS)
+    left, right = np.bincount(first, minlength=a), np.bincount(second, minlength=a)
+
+    def plogp(c: np.ndarray) -> tuple[float, int]:
+        c = c[c > 0].astype(np.float64)
+        return float(np.dot(c, np.log2(c))), int(c.shape[0])
+
+    joint, k2 = plogp(pairs)
+    lt, kl = plogp(left)
+    rt, kr = plogp(right)
+    information = (joint - lt - rt) / n + np.log2(n)
+    return information - (k2 - kl - kr + 1) / (2.0 * n * np.log(2.0)), k2
+
+
+def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best: float = float("inf")) -> bool:
+    """The cheap test before any training: merges may make the ids ``ids`` (1-D, alphabet of
+    ``a``) smaller only where consecutive ids repeat as pairs and depend on each other: at
+    least ``s.fast_merge_repeats`` pairs a distinct pair (else too varied for merges to pay,
+    and too sparse for the information to be judged), and :func:`pair_information` of at
+    least ``s.fast_merge_information`` bits a value; and, for a chain whose static size is
+    ``size`` where another's is ``best``, only when taking from its size the share of its
+    order-0 entropy that the information is would bring it within reach of ``best`` (a guess:
+    where consecutive ids tell each other more, merges cut more)."""
+    if a < 2 or ids.shape[0] < 2:
+        return False
+    information, distinct = pair_information(ids, a)
+    if distinct * s.fast_merge_repeats > ids.shape[0] - 1 or information < s.fast_merge_information:
+        return False
+    c = np.bincount(ids, minlength=a).astype(np.float64)
+    c = c[c > 0]
+    n = float(ids.shape[0])
+    entropy = np.log2(n) - float(np.dot(c, np.log2(c))) / n
+    return size * max(0.0, 1.0 - information / max(entropy, 1e-9)) <= best
+
+
+def merged_ratio(ids: np.ndarray, a: int, n: int, fit_options: dict, s: Settings) -> float:
+    """The static coders' cost with merges over their cost without, estimated on the ids
+    ``ids`` (a sample, alphabet of ``a``) of ``n`` values: a training run on them, its
+    histogram scaled to ``n`` values, the best prefix of the probe's coarse ladder
+    (:func:`best_prefix`, ``s.probe_ladders``, its lower bounds pruning the prefixes that
+    cannot beat none) costed with its merge table. 1.0 when no merge is kept."""
+    fit = train(a, ids, auto_max_merges(ids.shape[0], a, s), fit_options)
+    if len(fit.merges) == 0:
+        return 1.0
+    hist = np.bincount(fit.stream, minlength=a + len(fit.merges)).astype(np.int64) * max(n // ids.shape[0], 1)
+    costs: dict = {}
+    k = best_prefix(hist, fit.merges, a, s.probe_ladders, cache=costs, bound=True)
+    return costs[k] / costs[0] if k and costs.get(0) else 1.0
+
+
+def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, proposer: ReplayEncoder,
+              s: Settings) -> Candidate:
+    """Level 1's candidate for ``x`` (``(channels, frames)`` integers wider than a byte) over
+    ``chains``, built on all the values and costed with ``cost``. The chains run as
+    :func:`fast_stages` makes them.
+
+    1. Each chain's output on the screen's values (all of them up to ``s.fast_whole``, else the
+       screen's sample, :func:`screen_sample`, its "lpc" stages without their refit; chains that
+       share leading stages share their forward pass, :func:`forward_shared`) gets a rough size
+       (:func:`order0_bytes` scaled to all the values, plus its stages' params). Where
+       :func:`merges_may_pay`, a training run on the sample rates merges
+       (:func:`merged_ratio`).
+    2. The chains within ``s.fast_prune`` of the smallest rough size, and those whose merges
+       were rated, get the static estimate of :func:`static_parts` (no coder run; with
+       merges, its bare "rans" part times their ratio). The smallest goes on, and of the next
+       ``s.fast_keep - 1`` those within ``s.fast_close`` of it (within ``s.fast_refit_close``
+       when the screen ran its "lpc" stage without the refit: the refit gains up to a few %).
+    3. Each chain that goes on is put through all the values (the screen's output when it saw
+       them all); of several, the one of smallest estimate on all the values is kept (all of
+       them when one has merges rated: their candidates are then costed exactly).
+    4. A chain with merges rated offers level 1's candidates of the exhaustive search
+       (:meth:`ReplayEncoder.propose`); any other its bare candidates
+       (:func:`bare_candidates`), of the bare and dense ids one whose estimate is more than
+       ``s.fast_layout_clear`` times the other's not built, nor offered the coder rated
+       ``s.fast_coder_clear`` times the other (:func:`likely_coders`).
+    5. The smallest exact candidate wins (ties: the earlier chain, the bare ids first)."""
+    whole = x.size <= s.fast_whole
+    windows, joined, scale = (x, x, 1.0) if whole else screen_sample(x, s)
+    full = [fast_stages(chain, s) for chain in chains]
+    screen_chains = full if whole else [fast_stages(chain, s, screen=True) for chain in chains]
+    unfitted = [not whole and any(isinstance(st, LpcStage) and st.reweight for st in c) for c in full]
+    outputs: dict = {}
+    inputs = {False: windows, True: joined}
+    screened: dict[int, tuple[np.ndarray, list[dict]]] = {}
+    rough: dict[int, float] = {}
+    counted: dict[int, np.ndarray | None] = {}
+    for i in range(len(chains)):
+        y, record = forward_shared(inputs, screen_chains, i, outputs)
+        y = np.ascontiguousarray(y).reshape(-1)
+        screened[i] = (y, record)
+        counted[i] = counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record)
+    # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
+    # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
+    least = min(rough.values())
+    parts = {i: static_parts(screened[i][1], screened[i][0], scale, s) for i in range(len(chains))
+             if rough[i] <= s.fast_prune * least or (counted[i] is not None
+                                                      and counted[i].shape[0] * s.fast_merge_repeats <= screened[i][0].shape[0])}
+    static_best = min(min(p) for p in parts.values())
+    merged: dict[int, float] = {}  # chains whose merges may pay -> the ratio a training run gives them
+    for i, p in parts.items():
+        y = screened[i][0]
+        if counted[i] is None or counted[i].shape[0] * s.fast_merge_repeats > y.shape[0]:
+            continue
+        small = small_ids(y, y.shape[0])
+        if small is not None and merges_may_pay(*small, s, p[0], static_best):
+            ids, a = small
+            if ids.shape[0] > s.fast_merge_sample:  # rated on fast_merge_sample values (windows)
+                ids = np.ascontiguousarray(ids[window_take(ids.shape[0], s.fast_merge_sample, s.windows)])
+            ratio = merged_ratio(ids, a, x.size, proposer.fit_options, s)
+            # merges that leave the chain behind another, or gain within the rating's error, are not built
+            if ratio <= s.fast_merge_gain and p[0] * ratio < static_best:
+                merged[i] = ratio
+    parts = {i: p for i, p in parts.items() if rough[i] <= s.fast_prune * least or i in merged}
+    proxy = {i: min(min(p), p[0] * merged.get(i, 1.0)) for i, p in parts.items()}
+    ranked = sorted(proxy, key=lambda i: (proxy[i], i))
+    best = proxy[ranked[0]]
+    close = [s.fast_rank_close if whole else (s.fast_refit_close if unfitted[i] else s.fast_close) for i in ranked]
+    kept = [ranked[0]] + [i for i, c in zip(ranked[1:s.fast_keep], close[1:]) if proxy[i] <= c * best]
+    if ranked[0] in merged:  # (a rating of merges is rough: the best chain without them is costed too)
+        kept = list(dict.fromkeys(kept + [i for i in ranked if i not in merged][:1]))
+    if not whole:
+        outputs.clear()
+        for i in kept:
+            y, record = forward_shared({False: x, True: x}, full, i, outputs)
+            y = np.ascontiguousarray(y).reshape(-1)
+            screened[i] = (y, record)
+            parts[i] = static_parts(record, y, 1.0, s)
+    # the chains kept sized near exactly (their layouts' costs and their params); a chain whose
+    # merges were rated, or whose layouts cannot be sized so, is costed exactly
+    cands: list[Candidate] = []
+    sized: dict[int, tuple[float, Layouts]] = {}
+    margins = replace(s, lean_layout_clear=s.fast_layout_clear, lean_coder_clear=s.fast_coder_clear)
+    for i in sorted(kept):
+        y, record = screened[i]
+        if i in merged:
+            cands += proposer.propose(record, y, 1, cost, False)
+            continue
+        found = layouts(y, s, parts[i])
+        if found is None:
+            cands += static_candidates(record, y, parts[i], margins)
+        else:
+            sized[i] = (min(found.costs.values()) + params_bytes(record), found)
+    if sized:
+        i = min(sized, key=lambda i: (sized[i][0], i))
+        cands += costed_candidates(screened[i][1], sized[i][1], s)
+    return min(((cost(c).size, j, c) for j, c in enumerate(cands)), key=lambda t: t[:2])[2]
+
+
+def static_candidates(record: list[dict], y: np.ndarray, parts: tuple[float, float, float, float],
+                      s: Settings) -> list[Candidate]:
+    """The bare candidates of the values ``y`` (:func:`bare_candidates`: bare ids, dense ids
+    where they fit) that the estimates ``parts`` (:func:`static_parts`) call for: of the bare
+    and dense ids one rated more than ``s.lean_layout_clear`` times the other is not built
+    (:func:`clearly_smaller`), nor offered the coder rated ``s.lean_coder_clear`` times the
+    other (:func:`likely_coders`)."""
+    bare, dense = min(parts[:2]), min(parts[2:])
+    if dense > s.lean_layout_clear * bare or dense == float("inf"):  # (the dense ids not built)
+        alphabet = Alphabet.from_data(y)
+        found = [Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), STATIC_CODERS)]
+    elif bare > s.lean_layout_clear * dense:
+        found = [c for c in bare_candidates(record, y) if c.variant == "dense"] or bare_candidates(record, y)
+    else:
+        found = bare_candidates(record, y)
+    return likely_coders(found, parts, s)
+
+
+def small_ids(y: np.ndarray, limit: int) -> tuple[np.ndarray, int] | None:
+    """The alphabet ids of the values ``y`` (1-D integers) and the alphabet's size, when it has
+    at most ``limit`` values; else None."""
+    if y.shape[0] < 2 or y.dtype.kind not in "iu":
+        return None
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo >= 1 << 22 or hi >= 1 << 63:
+        return None
+    d = np.subtract(y, lo, dtype=np.int64)
+    present = np.bincount(d) > 0
+    a = int(np.count_nonzero(present))
+    if a > limit:
+        return None
+    rank = (np.cumsum(present) - 1).astype(np.int32)
+    return rank[d], a
