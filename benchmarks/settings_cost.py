@@ -2,8 +2,8 @@
 rule removed, against the defaults, on every input of sizes.py.
 
     python benchmarks/settings_cost.py trace --out /tmp/sc/trace.json
-    python benchmarks/settings_cost.py run --trace /tmp/sc/trace.json --out /tmp/sc/close.json \\
-        --name close-1 --settings '{"close": 1.0}'
+    python benchmarks/settings_cost.py run --trace /tmp/sc/trace.json --out /tmp/sc/keep1.json \\
+        --name screen_keep-1 --settings '{"screen_keep": 1}'
 
 ``trace`` compresses every input of sizes.py (``--unseen``, the texts) at levels 2 and 1 with the
 default settings and records, per call, its size, its CPU time (the least of two calls after
