@@ -69,7 +69,7 @@ INPUTS = _real_inputs()
 #: 1's container when it is smaller: v1_blocks_lpc_frames_int16, v1_source_stereo_delta1_cms2.)
 LEAN_SHORTFALLS = {
     "v1_lpc_mag_int16": "raw values with cms2 win (3 297 B, the exhaustive search's) but are no lean finalist: "
-                        "4 000 values > lean_small and not raw_learnable; lean: delta1 + cms2, 3 379 B (+2.5 %)",
+                        "4 000 values > lean_small, their estimate out of reach; lean: delta1 + cms2, 3 379 B (+2.5 %)",
 }
 
 
@@ -488,7 +488,8 @@ def test_sample_beyond_full_fit_is_deterministic():
         size, rec = planned(x, 2)
     assert size == len(a)
     assert describe(a).front  # a front end is chosen on this smooth signal
-    assert {c.tokens.shape[0] for c in rec.coded if c.rebuild is not None} == {2048}  # sized on the sample
+    sampled = {c.tokens.shape[0] for c in rec.coded if c.rebuild is not None}
+    assert 2048 in sampled and max(sampled) <= 2048  # sized on the sample (merges: fewer tokens)
     assert any(c.tokens.shape[0] == x.size for c in rec.coded)  # the winner rebuilt on all the values
     with configured(full_fit=3000, sample=2048, windows=2):
         assert compress(x, level=2) != a  # other windows, another sample: another estimate
@@ -681,14 +682,20 @@ def _quiet_with_events(n: int, seed: int = 12) -> np.ndarray:
 def test_level2_offers_dense_ids_to_the_context_mixers(sizes):
     """A heavy-tailed residual's alphabet (its excursions, each a distinct value) costs more
     than the holes of its range cost "cms2": level 2 offers the dense ids over [min, max] (no
-    alphabet stored), sized on all the values or on a coder sample (then rebuilt); the container
-    is exact and smaller than without the offer (``dense_cm_alphabet`` above every alphabet)."""
+    alphabet stored), sized on all the values or on a coder sample (the best sampled candidate
+    rebuilt); the container is exact and smaller than without the offer (``dense_cm_alphabet``
+    above every alphabet) when sized on all the values, at most as large on a sample."""
     changes = {"cm_sample_above": 4096, "cm_sample": 4096} if sizes == "cm_sample" else {}
     x = _quiet_with_events(12_000)
     with configured(**changes):
         data = check_roundtrip(x, level=2, predictor="delta1")
+        _, rec = planned(x, 2, "delta1")
     with configured(dense_cm_alphabet=1 << 30, **changes):
         without = compress(x, level=2, predictor="delta1")
+    if sizes == "cm_sample":
+        assert any(c.variant == "dense" and c.family == "adaptive" and c.tokens.shape[0] == 4096 for c in rec.coded)
+        assert len(data) <= len(without)
+        return
     d = unpack_any(data)
     assert d["stream"]["coder"] == "cms2" and len(data) < len(without)
     a = d["model"]["a"]
