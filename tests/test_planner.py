@@ -69,7 +69,7 @@ INPUTS = _real_inputs()
 #: 1's container when it is smaller: v1_blocks_lpc_frames_int16, v1_source_stereo_delta1_cms2.)
 LEAN_SHORTFALLS = {
     "v1_lpc_mag_int16": "raw values with cms2 win (3 297 B, the exhaustive search's) but are no lean finalist: "
-                        "4 000 values > lean_small, their estimate out of reach; lean: delta1 + cms2, 3 379 B (+2.5 %)",
+                        "4 000 values > lean_small and not raw_learnable; lean: delta1 + cms2, 3 379 B (+2.5 %)",
 }
 
 
@@ -944,6 +944,33 @@ def test_likely_coders_drop_only_a_coder_that_loses():
     assert estimates.likely_coders([merged], (100.0, 10.0, inf, inf), DEFAULT)[0].coders == c.coders
 
 
+def test_raw_values_are_a_context_mixing_finalist_only_where_their_context_is_learnable():
+    """Beyond ``lean_small`` values the first chain (raw values) is sized with "cms2" on the
+    strength of its estimate only when it has at most ``lean_raw_distinct`` distinct values a
+    value (raw_learnable): a few levels repeated (a coarse grid) qualify, a smooth recording
+    with a distinct value every few samples does not, and then no "cms2" run is spent on it."""
+    rng = np.random.default_rng(12)
+    few = (rng.integers(0, 60, 20_000) * 97).astype(np.int16)
+    assert estimates.raw_learnable(few.astype(np.int64), DEFAULT)
+    ecg = np.resize(np.load(EXCERPT), 12_000)
+    assert not estimates.raw_learnable(ecg.astype(np.int64), DEFAULT)
+    k = int(DEFAULT.lean_raw_distinct * 1000)
+    edge = np.arange(1000, dtype=np.int64) % k
+    assert estimates.raw_learnable(edge, DEFAULT)
+    assert not estimates.raw_learnable(np.arange(1000, dtype=np.int64) % (k + 1), DEFAULT)
+    assert not estimates.raw_learnable(np.zeros(0, np.int64), DEFAULT)
+
+    def raw_runs(rec: Recorder) -> int:
+        return sum(1 for c in rec.coded if CONTEXT_MIXERS & set(c.coders) and not c.chain)
+
+    with configured(screen_first_within=10.0):  # raw values within reach by their estimate
+        gated, gated_rec = planned(ecg)
+        with configured(lean_raw_distinct=float("inf")):
+            ungated, ungated_rec = planned(ecg)
+    assert raw_runs(gated_rec) == 0 < raw_runs(ungated_rec)
+    assert gated <= 1.01 * ungated
+
+
 def test_lean_search_on_short_inputs_keeps_raw_values_and_close_chains():
     """Up to ``lean_small`` values the first chain (raw values) is always a context-mixing
     finalist, and so is every chain within ``lean_small_close`` of the smallest estimate."""
@@ -966,7 +993,7 @@ def test_raw_values_whose_estimate_runs_high_are_checked_exactly():
     """The raw values' estimate runs high (here 3.05 times the smallest, exact 2.65 times): within
     ``lean_first_check`` of the smallest their exact level-1 proxy decides against
     ``screen_first_within``."""
-    x = (np.resize(np.load(EXCERPT), 20_000) // 40 * 40).astype(np.int16)  # few levels
+    x = (np.resize(np.load(EXCERPT), 20_000) // 40 * 40).astype(np.int16)  # few levels: learnable
 
     def raw_is_a_finalist(lean_first_check: float) -> bool:
         with configured(screen_first_within=2.8, lean_first_check=lean_first_check):
@@ -976,17 +1003,24 @@ def test_raw_values_whose_estimate_runs_high_are_checked_exactly():
     assert raw_is_a_finalist(3.1) and not raw_is_a_finalist(3.0)
 
 
-def test_lean_static_candidates_only_on_the_best_chain():
+def test_lean_static_candidates_only_on_the_best_chain_where_they_may_win():
     """The lean search builds static candidates (bare and dense ids, no merges) on all the values
-    only on the chain of the best context-mixing container."""
+    only on the chain of the best context-mixing container, and only when their estimate is
+    within ``lean_static_within`` of its size."""
     x = np.resize(np.load(EXCERPT), 12_000)
-    with configured(lean_close=1.5):  # several context-mixing finalists
+    with configured(lean_close=1.5, lean_static_within=10.0):  # several finalists, static built
         _, rec = planned(x)
+    with configured(lean_close=1.5, lean_static_within=0.0):
+        _, none = planned(x)
+
+    def static_full(r: Recorder) -> list[Candidate]:
+        return [c for c in r.coded if c.family == "static" and c.tokens.shape[0] == x.size]
+
     cm_full = [c for c in rec.coded if CONTEXT_MIXERS & set(c.coders) and c.tokens.shape[0] == x.size]
-    static_full = [c for c in rec.coded if c.family == "static" and c.tokens.shape[0] == x.size]
     assert len({_name(c) for c in rec.coded if CONTEXT_MIXERS & set(c.coders)}) > 1
-    assert static_full and all(len(c.merges) == 0 for c in static_full)
-    assert {_name(c) for c in static_full} == {_name(c) for c in cm_full}  # the best chain's
+    assert static_full(rec) and all(len(c.merges) == 0 for c in static_full(rec))
+    assert {_name(c) for c in static_full(rec)} == {_name(c) for c in cm_full}  # the best chain's
+    assert not static_full(none)
 
 
 def test_lean_search_offers_the_context_mixer_one_id_layout():

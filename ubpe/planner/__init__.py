@@ -45,7 +45,8 @@ search.
    about a third over on raw ones). The finalists are the smallest estimate (the
    ``lean_keep_large`` smallest from ``lean_cm_large`` values), those within
    ``lean_close`` of the last of them and the first chain when within ``screen_first_within`` of the
-   smallest (its estimate within ``lean_first_check``: its exact proxy decides; always up to
+   smallest (its estimate within ``lean_first_check``: its exact proxy decides; beyond
+   ``lean_small`` values only with at most ``lean_raw_distinct`` distinct values a value; always up to
    ``lean_small`` values, with every chain within ``lean_small_close`` of the smallest). Each
    finalist offers the context mixers one id layout: dense ids when the values have at least
    ``dense_cm_alphabet`` distinct values with holes in their range, unless the bare ids'
@@ -55,7 +56,7 @@ search.
    finalists' samples and one full run cost fewer values than k full runs, else on all of
    them; the best estimate is built on all the values. Then the static candidates (bare and
    dense ids, no merges), built on all the values, of the best context-mixing container's
-   chain. The smallest exact candidate wins (ties: the earlier chain, static first).
+   chain, when its estimate is within ``lean_static_within`` of that container's size. The smallest exact candidate wins (ties: the earlier chain, static first).
 1c. Level 1, automatic model size, integers wider than a byte (:func:`~ubpe.planner.fast.fast_plan`:
    decide by estimates, code once) replaces steps 1 to 4. Its chains' "lpc" stages search
    fewer predictors (``fast_lpc_candidates`` orders costed on one chunk in
@@ -99,7 +100,8 @@ search.
    choice is never larger than any forced chain, up to ``lean_above`` values at level 2 (level
    1's, step 1c, decides by estimates: within a few bytes of its best forced chain on the
    benchmark inputs). The lean search rules out unmeasured what its estimates rate out of reach
-   (a chain, static candidates off the context mixer's best chain, merges), so an estimate off
+   (a chain, static candidates off the context mixer's best chain or more than
+   ``lean_static_within`` above its exact size, merges), so an estimate off
    by more than its margins may cost bytes. Context-mixing candidates sized on a sample: the
    best of them is built on all the values and compared exactly with the best candidate built
    on all the values. Beyond ``full_fit``, the winner on the sample is rebuilt on all the

@@ -23,6 +23,14 @@ def value_counts(y: np.ndarray) -> np.ndarray:
     return np.unique(y, return_counts=True)[1]
 
 
+def raw_learnable(y: np.ndarray, s: Settings) -> bool:
+    """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample)
+    have at most ``lean_raw_distinct`` distinct values a value."""
+    if y.shape[0] == 0 or y.dtype.kind not in "iu":
+        return False
+    return value_counts(y).shape[0] <= s.lean_raw_distinct * y.shape[0]
+
+
 def order0_bytes(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -> float:
     """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
     ``fast_table_bits`` per distinct value (the table a static coder stores), in bytes

@@ -10,7 +10,7 @@ from ..frontend import Stage
 from .candidates import (
     ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, extrapolated, run_threads, windows,
 )
-from .estimates import static_estimate
+from .estimates import raw_learnable, static_estimate
 from .search import screen_sample, screened_size
 from .settings import Settings
 
@@ -48,7 +48,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        ``s.lean_cm_large`` values), those within ``s.lean_close`` of the last of them, and
        the first chain (no front end) within ``s.screen_first_within`` of the smallest (when its
        estimate is within ``s.lean_first_check``, by its exact :func:`screened_size`: raw
-       values' estimates run high); up to ``s.lean_small`` values, the first chain always and
+       values' estimates run high; beyond ``s.lean_small`` values only with at most
+       ``s.lean_raw_distinct`` distinct values a value, :func:`raw_learnable`); up to ``s.lean_small`` values, the first chain always and
        every chain within ``s.lean_small_close`` of the smallest.
     2. Each finalist offers the context mixers one id layout: dense ids
        (:func:`dense_cm_candidate`) unless the bare ids' estimate times ``s.lean_dense_bias`` is at
@@ -56,8 +57,9 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        values (``s.lean_cm_sample_large`` from ``s.lean_cm_large`` values; ``s.screen_windows``
        windows) when k finalists' samples and one full run code fewer values than k full runs,
        else on all of them; the best estimate is then built on all the values.
-    3. Static candidates (all the values, no merges) on the chain of the best of those: its
-       bare and dense ids (:func:`bare_candidates`).
+    3. Static candidates (all the values, no merges) on the chain of the best of those (exact
+       size S), when its estimate is within ``s.lean_static_within`` of S: its bare and dense
+       ids (:func:`bare_candidates`).
     4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
     separate, joined, scale = screen_sample(x, s)
     whole = separate is x
@@ -80,10 +82,12 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
     keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * s.lean_close}
     # the first chain (raw values): the context mixer models their context itself, which the
-    # static estimate does not see
-    if proxy[0] <= s.screen_first_within * least or x.size <= s.lean_small:
+    # static estimate does not see, where that context may be learnt: short inputs, or few
+    # distinct values (raw_learnable)
+    learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s)
+    if learnable and (proxy[0] <= s.screen_first_within * least or x.size <= s.lean_small):
         keep.add(0)
-    elif proxy[0] <= s.lean_first_check * least and \
+    elif learnable and proxy[0] <= s.lean_first_check * least and \
             screened_size(screened[0][1], screened[0][0], cost, scale) <= s.screen_first_within * least:
         keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
     if x.size <= s.lean_small:
@@ -136,10 +140,11 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
         bound = min(size for _, size in cm_of.values())
         cm_of = {i: (c.rebuild(), None) for i, (c, size) in cm_of.items() if size <= bound}
         cm_of = {i: (c, float(cost(c).size)) for i, (c, _) in cm_of.items()}
-    cm_chain = min((size, i) for i, (_, size) in cm_of.items())[1]
-    # the static candidates of the best container's chain (no merges: with the context mixers,
-    # merges never won on the bench sets and the unseen recordings)
-    static_of = {cm_chain: static(cm_chain)}
+    cm_best, cm_chain = min((size, i) for i, (_, size) in cm_of.items())
+    # the static candidates of the best container's chain, where its estimate is within
+    # lean_static_within of that container (no merges: with the context mixers, merges never won
+    # on the bench sets and the unseen recordings)
+    static_of = {cm_chain: static(cm_chain)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     return min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]

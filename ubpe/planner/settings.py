@@ -123,6 +123,14 @@ class Settings:
     #: level 2 instead of 173, and a sine on a grid of step 7, 60 000 values, 18 % larger.
     #: Keeping 2 below lean_cm_large: audio-each 0.09 % larger.)
     lean_keep_large: int = 2
+    #: The lean search builds static candidates (bare and dense ids) only on the chain of the best
+    #: context-mixing container (exact, built on all the values), and only when that chain's static
+    #: estimate is within lean_static_within of its size: the static coders won by at most 0.3 %
+    #: where they won, always on that chain (8 of 66 bench signals and unseen recordings,
+    #: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, 25 B larger).
+    #: (Built always: 37 B smaller in all on the bench sets, unseen recordings and texts, for
+    #: +3.3 % of level 2's CPU, benchmarks/settings_cost.py.)
+    lean_static_within: float = 1.03
     #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
     #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
     #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
@@ -134,6 +142,14 @@ class Settings:
     #: neural0 1.05, where it wins), so within lean_first_check its exact level-1 proxy decides.
     #: (Without it: neural24-each 0.1 % larger, three of its recordings 0.6 to 1.1 %.)
     lean_first_check: float = 1.5
+    #: Beyond lean_small values the first chain is a context-mixing finalist on those two rules
+    #: (screen_first_within, lean_first_check) only when its values have at most
+    #: lean_raw_distinct distinct values a value (:func:`~ubpe.planner.estimates.raw_learnable`). "cms2" beats prediction
+    #: on raw values by learning which value follows which (its order-1 and order-2 contexts): a
+    #: context seen fewer than ~20 times on average teaches it little. Where raw values won (the
+    #: neural recordings, on a coarse inexact grid) they had 0.001 to 0.003 distinct values a value;
+    #: the audio files, ECG and EEG the rule drops, 0.09 to 0.72, and lost by 0.4 to 11 % where built.
+    lean_raw_distinct: float = 0.05
     #: The context mixer gets the dense ids unless the bare ids' estimate times lean_dense_bias is
     #: at most theirs: "cms2" gains more from dense ids than the static coders (audio2: static
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
