@@ -112,7 +112,8 @@ def test_screening_beyond_full_fit(monkeypatch):
     """Beyond ``screen_sample`` values every chain is screened on ``screen_sample`` values
     (``screen_windows`` windows, each a channel of its own) and only the ``screen_keep``
     smallest go on in full; level 1 never runs adaptive prediction. (A spy on
-    ``frontend.forward`` sees every chain's input.)"""
+    ``frontend.forward`` sees every chain's input. The exhaustive level 1, ``fast_level1=False``:
+    the fast one screens on all the values up to ``fast_whole``, tests/test_level1.py.)"""
     seen = []
     real = frontend.forward
 
@@ -123,7 +124,7 @@ def test_screening_beyond_full_fit(monkeypatch):
     monkeypatch.setattr(frontend, "forward", spy)
     rng = np.random.default_rng(8)
     x = (1000 * np.sin(np.arange(20000) / 11.0) + rng.integers(-2, 3, 20000)).astype(np.int16)
-    with configured(full_fit=3000, sample=2048, screen_sample=2048) as s:
+    with configured(full_fit=3000, sample=2048, screen_sample=2048, fast_level1=False) as s:
         data = compress(x, level=1)
         assert_same_array(decompress(data), x)
         full = [names for shape, names in seen if shape == (1, 20000)]
@@ -135,7 +136,7 @@ def test_screening_beyond_full_fit(monkeypatch):
         assert data == compress(x, level=1)  # deterministic
         seen.clear()
         assert_same_array(decompress(compress(x, level=2)), x)
-        full = [names for shape, names in seen if shape == (1, 20000)]
+        full = {names for shape, names in seen if shape == (1, 20000)}  # level 1's plan (step 9) repeats its own
         # level 2 keeps the best chains overall and the best fast ones (level 1's), and no front
         # end only when its screened size is within screen_first_within of the best: on a smooth
         # sine the raw values cost far more than any predictor's residuals, so it is not kept
