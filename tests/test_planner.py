@@ -387,8 +387,8 @@ def test_prefix_ladders_search_coarse_to_fine():
 
 def test_every_chain_is_measured(monkeypatch):
     """No chain is ruled out unmeasured: up to ``lean_above`` values the costing function sees
-    every chain; beyond, the lean search ranks every chain's output by its static estimate
-    before the costing function sees the closest."""
+    every chain; beyond, the lean search ranks every chain's output by its rough size
+    (order0_bytes) before the costing function sees the closest."""
     seen = set()
     x = np.load(EXCERPT)[:2000]
 
@@ -403,8 +403,8 @@ def test_every_chain_is_measured(monkeypatch):
     plan(frontend.to_channels(x), chains, 2, cost_spy, ReplayEncoder(None, {}, s), s)
     assert seen == everyone
     s = replace(DEFAULT, lean_above=x.size - 1)
-    rough, real = [], estimates.static_estimate
-    monkeypatch.setattr(lean, "static_estimate", lambda rec, y, scale, s: rough.append(y.shape[0]) or real(rec, y, scale, s))
+    rough, real = [], estimates.order0_bytes
+    monkeypatch.setattr(lean, "order0_bytes", lambda y, s, counts=None: rough.append(y.shape[0]) or real(y, s, counts))
     seen.clear()
     plan(frontend.to_channels(x), chains, 2, cost_spy, ReplayEncoder(None, {}, s), s)
     assert rough == [x.size] * len(chains)
@@ -802,7 +802,8 @@ def test_lean_search_sizes_context_mixing_on_a_sample():
 
 def test_lean_search_on_large_inputs_takes_larger_samples():
     """From ``lean_cm_large`` values the context mixers are sized on ``lean_cm_sample_large``
-    values and the ``lean_keep_large`` smallest estimates are finalists."""
+    values, the ``lean_keep_large`` smallest estimates are finalists and the chains within
+    ``lean_prune_large`` are estimated."""
     x = np.resize(np.load(EXCERPT), 12_000)
     with configured(lean_cm_large=10_000, lean_cm_sample_large=3000, lean_keep_large=3) as s:
         _, rec = planned(x)
@@ -810,17 +811,18 @@ def test_lean_search_on_large_inputs_takes_larger_samples():
     runs = rec.cm_runs()
     assert x.size >= s.lean_cm_large and 3000 in runs and s.lean_cm_sample not in runs, runs
     assert len([r for r in runs if r == 3000]) >= 3
-    with configured(lean_cm_large=10_000, lean_cm_sample_large=3000, lean_keep_large=1, lean_close=1.0,
-                    screen_first_within=0.5, lean_first_check=0.5):
+    with configured(lean_cm_large=10_000, lean_cm_sample_large=3000, lean_keep_large=1, lean_prune_large=1.0,
+                    lean_close=1.0, screen_first_within=0.5, lean_first_check=0.5):
         _, one = planned(x)
     assert one.cm_runs() == [x.size]  # one finalist: sized on all the values at once
 
 
 def test_order0_bytes_ranks_by_entropy_and_table():
-    """Level 1's rough size: order-0 entropy plus ``fast_table_bits`` per distinct value."""
+    """The rough size of the lean search and level 1: order-0 entropy plus ``order0_table_bits`` per
+    distinct value."""
     y = np.array([0, 0, 0, 1], np.int64)
-    for bits in (DEFAULT.fast_table_bits, 0, 20):
-        s = replace(DEFAULT, fast_table_bits=bits)
+    for bits in (DEFAULT.order0_table_bits, 0, 20):
+        s = replace(DEFAULT, order0_table_bits=bits)
         expected = (4 * np.log2(4) - 3 * np.log2(3) + 2 * bits) / 8
         assert estimates.order0_bytes(y, s) == pytest.approx(expected)
         assert estimates.order0_bytes(np.zeros(0, np.int64), s) == 0.0
@@ -1018,11 +1020,24 @@ def test_raw_values_whose_estimate_runs_high_are_checked_exactly():
     x = (np.resize(np.load(EXCERPT), 20_000) // 40 * 40).astype(np.int16)  # few levels: learnable
 
     def raw_is_a_finalist(lean_first_check: float) -> bool:
-        with configured(screen_first_within=2.8, lean_first_check=lean_first_check):
+        with configured(screen_first_within=2.8, lean_prune=10.0, lean_prune_first=10.0,
+                        lean_first_check=lean_first_check):
             _, rec = planned(x)
         return any(not c.chain and CONTEXT_MIXERS & set(c.coders) for c in rec.coded)
 
     assert raw_is_a_finalist(3.1) and not raw_is_a_finalist(3.0)
+
+
+def test_lean_search_prunes_by_the_rough_size():
+    """Chains whose rough size is beyond ``lean_prune`` times the smallest are not estimated
+    (the first chain: beyond ``lean_prune_first``)."""
+    x = np.resize(np.load(EXCERPT), 12_000)
+    counted = {}
+    for prune in (1.0, 1.2, 10.0):
+        with configured(lean_prune=prune, lean_prune_first=prune):
+            _, rec = planned(x)
+        counted[prune] = len({tuple(e["stage"] for e in c.chain) for c in rec.coded})
+    assert counted[1.0] <= counted[1.2] <= counted[10.0] and counted[1.0] < counted[10.0]
 
 
 def test_lean_static_candidates_only_on_the_best_chain_where_they_may_win():

@@ -37,7 +37,12 @@ search.
    search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
-   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and gets an *estimate* of
+   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and gets a rough size, the order-0
+   entropy of its output plus ``order0_table_bits`` a distinct value
+   (:func:`~ubpe.planner.estimates.order0_bytes`) plus its stages' params; those within
+   ``lean_prune`` of the smallest (``lean_prune_large`` from ``lean_cm_large`` values; the
+   first chain, no front end, within ``lean_prune_first`` when it has at most
+   ``lean_raw_distinct`` distinct values a value, always up to ``lean_small`` values) get an *estimate* of
    step 1's level-1 proxy, no coder run (:func:`~ubpe.planner.estimates.static_estimate`: order-0 entropy and a count
    table of the bare ids, the "mag" coder's model bits from its own statistics pass at
    ``estimate_rates``, on the bare and on the dense ids, the alphabet's gaps, the stages'
@@ -62,7 +67,7 @@ search.
    fewer predictors (``fast_lpc_candidates`` orders costed on one chunk in
    ``fast_lpc_costed_every``). Each chain is put through the screen's values (all of them up to
    ``fast_whole``, else the screen's sample, its "lpc" stages unrefitted) and ranked by order-0
-   size (plus ``fast_table_bits`` a distinct value); those within ``fast_prune`` of the smallest (and those whose ids are few and
+   size (plus ``order0_table_bits`` a distinct value); those within ``fast_prune`` of the smallest (and those whose ids are few and
    consecutive ids repeat as pairs and share information, ``fast_merge_repeats``, ``fast_merge_information``,
    rated by a training run on the sample) get the static estimate. The smallest, and of the
    next ``fast_keep - 1`` those within ``fast_close`` of it (``fast_refit_close`` when its LPC

@@ -23,17 +23,18 @@ def value_counts(y: np.ndarray) -> np.ndarray:
     return np.unique(y, return_counts=True)[1]
 
 
-def raw_learnable(y: np.ndarray, s: Settings) -> bool:
-    """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample)
-    have at most ``lean_raw_distinct`` distinct values a value."""
+def raw_learnable(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -> bool:
+    """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample;
+    ``counts``: their :func:`value_counts`, when known) have at most ``lean_raw_distinct``
+    distinct values a value."""
     if y.shape[0] == 0 or y.dtype.kind not in "iu":
         return False
-    return value_counts(y).shape[0] <= s.lean_raw_distinct * y.shape[0]
+    return (value_counts(y) if counts is None else counts).shape[0] <= s.lean_raw_distinct * y.shape[0]
 
 
 def order0_bytes(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -> float:
     """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
-    ``fast_table_bits`` per distinct value (the table a static coder stores), in bytes
+    ``order0_table_bits`` per distinct value (the table a static coder stores), in bytes
     (``counts``: their :func:`value_counts`, when known). Values that are not integers (never
     the output of a chain on integers) rank last."""
     if y.shape[0] == 0 or y.dtype.kind not in "iu":
@@ -41,7 +42,7 @@ def order0_bytes(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -
     counts = value_counts(y) if counts is None else counts
     n = y.shape[0]
     bits = n * np.log2(n) - float(np.dot(counts, np.log2(counts)))
-    return (bits + s.fast_table_bits * counts.shape[0]) / 8.0
+    return (bits + s.order0_table_bits * counts.shape[0]) / 8.0
 
 
 def static_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settings) -> tuple[float, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgpack
 import numpy as np
 
 from .. import frontend
@@ -10,7 +11,7 @@ from ..frontend import Stage
 from .candidates import (
     ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, extrapolated, run_threads, windows,
 )
-from .estimates import raw_learnable, static_estimate
+from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
 from .settings import Settings
 
@@ -43,14 +44,18 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     costed with ``cost`` (as :func:`plan`).
 
     1. Every chain's output on the screen's sample (:func:`screen_sample`; prefixes of stages
-       computed once, :func:`forward_shared`) is ranked by :func:`static_estimate` (no coder
-       run). The finalists are the smallest estimate (the ``s.lean_keep_large`` smallest from
-       ``s.lean_cm_large`` values), those within ``s.lean_close`` of the last of them, and
-       the first chain (no front end) within ``s.screen_first_within`` of the smallest (when its
-       estimate is within ``s.lean_first_check``, by its exact :func:`screened_size`: raw
-       values' estimates run high; beyond ``s.lean_small`` values only with at most
-       ``s.lean_raw_distinct`` distinct values a value, :func:`raw_learnable`); up to ``s.lean_small`` values, the first chain always and
-       every chain within ``s.lean_small_close`` of the smallest.
+       computed once, :func:`forward_shared`) gets a rough size (:func:`order0_bytes` scaled
+       to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
+       (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within
+       ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
+       values) are ranked by :func:`static_estimate` (no coder run). The finalists are the
+       smallest estimate (the ``s.lean_keep_large`` smallest from ``s.lean_cm_large`` values),
+       those within ``s.lean_close`` of the last of them, and the first chain (no front end)
+       within ``s.screen_first_within`` of the smallest (when its estimate is within
+       ``s.lean_first_check``, by its exact :func:`screened_size`: raw values' estimates run
+       high; beyond ``s.lean_small`` values only with at most ``s.lean_raw_distinct`` distinct
+       values a value, :func:`raw_learnable`); up to ``s.lean_small`` values, the first chain
+       always and every chain within ``s.lean_small_close`` of the smallest.
     2. Each finalist offers the context mixers one id layout: dense ids
        (:func:`dense_cm_candidate`) unless the bare ids' estimate times ``s.lean_dense_bias`` is at
        most the dense ids' (no static dense candidate: dense ids); sized on ``s.lean_cm_sample``
@@ -66,13 +71,24 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
     inputs, outputs = {False: separate, True: joined}, {}
 
-    def front(i: int) -> tuple[np.ndarray, list[dict]]:
+    def front(i: int) -> tuple[np.ndarray, list[dict], float, np.ndarray | None]:
         y, record = forward_shared(inputs, chains, i, outputs)
-        return np.ascontiguousarray(y).reshape(-1), record
+        y = np.ascontiguousarray(y).reshape(-1)
+        counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        # the stages' params count too ("rank" keeps its table there, not in the alphabet)
+        return y, record, order0_bytes(y, s, counts) * scale + len(msgpack.packb(record, use_bin_type=True)), counts
 
     screened = run_threads(front, list(range(len(chains))), threads)
-    estimates = dict(enumerate(run_threads(lambda i: static_estimate(screened[i][1], screened[i][0], scale, s),
-                                           list(range(len(chains))), threads)))
+    rough = [t[2] for t in screened]
+    prune = s.lean_prune_large if x.size >= s.lean_cm_large else s.lean_prune
+    # the first chain (raw values): the context mixer models their context itself, which the
+    # static estimate does not see, where that context may be learnt: short inputs, or few
+    # distinct values (raw_learnable)
+    learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s, screened[0][3])
+    alive = [i for i in range(len(chains)) if rough[i] <= prune * min(rough) or
+             (i == 0 and learnable and (rough[i] <= s.lean_prune_first * min(rough) or x.size <= s.lean_small))]
+    estimates = dict(zip(alive, run_threads(lambda i: static_estimate(screened[i][1], screened[i][0], scale, s),
+                                            alive, threads)))
     proxy = {i: min(e) for i, e in estimates.items()}
     ranked = sorted(proxy, key=lambda i: (proxy[i], i))
     least = proxy[ranked[0]]
@@ -81,10 +97,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     keep_n = s.lean_keep_large if x.size >= s.lean_cm_large else 1
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
     keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * s.lean_close}
-    # the first chain (raw values): the context mixer models their context itself, which the
-    # static estimate does not see, where that context may be learnt: short inputs, or few
-    # distinct values (raw_learnable)
-    learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s)
+    learnable = learnable and 0 in proxy
     if learnable and (proxy[0] <= s.screen_first_within * least or x.size <= s.lean_small):
         keep.add(0)
     elif learnable and proxy[0] <= s.lean_first_check * least and \

@@ -93,6 +93,18 @@ class Settings:
     #: docs/format.md, 53 B against 51, merges on a chain it does not rank first; with every ranked
     #: fast chain's level-1 candidates built too, still 2 of the 90, by 2 and 14 B.)
     lean_above: int = 1 << 10
+    #: The lean search first ranks chains by :func:`~ubpe.planner.estimates.order0_bytes` on the screen's sample
+    #: (order0_table_bits a distinct value, the table a static coder stores; level 1 prunes by it
+    #: too, fast_prune) and estimates only those within lean_prune of the smallest
+    #: (lean_prune_large from lean_cm_large values; the first chain, no front end, within
+    #: lean_prune_first: the context mixers model raw values' context, order 0 does not; beyond
+    #: lean_small values only where that context is learnable, lean_raw_distinct). (Every chain
+    #: estimated: the same containers on the bench sets, unseen recordings and texts, +3.7 % of
+    #: level 2's CPU, benchmarks/settings_cost.py.)
+    lean_prune: float = 1.2
+    lean_prune_first: float = 2.0
+    lean_prune_large: float = 1.5
+    order0_table_bits: int = 12
     #: Up to lean_small values the first chain (no front end) is always a context-mixing finalist:
     #: on short smooth signals "cms2" learns the raw values' context fastest (the first 2 000
     #: values of the bundled ECG excerpt: 1 357 bytes with no front end, 1 372 with "delta1", whose
@@ -171,9 +183,6 @@ class Settings:
     #: ahead of "delta1" on the sample, 0.56 % behind on all the values).
     fast_whole: int = 1 << 14
     fast_prune: float = 1.2
-    #: The order-0 size that prunes (:func:`~ubpe.planner.estimates.order0_bytes`) counts
-    #: fast_table_bits a distinct value (the table a static coder stores).
-    fast_table_bits: int = 12
     fast_keep: int = 3
     fast_close: float = 1.003
     fast_refit_close: float = 1.03
