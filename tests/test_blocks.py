@@ -115,7 +115,7 @@ def test_the_bytes_do_not_depend_on_the_number_of_threads(level):
 
 @pytest.mark.parametrize("level", [1, 2])
 def test_one_stream_bytes_do_not_depend_on_the_threads_that_plan_it(level):
-    """The planner measures chains side by side (screening beyond Settings.screen_above values included)."""
+    """The planner measures chains side by side (screening beyond Settings.screen_sample values included)."""
     x = walk(70_000, seed=28, channels=2)
     one = compress(x, block_size=0, level=level, threads=1)
     assert compress(x, block_size=0, level=level, threads=2) == one
@@ -177,7 +177,7 @@ def test_values_outside_the_sample_join_the_alphabet():
     renumbered), so none needs an escape."""
     x = np.tile(np.array([3, -1, 4, 1, 5, 9, 2, 6], np.int16), 4 * BLOCK)
     x[1000:1100] = np.arange(20_000, 20_100)  # far from every sampled value (between two windows)
-    with configured(block_sample=2048):
+    with configured(sample=2048):
         data = compress(x, block_size=BLOCK, level=1, delta=0)
     info = describe(data)
     assert info.escapes == 0 and info.n_merges > 0 and info.alphabet_size == 8 + 100
@@ -188,7 +188,7 @@ def test_with_n_tokens_values_outside_the_sample_are_escaped():
     """A vocabulary of n_tokens stays that size: the values the sample did not see are escaped."""
     x = np.tile(np.array([3, -1, 4, 1, 5, 9, 2, 6], np.int16), 4 * BLOCK)
     x[1000:1100] = np.arange(20_000, 20_100)
-    with configured(block_sample=2048):
+    with configured(sample=2048):
         data = compress(x, block_size=BLOCK, level=1, delta=0, n_tokens=20)
     info = describe(data)
     assert info.escapes == 100 and info.alphabet_size == 8 and info.alphabet_size + info.n_merges <= 20
@@ -202,18 +202,18 @@ def test_beyond_the_vocabulary_limit_values_are_escaped():
     from ubpe.coders import MAX_VOCAB
 
     x = np.arange(MAX_VOCAB + 4 * BLOCK, dtype=np.int32) * 3
-    with configured(block_sample=2048):
+    with configured(sample=2048):
         data = compress(x, level=1, predictor="none", block_size=1 << 20)
     info = describe(data)
     assert info.blocks > 1 and info.alphabet_size == 2048 and info.escapes == x.size - 2048
     assert_same_array(decompress(data), x)
 
 
-def test_the_model_is_fitted_on_block_sample_values():
+def test_the_model_is_fitted_on_sample_values():
     """Distinct values and a fixed vocabulary (no values added to the alphabet): the alphabet is
-    the sample's, block_sample values, and every other value is escaped."""
+    the sample's, Settings.sample values, and every other value is escaped."""
     x = np.arange(16 * BLOCK, dtype=np.int32)
-    with configured(block_sample=4 * BLOCK), warnings.catch_warnings():
+    with configured(sample=4 * BLOCK), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # distinct values: no pair to merge
         data = compress(x, block_size=BLOCK, level=1, predictor="none", n_tokens=4 * BLOCK + 8)
     info = describe(data)
@@ -431,7 +431,7 @@ def test_compress_to_holds_a_few_blocks_in_memory(tmp_path):
         finally:
             tracemalloc.stop()
 
-    with configured(block_sample=BLOCK):  # the model fitted on one block's values
+    with configured(sample=BLOCK):  # the model fitted on one block's values
         compress(walk(4 * BLOCK, dtype=np.int32), block_size=BLOCK, level=1)  # compiled before measuring
         peaks = {}
         for blocks in (32, 256):

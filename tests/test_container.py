@@ -557,10 +557,7 @@ def test_level_2_on_a_sample():
         assert len(data) < len(compress(text, level=1)) and compress(text, level=2) == data
         check_roundtrip(x, level=2)
         check_roundtrip(x, level=2, delta=2)
-        # both coders close: both are built in full and the smaller kept
-        with configured(close=100.0):
-            assert len(check_roundtrip(text, level=2)) <= min(len(data), len(compress(text, level=1)))
-            check_roundtrip(x, level=2, n_tokens=len(np.unique(x)) + 5)
+        check_roundtrip(x, level=2, n_tokens=len(np.unique(x)) + 5)
 
 
 @pytest.mark.parametrize("bad, exc", [(0, ValueError), (3, ValueError), (-1, ValueError), ("2", TypeError),

@@ -252,7 +252,7 @@ def test_a_sample_sized_on_the_whole_record_scales_its_stream_only():
         return Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(values), coders, "cm")
 
     exact = cost(cm(y)).size
-    ys = y[candidates.windows(y.size, DEFAULT.lean_cm_sample_large, DEFAULT.lean_cm_windows)]
+    ys = y[candidates.windows(y.size, DEFAULT.lean_cm_sample_large, DEFAULT.screen_windows)]
     sized = cost(cm(ys))
     grows = frontend.growing_bytes(record)
     assert grows == MultStage.scalable(record[0]) > 1000

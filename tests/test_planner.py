@@ -189,8 +189,8 @@ def test_level_1_measures_only_chains_that_decode_fast():
     assert PREDICTORS["lpc"] in fast
     assert PREDICTORS["lpc+adaptive"] not in fast
     assert PREDICTORS["lpc+adaptive"] in auto_chains(x, 2, DEFAULT)
-    # beyond screen_above too: level 1 never chooses adaptive prediction
-    info = describe(compress(np.resize(np.load(EXCERPT), DEFAULT.screen_above + 4000), level=1))
+    # beyond screen_sample too: level 1 never chooses adaptive prediction
+    info = describe(compress(np.resize(np.load(EXCERPT), DEFAULT.screen_sample + 4000), level=1))
     assert all(stage["stage"] != "adaptive" for stage in info.front), info.front
 
 
@@ -510,7 +510,8 @@ def test_sample_beyond_full_fit_is_deterministic():
         size, rec = planned(x, 2)
     assert size == len(a)
     assert describe(a).front  # a front end is chosen on this smooth signal
-    assert {c.tokens.shape[0] for c in rec.coded if c.rebuild is not None} == {2048}  # sized on the sample
+    sampled = {c.tokens.shape[0] for c in rec.coded if c.rebuild is not None}
+    assert 2048 in sampled and max(sampled) <= 2048  # sized on the sample (merges: fewer tokens)
     assert any(c.tokens.shape[0] == x.size for c in rec.coded)  # the winner rebuilt on all the values
     with configured(full_fit=3000, sample=2048, windows=2):
         assert compress(x, level=2) != a  # other windows, another sample: another estimate
@@ -529,8 +530,8 @@ def test_n_tokens_smaller_than_the_full_alphabet_beyond_the_sample():
 
 def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_deterministic():
     """From ``cm_sample_above`` values a chain's context-mixing candidate is sized on
-    ``cm_sample`` of them; the winner is built on all the values and compared exactly with the
-    best candidate built on all of them; candidates within ``close`` of it are built too."""
+    ``cm_sample`` of them (``screen_windows`` windows); only the winner is built on all the values
+    and compared exactly with the best candidate built on all of them."""
     ecg = np.load(EXCERPT)
     for x in (ecg[:6000], ecg[-5000:].reshape(2500, 2)):
         with configured(cm_sample_above=2000, cm_sample=1024, lean_above=1 << 20):
@@ -540,33 +541,31 @@ def test_cm_candidate_on_a_sample_keeps_level_2_at_most_level_1_and_is_determini
         runs = rec.cm_runs()
         assert 1024 in runs and x.size in runs, runs  # sized on the sample, one rebuilt
         assert len(two) <= len(compress(x, level=1))
-        with configured(cm_sample_above=2000, cm_sample=1024, lean_above=1 << 20, cm_windows=1):
+        with configured(cm_sample_above=2000, cm_sample=1024, lean_above=1 << 20, screen_windows=1):
             _, one_window = planned(x, 2)
 
         def sampled(r: Recorder) -> list[np.ndarray]:
             return [c.tokens for c in r.coded if c.family == "adaptive" and c.tokens.shape[0] == 1024]
 
-        assert sampled(one_window) and sampled(rec)  # cm_windows: other windows, another sample
+        assert sampled(one_window) and sampled(rec)  # screen_windows: other windows, another sample
         assert not np.array_equal(sampled(one_window)[0], sampled(rec)[0])
-        with configured(cm_sample_above=2000, cm_sample=1024, lean_above=1 << 20, close=10.0):
-            _, wide = planned(x, 2)
-        assert wide.cm_runs().count(x.size) > runs.count(x.size)  # every sampled one rebuilt
+        assert runs.count(x.size) == 1 < len(runs)  # of the sampled ones only the best rebuilt
 
 
 def _name(c: Candidate) -> tuple:
     return tuple((e["stage"], e.get("order")) for e in c.chain)
 
 
-def test_screen_beyond_screen_above():
-    """Beyond ``screen_above`` values every chain is first screened at level 1 on a sample;
+def test_screen_beyond_screen_sample():
+    """Beyond ``screen_sample`` values every chain is first screened at level 1 on a sample;
     only the ``screen_keep`` smallest (and those within ``screen_close``) go on."""
     x = np.cumsum(np.random.default_rng(4).integers(-9, 10, 20_000)).astype(np.int32)
     with configured(lean_above=1 << 30, fast_level1=False) as s:
         _, rec = planned(x, 1)
     chains_built = {_name(c) for c in rec.coded if c.tokens.shape[0] == x.size}
-    assert x.size > s.screen_above and len(chains_built) <= s.screen_keep + 1 < len(auto_chains(
+    assert x.size > s.screen_sample and len(chains_built) <= s.screen_keep + 1 < len(auto_chains(
         frontend.to_channels(x), 1, s))
-    with configured(lean_above=1 << 30, screen_above=1 << 30, fast_level1=False):
+    with configured(lean_above=1 << 30, screen_sample=1 << 30, fast_level1=False):
         _, every = planned(x, 1)
     assert len({_name(c) for c in every.coded}) == len(auto_chains(
         frontend.to_channels(x), 1, DEFAULT))
@@ -583,12 +582,12 @@ class _Recording(frontend.decorrelate.DecorrelateStage):
 
 
 def test_screen_keeps_channels_together_for_decorrelate():
-    """Beyond ``screen_above`` the screen samples windows; a chain relating channels sees them
+    """Beyond ``screen_sample`` values the screen samples windows; a chain relating channels sees them
     as the input's channels (not windows as channels), so near-identical channels pick it."""
     rng = np.random.default_rng(11)
     left = np.cumsum(rng.integers(-40, 41, 40_000)).astype(np.int32)
     x = np.stack([left, left + rng.integers(-1, 2, left.size)], axis=1)
-    assert x.size > DEFAULT.screen_above
+    assert x.size > DEFAULT.screen_sample
     chains = [build_chain(PREDICTORS[k]) for k in ("delta1", "lpc")] + [[_Recording()] + build_chain(
         PREDICTORS["delta1"])]
     _Recording.shapes = []
@@ -656,7 +655,7 @@ def test_screen_keeps_the_raw_values_at_level_2_when_close():
 
 
 def test_one_window_samples_start_at_the_first_frame():
-    """A sample of one window (``screen_windows``, ``block_sample_windows`` 1) is the first frames,
+    """A sample of one window (``screen_windows``, ``windows`` 1) is the first frames,
     without a division by zero (found by this suite: numpy warned and happened to give 0)."""
     import warnings
 
@@ -665,14 +664,14 @@ def test_one_window_samples_start_at_the_first_frame():
         warnings.simplefilter("error")
         windows, joined, _ = search.screen_sample(x, replace(DEFAULT, screen_windows=1))
         assert windows.shape == (1, DEFAULT.screen_sample) and np.array_equal(windows[0], x[0, :DEFAULT.screen_sample])
-        with configured(block_sample=2048, block_sample_windows=1, screen_windows=1):
+        with configured(sample=2048, windows=1, screen_windows=1):
             data = compress(x[0], level=1, block_size=6000)
     assert np.array_equal(ubpe.decompress(data), x[0])
 
 
 def test_blocked_model_is_fitted_on_a_sample():
-    """A blocked container's one model is planned on ``block_sample`` values in
-    ``block_sample_windows`` windows: one window at the start sees only the first half's motifs,
+    """A blocked container's one model is planned on ``sample`` values in ``windows``
+    windows: one window at the start sees only the first half's motifs,
     two windows both halves; a sample of 512 values trains at most 512 / 8 merges."""
     rng = np.random.default_rng(3)
     first, second = rng.integers(0, 200, (6, 9)), rng.integers(200, 400, (6, 9))
@@ -685,8 +684,8 @@ def test_blocked_model_is_fitted_on_a_sample():
         assert np.array_equal(ubpe.decompress(data), x) and describe(data).blocks == 6
         return data
 
-    default, one, two, small = blocked(), blocked(block_sample=2048, block_sample_windows=1), \
-        blocked(block_sample=2048, block_sample_windows=2), blocked(block_sample=512, block_sample_windows=2)
+    default, one, two, small = blocked(), blocked(sample=2048, windows=1), \
+        blocked(sample=2048, windows=2), blocked(sample=512, windows=2)
     assert len(two) < 0.2 * len(one)  # 1 899 B against 13 664 measured
     assert describe(small).n_merges <= 512 // DEFAULT.auto_values_per_merge and len(default) < 0.3 * len(small)
 
@@ -705,14 +704,20 @@ def _quiet_with_events(n: int, seed: int = 12) -> np.ndarray:
 def test_level2_offers_dense_ids_to_the_context_mixers(sizes):
     """A heavy-tailed residual's alphabet (its excursions, each a distinct value) costs more
     than the holes of its range cost "cms2": level 2 offers the dense ids over [min, max] (no
-    alphabet stored), sized on all the values or on a coder sample (then rebuilt); the container
-    is exact and smaller than without the offer (``dense_cm_alphabet`` above every alphabet)."""
+    alphabet stored), sized on all the values or on a coder sample (the best sampled candidate
+    rebuilt); the container is exact and smaller than without the offer (``dense_cm_alphabet``
+    above every alphabet) when sized on all the values, at most as large on a sample."""
     changes = {"cm_sample_above": 4096, "cm_sample": 4096} if sizes == "cm_sample" else {}
     x = _quiet_with_events(12_000)
     with configured(**changes):
         data = check_roundtrip(x, level=2, predictor="delta1")
+        _, rec = planned(x, 2, "delta1")
     with configured(dense_cm_alphabet=1 << 30, **changes):
         without = compress(x, level=2, predictor="delta1")
+    if sizes == "cm_sample":
+        assert any(c.variant == "dense" and c.family == "adaptive" and c.tokens.shape[0] == 4096 for c in rec.coded)
+        assert len(data) <= len(without)
+        return
     d = unpack_any(data)
     assert d["stream"]["coder"] == "cms2" and len(data) < len(without)
     a = d["model"]["a"]
@@ -774,18 +779,18 @@ def test_lean_search_runs_about_one_full_context_mixing_pass():
 
 def test_lean_search_sizes_context_mixing_on_a_sample():
     """With a small ``lean_cm_sample``, the finalists' context-mixing candidates are sized on a
-    sample (``lean_cm_windows`` windows), the winner rebuilt on all the values: exact,
+    sample (``screen_windows`` windows), the winner rebuilt on all the values: exact,
     deterministic, at most level 1."""
     ecg = np.load(EXCERPT)
     for x in (ecg[:6000], ecg[-5000:].reshape(2500, 2)):
-        with configured(lean_cm_sample=1024, lean_keep=3):  # several finalists, so samples are compared
+        with configured(lean_cm_sample=1024, lean_close=1.5):  # several finalists, so samples are compared
             size, rec = planned(x)
             two = check_roundtrip(x, level=2)
             assert two == compress(x, level=2) and size == len(two)
         runs = rec.cm_runs()
         assert 1024 in runs and x.size in runs, runs
         assert len(two) <= len(compress(x, level=1))
-        with configured(lean_cm_sample=1024, lean_keep=3, lean_cm_windows=1024):  # one value a window
+        with configured(lean_cm_sample=1024, lean_close=1.5, screen_windows=1024):  # one value a window
             _, other = planned(x)
 
         def samples(r: Recorder) -> list[np.ndarray]:
@@ -797,8 +802,8 @@ def test_lean_search_sizes_context_mixing_on_a_sample():
 
 def test_lean_search_on_large_inputs_takes_larger_samples():
     """From ``lean_cm_large`` values the context mixers are sized on ``lean_cm_sample_large``
-    values, ``lean_keep_large`` chains are kept and the chains within ``lean_prune_large`` are
-    screened."""
+    values, the ``lean_keep_large`` smallest estimates are finalists and the chains within
+    ``lean_prune_large`` are estimated."""
     x = np.resize(np.load(EXCERPT), 12_000)
     with configured(lean_cm_large=10_000, lean_cm_sample_large=3000, lean_keep_large=3) as s:
         _, rec = planned(x)
@@ -813,10 +818,11 @@ def test_lean_search_on_large_inputs_takes_larger_samples():
 
 
 def test_order0_bytes_ranks_by_entropy_and_table():
-    """The lean search's rough size: order-0 entropy plus ``lean_table_bits`` per distinct value."""
+    """The rough size of the lean search and level 1: order-0 entropy plus ``order0_table_bits`` per
+    distinct value."""
     y = np.array([0, 0, 0, 1], np.int64)
-    for bits in (DEFAULT.lean_table_bits, 0, 20):
-        s = replace(DEFAULT, lean_table_bits=bits)
+    for bits in (DEFAULT.order0_table_bits, 0, 20):
+        s = replace(DEFAULT, order0_table_bits=bits)
         expected = (4 * np.log2(4) - 3 * np.log2(3) + 2 * bits) / 8
         assert estimates.order0_bytes(y, s) == pytest.approx(expected)
         assert estimates.order0_bytes(np.zeros(0, np.int64), s) == 0.0
@@ -824,7 +830,7 @@ def test_order0_bytes_ranks_by_entropy_and_table():
         assert estimates.order0_bytes(wide, s) == pytest.approx((4 + 2 * bits) / 8)
         top = np.array([2**64 - 1, 2**64 - 2], np.uint64)
         assert estimates.order0_bytes(top, s) == pytest.approx((2 + 2 * bits) / 8)
-        for v in (y, wide, top):  # the counts the lean search computes once give the same size
+        for v in (y, wide, top):  # the counts level 1 computes once give the same size
             assert estimates.value_counts(v).tolist() == np.unique(v, return_counts=True)[1].tolist()
             assert estimates.order0_bytes(v, s, estimates.value_counts(v)) == estimates.order0_bytes(v, s)
 
@@ -919,8 +925,7 @@ def test_mag_bits_of_several_inputs_are_each_ones_own():
 def test_static_estimate_of_dense_ids_counts_rans():
     """Values on a coarse grid (holes between every two): the dense ids' "mag" bits see the
     holes as magnitude, rANS does not; the dense estimate is within 5 % of the exact dense
-    candidate, as the bare one of the bare candidate (so neither is dropped unmeasured by
-    ``lean_layout_clear``)."""
+    candidate, as the bare one of the bare candidate."""
     rng = np.random.default_rng(5)
     y = (np.cumsum(rng.integers(-2, 3, 8000)) % 97 * 8).astype(np.int64)
     y = np.diff(y)
@@ -931,16 +936,11 @@ def test_static_estimate_of_dense_ids_counts_rans():
     est = estimates.static_estimate([], y, 1.0, DEFAULT)
     for e, s in zip(est, exact):
         assert 0.95 * s <= e <= 1.05 * s, (est, exact)
-    assert estimates.clearly_smaller(found, est, DEFAULT) == found
-    # a layout rated more than lean_layout_clear times the other is not costed
-    assert estimates.clearly_smaller(found, (est[0], est[0] * 1.2), DEFAULT) == found[:1]
-    assert estimates.clearly_smaller(found, (est[0], est[0] * 1.2), replace(DEFAULT, lean_layout_clear=1.3)) == found
-    assert estimates.clearly_smaller(found, (est[1] * 1.2, est[1]), DEFAULT) == found[1:]
 
 
 def test_likely_coders_drop_only_a_coder_that_loses():
-    """The lean search costs a static candidate without the coder its estimates rate
-    ``lean_coder_clear`` larger than the other (likely_coders): on every chain's output of the
+    """Level 1 costs a static candidate without the coder its estimates rate
+    ``fast_coder_clear`` larger than the other (likely_coders): on every chain's output of the
     bundled ECG excerpt, of the excerpt on a coarse grid and of white noise, a coder dropped
     would not have given the smaller container, and the container is the one with every coder.
     Where neither is rated clearly larger, both are kept; candidates with merges keep theirs."""
@@ -962,7 +962,7 @@ def test_likely_coders_drop_only_a_coder_that_loses():
     inf = float("inf")
     assert estimates.likely_coders([c], (100.0, 100.0, inf, inf), DEFAULT)[0].coders == c.coders
     assert "rans" not in estimates.likely_coders([c], (104.0, 100.0, inf, inf), DEFAULT)[0].coders
-    assert estimates.likely_coders([c], (104.0, 100.0, inf, inf), replace(DEFAULT, lean_coder_clear=1.05))[0].coders \
+    assert estimates.likely_coders([c], (104.0, 100.0, inf, inf), replace(DEFAULT, fast_coder_clear=1.05))[0].coders \
         == c.coders
     merged = replace(c, merges=np.array([[0, 1]], np.int32))
     assert estimates.likely_coders([merged], (100.0, 10.0, inf, inf), DEFAULT)[0].coders == c.coders
@@ -1040,21 +1040,24 @@ def test_lean_search_prunes_by_the_rough_size():
     assert counted[1.0] <= counted[1.2] <= counted[10.0] and counted[1.0] < counted[10.0]
 
 
-def test_lean_static_candidates_only_where_they_may_win():
-    """The lean search builds static candidates on the best context-mixing container's chain
-    only when their estimate is within ``lean_static_within`` of its size."""
+def test_lean_static_candidates_only_on_the_best_chain_where_they_may_win():
+    """The lean search builds static candidates (bare and dense ids, no merges) on all the values
+    only on the chain of the best context-mixing container, and only when their estimate is
+    within ``lean_static_within`` of its size."""
     x = np.resize(np.load(EXCERPT), 12_000)
-    _, rec = planned(x)
-    with configured(lean_static_within=0.0):
+    with configured(lean_close=1.5, lean_static_within=10.0):  # several finalists, static built
+        _, rec = planned(x)
+    with configured(lean_close=1.5, lean_static_within=0.0):
         _, none = planned(x)
-    with configured(lean_static_within=10.0):
-        _, some = planned(x)
 
-    def static_full(r: Recorder) -> int:
-        return sum(1 for c in r.coded if c.family == "static" and c.tokens.shape[0] == x.size)
+    def static_full(r: Recorder) -> list[Candidate]:
+        return [c for c in r.coded if c.family == "static" and c.tokens.shape[0] == x.size]
 
-    assert static_full(none) == 0 < static_full(some)
-    assert static_full(none) <= static_full(rec) <= static_full(some)
+    cm_full = [c for c in rec.coded if CONTEXT_MIXERS & set(c.coders) and c.tokens.shape[0] == x.size]
+    assert len({_name(c) for c in rec.coded if CONTEXT_MIXERS & set(c.coders)}) > 1
+    assert static_full(rec) and all(len(c.merges) == 0 for c in static_full(rec))
+    assert {_name(c) for c in static_full(rec)} == {_name(c) for c in cm_full}  # the best chain's
+    assert not static_full(none)
 
 
 def test_lean_search_offers_the_context_mixer_one_id_layout():

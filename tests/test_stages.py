@@ -109,7 +109,7 @@ def test_automatic_is_never_larger_than_any_forced_chain():
 
 
 def test_screening_beyond_full_fit(monkeypatch):
-    """Beyond ``screen_above`` values every chain is screened on ``screen_sample`` values
+    """Beyond ``screen_sample`` values every chain is screened on ``screen_sample`` values
     (``screen_windows`` windows, each a channel of its own) and only the ``screen_keep``
     smallest go on in full; level 1 never runs adaptive prediction. (A spy on
     ``frontend.forward`` sees every chain's input. The exhaustive level 1, ``fast_level1=False``:
@@ -124,7 +124,7 @@ def test_screening_beyond_full_fit(monkeypatch):
     monkeypatch.setattr(frontend, "forward", spy)
     rng = np.random.default_rng(8)
     x = (1000 * np.sin(np.arange(20000) / 11.0) + rng.integers(-2, 3, 20000)).astype(np.int16)
-    with configured(full_fit=3000, sample=2048, screen_sample=2048, screen_above=3000, fast_level1=False) as s:
+    with configured(full_fit=3000, sample=2048, screen_sample=2048, fast_level1=False) as s:
         data = compress(x, level=1)
         assert_same_array(decompress(data), x)
         full = [names for shape, names in seen if shape == (1, 20000)]
@@ -141,7 +141,7 @@ def test_screening_beyond_full_fit(monkeypatch):
         # end only when its screened size is within screen_first_within of the best: on a smooth
         # sine the raw values cost far more than any predictor's residuals, so it is not kept
         assert () not in full and s.screen_keep <= len(full) <= 2 * s.screen_keep
-    with configured(full_fit=3000, sample=2048, screen_sample=2048, screen_above=3000,
+    with configured(full_fit=3000, sample=2048, screen_sample=2048,
                     screen_first_within=float("inf")):
         seen.clear()
         compress(x, level=2)

@@ -135,7 +135,7 @@ def compress(
         never cut).
         Larger inputs, when a model is fitted, are cut into blocks of ``max(1, block_size //
         channels)`` frames that share one model (chain, merges and coders chosen on a sample of
-        ``Settings.block_sample`` values, the alphabet extended to every block's values), each
+        ``Settings.sample`` values, the alphabet extended to every block's values), each
         block with its own front-end parameters (predictors restart per block), stream and CRC
         (``docs/format.md``, "Blocks"): compressed and decompressed in
         parallel, and decompressed in part (``decompress(start=, stop=)``). With a
@@ -323,7 +323,7 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
                                    prefix)
         if float_stage is not None and float_stage.name in PER_BLOCK:  # each block its own exceptions, raw bits
             given_rows = writer.float_frames(given_rows, frontend.to_channels(arr), float_stage)
-        x = writer.sample_frames(given_rows.get, x.shape[0], x.shape[1], s.block_sample, s.block_sample_windows)
+        x = writer.sample_frames(given_rows.get, x.shape[0], x.shape[1], s.sample, s.windows)
     best = choice = None
     for i, chain in enumerate(chains):
         # the model's merges, or none of them: tokens below A decode as themselves, so the

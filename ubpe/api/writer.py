@@ -270,7 +270,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     """The blocked container as consecutive byte strings: the head, then each block (their
     concatenation is the container).
 
-    One model is planned on a sample of ``s.block_sample`` values; every block (``block``
+    One model is planned on a sample of ``s.sample`` values (``s.windows`` windows); every block (``block``
     frames) goes through the chosen chain on its own; the alphabet is extended to every
     block's values (a first pass over the blocks); then the blocks are encoded and coded,
     ``threads`` at a time. ``keep`` holds the first pass's front-end outputs for the second
@@ -281,7 +281,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     on the thread that coded it."""
     frames = src.frames
     if given is None:
-        sample = sample_frames(src.get, src.channels, frames, s.block_sample, s.block_sample_windows)
+        sample = sample_frames(src.get, src.channels, frames, s.sample, s.windows)
         if chains is None:
             chains = [build_chain(spec) for spec in auto_chains(sample, level, s)]
         # the plan is made once for all the blocks: the exhaustive search, whose cost is a small

@@ -20,67 +20,60 @@ training run; an optimal-parse encoder would propose its own streams, with no ch
 search.
 
 1. Chains: the forced one (``delta=k`` or ``predictor=name``, :data:`PREDICTORS`), or every
-   chain of :func:`auto_chains`. Beyond ``screen_above`` values each of them is first screened
-   by the exact level-1 container size of its bare alphabet (no training) on all the values
-   when they fit in ``screen_sample``, else on a sample (``screen_sample`` values in
-   ``screen_windows`` windows, each put through the chain on its own: 4096 frames of one
-   channel, long enough for the predictors to learn), and the ``screen_keep`` smallest (and
-   any within ``screen_close`` of the last of them) go on to step 2 (at level 2, also the
-   first chain, no front end, when its screened size is within ``screen_first_within`` of
-   the smallest, and the ``screen_keep`` smallest fast-decoding ones, which are level 1's: those that
-   are not among the others get level 1's candidates only, no context-mixing run). Level 1
-   measures only chains whose stages all decode fast (no adaptive prediction). The costing
-   function may code equal candidates once (the screen's bare alphabet on all the values is
-   the chain's own bare candidate): the format's does, within one ``compress`` call.
+   chain of :func:`auto_chains`. Beyond ``screen_sample`` values each of them is first screened
+   by the exact level-1 container size of its bare alphabet (no training) on a sample
+   (``screen_sample`` values in ``screen_windows`` windows, each put through the chain on its
+   own: 4096 frames of one channel, long enough for the predictors to learn), and the
+   ``screen_keep`` smallest (and any within ``screen_close`` of the last of them) go on to
+   step 2 (at level 2, also the first chain, no front end,
+   when its screened size is within ``screen_first_within`` of the smallest, and the
+   ``screen_keep`` smallest fast-decoding ones, which are level 1's: those that are not among
+   the others get level 1's candidates only, no context-mixing run). Level 1 measures only
+   chains whose stages all decode fast (no adaptive prediction). The costing function may code
+   equal candidates once: the format's does, within one ``compress`` call.
 1b. Level 2, automatic choice, from ``lean_above`` to ``full_fit`` values wider than
    a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
    plan of the blocked form, made once on a sample of a longer input): the lean
    search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
-   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and ranked by a rough size, the order-0 entropy of
-   its output plus ``lean_table_bits`` a distinct value (:func:`~ubpe.planner.estimates.order0_bytes`) plus its
-   stages' params; those within ``lean_prune`` of the smallest (``lean_prune_large``
-   from ``lean_cm_large`` values; the first chain, no front end, within
-   ``lean_prune_first`` when it has at most ``lean_raw_distinct`` distinct values a
-   value, or always up to ``lean_small`` values) get an *estimate* of
+   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and gets a rough size, the order-0
+   entropy of its output plus ``order0_table_bits`` a distinct value
+   (:func:`~ubpe.planner.estimates.order0_bytes`) plus its stages' params; those within
+   ``lean_prune`` of the smallest (``lean_prune_large`` from ``lean_cm_large`` values; the
+   first chain, no front end, within ``lean_prune_first`` when it has at most
+   ``lean_raw_distinct`` distinct values a value, always up to ``lean_small`` values) get an *estimate* of
    step 1's level-1 proxy, no coder run (:func:`~ubpe.planner.estimates.static_estimate`: order-0 entropy and a count
    table of the bare ids, the "mag" coder's model bits from its own statistics pass at
    ``estimate_rates``, on the bare and on the dense ids, the alphabet's gaps, the stages'
    params; mostly within 0.3 % below to 4.3 % above the exact proxy on predicted values, up to
-   about a third over on raw ones). The finalists are the ``lean_keep`` smallest estimates (``lean_keep_large``
-   from ``lean_cm_large`` values), those within ``lean_close`` of the last of them and the
-   first chain when within ``screen_first_within`` of the smallest (its estimate within
-   ``lean_first_check``: its exact proxy decides; beyond ``lean_small`` values only when it has
-   at most ``lean_raw_distinct`` distinct values a value; always up to ``lean_small`` values, with
-   every chain within ``lean_small_close`` of the smallest). Each finalist offers the
-   context mixers one id layout: dense ids when the values have at least
+   about a third over on raw ones). The finalists are the smallest estimate (the
+   ``lean_keep_large`` smallest from ``lean_cm_large`` values), those within
+   ``lean_close`` of the last of them and the first chain when within ``screen_first_within`` of the
+   smallest (its estimate within ``lean_first_check``: its exact proxy decides; beyond
+   ``lean_small`` values only with at most ``lean_raw_distinct`` distinct values a value; always up to
+   ``lean_small`` values, with every chain within ``lean_small_close`` of the smallest). Each
+   finalist offers the context mixers one id layout: dense ids when the values have at least
    ``dense_cm_alphabet`` distinct values with holes in their range, unless the bare ids'
    estimate times ``lean_dense_bias`` is at most the dense ids' (dense ids when no static
-   dense candidate exists), sized on ``lean_cm_sample`` values (``lean_cm_windows``
+   dense candidate exists), sized on ``lean_cm_sample`` values (``screen_windows``
    windows; ``lean_cm_sample_large`` from ``lean_cm_large`` values) when k
    finalists' samples and one full run cost fewer values than k full runs, else on all of
-   them; the best estimate is built on all the values. Static candidates, built on all the values, only
-   where they may win against the best context-mixing container (exact): that container's
-   chain's bare candidates when its estimate is within ``lean_static_within`` of that
-   size (level 1's container, which the format compares with level 2's, step 6, covers level
-   1's chains, merges and variants). Of the bare and dense ids, one whose
-   estimate is more than ``lean_layout_clear`` times the other's is not built
-   (candidates with merges always are), and a static candidate is not offered the coder
-   ("rans" or "mag") whose estimate is ``lean_coder_clear`` times the other's. The
-   smallest exact candidate wins (ties: the earlier chain, static first).
+   them; the best estimate is built on all the values. Then the static candidates (bare and
+   dense ids, no merges), built on all the values, of the best context-mixing container's
+   chain, when its estimate is within ``lean_static_within`` of that container's size. The smallest exact candidate wins (ties: the earlier chain, static first).
 1c. Level 1, automatic model size, integers wider than a byte (:func:`~ubpe.planner.fast.fast_plan`:
    decide by estimates, code once) replaces steps 1 to 4. Its chains' "lpc" stages search
    fewer predictors (``fast_lpc_candidates`` orders costed on one chunk in
    ``fast_lpc_costed_every``). Each chain is put through the screen's values (all of them up to
    ``fast_whole``, else the screen's sample, its "lpc" stages unrefitted) and ranked by order-0
-   size; those within ``fast_prune`` of the smallest (and those whose ids are few and
+   size (plus ``order0_table_bits`` a distinct value); those within ``fast_prune`` of the smallest (and those whose ids are few and
    consecutive ids repeat as pairs and share information, ``fast_merge_repeats``, ``fast_merge_information``,
    rated by a training run on the sample) get the static estimate. The smallest, and of the
    next ``fast_keep - 1`` those within ``fast_close`` of it (``fast_refit_close`` when its LPC
    went unrefitted), are put through all the values; the one of smallest estimate is kept.
-   Its layouts (bare or dense ids) and coders are sized near exactly without coding
-   (:func:`~ubpe.planner.fast.layouts`); the cheapest layout is built, offered the coders within
+   Its layouts (bare or dense ids) and coders, those rated within ``fast_size_clear`` of the
+   best, are sized near exactly without coding (:func:`~ubpe.planner.fast.layouts`); the cheapest layout is built, offered the coders within
    ``fast_exact_close`` of its best: one container coded. A chain whose merges were rated
    gets step 3's level-1 candidates. Bytes and text keep the exhaustive search (merges win
    there).
@@ -90,7 +83,8 @@ search.
    windows), sized as (stream bytes) x (values / sample values) + (everything else); the
    format counts with the stream's bytes those that a stage codes in its params and that grow
    with the values (the digits of a ``mult`` stage), here and in the screen of step 1.
-3. Candidates per chain, from one training run of up to ``min(65536, n // 8)`` merges, run
+3. Candidates per chain, from one training run of up to ``min(auto_max_merges, n //
+   auto_values_per_merge)`` merges, run
    only when a probe (:func:`~ubpe.planner.replay.probe`: a run on ``probe_sample`` of the values, its
    histogram scaled to all of them, :func:`best_prefix` on a coarse ladder) keeps a merge;
    otherwise from the bare alphabet alone:
@@ -110,19 +104,13 @@ search.
    candidate first), so no candidate is ruled out without being measured, and the automatic
    choice is never larger than any forced chain, up to ``lean_above`` values at level 2 (level
    1's, step 1c, decides by estimates: within a few bytes of its best forced chain on the
-   benchmark inputs). The lean search rules out unmeasured what its estimates rate out of reach (a chain, static
-   candidates more than ``lean_static_within`` above the context mixer's exact size or off its
-   chain, merges, an id layout more than ``lean_layout_clear`` above the other), so an estimate
-   off by more than those margins may cost bytes: against the exact-screened lean search it
-   made before, the same containers on the unseen recordings and the bench sets but one audio
-   file (+12 B); against the lean search that built level 1's candidates always and static
-   candidates within 5 % (15 % of a sample's estimate) on every finalist, the same but one
-   unseen recording (alsa-Front_Center, +25 B, +0.06 %). Context-mixing
-   candidates sized on a sample are built on all the values only if they may win: those
-   within ``close`` of the best of them, compared exactly with the best candidate built
-   on all the values. Beyond ``full_fit``, the winner on the sample is rebuilt on
-   all the values, and so is the best candidate of the other coder family when within
-   ``close`` of it; the smallest of the rebuilt containers is kept.
+   benchmark inputs). The lean search rules out unmeasured what its estimates rate out of reach
+   (a chain, static candidates off the context mixer's best chain or more than
+   ``lean_static_within`` above its exact size, merges), so an estimate off
+   by more than its margins may cost bytes. Context-mixing candidates sized on a sample: the
+   best of them is built on all the values and compared exactly with the best candidate built
+   on all the values. Beyond ``full_fit``, the winner on the sample is rebuilt on all the
+   values.
 5. The candidate kept, if it has merges, is re-encoded by each method of ``encode_methods``
    (:func:`choose_method`, called once by the format after :func:`plan`) and the smallest
    container kept, ties to replay.
@@ -173,5 +161,5 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
         elif (lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1
               and len(chains) > 1 and type(proposer) is ReplayEncoder):
-            return lean_plan(x, chains, cost, proposer, s, threads)  # (bytes and text: the exhaustive search)
+            return lean_plan(x, chains, cost, s, threads)  # (bytes and text: the exhaustive search)
         return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

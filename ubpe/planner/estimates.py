@@ -13,18 +13,6 @@ from .candidates import Candidate, dense_fits
 from .settings import Settings
 
 
-def clearly_smaller(found: list[Candidate], estimates: tuple[float, float], s: Settings) -> list[Candidate]:
-    """``found`` less the bare or dense ids (``Candidate.variant``) whose estimate (``estimates``:
-    bare, dense) is more than ``lean_layout_clear`` times the other's; candidates with
-    merges are kept."""
-    bare, dense = estimates
-    if dense > s.lean_layout_clear * bare:
-        return [c for c in found if c.variant != "dense"] or found
-    if bare > s.lean_layout_clear * dense:
-        return [c for c in found if c.variant == "dense" or len(c.merges)] or found
-    return found
-
-
 def value_counts(y: np.ndarray) -> np.ndarray:
     """How many times each distinct value of ``y`` (1-D integers, not empty) occurs, in value
     order: a histogram over their span when it is narrow, else ``np.unique``'s counts."""
@@ -37,17 +25,16 @@ def value_counts(y: np.ndarray) -> np.ndarray:
 
 def raw_learnable(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -> bool:
     """Whether the values ``y`` (1-D integers, the first chain's output on the screen's sample;
-    ``counts``: their :func:`value_counts`, when known) have at most
-    ``lean_raw_distinct`` distinct values a value."""
+    ``counts``: their :func:`value_counts`, when known) have at most ``lean_raw_distinct``
+    distinct values a value."""
     if y.shape[0] == 0 or y.dtype.kind not in "iu":
         return False
-    distinct = (value_counts(y) if counts is None else counts).shape[0]
-    return distinct <= s.lean_raw_distinct * y.shape[0]
+    return (value_counts(y) if counts is None else counts).shape[0] <= s.lean_raw_distinct * y.shape[0]
 
 
 def order0_bytes(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -> float:
     """A rough size of the values ``y`` (1-D): their order-0 entropy, plus
-    ``lean_table_bits`` per distinct value (the table a static coder stores), in bytes
+    ``order0_table_bits`` per distinct value (the table a static coder stores), in bytes
     (``counts``: their :func:`value_counts`, when known). Values that are not integers (never
     the output of a chain on integers) rank last."""
     if y.shape[0] == 0 or y.dtype.kind not in "iu":
@@ -55,7 +42,7 @@ def order0_bytes(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -
     counts = value_counts(y) if counts is None else counts
     n = y.shape[0]
     bits = n * np.log2(n) - float(np.dot(counts, np.log2(counts)))
-    return (bits + s.lean_table_bits * counts.shape[0]) / 8.0
+    return (bits + s.order0_table_bits * counts.shape[0]) / 8.0
 
 
 def static_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settings) -> tuple[float, float]:
@@ -77,7 +64,7 @@ def estimate_parts(record: list[dict], y: np.ndarray, scale: float,
     recordings (every chain of 62 inputs) estimate / exact is 0.997 to 1.043 for 90 % of the
     predicting chains, 0.955 to 1.129 in all (heavy-tailed residuals run high), 1.0 to 1.17 on
     raw values; its first choice is the exact proxy's on 58 of the 62 (the others within
-    ``s.screen_close``). About a third of an exact costing's time. Values that are not integers rank last. Returns
+    3 %). About a third of an exact costing's time. Values that are not integers rank last. Returns
     (bare ids under "rans", bare ids under "mag", dense ids under "rans", dense ids under "mag";
     inf where there is no dense candidate): :func:`static_estimate` takes each layout's smaller,
     :func:`likely_coders` compares the two coders."""
@@ -128,13 +115,12 @@ def estimate_parts(record: list[dict], y: np.ndarray, scale: float,
 
 def likely_coders(found: list[Candidate], parts: tuple[float, float, float, float], s: Settings) -> list[Candidate]:
     """``found`` (bare and dense candidates, :func:`bare_candidates`), each offered only the
-    static coders whose estimate (``parts``, :func:`estimate_parts`) is not ``s.lean_coder_clear``
+    static coders whose estimate (``parts``, :func:`estimate_parts`) is not ``s.fast_coder_clear``
     times the other's ("packed" and "const" always)."""
     out = []
     for c in found:
         rans_bytes, mag_bytes = parts[2:] if c.variant == "dense" else parts[:2]
-        drop = ("rans" if rans_bytes >= s.lean_coder_clear * mag_bytes
-                else ("mag" if mag_bytes >= s.lean_coder_clear * rans_bytes else None))
+        drop = ("rans" if rans_bytes >= s.fast_coder_clear * mag_bytes
+                else ("mag" if mag_bytes >= s.fast_coder_clear * rans_bytes else None))
         out.append(c if drop is None or len(c.merges) else replace(c, coders=tuple(k for k in c.coders if k != drop)))
     return out
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     the coder, trying more rates, beats by up to about 0.6 %; both layouts' statistics in one
     compiled pass, :func:`ubpe._kernels.level1.layout_stats`); the dense ids where they fit
     (:func:`dense_fits`). With ``parts`` (their :func:`static_parts`), a layout and coder rated
-    more than ``s.lean_coder_clear`` times the best is not sized (nor coded). None when the
+    more than ``s.fast_size_clear`` times the best is not sized (nor coded). None when the
     values span more than 2**22, take one value, or other rates are set (then
     :func:`static_parts` decides)."""
     n = y.shape[0]
@@ -166,7 +166,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     raw_bare, raw_dense = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
     alphabet = Alphabet(where + lo)
     rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
-    bound = s.lean_coder_clear * min(rated.values())
+    bound = s.fast_size_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
     if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
         bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
@@ -360,7 +360,6 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     # merges were rated, or whose layouts cannot be sized so, is costed exactly
     cands: list[Candidate] = []
     sized: dict[int, tuple[float, Layouts]] = {}
-    margins = replace(s, lean_layout_clear=s.fast_layout_clear, lean_coder_clear=s.fast_coder_clear)
     for i in sorted(kept):
         y, record = screened[i]
         if i in merged:
@@ -368,7 +367,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             continue
         found = layouts(y, s, parts[i])
         if found is None:
-            cands += static_candidates(record, y, parts[i], margins)
+            cands += static_candidates(record, y, parts[i], s)
         else:
             sized[i] = (min(found.costs.values()) + params_bytes(record), found)
     if sized:
@@ -381,14 +380,14 @@ def static_candidates(record: list[dict], y: np.ndarray, parts: tuple[float, flo
                       s: Settings) -> list[Candidate]:
     """The bare candidates of the values ``y`` (:func:`bare_candidates`: bare ids, dense ids
     where they fit) that the estimates ``parts`` (:func:`static_parts`) call for: of the bare
-    and dense ids one rated more than ``s.lean_layout_clear`` times the other is not built
-    (:func:`clearly_smaller`), nor offered the coder rated ``s.lean_coder_clear`` times the
+    and dense ids one rated more than ``s.fast_layout_clear`` times the other is not built,
+    nor offered the coder rated ``s.fast_coder_clear`` times the
     other (:func:`likely_coders`)."""
     bare, dense = min(parts[:2]), min(parts[2:])
-    if dense > s.lean_layout_clear * bare or dense == float("inf"):  # (the dense ids not built)
+    if dense > s.fast_layout_clear * bare or dense == float("inf"):  # (the dense ids not built)
         alphabet = Alphabet.from_data(y)
         found = [Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), STATIC_CODERS)]
-    elif bare > s.lean_layout_clear * dense:
+    elif bare > s.fast_layout_clear * dense:
         found = [c for c in bare_candidates(record, y) if c.variant == "dense"] or bare_candidates(record, y)
     else:
         found = bare_candidates(record, y)

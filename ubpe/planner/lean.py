@@ -11,8 +11,7 @@ from ..frontend import Stage
 from .candidates import (
     ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, extrapolated, run_threads, windows,
 )
-from .estimates import clearly_smaller, estimate_parts, likely_coders, order0_bytes, raw_learnable, value_counts
-from .replay import ReplayEncoder
+from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
 from .settings import Settings
 
@@ -37,7 +36,7 @@ def forward_shared(inputs: dict, chains: list[list[Stage]], i: int,
     return x, record
 
 
-def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, proposer: ReplayEncoder, s: Settings,
+def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Settings,
               threads: int = 1) -> Candidate:
     """Level 2's search from ``s.lean_above`` to ``s.full_fit`` values (the module docstring, step 1b):
     about one full context-mixing run and a few static costings. ``x`` is ``(channels,
@@ -47,27 +46,25 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     1. Every chain's output on the screen's sample (:func:`screen_sample`; prefixes of stages
        computed once, :func:`forward_shared`) gets a rough size (:func:`order0_bytes` scaled
        to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
-       (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within ``s.lean_prune_first``
-       when :func:`raw_learnable`, or always up to ``s.lean_small`` values) are ranked by :func:`static_estimate` (no coder
-       run). The finalists are the ``s.lean_keep`` smallest (``s.lean_keep_large`` from ``s.lean_cm_large``
-       values), those within ``s.lean_close`` of the last of them, and the first chain (no front
-       end) within ``s.screen_first_within`` of the smallest (when its estimate is within
-       ``s.lean_first_check``, by its exact :func:`screened_size`: raw values' estimates run high;
-       beyond ``s.lean_small`` values only with at most ``s.lean_raw_distinct`` distinct values a value,
-       :func:`raw_learnable`; always up to ``s.lean_small`` values; up to ``s.lean_small`` values also every chain within
-       ``s.lean_small_close`` of the smallest).
+       (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within
+       ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
+       values) are ranked by :func:`static_estimate` (no coder run). The finalists are the
+       smallest estimate (the ``s.lean_keep_large`` smallest from ``s.lean_cm_large`` values),
+       those within ``s.lean_close`` of the last of them, and the first chain (no front end)
+       within ``s.screen_first_within`` of the smallest (when its estimate is within
+       ``s.lean_first_check``, by its exact :func:`screened_size`: raw values' estimates run
+       high; beyond ``s.lean_small`` values only with at most ``s.lean_raw_distinct`` distinct
+       values a value, :func:`raw_learnable`); up to ``s.lean_small`` values, the first chain
+       always and every chain within ``s.lean_small_close`` of the smallest.
     2. Each finalist offers the context mixers one id layout: dense ids
        (:func:`dense_cm_candidate`) unless the bare ids' estimate times ``s.lean_dense_bias`` is at
        most the dense ids' (no static dense candidate: dense ids); sized on ``s.lean_cm_sample``
-       values (``s.lean_cm_sample_large`` from ``s.lean_cm_large`` values; ``s.lean_cm_windows`` windows) when
-       k finalists' samples and one full run code fewer values than k full runs, else on all
-       of them; the best estimate is then built on all the values.
-    3. Static candidates (all the values) only where they may win against the best of those
-       (exact size S): the bare candidates of S's chain when its estimate is within
-       ``s.lean_static_within`` of S (level 1's container, which the writer compares with the
-       result, covers level 1's chains, merges and variants). Of the bare and dense ids, one
-       whose estimate is over ``s.lean_layout_clear`` times the other's is not built, nor offered
-       the coder rated ``s.lean_coder_clear`` times the other (:func:`likely_coders`).
+       values (``s.lean_cm_sample_large`` from ``s.lean_cm_large`` values; ``s.screen_windows``
+       windows) when k finalists' samples and one full run code fewer values than k full runs,
+       else on all of them; the best estimate is then built on all the values.
+    3. Static candidates (all the values, no merges) on the chain of the best of those (exact
+       size S), when its estimate is within ``s.lean_static_within`` of S: its bare and dense
+       ids (:func:`bare_candidates`).
     4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
     separate, joined, scale = screen_sample(x, s)
     whole = separate is x
@@ -82,34 +79,32 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         return y, record, order0_bytes(y, s, counts) * scale + len(msgpack.packb(record, use_bin_type=True)), counts
 
     screened = run_threads(front, list(range(len(chains))), threads)
-    rough = [s[2] for s in screened]
-    least = min(rough)
-    large = x.size >= s.lean_cm_large
-    prune = s.lean_prune_large if large else s.lean_prune
-    # the first chain (raw values) on the strength of the context mixer's own modelling only
-    # where that context may be learnt: short inputs, or few distinct values (raw_learnable)
+    rough = [t[2] for t in screened]
+    prune = s.lean_prune_large if x.size >= s.lean_cm_large else s.lean_prune
+    # the first chain (raw values): the context mixer models their context itself, which the
+    # static estimate does not see, where that context may be learnt: short inputs, or few
+    # distinct values (raw_learnable)
     learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s, screened[0][3])
-    alive = [i for i in range(len(chains)) if rough[i] <= prune * least or
-             (i == 0 and learnable and (rough[i] <= s.lean_prune_first * least or x.size <= s.lean_small))]
-
-    parts = dict(zip(alive, run_threads(lambda i: estimate_parts(screened[i][1], screened[i][0], scale, s), alive,
-                                         threads)))
-    estimates = {i: (min(p[:2]), min(p[2:])) for i, p in parts.items()}
+    alive = [i for i in range(len(chains)) if rough[i] <= prune * min(rough) or
+             (i == 0 and learnable and (rough[i] <= s.lean_prune_first * min(rough) or x.size <= s.lean_small))]
+    estimates = dict(zip(alive, run_threads(lambda i: static_estimate(screened[i][1], screened[i][0], scale, s),
+                                            alive, threads)))
     proxy = {i: min(e) for i, e in estimates.items()}
-    ranked = sorted(alive, key=lambda i: (proxy[i], i))
-    keep_n = s.lean_keep_large if large else s.lean_keep
-    keep = set(ranked[:keep_n])
+    ranked = sorted(proxy, key=lambda i: (proxy[i], i))
+    least = proxy[ranked[0]]
+    # the smallest estimate (the lean_keep_large smallest from lean_cm_large values) and those
+    # within lean_close of the last of them
+    keep_n = s.lean_keep_large if x.size >= s.lean_cm_large else 1
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
-    keep.update(i for i in ranked if proxy[i] <= last * s.lean_close)
-    raw = 0 in proxy and learnable
-    if raw and (proxy[0] <= s.screen_first_within * proxy[ranked[0]] or x.size <= s.lean_small):
+    keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * s.lean_close}
+    learnable = learnable and 0 in proxy
+    if learnable and (proxy[0] <= s.screen_first_within * least or x.size <= s.lean_small):
         keep.add(0)
-    elif raw and proxy[0] <= s.lean_first_check * proxy[ranked[0]] and \
-            screened_size(screened[0][1], screened[0][0], cost, scale, parts[0], s) \
-            <= s.screen_first_within * proxy[ranked[0]]:
+    elif learnable and proxy[0] <= s.lean_first_check * least and \
+            screened_size(screened[0][1], screened[0][0], cost, scale) <= s.screen_first_within * least:
         keep.add(0)  # the estimate overrates raw values by up to a third: their exact level-1 proxy decides
     if x.size <= s.lean_small:
-        keep.update(i for i in ranked if proxy[i] <= s.lean_small_close * proxy[ranked[0]])
+        keep.update(i for i in ranked if proxy[i] <= s.lean_small_close * least)
     finalists = sorted(keep)
     cm_coders = ADAPTIVE_CODERS
     outputs.clear()
@@ -125,10 +120,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
 
     def static(i: int) -> list[tuple[Candidate, float]]:
         y, record = output(i)
-        found = bare_candidates(record, y)
-        # of the bare and dense ids, one the estimates rate clearly larger is not costed, nor
-        # a coder they rate clearly larger
-        return [(c, float(cost(c).size)) for c in likely_coders(clearly_smaller(found, estimates[i], s), parts[i], s)]
+        return [(c, float(cost(c).size)) for c in bare_candidates(record, y)]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
         y, record = output(i)
@@ -139,11 +131,11 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             full = None  # the static estimates prefer the alphabet clearly: so does the context mixer, mostly
         if full is None:
             full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "adaptive")
-        n, k = y.shape[0], len(keep)
+        n, k = y.shape[0], len(finalists)
         sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample
         if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
             return full, float(cost(full).size)
-        ys = y[windows(y.shape[0], sample, s.lean_cm_windows)]
+        ys = y[windows(y.shape[0], sample, s.screen_windows)]
         alphabet_s = Alphabet.from_data(ys)
         sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) \
             if full.variant == "dense" else None
@@ -155,18 +147,18 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         return sized, extrapolated(cost(sized), n / ys.shape[0], frontend.growing_bytes(record))
 
     # the context-mixing candidates, those sized on a sample built on all the values where they
-    # may win; then the static ones only where they may win against the best of those, exact
-    cm_of = dict(zip(sorted(keep), run_threads(context_mixed, sorted(keep), threads)))
+    # may win; then the static ones on the chain of the best of those, exact
+    cm_of = dict(zip(finalists, run_threads(context_mixed, finalists, threads)))
     if any(c.rebuild is not None for c, _ in cm_of.values()):
         bound = min(size for _, size in cm_of.values())
         cm_of = {i: (c.rebuild(), None) for i, (c, size) in cm_of.items() if size <= bound}
         cm_of = {i: (c, float(cost(c).size)) for i, (c, _) in cm_of.items()}
     cm_best, cm_chain = min((size, i) for i, (_, size) in cm_of.items())
-    # the bare candidates on the best container's chain (level 1's container, which the writer
-    # compares with this one, covers level 1's chains, merges and variants)
-    later = [i for i in finalists if i == cm_chain and proxy[i] <= s.lean_static_within * cm_best]
-    parts = dict(zip(later, run_threads(static, later, threads)))
+    # the static candidates of the best container's chain, where its estimate is within
+    # lean_static_within of that container (no merges: with the context mixers, merges never won
+    # on the bench sets and the unseen recordings)
+    static_of = {cm_chain: static(cm_chain)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
-    cands = [c for i in finalists for c in parts.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
+    cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     return min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
 

@@ -123,8 +123,8 @@ class ReplayEncoder:
         if sampled or y.shape[0] <= s.cm_sample_above:
             dense = dense_cm_candidate(chain, y, a, cm, s)
             return out + [Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive")] + ([dense] if dense else [])
-        # sized on a sample (s.cm_windows windows), built on all the values only if it may win (see plan)
-        ys = y[windows(y.shape[0], s.cm_sample, s.cm_windows)]
+        # sized on a sample (s.screen_windows windows), built on all the values only if it may win (see plan)
+        ys = y[windows(y.shape[0], s.cm_sample, s.screen_windows)]
         alphabet_s = Alphabet.from_data(ys)
         c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), cm, "adaptive",
                       scale=y.shape[0] / ys.shape[0])

@@ -7,7 +7,6 @@ import numpy as np
 from .. import frontend
 from ..frontend import Stage
 from .candidates import Candidate, CostFunction, bare_candidates, extrapolated, run_threads, sample_take
-from .estimates import clearly_smaller, likely_coders
 from .replay import ReplayEncoder
 from .settings import Settings
 
@@ -68,26 +67,19 @@ def screen(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Sett
     return [chains[i] for i in sorted(keep)], [i in static_only for i in sorted(keep)]
 
 
-def screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float,
-                  parts: tuple[float, float, float, float] | None = None, s: Settings | None = None) -> float:
+def screened_size(record: list[dict], y: np.ndarray, cost: CostFunction, scale: float) -> float:
     """The screen's level-1 proxy of a chain whose output on the sample is ``y`` (1-D, with its
     ``record``): the smallest exact size of its bare candidates, the part that grows with the
-    values scaled by ``scale`` (values / sample values). With ``parts`` (the chain's
-    :func:`estimate_parts`), of the bare and dense ids one rated more than
-    ``s.lean_layout_clear`` larger is not costed (:func:`clearly_smaller`), nor a coder
-    rated ``s.lean_coder_clear`` larger than the other (:func:`likely_coders`)."""
-    found = bare_candidates(record, y)
-    if parts is not None:
-        found = likely_coders(clearly_smaller(found, (min(parts[:2]), min(parts[2:])), s), parts, s)
-    return min((extrapolated(cost(c), scale) for c in found), default=float("inf"))
+    values scaled by ``scale`` (values / sample values)."""
+    return min((extrapolated(cost(c), scale) for c in bare_candidates(record, y)), default=float("inf"))
 
 
 def exhaustive_plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunction,
                     proposer: ReplayEncoder, s: Settings, threads: int) -> Candidate:
-    """Steps 1 to 4 of the procedure (:mod:`ubpe.planner`): the screen beyond ``s.screen_above``
+    """Steps 1 to 4 of the procedure (:mod:`ubpe.planner`): the screen beyond ``s.screen_sample``
     values, then every candidate of the chains kept, sized exactly (on a sample beyond
     ``s.full_fit`` values, the best rebuilt on all of them)."""
-    if x.size > s.screen_above and len(chains) > s.screen_keep:
+    if x.size > s.screen_sample and len(chains) > s.screen_keep:
         chains, static_only = screen(x, chains, cost, s, keep_first=level == 2, threads=threads)
     else:
         static_only = [False] * len(chains)
@@ -122,23 +114,8 @@ def exhaustive_plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: 
     rest = next((cands[i] for i in order if cands[i].rebuild is not None), None)
     if rest is None:
         return best
-    if exact is not None:
-        # context-mixing candidates sized on a sample, whose estimates rank chains only roughly (the
-        # model's learning cost does not scale with the sample): those
-        # within ``s.close`` of the best is built on all the values, and compared exactly with the
-        # best candidate built on all of them
-        chosen: list[Candidate] = []
-        for i in order:
-            c = cands[i]
-            if c.rebuild is not None and c.estimate <= rest.estimate * s.close and \
-                    all(c.chain != d.chain or c.variant != d.variant for d in chosen):
-                chosen.append(c)
-        built = [exact] + run_threads(lambda c: c.rebuild(), chosen, threads)
-        return min(built, key=lambda c: cost(c).size)
-    chosen = [best]
-    other = next((cands[i] for i in order if cands[i].family != best.family), None)
-    if other is not None and other.estimate <= best.estimate * s.close:
-        chosen.append(other)
-    built = run_threads(lambda c: c.rebuild(), chosen, threads)
-    return min(built, key=lambda c: cost(c).size)
+    # the best candidate sized on a sample is built on all the values (a context-mixing one, when
+    # some were built on all of them: compared exactly with the best of those)
+    built = rest.rebuild()
+    return built if exact is None else min([exact, built], key=lambda c: cost(c).size)
 

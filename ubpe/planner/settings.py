@@ -42,14 +42,13 @@ class Settings:
     #: skewed low digits (the channels of one recording share their converter; testing every
     #: channel of a 1 024-electrode array costs seconds).
     digit_channels: int = 16
-    #: Beyond screen_above values, every chain is screened at level 1 on screen_sample values
-    #: (screen_windows windows of the input, each put through the chain on its own; all the values when
-    #: they fit), and only the screen_keep smallest go through the full procedure. (screen_above
-    #: was 2**14: from 2**13 the screen costs less than the full procedure on the chains it drops,
-    #: bytes unchanged on every bench set and unseen recording. Not lower: on the first 6 000
-    #: values of ``io.demo_signal()`` a screen ranks "delta1" out, whose "cms2" container, 3 512
-    #: bytes, is the smallest; screened, auto gave 3 556.)
-    screen_above: int = 1 << 13
+    #: Beyond screen_sample values, every chain is screened at level 1 on screen_sample values
+    #: (screen_windows windows of the input, each put through the chain on its own), and only the
+    #: screen_keep smallest go through the full procedure. (A screen of every value of shorter
+    #: inputs, from 2**13 values, gave the same containers on the bench sets and the unseen
+    #: recordings; below, it ranks out chains that win on short inputs: a 600-frame grid, 62
+    #: bytes unscreened at level 1, 115 screened. Keeping 1 chain: respiration-systole 17 %
+    #: larger.)
     screen_sample: int = 1 << 14
     screen_keep: int = 2
     #: Level 2 keeps the first chain (no front end) beyond the screen only when its screened size is
@@ -60,20 +59,22 @@ class Settings:
     #: each for one channel, one LPC block (``lpc_forward``'s) and about the adaptation time of the
     #: adaptive cascade's slow stage. The predictors restart in every window, so shorter windows
     #: (windows = 16 of 1024 frames) charged the learning predictors a warm-up per window and
-    #: ranked them below chains that learn nothing (bvp-plux: "lpc+adaptive" 1.6 % smaller than
-    #: "lpc" on all the values, screened out behind "delta2"; seis-ayt-bhz likewise).
+    #: ranked them below chains that learn nothing (audio-each: 2.2 % larger at level 2 with 16).
+    #: The context-mixing samples (cm_sample, lean_cm_sample) take as many windows.
     screen_windows: int = 4
-    #: The screen ranks chains by a level-1 proxy (bare alphabet, static coders, a sample); chains
-    #: within screen_close of the last one kept go on too: the proxy's error is about that large
-    #: against level 2's context mixing (shared/data seismic: "delta1+adaptive" 2.4 % behind
-    #: "lpc+adaptive" on the screen, 0.4 % ahead of it in full; a 24 000-value tonal signal: 0.06 %
-    #: behind, 0.5 % ahead).
+    #: The screen ranks chains by a level-1 proxy (bare alphabet, static coders, a sample, no
+    #: merges); chains within screen_close of the last one kept go on too. (Without it, the same
+    #: containers on the bench sets and the unseen recordings, but 20 000 values of the periodic
+    #: example of docs/format.md, ``np.tile([3, -1, 4, 1, 5], 4000)``: 82 bytes at level 1
+    #: instead of 52, the chain whose merges win ranked third on the screen.)
     screen_close: float = 1.03
     #: Level-1 id layouts proposed besides the static prefix (see ``ReplayEncoder.propose``).
     level1_variants: tuple[str, ...] = ("bare", "dense")
     #: Up to this many values every candidate is built and sized on all of them.
     full_fit: int = 1 << 19
     #: Beyond full_fit: candidates are sized on this many values, in windows evenly spaced windows.
+    #: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on such a sample of
+    #: frames joined in time. (4 windows: respiration-systole 2.2 % larger at level 1.)
     sample: int = 1 << 18
     windows: int = 16
     #: Automatic model size: at most this many merges, and at most one per auto_values_per_merge values.
@@ -83,12 +84,11 @@ class Settings:
     #: (each searches the bracket around the best of the one before).
     prefix_ladders: tuple[float, ...] = (2 ** 0.5, 2 ** (1 / 8), 2 ** (1 / 32))
     #: Level 2, from cm_sample_above to full_fit values of a chain's output: its context-mixing
-    #: candidate is sized on cm_sample of them (cm_windows windows), and built on all the values
-    #: only if it may win (a context-mixing encode on all of them per chain cost most of level 2's
-    #: time).
+    #: candidate is sized on cm_sample of them (screen_windows windows), and built on all the
+    #: values only if it is the best of them (a context-mixing encode on all of them per chain
+    #: cost most of level 2's time).
     cm_sample_above: int = 1 << 16
     cm_sample: int = 1 << 15
-    cm_windows: int = 4
     #: Level 2 from lean_above to full_fit values of an automatic choice: the lean search of
     #: :func:`~ubpe.planner.lean.lean_plan` (finalists by a cheap proxy, context mixing sized on a sample, about one
     #: full context-mixing run). (Not lower: on 260 to 1 020 values the lean search was about twice
@@ -97,13 +97,18 @@ class Settings:
     #: docs/format.md, 53 B against 51, merges on a chain it does not rank first; with every ranked
     #: fast chain's level-1 candidates built too, still 2 of the 90, by 2 and 14 B.)
     lean_above: int = 1 << 10
-    lean_keep: int = 1
-    #: The lean search first ranks chains by :func:`~ubpe.planner.estimates.order0_bytes` on the screen's sample and
-    #: screens exactly only those within lean_prune of the smallest (the first chain, no front end,
-    #: within lean_prune_first: the context mixers model raw values' context, order 0 does not;
-    #: beyond lean_small values only where that context is learnable, :func:`~ubpe.planner.estimates.raw_learnable`).
+    #: The lean search first ranks chains by :func:`~ubpe.planner.estimates.order0_bytes` on the screen's sample
+    #: (order0_table_bits a distinct value, the table a static coder stores; level 1 prunes by it
+    #: too, fast_prune) and estimates only those within lean_prune of the smallest
+    #: (lean_prune_large from lean_cm_large values; the first chain, no front end, within
+    #: lean_prune_first: the context mixers model raw values' context, order 0 does not; beyond
+    #: lean_small values only where that context is learnable, lean_raw_distinct). (Every chain
+    #: estimated: the same containers on the bench sets, unseen recordings and texts, +3.7 % of
+    #: level 2's CPU, benchmarks/settings_cost.py.)
     lean_prune: float = 1.2
     lean_prune_first: float = 2.0
+    lean_prune_large: float = 1.5
+    order0_table_bits: int = 12
     #: Up to lean_small values the first chain (no front end) is always a context-mixing finalist:
     #: on short smooth signals "cms2" learns the raw values' context fastest (the first 2 000
     #: values of the bundled ECG excerpt: 1 357 bytes with no front end, 1 372 with "delta1", whose
@@ -114,41 +119,44 @@ class Settings:
     #: chain by up to about 10 % on short inputs (2 000 values of the bundled ECG excerpt on a grid
     #: of step 12: "grid+delta1" 8 % behind "grid+lpc" at level 1, 1.7 % ahead with "cms2").
     lean_small_close: float = 1.15
-    lean_table_bits: int = 12
     #: Below lean_cm_large values, context-mixing finalists are sized on lean_cm_sample values in
-    #: lean_cm_windows windows. (2**12 before: 2**11 gave the same containers on the bench sets and
+    #: screen_windows windows. (2**12 before: 2**11 gave the same containers on the bench sets and
     #: the unseen recordings; 2**10 picked "delta1+adaptive" for one audio file, 1.4 % larger.)
     lean_cm_sample: int = 1 << 11
-    lean_cm_windows: int = 4
     #: Of the context-mixing candidates sized on a sample, only the best estimate is built on all
     #: the values; from lean_cm_large values they are sized on lean_cm_sample_large values. (The
     #: 2**12-value samples once needed a 1 % margin, the candidates within it built too: 4 neural
     #: recordings, 0.26 % larger without it; those take 2**13-value samples now, and below
     #: lean_cm_large values the margin changed no container of the bench sets and the unseen
-    #: recordings, for a second full run on a third of the audio files sized on samples.)
+    #: recordings, for a second full run on a third of the audio files sized on samples. One
+    #: sample size, 2**11: alsa-Noise 0.37 % larger; 2**13: seis-ale-vhz 1.5 % larger.)
     lean_cm_large: int = 1 << 15
     lean_cm_sample_large: int = 1 << 13
     #: From lean_cm_large values, where a context-mixing sample costs a fraction of the values,
-    #: the lean search keeps the lean_keep_large smallest chains of the screen and screens those
-    #: within lean_prune_large of the smallest rough size: "cms2"'s gain differs by chain (the
-    #: 2**18-value plan sample of respiration-systole, 1.5 M values: "delta2" has a rough size 1.25
-    #: times "lpc"'s and a level-1 container 14 % smaller; with "cms2" 32 229 B against 38 570).
+    #: the lean search's finalists are the lean_keep_large smallest estimates (below, the
+    #: smallest): "cms2"'s gain differs by chain. (Keeping 1: the same containers on the bench
+    #: sets and the unseen recordings, but ``np.tile([3, -1, 4, 1, 5], 20000)`` 624 bytes at
+    #: level 2 instead of 173, and a sine on a grid of step 7, 60 000 values, 18 % larger.
+    #: Keeping 2 below lean_cm_large: audio-each 0.09 % larger.)
     lean_keep_large: int = 2
-    lean_prune_large: float = 1.5
     #: The lean search builds static candidates (bare and dense ids) only on the chain of the best
     #: context-mixing container (exact, built on all the values), and only when that chain's static
     #: estimate is within lean_static_within of its size: the static coders won by at most 0.3 %
     #: where they won, always on that chain (8 of 66 bench signals and unseen recordings,
-    #: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, now 25 B larger).
+    #: estimates 0.98 to 1.03 times the size, and one at 1.15: alsa-Front_Center, 25 B larger).
+    #: (Built always: 37 B smaller in all on the bench sets, unseen recordings and texts, for
+    #: +3.3 % of level 2's CPU, benchmarks/settings_cost.py.)
     lean_static_within: float = 1.03
-    #: The lean search's context-mixing finalists: the lean_keep smallest estimates and those within
-    #: lean_close of the last of them. (screen_close's 3 % ran "cms2" on two or more chains for 15
-    #: of the 31 audio files searched lean; at 1 % the containers of the bench sets and of the
-    #: unseen recordings are the same.)
+    #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
+    #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
+    #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
+    #: same; the smallest alone: seis-ayt-bhz 0.9 % larger.) The lean search builds no level-1
+    #: candidate (merges): merges won at level 2 on none of the bench inputs.
     lean_close: float = 1.01
     #: The first chain (raw values) is a finalist within screen_first_within of the smallest; its
     #: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
     #: neural0 1.05, where it wins), so within lean_first_check its exact level-1 proxy decides.
+    #: (Without it: neural24-each 0.1 % larger, three of its recordings 0.6 to 1.1 %.)
     lean_first_check: float = 1.5
     #: Beyond lean_small values the first chain is a context-mixing finalist on those two rules
     #: (screen_first_within, lean_first_check) only when its values have at most
@@ -158,10 +166,6 @@ class Settings:
     #: neural recordings, on a coarse inexact grid) they had 0.001 to 0.003 distinct values a value;
     #: the audio files, ECG and EEG the rule drops, 0.09 to 0.72, and lost by 0.4 to 11 % where built.
     lean_raw_distinct: float = 0.05
-    #: Of a chain's bare and dense ids (static coders), one whose estimate is more than
-    #: lean_layout_clear times the other's is not costed (ecg-plux-1k: dropping the one 1-3 %
-    #: behind lost 0.17 %).
-    lean_layout_clear: float = 1.03
     #: The context mixer gets the dense ids unless the bare ids' estimate times lean_dense_bias is
     #: at most theirs: "cms2" gains more from dense ids than the static coders (audio2: static
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
@@ -193,12 +197,15 @@ class Settings:
     fast_rank_close: float = 1.05
     #: Level 1 codes the chain's bare and dense ids both only when neither estimate is more than
     #: fast_layout_clear times the other's, and offers both static coders only when neither is
-    #: rated fast_coder_clear times the other (as lean_layout_clear, lean_coder_clear). On the
+    #: rated fast_coder_clear times the other. On the
     #: bench signals and the unseen recordings, 1.01 against 1.03: +0.002 % in all (audio
     #: +0.03 %), a second coding (a "mag" pass of 15 ns a value) avoided on most inputs; 1.0
     #: (one candidate, one coder): audio +0.15 %.
     fast_layout_clear: float = 1.01
     fast_coder_clear: float = 1.01
+    #: Of the layouts and coders, those whose static estimate is more than fast_size_clear times
+    #: the best are not sized near exactly (:func:`~ubpe.planner.fast.layouts`).
+    fast_size_clear: float = 1.03
     #: Level 1 sizes its chain's layouts and coders near exactly (no coder run:
     #: :func:`~ubpe.planner.fast.layout_costs`) and codes those within fast_exact_close of the
     #: smallest.
@@ -224,9 +231,6 @@ class Settings:
     #: a candidate larger than the one without.
     fast_merge_sample: int = 1 << 12
     fast_merge_gain: float = 0.95
-    #: Beyond full_fit: the best candidate of the other coder family is also rebuilt on all the
-    #: values when its estimate is within this factor of the winner's.
-    close: float = 1.05
     #: A chain's merges are trained on all its values only when a training run on probe_sample
     #: of them keeps some (:func:`~ubpe.planner.replay.probe`).
     probe_sample: int = 1 << 14
@@ -238,14 +242,6 @@ class Settings:
     #: :func:`~ubpe.planner.estimates.static_estimate`'s running-mean rates of the "mag" model (the coder tries
     #: ``MIN_RATE..MAX_RATE``; the estimate takes the better of these two).
     estimate_rates: tuple[int, ...] = (3, 5)
-    #: Static candidates built in full by the lean search are costed without "rans" where its
-    #: estimate is at least lean_coder_clear times "mag"'s, and without "mag" where the reverse
-    #: holds (:func:`~ubpe.planner.estimates.likely_coders`): on the predicted values of the bench sets and unseen
-    #: recordings the estimates' ratio is 0.011 below to 0.019 above the exact one (0.985 to 1.145),
-    #: and on raw values it runs up to 0.11 high (exact 1.000 for 1.113: both lost to "packed"),
-    #: never low. (1.05 first: the same containers on the 66 bench and unseen inputs at 1.03, and
-    #: float-step's static candidates, within 1.044, no longer costed twice.)
-    lean_coder_clear: float = 1.03
     #: The encoding methods :func:`choose_method` tries for a candidate with merges, in order (ties:
     #: the earlier). "optimal" (fewest tokens) is not tried: see docs/format.md, "Writer choices".
     encode_methods: tuple[str, ...] = ("replay", "bits")
@@ -268,10 +264,6 @@ class Settings:
     float_finalists: int = 3
     float_measure: int = 1 << 14
     float_measure_windows: int = 4
-    #: Blocked inputs: the model (chain, alphabet, merges, coders) is fitted on at most this many
-    #: values, block_sample_windows evenly spaced windows of frames joined in time.
-    block_sample: int = 1 << 18
-    block_sample_windows: int = 16
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
