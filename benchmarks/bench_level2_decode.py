@@ -1,6 +1,6 @@
 """Level-2 (default) decompression speed per data set, split by part, in process time:
 python benchmarks/bench_level2_decode.py [--sets ecg,seismic,audio,float-q,float-step,neural] [--repeat R]
-                                         [--cache DIR] [--json out]
+                                         [--cache DIR] [--json out] [--peers]
 
 Each signal is compressed once (``ubpe.compress(x, level=2, threads=1)``; with ``--cache`` the
 containers are kept in DIR, keyed by set, so that two trees can be timed on the same bytes),
@@ -18,6 +18,13 @@ in milliseconds summed over the set:
 
 float-step is ``ubpe.compress(BW_UH4_EHZ.npy float64, step=1)`` (lossy: decoded within 0.5).
 Process time, not wall clock: the machines are shared. Issue target: >= 1 M values/s.
+
+With ``--peers`` a second table compares, per integer set, the whole ``ubpe.decompress`` at
+level 2 with level 1 (``ubpe.compress(x, level=1, threads=1)``) and with ``flac -d`` of
+``flac -8`` (``ubpe.peers``' options; a process per file, its start-up included, CPU time its
+user + system time), alternated container by container in each of R rounds, CPU and wall time
+(the least per container, summed over the set), in M values/s. Issue 28's target: level 2
+decodes >= 5 M values/s.
 """
 
 from __future__ import annotations
@@ -25,13 +32,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 import ubpe
-from ubpe import predict
 from ubpe._kernels import cmsignal2
+from ubpe._kernels import predict as predict_kernels
 
 try:
     from . import _data
@@ -119,8 +130,8 @@ def measure(name: str, repeat: int, cache: str | None) -> dict:
         best = None
         for _ in range(repeat):
             calls.clear()
-            w = dict(cms2=Timed(cmsignal2, "cms2_decode", keep=calls), lms=Timed(predict._k, "lms_cascade_rows"),
-                     lpc=Timed(predict._k, "lpc_filter"))
+            w = dict(cms2=Timed(cmsignal2, "cms2_decode", keep=calls), lms=Timed(predict_kernels, "lms_cascade_rows"),
+                     lms1=Timed(predict_kernels, "lms_stage"), lpc=Timed(predict_kernels, "lpc_filter"))
             t = time.process_time()
             ubpe.decompress(c)
             s = time.process_time() - t
@@ -131,6 +142,7 @@ def measure(name: str, repeat: int, cache: str | None) -> dict:
         total += best[0]
         for k in parts:
             parts[k] += best[1][k]
+        parts["lms"] += best[1]["lms1"]
     n = sum(x.size for x, _c in items)
     bits, enc = 0, 0.0
     for (buf, vocab_size, out), _status in calls_all(items):
@@ -162,12 +174,85 @@ def calls_all(items) -> list:
     return calls
 
 
+def _flac(x: np.ndarray, folder: Path, i: int) -> tuple[Path, int]:
+    """``flac -8`` of signal ``x`` (as ``ubpe.peers`` runs it) written in ``folder``: (file, bits)."""
+    from ubpe import peers
+
+    bits = peers.pcm_bits(x)
+    raw, out = folder / f"x{i}.raw", folder / f"x{i}.flac"
+    raw.write_bytes(peers._pcm_bytes(x, bits))
+    subprocess.run(["flac", "-8", "--no-padding", "--no-seektable", "--silent", "-f", "--force-raw-format",
+                    "--endian=little", "--sign=signed", "--channels=1", f"--bps={bits}", "--sample-rate=44100",
+                    "-o", str(out), str(raw)], check=True)
+    return out, bits
+
+
+def _flac_decode(path: Path, x: np.ndarray, bits: int, check: bool) -> tuple[float, float]:
+    """(CPU, wall) seconds of one ``flac -d`` of ``path`` (the child's user + system time)."""
+    from ubpe import peers
+
+    back = path.with_suffix(".back")
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(["flac", "-d", "--silent", "-f", "--force-raw-format", "--endian=little", "--sign=signed",
+                    "-o", str(back), str(path)], check=True)
+    t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    if check:
+        assert np.array_equal(peers._from_pcm(back.read_bytes(), bits, x.dtype), x), "flac round trip failed"
+    return r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, t1 - t0
+
+
+def _decode_times(c: bytes) -> tuple[float, float]:
+    """(CPU, wall) seconds of one ``ubpe.decompress(c)``."""
+    t0, w0 = time.process_time(), time.perf_counter()
+    ubpe.decompress(c)
+    return time.process_time() - t0, time.perf_counter() - w0
+
+
+def peers_row(name: str, repeat: int, cache: str | None) -> dict | None:
+    """Level 2 vs level 1 vs FLAC -8 decode of set ``name`` (module docstring), or None for a
+    set FLAC cannot take (floats)."""
+    items = containers(name, cache)
+    if any(x.dtype.kind not in "iu" for x, _c in items) or not shutil_which("flac"):
+        return None
+    level1 = [ubpe.compress(x, level=1, threads=1) for x, _c in items]
+    best: dict = {}
+    with tempfile.TemporaryDirectory(prefix="ubpe-l2dec-") as tmp:
+        flacs = [_flac(x, Path(tmp), i) for i, (x, _c) in enumerate(items)]
+        flac_bytes = sum(f.stat().st_size for f, _b in flacs)
+        for (x, _c2), c1, (f, bits) in zip(items, level1, flacs):
+            assert np.array_equal(ubpe.decompress(c1), x), "level 1 round trip failed"
+            _flac_decode(f, x, bits, check=True)
+        for _ in range(repeat):
+            for i, ((x, c2), c1, (f, bits)) in enumerate(zip(items, level1, flacs)):
+                for who, fn in (("l2", lambda: _decode_times(c2)), ("l1", lambda: _decode_times(c1)),
+                                ("flac", lambda: _flac_decode(f, x, bits, check=False))):
+                    cpu, wall = fn()
+                    old = best.get((who, i), (float("inf"), float("inf")))
+                    best[who, i] = (min(old[0], cpu), min(old[1], wall))
+    n = sum(x.size for x, _c in items)
+    row: dict = dict(values=n, bytes_l2=sum(len(c) for _x, c in items), bytes_l1=sum(len(c) for c in level1),
+                     bytes_flac=flac_bytes)
+    for who in ("l2", "l1", "flac"):
+        cpu = sum(best[who, i][0] for i in range(len(items)))
+        wall = sum(best[who, i][1] for i in range(len(items)))
+        row[f"{who}_cpu_mvs"] = n / max(cpu, 1e-9) / 1e6
+        row[f"{who}_wall_mvs"] = n / max(wall, 1e-9) / 1e6
+    return row
+
+
+def shutil_which(cmd: str) -> str | None:
+    import shutil
+
+    return shutil.which(cmd)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--repeat", type=int, default=3, help="runs per container, the fastest kept")
     ap.add_argument("--cache", help="keep the containers in this directory (compress once)")
     ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--peers", action="store_true", help="also level 2 vs level 1 vs FLAC -8 decode (CPU, wall)")
     args = ap.parse_args(argv)
     x = _data.ecg()[:3000]
     ubpe.decompress(ubpe.compress(x, level=2, threads=1))  # compile outside the timings
@@ -180,6 +265,17 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:<11}{r['values']:>8}{r['mvs']:>7.2f}{r['seconds'] * 1e3:>8.1f}{r['cms2_ms']:>8.1f}"
               f"{r['ns_per_decision']:>7.1f}{r['lms_ms']:>7.1f}{r['lpc_ms']:>7.1f}{r['rest_ms']:>7.1f}"
               f"{r['enc_ms']:>8.1f}", flush=True)
+    if args.peers:
+        print(f"\n{'decode M values/s':<18}{'level 2 cpu':>12}{'wall':>7}{'level 1 cpu':>12}{'wall':>7}"
+              f"{'flac -8 cpu':>12}{'wall':>7}{'l1/l2':>7}{'flac/l2':>8}   (CPU ratios)", flush=True)
+        for name in args.sets.split(","):
+            r = peers_row(name, args.repeat, args.cache)
+            if r is None:
+                continue
+            rows[name]["peers"] = r
+            print(f"{name:<18}{r['l2_cpu_mvs']:>12.2f}{r['l2_wall_mvs']:>7.2f}{r['l1_cpu_mvs']:>12.2f}"
+                  f"{r['l1_wall_mvs']:>7.2f}{r['flac_cpu_mvs']:>12.2f}{r['flac_wall_mvs']:>7.2f}"
+                  f"{r['l1_cpu_mvs'] / r['l2_cpu_mvs']:>7.1f}{r['flac_cpu_mvs'] / r['l2_cpu_mvs']:>8.1f}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -65,6 +65,27 @@ def test_bench_level2_decode_decisions_and_timed():
     assert cmsignal2.parse_header is w.fn and len(calls) == 1 and w.s >= 0
 
 
+def test_bench_level2_decode_flac_round_trip(tmp_path):
+    """--peers' FLAC helpers: flac -8 then flac -d give the signal back (checked inside), with
+    a CPU and a wall time for the decode."""
+    import shutil
+
+    import numpy as np
+    import pytest
+
+    import bench_level2_decode as bd
+
+    if not shutil.which("flac"):
+        pytest.skip("flac not installed")
+    x = np.cumsum(np.random.default_rng(3).integers(-50, 51, 5000)).astype(np.int16)
+    path, bits = bd._flac(x, tmp_path, 0)
+    assert bits == 16 and path.stat().st_size < x.nbytes
+    cpu, wall = bd._flac_decode(path, x, bits, check=True)
+    assert cpu >= 0 and wall > 0
+    with pytest.raises(AssertionError):
+        bd._flac_decode(path, x + 1, bits, check=True)
+
+
 def test_bench_signals_timed_repeats_short_calls():
     """ubpe's calls are repeated beyond --repeat while they took under TIMED_MIN_S in all, up to
     TIMED_MAX_CALLS; long calls run --repeat times; the best of them is kept."""

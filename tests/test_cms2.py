@@ -379,8 +379,9 @@ def test_fields_and_n_checked_before_decoding(sample):
 
 
 #: (length, CRC-32) of test_frozen_bytes's payloads: an oscillation (mode 2), residuals (mode 0),
-#: and a walk over 70000 ids (mode 1; codes of up to about 12 bits: three groups).
-FROZEN_CMS2 = ((2930, 351876043), (3826, 1060064294), (3715, 3832547610))
+#: a walk over 70000 ids (mode 1; codes of up to about 12 bits: three groups), and a longer
+#: oscillation whose tables reach the largest size (2**14 slots each).
+FROZEN_CMS2 = ((2929, 2197315469), (3826, 3572093777), (3715, 1231393993), (18818, 3522074370))
 
 
 def test_frozen_bytes():
@@ -392,9 +393,12 @@ def test_frozen_bytes():
     rng = np.random.default_rng(12)
     wide = np.cumsum(rng.integers(-400, 401, 3000)) % 70000
     c = cms2_bytes(wide, 70000)
-    assert (a[0], b[0], c[0]) == (2, 0, 1)
-    got = tuple((len(p), zlib.crc32(p)) for p in (a, b, c))
+    long, vl = signal(40000, seed=14)
+    d = cms2_bytes(long, vl)
+    assert (a[0], b[0], c[0], d[0]) == (2, 0, 1, 2)
+    got = tuple((len(p), zlib.crc32(p)) for p in (a, b, c, d))
     assert got == FROZEN_CMS2
+    assert np.array_equal(decode(cms2_fields(long, vl), vl), long)
 
 
 # ------------------------------------------------------------------ kernel helpers

@@ -36,7 +36,7 @@ token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the 
   mu| >> 4): ``_hash(_hash((a1 * 16 + a2) * 16 + e + 0x5555, [16 t1 < mu] + 2 [16 t2 < mu]),
   0x56789AB)``.
 - tables: context c's table holds 2**SB 16-entry uint16 slots, SB = clamp(bit_length(min(n G,
-  4 D_c) - 1), 10, 16), G = max(1, ceil(L / 4)), D_c = 16 (V + 1)**K_c (K = 1, 2, 2, 2, 2;
+  4 D_c) - 1), 10, 14), G = max(1, ceil(L / 4)), D_c = 16 (V + 1)**K_c (K = 1, 2, 2, 2, 2;
   saturating once it reaches 2**36). Entry 0 of a slot is a 16-bit check (0 never used), the
   others a 12-bit probability and a 4-bit count (reset: 1 << 15). At depths 0, 4, 8, ... the
   slot s = h & mask of h = ``_hash(context, node)`` is looked up for each context, with check
@@ -59,8 +59,8 @@ token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the 
 Update order after each bit: both mixers, the APM (nearer knot), order 0, the hashed entries.
 After each token: the check hash, mu, en.
 
-Memory: at most 5 tables of 2**16 slots x 32 bytes (10 MiB), 256 KiB of order 0, 264 KiB of
-APM and 260 KiB of mixer weights, whatever n: about 11 MiB (and, once per process, a read-only
+Memory: at most 5 tables of 2**14 slots x 32 bytes (2.5 MiB), 256 KiB of order 0, 264 KiB of
+APM and 260 KiB of mixer weights, whatever n: about 3.3 MiB (and, once per process, a read-only
 256 KiB table of the slot entries' updates, ``_adapt_table``).
 """
 
@@ -103,7 +103,9 @@ MIX_W0 = 9362
 #: changes), 64 bytes: one vector operation takes the row (not part of the format)
 ROW = 8
 MIN_SLOT_BITS = 10
-MAX_SLOT_BITS = 16
+#: at most 2**14 slots a table (512 KiB): the five tables fit the caches; with 2**16 decoding was
+#: 7-22 % slower and the payloads 0 to 0.011 % smaller (benchmarks/results/level2-decode.md)
+MAX_SLOT_BITS = 14
 MIN_O0_BITS = 10
 MAX_O0_BITS = 16
 APM_RATE = 7
