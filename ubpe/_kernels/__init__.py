@@ -56,7 +56,12 @@ def _cache_dir_applied():
 def njit(*args, **kwargs):
     """``numba.njit`` (same arguments, used as ``@njit(...)`` or ``@njit``), its dispatcher
     created with ubpe's cache directory applied (module docstring). An explicit signature
-    compiles, or loads from that cache, right here, as numba.njit does."""
+    compiles, or loads from that cache, right here, as numba.njit does.
+
+    ``no_cfunc_wrapper`` is True unless given: numba otherwise compiles, for every kernel, a C
+    wrapper that only a kernel passed as a first-class function value would use (none is): 10-15
+    ms of cold compile a kernel (``benchmarks/bench_compile.py``)."""
+    kwargs.setdefault("no_cfunc_wrapper", True)
     if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
         with _cache_dir_applied():
             return numba.njit(*args, **kwargs)
