@@ -35,6 +35,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty
+from .intrinsics import bit_length
 
 # Status codes of the decoders.
 OK = 0
@@ -130,11 +131,10 @@ def _stretch_table(sq):
 
 @njit(cache=True, nogil=True, inline="always")
 def _clamp_bits(need, lo, hi):
-    """Smallest b in [lo, hi] with 2**b >= need (hi if none)."""
-    b = lo
-    while b < hi and (1 << b) < need:
-        b += 1
-    return b
+    """Smallest b in [lo, hi] with 2**b >= need (hi if none), for lo <= hi: bit_length(need - 1)
+    clamped to [lo, hi] (lo when need <= 1)."""
+    b = bit_length(need - 1) if need > 1 else lo
+    return lo if b < lo else (hi if b > hi else b)
 
 
 @njit(cache=True, nogil=True, inline="always")

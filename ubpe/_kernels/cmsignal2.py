@@ -72,12 +72,12 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
 from .cmcore import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+from .intrinsics import bit_length
 from .train import _prefetch  # a cache hint only: no effect on any value
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
@@ -114,16 +114,9 @@ MU_SHIFT = 5
 
 @njit(cache=True, nogil=True, inline="always")
 def _ub(m, cap):
-    """min(bit_length(m), cap) for m >= 0: ``cmsignal._ubucket`` (the same value), from a count
-    of leading zeros instead of a loop."""
-    b = 64 - leading_zeros(np.int64(m))
+    """min(bit_length(m), cap) for m >= 0: ``cmsignal._ubucket`` (the same value)."""
+    b = bit_length(m)
     return b if b < cap else cap
-
-
-if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
-
-    def _ub(m, cap):  # noqa: F811
-        return min(int(m).bit_length(), cap)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -17,16 +17,64 @@ import math
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros
+from numba import types
+from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
+from .intrinsics import bit_length
 
 
-@njit(cache=True, nogil=True, inline="always")
 def wrap(v, sh):
     """``v`` reduced modulo 2**(64 - sh) to its signed representative (sh in [0, 56])."""
     return np.int64(np.uint64(v) << np.uint64(sh)) >> np.int64(sh)
+
+
+def wrap_add(a, b, sh):
+    """``wrap(a + b, sh)``, the sum taken modulo 2**64 (a, b int64 or uint64)."""
+    return wrap(np.int64(np.uint64(a) + np.uint64(b)), sh)
+
+
+def wrap_sub(a, b, sh):
+    """``wrap(a - b, sh)``, the difference taken modulo 2**64 (a, b int64 or uint64)."""
+    return wrap(np.int64(np.uint64(a) - np.uint64(b)), sh)
+
+
+# Compiled, wrap, wrap_add and wrap_sub are intrinsics: the same int64 operations emitted into
+# the calling kernel, where an inlined copy of each (four conversions and two shifts) was typed
+# and lowered at every call site (their definitions above run under NUMBA_DISABLE_JIT).
+def _wrapping(op, args):
+    """Typing and LLVM of ``wrap`` after ``op`` (None, "add" or "sub") of the int64 conversions
+    of the integer ``args`` (the last one the shift)."""
+    if not all(isinstance(a, types.Integer) for a in args):
+        return None
+
+    def codegen(context, builder, sig, vals):
+        v, *rest, sh = [context.cast(builder, x, t, types.int64) for x, t in zip(vals, sig.args)]
+        if op is not None:
+            v = getattr(builder, op)(v, rest[0])  # (no nsw: wraps modulo 2**64)
+        return builder.ashr(builder.shl(v, sh), sh)
+
+    return types.int64(*[types.unliteral(a) for a in args]), codegen
+
+
+@intrinsic
+def _wrap(typingctx, v, sh):
+    return _wrapping(None, (v, sh))
+
+
+@intrinsic
+def _wrap_add(typingctx, a, b, sh):
+    return _wrapping("add", (a, b, sh))
+
+
+@intrinsic
+def _wrap_sub(typingctx, a, b, sh):
+    return _wrapping("sub", (a, b, sh))
+
+
+if not numba.config.DISABLE_JIT:
+    wrap, wrap_add, wrap_sub = _wrap, _wrap_add, _wrap_sub  # noqa: F811
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -82,12 +130,12 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
                     p = src[i - 1]
                 else:
                     p = np.int64(0)
-                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+                dst[i] = wrap_sub(src[i], p, sh)
             continue
         i = lo
         while i < hi and i < order:  # the signal's first samples: the previous one
             p = dst[i - 1] if i >= 1 else np.int64(0)
-            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            dst[i] = wrap_add(src[i], p, sh)
             i += 1
         if i >= hi:
             continue
@@ -106,7 +154,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
             for j in range(m):
                 acc += rev[j] * np.uint64(window[j])
             acc += c2 * p2 + c1 * p1  # last: the sum of older lags does not wait for p1
-            v = wrap(np.int64(np.uint64(src[i]) + np.uint64(np.int64(acc) >> np.int64(shift))), sh)
+            v = wrap_add(src[i], np.int64(acc) >> np.int64(shift), sh)
             dst[i] = v
             p2 = p1
             p1 = np.uint64(v)
@@ -234,7 +282,7 @@ def _residual_bits(s, lo, hi, order, q, shift, sh, acc):
                 p = s[i - 1]
             else:
                 p = np.int64(0)
-            r = wrap(np.int64(np.uint64(s[i]) - np.uint64(p)), sh)
+            r = wrap_sub(s[i], p, sh)
             total += 2.0 * abs(float(r))  # zigzag magnitude, near enough
     return _geometric_bits(total, hi - lo)
 
@@ -595,7 +643,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
                 pred = s[i - 1]
             else:
                 pred = np.int64(0)
-            v = float(wrap(np.int64(np.uint64(s[i]) - np.uint64(pred)), sh))
+            v = float(wrap_sub(s[i], pred, sh))
             if i >= fit_lo:
                 e[i - fit_lo] = v
             total += 2.0 * abs(v)
@@ -610,18 +658,6 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
                 q[j] = qk[j]
     return best_bits, best_k, best_shift
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _bit_length(v):
-    """Number of bits of a non-negative int64 (0 for 0): 64 minus its leading zeros (one
-    instruction, where a shift loop took one iteration per bit)."""
-    return 64 - leading_zeros(np.int64(v))
-
-
-if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
-
-    def _bit_length(v):  # noqa: F811
-        return int(v).bit_length()
 
 
 @njit(cache=True, nogil=True)
@@ -664,10 +700,10 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     for i in range(n):
         p = np.int64(acc) >> np.int64(shift)
         if inverse:
-            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            dst[i] = wrap_add(src[i], p, sh)
             e = src[i]
         else:
-            e = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+            e = wrap_sub(src[i], p, sh)
             dst[i] = e
         # this sample's adaptation value, for the updates that follow
         v = h[i]
@@ -680,7 +716,7 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
             if av > (np.int64(1) << 50):
                 av = np.int64(1) << 50
             mag += av - (mag >> 4)
-            nb = _bit_length(mag >> 4)
+            nb = bit_length(mag >> 4)
             q = (av << 4) >> nb
             if q > 64:
                 q = 64

@@ -13,11 +13,12 @@ backwards by the encoder so the decoder reads forwards.
 from __future__ import annotations
 
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
 from .entropy import ESC_LEN_BITS, MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
+from .intrinsics import bit_length
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
 #: with it is >= 0 by construction)
@@ -42,23 +43,11 @@ ERR_RAW = -6
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bitlen(z):
-    e = 0
-    while z >= 256:
-        z >>= 8
-        e += 8
-    while z > 0:
-        z >>= 1
-        e += 1
-    return e
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _bucket(z, bl):
     """Bucket of z >= 0; ``bl`` = bit-length table of 0..65535 (uint8)."""
     if z < 2:
         return z
-    e = np.int64(bl[U(z)]) if z < 65536 else 16 + _bitlen(z >> 16)
+    e = np.int64(bl[U(z)]) if z < 65536 else bit_length(z)
     return 2 * e - 2 + ((z >> (e - 2)) & 1)
 
 
@@ -305,7 +294,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 if v < SMALL_V:
                     off = np.int64(small[np.uint64(v)])
                 else:
-                    e = 64 - np.int64(leading_zeros(np.uint64(v)))
+                    e = bit_length(v)
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
                     off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
                 if off < 0:
@@ -582,7 +571,7 @@ def mag_options(stats, pb_lo, ce, tbits, freqs):
                         t += 1
                     rp = _rice_param(a, cnt)
                     q = v >> rp
-                    pos += q + 1 + rp if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + _bitlen(v)
+                    pos += q + 1 + rp if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + bit_length(v)
                     a += v
                     cnt += 1
                     if cnt >= 16:

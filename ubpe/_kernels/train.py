@@ -110,7 +110,6 @@ if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the hint is a no-op
         return None
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _slot(key, mask):
     """Home slot of ``key`` (int64 >= 0) in a table of ``mask + 1`` (power of two) slots.
 
@@ -160,7 +159,6 @@ def _get_or_add(table, mask, keys, key, n_pids):
         h = (h + 1) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _before(s1, k1, s2, k2):
     """True if heap entry (s1, k1) ranks before (s2, k2): count descending, then key ascending.
 
@@ -168,6 +166,46 @@ def _before(s1, k1, s2, k2):
     Keys are unique per pid, so this is a strict total order over live entries (the spec's rank).
     """
     return s1 > s2 or (s1 == s2 and k1 < k2)
+
+
+# Compiled, _slot and _before are intrinsics: the same int64 operations emitted into the calling
+# kernel, where an inlined copy was typed and lowered at each of their 14 call sites (their
+# definitions above run under NUMBA_DISABLE_JIT).
+def _int64_args(context, builder, sig, args):
+    return [context.cast(builder, a, t, types.int64) for a, t in zip(args, sig.args)]
+
+
+@intrinsic
+def _slot_intrinsic(typingctx, key, mask):
+    if not isinstance(key, types.Integer) or not isinstance(mask, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        k, m = _int64_args(context, builder, sig, args)
+        i64 = ir.IntType(64)
+        x = builder.xor(k, builder.ashr(k, i64(31)))
+        x = builder.mul(x, i64(_MIX))
+        x = builder.xor(x, builder.ashr(x, i64(29)))
+        return builder.and_(x, m)
+
+    return types.int64(types.unliteral(key), types.unliteral(mask)), codegen
+
+
+@intrinsic
+def _before_intrinsic(typingctx, s1, k1, s2, k2):
+    if not all(isinstance(a, types.Integer) for a in (s1, k1, s2, k2)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        a1, b1, a2, b2 = _int64_args(context, builder, sig, args)
+        tie = builder.and_(builder.icmp_signed("==", a1, a2), builder.icmp_signed("<", b1, b2))
+        return builder.or_(builder.icmp_signed(">", a1, a2), tie)
+
+    return types.boolean(*[types.unliteral(a) for a in (s1, k1, s2, k2)]), codegen
+
+
+if not numba.config.DISABLE_JIT:
+    _slot, _before = _slot_intrinsic, _before_intrinsic  # noqa: F811
 
 
 @njit(cache=True, nogil=True, inline="always")
