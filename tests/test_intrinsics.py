@@ -214,3 +214,40 @@ def test_trainer_slot_and_rank_are_their_definitions():
         assert slots.tolist() == [slot(int(v), mask) for v in k]
         assert before.tolist() == [bool(a > c or (a == c and b < d)) for a, b, c, d in s.T]
 
+
+def test_integer_selects_are_the_conditional_expressions():
+    """imin, imax, clamp and select give the conditional expressions they stand for, on int64
+    (and on uint64 alone, compared unsigned); signed mixed with uint64 is refused."""
+    from ubpe._kernels.intrinsics import clamp, imax, imin, select
+
+    @numba.njit
+    def each(a, b, c):
+        out = np.empty((5, a.size), a.dtype)
+        for i in range(a.size):
+            out[0, i] = imin(a[i], b[i])
+            out[1, i] = imax(a[i], b[i])
+            out[2, i] = clamp(a[i], b[i], c[i])
+            out[3, i] = select(a[i] < c[i], b[i], c[i])
+            out[4, i] = select(a[i] & 1, a[i], b[i])
+        return out
+
+    rng = np.random.default_rng(6)
+    for dtype, top in ((np.int64, 2**62), (np.uint64, 2**64 - 1)):
+        lo = 0 if dtype == np.uint64 else -top
+        a, b, c = (np.concatenate([rng.integers(lo, top, 300, dtype=dtype, endpoint=True),
+                                   rng.integers(0, 4, 30).astype(dtype)]) for _ in range(3))
+        got = each(a, b, c)
+        x, y, z = ([int(v) for v in arr] for arr in (a, b, c))
+        assert got[0].tolist() == [u if u < v else v for u, v in zip(x, y)]
+        assert got[1].tolist() == [u if u > v else v for u, v in zip(x, y)]
+        assert got[2].tolist() == [v if u < v else (w if u > w else u) for u, v, w in zip(x, y, z)]
+        assert got[3].tolist() == [v if u < w else w for u, v, w in zip(x, y, z)]
+        assert got[4].tolist() == [u if u & 1 else v for u, v in zip(x, y)]
+
+    @numba.njit
+    def mixed(a, b):
+        return imin(np.uint64(a), b)
+
+    if not numba.config.DISABLE_JIT:  # (plain Python has no types to refuse)
+        with pytest.raises(numba.core.errors.TypingError):
+            mixed(1, 2)

@@ -17,7 +17,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
-from .intrinsics import bit_length, emit_bit_length
+from .intrinsics import bit_length, emit_bit_length, imax, imin, select
 
 # Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
 RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
@@ -49,7 +49,7 @@ def pack_bits(values, width, out):
     acc = np.uint64(0)
     nacc = 0
     pos = 0
-    lo_w = width if width <= 32 else 32
+    lo_w = imin(width, 32)
     hi_w = width - lo_w
     lo_mask = np.uint64((1 << lo_w) - 1)
     for i in range(values.shape[0]):
@@ -625,7 +625,7 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
         acc += f
     if acc != m:  # every slot written exactly once, with a symbol < k
         return ERR_RANGE
-    bshift = total_bits - RANS_BUCKET_BITS if total_bits > RANS_BUCKET_BITS else 0
+    bshift = imax(total_bits - RANS_BUCKET_BITS, 0)
     nb = m >> bshift
     last = (1 << bshift) - 1
     bucket = zeros(nb, np.uint64)
@@ -638,7 +638,7 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
             whole += 1
     # measured break-even: about half the buckets whole; with a 2**17+ slot table in L2,
     # the exact path costs more and a quarter suffices
-    if whole * (2 if total_bits <= 16 else 4) < nb:
+    if whole * select(total_bits <= 16, 2, 4) < nb:
         bucket[:] = 0
     nw = words.shape[0]
     if nw < 2:
@@ -698,7 +698,7 @@ def rice_bits(values, bits):
         length = bit_length(v)
         for r in range(nr):
             q = v >> r
-            bits[r] += q + 1 + r if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + length
+            bits[r] += select(q < RICE_LIMIT, q + 1 + r, RICE_LIMIT + ESC_LEN_BITS + length)
 
 
 @njit(cache=True, nogil=True)

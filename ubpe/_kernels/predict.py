@@ -22,7 +22,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
-from .intrinsics import bit_length
+from .intrinsics import bit_length, imax, imin, select
 
 
 def wrap(v, sh):
@@ -120,7 +120,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
         for j in range(order):
             rev[order - 1 - j] = np.uint64(coefs[c0 + j])
         lo = b * block
-        hi = min(n, lo + block)
+        hi = imin(n, lo + block)
         c0 += order
         if not inverse:
             for i in range(lo, hi):
@@ -145,7 +145,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
             continue
         c1 = rev[order - 1]  # lag 1
         c2 = rev[order - 2] if order >= 2 else np.uint64(0)  # lag 2
-        m = order - 2 if order >= 2 else 0  # lags order .. 3, read from dst
+        m = imax(order - 2, 0)  # lags order .. 3, read from dst
         p1 = np.uint64(dst[i - 1])
         p2 = np.uint64(dst[i - 2]) if i >= 2 else np.uint64(0)  # (order 1: c2 is 0)
         for i in range(i, hi):
@@ -198,9 +198,9 @@ def lpc_unpack(head, data, coefs):
             return -1
         if order == 0:
             if prec != 0 or shift != 0:
-                bad = -2 if bad == 0 or bad < -2 else bad
+                bad = select((bad == 0) | (bad < -2), -2, bad)
         elif prec < 2 or prec > 16:
-            bad = -3 if bad == 0 or bad < -3 else bad
+            bad = select((bad == 0) | (bad < -3), -3, bad)
         if shift > 31 and bad == 0:
             bad = -4
         total += order * prec
@@ -220,7 +220,7 @@ def lpc_unpack(head, data, coefs):
             while got < w:  # at most 3 bytes
                 byte = (pos + got) >> 3
                 off = (pos + got) & 7
-                take = min(8 - off, w - got)
+                take = imin(8 - off, w - got)
                 v |= ((np.int64(data[byte]) >> off) & ((1 << take) - 1)) << got
                 got += take
             coefs[c] = v - ((v >> (w - 1)) << w)  # the top bit set: v - 2**w
@@ -255,8 +255,8 @@ def _residual_bits(s, lo, hi, order, q, shift, sh, acc):
     are then added sample by sample, in order (the same float sum)."""
     total = 0.0
     for c0 in range(lo, hi, _CHUNK):
-        c1 = min(hi, c0 + _CHUNK)
-        start = max(c0, order)  # samples from here on are predicted by the coefficients
+        c1 = imin(hi, c0 + _CHUNK)
+        start = imax(c0, order)  # samples from here on are predicted by the coefficients
         for t in range(c1 - c0):
             acc[t] = 0
         dst = acc[start - c0:c1 - c0]  # slices: no wrap-around checks in the loops
@@ -358,7 +358,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     n = s.shape[0]
     nb = orders.shape[0]
     c0 = 0
-    wlen = max(1, min(block, n))  # never more than the signal: block may be up to 2**24
+    wlen = imax(1, imin(block, n))  # never more than the signal: block may be up to 2**24
     w = empty(wlen, np.float64)
     xw = empty(wlen, np.float64)
     r = zeros(max_order + 1, np.float64)
@@ -372,7 +372,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     w_len, w_kind = np.int64(-1), np.int64(-1)  # the window w holds
     for b in range(nb):
         lo = b * block
-        hi = min(n, lo + block)
+        hi = imin(n, lo + block)
         m = hi - lo
         # the order-0 fallback is always a candidate
         zero = np.int64(0)  # not a literal 0: one compiled _residual_bits for every call
@@ -386,7 +386,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 w_len, w_kind = m, windows[wi]
             for i in range(m):
                 xw[i] = float(s[lo + i]) * w[i]
-            kmax = min(max_order, m - 1) if m > 1 else 0
+            kmax = select(m > 1, imin(max_order, m - 1), 0)
             # r[k] = sum of xw[i + k] * xw[i] over i = 0 .. m - 1 - k, each lag's sum in that order;
             # subtle: the lags advance together, sample by sample: independent sums side by
             # side (a vector), where one lag after another waited on each addition's latency
@@ -394,7 +394,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 r[k] = 0.0
             for i in range(m):
                 v0 = xw[i]
-                h0 = xw[i:i + min(kmax, m - 1 - i) + 1]  # a slice: no wrap-around checks
+                h0 = xw[i:i + imin(kmax, m - 1 - i) + 1]  # a slice: no wrap-around checks
                 for k in range(h0.shape[0]):
                     r[k] += h0[k] * v0
             # Levinson-Durbin: errs[k] is the prediction error energy at order k
@@ -431,7 +431,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
             for k in range(1, usable + 1):
                 e = errs[k] / max(errs[0], 1e-300)
                 est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
-            for c in range(min(3, usable)):
+            for c in range(imin(3, usable)):
                 # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
                 # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
                 # compiles for seconds)
@@ -474,7 +474,7 @@ def reweight_scales(e, step, span, u):
     for j in range((n + step - 1) // step):
         i = j * step
         t = 0.0
-        for v in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
+        for v in range(imax(i - span // 2, 0), imin(i + (span - 1) // 2 + 1, n)):
             t += abs(e[v])
         scale = t / span + 1.0
         u[j] = 1.0 / (scale * scale)
@@ -545,7 +545,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     ``0 <= order <= 32``; ``precision`` in [2, 16]; ``sh`` in [0, 56]; ``span``, ``equations``,
     ``local >= 1``; ``len(q) >= order``.
     """
-    fit_lo = max(lo, order)
+    fit_lo = imax(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:
         return 0.0, 0, 0
@@ -554,7 +554,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     p = order + 1
     base = fit_lo - order
     # the block and the order samples before it as floats, then zeros to the padding's last equation
-    x = zeros(max(order + m, order + (rows - 1) * step + 1), np.float64)
+    x = zeros(imax(order + m, order + (rows - 1) * step + 1), np.float64)
     for i in range(base, hi):
         x[i - base] = float(s[i])
     u = zeros(rows, np.float64)  # the weights (reweight_scales writes all but the padding's)
@@ -568,7 +568,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     e = empty(m, np.float64)
     for j in range(m):
         e[j] = float(r[fit_lo + j])
-    start = max(lo, 1)  # samples lo.. predicted: from the previous sample below order
+    start = imax(lo, 1)  # samples lo.. predicted: from the previous sample below order
     acc = empty(hi - start, np.uint64)
     best_bits, best_k, best_shift = np.inf, 0, 0
     for _ in range(passes):
@@ -626,7 +626,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
         # lpc_filter's residual: predictions summed lag by lag over all the samples (loops
         # LLVM vectorizes; sums modulo 2**64, the same in any order), then sample by sample its
         # bits (one geometric law per local samples, in order) and the next pass's weights
-        first = max(lo, k)  # samples from here on are predicted by the coefficients
+        first = imax(lo, k)  # samples from here on are predicted by the coefficients
         for t in range(hi - start):
             acc[t] = 0
         for j in range(k):
@@ -710,7 +710,7 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
         if rule == 0:
             a[i] = (v > 0) - (v < 0)
         else:
-            av = v if v >= 0 else -v
+            av = abs(v)
             if av < 0:  # the most negative int64
                 av = np.int64(0x7FFFFFFFFFFFFFFF)
             if av > (np.int64(1) << 50):
@@ -720,14 +720,14 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
             q = (av << 4) >> nb
             if q > 64:
                 q = 64
-            a[i] = q if v >= 0 else -q
+            a[i] = select(v >= 0, q, -q)
         if i + 1 == n:
             break
         # taps m0 .. order - 1 are live (m0 = order - i in the warm-up, else 0): wr[m] pairs
         # with a[i - order + m] for this update and h[i + 1 - order + m] for the next
         # prediction. Slicing first leaves loops over non-negative indices that LLVM
         # vectorizes (an index that may be negative costs a wrap-around check per element).
-        m0 = order - i if i < order else 0
+        m0 = imax(order - i, 0)
         k = order - m0
         start = i - order + m0
         wv = wr[m0:]
@@ -735,7 +735,7 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
         hv = h[start + 1:start + 1 + k]
         # one pass: each weight's update (by 0 when e == 0), then its product
         acc = np.uint64(rnd)
-        sgn = np.int64(1) if e > 0 else (np.int64(-1) if e < 0 else np.int64(0))
+        sgn = np.int64(e > 0) - np.int64(e < 0)  # (np.int64 each: numpy refuses bool - bool)
         for m in range(k):
             w = wv[m] + sgn * adapt[m]
             wv[m] = w
@@ -758,7 +758,7 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
         for i in range(n):
             a[i] = src[c, i]
         for t in range(m):
-            k = t if not inverse else m - 1 - t
+            k = select(inverse, m - 1 - t, t)
             lms_stage(a, orders[k], shifts[k], rules[k], sh, inverse, b)
             a, b = b, a
         for i in range(n):

@@ -37,6 +37,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import njit
+from .intrinsics import imin, select
 
 TOK = 0
 PREV = 1
@@ -314,8 +315,8 @@ def link_documents(ids, doc_offsets, unit_offsets, rec, pu):
         b = doc_offsets[d + 1]
         for i in range(a, b):
             rec[i, TOK] = ids[i]
-            rec[i, PREV] = i - 1 if i > a else -1
-            rec[i, NEXT] = i + 1 if i + 1 < b else -1
+            rec[i, PREV] = select(i > a, i - 1, -1)
+            rec[i, NEXT] = select(i + 1 < b, i + 1, -1)
             rec[i, PID] = -1
     for u in range(unit_offsets.shape[0] - 1):
         for i in range(unit_offsets[u], unit_offsets[u + 1]):
@@ -338,7 +339,7 @@ def count_initial_pairs(rec, V, table, keys, cnt, start, state, pu, uw, dense, A
     n = rec.shape[0]
     n_pids = state[S_NPIDS]
     is_dense = dense.shape[0] > 0
-    cap = keys.shape[0] if is_dense else min(keys.shape[0], table.shape[0] // 2)
+    cap = select(is_dense, keys.shape[0], imin(keys.shape[0], table.shape[0] // 2))
     for i in range(start, n):
         j = rec[i, NEXT]
         if j == -1:
@@ -524,7 +525,7 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     # the left-to-right non-overlapping replacement of the spec.
     # the positions are scattered over rec: ask for those of later occurrences early, so that
     # the cache misses overlap instead of each stalling the walk
-    for k in range(occ_s[P], min(occ_s[P] + _AHEAD, seg_end)):
+    for k in range(occ_s[P], imin(occ_s[P] + _AHEAD, seg_end)):
         _prefetch(rec, pool[k])
         _prefetch(pu, pool[k])
     for k in range(occ_s[P], seg_end):
@@ -753,9 +754,9 @@ def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsn
             # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t.
             # subtle: with multiplicities the count overstates the occurrences; the pair's pool
             # segment (a superset of them) bounds them too, and without them c is the smaller.
-            c = min(c, occ_e[p] - occ_s[p])
+            c = imin(c, occ_e[p] - occ_s[p])
             n_pids = state[S_NPIDS]
-            bound = min(2 * c, 2 * (alphabet_size + n_merges + 1))
+            bound = imin(2 * c, 2 * (alphabet_size + n_merges + 1))
             msize = 16
             while msize < 2 * bound:
                 msize *= 2
