@@ -18,9 +18,10 @@ place. When no such directory can be created, numba's own fallback applies (its 
 Kernels on the default path allocate arrays through :mod:`ubpe._kernels.alloc` (intrinsics
 emitted into the kernel; numba's ``np.empty``/``np.zeros``/``np.full`` compiled a function per
 dtype), the context-mixing coders hash with ``cmcore._hash``, an intrinsic too, and small scalar
-helpers are intrinsics (:mod:`ubpe._kernels.intrinsics`: the one ``bit_length`` of every kernel;
-``predict.wrap``, ``entropy._rice_param``, ``train._slot``, ...): all to shorten the first, cold
-compilation (``benchmarks/bench_compile.py``).
+helpers are intrinsics (:mod:`ubpe._kernels.intrinsics`: the one ``bit_length`` of every kernel
+and the integer selects ``imin``, ``imax``, ``clamp``, ``select``; ``predict.wrap``,
+``entropy._rice_param``, ``train._slot``, ...): all to shorten the first, cold compilation
+(``benchmarks/bench_compile.py``).
 
 Nothing is imported here: ``import ubpe`` imports the kernel modules its own modules use, and
 decorating a kernel costs about a millisecond (numba checks the cache directory per function).
