@@ -108,8 +108,9 @@ def field_int(d: dict, key: str, lo: int, hi: int | None = None, *, where: str) 
 def field_bytes(d: dict, key: str, *, where: str, size: int | None = None, max_size: int | None = None) -> bytes:
     """``d[key]`` if it is bytes, of exactly ``size`` bytes and at most ``max_size`` when given."""
     v = d[key]
-    if not isinstance(v, bytes):
+    if not isinstance(v, (bytes, bytearray)):
         raise CorruptDataError(f"{where}: '{key}' must be bytes, got {type(v).__name__}")
+    v = bytes(v)
     if size is not None and len(v) != size:
         raise CorruptDataError(f"{where}: '{key}' has {len(v)} bytes, expected {size}")
     if max_size is not None and len(v) > max_size:

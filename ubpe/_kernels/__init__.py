@@ -17,8 +17,11 @@ place. When no such directory can be created, numba's own fallback applies (its 
 
 Kernels on the default path allocate arrays through :mod:`ubpe._kernels.alloc` (intrinsics
 emitted into the kernel; numba's ``np.empty``/``np.zeros``/``np.full`` compiled a function per
-dtype), and the context-mixing coders hash with ``cm._hash``, an intrinsic too: both to shorten
-the first, cold compilation (``benchmarks/bench_compile.py``).
+dtype), the context-mixing coders hash with ``cmcore._hash``, an intrinsic too, and small scalar
+helpers are intrinsics (:mod:`ubpe._kernels.intrinsics`: the one ``bit_length`` of every kernel
+and the integer selects ``imin``, ``imax``, ``clamp``, ``select``; ``predict.wrap``,
+``entropy._rice_param``, ``train._slot``, ...): all to shorten the first, cold compilation
+(``benchmarks/bench_compile.py``).
 
 Nothing is imported here: ``import ubpe`` imports the kernel modules its own modules use, and
 decorating a kernel costs about a millisecond (numba checks the cache directory per function).
@@ -56,7 +59,12 @@ def _cache_dir_applied():
 def njit(*args, **kwargs):
     """``numba.njit`` (same arguments, used as ``@njit(...)`` or ``@njit``), its dispatcher
     created with ubpe's cache directory applied (module docstring). An explicit signature
-    compiles, or loads from that cache, right here, as numba.njit does."""
+    compiles, or loads from that cache, right here, as numba.njit does.
+
+    ``no_cfunc_wrapper`` is True unless given: numba otherwise compiles, for every kernel, a C
+    wrapper that only a kernel passed as a first-class function value would use (none is): 10-15
+    ms of cold compile a kernel (``benchmarks/bench_compile.py``)."""
+    kwargs.setdefault("no_cfunc_wrapper", True)
     if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
         with _cache_dir_applied():
             return numba.njit(*args, **kwargs)

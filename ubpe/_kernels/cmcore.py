@@ -35,6 +35,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty
+from .intrinsics import bit_length, clamp, select
 
 # Status codes of the decoders.
 OK = 0
@@ -130,11 +131,9 @@ def _stretch_table(sq):
 
 @njit(cache=True, nogil=True, inline="always")
 def _clamp_bits(need, lo, hi):
-    """Smallest b in [lo, hi] with 2**b >= need (hi if none)."""
-    b = lo
-    while b < hi and (1 << b) < need:
-        b += 1
-    return b
+    """Smallest b in [lo, hi] with 2**b >= need (hi if none), for lo <= hi: bit_length(need - 1)
+    clamped to [lo, hi] (lo when need <= 1)."""
+    return clamp(select(need > 1, bit_length(need - 1), lo), lo, hi)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -148,7 +147,7 @@ def _code_bit(x1, x2, x, pos, buf, nb, p, y, decoding):
     rng = x2 - x1
     xmid = x1 + (rng >> 12) * p + (((rng & 0xFFF) * p) >> 12)
     if decoding:
-        y = 1 if x <= xmid else 0
+        y = np.int64(x <= xmid)
     if y:
         x2 = xmid
     else:
@@ -203,7 +202,7 @@ def _finish(x1, x2, x, pos, buf, nb, n, chk, decoding):
     the payload length; decoding OK, ERR_CHECK or ERR_LENGTH."""
     # check: 16 bits of the tokens' hash at probability 1/2 (2 bytes), so that corrupt data
     # decoding to other tokens is refused but for a 2**-16 chance
-    for j in range(16 if n > 0 else 0):
+    for j in range(select(n > 0, 16, 0)):
         yc = (chk >> (15 - j)) & 1
         x1, x2, x, pos, y = _code_bit(x1, x2, x, pos, buf, nb, 2048, yc, decoding)
         if y != yc:

@@ -72,12 +72,12 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
 from .cmcore import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+from .intrinsics import bit_length, clamp, imax, imin, select
 from .train import _prefetch  # a cache hint only: no effect on any value
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
@@ -116,22 +116,14 @@ MU_SHIFT = 5
 
 @njit(cache=True, nogil=True, inline="always")
 def _ub(m, cap):
-    """min(bit_length(m), cap) for m >= 0: ``cmsignal._ubucket`` (the same value), from a count
-    of leading zeros instead of a loop."""
-    b = 64 - leading_zeros(np.int64(m))
-    return b if b < cap else cap
-
-
-if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
-
-    def _ub(m, cap):  # noqa: F811
-        return min(int(m).bit_length(), cap)
+    """min(bit_length(m), cap) for m >= 0: ``cmsignal._ubucket`` (the same value)."""
+    return imin(bit_length(m), cap)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _sb(d, cap):
     """2 * min(bit_length(|d|), cap) + (d < 0): ``cmsignal._sbucket`` (the same value)."""
-    return 2 * _ub(d if d >= 0 else -d, cap) + (1 if d < 0 else 0)
+    return 2 * _ub(abs(d), cap) + (d < 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -160,8 +152,8 @@ def _encode_bit(x1, x2, pos, buf, p, y):
 def _rank(t, P, m):
     """u of token ``t`` for the predicted id ``P`` (module docstring), m = min(P, V - 1 - P)."""
     d = t - P
-    ad = d if d >= 0 else -d
-    return m + ad if ad > m else (2 * d - 1 if d > 0 else -2 * d)
+    ad = abs(d)
+    return ad + imin(ad, m) - ((ad <= m) & (d > 0))  # (2d - 1 or -2d within m of P, else m + |d|)
 
 
 # _contexts, _moments and _claim are called, not inline="always": numba types an inlined copy
@@ -173,13 +165,13 @@ def _contexts(t1, t2, mu, en, vocab_size):
     h1 = _hash(0, t1 + 1)  # order 1
     q1 = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
     lp = 2 * t1 - t2
-    lp = -1 if lp < -1 else (vocab_size + 1 if lp > vocab_size + 1 else lp)
+    lp = clamp(lp, -1, vocab_size + 1)
     q2 = _hash(_hash(lp + 0x3333, _sb(t1 - t2, 12)), 0x3456789)  # linear prediction
     eb = _ub(en >> 2, 15)
     q3 = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
     a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
     a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
-    sides = (1 if t1 * 16 < mu else 0) + 2 * (1 if t2 * 16 < mu else 0)
+    sides = (t1 * 16 < mu) + 2 * (t2 * 16 < mu)
     q4 = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
     return h1, q1, q2, q3, q4, lp
 
@@ -187,8 +179,8 @@ def _contexts(t1, t2, mu, en, vocab_size):
 @njit(cache=True, nogil=True)
 def _moments(mu, en, tok, t1, i):
     """(mu, en) after token ``i`` = ``tok`` (``t1`` the one before it)."""
-    dt = tok - t1 if i >= 1 else 0
-    return mu + (((tok << 4) - mu) >> MU_SHIFT), en + ((((dt if dt >= 0 else -dt) << 4) - en) >> 3)
+    dt = select(i >= 1, tok - t1, 0)
+    return mu + (((tok << 4) - mu) >> MU_SHIFT), en + (((abs(dt) << 4) - en) >> 3)
 
 
 @njit(cache=True, nogil=True)
@@ -313,8 +305,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         fc[ll + 1] = lim[ll] * 2
         bs[ll + 1] = bs[ll] + cnt[ll]
     C = N_CONTEXTS
-    G = (maxlen + 3) // 4 if maxlen > 0 else 1
-    o0bits = _clamp_bits(2 * n * (maxlen if maxlen > 0 else 1), MIN_O0_BITS, MAX_O0_BITS)
+    G = imax((maxlen + 3) // 4, 1)
+    o0bits = _clamp_bits(2 * n * imax(maxlen, 1), MIN_O0_BITS, MAX_O0_BITS)
     o0mask = (1 << o0bits) - 1
     T0 = full(1 << o0bits, (1 << 31), np.uint32)
     smask = zeros(C, np.int64)
@@ -324,7 +316,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         for k in range(ORDERS[c]):
             if distinct < (1 << 36):
                 distinct *= vocab_size + 1
-        need = n * G if n * G < 4 * distinct else 4 * distinct
+        need = imin(n * G, 4 * distinct)
         sb = _clamp_bits(need, MIN_SLOT_BITS, MAX_SLOT_BITS)
         smask[c] = (1 << sb) - 1
         toff[c + 1] = toff[c] + (1 << sb) * 16
@@ -336,7 +328,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     # across two lines the encoder ran ~5 % slower on audio tokens; same bytes)
     ta = ((-TH.ctypes.data) & 63) >> 1
     TH = TH[ta:ta + toff[C]]
-    NSET2 = 1 << (o0bits if o0bits < 12 else 12)
+    NSET2 = 1 << imin(o0bits, 12)
     # subtle: filled by these loops, not alloc.full: with full's fill the encoder ran ~4 %
     # slower on audio tokens (same bytes; measured against np.full and these loops)
     # subtle: both mixers' rows in one allocation, from its first 64-byte boundary: a row (64
@@ -357,7 +349,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     pat = empty(4 * 33, np.uint16)
     for k in range(33):
         d = (k - 16) * 128
-        d = -2047 if d < -2047 else (2047 if d > 2047 else d)
+        d = clamp(d, -2047, 2047)
         v = np.uint16(sq[d + 2047] * 16)
         for r in range(4):
             pat[r * 33 + k] = v
@@ -399,8 +391,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         elif mode == 1 or i == 1:
             P = t1
         else:
-            P = 0 if lp < 0 else (vm1 if lp > vm1 else lp)
-        m = P if P < vm1 - P else vm1 - P
+            P = clamp(lp, 0, vm1)
+        m = imin(P, vm1 - P)
         if not decoding:
             tok = np.int64(tokens[i])
             u = _rank(tok, P, m)
@@ -476,9 +468,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
                 _prefetch(TH, o2 + (_hash(q2, n4) & m2) * 16)
                 _prefetch(TH, o3 + (_hash(q3, n4) & m3) * 16)
                 _prefetch(TH, o4 + (_hash(q4, n4) & m4) * 16)
-            i0 = node if node <= o0mask else ((node * 0x9E3779B1) >> 11) & o0mask
+            i0 = select(node <= o0mask, node, ((node * 0x9E3779B1) >> 11) & o0mask)
             nc = node * 2
-            _prefetch(T0, nc if nc <= o0mask else ((nc * 0x9E3779B1) >> 11) & o0mask)
+            _prefetch(T0, select(nc <= o0mask, nc, ((nc * 0x9E3779B1) >> 11) & o0mask))
             _prefetch(W2, (nc & (NSET2 - 1)) * ROW)
             _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * ROW)
             _prefetch(AP, ((h1 * 0x9E3 + nc * 0x3B9) & amask) * 33 + 16)
@@ -498,13 +490,14 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             x4 = st[U(e3 >> 4)]
             x5 = st[U(e4 >> 4)]
             cn = e1 & 15
-            conf = 0 if cn == 0 else (1 if cn < 3 else (2 if cn < 15 else 3))
-            ms1 = ((depth if depth < 16 else 15) * 4 + conf) * ROW
+            # 0, 1, 2, 3 for 0, 1-2, 3-14, 15 (np.int64 each: numpy's bool + bool is a logical or)
+            conf = np.int64(cn > 0) + np.int64(cn >= 3) + np.int64(cn >= 15)
+            ms1 = (imin(depth, 15) * 4 + conf) * ROW
             ms2 = (node & (NSET2 - 1)) * ROW
             dot1 = _dot(W, ms1, x0, x1, x2, x3, x4, x5) >> 16
-            dot1 = -2047 if dot1 < -2047 else (2047 if dot1 > 2047 else dot1)
+            dot1 = clamp(dot1, -2047, 2047)
             dot2 = _dot(W2, ms2, x0, x1, x2, x3, x4, x5) >> 16
-            dot2 = -2047 if dot2 < -2047 else (2047 if dot2 > 2047 else dot2)
+            dot2 = clamp(dot2, -2047, 2047)
             dot = (dot1 + dot2) >> 1
             pm = sq[U(dot + 2047)]
             dd = dot + 2048
@@ -524,7 +517,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             # updates
             _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
             _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
-            near = ai + lo + (1 if wt >= 64 else 0)
+            near = ai + lo + (wt >> 6)  # (the upper knot when wt >= 64)
             # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
             aj = np.int64(AP[U(near)])
             AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
@@ -553,9 +546,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         if decoding:
             u = bs[depth] + cv - fc[depth]
             if u <= 2 * m:
-                tok = P + ((u + 1) >> 1) if (u & 1) else P - (u >> 1)
+                tok = select(u & 1, P + ((u + 1) >> 1), P - (u >> 1))
             else:
-                tok = P + (u - m) if P < vm1 - P else P - (u - m)
+                tok = select(P < vm1 - P, P + (u - m), P - (u - m))
             if tok < 0 or tok >= vocab_size:
                 return ERR_SYMBOL
             tokens[i] = tok
@@ -642,16 +635,16 @@ def _rank_counts(t, vocab_size, center):
         p2 = p1
         if i >= 2:
             p2 = 2 * p1 - np.int64(t[i - 2])
-            p2 = 0 if p2 < 0 else (vm1 if p2 > vm1 else p2)
-        u0 = _rank(tk, center, center if center < vm1 - center else vm1 - center)
-        u1 = _rank(tk, p1, p1 if p1 < vm1 - p1 else vm1 - p1)
-        u2 = _rank(tk, p2, p2 if p2 < vm1 - p2 else vm1 - p2)
+            p2 = clamp(p2, 0, vm1)
+        u0 = _rank(tk, center, imin(center, vm1 - center))
+        u1 = _rank(tk, p1, imin(p1, vm1 - p1))
+        u2 = _rank(tk, p2, imin(p2, vm1 - p2))
         u[0, i] = u0
         u[1, i] = u1
         u[2, i] = u2
-        top0 = u0 if u0 > top0 else top0
-        top1 = u1 if u1 > top1 else top1
-        top2 = u2 if u2 > top2 else top2
+        top0 = imax(u0, top0)
+        top1 = imax(u1, top1)
+        top2 = imax(u2, top2)
     c0 = zeros(top0 + 1, np.int64)
     c1 = zeros(top1 + 1, np.int64)
     c2 = zeros(top2 + 1, np.int64)

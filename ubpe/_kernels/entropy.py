@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.cpython.unsafe.numbers import leading_zeros
+from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
+from .intrinsics import bit_length, emit_bit_length, imax, imin, select
 
 # Adaptive Golomb-Rice code parameters (part of the stored format; never change them).
 RICE_LIMIT = 24  # unary quotients >= this escape to an explicit-length binary value
@@ -47,7 +49,7 @@ def pack_bits(values, width, out):
     acc = np.uint64(0)
     nacc = 0
     pos = 0
-    lo_w = width if width <= 32 else 32
+    lo_w = imin(width, 32)
     hi_w = width - lo_w
     lo_mask = np.uint64((1 << lo_w) - 1)
     for i in range(values.shape[0]):
@@ -176,37 +178,47 @@ def _get(buf, pos, nbits):
     return value
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _rice_param(a, n):
     """Smallest r with n * 2**r >= a (capped at MAX_RICE_PARAM): the adaptive Rice parameter.
 
     From the bit lengths, not a loop over r (a mispredicted exit per table entry): with d =
     bit_length(a) - bit_length(n), n << d has a's bit length, so r is d or d + 1.
     Preconditions: a >= 0, n >= 1, a < 2**62.
+
+    Normative as written here (plain Python: ``NUMBA_DISABLE_JIT`` runs this). Compiled, it is
+    the intrinsic below (the same int64 operations emitted into the calling kernel).
     """
     if a <= n:
         return 0
-    d = np.int64(leading_zeros(np.int64(n))) - np.int64(leading_zeros(np.int64(a)))
-    r = d if (np.int64(n) << d) >= a else d + 1
+    d = int(a).bit_length() - int(n).bit_length()
+    r = d if (n << d) >= a else d + 1
     return r if r < MAX_RICE_PARAM else MAX_RICE_PARAM
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _bit_length(v):
-    """Number of bits of ``v`` (0 <= v < 2**63; 0 for 0), from a count of leading zeros."""
-    return np.int64(64) - np.int64(leading_zeros(np.int64(v)))
+@intrinsic
+def _rice_param_intrinsic(typingctx, a, n):
+    """``_rice_param`` for integer ``a``, ``n`` (each converted to int64), returning int64."""
+    if not isinstance(a, types.Integer) or not isinstance(n, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        av = context.cast(builder, args[0], sig.args[0], types.int64)
+        nv = context.cast(builder, args[1], sig.args[1], types.int64)
+        small = builder.icmp_signed("<=", av, nv)
+        d = builder.sub(emit_bit_length(context, builder, av, types.int64),
+                        emit_bit_length(context, builder, nv, types.int64))
+        d = builder.select(small, ir.Constant(i64, 0), d)  # subtle: a shift in [0, 62] only
+        r = builder.select(builder.icmp_signed(">=", builder.shl(nv, d), av), d, builder.add(d, ir.Constant(i64, 1)))
+        cap = ir.Constant(i64, MAX_RICE_PARAM)
+        r = builder.select(builder.icmp_signed("<", r, cap), r, cap)
+        return builder.select(small, ir.Constant(i64, 0), r)
+
+    return types.int64(types.unliteral(a), types.unliteral(n)), codegen
 
 
-if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
-
-    def _rice_param(a, n):  # noqa: F811
-        r = 0
-        while (n << r) < a and r < MAX_RICE_PARAM:
-            r += 1
-        return r
-
-    def _bit_length(v):  # noqa: F811
-        return int(v).bit_length()
+if not numba.config.DISABLE_JIT:
+    _rice_param = _rice_param_intrinsic  # noqa: F811
 
 
 # _put_rice and _get_rice: one compiled function each (no explicit signature: those load at
@@ -227,11 +239,7 @@ def _put_rice(buf, pos, v, r):
         pos = _put(buf, pos, v & ((1 << r) - 1), r)
         return pos
     pos = _put(buf, pos, 0, RICE_LIMIT)
-    length = 0
-    t = v
-    while t > 0:
-        length += 1
-        t >>= 1
+    length = bit_length(v)
     pos = _put(buf, pos, length, ESC_LEN_BITS)
     pos = _put(buf, pos, v, length)
     return pos
@@ -482,9 +490,7 @@ def _put_trunc(buf, pos, v, m):
     """
     if m <= 1:
         return pos
-    b = 0
-    while (2 << b) <= m:
-        b += 1
+    b = bit_length(m) - 1
     u = (2 << b) - m
     if v < u:
         return _put_msb(buf, pos, v, b)
@@ -514,9 +520,7 @@ def _get_trunc(buf, pos, m, res):
         res[0] = 0
         res[1] = pos
         return OK
-    b = 0
-    while (2 << b) <= m:
-        b += 1
+    b = bit_length(m) - 1
     u = (2 << b) - m
     if pos + b > buf.shape[0] * 8:
         return ERR_TRUNCATED
@@ -621,7 +625,7 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
         acc += f
     if acc != m:  # every slot written exactly once, with a symbol < k
         return ERR_RANGE
-    bshift = total_bits - RANS_BUCKET_BITS if total_bits > RANS_BUCKET_BITS else 0
+    bshift = imax(total_bits - RANS_BUCKET_BITS, 0)
     nb = m >> bshift
     last = (1 << bshift) - 1
     bucket = zeros(nb, np.uint64)
@@ -634,7 +638,7 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
             whole += 1
     # measured break-even: about half the buckets whole; with a 2**17+ slot table in L2,
     # the exact path costs more and a quarter suffices
-    if whole * (2 if total_bits <= 16 else 4) < nb:
+    if whole * select(total_bits <= 16, 2, 4) < nb:
         bucket[:] = 0
     nw = words.shape[0]
     if nw < 2:
@@ -691,10 +695,10 @@ def rice_bits(values, bits):
     nr = bits.shape[0]
     for i in range(values.shape[0]):
         v = np.int64(values[i])
-        length = _bit_length(v)
+        length = bit_length(v)
         for r in range(nr):
             q = v >> r
-            bits[r] += q + 1 + r if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + length
+            bits[r] += select(q < RICE_LIMIT, q + 1 + r, RICE_LIMIT + ESC_LEN_BITS + length)
 
 
 @njit(cache=True, nogil=True)
@@ -731,7 +735,7 @@ def quantize_counts(counts, q, out, model):
     dequantize = model.shape[0] > 0
     for i in range(counts.shape[0]):
         c = np.int64(counts[i])
-        e = _bit_length(c) - (q + 1)
+        e = bit_length(c) - (q + 1)
         if e <= 0:
             out[i] = c
             if dequantize:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import njit
+from .intrinsics import bit_length
 
 #: Widest field a reader extracts from one 8-byte load at any bit offset (64 - 7).
 MAX_FIELD_BITS = 57
@@ -115,23 +116,10 @@ def decimal_inverse(k, shifts, low, divide, scale, out):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bit_length(a):
-    """Bits of ``a`` (uint64): 0 for 0."""
-    n = 0
-    while a >= np.uint64(1 << 16):
-        a >>= np.uint64(16)
-        n += 16
-    while a > np.uint64(0):
-        a >>= np.uint64(1)
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _remainder_bits(ay, grid, lowest, precision):
     """Remainder bits of a binary-stage value whose integer part has magnitude ``ay > 0``:
     ``max(0, min(grid - lowest, precision - bit_length(ay)))``."""
-    k = precision - _bit_length(ay)
+    k = precision - bit_length(ay)
     g = grid - lowest
     if g < k:
         k = g

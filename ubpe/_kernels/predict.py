@@ -17,16 +17,64 @@ import math
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros
+from numba import types
+from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
+from .intrinsics import bit_length, imax, imin, select
 
 
-@njit(cache=True, nogil=True, inline="always")
 def wrap(v, sh):
     """``v`` reduced modulo 2**(64 - sh) to its signed representative (sh in [0, 56])."""
     return np.int64(np.uint64(v) << np.uint64(sh)) >> np.int64(sh)
+
+
+def wrap_add(a, b, sh):
+    """``wrap(a + b, sh)``, the sum taken modulo 2**64 (a, b int64 or uint64)."""
+    return wrap(np.int64(np.uint64(a) + np.uint64(b)), sh)
+
+
+def wrap_sub(a, b, sh):
+    """``wrap(a - b, sh)``, the difference taken modulo 2**64 (a, b int64 or uint64)."""
+    return wrap(np.int64(np.uint64(a) - np.uint64(b)), sh)
+
+
+# Compiled, wrap, wrap_add and wrap_sub are intrinsics: the same int64 operations emitted into
+# the calling kernel, where an inlined copy of each (four conversions and two shifts) was typed
+# and lowered at every call site (their definitions above run under NUMBA_DISABLE_JIT).
+def _wrapping(op, args):
+    """Typing and LLVM of ``wrap`` after ``op`` (None, "add" or "sub") of the int64 conversions
+    of the integer ``args`` (the last one the shift)."""
+    if not all(isinstance(a, types.Integer) for a in args):
+        return None
+
+    def codegen(context, builder, sig, vals):
+        v, *rest, sh = [context.cast(builder, x, t, types.int64) for x, t in zip(vals, sig.args)]
+        if op is not None:
+            v = getattr(builder, op)(v, rest[0])  # (no nsw: wraps modulo 2**64)
+        return builder.ashr(builder.shl(v, sh), sh)
+
+    return types.int64(*[types.unliteral(a) for a in args]), codegen
+
+
+@intrinsic
+def _wrap(typingctx, v, sh):
+    return _wrapping(None, (v, sh))
+
+
+@intrinsic
+def _wrap_add(typingctx, a, b, sh):
+    return _wrapping("add", (a, b, sh))
+
+
+@intrinsic
+def _wrap_sub(typingctx, a, b, sh):
+    return _wrapping("sub", (a, b, sh))
+
+
+if not numba.config.DISABLE_JIT:
+    wrap, wrap_add, wrap_sub = _wrap, _wrap_add, _wrap_sub  # noqa: F811
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -72,7 +120,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
         for j in range(order):
             rev[order - 1 - j] = np.uint64(coefs[c0 + j])
         lo = b * block
-        hi = min(n, lo + block)
+        hi = imin(n, lo + block)
         c0 += order
         if not inverse:
             for i in range(lo, hi):
@@ -82,12 +130,12 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
                     p = src[i - 1]
                 else:
                     p = np.int64(0)
-                dst[i] = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+                dst[i] = wrap_sub(src[i], p, sh)
             continue
         i = lo
         while i < hi and i < order:  # the signal's first samples: the previous one
             p = dst[i - 1] if i >= 1 else np.int64(0)
-            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            dst[i] = wrap_add(src[i], p, sh)
             i += 1
         if i >= hi:
             continue
@@ -97,7 +145,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
             continue
         c1 = rev[order - 1]  # lag 1
         c2 = rev[order - 2] if order >= 2 else np.uint64(0)  # lag 2
-        m = order - 2 if order >= 2 else 0  # lags order .. 3, read from dst
+        m = imax(order - 2, 0)  # lags order .. 3, read from dst
         p1 = np.uint64(dst[i - 1])
         p2 = np.uint64(dst[i - 2]) if i >= 2 else np.uint64(0)  # (order 1: c2 is 0)
         for i in range(i, hi):
@@ -106,7 +154,7 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
             for j in range(m):
                 acc += rev[j] * np.uint64(window[j])
             acc += c2 * p2 + c1 * p1  # last: the sum of older lags does not wait for p1
-            v = wrap(np.int64(np.uint64(src[i]) + np.uint64(np.int64(acc) >> np.int64(shift))), sh)
+            v = wrap_add(src[i], np.int64(acc) >> np.int64(shift), sh)
             dst[i] = v
             p2 = p1
             p1 = np.uint64(v)
@@ -150,9 +198,9 @@ def lpc_unpack(head, data, coefs):
             return -1
         if order == 0:
             if prec != 0 or shift != 0:
-                bad = -2 if bad == 0 or bad < -2 else bad
+                bad = select((bad == 0) | (bad < -2), -2, bad)
         elif prec < 2 or prec > 16:
-            bad = -3 if bad == 0 or bad < -3 else bad
+            bad = select((bad == 0) | (bad < -3), -3, bad)
         if shift > 31 and bad == 0:
             bad = -4
         total += order * prec
@@ -172,7 +220,7 @@ def lpc_unpack(head, data, coefs):
             while got < w:  # at most 3 bytes
                 byte = (pos + got) >> 3
                 off = (pos + got) & 7
-                take = min(8 - off, w - got)
+                take = imin(8 - off, w - got)
                 v |= ((np.int64(data[byte]) >> off) & ((1 << take) - 1)) << got
                 got += take
             coefs[c] = v - ((v >> (w - 1)) << w)  # the top bit set: v - 2**w
@@ -207,8 +255,8 @@ def _residual_bits(s, lo, hi, order, q, shift, sh, acc):
     are then added sample by sample, in order (the same float sum)."""
     total = 0.0
     for c0 in range(lo, hi, _CHUNK):
-        c1 = min(hi, c0 + _CHUNK)
-        start = max(c0, order)  # samples from here on are predicted by the coefficients
+        c1 = imin(hi, c0 + _CHUNK)
+        start = imax(c0, order)  # samples from here on are predicted by the coefficients
         for t in range(c1 - c0):
             acc[t] = 0
         dst = acc[start - c0:c1 - c0]  # slices: no wrap-around checks in the loops
@@ -234,7 +282,7 @@ def _residual_bits(s, lo, hi, order, q, shift, sh, acc):
                 p = s[i - 1]
             else:
                 p = np.int64(0)
-            r = wrap(np.int64(np.uint64(s[i]) - np.uint64(p)), sh)
+            r = wrap_sub(s[i], p, sh)
             total += 2.0 * abs(float(r))  # zigzag magnitude, near enough
     return _geometric_bits(total, hi - lo)
 
@@ -310,7 +358,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     n = s.shape[0]
     nb = orders.shape[0]
     c0 = 0
-    wlen = max(1, min(block, n))  # never more than the signal: block may be up to 2**24
+    wlen = imax(1, imin(block, n))  # never more than the signal: block may be up to 2**24
     w = empty(wlen, np.float64)
     xw = empty(wlen, np.float64)
     r = zeros(max_order + 1, np.float64)
@@ -324,7 +372,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     w_len, w_kind = np.int64(-1), np.int64(-1)  # the window w holds
     for b in range(nb):
         lo = b * block
-        hi = min(n, lo + block)
+        hi = imin(n, lo + block)
         m = hi - lo
         # the order-0 fallback is always a candidate
         zero = np.int64(0)  # not a literal 0: one compiled _residual_bits for every call
@@ -338,7 +386,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 w_len, w_kind = m, windows[wi]
             for i in range(m):
                 xw[i] = float(s[lo + i]) * w[i]
-            kmax = min(max_order, m - 1) if m > 1 else 0
+            kmax = select(m > 1, imin(max_order, m - 1), 0)
             # r[k] = sum of xw[i + k] * xw[i] over i = 0 .. m - 1 - k, each lag's sum in that order;
             # subtle: the lags advance together, sample by sample: independent sums side by
             # side (a vector), where one lag after another waited on each addition's latency
@@ -346,7 +394,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 r[k] = 0.0
             for i in range(m):
                 v0 = xw[i]
-                h0 = xw[i:i + min(kmax, m - 1 - i) + 1]  # a slice: no wrap-around checks
+                h0 = xw[i:i + imin(kmax, m - 1 - i) + 1]  # a slice: no wrap-around checks
                 for k in range(h0.shape[0]):
                     r[k] += h0[k] * v0
             # Levinson-Durbin: errs[k] is the prediction error energy at order k
@@ -383,7 +431,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
             for k in range(1, usable + 1):
                 e = errs[k] / max(errs[0], 1e-300)
                 est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
-            for c in range(min(3, usable)):
+            for c in range(imin(3, usable)):
                 # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
                 # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
                 # compiles for seconds)
@@ -426,7 +474,7 @@ def reweight_scales(e, step, span, u):
     for j in range((n + step - 1) // step):
         i = j * step
         t = 0.0
-        for v in range(max(i - span // 2, 0), min(i + (span - 1) // 2 + 1, n)):
+        for v in range(imax(i - span // 2, 0), imin(i + (span - 1) // 2 + 1, n)):
             t += abs(e[v])
         scale = t / span + 1.0
         u[j] = 1.0 / (scale * scale)
@@ -497,7 +545,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     ``0 <= order <= 32``; ``precision`` in [2, 16]; ``sh`` in [0, 56]; ``span``, ``equations``,
     ``local >= 1``; ``len(q) >= order``.
     """
-    fit_lo = max(lo, order)
+    fit_lo = imax(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:
         return 0.0, 0, 0
@@ -506,7 +554,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     p = order + 1
     base = fit_lo - order
     # the block and the order samples before it as floats, then zeros to the padding's last equation
-    x = zeros(max(order + m, order + (rows - 1) * step + 1), np.float64)
+    x = zeros(imax(order + m, order + (rows - 1) * step + 1), np.float64)
     for i in range(base, hi):
         x[i - base] = float(s[i])
     u = zeros(rows, np.float64)  # the weights (reweight_scales writes all but the padding's)
@@ -520,7 +568,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     e = empty(m, np.float64)
     for j in range(m):
         e[j] = float(r[fit_lo + j])
-    start = max(lo, 1)  # samples lo.. predicted: from the previous sample below order
+    start = imax(lo, 1)  # samples lo.. predicted: from the previous sample below order
     acc = empty(hi - start, np.uint64)
     best_bits, best_k, best_shift = np.inf, 0, 0
     for _ in range(passes):
@@ -578,7 +626,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
         # lpc_filter's residual: predictions summed lag by lag over all the samples (loops
         # LLVM vectorizes; sums modulo 2**64, the same in any order), then sample by sample its
         # bits (one geometric law per local samples, in order) and the next pass's weights
-        first = max(lo, k)  # samples from here on are predicted by the coefficients
+        first = imax(lo, k)  # samples from here on are predicted by the coefficients
         for t in range(hi - start):
             acc[t] = 0
         for j in range(k):
@@ -595,7 +643,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
                 pred = s[i - 1]
             else:
                 pred = np.int64(0)
-            v = float(wrap(np.int64(np.uint64(s[i]) - np.uint64(pred)), sh))
+            v = float(wrap_sub(s[i], pred, sh))
             if i >= fit_lo:
                 e[i - fit_lo] = v
             total += 2.0 * abs(v)
@@ -610,18 +658,6 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
                 q[j] = qk[j]
     return best_bits, best_k, best_shift
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _bit_length(v):
-    """Number of bits of a non-negative int64 (0 for 0): 64 minus its leading zeros (one
-    instruction, where a shift loop took one iteration per bit)."""
-    return 64 - leading_zeros(np.int64(v))
-
-
-if numba.config.DISABLE_JIT:  # pure-Python debugging runs: leading_zeros is an LLVM intrinsic
-
-    def _bit_length(v):  # noqa: F811
-        return int(v).bit_length()
 
 
 @njit(cache=True, nogil=True)
@@ -664,34 +700,34 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     for i in range(n):
         p = np.int64(acc) >> np.int64(shift)
         if inverse:
-            dst[i] = wrap(np.int64(np.uint64(src[i]) + np.uint64(p)), sh)
+            dst[i] = wrap_add(src[i], p, sh)
             e = src[i]
         else:
-            e = wrap(np.int64(np.uint64(src[i]) - np.uint64(p)), sh)
+            e = wrap_sub(src[i], p, sh)
             dst[i] = e
         # this sample's adaptation value, for the updates that follow
         v = h[i]
         if rule == 0:
             a[i] = (v > 0) - (v < 0)
         else:
-            av = v if v >= 0 else -v
+            av = abs(v)
             if av < 0:  # the most negative int64
                 av = np.int64(0x7FFFFFFFFFFFFFFF)
             if av > (np.int64(1) << 50):
                 av = np.int64(1) << 50
             mag += av - (mag >> 4)
-            nb = _bit_length(mag >> 4)
+            nb = bit_length(mag >> 4)
             q = (av << 4) >> nb
             if q > 64:
                 q = 64
-            a[i] = q if v >= 0 else -q
+            a[i] = select(v >= 0, q, -q)
         if i + 1 == n:
             break
         # taps m0 .. order - 1 are live (m0 = order - i in the warm-up, else 0): wr[m] pairs
         # with a[i - order + m] for this update and h[i + 1 - order + m] for the next
         # prediction. Slicing first leaves loops over non-negative indices that LLVM
         # vectorizes (an index that may be negative costs a wrap-around check per element).
-        m0 = order - i if i < order else 0
+        m0 = imax(order - i, 0)
         k = order - m0
         start = i - order + m0
         wv = wr[m0:]
@@ -699,7 +735,7 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
         hv = h[start + 1:start + 1 + k]
         # one pass: each weight's update (by 0 when e == 0), then its product
         acc = np.uint64(rnd)
-        sgn = np.int64(1) if e > 0 else (np.int64(-1) if e < 0 else np.int64(0))
+        sgn = np.int64(e > 0) - np.int64(e < 0)  # (np.int64 each: numpy refuses bool - bool)
         for m in range(k):
             w = wv[m] + sgn * adapt[m]
             wv[m] = w
@@ -722,7 +758,7 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
         for i in range(n):
             a[i] = src[c, i]
         for t in range(m):
-            k = t if not inverse else m - 1 - t
+            k = select(inverse, m - 1 - t, t)
             lms_stage(a, orders[k], shifts[k], rules[k], sh, inverse, b)
             a, b = b, a
         for i in range(n):

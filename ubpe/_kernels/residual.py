@@ -13,11 +13,12 @@ backwards by the encoder so the decoder reads forwards.
 from __future__ import annotations
 
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
 from .entropy import ESC_LEN_BITS, MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
+from .intrinsics import bit_length, imax, imin, select
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
 #: with it is >= 0 by construction)
@@ -42,23 +43,11 @@ ERR_RAW = -6
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bitlen(z):
-    e = 0
-    while z >= 256:
-        z >>= 8
-        e += 8
-    while z > 0:
-        z >>= 1
-        e += 1
-    return e
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _bucket(z, bl):
     """Bucket of z >= 0; ``bl`` = bit-length table of 0..65535 (uint8)."""
     if z < 2:
         return z
-    e = np.int64(bl[U(z)]) if z < 65536 else 16 + _bitlen(z >> 16)
+    e = np.int64(bl[U(z)]) if z < 65536 else bit_length(z)
     return 2 * e - 2 + ((z >> (e - 2)) & 1)
 
 
@@ -74,14 +63,14 @@ def bitlen_table() -> np.ndarray:
 def _context(m, sh, bl):
     """The context of the next token: the bucket of the running magnitude ``m >> sh``, capped."""
     c = _bucket(m >> sh, bl)
-    return c if c < N_CONTEXTS else N_CONTEXTS - 1
+    return imin(c, N_CONTEXTS - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _symbol(token, center, m, sh, bl):
     """The model's view of one token: (z, context, bucket), z = zigzag(token - center)."""
     d = np.int64(token) - center
-    z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+    z = (d << 1) ^ (d >> 63)  # zigzag: 2d, or -2d - 1 below 0
     return z, _context(m, sh, bl), _bucket(z, bl)
 
 
@@ -100,7 +89,7 @@ def mag_stats(tokens, center, bl, rates, counts, m):
     raw = 0
     for i in range(tokens.shape[0]):
         d = np.int64(tokens[i]) - center
-        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
+        z = (d << 1) ^ (d >> 63)  # zigzag: 2d, or -2d - 1 below 0
         b = _bucket(z, bl)
         if b >= 4:
             raw += (b >> 1) - 1
@@ -225,7 +214,7 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
     # bucket's smallest magnitude (its raw bits zero), one uint64 load per symbol (pb <=
     # MAX_PB = 13 makes each field fit): the magnitude is that value | the raw bits
-    table = empty(max(nrows, 1) * size, np.uint64)
+    table = empty(imax(nrows, 1) * size, np.uint64)
     for c in range(N_CONTEXTS):
         r = rowoff[c]
         if r < 0:
@@ -235,8 +224,8 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             f = freqs[c, b]
             if f == 0:
                 continue
-            nb = (b >> 1) - 1 if b >= 4 else 0
-            top = ((2 | (b & 1)) << nb) if b >= 4 else b
+            nb = select(b >= 4, (b >> 1) - 1, 0)
+            top = select(b >= 4, (2 | (b & 1)) << nb, b)
             base = np.uint64(((f - 1) << 51) | (nb << 32) | top)
             row = table[a:a + f]  # (a slice and a loop-invariant base: the fill is vectorised)
             for j in range(f):
@@ -248,8 +237,8 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     small[1] = rowoff[1]
     for c in range(2, N_CONTEXTS):
         e = (c + 2) >> 1
-        lo = min((2 + (c & 1)) << (e - 2), SMALL_V)
-        hi = min((3 + (c & 1)) << (e - 2), SMALL_V) if c < N_CONTEXTS - 1 else SMALL_V
+        lo = imin((2 + (c & 1)) << (e - 2), SMALL_V)
+        hi = select(c < N_CONTEXTS - 1, imin((3 + (c & 1)) << (e - 2), SMALL_V), SMALL_V)
         small[lo:hi] = np.int32(rowoff[c])  # < 56 * 2**13
     nw = words.shape[0]
     if nw < 2:
@@ -272,8 +261,8 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     uselut = lut.shape[0] > 0
     rev = zeros(32, np.uint64)
     # the reconstruction's layout; without it, one channel of one block of order 0
-    n = dst.shape[0] if fused else out.shape[0]
-    channels = blocks.shape[0] if fused else 1
+    n = select(fused, dst.shape[0], out.shape[0])
+    channels = select(fused, blocks.shape[0], 1)
     frames = (n // channels if channels else 0) if fused else n
     for ch in range(channels):
         base = ch * frames
@@ -295,19 +284,19 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 for j in range(order):
                     rev[order - 1 - j] = np.uint64(coefs[c0 + j])
                 c0 += order
-                hi = base + min(frames, (bi + 1) * blocks[ch])
+                hi = base + imin(frames, (bi + 1) * blocks[ch])
                 c1 = rev[order - 1] if order >= 1 else np.uint64(0)  # lag 1
                 c2 = rev[order - 2] if order >= 2 else np.uint64(0)  # lag 2
-                mm = order - 2 if order >= 2 else 0  # lags order .. 3, read back from out
+                mm = imax(order - 2, 0)  # lags order .. 3, read back from out
             i = base + (bi * blocks[ch] if fused else 0)
             while i < hi:
                 v = m >> sh  # the context: _bucket(v), capped
                 if v < SMALL_V:
                     off = np.int64(small[np.uint64(v)])
                 else:
-                    e = 64 - np.int64(leading_zeros(np.uint64(v)))
+                    e = bit_length(v)
                     c = 2 * e - 2 + ((v >> (e - 2)) & 1)
-                    off = rowoff[c if c < N_CONTEXTS else N_CONTEXTS - 1]
+                    off = rowoff[imin(c, N_CONTEXTS - 1)]
                 if off < 0:
                     return ERR_CONTEXT
                 slot = x & mask
@@ -318,8 +307,8 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                 # every few tokens): a word past the end reads the last one again, and wp > nw
                 # is ERR_TRUNCATED at the end (unless the garbage decoded since fails first)
                 need = x < low
-                w = np.uint64(words[np.uint64(wp if wp < nw else nw - 1)])
-                x = ((x << np.uint64(32)) | w) if need else x
+                w = np.uint64(words[np.uint64(imin(wp, nw - 1))])
+                x = select(need, (x << np.uint64(32)) | w, x)
                 wp += np.int64(need)
                 if nacc < 32 and p + 4 <= nraw:  # 32 bits at once (nacc + 32 < 64)
                     up = np.uint64(p)
@@ -423,7 +412,7 @@ def _peek(buf, pos):
         for k in range(8):
             w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
     else:
-        for k in range(max(n - i, 0)):
+        for k in range(imax(n - i, 0)):
             w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
     return w >> np.uint64(pos & 7)
 
@@ -469,7 +458,7 @@ def table_decode(buf, pb, freqs):
         for b in range(lo, hi + 1):
             r = _rice_param(a, cnt)
             w = _peek(buf, pos)
-            q = np.int64(trailing_zeros(w)) if w != np.uint64(0) else np.int64(64)
+            q = np.int64(trailing_zeros(w))  # (64 for 0)
             if q < RICE_LIMIT and pos + q + 1 + r <= nbits and q + 1 + r <= 57:
                 v = (q << r) | np.int64((w >> np.uint64(q + 1)) & np.uint64((1 << r) - 1))
                 if v >= (1 << MAX_VALUE_BITS):
@@ -478,7 +467,7 @@ def table_decode(buf, pb, freqs):
             else:
                 st = _get_rice(buf, pos, r, res)
                 if st != OK:
-                    return ERR_RANGE if st != ERR_TRUNCATED else ERR_TRUNCATED
+                    return select(st != ERR_TRUNCATED, ERR_RANGE, ERR_TRUNCATED)
                 pos = res[1]
                 v = res[0]
             if v > size:
@@ -582,7 +571,7 @@ def mag_options(stats, pb_lo, ce, tbits, freqs):
                         t += 1
                     rp = _rice_param(a, cnt)
                     q = v >> rp
-                    pos += q + 1 + rp if q < RICE_LIMIT else RICE_LIMIT + ESC_LEN_BITS + _bitlen(v)
+                    pos += select(q < RICE_LIMIT, q + 1 + rp, RICE_LIMIT + ESC_LEN_BITS + bit_length(v))
                     a += v
                     cnt += 1
                     if cnt >= 16:

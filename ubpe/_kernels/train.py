@@ -37,6 +37,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import njit
+from .intrinsics import imin, select
 
 TOK = 0
 PREV = 1
@@ -110,7 +111,6 @@ if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the hint is a no-op
         return None
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _slot(key, mask):
     """Home slot of ``key`` (int64 >= 0) in a table of ``mask + 1`` (power of two) slots.
 
@@ -160,7 +160,6 @@ def _get_or_add(table, mask, keys, key, n_pids):
         h = (h + 1) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _before(s1, k1, s2, k2):
     """True if heap entry (s1, k1) ranks before (s2, k2): count descending, then key ascending.
 
@@ -168,6 +167,46 @@ def _before(s1, k1, s2, k2):
     Keys are unique per pid, so this is a strict total order over live entries (the spec's rank).
     """
     return s1 > s2 or (s1 == s2 and k1 < k2)
+
+
+# Compiled, _slot and _before are intrinsics: the same int64 operations emitted into the calling
+# kernel, where an inlined copy was typed and lowered at each of their 14 call sites (their
+# definitions above run under NUMBA_DISABLE_JIT).
+def _int64_args(context, builder, sig, args):
+    return [context.cast(builder, a, t, types.int64) for a, t in zip(args, sig.args)]
+
+
+@intrinsic
+def _slot_intrinsic(typingctx, key, mask):
+    if not isinstance(key, types.Integer) or not isinstance(mask, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        k, m = _int64_args(context, builder, sig, args)
+        i64 = ir.IntType(64)
+        x = builder.xor(k, builder.ashr(k, i64(31)))
+        x = builder.mul(x, i64(_MIX))
+        x = builder.xor(x, builder.ashr(x, i64(29)))
+        return builder.and_(x, m)
+
+    return types.int64(types.unliteral(key), types.unliteral(mask)), codegen
+
+
+@intrinsic
+def _before_intrinsic(typingctx, s1, k1, s2, k2):
+    if not all(isinstance(a, types.Integer) for a in (s1, k1, s2, k2)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        a1, b1, a2, b2 = _int64_args(context, builder, sig, args)
+        tie = builder.and_(builder.icmp_signed("==", a1, a2), builder.icmp_signed("<", b1, b2))
+        return builder.or_(builder.icmp_signed(">", a1, a2), tie)
+
+    return types.boolean(*[types.unliteral(a) for a in (s1, k1, s2, k2)]), codegen
+
+
+if not numba.config.DISABLE_JIT:
+    _slot, _before = _slot_intrinsic, _before_intrinsic  # noqa: F811
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -276,8 +315,8 @@ def link_documents(ids, doc_offsets, unit_offsets, rec, pu):
         b = doc_offsets[d + 1]
         for i in range(a, b):
             rec[i, TOK] = ids[i]
-            rec[i, PREV] = i - 1 if i > a else -1
-            rec[i, NEXT] = i + 1 if i + 1 < b else -1
+            rec[i, PREV] = select(i > a, i - 1, -1)
+            rec[i, NEXT] = select(i + 1 < b, i + 1, -1)
             rec[i, PID] = -1
     for u in range(unit_offsets.shape[0] - 1):
         for i in range(unit_offsets[u], unit_offsets[u + 1]):
@@ -300,7 +339,7 @@ def count_initial_pairs(rec, V, table, keys, cnt, start, state, pu, uw, dense, A
     n = rec.shape[0]
     n_pids = state[S_NPIDS]
     is_dense = dense.shape[0] > 0
-    cap = keys.shape[0] if is_dense else min(keys.shape[0], table.shape[0] // 2)
+    cap = select(is_dense, keys.shape[0], imin(keys.shape[0], table.shape[0] // 2))
     for i in range(start, n):
         j = rec[i, NEXT]
         if j == -1:
@@ -486,7 +525,7 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     # the left-to-right non-overlapping replacement of the spec.
     # the positions are scattered over rec: ask for those of later occurrences early, so that
     # the cache misses overlap instead of each stalling the walk
-    for k in range(occ_s[P], min(occ_s[P] + _AHEAD, seg_end)):
+    for k in range(occ_s[P], imin(occ_s[P] + _AHEAD, seg_end)):
         _prefetch(rec, pool[k])
         _prefetch(pu, pool[k])
     for k in range(occ_s[P], seg_end):
@@ -719,9 +758,9 @@ def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsn
             # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t.
             # subtle: with multiplicities the count overstates the occurrences; the pair's pool
             # segment (a superset of them) bounds them too, and without them c is the smaller.
-            c = min(c, occ_e[p] - occ_s[p])
+            c = imin(c, occ_e[p] - occ_s[p])
             n_pids = state[S_NPIDS]
-            bound = min(2 * c, 2 * (alphabet_size + n_merges + 1))
+            bound = imin(2 * c, 2 * (alphabet_size + n_merges + 1))
             msize = 16
             while msize < 2 * bound:
                 msize *= 2
