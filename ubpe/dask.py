@@ -31,7 +31,7 @@ from . import stepwise, trainer
 from .alphabet import Alphabet, dtype_for
 from .tokenizer import Tokenizer, _default_dtype, _residuals
 
-__all__ = ["fit", "compress", "to_zarr", "from_zarr"]
+__all__ = ["fit", "compress", "to_zarr", "from_zarr", "fill_value"]
 
 #: ``predictor="auto"`` chooses the chain on about this many values, whole partitions spread
 #: over the collection (``Tokenizer.fit(predictor="auto")``'s choice on that sample).
@@ -273,7 +273,8 @@ def fit(
             actors = [client.submit(_ShareActor, fit_id, indices, alpha, tok.window, n_docs, V, actor=True,
                                     workers=[address], allow_other_workers=False, pure=False)
                       for address, indices in by_worker.items()]
-            shares = [f.result() for f in actors]
+            with client.as_current():  # actor handles bind to the current client
+                shares = [f.result() for f in actors]
         result = stepwise.train(shares, alphabet_size=a, n_tokens=n_tokens, n_candidates=nc, min_count=min_count,
                                 V=V, n_units=n_units, progress=progress)
     finally:
@@ -314,21 +315,54 @@ def compress(array: Any, tokenizer: Tokenizer, **kwargs: Any) -> list[Any]:
 def to_zarr(array: Any, path: str, tokenizer: Tokenizer | None = None, *, level: int = 1,
             overwrite: bool = False) -> None:
     """Write a dask array as a zarr (format 2) array on disk whose chunks are ubpe containers
-    (:class:`ubpe.codec.UBPECodec`, the model in the array's configuration when given), one task
-    per chunk, in parallel. Read it back lazily with :func:`from_zarr`."""
+    (:class:`ubpe.codec.UBPECodec` at ``level``, the model in the array's configuration when
+    given: a model fitted with a ``predictor`` applies its chain to every chunk), one task per
+    chunk, in parallel. Read it back lazily with :func:`from_zarr`.
+
+    zarr stores the last partial chunk of an axis whole, padded with the array's fill value;
+    with a model, the fill value is one the model codes without escapes (:func:`fill_value`)."""
     import dask.array as da
     import zarr
 
     from .codec import UBPECodec
 
-    z = zarr.create_array(path, shape=array.shape, chunks=tuple(c[0] for c in array.chunks), dtype=array.dtype,
+    fill = 0 if tokenizer is None else fill_value(tokenizer, array.dtype)
+    z = zarr.create_array(_absolute(path), shape=array.shape, chunks=tuple(c[0] for c in array.chunks), dtype=array.dtype,
                           zarr_format=2, compressors=UBPECodec(model=tokenizer, level=level),
-                          overwrite=overwrite)
+                          fill_value=fill, overwrite=overwrite)
     da.store(array, z, lock=False)
+
+
+def fill_value(tokenizer: Tokenizer, dtype: Any) -> int:
+    """The zarr fill value for an array of ``dtype`` stored with ``tokenizer`` as shared model: zarr
+    pads the last partial chunk of an axis with it, so it should cost no escape. Without a front
+    end, the value of the model's (integer) alphabet nearest 0 that ``dtype`` holds (0 when the
+    alphabet has it); behind one (``tokenizer.predictor``), 0: a constant run predicts to
+    residuals 0 whatever its value. Falls back to 0."""
+    alphabet = tokenizer.alphabet
+    dtype = np.dtype(dtype)
+    if tokenizer.predictor is not None or alphabet is None or alphabet.kind == "symbols" or dtype.kind not in "iu":
+        return 0
+    if alphabet.kind == "range":  # 0 .. A-1
+        return 0
+    values = alphabet.values  # sorted, int64 (or uint64: all >= 0)
+    at = int(np.searchsorted(values, 0)) if values.dtype.kind == "i" else 0
+    info = np.iinfo(dtype)
+    near = [v for v in values[max(0, at - 1):at + 1].tolist() if info.min <= v <= info.max]  # around 0
+    return int(min(near, key=abs)) if near else 0
 
 
 def from_zarr(path: str) -> Any:
     """The zarr array at ``path`` as a lazy dask array (chunks decoded when computed)."""
     import dask.array as da
 
-    return da.from_zarr(path)
+    return da.from_zarr(_absolute(path))
+
+
+def _absolute(path: Any) -> Any:
+    """A local path made absolute: workers resolve a relative one in their own working folder."""
+    import os
+
+    if isinstance(path, (str, os.PathLike)) and "://" not in str(path):
+        return os.path.abspath(path)
+    return path
