@@ -98,6 +98,11 @@ def test_the_default_alphabet_is_the_range_of_the_array(signal):
     assert got == in_memory([x[i:i + 5000] for i in range(0, 20_000, 5000)], full, len(full) + 100)
     with pytest.raises(TypeError, match="range"):
         ubpe_dask.fit(db.from_sequence([x]), n_tokens=5000)
+    span = int(x.max()) - int(x.min()) + 1
+    with pytest.raises(ValueError, match=f"at least that.*predictor"):
+        ubpe_dask.fit(da.from_array(x, chunks=5000), n_tokens=span - 1, client=False)
+    with pytest.raises(ValueError, match="n_tokens"):  # a range of 2**40 integers is never built
+        ubpe_dask.fit(da.from_array(np.array([0, 2**40]), chunks=1), n_tokens=100, client=False)
 
 
 def test_bad_collections_and_values_are_named(signal):

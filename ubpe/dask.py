@@ -152,25 +152,38 @@ class _ShareActor:
 
 
 def _sample(parts: list[Any], values: int) -> list[np.ndarray]:
-    """Documents of whole partitions spread evenly over ``parts`` until about ``values`` values
-    (the last document cut), computed on the active scheduler."""
+    """Documents of whole partitions spread over ``parts``, in collection order, about ``values``
+    values in all (the last document cut); computed eight partitions at a time on the active
+    scheduler, never more than needed. A collection of fewer values is taken whole."""
     import dask
 
+    n = len(parts)
+    order: list[int] = []  # 0, n/2, n/4, 3n/4, ...: each index once, spread at every prefix
+    seen: set[int] = set()
+    m = 1
+    while len(order) < n:
+        for i in range(m):
+            j = i * n // m
+            if j not in seen:
+                seen.add(j)
+                order.append(j)
+        m *= 2
+    taken: dict[int, list[np.ndarray]] = {}
+    total = 0
+    for k in range(0, n, 8):
+        if total >= values:
+            break
+        batch = order[k:k + 8]
+        for i, block in zip(batch, dask.compute(*[parts[i] for i in batch])):
+            taken[i] = [np.asarray(d).reshape(-1) for d in _documents(block)]
+            total += sum(d.size for d in taken[i])
     docs: list[np.ndarray] = []
     total = 0
-    n = len(parts)
-    for step in (max(1, n // 8), 1):
-        picked = list(range(0, n, step))
-        for block in dask.compute(*[parts[i] for i in picked]):
-            for d in _documents(block):
-                if total >= values:
-                    break
-                d = np.asarray(d).reshape(-1)[: values - total]
-                docs.append(d)
-                total += d.size
-        if total >= values or step == 1:
-            break
-        docs, total = [], 0  # too few values: take every partition
+    for i in sorted(taken):
+        for d in taken[i]:
+            if total < values:
+                docs.append(d[: values - total])
+                total += docs[-1].size
     return docs
 
 
@@ -248,6 +261,10 @@ def fit(
             hi = max(s[3] for _, s in summaries if s[3] is not None)
             if distinct and hi - lo + 1 > n_tokens:  # Tokenizer.fit's alphabet of residuals
                 alphabet = Alphabet(np.unique(np.concatenate([s[4] for _, s in summaries if s[4] is not None])))
+            elif hi - lo + 1 > n_tokens:
+                raise ValueError(f"n_tokens={n_tokens} is smaller than the alphabet: every integer from {lo} to "
+                                 f"{hi} ({hi - lo + 1} values); raise n_tokens to at least that, fit behind a "
+                                 f"predictor, or give alphabet=")
             else:
                 alphabet = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
         tok = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count, weighting=weighting,
