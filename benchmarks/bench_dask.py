@@ -3,7 +3,7 @@ processes; CPU and wall time, model bytes checked equal; compression of the chun
 workers.
 
     python benchmarks/bench_dask.py [--sizes all 100000000] [--chunk C] [--n-tokens T]
-                                    [--repeats R] [--compress-level L] [--no-compress]
+                                    [--repeats R] [--compress] [--compress-level L]
 
 Data: the 120 neural recordings joined (``all``: 11 848 970 int16 values), or joined and
 repeated to N values, written as an uncompressed zarr array in a temporary folder with chunks of
@@ -15,6 +15,10 @@ within each of ``--repeats`` rounds (default 3):
 - ``dask.fit, 1 worker`` / ``2 workers``: on a ``LocalCluster`` of that many worker processes
   with one thread each, started beforehand (not timed; a small fit compiles or loads the kernels
   in every worker first).
+
+With ``--compress``, ``ubpe.dask.compress`` of the first size's chunks with the fitted model
+(``--compress-level``, default 1) on 1 and 2 workers, alternated, containers checked equal to
+``ubpe.compress``'s.
 
 Wall time: ``time.perf_counter`` around the call. CPU time: this process's (the client and the
 local scheduler) plus every worker process's (``resource.getrusage`` read before and after
@@ -89,7 +93,6 @@ def timed(fn, clients=()):
 
 
 def run_size(label: str, x: np.ndarray, args, folder: str) -> tuple[list[dict], list[dict]]:
-    import dask
     import dask.array as da
     import zarr
     from distributed import Client, LocalCluster
@@ -107,7 +110,7 @@ def run_size(label: str, x: np.ndarray, args, folder: str) -> tuple[list[dict], 
     print(f"\n{label}: {x.size} int16 values, {len(docs)} chunks of {args.chunk} (each a document); alphabet "
           f"{len(alphabet)}, n_tokens {n_tokens}, n_candidates 50")
 
-    clusters = {n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    clusters = {n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                 silence_logs=50) for n in (1, 2)}
     clients = {n: Client(c, set_as_default=False) for n, c in clusters.items()}
     try:
@@ -156,7 +159,6 @@ def run_size(label: str, x: np.ndarray, args, folder: str) -> tuple[list[dict], 
                         ubpe_dask.compress(arr, tok, level=args.compress_level), sync=True), (clients[n],))
                     compress_rows.append(dict(size=label, workers=n, round=r, wall_s=wall, cpu_s=cpu,
                                               same_bytes=list(out) == blobs))
-            del dask
         memory = {n: max(c.run(peak_rss_mib).values()) for n, c in clients.items()}
     finally:
         for c in clients.values():
@@ -192,6 +194,9 @@ def run_size(label: str, x: np.ndarray, args, folder: str) -> tuple[list[dict], 
 
 
 def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # cluster start and stop notices
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", nargs="+", default=["all", "100000000"],
                     help="'all' (the 120 recordings joined) or a number of values (joined, repeated)")
@@ -199,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-tokens", type=int, default=1024, help="merges: n_tokens is the alphabet plus this")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--compress-level", type=int, default=1)
-    ap.add_argument("--no-compress", dest="compress", action="store_false",
-                    help="skip dask.compress (measured on the first size)")
+    ap.add_argument("--compress", action="store_true",
+                    help="also time ubpe.dask.compress on the first size, 1 and 2 workers alternated")
     add_json_arg(ap, "dask.json")
     args = ap.parse_args(argv)
 
