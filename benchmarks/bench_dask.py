@@ -193,6 +193,46 @@ def run_size(label: str, x: np.ndarray, args, folder: str) -> tuple[list[dict], 
     return rows, runs + compress_rows
 
 
+def readme_sizes(folder: str) -> list[dict]:
+    """Bytes on disk of the README's example (a zarr array through ubpe.dask.fit and to_zarr, no
+    cluster) on the MIT-BIH 208 ECG (108 000 int16 values) in chunks of 20 000 (zarr pads the last
+    with 12 000 fill values), against zarr's default compressor and ubpe without a shared model."""
+    import dask.array as da
+    import zarr
+
+    import ubpe
+    from ubpe import dask as ubpe_dask
+
+    ecg = _data.ecg()
+
+    def stored(path: str) -> int:
+        return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+    zarr.create_array(f"{folder}/ecg.zarr", data=ecg, chunks=(20_000,), zarr_format=2)
+    default = zarr.open_array(f"{folder}/ecg.zarr").compressors
+    x = da.from_zarr(f"{folder}/ecg.zarr", inline_array=True)
+    rows = [dict(store=f"zarr default {default[0]!r}", level="-", bytes=stored(f"{folder}/ecg.zarr"))]
+    for level in (1, 2):
+        ubpe_dask.to_zarr(x, f"{folder}/own-{level}.zarr", level=level)
+        rows.append(dict(store="ubpe, a model per chunk (no tokenizer)", level=level,
+                         bytes=stored(f"{folder}/own-{level}.zarr")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for n_tokens, predictor in ((2048, None), (2048, "delta1"), (256, "auto")):
+            tok = ubpe_dask.fit(x, n_tokens=n_tokens, predictor=predictor, client=False)
+            for level in (1, 2):
+                path = f"{folder}/shared-{n_tokens}-{predictor}-{level}.zarr"
+                ubpe_dask.to_zarr(x, path, tok, level=level)
+                assert np.array_equal(zarr.open_array(path)[:], ecg)
+                last = ubpe.describe(Path(f"{path}/5").read_bytes())
+                rows.append(dict(store=f"ubpe.dask.fit(n_tokens={n_tokens}, predictor={predictor!r}) -> "
+                                       f"{tok.predictor or 'none'}, model {len(tok.to_bytes())} B",
+                                 level=level, bytes=stored(path), **{"last chunk escapes": last.escapes}))
+    print("\nThe README's example on the ECG (108 000 values, chunks of 20 000; sizes on disk, metadata included):")
+    print(format_table(rows))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     import logging
 
@@ -212,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     base = np.concatenate(_data.neural(None))
     all_rows, all_runs = [], []
     with tempfile.TemporaryDirectory(prefix="ubpe-bench-dask-") as folder:
+        sizes = readme_sizes(folder)
         for label in args.sizes:
             x = base if label == "all" else np.resize(base, int(label))
             rows, runs = run_size(label, x, args, folder)
@@ -222,12 +263,14 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     path = result_path(args)
     if path:
-        write_json(path, {"rows": all_rows, "runs": all_runs},
+        write_json(path, {"rows": all_rows, "runs": all_runs, "readme_sizes": sizes},
                    {"chunk": args.chunk, "merges": args.n_tokens, "repeats": args.repeats})
         md = Path(path).with_suffix(".md")
         md.write_text("`python benchmarks/bench_dask.py " + " ".join(argv if argv is not None else sys.argv[1:])
                       + "` (medians of the rounds; CPU = client + scheduler + workers)\n\n"
-                      + _markdown(all_rows) + "\n")
+                      + _markdown(all_rows) + "\n\nThe README's example on the ECG (108 000 values, chunks of "
+                      "20 000: zarr pads the last with 12 000 fill values), bytes on disk, metadata "
+                      "included:\n\n" + _markdown([{k: r.get(k, "-") for k in sizes[-1]} for r in sizes]) + "\n")
         print(f"wrote {md}")
     ok = all(r["model equal"] for r in all_rows) and all(r.get("same_bytes", True) for r in all_runs)
     return 0 if ok else 1
@@ -236,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
 def _markdown(rows: list[dict]) -> str:
     cols = list(rows[0])
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    lines += ["| " + " | ".join(str(r.get(c, "-")) for c in cols) + " |" for r in rows]
     return "\n".join(lines)
 
 

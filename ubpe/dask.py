@@ -20,6 +20,7 @@ the array, and the scheduler runs them all on the worker that has it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections.abc import Callable
@@ -167,12 +168,11 @@ class _Remote:
         return self._actor.apply(merge_keys, new_ids, separate_thread=False)
 
 
-def _sample(parts: list[Any], values: int) -> list[np.ndarray]:
+def _sample(parts: list[Any], values: int, compute: Callable[..., Any]) -> list[np.ndarray]:
     """Documents of whole partitions spread over ``parts``, in collection order, about ``values``
-    values in all (the last document cut); computed eight partitions at a time on the active
-    scheduler, never more than needed. A collection of fewer values is taken whole."""
-    import dask
-
+    values in all (the last document cut); computed eight partitions at a time by ``compute``
+    (``dask.compute``'s signature), never more than needed. A collection of fewer values is
+    taken whole."""
     n = len(parts)
     order: list[int] = []  # 0, n/2, n/4, 3n/4, ...: each index once, spread at every prefix
     seen: set[int] = set()
@@ -190,7 +190,7 @@ def _sample(parts: list[Any], values: int) -> list[np.ndarray]:
         if total >= values:
             break
         batch = order[k:k + 8]
-        for i, block in zip(batch, dask.compute(*[parts[i] for i in batch])):
+        for i, block in zip(batch, compute(*[parts[i] for i in batch])):
             taken[i] = [np.asarray(d).reshape(-1) for d in _documents(block)]
             total += sum(d.size for d in taken[i])
     docs: list[np.ndarray] = []
@@ -248,12 +248,13 @@ def fit(
         raise TypeError("ubpe.dask.fit needs alphabet= (a size, values or an Alphabet)")
     check = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count, weighting=weighting,
                       window=window)  # validates the arguments before any work
+    client = _client() if client is None else (client or None)
     if predictor == "auto":
-        predictor = check._choose_predictor(_sample(parts, AUTO_SAMPLE))
+        compute = dask.compute if client is None else (lambda *objs: client.gather(client.compute(list(objs))))
+        predictor = check._choose_predictor(_sample(parts, AUTO_SAMPLE, compute))
     elif predictor is not None:
         _residuals([np.zeros(0, dtype=np.int64)], predictor)  # validates the name
     distinct = alphabet is None and predictor is not None
-    client = _client() if client is None else (client or None)
     fit_id = uuid.uuid4().hex
 
     # Read every partition where it lives (kept there: only a summary comes back).
@@ -312,7 +313,8 @@ def fit(
                                 V=V, n_units=n_units, progress=progress)
     finally:
         if client is not None:
-            client.run(_forget, fit_id)
+            with contextlib.suppress(Exception):  # a failed clean-up must not hide the error
+                client.run(_forget, fit_id)
     tok._adopt(result, alpha, _default_dtype(alpha, dtype), stacklevel=3)
     tok.predictor = predictor
     return tok
