@@ -643,7 +643,7 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     return count, df
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def select_batch(keys, cnt, table, hsnap, hkey, hpid, hlen, cand_pid, cand_cnt, cand_ok, n_candidates,
                  min_count, V):
     """Steps 1-3 of a batch (docs/algorithm.md): pop the top ``n_candidates`` pairs in exact rank
@@ -705,7 +705,7 @@ def select_batch(keys, cnt, table, hsnap, hkey, hpid, hlen, cand_pid, cand_cnt, 
     return nc, hlen
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _room_for_merge(rec, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, state, p, X, V, min_count):
     """Check the capacity a merge of pair ``p`` into token ``X`` needs (see :func:`_merge_pair`),
     compacting the pool when its tail is short. Returns the size of the per-merge table to use,
