@@ -152,20 +152,19 @@ class _ShareActor:
         return self._share.apply(merge_keys, new_ids)
 
 
-class _Remote:
-    """A :class:`_ShareActor` as a share of :func:`ubpe.stepwise.train`: each call runs in the
-    worker's event loop (``separate_thread=False``, which ``distributed`` takes from the call's
-    keywords): a round then waits for no thread hand-over on the worker, which costs most of a
-    short round's time on a loaded machine. (Were the keyword no longer taken, the methods ignore it.)"""
+def _on_actors(client: Any, actors: list[Any]) -> Callable[..., list]:
+    """``call(method, *args)``: the answers of every actor to ``method(*args)``, the calls issued
+    at once from the client's event loop (one hand-over between threads a round in this process,
+    not a few per worker). Each call runs in its worker's event loop (``separate_thread=False``,
+    taken by ``distributed`` from the keywords; the methods ignore it otherwise): no hand-over
+    to another thread on the worker either. On a loaded machine each hand-over waits for a core,
+    and a round is otherwise short."""
 
-    def __init__(self, actor: Any) -> None:
-        self._actor = actor
+    async def gather(method: str, args: tuple) -> list:
+        futures = [getattr(a, method)(*args, separate_thread=False) for a in actors]
+        return [await f for f in futures]
 
-    def initial(self) -> Any:
-        return self._actor.initial(separate_thread=False)
-
-    def apply(self, merge_keys: np.ndarray, new_ids: np.ndarray) -> Any:
-        return self._actor.apply(merge_keys, new_ids, separate_thread=False)
+    return lambda method, *args: client.sync(gather, method, args)
 
 
 def _sample(parts: list[Any], values: int, compute: Callable[..., Any]) -> list[np.ndarray]:
@@ -308,7 +307,7 @@ def fit(
                                     workers=[address], allow_other_workers=False, pure=False)
                       for address, indices in by_worker.items()]
             with client.as_current():  # actor handles bind to the current client
-                shares = [_Remote(f.result()) for f in actors]
+                shares = _on_actors(client, [f.result() for f in actors])
         result = stepwise.train(shares, alphabet_size=a, n_tokens=n_tokens, n_candidates=nc, min_count=min_count,
                                 V=V, n_units=n_units, progress=progress)
     finally:

@@ -206,23 +206,25 @@ class BatchSelector:
         return self.keys[self.cand_pid[:nc][self.cand_ok[:nc]]].copy()
 
 
-def _value(x: Any) -> Any:
-    """A share's answer: a future's result (a dask actor's), or the value itself."""
-    return x.result() if hasattr(x, "result") else x
+def _each(shares: Sequence[Any]) -> Callable[..., list]:
+    """Call a method of every share in turn: ``call("apply", keys, ids)`` -> their answers."""
+    return lambda method, *args: [getattr(s, method)(*args) for s in shares]
 
 
-def train(shares: Sequence[Any], *, alphabet_size: int, n_tokens: int, n_candidates: int, min_count: int,
-          V: int, n_units: int, progress: Callable[[int], None] | None = None) -> _trainer.TrainResult:
-    """Train over ``shares``: objects with :class:`ShareTrainer`'s ``initial`` and ``apply``
-    (ShareTrainers, or dask actors holding them: each call is issued to every share before any
-    answer is awaited, so shares on different workers work at once).
+def train(shares: Sequence[Any] | Callable[..., list], *, alphabet_size: int, n_tokens: int, n_candidates: int,
+          min_count: int, V: int, n_units: int, progress: Callable[[int], None] | None = None
+          ) -> _trainer.TrainResult:
+    """Train over ``shares``: :class:`ShareTrainer` objects, or a function ``call(method, *args)``
+    returning the answers of every share to ``ShareTrainer.<method>(*args)`` (how
+    :func:`ubpe.dask.fit` reaches its workers' actors, all at once).
 
     ``n_candidates`` is the trainer's ``min(n_candidates, total values)`` (at least 1), ``V``
     the key base the shares use (``n_tokens + n_candidates``); ``n_units`` the idf units of all
     shares. The result equals :func:`ubpe.trainer.train` on all the shares' documents.
     """
+    call = shares if callable(shares) else _each(shares)
     selector = BatchSelector(V, n_candidates, min_count)
-    for keys, counts in [_value(f) for f in [s.initial() for s in shares]]:
+    for keys, counts in call("initial"):
         selector.add(keys, counts)
     merges: list[np.ndarray] = []
     batches: list[np.ndarray] = []
@@ -237,7 +239,7 @@ def train(shares: Sequence[Any], *, alphabet_size: int, n_tokens: int, n_candida
             stopped_early = True
             break
         new_ids = np.arange(alphabet_size + n_merges, alphabet_size + n_merges + chosen.shape[0], dtype=np.int32)
-        answers = [_value(f) for f in [s.apply(chosen, new_ids) for s in shares]]
+        answers = call("apply", chosen, new_ids)
         count = np.zeros(chosen.shape[0], dtype=np.int64)
         df = np.zeros(chosen.shape[0], dtype=np.int64)
         for c, d, keys, delta in answers:
