@@ -132,6 +132,9 @@ def test_chunks_compress_as_compress_does_and_a_zarr_array_reads_back(tmp_path, 
     lazy = ubpe_dask.from_zarr(path)
     assert isinstance(lazy, da.Array) and lazy.chunks == arr.chunks and lazy.dtype == signal.dtype
     assert np.array_equal(lazy[20_000:40_000].compute(), signal[20_000:40_000])
+    uneven = da.from_array(signal, chunks=((15_000, 5_000, 25_000, 15_000),))  # zarr chunks of 15 000
+    ubpe_dask.to_zarr(uneven, str(tmp_path / "uneven.zarr"), tok)
+    assert np.array_equal(ubpe_dask.from_zarr(str(tmp_path / "uneven.zarr")).compute(), signal)
 
 
 @settings(max_examples=12, deadline=None)

@@ -361,7 +361,11 @@ def to_zarr(array: Any, path: str, tokenizer: Tokenizer | None = None, *, level:
     from .codec import UBPECodec
 
     fill = 0 if tokenizer is None else fill_value(tokenizer, array.dtype)
-    z = zarr.create_array(_absolute(path), shape=array.shape, chunks=tuple(c[0] for c in array.chunks), dtype=array.dtype,
+    chunks = tuple(c[0] for c in array.chunks)
+    if any(len(set(c[:-1])) > 1 or c[-1] > c[0] for c in array.chunks):
+        # one task per zarr chunk: two tasks writing parts of one chunk would race (lock=False)
+        array = array.rechunk(chunks)
+    z = zarr.create_array(_absolute(path), shape=array.shape, chunks=chunks, dtype=array.dtype,
                           zarr_format=2, compressors=UBPECodec(model=tokenizer, level=level),
                           fill_value=fill, overwrite=overwrite)
     da.store(array, z, lock=False)
