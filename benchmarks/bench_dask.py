@@ -249,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     add_json_arg(ap, "dask.json")
     args = ap.parse_args(argv)
 
+    import os
+
+    load_before = os.getloadavg()
     base = np.concatenate(_data.neural(None))
     all_rows, all_runs = [], []
     with tempfile.TemporaryDirectory(prefix="ubpe-bench-dask-") as folder:
@@ -266,8 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         write_json(path, {"rows": all_rows, "runs": all_runs, "readme_sizes": sizes},
                    {"chunk": args.chunk, "merges": args.n_tokens, "repeats": args.repeats})
         md = Path(path).with_suffix(".md")
+        load = f"load average {load_before[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
         md.write_text("`python benchmarks/bench_dask.py " + " ".join(argv if argv is not None else sys.argv[1:])
-                      + "` (medians of the rounds; CPU = client + scheduler + workers)\n\n"
+                      + f"` (medians of {args.repeats} rounds; CPU = client + scheduler + workers; a shared "
+                      f"2-core machine, {load})\n\n"
                       + _markdown(all_rows) + "\n\nThe README's example on the ECG (108 000 values, chunks of "
                       "20 000: zarr pads the last with 12 000 fill values), bytes on disk, metadata "
                       "included:\n\n" + _markdown([{k: r.get(k, "-") for k in sizes[-1]} for r in sizes]) + "\n")

@@ -151,6 +151,11 @@ class _ShareActor:
     def apply(self, merge_keys: np.ndarray, new_ids: np.ndarray, **_: Any) -> tuple:
         return self._share.apply(merge_keys, new_ids)
 
+    def close(self, **_: Any) -> None:
+        """Free the share's memory now (the actor itself goes when the scheduler forgets it,
+        which may be after the next fit has started)."""
+        self._share = None
+
 
 def _on_actors(client: Any, actors: list[Any]) -> Callable[..., list]:
     """``call(method, *args)``: the answers of every actor to ``method(*args)``, the calls issued
@@ -248,6 +253,7 @@ def fit(
     check = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count, weighting=weighting,
                       window=window)  # validates the arguments before any work
     client = _client() if client is None else (client or None)
+    shares: Any = None
     if predictor == "auto":
         compute = dask.compute if client is None else (lambda *objs: client.gather(client.compute(list(objs))))
         predictor = check._choose_predictor(_sample(parts, AUTO_SAMPLE, compute))
@@ -297,7 +303,7 @@ def fit(
                                                 n_docs=n_docs)
         n_units = unit_offsets.shape[0] - 1
         if client is None:
-            shares: list[Any] = [_share([d for docs in local for d in docs], alpha, tok.window, n_docs, V)]
+            shares = [_share([d for docs in local for d in docs], alpha, tok.window, n_docs, V)]
             del local
         else:
             by_worker: dict[str, list[int]] = {}
@@ -313,6 +319,8 @@ def fit(
     finally:
         if client is not None:
             with contextlib.suppress(Exception):  # a failed clean-up must not hide the error
+                if callable(shares):
+                    shares("close")
                 client.run(_forget, fit_id)
     tok._adopt(result, alpha, _default_dtype(alpha, dtype), stacklevel=3)
     tok.predictor = predictor
