@@ -68,6 +68,20 @@ def test_rows_of_a_2d_array_and_bag_elements_are_documents(cluster_client, signa
     assert on_dask(bag, alphabet, len(alphabet) + 200) == in_memory(docs, alphabet, len(alphabet) + 200)
 
 
+def test_bag_documents_are_taken_as_tokenizer_fit_takes_them():
+    """bytes as uint8, lists of ints, characters of a str: each a document, as in Tokenizer.fit."""
+    texts = [b"abracadabra " * 40, b"", b"cadabra abra " * 25, bytes(range(50))]
+    assert on_dask(db.from_sequence(texts, npartitions=2), ubpe.Alphabet(256), 300, client=False) == \
+        in_memory(texts, ubpe.Alphabet(256), 300)
+    lists = [[1, 2, 3, 1, 2, 3, 1, 2], [3, 1, 2] * 20]
+    assert on_dask(db.from_sequence(lists, npartitions=2), ubpe.Alphabet(4), 12, client=False) == \
+        in_memory(lists, ubpe.Alphabet(4), 12)
+    words = ["banana bandana", "an ant and a banana"]
+    letters = ubpe.Alphabet(sorted(set("".join(words))))
+    assert on_dask(db.from_sequence(words, npartitions=2), letters, len(letters) + 8, client=False) == \
+        in_memory(words, letters, len(letters) + 8)
+
+
 def test_training_that_runs_out_of_pairs_stops_early_the_same_way(signal):
     alphabet = ubpe.Alphabet.from_data(signal)
     docs = [signal[:3000], signal[3000:6000]]
@@ -99,7 +113,7 @@ def test_the_default_alphabet_is_the_range_of_the_array(signal):
     with pytest.raises(TypeError, match="range"):
         ubpe_dask.fit(db.from_sequence([x]), n_tokens=5000)
     span = int(x.max()) - int(x.min()) + 1
-    with pytest.raises(ValueError, match=f"at least that.*predictor"):
+    with pytest.raises(ValueError, match="at least that.*predictor"):
         ubpe_dask.fit(da.from_array(x, chunks=5000), n_tokens=span - 1, client=False)
     with pytest.raises(ValueError, match="n_tokens"):  # a range of 2**40 integers is never built
         ubpe_dask.fit(da.from_array(np.array([0, 2**40]), chunks=1), n_tokens=100, client=False)

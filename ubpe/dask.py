@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import stepwise, trainer
+from ._validate import as_sequence
 from .alphabet import Alphabet, dtype_for
 from .tokenizer import Tokenizer, _default_dtype, _residuals
 
@@ -46,14 +47,15 @@ _STASH_LOCK = threading.Lock()
 
 def _documents(block: Any) -> list[np.ndarray]:
     """A partition's documents: a 1-D chunk is one document, each row of a 2-D chunk is one,
-    and a bag partition is a list of documents."""
+    and a bag partition is a list of documents, each taken as ``Tokenizer.fit`` takes it (bytes
+    as uint8, a list of ints as int64, a str as its characters)."""
     if isinstance(block, np.ndarray):
         if block.ndim == 1:
             return [block]
         if block.ndim == 2:
             return list(block)
         raise ValueError(f"ubpe.dask.fit takes 1-D or 2-D arrays, got a chunk of shape {block.shape}")
-    return [np.asarray(d) for d in block]
+    return [as_sequence(d, "document") for d in block]
 
 
 def _partitions(collection: Any) -> list[Any]:
@@ -86,7 +88,7 @@ def _summary(docs: list[np.ndarray], distinct: bool) -> tuple:
     filled = [d for d in docs if len(d)]
     dtype = dtype_for(filled) if filled else None
     lo = hi = values = None
-    if filled and all(d.dtype.kind in "iu" for d in filled):
+    if filled and all(isinstance(d, np.ndarray) and d.dtype.kind in "iu" for d in filled):
         lo = min(int(d.min()) for d in filled)
         hi = max(int(d.max()) for d in filled)
         if distinct:
@@ -122,7 +124,7 @@ def _share(docs: list[np.ndarray], alphabet: Alphabet, window: int | None, n_doc
     ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)
     for d, doc in enumerate(docs):
         if len(doc):
-            ids[doc_offsets[d]:doc_offsets[d + 1]] = alphabet.to_ids(np.asarray(doc).reshape(-1))
+            ids[doc_offsets[d]:doc_offsets[d + 1]] = alphabet.to_ids(doc)
     unit_offsets = trainer.unit_offsets_for(doc_offsets, window, n_docs=n_docs)
     return stepwise.ShareTrainer(ids, doc_offsets, unit_offsets, len(alphabet), V)
 
