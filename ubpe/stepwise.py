@@ -9,7 +9,7 @@ each batch with the kernel's own selection (``select_batch``, the code ``train_b
 so :func:`train` over any split of the documents gives exactly :func:`ubpe.trainer.train` on all
 of them: merges, batches, counts, df (``tests/test_stepwise.py`` checks it).
 
-Exactness rests on two facts of docs/algorithm.md: the count of an existing pair only drops
+Exactness rests on two facts (docs/dask.md, "How fit runs"): the count of an existing pair only drops
 (a pair holding token ``X`` is created by ``X``'s merge and never again), so the selector's lazy
 heap needs each pair pushed once, when its creation round's counts have arrived; and a share
 cannot know whether a pair rare in it is rare overall, so a share tracks every pair (the
