@@ -1,192 +1,61 @@
 """ubpe on Dask: fit a tokenizer over a collection that does not fit one machine, compress its
 chunks in parallel, and write or read a ubpe-compressed zarr array (``pip install "ubpe[dask]"``).
 
-:func:`fit` trains by rounds. Each partition keeps its documents as token ids where they live
-(a worker's memory: the data is never gathered); each round every partition applies the merges
-accepted in the previous round and counts its adjacent pairs, the counts are summed on the
-client, and the client selects the next batch exactly as the compiled trainer does (the rules
-of docs/algorithm.md). The model bytes are therefore those of :meth:`ubpe.Tokenizer.fit` on
-the same documents (``tests/test_dask.py`` checks it on a local cluster of two worker
-processes). Each round moves only pair counts (at most one entry per distinct pair in a
-partition) and the accepted merges.
+:func:`fit` runs the compiled trainer split over the workers (:mod:`ubpe.stepwise`). Each worker
+reads its partitions where they live and keeps them, as token ids with the trainer's incremental
+pair counts, in one actor (a :class:`ubpe.stepwise.ShareTrainer`) for the whole fit: the data is
+never gathered. Each round the client sums the count changes the workers report, selects the
+next batch with the trainer's own selection, and sends it to every worker, which applies the
+merges and reports only the counts they changed: a round costs what its merges replace, never a
+recount. The model bytes are those of :meth:`ubpe.Tokenizer.fit` on the same documents
+(``tests/test_dask.py`` checks it on a local cluster of two worker processes and without one).
+Each round moves the batch (at most ``n_candidates`` pairs) one way and the count changes the
+other. ``benchmarks/bench_dask.py`` measures it against :meth:`ubpe.Tokenizer.fit`.
 
-With a ``distributed`` client active the rounds run on its workers; without one, in this
-process on the computed partitions (the same bytes). Each round recounts the partitions' pairs
-(numpy), so on data that fits one machine :meth:`ubpe.Tokenizer.fit` (compiled, incremental
-counts) is much faster: 1.7 s against 38 s for 8 M values and 1000 merges in
-``benchmarks/bench_dask.py``. Read zarr sources with ``da.from_zarr(path, inline_array=True)``:
-otherwise every chunk task depends on one key holding the array, and the scheduler runs them
-all on the worker that has it.
+With a ``distributed`` client active the rounds run on its workers; without one, in this process
+(one share holding every partition: the same bytes). Read zarr sources with
+``da.from_zarr(path, inline_array=True)``: otherwise every chunk task depends on one key holding
+the array, and the scheduler runs them all on the worker that has it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import trainer
+from . import stepwise, trainer
+from ._validate import as_sequence
 from .alphabet import Alphabet, dtype_for
-from .tokenizer import Tokenizer, _default_dtype
+from .tokenizer import Tokenizer, _default_dtype, _residuals
 
-__all__ = ["fit", "compress", "to_zarr", "from_zarr"]
+__all__ = ["fit", "compress", "to_zarr", "from_zarr", "fill_value"]
 
-_SEP = -1  # between documents in a partition's token array: no pair spans it
-_DENSE_PAIRS = 1 << 23  # count pairs with a histogram when there are at most this many keys
+#: ``predictor="auto"`` chooses the chain on about this many values, whole partitions spread
+#: over the collection (``Tokenizer.fit(predictor="auto")``'s choice on that sample).
+AUTO_SAMPLE = 1 << 18
 
-
-class _Partition:
-    """One partition's documents as one token array (documents separated by -1) with the idf
-    unit of each position (a merged token keeps its first position's unit; units are local to
-    the partition, which is enough: a unit never spans partitions)."""
-
-    __slots__ = ("tok", "unit")
-
-    def __init__(self, tok: np.ndarray, unit: np.ndarray) -> None:
-        self.tok = tok
-        self.unit = unit
-
-
-def _load_partition(docs: list[np.ndarray], alphabet: Alphabet) -> tuple[_Partition, int, np.dtype | None]:
-    """Documents to ids with separators, each position's unit its document (local index).
-    Returns the partition, its number of documents and the dtype of its first non-empty one."""
-    toks, units = [], []
-    dtype = None
-    for d, doc in enumerate(docs):
-        arr = np.asarray(doc).reshape(-1)
-        if dtype is None and arr.shape[0]:
-            dtype = dtype_for([doc])
-        ids = alphabet.to_ids(arr).astype(np.int32, copy=False)
-        toks += [ids, np.array([_SEP], np.int32)]
-        units += [np.full(ids.shape[0], d, dtype=np.int64), np.array([-1], np.int64)]
-    if not toks:
-        return _Partition(np.zeros(0, np.int32), np.zeros(0, np.int64)), 0, None
-    return _Partition(np.concatenate(toks), np.concatenate(units)), len(docs), dtype
-
-
-def _windowed(p: _Partition, window: int) -> tuple[_Partition, int]:
-    """Units of ``window`` positions within each document (as ``Tokenizer.fit``'s windows);
-    returns the partition and its number of units."""
-    sep = np.flatnonzero(p.tok == _SEP)
-    starts = np.concatenate(([0], sep[:-1] + 1))
-    lengths = sep - starts
-    per_doc = -(-lengths // window)
-    base = np.concatenate(([0], np.cumsum(per_doc)[:-1]))
-    unit = np.full(p.tok.shape[0], -1, dtype=np.int64)
-    for d in range(sep.shape[0]):  # one numpy expression per document
-        unit[starts[d]:sep[d]] = base[d] + np.arange(lengths[d], dtype=np.int64) // window
-    return _Partition(p.tok, unit), int(per_doc.sum())
-
-
-def _pair_counts(p: _Partition, v: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted keys ``left * v + right`` of the adjacent pairs and their (overlapping) counts."""
-    t = p.tok
-    if t.shape[0] < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    left, right = t[:-1], t[1:]
-    ok = (left >= 0) & (right >= 0)
-    keys = left[ok].astype(np.int64) * v + right[ok]
-    if v * v <= _DENSE_PAIRS:  # a histogram over every possible key beats sorting
-        hist = np.bincount(keys, minlength=v * v)
-        found = np.flatnonzero(hist)
-        return found.astype(np.int64), hist[found].astype(np.int64)
-    return np.unique(keys, return_counts=True)
-
-
-def _apply(p: _Partition, keys: np.ndarray, new_ids: np.ndarray, v: int
-           ) -> tuple[_Partition, np.ndarray, np.ndarray]:
-    """Apply a batch of merges (pairs ``keys``, sorted, sharing no token; pair ``keys[j]``
-    becomes ``new_ids[j]``) left to right without overlap. Returns the partition and, per
-    merge, the occurrences replaced and the idf units they fell in."""
-    t = p.tok
-    m = keys.shape[0]
-    if t.shape[0] < 2 or m == 0:
-        return p, np.zeros(m, np.int64), np.zeros(m, np.int64)
-    pk = t[:-1].astype(np.int64) * v + t[1:]
-    valid = (t[:-1] >= 0) & (t[1:] >= 0)
-    j = np.minimum(np.searchsorted(keys, pk), m - 1)
-    hit = valid & (keys[j] == pk)
-    # consecutive hits are occurrences of one pair (a, a) (the pairs share no token):
-    # left to right without overlap keeps every other one from the start of each run
-    idx = np.flatnonzero(hit)
-    if idx.shape[0]:
-        starts = np.ones(idx.shape[0], dtype=bool)
-        starts[1:] = idx[1:] != idx[:-1] + 1
-        run_start = idx[np.maximum.accumulate(np.where(starts, np.arange(idx.shape[0]), 0))]
-        merged = idx[(idx - run_start) % 2 == 0]
-    else:
-        merged = idx
-    which = j[merged]
-    count = np.bincount(which, minlength=m).astype(np.int64)
-    span = int(p.unit.max(initial=0)) + 1  # units of real positions are in [0, span)
-    hit_units = np.unique(which.astype(np.int64) * span + p.unit[merged])  # distinct (merge, unit)
-    df = np.bincount(hit_units // span, minlength=m).astype(np.int64)
-    tok = t.copy()
-    tok[merged] = new_ids[which]
-    keep = np.ones(t.shape[0], dtype=bool)
-    keep[merged + 1] = False
-    return _Partition(tok[keep], p.unit[keep]), count, df
-
-
-def _step(p: _Partition, keys: np.ndarray, new_ids: np.ndarray, v: int
-          ) -> tuple[_Partition, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """One round on one partition: apply the previous batch, then count the pairs."""
-    p, count, df = _apply(p, keys, new_ids, v)
-    return p, count, df, _pair_counts(p, v)
-
-
-def _select(keys: np.ndarray, counts: np.ndarray, v: int, n_candidates: int, min_count: int
-            ) -> list[tuple[int, int, int]]:
-    """The batch the trainer accepts from summed pair counts (docs/algorithm.md): the top
-    ``n_candidates`` pairs by (count desc, (left, right) asc) with count >= min_count, each
-    kept unless it shares a token with an accepted pair or a border pair between them counts
-    at least as much. Returns (left, right, count) in acceptance order."""
-    eligible = np.flatnonzero(counts >= min_count)
-    order = eligible[np.lexsort((keys[eligible], -counts[eligible]))][:n_candidates]
-    lefts, rights = np.divmod(keys[order], v)
-    # border[i, j]: the count of the pair (right of candidate i, left of candidate j)
-    want = (rights[:, None] * v + lefts[None, :]).ravel()
-    at = np.minimum(np.searchsorted(keys, want), max(keys.shape[0] - 1, 0))
-    border = np.where(keys[at] == want, counts[at], 0).reshape(order.shape[0], order.shape[0])
-
-    accepted: list[tuple[int, int, int]] = []
-    taken: list[int] = []
-    for i in range(order.shape[0]):
-        l2, r2, c2 = int(lefts[i]), int(rights[i]), int(counts[order[i]])
-        ok = True
-        for j in taken:
-            if {int(lefts[j]), int(rights[j])} & {l2, r2} or border[i, j] >= c2 or border[j, i] >= c2:
-                ok = False
-                break
-        if ok:
-            accepted.append((l2, r2, c2))
-            taken.append(i)
-    return accepted
-
-
-def _sum_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Pair counts of all partitions summed: sorted keys and counts."""
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keys = np.concatenate([k for k, _ in parts])
-    counts = np.concatenate([c for _, c in parts])
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    sums = np.zeros(uniq.shape[0], dtype=np.int64)
-    np.add.at(sums, inverse, counts)
-    return uniq, sums
+# Partitions read by a worker wait here, in the worker's process, for the actor that trains on
+# them: {(fit id, worker address): {partition index: documents}}.
+_STASH: dict[tuple[str, str], dict[int, list[np.ndarray]]] = {}
+_STASH_LOCK = threading.Lock()
 
 
 def _documents(block: Any) -> list[np.ndarray]:
     """A partition's documents: a 1-D chunk is one document, each row of a 2-D chunk is one,
-    and a bag partition is a list of documents."""
+    and a bag partition is a list of documents, each taken as ``Tokenizer.fit`` takes it (bytes
+    as uint8, a list of ints as int64, a str as its characters)."""
     if isinstance(block, np.ndarray):
         if block.ndim == 1:
             return [block]
         if block.ndim == 2:
             return list(block)
         raise ValueError(f"ubpe.dask.fit takes 1-D or 2-D arrays, got a chunk of shape {block.shape}")
-    return [np.asarray(d) for d in block]
+    return [as_sequence(d, "document") for d in block]
 
 
 def _partitions(collection: Any) -> list[Any]:
@@ -205,6 +74,141 @@ def _partitions(collection: Any) -> list[Any]:
     raise TypeError(f"ubpe.dask.fit takes a dask array or a dask bag, got {type(collection).__name__}")
 
 
+def _read(block: Any, predictor: str | None) -> list[np.ndarray]:
+    """A partition's documents, through the front-end chain ``predictor`` when given."""
+    docs = _documents(block)
+    return _residuals(docs, predictor) if predictor is not None else docs
+
+
+def _summary(docs: list[np.ndarray], distinct: bool) -> tuple:
+    """What the client needs of a partition: document lengths (int64), the dtype of its first
+    non-empty document (or None), the smallest and largest integer (None if none or not
+    integers), and its distinct values (int64) when ``distinct``."""
+    lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    filled = [d for d in docs if len(d)]
+    dtype = dtype_for(filled) if filled else None
+    lo = hi = values = None
+    if filled and all(isinstance(d, np.ndarray) and d.dtype.kind in "iu" for d in filled):
+        lo = min(int(d.min()) for d in filled)
+        hi = max(int(d.max()) for d in filled)
+        if distinct:
+            values = np.unique(np.concatenate([np.unique(d).astype(np.int64) for d in filled]))
+    return lengths, dtype, lo, hi, values
+
+
+def _stash(fit_id: str, index: int, block: Any, predictor: str | None, distinct: bool) -> tuple:
+    """Task: read partition ``index`` and keep its documents in this worker's process for the
+    actor of :func:`fit` ``fit_id``; returns (worker address, :func:`_summary`)."""
+    from distributed import get_worker
+
+    docs = _read(block, predictor)
+    address = get_worker().address
+    with _STASH_LOCK:
+        _STASH.setdefault((fit_id, address), {})[index] = docs
+    return address, _summary(docs, distinct)
+
+
+def _forget(fit_id: str) -> None:
+    """Drop whatever partitions of :func:`fit` ``fit_id`` still wait in this process."""
+    with _STASH_LOCK:
+        for key in [k for k in _STASH if k[0] == fit_id]:
+            del _STASH[key]
+
+
+def _share(docs: list[np.ndarray], alphabet: Alphabet, window: int | None, n_docs: int, V: int
+           ) -> stepwise.ShareTrainer:
+    """The trainer's state for ``docs`` (a worker's partitions in order): ids, documents, idf units
+    (``window`` as ``trainer.unit_offsets_for`` takes it, over a corpus of ``n_docs``)."""
+    lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    doc_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    ids = np.empty(int(doc_offsets[-1]), dtype=np.int32)
+    for d, doc in enumerate(docs):
+        if len(doc):
+            ids[doc_offsets[d]:doc_offsets[d + 1]] = alphabet.to_ids(doc)
+    unit_offsets = trainer.unit_offsets_for(doc_offsets, window, n_docs=n_docs)
+    return stepwise.ShareTrainer(ids, doc_offsets, unit_offsets, len(alphabet), V)
+
+
+class _ShareActor:
+    """A worker's share of :func:`fit`, as a ``distributed`` actor: the partitions the worker
+    read (from the stash), kept as a :class:`ubpe.stepwise.ShareTrainer` between rounds."""
+
+    def __init__(self, fit_id: str, indices: list[int], alphabet: Alphabet, window: int | None, n_docs: int,
+                 V: int) -> None:
+        from distributed import get_worker
+
+        key = (fit_id, get_worker().address)
+        with _STASH_LOCK:
+            parts = _STASH.pop(key, {})
+        missing = [i for i in indices if i not in parts]
+        if missing:
+            raise RuntimeError(f"ubpe.dask.fit: partitions {missing[:5]} are no longer on worker {key[1]}")
+        docs = [d for i in indices for d in parts[i]]
+        del parts
+        self._share = _share(docs, alphabet, window, n_docs, V)
+
+    def initial(self, **_: Any) -> tuple[np.ndarray, np.ndarray]:
+        return self._share.initial()
+
+    def apply(self, merge_keys: np.ndarray, new_ids: np.ndarray, **_: Any) -> tuple:
+        return self._share.apply(merge_keys, new_ids)
+
+    def close(self, **_: Any) -> None:
+        """Free the share's memory now (the actor itself goes when the scheduler forgets it,
+        which may be after the next fit has started)."""
+        self._share = None
+
+
+def _on_actors(client: Any, actors: list[Any]) -> Callable[..., list]:
+    """``call(method, *args)``: the answers of every actor to ``method(*args)``, the calls issued
+    at once from the client's event loop (one hand-over between threads a round in this process,
+    not a few per worker). Each call runs in its worker's event loop (``separate_thread=False``,
+    taken by ``distributed`` from the keywords; the methods ignore it otherwise): no hand-over
+    to another thread on the worker either. On a loaded machine each hand-over waits for a core,
+    and a round is otherwise short."""
+
+    async def gather(method: str, args: tuple) -> list:
+        futures = [getattr(a, method)(*args, separate_thread=False) for a in actors]
+        return [await f for f in futures]
+
+    return lambda method, *args: client.sync(gather, method, args)
+
+
+def _sample(parts: list[Any], values: int, compute: Callable[..., Any]) -> list[np.ndarray]:
+    """Documents of whole partitions spread over ``parts``, in collection order, about ``values``
+    values in all (the last document cut); computed eight partitions at a time by ``compute``
+    (``dask.compute``'s signature), never more than needed. A collection of fewer values is
+    taken whole."""
+    n = len(parts)
+    order: list[int] = []  # 0, n/2, n/4, 3n/4, ...: each index once, spread at every prefix
+    seen: set[int] = set()
+    m = 1
+    while len(order) < n:
+        for i in range(m):
+            j = i * n // m
+            if j not in seen:
+                seen.add(j)
+                order.append(j)
+        m *= 2
+    taken: dict[int, list[np.ndarray]] = {}
+    total = 0
+    for k in range(0, n, 8):
+        if total >= values:
+            break
+        batch = order[k:k + 8]
+        for i, block in zip(batch, compute(*[parts[i] for i in batch])):
+            taken[i] = [np.asarray(d).reshape(-1) for d in _documents(block)]
+            total += sum(d.size for d in taken[i])
+    docs: list[np.ndarray] = []
+    total = 0
+    for i in sorted(taken):
+        for d in taken[i]:
+            if total < values:
+                docs.append(d[: values - total])
+                total += docs[-1].size
+    return docs
+
+
 def fit(
     collection: Any,
     *,
@@ -214,6 +218,7 @@ def fit(
     min_count: int = 2,
     weighting: str = "idf",
     window: int | None = None,
+    predictor: str | None = None,
     progress: Callable[[int], None] | None = None,
     client: Any = None,
 ) -> Tokenizer:
@@ -221,133 +226,107 @@ def fit(
 
     ``collection`` is a dask array (each chunk of a 1-D array one document; each row of a 2-D
     array one document, rows rechunked whole) or a dask bag whose elements are documents.
-    The result (model bytes included) equals ``Tokenizer(alphabet, n_tokens, ...).fit(docs)``
-    on the same documents in the same order. ``alphabet``: an :class:`Alphabet`, a size, or
-    values; ``"range"`` (default, integer arrays only) every integer from the array's minimum
-    to its maximum, computed on the cluster in one pass (the partitions are never gathered). ``progress(n_merges)`` is
-    called after every round. ``client``: a ``distributed.Client`` to run on; None (default)
-    the active one if any; False runs the rounds in this process. Values outside the alphabet
-    raise ``ValueError``.
+    The result (model bytes included) equals ``Tokenizer(alphabet, n_tokens, ...).fit(docs,
+    predictor=predictor)`` on the same documents. ``alphabet``: an :class:`Alphabet`, a size, or
+    values; ``"range"`` (default, integer arrays only) every integer from the smallest to the
+    largest value, found in the pass that reads the partitions (never gathered); with a
+    ``predictor``, ``Tokenizer.fit``'s choice for the residuals instead (every integer between
+    their extremes when ``n_tokens`` allows, else the distinct residuals).
+
+    ``predictor``: a front-end chain of ``ubpe.planner.PREDICTORS`` (``"delta1"``, ``"lpc"``,
+    ...): every document is learnt through it and the model records it, so ``ubpe.compress(x,
+    tokenizer=tok)``, :func:`compress` and :func:`to_zarr` apply it by themselves; ``"auto"``: the
+    chain ``Tokenizer.fit(predictor="auto")`` picks on a sample of :data:`AUTO_SAMPLE` values
+    (whole partitions spread over the collection). ``progress(n_merges)`` is called after every
+    round. ``client``: a ``distributed.Client`` to run on; None (default) the active one if any;
+    False runs in this process. Values outside the alphabet raise ``ValueError``.
     """
     import dask
-    import dask.array as da
 
+    parts = _partitions(collection)
     if isinstance(alphabet, str) and alphabet == "range":
+        import dask.array as da
+
         if not isinstance(collection, da.Array) or collection.dtype.kind not in "iu":
             raise TypeError("alphabet='range' needs a dask array of integers; give a bag an Alphabet")
-        lo, hi = (int(v) for v in dask.compute(collection.min(), collection.max()))
-        alphabet = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
-    tok = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count,
-                    weighting=weighting, window=window)
-    alpha = tok.alphabet
-    if alpha is None:
+        alphabet = None
+    elif alphabet is None:
         raise TypeError("ubpe.dask.fit needs alphabet= (a size, values or an Alphabet)")
-    a = len(alpha)
-    parts = _partitions(collection)
+    check = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count, weighting=weighting,
+                      window=window)  # validates the arguments before any work
     client = _client() if client is None else (client or None)
-    v = n_tokens + max(1, n_candidates)  # every token id is below v
-    no_keys, no_ids, no_order = np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
+    shares: Any = None
+    if predictor == "auto":
+        compute = dask.compute if client is None else (lambda *objs: client.gather(client.compute(list(objs))))
+        predictor = check._choose_predictor(_sample(parts, AUTO_SAMPLE, compute))
+    elif predictor is not None:
+        _residuals([np.zeros(0, dtype=np.int64)], predictor)  # validates the name
+    distinct = alphabet is None and predictor is not None
+    fit_id = uuid.uuid4().hex
 
-    def load(block: Any) -> tuple[_Partition, int, np.dtype | None]:
-        return _load_partition(_documents(block), alpha)
-
-    # Round 0 loads the partitions where they live; what stays in this process is per-partition
-    # statistics only. Tokenizer.fit's rule: a corpus of one document is cut into idf windows.
+    # Read every partition where it lives (kept there: only a summary comes back).
     if client is None:
-        loaded = [load(b) for b in dask.compute(*parts)]
-        info = [(n, dt) for _, n, dt in loaded]
-        states: list[Any] = [p for p, _, _ in loaded]
+        local = [_read(b, predictor) for b in dask.compute(*parts)]
+        summaries = [("", _summary(docs, distinct)) for docs in local]
     else:
-        states = client.compute([dask.delayed(load)(p) for p in parts])
-        info = client.gather([client.submit(_statistics, f, pure=False) for f in states])
-    total_docs = sum(n for n, _ in info)
-    if total_docs == 0:
-        raise ValueError("corpus is empty: fit needs at least one value")
-    unit_window = tok.window if tok.window is not None else (trainer.DEFAULT_WINDOW if total_docs == 1 else None)
-    if unit_window is not None:
+        one = dask.delayed(_stash, pure=False)
+        futures = client.compute([one(fit_id, i, p, predictor, distinct) for i, p in enumerate(parts)])
+    try:
+        if client is not None:
+            summaries = client.gather(futures)
+            del futures
+        lengths = np.concatenate([s[0] for _, s in summaries]) if summaries else np.zeros(0, np.int64)
+        n_docs = int(lengths.shape[0])
+        n_values = int(lengths.sum())
+        if n_values == 0:
+            raise ValueError("corpus is empty: fit needs at least one value")
+        if alphabet is None:
+            lo = min(s[2] for _, s in summaries if s[2] is not None)
+            hi = max(s[3] for _, s in summaries if s[3] is not None)
+            if distinct and hi - lo + 1 > n_tokens:  # Tokenizer.fit's alphabet of residuals
+                alphabet = Alphabet(np.unique(np.concatenate([s[4] for _, s in summaries if s[4] is not None])))
+            elif hi - lo + 1 > n_tokens:
+                raise ValueError(f"n_tokens={n_tokens} is smaller than the alphabet: every integer from {lo} to "
+                                 f"{hi} ({hi - lo + 1} values); raise n_tokens to at least that, fit behind a "
+                                 f"predictor, or give alphabet=")
+            else:
+                alphabet = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+        tok = Tokenizer(alphabet, n_tokens, n_candidates=n_candidates, min_count=min_count, weighting=weighting,
+                        window=window)
+        alpha = tok.alphabet
+        a = len(alpha)
+        dtype = next((s[1] for _, s in summaries if s[1] is not None), np.dtype(np.int64))
+        nc = max(1, min(n_candidates, n_values))
+        V = n_tokens + nc  # every token id is below V: left * V + right is a pair's key
+        if V > np.iinfo(np.int32).max:
+            raise ValueError(f"n_tokens + n_candidates must be <= {np.iinfo(np.int32).max}, got {V}")
+        # idf units as Tokenizer.fit takes them: a corpus of one document is cut into windows
+        unit_offsets = trainer.unit_offsets_for(np.concatenate(([0], np.cumsum(lengths))), tok.window,
+                                                n_docs=n_docs)
+        n_units = unit_offsets.shape[0] - 1
         if client is None:
-            windowed = [_windowed(p, unit_window) for p in states]
-            states = [p for p, _ in windowed]
-            n_units = sum(u for _, u in windowed)
+            shares = [_share([d for docs in local for d in docs], alpha, tok.window, n_docs, V)]
+            del local
         else:
-            states = [client.submit(_windowed_after, p, unit_window, pure=False) for p in states]
-            n_units = sum(u for (u,) in client.gather([client.submit(_statistics, w, pure=False) for w in states]))
-    else:
-        n_units = total_docs
-    dtype = next((dt for _, dt in info if dt is not None), np.dtype(np.int64))
-
-    def step_all(states: list[Any], keys: np.ndarray, new_ids: np.ndarray, order: np.ndarray) -> tuple[list, list]:
-        """Apply a batch and count pairs on every partition; (new states, [(count, df, pairs)])."""
-        if client is None:
-            outs = [_step_unsorted(p, keys, new_ids, v, order) for p in states]
-            return [o[0] for o in outs], [o[1:] for o in outs]
-        # a state future holds a whole step output (the partition first): no task to unpack it
-        outs = [client.submit(_step_after, p, keys, new_ids, v, order, pure=False) for p in states]
-        stats = client.gather([client.submit(_statistics, o, pure=False) for o in outs])
-        return outs, stats
-
-    merges: list[tuple[int, int]] = []
-    batches: list[int] = []
-    m_count: list[int] = []
-    m_df: list[int] = []
-    stopped_early = False
-    states, stats = step_all(states, no_keys, no_ids, no_order)
-    batch = 0
-    while a + len(merges) < n_tokens:
-        keys, counts = _sum_counts([pairs for _, _, pairs in stats])
-        accepted = _select(keys, counts, v, n_candidates, min_count)
-        if not accepted:
-            stopped_early = True
-            break
-        new = np.arange(a + len(merges), a + len(merges) + len(accepted), dtype=np.int32)
-        batch_keys = np.array([left * v + right for left, right, _ in accepted], dtype=np.int64)
-        order = np.argsort(batch_keys, kind="stable")
-        states, stats = step_all(states, batch_keys[order], new[order], order)
-        merges += [(left, right) for left, right, _ in accepted]
-        batches += [batch] * len(accepted)
-        m_count += np.sum([c for c, _, _ in stats], axis=0).astype(np.int64).tolist()
-        m_df += np.sum([d for _, d, _ in stats], axis=0).astype(np.int64).tolist()
-        batch += 1
-        if progress is not None:
-            progress(len(merges))
-
-    result = trainer.TrainResult(
-        merges=np.array(merges, dtype=np.int32).reshape(-1, 2),
-        batches=np.array(batches, dtype=np.int32),
-        counts=np.array(m_count, dtype=np.int64),
-        df=np.array(m_df, dtype=np.int64),
-        n_units=int(n_units),
-        stopped_early=stopped_early,
-        stream=None,
-    )
-    return tok._adopt(result, alpha, _default_dtype(alpha, dtype), stacklevel=3)
-
-
-def _statistics(out: tuple) -> tuple:
-    """What a step output (the partition first) sends back to the client: all but the partition."""
-    return out[1:]
-
-
-def _step_after(out: tuple, keys: np.ndarray, new_ids: np.ndarray, v: int, order: np.ndarray) -> tuple:
-    """:func:`_step_unsorted` on the partition of a previous step output."""
-    return _step_unsorted(out[0], keys, new_ids, v, order)
-
-
-def _windowed_after(out: tuple, window: int) -> tuple:
-    return _windowed(out[0], window)
-
-
-def _unsort(stats: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Statistics indexed by sorted key position -> by acceptance position."""
-    out = np.empty_like(stats)
-    out[order] = stats
-    return out
-
-
-def _step_unsorted(p: _Partition, keys: np.ndarray, new_ids: np.ndarray, v: int, order: np.ndarray) -> tuple:
-    """:func:`_step` with the per-merge statistics in acceptance order (``keys`` come sorted)."""
-    p, count, df, pairs = _step(p, keys, new_ids, v)
-    return p, _unsort(count, order), _unsort(df, order), pairs
+            by_worker: dict[str, list[int]] = {}
+            for i, (address, _) in enumerate(summaries):
+                by_worker.setdefault(address, []).append(i)
+            actors = [client.submit(_ShareActor, fit_id, indices, alpha, tok.window, n_docs, V, actor=True,
+                                    workers=[address], allow_other_workers=False, pure=False)
+                      for address, indices in by_worker.items()]
+            with client.as_current():  # actor handles bind to the current client
+                shares = _on_actors(client, [f.result() for f in actors])
+        result = stepwise.train(shares, alphabet_size=a, n_tokens=n_tokens, n_candidates=nc, min_count=min_count,
+                                V=V, n_units=n_units, progress=progress)
+    finally:
+        if client is not None:
+            with contextlib.suppress(Exception):  # a failed clean-up must not hide the error
+                if callable(shares):
+                    shares("close")
+                client.run(_forget, fit_id)
+    tok._adopt(result, alpha, _default_dtype(alpha, dtype), stacklevel=3)
+    tok.predictor = predictor
+    return tok
 
 
 def _client() -> Any:
@@ -380,21 +359,58 @@ def compress(array: Any, tokenizer: Tokenizer, **kwargs: Any) -> list[Any]:
 def to_zarr(array: Any, path: str, tokenizer: Tokenizer | None = None, *, level: int = 1,
             overwrite: bool = False) -> None:
     """Write a dask array as a zarr (format 2) array on disk whose chunks are ubpe containers
-    (:class:`ubpe.codec.UBPECodec`, the model in the array's configuration when given), one task
-    per chunk, in parallel. Read it back lazily with :func:`from_zarr`."""
+    (:class:`ubpe.codec.UBPECodec` at ``level``, the model in the array's configuration when
+    given: a model fitted with a ``predictor`` applies its chain to every chunk), one task per
+    chunk, in parallel. Read it back lazily with :func:`from_zarr`.
+
+    zarr stores the last partial chunk of an axis whole, padded with the array's fill value;
+    with a model, the fill value is one the model codes without escapes (:func:`fill_value`)."""
     import dask.array as da
     import zarr
 
     from .codec import UBPECodec
 
-    z = zarr.create_array(path, shape=array.shape, chunks=tuple(c[0] for c in array.chunks), dtype=array.dtype,
+    fill = 0 if tokenizer is None else fill_value(tokenizer, array.dtype)
+    chunks = tuple(c[0] for c in array.chunks)
+    if any(len(set(c[:-1])) > 1 or c[-1] > c[0] for c in array.chunks):
+        # one task per zarr chunk: two tasks writing parts of one chunk would race (lock=False)
+        array = array.rechunk(chunks)
+    z = zarr.create_array(_absolute(path), shape=array.shape, chunks=chunks, dtype=array.dtype,
                           zarr_format=2, compressors=UBPECodec(model=tokenizer, level=level),
-                          overwrite=overwrite)
+                          fill_value=fill, overwrite=overwrite)
     da.store(array, z, lock=False)
+
+
+def fill_value(tokenizer: Tokenizer, dtype: Any) -> int:
+    """The zarr fill value for an array of ``dtype`` stored with ``tokenizer`` as shared model: zarr
+    pads the last partial chunk of an axis with it, so it should cost no escape. Without a front
+    end, the value of the model's (integer) alphabet nearest 0 that ``dtype`` holds (0 when the
+    alphabet has it); behind one (``tokenizer.predictor``), 0: a constant run predicts to
+    residuals 0 whatever its value. Falls back to 0."""
+    alphabet = tokenizer.alphabet
+    dtype = np.dtype(dtype)
+    if tokenizer.predictor is not None or alphabet is None or alphabet.kind == "symbols" or dtype.kind not in "iu":
+        return 0
+    if alphabet.kind == "range":  # 0 .. A-1
+        return 0
+    values = alphabet.values  # sorted, int64 (or uint64: all >= 0)
+    at = int(np.searchsorted(values, 0)) if values.dtype.kind == "i" else 0
+    info = np.iinfo(dtype)
+    near = [v for v in values[max(0, at - 1):at + 1].tolist() if info.min <= v <= info.max]  # around 0
+    return int(min(near, key=abs)) if near else 0
 
 
 def from_zarr(path: str) -> Any:
     """The zarr array at ``path`` as a lazy dask array (chunks decoded when computed)."""
     import dask.array as da
 
-    return da.from_zarr(path)
+    return da.from_zarr(_absolute(path))
+
+
+def _absolute(path: Any) -> Any:
+    """A local path made absolute: workers resolve a relative one in their own working folder."""
+    import os
+
+    if isinstance(path, (str, os.PathLike)) and "://" not in str(path):
+        return os.path.abspath(path)
+    return path

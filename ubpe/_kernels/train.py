@@ -56,7 +56,8 @@ S_NEED_PEND = 7  # on NEED_CAPACITY: pending buffer capacity required
 S_NEED_MTAB = 8  # on NEED_CAPACITY: per-merge table size required
 S_PHASE = 9  # -1: next step is a selection; else index of the next candidate to process
 S_NCAND = 10  # candidates of the current batch
-S_SIZE = 11
+S_NDIRTY = 11  # pids listed in ``dirty`` (steppable trainer only, see apply_merges)
+S_SIZE = 12
 
 # statuses returned by train_batches
 DONE = 0  # the vocabulary reached n_tokens
@@ -499,7 +500,7 @@ def _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count):
 
 @njit(cache=True, nogil=True)
 def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask, state, P, X, V,
-                min_count, uw):
+                min_count, uw, marked, dirty):
     """Replace the occurrences of pair ``P`` by token ``X``, left to right without overlap.
 
     Preconditions (checked by the caller): room for the new pids in ``keys``/``table`` (load
@@ -508,6 +509,10 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     each position; ``uw``: unit multiplicities (empty: all 1). Updates the counts of all touched
     pairs, creates the new pairs (keeping those with count >= min_count) and appends their
     occurrence segments (sorted) at the pool's end. Returns (count, df).
+
+    ``marked``/``dirty`` (int32, empty in :func:`train_batches`): when given (one entry per pid
+    capacity), every existing pid whose count changes is listed once in
+    ``dirty[:state[S_NDIRTY]]`` (``marked[pid] = 1``); the new pids are the caller's to list.
     """
     left = keys[P] // V
     right = keys[P] - left * V
@@ -519,6 +524,12 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
     df = 0
     last_unit = -1  # unit of the last replaced position
     weighted = uw.shape[0] > 0
+    track = marked.shape[0] > 0
+    nd = state[S_NDIRTY]
+    if track and marked[P] == 0:
+        marked[P] = 1
+        dirty[nd] = P
+        nd += 1
     seg_end = occ_e[P]
     # subtle: the segment is sorted by position, so walking it and skipping entries that are no
     # longer an occurrence (e.g. the second (a, a) of "a a a", consumed by the first) is exactly
@@ -563,11 +574,20 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
             b = rec[a, PID]
             if b >= 0:
                 cnt[b] -= w
+                # a pid >= base is new (renumbered below): listed by the caller
+                if track and b < base and marked[b] == 0:
+                    marked[b] = 1
+                    dirty[nd] = b
+                    nd += 1
         cnt[P] -= w
         if c != -1:
             b = rec[q, PID]
             if b >= 0:
                 cnt[b] -= w
+                if track and b < base and marked[b] == 0:
+                    marked[b] = 1
+                    dirty[nd] = b
+                    nd += 1
             rec[c, PREV] = p
         rec[p, TOK] = X
         rec[p, NEXT] = c
@@ -658,7 +678,109 @@ def _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, mmask
             occ_e[p] += 1
     state[S_NPIDS] = n_pids
     state[S_POOL] = pool_len
+    state[S_NDIRTY] = nd
     return count, df
+
+
+@njit(cache=True, nogil=True, inline="always")
+def select_batch(keys, cnt, table, hsnap, hkey, hpid, hlen, cand_pid, cand_cnt, cand_ok, n_candidates,
+                 min_count, V):
+    """Steps 1-3 of a batch (docs/algorithm.md): pop the top ``n_candidates`` pairs in exact rank
+    order from the lazy heap and accept them greedily; returns (candidates, new heap length).
+
+    Pairs: ``keys``/``cnt`` indexed by pid, found through ``table``; a pair absent from it
+    counts less than ``min_count``. Heap: every pid with ``cnt >= min_count`` has one entry
+    whose snapshot is >= its count (counts of existing pairs only drop). Afterwards
+    ``cand_pid``/``cand_cnt`` hold the candidates in rank order (count descending, key
+    ascending), ``cand_ok[i]`` whether candidate ``i`` is accepted; the candidates are out of the
+    heap (the caller pushes back the rejected ones that still count ``>= min_count``).
+    """
+    # 1-2. the top candidates in exact rank order (lazy heap: fix stale entries on pop)
+    nc = 0
+    while nc < n_candidates and hlen > 0:
+        snap = hsnap[0]
+        key = hkey[0]
+        p = hpid[0]
+        hlen -= 1
+        if hlen > 0:
+            hsnap[0] = hsnap[hlen]
+            hkey[0] = hkey[hlen]
+            hpid[0] = hpid[hlen]
+            _sift_down(hsnap, hkey, hpid, hlen, 0)
+        c = cnt[p]
+        if c == snap:
+            cand_pid[nc] = p
+            cand_cnt[nc] = c
+            nc += 1
+        elif c >= min_count:
+            # subtle: snapshots only overestimate (counts of existing pairs only drop),
+            # so an entry whose snapshot is exact ranks correctly among all pairs.
+            hlen = _heap_push(hsnap, hkey, hpid, hlen, c, key, p)
+    # 3. greedy selection against the already accepted candidates
+    for i in range(nc):
+        k2 = keys[cand_pid[i]]
+        l2 = k2 // V
+        r2 = k2 - l2 * V
+        c2 = cand_cnt[i]
+        ok = True
+        for j in range(i):
+            if not cand_ok[j]:
+                continue
+            k1 = keys[cand_pid[j]]
+            l1 = k1 // V
+            r1 = k1 - l1 * V
+            if l1 == l2 or l1 == r2 or r1 == l2 or r1 == r2:
+                ok = False
+                break
+            b = _lookup(table, keys, r2 * V + l1)
+            if b != -1 and cnt[b] >= c2:
+                ok = False
+                break
+            b = _lookup(table, keys, r1 * V + l2)
+            if b != -1 and cnt[b] >= c2:
+                ok = False
+                break
+        cand_ok[i] = ok
+    return nc, hlen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _room_for_merge(rec, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, state, p, X, V, min_count):
+    """Check the capacity a merge of pair ``p`` into token ``X`` needs (see :func:`_merge_pair`),
+    compacting the pool when its tail is short. Returns the size of the per-merge table to use,
+    or 0 when an array must grow first (``state[S_NEED_*]`` say which, to what size)."""
+    # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t.
+    # subtle: with multiplicities the count overstates the occurrences; the pair's pool
+    # segment (a superset of them) bounds them too, and without them c is the smaller.
+    c = min(cnt[p], occ_e[p] - occ_s[p])
+    n_pids = state[S_NPIDS]
+    bound = min(2 * c, 2 * (X + 1))
+    msize = 16
+    while msize < 2 * bound:
+        msize *= 2
+    state[S_NEED_PIDS] = 0
+    state[S_NEED_POOL] = 0
+    state[S_NEED_PEND] = 0
+    state[S_NEED_MTAB] = 0
+    short = False
+    if n_pids + bound > keys.shape[0] or 2 * (n_pids + bound) > table.shape[0]:
+        state[S_NEED_PIDS] = n_pids + bound
+        short = True
+    if msize > mtab.shape[0]:
+        state[S_NEED_MTAB] = msize
+        short = True
+    if 2 * c > pend.shape[0]:
+        state[S_NEED_PEND] = 2 * c
+        short = True
+    if state[S_POOL] + 2 * c > pool.shape[0]:
+        state[S_POOL] = _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count)
+        live = state[S_POOL] + 2 * c
+        # subtle: also grow when the pool stays more than 3/4 full, otherwise compaction
+        # would run again after few merges (quadratic time).
+        if 4 * live > 3 * pool.shape[0]:
+            state[S_NEED_POOL] = 2 * live
+            short = True
+    return 0 if short else msize
 
 
 @njit(cache=True, nogil=True)
@@ -693,55 +815,11 @@ def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsn
             if batches >= max_batches or work >= max_work:
                 status = YIELD
                 break
-            # 1-2. the top candidates in exact rank order (lazy heap: fix stale entries on pop)
-            nc = 0
-            while nc < n_candidates and hlen > 0:
-                snap = hsnap[0]
-                key = hkey[0]
-                p = hpid[0]
-                hlen -= 1
-                if hlen > 0:
-                    hsnap[0] = hsnap[hlen]
-                    hkey[0] = hkey[hlen]
-                    hpid[0] = hpid[hlen]
-                    _sift_down(hsnap, hkey, hpid, hlen, 0)
-                c = cnt[p]
-                if c == snap:
-                    cand_pid[nc] = p
-                    cand_cnt[nc] = c
-                    nc += 1
-                elif c >= min_count:
-                    # subtle: snapshots only overestimate (counts of existing pairs only drop),
-                    # so an entry whose snapshot is exact ranks correctly among all pairs.
-                    hlen = _heap_push(hsnap, hkey, hpid, hlen, c, key, p)
+            nc, hlen = select_batch(keys, cnt, table, hsnap, hkey, hpid, hlen, cand_pid, cand_cnt, cand_ok,
+                                    n_candidates, min_count, V)
             if nc == 0:
                 status = STOPPED
                 break
-            # 3. greedy selection against the already accepted candidates
-            for i in range(nc):
-                k2 = keys[cand_pid[i]]
-                l2 = k2 // V
-                r2 = k2 - l2 * V
-                c2 = cand_cnt[i]
-                ok = True
-                for j in range(i):
-                    if not cand_ok[j]:
-                        continue
-                    k1 = keys[cand_pid[j]]
-                    l1 = k1 // V
-                    r1 = k1 - l1 * V
-                    if l1 == l2 or l1 == r2 or r1 == l2 or r1 == r2:
-                        ok = False
-                        break
-                    b = _lookup(table, keys, r2 * V + l1)
-                    if b != -1 and cnt[b] >= c2:
-                        ok = False
-                        break
-                    b = _lookup(table, keys, r1 * V + l2)
-                    if b != -1 and cnt[b] >= c2:
-                        ok = False
-                        break
-                cand_ok[i] = ok
             phase = 0
         # 4. merge the accepted pairs in acceptance order; put the others back in the heap
         # subtle: accepted pairs share no token, so merging one never changes the count or the
@@ -755,42 +833,15 @@ def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsn
                     hlen = _heap_push(hsnap, hkey, hpid, hlen, c, keys[p], p)
                 phase += 1
                 continue
-            # capacity for this merge: distinct new pairs are (t, X) and (X, t) for live tokens t.
-            # subtle: with multiplicities the count overstates the occurrences; the pair's pool
-            # segment (a superset of them) bounds them too, and without them c is the smaller.
-            c = imin(c, occ_e[p] - occ_s[p])
-            n_pids = state[S_NPIDS]
-            bound = imin(2 * c, 2 * (alphabet_size + n_merges + 1))
-            msize = 16
-            while msize < 2 * bound:
-                msize *= 2
-            state[S_NEED_PIDS] = 0
-            state[S_NEED_POOL] = 0
-            state[S_NEED_PEND] = 0
-            state[S_NEED_MTAB] = 0
-            if n_pids + bound > keys.shape[0] or 2 * (n_pids + bound) > table.shape[0]:
-                state[S_NEED_PIDS] = n_pids + bound
-                short = True
-            if msize > mtab.shape[0]:
-                state[S_NEED_MTAB] = msize
-                short = True
-            if 2 * c > pend.shape[0]:
-                state[S_NEED_PEND] = 2 * c
-                short = True
-            if state[S_POOL] + 2 * c > pool.shape[0]:
-                state[S_POOL] = _compact_pool(rec, keys, cnt, occ_s, occ_e, pool, n_pids, V, min_count)
-                live = state[S_POOL] + 2 * c
-                # subtle: also grow when the pool stays more than 3/4 full, otherwise compaction
-                # would run again after few merges (quadratic time).
-                if 4 * live > 3 * pool.shape[0]:
-                    state[S_NEED_POOL] = 2 * live
-                    short = True
-            if short:
-                break
             X = alphabet_size + n_merges
-            base = n_pids
+            msize = _room_for_merge(rec, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, state, p, X, V,
+                                    min_count)
+            if msize == 0:
+                short = True
+                break
+            base = state[S_NPIDS]
             count, df = _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab,
-                                    msize - 1, state, p, X, V, min_count, uw)
+                                    msize - 1, state, p, X, V, min_count, uw, hpid[:0], hpid[:0])
             k1 = keys[p]
             m_left[n_merges] = k1 // V
             m_right[n_merges] = k1 - (k1 // V) * V
@@ -821,3 +872,113 @@ def train_batches(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, hsn
     state[S_PHASE] = phase
     state[S_NCAND] = nc
     return status
+
+
+# ---------------------------------------------------------------------------------------------
+# The trainer in steps (ubpe.stepwise): partitions of a corpus each keep the state above between
+# calls and report count changes; a selector holds the summed counts and picks every batch with
+# select_batch, as train_batches does.
+
+
+@njit(cache=True, nogil=True)
+def apply_merges(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, state, merge_keys, new_ids,
+                 m_count, m_df, V, uw, marked, dirty, reported):
+    """Merge pair ``merge_keys[k]`` (``left * V + right``) into token ``new_ids[k]`` for ``k`` from
+    ``state[S_PHASE]`` on, in order; ``m_count[k]``/``m_df[k]`` get the occurrences replaced and
+    the idf units holding them (0 for a pair absent here).
+
+    State as :func:`train_batches`'s, built with ``min_count`` 1 (every pair with a count is
+    tracked: it may be frequent over all partitions) and without a heap; ``marked``/``dirty``
+    (int32) and ``reported`` (int64) hold one entry per pid capacity. Every pid whose count
+    changes is listed once in ``dirty[:state[S_NDIRTY]]``; a new pid starts at ``reported`` 0.
+    The merges share no token (a batch). Returns DONE, or NEED_CAPACITY (grow what
+    ``state[S_NEED_*]`` name, and ``marked``/``dirty``/``reported`` with the pids, then call
+    again: it resumes at the merge it stopped before).
+    """
+    k = state[S_PHASE]
+    while k < merge_keys.shape[0]:
+        p = _lookup(table, keys, merge_keys[k])
+        if p == -1:
+            m_count[k] = 0
+            m_df[k] = 0
+            k += 1
+            continue
+        X = new_ids[k]
+        msize = _room_for_merge(rec, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, state, p, X, V, 1)
+        if msize == 0:
+            state[S_PHASE] = k
+            return NEED_CAPACITY
+        base = state[S_NPIDS]
+        count, df = _merge_pair(rec, pu, pool, pend, keys, cnt, occ_s, occ_e, table, mtab, msize - 1, state,
+                                p, X, V, 1, uw, marked, dirty)
+        nd = state[S_NDIRTY]
+        for q in range(base, state[S_NPIDS]):
+            marked[q] = 1
+            dirty[nd] = q
+            nd += 1
+            reported[q] = 0
+        state[S_NDIRTY] = nd
+        m_count[k] = count
+        m_df[k] = df
+        k += 1
+    state[S_PHASE] = k
+    return DONE
+
+
+@njit(cache=True, nogil=True)
+def take_changes(keys, cnt, reported, marked, dirty, state, out_keys, out_delta):
+    """The count changes since the last call: for each pid listed in ``dirty`` whose count differs
+    from ``reported``, its key and ``cnt - reported`` into ``out_keys``/``out_delta`` (int64, at
+    least ``state[S_NDIRTY]`` entries); ``reported`` becomes ``cnt`` and the list empties.
+    Returns the number of entries written."""
+    n = 0
+    for i in range(state[S_NDIRTY]):
+        p = dirty[i]
+        marked[p] = 0
+        d = cnt[p] - reported[p]
+        if d != 0:
+            reported[p] = cnt[p]
+            out_keys[n] = keys[p]
+            out_delta[n] = d
+            n += 1
+    state[S_NDIRTY] = 0
+    return n
+
+
+@njit(cache=True, nogil=True)
+def add_counts(table, keys, cnt, n_pids, in_keys, in_delta):
+    """Add ``in_delta[i]`` to the count of pair ``in_keys[i]`` (int64), a pair not in ``table``
+    becoming pid ``n_pids``, ``n_pids + 1``, ... with count 0 first. Caller guarantees room for
+    ``in_keys.shape[0]`` new pids (in ``keys``/``cnt``, and a table load <= 1/2). Returns the new
+    number of pids."""
+    mask = table.shape[0] - 1
+    for i in range(in_keys.shape[0]):
+        p = _get_or_add(table, mask, keys, in_keys[i], n_pids)
+        if p == n_pids:
+            cnt[p] = 0
+            n_pids += 1
+        cnt[p] += in_delta[i]
+    return n_pids
+
+
+@njit(cache=True, nogil=True)
+def select_next(keys, cnt, table, hsnap, hkey, hpid, state, first_new, cand_pid, cand_cnt, cand_ok,
+                n_candidates, min_count, V):
+    """The selector's step: push the pids from ``first_new`` to ``state[S_NPIDS]`` (pairs
+    created since the last call: their counts never grow again) that count ``>= min_count``,
+    select a batch with :func:`select_batch`, and push the rejected candidates back. Heap arrays
+    hold one entry per pid capacity; ``state[S_HEAP]`` is the heap length. Returns the number
+    of candidates (accepted: ``cand_ok``)."""
+    hlen = state[S_HEAP]
+    for q in range(first_new, state[S_NPIDS]):
+        c = cnt[q]
+        if c >= min_count:
+            hlen = _heap_push(hsnap, hkey, hpid, hlen, c, keys[q], q)
+    nc, hlen = select_batch(keys, cnt, table, hsnap, hkey, hpid, hlen, cand_pid, cand_cnt, cand_ok,
+                            n_candidates, min_count, V)
+    for i in range(nc):
+        p = cand_pid[i]
+        if not cand_ok[i] and cnt[p] >= min_count:
+            hlen = _heap_push(hsnap, hkey, hpid, hlen, cnt[p], keys[p], p)
+    state[S_HEAP] = hlen
+    return nc
