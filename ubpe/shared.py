@@ -558,20 +558,29 @@ def _window_bytes(model: SharedModel, arr: np.ndarray) -> bytes | None:
     return None if best is None else WINDOW_MAGIC + bytes([WINDOW_VERSION]) + best
 
 
-def compress_window(values: Any, model: SharedModel, *, level: int = 2, threads: int | None = 1) -> bytes:
-    """``values`` coded with ``model``: the window container, or the ordinary container of
-    ``ubpe.compress(values, level=level)`` when that is not larger (or the model cannot code
-    them: another dtype family, no values). Never larger than compressing alone."""
+def compress_window(values: Any, model: SharedModel, **options: Any) -> bytes:
+    """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, **options)``
+    does): the window container, or the ordinary container of ``ubpe.compress(values,
+    **options)`` when that is not larger. The window container is tried for a numpy integer
+    array of :data:`DTYPES` without ``step``, ``bits`` or ``source`` (it keeps no source
+    metadata); ``options`` apply to the ordinary container only. Never larger than compressing
+    alone."""
     from .api import compress
 
     if not isinstance(model, SharedModel):
         raise TypeError(f"model must be a ubpe.SharedModel, got {type(model).__name__}")
-    alone = compress(values, level=level, threads=threads)
-    arr = np.asarray(values) if isinstance(values, np.ndarray) else None
-    if arr is None or arr.dtype.kind not in "iu":
-        return alone
-    shared = _window_bytes(model, arr)
-    return shared if shared is not None and len(shared) < len(alone) else alone
+    progress = options.pop("progress", None)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
+    alone = compress(values, **options)
+    arr = values if isinstance(values, np.ndarray) else None
+    if arr is not None and all(options.get(k) is None for k in ("step", "bits", "source")):
+        shared = _window_bytes(model, arr)
+        if shared is not None and len(shared) < len(alone):
+            alone = shared
+    if progress is not None:
+        progress(int(arr.shape[0]) if arr is not None and arr.ndim else 1)
+    return alone
 
 
 def is_window(data: Any) -> bool:
