@@ -187,7 +187,7 @@ def test_damaged_or_hostile_window_containers_are_refused(synthetic):
             ubpe.decompress(good[:cut], tokenizer=synthetic)
     fields = msgpack.unpackb(good[5:])
     ref, index, dtype, shape, n, skip, rest, esc, crc = fields
-    for change in ({4: 10**12}, {4: 10**7}, {5: 10**9}, {1: 3}, {1: -1}, {2: "<i8"}, {3: [7, 7]}, {6: "text"},
+    for change in ({4: 10**12}, {4: 10**7}, {5: 10**9}, {1: 3}, {1: -1}, {2: "<i2"}, {2: 99}, {3: [7, 7]}, {6: "text"},
                    {7: b"\x05"}, {8: -1}, {0: b"12345678"}):
         hostile = list(fields)
         for k, v in change.items():

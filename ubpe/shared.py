@@ -535,7 +535,7 @@ def _variant_bytes(v: Variant, arr: np.ndarray) -> tuple[int, bytes, bytes | Non
     return coded[0], coded[1], esc
 
 
-def _window_bytes(model: SharedModel, arr: np.ndarray) -> bytes | None:
+def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None) -> bytes | None:
     """The window container of ``arr`` (any shape, a dtype of :data:`DTYPES`) with the variant
     that gives the smallest (the first on ties), or None when no variant can code it."""
     from .format.container import values_crc
@@ -544,7 +544,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray) -> bytes | None:
         return None
     native = np.ascontiguousarray(arr.reshape(-1)).astype(arr.dtype.newbyteorder("<"), copy=False)
     crc = values_crc(arr.dtype, list(arr.shape), native)
-    dtype = None if arr.dtype == model.dtype else arr.dtype.str
+    dtype = DTYPES.index(arr.dtype.str)
     shape = None if arr.ndim == 1 else [int(d) for d in arr.shape]
     best = None
     for i, v in enumerate(model.variants):
@@ -552,7 +552,8 @@ def _window_bytes(model: SharedModel, arr: np.ndarray) -> bytes | None:
         if coded is None:
             continue
         skip, rest, esc = coded
-        body = msgpack.packb([model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc], use_bin_type=True)
+        fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
+        body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
         if best is None or len(body) < len(best):
             best = body
     return None if best is None else WINDOW_MAGIC + bytes([WINDOW_VERSION]) + best
@@ -562,20 +563,23 @@ def compress_window(values: Any, model: SharedModel, **options: Any) -> bytes:
     """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, **options)``
     does): the window container, or the ordinary container of ``ubpe.compress(values,
     **options)`` when that is not larger. The window container is tried for a numpy integer
-    array of :data:`DTYPES` without ``step``, ``bits`` or ``source`` (it keeps no source
-    metadata); ``options`` apply to the ordinary container only. Never larger than compressing
-    alone."""
+    array of :data:`DTYPES` without ``step`` or ``bits`` (it keeps ``source``); the other
+    ``options`` apply to the ordinary container only. Never larger than compressing alone."""
     from .api import compress
+    from .format.fields import argument_error, check_source
 
     if not isinstance(model, SharedModel):
         raise TypeError(f"model must be a ubpe.SharedModel, got {type(model).__name__}")
     progress = options.pop("progress", None)
+    for name in ("embed", "escape"):  # (how a tokenizer is referenced: the ordinary container has none)
+        options.pop(name, None)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
     alone = compress(values, **options)
     arr = values if isinstance(values, np.ndarray) else None
-    if arr is not None and all(options.get(k) is None for k in ("step", "bits", "source")):
-        shared = _window_bytes(model, arr)
+    if arr is not None and all(options.get(k) is None for k in ("step", "bits")):
+        source = options.get("source")
+        shared = _window_bytes(model, arr, None if source is None else check_source(source, argument_error))
         if shared is not None and len(shared) < len(alone):
             alone = shared
     if progress is not None:
@@ -583,9 +587,85 @@ def compress_window(values: Any, model: SharedModel, **options: Any) -> bytes:
     return alone
 
 
+def fit_inputs(docs: Sequence[np.ndarray], window: int | None = None, windows: int | None = None,
+               history: int = DEFAULT_PRIMER) -> tuple[SharedModel, int]:
+    """``ubpe fit --shared``: the model of ``docs`` (1-D integer arrays) cut into windows of
+    ``window`` values (None: each document one window), the first ``windows`` of them (None:
+    :data:`DEFAULT_TRAINING_WINDOWS`); returns the model and the windows it was fitted on."""
+    if window is not None:
+        check_int("window", window, 1)
+    pieces = []
+    for d in docs:
+        d = np.asarray(d).reshape(-1)
+        step = window or max(d.size, 1)
+        pieces += [d[i:i + step] for i in range(0, d.size, step)]
+    count = DEFAULT_TRAINING_WINDOWS if windows is None else check_int("windows", windows, 1)
+    chosen = [p for p in pieces if p.size][:count]
+    return fit_shared(chosen, history=history), len(chosen)
+
+
 def is_window(data: Any) -> bool:
     """Whether ``data`` starts as a window container."""
     return isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == WINDOW_MAGIC
+
+
+def _window_fields(data: bytes) -> list:
+    """The 9 fields of a window container and its source (None when absent), the source checked."""
+    from .format.fields import check_source, data_error
+
+    d = _unpack(data[5:], "window container")
+    if not isinstance(d, list) or len(d) not in (9, 10):
+        raise CorruptDataError("window: expected an array of 9 or 10 fields")
+    if len(d) == 9:
+        return d + [None]
+    if d[9] is None:
+        raise CorruptDataError("window: a 10th field (source) is a map, never nil")
+    return d[:9] + [check_source(d[9], data_error)]
+
+
+def describe_window(data: Any) -> Any:
+    """The :class:`~ubpe.ContainerInfo` of a window container (``ubpe.describe``): the model
+    referenced by its digest prefix, ``coder`` "cms2", ``front`` empty (the model's predictor),
+    ``payload`` the coder's bytes. Nothing is decoded."""
+    from .format.describe import ContainerInfo
+    from .format.fields import parse_escapes
+
+    data = bytes(data)
+    _check_prefix(data)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source = _window_fields(data)
+    if not isinstance(ref, bytes) or type(n) is not int or n < 1 or not isinstance(rest, bytes):
+        raise CorruptDataError("window: malformed fields")
+    dtype = _window_dtype(dtype_str)
+    dims = tuple(shape) if isinstance(shape, list) else (n,)
+    escapes = int(parse_escapes(esc, n, np.dtype(np.int64))[0].size) if esc is not None else 0
+    esc_bytes = len(msgpack.packb(esc, use_bin_type=True)) if esc is not None else 0
+    payload = len(msgpack.packb(rest, use_bin_type=True))
+    itemsize = dtype.itemsize
+    recorded = source.get("size") if isinstance(source, dict) else None
+    file_size = recorded if type(recorded) is int and recorded >= 0 else None
+    return ContainerInfo(
+        version=data[4], dtype=dtype.str, shape=dims, n_values=n,
+        original_size=n * itemsize, size=len(data), header=len(data) - payload, model=0, freq=0, payload=payload,
+        ratio=((file_size if file_size is not None else n * itemsize) / len(data)), embedded=False,
+        digest=ref.hex(), alphabet_size=None, n_merges=None, coder="cms2", n_tokens=n, source=source,
+        escapes=escapes, escape_bytes=esc_bytes, file_size=file_size)
+
+
+def _window_dtype(index: Any) -> np.dtype:
+    if type(index) is not int or not 0 <= index < len(DTYPES):
+        raise CorruptDataError(f"window: the dtype must be an index into {DTYPES}")
+    return np.dtype(DTYPES[index])
+
+
+def _check_prefix(data: bytes) -> None:
+    if not is_window(data):
+        raise CorruptDataError("not a ubpe window container (bad magic)")
+    if len(data) < 5:
+        raise CorruptDataError("window: truncated (no version byte)")
+    if data[4] > WINDOW_VERSION:
+        raise FormatVersionError("this window container", data[4], WINDOW_VERSION)
+    if data[4] < 1:
+        raise CorruptDataError("window: invalid version 0")
 
 
 def decompress_window(data: Any, model: Any, max_output_size: int | None = None) -> np.ndarray:
@@ -595,18 +675,9 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     from .model import DEFAULT_MAX_OUTPUT_SIZE
 
     data = bytes(data)
-    if not is_window(data):
-        raise CorruptDataError("not a ubpe window container (bad magic)")
-    if len(data) < 5:
-        raise CorruptDataError("window: truncated (no version byte)")
-    if data[4] > WINDOW_VERSION:
-        raise FormatVersionError("this window container", data[4], WINDOW_VERSION)
-    if data[4] < 1:
-        raise CorruptDataError("window: invalid version 0")
-    d = _unpack(data[5:], "window container")
-    if not isinstance(d, list) or len(d) != 9:
-        raise CorruptDataError("window: expected an array of 9 fields")
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc = d
+    _check_prefix(data)
+    cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _ = _window_fields(data)
     if not isinstance(ref, bytes) or len(ref) != REF_BYTES:
         raise CorruptDataError(f"window: the model reference must be {REF_BYTES} bytes")
     if model is None:
@@ -620,15 +691,9 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if type(index) is not int or not 0 <= index < len(model.variants):
         raise CorruptDataError(f"window: variant {str(index)[:20]} is not one of the model's {len(model.variants)}")
     v = model.variants[index]
-    if dtype_str is None:
-        dtype = model.dtype
-    elif isinstance(dtype_str, str) and dtype_str in DTYPES and dtype_str != model.dtype.str:
-        dtype = np.dtype(dtype_str)
-    else:
-        raise CorruptDataError(f"window: dtype must be nil or one of {DTYPES} other than the model's")
+    dtype = _window_dtype(dtype_str)
     if type(n) is not int or n < 1:
         raise CorruptDataError("window: the value count must be a positive int")
-    cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else max_output_size
     if n * dtype.itemsize > cap:
         raise CorruptDataError(f"window: {n} values are more than max_output_size={cap} bytes")
     if shape is None:
