@@ -78,14 +78,16 @@ def main(argv=None) -> int:
         "alone and with a dictionary of the training windows (trained, or raw content when training "
         "fails). CPU ms per window (process_time): encode and decode, referenced / alone. "
         "`window containers`: test windows the model made smaller (the others fell back to the "
-        "ordinary container).", ""]
+        "ordinary container). `joined vs alone`: the test windows joined into one input and "
+        "compressed as one (`compress(np.concatenate(test))`) against alone: what a coder that "
+        "carried everything over from window to window could gain at most, roughly.", ""]
     recs = recordings()
     for size in args.sizes:
         lines += [f"## W = {size}", "",
-                  "| recording | windows | alone B | referenced B | vs alone | window containers | predictors "
+                  "| recording | windows | alone B | referenced B | vs alone | joined vs alone | window containers | predictors "
                   "| zstd-19 B | zstd-19 + dict B | dict vs zstd | model B | fit s | enc ms ref/alone "
                   "| dec ms ref/alone |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         tot_alone = tot_ref = tot_z = tot_zd = 0
         gains = []
         for name, x in recs:
@@ -119,6 +121,7 @@ def main(argv=None) -> int:
                 ref += len(r)
                 windows += r[:4] == b"ubpw"
             z, zd, kind = zstd_sizes(train, test)
+            joined = len(ubpe.compress(np.concatenate(test)))
             k = len(test)
             gains.append(ref / alone - 1)
             tot_alone += alone
@@ -126,7 +129,7 @@ def main(argv=None) -> int:
             tot_z += z
             tot_zd += zd
             lines.append(
-                f"| {name} | {k} | {alone} | {ref} | {ref / alone - 1:+.1%} | {windows}/{k} | "
+                f"| {name} | {k} | {alone} | {ref} | {ref / alone - 1:+.1%} | {joined / alone - 1:+.1%} | {windows}/{k} | "
                 f"{', '.join(v.predictor for v in model.variants)} | {z} | {zd} ({kind}) | {zd / z - 1:+.1%} | "
                 f"{len(model.to_bytes())} | {fit_s:.1f} | {1e3 * enc_ref / k:.0f} / {1e3 * enc_alone / k:.0f} | "
                 f"{1e3 * dec_ref / k:.1f} / {1e3 * dec_alone / k:.1f} |")

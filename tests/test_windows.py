@@ -197,3 +197,21 @@ def test_damaged_or_hostile_window_containers_are_refused(synthetic):
                             max_output_size=1 << 20)
     with pytest.raises(FormatVersionError):
         ubpe.decompress(b"ubpw\x02" + good[5:], tokenizer=synthetic)
+
+
+def test_command_line_fit_shared_compress_decompress(tmp_path):
+    from ubpe import cli
+
+    rng = np.random.default_rng(9)
+    x = np.cumsum(rng.integers(-3, 4, 12 * N)).astype(np.int16)
+    np.save(tmp_path / "train.npy", x[:10 * N])
+    np.save(tmp_path / "w.npy", x[11 * N:])
+    model, packed, back = tmp_path / "m.model", tmp_path / "w.ubpe", tmp_path / "back.npy"
+    assert cli.main([str(a) for a in ["fit", "--shared", N, tmp_path / "train.npy", "-o", model, "-q"]]) == 0
+    assert SharedModel.load(str(model)).history.size == 10 * N
+    assert cli.main([str(a) for a in ["compress", "--model", model, tmp_path / "w.npy", "-o", packed, "-q"]]) == 0
+    assert packed.read_bytes()[:4] == b"ubpw"
+    assert ubpe.describe(packed.read_bytes()).digest == SharedModel.load(str(model)).ref.hex()
+    assert cli.main([str(a) for a in ["decompress", "--model", model, packed, "-o", back, "-q"]]) == 0
+    assert back.read_bytes() == (tmp_path / "w.npy").read_bytes()
+    assert cli.main([str(a) for a in ["decompress", packed, "-o", tmp_path / "no.npy", "-q"]]) != 0

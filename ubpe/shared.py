@@ -69,7 +69,7 @@ DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", ">i2", ">u2", ">i4", ">u4")
 _MAX_ORDER = 32
 _MAX_COEF = 1 << 15
 _SMOOTH = 8
-_MARGIN = 8
+_MARGIN = 2
 
 
 # ============================================================================ the model
@@ -461,7 +461,7 @@ def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.
     bare = Variant(dtype, shift, coefs, 0, 2, 0, 0, np.array([0, 2], np.int64), np.zeros(0, np.int64), adaptive)
     flat = _chain_forward(bare, joined)
     lo, hi = int(flat.min()), int(flat.max())
-    margin = max(2, (hi - lo) // _MARGIN)
+    margin = max(2, int((hi - lo) / _MARGIN))
     lo, hi = lo - margin, hi + margin
     if hi - lo + 1 > MAX_SIZE:  # the central residuals; the others escape
         mid = int(np.median(flat))
