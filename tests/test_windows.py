@@ -76,6 +76,18 @@ def test_values_outside_the_models_range_are_escaped_in_the_window_container(syn
     assert np.array_equal(ubpe.decompress(packed, tokenizer=synthetic), w)
 
 
+def test_a_grid_valued_signal_gets_a_dense_variant_and_comes_back():
+    rng = np.random.default_rng(10)
+    x = (np.round(np.cumsum(rng.normal(0, 2, 12 * N)) ) * 64.25).astype(np.int16)  # values on a ~64 grid
+    model = fit_shared([x[i * N:(i + 1) * N] for i in range(10)])
+    assert any(v.values is not None for v in model.variants)
+    assert SharedModel.from_bytes(model.to_bytes()).to_bytes() == model.to_bytes()
+    for w in (x[10 * N:11 * N], x[11 * N:] + 3):  # the second off the training grid: escapes or the fallback
+        packed = ubpe.compress(w, tokenizer=model)
+        assert len(packed) <= len(ubpe.compress(w))
+        assert np.array_equal(ubpe.decompress(packed, tokenizer=model), w)
+
+
 def test_shapes_and_slices_come_back(synthetic):
     rng = np.random.default_rng(4)
     w = np.cumsum(rng.integers(-3, 4, 600)).astype(np.int16).reshape(300, 2)
@@ -157,7 +169,9 @@ def test_damaged_or_hostile_model_files_are_refused(synthetic):
                        ("variants", [{**body["variants"][0], "counts": [0, 1]}]),
                        ("variants", [{**body["variants"][0], "coefs": [1 << 20]}]),
                        ("variants", [{**body["variants"][0], "center": 10**9}]),
-                       ("variants", [{**body["variants"][0], "size": 1}])]:
+                       ("variants", [{**body["variants"][0], "size": 1}]),
+                       ("variants", [{**body["variants"][0], "lo": 0, "values": bytes(8 * body["variants"][0]["size"])}]),
+                       ("variants", [{**body["variants"][0], "values": b"\1"}])]:
         with pytest.raises(CorruptDataError):
             SharedModel.from_bytes(_model_file({**body, key: value}))
     newer = msgpack.packb({**msgpack.unpackb(good), "version": 2}, use_bin_type=True)

@@ -97,13 +97,31 @@ class Variant:
     counts: np.ndarray
     history: np.ndarray
     adaptive: int = 0
+    values: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def fields(self) -> dict[str, Any]:
-        return {"shift": self.shift, "coefs": [int(c) for c in self.coefs], "adaptive": self.adaptive,
-                "lo": self.lo, "size": self.size, "mode": self.mode, "center": self.center,
-                "counts": [int(k) for k in self.counts]}
+        out = {"shift": self.shift, "coefs": [int(c) for c in self.coefs], "adaptive": self.adaptive,
+               "lo": self.lo, "size": self.size, "mode": self.mode, "center": self.center,
+               "counts": [int(k) for k in self.counts]}
+        if self.values is not None:
+            out["values"] = self.values.astype("<i8").tobytes()
+        return out
+
+    def tokens(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, positions outside): the int32 tokens of the residuals ``r`` (int64), a
+        residual the variant has no token for given the nearest (range: clipped; ``values``:
+        the first value at or above it, else the last) and its position listed."""
+        if self.values is None:
+            t = r - self.lo
+            return np.clip(t, 0, self.size - 1).astype(np.int32), np.flatnonzero((t < 0) | (t >= self.size))
+        idx = np.minimum(np.searchsorted(self.values, r), self.size - 1)
+        return idx.astype(np.int32), np.flatnonzero(self.values[idx] != r)
+
+    def residuals(self, tokens: np.ndarray) -> np.ndarray:
+        """The residuals (int64) the tokens stand for."""
+        return tokens.astype(np.int64) + self.lo if self.values is None else self.values[tokens]
 
     @property
     def predictor(self) -> str:
@@ -111,7 +129,7 @@ class Variant:
         c = [int(v) for v in self.coefs]
         name = "none" if not c else (f"delta{len(c)}" if self.shift == 0 and c in ([1], [2, -1])
                                      else f"lpc order {len(c)}")
-        return name + ("+adaptive" if self.adaptive else "")
+        return name + ("+adaptive" if self.adaptive else "") + (" (dense)" if self.values is not None else "")
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,8 +231,8 @@ def _parse_model(data: Any) -> SharedModel:
 
 def _parse_variant(f: Any, dtype: np.dtype, history: np.ndarray) -> Variant:
     keys = {"shift", "coefs", "adaptive", "lo", "size", "mode", "center", "counts"}
-    if not isinstance(f, dict) or set(f) != keys:
-        raise CorruptDataError(f"shared model: a variant must hold exactly {sorted(keys)}")
+    if not isinstance(f, dict) or not keys <= set(f) <= keys | {"values"}:
+        raise CorruptDataError(f"shared model: a variant must hold exactly {sorted(keys)} and optionally 'values'")
     shift = _int(f, "shift", 0, 31)
     coefs = f["coefs"]
     if not isinstance(coefs, list) or len(coefs) > _MAX_ORDER or not all(
@@ -235,7 +253,17 @@ def _parse_variant(f: Any, dtype: np.dtype, history: np.ndarray) -> Variant:
         raise CorruptDataError("shared model: 'counts' is not a complete prefix code for 'size' tokens")
     if int(cnt.sum()) != size:
         raise CorruptDataError("shared model: the code must cover every token (sum of 'counts' = size)")
-    return Variant(dtype, shift, np.array(coefs, np.int64), lo, size, mode, center, cnt, history, adaptive)
+    values = None
+    if "values" in f:
+        raw = f["values"]
+        if not isinstance(raw, bytes) or len(raw) != 8 * size:
+            raise CorruptDataError("shared model: 'values' must be bytes of 'size' <i8")
+        values = np.frombuffer(raw, "<i8").astype(np.int64)
+        if np.any(np.diff(values) <= 0):
+            raise CorruptDataError("shared model: 'values' must be strictly increasing")
+        if lo != 0:
+            raise CorruptDataError("shared model: 'lo' is 0 when a variant lists its 'values'")
+    return Variant(dtype, shift, np.array(coefs, np.int64), lo, size, mode, center, cnt, history, adaptive, values)
 
 
 def _unpack(data: bytes, where: str) -> Any:
@@ -315,7 +343,7 @@ def _primer(model: Variant) -> np.ndarray:
     """The primer tokens: the history's residuals as tokens (cached)."""
     t = model._cache.get("primer")
     if t is None:
-        t = np.clip(_primer_residuals(model) - model.lo, 0, model.size - 1).astype(np.int32)
+        t = model.tokens(_primer_residuals(model))[0]
         model._cache["primer"] = t
     return t
 
@@ -454,23 +482,37 @@ def _predictors(train: np.ndarray, dtype: np.dtype) -> list[tuple[int, np.ndarra
 
 
 def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.ndarray, adaptive: int,
-               history: int) -> Variant:
+               history: int, dense: bool = False) -> Variant | None:
     """The model of the predictor ``(shift, coefs, adaptive)`` fitted on the windows ``values``
-    (int64): its residuals' range (with a margin) and code, the last ``history`` values kept."""
+    (int64): its residuals' range with a margin of half their span each side, or (``dense``)
+    the distinct residuals with a few more on their grid beyond each end (None when they are
+    not fewer than half their span: the range then), the code, the last ``history`` values."""
     joined = np.concatenate(values)
     bare = Variant(dtype, shift, coefs, 0, 2, 0, 0, np.array([0, 2], np.int64), np.zeros(0, np.int64), adaptive)
     flat = _chain_forward(bare, joined)
     lo, hi = int(flat.min()), int(flat.max())
-    margin = max(2, int((hi - lo) / _MARGIN))
-    lo, hi = lo - margin, hi + margin
-    if hi - lo + 1 > MAX_SIZE:  # the central residuals; the others escape
-        mid = int(np.median(flat))
-        lo, hi = mid - MAX_SIZE // 2, mid + MAX_SIZE // 2 - 1
-    size = hi - lo + 1
+    table = None
+    if dense:
+        distinct = np.unique(flat)
+        if distinct.size < 2 or 2 * distinct.size > hi - lo + 1 or 2 * distinct.size > MAX_SIZE:
+            return None
+        gap = max(1, int(np.median(np.diff(distinct))))
+        more = max(2, distinct.size // 4)
+        steps = gap * np.arange(1, more + 1, dtype=np.int64)
+        table = np.concatenate((lo - steps[::-1], distinct, hi + steps))
+        lo, size = 0, int(table.size)
+    else:
+        margin = max(2, int((hi - lo) / _MARGIN))
+        lo, hi = lo - margin, hi + margin
+        if hi - lo + 1 > MAX_SIZE:  # the central residuals; the others escape
+            mid = int(np.median(flat))
+            lo, hi = mid - MAX_SIZE // 2, mid + MAX_SIZE // 2 - 1
+        size = hi - lo + 1
     kept = flat[flat.size - min(history, flat.size):]
-    mode, center, counts = _code_of(np.clip(kept - lo, 0, size - 1).astype(np.int32), size)
+    v = Variant(dtype, shift, coefs, lo, size, 0, 0, np.array([0, 2], np.int64), bare.history, adaptive, table)
+    mode, center, counts = _code_of(v.tokens(kept)[0], size)
     return Variant(dtype, shift, coefs, lo, size, mode, center, counts,
-                       np.ascontiguousarray(joined[joined.size - min(history, joined.size):]), adaptive)
+                   np.ascontiguousarray(joined[joined.size - min(history, joined.size):]), adaptive, table)
 
 
 def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variants: int = DEFAULT_VARIANTS) -> SharedModel:
@@ -503,17 +545,19 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
     held = max(1, len(ws) // 5) if len(ws) >= 2 else 0
     ranked = []
     for i, (shift, coefs) in enumerate(_predictors(np.concatenate(values), dtype)):
-        for adaptive in (0, 1):
+        for j, (adaptive, dense) in enumerate(((0, False), (1, False), (0, True), (1, True))):
+            if _model_for(values, dtype, shift, coefs, adaptive, history, dense) is None:
+                continue  # (dense: not fewer distinct residuals than half their span)
             cost = 0
             if held:
-                trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history)
+                trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense)
                 for w in ws[-held:]:
-                    coded = _variant_bytes(trial, w)
-                    cost += len(coded[1]) if coded is not None else 10 * w.size
-            ranked.append((cost, 2 * i + adaptive, shift, coefs, adaptive))
+                    coded = None if trial is None else _variant_bytes(trial, w)
+                    cost += len(coded[1]) + len(coded[2] or b"") if coded is not None else 10 * w.size
+            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense))
     ranked.sort(key=lambda r: r[:2])
-    chosen = [_model_for(values, dtype, shift, coefs, adaptive, history)
-              for _, _, shift, coefs, adaptive in ranked[:variants]]
+    chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense)
+              for _, _, shift, coefs, adaptive, dense in ranked[:variants]]
     return SharedModel(dtype, chosen[0].history, tuple(chosen))
 
 
@@ -526,9 +570,8 @@ def _variant_bytes(v: Variant, arr: np.ndarray) -> tuple[int, bytes, bytes | Non
 
     flat = np.ascontiguousarray(arr.reshape(-1))
     r = _chain_forward(v, flat.astype(np.int64))[v.history.size:]
-    t = r - v.lo
-    outside = np.flatnonzero((t < 0) | (t >= v.size))
-    coded = _primed_stream(v, np.clip(t, 0, v.size - 1).astype(np.int32))
+    tokens, outside = v.tokens(r)
+    coded = _primed_stream(v, tokens)
     if coded is None:
         return None
     esc = escape_field(r, outside) if outside.size else None
@@ -710,7 +753,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if type(crc) is not int or not 0 <= crc < 1 << 32:
         raise CorruptDataError("window: crc must be a 32-bit unsigned int")
     tokens = _primed_decode(v, n, skip, rest)
-    r = tokens.astype(np.int64) + v.lo
+    r = v.residuals(tokens)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
         r[positions] = values.astype(np.int64)
