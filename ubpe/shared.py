@@ -4,12 +4,17 @@ A fleet of sensors sends short windows (a thousand values). Compressed alone, ea
 for its front-end parameters, its coder's tables and, above all, an adaptive coder that starts
 cold. A :class:`SharedModel`, fitted on a few windows (:func:`fit_shared`), carries all three:
 
-* a fixed integer linear predictor (none, delta 1, delta 2, or LPC coefficients fitted on the
-  training windows), chosen by the size it gives on held-out training windows;
-* the residual alphabet (a range ``[lo, lo + size)``, with a margin around the training
-  residuals) and the "cms2" coder's binary code (mode, center, code lengths) fitted on them;
-* a *primer*: the training windows' residual tokens (at most ``primer`` of them), which warm
-  the context mixer: a window is coded as the continuation of the primer.
+* up to :data:`DEFAULT_VARIANTS` *variants*, chosen by the size they give on held-out training
+  windows among: a fixed integer linear predictor (none, delta 1, delta 2, or LPC coefficients
+  fitted on the training windows), with or without the "adaptive" stage's LMS cascade after it;
+  residual tokens over a range (``[lo, lo + size)``, a margin of half the training residuals'
+  span each side) or, *dense*, over the distinct training residuals (when they are fewer than
+  half their span: values on a grid); and the "cms2" coder's binary code (mode, center, code
+  lengths) fitted on them. Each window takes the variant that codes it smallest;
+* the *history*: the training windows' last values (at most ``history``), run through the
+  variant's chain before the window, so that the LMS weights are warm and the history's
+  residual tokens, the *primer*, warm the context mixer: a window is coded as the continuation
+  of the training data.
 
 Priming needs no change to the coder: the "cms2" kernel codes ``primer + window`` in one
 stream; the bytes it emits while coding the primer depend on the primer alone (a carry-less
@@ -48,9 +53,9 @@ WINDOW_VERSION = 1
 MODEL_MAGIC = "ubpe.shared"
 #: The shared-model file version this ubpe writes, and the newest it reads.
 MODEL_VERSION = 1
-#: Most primer tokens a model keeps by default (the last ones of the training windows): a
-#: window costs the coding of ``primer + window`` twice to write and to read (the reader's
-#: first pass is cached per window length).
+#: History values a model keeps by default (the last ones of the training windows): a window
+#: costs the coding of ``primer + window`` twice to write and to read (the reader's first pass
+#: is cached per window length).
 DEFAULT_PRIMER = 1 << 15
 #: Windows ``ubpe fit --shared`` trains on by default (the first ones of the input).
 DEFAULT_TRAINING_WINDOWS = 10
@@ -83,8 +88,9 @@ class Variant:
     ``shift`` and ``coefs`` (int64, at most 32, each in [-2**15, 2**15)) define the linear
     predictor ``sum(coefs[j] * x[i-1-j]) >> shift`` (no coefficient: no prediction), then
     ``adaptive`` (0 or 1) the "adaptive" stage's LMS cascade; residual tokens are ``r - lo``
-    in ``[0, size)`` (others escape); ``mode``, ``center`` and ``counts`` (k_0..k_L) are the
-    "cms2" code (``ubpe._kernels.cmsignal2``). ``history`` (int64) is the model's.
+    in ``[0, size)``, or with ``values`` (sorted int64, ``size`` of them) the index of ``r``
+    there (others escape); ``mode``, ``center`` and ``counts`` (k_0..k_L) are the "cms2" code
+    (``ubpe._kernels.cmsignal2``). ``history`` (int64) is the model's.
     """
 
     dtype: np.dtype
