@@ -402,7 +402,7 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         A container written by a newer format version.
     """
     threads = threads_argument(threads)
-    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpw":  # a window container (ubpe/shared.py)
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpw":  # ubpe/shared.py
         from ..shared import decompress_window
 
         out = decompress_window(data, tokenizer, max_output_size)
