@@ -229,3 +229,15 @@ def test_command_line_fit_shared_compress_decompress(tmp_path):
     assert cli.main([str(a) for a in ["decompress", "--model", model, packed, "-o", back, "-q"]]) == 0
     assert back.read_bytes() == (tmp_path / "w.npy").read_bytes()
     assert cli.main([str(a) for a in ["decompress", packed, "-o", tmp_path / "no.npy", "-q"]]) != 0
+
+
+def test_decompress_to_reads_window_containers(synthetic):
+    import io
+
+    w = np.cumsum(np.random.default_rng(11).integers(-3, 4, N)).astype(np.int16)
+    packed = ubpe.compress(w, tokenizer=synthetic)
+    out = io.BytesIO()
+    assert ubpe.decompress_to(out, io.BytesIO(packed), tokenizer=synthetic) == (w.dtype, w.shape)
+    assert out.getvalue() == w.tobytes()
+    with pytest.raises(CorruptDataError, match="references shared model"):
+        ubpe.decompress_to(io.BytesIO(), io.BytesIO(packed))

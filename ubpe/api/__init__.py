@@ -462,6 +462,13 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     """
     threads = threads_argument(threads)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    if type(tokenizer).__name__ == "SharedModel":  # a window container or a small one: read whole (ubpe/shared.py)
+        data = src.read()
+        values = decompress(data, tokenizer=tokenizer, max_output_size=cap, threads=threads, progress=progress)
+        if header is not None:
+            out.write(header(values.dtype, values.shape, describe(data).source))
+        out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
+        return values.dtype, values.shape
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
     head = container.read_blocked_head(src, cap)
