@@ -27,6 +27,8 @@ _LAZY = {
     "describe": "api",
     "inspect": "api",
     "Model": "model",
+    "SharedModel": "shared",
+    "fit_shared": "shared",
     "Tokenizer": "tokenizer",
     "TextTokenizer": "text",
 }
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .alphabet import Alphabet
     from .api import ContainerInfo, compress, compress_to, decompress, decompress_to, describe, inspect
     from .model import Model
+    from .shared import SharedModel, fit_shared
     from .text import TextTokenizer
     from .tokenizer import Tokenizer
 
@@ -61,6 +64,7 @@ __all__ = [
     "Model",
     "TextTokenizer",
     "NotFittedError",
+    "SharedModel",
     "Tokenizer",
     "UBPEError",
     "compress",
@@ -68,6 +72,7 @@ __all__ = [
     "decompress",
     "decompress_to",
     "describe",
+    "fit_shared",
     "inspect",
     "__version__",
 ]

@@ -186,6 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--range", type=_value_range, metavar="LO:HI",
                    help="the alphabet: every integer from LO to HI (inclusive), whatever the inputs "
                    "hold; values outside it are refused here and escaped by compress")
+    p.add_argument("--shared", nargs="?", type=_positive, const=0, metavar="N",
+                   help="fit a shared model for small windows instead (docs/signals.md): predictors, coder "
+                   "tables and a primer, for compress --model; the inputs cut into windows of N values "
+                   "(without N each input is a window), the first 10 fitted on")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser(
@@ -375,9 +379,12 @@ def _load_model(path: str):
 
 
 def _model_of(data: bytes, path: str):
+    from .shared import SharedModel, is_shared_model_file
     from .tokenizer import Tokenizer
 
     try:
+        if is_shared_model_file(data):
+            return SharedModel.from_bytes(data)
         return Tokenizer.from_bytes(data)
     except UBPEError as e:
         raise UBPEError(f"{path}: not a usable ubpe model: {e}") from e
@@ -454,6 +461,16 @@ def cmd_fit(args: argparse.Namespace) -> int:
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
         raise ValueError("the inputs hold no values: nothing to fit")
+    if args.shared is not None:  # a shared model for small windows (ubpe/shared.py)
+        from .shared import fit_inputs
+
+        start = time.perf_counter()
+        model, count = fit_inputs(docs, args.shared or None)
+        data = model.to_bytes()
+        uio.write_atomic(args.output, data, overwrite=args.overwrite)
+        _say(args, f"{args.output}: shared model of {count} window(s) ({', '.join(v.predictor for v in model.variants)}; "
+                   f"{model.history.size} values of history) in {time.perf_counter() - start:.1f} s; {len(data)} bytes")
+        return 0
     alphabet = Alphabet(256) if args.bytes else None
     if args.range is not None:
         if args.bytes:

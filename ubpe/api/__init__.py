@@ -181,6 +181,12 @@ def compress(
     >>> bool(np.abs(ubpe.decompress(data) - wave).max() <= 0.0005), ubpe.describe(data).lossy
     (True, True)
     """
+    if type(tokenizer).__name__ == "SharedModel":  # a window coded with a shared model (ubpe/shared.py)
+        from ..shared import compress_window
+
+        return compress_window(values, tokenizer, n_tokens=n_tokens, embed=embed, delta=delta, predictor=predictor,
+                               level=level, source=source, step=step, bits=bits, escape=escape,
+                               block_size=block_size, threads=threads, progress=progress, **fit_options)
     return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
                            block_size=block_size, threads=threads, progress=progress, fit_options=fit_options))
@@ -402,6 +408,13 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         A container written by a newer format version.
     """
     threads = threads_argument(threads)
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpw":  # ubpe/shared.py
+        from ..shared import decompress_window
+
+        out = decompress_window(data, tokenizer, max_output_size)
+        return out[slice(start, stop)] if start is not None or stop is not None else out
+    if type(tokenizer).__name__ == "SharedModel":  # a window that its shared model did not make smaller
+        tokenizer = None
     part = start is not None or stop is not None
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
     p = container.parse(data, _NO_CAP if part else cap)  # a frame range: the cap applies to what is decoded
@@ -455,6 +468,13 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     """
     threads = threads_argument(threads)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    if type(tokenizer).__name__ == "SharedModel":  # a window container or a small one: read whole (ubpe/shared.py)
+        data = src.read()
+        values = decompress(data, tokenizer=tokenizer, max_output_size=cap, threads=threads, progress=progress)
+        if header is not None:
+            out.write(header(values.dtype, values.shape, describe(data).source))
+        out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
+        return values.dtype, values.shape
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
     head = container.read_blocked_head(src, cap)

@@ -80,6 +80,10 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     token stream and the checksum, which only decoding checks); malformed input raises
     ``CorruptDataError``. No output-size cap applies.
     """
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpw":  # (ubpe/shared.py)
+        from ..shared import describe_window
+
+        return describe_window(data)
     p = parse(data, _NO_CAP)
     d = p.fields
     native = p.native
