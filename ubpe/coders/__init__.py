@@ -48,9 +48,12 @@ CODERS = tuple(_BY_NAME)
 VALUE_CODERS = frozenset(c.name for c in REGISTRY if c.kind == "values")
 
 
-def coders_for(level: int, kinds: tuple[str, ...] = ("trivial", "static", "adaptive")) -> tuple[str, ...]:
-    """The names of the coders the writer offers at ``level``, of the given ``kinds``."""
-    return tuple(c.name for c in REGISTRY if level in c.levels and c.kind in kinds)
+def coders_for(level: int, kinds: tuple[str, ...] = ("trivial", "static", "adaptive", "values")) -> tuple[str, ...]:
+    """The names of the coders the writer offers at ``level``, of the given ``kinds`` (level 3:
+    level 2's, and the coders of the values, "mixsignal", whose container ``compress(level=3)``
+    writes when it is smaller than level 2's)."""
+    below = coders_for(2, kinds) if level == 3 else ()
+    return below + tuple(c.name for c in REGISTRY if level in c.levels and c.kind in kinds)
 
 
 def _check_vocab(vocab_size: Any) -> int:

@@ -3,8 +3,8 @@
 Unlike every other coder it codes **the values themselves**, not tokens: a container holding it
 has no model, no front end and no escapes, and its one stream's ``payload`` is
 ``ubpe.level3.encode`` of the values (``(frames,)`` for one axis, ``(frames, channels)``
-otherwise, native byte order). Its :data:`CODER` is registered (kind ``"values"``, offered at no
-level of the token writer) so that it has its number in the format's coder table and its
+otherwise, native byte order). Its :data:`CODER` is registered (kind ``"values"``, level 3, never
+offered to a token stream: ``encode`` declines) so that it has its number in the format's coder table and its
 fields checked as every stream's; the token interface refuses it (``encode`` returns None,
 ``decode`` raises): :func:`encode_values` and :func:`decode_values` are its interface, which
 ``compress(level=3)`` and the reader call.
@@ -71,4 +71,4 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
                            "without a model or front end")
 
 
-CODER = Coder(NAME, 6, ("coder", "n", "payload"), (), "values", "signal", encode, decode)
+CODER = Coder(NAME, 6, ("coder", "n", "payload"), (3,), "values", "signal", encode, decode)
