@@ -235,6 +235,11 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("floatbin", binary, compress(binary, level=1), None),
         ("blocks_floatdec", decimals, compress(decimals, level=1, block_size=200), None),
     ]
+    # level 3: the "mixsignal" stream (ubpe.level3), two channels (its own seed)
+    rng = np.random.default_rng(29)
+    sine = (np.round(300 * np.sin(np.arange(800) / 37.0) + rng.normal(0, 20, 800)) // 8 * 8).astype(np.int16)
+    level3_pair = np.stack([sine, np.roll(sine, 1)], 1)
+    out += [("level3", level3_pair, compress(level3_pair, level=3), None)]
     return out
 
 

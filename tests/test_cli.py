@@ -71,7 +71,7 @@ def test_version_and_subcommand_help(capsys):
         ["compress", "x.bin", "-o", "y.ubpe", "--dtype", "<f4"],
         ["compress", "x.bin", "-o", "y.ubpe", "--dtype", "<i2", "--bytes"],
         ["decompress", "x.ubpe", "-o", "y.npy", "--max-output-size", "lots"],
-        ["compress", "x.npy", "-o", "y.ubpe", "--level", "3"],
+        ["compress", "x.npy", "-o", "y.ubpe", "--level", "4"],
         ["compress", "x.npy", "-o", "y.ubpe", "--level", "fast"],
         ["fit", "x.npy", "-o", "m.ubpe", "--n-tokens", "9", "--weighting", "magic"],
     ],

@@ -67,19 +67,28 @@ def streams(draw, max_len: int = 3000, max_vocab: int = 70000):
 
 
 def test_registry_names_every_coder_once_in_tie_order():
-    assert CODERS == ("const", "packed", "rans", "mag", "cms2", "cmt2")
+    assert CODERS == ("const", "packed", "rans", "mag", "cms2", "cmt2", "mixsignal")
     assert tuple(c.name for c in REGISTRY) == CODERS
     for c in REGISTRY:
         assert c.fields[:2] == ("coder", "n") and len(set(c.fields)) == len(c.fields)
-        assert c.kind in ("trivial", "static", "adaptive") and c.symbols in ("any", "signal", "text")
+        assert c.kind in ("trivial", "static", "adaptive", "values") and c.symbols in ("any", "signal", "text")
 
 
 def test_each_level_offers_its_coders():
     """Level 1 offers the coders with a stored (or no) model; level 2 adds the context mixers."""
     assert coders_for(1) == ("const", "packed", "rans", "mag")
-    assert coders_for(2) == CODERS
+    assert coders_for(2) == ("const", "packed", "rans", "mag", "cms2", "cmt2")
+    assert coders_for(3) == coders_for(2) + ("mixsignal",)  # level 2's container, or one of "mixsignal"
     assert coders_for(2, ("trivial", "adaptive")) == ("const", "packed", "cms2", "cmt2")
     assert encode_stream.__kwdefaults__["coders"] == coders_for(1)
+
+
+def test_the_level_3_coder_codes_values_and_refuses_a_token_stream():
+    """"mixsignal" (kind "values") is never chosen for tokens, and a token stream naming it is corrupt."""
+    tokens = np.arange(200) % 7
+    assert encode_stream(tokens, 7, coders=CODERS)["coder"] != "mixsignal"
+    with pytest.raises(CorruptDataError, match="values, not tokens"):
+        decode_stream({"coder": "mixsignal", "n": 200, "payload": b"\x01"}, 7)
 
 
 def _signal_ids(n: int, seed: int = 3) -> tuple[np.ndarray, int]:

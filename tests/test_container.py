@@ -560,7 +560,7 @@ def test_level_2_on_a_sample():
         check_roundtrip(x, level=2, n_tokens=len(np.unique(x)) + 5)
 
 
-@pytest.mark.parametrize("bad, exc", [(0, ValueError), (3, ValueError), (-1, ValueError), ("2", TypeError),
+@pytest.mark.parametrize("bad, exc", [(0, ValueError), (4, ValueError), (-1, ValueError), ("2", TypeError),
                                       (2.0, TypeError), (True, TypeError), (None, TypeError)])
 def test_level_argument_errors(bad, exc):
     with pytest.raises(exc, match="level"):

@@ -106,6 +106,13 @@ def test_child_samples_include_lossless_float_containers():
     assert fronts["blocks_floatdec"]["stage"] == "floatdec"
 
 
+def test_child_samples_include_a_level_3_container():
+    """The child-process mutations cover the "mixsignal" stream (``compress(level=3)``)."""
+    samples = {name: data for name, _, data, _ in fuzz_samples()}
+    tree = unpack_any(samples["level3"])
+    assert tree["stream"]["coder"] == "mixsignal" and "alphabet" not in tree
+
+
 def test_child_samples_include_mult_containers():
     """The "mult" stage's fields (bases, offsets, the digits' stream) in one stream and in blocks."""
     samples = {name: (values, data) for name, values, data, _ in fuzz_samples()}

@@ -224,10 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "without --step/--bits floats are compressed losslessly, bit for bit")
     g.add_argument("--bits", type=_positive, metavar="B",
                    help="float input: quantize to 2**B levels over the values' range (lossy)")
-    p.add_argument("--level", type=int, choices=(1, 2), default=2,
+    p.add_argument("--level", type=int, choices=(1, 2, 3), default=2,
                    help="2 (default): also try the context-mixing coders ('cms2' for signals, 'cmt2' for "
                    "text), much smaller on text and signals but slower to decode (about 1-4 M values/s on signals); 1: the static "
-                   "rANS coder only, fast to decode (tens of M values/s)")
+                   "rANS coder only, fast to decode (tens of M values/s); 3: integer signals also through the "
+                   "level-3 coder (ubpe.level3, 'mixsignal'), the smallest, about 0.2 M values/s both ways")
+    p.add_argument("--best", dest="level", action="store_const", const=3, help="the same as --level 3")
     p.add_argument("--block-size", type=_size, metavar="N",
                    help="values per block (default 1M = 1048576, 64M for one-byte values such as text; "
                    "0: one stream): larger inputs are cut "
@@ -947,7 +949,9 @@ def _format_report(info: Any, path: str) -> str:
         share = f"{100 * n / size:5.1f}%" if size else ""
         return f"    {name:<12} {n:>10} bytes {share}"
 
-    if info.embedded:
+    if info.coder == "mixsignal":  # level 3: no model (ubpe.level3)
+        model = "none (level 3: the values coded by the 'mixsignal' signal coder)"
+    elif info.embedded:
         model = f"embedded: {info.alphabet_size} symbols + {info.n_merges} merges"
     else:
         model = f"referenced by digest sha256:{info.digest} (decompress needs --model)"

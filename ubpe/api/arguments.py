@@ -20,8 +20,9 @@ MAX_NDIM = 32
 #: Largest delta order ``compress(delta=k)`` accepts.
 MAX_DELTA = DeltaStage.MAX_ORDER
 #: ``compress(..., level=)``: 1 static model and rANS (fast decoding); 2 (default) also the
-#: context-mixing coders. What each level tries: :mod:`ubpe.planner`.
-LEVELS = (1, 2)
+#: context-mixing coders. What each level tries: :mod:`ubpe.planner`. 3: the smaller of level 2's
+#: container and one whose stream is the level-3 signal coder "mixsignal" (:mod:`ubpe.level3`).
+LEVELS = (1, 2, 3)
 DEFAULT_LEVEL = 2
 
 
@@ -111,7 +112,7 @@ def predictor_argument(predictor: Any, delta: Any, dtype: np.dtype) -> tuple | N
 
 
 def level_argument(level: Any) -> int:
-    """``compress``'s ``level``: 1 or 2."""
+    """``compress``'s ``level``: 1, 2 or 3."""
     level = check_int("level", level, min(LEVELS), max(LEVELS))
     return level
 

@@ -219,9 +219,14 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
 
 def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
     """The values of a one-stream container, its CRC verified."""
-    s = shared(p, tokenizer)
     native = p.native
-    out = stream_values(s, p.stream, p.esc, p.chain, p.n, p.channels, native)
+    coder = p.stream.get("coder")
+    if isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
+        from ..coders import mixsignal
+
+        out = mixsignal.decode_values(p.stream, native, p.shape, p.n)
+    else:
+        out = stream_values(shared(p, tokenizer), p.stream, p.esc, p.chain, p.n, p.channels, native)
     if out is None:
         out = np.zeros(0, dtype=native)
     else:

@@ -182,6 +182,19 @@ def given_model_fields(base: dict, x: np.ndarray, model: Model, chain: list, emb
     return fields
 
 
+def values_coded_fields(base: dict, arr: np.ndarray) -> dict[str, Any] | None:
+    """The fields of a container of ``arr`` whose one stream codes the values themselves (the
+    level-3 coder "mixsignal": no model, no front end; ``base``: dtype, shape, source, crc), or
+    None where it does not apply (:func:`ubpe.coders.mixsignal.applies`)."""
+    from ..coders import mixsignal
+
+    if not mixsignal.applies(arr):
+        return None
+    fields = {k: v for k, v in base.items() if k != "crc"}
+    fields.update(front=[], stream=mixsignal.encode_values(arr), crc=base["crc"])
+    return fields
+
+
 # ============================================================================ blocks
 
 

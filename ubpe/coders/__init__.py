@@ -18,6 +18,7 @@ coder      what it is (docs/format.md, "Coders", has every field)
 ``mag``    magnitude classes with per-loudness tables, and raw low bits (:mod:`ubpe.coders.mag`)
 ``cms2``   context mixing for signals over a fitted binary code (:mod:`ubpe.coders.cms2`)
 ``cmt2``   context mixing for text through its bytes (:mod:`ubpe.coders.cmt2`)
+``mixsignal`` the values themselves by the level-3 signal coder (:mod:`ubpe.coders.mixsignal`)
 =========  ======================================================================================
 """
 
@@ -29,24 +30,30 @@ import msgpack
 import numpy as np
 
 from ..errors import CorruptDataError
-from . import cms2, cmt2, const, mag, packed, rans
+from . import cms2, cmt2, const, mag, mixsignal, packed, rans
 from ._base import MAX_VOCAB, Coder, Tokens, packed_width
 from .cmt2 import text_classes
 from .rans import counts_cost_bits
 
-__all__ = ["Coder", "REGISTRY", "CODERS", "MAX_VOCAB", "coders_for", "encode_stream", "decode_stream",
+__all__ = ["Coder", "REGISTRY", "CODERS", "VALUE_CODERS", "MAX_VOCAB", "coders_for", "encode_stream", "decode_stream",
            "text_classes", "counts_cost_bits"]
 
 #: Every coder, in tie order (the earlier wins a tie of sizes).
-REGISTRY: tuple[Coder, ...] = (const.CODER, packed.CODER, rans.CODER, mag.CODER, cms2.CODER, cmt2.CODER)
+REGISTRY: tuple[Coder, ...] = (const.CODER, packed.CODER, rans.CODER, mag.CODER, cms2.CODER, cmt2.CODER,
+                               mixsignal.CODER)
 _BY_NAME = {c.name: c for c in REGISTRY}
 #: Every coder's name, in tie order.
 CODERS = tuple(_BY_NAME)
+#: Coders of the values themselves (kind "values": a container's one stream, no model, no front end).
+VALUE_CODERS = frozenset(c.name for c in REGISTRY if c.kind == "values")
 
 
-def coders_for(level: int, kinds: tuple[str, ...] = ("trivial", "static", "adaptive")) -> tuple[str, ...]:
-    """The names of the coders the writer offers at ``level``, of the given ``kinds``."""
-    return tuple(c.name for c in REGISTRY if level in c.levels and c.kind in kinds)
+def coders_for(level: int, kinds: tuple[str, ...] = ("trivial", "static", "adaptive", "values")) -> tuple[str, ...]:
+    """The names of the coders the writer offers at ``level``, of the given ``kinds`` (level 3:
+    level 2's, and the coders of the values, "mixsignal", whose container ``compress(level=3)``
+    writes when it is smaller than level 2's)."""
+    below = coders_for(2, kinds) if level == 3 else ()
+    return below + tuple(c.name for c in REGISTRY if level in c.levels and c.kind in kinds)
 
 
 def _check_vocab(vocab_size: Any) -> int:

@@ -39,7 +39,8 @@ class Coder:
     ``fields``: the stream map's keys, ``"coder"`` and ``"n"`` first (a reader refuses any
     other key). ``levels``: the ``compress`` levels whose writer offers it. ``kind``:
     ``"trivial"`` (const, packed: no model), ``"static"`` (a stored model: measured by
-    level 1 already) or ``"adaptive"`` (learns as it codes: no stored model, level 2 and up).
+    level 1 already), ``"adaptive"`` (learns as it codes: no stored model, level 2 and up) or
+    ``"values"`` (codes a container's values, not tokens: ``compress(level=3)``'s "mixsignal").
     ``symbols``: ``"any"``, ``"signal"`` (streams without text classes) or ``"text"`` (needs
     the classes of byte symbols, :func:`ubpe.coders.text_classes`). ``encode(tokens, budget)``
     returns the stream map, or None when it cannot be smaller than ``budget`` bytes;

@@ -78,6 +78,7 @@ METHODS = ("optimal", "bits")
 _KEY_IDS = {name: i for i, name in enumerate(KEYS)}
 _KEY_NAMES = dict(enumerate(KEYS))
 _VALUE_IDS = {t: {name: i for i, name in enumerate(t)} for t in (DTYPES, CODERS, STAGES)}
+_VALUE_CODERS = coders.VALUE_CODERS
 _INT_DTYPES = frozenset(d for d in DTYPES if d[1] in "biu")
 _DTYPE_OBJECTS = {s: np.dtype(s) for s in DTYPES}
 _U64 = (1 << 64) - 1
@@ -465,6 +466,9 @@ def check_head(d: dict, cap: int, count: int | None, blocks: list | None = None)
     blocked form declares, None for the one-stream form; ``blocks`` their bytes when read)."""
     embedded = "digest" not in d
     model_keys = ("alphabet", "model") if embedded else ("digest",)
+    values_coded = count is None and isinstance(d.get("stream"), dict) and _values_coder(d["stream"])
+    if values_coded:  # a coder of the values themselves ("mixsignal", level 3): no model
+        model_keys = ()
     if count is not None:
         expect_map(d, "container", _BLOCKED_KEYS + model_keys, _BLOCKED_OPTIONAL)
     else:
@@ -509,6 +513,9 @@ def check_head(d: dict, cap: int, count: int | None, blocks: list | None = None)
         common.update(stream=d["stream"], crc=crc, esc=d.get("esc"),
                       chain=frontend.parse_chain(d["front"], native, (channels, frames)))
     shape = tuple(shape_raw)
+    if values_coded:
+        _check_values_stream(d, dtype, shape, n, common["chain"])
+        return Parsed(dtype, shape, n, None, None, None, None, None, **common)
     if not embedded:
         digest = field_bytes(d, "digest", where="container", size=32).hex()
         return Parsed(dtype, shape, n, None, None, None, None, digest, **common)
@@ -530,6 +537,28 @@ def check_head(d: dict, cap: int, count: int | None, blocks: list | None = None)
     if m and 8 * max(len(merges_raw) - 1, 0) < min_merge_bits(m, a):
         raise CorruptDataError(f"model: 'merges' has {len(merges_raw)} bytes, too few for {m} merges")
     return Parsed(dtype, shape, n, values, a, m, merges_raw, None, **common)
+
+
+def _values_coder(stream: dict) -> bool:
+    """Whether a stream map names a coder of the values themselves (``coders.VALUE_CODERS``)."""
+    coder = stream.get("coder")
+    return isinstance(coder, str) and coder in _VALUE_CODERS
+
+
+def _check_values_stream(d: dict, dtype: np.dtype, shape: tuple[int, ...], n: int, chain: list) -> None:
+    """Refuse a container whose stream codes the values themselves ("mixsignal") that the writer
+    cannot have written: its stream's keys and ``n`` (the values), integer values of at least one
+    axis and one value, no front end, no escapes, no ``method`` (the payload is checked as it
+    is decoded: :func:`ubpe.coders.mixsignal.decode_values`)."""
+    if dtype.kind not in "iu" or not shape or n == 0 or chain:
+        raise CorruptDataError("container: a 'mixsignal' stream needs integer values, a shape of one axis or more, "
+                               "at least one value and no front end")
+    if "esc" in d or "method" in d:
+        raise CorruptDataError("container: 'esc' or 'method' beside a 'mixsignal' stream")
+    s = expect_map(d["stream"], "stream", ("coder", "n", "payload"))
+    if type(s["n"]) is not int or s["n"] != n:
+        raise CorruptDataError(f"stream: 'n' must be the container's {n} values")
+    field_bytes(s, "payload", where="stream")
 
 
 def _parse_method(d: dict) -> str:
@@ -578,6 +607,8 @@ def parse_block(p: Parsed, b: int, raw: bytes | None = None) -> Block:
             raise CorruptDataError("block: 'crc' must be an int in [0, 2**32)")
         if not isinstance(d["stream"], dict):
             raise CorruptDataError("block: 'stream' must be a map")
+        if _values_coder(d["stream"]):
+            raise CorruptDataError(f"block: a {d['stream']['coder']!r} stream is only a container's one stream")
     except CorruptDataError as e:
         raise CorruptDataError(f"{where}: {e}") from None
     return Block(b, f0, f1, chain, d["stream"], d.get("esc"), crc)

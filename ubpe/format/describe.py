@@ -8,7 +8,7 @@ from typing import Any
 import msgpack
 
 from .. import frontend
-from ..coders import check_stream
+from ..coders import VALUE_CODERS, check_stream
 from ..errors import CorruptDataError
 from ..frontend.floats import Quantizer
 from .container import FORMAT_VERSION, compact, parse, parse_block
@@ -138,7 +138,7 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
         lossy=lossy, quantizer=quantizer, escapes=escapes, escape_bytes=escape_bytes,
         # a model with merges, one token per value and no method recorded: the merges left unused
         method="bare" if p.method == "replay" and (p.m is None or p.m > 0) and n_tokens == p.n and p.n > 0
-        else p.method,
+        and coder not in VALUE_CODERS else p.method,
         blocks=len(streams), block_frames=p.block, coders=tuple(names), file_size=file_size,
     )
 

@@ -1,0 +1,731 @@
+"""Level 3: the strongest (and slowest) lossless coder of integer signals (issue 29).
+
+    encode(values, *, params=None, search=True, front="auto") -> bytes
+    decode(data, *, max_values=MAX_VALUES) -> the array: same dtype (native byte order), shape
+
+``values``: (frames,) or (frames, channels), any integer dtype. Prediction is a mix, not a
+choice: two least-squares predictors over forgetting windows of different lengths (the first
+also over the neighbouring channels of 2-D input; the second may be block LPC), a cascade of
+NLMS filters on their residual, a mixer of the stages and of bias estimates, all in integer
+arithmetic; the residuals are coded by context mixing whose contexts include the recent
+magnitudes and the predictors' disagreement, with two mixers and two APMs a decision
+(``ubpe._kernels.mixsignal``, normative for the payload). The encoder picks, on samples, a
+front-end chain of level 2 (block LPC, the "mult" split; ``front``) and a parameter vector
+among physics-motivated candidates (``CANDIDATES``), stored in the header: decoding is one
+pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.py``.
+
+Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
+
+    version (1 byte, = 1) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    frames | channels (only when ndim == 2)
+    mode (1 byte): 0 model, 1 raw, 2 front
+    mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
+            | gs (1 byte) | per channel: lo_c, hi_c - lo_c | N_PRM params
+            | [LPC params: length, msgpack list of one ``ubpe.frontend.lpc.lpc_forward`` params map
+               a channel, when params[PRM_LPC] == 1] | payload (``mixsignal.run``)
+    mode 1: the values, little-endian, frames x channels (a range of 2**40 or more)
+    mode 2: the record's length | msgpack list of front-end stages (``ubpe.frontend``)
+            | CRC-32 of every byte before it (4 bytes, little-endian)
+            | the level-3 bytes (any mode but 2) of the chain's output, (frames, channels)
+
+``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
+(1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
+zero padding). Symbols y (table indices, else the values divided by step) decode to values
+``lo + step * (table[y] if table else y)``; every channel's symbols lie in ``[lo_c, hi_c]``
+(checked while decoding). The kernel's check bits (16, at the end of the payload) cover a hash
+of every symbol seeded with the CRC-32 of the header before the payload. Decoding refuses, with
+:class:`ubpe.CorruptDataError`, any field out of its bounds or not minimally encoded, a dtype
+the values do not fit, a range of 2**40 or more, more than ``max_values`` values, a front-end
+record that ``ubpe.frontend.parse_chain`` refuses, all before a kernel runs, and a payload
+whose check bits or length do not match.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from .errors import CorruptDataError
+
+__all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
+
+VERSION = 1
+#: dtype codes: the index in this tuple
+DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
+MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
+MAX_CHANNELS = 4096
+MAX_RANGE_BITS = 40  #: a wider range of values is stored raw (mode 1)
+MAX_TABLE = 1 << 16  #: the most distinct values a value table (sparse values) holds
+MODE_MODEL, MODE_RAW, MODE_FRONT = 0, 1, 2
+#: The stream coder of a ``ubpe.compress(level=3)`` container whose payload is ``encode``'s bytes.
+CODER = "mixsignal"
+#: the value table's use: none; the model predicts values and codes table indices around the
+#: value predicted; the model predicts the indices themselves (a grid nearly regular)
+TABLE_NONE, TABLE_VALUES, TABLE_INDICES = 0, 1, 2
+#: The front-end chains ``encode(front="auto")`` tries ("mult" ones only where mult_detect splits).
+FRONT_CHAINS = ((), ("lpc",), ("mult",), ("mult", "lpc"))
+FRONT_SAMPLE = 8  #: the chains are compared on max(2 SEARCH_MIN, n // FRONT_SAMPLE) middle frames
+MAX_FRONT_BYTES = 1 << 28
+NO_TABLE = np.zeros(0, np.int64)
+
+
+def _kernels():
+    from ._kernels import mixsignal
+
+    return mixsignal
+
+
+# ---------------------------------------------------------------- byte helpers
+
+
+def _uleb(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _zig(v: int) -> int:
+    return 2 * v if v >= 0 else -2 * v - 1
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def byte(self, what: str) -> int:
+        if self.pos >= len(self.data):
+            raise CorruptDataError(f"level-3 data truncated: no {what}")
+        b = self.data[self.pos]
+        self.pos += 1
+        return b
+
+    def uleb(self, what: str, high: int) -> int:
+        v = shift = 0
+        start = self.pos
+        while True:
+            b = self.byte(what)
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+            if shift > 70:
+                raise CorruptDataError(f"level-3 data: {what} is not a valid LEB128 integer")
+        if self.pos - start > 1 and b == 0:
+            raise CorruptDataError(f"level-3 data: {what} is not minimally encoded")
+        if v > high:
+            raise CorruptDataError(f"level-3 data: {what} {v} exceeds {high}")
+        return v
+
+    def zig(self, what: str, high: int) -> int:
+        u = self.uleb(what, 2 * high + 1)
+        return u >> 1 if not u & 1 else -((u + 1) >> 1)
+
+
+# ---------------------------------------------------------------- parameters
+
+
+#: The default parameters (``mixsignal.PRM_*`` by name, lower case): a long OLS (order 32,
+#: forgetting period 1024, solved every 16 frames, weighted towards least absolute errors), a
+#: short one (order 8, period 64), NLMS stages of 256, 32 and 8 taps.
+DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
+                mu1=800, mu2=600, mu3=200, mixmu=32, bias=1, limit=255, lr=1, irls=16, powr=19,
+                fmix=0, t3=14, lpc=0)
+
+#: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
+#: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
+#: near least-absolute errors and a steady NLMS step; stationary noise-like signals (seismic
+#: background) with plain least squares; longer or shorter memories for slowly or quickly
+#: changing spectra; faster or slower NLMS for strongly or weakly periodic sources (voiced
+#: speech, music); a low order for short or simple recordings; a high order over a short
+#: window for sources rich in harmonics (brass, voice); the predictions mixed by least squares,
+#: one mix per hold state (frames since the value last changed), for held or upsampled
+#: values and slow staircase signals; block LPC (forward-adaptive) in the place of the short
+#: OLS for spectra that change abruptly.
+CANDIDATES = (
+    dict(lpc=1),
+    dict(irls=24, powr=0),
+    dict(p1=64, k1=64, t1=12, irls=0),
+    dict(fmix=1, t3=14),
+    dict(t1=19, t2=12),
+    dict(mu1=1600, mu2=1200, mu3=400),
+    dict(t1=15, t2=8),
+    dict(irls=0),
+    dict(mu1=400, mu2=300, mu3=100),
+    dict(p1=16, k1=8),
+)
+SEARCH_BUDGET = 1.5  #: values coded by the search per value of the input (about)
+SEARCH_MIN = 4096  #: the search's sample: at least this many frames (else the whole recording)
+SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
+SEARCH_MARGIN = 0.005  #: how much smaller on the sample a candidate must be to be chosen
+
+
+def _vector(named: dict, channels: int) -> list[int]:
+    k = _kernels()
+    p = [0] * k.N_PRM
+    for name, v in named.items():
+        p[getattr(k, "PRM_" + name.upper())] = v
+    p[k.PRM_CROSS] = min(p[k.PRM_CROSS], max(channels - 1, 0))
+    return p
+
+
+def default_params(channels: int) -> list[int]:
+    """The parameter vector tried first (``mixsignal.PRM_*``)."""
+    return _vector(DEFAULTS, channels)
+
+
+def _check_params(prm: list[int]) -> None:
+    k = _kernels()
+    for i, (v, (lo, hi)) in enumerate(zip(prm, k.PRM_BOUNDS)):
+        if not lo <= v <= hi:
+            raise CorruptDataError(f"level-3 data: parameter {i} = {v} outside [{lo}, {hi}]")
+    if prm[k.PRM_P1] + 2 * prm[k.PRM_CROSS] > k.MAX_DIM:
+        raise CorruptDataError("level-3 data: least-squares order above the maximum")
+
+
+# ---------------------------------------------------------------- encode
+
+
+def _as_2d(values) -> tuple[np.ndarray, int]:
+    x = np.asarray(values)
+    if x.dtype.kind not in "iu" or x.dtype == np.bool_:
+        raise TypeError(f"level 3 takes integer values, got dtype {x.dtype}")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"level 3 takes (frames,) or (frames, channels) values, got shape {x.shape}")
+    ndim = x.ndim
+    x2 = x.reshape(-1, 1) if ndim == 1 else x
+    if x2.shape[1] > MAX_CHANNELS:
+        raise ValueError(f"level 3 takes at most {MAX_CHANNELS} channels, got {x2.shape[1]}")
+    return x2, ndim
+
+
+def _dtype_code(dt: np.dtype) -> int:
+    return DTYPES.index(f"{'|' if dt.itemsize == 1 else '<'}{dt.kind}{dt.itemsize}")
+
+
+def _shifted(x2: np.ndarray, lo: int) -> np.ndarray:
+    """x - lo as int64 (the range is below 2**40)."""
+    if x2.dtype.kind == "u" and x2.dtype.itemsize == 8:
+        return (x2 - np.uint64(lo)).astype(np.int64)
+    return x2.astype(np.int64) - np.int64(lo)
+
+
+def encode(values, *, params: list[int] | None = None, search: bool = True, front="auto") -> bytes:
+    """Compress an integer signal, (frames,) or (frames, channels), losslessly.
+
+    ``params`` fixes the parameter vector (``mixsignal.PRM_*``, checked against its bounds);
+    else the encoder searches a few on a sample (``search=False``: the default vector).
+    ``front``: a list of front-end stage names (``ubpe.frontend``: "lpc", "mult", ...) applied
+    first, None for none, or "auto": the chain among FRONT_CHAINS whose output codes smallest
+    on a sample (block LPC, forward-adaptive, wins where the spectrum changes faster than the
+    least-squares windows follow; "mult" where an ADC's low digits are nearly constant)."""
+    x2, ndim = _as_2d(values)
+    n, C = x2.shape
+    if front is not None and n * C > 0:
+        auto = isinstance(front, str) and front == "auto"
+        if auto and search and params is None and n < 2 * SEARCH_MIN:
+            # a short recording: each chain coded whole (a sample would be all warm-up)
+            return min((encode(values, search=False, front=list(chain) or None) for chain in _chains(x2)), key=len)
+        chain = _choose_front(x2, search) if auto else list(front)
+        if chain:
+            return _encode_front(x2, ndim, chain, params, search)
+    head = bytearray([VERSION, _dtype_code(x2.dtype), ndim])
+    head += _uleb(n)
+    if ndim == 2:
+        head += _uleb(C)
+    if n * C == 0:
+        head.append(MODE_MODEL)
+        head += _uleb(0) + _uleb(1) + _uleb(0) + bytes([0])
+        return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + b"".join(
+            _uleb(v) for v in _fixed(params, C))
+    lo, hi = int(x2.min()), int(x2.max())
+    if hi - lo >= 1 << MAX_RANGE_BITS:
+        head.append(MODE_RAW)
+        return bytes(head) + np.ascontiguousarray(x2).astype(x2.dtype.newbyteorder("<")).tobytes()
+    y = np.ascontiguousarray(_shifted(x2, lo))
+    step = int(np.gcd.reduce(y.ravel())) if hi > lo else 1
+    if step > 1:
+        y //= step
+    table = None
+    rng = (hi - lo) // step
+    if rng >= 3:
+        u = np.unique(y)
+        # sparse values: few distinct values, each seen many times, with gaps in the bulk of
+        # them, not only in the tails (an ADC scaled by a non-integer factor, a grid that is not
+        # exactly regular); a short recording's values have gaps only for want of samples
+        if (2 * u.size <= rng + 1 and 4 * u.size <= y.size and u.size <= MAX_TABLE
+                and np.median(np.diff(u)) >= 2):
+            table = u
+    # a regular grid (gaps nearly equal: an ADC scaled by a non-integer factor) is predicted as
+    # indices; an irregular set (dense in the middle, sparse in the tails) as values
+    tmode = TABLE_NONE
+    if table is not None:
+        gaps = np.diff(table)
+        tmode = TABLE_INDICES if np.percentile(gaps, 90) <= 1.5 * np.median(gaps) else TABLE_VALUES
+    if params is not None or not search:
+        prm = _fixed(params, C)
+    else:
+        prm = _search(y, table if tmode else None, tmode, C)
+    if tmode:
+        y = np.searchsorted(table, y).astype(np.int64)
+    head.append(MODE_MODEL)
+    head += _uleb(_zig(lo)) + _uleb(step)
+    head += _table_bytes(table if tmode else None)
+    if tmode:
+        head.append(tmode)
+    los = y.min(axis=0).astype(np.int64)
+    his = y.max(axis=0).astype(np.int64)
+    tab = table if tmode == TABLE_VALUES else NO_TABLE
+    gs = _shift_of(int(tab[his.max()]) if tab.size else int(his.max()))
+    head.append(gs)
+    for c in range(C):
+        head += _uleb(int(los[c])) + _uleb(int(his[c] - los[c]))
+    head += b"".join(_uleb(v) for v in prm)
+    lpc = None
+    if prm[_kernels().PRM_LPC]:
+        fit = _lpc_fit(_working_values(y, los, his, gs, tab))
+        rec = _lpc_bytes(fit)
+        head += _uleb(len(rec)) + rec
+        lpc = _lpc_arrays(fit, n)
+    return bytes(head) + _run_encode(y, los, his, gs, prm, tab, zlib.crc32(head), lpc)
+
+
+def _shift_of(rng: int) -> int:
+    """The working shift gs of a range of values: |v| <= 2**20 after it."""
+    return max(0, rng.bit_length() - 21)
+
+
+def _table_bytes(table: np.ndarray | None) -> bytes:
+    """The value table's header bytes: its size U (0: none), then (U >= 2) the smallest gap
+    between consecutive values, the order k (1 byte) and the gaps minus the smallest as
+    exponential-Golomb codes of order k (``mixsignal.golomb_pack``)."""
+    if table is None:
+        return _uleb(0)
+    d = np.diff(table)
+    out = _uleb(table.size)
+    if d.size == 0:
+        return out
+    dmin = int(d.min())
+    r = (d - dmin).astype(np.int64)
+    best = None
+    for k in range(0, 41):
+        w = r + (1 << k)
+        bits = int(sum(2 * int(v).bit_length() - k - 1 for v in w)) if r.size < 64 else int(
+            (2 * np.floor(np.log2(w.astype(np.float64))).astype(np.int64) + 1 - k).sum())
+        if best is None or bits < best[0]:
+            best = (bits, k)
+    k = best[1]
+    buf = np.zeros((best[0] + 7) // 8 + 16, np.uint8)
+    used = _kernels().golomb_pack(r, k, buf)
+    return out + _uleb(dmin) + bytes([k]) + buf[:used].tobytes()
+
+
+def _fixed(params, C: int) -> list[int]:
+    if params is None:
+        return default_params(max(C, 1))
+    prm = [int(v) for v in params]
+    if len(prm) != _kernels().N_PRM:
+        raise ValueError(f"params must have {_kernels().N_PRM} entries, got {len(prm)}")
+    try:
+        _check_params(prm)
+    except CorruptDataError as e:
+        raise ValueError(str(e).replace("level-3 data: ", "")) from None
+    return prm
+
+
+LPC_BLOCK = 4096  #: block of the block-LPC predictor (``lpc`` = 1)
+NO_LPC = (0, np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64), np.zeros((1, 1, 1), np.int64))
+
+
+def _working_values(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, tab: np.ndarray) -> np.ndarray:
+    """The kernel's working values v = (value - off) >> gs, (frames, channels) int64."""
+    val = tab[y] if tab.size else y
+    vlo = tab[los] if tab.size else los
+    vhi = tab[his] if tab.size else his
+    return (val - ((vlo + vhi) >> 1)) >> gs
+
+
+def _lpc_fit(v: np.ndarray) -> list:
+    """Each channel's block-LPC params (``ubpe.frontend.lpc.lpc_forward`` of its working values)."""
+    from .frontend import lpc
+
+    return [lpc.lpc_forward(np.ascontiguousarray(v[:, c]).astype(np.int32), block=LPC_BLOCK)[1]
+            for c in range(v.shape[1])]
+
+
+def _lpc_arrays(params: list, n: int) -> tuple:
+    """(block, orders, shifts, coefs) as the kernel takes them, from checked LPC params."""
+    from .frontend import lpc
+
+    C = len(params)
+    nb = -(-n // LPC_BLOCK)
+    orders = np.zeros((C, nb), np.int64)
+    shifts = np.zeros((C, nb), np.int64)
+    coefs = np.zeros((C, nb, 32), np.int64)
+    for c, p in enumerate(params):
+        block, o, sh, cf = lpc.check_lpc_params(p, n, np.dtype(np.int32))
+        if block != LPC_BLOCK:
+            raise CorruptDataError(f"level-3 data: LPC block {block}, expected {LPC_BLOCK}")
+        orders[c] = o
+        shifts[c] = sh
+        at = 0
+        for b in range(nb):
+            coefs[c, b, :o[b]] = cf[at:at + o[b]]
+            at += o[b]
+    return LPC_BLOCK, orders, shifts, coefs
+
+
+def _lpc_bytes(params: list | None) -> bytes:
+    import msgpack
+
+    return msgpack.packb(params, use_bin_type=True) if params is not None else b""
+
+
+def _run_encode(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, prm: list[int], tab: np.ndarray,
+                chk0: int = 0, lpc=None) -> bytes:
+    k = _kernels()
+    n, C = y.shape
+    cap = 64 + n * C * 6 + (n * C * max(1, int((his - los).max()).bit_length())) // 7
+    buf = np.zeros(cap, np.uint8)
+    lpc = NO_LPC if lpc is None else lpc
+    length = k.run(y, los, his, gs, np.array(prm, np.int64), buf, False, np.zeros((0, 0), np.int64), chk0, tab,
+                   _prior_tables(), *lpc)
+    if length < 0:  # pragma: no cover - the bound above holds for every residual
+        raise RuntimeError("level-3 coder: output buffer too small")
+    return buf[:length].tobytes()
+
+
+PRIOR_FRAMES = 6144  #: frames of ``mixsignal.prior_signal`` the coder's prior is trained on
+PRIOR_CAP = 4  #: the prior's counts are capped here, so that the data soon outweighs it
+_prior: tuple | None = None
+
+
+def _prior_tables() -> tuple:
+    """A copy of the coder's prior: its state after coding ``prior_signal(PRIOR_FRAMES)`` with
+    DEFAULTS, counts capped at PRIOR_CAP (computed once a process; deterministic)."""
+    global _prior
+    k = _kernels()
+    if _prior is None:
+        tables = k.new_tables()
+        x = k.prior_signal(PRIOR_FRAMES)
+        y = (x - x.min()).reshape(-1, 1)
+        top = int(y.max())
+        buf = np.zeros(PRIOR_FRAMES * 8 + 64, np.uint8)
+        k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(default_params(1), np.int64),
+              buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC)
+        k.relax_counts(tables[1], tables[5], PRIOR_CAP)
+        _prior = tables
+    return tuple(a.copy() for a in _prior)
+
+
+def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: int = 0) -> float:
+    """Bytes the payload of y (values, or with a table its symbols; bounds from y itself)
+    spends on y[skip:] after coding y[:skip] (the models' warm-up, which a short sample would
+    overweight, left out), with its share of the LPC params when ``prm`` asks for block LPC."""
+    k = _kernels()
+    n, C = y.shape
+    top = int(y.max())
+    tab = NO_TABLE if table is None else table
+    gs = _shift_of(int(tab[top]) if table is not None else top)
+    los, his = np.zeros(C, np.int64), np.full(C, top, np.int64)
+    extra, lpc = 0.0, NO_LPC
+    if prm[k.PRM_LPC]:
+        fit = _lpc_fit(_working_values(y, los, his, gs, tab))
+        extra, lpc = len(_lpc_bytes(fit)) * (n - skip) / n, _lpc_arrays(fit, n)
+    buf = np.zeros(64 + n * C * 8, np.uint8)
+    res = np.zeros((n, 2 * C) if skip else (0, 0), np.int64)
+    total = k.run(y, los, his, gs, np.array(prm, np.int64), buf, False, res, 0, tab, _prior_tables(), *lpc)
+    return extra + total - (int(res[skip - 1, 2 * C - 1]) if skip else 0)
+
+
+def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list[int]:
+    """The parameters that code a sample of ``y`` smallest (with the table mode given):
+    DEFAULTS, then as many of CANDIDATES as SEARCH_BUDGET allows, then the best two combined.
+
+    The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
+    middle piece misjudged speech and respiration), each measured on its second half (the
+    models' warm-up left out); a candidate replaces the defaults only when it is smaller by
+    SEARCH_MARGIN (what a sample says within that is noise)."""
+    n = y.shape[0]
+    length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
+    if SEARCH_CHUNKS * length >= n:
+        chunks, skip = [y], 0
+    else:
+        starts = [(2 * i + 1) * n // (2 * SEARCH_CHUNKS) - length // 2 for i in range(SEARCH_CHUNKS)]
+        chunks, skip = [y[a:a + length] for a in starts], length // 2
+    frames = sum(len(c) for c in chunks)
+    evals = max(0, int(SEARCH_BUDGET * n / frames))
+    if evals < 2:
+        return default_params(C)
+    if tmode:
+        chunks = [np.searchsorted(table, c).astype(np.int64) for c in chunks]
+    tab = table if tmode == TABLE_VALUES else None
+
+    def size(change: dict) -> float:
+        prm = _vector(dict(DEFAULTS, **change), C)
+        return sum(_coded_size(c, prm, tab, skip) for c in chunks)
+
+    base = size({})
+    tried = sorted(((size(change), change) for change in CANDIDATES[:evals - 1]), key=lambda t: t[0])
+    best_size, best = tried[0] if tried else (base, {})
+    if best_size > base * (1 - SEARCH_MARGIN):
+        return default_params(C)
+    if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - SEARCH_MARGIN) \
+            and not set(best) & set(tried[1][1]):
+        both = dict(best, **tried[1][1])
+        if size(both) < best_size:
+            best = both
+    return _vector(dict(DEFAULTS, **best), C)
+
+
+# ---------------------------------------------------------------- front-end chains
+
+
+def _frontend():
+    from . import frontend
+
+    return frontend
+
+
+def _forward(x2: np.ndarray, chain) -> tuple[np.ndarray, list]:
+    fe = _frontend()
+    y, record = fe.forward(fe.to_channels(x2), [fe.stage(name) for name in chain])
+    return np.ascontiguousarray(y.T), record
+
+
+def _tail_bytes(y: np.ndarray, skip: int) -> float:
+    """``_coded_size`` of y (any integers) with the default parameters, y[skip:] only."""
+    y = y.astype(np.int64)
+    return _coded_size(y - y.min(), default_params(y.shape[1]), None, skip)
+
+
+def _chains(x2: np.ndarray) -> list:
+    """FRONT_CHAINS, those with "mult" only when ``mult_detect`` splits a channel."""
+    from .frontend.mult import mult_detect
+
+    split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
+    return [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
+
+
+def _choose_front(x2: np.ndarray, search: bool) -> tuple:
+    """The chain of FRONT_CHAINS whose output codes smallest (default parameters) on the second
+    half of the middle max(2 SEARCH_MIN, n // FRONT_SAMPLE) frames; () when ``search`` is off."""
+    n = x2.shape[0]
+    if not search or n < 2 * SEARCH_MIN:
+        return ()
+    frames = max(2 * SEARCH_MIN, n // FRONT_SAMPLE)
+    start = (n - frames) // 2
+    best = None
+    for chain in _chains(x2):
+        y, record = _forward(x2, chain) if chain else (x2, [])
+        size = _tail_bytes(y[start:start + frames], frames // 2)
+        if chain:  # the stage's params (LPC coefficients, digits), their share of the sample
+            import msgpack
+
+            size += len(msgpack.packb(record, use_bin_type=True)) * (frames // 2) / n
+        if best is None or size < best[0]:
+            best = (size, chain)
+    return best[1]
+
+
+def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool) -> bytes:
+    """Mode 2: the stage record (msgpack, length first), the CRC-32 of every byte before it, then
+    the level-3 bytes of the chain's output (frames, channels) in its own dtype."""
+    import msgpack
+
+    y, record = _forward(x2, chain)
+    n, C = x2.shape
+    head = bytearray([VERSION, _dtype_code(x2.dtype), ndim]) + _uleb(n) + (_uleb(C) if ndim == 2 else b"")
+    head.append(MODE_FRONT)
+    rec = msgpack.packb(record, use_bin_type=True)
+    head += _uleb(len(rec)) + rec
+    head += zlib.crc32(head).to_bytes(4, "little")
+    return bytes(head) + encode(y, params=params, search=search, front=None)
+
+
+def _decode_front(data: bytes, r: _Reader, dt: np.dtype, ndim: int, n: int, C: int, max_values: int) -> np.ndarray:
+    import msgpack
+
+    fe = _frontend()
+    size = r.uleb("front record length", MAX_FRONT_BYTES)
+    if r.pos + size + 4 > len(data):
+        raise CorruptDataError("level-3 data truncated: the front-end record")
+    raw = data[r.pos:r.pos + size]
+    r.pos += size
+    if int.from_bytes(data[r.pos:r.pos + 4], "little") != zlib.crc32(data[:r.pos]):
+        raise CorruptDataError("level-3 data: the header's CRC-32 does not match")
+    r.pos += 4
+    try:
+        record = msgpack.unpackb(raw, raw=False, strict_map_key=False, max_bin_len=size, max_str_len=size,
+                                 max_array_len=size, max_map_len=size)
+    except Exception as e:  # msgpack raises several types on malformed bytes
+        raise CorruptDataError(f"level-3 data: the front-end record is not msgpack ({e})") from None
+    chain = fe.parse_chain(record, dt, (C, n))
+    inner_dt = fe.chain_dtypes(chain, dt)[-1]
+    y = decode(data[r.pos:], max_values=max_values)
+    if y.dtype != inner_dt or y.shape != (n, C) or not chain:
+        raise CorruptDataError(f"level-3 data: the front end's output is {y.dtype} {y.shape}, "
+                               f"expected {inner_dt} {(n, C)}")
+    x = fe.inverse(np.ascontiguousarray(y.T), chain, dt)
+    x = np.ascontiguousarray(x.T)
+    return x.reshape((n,) if ndim == 1 else (n, C))
+
+
+# ---------------------------------------------------------------- decode
+
+
+def _read_table(r: _Reader, top: int) -> np.ndarray | None:
+    """The value table (``_table_bytes``) at the reader, checked: U <= MAX_TABLE values,
+    increasing, below 2**40."""
+    size = r.uleb("table size", MAX_TABLE)
+    if size == 0:
+        return None
+    table = np.zeros(size, np.int64)
+    if size == 1:
+        return table
+    dmin = r.uleb("table gap", top)
+    if dmin < 1:
+        raise CorruptDataError("level-3 data: a table gap of 0")
+    k = r.byte("table Golomb order")
+    if k > 40:
+        raise CorruptDataError(f"level-3 data: table Golomb order {k} above 40")
+    gaps = np.zeros(size - 1, np.int64)
+    used = _kernels().golomb_unpack(np.frombuffer(r.data, np.uint8), r.pos, size - 1, k, top + 1, gaps)
+    if used < 0:
+        raise CorruptDataError("level-3 data: the value table is truncated or malformed")
+    r.pos += used
+    if int(gaps.sum()) + (size - 1) * dmin > top:
+        raise CorruptDataError("level-3 data: the value table spans more than 2**40")
+    table[1:] = np.cumsum(gaps + dmin)
+    return table
+
+
+
+def _head(r: _Reader, data: bytes, max_values: int) -> tuple[np.dtype, tuple[int, ...]]:
+    """Read the version, dtype and shape fields: the dtype (native order) and the shape."""
+    if r.byte("version") != VERSION:
+        raise CorruptDataError(f"level-3 data: unknown version {data[0]}")
+    code = r.byte("dtype")
+    if code >= len(DTYPES):
+        raise CorruptDataError(f"level-3 data: unknown dtype code {code}")
+    dt = np.dtype(DTYPES[code]).newbyteorder("=")
+    ndim = r.byte("ndim")
+    if ndim not in (1, 2):
+        raise CorruptDataError(f"level-3 data: ndim {ndim} is not 1 or 2")
+    n = r.uleb("frames", max_values)
+    C = r.uleb("channels", MAX_CHANNELS) if ndim == 2 else 1
+    if n * C > max_values:
+        raise CorruptDataError(f"level-3 data: {n} x {C} values exceed max_values = {max_values}")
+    return dt, ((n,) if ndim == 1 else (n, C))
+
+
+def describe_head(data: bytes, *, max_values: int = MAX_VALUES) -> tuple[np.dtype, tuple[int, ...]]:
+    """The dtype (native byte order) and shape ``decode(data)`` returns, from the first bytes
+    alone (nothing decoded); :class:`ubpe.CorruptDataError` as ``decode`` for those bytes."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    data = bytes(data[:32])  # version, dtype, ndim and two LEB128 fields
+    return _head(_Reader(data), data, max_values)
+
+
+def decode(data: bytes, *, max_values: int = MAX_VALUES) -> np.ndarray:
+    """The array ``encode`` was given (dtype in native byte order). Raises
+    :class:`ubpe.CorruptDataError` on bytes that ``encode`` cannot have written, or that would
+    decode to more than ``max_values`` values."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    r = _Reader(data)
+    dt, shape = _head(r, data, max_values)
+    ndim, n, C = len(shape), shape[0], (shape[1] if len(shape) == 2 else 1)
+    mode = r.byte("mode")
+    info = np.iinfo(dt)
+    if mode == MODE_FRONT:
+        return _decode_front(data, r, dt, ndim, n, C, max_values)
+    if mode == MODE_RAW:
+        body = data[r.pos:]
+        if n * C == 0 or len(body) != n * C * dt.itemsize:
+            raise CorruptDataError(f"level-3 data: raw payload of {len(body)} bytes for {n} x {C} values")
+        return np.frombuffer(body, dt.newbyteorder("<")).astype(dt).reshape(shape)
+    if mode != MODE_MODEL:
+        raise CorruptDataError(f"level-3 data: unknown mode {mode}")
+    lo = r.zig("lo", 1 << 64)
+    if not info.min <= lo <= info.max:
+        raise CorruptDataError(f"level-3 data: lo {lo} outside {dt}")
+    top = (1 << MAX_RANGE_BITS) - 1
+    step = r.uleb("step", top)
+    if step < 1:
+        raise CorruptDataError("level-3 data: step 0")
+    table = _read_table(r, top)
+    tmode = TABLE_NONE
+    if table is not None:
+        tmode = r.byte("table mode")
+        if tmode not in (TABLE_VALUES, TABLE_INDICES):
+            raise CorruptDataError(f"level-3 data: table mode {tmode}")
+    gs = r.byte("gs")
+    los = np.empty(C, np.int64)
+    his = np.empty(C, np.int64)
+    for c in range(C):
+        los[c] = r.uleb("channel low", top)
+        his[c] = los[c] + r.uleb("channel range", top)
+        if his[c] > top:
+            raise CorruptDataError("level-3 data: a channel's range exceeds 2**40")
+    prm = [r.uleb(f"parameter {i}", 1 << 16) for i in range(_kernels().N_PRM)]
+    _check_params(prm)
+    lpc = None
+    if prm[_kernels().PRM_LPC] and n * C > 0:
+        import msgpack
+
+        size = r.uleb("LPC params length", MAX_FRONT_BYTES)
+        if r.pos + size > len(data):
+            raise CorruptDataError("level-3 data truncated: the LPC params")
+        try:
+            fit = msgpack.unpackb(data[r.pos:r.pos + size], raw=False, max_bin_len=size, max_str_len=size,
+                                  max_array_len=size, max_map_len=size)
+        except Exception as e:
+            raise CorruptDataError(f"level-3 data: the LPC params are not msgpack ({e})") from None
+        r.pos += size
+        if not isinstance(fit, list) or len(fit) != C:
+            raise CorruptDataError(f"level-3 data: LPC params for {C} channels expected")
+        lpc = _lpc_arrays(fit, n)
+    body = data[r.pos:]
+    if n * C == 0:
+        if lo != 0 or step != 1 or table is not None or gs != 0 or body or (C and (los.any() or his.any())):
+            raise CorruptDataError("level-3 data: an empty signal with a payload")
+        return np.zeros(shape, dt)
+    if int(los.min()) != 0:
+        raise CorruptDataError("level-3 data: no channel holds the lowest value")
+    rng = int(his.max())
+    if table is not None and rng >= table.size:
+        raise CorruptDataError(f"level-3 data: a channel's range exceeds the {table.size}-value table")
+    span = step * (int(table[rng]) if table is not None else rng)
+    if span > top or lo + span > info.max:
+        raise CorruptDataError(f"level-3 data: values up to {lo + span} do not fit {dt} or exceed 2**40 apart")
+    ktab = table if tmode == TABLE_VALUES else None  # the table the kernel works with
+    if gs != _shift_of(int(ktab[rng]) if ktab is not None else rng):
+        raise CorruptDataError(f"level-3 data: shift {gs} does not match the range")
+    k = _kernels()
+    y = np.zeros((n, C), np.int64)
+    status = k.run(y, los, his, gs, np.array(prm, np.int64), np.frombuffer(body, np.uint8).copy(), True,
+                   np.zeros((0, 0), np.int64), zlib.crc32(data[:r.pos]), NO_TABLE if ktab is None else ktab,
+                   _prior_tables(), *(NO_LPC if lpc is None else lpc))
+    if status != k.OK:
+        what = {k.ERR_RANGE: "a value outside its channel's range", k.ERR_CHECK: "check bits differ",
+                k.ERR_LENGTH: "payload length does not match"}.get(status, f"status {status}")
+        raise CorruptDataError(f"level-3 data: corrupt payload ({what})")
+    if table is not None:
+        y = table[y]
+    if step > 1:
+        y *= step
+    if dt.kind == "u" and dt.itemsize == 8:
+        out = y.astype(np.uint64) + np.uint64(lo)
+    else:
+        out = (y + np.int64(lo)).astype(dt)
+    return out.reshape(shape)
