@@ -104,7 +104,8 @@ def test_the_command_line_reports_a_hostile_file_in_one_line(tmp_path, one_strea
 def test_trailing_bytes_refused_by_both_readers(one_stream, blocked):
     """A one-stream container is refused before a value is written; a blocked one read as a
     stream can only find them after its last block (the command line's output is atomic)."""
-    for data, written in ((one_stream + b"\x00", 0), (blocked + b"\x00", None)):
+    for data, written in ((one_stream + b"\x00", 0), (blocked + b"\x00", None),
+                          (blocked + b"\xda\x00", None)):  # the start of an incomplete msgpack str
         refused_cheaply(lambda: decompress(data), match="after the container")
         out = io.BytesIO()
         with pytest.raises(CorruptDataError, match="after the container"):

@@ -549,11 +549,7 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
             out.write(memoryview(rows.reshape(-1).view(np.uint8)))
             if progress is not None:
                 progress(rows.shape[0])
-    try:
-        unpacker.unpack()
-    except Exception as e:
-        import msgpack
-
-        if isinstance(e, msgpack.OutOfData):
-            return p.dtype, p.shape
+    # any byte after the last block is other data, even the start of an incomplete msgpack value
+    if unpacker.read_bytes(1) == b"":
+        return p.dtype, p.shape
     raise CorruptDataError("other data after the container's blocks (two files joined, or a damaged file)")
