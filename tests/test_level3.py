@@ -87,6 +87,16 @@ def test_round_trip_any_valid_parameters(x, seed):
     round_trip(x, params=prm)
 
 
+def test_the_widest_inputs_vector_round_trips():
+    """p1 = 64 own values and cross = 4 neighbours a side (each two lags): the neighbour loop
+    fills p1 + 4 * cross = 80 inputs (the CI's bounds-checked pass catches a shorter vector)."""
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.integers(-3, 4, (300, 9)), axis=0).astype(np.int16)
+    prm = [int(rng.integers(lo, hi + 1)) for lo, hi in mixsignal.PRM_BOUNDS]
+    prm[mixsignal.PRM_P1], prm[mixsignal.PRM_CROSS] = mixsignal.MAX_DIM - 8, 4
+    round_trip(x, params=prm)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_round_trip_full_scale_and_short(dtype):
     info = np.iinfo(dtype)

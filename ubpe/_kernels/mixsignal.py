@@ -79,6 +79,8 @@ PRM_BOUNDS = ((0, 64), (0, 19), (1, 64), (0, 4), (0, 32), (0, 19), (1, 64), (6, 
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
+#: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
+INPUT_SLOTS = 80
 HIST_PAD = 256  #: NLMS history buffers: taps + this, shifted back when full
 
 N_SID = 16  #: decision steps of the bit-length code: 0 first, 1..7 up, 8..15 down
@@ -611,7 +613,9 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     wL = np.zeros(MM, np.int64)
     wd = np.zeros(MAX_DIM, np.int64)
     wz = np.zeros(MAX_DIM, np.int64)
-    a = np.zeros(MAX_DIM, np.int32)  # the OLS inputs, |v| <= 2**20
+    # the OLS inputs, |v| <= 2**20: p1 own values, then two lags of each of up to 2 * cross
+    # neighbours, p1 + 4 * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
+    a = np.zeros(INPUT_SLOTS, np.int32)
     own = np.zeros(MAX_DIM, np.int32)  # the channel's past values, lag 1 first
     g = np.full(C, 2048, np.int64)
     es1 = np.zeros(C, np.int64)  # running |error| of each OLS (Q4), for its weights
