@@ -608,26 +608,19 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     return None if best is None else WINDOW_MAGIC + bytes([WINDOW_VERSION]) + best
 
 
-def compress_window(values: Any, model: SharedModel, **options: Any) -> bytes:
-    """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, **options)``
-    does): the window container, or the ordinary container of ``ubpe.compress(values,
-    **options)`` when that is not larger. The window container is tried for a numpy integer
-    array of :data:`DTYPES` without ``step`` or ``bits`` (it keeps ``source``); the other
-    ``options`` apply to the ordinary container only. Never larger than compressing alone."""
-    from .api import compress
+def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
+                    lossy: bool = False, progress: Any = None) -> bytes:
+    """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, ...)``
+    does): the window container, or ``alone`` (the ordinary container of ``values``, which
+    :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
+    numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
+    ``bits``); it keeps ``source``. Never larger than compressing alone."""
     from .format.fields import argument_error, check_source
 
     if not isinstance(model, SharedModel):
         raise TypeError(f"model must be a ubpe.SharedModel, got {type(model).__name__}")
-    progress = options.pop("progress", None)
-    for name in ("embed", "escape"):  # (how a tokenizer is referenced: the ordinary container has none)
-        options.pop(name, None)
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
-    alone = compress(values, **options)
     arr = values if isinstance(values, np.ndarray) else None
-    if arr is not None and all(options.get(k) is None for k in ("step", "bits")):
-        source = options.get("source")
+    if arr is not None and not lossy:
         shared = _window_bytes(model, arr, None if source is None else check_source(source, argument_error))
         if shared is not None and len(shared) < len(alone):
             alone = shared

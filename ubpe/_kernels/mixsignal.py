@@ -62,6 +62,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import njit
+from .cmcore import _stretch_table
 
 OK = 0
 ERR_RANGE = -1  #: a decoded value outside its channel's [lo, hi]
@@ -104,16 +105,7 @@ def _tables():
         w = d & 127
         i = (d >> 7) + 16
         sq[d + 2047] = (_SQUASH_KNOTS[i] * (128 - w) + _SQUASH_KNOTS[i + 1] * w + 64) >> 7
-    st = np.empty(4096, np.int64)
-    pi = 0
-    for d in range(-2047, 2048):
-        v = sq[d + 2047]
-        for j in range(pi, v + 1):
-            st[j] = d
-        if v + 1 > pi:
-            pi = v + 1
-    for j in range(pi, 4096):
-        st[j] = 2047
+    st = _stretch_table(sq)
     rt = np.empty(256, np.int64)
     for c in range(256):
         rt[c] = 131072 // (2 * c + 3)

@@ -189,9 +189,13 @@ def compress(
     if type(tokenizer).__name__ == "SharedModel":  # a window coded with a shared model (ubpe/shared.py)
         from ..shared import compress_window
 
-        return compress_window(values, tokenizer, n_tokens=n_tokens, embed=embed, delta=delta, predictor=predictor,
-                               level=level, source=source, step=step, bits=bits, escape=escape,
-                               block_size=block_size, threads=threads, progress=progress, **fit_options)
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
+        alone = b"".join(_parts(values, True, n_tokens=n_tokens, delta=delta, predictor=predictor, level=level,
+                                source=source, step=step, bits=bits, block_size=block_size, threads=threads,
+                                fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
+        return compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
+                               progress=progress)
     return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
                            block_size=block_size, threads=threads, progress=progress, fit_options=fit_options))
