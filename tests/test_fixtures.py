@@ -2,7 +2,8 @@
 later ubpe must read as they are.
 
 Each container NAME.ubpe decodes to NAME.npy (with NAME.model when it references its model); each
-model file NAME.model (without a .ubpe) encodes its probe values to NAME.npy. They are written once
+model file NAME.model (without a .ubpe) encodes its probe values to NAME.npy; each window
+container NAME.ubpw decodes to NAME.npy with the shared model NAME.shared. They are written once
 by tests/fixtures/make_fixtures.py and never modified; ``make_fixtures.py --check`` must still
 reproduce them byte for byte (a writer change that moves bytes shows here, and is then a
 deliberate choice). Together they hold every coder of :data:`ubpe.coders.REGISTRY` and every
@@ -25,6 +26,7 @@ from ubpe import Tokenizer
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 CONTAINERS = sorted(p.stem for p in FIXTURES.glob("*.ubpe"))
 MODEL_FILES = sorted(p.stem for p in FIXTURES.glob("*.model") if not (FIXTURES / f"{p.stem}.ubpe").exists())
+WINDOWS = sorted(p.stem for p in FIXTURES.glob("*.ubpw"))
 
 
 def _model(name: str) -> Tokenizer | None:
@@ -44,7 +46,8 @@ def _probes() -> dict[str, np.ndarray | bytes]:
 def test_every_fixture_is_written_by_the_script_and_named_for_version_1():
     assert set(CONTAINERS) == set(make_fixtures().EXPECT)  # (the script checks EXPECT against what it writes)
     assert set(MODEL_FILES) == set(_probes())
-    assert all(name.startswith("v1_") for name in CONTAINERS + MODEL_FILES)
+    assert set(WINDOWS) == set(make_fixtures().window_fixtures())
+    assert all(name.startswith("v1_") for name in CONTAINERS + MODEL_FILES + WINDOWS)
 
 
 @pytest.mark.parametrize("name", CONTAINERS)
@@ -130,3 +133,39 @@ def test_the_script_reproduces_every_fixture_byte_for_byte():
     done = subprocess.run([sys.executable, str(FIXTURES / "make_fixtures.py"), "--check"], capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "every fixture reproduced", done.stdout + done.stderr
+
+
+def _shared(name: str) -> ubpe.SharedModel:
+    return ubpe.SharedModel.from_bytes((FIXTURES / f"{name}.shared").read_bytes())
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_a_frozen_window_container_decodes_with_its_shared_model(name):
+    data = (FIXTURES / f"{name}.ubpw").read_bytes()
+    expected = np.load(FIXTURES / f"{name}.npy", allow_pickle=False)
+    model = _shared(name)
+    assert data[:5] == b"ubpw\x01"
+    assert_same_array(ubpe.decompress(data, tokenizer=model), expected)
+    info = ubpe.describe(data)
+    assert info.n_values == expected.size and info.dtype == expected.dtype.str and not info.embedded
+    assert model.digest.startswith(info.digest)
+
+
+def test_a_frozen_window_container_refuses_another_shared_model():
+    first, second = WINDOWS[:2]
+    with pytest.raises(ubpe.CorruptDataError):
+        ubpe.decompress((FIXTURES / f"{first}.ubpw").read_bytes(), tokenizer=_shared(second))
+
+
+def test_the_window_fixtures_cover_range_and_dense_variants():
+    kinds = {v.values is None for name in WINDOWS for v in _shared(name).variants}
+    assert kinds == {True, False}
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_every_strict_prefix_of_a_frozen_window_container_and_its_model_is_refused(name):
+    data = (FIXTURES / f"{name}.ubpw").read_bytes()
+    model = _shared(name)
+    assert check_truncations(data, lambda d: ubpe.decompress(d, tokenizer=model)) == len(data)
+    blob = (FIXTURES / f"{name}.shared").read_bytes()
+    assert check_truncations(blob, ubpe.SharedModel.from_bytes) == len(blob)
