@@ -408,7 +408,7 @@ def test_a_killed_write_leaves_a_temporary_that_a_later_write_removes(tmp_path):
     other.write_bytes(b"")
     uio.write_atomic(target, b"new", overwrite=False)
     assert left[0].exists(), "a fresh temporary (maybe a concurrent writer's) must stay"
-    old = time.time() - uio.STALE_TEMP_SECONDS - 10
+    old = time.time() - uio.atomic.STALE_TEMP_SECONDS - 10
     for p in (left[0], other):
         os.utime(p, (old, old))
     uio.write_atomic(target, b"newer", overwrite=True)

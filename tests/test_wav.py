@@ -163,7 +163,7 @@ def test_bytes_after_the_riff_chunk_are_dropped_with_a_warning(tmp_path):
 
 def test_huge_chunks_are_dropped_with_a_warning(tmp_path):
     x = samples(10, 1, 16, seed=3)
-    big = chunk(b"JUNK", b"\x00" * (uio.MAX_WAV_CHUNK_BYTES + 10))
+    big = chunk(b"JUNK", b"\x00" * (uio.wav.MAX_WAV_CHUNK_BYTES + 10))
     path = tmp_path / "a.wav"
     path.write_bytes(wav_file(fmt_body(1, 8000, 16), payload_of(x, 16), before=big + LIST))
     with pytest.warns(UserWarning, match="JUNK, LIST will not be written back"):

@@ -771,7 +771,7 @@ class _NotStreamed(Exception):
 
 def _npy_header(dtype: np.dtype, shape: tuple[int, ...], kept: Any) -> bytes:
     """The .npy header of the values: the one the file had when compress kept it, else numpy's."""
-    if kept is not None and uio._npy_header_fields(kept) == (tuple(shape), False, np.dtype(dtype)):
+    if kept is not None and uio.npy.header_fields(kept) == (tuple(shape), False, np.dtype(dtype)):
         return kept
     buf = io.BytesIO()
     fields = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)}

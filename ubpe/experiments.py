@@ -33,7 +33,7 @@ from . import __version__, peers, trainer
 from .errors import UBPEError
 from .api import compress, decompress, describe
 from .format.container import FORMAT_VERSION
-from .io import write_atomic
+from .io.atomic import write_atomic
 
 __all__ = ["Row", "Skipped", "Dataset", "sweep", "available_codecs", "rows_to_csv", "rows_to_json",
            "rows_from_csv", "rows_from_json", "to_pandas", "summarize", "plot_ratio", "plot_bits",

@@ -755,7 +755,7 @@ class TextTokenizer:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_bytes` to ``path`` atomically."""
-        from .io import write_atomic
+        from .io.atomic import write_atomic
 
         write_atomic(path, self.to_bytes(), overwrite=True)
 
@@ -822,7 +822,7 @@ class TextTokenizer:
         ids; special tokens as added tokens. ``tokenizers.Tokenizer.from_file(path).encode(text).ids``
         equals ``encode(text, allowed_special="all")``. ``ValueError`` if two tokens have the same
         bytes (see :meth:`export_tiktoken`)."""
-        from .io import write_atomic
+        from .io.atomic import write_atomic
 
         data = json.dumps(self.hf_json(), ensure_ascii=False, indent=1) + "\n"
         write_atomic(path, data.encode("utf-8"), overwrite=True)
@@ -924,7 +924,7 @@ class TextTokenizer:
         ``tiktoken.load.load_tiktoken_bpe``. With ``pat_str=``:attr:`pattern` (``r"[\\s\\S]+"`` when
         None) and ``special_tokens=``:attr:`special_ids`, ``tiktoken.Encoding`` encodes to the
         same ids; tiktoken does not normalise. ``ValueError`` if two tokens have the same bytes."""
-        from .io import write_atomic
+        from .io.atomic import write_atomic
 
         lines = [base64.b64encode(b).decode("ascii") + f" {i}\n" for i, b in enumerate(self._token_strings())]
         write_atomic(path, "".join(lines).encode("ascii"), overwrite=True)

@@ -587,7 +587,7 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_bytes` to ``path`` atomically (temporary file, then rename)."""
-        from .io import write_atomic
+        from .io.atomic import write_atomic
 
         write_atomic(path, self.to_bytes(), overwrite=True)
 

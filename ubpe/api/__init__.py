@@ -23,11 +23,12 @@ from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
 
-from .. import frontend
+from .. import frontend, shared
 from .._validate import check_bool, check_int
 from ..errors import CorruptDataError
 from ..format import container
-from ..format.describe import ContainerInfo, describe
+from ..format import describe as _format
+from ..format.describe import ContainerInfo
 from ..format.fields import argument_error, check_source
 from ..frontend.floatcodes import PER_BLOCK
 from ..model import DEFAULT_MAX_OUTPUT_SIZE, Model
@@ -40,6 +41,19 @@ from .arguments import (
 )
 
 __all__ = ["ContainerInfo", "compress", "compress_to", "decompress", "decompress_to", "describe", "inspect"]
+
+def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
+    """Describe a container without decoding it: sizes of its parts, ratio, front end, source.
+
+    The fields are validated as by :func:`decompress` (except the model's merge table, the
+    token stream and the checksum, which only decoding checks); malformed input raises
+    ``CorruptDataError``. No output-size cap applies. A window container (``ubpe.shared``) is
+    described without its model.
+    """
+    if shared.is_window(data):
+        return shared.describe_window(data)
+    return _format.describe(data)
+
 
 #: The former name of :func:`describe`, kept as an alias (``ubpe.inspect`` shadows the standard
 #: library's ``inspect`` module in code that does ``from ubpe import *``).
@@ -186,15 +200,13 @@ def compress(
     >>> bool(np.abs(ubpe.decompress(data) - wave).max() <= 0.0005), ubpe.describe(data).lossy
     (True, True)
     """
-    if type(tokenizer).__name__ == "SharedModel":  # a window coded with a shared model (ubpe/shared.py)
-        from ..shared import compress_window
-
+    if isinstance(tokenizer, shared.SharedModel):  # a window coded with a shared model (ubpe/shared.py)
         if progress is not None and not callable(progress):
             raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
         alone = b"".join(_parts(values, True, n_tokens=n_tokens, delta=delta, predictor=predictor, level=level,
                                 source=source, step=step, bits=bits, block_size=block_size, threads=threads,
                                 fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
-        return compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
+        return shared.compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
                                progress=progress)
     return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
@@ -449,12 +461,10 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         A container written by a newer format version.
     """
     threads = threads_argument(threads)
-    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpw":  # ubpe/shared.py
-        from ..shared import decompress_window
-
-        out = decompress_window(data, tokenizer, max_output_size)
+    if shared.is_window(data):
+        out = shared.decompress_window(data, tokenizer, max_output_size)
         return out[slice(start, stop)] if start is not None or stop is not None else out
-    if type(tokenizer).__name__ == "SharedModel":  # a window that its shared model did not make smaller
+    if isinstance(tokenizer, shared.SharedModel):  # a window that its shared model did not make smaller
         tokenizer = None
     part = start is not None or stop is not None
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
@@ -509,7 +519,7 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     """
     threads = threads_argument(threads)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
-    if type(tokenizer).__name__ == "SharedModel":  # a window container or a small one: read whole (ubpe/shared.py)
+    if isinstance(tokenizer, shared.SharedModel):  # a window container or a small one: read whole (ubpe/shared.py)
         data = src.read()
         values = decompress(data, tokenizer=tokenizer, max_output_size=cap, threads=threads, progress=progress)
         if header is not None:
@@ -529,14 +539,14 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
         return values.dtype, values.shape
     p, unpacker = head
     native, channels = p.native, p.channels
-    shared = reader.shared(p, tokenizer)
+    model = reader.shared(p, tokenizer)
     if header is not None:
         out.write(header(p.dtype, p.shape, p.source))
     step = 2 * threads
 
     def decode(item: tuple[int, bytes]) -> np.ndarray:
         b, raw = item
-        rows = reader.decode_block(p, shared, container.parse_block(p, b, raw), native, channels)
+        rows = reader.decode_block(p, model, container.parse_block(p, b, raw), native, channels)
         return rows.astype(p.dtype) if native != p.dtype else np.ascontiguousarray(rows)
 
     for first in range(0, p.n_blocks, step):

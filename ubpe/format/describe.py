@@ -74,16 +74,12 @@ class ContainerInfo:
 
 
 def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
-    """Describe a container without decoding it: sizes of its parts, ratio, front end, source.
+    """Describe an ordinary container (``ubpe.describe`` also reads window containers) without decoding it: sizes of its parts, ratio, front end, source.
 
     The fields are validated as by :func:`decompress` (except the model's merge table, the
     token stream and the checksum, which only decoding checks); malformed input raises
     ``CorruptDataError``. No output-size cap applies.
     """
-    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpw":  # (ubpe/shared.py)
-        from ..shared import describe_window
-
-        return describe_window(data)
     p = parse(data, _NO_CAP)
     d = p.fields
     native = p.native
