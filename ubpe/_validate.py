@@ -204,3 +204,24 @@ def dtype_of(doc: np.ndarray | list) -> np.dtype:
     if doc and all(isinstance(v, str) for v in doc):
         return np.dtype("<U1") if all(len(v) == 1 for v in doc) else np.dtype(object)
     return np.dtype(object)
+
+
+def check_ids(ids: Any, vocab_size: int, what: str, dtype: Any) -> np.ndarray:
+    """``ids``, a 1-D sequence of integer token ids in ``[0, vocab_size)``, as ``dtype``.
+
+    ``TypeError`` for text, bytes or non-integers, ``ValueError`` for another shape or an id out
+    of range (naming the first one and its position); ``what`` names the argument ("tokens").
+    """
+    if isinstance(ids, (bytes, bytearray, memoryview, str)):
+        raise TypeError(f"{what} must be a sequence of integer ids, got text or bytes")
+    arr = np.asarray(ids)
+    if arr.size == 0:
+        return np.zeros(0, dtype=dtype)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{what} must be integers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {arr.shape}")
+    if int(arr.min()) < 0 or int(arr.max()) >= vocab_size:  # reductions: no temporaries
+        i = int(np.argmax((arr < 0) | (arr >= vocab_size)))
+        raise ValueError(f"token id {arr[i].item()} at position {i} is out of range: ids are in [0, {vocab_size})")
+    return arr.astype(dtype, copy=False)

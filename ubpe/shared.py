@@ -41,6 +41,7 @@ import numpy as np
 
 from ._validate import check_int
 from .errors import CorruptDataError, FormatVersionError
+from .format.sealed import open_sealed, seal, unpack
 
 __all__ = ["SharedModel", "fit_shared", "compress_window", "decompress_window", "WINDOW_MAGIC", "MODEL_MAGIC",
            "DEFAULT_PRIMER", "DEFAULT_TRAINING_WINDOWS"]
@@ -172,8 +173,7 @@ class SharedModel:
     def to_bytes(self) -> bytes:
         """The model file (docs/format.md, "Shared-model files"); equal models, equal bytes."""
         body = self.body()
-        return msgpack.packb({"magic": MODEL_MAGIC, "version": MODEL_VERSION, "body": body,
-                              "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
+        return seal(MODEL_MAGIC, MODEL_VERSION, body)
 
     @classmethod
     def from_bytes(cls, data: Any) -> "SharedModel":
@@ -201,24 +201,8 @@ def is_shared_model_file(data: bytes) -> bool:
 
 
 def _parse_model(data: Any) -> SharedModel:
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    d = _unpack(bytes(data), "shared model")
-    if not isinstance(d, dict) or d.get("magic") != MODEL_MAGIC:
-        raise CorruptDataError("not a ubpe shared model (bad magic)")
-    version = d.get("version")
-    if type(version) is not int or version < 1:
-        raise CorruptDataError("shared model: invalid version")
-    if version > MODEL_VERSION:
-        raise FormatVersionError("this shared model", version, MODEL_VERSION)
-    if set(d) != {"magic", "version", "body", "sha256"}:
-        raise CorruptDataError(f"shared model: unexpected keys {sorted(map(str, d))[:8]}")
-    body, digest = d["body"], d["sha256"]
-    if not isinstance(body, bytes) or not isinstance(digest, bytes) or len(digest) != 32:
-        raise CorruptDataError("shared model: 'body' and 'sha256' must be bytes (32 for sha256)")
-    if hashlib.sha256(body).digest() != digest:
-        raise CorruptDataError("shared model: checksum mismatch (the model bytes are damaged)")
-    f = _unpack(body, "shared model body")
+    _, body = open_sealed(data, MODEL_MAGIC, MODEL_VERSION, "shared model")
+    f = unpack(body, "shared model body")
     if not isinstance(f, dict) or set(f) != {"dtype", "history", "variants"}:
         raise CorruptDataError("shared model: the body must hold exactly 'dtype', 'history' and 'variants'")
     if f["dtype"] not in DTYPES:
@@ -270,13 +254,6 @@ def _parse_variant(f: Any, dtype: np.dtype, history: np.ndarray) -> Variant:
         if lo != 0:
             raise CorruptDataError("shared model: 'lo' is 0 when a variant lists its 'values'")
     return Variant(dtype, shift, np.array(coefs, np.int64), lo, size, mode, center, cnt, history, adaptive, values)
-
-
-def _unpack(data: bytes, where: str) -> Any:
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True)
-    except Exception as e:  # msgpack raises several unrelated types
-        raise CorruptDataError(f"{where} bytes do not parse ({type(e).__name__})") from None
 
 
 def _int(d: dict, key: str, lo: int, hi: int) -> int:
@@ -655,7 +632,7 @@ def _window_fields(data: bytes) -> list:
     """The 9 fields of a window container and its source (None when absent), the source checked."""
     from .format.fields import check_source, data_error
 
-    d = _unpack(data[5:], "window container")
+    d = unpack(data[5:], "window container")
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
     if len(d) == 9:

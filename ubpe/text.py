@@ -20,7 +20,6 @@ Merged tokens are numbered in merge order (id ``256 + k`` for merge ``k``), not 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import unicodedata
@@ -33,9 +32,10 @@ import numpy as np
 from . import encoder
 from . import text_corpus as _corpus
 from . import text_engine as _engine
-from ._validate import check_int, expect_map, field_bytes, short
+from ._validate import check_ids, check_int, expect_map, field_bytes, short
 from .alphabet import Alphabet
-from .errors import CorruptDataError, FormatVersionError, NotFittedError, UBPEError
+from .errors import CorruptDataError, NotFittedError, UBPEError
+from .format.sealed import open_sealed, seal, unpack
 from .text_corpus import DEFAULT_CHUNK_SIZE, DEFAULT_MAX_WORDS, FORMATS, WordCounts
 from .text_engine import EncodedBatch
 from .tokenizer import MAX_TOKENS, Tokenizer
@@ -576,20 +576,7 @@ class TextTokenizer:
     # ==================== decoding
 
     def _check_ids(self, ids: Any) -> np.ndarray:
-        if isinstance(ids, (bytes, bytearray, memoryview, str)):
-            raise TypeError("ids must be a sequence of integer ids, got text or bytes")
-        arr = np.asarray(ids)
-        if arr.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
-        if arr.ndim != 1:
-            raise ValueError(f"ids must be 1-D, got shape {arr.shape}")
-        bad = (arr < 0) | (arr >= self.vocab_size)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ValueError(f"token id {arr[i].item()} at position {i} is out of range: ids are in [0, {self.vocab_size})")
-        return arr.astype(np.int64, copy=False)
+        return check_ids(ids, self.vocab_size, "ids", np.int64)
 
     def decode_bytes(self, ids: Any) -> bytes:
         """The bytes of a token sequence (special tokens as their UTF-8)."""
@@ -708,8 +695,7 @@ class TextTokenizer:
         if self.max_token_length is not None:  # written only when set: older files stay byte-identical
             fields["max_token_length"] = self.max_token_length
         body = msgpack.packb(fields, use_bin_type=True)
-        return msgpack.packb({"magic": TEXT_MAGIC, "version": TEXT_FORMAT_VERSION, "body": body,
-                              "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
+        return seal(TEXT_MAGIC, TEXT_FORMAT_VERSION, body)
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, *, trust_pattern: bool = False) -> TextTokenizer:
@@ -721,20 +707,8 @@ class TextTokenizer:
         (for files you made or trust): :class:`UntrustedPatternError`. Special tokens are bounded in number
         (:data:`MAX_SPECIAL_TOKENS`) and length (:data:`MAX_SPECIAL_LENGTH` characters).
         """
-        d = _unpack(data)
-        if not isinstance(d, dict) or d.get("magic") != TEXT_MAGIC:
-            raise CorruptDataError("not a ubpe text tokenizer (bad magic)")
-        version = d.get("version")
-        if type(version) is not int or version < 1:
-            raise CorruptDataError(f"{_WHERE}: invalid version {short(version)}")
-        if version > TEXT_FORMAT_VERSION:
-            raise FormatVersionError("this text tokenizer", version, TEXT_FORMAT_VERSION)
-        expect_map(d, _WHERE, ("magic", "version", "body", "sha256"))
-        digest = field_bytes(d, "sha256", where=_WHERE, size=32)
-        body = field_bytes(d, "body", where=_WHERE)
-        if hashlib.sha256(body).digest() != digest:
-            raise CorruptDataError(f"{_WHERE}: checksum mismatch (the bytes are damaged)")
-        f = expect_map(_unpack(body), _WHERE, _FIELDS, _OPTIONAL_FIELDS)
+        _, body = open_sealed(data, TEXT_MAGIC, TEXT_FORMAT_VERSION, _WHERE)
+        f = expect_map(unpack(body, _WHERE), _WHERE, _FIELDS, _OPTIONAL_FIELDS)
         _check_trusted_pattern(f["pattern"], trust_pattern, _WHERE)
         tok = _check_byte_tokenizer(Tokenizer.from_bytes(field_bytes(f, "tokenizer", where=_WHERE)))
         specials = f["special_tokens"]
@@ -1008,10 +982,3 @@ def _escape(s: str) -> str:
     return regex.escape(s)
 
 
-def _unpack(data: Any) -> Any:
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    try:
-        return msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
-    except Exception as e:  # msgpack raises several unrelated types
-        raise CorruptDataError(f"{_WHERE} bytes do not parse: {e}") from None

@@ -13,7 +13,7 @@ import msgpack
 import numpy as np
 
 from . import encoder, trainer
-from ._validate import as_documents, check_choice, check_int
+from ._validate import as_documents, check_choice, check_ids, check_int
 from .alphabet import Alphabet, dtype_for
 from .errors import CorruptDataError, NotFittedError
 from .format import modelfile
@@ -522,22 +522,7 @@ class Tokenizer:
         return m["model"].decode(tok, m["dtype"] if dtype is None else dtype, max_output_size=max_output_size)
 
     def _check_tokens(self, tokens: Any) -> np.ndarray:
-        if isinstance(tokens, (bytes, bytearray, memoryview, str)):
-            raise TypeError("tokens must be a sequence of integer ids, got text or bytes")
-        tok = np.asarray(tokens)
-        if tok.size == 0:
-            return np.zeros(0, dtype=np.int32)
-        if tok.dtype.kind not in "iu":
-            raise TypeError(f"tokens must be integers, got dtype {tok.dtype}")
-        if tok.ndim != 1:
-            raise ValueError(f"tokens must be 1-D, got shape {tok.shape}")
-        if int(tok.min()) < 0 or int(tok.max()) >= self.vocab_size:  # reductions: no temporaries
-            i = int(np.argmax((tok < 0) | (tok >= self.vocab_size)))
-            raise ValueError(
-                f"token id {tok[i].item()} at position {i} is out of range: ids are in "
-                f"[0, {self.vocab_size})"
-            )
-        return tok.astype(np.int32, copy=False)
+        return check_ids(tokens, self.vocab_size, "tokens", np.int32)
 
     # ==================== serialization
 

@@ -11,7 +11,6 @@ alphabet's values) and returns the record, or raises :class:`~ubpe.CorruptDataEr
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +19,9 @@ import numpy as np
 
 from .._validate import expect_map, field_bytes, field_int, field_str, short
 from ..alphabet import Alphabet
-from ..errors import CorruptDataError, FormatVersionError
+from ..errors import CorruptDataError
 from ..model import check_decode_dtype, check_mode
+from .sealed import open_sealed, seal, unpack
 
 __all__ = ["MAGIC", "VERSION", "ModelRecord", "pack", "parse"]
 
@@ -78,27 +78,14 @@ def pack(r: ModelRecord) -> bytes:
     if r.front is not None:
         fields["front"] = r.front
     body = msgpack.packb(fields, use_bin_type=True)
-    return msgpack.packb({"magic": MAGIC, "version": VERSION, "body": body, "sha256": hashlib.sha256(body).digest()},
-                         use_bin_type=True)
+    return seal(MAGIC, VERSION, body)
 
 
 def parse(data: Any, predictors: Any = ()) -> ModelRecord:
     """The checked record of a model file's bytes (``predictors``: the chain names a ``front``
     may hold). ``params`` are returned as read, their values for the caller to check."""
-    d = _unpack(data)
-    if not isinstance(d, dict) or d.get("magic") != MAGIC:
-        raise CorruptDataError("not a ubpe tokenizer (bad magic)")
-    version = d.get("version")
-    if type(version) is not int or version < 1:
-        raise CorruptDataError(f"tokenizer: invalid version {short(version)}")
-    if version > VERSION:
-        raise FormatVersionError("this tokenizer", version, VERSION)
-    expect_map(d, _WHERE, ("magic", "version", "body", "sha256"))
-    digest = field_bytes(d, "sha256", where=_WHERE, size=32)
-    body = field_bytes(d, "body", where=_WHERE)
-    if hashlib.sha256(body).digest() != digest:
-        raise CorruptDataError("tokenizer: checksum mismatch (the model bytes are damaged)")
-    f = expect_map(_unpack(body), _WHERE, FIELDS, OPTIONAL)
+    _, body = open_sealed(data, MAGIC, VERSION, _WHERE)
+    f = expect_map(unpack(body, _WHERE), _WHERE, FIELDS, OPTIONAL)
     alphabet = Alphabet.from_dict(f["alphabet"])
     a = len(alphabet)
     if a < 1:
@@ -137,15 +124,6 @@ def parse(data: Any, predictors: Any = ()) -> ModelRecord:
         raise CorruptDataError(f"tokenizer: 'front' must name a front-end chain, got {short(front)}")
     return ModelRecord(alphabet, dtype, dict(params), n_units, merges.astype(np.int32), batches.astype(np.int32),
                        counts.astype(np.int64), df.astype(np.int64), token_ids, mode, method, front)
-
-
-def _unpack(data: Any) -> Any:
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    try:
-        return msgpack.unpackb(bytes(data), raw=False, strict_map_key=True)
-    except Exception as e:  # msgpack raises several unrelated types
-        raise CorruptDataError(f"tokenizer bytes do not parse ({type(e).__name__})") from None
 
 
 def _parse_mode(d: dict) -> tuple[str, str | None]:
