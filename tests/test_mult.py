@@ -225,7 +225,7 @@ def test_digits_payload_counts_as_growing_with_the_values():
 
 
 def test_inspect_names_the_split_not_the_digit_bytes():
-    from ubpe.cli import _describe_stage
+    from ubpe.cli.report import _describe_stage
 
     x = np.stack([skewed_codes(3000, 15), np.cumsum(np.random.default_rng(1).integers(-50, 51, 3000))], axis=1)
     entry = unpack_any(compress(x.astype(np.int16), predictor="mult+lpc", level=1))["front"][0]

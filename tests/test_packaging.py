@@ -173,7 +173,7 @@ def test_a_bug_is_an_internal_error_not_a_data_error(tmp_path, capsys, monkeypat
     def broken(*args, **kwargs):
         raise KeyError("a bug")
 
-    monkeypatch.setattr(cli.uio, "read_signal", broken)
+    monkeypatch.setattr(ubpe.io, "read_signal", broken)
     code = cli.main(["compress", str(src), "-o", str(tmp_path / "a.ubpe")])
     err = capsys.readouterr().err
     assert code == cli.EXIT_INTERNAL == 3
