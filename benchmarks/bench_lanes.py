@@ -35,12 +35,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     print(f"{'set':8} {'tokens':>7} {'cms2 B':>8} " + " ".join(f"{'L=%d B' % L:>16}" for L in LANES)
-          + f" {'halves B':>16} {'cms2 ns/tok':>11} " + " ".join(f"{'L=%d ns (x)' % L:>16}" for L in LANES))
+          + f" {'halves B':>16} {'pair B':>16} {'cms2 ns/tok':>11} " + " ".join(f"{'L=%d ns (x)' % L:>16}" for L in LANES)
+          + f" {'pair ns (x)':>16}")
     for name in args.sets.split(","):
         streams = [(buf, V, out.copy()) for (buf, V, out), _s in dec.calls_all(dec.containers(name, args.cache))]
         sizes = {L: 0 for L in LANES}
         payloads = {}
         halves = 0
+        pair = 0
         for j, (buf, V, tok) in enumerate(streams):
             eb = np.zeros(buf.size * 2 + 256, np.uint8)
             h = tok.size // 2
@@ -54,7 +56,13 @@ def main(argv: list[str] | None = None) -> None:
                 assert lanes.decode(eb[:k].copy(), V, back, L) == 0 and np.array_equal(back, tok), "round trip"
                 sizes[L] += k
                 payloads[j, L] = eb[:k].copy()
-        secs = {c: 0.0 for c in ("cms2",) + LANES}
+            eb = np.zeros(buf.size * 2 + 256, np.uint8)
+            k = lanes.pair_encode(tok, V, eb)
+            back = np.zeros(tok.size, np.int32)
+            assert lanes.pair_decode(eb[:k].copy(), V, back) == 0 and np.array_equal(back, tok), "pair round trip"
+            pair += k
+            payloads[j, "pair"] = eb[:k].copy()
+        secs = {c: 0.0 for c in ("cms2",) + LANES + ("pair",)}
         for j, (buf, V, tok) in enumerate(streams):
             best = {c: float("inf") for c in secs}
             out = np.zeros(tok.size, np.int32)
@@ -67,13 +75,17 @@ def main(argv: list[str] | None = None) -> None:
                     t = time.process_time()
                     lanes.decode(p, V, out, L)
                     best[L] = min(best[L], time.process_time() - t)
+                p = payloads[j, "pair"]
+                t = time.process_time()
+                lanes.pair_decode(p, V, out)
+                best["pair"] = min(best["pair"], time.process_time() - t)
             for c in secs:
                 secs[c] += best[c]
         n = sum(t.size for _b, _v, t in streams)
         base = sum(b.size for b, _v, _t in streams)
         cells = " ".join(f"{sizes[L]:8d} {100 * (sizes[L] / base - 1):+6.3f}%" for L in LANES)
-        ns = " ".join(f"{secs[L] * 1e9 / n:8.1f} ({secs['cms2'] / secs[L]:4.2f}x)" for L in LANES)
-        cells += f" {halves:8d} {100 * (halves / base - 1):+6.3f}%"
+        ns = " ".join(f"{secs[L] * 1e9 / n:8.1f} ({secs['cms2'] / secs[L]:4.2f}x)" for L in LANES + ("pair",))
+        cells += f" {halves:8d} {100 * (halves / base - 1):+6.3f}% {pair:8d} {100 * (pair / base - 1):+6.3f}%"
         print(f"{name:8} {n:7d} {base:8d} {cells} {secs['cms2'] * 1e9 / n:11.1f} {ns}", flush=True)
 
 
