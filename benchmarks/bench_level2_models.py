@@ -16,6 +16,12 @@ of the offset raw: about 3 decisions a token where "cms2" takes 4.4 to 6.2, each
 * ``mix2``: ``b|b1b2`` and ``b|b1e`` averaged in the probability domain (a stand-in for a
   2-input multi-symbol mixer).
 
+``--speed``: the decoder-side work of the ``b|b1e`` model in integer arithmetic, timed (process
+time, least of 5) per token: the cumulative-count scan to the bucket a range decoder would
+search, the counts' update and halving, the two offset bits' adaptive probabilities and the raw
+bits' extraction; no arithmetic coder (a range coder's decode step adds its own few ns). A lower
+bound of such a coder's decode time, against "cms2"'s 223-374 ns a token.
+
 Offsets: the top offset bit by an adaptive binary model per (b, previous bucket), the next per
 (b, top bit), the rest raw. Adaptive counts: each symbol starts at 1, +32 a use, halved when a
 context's total passes 2**16. Not a coder: the printout says what a faster coder of this shape
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 
 import numba
 import numpy as np
@@ -114,6 +121,58 @@ def _sizes(u):
     return out
 
 
+@numba.njit(cache=False)
+def _walk(u):
+    """The ``b|b1e`` model's decoder-side work over ``u`` (module docstring, ``--speed``), integer
+    counts; returns a checksum so that nothing is optimized away."""
+    n = u.shape[0]
+    f = np.ones((CAP + 1) * 16 * NB, np.int32)
+    tot = np.full((CAP + 1) * 16, NB, np.int32)
+    pb = np.full(NB * NB + 2 * NB, 2048, np.int32)
+    b1 = 0
+    en = 0
+    acc = 0
+    for i in range(n):
+        x = u[i]
+        e = 0
+        v = en >> 4
+        while v > 0:
+            v >>= 1
+            e += 1
+        e = min(e, 15)
+        c = min(b1, CAP) * 16 + e
+        row = c * NB
+        b = 0
+        while (x >> b) > 0:
+            b += 1
+        cum = 0
+        for s in range(b):  # the scan a range decoder makes to find b
+            cum += f[row + s]
+        acc += cum * 7 + tot[c]
+        f[row + b] += 32
+        tot[c] += 32
+        if tot[c] > 65536:
+            t = 0
+            for s in range(NB):
+                f[row + s] = (f[row + s] + 1) >> 1
+                t += f[row + s]
+            tot[c] = t
+        if b >= 2:
+            top = (x >> (b - 2)) & 1
+            k = b * NB + min(b1, NB - 1)
+            acc += pb[k]
+            pb[k] += ((top << 12) - pb[k]) >> 4
+            if b >= 3:
+                nx = (x >> (b - 3)) & 1
+                k2 = NB * NB + 2 * b + top
+                acc += pb[k2]
+                pb[k2] += ((nx << 12) - pb[k2]) >> 4
+                acc += x & ((1 << (b - 3)) - 1)
+        b1 = b
+        en += ((x << 4) - en) >> 3
+    return acc
+
+
 def ranks(buf: np.ndarray, vocab_size: int, tokens: np.ndarray) -> np.ndarray:
     """u of every token of a "cms2" payload (its header's mode and center)."""
     mode, center, _cnt, _hl = cmsignal2.parse_header(buf[:cmsignal2.MAX_HEADER].tobytes(), vocab_size)
@@ -130,6 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="ecg,seismic,audio,neural")
     ap.add_argument("--cache", help="the containers' directory (bench_level2_decode.py --cache)")
+    ap.add_argument("--speed", action="store_true", help="also time the b|b1e model's decoder-side work")
     args = ap.parse_args(argv)
     names = ["b|b1b2", "b|b1e", "b|b1b2e", "mix2"]
     print(f"{'set':10} {'tokens':>8} {'cms2 B':>9} " + " ".join(f"{k:>16}" for k in names) + "   (bytes, change vs cms2)")
@@ -138,15 +198,26 @@ def main(argv: list[str] | None = None) -> None:
         tot = np.zeros(5)
         cms2_bytes = 0
         ntok = 0
+        walk = 0.0
         for (buf, vocab_size, out), status in dec.calls_all(items):
-            tot += _sizes(ranks(buf, vocab_size, out))
+            u = ranks(buf, vocab_size, out)
+            tot += _sizes(u)
+            if args.speed:
+                _walk(u[:10])
+                best = float("inf")
+                for _ in range(5):
+                    t = time.process_time()
+                    _walk(u)
+                    best = min(best, time.process_time() - t)
+                walk += best
             cms2_bytes += buf.size
             ntok += out.size
         cells = []
         for k in range(4):
             b = (tot[k] + tot[4]) / 8
             cells.append(f"{b:9.0f} {100 * (b / cms2_bytes - 1):+5.1f}%")
-        print(f"{name:10} {ntok:8d} {cms2_bytes:9d} " + " ".join(f"{c:>16}" for c in cells))
+        speed = f"   b|b1e model walk {walk * 1e9 / ntok:.1f} ns/token" if args.speed else ""
+        print(f"{name:10} {ntok:8d} {cms2_bytes:9d} " + " ".join(f"{c:>16}" for c in cells) + speed)
 
 
 if __name__ == "__main__":
