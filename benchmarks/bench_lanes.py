@@ -2,11 +2,12 @@
 python benchmarks/bench_lanes.py [--sets ecg,seismic,audio,neural] [--cache DIR] [--repeat 5]
 
 For each set, the "cms2" streams of its level-2 containers (``bench_level2_decode.containers``):
-the prototype with 1 lane must give cms2's bytes; with L = 2, 4 lanes its payload bytes (change
-vs cms2) and a round trip; ``halves``: "cms2" on each half of the stream alone (two independent
-models, summed: what lanes sharing nothing would cost); then decoding is timed (process time), cms2_decode and the prototype
-at each L alternated stream by stream, the least of ``--repeat`` runs per stream, summed: ns per
-token and the ratio to cms2.
+the prototype with 1 lane must give cms2's bytes; with L = 2, 4 lanes (``lanes_code``) and the
+side-by-side pair (``pair_code``) its payload bytes (change vs cms2) and a round trip;
+``halves``: "cms2" on each half of the stream alone (two independent models, summed: what lanes
+sharing nothing would cost). Then decoding is timed (process time), cms2_decode and the
+prototypes alternated stream by stream, the least of ``--repeat`` runs per stream, summed: ns
+per token and the speed relative to cms2 (above 1: faster).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     print(f"{'set':8} {'tokens':>7} {'cms2 B':>8} " + " ".join(f"{'L=%d B' % L:>16}" for L in LANES)
-          + f" {'halves B':>16} {'pair B':>16} {'cms2 ns/tok':>11} " + " ".join(f"{'L=%d ns (x)' % L:>16}" for L in LANES)
-          + f" {'pair ns (x)':>16}")
+          + f" {'halves B':>16} {'pair B':>16} {'cms2 ns/tok':>11} "
+          + " ".join(f"{'L=%d ns (x)' % L:>16}" for L in LANES) + f" {'pair ns (x)':>16}")
     for name in args.sets.split(","):
         streams = [(buf, V, out.copy()) for (buf, V, out), _s in dec.calls_all(dec.containers(name, args.cache))]
         sizes = {L: 0 for L in LANES}

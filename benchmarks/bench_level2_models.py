@@ -192,14 +192,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--speed", action="store_true", help="also time the b|b1e model's decoder-side work")
     args = ap.parse_args(argv)
     names = ["b|b1b2", "b|b1e", "b|b1b2e", "mix2"]
-    print(f"{'set':10} {'tokens':>8} {'cms2 B':>9} " + " ".join(f"{k:>16}" for k in names) + "   (bytes, change vs cms2)")
+    print(f"{'set':10} {'tokens':>8} {'cms2 B':>9} " + " ".join(f"{k:>16}" for k in names)
+          + "   (bytes, change vs cms2)")
     for name in args.sets.split(","):
         items = dec.containers(name, args.cache)
         tot = np.zeros(5)
         cms2_bytes = 0
         ntok = 0
         walk = 0.0
-        for (buf, vocab_size, out), status in dec.calls_all(items):
+        for (buf, vocab_size, out), _status in dec.calls_all(items):
             u = ranks(buf, vocab_size, out)
             tot += _sizes(u)
             if args.speed:
