@@ -27,7 +27,7 @@ from ubpe._kernels.cmcore import _clamp_bits, _code_bit, _finish, _hash, _squash
 from ubpe._kernels.cmsignal2 import (
     APM_RATE, ERR_LENGTH, ERR_SYMBOL, LIMIT_O0, MAX_APM_BITS, MAX_O0_BITS, MAX_SLOT_BITS, MIN_APM_BITS,
     MIN_O0_BITS, MIN_SLOT_BITS, MIX_LR, MIX_LR_BOOST, MIX_W0, N_CONTEXTS, ORDERS, ROW, U, _adapt_table, _claim,
-    _contexts, _dot, _moments, _rank, _train, header_bytes, parse_header, plan, MAX_HEADER, OK,
+    _contexts, _dot, _moments, _rank, _train, header_bytes, parse_header, plan, MAX_HEADER,
 )
 from ubpe._kernels.intrinsics import clamp, imax, imin, select
 
