@@ -50,3 +50,18 @@ def test_rank_and_delta_containers_decode_to_their_values(seed, dtype, shape, bl
     assert [e["stage"] for e in ubpe.describe(data).front] == ["rank", "delta"] or ubpe.describe(data).blocks > 1
     back = ubpe.decompress(data)
     assert back.dtype == x.dtype and np.array_equal(back, x)
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, np.int32]), st.integers(0, 2**32 - 1),
+       st.sampled_from([0, 5000, 9000]))
+def test_distinct_values_equal_numpys(dtype, seed, n):
+    from ubpe.api.writer import distinct_values
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    flat = rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(dtype)
+    if n:
+        flat[: n // 2] = flat[0]
+    got, want = distinct_values(flat), np.unique(flat)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
