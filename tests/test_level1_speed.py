@@ -65,3 +65,21 @@ def test_distinct_values_equal_numpys(dtype, seed, n):
         flat[: n // 2] = flat[0]
     got, want = distinct_values(flat), np.unique(flat)
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_long_streams_choose_their_rate_on_a_sample_and_round_trip():
+    """A "mag" stream of more than RATE_SAMPLE_ABOVE tokens (its rate chosen on windows of
+    them, every token counted under that rate) decodes to its values, in one stream and in
+    blocks."""
+    import ubpe
+    from ubpe.coders import mag
+
+    rng = np.random.default_rng(3)
+    n = mag.RATE_SAMPLE_ABOVE + 12_345
+    loud = np.repeat(rng.uniform(1, 40, n // 500 + 1), 500)[:n]
+    x = np.cumsum(np.round(rng.laplace(0, loud))).astype(np.int32)
+    for block_size in (None, 0):
+        data = ubpe.compress(x, level=1, block_size=block_size)
+        assert np.array_equal(ubpe.decompress(data), x)
+    info = ubpe.describe(ubpe.compress(x, level=1, block_size=0))
+    assert info.coder == "mag" and info.n_tokens == n

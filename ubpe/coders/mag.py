@@ -24,6 +24,14 @@ _BITLEN = _mag.bitlen_table()
 RATES = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)
 MIN_RATE, MAX_RATE = _mag.MIN_RATE, _mag.MAX_RATE
 
+#: A stream of more than RATE_SAMPLE_ABOVE tokens chooses its running-mean rate on
+#: RATE_SAMPLE_WINDOWS evenly spaced windows of RATE_SAMPLE_ABOVE / 2 tokens in all, then counts
+#: its tokens under that rate alone (the counts of seven rates were half of level 1's time on
+#: the neural recordings).
+RATE_SAMPLE_ABOVE = 1 << 18
+RATE_SAMPLE_WINDOWS = 8
+
+
 def _mag_pb_cap(n: int) -> int:
     """Largest "mag" precision for n tokens: its decoding tables (<= 56 x 2**pb) stay O(n)."""
     return min(_mag.MAX_PB, max(_mag.MIN_PB, int(n).bit_length() + 2))
@@ -55,9 +63,24 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
-    nr = RATES.size
+    rates = RATES
+    if n > RATE_SAMPLE_ABOVE:  # the rate chosen on a sample, then counted on every token
+        sample = tokens.reshape(RATE_SAMPLE_WINDOWS, -1)[:, :RATE_SAMPLE_ABOVE // (2 * RATE_SAMPLE_WINDOWS)] if n % RATE_SAMPLE_WINDOWS == 0 else None
+        if sample is None:
+            step = n // RATE_SAMPLE_WINDOWS
+            width = RATE_SAMPLE_ABOVE // (2 * RATE_SAMPLE_WINDOWS)
+            sample = np.stack([tokens[k * step:k * step + width] for k in range(RATE_SAMPLE_WINDOWS)])
+        stats = np.zeros((RATES.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+        for window in sample:  # (each window's running means start at zero)
+            _fast.mag_stats(np.ascontiguousarray(window), center, RATES, stats)
+        npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
+        ces = np.empty((RATES.size, npb), np.float64)
+        tbitss = np.empty((RATES.size, npb), np.int64)
+        _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+        rates = RATES[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
+    nr = rates.size
     stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    raw_bits = int(_fast.mag_stats(tokens, center, RATES, stats))  # (residual.mag_stats' counts, faster)
+    raw_bits = int(_fast.mag_stats(tokens, center, rates, stats))  # (residual.mag_stats' counts, faster)
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
@@ -70,7 +93,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     j = int(np.argmax(near.any(axis=0)))
     rows = np.flatnonzero(near[:, j])
     i = int(rows[np.argmin(totals[rows, j])])
-    total, pb, rate, tbits = float(totals[i, j]), _mag.MIN_PB + j, int(RATES[i]), int(tbitss[i, j])
+    total, pb, rate, tbits = float(totals[i, j]), _mag.MIN_PB + j, int(rates[i]), int(tbitss[i, j])
     if total / 8.0 > 1.05 * budget + 64:
         return None
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
