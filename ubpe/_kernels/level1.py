@@ -76,9 +76,6 @@ def mag_stats(tokens, center, rates, counts):
         bs[i] = b
         raw += (b >> 1) - 1 if b >= 4 else 0
     nr = rates.shape[0]
-    if nr == 7:  # the coder's seven rates: one pass, seven running means in registers
-        _stats_seven(zs, bs, rates, counts)
-        return raw
     r = 0
     while r < nr:
         ra = rates[r]
@@ -100,41 +97,6 @@ def mag_stats(tokens, center, rates, counts):
             mb = mb + z - (mb >> rb)
         r += 2
     return raw
-
-
-@njit(cache=True, nogil=True)
-def _stats_seven(zs, bs, rates, counts):
-    """:func:`mag_stats`' counts of the magnitudes ``zs`` and classes ``bs`` under seven rates in
-    one pass: seven independent running means (their serial chains overlap), and two copies of
-    the counts (even and odd tokens: consecutive increments of one cell do not wait on each
-    other), added at the end."""
-    r0, r1, r2, r3, r4, r5, r6 = rates[0], rates[1], rates[2], rates[3], rates[4], rates[5], rates[6]
-    t = zeros((14, N_CONTEXTS * N_BUCKETS), np.int32)
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = np.int64(0)
-    nb = np.uint64(N_BUCKETS)
-    n = zs.shape[0]
-    for i in range(n):
-        b = np.uint64(bs[i])
-        z = zs[i]
-        h = np.uint64(7 * (i & 1))
-        t[h, np.uint64(_context(m0, r0 - 2)) * nb + b] += 1
-        t[h + 1, np.uint64(_context(m1, r1 - 2)) * nb + b] += 1
-        t[h + 2, np.uint64(_context(m2, r2 - 2)) * nb + b] += 1
-        t[h + 3, np.uint64(_context(m3, r3 - 2)) * nb + b] += 1
-        t[h + 4, np.uint64(_context(m4, r4 - 2)) * nb + b] += 1
-        t[h + 5, np.uint64(_context(m5, r5 - 2)) * nb + b] += 1
-        t[h + 6, np.uint64(_context(m6, r6 - 2)) * nb + b] += 1
-        m0 = m0 + z - (m0 >> r0)
-        m1 = m1 + z - (m1 >> r1)
-        m2 = m2 + z - (m2 >> r2)
-        m3 = m3 + z - (m3 >> r3)
-        m4 = m4 + z - (m4 >> r4)
-        m5 = m5 + z - (m5 >> r5)
-        m6 = m6 + z - (m6 >> r6)
-    for r in range(7):
-        for c in range(N_CONTEXTS):
-            for k in range(N_BUCKETS):
-                counts[r, c, k] += np.int64(t[r, c * N_BUCKETS + k]) + np.int64(t[r + 7, c * N_BUCKETS + k])
 
 
 @njit(cache=True, nogil=True)
