@@ -83,3 +83,20 @@ def test_long_streams_choose_their_rate_on_a_sample_and_round_trip():
         assert np.array_equal(ubpe.decompress(data), x)
     info = ubpe.describe(ubpe.compress(x, level=1, block_size=0))
     assert info.coder == "mag" and info.n_tokens == n
+
+
+def test_level_1_lpc_blocks_and_refit_are_settings():
+    """``fast_lpc_blocks`` sets the block lengths level 1's "lpc" stage tries, and
+    ``fast_lpc_reweight=False`` leaves its predictors unrefitted: the containers decode alike."""
+    import ubpe
+    from ubpe.planner import configured
+
+    rng = np.random.default_rng(5)
+    t = np.arange(40_000)
+    x = (3000 * np.sin(t / 7.0) * (1 + (t // 5000) % 3) + rng.normal(0, 20, t.size)).astype(np.int16)
+    for blocks in ((4096,), (16384,)):
+        with configured(fast_lpc_blocks=blocks, fast_lpc_reweight=False):
+            data = ubpe.compress(x, level=1, predictor="lpc")
+        (entry,) = ubpe.describe(data).front
+        assert entry["stage"] == "lpc" and entry["channels"][0]["block"] == blocks[0]
+        assert np.array_equal(ubpe.decompress(data), x)
