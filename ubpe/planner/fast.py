@@ -123,7 +123,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     if a <= 1:
         return float(fixed + grows * scale + 8), inf, inf, inf
     c = counts.astype(np.float64)
-    order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    order0 = n * np.log2(n) - float((c * np.log2(c)).sum())  # (no BLAS: see pair_information)
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
@@ -248,7 +248,9 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     ``[0, a)``) from their pair counts (pairs sharing a cell of :data:`_PAIR_CELLS` counted
     together), less the Miller-Madow bias of the plug-in estimate ((used pairs - used firsts -
     used seconds + 1) / (2 n ln 2)): about 0 for independent ids; and the number of distinct
-    pairs (cells used)."""
+    pairs (cells used). (Its sums are numpy's, not ``np.dot``'s: OpenBLAS runs a dot product of
+    10 000 values or more on its threads, 3 to 8 ms of CPU time a call on a busy machine, against
+    0.02 ms.)"""
     n = ids.shape[0] - 1
     if n < 1 or a < 2:
         return 0.0, 0
@@ -261,7 +263,7 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
         c = c[c > 0].astype(np.float64)
-        return float(np.dot(c, np.log2(c))), int(c.shape[0])
+        return float((c * np.log2(c)).sum()), int(c.shape[0])
 
     joint, k2 = plogp(pairs)
     lt, kl = plogp(left)
@@ -287,7 +289,7 @@ def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best
     c = np.bincount(ids, minlength=a).astype(np.float64)
     c = c[c > 0]
     n = float(ids.shape[0])
-    entropy = np.log2(n) - float(np.dot(c, np.log2(c))) / n
+    entropy = np.log2(n) - float((c * np.log2(c)).sum()) / n
     return size * max(0.0, 1.0 - information / max(entropy, 1e-9)) <= best
 
 
