@@ -100,3 +100,18 @@ def test_level_1_lpc_blocks_and_refit_are_settings():
         (entry,) = ubpe.describe(data).front
         assert entry["stage"] == "lpc" and entry["channels"][0]["block"] == blocks[0]
         assert np.array_equal(ubpe.decompress(data), x)
+
+
+def test_level_1_blocks_run_level_1s_lpc_search_and_round_trip():
+    """A blocked level-1 container's blocks go through the "lpc" stage with level 1's search
+    (fewer orders costed, :func:`ubpe.planner.fast.fast_stages`); each block decodes to its values."""
+    import ubpe
+
+    rng = np.random.default_rng(11)
+    t = np.arange(60_000)
+    x = (2000 * np.sin(t / 9.0) + 900 * np.sin(t / 2.3) + rng.normal(0, 15, t.size)).astype(np.int16)
+    data = ubpe.compress(x, level=1, predictor="lpc", block_size=20_000)
+    info = ubpe.describe(data)
+    assert info.blocks == 3
+    assert np.array_equal(ubpe.decompress(data), x)
+    assert np.array_equal(ubpe.decompress(data, start=19_990, stop=40_010), x[19_990:40_010])

@@ -25,6 +25,7 @@ from ..format.fields import alphabet_field, alphabet_values, escape_field, escap
 from ..frontend.chains import build_chain
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
+from ..planner.fast import fast_stages
 from ..tokenizer import Tokenizer
 
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
@@ -317,6 +318,8 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             if cost(one).size < cost(best).size:
                 best = one
         stages = _stages_of(best.chain)
+        if level == 1:  # level 1's blocks search predictors as its plan did (fewer orders costed)
+            stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
     else:
         stages = chains[0]
