@@ -55,7 +55,8 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     The center is the median token (the id of a residual's zero when ids follow values; from
     ``counts``, the tokens' histogram, when given); the running-mean rate and the precision pb
     are chosen by exact table bits + raw bits + the payload's cross-entropy under the normalised
-    frequencies.
+    frequencies (beyond :data:`RATE_SAMPLE_ABOVE` tokens the rate by those of a sample, then the
+    precision by all the tokens' counts under that rate).
     """
     n = int(arr.size)
     tokens = np.ascontiguousarray(arr, dtype=np.int64)
@@ -231,7 +232,9 @@ def stream_bits(stats: np.ndarray, raw_bits: int, n: int) -> float:
     (int64, ``(rates, N_CONTEXTS, N_BUCKETS)``, as ``mag_stats`` fills them; ``raw_bits`` its
     return value): table, raw bits and payload cross-entropy of the best option of those rates
     and every precision, the coder's own measure (:func:`_encode_mag`, which tries every rate
-    of :data:`RATES`: never more). (The map's framing is not counted.)"""
+    of :data:`RATES`: never more, but beyond :data:`RATE_SAMPLE_ABOVE` tokens, where it takes the
+    rate a sample rates best: +0.007 % on the neural recordings joined). (The map's framing is not
+    counted.)"""
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((stats.shape[0], npb), np.float64)
     tbitss = np.empty((stats.shape[0], npb), np.int64)
