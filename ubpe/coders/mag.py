@@ -100,7 +100,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
-    start = _mag.mag_encode(tokens, center, rate, _BITLEN, freqs, pb, words, raw)
+    start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (residual.mag_encode's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
