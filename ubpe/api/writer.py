@@ -318,7 +318,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             if cost(one).size < cost(best).size:
                 best = one
         stages = _stages_of(best.chain)
-        if level == 1:  # level 1's blocks search predictors as its plan did (fewer orders costed)
+        if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
             stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
     else:
