@@ -142,3 +142,28 @@ def test_span_magnitudes_sum_each_span_of_each_block(values, block, span):
     out = np.empty(len(expected), np.int64)
     assert fast.span_magnitudes(r, block, span, out) == len(expected)
     assert out.tolist() == expected
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**24 - 1), min_size=1, max_size=3000), st.integers(0, 2**24 - 1), st.integers(2, 8),
+       st.sampled_from(["as drawn", "near the center", "small"]))
+def test_mag_encoding_is_the_reference_kernels(tokens, center, rate, kind):
+    """The fast level's "mag" encoder writes the reference kernel's words and raw bits."""
+    tokens = np.array(tokens, np.int64)
+    if kind == "near the center":
+        tokens = np.clip(center + (tokens % 2001) - 1000, 0, 2**24 - 1)
+    elif kind == "small":
+        tokens = tokens % 7
+        center = center % 7
+    counts = np.zeros((1, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
+    raw_bits = fast.mag_stats(tokens, center, np.array([rate], np.int64), counts)
+    pb = mag._mag_pb_cap(tokens.size)
+    freqs = mag._mag_freqs(counts[0], pb)
+    outs = []
+    for encode in (lambda *a: residual.mag_encode(tokens, center, rate, mag._BITLEN, *a),
+                   lambda *a: fast.mag_encode(tokens, center, rate, *a)):
+        words = np.zeros(tokens.size + 2, np.uint32)
+        raw = np.zeros((raw_bits + 7) // 8, np.uint8)
+        start = encode(freqs, pb, words, raw)
+        outs.append((start, words.tobytes(), raw.tobytes()))
+    assert outs[0] == outs[1]

@@ -195,6 +195,8 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
         values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
         out = values.astype(coded)
         return out if out.dtype == native else out.view(native)
+    if last["stage"] == "delta" and len(chain) == 2 and chain[0]["stage"] == "rank" and last["order"] in lpc.DELTA_AS_LPC:
+        return _fused_ranks(s, stream, chain, n, channels, native)
     if last["stage"] != "lpc":
         return None
     fused = lpc.fused_params(last)  # (checked by parse_chain)
@@ -215,6 +217,31 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, chain[0]["width"], parsed)
     with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
         return frontend.inverse(values.reshape(channels, -1), chain[:1], native)
+
+
+def _fused_ranks(s: Shared, stream: dict, chain: list[dict], n: int, channels: int,
+                 native: np.dtype) -> np.ndarray | None:
+    """:func:`_fused_values` of the chain "rank" then "delta" of order 1 or 2 (level 1's neural
+    recordings): the ranks decoded and their deltas summed in one pass
+    (:func:`ubpe.coders.mag.decode_with_lpc`), then each channel's distinct values looked up
+    once: the values stage by stage gives, in ``native``, without the ids' table lookup and the
+    delta stage's own pass."""
+    tables = getattr(chain[0]["channels"], "parsed", None)  # the rank stage's values, checked
+    if tables is None:
+        return None
+    frames = n // channels
+    dtypes = frontend.chain_dtypes(chain, native)  # native, the ranks' (unsigned), the deltas' (signed)
+    coefs = lpc.DELTA_AS_LPC[chain[1]["order"]]
+    parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
+    values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * dtypes[2].itemsize, parsed)
+    ranks = values.astype(dtypes[2]).view(dtypes[1]).reshape(channels, frames)
+    out = np.empty((channels, frames), native)
+    for c, table in enumerate(tables):
+        k = ranks[c]
+        if k.size and int(k.max()) >= table.shape[0]:
+            raise CorruptDataError(f"rank: a rank lies outside [0, {table.shape[0]})")
+        np.take(table.view(native) if table.dtype.itemsize == native.itemsize else table.astype(native), k, out=out[c], mode="clip")  # (checked)
+    return out.reshape(-1)
 
 
 def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:

@@ -25,6 +25,7 @@ from ..format.fields import alphabet_field, alphabet_values, escape_field, escap
 from ..frontend.chains import build_chain
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
+from ..planner.fast import fast_stages
 from ..tokenizer import Tokenizer
 
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
@@ -208,6 +209,16 @@ def block_frames(block_size: int | None, channels: int, frames: int, itemsize: i
     return block if frames > block else 0
 
 
+def distinct_values(flat: np.ndarray) -> np.ndarray:
+    """``np.unique(flat)`` (1-D): for integers of at most 16 bits by a histogram over their span
+    (no sort: a blocked writer's first pass over a block of a million values)."""
+    if flat.dtype.kind in "iu" and flat.dtype.itemsize <= 2 and flat.shape[0] >= 1 << 12:
+        lo = int(flat.min())
+        present = np.bincount(np.subtract(flat, lo, dtype=np.int64)) > 0
+        return (np.flatnonzero(present) + lo).astype(flat.dtype)
+    return np.unique(flat)
+
+
 def sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: int, total: int,
                   windows: int) -> np.ndarray:
     """The ``(C, F)`` values ``get(0, frames)`` or, when more than ``total``, ``windows`` evenly
@@ -307,6 +318,8 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             if cost(one).size < cost(best).size:
                 best = one
         stages = _stages_of(best.chain)
+        if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
+            stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
     else:
         stages = chains[0]
@@ -318,7 +331,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     def front(b: int) -> tuple[np.ndarray, list[dict], np.ndarray | None]:
         y, record = frontend.forward(np.ascontiguousarray(src.get(b * block, min((b + 1) * block, frames))), stages)
         flat = np.ascontiguousarray(y).reshape(-1)
-        return flat, record, np.unique(flat) if extend else None
+        return flat, record, distinct_values(flat) if extend else None
 
     # a vocabulary of n_tokens stays that size, a given model as it is: other values escape
     extend = given is None and n_tokens is None

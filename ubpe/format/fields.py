@@ -178,6 +178,13 @@ def escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.nd
     ids = np.empty(flat.shape[0], np.int32)
     outside = np.empty(flat.shape[0], bool)
     table = alphabet.values if alphabet.kind != "range" else None  # sorted int64
+    lookup = None
+    if table is not None and a and flat.dtype.itemsize <= 4 and -(1 << 40) <= table[0] and table[-1] <= 1 << 40:
+        lo, span = int(table[0]), int(table[-1]) - int(table[0]) + 1
+        if span <= max(ESCAPE_CHUNK, 2 * flat.shape[0]):  # a table over the alphabet's span: no search
+            grid = np.arange(lo, lo + span, dtype=np.int64)
+            nearest = np.searchsorted(table, grid).astype(np.int32)  # at or above (within the span: < a)
+            lookup = (lo, span, nearest, table[nearest] == grid)
     for start in range(0, flat.shape[0], ESCAPE_CHUNK):
         part = flat[start:start + ESCAPE_CHUNK]
         out, bad = ids[start:start + part.shape[0]], outside[start:start + part.shape[0]]
@@ -188,6 +195,14 @@ def escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.nd
             else:
                 bad[:] = (part < 0) | (part >= a)
                 out[:] = np.clip(part, 0, a - 1)
+            continue
+        if lookup is not None:  # the same ids and positions as the search below
+            lo, span, nearest, exact = lookup
+            w = part.astype(np.int64) - lo
+            inside = (w >= 0) & (w < span)
+            np.clip(w, 0, span - 1, out=w)
+            out[:] = nearest[w]
+            bad[:] = ~(inside & exact[w])
             continue
         if part.dtype == np.uint64:  # compare in the values' own domain
             big = part > np.uint64(np.iinfo(np.int64).max)

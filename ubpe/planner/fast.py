@@ -50,14 +50,57 @@ def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[S
     out = []
     for st in chain:
         if isinstance(st, LpcStage):
-            st = LpcStage(window=st.window, blocks=st.blocks, reweight=st.reweight and not screen,
+            st = LpcStage(window=st.window, blocks=s.fast_lpc_blocks or st.blocks,
+                          reweight=st.reweight and s.fast_lpc_reweight and not screen,
                           candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every)
         out.append(st)
     return out
 
 
+@dataclass
+class _LayoutPass:
+    """One compiled pass of :func:`ubpe._kernels.level1.layout_stats` over the values ``y`` and
+    the histogram around it, shared by :func:`static_parts` and :func:`layouts` (``memo``)."""
+
+    lo: int
+    hi: int
+    d: np.ndarray  #: y - lo, int64
+    counts: np.ndarray  #: histogram of d over the span
+    present: np.ndarray
+    rank: np.ndarray  #: int32: a value's bare id, by d
+    where: np.ndarray  #: the values present, less lo
+    middle: int  #: the median of d
+    has_dense: bool
+    stats: np.ndarray | None  #: layout_stats' counts (None: a single value)
+    raws: tuple[int, int]
+
+
+def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
+    """The shared pass over ``y`` (1-D integers spanning at most 2**22, ``s.estimate_rates`` two
+    rates), kept in ``memo`` by the array's identity (with the array itself: its id stays its)."""
+    if memo is not None and id(y) in memo:
+        return memo[id(y)][1]
+    n = y.shape[0]
+    lo, hi = int(y.min()), int(y.max())
+    d = np.subtract(y, lo, dtype=np.int64)
+    counts = np.bincount(d, minlength=hi - lo + 1)
+    present = counts > 0
+    rank = np.cumsum(present, dtype=np.int32) - 1
+    where = np.flatnonzero(present)
+    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
+    has_dense = dense_fits(where.shape[0], lo, hi)
+    stats, raws = None, (0, 0)
+    if where.shape[0] > 1:
+        stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+        raws = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
+    found = _LayoutPass(lo, hi, d, counts, present, rank, where, middle, has_dense, stats, raws)
+    if memo is not None:
+        memo[id(y)] = (y, found)
+    return found
+
+
 def static_parts(record: list[dict], y: np.ndarray, scale: float,
-                 s: Settings) -> tuple[float, float, float, float]:
+                 s: Settings, memo: dict | None = None) -> tuple[float, float, float, float]:
     """:func:`~ubpe.planner.estimates.estimate_parts` (the same four numbers but for the params,
     counted as a container packs them, :func:`params_bytes`), its "mag"
     statistics of the bare and the dense ids at the two rates of ``s.estimate_rates`` in one
@@ -74,26 +117,16 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
-    d = np.subtract(y, lo, dtype=np.int64)
-    counts = np.bincount(d, minlength=span)
-    present = counts > 0
-    rank = np.cumsum(present) - 1
-    where = np.flatnonzero(present)
-    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
-    center = int(rank[middle])
-    counts = counts[present]
+    lp = _layout_pass(y, s, memo)
+    counts, where, has_dense, stats, raws = lp.counts[lp.present], lp.where, lp.has_dense, lp.stats, lp.raws
     a = counts.shape[0]
     if a <= 1:
         return float(fixed + grows * scale + 8), inf, inf, inf
     c = counts.astype(np.float64)
-    order0 = n * np.log2(n) - float(np.dot(c, np.log2(c)))
+    order0 = n * np.log2(n) - float((c * np.log2(c)).sum())  # (no BLAS: see pair_information)
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
-    has_dense = dense_fits(a, lo, hi)
-    stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
-    rate_a, rate_b = s.estimate_rates
-    raws = _k.layout_stats(d, rank, center, middle, rate_a, rate_b, has_dense, stats)
     mags = mag.bits_of_stats(stats, list(raws[:2 if has_dense else 1]), 2)
     bare = (order0 + table + alphabet, mags[0] + alphabet)
     dense = (order0 + table + alphabet, mags[1]) if has_dense else (inf, inf)
@@ -133,7 +166,8 @@ class Layouts:
     dense: tuple[Alphabet, np.ndarray] | None
 
 
-def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float] | None = None) -> Layouts | None:
+def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float] | None = None,
+            memo: dict | None = None) -> Layouts | None:
     """The bytes each static layout and coder gives the values ``y`` (1-D integers, the chain's
     output on all of them), near exact, no coder run: the alphabet's field plus the stream
     ("rans": its table and cross-entropy, :func:`ubpe.coders.rans.stream_bits`; "mag": its best
@@ -151,19 +185,13 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     span = hi - lo + 1
     if span > 1 << 22 or hi >= 1 << 63:
         return None
-    d = np.subtract(y, lo, dtype=np.int64)
-    counts = np.bincount(d, minlength=span)
-    present = counts > 0
-    rank = np.cumsum(present, dtype=np.int32) - 1
-    where = np.flatnonzero(present)
+    lp = _layout_pass(y, s, memo)
+    d, rank, where, has_dense, stats = lp.d, lp.rank, lp.where, lp.has_dense, lp.stats
     a = where.shape[0]
     if a <= 1:
         return None
-    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
-    used = counts[present]
-    has_dense = dense_fits(a, lo, hi)
-    stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
-    raw_bare, raw_dense = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
+    used = lp.counts[lp.present]
+    raw_bare, raw_dense = lp.raws
     alphabet = Alphabet(where + lo)
     rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
     bound = s.fast_size_clear * min(rated.values())
@@ -220,7 +248,9 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     ``[0, a)``) from their pair counts (pairs sharing a cell of :data:`_PAIR_CELLS` counted
     together), less the Miller-Madow bias of the plug-in estimate ((used pairs - used firsts -
     used seconds + 1) / (2 n ln 2)): about 0 for independent ids; and the number of distinct
-    pairs (cells used)."""
+    pairs (cells used). (Its sums are numpy's, not ``np.dot``'s: OpenBLAS runs a dot product of
+    10 000 values or more on its threads, 3 to 8 ms of CPU time a call on a busy machine, against
+    0.02 ms.)"""
     n = ids.shape[0] - 1
     if n < 1 or a < 2:
         return 0.0, 0
@@ -233,7 +263,7 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
         c = c[c > 0].astype(np.float64)
-        return float(np.dot(c, np.log2(c))), int(c.shape[0])
+        return float((c * np.log2(c)).sum()), int(c.shape[0])
 
     joint, k2 = plogp(pairs)
     lt, kl = plogp(left)
@@ -259,7 +289,7 @@ def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best
     c = np.bincount(ids, minlength=a).astype(np.float64)
     c = c[c > 0]
     n = float(ids.shape[0])
-    entropy = np.log2(n) - float(np.dot(c, np.log2(c))) / n
+    entropy = np.log2(n) - float((c * np.log2(c)).sum()) / n
     return size * max(0.0, 1.0 - information / max(entropy, 1e-9)) <= best
 
 
@@ -323,7 +353,8 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
     # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
     least = min(rough.values())
-    parts = {i: static_parts(screened[i][1], screened[i][0], scale, s) for i in range(len(chains))
+    memo: dict = {}  # the layout passes over the chains' outputs (:func:`_layout_pass`)
+    parts = {i: static_parts(screened[i][1], screened[i][0], scale, s, memo) for i in range(len(chains))
              if rough[i] <= s.fast_prune * least or (counted[i] is not None
                                                       and counted[i].shape[0] * s.fast_merge_repeats <= screened[i][0].shape[0])}
     static_best = min(min(p) for p in parts.values())
@@ -355,7 +386,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             y, record = forward_shared({False: x, True: x}, full, i, outputs)
             y = np.ascontiguousarray(y).reshape(-1)
             screened[i] = (y, record)
-            parts[i] = static_parts(record, y, 1.0, s)
+            parts[i] = static_parts(record, y, 1.0, s, memo)
     # the chains kept sized near exactly (their layouts' costs and their params); a chain whose
     # merges were rated, or whose layouts cannot be sized so, is costed exactly
     cands: list[Candidate] = []
@@ -365,7 +396,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         if i in merged:
             cands += proposer.propose(record, y, 1, cost, False)
             continue
-        found = layouts(y, s, parts[i])
+        found = layouts(y, s, parts[i], memo)
         if found is None:
             cands += static_candidates(record, y, parts[i], s)
         else:

@@ -215,6 +215,14 @@ class Settings:
     #: recordings +0.011 % in all (+0.08 % on the audio files), the analysis 2-3 times faster.
     fast_lpc_candidates: int = 1
     fast_lpc_costed_every: int = 4
+    #: Level 1's "lpc" stages try these block lengths (None: the stage's own,
+    #: :data:`ubpe.frontend.lpc.LPC_BLOCKS`) and refit (``reweight``) only with fast_lpc_reweight.
+    fast_lpc_blocks: tuple[int, ...] | None = None
+    fast_lpc_reweight: bool = True
+    #: A blocked level-1 container's blocks run the "lpc" stage with level 1's search (as its
+    #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
+    #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
+    fast_blocks_lpc: bool = True
     #: Level 1 trains merges only on the chains whose output (on the screen's values) has at
     #: least fast_merge_repeats pairs of consecutive values a distinct pair, and consecutive values
     #: that share at least fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`);
