@@ -231,8 +231,14 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if front is not None and n * C > 0:
         auto = isinstance(front, str) and front == "auto"
         if auto and search and params is None and n < 2 * SEARCH_MIN:
-            # a short recording: each chain coded whole (a sample would be all warm-up)
-            return min((encode(values, search=False, front=list(chain) or None) for chain in _chains(x2)), key=len)
+            # a short recording: each chain coded whole (a sample would be all warm-up), then the
+            # parameters searched on the whole recording behind the smallest (level3_search)
+            coded = [(encode(values, search=False, front=list(chain) or None), chain) for chain in _chains(x2)]
+            best, chain = min(coded, key=lambda t: len(t[0]))
+            if _whole_budget(n * C):
+                tuned = encode(values, search=True, front=list(chain) or None)
+                best = tuned if len(tuned) < len(best) else best
+            return best
         chain = _choose_front(x2, search) if auto else list(front)
         if chain:
             return _encode_front(x2, ndim, chain, params, search)
@@ -454,6 +460,9 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     models' warm-up left out); a candidate replaces the defaults only when it is smaller by
     SEARCH_MARGIN (what a sample says within that is noise)."""
     n = y.shape[0]
+    evals = _whole_budget(n * C)
+    if evals:
+        return _search_whole(y, table, tmode, C, evals)
     length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
@@ -483,6 +492,29 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
         if size(both) < best_size:
             best = both
     return _vector(dict(DEFAULTS, **best), C)
+
+
+def _whole_budget(values: int) -> int:
+    """How many codings of the whole recording the search may spend on ``values`` values (0: the
+    recording is searched on chunks, or not at all; ``Settings.level3_search_floor``, ``_whole``)."""
+    from .planner import settings
+
+    s = settings.current()
+    if s.level3_search_floor <= 0 or values > s.level3_search_whole or values == 0:
+        return 0
+    return max(1, int(max(s.level3_search_floor, SEARCH_BUDGET * values) // values))
+
+
+def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, evals: int) -> list[int]:
+    """The parameters that code the whole of ``y`` smallest, by ``level3_search.greedy`` from
+    DEFAULTS with at most ``evals`` codings (the sizes exact: no margin)."""
+    from .level3_search import greedy
+
+    if tmode:
+        y = np.searchsorted(table, y).astype(np.int64)
+    tab = table if tmode == TABLE_VALUES else None
+    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), dict(DEFAULTS), evals)
+    return _vector(best, C)
 
 
 # ---------------------------------------------------------------- front-end chains

@@ -264,6 +264,14 @@ class Settings:
     float_finalists: int = 3
     float_measure: int = 1 << 14
     float_measure_windows: int = 4
+    #: Level 3 (``ubpe.level3``): a recording of at most level3_search_whole values has its
+    #: parameters searched on the whole of it (exact sizes; ``ubpe.level3_search.greedy``), coding
+    #: it up to max(level3_search_floor, 1.5 x its values) values in all (about 0.6 M values/s:
+    #: 2**19 is a second of CPU at most). A short recording is all warm-up, where the parameters
+    #: matter most (the 32 audio files, 2 000-37 000 values: 1.5 % smaller); 0 restores the search
+    #: of containers written before (none below 8 192 frames, chunks of the recording above).
+    level3_search_floor: int = 1 << 19
+    level3_search_whole: int = 1 << 16
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
