@@ -165,6 +165,7 @@ SEARCH_BUDGET = 1.5  #: values coded by the search per value of the input (about
 SEARCH_MIN = 4096  #: the search's sample: at least this many frames (else the whole recording)
 SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
 SEARCH_MARGIN = 0.005  #: how much smaller on the sample a candidate must be to be chosen
+SEARCH_WHOLE_EVALS = 64  #: the most codings of a whole recording its search spends (tiny ones)
 
 
 def _vector(named: dict, channels: int) -> list[int]:
@@ -502,7 +503,7 @@ def _whole_budget(values: int) -> int:
     s = settings.current()
     if s.level3_search_floor <= 0 or values > s.level3_search_whole or values == 0:
         return 0
-    return max(1, int(max(s.level3_search_floor, SEARCH_BUDGET * values) // values))
+    return max(1, min(SEARCH_WHOLE_EVALS, int(max(s.level3_search_floor, SEARCH_BUDGET * values) // values)))
 
 
 def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, evals: int) -> list[int]:

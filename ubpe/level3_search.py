@@ -56,16 +56,18 @@ MOVES: tuple[tuple[str, Callable[[dict], dict]], ...] = (
 
 def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float = 0.0) -> tuple[dict, float]:
     """Coordinate descent from ``start`` (parameters by name): ``size(params)`` of the start,
-    then rounds of every move of MOVES (a move that changes nothing is skipped), the smallest
-    kept when it is below the best times (1 - margin), at most ``evals`` calls of ``size`` in
-    all. Returns (the best parameters, their size)."""
+    then a round of every move of MOVES, then rounds of only the moves that helped in the round
+    before, best first (a move that changes nothing, or gives parameters already measured, is
+    skipped); each round's smallest is kept when it is below the best times (1 - margin); at
+    most ``evals`` calls of ``size`` in all. Returns (the best parameters, their size)."""
     best = dict(start)
     best_size = size(best)
     used = 1
     seen = {tuple(sorted(best.items()))}
-    while used < evals:
+    moves = list(MOVES)
+    while used < evals and moves:
         tried = []
-        for _, move in MOVES:
+        for name, move in moves:
             if used >= evals:
                 break
             cand = dict(best, **move(best))
@@ -73,12 +75,14 @@ def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float
             if key in seen:
                 continue
             seen.add(key)
-            tried.append((size(cand), cand))
+            tried.append((size(cand), name, move, cand))
             used += 1
         if not tried:
             break
-        got, cand = min(tried, key=lambda t: t[0])
+        tried.sort(key=lambda t: t[0])
+        got, _, _, cand = tried[0]
         if got >= best_size * (1 - margin):
             break
+        moves = [(name, move) for got_k, name, move, _ in tried if got_k < best_size]
         best, best_size = cand, got
     return best, best_size
