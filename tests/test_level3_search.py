@@ -88,3 +88,14 @@ def test_same_bytes_from_one_and_two_threads_and_two_processes(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
     assert out.stdout.strip() == hashlib.sha256(data).hexdigest()
     assert np.array_equal(ubpe.decompress(data), x)
+
+
+def test_a_long_recording_keeps_the_defaults_unless_a_candidate_clears_the_margin():
+    """Above the whole-recording limit the parameters are measured on chunks: with a margin no
+    candidate can clear, the defaults are written (the bytes of no search at all)."""
+    x = np.concatenate([plucked_string(4000, s, 20.0) for s in range(5)])
+    with settings.configured(level3_search_whole=1000, level3_search_margin=1.0):
+        kept = level3.encode(x, front=None)
+    assert kept == level3.encode(x, front=None, search=False)
+    with settings.configured(level3_search_whole=1000, level3_search_margin=0.0):
+        round_trip(x, front=None)  # whatever a candidate's sample says, it decodes exactly

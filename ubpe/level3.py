@@ -164,7 +164,7 @@ CANDIDATES = (
 SEARCH_BUDGET = 1.5  #: values coded by the search per value of the input (about)
 SEARCH_MIN = 4096  #: the search's sample: at least this many frames (else the whole recording)
 SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
-SEARCH_MARGIN = 0.005  #: how much smaller on the sample a candidate must be to be chosen
+# how much smaller on the sample a candidate must be to be chosen: Settings.level3_search_margin
 SEARCH_WHOLE_EVALS = 64  #: the most codings of a whole recording its search spends (tiny ones)
 
 
@@ -459,7 +459,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
     middle piece misjudged speech and respiration), each measured on its second half (the
     models' warm-up left out); a candidate replaces the defaults only when it is smaller by
-    SEARCH_MARGIN (what a sample says within that is noise)."""
+    ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     evals = _whole_budget(n * C)
     if evals:
@@ -485,14 +485,21 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     base = size({})
     tried = sorted(((size(change), change) for change in CANDIDATES[:evals - 1]), key=lambda t: t[0])
     best_size, best = tried[0] if tried else (base, {})
-    if best_size > base * (1 - SEARCH_MARGIN):
+    margin = _search_margin()
+    if best_size > base * (1 - margin):
         return default_params(C)
-    if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - SEARCH_MARGIN) \
+    if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - margin) \
             and not set(best) & set(tried[1][1]):
         both = dict(best, **tried[1][1])
         if size(both) < best_size:
             best = both
     return _vector(dict(DEFAULTS, **best), C)
+
+
+def _search_margin() -> float:
+    from .planner import settings
+
+    return settings.current().level3_search_margin
 
 
 def _whole_budget(values: int) -> int:
