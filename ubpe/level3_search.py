@@ -49,6 +49,7 @@ MOVES: tuple[tuple[str, Callable[[dict], dict]], ...] = (
     ("long NLMS x2", lambda c: dict(n1=min(2048, max(16, c["n1"] * 2)))),
     ("regularization x16", lambda c: dict(reg=max(6, c["reg"] - 4))),
     ("recent-past power", lambda c: dict(powr=19 if c["powr"] == 1 else 1)),
+    ("short order x2", lambda c: dict(p2=min(32, 2 * c["p2"]))),
     ("block LPC", lambda c: dict(lpc=1 - c["lpc"])),
     ("least-squares mix", lambda c: dict(fmix=1 - c["fmix"])),
 )
