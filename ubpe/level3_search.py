@@ -30,7 +30,8 @@ def _scaled_steps(cur: dict, factor: float) -> dict:
 #: short least squares and of the long one for slowly or quickly changing spectra; a lower
 #: order for few resonances; more or less regularization for ill-conditioned (narrow-band) or
 #: well-conditioned (broadband) spectra; slower NLMS steps for noise-like sources; a longer
-#: long NLMS filter for long periods; Sac's recent-past power normalization; block LPC
+#: long NLMS filter for long periods; Sac's recent-past power normalization; a higher order of
+#: the short least squares for more resonances followed quickly; block LPC
 #: (forward-adaptive) in the short least squares' place for abrupt spectral changes; the final
 #: least-squares mix per hold state for held or staircase values.
 MOVES: tuple[tuple[str, Callable[[dict], dict]], ...] = (
