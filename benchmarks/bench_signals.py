@@ -58,6 +58,7 @@ DATASETS = ["neural24-each", "neural24-concat", "neural120-concat", "ecg", "seis
 QUICK_DATASETS = ["ecg", "seismic", "audio-each", "float-q", "float-step"]
 BIG = {"neural24-each", "neural24-concat", "neural120-concat"}
 UBPE_ROWS = [("ubpe", {}), ("ubpe L1", {"level": 1})]  # the default (level 2) and level 1
+L3_PEERS = None  #: ``--level 3``: paq8px and Sac (``_signals_level3.Peers``), beside level 3's row
 FLAC = "flac-8"
 FLAC_MARGIN = 0.03  # level 1 within 3 % of FLAC -8
 TARGET_L1_DEC = 50e6
@@ -157,6 +158,9 @@ def measure(name: str, repeat: int, step: float) -> dict:
             else run_codecs(inputs[0], sample_rate=rate, repeat=repeat))
     for r in rows:
         res["codecs"][r["name"]] = dict(bytes=r["bytes"], compress_s=r["compress_s"], decompress_s=r["decompress_s"])
+    if L3_PEERS is not None:
+        print(f"-- {name}: paq8px, Sac", flush=True)
+        res["l3peers"] = L3_PEERS.sizes(name, inputs, rate)
     return res
 
 
@@ -178,6 +182,11 @@ def ratio_rows(results: dict) -> list[dict]:
             row["best peer"] = best
             # > 0: the default container is that much smaller than the best peer's output
             row["margin"] = f"{r['codecs'][best]['bytes'] / r['ubpe']['ubpe']['bytes'] - 1:+.2%}"
+        if r.get("l3peers") and "ubpe L3" in r["ubpe"]:  # --level 3: > 0: level 3 smaller than both
+            for peer, got in r["l3peers"].items():
+                row[peer] = r["raw"] / got["bytes"]
+            nearest = min(g["bytes"] for g in r["l3peers"].values())
+            row["L3 vs paq8px/Sac"] = f"{nearest / r['ubpe']['ubpe L3']['bytes'] - 1:+.2%}"
         rows.append(row)
     return rows
 
@@ -309,11 +318,23 @@ def main(argv=None) -> int:
     p.add_argument("--no-plot", action="store_true", help="do not write the plot")
     p.add_argument("--plot", type=Path, default=None,
                    help=f"plot file (default {PLOT}; with --data, no plot unless given)")
+    p.add_argument("--level", type=int, choices=[3], default=None,
+                   help="3: also level 3 (compress(level=3)) beside paq8px -8 and Sac (_signals_level3.py)")
+    p.add_argument("--cached-peers", action="store_true",
+                   help="with --level 3: paq8px and Sac from their caches only (never run)")
     stem = "signals-quick" if "--quick" in argv else ("signals-some" if "--data" in argv else "signals")
     add_json_arg(p, f"{stem}.json")
     a = p.parse_args(argv)
 
     datasets = a.data or (QUICK_DATASETS if a.quick else DATASETS)
+    if a.level == 3:
+        global L3_PEERS
+        from _signals_level3 import ROW, Peers
+
+        UBPE_ROWS.append(ROW)
+        L3_PEERS = Peers(cached_only=a.cached_peers)
+        for note in L3_PEERS.notes:
+            print(note)
     for codec, why in missing_codecs():
         print(f"note: {codec} skipped: {why}")
     print("ubpe rows: " + "; ".join(f"{lab} {opts or '(defaults: level 2)'}" for lab, opts in UBPE_ROWS))

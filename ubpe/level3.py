@@ -164,7 +164,8 @@ CANDIDATES = (
 SEARCH_BUDGET = 1.5  #: values coded by the search per value of the input (about)
 SEARCH_MIN = 4096  #: the search's sample: at least this many frames (else the whole recording)
 SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
-SEARCH_MARGIN = 0.005  #: how much smaller on the sample a candidate must be to be chosen
+# how much smaller on the sample a candidate must be to be chosen: Settings.level3_search_margin
+SEARCH_WHOLE_EVALS = 64  #: the most codings of a whole recording its search spends (tiny ones)
 
 
 def _vector(named: dict, channels: int) -> list[int]:
@@ -231,8 +232,14 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if front is not None and n * C > 0:
         auto = isinstance(front, str) and front == "auto"
         if auto and search and params is None and n < 2 * SEARCH_MIN:
-            # a short recording: each chain coded whole (a sample would be all warm-up)
-            return min((encode(values, search=False, front=list(chain) or None) for chain in _chains(x2)), key=len)
+            # a short recording: each chain coded whole (a sample would be all warm-up), then the
+            # parameters searched on the whole recording behind the smallest (level3_search)
+            coded = [(encode(values, search=False, front=list(chain) or None), chain) for chain in _chains(x2)]
+            best, chain = min(coded, key=lambda t: len(t[0]))
+            if _whole_budget(n * C):
+                tuned = encode(values, search=True, front=list(chain) or None)
+                best = tuned if len(tuned) < len(best) else best
+            return best
         chain = _choose_front(x2, search) if auto else list(front)
         if chain:
             return _encode_front(x2, ndim, chain, params, search)
@@ -452,8 +459,11 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
     middle piece misjudged speech and respiration), each measured on its second half (the
     models' warm-up left out); a candidate replaces the defaults only when it is smaller by
-    SEARCH_MARGIN (what a sample says within that is noise)."""
+    ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
+    evals = _whole_budget(n * C)
+    if evals:
+        return _search_whole(y, table, tmode, C, evals)
     length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
@@ -475,14 +485,44 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     base = size({})
     tried = sorted(((size(change), change) for change in CANDIDATES[:evals - 1]), key=lambda t: t[0])
     best_size, best = tried[0] if tried else (base, {})
-    if best_size > base * (1 - SEARCH_MARGIN):
+    margin = _search_margin()
+    if best_size > base * (1 - margin):
         return default_params(C)
-    if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - SEARCH_MARGIN) \
+    if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - margin) \
             and not set(best) & set(tried[1][1]):
         both = dict(best, **tried[1][1])
         if size(both) < best_size:
             best = both
     return _vector(dict(DEFAULTS, **best), C)
+
+
+def _search_margin() -> float:
+    from .planner import settings
+
+    return settings.current().level3_search_margin
+
+
+def _whole_budget(values: int) -> int:
+    """How many codings of the whole recording the search may spend on ``values`` values (0: the
+    recording is searched on chunks, or not at all; ``Settings.level3_search_floor``, ``_whole``)."""
+    from .planner import settings
+
+    s = settings.current()
+    if s.level3_search_floor <= 0 or values > s.level3_search_whole or values == 0:
+        return 0
+    return max(1, min(SEARCH_WHOLE_EVALS, int(max(s.level3_search_floor, SEARCH_BUDGET * values) // values)))
+
+
+def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, evals: int) -> list[int]:
+    """The parameters that code the whole of ``y`` smallest, by ``level3_search.greedy`` from
+    DEFAULTS with at most ``evals`` codings (the sizes exact: no margin)."""
+    from .level3_search import greedy
+
+    if tmode:
+        y = np.searchsorted(table, y).astype(np.int64)
+    tab = table if tmode == TABLE_VALUES else None
+    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), dict(DEFAULTS), evals)
+    return _vector(best, C)
 
 
 # ---------------------------------------------------------------- front-end chains

@@ -272,6 +272,19 @@ class Settings:
     float_finalists: int = 3
     float_measure: int = 1 << 14
     float_measure_windows: int = 4
+    #: Level 3 (``ubpe.level3``): a recording of at most level3_search_whole values has its
+    #: parameters searched on the whole of it (exact sizes; ``ubpe.level3_search.greedy``), coding
+    #: it up to max(level3_search_floor, 1.5 x its values) values in all (about 0.6 M values/s:
+    #: 2**19 is a second of CPU at most). A short recording is all warm-up, where the parameters
+    #: matter most (the 32 audio files, 2 000-37 000 values: 2.4 % smaller); 0 restores the search
+    #: of containers written before (none below 8 192 frames, chunks of the recording above).
+    level3_search_floor: int = 1 << 19
+    level3_search_whole: int = 1 << 16
+    #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
+    #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
+    #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
+    #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
+    level3_search_margin: float = 0.002
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
