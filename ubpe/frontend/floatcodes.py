@@ -376,6 +376,15 @@ class FloatDecimalStage(Stage):
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         channels, frames = y.shape
         dtype = _FLOAT[params["bits"]]
+        if "shifts" not in params and "fine" not in params:
+            # no low bits: numpy's conversion and division (IEEE, round to nearest: the
+            # kernel's arithmetic) cost less than the kernel's call on short channels
+            out = np.empty((channels, frames), dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                for c, base in enumerate(params["base"]):
+                    divide, scale = _base_scale(base)
+                    (np.divide if divide else np.multiply)(y[c], scale, out=out[c], dtype=np.float64)
+            return self._adjusted(out, params, channels, frames, dtype)
         shifts = np.asarray(params.get("shifts", [0] * channels), dtype=np.int64)
         divide = np.empty(channels, dtype=np.bool_)
         scale = np.empty(channels, dtype=np.float64)
@@ -385,21 +394,27 @@ class FloatDecimalStage(Stage):
         fine = params.get("fine")
         if fine is not None:  # the integers k themselves, as float64 (1 / 1.0: exact)
             divide[:], scale[:] = True, 1.0
+        _k.decimal_inverse(np.ascontiguousarray(y, dtype=np.int64), shifts, _k.padded(params.get("low", b"")),
+                           divide, scale, out)
+        return self._adjusted(out, params, channels, frames, dtype)
+
+    @staticmethod
+    def _adjusted(out: np.ndarray, params: dict[str, Any], channels: int, frames: int, dtype: np.dtype) -> np.ndarray:
+        """The floats of ``dtype`` of ``out`` (float64: the integers' values, or with ``fine``
+        the integers themselves) with the adjustments and exceptions of ``params``."""
         with np.errstate(over="ignore", invalid="ignore"):
-            _k.decimal_inverse(np.ascontiguousarray(y, dtype=np.int64), shifts, _k.padded(params.get("low", b"")),
-                               divide, scale, out)
-            if "adj" in params:
-                d = _adjustments(params, channels * frames).reshape(channels, frames)
-                if fine is not None:
-                    floats = np.empty((channels, frames), dtype=dtype)
-                    for c, base in enumerate(params["base"]):
-                        floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
-                else:
-                    floats = out.astype(dtype)
-                    u = floats.view(_UINT[dtype.itemsize])
-                    u += d.astype(u.dtype)  # modulo 2**bits (two's complement of negative d)
+            if "adj" not in params:
+                return _patch(out.astype(dtype), params, "front: floatdec")
+            d = _adjustments(params, channels * frames).reshape(channels, frames)
+            fine = params.get("fine")
+            if fine is not None:
+                floats = np.empty((channels, frames), dtype=dtype)
+                for c, base in enumerate(params["base"]):
+                    floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
             else:
                 floats = out.astype(dtype)
+                u = floats.view(_UINT[dtype.itemsize])
+                u += d.astype(u.dtype)  # modulo 2**bits (two's complement of negative d)
         return _patch(floats, params, "front: floatdec")
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:

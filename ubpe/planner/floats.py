@@ -15,7 +15,7 @@ import numpy as np
 
 from ..frontend import Stage
 from ..frontend.floatcodes import (
-    MAX_DECIMAL_EXP, MAX_FINE, MAX_SHIFT, FloatBinaryStage, FloatDecimalStage, binary_parts, decimal_floats,
+    MAX_DECIMAL_EXP, MAX_FINE, MAX_SHIFT, PRECISION, FloatBinaryStage, FloatDecimalStage, binary_parts, decimal_floats,
     decimal_ints, fine_parts, fill_forward, grid_stats, mismatch, ulp_parts, zigzag,
 )
 from ..frontend.floats import FloatGridStage, exact_grid
@@ -116,16 +116,16 @@ def _multiplier_share(v: np.ndarray, dtype: np.dtype, noisy: bool = False) -> tu
     refinement divides a larger value by its rounded quotient; the final candidates are that
     estimate, its value rounded to ``dtype``, and their float64 neighbours within 4 ulps, and
     the one with the fewest mismatches wins, returned with the share of its trials that
-    mismatch. Powers of two and ten are left to the other bases. ``noisy``: gaps below the
-    median gap over 1024 are left out of the estimate (values a few ulps off ``k * c``)."""
+    mismatch. Powers of two and ten are left to the other bases. ``noisy``: gaps below 2**10
+    ulps of the larger value are left out of the estimate (values a few ulps off ``k * c``)."""
     u = np.unique(np.abs(v))
     if u.size < 3:
         return None
     small = u[:min(u.size, 256)]
     gaps = np.diff(small)
+    if noisy:  # values a few ulps off k * c: gaps within 2**10 ulps of the larger value are noise
+        gaps = gaps[gaps > small[1:] * 2.0 ** (10 - PRECISION[np.dtype(dtype).itemsize])]
     gaps = gaps[gaps > small[-1] * 2.0 ** -40]
-    if noisy and gaps.size:  # values a few ulps off k * c: their tiny gaps are noise
-        gaps = gaps[gaps > float(np.median(gaps)) * 2.0 ** -10]
     if gaps.size == 0:
         return None
     c = float(gaps.min())
