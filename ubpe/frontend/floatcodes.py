@@ -268,13 +268,14 @@ def _check_adjustments(params: dict, channels: int, frames: int, where: str) -> 
 
 
 def _adjustments(params: dict, n: int) -> np.ndarray:
-    """The ``n`` signed adjustments of a checked entry's ``adj`` stream, as int64."""
+    """The ``n`` signed adjustments of a checked entry's ``adj`` stream (the stream's signed
+    integer dtype: tokens below 65536 hold them)."""
     from ..coders import decode_stream
     try:
-        t = decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int64)
+        t = decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int32, copy=False)
     except CorruptDataError as e:
         raise CorruptDataError(f"front: floatdec: 'adj': {e}") from None
-    return np.where(t & 1, -((t + 1) >> 1), t >> 1)
+    return (t >> 1) ^ -(t & 1)  # zigzag back: t >> 1, or -((t + 1) >> 1) for odd t
 
 
 def _check_base(base: Any) -> bool:
