@@ -419,7 +419,7 @@ def _lossless_float_stage(arr: np.ndarray, level: int, s: _settings.Settings) ->
         ints = y.T if y.shape[0] > 1 else y.reshape(-1)
         return len(compress(ints, level=level, threads=1)) + len(msgpack.packb(params, use_bin_type=True))
 
-    return choose(frontend.to_channels(arr), s, measure, level)
+    return choose(frontend.to_channels(arr), s, measure)
 
 
 def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | Model | None = None,

@@ -232,7 +232,7 @@ def _shift(median_bits: int, s: Settings) -> int:
     return int(min(max(median_bits - s.float_modelled_bits, 0), MAX_SHIFT))
 
 
-def choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], int], level: int = 1) -> Stage:
+def choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], int]) -> Stage:
     """The lossless float stage for ``x`` (floats, ``(C, F)``, native), configured.
 
     The candidates: the exact grid (``"floatgrid"``, :mod:`ubpe.frontend.floats`: no raw bits,
@@ -245,16 +245,16 @@ def choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], in
     ``s.float_finalists`` smallest estimates are measured (``measure(stage, sample)``: the bytes
     of the stage's params and of its integers compressed, on about ``s.float_measure`` values)
     and the smallest wins (ties: the earlier candidate). The decimal mode with adjustments
-    (its ``"adj"`` stream coded by the coders of ``level``, :func:`_adjusted_candidates`) is
+    (its ``"adj"`` stream coded by level 1's static coders, :func:`_adjusted_candidates`) is
     measured besides those finalists, its smallest estimate and its variant, so that it is
     chosen only where it measures smaller."""
     if x.size == 0:
         return FloatGridStage()
     with np.errstate(all="ignore"):  # signalling NaNs raise "invalid" on conversion: kept as exceptions
-        return _choose(x, s, measure, level)
+        return _choose(x, s, measure)
 
 
-def _choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], int], level: int = 1) -> Stage:
+def _choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], int]) -> Stage:
     sample = _sample(x, s.float_sample, s.float_sample_windows, 4)
     itemsize = x.dtype.itemsize
     options: list[tuple[float, Stage]] = []  # (estimated bits, stage), in order of preference
@@ -296,7 +296,7 @@ def _choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], i
         grid = min(grid0 + _shift(int(np.median([b for _, b in bits])), s), max(top, grid0))
         if grid != grid0:
             options.append((estimate, FloatBinaryStage(grid, lowest, precision)))
-    adjusted = _adjusted_options(sample, per_channel, s, level)
+    adjusted = _adjusted_options(sample, per_channel, s)
     if not options and not adjusted:  # mostly NaN or infinities: every value an exception of the binary mode
         return FloatBinaryStage(grid0, lowest, precision)
     if len(options) == 1 and not adjusted:
@@ -314,7 +314,7 @@ def _choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], i
     return options[min(sizes)[1]][1]
 
 
-def _adjusted_options(sample: np.ndarray, per_channel: list, s: Settings, level: int) -> list[tuple[float, Stage]]:
+def _adjusted_options(sample: np.ndarray, per_channel: list, s: Settings) -> list[tuple[float, Stage]]:
     """The decimal stage with adjustments of the smallest estimate over all channels (a channel
     without an adjusted candidate keeps its plain one, adjustments 0), and its variant with low
     bits moved out: [] when no channel has one (or a channel has no candidate at all)."""
@@ -339,7 +339,9 @@ def _adjusted_options(sample: np.ndarray, per_channel: list, s: Settings, level:
         return []
     estimate, pick, adjust = best
     bases, shifts = [p[1] for p in pick], [_shift(p[2], s) for p in pick]
-    coders = coders_for(level)
+    # level 1's static coders at every level: cms2 encodes a wide adj stream slowly (6 of pitsa_noise's
+    # 8.8 s at level 2) and decodes it slower, for 1 % (seism.sac 1 066 -> 1 078 bytes)
+    coders = coders_for(1)
     out = [(estimate, FloatDecimalStage(bases, None, adjust, coders, s.float_adjust_ulps))]
     if any(shifts):
         out.append((estimate, FloatDecimalStage(bases, shifts, adjust, coders, s.float_adjust_ulps)))
