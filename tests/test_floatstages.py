@@ -226,8 +226,8 @@ def test_decimal_stage_with_adjustments_inverts_any_values(x, data):
 
 
 def test_adjustments_round_trip_every_class_of_float():
-    x = np.array([[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.7976931348623157e308, 0.1, 0.30000000000000004,
-                   1.23, 1.234, 1.2345, -7.77]])
+    x = np.array([[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.7976931348623157e308, 0.1,
+                   0.30000000000000004, 1.23, 1.234, 1.2345, -7.77]])
     nan_payload = np.array([0x7FF0000000000123], dtype=np.uint64).view(np.float64)
     x = np.concatenate([x, nan_payload[None]], axis=1)
     with np.errstate(over="ignore", invalid="ignore"):  # float64 maximum and NaN to float32
@@ -355,7 +355,8 @@ def test_damaged_adjustments_are_refused():
     for key, value, match in [("adjv", 1, "adjv"), ("adjv", 1 << 17, "adjv"), ("adjv", "2", "adjv"),
                               ("adj", dict(stream, n=stream["n"] - 1), "adjustments for"),
                               ("adj", b"\x00", "adj"), ("adj", {"coder": "none", "n": 500}, "unknown coder"),
-                              ("fine", 1, "int bases"), ("fine", 4, "fine"), ("adj", dict(stream, extra=1), "unexpected")]:
+                              ("fine", 1, "int bases"), ("fine", 4, "fine"),
+                              ("adj", dict(stream, extra=1), "unexpected")]:
         bad = dict(d, front=[dict(entry, **{key: value})] + d["front"][1:])
         with pytest.raises(ubpe.CorruptDataError, match=match):
             decompress(pack_any(bad))
