@@ -235,6 +235,18 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         ("floatbin", binary, compress(binary, level=1), None),
         ("blocks_floatdec", decimals, compress(decimals, level=1, block_size=200), None),
     ]
+    # the decimal mode's adjustments (its own seed): in ulps (float32 counts times a factor, a
+    # few ulps off) and finer digits (readings of 2 decimals, a few of 4)
+    rng = np.random.default_rng(30)
+    noisy = np.cumsum(rng.integers(-20, 21, 700)).astype(np.float32) * np.float32(0.00128)
+    noisy = (noisy.view(np.int32) + np.where(rng.random(700) < 0.4, rng.integers(-3, 4, 700), 0).astype(np.int32)).view(
+        np.float32)
+    walk = np.cumsum(rng.normal(0, 0.4, 900))
+    finer = np.where(rng.random(900) < 0.02, np.round(walk, 4), np.round(walk, 2))
+    out += [
+        ("floatdec_ulp", noisy, compress(noisy, level=1), None),
+        ("floatdec_fine", finer, compress(finer, level=1), None),
+    ]
     # level 3: the "mixsignal" stream (ubpe.level3), two channels (its own seed)
     rng = np.random.default_rng(29)
     sine = (np.round(300 * np.sin(np.arange(800) / 37.0) + rng.normal(0, 20, 800)) // 8 * 8).astype(np.int16)

@@ -62,9 +62,12 @@ class _Bits:
         return out
 
 
-def decimal(y: list[list[int]], params: dict) -> list[list[int]]:
-    """The float bits (per channel, per frame) of a "floatdec" entry's integers ``y``."""
+def decimal(y: list[list[int]], params: dict, adjustments: list[int] | None = None) -> list[list[int]]:
+    """The float bits (per channel, per frame) of a "floatdec" entry's integers ``y``;
+    ``adjustments``: the tokens of its ``adj`` stream, channel-major (the stream's coder is not
+    this module's subject: the caller decodes it)."""
     bits = params["bits"]
+    fine = params.get("fine")
     frames = len(y[0]) if y else 0
     shifts = params.get("shifts", [0] * len(y))
     low = _Bits(params.get("low", b""))
@@ -75,11 +78,19 @@ def decimal(y: list[list[int]], params: dict) -> list[list[int]]:
         channel = []
         for f, v in enumerate(row):
             k = (v << shifts[c]) | low.read(shifts[c])
-            if type(base) is int:
+            t = adjustments[c * frames + f] if adjustments is not None else 0
+            d = -((t + 1) // 2) if t % 2 else t // 2  # zigzag back
+            if fine is not None:  # d in units of 10**-(base + fine)
+                e = base + fine
+                value = float(k) * 10.0 ** fine + float(d)
+                value = value / 10.0 ** e if e >= 0 else value * 10.0 ** -e
+                d = 0
+            elif type(base) is int:
                 value = float(k) / 10.0 ** base if base >= 0 else float(k) * 10.0 ** -base
             else:
                 value = float(k) * base
-            channel.append(exc.get(c * frames + f, _as_width(value, bits)))
+            pattern = (_as_width(value, bits) + d) % (1 << bits)  # d in ulps (no fine)
+            channel.append(exc.get(c * frames + f, pattern))
         out.append(channel)
     return out
 

@@ -14,6 +14,7 @@ import ubpe
 from common import pack_any, unpack_any
 from ubpe import frontend
 from ubpe.frontend import floatcodes
+from ubpe.coders import coders_for, decode_stream
 from ubpe.planner import floats as float_choice
 from ubpe.planner.settings import DEFAULT as SETTINGS
 from ubpe import io as uio
@@ -187,8 +188,14 @@ def _reference_round_trip(stage: frontend.Stage, x: np.ndarray) -> None:
     checked = stage.check(dict(params), x.dtype, x.shape)
     back = stage.inverse(y, checked)
     assert back.dtype == x.dtype and bits_of(back) == bits_of(x)
-    ref = reference_floats.decimal if stage.name == "floatdec" else reference_floats.binary
-    expected = np.array(ref(y.astype(np.int64).tolist(), params), dtype=f"<u{x.dtype.itemsize}")
+    if stage.name == "floatdec":
+        tokens = None
+        if "adj" in params:
+            tokens = decode_stream(params["adj"], params["adjv"]).tolist()
+        expected = reference_floats.decimal(y.astype(np.int64).tolist(), params, tokens)
+    else:
+        expected = reference_floats.binary(y.astype(np.int64).tolist(), params)
+    expected = np.array(expected, dtype=f"<u{x.dtype.itemsize}")
     assert bits_of(expected.reshape(x.shape).view(f"<f{x.dtype.itemsize}")) == bits_of(x)
 
 
@@ -201,6 +208,78 @@ def test_decimal_stage_inverts_any_base_and_shift(x, data):
                                          st.floats(1e-30, 1e30)), min_size=x.shape[0], max_size=x.shape[0]))
     shifts = data.draw(st.lists(st.integers(0, 20), min_size=x.shape[0], max_size=x.shape[0]))
     _reference_round_trip(floatcodes.FloatDecimalStage(bases, shifts), x)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["<f2", "<f4", "<f8"]).flatmap(lambda d: float_arrays(d, 1, 40)), st.data())
+def test_decimal_stage_with_adjustments_inverts_any_values(x, data):
+    channels = data.draw(st.integers(1, 2))
+    x = x[: len(x) // channels * channels].reshape(channels, -1) if len(x) >= channels else x.reshape(1, -1)
+    adjust = data.draw(st.sampled_from(["ulp", 1, 2, 3]))
+    ints = st.integers(-floatcodes.MAX_DECIMAL_EXP, floatcodes.MAX_DECIMAL_EXP)
+    base = ints if adjust != "ulp" else st.one_of(ints, st.floats(1e-30, 1e30))
+    bases = data.draw(st.lists(base, min_size=x.shape[0], max_size=x.shape[0]))
+    shifts = data.draw(st.lists(st.integers(0, 20), min_size=x.shape[0], max_size=x.shape[0]))
+    level = data.draw(st.sampled_from([1, 2]))
+    ulps = data.draw(st.integers(1, 300))
+    _reference_round_trip(floatcodes.FloatDecimalStage(bases, shifts, adjust, coders_for(level), ulps), x)
+
+
+def test_adjustments_round_trip_every_class_of_float():
+    x = np.array([[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.7976931348623157e308, 0.1,
+                   0.30000000000000004, 1.23, 1.234, 1.2345, -7.77]])
+    nan_payload = np.array([0x7FF0000000000123], dtype=np.uint64).view(np.float64)
+    x = np.concatenate([x, nan_payload[None]], axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # float64 maximum and NaN to float32
+        x32 = x.astype(np.float32)
+    for adjust in ("ulp", 1, 2, 3):
+        _reference_round_trip(floatcodes.FloatDecimalStage([2], None, adjust), x)
+        _reference_round_trip(floatcodes.FloatDecimalStage([2], None, adjust), x32)
+
+
+def _ulp_noisy_counts(n: int, seed: int) -> np.ndarray:
+    """float32 counts times a calibration factor computed in float32, then a few ulps off in
+    40 % of the values (a processed recording's arithmetic), as SAC traces hold them."""
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.integers(-20, 21, n)).astype(np.float32) * np.float32(0.00128)
+    noise = np.where(rng.random(n) < 0.4, rng.integers(-3, 4, n), 0).astype(np.int32)
+    return (x.view(np.int32) + noise).view(np.float32)
+
+
+def _extra_digit_decimals(n: int, seed: int) -> np.ndarray:
+    """Readings of 2 decimals, 2 % of them with 4 (a logger that prints more when it can)."""
+    rng = np.random.default_rng(seed)
+    walk = np.cumsum(rng.normal(0, 0.4, n))
+    return np.where(rng.random(n) < 0.02, np.round(walk, 4), np.round(walk, 2))
+
+
+def test_values_a_few_ulps_off_a_multiplier_take_the_ulp_adjustments():
+    x = _ulp_noisy_counts(2000, 3)
+    data = compress(x, level=2)
+    entry = describe(data).front[0]
+    assert entry["stage"] == "floatdec" and "adj" in entry and "fine" not in entry
+    assert type(entry["base"][0]) is float
+    assert bits_of(decompress(data)) == bits_of(x)
+    # the adjustments cost less than exceptions: smaller than the stage without them
+    plain = floatcodes.FloatDecimalStage(entry["base"], None).forward(x[None])[1]
+    assert len(plain["esc"]) > len(data)
+
+
+def test_decimals_with_an_extra_digit_take_the_fine_adjustments():
+    x = _extra_digit_decimals(3000, 4)
+    data = compress(x, level=1)
+    entry = describe(data).front[0]
+    assert entry["stage"] == "floatdec" and entry["base"] == [2] and entry.get("fine") == 2 and "esc" not in entry
+    assert bits_of(decompress(data)) == bits_of(x)
+    plain = floatcodes.FloatDecimalStage([2], None).forward(x[None])[1]
+    assert len(plain["esc"]) > 8 * 50  # 2 % of 3 000 values as exceptions: 8 bytes and more each
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["ulp", "fine"]))
+def test_adjusted_containers_round_trip(seed, kind):
+    x = _ulp_noisy_counts(300, seed) if kind == "ulp" else _extra_digit_decimals(300, seed)
+    assert bits_of(decompress(compress(x, level=1))) == bits_of(x)
 
 
 @settings(max_examples=80, deadline=None)
@@ -265,6 +344,37 @@ def test_decimal_low_bits_must_match_the_shifts():
         decompress(pack_any(d))
 
 
+def test_damaged_adjustments_are_refused():
+    x = _ulp_noisy_counts(500, 5)
+    d = _container(x)
+    entry = d["front"][0]
+    assert "adj" in entry
+    fine = _container(_extra_digit_decimals(500, 6))
+    assert "fine" in fine["front"][0]
+    stream = entry["adj"]
+    for key, value, match in [("adjv", 1, "adjv"), ("adjv", 1 << 17, "adjv"), ("adjv", "2", "adjv"),
+                              ("adj", dict(stream, n=stream["n"] - 1), "adjustments for"),
+                              ("adj", b"\x00", "adj"), ("adj", {"coder": "none", "n": 500}, "unknown coder"),
+                              ("fine", 1, "int bases"), ("fine", 4, "fine"),
+                              ("adj", dict(stream, extra=1), "unexpected")]:
+        bad = dict(d, front=[dict(entry, **{key: value})] + d["front"][1:])
+        with pytest.raises(ubpe.CorruptDataError, match=match):
+            decompress(pack_any(bad))
+    for key in ("adj", "adjv"):
+        bad = dict(d, front=[{k: v for k, v in entry.items() if k != key}] + d["front"][1:])
+        with pytest.raises(ubpe.CorruptDataError, match="go together"):
+            decompress(pack_any(bad))
+    f_entry = fine["front"][0]
+    bad = dict(fine, front=[{k: v for k, v in f_entry.items() if k not in ("adj", "adjv")}] + fine["front"][1:])
+    with pytest.raises(ubpe.CorruptDataError, match="'fine' needs 'adj'"):
+        decompress(pack_any(bad))
+    if "payload" in stream:  # a damaged coded stream: refused by its coder, never a crash
+        for cut in (stream["payload"][:-1], stream["payload"][: len(stream["payload"]) // 2]):
+            bad = dict(d, front=[dict(entry, adj=dict(stream, payload=cut))] + d["front"][1:])
+            with pytest.raises(ubpe.CorruptDataError):
+                decompress(pack_any(bad))
+
+
 def test_damaged_binary_params_are_refused():
     t = np.arange(3000, dtype=np.float32)
     x = np.sin(t * np.float32(0.01)) * np.float32(0.3)
@@ -277,3 +387,17 @@ def test_damaged_binary_params_are_refused():
         bad = dict(d, front=[dict(entry, **{key: value})] + d["front"][1:])
         with pytest.raises(ubpe.CorruptDataError, match=match):
             decompress(pack_any(bad))
+
+
+def test_the_frozen_adjusted_containers_hold_their_adjustments():
+    """tests/fixtures' containers of the decimal mode with adjustments: in ulps, and finer digits."""
+    from pathlib import Path
+
+    here = Path(__file__).parent / "fixtures"
+    ulp = describe((here / "v1_floatdec_ulp_float32.ubpe").read_bytes()).front[0]
+    fine = describe((here / "v1_floatdec_fine_float64.ubpe").read_bytes()).front[0]
+    assert "adj" in ulp and "fine" not in ulp and type(ulp["base"][0]) is float
+    assert fine["base"] == [2] and fine["fine"] == 2
+    for name in ("v1_floatdec_ulp_float32", "v1_floatdec_fine_float64"):
+        expected = np.load(here / f"{name}.npy")
+        assert bits_of(decompress((here / f"{name}.ubpe").read_bytes())) == bits_of(expected)

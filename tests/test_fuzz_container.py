@@ -89,10 +89,12 @@ def test_the_child_samples_cover_every_coder_and_stage():
 
 def test_child_samples_include_lossless_float_containers():
     """The mutations cover the lossless float stages' fields: bases, shifts and low bits,
-    exceptions, the binary mode's remainders, in one stream and in blocks."""
+    exceptions, the decimal mode's adjustments (in ulps and finer digits), the binary mode's
+    remainders, in one stream and in blocks."""
     samples = {name: (values, data) for name, values, data, _ in fuzz_samples()}
     fronts = {}
-    for name in ("floatdec", "floatdec_shift", "floatdec_mult", "floatbin", "blocks_floatdec"):
+    for name in ("floatdec", "floatdec_shift", "floatdec_mult", "floatbin", "blocks_floatdec", "floatdec_ulp",
+                 "floatdec_fine"):
         values, data = samples[name]
         tree = unpack_any(data)
         if "blocks" in tree:
@@ -104,6 +106,8 @@ def test_child_samples_include_lossless_float_containers():
     assert "low" in fronts["floatdec_shift"] and type(fronts["floatdec_mult"]["base"][0]) is float
     assert fronts["floatbin"]["stage"] == "floatbin" and fronts["floatbin"].get("raw")
     assert fronts["blocks_floatdec"]["stage"] == "floatdec"
+    assert "adj" in fronts["floatdec_ulp"] and "fine" not in fronts["floatdec_ulp"]
+    assert fronts["floatdec_fine"].get("fine") and fronts["floatdec_fine"]["adj"]["coder"] != "const"
 
 
 def test_child_samples_include_a_level_3_container():

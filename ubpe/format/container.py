@@ -62,6 +62,8 @@ KEYS = (
     # source metadata the readers of ubpe.io write (npy, wav, csv)
     "format", "header", "column", "columns", "delimiter", "valid_bits", "float", "extensible",
     "data_at", "data_pad", "chunks",
+    # appended: the decimal float stage's adjustments ("floatdec")
+    "adj", "adjv", "fine",
 )
 #: The value tables: a container's ``dtype``, a stream's ``coder`` and a front-end entry's ``stage``
 #: (each coder's and stage's own ``number``: adding one is its module and its registry entry).

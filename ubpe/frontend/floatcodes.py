@@ -49,6 +49,11 @@ PRECISION = {2: 11, 4: 24, 8: 53}
 LOWEST_BIT = {2: -24, 4: -149, 8: -1074}
 #: Largest ``|e|`` of a decimal base: 10**22 is the largest power of ten exact in float64.
 MAX_DECIMAL_EXP = 22
+#: Largest alphabet of the adjustments' tokens, and most digits the ``fine`` adjustment adds.
+MAX_ADJUST_VOCAB = 1 << 16
+MAX_FINE = 3
+#: Largest ``|d|`` of the ``"ulp"`` adjustment the writer uses by default (beyond: exceptions).
+MAX_ULPS = 64
 #: Most low bits a channel may move out of the chain (a reader's one load holds them).
 MAX_SHIFT = 56
 #: Output widths (bits) of the stages: the smallest signed integer type holding the integers.
@@ -190,6 +195,89 @@ def decimal_floats(k: np.ndarray, base: int | float, dtype: np.dtype) -> np.ndar
         return v.astype(dtype)
 
 
+def zigzag(d: np.ndarray) -> np.ndarray:
+    """Signed int64 ``d`` to the tokens ``2d`` (``d >= 0``) and ``-2d - 1`` (``d < 0``), int64."""
+    return np.where(d >= 0, 2 * d, -2 * d - 1)
+
+
+def ulp_parts(x: np.ndarray, xs: np.ndarray, finite: np.ndarray, base: int | float, max_ulps: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, d, ok) of one channel for the ``"ulp"`` adjustment: ``k = rint(x * 10**e)`` (``rint(x /
+    c)``), ``d`` the float bits of ``x`` minus those of the stage's float of ``k`` (modulo the
+    width, as a signed int64), ``ok`` where ``|d| <= max_ulps`` (and ``x`` finite)."""
+    k = decimal_ints(xs, base)
+    u = _UINT[x.dtype.itemsize]
+    back = decimal_floats(k, base, x.dtype)
+    d = (np.ascontiguousarray(x).view(u) - back.view(u)).astype(np.int64)
+    if x.dtype.itemsize < 8:  # the difference modulo 2**bits, as a signed number
+        half = 1 << (8 * x.dtype.itemsize - 1)
+        d = np.where(d >= half, d - 2 * half, d)
+    ok = finite & (d >= -max_ulps) & (d <= max_ulps)  # (np.abs(-2**63) is negative)
+    return k, np.where(ok, d, 0), ok
+
+
+def fine_floats(kf: np.ndarray, d: np.ndarray, base: int, fine: int, dtype: np.dtype) -> np.ndarray:
+    """The floats of the ``fine`` adjustment: ``(kf * 10**fine + d) / 10**(base + fine)`` (``kf``
+    the integers as float64, ``d`` int64; each step IEEE binary64, then rounded to ``dtype``)."""
+    e = base + fine
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = kf * 10.0 ** fine
+        v += d.astype(np.float64)
+        v = v / 10.0 ** e if e >= 0 else v * 10.0 ** -e
+        return v.astype(dtype)
+
+
+def fine_parts(x: np.ndarray, xs: np.ndarray, finite: np.ndarray, base: int | float, fine: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, d, ok) of one channel for the ``fine`` adjustment (an int base only): ``k2 = rint(x *
+    10**(e + fine))``, ``k = k2 / 10**fine`` rounded half up, ``d = k2 - k * 10**fine``; ``ok``
+    where the stage's float of ``(k, d)`` is ``x`` bit for bit. A float base: no value is ok."""
+    if type(base) is not int or abs(base + fine) > MAX_DECIMAL_EXP:
+        zero = np.zeros(x.shape, dtype=np.int64)
+        return zero, zero, np.zeros(x.shape, dtype=bool)
+    k2 = decimal_ints(xs, base + fine)
+    unit = 10 ** fine
+    k = (k2 + unit // 2) // unit
+    d = k2 - k * unit
+    ok = finite & ~mismatch(fine_floats(k.astype(np.float64), d, base, fine, x.dtype), x)
+    return k, np.where(ok, d, 0), ok
+
+
+def _check_adjustments(params: dict, channels: int, frames: int, where: str) -> None:
+    """Check ``adj``, ``adjv`` and ``fine`` of a floatdec entry (the stream's fields are checked
+    by its coder when it is decoded)."""
+    if ("adj" in params) != ("adjv" in params):
+        raise CorruptDataError(f"{where}: 'adj' and 'adjv' go together")
+    if "fine" in params and "adj" not in params:
+        raise CorruptDataError(f"{where}: 'fine' needs 'adj'")
+    if "adj" not in params:
+        return
+    from ..coders import check_stream
+    field_int(params, "adjv", 2, MAX_ADJUST_VOCAB, where=where)
+    try:
+        _, n = check_stream(params["adj"])
+    except CorruptDataError as e:
+        raise CorruptDataError(f"{where}: 'adj': {e}") from None
+    if n != channels * frames:
+        raise CorruptDataError(f"{where}: 'adj' holds {n} adjustments for {channels * frames} values")
+    if "fine" in params:
+        fine = field_int(params, "fine", 1, MAX_FINE, where=where)
+        base = params["base"]
+        if not isinstance(base, list) or not all(type(b) is int and abs(b + fine) <= MAX_DECIMAL_EXP for b in base):
+            raise CorruptDataError(f"{where}: 'fine' needs int bases e with |e + fine| <= {MAX_DECIMAL_EXP}")
+
+
+def _adjustments(params: dict, n: int) -> np.ndarray:
+    """The ``n`` signed adjustments of a checked entry's ``adj`` stream (the stream's signed
+    integer dtype: tokens below 65536 hold them)."""
+    from ..coders import decode_stream
+    try:
+        t = decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int32, copy=False)
+    except CorruptDataError as e:
+        raise CorruptDataError(f"front: floatdec: 'adj': {e}") from None
+    return (t >> 1) ^ -(t & 1)  # zigzag back: t >> 1, or -((t + 1) >> 1) for odd t
+
+
 def _check_base(base: Any) -> bool:
     if type(base) is int:
         return -MAX_DECIMAL_EXP <= base <= MAX_DECIMAL_EXP
@@ -209,14 +297,31 @@ class FloatDecimalStage(Stage):
     channel-major, LSB-first) and the output ``k >> s``; ``esc`` the exceptions (count and
     position gaps as varints, then each value's bits, little-endian). An exception's integer
     is the channel's previous one.
+
+    Optionally ``"adj"`` and ``"adjv"`` (and ``"fine"``): per value an adjustment ``d``, coded as
+    the tokens ``zigzag(d)`` in ``[0, adjv)`` (``adjv`` in ``[2, 65536]``) of a stream of
+    :mod:`ubpe.coders` (``n`` = channels x frames, channel-major; the stream map as
+    :func:`ubpe.coders.encode_stream` writes it). Without ``fine``, ``d`` is in units in the
+    last place: the float's bits (an unsigned integer of ``b`` bits) plus ``d``, modulo
+    ``2**b`` (values that are ``k * c`` give or take a few ulps, as float32 arithmetic leaves
+    them: pcodec's float-mult adjustment). With ``fine = j`` in ``[1, 3]`` (every base an int
+    ``e`` with ``|e + j| <= 22``), ``d`` is in units of ``10**-(e + j)``: the value is ``(k *
+    10**j + d) / 10**(e + j)``, each step IEEE binary64 (``float64(k) * 10.0**j``, ``+
+    float64(d)``, then divided by ``10.0**(e + j)``, or times ``10.0**-(e + j)`` when ``e + j
+    < 0``) and rounded to the values' dtype (decimals that need a digit or two more than
+    most). An exception's ``d`` is 0 and its bits win.
     """
 
     name = "floatdec"
     number = 9  #: its number on the wire (``ubpe.format.container.STAGES``)
     accepts_float = True
 
-    def __init__(self, bases: list[int | float] | None = None, shifts: list[int] | None = None) -> None:
-        self.bases, self.shifts = bases, shifts
+    def __init__(self, bases: list[int | float] | None = None, shifts: list[int] | None = None,
+                 adjust: str | int | None = None, coders: tuple[str, ...] | None = None,
+                 max_ulps: int = MAX_ULPS) -> None:
+        # adjust: None (exceptions only), "ulp" or a finer decimal digit count j (the "adj"
+        # stream); coders: the coders offered for that stream (default: level 1's)
+        self.bases, self.shifts, self.adjust, self.coders, self.max_ulps = bases, shifts, adjust, coders, max_ulps
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         with np.errstate(all="ignore"):  # signalling NaNs raise "invalid" on conversion: exceptions
@@ -233,11 +338,27 @@ class FloatDecimalStage(Stage):
         xs = np.where(finite, x64, 0.0)
         k = np.empty(x.shape, dtype=np.int64)
         ok = np.empty(x.shape, dtype=bool)
+        d = np.zeros(x.shape, dtype=np.int64) if self.adjust is not None else None
         for c, base in enumerate(self.bases):
-            k[c] = decimal_ints(xs[c], base)
-            ok[c] = finite[c] & ~mismatch(decimal_floats(k[c], base, x.dtype), x[c])
+            if self.adjust is None:
+                k[c] = decimal_ints(xs[c], base)
+                ok[c] = finite[c] & ~mismatch(decimal_floats(k[c], base, x.dtype), x[c])
+            elif self.adjust == "ulp":
+                k[c], d[c], ok[c] = ulp_parts(x[c], xs[c], finite[c], base, self.max_ulps)
+            else:
+                k[c], d[c], ok[c] = fine_parts(x[c], xs[c], finite[c], base, self.adjust)
         k = fill_forward(k, ok)
         params: dict[str, Any] = {"bits": 8 * x.dtype.itemsize, "base": list(self.bases)}
+        if d is not None:
+            d[~ok] = 0
+            if d.any():
+                from .. import coders as _coders  # the coders import nothing of the front end
+                tokens = zigzag(d.reshape(-1))
+                vocab = max(int(tokens.max()) + 1, 2)
+                params["adj"] = _coders.encode_stream(tokens, vocab, coders=self.coders or _coders.coders_for(1))
+                params["adjv"] = vocab
+                if self.adjust != "ulp":
+                    params["fine"] = int(self.adjust)
         if any(shifts):
             values = np.concatenate([(k[c] & ((1 << s) - 1)).astype(np.uint64) for c, s in enumerate(shifts)])
             nbits = np.repeat(np.asarray(shifts, dtype=np.int64), frames)
@@ -256,23 +377,53 @@ class FloatDecimalStage(Stage):
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         channels, frames = y.shape
         dtype = _FLOAT[params["bits"]]
+        if "shifts" not in params and "fine" not in params:
+            # no low bits: numpy's conversion and division (IEEE, round to nearest: the
+            # kernel's arithmetic) cost less than the kernel's call on short channels
+            out = np.empty((channels, frames), dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                for c, base in enumerate(params["base"]):
+                    divide, scale = _base_scale(base)
+                    (np.divide if divide else np.multiply)(y[c], scale, out=out[c], dtype=np.float64)
+            return self._adjusted(out, params, channels, frames, dtype)
         shifts = np.asarray(params.get("shifts", [0] * channels), dtype=np.int64)
         divide = np.empty(channels, dtype=np.bool_)
         scale = np.empty(channels, dtype=np.float64)
         for c, base in enumerate(params["base"]):
             divide[c], scale[c] = _base_scale(base)
         out = np.empty((channels, frames), dtype=np.float64)
+        fine = params.get("fine")
+        if fine is not None:  # the integers k themselves, as float64 (1 / 1.0: exact)
+            divide[:], scale[:] = True, 1.0
+        _k.decimal_inverse(np.ascontiguousarray(y, dtype=np.int64), shifts, _k.padded(params.get("low", b"")),
+                           divide, scale, out)
+        return self._adjusted(out, params, channels, frames, dtype)
+
+    @staticmethod
+    def _adjusted(out: np.ndarray, params: dict[str, Any], channels: int, frames: int, dtype: np.dtype) -> np.ndarray:
+        """The floats of ``dtype`` of ``out`` (float64: the integers' values, or with ``fine``
+        the integers themselves) with the adjustments and exceptions of ``params``."""
         with np.errstate(over="ignore", invalid="ignore"):
-            _k.decimal_inverse(np.ascontiguousarray(y, dtype=np.int64), shifts, _k.padded(params.get("low", b"")),
-                               divide, scale, out)
-            floats = out.astype(dtype)
+            if "adj" not in params:
+                return _patch(out.astype(dtype), params, "front: floatdec")
+            d = _adjustments(params, channels * frames).reshape(channels, frames)
+            fine = params.get("fine")
+            if fine is not None:
+                floats = np.empty((channels, frames), dtype=dtype)
+                for c, base in enumerate(params["base"]):
+                    floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
+            else:
+                floats = out.astype(dtype)
+                u = floats.view(_UINT[dtype.itemsize])
+                u += d.astype(u.dtype)  # modulo 2**bits (two's complement of negative d)
         return _patch(floats, params, "front: floatdec")
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: floatdec"
-        expect_map(params, where, ("bits", "base", "width"), ("shifts", "low", "esc"))
+        expect_map(params, where, ("bits", "base", "width"), ("shifts", "low", "esc", "adj", "adjv", "fine"))
         _check_float_dtype(params, dtype, where)
         channels, frames = shape
+        _check_adjustments(params, channels, frames, where)
         base = params["base"]
         if not isinstance(base, list) or len(base) != channels or not all(map(_check_base, base)):
             raise CorruptDataError(f"{where}: 'base' must list {channels} bases, each an int in "
@@ -296,7 +447,9 @@ class FloatDecimalStage(Stage):
 
     @staticmethod
     def scalable(params: dict[str, Any]) -> int:
-        return len(params.get("low", b"")) + len(params.get("esc", b""))
+        adj = params.get("adj")
+        extra = sum(len(v) for v in adj.values() if isinstance(v, bytes)) if isinstance(adj, dict) else 0
+        return len(params.get("low", b"")) + len(params.get("esc", b"")) + extra
 
 
 # ============================================================================ binary mode

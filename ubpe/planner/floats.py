@@ -15,8 +15,8 @@ import numpy as np
 
 from ..frontend import Stage
 from ..frontend.floatcodes import (
-    MAX_DECIMAL_EXP, MAX_SHIFT, FloatBinaryStage, FloatDecimalStage, binary_parts, decimal_floats, decimal_ints,
-    fill_forward, grid_stats, mismatch,
+    MAX_DECIMAL_EXP, MAX_FINE, MAX_SHIFT, PRECISION, FloatBinaryStage, FloatDecimalStage, binary_parts, decimal_floats,
+    decimal_ints, fine_parts, fill_forward, grid_stats, mismatch, ulp_parts, zigzag,
 )
 from ..frontend.floats import FloatGridStage, exact_grid
 from .settings import Settings
@@ -103,18 +103,28 @@ def _decimal_candidates(xc: np.ndarray, s: Settings) -> list[tuple[float, int | 
 
 
 def _multiplier(v: np.ndarray, dtype: np.dtype, share: float) -> float | None:
+    """:func:`_multiplier_share`'s multiplier when at most ``share`` of its trials mismatch."""
+    found = _multiplier_share(v, dtype)
+    return found[0] if found is not None and found[1] <= share else None
+
+
+def _multiplier_share(v: np.ndarray, dtype: np.dtype, noisy: bool = False) -> tuple[float, float] | None:
     """A float ``c`` such that most of the nonzero values ``v`` (finite float64) are ``k * c``
     rounded to ``dtype`` for integers ``k`` (counts times a calibration factor), or None.
 
     The smallest gap between distinct magnitudes among the smallest ones estimates ``c``; each
     refinement divides a larger value by its rounded quotient; the final candidates are that
     estimate, its value rounded to ``dtype``, and their float64 neighbours within 4 ulps, and
-    the one with the fewest mismatches wins. Powers of two and ten are left to the other bases."""
+    the one with the fewest mismatches wins, returned with the share of its trials that
+    mismatch. Powers of two and ten are left to the other bases. ``noisy``: gaps below 2**10
+    ulps of the larger value are left out of the estimate (values a few ulps off ``k * c``)."""
     u = np.unique(np.abs(v))
     if u.size < 3:
         return None
     small = u[:min(u.size, 256)]
     gaps = np.diff(small)
+    if noisy:  # values a few ulps off k * c: gaps within 2**10 ulps of the larger value are noise
+        gaps = gaps[gaps > small[1:] * 2.0 ** (10 - PRECISION[np.dtype(dtype).itemsize])]
     gaps = gaps[gaps > small[-1] * 2.0 ** -40]
     if gaps.size == 0:
         return None
@@ -147,9 +157,9 @@ def _multiplier(v: np.ndarray, dtype: np.dtype, share: float) -> float | None:
                 if best is None or bad < best[0]:
                     best = (bad, cand)
             cand = float(np.nextafter(cand, np.inf))
-    if best is None or best[0] > share * trials.size:
+    if best is None:
         return None
-    return best[1]
+    return best[1], best[0] / trials.size
 
 
 def _interval_multiplier(t: np.ndarray, c: float) -> list[float]:
@@ -169,6 +179,54 @@ def _interval_multiplier(t: np.ndarray, c: float) -> list[float]:
     return [(lo + hi) / 2] if lo < hi and math.isfinite(lo + hi) else []
 
 
+def _token_bits(d: np.ndarray) -> float:
+    """An estimate of the bits of the adjustments ``d`` (int64) coded: ``n * H`` of their tokens
+    plus a table of 16 bits per distinct token."""
+    counts = np.bincount(zigzag(d))
+    counts = counts[counts > 0]
+    return float(-(counts * np.log2(counts / d.size)).sum()) + 16.0 * counts.size
+
+
+def _adjusted_candidates(xc: np.ndarray, s: Settings, plain: list[tuple[float, int | float, int]]
+                         ) -> list[tuple[float, int | float, int, str | int]]:
+    """(estimated bits, base, median residual bit length, adjustment) of one channel ``xc`` with
+    an ``"adj"`` stream (:class:`~ubpe.frontend.floatcodes.FloatDecimalStage`): for each decimal
+    base of ``plain`` that has exceptions, the finer digits (``fine``) of fewest exceptions; for
+    the channel's multiplier (even one with too many mismatches for ``plain``) and every base of
+    ``plain``, adjustments in ulps up to ``s.float_adjust_ulps``."""
+    x64 = xc.astype(np.float64)
+    finite = np.isfinite(x64)
+    xs = np.where(finite, x64, 0.0)
+    n = xc.size
+    limit = s.float_max_exception_share * n
+    out: list[tuple[float, int | float, int, str | int]] = []
+
+    def add(k: np.ndarray, d: np.ndarray, ok: np.ndarray, base: int | float, adjust: str | int) -> None:
+        bad = n - int(ok.sum())
+        if bad > limit or not d.any():
+            return
+        bits, med = _residual_bits(fill_forward(k[None], ok[None])[0])
+        out.append((bits + _token_bits(d) + _exception_bits(bad, xc.dtype.itemsize), base, med, adjust))
+
+    bases = [b for _, b, _ in plain]
+    found = _multiplier_share(xs[finite & (xs != 0)], xc.dtype, noisy=True)
+    if found is not None and found[0] not in bases:
+        bases.append(found[0])
+    for base in bases:
+        add(*ulp_parts(xc, xs, finite, base, s.float_adjust_ulps), base, "ulp")
+    for base in [b for _, b, _ in plain if type(b) is int]:
+        k = decimal_ints(xs, base)
+        if not mismatch(decimal_floats(k, base, xc.dtype), xc).any():
+            continue
+        best = None
+        for fine in range(1, MAX_FINE + 1):
+            k, d, ok = fine_parts(xc, xs, finite, base, fine)
+            if best is None or ok.sum() > best[2].sum():
+                best = (k, d, ok, fine)
+        add(*best[:3], base, best[3])
+    return out
+
+
 def _shift(median_bits: int, s: Settings) -> int:
     """Low bits to move out of the chain for residuals of ``median_bits`` bits."""
     return int(min(max(median_bits - s.float_modelled_bits, 0), MAX_SHIFT))
@@ -186,7 +244,10 @@ def choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], in
     of the chain and without (a binary mode stands for an exact grid that moves bits out). The
     ``s.float_finalists`` smallest estimates are measured (``measure(stage, sample)``: the bytes
     of the stage's params and of its integers compressed, on about ``s.float_measure`` values)
-    and the smallest wins (ties: the earlier candidate)."""
+    and the smallest wins (ties: the earlier candidate). The decimal mode with adjustments
+    (its ``"adj"`` stream coded by level 1's static coders, :func:`_adjusted_candidates`) is
+    measured besides those finalists, its smallest estimate and its variant, so that it is
+    chosen only where it measures smaller."""
     if x.size == 0:
         return FloatGridStage()
     with np.errstate(all="ignore"):  # signalling NaNs raise "invalid" on conversion: kept as exceptions
@@ -235,21 +296,60 @@ def _choose(x: np.ndarray, s: Settings, measure: Callable[[Stage, np.ndarray], i
         grid = min(grid0 + _shift(int(np.median([b for _, b in bits])), s), max(top, grid0))
         if grid != grid0:
             options.append((estimate, FloatBinaryStage(grid, lowest, precision)))
-    if not options:  # mostly NaN or infinities: every value an exception of the binary mode
+    adjusted = _adjusted_options(sample, per_channel, s)
+    if not options and not adjusted:  # mostly NaN or infinities: every value an exception of the binary mode
         return FloatBinaryStage(grid0, lowest, precision)
-    if len(options) == 1:
+    if len(options) == 1 and not adjusted:
         return options[0][1]
     order = sorted(range(len(options)), key=lambda i: (options[i][0], i))
     top_n = order[:s.float_finalists]
     finalists = sorted(set(top_n + [i + 1 for i in top_n
                                     if i + 1 < len(options) and _same_base(options[i][1], options[i + 1][1])]))
+    if adjusted:  # after the others: a tie keeps the stage without adjustments
+        first = len(options)
+        options += adjusted
+        finalists += list(range(first, len(options)))
     measured = _sample(x, s.float_measure, s.float_measure_windows, 64)
     sizes = [(measure(options[i][1], measured), i) for i in finalists]
     return options[min(sizes)[1]][1]
 
 
+def _adjusted_options(sample: np.ndarray, per_channel: list, s: Settings) -> list[tuple[float, Stage]]:
+    """The decimal stage with adjustments of the smallest estimate over all channels (a channel
+    without an adjusted candidate keeps its plain one, adjustments 0), and its variant with low
+    bits moved out: [] when no channel has one (or a channel has no candidate at all)."""
+    if s.float_adjust_ulps <= 0 or not all(per_channel):
+        return []
+    from ..coders import coders_for
+    adjusted = [_adjusted_candidates(row, s, plain) for row, plain in zip(sample, per_channel)]
+    best = None
+    for adjust in sorted({a for cands in adjusted for *_, a in cands}, key=str):
+        pick = []
+        for plain, cands in zip(per_channel, adjusted):
+            same = [c[:3] for c in cands if c[3] == adjust]
+            pool = plain + same if type(adjust) is not int else [p for p in plain if type(p[1]) is int] + same
+            if not pool:
+                break
+            pick.append(min(pool, key=lambda t: t[0]))
+        else:
+            estimate = sum(p[0] for p in pick)
+            if best is None or estimate < best[0]:
+                best = (estimate, pick, adjust)
+    if best is None:
+        return []
+    estimate, pick, adjust = best
+    bases, shifts = [p[1] for p in pick], [_shift(p[2], s) for p in pick]
+    # level 1's static coders at every level: cms2 encodes a wide adj stream slowly (6 of pitsa_noise's
+    # 8.8 s at level 2) and decodes it slower, for 1 % (seism.sac 1 066 -> 1 078 bytes)
+    coders = coders_for(1)
+    out = [(estimate, FloatDecimalStage(bases, None, adjust, coders, s.float_adjust_ulps))]
+    if any(shifts):
+        out.append((estimate, FloatDecimalStage(bases, shifts, adjust, coders, s.float_adjust_ulps)))
+    return out
+
+
 def _same_base(a: Stage, b: Stage) -> bool:
     """Whether ``b`` is ``a`` with low bits moved out (its variant of the same candidate)."""
     if isinstance(a, FloatDecimalStage) and isinstance(b, FloatDecimalStage):
-        return a.bases == b.bases
+        return a.bases == b.bases and a.adjust == b.adjust
     return isinstance(b, FloatBinaryStage) and (isinstance(a, FloatBinaryStage) or a.name == "floatgrid")

@@ -267,6 +267,8 @@ class Settings:
     float_sample_windows: int = 16
     #: Largest share of exceptions a float mode may have to be considered.
     float_max_exception_share: float = 0.25
+    #: Largest adjustment in ulps of the decimal mode's "adj" stream (0: no adjustments tried).
+    float_adjust_ulps: int = 64
     #: The float candidates (with their variants) compressed to decide, on about float_measure
     #: values, all channels together (float_measure_windows windows of frames of a longer input).
     float_finalists: int = 3
