@@ -216,13 +216,22 @@ def test_decimal_stage_with_adjustments_inverts_any_values(x, data):
     channels = data.draw(st.integers(1, 2))
     x = x[: len(x) // channels * channels].reshape(channels, -1) if len(x) >= channels else x.reshape(1, -1)
     adjust = data.draw(st.sampled_from(["ulp", 1, 2, 3]))
-    ints = st.integers(-floatcodes.MAX_DECIMAL_EXP, floatcodes.MAX_DECIMAL_EXP)
+    top = floatcodes.MAX_DECIMAL_EXP - (adjust if adjust != "ulp" else 0)  # |e + fine| <= MAX_DECIMAL_EXP
+    ints = st.integers(-floatcodes.MAX_DECIMAL_EXP, top)
     base = ints if adjust != "ulp" else st.one_of(ints, st.floats(1e-30, 1e30))
     bases = data.draw(st.lists(base, min_size=x.shape[0], max_size=x.shape[0]))
     shifts = data.draw(st.lists(st.integers(0, 20), min_size=x.shape[0], max_size=x.shape[0]))
     level = data.draw(st.sampled_from([1, 2]))
     ulps = data.draw(st.integers(1, 300))
     _reference_round_trip(floatcodes.FloatDecimalStage(bases, shifts, adjust, coders_for(level), ulps), x)
+
+
+def test_finer_digits_beyond_the_finest_decimal_exponent_are_refused_before_coding():
+    x = np.array([[0.5, 0.25]])
+    with pytest.raises(ValueError, match="finer digits need int bases"):
+        floatcodes.FloatDecimalStage([floatcodes.MAX_DECIMAL_EXP - 1], None, 2).forward(x)
+    with pytest.raises(ValueError, match="finer digits need int bases"):
+        floatcodes.FloatDecimalStage([1e-3], None, 1).forward(x)
 
 
 def test_adjustments_round_trip_every_class_of_float():

@@ -17,12 +17,22 @@ from ._base import Coder, Tokens, alloc_tokens
 #: The longest payload header (``cmsignal2.MAX_HEADER``): a reader allows that much more.
 MAX_HEADER = 2 + 4 + 4 * 30
 
+#: The writer offers "cms2" a stream only when its ids span at most this many values per token
+#: (plus 2**16): the code covers every rank up to the largest (about the span), and planning it
+#: (three histograms and a Huffman code over them) costs time and memory in the span, not in the
+#: stream. A stream of a few thousand tokens over a sparse alphabet of millions (a float series'
+#: decimals with finer digits: 7.5 M ids for 8 192 values) took 0.23 s a plan, 22 plans a
+#: compress, to save 0.2 % over the static coders. Encoder only: any stream decodes.
+MAX_SPAN_PER_TOKEN = 64
+
 
 def encode(tokens: Tokens, budget: int) -> dict | None:
     from .._kernels import (
         cmsignal2,  # subtle: imported (and compiled) only when first used
     )
 
+    if int(tokens.ids[-1]) - int(tokens.ids[0]) + 1 > MAX_SPAN_PER_TOKEN * tokens.n + (1 << 16):
+        return None
     return _cm.encode_with(cmsignal2.cms2_encode, tokens, budget, "cms2")
 
 

@@ -332,6 +332,10 @@ class FloatDecimalStage(Stage):
         if self.bases is None or len(self.bases) != channels:
             raise ValueError(f"the floatdec stage is configured for {len(self.bases or [])} channels, "
                              f"got {channels}")
+        if type(self.adjust) is int and not all(type(b) is int and abs(b + self.adjust) <= MAX_DECIMAL_EXP
+                                                for b in self.bases):
+            raise ValueError(f"the floatdec stage's {self.adjust} finer digits need int bases e with "
+                             f"|e + {self.adjust}| <= {MAX_DECIMAL_EXP}, got {self.bases}")
         shifts = self.shifts or [0] * channels
         x64 = x.astype(np.float64)
         finite = np.isfinite(x64)

@@ -220,10 +220,13 @@ def _adjusted_candidates(xc: np.ndarray, s: Settings, plain: list[tuple[float, i
             continue
         best = None
         for fine in range(1, MAX_FINE + 1):
+            if abs(base + fine) > MAX_DECIMAL_EXP:  # (the finest decimals a container holds)
+                break
             k, d, ok = fine_parts(xc, xs, finite, base, fine)
             if best is None or ok.sum() > best[2].sum():
                 best = (k, d, ok, fine)
-        add(*best[:3], base, best[3])
+        if best is not None:
+            add(*best[:3], base, best[3])
     return out
 
 
