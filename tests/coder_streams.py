@@ -8,9 +8,13 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from conftest import examples  # noqa: E402
+
+#: the coders' round trips (the context-mixing coders: about 1 us a bit): a third of the examples
+#: in the default tier, all of them in the slow tier (CI's broad tier)
 SETTINGS = settings(
     deadline=None,
-    max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")),
+    max_examples=examples(int(os.environ.get("UBPE_MAX_EXAMPLES", "100"))),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

@@ -11,6 +11,13 @@ from hypothesis import settings
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 MAX_EXAMPLES = int(os.environ.get("UBPE_MAX_EXAMPLES", "100"))
+SLOW = os.environ.get("UBPE_SLOW_TESTS") == "1"
+
+
+def examples(full: int) -> int:
+    """Hypothesis examples for a costly property: ``full`` in the slow tier (UBPE_SLOW_TESTS=1,
+    CI's broad tier runs these properties so), a third of it (at least 1) in the default tier."""
+    return full if SLOW else max(full // 3, 1)
 settings.register_profile("ubpe", deadline=None, max_examples=MAX_EXAMPLES)
 settings.load_profile("ubpe")
 

@@ -14,13 +14,13 @@ import tracemalloc
 import msgpack
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
 from common import pack_any, unpack_any, assert_same_array, check_roundtrip, check_truncations
-from conftest import EDGE_CASES
+from conftest import EDGE_CASES, MAX_EXAMPLES, examples
 from ubpe import ContainerInfo, Model, compress, decompress, describe, inspect
 from ubpe.api.arguments import LEVELS, MAX_DELTA
 from ubpe.coders import CODERS, coders_for, decode_stream, encode_stream
@@ -71,6 +71,7 @@ def test_roundtrip_edge_cases(name):
     check_roundtrip(values)
 
 
+@settings(max_examples=examples(MAX_EXAMPLES))  # every level, level 3's search included
 @given(
     hnp.arrays(
         dtype=st.sampled_from(INT_DTYPES + ["|b1"]).map(np.dtype),
@@ -83,6 +84,7 @@ def test_roundtrip_any_values(x, level):
     assert set(describe(data).coders) <= set(coders_for(level))
 
 
+@settings(max_examples=examples(MAX_EXAMPLES))
 @given(
     st.sampled_from(INT_DTYPES + ["|b1"]).map(np.dtype),
     st.integers(0, 400),

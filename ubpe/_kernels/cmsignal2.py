@@ -370,8 +370,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     o0, o1, o2, o3, o4 = toff[0], toff[1], toff[2], toff[3], toff[4]
     m0, m1, m2, m3, m4 = smask[0], smask[1], smask[2], smask[3], smask[4]
     chk = 0
-    mu = 0
-    en = 0
+    # subtle: np.int64, not 0: typed Literal[int](0) at first, they had _contexts and _moments
+    # compiled twice (a literal specialisation too), 0.3 s more cold compile
+    mu = np.int64(0)
+    en = np.int64(0)
     vm1 = vocab_size - 1
     code = 0
     ln = 0
