@@ -196,9 +196,15 @@ def compress(
                                 fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
         return compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
                                progress=progress)
-    return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
+    data = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
                            block_size=block_size, threads=threads, progress=progress, fit_options=fit_options))
+    if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
+            and n_tokens is None and not fit_options:  # one stream per channel group when smaller
+        from .groups import smaller
+
+        data = smaller(values, data, level=level, source=source, threads=threads, block_size=block_size)
+    return data
 
 
 def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
@@ -458,6 +464,17 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         tokenizer = None
     part = start is not None or stop is not None
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpg":  # channel groups
+        from .groups import decompress_grouped
+
+        if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+            raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
+        out = decompress_grouped(data, tokenizer, cap, threads)
+        if progress is not None:
+            progress(out.shape[0])
+        return out[slice(start, stop)] if part else out
     p = container.parse(data, _NO_CAP if part else cap)  # a frame range: the cap applies to what is decoded
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
@@ -524,7 +541,8 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
         values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads,
                             progress=progress)
         if header is not None:
-            out.write(header(values.dtype, values.shape, container.parse(data, _NO_CAP).source))
+            info = describe(data) if data[:4] == b"ubpg" else container.parse(data, _NO_CAP)  # (channel groups)
+            out.write(header(values.dtype, values.shape, info.source))
         out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
         return values.dtype, values.shape
     p, unpacker = head

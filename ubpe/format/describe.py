@@ -68,6 +68,8 @@ class ContainerInfo:
     #: bytes of the file the values were read from (the source map's ``"size"``, which the
     #: command line records: the file ``ubpe decompress`` gives back), else None
     file_size: int | None = None
+    #: streams of channel groups of a grouped container (``ubpe/api/groups.py``), else 1
+    groups: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,6 +86,10 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
         from ..shared import describe_window
 
         return describe_window(data)
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == b"ubpg":  # channel groups
+        from ..api.groups import describe_grouped
+
+        return describe_grouped(data)
     p = parse(data, _NO_CAP)
     d = p.fields
     native = p.native

@@ -264,6 +264,22 @@ class Settings:
     float_finalists: int = 3
     float_measure: int = 1 << 14
     float_measure_windows: int = 4
+    # Channel groups (ubpe/api/groups.py: a grouped container, one stream per group of channels,
+    # tried for integer input of more than one channel and kept when smaller).
+    #: False: never tried (the one-stream container as before; benchmarks compare the two).
+    channel_groups: bool = True
+    #: Channels join a group when the correlation of their first differences is at least this
+    #: (on group_sample frames, in group_windows windows).
+    group_correlation: float = 0.5
+    group_sample: int = 1 << 12
+    group_windows: int = 4
+    #: Up to this many channels, "each channel alone" is a candidate too.
+    group_alone_channels: int = 32
+    #: A grouping of more groups than this is not measured (each group costs a planner's run).
+    group_max_groups: int = 256
+    #: From this many channels, one stream with the chain "decorrelate+delta1" is a candidate
+    #: when the planner's own chain does not decorrelate (its screen ranks it on a sample).
+    group_decorrelate_channels: int = 8
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
