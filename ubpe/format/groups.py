@@ -154,8 +154,9 @@ def _group(i: int, g: Any, dtype: np.dtype, channels: int, frames: int, cap: int
     length, cols_raw, starts_raw, inner = g
     if type(length) is not int or not 1 <= length <= frames:
         _fail(f"{where}: frames must be an int in [1, {frames}], got {short(length)}")
-    if not isinstance(cols_raw, bytes) or not cols_raw or len(cols_raw) % 4 or len(cols_raw) // 4 > channels:
-        _fail(f"{where}: columns must be 1 to {channels} little-endian uint32 (bytes of a multiple of 4)")
+    most = (channels * frames) // length  # runs of L frames that the values can hold
+    if not isinstance(cols_raw, bytes) or not cols_raw or len(cols_raw) % 4 or len(cols_raw) // 4 > most:
+        _fail(f"{where}: columns must be 1 to {most} little-endian uint32 (bytes of a multiple of 4)")
     columns = np.frombuffer(cols_raw, "<u4").astype(np.int64)
     if int(columns.max()) >= channels:
         _fail(f"{where}: column {int(columns.max())} out of range (the values have {channels} channels)")
