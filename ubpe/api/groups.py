@@ -62,7 +62,12 @@ def _compress(values: np.ndarray, level: int, threads: int | None, block_size: i
 
 
 def _runs(x: np.ndarray, length: int, columns: list[int], starts: list[int] | None) -> np.ndarray:
-    """The group's ``(L, k)`` array (``(L,)`` for one run) of ``x`` (``(F, C)``)."""
+    """The group's ``(L, k)`` array (``(L,)`` for one run) of ``x`` (``(F, C)``): a view when its
+    runs are consecutive columns from frame 0 (``compress`` reads a long one block by block), else
+    a copy."""
+    if starts is None and columns == list(range(columns[0], columns[0] + len(columns))):
+        sub = x[:length, columns[0]:columns[0] + len(columns)]
+        return sub[:, 0] if len(columns) == 1 else sub
     if starts is None:
         sub = x[:length, columns]
     else:
@@ -70,11 +75,43 @@ def _runs(x: np.ndarray, length: int, columns: list[int], starts: list[int] | No
     return np.ascontiguousarray(sub[:, 0] if len(columns) == 1 else sub)
 
 
+class _Scatter:
+    """A binary file whose writes are a group's values, frame after frame (``decompress_to``):
+    each frame's ``k`` values go to their runs' places in ``out`` (``(F, C)``) as they come, so
+    a blocked group is never held whole."""
+
+    def __init__(self, out: np.ndarray, group: fmt.Group, dtype: np.dtype) -> None:
+        self.out, self.group, self.dtype = out, group, dtype
+        self.k = int(group.columns.size)
+        self.frame_bytes = self.k * dtype.itemsize
+        self.pending = b""
+        self.frame = 0
+        self.runs = None if not group.starts.any() else list(zip(group.columns.tolist(), group.starts.tolist()))
+
+    def write(self, raw: Any) -> int:
+        data = self.pending + bytes(raw)
+        whole = len(data) - len(data) % self.frame_bytes
+        self.pending = data[whole:]
+        if whole:
+            rows = np.frombuffer(data[:whole], self.dtype).reshape(-1, self.k)
+            f0, f1 = self.frame, self.frame + rows.shape[0]
+            if f1 > self.group.frames:
+                raise CorruptDataError("grouped container: a group decoded to more frames than it declares")
+            if self.runs is None:
+                self.out[f0:f1, self.group.columns] = rows
+            else:
+                for j, (c, a) in enumerate(self.runs):
+                    self.out[a + f0:a + f1, c] = rows[:, j]
+            self.frame = f1
+        return len(raw)
+
+
 def grouped_bytes(arr: np.ndarray, grouping: Grouping, *, level: int, source: dict | None = None,
                   threads: int | None = None, block_size: int | None = None,
-                  s: _settings.Settings | None = None) -> bytes:
+                  s: _settings.Settings | None = None, within: int | None = None) -> bytes | None:
     """The grouped container of the integer values ``arr`` (any shape of at least one axis) with
-    ``grouping`` (runs of the ``(frames, channels)`` view that cover it exactly once)."""
+    ``grouping`` (runs of the ``(frames, channels)`` view that cover it exactly once); None as
+    soon as its groups' containers reach ``within`` bytes (a container not smaller than that)."""
     s = s or _settings.current()
     shape = tuple(int(d) for d in arr.shape)
     channels, frames = container.channels_frames(shape, arr.size)
@@ -85,6 +122,8 @@ def grouped_bytes(arr: np.ndarray, grouping: Grouping, *, level: int, source: di
         groups.append(fmt.Group(length, np.asarray(columns, np.int64),
                                 np.zeros(len(columns), np.int64) if starts is None else np.asarray(starts, np.int64),
                                 data))
+        if within is not None and sum(len(g.data) for g in groups) >= within:
+            return None
     native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder == ">" else arr.dtype
     crc = container.values_crc(arr.dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
     return fmt.pack(arr.dtype, shape, source, groups, crc)
@@ -193,8 +232,8 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
     best = data
     for grouping in groupings:
         packed = grouped_bytes(arr, grouping, level=level, source=source, threads=threads, block_size=block_size,
-                               s=s)
-        if len(packed) < len(best):
+                               s=s, within=len(best))
+        if packed is not None and len(packed) < len(best):
             best = packed
     return best
 
@@ -202,24 +241,22 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
 def decompress_grouped(data: Any, tokenizer: Any, cap: int, threads: int | None = None) -> np.ndarray:
     """The values of the grouped container ``data`` (checked whole by :func:`ubpe.format.groups.parse`
     before any group is decoded; each group's container then as ``ubpe.decompress`` checks it)."""
-    from . import decompress
+    import io
+
+    from . import decompress_to
 
     g = fmt.parse(data, cap)
     native = g.dtype.newbyteorder("=") if g.dtype.byteorder == ">" else g.dtype
     out = np.empty((g.frames, g.channels), native)
     for i, group in enumerate(g.groups):
+        sink = _Scatter(out, group, g.dtype)  # (decompress_to writes the values' bytes in their dtype)
         try:
-            values = decompress(group.data, tokenizer=tokenizer, max_output_size=cap, threads=threads)
+            dtype, shape = decompress_to(sink, io.BytesIO(group.data), tokenizer=tokenizer, max_output_size=cap,
+                                         threads=threads)
         except CorruptDataError as e:
             raise CorruptDataError(f"grouped container: group {i}: {e}") from None
-        if values.shape != group.shape or values.dtype != g.dtype:  # (checked by parse: the head's)
-            raise CorruptDataError(f"grouped container: group {i}: decoded {values.dtype} {values.shape}")
-        rows = values.reshape(group.frames, -1)
-        if not group.starts.any():
-            out[:group.frames, group.columns] = rows
-        else:
-            for j, (c, a) in enumerate(zip(group.columns, group.starts)):
-                out[a:a + group.frames, c] = rows[:, j]
+        if shape != group.shape or dtype != g.dtype or sink.frame != group.frames or sink.pending:
+            raise CorruptDataError(f"grouped container: group {i}: decoded {dtype} {shape}")  # (parse checked)
     flat = out.reshape(-1)
     if container.values_crc(g.dtype, g.shape, flat) != g.crc:
         raise CorruptDataError("grouped container: CRC mismatch: the groups do not assemble to the values written")
