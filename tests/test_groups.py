@@ -112,6 +112,13 @@ def test_the_one_stream_candidate_may_decorrelate_when_the_planner_did_not():
     round_trip(x, data)
 
 
+def test_a_groups_own_container_is_one_stream_even_of_unrelated_channels():
+    x = np.concatenate([unrelated(3000, seed=1), unrelated(3000, seed=2)], axis=1)
+    data = grouped_bytes(x, [(3000, [0, 1, 2], None), (3000, [3, 4, 5], None)], level=1)
+    assert describe(data).groups == 2
+    round_trip(x, data)
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 5), st.integers(5, 300), st.sampled_from(["<i2", ">i2", "|u1", "<i8", "<u4"]),
        st.integers(0, 2**31))

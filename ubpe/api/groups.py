@@ -51,13 +51,15 @@ def _compress(values: np.ndarray, level: int, threads: int | None, block_size: i
     from . import compress
     from .. import describe
 
-    data = given if given is not None else compress(values, level=level, threads=threads, block_size=block_size)
-    if values.ndim != 2 or values.shape[1] < s.group_decorrelate_channels or values.shape[0] < 2:
-        return data
-    if any(e.get("stage") == "decorrelate" for e in describe(data).front):
-        return data
-    forced = compress(values, level=level, threads=threads, block_size=block_size, source=source,
-                      predictor="decorrelate+delta1")
+    with _settings.configured(channel_groups=False):  # a group's container is an ordinary one
+        data = given if given is not None else compress(values, level=level, threads=threads,
+                                                        block_size=block_size)
+        if values.ndim != 2 or values.shape[1] < s.group_decorrelate_channels or values.shape[0] < 2:
+            return data
+        if any(e.get("stage") == "decorrelate" for e in describe(data).front):
+            return data
+        forced = compress(values, level=level, threads=threads, block_size=block_size, source=source,
+                          predictor="decorrelate+delta1")
     return forced if len(forced) < len(data) else data
 
 
