@@ -48,18 +48,25 @@ def _compress(values: np.ndarray, level: int, threads: int | None, block_size: i
               s: _settings.Settings, given: bytes | None = None, source: dict | None = None) -> bytes:
     """``ubpe.compress(values)`` (``given``: it, already made), or with the chain
     "decorrelate+delta1" when that is smaller (see the module docstring)."""
-    from . import compress
+    import io
+
+    from . import compress_to
     from .. import describe
 
-    with _settings.configured(channel_groups=False):  # a group's container is an ordinary one
-        data = given if given is not None else compress(values, level=level, threads=threads,
-                                                        block_size=block_size)
-        if values.ndim != 2 or values.shape[1] < s.group_decorrelate_channels or values.shape[0] < 2:
-            return data
-        if any(e.get("stage") == "decorrelate" for e in describe(data).front):
-            return data
-        forced = compress(values, level=level, threads=threads, block_size=block_size, source=source,
-                          predictor="decorrelate+delta1")
+    def compress(x: np.ndarray, **options: Any) -> bytes:
+        """``ubpe.compress``'s bytes, by ``compress_to``: a blocked input is read twice rather than
+        its front-end outputs kept (memory: a few blocks per thread)."""
+        out = io.BytesIO()
+        compress_to(out, x, **options)
+        return out.getvalue()
+
+    data = given if given is not None else compress(values, level=level, threads=threads, block_size=block_size)
+    if values.ndim != 2 or values.shape[1] < s.group_decorrelate_channels or values.shape[0] < 2:
+        return data
+    if any(e.get("stage") == "decorrelate" for e in describe(data).front):
+        return data
+    forced = compress(values, level=level, threads=threads, block_size=block_size, source=source,
+                      predictor="decorrelate+delta1")
     return forced if len(forced) < len(data) else data
 
 
