@@ -16,10 +16,11 @@ so a container is never larger than before. The groupings:
 - (a grouping of more than ``Settings.group_max_groups`` groups is not measured);
 - an EDF file's signals (1-D layout): signals of one rate stacked as one group, or each alone.
 
-Each group is compressed by :func:`ubpe.compress` with the caller's level, and, from
-``Settings.group_decorrelate_channels`` channels, also with the chain ``"decorrelate+delta1"``
-when the planner's own chain does not decorrelate (its screen on a sample can rank it out: the
-1 024-electrode array): the smaller is kept. The same check runs on the one-stream container.
+Each group is compressed by :func:`ubpe.compress` with the caller's level (through
+``compress_to``: the same bytes, a blocked group read twice rather than its front-end outputs
+kept), and, from ``Settings.group_decorrelate_channels`` channels (default 0: never), also with
+the chain ``"decorrelate+delta1"`` when the planner's own chain does not decorrelate: the
+smaller is kept. The same check runs on the one-stream container.
 
 Memory: the correlation screen holds ``group_sample x C`` float32 differences and a ``C x C``
 float32 matrix (1 024 channels: 16 MB and 4 MB); writing, one group's copy (at most the input's
@@ -61,7 +62,8 @@ def _compress(values: np.ndarray, level: int, threads: int | None, block_size: i
         return out.getvalue()
 
     data = given if given is not None else compress(values, level=level, threads=threads, block_size=block_size)
-    if values.ndim != 2 or values.shape[1] < s.group_decorrelate_channels or values.shape[0] < 2:
+    if (values.ndim != 2 or not s.group_decorrelate_channels or values.shape[1] < s.group_decorrelate_channels
+            or values.shape[0] < 2):
         return data
     if any(e.get("stage") == "decorrelate" for e in describe(data).front):
         return data

@@ -277,9 +277,11 @@ class Settings:
     group_alone_channels: int = 32
     #: A grouping of more groups than this is not measured (each group costs a planner's run).
     group_max_groups: int = 256
-    #: From this many channels, one stream with the chain "decorrelate+delta1" is a candidate
-    #: when the planner's own chain does not decorrelate (its screen ranks it on a sample).
-    group_decorrelate_channels: int = 8
+    #: From this many channels (0: never), one stream with the chain "decorrelate+delta1" is a
+    #: candidate when the planner's own chain does not decorrelate (its screen ranks it on a
+    #: sample). Off by default: on the 1 024-electrode array the groups are smaller anyway, and it
+    #: took compress memory from 2.9 to 4.5 times the input and a whole compression more.
+    group_decorrelate_channels: int = 0
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
