@@ -14,8 +14,10 @@ kHz, ~10-bit codes; ``UBPE_DATA``), as an array records them:
 - ``independent``: the 120 recordings side by side, which share nothing: the joint container
   must not be larger than the channels alone.
 
-Columns: bytes of ubpe's joint container at each level, of each channel compressed alone
-(summed), their ratio, zstd -19 of the raw array for scale; the extra resident memory of
+Columns: bytes of ubpe's container at each level (``ubpe.compress``: one stream, or one per
+channel group, ``groups`` of them: ubpe/api/groups.py), of the one-stream container
+(``Settings.channel_groups=False``, as before channel groups), of each channel compressed alone
+(summed), the ratios, zstd -19 of the raw array for scale; the extra resident memory of
 ``compress`` and ``decompress`` (peak RSS above the input's, in a fresh process, kernels
 compiled before) as a multiple of the input's bytes, and the CPU seconds of each call.
 """
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ubpe  # noqa: E402
+from ubpe.planner import settings as planner_settings  # noqa: E402
 
 import _data  # noqa: E402
 import _measure  # noqa: E402
@@ -122,14 +125,18 @@ def main() -> None:
             t0 = time.process_time()
             alone = sum(len(ubpe.compress(np.ascontiguousarray(x[:, c]), level=level)) for c in range(x.shape[1]))
             t_alone = time.process_time() - t0
-            front = [e["stage"] for e in ubpe.describe(joint).front]
+            with planner_settings.configured(channel_groups=False):  # main's container: one stream
+                one = ubpe.compress(x, level=level)
+            info = ubpe.describe(joint)
+            front = [e["stage"] for e in info.front]
             mem_c = _measure.peak_memory(_compress, functools.partial(_build, name, args.frames, args.channels, level),
                                          level, loader=True)
             mem_d = _measure.peak_memory(_decompress, functools.partial(_build_container, name, args.frames,
                                                                         args.channels, level), loader=True)
             rows.append({
                 "array": name, "shape": f"{x.shape[0]} x {x.shape[1]}", "level": level,
-                "joint B": len(joint), "chain": "+".join(front) or "none",
+                "joint B": len(joint), "groups": info.groups, "chain": "+".join(front) or "none",
+                "one stream B": len(one), "joint/one stream": round(len(joint) / len(one), 4),
                 "alone B": alone, "joint/alone": round(len(joint) / alone, 4),
                 "zstd-19 B": len(zstandard.ZstdCompressor(level=19).compress(x.tobytes())) if zstandard else None,
                 "compress mem / input": round(mem_c["delta_bytes"] / x.nbytes, 2),

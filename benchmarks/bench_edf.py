@@ -6,7 +6,8 @@ signal a mono stream at its own rate (annotation signals left out), in one run.
 
 Without files: pyedflib's test files (its wheel ships them: ``pip download --no-deps
 pyedflib==0.1.42``, or the installed package's ``tests/data``). Also shown: ubpe on each signal
-alone (sizes summed), what a container of one stream per signal would give. FLAC runs as
+alone (sizes summed); the one-stream container (``Settings.channel_groups=False``, as before
+channel groups) and the groups of ubpe's container (ubpe/api/groups.py). FLAC runs as
 ``flac -8 --no-padding --no-seektable`` on raw little-endian samples; without ``flac`` on the
 PATH its column is skipped.
 """
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ubpe  # noqa: E402
 from ubpe import edf  # noqa: E402
+from ubpe.planner import settings as planner_settings  # noqa: E402
 
 
 def flac_size(x: np.ndarray, width: int, rate: float) -> int:
@@ -56,8 +58,9 @@ def main() -> int:
     has_flac = shutil.which("flac") is not None
     if not has_flac:
         print("note: flac not found: its column is skipped")
-    head = "| file | bytes | signals (samples per record) | FLAC -8, signals | ubpe, whole file | ubpe / FLAC | ubpe, each signal alone |"
-    rows = [head, "|---|---|---|---|---|---|---|"]
+    head = ("| file | bytes | signals (samples per record) | FLAC -8, signals | ubpe, whole file | ubpe / FLAC | "
+            "ubpe, each signal alone | ubpe, one stream | groups |")
+    rows = [head, "|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(rows))
     for path in files:
         raw = path.read_bytes()
@@ -72,9 +75,13 @@ def main() -> int:
         signals = [(i, edf._signal(records, layout, i)) for i in range(len(layout.spr)) if i not in apart]
         fl = sum(flac_size(s, layout.width, layout.spr[i] / duration) for i, s in signals) if has_flac else None
         alone = sum(len(ubpe.compress(s)) for _, s in signals)
+        with planner_settings.configured(channel_groups=False):  # before channel groups: one stream
+            one = len(ubpe.compress(values, source=source))
+        groups = ubpe.describe(data).groups
         row = (f"| {path.name} | {len(raw)} | {len(layout.spr)} ({', '.join(map(str, sorted(set(layout.spr))))}) | "
                f"{fl if fl is not None else '-'} | {len(data)} | "
-               f"{len(data) / fl:.3f} | {alone} |" if fl else f"| {path.name} | {len(raw)} | - | - | {len(data)} | - | {alone} |")
+               f"{len(data) / fl:.3f} | {alone} | {one} | {groups} |" if fl
+               else f"| {path.name} | {len(raw)} | - | - | {len(data)} | - | {alone} | {one} | {groups} |")
         rows.append(row)
         print(row, flush=True)
     if args.md:

@@ -12,6 +12,7 @@ import numpy as np
 
 import ubpe
 from ubpe import compress, decompress, describe
+from ubpe.planner import configured
 from ubpe.tokenizer import Tokenizer
 
 
@@ -103,7 +104,7 @@ def substitute(data: bytes, rng: random.Random) -> bytes:
     or a field added, then re-packed. A container is mutated in its wire form (keys by number)
     behind its unchanged prefix."""
     prefix = b""
-    if data[:4] == b"ubpe":
+    if data[:4] in (b"ubpe", b"ubpg"):  # (a grouped container's map has str keys)
         prefix, data = data[:5], data[5:]
     tree = msgpack.unpackb(data, raw=False, strict_map_key=False)
     paths = list(_paths(tree))
@@ -251,7 +252,17 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     rng = np.random.default_rng(29)
     sine = (np.round(300 * np.sin(np.arange(800) / 37.0) + rng.normal(0, 20, 800)) // 8 * 8).astype(np.int16)
     level3_pair = np.stack([sine, np.roll(sine, 1)], 1)
-    out += [("level3", level3_pair, compress(level3_pair, level=3), None)]
+    with configured(channel_groups=False):  # one "mixsignal" stream (its two channels grouped would be smaller)
+        out += [("level3", level3_pair, compress(level3_pair, level=3), None)]
+    # grouped containers (ubpe/api/groups.py): three unrelated channels; runs of a 1-D array
+    from ubpe.api.groups import grouped_bytes
+
+    rng = np.random.default_rng(30)
+    unrelated = np.stack([np.cumsum(rng.integers(-3, 4, 1000)), rng.integers(0, 2, 1000) * 64,
+                          np.repeat(rng.integers(-90, 90, 10), 100)], 1).astype(np.int16)
+    runs = np.concatenate([sine[:300], sine[300:600] // 2, rng.integers(-9, 9, 100).astype(np.int16)])
+    out += [("groups", unrelated, compress(unrelated, level=1), None),
+            ("groups_runs", runs, grouped_bytes(runs, [(300, [0, 0], [0, 300]), (100, [0], [600])], level=1), None)]
     return out
 
 

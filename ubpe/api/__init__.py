@@ -28,13 +28,14 @@ from .._validate import check_bool, check_int
 from ..errors import CorruptDataError
 from ..format import container
 from ..format import describe as _format
+from ..format import groups as grouped
 from ..format.describe import ContainerInfo
 from ..format.fields import argument_error, check_source
 from ..frontend.floatcodes import PER_BLOCK
 from ..model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from ..planner import settings as _settings
 from ..tokenizer import Tokenizer
-from . import reader, writer
+from . import groups, reader, writer
 from .arguments import (
     DEFAULT_LEVEL, as_values, delta_argument, fit_options_argument, float_argument, level_argument,
     predictor_argument, threads_argument,
@@ -52,6 +53,8 @@ def describe(data: bytes | bytearray | memoryview) -> ContainerInfo:
     """
     if shared.is_window(data):
         return shared.describe_window(data)
+    if grouped.is_grouped(data):
+        return groups.describe_grouped(data)
     return _format.describe(data)
 
 
@@ -208,9 +211,13 @@ def compress(
                                 fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
         return shared.compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
                                progress=progress)
-    return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
+    data = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
                            block_size=block_size, threads=threads, progress=progress, fit_options=fit_options))
+    if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
+            and n_tokens is None and not fit_options:  # one stream per channel group when smaller
+        data = groups.smaller(values, data, level=level, source=source, threads=threads, block_size=block_size)
+    return data
 
 
 def compress_to(out: BinaryIO, values: Any, **options: Any) -> int:
@@ -468,6 +475,16 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         tokenizer = None
     part = start is not None or stop is not None
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
+    if grouped.is_grouped(data):  # channel groups
+
+        if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
+            raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
+        out = groups.decompress_grouped(data, tokenizer, cap, threads)
+        if progress is not None:
+            progress(out.shape[0])
+        return out[slice(start, stop)] if part else out
     p = container.parse(data, _NO_CAP if part else cap)  # a frame range: the cap applies to what is decoded
     if tokenizer is not None and not isinstance(tokenizer, (Tokenizer, Model)):
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
@@ -534,7 +551,8 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
         values = decompress(data, tokenizer=tokenizer, max_output_size=max_output_size, threads=threads,
                             progress=progress)
         if header is not None:
-            out.write(header(values.dtype, values.shape, container.parse(data, _NO_CAP).source))
+            info = describe(data) if grouped.is_grouped(data) else container.parse(data, _NO_CAP)  # (channel groups)
+            out.write(header(values.dtype, values.shape, info.source))
         out.write(memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8)))
         return values.dtype, values.shape
     p, unpacker = head

@@ -68,6 +68,8 @@ class ContainerInfo:
     #: bytes of the file the values were read from (the source map's ``"size"``, which the
     #: command line records: the file ``ubpe decompress`` gives back), else None
     file_size: int | None = None
+    #: streams of channel groups of a grouped container (``ubpe/api/groups.py``), else 1
+    groups: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

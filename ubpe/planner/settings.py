@@ -287,6 +287,24 @@ class Settings:
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
     #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
     level3_search_margin: float = 0.002
+    # Channel groups (ubpe/api/groups.py: a grouped container, one stream per group of channels,
+    # tried for integer input of more than one channel and kept when smaller).
+    #: False: never tried (the one-stream container as before; benchmarks compare the two).
+    channel_groups: bool = True
+    #: Channels join a group when the correlation of their first differences is at least this
+    #: (on group_sample frames, in group_windows windows).
+    group_correlation: float = 0.5
+    group_sample: int = 1 << 12
+    group_windows: int = 4
+    #: Up to this many channels, "each channel alone" is a candidate too.
+    group_alone_channels: int = 32
+    #: A grouping of more groups than this is not measured (each group costs a planner's run).
+    group_max_groups: int = 256
+    #: From this many channels (0: never), one stream with the chain "decorrelate+delta1" is a
+    #: candidate when the planner's own chain does not decorrelate (its screen ranks it on a
+    #: sample). Off by default: on the 1 024-electrode array the groups are smaller anyway, and it
+    #: took compress memory from 2.9 to 4.5 times the input and a whole compression more.
+    group_decorrelate_channels: int = 0
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
