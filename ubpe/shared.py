@@ -48,8 +48,8 @@ __all__ = ["SharedModel", "fit_shared", "compress_window", "decompress_window", 
 
 #: The first 4 bytes of a window container (an ordinary container starts with ``b"ubpe"``).
 WINDOW_MAGIC = b"ubpw"
-#: The window-container version this ubpe writes, and the newest it reads.
-WINDOW_VERSION = 1
+#: The window-container version this ubpe writes, and the newest it reads (1 is read too).
+WINDOW_VERSION = 2
 #: The ``magic`` of a shared-model file.
 MODEL_MAGIC = "ubpe.shared"
 #: The shared-model file version this ubpe writes, and the newest it reads.
@@ -68,8 +68,13 @@ MAX_SIZE = 1 << 16
 MAX_VARIANTS = 8
 #: Variants :func:`fit_shared` keeps by default (the best on held-out training windows).
 DEFAULT_VARIANTS = 3
-#: Bytes of the model digest a window container stores.
+#: Bytes of the model digest a window container of version 1 stores.
 REF_BYTES = 8
+#: Bytes of the model digest a window container of version 2 stores (a wrong model that shared
+#: them would still fail the primer check and the CRC).
+REF_BYTES_V2 = 4
+#: Version 2's flags byte: the dtype index (low 4 bits), then whether a shape, escapes, a source follow.
+_HAS_SHAPE, _HAS_ESC, _HAS_SOURCE = 0x10, 0x20, 0x40
 #: Integer dtypes a window may have (their values fit int64 and the predictor's products too).
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", ">i2", ">u2", ">i4", ">u4")
 _MAX_ORDER = 32
@@ -561,9 +566,11 @@ def _variant_bytes(v: Variant, arr: np.ndarray) -> tuple[int, bytes, bytes | Non
     return coded[0], coded[1], esc
 
 
-def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None) -> bytes | None:
-    """The window container of ``arr`` (any shape, a dtype of :data:`DTYPES`) with the variant
-    that gives the smallest (the first on ties), or None when no variant can code it."""
+def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None,
+                  version: int = WINDOW_VERSION) -> bytes | None:
+    """The window container (``version`` 1 or 2) of ``arr`` (any shape, a dtype of
+    :data:`DTYPES`) with the variant that gives the smallest (the first on ties), or None when
+    no variant can code it."""
     from .format.container import values_crc
 
     if arr.dtype.str not in DTYPES or arr.size == 0:
@@ -578,27 +585,60 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
         if coded is None:
             continue
         skip, rest, esc = coded
-        fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
-        body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+        if version == 1:
+            fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
+            body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+        else:
+            body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size), _skip_bound(v) - skip,
+                            rest, esc, crc, source)
         if best is None or len(body) < len(best):
             best = body
-    return None if best is None else WINDOW_MAGIC + bytes([WINDOW_VERSION]) + best
+    return None if best is None else WINDOW_MAGIC + bytes([version]) + best
+
+
+def _varint(v: int) -> bytes:
+    """LEB128 of ``v >= 0``."""
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None) -> bytes:
+    """Version 2's body (docs/format.md, "Window containers"): ``below`` = skip bound - skip."""
+    flags = dtype | (_HAS_SHAPE if shape is not None else 0) | (_HAS_ESC if esc is not None else 0) | (
+        _HAS_SOURCE if source is not None else 0)
+    out = [ref, bytes([flags, index]), _varint(n), _varint(below)]
+    if shape is not None:
+        out += [_varint(len(shape))] + [_varint(d) for d in shape]
+    if esc is not None:
+        out += [_varint(len(esc)), esc]
+    if source is not None:
+        packed = msgpack.packb(source, use_bin_type=True)
+        out += [_varint(len(packed)), packed]
+    out += [int(crc).to_bytes(4, "little"), rest]
+    return b"".join(out)
 
 
 def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
-                    lossy: bool = False, progress: Any = None) -> bytes:
+                    lossy: bool = False, progress: Any = None, version: int = WINDOW_VERSION) -> bytes:
     """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, ...)``
     does): the window container, or ``alone`` (the ordinary container of ``values``, which
     :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
     numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
-    ``bits``); it keeps ``source``. Never larger than compressing alone."""
+    ``bits``); it keeps ``source``. Never larger than compressing alone. ``version``: the
+    window-container version to write (1 or 2; 1 only to reproduce old files)."""
     from .format.fields import argument_error, check_source
 
     if not isinstance(model, SharedModel):
         raise TypeError(f"model must be a ubpe.SharedModel, got {type(model).__name__}")
+    version = check_int("version", version, 1, WINDOW_VERSION)
     arr = values if isinstance(values, np.ndarray) else None
     if arr is not None and not lossy:
-        shared = _window_bytes(model, arr, None if source is None else check_source(source, argument_error))
+        shared = _window_bytes(model, arr, None if source is None else check_source(source, argument_error), version)
         if shared is not None and len(shared) < len(alone):
             alone = shared
     if progress is not None:
@@ -629,9 +669,13 @@ def is_window(data: Any) -> bool:
 
 
 def _window_fields(data: bytes) -> list:
-    """The 9 fields of a window container and its source (None when absent), the source checked."""
+    """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
+    crc, source (None when absent, else checked). Version 2 gives ``-1 - (skip bound - skip)``
+    for skip (the bound is the variant's: :func:`_resolve_skip`)."""
     from .format.fields import check_source, data_error
 
+    if data[4] >= 2:
+        return _fields_v2(data)
     d = unpack(data[5:], "window container")
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
@@ -640,6 +684,64 @@ def _window_fields(data: bytes) -> list:
     if d[9] is None:
         raise CorruptDataError("window: a 10th field (source) is a map, never nil")
     return d[:9] + [check_source(d[9], data_error)]
+
+
+def _fields_v2(data: bytes) -> list:
+    """:func:`_window_fields` of a version-2 container (every length checked against the bytes)."""
+    from .format.fields import check_source, data_error
+
+    pos = 5
+
+    def take(k: int) -> bytes:
+        nonlocal pos
+        if k < 0 or pos + k > len(data):
+            raise CorruptDataError(f"window: truncated ({len(data)} bytes; a field needs {k} more at {pos})")
+        pos += k
+        return data[pos - k:pos]
+
+    def varint() -> int:
+        nonlocal pos
+        v = shift = 0
+        while True:
+            if pos >= len(data):
+                raise CorruptDataError("window: truncated inside a varint")
+            b = data[pos]
+            pos += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+            if shift >= 63:
+                raise CorruptDataError("window: a varint longer than 9 bytes")
+
+    ref = take(REF_BYTES_V2)
+    flags, index = take(2)
+    if flags & 0x80:
+        raise CorruptDataError("window: reserved flag bit 7 set")
+    n = varint()
+    below = varint()
+    shape = None
+    if flags & _HAS_SHAPE:
+        dims = varint()
+        if dims > 32:
+            raise CorruptDataError("window: a shape of more than 32 dims")
+        shape = [varint() for _ in range(dims)]
+    esc = take(varint()) if flags & _HAS_ESC else None
+    source = None
+    if flags & _HAS_SOURCE:
+        source = check_source(unpack(take(varint()), "window source"), data_error)
+    crc = int.from_bytes(take(4), "little")
+    return [ref, index, flags & 0x0F, shape, n, -1 - below, data[pos:], esc, crc, source]
+
+
+def _resolve_skip(v: Variant, skip: int) -> int:
+    """The skip of a field from :func:`_window_fields` (version 2's ``-1 - below``) for variant ``v``."""
+    if skip >= 0:
+        return skip
+    below = -1 - skip
+    if below > _skip_bound(v):
+        raise CorruptDataError(f"window: skip below the bound by {below}, more than the bound ({_skip_bound(v)})")
+    return _skip_bound(v) - below
 
 
 def describe_window(data: Any) -> Any:
@@ -697,14 +799,15 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
     ref, index, dtype_str, shape, n, skip, rest, esc, crc, _ = _window_fields(data)
-    if not isinstance(ref, bytes) or len(ref) != REF_BYTES:
-        raise CorruptDataError(f"window: the model reference must be {REF_BYTES} bytes")
+    ref_bytes = REF_BYTES if data[4] == 1 else REF_BYTES_V2
+    if not isinstance(ref, bytes) or len(ref) != ref_bytes:
+        raise CorruptDataError(f"window: the model reference must be {ref_bytes} bytes")
     if model is None:
         raise CorruptDataError(f"this window container references shared model {ref.hex()}...: pass "
                                "tokenizer=ubpe.SharedModel.load(path) (the model it was compressed with)")
     if not isinstance(model, SharedModel):
         raise TypeError(f"a window container needs its ubpe.SharedModel, got {type(model).__name__}")
-    if ref != model.ref:
+    if ref != model.ref[:ref_bytes]:
         raise CorruptDataError(f"this window container references shared model {ref.hex()}..., "
                                f"not the given one ({model.ref.hex()}...)")
     if type(index) is not int or not 0 <= index < len(model.variants):
@@ -722,8 +825,9 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         dims = shape
     else:
         raise CorruptDataError("window: shape must be nil (1-D) or a list of other dims whose product is the count")
-    if type(skip) is not int or skip < 0:
+    if type(skip) is not int or (skip < 0 and data[4] == 1):
         raise CorruptDataError("window: skip must be a non-negative int")
+    skip = _resolve_skip(v, skip)
     if not isinstance(rest, bytes):
         raise CorruptDataError("window: the coder bytes must be bytes")
     if type(crc) is not int or not 0 <= crc < 1 << 32:
