@@ -217,6 +217,18 @@ def test_damaged_or_hostile_window_containers_are_refused(synthetic):
         ubpe.decompress(b"ubpw\x03" + good[5:], tokenizer=synthetic)
 
 
+def test_a_window_unlike_the_training_end_is_coded_without_the_primer_and_comes_back(synthetic):
+    """A slower walk than the training one: the primer's statistics mislead the coder, so the
+    window is coded "cold" (flag bit 7, no skip field); the predictor still runs over the history."""
+    w = np.cumsum(np.random.default_rng(1).integers(-1, 2, N)).astype(np.int16)
+    data = ubpe.compress(w, tokenizer=synthetic)
+    assert data[:5] == b"ubpw\x02" and data[9] & 0x80
+    assert len(data) < len(ubpe.compress(w))
+    assert np.array_equal(ubpe.decompress(data, tokenizer=synthetic), w)
+    primed = ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=1)  # (version 1: always primed)
+    assert len(data) < len(primed)
+
+
 def test_mutated_window_containers_are_refused_or_decode_exactly(synthetic):
     import random
 
@@ -224,10 +236,12 @@ def test_mutated_window_containers_are_refused_or_decode_exactly(synthetic):
 
     w = np.cumsum(np.random.default_rng(12).integers(-3, 4, N)).astype(np.int16)
     shaped = w.astype(">i4").reshape(500, 2)
+    slow = np.cumsum(np.random.default_rng(1).integers(-1, 2, N)).astype(np.int16)
     samples = [(w, ubpe.compress(w, tokenizer=synthetic)),
                (shaped, ubpe.compress(shaped, tokenizer=synthetic, source={"name": "w.npy"})),
-               (w, ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=1))]
-    assert [d[:5] for _, d in samples] == [b"ubpw\x02", b"ubpw\x02", b"ubpw\x01"]
+               (w, ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=1)),
+               (slow, ubpe.compress(slow, tokenizer=synthetic))]  # coded cold
+    assert [d[:5] for _, d in samples] == [b"ubpw\x02", b"ubpw\x02", b"ubpw\x01", b"ubpw\x02"]
     rng = random.Random(30)
     refused = 0
     for i in range(600):
@@ -239,7 +253,7 @@ def test_mutated_window_containers_are_refused_or_decode_exactly(synthetic):
             continue
         assert got.dtype == values.dtype and np.array_equal(got, values)
     assert refused > 500
-    for _, data in samples[:2]:  # every strict prefix of a version-2 container
+    for _, data in samples[:2] + samples[3:]:  # every strict prefix of a version-2 container
         assert check_truncations(data, lambda d: ubpe.decompress(d, tokenizer=synthetic)) == len(data)
 
 
@@ -278,7 +292,7 @@ def test_version_2_layout_and_hostile_fields(synthetic):
     crc_rest = esc + crc_rest  # (with the escape field, when there is one: flags says so)
     for hostile in (
             _v2(b"1234", flags, variant, N, below, crc_rest),  # another model
-            _v2(ref, flags | 0x80, variant, N, below, crc_rest),  # reserved bit
+            _v2(ref, flags | 0x80, variant, N, below, crc_rest),  # "cold" (no primer): the bytes shift
             _v2(ref, 12, variant, N, below, crc_rest),  # no such dtype
             _v2(ref, flags, 9, N, below, crc_rest),  # no such variant
             _v2(ref, flags, variant, 0, below, crc_rest),  # no values

@@ -75,6 +75,9 @@ REF_BYTES = 8
 REF_BYTES_V2 = 4
 #: Version 2's flags byte: the dtype index (low 4 bits), then whether a shape, escapes, a source follow.
 _HAS_SHAPE, _HAS_ESC, _HAS_SOURCE = 0x10, 0x20, 0x40
+#: Version 2's flag of a window coded *cold*: its tokens alone, without the primer (a window unlike
+#: the training data's last values codes smaller so; the predictor still runs over the history).
+_COLD = 0x80
 #: Integer dtypes a window may have (their values fit int64 and the predictor's products too).
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", ">i2", ">u2", ">i4", ">u4")
 _MAX_ORDER = 32
@@ -391,10 +394,14 @@ def _check_work(n_all: int, nbytes: int) -> bool:
     return within_bound(n_all, nbytes)
 
 
-def _primed_stream(model: Variant, tokens: np.ndarray) -> tuple[int, bytes] | None:
-    """(skip, rest) of ``tokens`` coded after the primer, or None when the reader's work bound
-    refuses them (a window that codes to almost nothing: the ordinary container takes it)."""
+def _primed_stream(model: Variant, tokens: np.ndarray, cold: bool = False) -> tuple[int, bytes] | None:
+    """(skip, rest) of ``tokens`` coded after the primer (``cold``: without it, skip 0), or None
+    when the reader's work bound refuses them (a window that codes to almost nothing: the
+    ordinary container takes it)."""
     n = int(tokens.size)
+    if cold:
+        rest = _encode_tokens(model, tokens)
+        return (0, rest) if _check_work(n, len(rest)) else None
     full = _encode_tokens(model, np.concatenate((_primer(model), tokens)))
     z = _zeros_stream(model, n)
     limit = min(len(z), len(full))
@@ -408,10 +415,18 @@ def _primed_stream(model: Variant, tokens: np.ndarray) -> tuple[int, bytes] | No
     return skip, rest
 
 
-def _primed_decode(model: Variant, n: int, skip: int, rest: bytes) -> np.ndarray:
-    """The ``n`` window tokens of (skip, rest)."""
+def _primed_decode(model: Variant, n: int, skip: int, rest: bytes, cold: bool = False) -> np.ndarray:
+    """The ``n`` window tokens of (skip, rest) (``cold``: ``rest`` codes them without the primer)."""
     from .coders._cm import raise_status
 
+    k = _kernels()
+    if cold:
+        if not _check_work(n, len(rest)):
+            raise CorruptDataError(f"window: {n} values cannot come from {len(rest)} coder bytes")
+        out = np.empty(n, np.int32)
+        raise_status(int(k._code(out, n, model.size, np.frombuffer(rest, np.uint8).copy(), True, model.mode,
+                                 model.center, model.counts, k._adapt_table())), model.size)
+        return out
     p = int(_primer(model).size)
     if skip > _skip_bound(model):
         raise CorruptDataError(f"window: skip = {skip} is more than the model's primer can give ({_skip_bound(model)})")
@@ -422,7 +437,6 @@ def _primed_decode(model: Variant, n: int, skip: int, rest: bytes) -> np.ndarray
         raise CorruptDataError(f"window: skip = {skip} is more than the {len(z)} bytes the model's primer gives")
     buf = np.frombuffer(z[:skip] + rest, np.uint8).copy()
     out = np.empty(p + n, np.int32)
-    k = _kernels()
     raise_status(int(k._code(out, p + n, model.size, buf, True, model.mode, model.center, model.counts,
                              k._adapt_table())), model.size)
     if not np.array_equal(out[:p], _primer(model)):
@@ -536,30 +550,41 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
         for j, (adaptive, dense) in enumerate(((0, False), (1, False), (0, True), (1, True))):
             if _model_for(values, dtype, shift, coefs, adaptive, history, dense) is None:
                 continue  # (dense: not fewer distinct residuals than half their span)
-            cost = 0
+            cost = cold_cost = 0
             if held:
                 trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense)
                 for w in ws[-held:]:
-                    coded = None if trial is None else _variant_bytes(trial, w)
-                    cost += len(coded[1]) + len(coded[2] or b"") if coded is not None else 10 * w.size
-            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense))
+                    sizes = [10 * w.size] * 2
+                    for cold in (False, True) if trial is not None else ():
+                        c = _variant_bytes(trial, w, cold)
+                        if c is not None:
+                            sizes[cold] = len(c[1]) + len(c[2] or b"")
+                    cost += min(sizes)
+                    cold_cost += sizes[1]
+            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, cold_cost))
     ranked.sort(key=lambda r: r[:2])
+    picked = ranked[:variants]
+    if history and variants > 1:  # the best variant coded cold among them: windows unlike the history's end
+        coldest = min(ranked, key=lambda r: (r[6], r[1]))
+        if coldest not in picked:
+            picked[-1] = coldest
     chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense)
-              for _, _, shift, coefs, adaptive, dense in ranked[:variants]]
+              for _, _, shift, coefs, adaptive, dense, _ in picked]
     return SharedModel(dtype, chosen[0].history, tuple(chosen))
 
 
 # ============================================================================ window containers
 
 
-def _variant_bytes(v: Variant, arr: np.ndarray) -> tuple[int, bytes, bytes | None] | None:
-    """(skip, rest, esc) of ``arr`` coded with the variant ``v``, or None when it cannot."""
+def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False) -> tuple[int, bytes, bytes | None] | None:
+    """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
+    the primer, skip 0), or None when it cannot."""
     from .format.fields import escape_field
 
     flat = np.ascontiguousarray(arr.reshape(-1))
     r = _chain_forward(v, flat.astype(np.int64))[v.history.size:]
     tokens, outside = v.tokens(r)
-    coded = _primed_stream(v, tokens)
+    coded = _primed_stream(v, tokens, cold)
     if coded is None:
         return None
     esc = escape_field(r, outside) if outside.size else None
@@ -581,18 +606,19 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     shape = None if arr.ndim == 1 else [int(d) for d in arr.shape]
     best = None
     for i, v in enumerate(model.variants):
-        coded = _variant_bytes(v, native)
-        if coded is None:
-            continue
-        skip, rest, esc = coded
-        if version == 1:
-            fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
-            body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
-        else:
-            body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size), _skip_bound(v) - skip,
-                            rest, esc, crc, source)
-        if best is None or len(body) < len(best):
-            best = body
+        for cold in (False, True) if version >= 2 and v.history.size else (False,):
+            coded = _variant_bytes(v, native, cold)
+            if coded is None:
+                continue
+            skip, rest, esc = coded
+            if version == 1:
+                fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
+                body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+            else:
+                body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
+                                None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
+            if best is None or len(body) < len(best):
+                best = body
     return None if best is None else WINDOW_MAGIC + bytes([version]) + best
 
 
@@ -606,12 +632,13 @@ def _varint(v: int) -> bytes:
             return bytes(out)
 
 
-def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int, rest: bytes,
+def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
              esc: bytes | None, crc: int, source: dict | None) -> bytes:
-    """Version 2's body (docs/format.md, "Window containers"): ``below`` = skip bound - skip."""
+    """Version 2's body (docs/format.md, "Window containers"): ``below`` = skip bound - skip,
+    None for a window coded cold (no primer)."""
     flags = dtype | (_HAS_SHAPE if shape is not None else 0) | (_HAS_ESC if esc is not None else 0) | (
-        _HAS_SOURCE if source is not None else 0)
-    out = [ref, bytes([flags, index]), _varint(n), _varint(below)]
+        _HAS_SOURCE if source is not None else 0) | (_COLD if below is None else 0)
+    out = [ref, bytes([flags, index]), _varint(n)] + ([] if below is None else [_varint(below)])
     if shape is not None:
         out += [_varint(len(shape))] + [_varint(d) for d in shape]
     if esc is not None:
@@ -671,7 +698,7 @@ def is_window(data: Any) -> bool:
 def _window_fields(data: bytes) -> list:
     """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
     crc, source (None when absent, else checked). Version 2 gives ``-1 - (skip bound - skip)``
-    for skip (the bound is the variant's: :func:`_resolve_skip`)."""
+    for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold."""
     from .format.fields import check_source, data_error
 
     if data[4] >= 2:
@@ -716,10 +743,8 @@ def _fields_v2(data: bytes) -> list:
 
     ref = take(REF_BYTES_V2)
     flags, index = take(2)
-    if flags & 0x80:
-        raise CorruptDataError("window: reserved flag bit 7 set")
     n = varint()
-    below = varint()
+    below = None if flags & _COLD else varint()
     shape = None
     if flags & _HAS_SHAPE:
         dims = varint()
@@ -731,7 +756,7 @@ def _fields_v2(data: bytes) -> list:
     if flags & _HAS_SOURCE:
         source = check_source(unpack(take(varint()), "window source"), data_error)
     crc = int.from_bytes(take(4), "little")
-    return [ref, index, flags & 0x0F, shape, n, -1 - below, data[pos:], esc, crc, source]
+    return [ref, index, flags & 0x0F, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source]
 
 
 def _resolve_skip(v: Variant, skip: int) -> int:
@@ -825,14 +850,15 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         dims = shape
     else:
         raise CorruptDataError("window: shape must be nil (1-D) or a list of other dims whose product is the count")
-    if type(skip) is not int or (skip < 0 and data[4] == 1):
+    cold = skip is None and data[4] >= 2
+    if not cold and (type(skip) is not int or (skip < 0 and data[4] == 1)):
         raise CorruptDataError("window: skip must be a non-negative int")
-    skip = _resolve_skip(v, skip)
+    skip = 0 if cold else _resolve_skip(v, skip)
     if not isinstance(rest, bytes):
         raise CorruptDataError("window: the coder bytes must be bytes")
     if type(crc) is not int or not 0 <= crc < 1 << 32:
         raise CorruptDataError("window: crc must be a 32-bit unsigned int")
-    tokens = _primed_decode(v, n, skip, rest)
+    tokens = _primed_decode(v, n, skip, rest, cold)
     r = v.residuals(tokens)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
