@@ -148,10 +148,10 @@ def test_fit_arguments_are_checked():
 # ---------------------------------------------------------------- hostile bytes
 
 
-def _model_file(body: dict) -> bytes:
+def _model_file(body: dict, version: int = 1) -> bytes:
     raw = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb({"magic": "ubpe.shared", "version": 1, "body": raw, "sha256": hashlib.sha256(raw).digest()},
-                         use_bin_type=True)
+    return msgpack.packb({"magic": "ubpe.shared", "version": version, "body": raw,
+                          "sha256": hashlib.sha256(raw).digest()}, use_bin_type=True)
 
 
 def test_damaged_or_hostile_model_files_are_refused(synthetic):
@@ -174,11 +174,80 @@ def test_damaged_or_hostile_model_files_are_refused(synthetic):
                        ("variants", [{**body["variants"][0], "values": b"\1"}])]:
         with pytest.raises(CorruptDataError):
             SharedModel.from_bytes(_model_file({**body, key: value}))
-    newer = msgpack.packb({**msgpack.unpackb(good), "version": 2}, use_bin_type=True)
+    newer = msgpack.packb({**msgpack.unpackb(good), "version": 3}, use_bin_type=True)
     with pytest.raises(FormatVersionError):
         SharedModel.from_bytes(newer)
     with pytest.raises(TypeError):
         SharedModel.from_bytes("not bytes")
+
+
+def _adc(seed: int, n: int) -> np.ndarray:
+    """ADC codes whose two low bits are noise that mostly reads 0 (the "mult" split pays)."""
+    rng = np.random.default_rng(seed)
+    walk = np.cumsum(rng.integers(-6, 7, n))
+    return (walk * 4 + (rng.random(n) < 0.15) * rng.integers(1, 4, n) + 1).astype(np.int16)
+
+
+@pytest.fixture(scope="module")
+def adc_model():
+    x = _adc(20, 10 * N)
+    return fit_shared([x[i * N:(i + 1) * N] for i in range(10)], history=4096)
+
+
+def test_noisy_low_digits_get_a_split_variant_and_windows_smaller_than_alone(adc_model):
+    split = [v for v in adc_model.variants if v.base > 1]
+    assert split and split[0].base == 4 and adc_model.variants[0].base == 4
+    again = SharedModel.from_bytes(adc_model.to_bytes())
+    assert again.to_bytes() == adc_model.to_bytes() and [v.base for v in again.variants] == [
+        v.base for v in adc_model.variants]
+    x = _adc(21, 5 * N)
+    for i in range(5):
+        w = x[i * N:(i + 1) * N]
+        data = ubpe.compress(w, tokenizer=again)
+        assert data[:4] == b"ubpw" and len(data) < len(ubpe.compress(w))
+        assert np.array_equal(ubpe.decompress(data, tokenizer=adc_model), w)
+        old = ubpe.shared.compress_window(w, adc_model, ubpe.compress(w), version=1)  # no split variant in v1
+        assert np.array_equal(ubpe.decompress(old, tokenizer=adc_model), w)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_split_variant_round_trips_whatever_the_window(adc_model, data):
+    dtype = data.draw(st.sampled_from(ubpe.shared.DTYPES))
+    info = np.iinfo(np.dtype(dtype))
+    n = data.draw(st.integers(1, N))
+    w = _adc(data.draw(st.integers(0, 2**32 - 1)), n).astype(np.int64) + data.draw(st.integers(-3, 3))
+    w = np.clip(w + data.draw(st.sampled_from([0, int(info.min), int(info.max)])), info.min, info.max).astype(dtype)
+    packed = ubpe.compress(w, tokenizer=adc_model)
+    assert len(packed) <= len(ubpe.compress(w))
+    back = ubpe.decompress(packed, tokenizer=adc_model)
+    assert back.dtype == w.dtype and np.array_equal(back, w)
+
+
+def test_split_variants_damaged_are_refused(adc_model):
+    import random
+
+    from common import byte_mutation, check_truncations
+
+    w = _adc(22, N)
+    good = ubpe.compress(w, tokenizer=adc_model)
+    assert good[:4] == b"ubpw" and adc_model.variants[good[10]].base > 1
+    assert check_truncations(good, lambda d: ubpe.decompress(d, tokenizer=adc_model)) == len(good)
+    rng = random.Random(5)
+    for _ in range(200):
+        _refused_or_right(byte_mutation(good, rng), adc_model, w)
+    body = msgpack.unpackb(msgpack.unpackb(adc_model.to_bytes())["body"])
+    v = next(v for v in body["variants"] if "base" in v)
+    for change in ({"base": 1}, {"offset": 4}, {"digits": [0, 0, [0, 4]]}, {"digits": [0, 9, [0, 0, 4]]},
+                   {"digits": [3, 0, [0, 0, 4]]}, {"digits": "x"}):
+        with pytest.raises(CorruptDataError):
+            SharedModel.from_bytes(_model_file({**body, "variants": [{**v, **change}]}, 2))
+    with pytest.raises(CorruptDataError):  # base without offset and digits
+        SharedModel.from_bytes(_model_file({**body, "variants": [{k: x for k, x in v.items() if k != "digits"}]}, 2))
+    assert SharedModel.from_bytes(_model_file(body, 2)).to_bytes() == adc_model.to_bytes()
+    assert msgpack.unpackb(adc_model.to_bytes())["version"] == 2  # (a model without a split: version 1)
+    with pytest.raises(CorruptDataError, match="version-2"):
+        SharedModel.from_bytes(_model_file(body, 1))
 
 
 def _refused_or_right(data: bytes, model: SharedModel, w: np.ndarray) -> None:

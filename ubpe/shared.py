@@ -52,8 +52,9 @@ WINDOW_MAGIC = b"ubpw"
 WINDOW_VERSION = 2
 #: The ``magic`` of a shared-model file.
 MODEL_MAGIC = "ubpe.shared"
-#: The shared-model file version this ubpe writes, and the newest it reads.
-MODEL_VERSION = 1
+#: The newest shared-model file version this ubpe reads; it writes 2 for a model with a split
+#: ("mult") variant, else 1 (the same bytes as before splits existed).
+MODEL_VERSION = 2
 #: History values a model keeps by default (the last ones of the training windows): a window
 #: costs the coding of ``primer + window`` twice to write and to read (the reader's first pass
 #: is cached per window length).
@@ -113,6 +114,9 @@ class Variant:
     history: np.ndarray
     adaptive: int = 0
     values: np.ndarray | None = None
+    base: int = 1
+    offset: int = 0
+    digits: tuple[int, int, np.ndarray] | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -122,6 +126,9 @@ class Variant:
                "counts": [int(k) for k in self.counts]}
         if self.values is not None:
             out["values"] = self.values.astype("<i8").tobytes()
+        if self.base > 1:
+            mode, center, counts = self.digits
+            out.update(base=self.base, offset=self.offset, digits=[mode, center, [int(k) for k in counts]])
         return out
 
     def tokens(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -144,7 +151,8 @@ class Variant:
         c = [int(v) for v in self.coefs]
         name = "none" if not c else (f"delta{len(c)}" if self.shift == 0 and c in ([1], [2, -1])
                                      else f"lpc order {len(c)}")
-        return name + ("+adaptive" if self.adaptive else "") + (" (dense)" if self.values is not None else "")
+        return (("mult+" if self.base > 1 else "") + name + ("+adaptive" if self.adaptive else "")
+                + (" (dense)" if self.values is not None else ""))
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,7 +189,7 @@ class SharedModel:
     def to_bytes(self) -> bytes:
         """The model file (docs/format.md, "Shared-model files"); equal models, equal bytes."""
         body = self.body()
-        return seal(MODEL_MAGIC, MODEL_VERSION, body)
+        return seal(MODEL_MAGIC, 2 if any(v.base > 1 for v in self.variants) else 1, body)
 
     @classmethod
     def from_bytes(cls, data: Any) -> "SharedModel":
@@ -209,7 +217,7 @@ def is_shared_model_file(data: bytes) -> bool:
 
 
 def _parse_model(data: Any) -> SharedModel:
-    _, body = open_sealed(data, MODEL_MAGIC, MODEL_VERSION, "shared model")
+    version, body = open_sealed(data, MODEL_MAGIC, MODEL_VERSION, "shared model")
     f = unpack(body, "shared model body")
     if not isinstance(f, dict) or set(f) != {"dtype", "history", "variants"}:
         raise CorruptDataError("shared model: the body must hold exactly 'dtype', 'history' and 'variants'")
@@ -224,13 +232,18 @@ def _parse_model(data: Any) -> SharedModel:
     variants = f["variants"]
     if not isinstance(variants, list) or not 1 <= len(variants) <= MAX_VARIANTS:
         raise CorruptDataError(f"shared model: 'variants' must be a list of 1 to {MAX_VARIANTS} maps")
-    return SharedModel(dtype, history, tuple(_parse_variant(v, dtype, history) for v in variants))
+    parsed = tuple(_parse_variant(v, dtype, history) for v in variants)
+    if version < 2 and any(v.base > 1 for v in parsed):
+        raise CorruptDataError("shared model: a split variant ('base') needs a version-2 file")
+    return SharedModel(dtype, history, parsed)
 
 
 def _parse_variant(f: Any, dtype: np.dtype, history: np.ndarray) -> Variant:
     keys = {"shift", "coefs", "adaptive", "lo", "size", "mode", "center", "counts"}
-    if not isinstance(f, dict) or not keys <= set(f) <= keys | {"values"}:
-        raise CorruptDataError(f"shared model: a variant must hold exactly {sorted(keys)} and optionally 'values'")
+    split = {"base", "offset", "digits"}
+    if not isinstance(f, dict) or not keys <= set(f) <= keys | {"values"} | split or (split & set(f) and not split <= set(f)):
+        raise CorruptDataError(f"shared model: a variant must hold exactly {sorted(keys)}, optionally 'values', "
+                               "optionally 'base', 'offset' and 'digits' together")
     shift = _int(f, "shift", 0, 31)
     coefs = f["coefs"]
     if not isinstance(coefs, list) or len(coefs) > _MAX_ORDER or not all(
@@ -261,7 +274,22 @@ def _parse_variant(f: Any, dtype: np.dtype, history: np.ndarray) -> Variant:
             raise CorruptDataError("shared model: 'values' must be strictly increasing")
         if lo != 0:
             raise CorruptDataError("shared model: 'lo' is 0 when a variant lists its 'values'")
-    return Variant(dtype, shift, np.array(coefs, np.int64), lo, size, mode, center, cnt, history, adaptive, values)
+    base, offset, digits = 1, 0, None
+    if "base" in f:
+        from .frontend.mult import MAX_MULT_BASE
+
+        base = _int(f, "base", 2, MAX_MULT_BASE)
+        offset = _int(f, "offset", 0, base - 1)
+        d = f["digits"]
+        if not (isinstance(d, list) and len(d) == 3 and type(d[0]) is int and 0 <= d[0] <= 2 and type(d[1]) is int
+                and 0 <= d[1] < base and isinstance(d[2], list) and all(type(k) is int and 0 <= k <= base for k in d[2])):
+            raise CorruptDataError("shared model: 'digits' must be [mode, center, counts] of a code of 'base' tokens")
+        dc = np.array(d[2], np.int64)
+        if not 2 <= dc.size <= 31 or int(dc.sum()) != base or parse_header(header_bytes(d[0], d[1], dc), base) is None:
+            raise CorruptDataError("shared model: 'digits' is not a complete prefix code for 'base' tokens")
+        digits = (d[0], d[1], dc)
+    return Variant(dtype, shift, np.array(coefs, np.int64), lo, size, mode, center, cnt, history, adaptive, values,
+                   base, offset, digits)
 
 
 def _int(d: dict, key: str, lo: int, hi: int) -> int:
@@ -306,14 +334,18 @@ def _lms(r: np.ndarray, inverse: bool) -> np.ndarray:
 
 
 def _chain_forward(model: Variant, v: np.ndarray) -> np.ndarray:
-    """The residuals of ``history + v`` (int64), predicted by the model's chain."""
+    """The residuals of ``history + v`` (int64), predicted by the model's chain (of the
+    quotients ``(x - offset) // base`` of a split variant)."""
     full = np.concatenate((model.history, v))
+    if model.base > 1:
+        full = (full - model.offset) // model.base
     r = _residual(full, model.shift, model.coefs)
     return _lms(r, False) if model.adaptive else r
 
 
 def _chain_inverse(model: Variant, r: np.ndarray) -> np.ndarray:
-    """The values (int64) of the window residuals ``r`` (:func:`_chain_forward` inverted)."""
+    """The values (int64) of the window residuals ``r`` (:func:`_chain_forward` inverted; of a
+    split variant: the quotients)."""
     h = model.history.size
     full = np.concatenate((_primer_residuals(model), r))
     if model.adaptive:
@@ -415,6 +447,16 @@ def _primed_stream(model: Variant, tokens: np.ndarray, cold: bool = False) -> tu
     return skip, rest
 
 
+def _digit_coder(model: Variant) -> Variant:
+    """The code of a split variant's digits ``(x - offset) % base`` (no primer), cached."""
+    c = model._cache.get("digits")
+    if c is None:
+        mode, center, counts = model.digits
+        c = Variant(model.dtype, 0, np.zeros(0, np.int64), 0, model.base, mode, center, counts, np.zeros(0, np.int64))
+        model._cache["digits"] = c
+    return c
+
+
 def _primed_decode(model: Variant, n: int, skip: int, rest: bytes, cold: bool = False) -> np.ndarray:
     """The ``n`` window tokens of (skip, rest) (``cold``: ``rest`` codes them without the primer)."""
     from .coders._cm import raise_status
@@ -483,14 +525,29 @@ def _predictors(train: np.ndarray, dtype: np.dtype) -> list[tuple[int, np.ndarra
     return out
 
 
+def _split_of(joined: np.ndarray, dtype: np.dtype) -> tuple[int, int]:
+    """``(base, offset)`` of the "mult" split that pays on the training values (``mult_detect``),
+    or ``(1, 0)``."""
+    from .frontend.mult import mult_detect
+
+    if joined.size < 64:
+        return 1, 0
+    return tuple(int(v) for v in mult_detect(joined.astype(dtype.newbyteorder("="))))
+
+
 def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.ndarray, adaptive: int,
-               history: int, dense: bool = False) -> Variant | None:
+               history: int, dense: bool = False, split: tuple[int, int] = (1, 0)) -> Variant | None:
     """The model of the predictor ``(shift, coefs, adaptive)`` fitted on the windows ``values``
     (int64): its residuals' range with a margin of half their span each side, or (``dense``)
     the distinct residuals with a few more on their grid beyond each end (None when they are
     not fewer than half their span: the range then), the code, the last ``history`` values."""
     joined = np.concatenate(values)
-    bare = Variant(dtype, shift, coefs, 0, 2, 0, 0, np.array([0, 2], np.int64), np.zeros(0, np.int64), adaptive)
+    base, offset = split
+    digits = None
+    if base > 1:
+        digits = _code_of(((joined - offset) % base).astype(np.int32), base)
+    bare = Variant(dtype, shift, coefs, 0, 2, 0, 0, np.array([0, 2], np.int64), np.zeros(0, np.int64), adaptive,
+                   None, base, offset, digits)
     flat = _chain_forward(bare, joined)
     lo, hi = int(flat.min()), int(flat.max())
     table = None
@@ -514,7 +571,8 @@ def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.
     v = Variant(dtype, shift, coefs, lo, size, 0, 0, np.array([0, 2], np.int64), bare.history, adaptive, table)
     mode, center, counts = _code_of(v.tokens(kept)[0], size)
     return Variant(dtype, shift, coefs, lo, size, mode, center, counts,
-                   np.ascontiguousarray(joined[joined.size - min(history, joined.size):]), adaptive, table)
+                   np.ascontiguousarray(joined[joined.size - min(history, joined.size):]), adaptive, table,
+                   base, offset, digits)
 
 
 def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variants: int = DEFAULT_VARIANTS) -> SharedModel:
@@ -546,13 +604,18 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
     values = [w.astype(np.int64) for w in ws]
     held = max(1, len(ws) // 5) if len(ws) >= 2 else 0
     ranked = []
-    for i, (shift, coefs) in enumerate(_predictors(np.concatenate(values), dtype)):
+    joined = np.concatenate(values)
+    candidates = [((1, 0), p) for p in _predictors(joined, dtype)]
+    split = _split_of(joined, dtype)
+    if split[0] > 1:  # an ADC's noisy low digits: the quotients predicted, the digits coded apart
+        candidates += [(split, p) for p in _predictors((joined - split[1]) // split[0], dtype)]
+    for i, (split, (shift, coefs)) in enumerate(candidates):
         for j, (adaptive, dense) in enumerate(((0, False), (1, False), (0, True), (1, True))):
-            if _model_for(values, dtype, shift, coefs, adaptive, history, dense) is None:
+            if _model_for(values, dtype, shift, coefs, adaptive, history, dense, split) is None:
                 continue  # (dense: not fewer distinct residuals than half their span)
             cost = cold_cost = 0
             if held:
-                trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense)
+                trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense, split)
                 for w in ws[-held:]:
                     sizes = [10 * w.size] * 2
                     for cold in (False, True) if trial is not None else ():
@@ -561,15 +624,15 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
                             sizes[cold] = len(c[1]) + len(c[2] or b"")
                     cost += min(sizes)
                     cold_cost += sizes[1]
-            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, cold_cost))
+            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, cold_cost, split))
     ranked.sort(key=lambda r: r[:2])
     picked = ranked[:variants]
     if history and variants > 1:  # the best variant coded cold among them: windows unlike the history's end
         coldest = min(ranked, key=lambda r: (r[6], r[1]))
-        if coldest not in picked:
+        if coldest[1] not in [r[1] for r in picked]:
             picked[-1] = coldest
-    chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense)
-              for _, _, shift, coefs, adaptive, dense, _ in picked]
+    chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense, split)
+              for _, _, shift, coefs, adaptive, dense, _, split in picked]
     return SharedModel(dtype, chosen[0].history, tuple(chosen))
 
 
@@ -578,17 +641,23 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False) -> tuple[int, bytes, bytes | None] | None:
     """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
-    the primer, skip 0), or None when it cannot."""
+    the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
+    digits' stream: its length (varint), then it."""
     from .format.fields import escape_field
 
-    flat = np.ascontiguousarray(arr.reshape(-1))
-    r = _chain_forward(v, flat.astype(np.int64))[v.history.size:]
+    flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
+    r = _chain_forward(v, flat)[v.history.size:]
     tokens, outside = v.tokens(r)
     coded = _primed_stream(v, tokens, cold)
     if coded is None:
         return None
     esc = escape_field(r, outside) if outside.size else None
-    return coded[0], coded[1], esc
+    if v.base == 1:
+        return coded[0], coded[1], esc
+    digits = _encode_tokens(_digit_coder(v), ((flat - v.offset) % v.base).astype(np.int32))
+    if not _check_work(flat.size, len(digits)):
+        return None
+    return coded[0], _varint(len(digits)) + digits + coded[1], esc
 
 
 def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None,
@@ -606,6 +675,8 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     shape = None if arr.ndim == 1 else [int(d) for d in arr.shape]
     best = None
     for i, v in enumerate(model.variants):
+        if version == 1 and v.base > 1:
+            continue  # (version 1 has no digits' stream)
         for cold in (False, True) if version >= 2 and v.history.size else (False,):
             coded = _variant_bytes(v, native, cold)
             if coded is None:
@@ -759,6 +830,16 @@ def _fields_v2(data: bytes) -> list:
     return [ref, index, flags & 0x0F, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source]
 
 
+def _read_varint(data: bytes) -> tuple[int, int]:
+    """(value, bytes used) of the LEB128 varint that starts ``data`` (at most 9 bytes)."""
+    v = 0
+    for i in range(min(len(data), 9)):
+        v |= (data[i] & 0x7F) << (7 * i)
+        if not data[i] & 0x80:
+            return v, i + 1
+    raise CorruptDataError("window: a truncated or overlong varint")
+
+
 def _resolve_skip(v: Variant, skip: int) -> int:
     """The skip of a field from :func:`_window_fields` (version 2's ``-1 - below``) for variant ``v``."""
     if skip >= 0:
@@ -858,12 +939,29 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         raise CorruptDataError("window: the coder bytes must be bytes")
     if type(crc) is not int or not 0 <= crc < 1 << 32:
         raise CorruptDataError("window: crc must be a 32-bit unsigned int")
+    digits = None
+    if v.base > 1:
+        if data[4] == 1:
+            raise CorruptDataError("window: a version-1 container cannot use a split variant")
+        length, used = _read_varint(rest)
+        if used + length > len(rest) or not _check_work(n, length):
+            raise CorruptDataError(f"window: a digits' stream of {length} bytes (of {len(rest) - used} left)")
+        k = _kernels()
+        dc = _digit_coder(v)
+        digits = np.empty(n, np.int32)
+        from .coders._cm import raise_status
+
+        raise_status(int(k._code(digits, n, dc.size, np.frombuffer(rest[used:used + length], np.uint8).copy(), True,
+                                 dc.mode, dc.center, dc.counts, k._adapt_table())), dc.size)
+        rest = rest[used + length:]
     tokens = _primed_decode(v, n, skip, rest, cold)
     r = v.residuals(tokens)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
         r[positions] = values.astype(np.int64)
     x = _chain_inverse(v, r)
+    if digits is not None:
+        x = x * v.base + v.offset + digits
     native = dtype.newbyteorder("=")
     info = np.iinfo(native)
     if x.size and (int(x.min()) < info.min or int(x.max()) > info.max):
