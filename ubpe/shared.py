@@ -11,6 +11,9 @@ cold. A :class:`SharedModel`, fitted on a few windows (:func:`fit_shared`), carr
   span each side) or, *dense*, over the distinct training residuals (when they are fewer than
   half their span: values on a grid); and the "cms2" coder's binary code (mode, center, code
   lengths) fitted on them. Each window takes the variant that codes it smallest;
+* a *split* ("mult", for an ADC's noisy low digits ``x = base * q + offset + d``) when it pays
+  on the training windows: split variants predict ``q`` and code the digits ``d`` in a stream of
+  their own with a code fitted on the training digits;
 * the *history*: the training windows' last values (at most ``history``), run through the
   variant's chain before the window, so that the LMS weights are warm and the history's
   residual tokens, the *primer*, warm the context mixer: a window is coded as the continuation
@@ -21,7 +24,8 @@ stream; the bytes it emits while coding the primer depend on the primer alone (a
 arithmetic coder never revises a byte it wrote), so the container stores only ``skip`` (how many
 leading bytes equal those of ``primer + zeros``, which the reader recomputes) and the bytes
 after them. The reader codes ``primer + zeros(n)`` (cached per window length), joins the two,
-decodes ``primer + window`` and checks the primer came back.
+decodes ``primer + window`` and checks the primer came back. A window unlike the training
+data's end (a drifting recording) may be coded *cold*: without the primer, when that is smaller.
 
 :func:`compress_window` writes the *window container* (docs/format.md, "Window containers"),
 or the ordinary container of ``ubpe.compress`` when that is not larger (never larger than
@@ -580,7 +584,9 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
     dtype, of :data:`DTYPES`; e.g. 10 windows like the ones it will code).
 
     Every predictor (none, delta 1, delta 2 or LPC fitted on all the windows, each with or
-    without the "adaptive" LMS cascade after it) is sized on the last fifth of the windows,
+    without the "adaptive" LMS cascade after it; and when the values' low digits are skewed, as
+    ``ubpe.frontend.mult.mult_detect`` finds, the same of the quotients, split variants whose
+    digits are coded apart) is sized on the last fifth of the windows,
     primed with the others; the model keeps the ``variants`` smallest (refitted on all the
     windows: each window is then coded by the one of them that codes it smallest) and the
     last ``history`` values of the windows (joined), whose residuals prime the coder (0: no
@@ -613,26 +619,16 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
         for j, (adaptive, dense) in enumerate(((0, False), (1, False), (0, True), (1, True))):
             if _model_for(values, dtype, shift, coefs, adaptive, history, dense, split) is None:
                 continue  # (dense: not fewer distinct residuals than half their span)
-            cost = cold_cost = 0
-            if held:
+            cost = 0
+            if held:  # (primed: a window coded cold is rarer, and ranking on it picked worse variants)
                 trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense, split)
                 for w in ws[-held:]:
-                    sizes = [10 * w.size] * 2
-                    for cold in (False, True) if trial is not None else ():
-                        c = _variant_bytes(trial, w, cold)
-                        if c is not None:
-                            sizes[cold] = len(c[1]) + len(c[2] or b"")
-                    cost += min(sizes)
-                    cold_cost += sizes[1]
-            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, cold_cost, split))
+                    coded = None if trial is None else _variant_bytes(trial, w)
+                    cost += len(coded[1]) + len(coded[2] or b"") if coded is not None else 10 * w.size
+            ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, split))
     ranked.sort(key=lambda r: r[:2])
-    picked = ranked[:variants]
-    if history and variants > 1:  # the best variant coded cold among them: windows unlike the history's end
-        coldest = min(ranked, key=lambda r: (r[6], r[1]))
-        if coldest[1] not in [r[1] for r in picked]:
-            picked[-1] = coldest
     chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense, split)
-              for _, _, shift, coefs, adaptive, dense, _, split in picked]
+              for _, _, shift, coefs, adaptive, dense, split in ranked[:variants]]
     return SharedModel(dtype, chosen[0].history, tuple(chosen))
 
 
