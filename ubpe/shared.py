@@ -579,8 +579,7 @@ def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.
                    base, offset, digits)
 
 
-def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variants: int = DEFAULT_VARIANTS,
-               distinct: bool = True) -> SharedModel:
+def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variants: int = DEFAULT_VARIANTS) -> SharedModel:
     """A :class:`SharedModel` fitted on ``windows`` (a sequence of 1-D integer arrays of one
     dtype, of :data:`DTYPES`; e.g. 10 windows like the ones it will code).
 
@@ -588,10 +587,8 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
     without the "adaptive" LMS cascade after it; and when the values' low digits are skewed, as
     ``ubpe.frontend.mult.mult_detect`` finds, the same of the quotients, split variants whose
     digits are coded apart) is sized on the last fifth of the windows,
-    primed with the others; the model keeps the ``variants`` smallest (``distinct``: no two of
-    one predictor over range and dense tokens both; on 10 recordings of 1 000-value windows
-    -8.91 % against -8.65 %) (refitted on all the windows: each window is then coded by the
-    one of them that codes it smallest) and the
+    primed with the others; the model keeps the ``variants`` smallest (refitted on all the
+    windows: each window is then coded by the one of them that codes it smallest) and the
     last ``history`` values of the windows (joined), whose residuals prime the coder (0: no
     primer). Deterministic.
     """
@@ -630,14 +627,8 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
                     cost += len(coded[1]) + len(coded[2] or b"") if coded is not None else 10 * w.size
             ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, split))
     ranked.sort(key=lambda r: r[:2])
-    picked, seen = [], set()
-    for r in ranked:  # the smallest, but never two that differ only in range or dense tokens
-        key = (r[2], tuple(int(c) for c in r[3]), r[4], r[6])
-        if (key not in seen or not distinct) and len(picked) < variants:
-            seen.add(key)
-            picked.append(r)
     chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense, split)
-              for _, _, shift, coefs, adaptive, dense, split in picked]
+              for _, _, shift, coefs, adaptive, dense, split in ranked[:variants]]
     return SharedModel(dtype, chosen[0].history, tuple(chosen))
 
 
