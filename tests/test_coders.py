@@ -660,3 +660,19 @@ def test_a_container_stream_whose_coder_is_not_a_str_is_refused():
         for bad in ([1 << 40], {}, {"a": 1}, 1.5, None):
             with pytest.raises(CorruptDataError, match="'coder'"):
                 ubpe.decompress(pack_any(dict(fields, stream=dict(fields["stream"], coder=bad))))
+
+
+def test_cms2_is_not_offered_a_few_tokens_over_a_span_of_millions():
+    """Its code covers every rank up to the span (``cms2.MAX_SPAN_PER_TOKEN``): a stream of 2 000
+    tokens over 5 M ids goes to another coder, and still decodes to itself."""
+    from ubpe.coders import cms2
+
+    rng = np.random.default_rng(5)
+    tokens = np.concatenate([rng.integers(0, 50, 1999), [5_000_000]]).astype(np.int64)
+    assert 5_000_001 > cms2.MAX_SPAN_PER_TOKEN * tokens.size + (1 << 16)
+    fields = coders.encode_stream(tokens, 5_000_001, coders=("rans", "packed", "cms2"))
+    assert fields["coder"] != "cms2"
+    assert np.array_equal(coders.decode_stream(fields, 5_000_001), tokens)
+    near = tokens.copy()
+    near[-1] = 400_000  # within the bound: offered (and smaller than packed on these tokens)
+    assert coders.encode_stream(near, 400_001, coders=("packed", "cms2"))["coder"] == "cms2"
