@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import reference_segment as R
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ubpe
@@ -178,3 +178,42 @@ def test_tokens_with_the_same_sequence_are_priced_each():
     assert S.fewest_tokens(ids, e).tolist() == [2]  # equal cost: the lowest id
     got = S.top_n(ids, e, np.array([0.0, 0.0, 1.0, 2.0]), 3)
     assert [t.tolist() for t, _ in got][:2] == [[3], [2]]
+
+
+def _reference_trie(seqs: list[tuple[int, ...]], a: int) -> tuple[list[tuple[int, ...]], dict]:
+    """Breadth-first nodes (each named by its prefix; children by symbol) and the tokens ending
+    at each prefix, from the token sequences alone."""
+    prefixes = sorted({s[:d] for s in seqs for d in range(len(s) + 1)}, key=lambda p: (len(p), p))
+    ending: dict[tuple[int, ...], list[int]] = {}
+    for t, s in enumerate(seqs):
+        ending.setdefault(s, []).append(t)
+    return prefixes, ending
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=12),
+       st.integers(0, 6))
+def test_the_trie_holds_every_token_sequence_breadth_first(a, pairs, chain):
+    """Nodes in breadth-first order, children by symbol, each node's tokens (also a chain of one
+    token far longer than the others, the trie's single-token tail)."""
+    merges = []
+    for left, right in pairs:  # each merge joins earlier tokens
+        merges.append([left % (a + len(merges)), right % (a + len(merges))])
+    for _ in range(chain):  # the last token doubled again and again
+        merges.append([a + len(merges) - 1, a + len(merges) - 1])
+    e = expansion(np.array(merges, dtype=np.int64), a)
+    seqs = [tuple(E.decode(np.array([t]), e).tolist()) for t in range(e.n_tokens)]
+    trie = S.build_trie(e, max_token_length=1 << 16)
+    prefixes, ending = _reference_trie(seqs, a)
+    node = {p: i for i, p in enumerate(prefixes)}
+    assert trie.n_children.shape[0] == len(prefixes) and trie.longest == max(map(len, seqs))
+    for p, v in node.items():
+        children = sorted(q for q in prefixes if len(q) == len(p) + 1 and q[:-1] == p)
+        assert trie.n_children[v] == len(children)
+        if children:
+            assert trie.first[v] == node[children[0]]
+            assert [int(trie.symbol[node[q]]) for q in children] == [q[-1] for q in children]
+        tokens = ending.get(p, [])
+        assert int(trie.token[v]) == (tokens[0] if tokens else -1)
+        first, count = int(trie.token_first[v]), int(trie.token_count[v])
+        assert trie.tokens[first:first + count].tolist() == tokens

@@ -130,6 +130,21 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
     level_size = 1
     terminal = np.full(1, -1, dtype=np.int64)  # per node of the previous level
     for d in range(longest):
+        if n_active[d] == 1 and level_size == 1:  # one token left, on one node: a chain, built at once
+            t = by_length[0]  # (a longest token: the rest of it is depths d .. longest - 1)
+            k, n0 = longest - d, n_nodes
+            firsts[-1] = np.array([n0], np.int64)
+            counts.append(np.ones(1, np.int32))
+            tokens.append(terminal.astype(np.int32))
+            symbols.append(flat[starts[t] + d:starts[t] + longest].astype(np.int32))
+            firsts += [np.arange(n0 + 1, n0 + k, dtype=np.int64), np.zeros(1, np.int64)]
+            counts.append(np.ones(k - 1, np.int32))
+            tokens.append(np.full(k - 1, -1, np.int32))
+            end_nodes.append(np.array([n0 + k - 1], np.int64))
+            end_tokens.append(keep[[t]].astype(np.int64))
+            terminal = keep[[t]].astype(np.int64)
+            n_nodes += k
+            break
         act = by_length[: n_active[d]]
         key = node_of[act] * a + flat[starts[act] + d]
         uniq, inverse = np.unique(key, return_inverse=True)

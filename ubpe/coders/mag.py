@@ -259,8 +259,8 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
         checked.append((ids, int(center)))
     rates = len(shifts)
     stats = np.zeros((len(coded) * rates, _mag.N_CONTEXTS, _mag.N_BUCKETS), np.int64)
-    raws = [int(_mag.mag_stats(ids, center, _BITLEN, shifts, stats[k * rates:(k + 1) * rates],
-                               np.zeros(rates, np.int64))) for k, (ids, center) in enumerate(checked)]
+    raws = [int(_fast.mag_stats(ids, center, shifts, stats[k * rates:(k + 1) * rates]))
+            for k, (ids, center) in enumerate(checked)]
     return bits_of_stats(stats, raws, rates)
 
 
