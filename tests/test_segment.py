@@ -202,13 +202,20 @@ def test_the_trie_holds_every_token_sequence_breadth_first(a, pairs, chain):
     for _ in range(chain):  # the last token doubled again and again
         merges.append([a + len(merges) - 1, a + len(merges) - 1])
     e = expansion(np.array(merges, dtype=np.int64), a)
+    _assert_the_trie_of(e, a)
+
+
+def _assert_the_trie_of(e, a: int) -> None:
     seqs = [tuple(E.decode(np.array([t]), e).tolist()) for t in range(e.n_tokens)]
     trie = S.build_trie(e, max_token_length=1 << 16)
     prefixes, ending = _reference_trie(seqs, a)
     node = {p: i for i, p in enumerate(prefixes)}
     assert trie.n_children.shape[0] == len(prefixes) and trie.longest == max(map(len, seqs))
+    children_of: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for q in prefixes[1:]:  # breadth-first, so each node's children come sorted
+        children_of.setdefault(q[:-1], []).append(q)
     for p, v in node.items():
-        children = sorted(q for q in prefixes if len(q) == len(p) + 1 and q[:-1] == p)
+        children = children_of.get(p, [])
         assert trie.n_children[v] == len(children)
         if children:
             assert trie.first[v] == node[children[0]]
@@ -217,3 +224,22 @@ def test_the_trie_holds_every_token_sequence_breadth_first(a, pairs, chain):
         assert int(trie.token[v]) == (tokens[0] if tokens else -1)
         first, count = int(trie.token_first[v]), int(trie.token_count[v])
         assert trie.tokens[first:first + count].tolist() == tokens
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_large_vocabulary_with_several_long_tokens_is_the_same_trie(seed):
+    """Hundreds of short tokens (built a depth at a time) and several tokens hundreds of ids long
+    that share prefixes (the tail, built at once) against the reference."""
+    rng = np.random.default_rng(seed)
+    a = int(rng.integers(2, 9))
+    merges: list[list[int]] = []
+    for _ in range(int(rng.integers(150, 400))):
+        n = a + len(merges)
+        merges.append([int(rng.integers(0, n)), int(rng.integers(0, n))])
+    for _ in range(int(rng.integers(3, 9))):  # long tokens: an existing token doubled, then extended
+        t = a + len(merges) - 1 - int(rng.integers(0, 20))
+        merges.append([t, t])
+        merges.append([a + len(merges) - 1, int(rng.integers(0, a))])
+    e = expansion(np.array(merges, dtype=np.int64), a)
+    assert np.sum(e.lengths > 20) > S.TAIL_TOKENS and e.lengths.max() > 150  # both ways of building
+    _assert_the_trie_of(e, a)

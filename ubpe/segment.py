@@ -53,6 +53,8 @@ __all__ = [
 MAX_TOKEN_LENGTH = 1 << 16
 #: Cap on the trie's size in nodes (the sum of the tabled tokens' lengths bounds it).
 MAX_TRIE_NODES = 1 << 26
+#: The trie is built a depth at a time while more tokens than this are that long, then at once.
+TAIL_TOKENS = 64
 #: Cap on the count-tree nodes of :func:`top_n` (64 bytes each: 2**23 nodes is 512 MiB).
 MAX_TOP_N_NODES = 1 << 23
 _LOG_STEP = np.diff(np.log(np.arange(1, 1 << 16, dtype=np.float64)))
@@ -107,6 +109,11 @@ def build_trie(expansion: encoder.Expansion, *, max_token_length: int = MAX_TOKE
 
 
 def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
+    """The trie in breadth-first order: a round of numpy calls per depth while more than
+    :data:`TAIL_TOKENS` tokens are that long, then the few longer tokens at once (sorted by their
+    remaining sequences, their nodes are the distinct prefixes; see :func:`_tail`). A repetitive
+    signal's model has a few tokens thousands of values long: one round per depth cost 263 740
+    ``np.unique`` calls in one compress of pyedflib's generated EDF file."""
     a, v = e.alphabet_size, e.n_tokens
     lengths = e.lengths
     keep = np.flatnonzero(lengths <= max_token_length).astype(np.int32)
@@ -115,72 +122,53 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
         order = keep[np.argsort(lengths[keep], kind="stable")]
         within = np.cumsum(lengths[order]) <= MAX_TRIE_NODES
         keep = np.sort(order[within])
-    klen = lengths[keep]
-    flat = encoder.decode(keep, e)  # the kept tokens' sequences, concatenated
+    klen = lengths[keep].astype(np.int64)
+    flat = encoder.decode(keep, e).astype(np.int64)  # the kept tokens' sequences, concatenated
     starts = np.zeros(keep.shape[0], dtype=np.int64)
     np.cumsum(klen[:-1], out=starts[1:])
     by_length = np.argsort(-klen, kind="stable")  # the tokens still active at depth d are a prefix
     longest = int(klen.max())
     n_active = np.searchsorted(-klen[by_length], -np.arange(longest), side="left")  # len > d
-    node_of = np.zeros(keep.shape[0], dtype=np.int64)
-    end_nodes, end_tokens = [], []
-    firsts, counts, symbols, tokens = [np.zeros(1, np.int64)], [], [np.zeros(1, np.int32)], []
+    node_of = np.zeros(keep.shape[0], dtype=np.int64)  # each token's node at the last depth built
+    parents, symbols = [np.zeros(0, np.int64)], [np.zeros(1, np.int64)]  # per node, root first
+    end_nodes, end_tokens = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     n_nodes = 1
-    level_first = 0  # id of the first node of the previous level
-    level_size = 1
-    terminal = np.full(1, -1, dtype=np.int64)  # per node of the previous level
     for d in range(longest):
-        if n_active[d] == 1 and level_size == 1:  # one token left, on one node: a chain, built at once
-            t = by_length[0]  # (a longest token: the rest of it is depths d .. longest - 1)
-            k, n0 = longest - d, n_nodes
-            firsts[-1] = np.array([n0], np.int64)
-            counts.append(np.ones(1, np.int32))
-            tokens.append(terminal.astype(np.int32))
-            symbols.append(flat[starts[t] + d:starts[t] + longest].astype(np.int32))
-            firsts += [np.arange(n0 + 1, n0 + k, dtype=np.int64), np.zeros(1, np.int64)]
-            counts.append(np.ones(k - 1, np.int32))
-            tokens.append(np.full(k - 1, -1, np.int32))
-            end_nodes.append(np.array([n0 + k - 1], np.int64))
-            end_tokens.append(keep[[t]].astype(np.int64))
-            terminal = keep[[t]].astype(np.int64)
-            n_nodes += k
-            break
         act = by_length[: n_active[d]]
+        if act.shape[0] <= TAIL_TOKENS:
+            tail = _tail(act, d, node_of, flat, starts, klen, n_nodes)
+            parents.append(tail[0]); symbols.append(tail[1])
+            end_nodes.append(tail[2]); end_tokens.append(keep[act].astype(np.int64))
+            n_nodes += tail[0].shape[0]
+            break
         key = node_of[act] * a + flat[starts[act] + d]
-        uniq, inverse = np.unique(key, return_inverse=True)
-        parents = uniq // a
-        # children of the previous level's nodes: contiguous, sorted by symbol
-        per_parent = np.bincount(parents - level_first, minlength=level_size)
-        first_child = np.zeros(level_size, dtype=np.int64)
-        np.cumsum(per_parent[:-1], out=first_child[1:])
-        firsts[-1] = first_child + n_nodes
-        counts.append(per_parent.astype(np.int32))
-        tokens.append(terminal.astype(np.int32))
-        symbols.append((uniq % a).astype(np.int32))
+        uniq, inverse = np.unique(key, return_inverse=True)  # by parent, then symbol
+        parents.append(uniq // a)
+        symbols.append(uniq % a)
         node_of[act] = n_nodes + inverse
-        # tokens ending at depth d + 1: the lowest id wins where sequences coincide
         ends = act[klen[act] == d + 1]
         end_nodes.append(node_of[ends])
         end_tokens.append(keep[ends].astype(np.int64))
-        terminal = np.full(uniq.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(terminal, node_of[ends] - n_nodes, keep[ends].astype(np.int64))
-        terminal[terminal == np.iinfo(np.int64).max] = -1
-        level_first, level_size = n_nodes, uniq.shape[0]
         n_nodes += uniq.shape[0]
-        firsts.append(np.zeros(level_size, np.int64))
-    counts.append(np.zeros(level_size, np.int32))
-    tokens.append(terminal.astype(np.int32))
+    parent = np.concatenate(parents)  # non-decreasing: each node's children are consecutive
+    n_children = np.bincount(parent, minlength=n_nodes).astype(np.int32)
+    first = np.ones(n_nodes, dtype=np.int64)
+    np.cumsum(n_children[:-1], out=first[1:])
+    first[1:] += 1
     all_nodes, all_tokens = np.concatenate(end_nodes), np.concatenate(end_tokens)
     order = np.lexsort((all_tokens, all_nodes))  # by node, then token id
     all_nodes, all_tokens = all_nodes[order], all_tokens[order]
     token_count = np.bincount(all_nodes, minlength=n_nodes).astype(np.int32)
     token_first = np.zeros(n_nodes, dtype=np.int64)
     np.cumsum(token_count[:-1], out=token_first[1:])
+    terminal = np.full(n_nodes, -1, dtype=np.int32)  # the lowest token ending at each node
+    has = token_count > 0
+    terminal[has] = all_tokens[token_first[has]]
     trie = Trie(
-        first=np.concatenate(firsts),
-        n_children=np.concatenate(counts),
-        symbol=np.concatenate(symbols),
-        token=np.concatenate(tokens),
+        first=first,
+        n_children=n_children,
+        symbol=np.concatenate(symbols).astype(np.int32),
+        token=terminal,
         token_first=token_first,
         token_count=token_count,
         tokens=all_tokens.astype(np.int32),
@@ -193,6 +181,48 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
     if trie.n_children[0] != a or not np.array_equal(trie.token[1 : a + 1], np.arange(a, dtype=np.int32)):
         raise AssertionError("trie: the alphabet ids must be the root's children, in order")
     return trie
+
+
+def _tail(act: np.ndarray, d: int, node_of: np.ndarray, flat: np.ndarray, starts: np.ndarray,
+          klen: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nodes at depths ``d`` and beyond of the tokens ``act`` (indices into the kept tokens,
+    every one longer than ``d``), numbered from ``n_nodes`` in breadth-first order.
+
+    Sorted by (node at depth ``d - 1``, remaining sequence), token ``j`` adds the nodes of its
+    depths ``lcp[j] .. len[j] - 1`` (relative to ``d``; ``lcp`` with the token sorted before it,
+    0 under another node). Breadth-first order is (depth, sorted position), and the node of
+    token ``j`` at depth ``e`` is the one of that depth with the largest position ``<= j``.
+    Returns ``(parent, symbol, end_node)``: per new node, then per token of ``act``.
+    """
+    rest = [flat[starts[t] + d : starts[t] + klen[t]] for t in act.tolist()]
+    order = sorted(range(act.shape[0]), key=lambda j: (int(node_of[act[j]]), rest[j].tolist()))
+    ns = len(order)
+    rel = np.array([rest[j].shape[0] for j in order], dtype=np.int64)
+    lcp = np.zeros(ns, dtype=np.int64)
+    for i in range(1, ns):
+        p, q = act[order[i - 1]], act[order[i]]
+        if node_of[p] == node_of[q]:
+            x, y = rest[order[i - 1]], rest[order[i]]
+            m = min(x.shape[0], y.shape[0])
+            differ = np.flatnonzero(x[:m] != y[:m])
+            lcp[i] = differ[0] if differ.shape[0] else m
+    count = rel - lcp
+    j = np.repeat(np.arange(ns, dtype=np.int64), count)
+    offset = np.zeros(ns, dtype=np.int64)
+    np.cumsum(count[:-1], out=offset[1:])
+    depth = np.arange(j.shape[0], dtype=np.int64) - offset[j] + lcp[j]
+    key = depth * ns + j
+    bfs = np.argsort(key, kind="stable")
+    key, j, depth = key[bfs], j[bfs], depth[bfs]
+    tok = act[np.asarray(order, dtype=np.int64)]  # kept-token index per sorted position
+    symbol = flat[starts[tok[j]] + d + depth]
+    parent = n_nodes + np.searchsorted(key, (depth - 1) * ns + j, side="right") - 1
+    top = depth == 0
+    parent[top] = node_of[tok[j[top]]]
+    end_sorted = n_nodes + np.searchsorted(key, (rel - 1) * ns + np.arange(ns), side="right") - 1
+    end_node = np.empty(ns, dtype=np.int64)
+    end_node[np.asarray(order, dtype=np.int64)] = end_sorted  # back to the order of ``act``
+    return parent, symbol, end_node
 
 
 def _ids(ids: Any, a: int, name: str = "ids") -> np.ndarray:
