@@ -100,3 +100,28 @@ def beam(ids, seqs, weights, k, log_step):
         gen.sort(key=lambda g: (-g[0], g[1], g[2]))
         kept[i] = [(g[3], g[0]) for g in gen[:k]]
     return kept[0]
+
+
+def best_by_suffixes(ids, seqs, cost) -> list[int]:
+    """:func:`best` by dynamic programming over suffixes, for inputs too long to enumerate: the
+    best segmentation of ``ids[i:]`` minimises (total cost, the lengths negated, the token ids),
+    compared as tuples; a first token followed by the best of the rest is the best of all
+    segmentations with that first token, so the minimum over first tokens is the optimum."""
+    by_seq: dict[tuple[int, ...], list[int]] = {}
+    for t, s in enumerate(seqs):
+        by_seq.setdefault(s, []).append(t)
+    lengths = sorted({len(s) for s in seqs})
+    ids = tuple(ids)
+    n = len(ids)
+    best_of: list = [None] * (n + 1)
+    best_of[n] = (0, (), ())
+    for i in range(n - 1, -1, -1):
+        options = []
+        for length in lengths:
+            if i + length > n:
+                break
+            for t in by_seq.get(ids[i:i + length], ()):
+                c, negated, tokens = best_of[i + length]
+                options.append((cost[t] + c, (-length,) + negated, (t,) + tokens))
+        best_of[i] = min(options)
+    return list(best_of[0][2])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import reference_segment as R
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,36 @@ def test_never_worse_than_replay(vocab, data):
         assert np.array_equal(E.decode(tokens, e), ids)
     assert len(fewest) <= len(replay)
     assert cost[bits].sum() <= cost[replay].sum()
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(vocabularies(max_a=3, max_m=8), st.integers(9, 10), st.data())
+def test_a_repetitive_input_with_tokens_hundreds_long_has_the_same_optima(vocab, doublings, data):
+    """Once a token is longer than WALK_LONGEST, the tokens starting at each position are found
+    by the reversed automaton instead of a walk as long as the match: the same optima, ties
+    included, as the plain dynamic programme over suffixes."""
+    merges, a = vocab
+    rows = merges.tolist()
+    t = data.draw(st.integers(0, a + len(rows) - 1))
+    for _ in range(doublings):  # t, tt, tttt, ...: at least 512 ids
+        rows.append([t, t])
+        t = a + len(rows) - 1
+    for _ in range(data.draw(st.integers(0, 3))):  # the long token extended by others
+        rows.append([t, data.draw(st.integers(0, a + len(rows) - 1))])
+    seqs = R.sequences(rows, a)
+    pieces = data.draw(st.lists(st.one_of(st.integers(0, len(seqs) - 1), st.integers(-a, -1)), max_size=12))
+    ids: list[int] = []
+    for p in pieces:  # token sequences and single ids, joined (a repetitive signal)
+        ids += list(seqs[p]) if p >= 0 else [-p - 1]
+    ids = ids[:1200]
+    counts = np.array(data.draw(st.lists(st.integers(0, 50), min_size=len(seqs), max_size=len(seqs))), np.int64)
+    e = expansion(np.array(rows, dtype=np.int64), a)
+    assert S.build_trie(e).longest > S.WALK_LONGEST
+    arr = np.array(ids, dtype=np.int64)
+    assert S.fewest_tokens(arr, e).tolist() == R.best_by_suffixes(ids, seqs, [1] * len(seqs))
+    assert S.fewest_bits(arr, e, counts).tolist() == R.best_by_suffixes(ids, seqs, R.code_lengths(counts.tolist()))
+    docs = [arr[: len(ids) // 3], arr[len(ids) // 3:]]
+    assert [d.tolist() for d in S.fewest_tokens_batch(docs, e)] == [S.fewest_tokens(d, e).tolist() for d in docs]
 
 
 def test_fixed_log2_is_exact_at_powers_and_monotone():

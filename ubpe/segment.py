@@ -55,6 +55,8 @@ MAX_TOKEN_LENGTH = 1 << 16
 MAX_TRIE_NODES = 1 << 26
 #: The trie is built a depth at a time while more tokens than this are that long, then at once.
 TAIL_TOKENS = 64
+#: Tries whose longest token is longer are searched by the reversed automaton, not walked.
+WALK_LONGEST = 256
 #: Cap on the count-tree nodes of :func:`top_n` (64 bytes each: 2**23 nodes is 512 MiB).
 MAX_TOP_N_NODES = 1 << 23
 _LOG_STEP = np.diff(np.log(np.arange(1, 1 << 16, dtype=np.float64)))
@@ -109,12 +111,18 @@ def build_trie(expansion: encoder.Expansion, *, max_token_length: int = MAX_TOKE
 
 
 def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
-    """The trie in breadth-first order: a round of numpy calls per depth while more than
+    """The trie of ``e``'s tokens in breadth-first order: a round of numpy calls per depth while more than
     :data:`TAIL_TOKENS` tokens are that long, then the few longer tokens at once (sorted by their
     remaining sequences, their nodes are the distinct prefixes; see :func:`_tail`). A repetitive
     signal's model has a few tokens thousands of values long: one round per depth cost 263 740
     ``np.unique`` calls in one compress of pyedflib's generated EDF file."""
-    a, v = e.alphabet_size, e.n_tokens
+    keep, klen, flat, starts = _sequences(e, max_token_length)
+    return _trie(keep, klen, flat, starts, e.alphabet_size, e.n_tokens)
+
+
+def _sequences(e: encoder.Expansion, max_token_length: int) -> tuple[np.ndarray, ...]:
+    """The tokens in the trie (``keep``, ascending), their lengths, their sequences
+    concatenated (int64) and where each starts."""
     lengths = e.lengths
     keep = np.flatnonzero(lengths <= max_token_length).astype(np.int32)
     # the longest tokens go first when the trie would be too big
@@ -122,10 +130,19 @@ def _build(e: encoder.Expansion, max_token_length: int) -> Trie:
         order = keep[np.argsort(lengths[keep], kind="stable")]
         within = np.cumsum(lengths[order]) <= MAX_TRIE_NODES
         keep = np.sort(order[within])
-    klen = lengths[keep].astype(np.int64)
+    return _sequences_of(e, keep)
+
+
+def _sequences_of(e: encoder.Expansion, keep: np.ndarray) -> tuple[np.ndarray, ...]:
+    klen = e.lengths[keep].astype(np.int64)
     flat = encoder.decode(keep, e).astype(np.int64)  # the kept tokens' sequences, concatenated
     starts = np.zeros(keep.shape[0], dtype=np.int64)
     np.cumsum(klen[:-1], out=starts[1:])
+    return keep, klen, flat, starts
+
+
+def _trie(keep: np.ndarray, klen: np.ndarray, flat: np.ndarray, starts: np.ndarray, a: int, v: int) -> Trie:
+    """The trie of the sequences ``flat[starts[k]:starts[k] + klen[k]]`` of tokens ``keep``."""
     by_length = np.argsort(-klen, kind="stable")  # the tokens still active at depth d are a prefix
     longest = int(klen.max())
     n_active = np.searchsorted(-klen[by_length], -np.arange(longest), side="left")  # len > d
@@ -256,9 +273,49 @@ def code_lengths(counts: np.ndarray) -> np.ndarray:
     return _costs_of_counts(counts, counts.shape[0] if isinstance(counts, np.ndarray) else -1)
 
 
-def _run(trie: Trie, ids: np.ndarray, offsets: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _k.cheapest_batch(ids, offsets, trie.first, trie.n_children, trie.symbol, trie.token_first,
-                             trie.token_count, trie.tokens, cost)
+@dataclass(frozen=True, eq=False)
+class _Automaton:
+    """The trie of the reversed token sequences with its Aho-Corasick links
+    (``_kernels.segment.suffix_links``): reading a sequence backwards, it finds every token that
+    starts at each position in time linear in the input and the matches."""
+
+    trie: Trie
+    fail: np.ndarray
+    out: np.ndarray
+    depth: np.ndarray
+
+
+_automata: dict[int, tuple[Any, Trie, _Automaton]] = {}
+
+
+def _automaton(trie: Trie, expansion: encoder.Expansion) -> _Automaton:
+    """The reversed automaton of the tokens in ``trie``; cached per ``expansion`` object."""
+    key = id(expansion)
+    with _cache_lock:
+        hit = _automata.get(key)
+        if hit is not None and hit[0]() is expansion and hit[1] is trie:
+            return hit[2]
+    keep, klen, flat, starts = _sequences_of(expansion, np.unique(trie.tokens))
+    backwards = np.repeat(starts + klen - 1, klen) - (np.arange(flat.shape[0]) - np.repeat(starts, klen))
+    rtrie = _trie(keep, klen, flat[backwards], starts, trie.alphabet_size, trie.n_tokens)
+    automaton = _Automaton(rtrie, *_k.suffix_links(rtrie.first, rtrie.n_children, rtrie.symbol, rtrie.token))
+    with _cache_lock:
+        _automata[key] = (weakref.ref(expansion, lambda _ref, k=key: _automata.pop(k, None)), trie, automaton)
+    return automaton
+
+
+def _run(trie: Trie, ids: np.ndarray, offsets: np.ndarray, cost: np.ndarray,
+         expansion: encoder.Expansion) -> tuple[np.ndarray, np.ndarray]:
+    """The cheapest segmentation of each document: by walking the trie at each position, or,
+    once the trie holds a token longer than :data:`WALK_LONGEST` (a repetitive signal, where
+    each walk can be that long), by the reversed automaton; the same tokens either way."""
+    if trie.longest <= WALK_LONGEST:
+        return _k.cheapest_batch(ids, offsets, trie.first, trie.n_children, trie.symbol, trie.token_first,
+                                 trie.token_count, trie.tokens, cost)
+    m = _automaton(trie, expansion)
+    r = m.trie
+    return _k.cheapest_batch_by_links(ids, offsets, r.first, r.n_children, r.symbol, r.token_first,
+                                      r.token_count, r.tokens, m.fail, m.out, m.depth, cost)
 
 
 def fewest_tokens(ids: Any, expansion: encoder.Expansion) -> np.ndarray:
@@ -266,7 +323,7 @@ def fewest_tokens(ids: Any, expansion: encoder.Expansion) -> np.ndarray:
     priority space); ties as in the module docstring."""
     trie = build_trie(expansion)
     ids = _ids(ids, trie.alphabet_size)
-    tokens, _ = _run(trie, ids, np.array([0, ids.shape[0]], np.int64), np.ones(trie.n_tokens, np.int64))
+    tokens, _ = _run(trie, ids, np.array([0, ids.shape[0]], np.int64), np.ones(trie.n_tokens, np.int64), expansion)
     return tokens
 
 
@@ -276,7 +333,7 @@ def fewest_bits(ids: Any, expansion: encoder.Expansion, counts: np.ndarray) -> n
     trie = build_trie(expansion)
     cost = _costs_of_counts(counts, trie.n_tokens)
     ids = _ids(ids, trie.alphabet_size)
-    tokens, _ = _run(trie, ids, np.array([0, ids.shape[0]], np.int64), cost)
+    tokens, _ = _run(trie, ids, np.array([0, ids.shape[0]], np.int64), cost, expansion)
     return tokens
 
 
@@ -288,7 +345,7 @@ def fewest_tokens_batch(docs: Sequence[Any], expansion: encoder.Expansion) -> li
     """:func:`fewest_tokens` of each document, in one kernel call."""
     trie = build_trie(expansion)
     ids, offsets = _docs(docs, trie.alphabet_size)
-    return _split(*_run(trie, ids, offsets, np.ones(trie.n_tokens, np.int64)))
+    return _split(*_run(trie, ids, offsets, np.ones(trie.n_tokens, np.int64), expansion))
 
 
 def fewest_bits_batch(docs: Sequence[Any], expansion: encoder.Expansion, counts: np.ndarray) -> list[np.ndarray]:
@@ -296,7 +353,7 @@ def fewest_bits_batch(docs: Sequence[Any], expansion: encoder.Expansion, counts:
     trie = build_trie(expansion)
     cost = _costs_of_counts(counts, trie.n_tokens)
     ids, offsets = _docs(docs, trie.alphabet_size)
-    return _split(*_run(trie, ids, offsets, cost))
+    return _split(*_run(trie, ids, offsets, cost, expansion))
 
 
 def top_n(

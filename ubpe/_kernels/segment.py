@@ -108,6 +108,99 @@ def cheapest_batch(ids, doc_offsets, first, n_children, symbol, tfirst, tcount, 
 
 
 @njit(cache=True, nogil=True)
+def suffix_links(first, n_children, symbol, token):
+    """Aho-Corasick links of a breadth-first trie: ``fail[v]`` is the node of the longest proper
+    suffix of ``v``'s sequence that is in the trie (the root, 0, for none), ``out[v]`` the
+    nearest node on ``v``'s fail chain (``v`` excluded) where a token ends (0 for none), and
+    ``depth[v]`` the length of ``v``'s sequence. Needs every alphabet id as a root child."""
+    n = first.shape[0]
+    fail = np.zeros(n, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    for v in range(n):  # breadth-first: a node's fail link is set before its children need it
+        for c in range(first[v], first[v] + n_children[v]):
+            depth[c] = depth[v] + 1
+            if v != 0:
+                f = fail[v]
+                while True:  # ends at the root at the latest: it has a child for every id
+                    g = _child(f, symbol[c], first, n_children, symbol)
+                    if g >= 0:
+                        fail[c] = g
+                        break
+                    f = fail[f]
+            g = fail[c]
+            out[c] = g if token[g] >= 0 else out[g]
+    return fail, out, depth
+
+
+@njit(cache=True, nogil=True)
+def _cheapest_by_links(ids, lo, hi, first, n_children, symbol, tfirst, tcount, toks, fail, out, depth,
+                       cost, best, pick, seg, seg_pos):
+    """:func:`_cheapest` with the tokens that start at each position found by an Aho-Corasick
+    automaton of the *reversed* token sequences, read from ``hi - 1`` down to ``lo``: linear in
+    the input plus the matches, where walking the trie costs the longest match at each position
+    (thousands of ids on a repetitive signal). Same result, ties included."""
+    best[hi - lo] = 0
+    state = 0
+    for i in range(hi - 1, lo - 1, -1):
+        s = ids[i]
+        while True:  # the root has a child for every id
+            g = _child(state, s, first, n_children, symbol)
+            if g >= 0:
+                state = g
+                break
+            state = fail[state]
+        bc = _INF
+        bt = -1
+        bl = 0
+        u = state if tcount[state] > 0 else out[state]
+        while u != 0:  # each token that is a prefix of ids[i:hi]
+            q0 = tfirst[u]
+            t = toks[q0]  # the cheapest token of this sequence, the lowest id on a tie
+            for q in range(q0 + 1, q0 + tcount[u]):
+                if cost[toks[q]] < cost[t]:
+                    t = toks[q]
+            length = depth[u]
+            c = cost[t] + best[i + length - lo]
+            if c < bc or (c == bc and length > bl):  # equal cost: the longer token wins
+                bc = c
+                bt = t
+                bl = length
+            u = out[u]
+        best[i - lo] = bc
+        pick[i - lo] = (np.int64(bt) << np.int64(32)) | np.int64(bl)
+    i = lo
+    while i < hi:
+        p = pick[i - lo]
+        seg[seg_pos] = np.int32(p >> np.int64(32))
+        seg_pos += 1
+        i += np.int64(p & np.int64(0xFFFFFFFF))
+    return seg_pos
+
+
+@njit(cache=True, nogil=True)
+def cheapest_batch_by_links(ids, doc_offsets, first, n_children, symbol, tfirst, tcount, toks, fail, out,
+                            depth, cost):
+    """:func:`cheapest_batch` over the trie of the reversed token sequences and its
+    :func:`suffix_links` (see :func:`_cheapest_by_links`); same result."""
+    n_docs = doc_offsets.shape[0] - 1
+    longest = 0
+    for d in range(n_docs):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    best = np.empty(longest + 1, dtype=np.int64)
+    pick = np.empty(max(longest, 1), dtype=np.int64)
+    seg = np.empty(ids.shape[0], dtype=np.int32)
+    token_offsets = np.empty(n_docs + 1, dtype=np.int64)
+    pos = 0
+    token_offsets[0] = 0
+    for d in range(n_docs):
+        pos = _cheapest_by_links(ids, doc_offsets[d], doc_offsets[d + 1], first, n_children, symbol, tfirst,
+                                 tcount, toks, fail, out, depth, cost, best, pick, seg, pos)
+        token_offsets[d + 1] = pos
+    return seg[:pos], token_offsets
+
+
+@njit(cache=True, nogil=True)
 def fixed_log2(x):
     """floor(2**16 * log2(x)) for an integer ``x >= 1``, in integer arithmetic only (so that code
     lengths, and with them the "bits" segmentation, are the same on every platform)."""
