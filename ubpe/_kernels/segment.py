@@ -74,6 +74,13 @@ def _cheapest(ids, lo, hi, first, n_children, symbol, tfirst, tcount, toks, cost
                     bl = j - i
         best[i - lo] = bc
         pick[i - lo] = (np.int64(bt) << np.int64(32)) | np.int64(bl)
+    return _emit(pick, lo, hi, out, out_pos)
+
+
+@njit(cache=True, nogil=True)
+def _emit(pick, lo, hi, out, out_pos):
+    """Writes the segmentation of ``[lo, hi)`` chosen in ``pick`` (per position: token << 32 |
+    length) to ``out`` from ``out_pos``; returns the new end."""
     i = lo
     while i < hi:
         p = pick[i - lo]
@@ -84,23 +91,29 @@ def _cheapest(ids, lo, hi, first, n_children, symbol, tfirst, tcount, toks, cost
 
 
 @njit(cache=True, nogil=True)
+def _batch_buffers(ids, doc_offsets):
+    """Scratch of the batch kernels: ``best`` and ``pick`` for the longest document, the output
+    tokens and their per-document offsets."""
+    longest = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    best = np.empty(longest + 1, dtype=np.int64)
+    pick = np.empty(max(longest, 1), dtype=np.int64)
+    token_offsets = np.empty(doc_offsets.shape[0], dtype=np.int64)
+    token_offsets[0] = 0
+    return best, pick, np.empty(ids.shape[0], dtype=np.int32), token_offsets
+
+
+@njit(cache=True, nogil=True)
 def cheapest_batch(ids, doc_offsets, first, n_children, symbol, tfirst, tcount, toks, cost):
     """Cheapest segmentation of each document ``ids[doc_offsets[d]:doc_offsets[d + 1]]``.
 
     Returns ``(tokens, token_offsets)``: document ``d``'s tokens are
     ``tokens[token_offsets[d]:token_offsets[d + 1]]`` (int32).
     """
-    n_docs = doc_offsets.shape[0] - 1
-    longest = 0
-    for d in range(n_docs):
-        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
-    best = np.empty(longest + 1, dtype=np.int64)
-    pick = np.empty(max(longest, 1), dtype=np.int64)
-    out = np.empty(ids.shape[0], dtype=np.int32)
-    token_offsets = np.empty(n_docs + 1, dtype=np.int64)
+    best, pick, out, token_offsets = _batch_buffers(ids, doc_offsets)
     pos = 0
-    token_offsets[0] = 0
-    for d in range(n_docs):
+    for d in range(doc_offsets.shape[0] - 1):
         pos = _cheapest(ids, doc_offsets[d], doc_offsets[d + 1], first, n_children, symbol, tfirst, tcount,
                         toks, cost, best, pick, out, pos)
         token_offsets[d + 1] = pos
@@ -169,13 +182,7 @@ def _cheapest_by_links(ids, lo, hi, first, n_children, symbol, tfirst, tcount, t
             u = out[u]
         best[i - lo] = bc
         pick[i - lo] = (np.int64(bt) << np.int64(32)) | np.int64(bl)
-    i = lo
-    while i < hi:
-        p = pick[i - lo]
-        seg[seg_pos] = np.int32(p >> np.int64(32))
-        seg_pos += 1
-        i += np.int64(p & np.int64(0xFFFFFFFF))
-    return seg_pos
+    return _emit(pick, lo, hi, seg, seg_pos)
 
 
 @njit(cache=True, nogil=True)
@@ -183,17 +190,9 @@ def cheapest_batch_by_links(ids, doc_offsets, first, n_children, symbol, tfirst,
                             depth, cost):
     """:func:`cheapest_batch` over the trie of the reversed token sequences and its
     :func:`suffix_links` (see :func:`_cheapest_by_links`); same result."""
-    n_docs = doc_offsets.shape[0] - 1
-    longest = 0
-    for d in range(n_docs):
-        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
-    best = np.empty(longest + 1, dtype=np.int64)
-    pick = np.empty(max(longest, 1), dtype=np.int64)
-    seg = np.empty(ids.shape[0], dtype=np.int32)
-    token_offsets = np.empty(n_docs + 1, dtype=np.int64)
+    best, pick, seg, token_offsets = _batch_buffers(ids, doc_offsets)
     pos = 0
-    token_offsets[0] = 0
-    for d in range(n_docs):
+    for d in range(doc_offsets.shape[0] - 1):
         pos = _cheapest_by_links(ids, doc_offsets[d], doc_offsets[d + 1], first, n_children, symbol, tfirst,
                                  tcount, toks, fail, out, depth, cost, best, pick, seg, pos)
         token_offsets[d + 1] = pos
