@@ -163,6 +163,12 @@ def test_the_window_fixtures_cover_range_and_dense_variants():
     assert kinds == {True, False}
 
 
+def test_a_frozen_version_3_window_restarts_an_lpc_variant():
+    data = (FIXTURES / "v3_window_lpc_int16.ubpw").read_bytes()
+    model = _shared("v3_window_lpc_int16")
+    assert data[:5] == b"ubpw\x03" and len(model.variants[(data[7] >> 1) & 7].coefs) >= 2
+
+
 def test_a_frozen_version_3_window_uses_a_split_variant_with_primed_digits():
     data = (FIXTURES / "v3_window_split_int16.ubpw").read_bytes()
     model = _shared("v3_window_split_int16")

@@ -343,24 +343,50 @@ def _lms(r: np.ndarray, inverse: bool) -> np.ndarray:
     return adaptive_rows(r.reshape(1, -1), [list(st) for st in DEFAULT_STAGES], inverse=inverse)[0].astype(np.int64)
 
 
-def _chain_forward(model: Variant, v: np.ndarray) -> np.ndarray:
+def _quotients(model: Variant, x: np.ndarray) -> np.ndarray:
+    """``x`` (int64), or of a split variant its quotients ``(x - offset) // base``."""
+    return (x - model.offset) // model.base if model.base > 1 else x
+
+
+def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False) -> np.ndarray:
     """The residuals of ``history + v`` (int64), predicted by the model's chain (of the
-    quotients ``(x - offset) // base`` of a split variant)."""
-    full = np.concatenate((model.history, v))
-    if model.base > 1:
-        full = (full - model.offset) // model.base
-    r = _residual(full, model.shift, model.coefs)
+    quotients ``(x - offset) // base`` of a split variant). ``restart`` (window containers from
+    version 3): the window's first value is predicted as without it, from the history; from the
+    second on, the linear predictor uses no value before the window (the next ``order - 1``
+    values predicted by the value before, as at the start of a block): a window is rarely the
+    continuation of the history, and a predictor of order 32 fed the jump at the join pays for
+    it 32 times. (The same residuals as without restart for no predictor and delta 1.) The LMS
+    cascade runs on over the join."""
+    if not restart or not model.history.size or not v.size:
+        r = _residual(_quotients(model, np.concatenate((model.history, v))), model.shift, model.coefs)
+    else:
+        hq = _quotients(model, model.history)
+        q = _quotients(model, v)
+        window = _residual(q, model.shift, model.coefs)
+        window[0] = q[0] - _first_prediction(model, hq)
+        r = np.concatenate((_residual(hq, model.shift, model.coefs), window))
     return _lms(r, False) if model.adaptive else r
 
 
-def _chain_inverse(model: Variant, r: np.ndarray) -> np.ndarray:
+def _first_prediction(model: Variant, hq: np.ndarray) -> int:
+    """The prediction (int64) of the value after the history's (quotients) ``hq``: the linear
+    predictor over its last values (as :func:`_residual` over ``hq`` joined with that value)."""
+    tail = np.concatenate((hq[max(0, hq.size - model.coefs.size):], np.zeros(1, np.int64)))
+    return -int(_residual(tail, model.shift, model.coefs)[-1])
+
+
+def _chain_inverse(model: Variant, r: np.ndarray, restart: bool = False) -> np.ndarray:
     """The values (int64) of the window residuals ``r`` (:func:`_chain_forward` inverted; of a
     split variant: the quotients)."""
     h = model.history.size
     full = np.concatenate((_primer_residuals(model), r))
     if model.adaptive:
         full = _lms(full, True)
-    return _restore(full, model.shift, model.coefs)[h:]
+    if not restart or not h or not r.size:
+        return _restore(full, model.shift, model.coefs)[h:]
+    window = full[h:].copy()
+    window[0] += _first_prediction(model, _quotients(model, model.history))
+    return _restore(window, model.shift, model.coefs)
 
 
 def _primer_residuals(model: Variant) -> np.ndarray:
@@ -635,7 +661,7 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
             if held:  # (primed: a window coded cold is rarer, and ranking on it picked worse variants)
                 trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense, split)
                 for w in ws[-held:]:
-                    coded = None if trial is None else _variant_bytes(trial, w)
+                    coded = None if trial is None else _variant_bytes(trial, w, version=WINDOW_VERSION)
                     cost += len(coded[1]) + len(coded[2] or b"") if coded is not None else 10 * w.size
             ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, split))
     ranked.sort(key=lambda r: r[:2])
@@ -651,8 +677,8 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
 # ============================================================================ window containers
 
 
-def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False,
-                   version: int = 2) -> tuple[int, bytes, bytes | None] | None:
+def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
+                   restart: bool | None = None) -> tuple[int, bytes, bytes | None] | None:
     """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
     the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
     digits' stream: its length (varint), then it; from ``version`` 3 the digits are primed with
@@ -660,7 +686,7 @@ def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False,
     from .format.fields import escape_field
 
     flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
-    r = _chain_forward(v, flat)[v.history.size:]
+    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart)[v.history.size:]
     tokens, outside = v.tokens(r)
     coded = _primed_stream(v, tokens, cold)
     if coded is None:
@@ -1029,7 +1055,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
         r[positions] = values.astype(np.int64)
-    x = _chain_inverse(v, r)
+    x = _chain_inverse(v, r, restart=data[4] >= 3)
     if digits is not None:
         x = x * v.base + v.offset + digits
     native = dtype.newbyteorder("=")
