@@ -205,3 +205,24 @@ def test_version_3_is_deterministic_and_names_its_model(walk_model):
     other = fit_shared([np.arange(N, dtype=np.int16) * 3 for _ in range(3)])
     with pytest.raises(CorruptDataError):
         ubpe.decompress(a, tokenizer=other)
+
+
+def test_hostile_digits_fields_of_a_split_window_are_refused(adc_model):
+    w = _adc(23, N)
+    good = ubpe.compress(w, tokenizer=adc_model)
+    assert good[:5] == b"ubpw\x03" and not good[8] & 1 and not good[7] & 1  # no extras, primed
+    head, rest = good[:11], good[15:]  # (ref, head byte, count, below; the CRC's 4 bytes after them)
+    crc = good[11:15]
+    below_d, used = good[15], 1
+    assert below_d < 0x80
+    length = rest[used] | ((rest[used + 1] & 0x7F) << 7 if rest[used] & 0x80 else 0)
+    assert 0 < length < len(rest)
+    for hostile_rest in (
+            _varint(10**9) + rest[used:],  # the digits' skip below zero
+            _varint(below_d) + _varint(10**6) + rest[used + (2 if rest[used] & 0x80 else 1):],  # beyond the end
+            _varint(below_d) + _varint(0) + rest[used + (2 if rest[used] & 0x80 else 1):],  # no digits' bytes
+            b"\xff" * 12,  # a varint that never ends
+    ):
+        with pytest.raises(CorruptDataError):
+            ubpe.decompress(head + crc + hostile_rest, tokenizer=adc_model, max_output_size=1 << 20)
+    assert np.array_equal(ubpe.decompress(head + crc + rest, tokenizer=adc_model), w)
