@@ -363,7 +363,7 @@ def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False) -> np.n
         hq = _quotients(model, model.history)
         q = _quotients(model, v)
         window = _residual(q, model.shift, model.coefs)
-        window[0] = q[0] - _first_prediction(model, hq)
+        window[:1] = q[:1] - np.int64(_first_prediction(model, hq))
         r = np.concatenate((_residual(hq, model.shift, model.coefs), window))
     return _lms(r, False) if model.adaptive else r
 
@@ -385,7 +385,7 @@ def _chain_inverse(model: Variant, r: np.ndarray, restart: bool = False) -> np.n
     if not restart or not h or not r.size:
         return _restore(full, model.shift, model.coefs)[h:]
     window = full[h:].copy()
-    window[0] += _first_prediction(model, _quotients(model, model.history))
+    window[:1] += np.int64(_first_prediction(model, _quotients(model, model.history)))  # (wraps, as the filter)
     return _restore(window, model.shift, model.coefs)
 
 
