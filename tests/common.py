@@ -157,7 +157,10 @@ def byte_mutation(data: bytes, rng: random.Random) -> bytes:
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
-    """One random mutation: half byte-level, half field-level."""
+    """One random mutation: half byte-level, half field-level (a window container of version 2
+    or later, whose fields are bytes and varints rather than msgpack: byte-level only)."""
+    if data[:4] == b"ubpw" and len(data) > 4 and data[4] >= 2:
+        return byte_mutation(data, rng)
     return byte_mutation(data, rng) if rng.random() < 0.5 else substitute(data, rng)
 
 
@@ -263,6 +266,26 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     runs = np.concatenate([sine[:300], sine[300:600] // 2, rng.integers(-9, 9, 100).astype(np.int16)])
     out += [("groups", unrelated, compress(unrelated, level=1), None),
             ("groups_runs", runs, grouped_bytes(runs, [(300, [0, 0], [0, 300]), (100, [0], [600])], level=1), None)]
+    # window containers (ubpe/shared.py) with their shared model: version 3 primed (a predictor
+    # restarted at the window), cold, shaped with a source, a split variant's primed digits; version 2
+    from ubpe.shared import compress_window, fit_shared
+
+    rng = np.random.default_rng(31)
+    noise, resonance = rng.normal(0, 30, 2400), np.zeros(2400)
+    for i in range(2, 2400):  # a resonance whose level steps every 300 values
+        resonance[i] = 1.6 * resonance[i - 1] - 0.8 * resonance[i - 2] + noise[i]
+    stepped = (resonance + np.repeat(rng.integers(-2000, 2000, 8), 300)).astype(np.int16)
+    model = fit_shared([stepped[i:i + 300] for i in range(0, 1800, 300)], history=1200)
+    quiet = (stepped[-300:] // 8).astype(np.int16)  # unlike the training end: coded cold
+    adc = (np.cumsum(rng.integers(-6, 7, 2100)) * 4 + (rng.random(2100) < 0.15) * rng.integers(1, 4, 2100)
+           + 1).astype(np.int16)
+    split = fit_shared([adc[i:i + 300] for i in range(0, 1800, 300)], history=1200)
+    window, shaped, digits = stepped[-300:], stepped[-300:].reshape(150, 2), adc[-300:]
+    out += [("window", window, compress(window, tokenizer=model), model),
+            ("window_cold", quiet, compress(quiet, tokenizer=model), model),
+            ("window_shaped", shaped, compress(shaped, tokenizer=model, source={"name": "w.npy"}), model),
+            ("window_split", digits, compress(digits, tokenizer=split), split),
+            ("window_v2", window, compress_window(window, model, compress(window), version=2), model)]
     return out
 
 

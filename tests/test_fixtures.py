@@ -48,7 +48,7 @@ def test_every_fixture_is_written_by_the_script_and_named_for_version_1():
     assert set(MODEL_FILES) == set(_probes())
     assert set(WINDOWS) == set(make_fixtures().window_fixtures())
     assert all(name.startswith("v1_") for name in CONTAINERS + MODEL_FILES)
-    assert all(name[:3] in ("v1_", "v2_") for name in WINDOWS)
+    assert all(name[:3] in ("v1_", "v2_", "v3_") for name in WINDOWS)
 
 
 @pytest.mark.parametrize("name", CONTAINERS)
@@ -145,7 +145,7 @@ def test_a_frozen_window_container_decodes_with_its_shared_model(name):
     data = (FIXTURES / f"{name}.ubpw").read_bytes()
     expected = np.load(FIXTURES / f"{name}.npy", allow_pickle=False)
     model = _shared(name)
-    assert data[:5] == b"ubpw" + bytes([int(name[1])])  # v1_ or v2_
+    assert data[:5] == b"ubpw" + bytes([int(name[1])])  # v1_, v2_ or v3_
     assert_same_array(ubpe.decompress(data, tokenizer=model), expected)
     info = ubpe.describe(data)
     assert info.n_values == expected.size and info.dtype == expected.dtype.str and not info.embedded
@@ -161,6 +161,18 @@ def test_a_frozen_window_container_refuses_another_shared_model():
 def test_the_window_fixtures_cover_range_and_dense_variants():
     kinds = {v.values is None for name in WINDOWS for v in _shared(name).variants}
     assert kinds == {True, False}
+
+
+def test_a_frozen_version_3_window_restarts_an_lpc_variant():
+    data = (FIXTURES / "v3_window_lpc_int16.ubpw").read_bytes()
+    model = _shared("v3_window_lpc_int16")
+    assert data[:5] == b"ubpw\x03" and len(model.variants[(data[7] >> 1) & 7].coefs) >= 2
+
+
+def test_a_frozen_version_3_window_uses_a_split_variant_with_primed_digits():
+    data = (FIXTURES / "v3_window_split_int16.ubpw").read_bytes()
+    model = _shared("v3_window_split_int16")
+    assert data[:5] == b"ubpw\x03" and model.variants[(data[7] >> 1) & 7].base > 1
 
 
 @pytest.mark.parametrize("name", WINDOWS)

@@ -242,7 +242,7 @@ def test_split_variants_damaged_are_refused(adc_model):
 
     w = _adc(22, N)
     good = ubpe.compress(w, tokenizer=adc_model)
-    assert good[:4] == b"ubpw" and adc_model.variants[good[10]].base > 1
+    assert good[:5] == b"ubpw\x03" and adc_model.variants[(good[7] >> 1) & 7].base > 1  # (version 3's head byte)
     assert check_truncations(good, lambda d: ubpe.decompress(d, tokenizer=adc_model)) == len(good)
     rng = random.Random(5)
     for _ in range(200):
@@ -271,7 +271,7 @@ def _refused_or_right(data: bytes, model: SharedModel, w: np.ndarray) -> None:
 
 def test_damaged_or_hostile_window_containers_are_refused(synthetic):
     w = np.cumsum(np.random.default_rng(8).integers(-3, 4, N)).astype(np.int16)
-    good = ubpe.compress(w, tokenizer=synthetic)
+    good = ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=2)
     assert good[:5] == b"ubpw\x02"
     old = ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=1)
     assert old[:5] == b"ubpw\x01" and np.array_equal(ubpe.decompress(old, tokenizer=synthetic), w)
@@ -294,15 +294,18 @@ def test_damaged_or_hostile_window_containers_are_refused(synthetic):
             ubpe.decompress(b"ubpw\x01" + msgpack.packb(hostile, use_bin_type=True), tokenizer=synthetic,
                             max_output_size=1 << 20)
     with pytest.raises(FormatVersionError):
-        ubpe.decompress(b"ubpw\x03" + good[5:], tokenizer=synthetic)
+        ubpe.decompress(b"ubpw\x04" + good[5:], tokenizer=synthetic)
 
 
 def test_a_window_unlike_the_training_end_is_coded_without_the_primer_and_comes_back(synthetic):
     """A slower walk than the training one: the primer's statistics mislead the coder, so the
-    window is coded "cold" (flag bit 7, no skip field); the predictor still runs over the history."""
+    window is coded "cold" (version 2: flag bit 7; version 3: bit 0 of the head byte; no skip
+    field); the predictor still runs over the history."""
     w = np.cumsum(np.random.default_rng(1).integers(-1, 2, N)).astype(np.int16)
     data = ubpe.compress(w, tokenizer=synthetic)
-    assert data[:5] == b"ubpw\x02" and data[9] & 0x80
+    assert data[:5] == b"ubpw\x03" and data[7] & 0x01
+    v2 = ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=2)
+    assert v2[9] & 0x80 and np.array_equal(ubpe.decompress(v2, tokenizer=synthetic), w)
     assert len(data) < len(ubpe.compress(w))
     assert np.array_equal(ubpe.decompress(data, tokenizer=synthetic), w)
     primed = ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=1)  # (version 1: always primed)
@@ -317,10 +320,12 @@ def test_mutated_window_containers_are_refused_or_decode_exactly(synthetic):
     w = np.cumsum(np.random.default_rng(12).integers(-3, 4, N)).astype(np.int16)
     shaped = w.astype(">i4").reshape(500, 2)
     slow = np.cumsum(np.random.default_rng(1).integers(-1, 2, N)).astype(np.int16)
-    samples = [(w, ubpe.compress(w, tokenizer=synthetic)),
-               (shaped, ubpe.compress(shaped, tokenizer=synthetic, source={"name": "w.npy"})),
+    def v2(x, **options):
+        return ubpe.shared.compress_window(x, synthetic, ubpe.compress(x), version=2, **options)
+
+    samples = [(w, v2(w)), (shaped, v2(shaped, source={"name": "w.npy"})),
                (w, ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=1)),
-               (slow, ubpe.compress(slow, tokenizer=synthetic))]  # coded cold
+               (slow, v2(slow))]  # coded cold
     assert [d[:5] for _, d in samples] == [b"ubpw\x02", b"ubpw\x02", b"ubpw\x01", b"ubpw\x02"]
     rng = random.Random(30)
     refused = 0
@@ -353,7 +358,7 @@ def _v2(ref: bytes, flags: int, variant: int, n: int, below: int, *tail: bytes) 
 
 def test_version_2_layout_and_hostile_fields(synthetic):
     w = np.cumsum(np.random.default_rng(8).integers(-3, 4, N)).astype(np.int16)
-    good = ubpe.compress(w, tokenizer=synthetic)
+    good = ubpe.shared.compress_window(w, synthetic, ubpe.compress(w), version=2)
     ref, flags, variant = good[5:9], good[9], good[10]
     assert ref == synthetic.ref[:4] and flags & 0x0F == ubpe.shared.DTYPES.index("<i2")
     assert variant < len(synthetic.variants) and flags & 0xD0 == 0  # no shape, no source

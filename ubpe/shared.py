@@ -52,8 +52,8 @@ __all__ = ["SharedModel", "fit_shared", "compress_window", "decompress_window", 
 
 #: The first 4 bytes of a window container (an ordinary container starts with ``b"ubpe"``).
 WINDOW_MAGIC = b"ubpw"
-#: The window-container version this ubpe writes, and the newest it reads (1 is read too).
-WINDOW_VERSION = 2
+#: The window-container version this ubpe writes, and the newest it reads (1 and 2 are read too).
+WINDOW_VERSION = 3
 #: The ``magic`` of a shared-model file.
 MODEL_MAGIC = "ubpe.shared"
 #: The newest shared-model file version this ubpe reads; it writes 2 for a model with a split
@@ -78,6 +78,12 @@ REF_BYTES = 8
 #: Bytes of the model digest a window container of version 2 stores (a wrong model that shared
 #: them would still fail the primer check and the CRC).
 REF_BYTES_V2 = 4
+#: Bytes of the model digest a window container of version 3 stores (a wrong model that shared
+#: them fails the primer check and the CRC: the digest only names the model in the error).
+REF_BYTES_V3 = 2
+#: Version 3's extras byte (present when the low bit of the count varint is set): a shape, escapes,
+#: a source follow.
+_V3_SHAPE, _V3_ESC, _V3_SOURCE = 0x01, 0x02, 0x04
 #: Version 2's flags byte: the dtype index (low 4 bits), then whether a shape, escapes, a source follow.
 _HAS_SHAPE, _HAS_ESC, _HAS_SOURCE = 0x10, 0x20, 0x40
 #: Version 2's flag of a window coded *cold*: its tokens alone, without the primer (a window unlike
@@ -337,24 +343,50 @@ def _lms(r: np.ndarray, inverse: bool) -> np.ndarray:
     return adaptive_rows(r.reshape(1, -1), [list(st) for st in DEFAULT_STAGES], inverse=inverse)[0].astype(np.int64)
 
 
-def _chain_forward(model: Variant, v: np.ndarray) -> np.ndarray:
+def _quotients(model: Variant, x: np.ndarray) -> np.ndarray:
+    """``x`` (int64), or of a split variant its quotients ``(x - offset) // base``."""
+    return (x - model.offset) // model.base if model.base > 1 else x
+
+
+def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False) -> np.ndarray:
     """The residuals of ``history + v`` (int64), predicted by the model's chain (of the
-    quotients ``(x - offset) // base`` of a split variant)."""
-    full = np.concatenate((model.history, v))
-    if model.base > 1:
-        full = (full - model.offset) // model.base
-    r = _residual(full, model.shift, model.coefs)
+    quotients ``(x - offset) // base`` of a split variant). ``restart`` (window containers from
+    version 3): the window's first value is predicted as without it, from the history; from the
+    second on, the linear predictor uses no value before the window (the next ``order - 1``
+    values predicted by the value before, as at the start of a block): a window is rarely the
+    continuation of the history, and a predictor of order 32 fed the jump at the join pays for
+    it 32 times. (The same residuals as without restart for no predictor and delta 1.) The LMS
+    cascade runs on over the join."""
+    if not restart or not model.history.size or not v.size:
+        r = _residual(_quotients(model, np.concatenate((model.history, v))), model.shift, model.coefs)
+    else:
+        hq = _quotients(model, model.history)
+        q = _quotients(model, v)
+        window = _residual(q, model.shift, model.coefs)
+        window[:1] = q[:1] - np.int64(_first_prediction(model, hq))
+        r = np.concatenate((_residual(hq, model.shift, model.coefs), window))
     return _lms(r, False) if model.adaptive else r
 
 
-def _chain_inverse(model: Variant, r: np.ndarray) -> np.ndarray:
+def _first_prediction(model: Variant, hq: np.ndarray) -> int:
+    """The prediction (int64) of the value after the history's (quotients) ``hq``: the linear
+    predictor over its last values (as :func:`_residual` over ``hq`` joined with that value)."""
+    tail = np.concatenate((hq[max(0, hq.size - model.coefs.size):], np.zeros(1, np.int64)))
+    return -int(_residual(tail, model.shift, model.coefs)[-1])
+
+
+def _chain_inverse(model: Variant, r: np.ndarray, restart: bool = False) -> np.ndarray:
     """The values (int64) of the window residuals ``r`` (:func:`_chain_forward` inverted; of a
     split variant: the quotients)."""
     h = model.history.size
     full = np.concatenate((_primer_residuals(model), r))
     if model.adaptive:
         full = _lms(full, True)
-    return _restore(full, model.shift, model.coefs)[h:]
+    if not restart or not h or not r.size:
+        return _restore(full, model.shift, model.coefs)[h:]
+    window = full[h:].copy()
+    window[:1] += np.int64(_first_prediction(model, _quotients(model, model.history)))  # (wraps, as the filter)
+    return _restore(window, model.shift, model.coefs)
 
 
 def _primer_residuals(model: Variant) -> np.ndarray:
@@ -451,13 +483,17 @@ def _primed_stream(model: Variant, tokens: np.ndarray, cold: bool = False) -> tu
     return skip, rest
 
 
-def _digit_coder(model: Variant) -> Variant:
-    """The code of a split variant's digits ``(x - offset) % base`` (no primer), cached."""
-    c = model._cache.get("digits")
+def _digit_coder(model: Variant, primed: bool = False) -> Variant:
+    """The code of a split variant's digits ``(x - offset) % base``, cached: without primer, or
+    (``primed``, window containers from version 3) with the history's digits as its primer."""
+    key = "digits_primed" if primed else "digits"
+    c = model._cache.get(key)
     if c is None:
         mode, center, counts = model.digits
         c = Variant(model.dtype, 0, np.zeros(0, np.int64), 0, model.base, mode, center, counts, np.zeros(0, np.int64))
-        model._cache["digits"] = c
+        if primed:  # (the digits of a noisy ADC are near independent: their statistics are what the primer gives)
+            c._cache["primer"] = ((model.history - model.offset) % model.base).astype(np.int32)
+        model._cache[key] = c
     return c
 
 
@@ -625,7 +661,7 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
             if held:  # (primed: a window coded cold is rarer, and ranking on it picked worse variants)
                 trial = _model_for(values[:-held], dtype, shift, coefs, adaptive, history, dense, split)
                 for w in ws[-held:]:
-                    coded = None if trial is None else _variant_bytes(trial, w)
+                    coded = None if trial is None else _variant_bytes(trial, w, version=WINDOW_VERSION)
                     cost += len(coded[1]) + len(coded[2] or b"") if coded is not None else 10 * w.size
             ranked.append((cost, 4 * i + j, shift, coefs, adaptive, dense, split))
     ranked.sort(key=lambda r: r[:2])
@@ -641,14 +677,16 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
 # ============================================================================ window containers
 
 
-def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False) -> tuple[int, bytes, bytes | None] | None:
+def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
+                   restart: bool | None = None) -> tuple[int, bytes, bytes | None] | None:
     """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
     the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
-    digits' stream: its length (varint), then it."""
+    digits' stream: its length (varint), then it; from ``version`` 3 the digits are primed with
+    the history's: ``bound - skip`` of their stream (varint) first, then its length and rest."""
     from .format.fields import escape_field
 
     flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
-    r = _chain_forward(v, flat)[v.history.size:]
+    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart)[v.history.size:]
     tokens, outside = v.tokens(r)
     coded = _primed_stream(v, tokens, cold)
     if coded is None:
@@ -656,7 +694,15 @@ def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False) -> tuple[int
     esc = escape_field(r, outside) if outside.size else None
     if v.base == 1:
         return coded[0], coded[1], esc
-    digits = _encode_tokens(_digit_coder(v), ((flat - v.offset) % v.base).astype(np.int32))
+    digit_tokens = ((flat - v.offset) % v.base).astype(np.int32)
+    if version >= 3:
+        dc = _digit_coder(v, primed=True)
+        primed = _primed_stream(dc, digit_tokens)
+        if primed is None:
+            return None
+        skip, digits = primed
+        return coded[0], _varint(_skip_bound(dc) - skip) + _varint(len(digits)) + digits + coded[1], esc
+    digits = _encode_tokens(_digit_coder(v), digit_tokens)
     if not _check_work(flat.size, len(digits)):
         return None
     return coded[0], _varint(len(digits)) + digits + coded[1], esc
@@ -664,7 +710,7 @@ def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False) -> tuple[int
 
 def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None,
                   version: int = WINDOW_VERSION) -> bytes | None:
-    """The window container (``version`` 1 or 2) of ``arr`` (any shape, a dtype of
+    """The window container (``version`` 1, 2 or 3) of ``arr`` (any shape, a dtype of
     :data:`DTYPES`) with the variant that gives the smallest (the first on ties), or None when
     no variant can code it."""
     from .format.container import values_crc
@@ -680,13 +726,16 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
         if version == 1 and v.base > 1:
             continue  # (version 1 has no digits' stream)
         for cold in (False, True) if version >= 2 and v.history.size else (False,):
-            coded = _variant_bytes(v, native, cold)
+            coded = _variant_bytes(v, native, cold, version)
             if coded is None:
                 continue
             skip, rest, esc = coded
             if version == 1:
                 fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
                 body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+            elif version >= 3:
+                body = _body_v3(model.ref[:REF_BYTES_V3], i, dtype, shape, int(arr.size),
+                                None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
             else:
                 body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
                                 None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
@@ -723,6 +772,29 @@ def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
     return b"".join(out)
 
 
+def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None) -> bytes:
+    """Version 3's body (docs/format.md, "Window containers"): one byte ``16 dtype + 2 variant +
+    cold``, the varint ``2 n + extras``, ``below`` (not when cold), the extras byte and fields
+    when any, the CRC, the coder bytes."""
+    extras = (_V3_SHAPE if shape is not None else 0) | (_V3_ESC if esc is not None else 0) | (
+        _V3_SOURCE if source is not None else 0)
+    out = [ref, bytes([16 * dtype + 2 * index + (below is None)]), _varint(2 * n + (extras != 0))]
+    if below is not None:
+        out.append(_varint(below))
+    if extras:
+        out.append(bytes([extras]))
+    if shape is not None:
+        out += [_varint(len(shape))] + [_varint(d) for d in shape]
+    if esc is not None:
+        out += [_varint(len(esc)), esc]
+    if source is not None:
+        packed = msgpack.packb(source, use_bin_type=True)
+        out += [_varint(len(packed)), packed]
+    out += [int(crc).to_bytes(4, "little"), rest]
+    return b"".join(out)
+
+
 def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
                     lossy: bool = False, progress: Any = None, version: int = WINDOW_VERSION) -> bytes:
     """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, ...)``
@@ -730,7 +802,7 @@ def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: di
     :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
     numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
     ``bits``); it keeps ``source``. Never larger than compressing alone. ``version``: the
-    window-container version to write (1 or 2; 1 only to reproduce old files)."""
+    window-container version to write (1 to 3; 1 and 2 only to reproduce old files)."""
     from .format.fields import argument_error, check_source
 
     if not isinstance(model, SharedModel):
@@ -775,7 +847,7 @@ def _window_fields(data: bytes) -> list:
     from .format.fields import check_source, data_error
 
     if data[4] >= 2:
-        return _fields_v2(data)
+        return _fields_v2(data)  # (and version 3's)
     d = unpack(data[5:], "window container")
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
@@ -814,10 +886,23 @@ def _fields_v2(data: bytes) -> list:
             if shift >= 63:
                 raise CorruptDataError("window: a varint longer than 9 bytes")
 
-    ref = take(REF_BYTES_V2)
-    flags, index = take(2)
-    n = varint()
-    below = None if flags & _COLD else varint()
+    if data[4] >= 3:
+        ref = take(REF_BYTES_V3)
+        head = take(1)[0]
+        count = varint()
+        n, index, cold = count >> 1, (head >> 1) & 7, head & 1
+        below = None if cold else varint()
+        extras = take(1)[0] if count & 1 else None
+        if extras is not None and (extras == 0 or extras & ~(_V3_SHAPE | _V3_ESC | _V3_SOURCE)):
+            raise CorruptDataError(f"window: the extras byte must be a non-empty set of its 3 flags, got {extras}")
+        extras = extras or 0
+        flags = (head >> 4) | (_HAS_SHAPE if extras & _V3_SHAPE else 0) | (_HAS_ESC if extras & _V3_ESC else 0) | (
+            _HAS_SOURCE if extras & _V3_SOURCE else 0)
+    else:
+        ref = take(REF_BYTES_V2)
+        flags, index = take(2)
+        n = varint()
+        below = None if flags & _COLD else varint()
     shape = None
     if flags & _HAS_SHAPE:
         dims = varint()
@@ -907,7 +992,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
     ref, index, dtype_str, shape, n, skip, rest, esc, crc, _ = _window_fields(data)
-    ref_bytes = REF_BYTES if data[4] == 1 else REF_BYTES_V2
+    ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3)
     if not isinstance(ref, bytes) or len(ref) != ref_bytes:
         raise CorruptDataError(f"window: the model reference must be {ref_bytes} bytes")
     if model is None:
@@ -945,23 +1030,32 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if v.base > 1:
         if data[4] == 1:
             raise CorruptDataError("window: a version-1 container cannot use a split variant")
-        length, used = _read_varint(rest)
-        if used + length > len(rest) or not _check_work(n, length):
-            raise CorruptDataError(f"window: a digits' stream of {length} bytes (of {len(rest) - used} left)")
-        k = _kernels()
-        dc = _digit_coder(v)
-        digits = np.empty(n, np.int32)
-        from .coders._cm import raise_status
+        if data[4] >= 3:  # the digits primed with the history's
+            dc = _digit_coder(v, primed=True)
+            below, used_below = _read_varint(rest)
+            length, used = _read_varint(rest[used_below:])
+            used += used_below
+            if used + length > len(rest):
+                raise CorruptDataError(f"window: a digits' stream of {length} bytes (of {len(rest) - used} left)")
+            digits = _primed_decode(dc, n, _resolve_skip(dc, -1 - below), rest[used:used + length])
+        else:
+            length, used = _read_varint(rest)
+            if used + length > len(rest) or not _check_work(n, length):
+                raise CorruptDataError(f"window: a digits' stream of {length} bytes (of {len(rest) - used} left)")
+            k = _kernels()
+            dc = _digit_coder(v)
+            digits = np.empty(n, np.int32)
+            from .coders._cm import raise_status
 
-        raise_status(int(k._code(digits, n, dc.size, np.frombuffer(rest[used:used + length], np.uint8).copy(), True,
-                                 dc.mode, dc.center, dc.counts, k._adapt_table())), dc.size)
+            raise_status(int(k._code(digits, n, dc.size, np.frombuffer(rest[used:used + length], np.uint8).copy(),
+                                     True, dc.mode, dc.center, dc.counts, k._adapt_table())), dc.size)
         rest = rest[used + length:]
     tokens = _primed_decode(v, n, skip, rest, cold)
     r = v.residuals(tokens)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
         r[positions] = values.astype(np.int64)
-    x = _chain_inverse(v, r)
+    x = _chain_inverse(v, r, restart=data[4] >= 3)
     if digits is not None:
         x = x * v.base + v.offset + digits
     native = dtype.newbyteorder("=")
