@@ -20,7 +20,8 @@ from ubpe.planner import settings
 
 #: the exact whole-recording search (commit 08dcb7d) in today's settings
 EXACT = dict(level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
-             level3_search_evals=1, level3_search_order_db=1e9, level3_front_frames=1 << 13)
+             level3_search_evals=1, level3_search_order_db=1e9, level3_search_hold=2.0,
+             level3_search_budget=1.5, level3_front_frames=1 << 13)
 
 
 def test_the_proxy_is_a_prefix_of_a_share_of_the_recording_with_a_floor_of_codings():
@@ -111,3 +112,18 @@ def test_the_exact_search_of_before_is_a_setting():
     with settings.configured(**EXACT):
         exact = round_trip(x)
     assert len(exact) <= len(round_trip(x))
+
+
+def test_held_values_try_the_mix_per_hold_state_first():
+    """A staircase (each value held for 3 frames: 2/3 of the frames repeat) asks for the
+    least-squares mix per hold state first; a tone that never repeats does not."""
+    from ubpe.level3_search import HOLD_MOVE, first_move, hold_share
+
+    stairs = np.repeat(np.cumsum(np.random.default_rng(9).integers(-3, 4, 3000)), 3).reshape(-1, 1)
+    assert hold_share(stairs) > 0.6
+    assert first_move(stairs, settings.DEFAULT) == HOLD_MOVE
+    assert first_move(stairs, dataclasses.replace(settings.DEFAULT, level3_search_hold=2.0)) is None
+    assert hold_share(np.arange(100).reshape(-1, 1)) == 0.0
+    assert HOLD_MOVE in dict(MOVES)
+    x = stairs[:, 0].astype(np.int16)
+    assert len(round_trip(x)) <= len(level3.encode(x, search=False))

@@ -486,7 +486,10 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
         return sum(_coded_size(c, prm, tab, skip) for c in chunks)
 
     base = size({})
-    tried = sorted(((size(change), change) for change in CANDIDATES[:evals - 1]), key=lambda t: t[0])
+    candidates = CANDIDATES
+    if _holds(y):  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
+        candidates = tuple(sorted(CANDIDATES, key=lambda c: "fmix" not in c))
+    tried = sorted(((size(change), change) for change in candidates[:evals - 1]), key=lambda t: t[0])
     best_size, best = tried[0] if tried else (base, {})
     margin = _search_margin()
     if best_size > base * (1 - margin):
@@ -497,6 +500,13 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
         if size(both) < best_size:
             best = both
     return _vector(dict(DEFAULTS, **best), C)
+
+
+def _holds(y: np.ndarray) -> bool:
+    from .level3_search import hold_share
+    from .planner import settings
+
+    return hold_share(y) >= settings.current().level3_search_hold
 
 
 def _search_budget() -> float:
@@ -525,12 +535,12 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -
     """The parameters that code a prefix of ``y`` smallest, by ``level3_search.greedy`` from
     DEFAULTS (``level3_search.proxy_plan``: the prefix's frames, the codings, the margin; the
     whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0)."""
-    from .level3_search import ORDER_MOVE, greedy, order_gain_db, proxy_plan
+    from .level3_search import first_move, greedy, proxy_plan
     from .planner import settings
 
     s = settings.current()
     frames, evals, margin = proxy_plan(y.shape[0], C, s)
-    first = ORDER_MOVE if order_gain_db(y) >= s.level3_search_order_db else None
+    first = first_move(y, s)
     y = y[:frames]
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)

@@ -115,6 +115,32 @@ def proxy_plan(frames: int, channels: int, settings) -> tuple[int, int, float]:
 #: error power by at least ``Settings.level3_search_order_db`` decibels: a source with many
 #: resonances (the harmonics of a string, a pipe, a voice) that order 32 cannot all follow.
 ORDER_MOVE = "order 64 over a short window"
+#: The move "least-squares mix" (one mix per hold state) goes first when at least
+#: ``Settings.level3_search_hold`` of the frames repeat the frame before (held, upsampled or
+#: staircase values: an ADC read slower than it is sampled, an oximeter's integer percent).
+HOLD_MOVE = "least-squares mix"
+
+
+def hold_share(y) -> float:
+    """The share of frames equal (every channel) to the frame before; 0 for fewer than 2.
+    ``y``: (frames, channels) integers."""
+    import numpy as np
+
+    y = np.asarray(y)
+    if y.shape[0] < 2:
+        return 0.0
+    return float(np.mean(np.all(y[1:] == y[:-1], axis=1)))
+
+
+def first_move(y, settings) -> str | None:
+    """The move a search of ``y`` ((frames, channels) integers) tries first: ORDER_MOVE when
+    ``order_gain_db`` reaches ``settings.level3_search_order_db``, else HOLD_MOVE when
+    ``hold_share`` reaches ``settings.level3_search_hold``, else None (MOVES' order)."""
+    if order_gain_db(y) >= settings.level3_search_order_db:
+        return ORDER_MOVE
+    if hold_share(y) >= settings.level3_search_hold:
+        return HOLD_MOVE
+    return None
 
 
 def order_gain_db(y, order: int = 32) -> float:

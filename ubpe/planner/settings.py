@@ -296,9 +296,17 @@ class Settings:
     #: The search tries order 64 first when it predicts the recording this many dB better than
     #: order 32 (``ubpe.level3_search.order_gain_db``; a large value: never first).
     level3_search_order_db: float = 2.5
+    #: ... and the least-squares mix per hold state first (on chunks of a longer recording too)
+    #: when this share of its frames repeat the one before (``level3_search.hold_share``; above
+    #: 1: never). Held values: 0.29-0.88 of the frames of 4 unseen biosignals (SpO2, respiration,
+    #: EDA, a BVP), at most 0.23 of any other recording of the shared and unseen data.
+    level3_search_hold: float = 0.25
     #: A longer recording's search (on chunks of it) codes about this many values per value of
-    #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s).
-    level3_search_budget: float = 1.5
+    #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
+    #: the defaults and two candidates, three with held values, the same bytes on the ECG, the
+    #: neural files and the unseen recordings above 65 536 values but SpO2 and respiration, which
+    #: the held-values order keeps).
+    level3_search_budget: float = 0.75
     #: Level 3's front-end chains (block LPC, "mult") are compared on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
     #: fewer frames is coded whole with each chain (8 192 in the containers before: 6 144 saves
