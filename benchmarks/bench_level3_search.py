@@ -39,8 +39,9 @@ from ubpe import level3  # noqa: E402
 from ubpe.planner import settings  # noqa: E402
 
 EXACT = dict(level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
-             level3_search_evals=1, level3_search_order_db=1e9, level3_search_hold=2.0, level3_search_budget=1.5,
-             level3_front_frames=1 << 13)
+             level3_search_evals=1, level3_search_order_db=1e9, level3_search_order_start=1e9,
+             level3_search_hold=2.0, level3_search_budget=1.5, level3_front_frames=1 << 13,
+             level3_front_share=1.0)
 CONFIGS = {
     "new": {},
     "exact": EXACT,
@@ -50,7 +51,10 @@ CONFIGS = {
     "evals3": dict(level3_search_evals=3),
     "evals4": dict(level3_search_evals=4),
     "share.5": dict(level3_search_share=0.5),
-    "no-order-prior": dict(level3_search_order_db=1e9),
+    "no-order-prior": dict(level3_search_order_db=1e9, level3_search_order_start=1e9),
+    "order-first": dict(level3_search_order_start=1e9),
+    "no-hold-prior": dict(level3_search_hold=2.0),
+    "front-share1": dict(level3_front_share=1.0),
     "front8192": dict(level3_front_frames=1 << 13),
     "front4096": dict(level3_front_frames=1 << 12),
     "budget1.5": dict(level3_search_budget=1.5),

@@ -15,13 +15,14 @@ from test_level3_search import plucked_string
 
 import ubpe
 from ubpe import level3
-from ubpe.level3_search import MOVES, ORDER_MOVE, greedy, order_gain_db, proxy_plan
+from ubpe.level3_search import MOVES, ORDER_MOVE, greedy, order_gain_db, plan, proxy_plan
 from ubpe.planner import settings
 
 #: the exact whole-recording search (commit 08dcb7d) in today's settings
 EXACT = dict(level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
-             level3_search_evals=1, level3_search_order_db=1e9, level3_search_hold=2.0,
-             level3_search_budget=1.5, level3_front_frames=1 << 13)
+             level3_search_evals=1, level3_search_order_db=1e9, level3_search_order_start=1e9,
+             level3_search_hold=2.0, level3_search_budget=1.5, level3_front_frames=1 << 13,
+             level3_front_share=1.0)
 
 
 def test_the_proxy_is_a_prefix_of_a_share_of_the_recording_with_a_floor_of_codings():
@@ -59,6 +60,19 @@ def test_many_resonances_ask_for_a_higher_order_and_few_do_not():
     assert abs(order_gain_db(_resonances(2))) < 0.5
     assert order_gain_db(np.full((5000, 2), 7)) == 0.0
     assert order_gain_db(_resonances(24)[:100]) == 0.0
+
+
+def test_many_resonances_start_the_search_at_order_64():
+    """From level3_search_order_start dB the search starts at order 64 (the defaults not
+    measured); between level3_search_order_db and it, order 64 is tried first; below, neither."""
+    many, few = _resonances(24), _resonances(2)
+    start, first = plan(many, settings.DEFAULT, level3.DEFAULTS)
+    assert (start["p1"], start["k1"], first) == (64, 64, None)
+    s = dataclasses.replace(settings.DEFAULT, level3_search_order_start=1e9)
+    start, first = plan(many, s, level3.DEFAULTS)
+    assert start == level3.DEFAULTS and first == ORDER_MOVE
+    start, first = plan(few, settings.DEFAULT, level3.DEFAULTS)
+    assert start == level3.DEFAULTS and first is None
 
 
 def test_the_first_move_is_measured_first():

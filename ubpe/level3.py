@@ -535,17 +535,17 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -
     """The parameters that code a prefix of ``y`` smallest, by ``level3_search.greedy`` from
     DEFAULTS (``level3_search.proxy_plan``: the prefix's frames, the codings, the margin; the
     whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0)."""
-    from .level3_search import first_move, greedy, proxy_plan
+    from .level3_search import greedy, plan, proxy_plan
     from .planner import settings
 
     s = settings.current()
     frames, evals, margin = proxy_plan(y.shape[0], C, s)
-    first = first_move(y, s)
+    start, first = plan(y, s, DEFAULTS)
     y = y[:frames]
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
     tab = table if tmode == TABLE_VALUES else None
-    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), dict(DEFAULTS), evals, margin, first)
+    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), start, evals, margin, first)
     return _vector(best, C)
 
 
@@ -584,6 +584,12 @@ def _front_frames() -> int:
     return max(2, settings.current().level3_front_frames)
 
 
+def settings_front_share() -> float:
+    from .planner import settings
+
+    return settings.current().level3_front_share
+
+
 def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     """The chain of FRONT_CHAINS whose output codes smallest (default parameters) on the second
     half of the middle max(``Settings.level3_front_frames``, n // FRONT_SAMPLE) frames; () when
@@ -592,6 +598,7 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     if not search or n < _front_frames():
         return ()
     frames = max(_front_frames(), n // FRONT_SAMPLE)
+    frames = max(2, min(frames, int(n * settings_front_share())))
     start = (n - frames) // 2
     best = None
     for chain in _chains(x2):

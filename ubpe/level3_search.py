@@ -132,6 +132,19 @@ def hold_share(y) -> float:
     return float(np.mean(np.all(y[1:] == y[:-1], axis=1)))
 
 
+def plan(y, settings, defaults: dict) -> tuple[dict, str | None]:
+    """Where a search of ``y`` ((frames, channels) integers) starts and which move it tries
+    first: from ``defaults`` with ORDER_MOVE applied when ``order_gain_db`` reaches
+    ``settings.level3_search_order_start`` (so many resonances that order 64 is taken without
+    measuring the defaults), else from ``defaults`` with ``first_move``."""
+    gain = order_gain_db(y)
+    if gain >= settings.level3_search_order_start:
+        return dict(defaults, **dict(MOVES)[ORDER_MOVE](defaults)), None
+    if gain >= settings.level3_search_order_db:
+        return dict(defaults), ORDER_MOVE
+    return dict(defaults), (HOLD_MOVE if hold_share(y) >= settings.level3_search_hold else None)
+
+
 def first_move(y, settings) -> str | None:
     """The move a search of ``y`` ((frames, channels) integers) tries first: ORDER_MOVE when
     ``order_gain_db`` reaches ``settings.level3_search_order_db``, else HOLD_MOVE when
