@@ -2,6 +2,8 @@
 
     greedy(size, start, evals, margin) -> (parameters by name, size)
     proxy_plan(frames, channels, settings) -> (proxy frames, evals, margin)
+    plan(y, settings, defaults) -> (start parameters, the move tried first)
+    order_gain_db(y), hold_share(y): the cheap statistics ``plan`` reads
 
 A short recording is all warm-up: its parameters are measured on its beginning (the proxy: a
 prefix, the whole recording when it is short; a sample from the middle would leave out the
