@@ -65,7 +65,8 @@ CODER = "mixsignal"
 TABLE_NONE, TABLE_VALUES, TABLE_INDICES = 0, 1, 2
 #: The front-end chains ``encode(front="auto")`` tries ("mult" ones only where mult_detect splits).
 FRONT_CHAINS = ((), ("lpc",), ("mult",), ("mult", "lpc"))
-FRONT_SAMPLE = 8  #: the chains are compared on max(2 SEARCH_MIN, n // FRONT_SAMPLE) middle frames
+#: the chains are compared on max(Settings.level3_front_frames, n // FRONT_SAMPLE) middle frames
+FRONT_SAMPLE = 8
 MAX_FRONT_BYTES = 1 << 28
 NO_TABLE = np.zeros(0, np.int64)
 
@@ -161,11 +162,10 @@ CANDIDATES = (
     dict(mu1=400, mu2=300, mu3=100),
     dict(p1=16, k1=8),
 )
-SEARCH_BUDGET = 1.5  #: values coded by the search per value of the input (about)
+# values coded by the search on chunks per value of the input: Settings.level3_search_budget
 SEARCH_MIN = 4096  #: the search's sample: at least this many frames (else the whole recording)
 SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
 # how much smaller on the sample a candidate must be to be chosen: Settings.level3_search_margin
-SEARCH_WHOLE_EVALS = 64  #: the most codings of a whole recording its search spends (tiny ones)
 
 
 def _vector(named: dict, channels: int) -> list[int]:
@@ -218,7 +218,8 @@ def _shifted(x2: np.ndarray, lo: int) -> np.ndarray:
     return x2.astype(np.int64) - np.int64(lo)
 
 
-def encode(values, *, params: list[int] | None = None, search: bool = True, front="auto") -> bytes:
+def encode(values, *, params: list[int] | None = None, search: bool = True, front="auto",
+           _unless_defaults: bool = False) -> bytes:
     """Compress an integer signal, (frames,) or (frames, channels), losslessly.
 
     ``params`` fixes the parameter vector (``mixsignal.PRM_*``, checked against its bounds);
@@ -231,18 +232,18 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     n, C = x2.shape
     if front is not None and n * C > 0:
         auto = isinstance(front, str) and front == "auto"
-        if auto and search and params is None and n < 2 * SEARCH_MIN:
+        if auto and search and params is None and n < _front_frames():
             # a short recording: each chain coded whole (a sample would be all warm-up), then the
             # parameters searched on the whole recording behind the smallest (level3_search)
             coded = [(encode(values, search=False, front=list(chain) or None), chain) for chain in _chains(x2)]
             best, chain = min(coded, key=lambda t: len(t[0]))
-            if _whole_budget(n * C):
-                tuned = encode(values, search=True, front=list(chain) or None)
-                best = tuned if len(tuned) < len(best) else best
+            if _whole_budget(n * C):  # (b"" when the search keeps the defaults: ``best`` already)
+                tuned = encode(values, search=True, front=list(chain) or None, _unless_defaults=True)
+                best = tuned if tuned and len(tuned) < len(best) else best
             return best
         chain = _choose_front(x2, search) if auto else list(front)
         if chain:
-            return _encode_front(x2, ndim, chain, params, search)
+            return _encode_front(x2, ndim, chain, params, search, _unless_defaults)
     head = bytearray([VERSION, _dtype_code(x2.dtype), ndim])
     head += _uleb(n)
     if ndim == 2:
@@ -280,6 +281,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         prm = _fixed(params, C)
     else:
         prm = _search(y, table if tmode else None, tmode, C)
+        if _unless_defaults and prm == default_params(C):
+            return b""
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
     head.append(MODE_MODEL)
@@ -454,16 +457,16 @@ def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: i
 
 def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list[int]:
     """The parameters that code a sample of ``y`` smallest (with the table mode given):
-    DEFAULTS, then as many of CANDIDATES as SEARCH_BUDGET allows, then the best two combined.
+    DEFAULTS, then as many of CANDIDATES as ``Settings.level3_search_budget`` allows, then the
+    best two combined.
 
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
     middle piece misjudged speech and respiration), each measured on its second half (the
     models' warm-up left out); a candidate replaces the defaults only when it is smaller by
     ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
-    evals = _whole_budget(n * C)
-    if evals:
-        return _search_whole(y, table, tmode, C, evals)
+    if _whole_budget(n * C):
+        return _search_whole(y, table, tmode, C)
     length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
@@ -471,7 +474,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
         starts = [(2 * i + 1) * n // (2 * SEARCH_CHUNKS) - length // 2 for i in range(SEARCH_CHUNKS)]
         chunks, skip = [y[a:a + length] for a in starts], length // 2
     frames = sum(len(c) for c in chunks)
-    evals = max(0, int(SEARCH_BUDGET * n / frames))
+    evals = max(0, int(_search_budget() * n / frames))
     if evals < 2:
         return default_params(C)
     if tmode:
@@ -483,7 +486,10 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
         return sum(_coded_size(c, prm, tab, skip) for c in chunks)
 
     base = size({})
-    tried = sorted(((size(change), change) for change in CANDIDATES[:evals - 1]), key=lambda t: t[0])
+    candidates = CANDIDATES
+    if _holds(y):  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
+        candidates = tuple(sorted(CANDIDATES, key=lambda c: "fmix" not in c))
+    tried = sorted(((size(change), change) for change in candidates[:evals - 1]), key=lambda t: t[0])
     best_size, best = tried[0] if tried else (base, {})
     margin = _search_margin()
     if best_size > base * (1 - margin):
@@ -496,6 +502,19 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     return _vector(dict(DEFAULTS, **best), C)
 
 
+def _holds(y: np.ndarray) -> bool:
+    from .level3_search import hold_share
+    from .planner import settings
+
+    return hold_share(y) >= settings.current().level3_search_hold
+
+
+def _search_budget() -> float:
+    from .planner import settings
+
+    return settings.current().level3_search_budget
+
+
 def _search_margin() -> float:
     from .planner import settings
 
@@ -503,25 +522,30 @@ def _search_margin() -> float:
 
 
 def _whole_budget(values: int) -> int:
-    """How many codings of the whole recording the search may spend on ``values`` values (0: the
-    recording is searched on chunks, or not at all; ``Settings.level3_search_floor``, ``_whole``)."""
+    """Whether a recording of ``values`` values has its parameters searched by
+    ``level3_search.greedy`` (1) or on chunks, or not at all (0: ``Settings.level3_search_floor``
+    is 0, or ``values`` exceeds ``level3_search_whole``)."""
     from .planner import settings
 
     s = settings.current()
-    if s.level3_search_floor <= 0 or values > s.level3_search_whole or values == 0:
-        return 0
-    return max(1, min(SEARCH_WHOLE_EVALS, int(max(s.level3_search_floor, SEARCH_BUDGET * values) // values)))
+    return int(s.level3_search_floor > 0 and 0 < values <= s.level3_search_whole)
 
 
-def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, evals: int) -> list[int]:
-    """The parameters that code the whole of ``y`` smallest, by ``level3_search.greedy`` from
-    DEFAULTS with at most ``evals`` codings (the sizes exact: no margin)."""
-    from .level3_search import greedy
+def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list[int]:
+    """The parameters that code a prefix of ``y`` smallest, by ``level3_search.greedy`` from
+    DEFAULTS (``level3_search.proxy_plan``: the prefix's frames, the codings, the margin; the
+    whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0)."""
+    from .level3_search import greedy, plan, proxy_plan
+    from .planner import settings
 
+    s = settings.current()
+    frames, evals, margin = proxy_plan(y.shape[0], C, s)
+    start, first = plan(y, s, DEFAULTS)
+    y = y[:frames]
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
     tab = table if tmode == TABLE_VALUES else None
-    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), dict(DEFAULTS), evals)
+    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), start, evals, margin, first)
     return _vector(best, C)
 
 
@@ -554,13 +578,27 @@ def _chains(x2: np.ndarray) -> list:
     return [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
 
 
+def _front_frames() -> int:
+    from .planner import settings
+
+    return max(2, settings.current().level3_front_frames)
+
+
+def settings_front_share() -> float:
+    from .planner import settings
+
+    return settings.current().level3_front_share
+
+
 def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     """The chain of FRONT_CHAINS whose output codes smallest (default parameters) on the second
-    half of the middle max(2 SEARCH_MIN, n // FRONT_SAMPLE) frames; () when ``search`` is off."""
+    half of the middle max(``Settings.level3_front_frames``, n // FRONT_SAMPLE) frames; () when
+    ``search`` is off or the recording is shorter."""
     n = x2.shape[0]
-    if not search or n < 2 * SEARCH_MIN:
+    if not search or n < _front_frames():
         return ()
-    frames = max(2 * SEARCH_MIN, n // FRONT_SAMPLE)
+    frames = max(_front_frames(), n // FRONT_SAMPLE)
+    frames = max(2, min(frames, int(n * settings_front_share())))
     start = (n - frames) // 2
     best = None
     for chain in _chains(x2):
@@ -575,7 +613,7 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     return best[1]
 
 
-def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool) -> bytes:
+def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless_defaults: bool = False) -> bytes:
     """Mode 2: the stage record (msgpack, length first), the CRC-32 of every byte before it, then
     the level-3 bytes of the chain's output (frames, channels) in its own dtype."""
     import msgpack
@@ -587,7 +625,8 @@ def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool) -> byt
     rec = msgpack.packb(record, use_bin_type=True)
     head += _uleb(len(rec)) + rec
     head += zlib.crc32(head).to_bytes(4, "little")
-    return bytes(head) + encode(y, params=params, search=search, front=None)
+    inner = encode(y, params=params, search=search, front=None, _unless_defaults=unless_defaults)
+    return bytes(head) + inner if inner else b""
 
 
 def _decode_front(data: bytes, r: _Reader, dt: np.dtype, ndim: int, n: int, C: int, max_values: int) -> np.ndarray:

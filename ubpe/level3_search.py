@@ -1,19 +1,26 @@
 """The level-3 encoder's parameter search over a whole recording (:mod:`ubpe.level3`, issue 29).
 
-    greedy(size, start, evals) -> (parameters by name, size)
+    greedy(size, start, evals, margin) -> (parameters by name, size)
+    proxy_plan(frames, channels, settings) -> (proxy frames, evals, margin)
+    plan(y, settings, defaults) -> (start parameters, the move tried first)
+    order_gain_db(y), hold_share(y): the cheap statistics ``plan`` reads
 
-A short recording is all warm-up: its parameters are measured on the recording itself, where
-a size is exact (no sample to misjudge), by coordinate descent over physically motivated moves
-(``MOVES``): each round codes the recording with every move applied to the best parameters so
+A short recording is all warm-up: its parameters are measured on its beginning (the proxy: a
+prefix, the whole recording when it is short; a sample from the middle would leave out the
+warm-up where the parameters matter most) by coordinate descent over physically motivated moves
+(``MOVES``): each round codes the proxy with every move applied to the best parameters so
 far and keeps the smallest, until no move helps or the ``evals`` budget is spent. Nothing here
 is part of the format: the parameters chosen are stored in the header and decoding stays one
 pass. The budget is the planner's (:class:`ubpe.planner.settings.Settings`:
-``level3_search_floor``, ``level3_search_whole``).
+``level3_search_floor``, ``_whole``, ``_prefix``, ``_share``, ``_evals``, ``_margin``).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable
+
+MAX_EVALS = 64  #: the most codings of the proxy a search spends (tiny recordings)
 
 
 def _scaled_steps(cur: dict, factor: float) -> dict:
@@ -56,17 +63,19 @@ MOVES: tuple[tuple[str, Callable[[dict], dict]], ...] = (
 )
 
 
-def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float = 0.0) -> tuple[dict, float]:
+def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float = 0.0,
+           first: str | None = None) -> tuple[dict, float]:
     """Coordinate descent from ``start`` (parameters by name): ``size(params)`` of the start,
-    then a round of every move of MOVES, then rounds of only the moves that helped in the round
-    before, best first (a move that changes nothing, or gives parameters already measured, is
-    skipped); each round's smallest is kept when it is below the best times (1 - margin); at
-    most ``evals`` calls of ``size`` in all. Returns (the best parameters, their size)."""
+    then a round of every move of MOVES (the move named ``first`` before the others), then
+    rounds of only the moves that helped in the round before, best first (a move that changes
+    nothing, or gives parameters already measured, is skipped); each round's smallest is kept
+    when it is below the best times (1 - margin); at most ``evals`` calls of ``size`` in all.
+    Returns (the best parameters, their size)."""
     best = dict(start)
     best_size = size(best)
     used = 1
     seen = {tuple(sorted(best.items()))}
-    moves = list(MOVES)
+    moves = sorted(MOVES, key=lambda m: m[0] != first)
     while used < evals and moves:
         tried = []
         for name, move in moves:
@@ -88,3 +97,95 @@ def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float
         moves = [(name, move) for got_k, name, move, _ in tried if got_k < best_size]
         best, best_size = cand, got
     return best, best_size
+
+
+def proxy_plan(frames: int, channels: int, settings) -> tuple[int, int, float]:
+    """The search's proxy and budget for a recording of ``frames`` x ``channels`` values under
+    ``settings`` (:class:`ubpe.planner.settings.Settings`): (the prefix's frames, at most
+    ``frames``; the codings of it, max(``level3_search_evals``, ``level3_search_floor`` / its
+    values), 1 to MAX_EVALS; the margin a candidate must clear, ``level3_search_margin``, 0 when
+    the prefix is the whole recording and sizes are exact)."""
+    share = math.ceil(settings.level3_search_share * frames)
+    proxy = max(1, min(frames, max(settings.level3_search_prefix, share)))
+    values = proxy * max(1, channels)
+    evals = max(1, min(MAX_EVALS, max(settings.level3_search_evals, settings.level3_search_floor // values)))
+    return proxy, evals, (0.0 if proxy == frames else settings.level3_search_margin)
+
+
+#: The move "order 64 over a short window" goes first when doubling the order of a linear
+#: predictor (Levinson-Durbin on the recording's autocorrelation) from 32 to 64 lowers its
+#: error power by at least ``Settings.level3_search_order_db`` decibels: a source with many
+#: resonances (the harmonics of a string, a pipe, a voice) that order 32 cannot all follow.
+ORDER_MOVE = "order 64 over a short window"
+#: The move "least-squares mix" (one mix per hold state) goes first when at least
+#: ``Settings.level3_search_hold`` of the frames repeat the frame before (held, upsampled or
+#: staircase values: an ADC read slower than it is sampled, an oximeter's integer percent).
+HOLD_MOVE = "least-squares mix"
+
+
+def hold_share(y) -> float:
+    """The share of frames equal (every channel) to the frame before; 0 for fewer than 2.
+    ``y``: (frames, channels) integers."""
+    import numpy as np
+
+    y = np.asarray(y)
+    if y.shape[0] < 2:
+        return 0.0
+    return float(np.mean(np.all(y[1:] == y[:-1], axis=1)))
+
+
+def plan(y, settings, defaults: dict) -> tuple[dict, str | None]:
+    """Where a search of ``y`` ((frames, channels) integers) starts and which move it tries
+    first: from ``defaults`` with ORDER_MOVE applied when ``order_gain_db`` reaches
+    ``settings.level3_search_order_start`` (so many resonances that order 64 is taken without
+    measuring the defaults), else from ``defaults`` with ``first_move``."""
+    gain = order_gain_db(y)
+    if gain >= settings.level3_search_order_start:
+        return dict(defaults, **dict(MOVES)[ORDER_MOVE](defaults)), None
+    if gain >= settings.level3_search_order_db:
+        return dict(defaults), ORDER_MOVE
+    return dict(defaults), (HOLD_MOVE if hold_share(y) >= settings.level3_search_hold else None)
+
+
+def first_move(y, settings) -> str | None:
+    """The move a search of ``y`` ((frames, channels) integers) tries first: ORDER_MOVE when
+    ``order_gain_db`` reaches ``settings.level3_search_order_db``, else HOLD_MOVE when
+    ``hold_share`` reaches ``settings.level3_search_hold``, else None (MOVES' order)."""
+    if order_gain_db(y) >= settings.level3_search_order_db:
+        return ORDER_MOVE
+    if hold_share(y) >= settings.level3_search_hold:
+        return HOLD_MOVE
+    return None
+
+
+def order_gain_db(y, order: int = 32) -> float:
+    """The decibels by which a linear predictor of order 2 ``order`` has a smaller error power
+    than one of order ``order`` (Levinson-Durbin on the autocorrelation of each channel's values
+    minus their mean, float64; the mean over the channels; 0 for a constant or too short
+    recording). ``y``: (frames, channels) integers. A cheap statistic (an FFT of the recording):
+    it only orders the search's moves, it decides no bit."""
+    import numpy as np
+
+    y = np.asarray(y, np.float64)
+    n = y.shape[0]
+    if n <= 4 * order:
+        return 0.0
+    gains = []
+    for c in range(y.shape[1]):
+        v = y[:, c] - y[:, c].mean()
+        f = np.fft.rfft(v, 2 * n)
+        r = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:2 * order + 1] / n
+        if r[0] <= 0:
+            gains.append(0.0)
+            continue
+        r[0] *= 1 + 1e-9  # a white-noise floor keeps the recursion stable
+        a = np.zeros(2 * order + 1)
+        a[0] = 1.0
+        err, at = r[0], {}
+        for i in range(1, 2 * order + 1):
+            k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
+            a[1:i + 1] += k * np.concatenate((a[i - 1:0:-1], [1.0]))
+            err *= max(1e-12, 1.0 - k * k)
+            at[i] = err
+        gains.append(10.0 * math.log10(at[order] / at[2 * order]))
+    return float(sum(gains) / len(gains))

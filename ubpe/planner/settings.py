@@ -275,13 +275,50 @@ class Settings:
     float_measure: int = 1 << 14
     float_measure_windows: int = 4
     #: Level 3 (``ubpe.level3``): a recording of at most level3_search_whole values has its
-    #: parameters searched on the whole of it (exact sizes; ``ubpe.level3_search.greedy``), coding
-    #: it up to max(level3_search_floor, 1.5 x its values) values in all (about 0.6 M values/s:
-    #: 2**19 is a second of CPU at most). A short recording is all warm-up, where the parameters
-    #: matter most (the 32 audio files, 2 000-37 000 values: 2.4 % smaller); 0 restores the search
-    #: of containers written before (none below 8 192 frames, chunks of the recording above).
-    level3_search_floor: int = 1 << 19
+    #: parameters searched by ``ubpe.level3_search.greedy`` on a prefix of it (the proxy: its
+    #: first max(level3_search_prefix, level3_search_share x frames) frames, the whole recording
+    #: when that is all of it; a short recording is all warm-up, which the prefix holds), with
+    #: max(level3_search_evals, level3_search_floor / the proxy's values) codings of the proxy
+    #: (at most 64); a candidate is kept when it codes the proxy level3_search_margin smaller than
+    #: the best so far (exact, no margin, when the proxy is the whole). One coding is about 0.55 M
+    #: values/s and the front-end chains and the final coding take about 2: the defaults (the
+    #: proxy coded twice, the defaults and the first move) keep level 3's encode near 0.2 M values/s
+    #: on the 32 short audio files (benchmarks/bench_level3_search.py measures the trade-off:
+    #: results/level3-search-speed.md). level3_search_floor = 0 restores the search of containers
+    #: written before the whole-recording search (none below level3_front_frames, chunks above);
+    #: floor 2**19, prefix 2**16, share 1, evals 1, order_db 1e9, front_frames 8192 the exact
+    #: whole-recording search of commit 08dcb7d (2.5 % smaller audio, 10 x slower).
+    level3_search_floor: int = 1 << 12
     level3_search_whole: int = 1 << 16
+    level3_search_prefix: int = 2048
+    level3_search_share: float = 0.25
+    level3_search_evals: int = 2
+    #: The search starts from order 64 over a short window (the defaults not measured) when it
+    #: predicts the recording this many dB better than order 32 (``level3_search.order_gain_db``:
+    #: more resonances than order 32 follows; on the () chain of the shared and unseen data it
+    #: picked 10 recordings, all 0.4-11 % smaller with order 64, none larger; 1.17 % smaller audio
+    #: against 0.91 % with order 64 only tried first), and tries it first from level3_search_order_db
+    #: (a large value: never).
+    level3_search_order_db: float = 2.5
+    level3_search_order_start: float = 2.5
+    #: ... and the least-squares mix per hold state first (on chunks of a longer recording too)
+    #: when this share of its frames repeat the one before (``level3_search.hold_share``; above
+    #: 1: never). Held values: 0.29-0.88 of the frames of 4 unseen biosignals (SpO2, respiration,
+    #: EDA, a BVP), at most 0.23 of any other recording of the shared and unseen data.
+    level3_search_hold: float = 0.25
+    #: A longer recording's search (on chunks of it) codes about this many values per value of
+    #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
+    #: the defaults and two candidates, three with held values, the same bytes on the ECG, the
+    #: neural files and the unseen recordings above 65 536 values but SpO2 and respiration, which
+    #: the held-values order keeps).
+    level3_search_budget: float = 0.75
+    #: Level 3's front-end chains (block LPC, "mult") are compared on the middle
+    #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
+    #: fewer frames is coded whole with each chain (8 192 in the containers before: 6 144 saves
+    #: 0.15 codings of the short audio files for 0.08 % of their size); the sample is at most
+    #: level3_front_share of the frames (0.5: 3 % faster on the short audio, 0.09 % larger).
+    level3_front_frames: int = 6144
+    level3_front_share: float = 0.5
     #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
     #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
