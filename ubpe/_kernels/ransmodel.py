@@ -5,7 +5,7 @@ by those calls' fixed cost).
 
 Each kernel computes exactly the integers of the numpy definition it replaces in
 ``ubpe.coders.rans`` (``_dequantize``, ``_normalize``, ``_check_histogram``), int64 arithmetic
-wrapping as numpy's does; tests/test_rans_model.py holds them equal.
+wrapping as numpy's does; tests/test_decode_kernels.py holds them equal.
 """
 
 from __future__ import annotations
