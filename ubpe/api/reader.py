@@ -133,7 +133,8 @@ def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     tokens = coders.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
     if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")
-    coded = frontend.chain_dtypes(chain, native)[-1]  # the dtype the tokens decode to
+    dtypes = frontend.chain_dtypes(chain, native)
+    coded = dtypes[-1]  # the dtype the tokens decode to
     if s.expansion is None:
         total = tokens.shape[0]
     else:
@@ -161,7 +162,7 @@ def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     out = out.reshape(channels, -1)
     if chain:
         with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
-            out = frontend.inverse(out, chain, native)
+            out = frontend.inverse(out, chain, native, dtypes)
     return out
 
 
