@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import coders, encoder, frontend
 from .._validate import check_int
-from ..coders import mag
+from ..coders import floatpack, mag
 from ..errors import CorruptDataError
 from ..format import container
 from ..format.bits import unpack_merges
@@ -249,7 +249,9 @@ def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.nda
     """The values of a one-stream container, its CRC verified."""
     native = p.native
     coder = p.stream.get("coder")
-    if isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
+    if coder == "floatpack":  # the float values themselves (checked by parse)
+        out = floatpack.decode_values(p.stream, native, p.n)
+    elif isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
         from ..coders import mixsignal
 
         out = mixsignal.decode_values(p.stream, native, p.shape, p.n)

@@ -196,6 +196,24 @@ def values_coded_fields(base: dict, arr: np.ndarray) -> dict[str, Any] | None:
     return fields
 
 
+def floatpack_fields(base: dict, flat: np.ndarray, float_params: dict) -> dict[str, Any] | None:
+    """The fields of a container whose one stream is "floatpack" (:mod:`ubpe.coders.floatpack`)
+    of the float values ``flat`` (C order, native), on the base of their "floatdec" stage's params
+    ``float_params`` (``base``: dtype, shape, source, crc); None when its channels' bases differ
+    or a value is not an integer on the base."""
+    from ..coders import floatpack
+
+    bases = float_params["base"]
+    if any(b != bases[0] or type(b) is not type(bases[0]) for b in bases):
+        return None
+    stream = floatpack.encode_values(flat, bases[0])
+    if stream is None:
+        return None
+    fields = {k: base[k] for k in ("dtype", "shape", "source") if k in base}
+    fields.update(front=[], stream=stream, crc=base["crc"])
+    return fields
+
+
 # ============================================================================ blocks
 
 
