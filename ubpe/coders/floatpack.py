@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptDataError
-from ..format.bits import pack_uints, pack_varints, read_varints, unpack_uints
+from ..format.bits import pack_uints, pack_varints, unpack_uints, unpack_varints
+from ..frontend import floatcodes
 from ._base import Coder, Tokens
 
 #: Name of the coder (the stream's ``coder`` field).
@@ -36,9 +37,8 @@ NAME = "floatpack"
 MAX_WIDTH = 54
 #: Largest |lo|.
 MAX_LO = 1 << 53
-#: Largest |e| of a decimal base (``ubpe.frontend.floatcodes.MAX_DECIMAL_EXP``; the front end
-#: imports the coders, so it is not imported here).
-MAX_DECIMAL_EXP = 22
+#: Largest |e| of a decimal base.
+MAX_DECIMAL_EXP = floatcodes.MAX_DECIMAL_EXP
 #: Base tags: a decimal exponent e is ``e + MAX_DECIMAL_EXP``; then the two multiplier forms.
 TAG_FLOAT32 = 2 * MAX_DECIMAL_EXP + 1
 TAG_FLOAT64 = TAG_FLOAT32 + 1
@@ -74,14 +74,12 @@ def encode_values(flat: np.ndarray, base: int | float) -> dict | None:
 def _exact_ints(flat: np.ndarray, x64: np.ndarray, base: int | float) -> np.ndarray | None:
     """The integers k (int64, |k| <= 2**53) of ``flat`` on ``base``, or None unless every value
     comes back from its k bit for bit."""
-    from ..frontend.floatcodes import decimal_floats, decimal_ints
-
     if type(base) is float and not (math.isfinite(base) and base > 0):
         return None
-    k = decimal_ints(x64, base)
+    k = floatcodes.decimal_ints(x64, base)
     if int(np.abs(k).max()) > MAX_LO:
         return None
-    if decimal_floats(k, base, flat.dtype).tobytes() != flat.tobytes():  # -0.0 included: its bits differ
+    if floatcodes.decimal_floats(k, base, flat.dtype).tobytes() != flat.tobytes():  # -0.0 included: its bits differ
         return None
     return k
 
@@ -99,13 +97,10 @@ def decode_values(stream: dict, native: np.dtype, n: int) -> np.ndarray:
     """The ``n`` flat values (``native``, a float dtype) of a checked "floatpack" stream; every
     field of the payload is checked before anything proportional to ``n`` is allocated.
     CorruptDataError for anything else (the CRC is the caller's)."""
-    from ..frontend.floatcodes import decimal_floats
-
     payload = stream["payload"]
-    b = np.frombuffer(payload, dtype=np.uint8)
-    if b.shape[0] < 3:
-        raise CorruptDataError(f"stream: the 'floatpack' payload has {b.shape[0]} bytes, fewer than its head")
-    width, tag = int(b[0]), int(b[1])
+    if len(payload) < 3:
+        raise CorruptDataError(f"stream: the 'floatpack' payload has {len(payload)} bytes, fewer than its head")
+    width, tag = payload[0], payload[1]
     if width > MAX_WIDTH:
         raise CorruptDataError(f"stream: 'floatpack' width {width} exceeds {MAX_WIDTH}")
     at = 2
@@ -114,7 +109,7 @@ def decode_values(stream: dict, native: np.dtype, n: int) -> np.ndarray:
         base = tag - MAX_DECIMAL_EXP
     elif tag in (TAG_FLOAT32, TAG_FLOAT64):
         size = 4 if tag == TAG_FLOAT32 else 8
-        if b.shape[0] < at + size + 1:
+        if len(payload) < at + size + 1:
             raise CorruptDataError("stream: the 'floatpack' payload ends in its multiplier")
         base = float(np.frombuffer(payload, dtype="<f4" if size == 4 else "<f8", count=1, offset=at)[0])
         at += size
@@ -124,12 +119,14 @@ def decode_values(stream: dict, native: np.dtype, n: int) -> np.ndarray:
             raise CorruptDataError("stream: a 'floatpack' multiplier that is a float32 is written in 4 bytes")
     else:
         raise CorruptDataError(f"stream: unknown 'floatpack' base tag {tag}")
-    zz, used = read_varints(b[at:], 1, "stream: 'floatpack' lo")
-    zz = int(zz[0])
+    end = next((i for i in range(at, min(at + 10, len(payload))) if payload[i] < 0x80), -1)  # lo's last byte
+    if end < 0:
+        raise CorruptDataError("stream: the 'floatpack' lo is cut short or longer than 10 bytes")
+    zz = int(unpack_varints(payload[at:end + 1], "stream: 'floatpack' lo", 1)[0])
     lo = zz >> 1 if zz % 2 == 0 else -((zz + 1) >> 1)
     if abs(lo) > MAX_LO:
         raise CorruptDataError(f"stream: 'floatpack' lo {lo} outside [-2**53, 2**53]")
-    at += used
+    at = end + 1
     body = payload[at:]
     expect = (n * width + 7) // 8
     if len(body) != expect:
@@ -137,7 +134,7 @@ def decode_values(stream: dict, native: np.dtype, n: int) -> np.ndarray:
                                f"expected {expect} for {n} values of {width} bits")
     k = unpack_uints(body, n, width)
     k += lo
-    return decimal_floats(k, base, native)
+    return floatcodes.decimal_floats(k, base, native)
 
 
 def encode(tokens: Tokens, budget: int) -> dict | None:
