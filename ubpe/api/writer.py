@@ -94,7 +94,8 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict
                 c.packed = memo[key]
                 return c.packed[0]
         text = _TEXT_CODERS & set(c.coders)
-        classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) else None
+        # (more than 256 symbols are no bytes: not their values copied to learn it)
+        classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) and a <= 256 else None
         stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container

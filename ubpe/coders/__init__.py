@@ -98,7 +98,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     n = int(arr.size)
     if n == 0:
         return {"coder": "packed", "n": 0, "width": 0, "payload": b""}
-    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64)
+    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64, copy=False)  # (intp: no copy on 64-bit)
     t = Tokens(arr, vocab_size, counts, np.flatnonzero(counts), classes)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)
