@@ -128,3 +128,19 @@ def test_varints_at_the_64_bit_edge():
         unpack_varints(b"\x81\x00", "t")  # not the shortest form
     with pytest.raises(CorruptDataError, match="does not hold exactly 2"):
         unpack_varints(b"\x05", "t", 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["i1", "i2", "i4", "i8", "u2", "u8"]), st.integers(1, 4), st.integers(1, 3), st.integers(0, 40),
+       st.integers(0, 2**32))
+def test_the_delta_stage_inverts_rows_as_undelta_does(dtype, order, channels, frames, seed):
+    """The delta stage's inverse of (channels, frames) rows (its own path) equals
+    ``ubpe.signal.undelta`` along the frames, in a new array."""
+    from ubpe.frontend.delta import DeltaStage
+    from ubpe.signal import undelta
+
+    info = np.iinfo(dtype)
+    y = np.random.default_rng(seed).integers(info.min, info.max, (channels, frames), dtype=dtype, endpoint=True)
+    got = DeltaStage().inverse(y, {"order": order})
+    expect = undelta(y, order, dtype=y.dtype, axis=-1)
+    assert got.dtype == expect.dtype and np.array_equal(got, expect) and not np.shares_memory(got, y)
