@@ -231,3 +231,18 @@ def test_a_token_stream_cannot_name_it():
     assert encode_stream(np.arange(200) % 7, 7, coders=tuple(CODERS))["coder"] != "floatpack"
     with pytest.raises(CorruptDataError, match="values, not tokens"):
         decode_stream({"coder": "floatpack", "n": 3, "payload": b"\x01"}, 7)
+
+
+def test_the_cli_round_trips_and_inspects_it(capsys, tmp_path):
+    from ubpe import cli
+
+    x = trace()
+    src, packed, back = tmp_path / "x.npy", tmp_path / "x.ubpe", tmp_path / "y.npy"
+    np.save(src, x)
+    assert cli.main(["-q", "compress", str(src), "-o", str(packed)]) == 0
+    assert cli.main(["-q", "decompress", str(packed), "-o", str(back)]) == 0
+    same(np.load(back), x)
+    capsys.readouterr()
+    assert cli.main(["inspect", str(packed)]) == 0
+    out = capsys.readouterr().out
+    assert "floatpack" in out and "model        none (" in out
