@@ -75,10 +75,39 @@ def normalize_counts(counts, total, pb, freqs):
     keys = empty(k, np.int64)
     for i in range(k):
         keys[i] = ((counts[i] * spare) % total) * k + (k - 1 - i)
-    cut = np.sort(keys)[k - short]
+    _heapsort(keys)  # (in place: np.sort compiled for a second and a half more on the cold path)
+    cut = keys[k - short]
+    for i in range(k):
+        keys[i] = ((counts[i] * spare) % total) * k + (k - 1 - i)
     for i in range(k):
         if keys[i] >= cut:
             freqs[i] += 1
+
+
+@njit(cache=True, nogil=True)
+def _heapsort(a):
+    """Sort the int64 array ``a`` ascending, in place."""
+    n = a.shape[0]
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift(a, 0, end)
+
+
+@njit(cache=True, nogil=True)
+def _sift(a, root, n):
+    """Move ``a[root]`` down the max-heap ``a[:n]``."""
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and a[child + 1] > a[child]:
+            child += 1
+        if a[root] >= a[child]:
+            return
+        a[root], a[child] = a[child], a[root]
+        root = child
 
 
 @njit(cache=True, nogil=True)
