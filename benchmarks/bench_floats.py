@@ -8,7 +8,8 @@ shared float recording, in one run.
 Per series: ubpe's container at level 1 and 2 (checked bit for bit), pcodec
 (``standalone.simple_compress``, ``compression_level=12``), ALP (the ``alp-codec`` package: the
 ALP wire format of QTSurfer/alp-java, vectors of 1024 values, frame-of-reference bit packing,
-exceptions; float64 only, so float32 series are widened exactly first), ubpe's mode. Decoding:
+exceptions; float64 only, so float32 series are widened exactly first), ubpe's mode (its float
+stage, or "floatpack" for a short series coded as the values themselves). Decoding:
 ubpe level 1 and pcodec alternated ``--repeat`` times, best CPU (process_time) and wall times,
 in million values per second. A missing peer is skipped with a note.
 """
@@ -76,7 +77,8 @@ def main() -> int:
         for data in (l1, l2):
             y = ubpe.decompress(data)
             assert y.dtype == x.dtype and y.tobytes() == x.tobytes(), name
-        mode = ubpe.describe(l2).front[0]["stage"]
+        info = ubpe.describe(l2)
+        mode = info.front[0]["stage"] if info.front else info.coder  # ("floatpack": the values themselves)
         pc = standalone.simple_compress(x, ChunkConfig(compression_level=12)) if standalone else None
         alp_size = len(alp.encode(x.astype(np.float64))) if alp else None
         ubpe.decompress(l1)

@@ -257,6 +257,10 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     level3_pair = np.stack([sine, np.roll(sine, 1)], 1)
     with configured(channel_groups=False):  # one "mixsignal" stream (its two channels grouped would be smaller)
         out += [("level3", level3_pair, compress(level3_pair, level=3), None)]
+    # "floatpack": a short float32 trace, counts times a calibration factor (its own seed)
+    rng = np.random.default_rng(31)
+    trace = np.round(rng.normal(170, 24, 100)).astype(np.float32) * np.float32(1.431e-5)
+    out += [("floatpack", trace, compress(trace, level=1), None)]
     # grouped containers (ubpe/api/groups.py): three unrelated channels; runs of a 1-D array
     from ubpe.api.groups import grouped_bytes
 

@@ -67,7 +67,7 @@ def streams(draw, max_len: int = 3000, max_vocab: int = 70000):
 
 
 def test_registry_names_every_coder_once_in_tie_order():
-    assert CODERS == ("const", "packed", "rans", "mag", "cms2", "cmt2", "mixsignal")
+    assert CODERS == ("const", "packed", "rans", "mag", "cms2", "cmt2", "mixsignal", "floatpack")
     assert tuple(c.name for c in REGISTRY) == CODERS
     for c in REGISTRY:
         assert c.fields[:2] == ("coder", "n") and len(set(c.fields)) == len(c.fields)

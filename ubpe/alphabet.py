@@ -122,6 +122,19 @@ class Alphabet:
     # ==================== construction
 
     @classmethod
+    def span(cls, lo: int, hi: int) -> Alphabet:
+        """The alphabet of every integer in ``[lo, hi]`` (``-2**63 <= lo <= hi < 2**63``): equal to
+        ``Alphabet(np.arange(lo, hi + 1))`` without checking the values' order or copying them (a
+        dense range of millions: level 2's dense ids)."""
+        lo, hi = check_int("lo", lo, -(2**63), _INT64_MAX), check_int("hi", hi, -(2**63), _INT64_MAX)
+        if hi < lo or hi - lo >= 2**31 - 1:
+            raise ValueError(f"span [{lo}, {hi}] must hold 1 to 2**31 - 2 values")
+        out = cls.__new__(cls)
+        out._index, out._table, out._lo = None, None, 0
+        out._set_integers(np.arange(hi - lo + 1, dtype=np.int64) + np.int64(lo))  # (hi + 1 may be 2**63)
+        return out
+
+    @classmethod
     def from_data(cls, *corpora: Any) -> Alphabet:
         """The sorted distinct values of one or more sequences (or corpora of sequences)."""
         arrays, others = [], []

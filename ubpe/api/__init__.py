@@ -329,6 +329,11 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
                               level=1, source=source, escape=escape, block_size=block_size, threads=threads,
                               fit_options=fit_options))
         data = one if len(one) < len(data) else data
+    if prefix and prefix[0]["stage"] == "floatdec" and checked.size <= s.float_packed_max_values:
+        short = writer.floatpack_fields(base, checked, prefix[0])  # a short series' container, when smaller
+        if short is not None:
+            packed = container.pack(short)
+            data = packed if len(packed) < len(data) else data
     if progress is not None:
         progress(x.shape[1])
     yield data

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import coders, encoder, frontend
 from .._validate import check_int
-from ..coders import mag
+from ..coders import floatpack, mag
 from ..errors import CorruptDataError
 from ..format import container
 from ..format.bits import unpack_merges
@@ -133,7 +133,8 @@ def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     tokens = coders.decode_stream(stream, max(s.vocab, 1), max_count=n, classes=classes)
     if tokens.shape[0] and s.a == 0:
         raise CorruptDataError("stream: tokens over an empty alphabet")
-    coded = frontend.chain_dtypes(chain, native)[-1]  # the dtype the tokens decode to
+    dtypes = frontend.chain_dtypes(chain, native)
+    coded = dtypes[-1]  # the dtype the tokens decode to
     if s.expansion is None:
         total = tokens.shape[0]
     else:
@@ -161,7 +162,7 @@ def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     out = out.reshape(channels, -1)
     if chain:
         with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
-            out = frontend.inverse(out, chain, native)
+            out = frontend.inverse(out, chain, native, dtypes)
     return out
 
 
@@ -248,7 +249,9 @@ def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.nda
     """The values of a one-stream container, its CRC verified."""
     native = p.native
     coder = p.stream.get("coder")
-    if isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
+    if coder == "floatpack":  # the float values themselves (checked by parse)
+        out = floatpack.decode_values(p.stream, native, p.n)
+    elif isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
         from ..coders import mixsignal
 
         out = mixsignal.decode_values(p.stream, native, p.shape, p.n)

@@ -94,7 +94,8 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict
                 c.packed = memo[key]
                 return c.packed[0]
         text = _TEXT_CODERS & set(c.coders)
-        classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) else None
+        # (more than 256 symbols are no bytes: not their values copied to learn it)
+        classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) and a <= 256 else None
         stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
         fields["stream"] = stream
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
@@ -193,6 +194,24 @@ def values_coded_fields(base: dict, arr: np.ndarray) -> dict[str, Any] | None:
         return None
     fields = {k: v for k, v in base.items() if k != "crc"}
     fields.update(front=[], stream=mixsignal.encode_values(arr), crc=base["crc"])
+    return fields
+
+
+def floatpack_fields(base: dict, flat: np.ndarray, float_params: dict) -> dict[str, Any] | None:
+    """The fields of a container whose one stream is "floatpack" (:mod:`ubpe.coders.floatpack`)
+    of the float values ``flat`` (C order, native), on the base of their "floatdec" stage's params
+    ``float_params`` (``base``: dtype, shape, source, crc); None when its channels' bases differ
+    or a value is not an integer on the base."""
+    from ..coders import floatpack
+
+    bases = float_params["base"]
+    if any(b != bases[0] or type(b) is not type(bases[0]) for b in bases):
+        return None
+    stream = floatpack.encode_values(flat, bases[0])
+    if stream is None:
+        return None
+    fields = {k: base[k] for k in ("dtype", "shape", "source") if k in base}
+    fields.update(front=[], stream=stream, crc=base["crc"])
     return fields
 
 

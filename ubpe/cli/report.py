@@ -89,6 +89,8 @@ def _format_report(info: Any, path: str) -> str:
 
     if info.coder == "mixsignal":  # level 3: no model (ubpe.level3)
         model = "none (level 3: the values coded by the 'mixsignal' signal coder)"
+    elif info.coder == "floatpack":  # a short float series: no model (ubpe.coders.floatpack)
+        model = "none (the float values coded as their decimal integers by 'floatpack')"
     elif info.embedded:
         model = f"embedded: {info.alphabet_size} symbols + {info.n_merges} merges"
     else:

@@ -19,6 +19,7 @@ coder      what it is (docs/format.md, "Coders", has every field)
 ``cms2``   context mixing for signals over a fitted binary code (:mod:`ubpe.coders.cms2`)
 ``cmt2``   context mixing for text through its bytes (:mod:`ubpe.coders.cmt2`)
 ``mixsignal`` the values themselves by the level-3 signal coder (:mod:`ubpe.coders.mixsignal`)
+``floatpack`` short float series: their decimal integers at one width (:mod:`ubpe.coders.floatpack`)
 =========  ======================================================================================
 """
 
@@ -30,7 +31,7 @@ import msgpack
 import numpy as np
 
 from ..errors import CorruptDataError
-from . import cms2, cmt2, const, mag, mixsignal, packed, rans
+from . import cms2, cmt2, const, floatpack, mag, mixsignal, packed, rans
 from ._base import MAX_VOCAB, Coder, Tokens, packed_width
 from .cmt2 import text_classes
 from .rans import counts_cost_bits
@@ -40,7 +41,7 @@ __all__ = ["Coder", "REGISTRY", "CODERS", "VALUE_CODERS", "MAX_VOCAB", "coders_f
 
 #: Every coder, in tie order (the earlier wins a tie of sizes).
 REGISTRY: tuple[Coder, ...] = (const.CODER, packed.CODER, rans.CODER, mag.CODER, cms2.CODER, cmt2.CODER,
-                               mixsignal.CODER)
+                               mixsignal.CODER, floatpack.CODER)
 _BY_NAME = {c.name: c for c in REGISTRY}
 #: Every coder's name, in tie order.
 CODERS = tuple(_BY_NAME)
@@ -97,7 +98,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     n = int(arr.size)
     if n == 0:
         return {"coder": "packed", "n": 0, "width": 0, "payload": b""}
-    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64)
+    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64, copy=False)  # (intp: no copy on 64-bit)
     t = Tokens(arr, vocab_size, counts, np.flatnonzero(counts), classes)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._kernels import entropy as _k
+from .._kernels import ransmodel as _km
 from ..errors import CorruptDataError
 from ..format.bits import TABLE_ERRORS
 from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int, packed_width
@@ -338,25 +339,28 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     status = _k.table_decode(np.frombuffer(freq, dtype=np.uint8), vocab_size, ids, codes)
     if status != _k.OK:
         raise CorruptDataError(f"field 'freq': {TABLE_ERRORS.get(status, 'malformed')}")
-    model_counts = _dequantize(codes, q)
-    if model_counts is None:
+    model_counts = np.empty(k, dtype=np.int64)
+    total = int(_km.dequantize_codes(codes, q, model_counts))  # (_dequantize, in one pass)
+    if total == -1:
         raise CorruptDataError("field 'freq': count code too large for field 'q'")
-    total = int(model_counts.sum())
     if q == 0 and total != n:
         raise CorruptDataError(f"field 'freq': counts sum to {total}, not n={n}")
     # each rounded count is within c * 2**-(q+1) of the true one, so the totals agree as well
     if q > 0 and abs(total - n) << (q + 1) > n:
         raise CorruptDataError(f"field 'freq': model counts sum to {total}, inconsistent with n={n}")
     words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
-    if int(model_counts.sum()) >= RANS_MAX_TOTAL:
+    if total >= RANS_MAX_TOTAL:
         raise CorruptDataError("field 'freq': counts too large for field 'pb'")
     out = alloc_tokens(n)
     hist = np.zeros(k, dtype=np.int64)  # the kernel counts each decoded symbol
     sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-    status = _k.rans_decode(words, _normalize(model_counts, pb), ids.astype(np.int32), pb, out, hist, sym)
+    freqs = np.empty(k, dtype=np.int64)
+    _km.normalize_counts(model_counts, total, pb, freqs)  # (_normalize, in one pass)
+    status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
     if status != _k.OK:
         raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
-    _check_histogram(hist, codes, q)
+    if not _km.histogram_matches(hist, codes, q):  # (_check_histogram, in one pass)
+        raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import entropy as _k
+from .._kernels import varints as _kv
 from ..errors import CorruptDataError
 
 __all__ = ["pack_uints", "unpack_uints", "pack_rice", "unpack_rice", "pack_merges", "unpack_merges", "pack_varints",
@@ -237,16 +238,10 @@ def unpack_varints(data: bytes, where: str, count: int | None = None) -> np.ndar
     """The uint64 values of :func:`pack_varints` filling ``data`` (exactly ``count`` of them when
     given); CorruptDataError naming ``where`` for a cut, overlong or non-shortest varint."""
     b = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(b < 0x80)
-    if (count is not None and ends.shape[0] != count) or (ends.shape[0] and ends[-1] != b.shape[0] - 1) \
-            or (not ends.shape[0] and b.shape[0]):
+    out = np.empty(b.shape[0], np.uint64)
+    got, overlong = _kv.decode_varints(b, out)
+    if got == _kv.ERR_CUT or (count is not None and got != count):
         raise CorruptDataError(f"{where}: does not hold exactly {'the' if count is None else count} varints")
-    if not ends.shape[0]:
-        return np.zeros(0, np.uint64)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts + 1
-    if lengths.max() > 10 or ((lengths > 1) & (b[ends] == 0)).any() or ((lengths == 10) & (b[ends] > 1)).any():
+    if overlong:
         raise CorruptDataError(f"{where}: an overlong or non-shortest varint")
-    grp = np.arange(b.shape[0]) - np.repeat(starts, lengths)
-    parts = (b & 0x7F).astype(np.uint64) << (np.uint64(7) * grp.astype(np.uint64))
-    return np.add.reduceat(parts, starts)
+    return out[:got]

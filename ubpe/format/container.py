@@ -469,7 +469,7 @@ def check_head(d: dict, cap: int, count: int | None, blocks: list | None = None)
     embedded = "digest" not in d
     model_keys = ("alphabet", "model") if embedded else ("digest",)
     values_coded = count is None and isinstance(d.get("stream"), dict) and _values_coder(d["stream"])
-    if values_coded:  # a coder of the values themselves ("mixsignal", level 3): no model
+    if values_coded:  # a coder of the values themselves ("mixsignal", level 3; "floatpack"): no model
         model_keys = ()
     if count is not None:
         expect_map(d, "container", _BLOCKED_KEYS + model_keys, _BLOCKED_OPTIONAL)
@@ -512,8 +512,9 @@ def check_head(d: dict, cap: int, count: int | None, blocks: list | None = None)
             raise CorruptDataError("container: 'crc' must be an int in [0, 2**32)")
         if not isinstance(d["stream"], dict):
             raise CorruptDataError("container: 'stream' must be a map")
-        common.update(stream=d["stream"], crc=crc, esc=d.get("esc"),
-                      chain=frontend.parse_chain(d["front"], native, (channels, frames)))
+        front = d["front"]  # (a values coder has none: "floatpack"'s floats need no float stage)
+        chain = [] if values_coded and front == [] else frontend.parse_chain(front, native, (channels, frames))
+        common.update(stream=d["stream"], crc=crc, esc=d.get("esc"), chain=chain)
     shape = tuple(shape_raw)
     if values_coded:
         _check_values_stream(d, dtype, shape, n, common["chain"])
@@ -552,11 +553,16 @@ def _check_values_stream(d: dict, dtype: np.dtype, shape: tuple[int, ...], n: in
     cannot have written: its stream's keys and ``n`` (the values), integer values of at least one
     axis and one value, no front end, no escapes, no ``method`` (the payload is checked as it
     is decoded: :func:`ubpe.coders.mixsignal.decode_values`)."""
-    if dtype.kind not in "iu" or not shape or n == 0 or chain:
+    coder = d["stream"]["coder"]
+    if coder == "floatpack":  # (ubpe.coders.floatpack: float values, any shape)
+        if dtype.kind != "f" or n == 0 or chain:
+            raise CorruptDataError("container: a 'floatpack' stream needs float values, at least one value and "
+                                   "no front end")
+    elif dtype.kind not in "iu" or not shape or n == 0 or chain:
         raise CorruptDataError("container: a 'mixsignal' stream needs integer values, a shape of one axis or more, "
                                "at least one value and no front end")
     if "esc" in d or "method" in d:
-        raise CorruptDataError("container: 'esc' or 'method' beside a 'mixsignal' stream")
+        raise CorruptDataError(f"container: 'esc' or 'method' beside a {coder!r} stream")
     s = expect_map(d["stream"], "stream", ("coder", "n", "payload"))
     if type(s["n"]) is not int or s["n"] != n:
         raise CorruptDataError(f"stream: 'n' must be the container's {n} values")

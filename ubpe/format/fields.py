@@ -42,8 +42,12 @@ def alphabet_field(alphabet: Alphabet) -> dict:
         )
     if alphabet.kind == "range":
         return {"n": n, "lo": 0, "w": 0, "gaps": b""}
+    lo, hi = (int(v) for v in alphabet.to_values(np.array([0, n - 1]), object))  # (exact, uint64 too)
+    if hi - lo == n - 1:  # every value of [lo, hi] (sorted, distinct): all gaps 0, what the lines
+        # below write, without copying and passing over a dense range of millions (level 2's
+        # dense ids over a heavy-tailed residual's span)
+        return {"n": n, "lo": lo, "w": 0, "gaps": b""}
     values = alphabet.values
-    lo = int(values[0])
     gaps = (np.diff(values).astype(np.uint64) - np.uint64(1)) if n > 1 else np.zeros(0, np.uint64)
     hi = int(gaps.max()) if gaps.size else 0
     if hi >= 1 << 63:

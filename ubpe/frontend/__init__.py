@@ -103,9 +103,12 @@ def chain_dtypes(record: list[dict[str, Any]], dtype: np.dtype) -> list[np.dtype
     return dtypes
 
 
-def inverse(y: np.ndarray, record: list[dict[str, Any]], dtype: np.dtype) -> np.ndarray:
-    """Invert a (checked) recorded chain: ``y`` in the chain's output dtype, back to ``dtype``."""
-    dtypes = chain_dtypes(record, dtype)
+def inverse(y: np.ndarray, record: list[dict[str, Any]], dtype: np.dtype,
+            dtypes: list[np.dtype] | None = None) -> np.ndarray:
+    """Invert a (checked) recorded chain: ``y`` in the chain's output dtype, back to ``dtype``
+    (``dtypes``: ``chain_dtypes(record, dtype)`` when the caller has it already)."""
+    if dtypes is None:
+        dtypes = chain_dtypes(record, dtype)
     for i in range(len(record) - 1, -1, -1):
         entry = record[i]
         params = {k: v for k, v in entry.items() if k != "stage"}

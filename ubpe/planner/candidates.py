@@ -90,7 +90,7 @@ def dense_candidate(chain: list[dict], y: np.ndarray, a: int) -> Candidate | Non
     lo, hi = (int(y.min()), int(y.max())) if y.shape[0] and y.dtype.kind in "iu" else (0, -1)
     if not dense_fits(a, lo, hi):
         return None
-    dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+    dense = Alphabet.span(lo, hi)
     return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), STATIC_CODERS, "static",
                      variant="dense")
 
@@ -116,7 +116,7 @@ def dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, offered: tuple[
     if not dense_cm_fits(y, a, s, always):
         return None
     lo, hi = int(y.min()), int(y.max())
-    dense = Alphabet(np.arange(lo, hi + 1, dtype=np.int64))
+    dense = Alphabet.span(lo, hi)
     return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), offered, "adaptive", variant="dense")
 
 

@@ -274,6 +274,10 @@ class Settings:
     float_finalists: int = 3
     float_measure: int = 1 << 14
     float_measure_windows: int = 4
+    #: Float values of a one-stream "floatdec" container, up to this many, are also written as a
+    #: "floatpack" container (:mod:`ubpe.coders.floatpack`: no model, alphabet or front end; their
+    #: decimal integers at one width), kept when smaller: a short series' container (0: never).
+    float_packed_max_values: int = 1 << 16
     #: Level 3 (``ubpe.level3``): a recording of at most level3_search_whole values has its
     #: parameters searched by ``ubpe.level3_search.greedy`` on a prefix of it (the proxy: its
     #: first max(level3_search_prefix, level3_search_share x frames) frames, the whole recording
