@@ -144,7 +144,7 @@ class _Reader:
 #: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1.
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=1, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0)
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -187,7 +187,7 @@ def _vector(named: dict, channels: int) -> list[int]:
 #: The parameter vector a version-2 header's mask is relative to (normative: never change it), with
 #: ``cross`` = min(2, channels - 1).
 BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 255, 1, 16, 19, 0, 14, 0,
-               0, 0, 1, 6)
+               0, 0, 1, 6, 0)
 
 
 def base_params(channels: int) -> list[int]:

@@ -73,14 +73,14 @@ ERR_LENGTH = -3  #: the coder read past the payload by more than its flush
 PRM_P1, PRM_T1, PRM_K1, PRM_CROSS, PRM_P2, PRM_T2, PRM_K2, PRM_REG = 0, 1, 2, 3, 4, 5, 6, 7
 PRM_N1, PRM_N2, PRM_N3, PRM_MU1, PRM_MU2, PRM_MU3, PRM_MIXMU, PRM_BIAS = 8, 9, 10, 11, 12, 13, 14, 15
 PRM_LIMIT, PRM_LR, PRM_IRLS, PRM_POWR, PRM_FMIX, PRM_T3, PRM_LPC = 16, 17, 18, 19, 20, 21, 22
-PRM_P3, PRM_T4, PRM_K3, PRM_APMR = 23, 24, 25, 26  # added in version 2 of the level-3 bytes
-N_PRM = 27
+PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in version 2
+N_PRM = 28
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
-V1_TAIL = (0, 0, 1, 6)
+V1_TAIL = (0, 0, 1, 6, 0)
 #: (low, high) bound of each parameter, checked by the caller
-PRM_BOUNDS = ((0, 64), (0, 19), (1, 64), (0, 4), (0, 32), (0, 19), (1, 64), (6, 24),
+PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
-              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 19), (1, 64), (6, 8))
+              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -475,11 +475,12 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = A[MAX_DIM * MAX_DIM + i]
 
 
+N_LV = 32  #: level buckets of the prediction in its channel's range (``lvl`` = 1)
 N_CTX = N_KA * N_SID * 9 + 33 * 48 * N_SID * 2 + 48 * 48 * N_SID + 16 * 49 + 32 * 33 + 33 * 33 \
     + N_KE * 3 * (N_KA + 66) + 64 * 48 * N_SID + 343 * N_SID + 49 * 16 + 33 * 7 * 4 \
-    + 33 * 48 * N_SID + 16 * 33
-N_MW = N_SID * 48 * 8 + 16 * 24 * 8 + N_KE * 3 * 8 + N_SID * 48 * 8 + 49 * 8 + 2 * N_SID * 48 * 9 \
-    + 16 * 24 * 8 + 49 * 8
+    + 33 * 48 * N_SID + 16 * 33 + N_LV * 48 * N_SID + N_LV * 16
+N_MW = N_SID * 48 * 8 + 16 * 24 * 8 + N_KE * 3 * 8 + N_SID * 48 * 8 + 49 * 8 + 2 * N_SID * 48 * 10 \
+    + 16 * 24 * 9 + 49 * 9
 N_APM = N_SID * N_KA * 33 + 16 * 33 * 33 + N_SID * 33 * 33 + 49 * 16 * 33
 
 
@@ -633,6 +634,9 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     es4 = np.zeros(C, np.int64)
     P3 = np.int64(0)
     rd3 = 16
+    lvl = prm[PRM_LVL]  # the prediction's level in its channel's range: a context (lvl = 1)
+    ext = p3 > 0 or lvl > 0
+    lb = 0
     nown = max(max(p1, 32 if lblock > 0 else p2), p3)  # own past values the predictors read
     fmix = prm[PRM_FMIX]
     T3 = _period(prm[PRM_T3])
@@ -713,31 +717,37 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     oS6 = oS5 + 49 * 16
     oB8 = oS6 + 33 * 7 * 4
     oS7 = oB8 + 33 * 48 * N_SID
+    oB9 = oS7 + 16 * 33
+    oS8 = oB9 + N_LV * 48 * N_SID
     CP, CN, MW, APM, LP, LN = tables
     oWB = 0
     oWS = oWB + N_SID * 48 * 8
     oWM = oWS + 16 * 24 * 8
     oWB2 = oWM + N_KE * 3 * 8
     oWS2 = oWB2 + N_SID * 48 * 8
-    oWB3 = oWS2 + 49 * 8  # with OLS3: the bit-length mixers' rows, 8 inputs and a bias
-    oWB4 = oWB3 + N_SID * 48 * 9
-    oWS3 = oWB4 + N_SID * 48 * 9  # with OLS3: the sign mixers' rows, 7 inputs and a bias
-    oWS4 = oWS3 + 16 * 24 * 8
-    if p3 > 0:
-        # the rows with the OLS3 context start as those without it, its weight 0
+    # version 2's contexts (ext: p3 > 0 or lvl = 1): the bit-length mixers' rows of 9 inputs
+    # and a bias, the sign's of 8 and a bias
+    oWB3 = oWS2 + 49 * 8
+    oWB4 = oWB3 + N_SID * 48 * 10
+    oWS3 = oWB4 + N_SID * 48 * 10
+    oWS4 = oWS3 + 16 * 24 * 9
+    if ext:
+        # the rows with the added contexts start as those without them, their weights 0
         for r in range(N_SID * 48):
-            for (src, dst) in ((oWB + 8 * r, oWB3 + 9 * r), (oWB2 + 8 * r, oWB4 + 9 * r)):
+            for (src, dst) in ((oWB + 8 * r, oWB3 + 10 * r), (oWB2 + 8 * r, oWB4 + 10 * r)):
                 for j in range(7):
                     MW[dst + j] = MW[src + j]
                 MW[dst + 7] = 0
-                MW[dst + 8] = MW[src + 7]
+                MW[dst + 8] = 0
+                MW[dst + 9] = MW[src + 7]
         for r in range(16 * 24 + 49):
             src = oWS + 8 * r if r < 16 * 24 else oWS2 + 8 * (r - 16 * 24)
-            dst = oWS3 + 8 * r if r < 16 * 24 else oWS4 + 8 * (r - 16 * 24)
+            dst = oWS3 + 9 * r if r < 16 * 24 else oWS4 + 9 * (r - 16 * 24)
             for j in range(6):
                 MW[dst + j] = MW[src + j]
             MW[dst + 6] = 0
-            MW[dst + 7] = MW[src + 6]
+            MW[dst + 7] = 0
+            MW[dst + 8] = MW[src + 6]
     oAS = N_SID * N_KA * 33
     oAB2 = oAS + 16 * 33 * 33
     oAS2 = oAB2 + N_SID * 33 * 33
@@ -849,6 +859,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             Pb = Pf
             xp = offc + (((Pb << gs) + 8) >> 4)
             xp = _clamp(xp, vlo[c], vhi[c])
+            if lvl:
+                lb = ((xp - vlo[c]) * N_LV) // (vhi[c] - vlo[c] + 1)
             if ntab > 0:  # the symbol predicted: the table's value nearest xp
                 xp = _nearest(tab, lo[c], hi[c], xp)
 
@@ -883,11 +895,16 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[3] = oS4 + rd1 * 33 + rd2
                 ci[4] = oS5 + (dd1 * 7 + dd2) * 16 + frac
                 ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
-                ci[6] = oS7 + frac * 33 + rd3
-                s = _mix2_code(ac, buf, dec, s, CP, CN, ci, 7 if p3 > 0 else 6, MW,
-                               (oWS3 if p3 > 0 else oWS) + (frac * 24 + (kA >> 3)) * 8,
-                               (oWS4 if p3 > 0 else oWS2) + (dd1 * 7 + dd2) * 8, APM, oAS + (frac * 33 + rd1) * 33,
-                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
+                if ext:
+                    ci[6] = oS7 + frac * 33 + rd3
+                    ci[7] = oS8 + lb * 16 + frac
+                    s = _mix2_code(ac, buf, dec, s, CP, CN, ci, 8, MW, oWS3 + (frac * 24 + (kA >> 3)) * 9,
+                                   oWS4 + (dd1 * 7 + dd2) * 9, APM, oAS + (frac * 33 + rd1) * 33,
+                                   oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
+                else:
+                    s = _mix2_code(ac, buf, dec, s, CP, CN, ci, 6, MW, oWS + (frac * 24 + (kA >> 3)) * 8,
+                                   oWS2 + (dd1 * 7 + dd2) * 8, APM, oAS + (frac * 33 + rd1) * 33,
+                                   oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
@@ -939,10 +956,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[4] = oB5 + (se1 * 48 + se2) * N_SID + sid
                 ci[5] = oB6 + (ksl * 48 + (kA >> 2)) * N_SID + sid
                 ci[6] = oB7 + pdd * N_SID + sid
-                if p3 > 0:
+                if ext:
                     ci[7] = oB8 + (r3 * 48 + (kA >> 2)) * N_SID + sid
-                    bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, 8, MW, oWB3 + (sid * 48 + (kA >> 2)) * 9,
-                                     oWB4 + (sid * 48 + se1) * 9, APM, (sid * N_KA + kA) * 33,
+                    ci[8] = oB9 + (lb * 48 + (kA >> 2)) * N_SID + sid
+                    bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, 9, MW, oWB3 + (sid * 48 + (kA >> 2)) * 10,
+                                     oWB4 + (sid * 48 + se1) * 10, APM, (sid * N_KA + kA) * 33,
                                      oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar)
                 else:
                     bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, 7, MW, oWB + (sid * 48 + (kA >> 2)) * 8,
