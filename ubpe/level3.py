@@ -5,7 +5,8 @@
 
 ``values``: (frames,) or (frames, channels), any integer dtype. Prediction is a mix, not a
 choice: two least-squares predictors over forgetting windows of different lengths (the first
-also over the neighbouring channels of 2-D input; the second may be block LPC), a cascade of
+also over the neighbouring channels of 2-D input; the second may be block LPC; version 2 adds an
+optional third, ``p3``, and a level context, ``lvl``, both off by default), a cascade of
 NLMS filters on their residual, a mixer of the stages and of bias estimates, all in integer
 arithmetic; the residuals are coded by context mixing whose contexts include the recent
 magnitudes and the predictors' disagreement, with two mixers and two APMs a decision

@@ -20,7 +20,7 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    the k nearest other channels (their value now when already coded, else the two before),
    fitted on a forgetting window: each frame adds its outer product with weight ``w (4096 +
    4096 (t mod T) / T) / 4096`` and every T frames the sums are halved (exponential forgetting
-   in steps, T = ``_period(t1)``), w = ``_irls`` of the recent |error| (``irls`` > 0: weighted
+   in steps, T = ``_period(t1)``, up to 24 576 frames), w = ``_irls`` of the recent |error| (``irls`` > 0: weighted
    towards least absolute errors, after Sac), the sums int64 with a block exponent (kept in
    [2**40, 2**50]). Every ``k1`` frames the normal equations, normalized to a diagonal below
    2**30 and regularized by ``diag_max >> reg``, are solved by an integer LDL^T (L in Q20, the
@@ -34,6 +34,9 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    predicts its input from its past, its residual feeds stage k + 1.
 5. Pf = Q + sum m_k q_k over the stages' predictions and (``bias`` = 1) three bias estimates
    (the running mean error after the cascade in 18, 9 and 1 contexts), m (Q12) by NLMS.
+5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
+   period (``t4``) and interval (``k3``); its offset from Q is a seventh input of the mixer of
+   step 5 (before the bias estimates), its distance from Pf a context of the residual coder.
 6. ``fmix`` = 1: Pf = P1 + sum w u instead, least squares over a short window (``t3``) of the
    offsets from P1 of P2, the mix above, the first stage, Q, the biases, a constant and the
    last value, one set of weights per hold state (frames since the value last changed: 0..3+).
@@ -47,13 +50,16 @@ up or down from the bucket expected from the recent magnitudes, then the bits be
 leading one. Each decision's probability is a gated mix of adaptive probabilities in
 contexts (the fast and slow mean |e|, the long and short OLS's signed distance from Pf
 relative to it, the last two residuals, the slope, the prediction's rounding), refined by an
-APM; the contexts' state starts from a prior (``prior_signal``, coded once by the caller).
+APM (rate 2**-``apmr``); the contexts' state starts from a prior (``prior_signal``, coded once by
+the caller). Version 2 (``p3`` > 0 or ``lvl`` = 1): the sign and bit-length mixers take two more
+contexts, OLS3's distance from Pf and (``lvl``) the prediction's bucket among N_LV of its
+channel's range, with their own weight rows, which start as version 1's with the new weights 0.
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
 
-Memory: the coder's state (``new_tables``) 1.4 MiB whatever the input (the caller keeps one
-more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 (+ 1.6 KiB with ``fmix``)
-bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at most
-95 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
+Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
+more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
+``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
+most 104 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients.
 """
 
@@ -146,7 +152,8 @@ def _clamp(v, lo, hi):
 
 @njit(cache=True, nogil=True, inline="always")
 def _period(code):
-    """The forgetting period T of a code in [0, 19]: (2 + (code & 1)) << (code >> 1), 2..3072."""
+    """The forgetting period T of a code in [0, 27]: (2 + (code & 1)) << (code >> 1), 2..24576 (the
+    sums grow by at most T 2**46 between two rescales: below 2**62)."""
     return (2 + (code & 1)) << (code >> 1)
 
 
