@@ -492,6 +492,29 @@ N_APM = N_SID * N_KA * 33 + 16 * 33 * 33 + N_SID * 33 * 33 + 49 * 16 * 33
 
 
 @njit(cache=True, nogil=True)
+def _copy_rows(MW, oWB, oWB2, oWS, oWS2, oWB3, oWB4, oWS3, oWS4):
+    """Version 2's mixer rows (two more inputs) start as version 1's, the new weights 0: the
+    bit-length rows (7 inputs and a bias -> 9 and a bias), the sign rows (6 -> 8)."""
+    for r in range(N_SID * 48):
+        for k in range(2):
+            src = (oWB if k == 0 else oWB2) + 8 * r
+            dst = (oWB3 if k == 0 else oWB4) + 10 * r
+            for j in range(7):
+                MW[dst + j] = MW[src + j]
+            MW[dst + 7] = 0
+            MW[dst + 8] = 0
+            MW[dst + 9] = MW[src + 7]
+    for r in range(16 * 24 + 49):
+        src = oWS + 8 * r if r < 16 * 24 else oWS2 + 8 * (r - 16 * 24)
+        dst = oWS3 + 9 * r if r < 16 * 24 else oWS4 + 9 * (r - 16 * 24)
+        for j in range(6):
+            MW[dst + j] = MW[src + j]
+        MW[dst + 6] = 0
+        MW[dst + 7] = 0
+        MW[dst + 8] = MW[src + 6]
+
+
+@njit(cache=True, nogil=True)
 def new_tables():
     """The coder's adaptive state before any data: (CP, CN, MW, APM, LP, LN): probabilities 1/2,
     counts 0, mixer weights 20000 (Q16), APMs the identity."""
@@ -641,8 +664,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     es4 = np.zeros(C, np.int64)
     P3 = np.int64(0)
     rd3 = 16
-    lvl = prm[PRM_LVL]  # the prediction's level in its channel's range: a context (lvl = 1)
-    ext = p3 > 0 or lvl > 0
+    use_lvl = prm[PRM_LVL]  # the prediction's level in its channel's range: a context (lvl = 1)
+    ext = p3 > 0 or use_lvl > 0
     lb = 0
     nown = max(max(p1, 32 if lblock > 0 else p2), p3)  # own past values the predictors read
     fmix = prm[PRM_FMIX]
@@ -738,23 +761,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     oWB4 = oWB3 + N_SID * 48 * 10
     oWS3 = oWB4 + N_SID * 48 * 10
     oWS4 = oWS3 + 16 * 24 * 9
+    # the sign's and the bit length's mixers: inputs and weight rows (version 2's with ext)
+    nin_s, wS1, wS2, ws, nin_b, wB1, wB2, wb = 6, oWS, oWS2, 8, 7, oWB, oWB2, 8
     if ext:
-        # the rows with the added contexts start as those without them, their weights 0
-        for r in range(N_SID * 48):
-            for (src, dst) in ((oWB + 8 * r, oWB3 + 10 * r), (oWB2 + 8 * r, oWB4 + 10 * r)):
-                for j in range(7):
-                    MW[dst + j] = MW[src + j]
-                MW[dst + 7] = 0
-                MW[dst + 8] = 0
-                MW[dst + 9] = MW[src + 7]
-        for r in range(16 * 24 + 49):
-            src = oWS + 8 * r if r < 16 * 24 else oWS2 + 8 * (r - 16 * 24)
-            dst = oWS3 + 9 * r if r < 16 * 24 else oWS4 + 9 * (r - 16 * 24)
-            for j in range(6):
-                MW[dst + j] = MW[src + j]
-            MW[dst + 6] = 0
-            MW[dst + 7] = 0
-            MW[dst + 8] = MW[src + 6]
+        _copy_rows(MW, oWB, oWB2, oWS, oWS2, oWB3, oWB4, oWS3, oWS4)
+        nin_s, wS1, wS2, ws, nin_b, wB1, wB2, wb = 8, oWS3, oWS4, 9, 9, oWB3, oWB4, 10
     oAS = N_SID * N_KA * 33
     oAB2 = oAS + 16 * 33 * 33
     oAS2 = oAB2 + N_SID * 33 * 33
@@ -866,7 +877,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             Pb = Pf
             xp = offc + (((Pb << gs) + 8) >> 4)
             xp = _clamp(xp, vlo[c], vhi[c])
-            if lvl:
+            if use_lvl:
                 lb = ((xp - vlo[c]) * N_LV) // (vhi[c] - vlo[c] + 1)
             if ntab > 0:  # the symbol predicted: the table's value nearest xp
                 xp = _nearest(tab, lo[c], hi[c], xp)
@@ -902,16 +913,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[3] = oS4 + rd1 * 33 + rd2
                 ci[4] = oS5 + (dd1 * 7 + dd2) * 16 + frac
                 ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
-                if ext:
-                    ci[6] = oS7 + frac * 33 + rd3
-                    ci[7] = oS8 + lb * 16 + frac
-                    s = _mix2_code(ac, buf, dec, s, CP, CN, ci, 8, MW, oWS3 + (frac * 24 + (kA >> 3)) * 9,
-                                   oWS4 + (dd1 * 7 + dd2) * 9, APM, oAS + (frac * 33 + rd1) * 33,
-                                   oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
-                else:
-                    s = _mix2_code(ac, buf, dec, s, CP, CN, ci, 6, MW, oWS + (frac * 24 + (kA >> 3)) * 8,
-                                   oWS2 + (dd1 * 7 + dd2) * 8, APM, oAS + (frac * 33 + rd1) * 33,
-                                   oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
+                ci[6] = oS7 + frac * 33 + rd3
+                ci[7] = oS8 + lb * 16 + frac
+                s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
+                               wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
+                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
@@ -963,16 +969,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[4] = oB5 + (se1 * 48 + se2) * N_SID + sid
                 ci[5] = oB6 + (ksl * 48 + (kA >> 2)) * N_SID + sid
                 ci[6] = oB7 + pdd * N_SID + sid
-                if ext:
-                    ci[7] = oB8 + (r3 * 48 + (kA >> 2)) * N_SID + sid
-                    ci[8] = oB9 + (lb * 48 + (kA >> 2)) * N_SID + sid
-                    bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, 9, MW, oWB3 + (sid * 48 + (kA >> 2)) * 10,
-                                     oWB4 + (sid * 48 + se1) * 10, APM, (sid * N_KA + kA) * 33,
-                                     oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar)
-                else:
-                    bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, 7, MW, oWB + (sid * 48 + (kA >> 2)) * 8,
-                                     oWB2 + (sid * 48 + se1) * 8, APM, (sid * N_KA + kA) * 33,
-                                     oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar)
+                ci[7] = oB8 + (r3 * 48 + (kA >> 2)) * N_SID + sid
+                ci[8] = oB9 + (lb * 48 + (kA >> 2)) * N_SID + sid
+                bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
+                                 wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
+                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar)
                 if up == -1:
                     if bit:
                         up = 1
