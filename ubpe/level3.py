@@ -5,7 +5,8 @@
 
 ``values``: (frames,) or (frames, channels), any integer dtype. Prediction is a mix, not a
 choice: two least-squares predictors over forgetting windows of different lengths (the first
-also over the neighbouring channels of 2-D input; the second may be block LPC), a cascade of
+also over the neighbouring channels of 2-D input; the second may be block LPC; version 2 adds an
+optional third, ``p3``, and a level context, ``lvl``, both off by default), a cascade of
 NLMS filters on their residual, a mixer of the stages and of bias estimates, all in integer
 arithmetic; the residuals are coded by context mixing whose contexts include the recent
 magnitudes and the predictors' disagreement, with two mixers and two APMs a decision
@@ -16,17 +17,22 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte, = 1) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 or 2, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
-            | gs (1 byte) | per channel: lo_c, hi_c - lo_c | N_PRM params
+            | gs (1 byte) | per channel: lo_c, hi_c - lo_c | the parameters (below)
             | [LPC params: length, msgpack list of one ``ubpe.frontend.lpc.lpc_forward`` params map
                a channel, when params[PRM_LPC] == 1] | payload (``mixsignal.run``)
     mode 1: the values, little-endian, frames x channels (a range of 2**40 or more)
     mode 2: the record's length | msgpack list of front-end stages (``ubpe.frontend``)
             | CRC-32 of every byte before it (4 bytes, little-endian)
             | the level-3 bytes (any mode but 2) of the chain's output, (frames, channels)
+
+The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
+read as ``V1_TAIL`` (the model of version 1); version 2 stores a mask (bit i set: parameter i
+differs from ``base_params(channels)``, a constant of the format) and then the parameters whose
+bit is set, in index order (defaults cost one byte, not 28).
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
 (1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
@@ -50,7 +56,8 @@ from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
 
-VERSION = 1
+VERSION = 2  #: the version ``encode`` writes (``Settings.level3_version``: 1 writes version 1's bytes)
+VERSIONS = (1, 2)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -135,10 +142,11 @@ class _Reader:
 
 #: The default parameters (``mixsignal.PRM_*`` by name, lower case): a long OLS (order 32,
 #: forgetting period 1024, solved every 16 frames, weighted towards least absolute errors), a
-#: short one (order 8, period 64), NLMS stages of 256, 32 and 8 taps.
+#: short one (order 8, period 64), NLMS stages of 256, 32 and 8 taps; version 2's third
+#: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1.
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=1, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0)
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -175,6 +183,53 @@ def _vector(named: dict, channels: int) -> list[int]:
         p[getattr(k, "PRM_" + name.upper())] = v
     p[k.PRM_CROSS] = min(p[k.PRM_CROSS], max(channels - 1, 0))
     return p
+
+
+#: The parameter vector a version-2 header's mask is relative to (normative: never change it), with
+#: ``cross`` = min(2, channels - 1).
+BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 255, 1, 16, 19, 0, 14, 0,
+               0, 0, 1, 6, 0)
+
+
+def base_params(channels: int) -> list[int]:
+    """``BASE_PARAMS`` for ``channels`` channels (the mask's reference in a version-2 header)."""
+    p = list(BASE_PARAMS)
+    p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
+    return p
+
+
+def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
+    """The header's parameter field (version 1: the first N_PRM_V1 as LEB128; version 2: the mask
+    against ``base_params``, then the parameters that differ)."""
+    k = _kernels()
+    if version == 1:
+        if tuple(prm[k.N_PRM_V1:]) != k.V1_TAIL:
+            raise ValueError("parameters beyond version 1's need version 2 (Settings.level3_version)")
+        return b"".join(_uleb(v) for v in prm[:k.N_PRM_V1])
+    base = base_params(channels)
+    mask = sum(1 << i for i, (v, b) in enumerate(zip(prm, base)) if v != b)
+    return _uleb(mask) + b"".join(_uleb(v) for v, b in zip(prm, base) if v != b)
+
+
+def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
+    k = _kernels()
+    if version == 1:
+        return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL)
+    mask = r.uleb("parameter mask", (1 << k.N_PRM) - 1)
+    base = base_params(channels)
+    prm = list(base)
+    for i in range(k.N_PRM):
+        if mask >> i & 1:
+            prm[i] = r.uleb(f"parameter {i}", 1 << 16)
+            if prm[i] == base[i]:
+                raise CorruptDataError(f"level-3 data: parameter {i} marked as changed holds its base value")
+    return prm
+
+
+def _version() -> int:
+    from .planner import settings
+
+    return settings.current().level3_version
 
 
 def default_params(channels: int) -> list[int]:
@@ -244,15 +299,16 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         chain = _choose_front(x2, search) if auto else list(front)
         if chain:
             return _encode_front(x2, ndim, chain, params, search, _unless_defaults)
-    head = bytearray([VERSION, _dtype_code(x2.dtype), ndim])
+    version = _version()
+    head = bytearray([version, _dtype_code(x2.dtype), ndim])
     head += _uleb(n)
     if ndim == 2:
         head += _uleb(C)
     if n * C == 0:
         head.append(MODE_MODEL)
         head += _uleb(0) + _uleb(1) + _uleb(0) + bytes([0])
-        return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + b"".join(
-            _uleb(v) for v in _fixed(params, C))
+        return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + _params_bytes(
+            _fixed(params, C), C, version)
     lo, hi = int(x2.min()), int(x2.max())
     if hi - lo >= 1 << MAX_RANGE_BITS:
         head.append(MODE_RAW)
@@ -297,7 +353,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     head.append(gs)
     for c in range(C):
         head += _uleb(int(los[c])) + _uleb(int(his[c] - los[c]))
-    head += b"".join(_uleb(v) for v in prm)
+    head += _params_bytes(prm, C, version)
     lpc = None
     if prm[_kernels().PRM_LPC]:
         fit = _lpc_fit(_working_values(y, los, his, gs, tab))
@@ -419,7 +475,8 @@ _prior: tuple | None = None
 
 def _prior_tables() -> tuple:
     """A copy of the coder's prior: its state after coding ``prior_signal(PRIOR_FRAMES)`` with
-    DEFAULTS, counts capped at PRIOR_CAP (computed once a process; deterministic)."""
+    ``base_params(1)`` (normative, as BASE_PARAMS), counts capped at PRIOR_CAP (computed once a
+    process; deterministic)."""
     global _prior
     k = _kernels()
     if _prior is None:
@@ -428,7 +485,7 @@ def _prior_tables() -> tuple:
         y = (x - x.min()).reshape(-1, 1)
         top = int(y.max())
         buf = np.zeros(PRIOR_FRAMES * 8 + 64, np.uint8)
-        k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(default_params(1), np.int64),
+        k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(base_params(1), np.int64),
               buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC)
         k.relax_counts(tables[1], tables[5], PRIOR_CAP)
         _prior = tables
@@ -620,7 +677,7 @@ def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless
 
     y, record = _forward(x2, chain)
     n, C = x2.shape
-    head = bytearray([VERSION, _dtype_code(x2.dtype), ndim]) + _uleb(n) + (_uleb(C) if ndim == 2 else b"")
+    head = bytearray([_version(), _dtype_code(x2.dtype), ndim]) + _uleb(n) + (_uleb(C) if ndim == 2 else b"")
     head.append(MODE_FRONT)
     rec = msgpack.packb(record, use_bin_type=True)
     head += _uleb(len(rec)) + rec
@@ -689,7 +746,7 @@ def _read_table(r: _Reader, top: int) -> np.ndarray | None:
 
 def _head(r: _Reader, data: bytes, max_values: int) -> tuple[np.dtype, tuple[int, ...]]:
     """Read the version, dtype and shape fields: the dtype (native order) and the shape."""
-    if r.byte("version") != VERSION:
+    if r.byte("version") not in VERSIONS:
         raise CorruptDataError(f"level-3 data: unknown version {data[0]}")
     code = r.byte("dtype")
     if code >= len(DTYPES):
@@ -756,7 +813,7 @@ def decode(data: bytes, *, max_values: int = MAX_VALUES) -> np.ndarray:
         his[c] = los[c] + r.uleb("channel range", top)
         if his[c] > top:
             raise CorruptDataError("level-3 data: a channel's range exceeds 2**40")
-    prm = [r.uleb(f"parameter {i}", 1 << 16) for i in range(_kernels().N_PRM)]
+    prm = _read_params(r, C, data[0])
     _check_params(prm)
     lpc = None
     if prm[_kernels().PRM_LPC] and n * C > 0:

@@ -20,7 +20,7 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    the k nearest other channels (their value now when already coded, else the two before),
    fitted on a forgetting window: each frame adds its outer product with weight ``w (4096 +
    4096 (t mod T) / T) / 4096`` and every T frames the sums are halved (exponential forgetting
-   in steps, T = ``_period(t1)``), w = ``_irls`` of the recent |error| (``irls`` > 0: weighted
+   in steps, T = ``_period(t1)``, up to 24 576 frames), w = ``_irls`` of the recent |error| (``irls`` > 0: weighted
    towards least absolute errors, after Sac), the sums int64 with a block exponent (kept in
    [2**40, 2**50]). Every ``k1`` frames the normal equations, normalized to a diagonal below
    2**30 and regularized by ``diag_max >> reg``, are solved by an integer LDL^T (L in Q20, the
@@ -34,6 +34,9 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    predicts its input from its past, its residual feeds stage k + 1.
 5. Pf = Q + sum m_k q_k over the stages' predictions and (``bias`` = 1) three bias estimates
    (the running mean error after the cascade in 18, 9 and 1 contexts), m (Q12) by NLMS.
+5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
+   period (``t4``) and interval (``k3``); its offset from Q is a seventh input of the mixer of
+   step 5 (before the bias estimates), its distance from Pf a context of the residual coder.
 6. ``fmix`` = 1: Pf = P1 + sum w u instead, least squares over a short window (``t3``) of the
    offsets from P1 of P2, the mix above, the first stage, Q, the biases, a constant and the
    last value, one set of weights per hold state (frames since the value last changed: 0..3+).
@@ -47,13 +50,16 @@ up or down from the bucket expected from the recent magnitudes, then the bits be
 leading one. Each decision's probability is a gated mix of adaptive probabilities in
 contexts (the fast and slow mean |e|, the long and short OLS's signed distance from Pf
 relative to it, the last two residuals, the slope, the prediction's rounding), refined by an
-APM; the contexts' state starts from a prior (``prior_signal``, coded once by the caller).
+APM (rate 2**-``apmr``); the contexts' state starts from a prior (``prior_signal``, coded once by
+the caller). Version 2 (``p3`` > 0 or ``lvl`` = 1): the sign and bit-length mixers take two more
+contexts, OLS3's distance from Pf and (``lvl``) the prediction's bucket among N_LV of its
+channel's range, with their own weight rows, which start as version 1's with the new weights 0.
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
 
-Memory: the coder's state (``new_tables``) 1.4 MiB whatever the input (the caller keeps one
-more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 (+ 1.6 KiB with ``fmix``)
-bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at most
-95 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
+Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
+more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
+``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
+most 104 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients.
 """
 
@@ -73,11 +79,14 @@ ERR_LENGTH = -3  #: the coder read past the payload by more than its flush
 PRM_P1, PRM_T1, PRM_K1, PRM_CROSS, PRM_P2, PRM_T2, PRM_K2, PRM_REG = 0, 1, 2, 3, 4, 5, 6, 7
 PRM_N1, PRM_N2, PRM_N3, PRM_MU1, PRM_MU2, PRM_MU3, PRM_MIXMU, PRM_BIAS = 8, 9, 10, 11, 12, 13, 14, 15
 PRM_LIMIT, PRM_LR, PRM_IRLS, PRM_POWR, PRM_FMIX, PRM_T3, PRM_LPC = 16, 17, 18, 19, 20, 21, 22
-N_PRM = 23
+PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in version 2
+N_PRM = 28
+N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
+V1_TAIL = (0, 0, 1, 6, 0)
 #: (low, high) bound of each parameter, checked by the caller
-PRM_BOUNDS = ((0, 64), (0, 19), (1, 64), (0, 4), (0, 32), (0, 19), (1, 64), (6, 24),
+PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
-              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1))
+              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -143,7 +152,8 @@ def _clamp(v, lo, hi):
 
 @njit(cache=True, nogil=True, inline="always")
 def _period(code):
-    """The forgetting period T of a code in [0, 19]: (2 + (code & 1)) << (code >> 1), 2..3072."""
+    """The forgetting period T of a code in [0, 27]: (2 + (code & 1)) << (code >> 1), 2..24576 (the
+    sums grow by at most T 2**46 between two rescales: below 2**62)."""
     return (2 + (code & 1)) << (code >> 1)
 
 
@@ -225,7 +235,7 @@ def _sbk(e):
 
 
 @njit(cache=True, nogil=True)
-def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs):
+def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
     bias mixed by the weights MW[msel:msel + nin + 1], refined by the APM at abase (33 knots;
     none when abase < 0: p = (mix + 3 apm) / 4), coded; then every part updated."""
@@ -251,14 +261,14 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
     MW[msel + nin] += (256 * err) >> 10
     if abase >= 0:
         ak = abase + lo_i + (1 if wt >= 64 else 0)
-        APM[ak] += ((bit << 16) - bit - APM[ak]) >> 6
+        APM[ak] += ((bit << 16) - bit - APM[ak]) >> ar
     for u in range(nin):
         _counter_update(CP, CN, ci[u], bit, rt, limit)
     return bit
 
 
 @njit(cache=True, nogil=True)
-def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs):
+def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs, ar):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
     contexts), their outputs averaged in the stretch domain before the APM; each mixer learns
     from its own error."""
@@ -287,9 +297,9 @@ def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase,
     MW[msel + nin] += (256 * err1) >> 10
     MW[msel2 + nin] += (256 * err2) >> 10
     ak = abase + lo_i + (1 if wt >= 64 else 0)
-    APM[ak] += ((bit << 16) - bit - APM[ak]) >> 6
+    APM[ak] += ((bit << 16) - bit - APM[ak]) >> ar
     ak = abase2 + lo_i + (1 if wt >= 64 else 0)
-    APM[ak] += ((bit << 16) - bit - APM[ak]) >> 6
+    APM[ak] += ((bit << 16) - bit - APM[ak]) >> ar
     for u in range(nin):
         _counter_update(CP, CN, ci[u], bit, rt, limit)
     return bit
@@ -472,10 +482,36 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = A[MAX_DIM * MAX_DIM + i]
 
 
+N_LV = 32  #: level buckets of the prediction in its channel's range (``lvl`` = 1)
 N_CTX = N_KA * N_SID * 9 + 33 * 48 * N_SID * 2 + 48 * 48 * N_SID + 16 * 49 + 32 * 33 + 33 * 33 \
-    + N_KE * 3 * (N_KA + 66) + 64 * 48 * N_SID + 343 * N_SID + 49 * 16 + 33 * 7 * 4
-N_MW = N_SID * 48 * 8 + 16 * 24 * 8 + N_KE * 3 * 8 + N_SID * 48 * 8 + 49 * 8
+    + N_KE * 3 * (N_KA + 66) + 64 * 48 * N_SID + 343 * N_SID + 49 * 16 + 33 * 7 * 4 \
+    + 33 * 48 * N_SID + 16 * 33 + N_LV * 48 * N_SID + N_LV * 16
+N_MW = N_SID * 48 * 8 + 16 * 24 * 8 + N_KE * 3 * 8 + N_SID * 48 * 8 + 49 * 8 + 2 * N_SID * 48 * 10 \
+    + 16 * 24 * 9 + 49 * 9
 N_APM = N_SID * N_KA * 33 + 16 * 33 * 33 + N_SID * 33 * 33 + 49 * 16 * 33
+
+
+@njit(cache=True, nogil=True)
+def _copy_rows(MW, oWB, oWB2, oWS, oWS2, oWB3, oWB4, oWS3, oWS4):
+    """Version 2's mixer rows (two more inputs) start as version 1's, the new weights 0: the
+    bit-length rows (7 inputs and a bias -> 9 and a bias), the sign rows (6 -> 8)."""
+    for r in range(N_SID * 48):
+        for k in range(2):
+            src = (oWB if k == 0 else oWB2) + 8 * r
+            dst = (oWB3 if k == 0 else oWB4) + 10 * r
+            for j in range(7):
+                MW[dst + j] = MW[src + j]
+            MW[dst + 7] = 0
+            MW[dst + 8] = 0
+            MW[dst + 9] = MW[src + 7]
+    for r in range(16 * 24 + 49):
+        src = oWS + 8 * r if r < 16 * 24 else oWS2 + 8 * (r - 16 * 24)
+        dst = oWS3 + 9 * r if r < 16 * 24 else oWS4 + 9 * (r - 16 * 24)
+        for j in range(6):
+            MW[dst + j] = MW[src + j]
+        MW[dst + 6] = 0
+        MW[dst + 7] = 0
+        MW[dst + 8] = MW[src + 6]
 
 
 @njit(cache=True, nogil=True)
@@ -574,6 +610,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     use_bias = prm[PRM_BIAS]
     limit = prm[PRM_LIMIT]
     lr = prm[PRM_LR]
+    ar = prm[PRM_APMR]  # the APMs' rate: 2**-ar
 
     ntab = tab.shape[0]
     off = np.empty(C, np.int64)
@@ -613,7 +650,24 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     es1 = np.zeros(C, np.int64)  # running |error| of each OLS (Q4), for its weights
     es2 = np.zeros(C, np.int64)
     irls = prm[PRM_IRLS]
-    nown = max(p1, 32 if lblock > 0 else p2)  # own past values the predictors read
+    # OLS3 (p3 > 0): a third least-squares predictor over the own past, its offset from Q an
+    # input of the mixer and its distance from Pf a context of the residual coder
+    p3 = prm[PRM_P3]
+    T4 = _period(prm[PRM_T4])
+    K3 = prm[PRM_K3]
+    C4 = C if p3 > 0 else 1
+    D4 = max(p3, 1)
+    R4 = np.zeros((C4, D4 * D4), np.int64)
+    b4 = np.zeros((C4, D4), np.int64)
+    w4 = np.zeros((C4, D4), np.int64)
+    ex4 = np.full(C, exfloor, np.int64)
+    es4 = np.zeros(C, np.int64)
+    P3 = np.int64(0)
+    rd3 = 16
+    use_lvl = prm[PRM_LVL]  # the prediction's level in its channel's range: a context (lvl = 1)
+    ext = p3 > 0 or use_lvl > 0
+    lb = 0
+    nown = max(max(p1, 32 if lblock > 0 else p2), p3)  # own past values the predictors read
     fmix = prm[PRM_FMIX]
     T3 = _period(prm[PRM_T3])
     # one least-squares mix per channel and hold state (how many frames the value has not
@@ -657,11 +711,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             acc_ += ptab[j]
         psum[k] = max(np.int64(1), acc_ >> 16)
     powr = prm[PRM_POWR]
-    mixw = np.zeros((C, 6), np.int64)
+    mixw = np.zeros((C, 7), np.int64)
     for c in range(C):
         for k in range(3):
             mixw[c, k] = 4096
-    q = np.zeros(6, np.int64)  # the mixer's inputs: 3 cascade stages, 3 bias estimates
+    q = np.zeros(7, np.int64)  # the mixer's inputs: 3 cascade stages, 3 bias estimates, OLS3
     # bias: the mean error after the cascade in 3 context sets (18 + 9 + 1 contexts)
     bias = np.zeros((C, 28), np.int64)
     biasn = np.zeros((C, 28), np.int64)
@@ -691,18 +745,33 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     oB7 = oB6 + 64 * 48 * N_SID
     oS5 = oB7 + 343 * N_SID
     oS6 = oS5 + 49 * 16
+    oB8 = oS6 + 33 * 7 * 4
+    oS7 = oB8 + 33 * 48 * N_SID
+    oB9 = oS7 + 16 * 33
+    oS8 = oB9 + N_LV * 48 * N_SID
     CP, CN, MW, APM, LP, LN = tables
     oWB = 0
     oWS = oWB + N_SID * 48 * 8
     oWM = oWS + 16 * 24 * 8
     oWB2 = oWM + N_KE * 3 * 8
     oWS2 = oWB2 + N_SID * 48 * 8
+    # version 2's contexts (ext: p3 > 0 or lvl = 1): the bit-length mixers' rows of 9 inputs
+    # and a bias, the sign's of 8 and a bias
+    oWB3 = oWS2 + 49 * 8
+    oWB4 = oWB3 + N_SID * 48 * 10
+    oWS3 = oWB4 + N_SID * 48 * 10
+    oWS4 = oWS3 + 16 * 24 * 9
+    # the sign's and the bit length's mixers: inputs and weight rows (version 2's with ext)
+    nin_s, wS1, wS2, ws, nin_b, wB1, wB2, wb = 6, oWS, oWS2, 8, 7, oWB, oWB2, 8
+    if ext:
+        _copy_rows(MW, oWB, oWB2, oWS, oWS2, oWB3, oWB4, oWS3, oWS4)
+        nin_s, wS1, wS2, ws, nin_b, wB1, wB2, wb = 8, oWS3, oWS4, 9, 9, oWB3, oWB4, 10
     oAS = N_SID * N_KA * 33
     oAB2 = oAS + 16 * 33 * 33
     oAS2 = oAB2 + N_SID * 33 * 33
     eprev = np.zeros(C, np.int64)
-    xs = np.zeros(8, np.int64)
-    ci = np.zeros(8, np.int64)
+    xs = np.zeros(9, np.int64)
+    ci = np.zeros(9, np.int64)
 
     ac = np.zeros(4, np.int64)
     ac[1] = 0xFFFFFFFF
@@ -768,6 +837,14 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 q[k] = _clamp(acc >> 16, -(1 << 22), 1 << 22)
                 csum += (mixw[c, k] * q[k]) >> 12
                 qpow += (q[k] * q[k]) >> 8
+            if p3 > 0:
+                acc = np.int64(0)
+                for j in range(p3):
+                    acc += w4[c, j] * own[j]
+                P3 = _clamp(acc >> 20, -(1 << 26), 1 << 26)
+                q[6] = _clamp(P3 - Q, -(1 << 22), 1 << 22)
+                csum += (mixw[c, 6] * q[6]) >> 12
+                qpow += (q[6] * q[6]) >> 8
             Pm = Q + csum
             if use_bias:
                 s1 = vq1[c] - vq2[c]
@@ -800,6 +877,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             Pb = Pf
             xp = offc + (((Pb << gs) + 8) >> 4)
             xp = _clamp(xp, vlo[c], vhi[c])
+            if use_lvl:
+                lb = ((xp - vlo[c]) * N_LV) // (vhi[c] - vlo[c] + 1)
             if ntab > 0:  # the symbol predicted: the table's value nearest xp
                 xp = _nearest(tab, lo[c], hi[c], xp)
 
@@ -809,6 +888,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             kB = _flog(mB[c])
             rd1 = _relb(P1 - Pf, gs, kA)
             rd2 = _relb(P2 - Pf, gs, kA)
+            if p3 > 0:
+                rd3 = _relb(P3 - Pf, gs, kA)
             frac = ((Pf << gs) + 8) & 15  # the prediction's place between integers, in 16ths
             # the last three steps of the signal (symbols), each clamped to [-3, 3]: a slow,
             # finely sampled signal's quantization steps follow a pattern
@@ -832,14 +913,17 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[3] = oS4 + rd1 * 33 + rd2
                 ci[4] = oS5 + (dd1 * 7 + dd2) * 16 + frac
                 ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
-                s = _mix2_code(ac, buf, dec, s, CP, CN, ci, 6, MW, oWS + (frac * 24 + (kA >> 3)) * 8,
-                               oWS2 + (dd1 * 7 + dd2) * 8, APM, oAS + (frac * 33 + rd1) * 33,
-                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs)
+                ci[6] = oS7 + frac * 33 + rd3
+                ci[7] = oS8 + lb * 16 + frac
+                s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
+                               wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
+                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
                 r1 = rd1
                 r2 = rd2
+                r3 = rd3
                 pe1 = e1[c]
                 pe2 = e2[c] if c == 0 else eprev[c - 1]
             else:
@@ -847,6 +931,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 bm = _bitlen(xp - lo[c] - 1)
                 r1 = 32 - rd1
                 r2 = 32 - rd2
+                r3 = 32 - rd3
                 pe1 = -e1[c]
                 pe2 = -(e2[c] if c == 0 else eprev[c - 1])
             se1 = _sbk(pe1)
@@ -884,9 +969,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[4] = oB5 + (se1 * 48 + se2) * N_SID + sid
                 ci[5] = oB6 + (ksl * 48 + (kA >> 2)) * N_SID + sid
                 ci[6] = oB7 + pdd * N_SID + sid
-                bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, 7, MW, oWB + (sid * 48 + (kA >> 2)) * 8,
-                                 oWB2 + (sid * 48 + se1) * 8, APM, (sid * N_KA + kA) * 33,
-                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs)
+                ci[7] = oB8 + (r3 * 48 + (kA >> 2)) * N_SID + sid
+                ci[8] = oB9 + (lb * 48 + (kA >> 2)) * N_SID + sid
+                bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
+                                 wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
+                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar)
                 if up == -1:
                     if bit:
                         up = 1
@@ -922,7 +1009,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     ci[1] = oM2 + part * 33 + r1
                     ci[2] = oM3 + part * 33 + r2
                     bit = _mix_code(ac, buf, dec, want, CP, CN, ci, 3, MW, oWM + part * 8,
-                                    APM, -1, sq, st, rt, limit, lr, xs)
+                                    APM, -1, sq, st, rt, limit, lr, xs, ar)
                 else:
                     li = b * N_KE + min(i, N_KE - 1)
                     bit = _code(ac, buf, _counter_p(LP, li), want, dec)
@@ -1018,6 +1105,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 fm = _clamp(((ef * mixmu) << 16) // qpow, -(1 << 31), 1 << 31)
                 for k in range(6 if use_bias else 3):
                     mixw[c, k] = _clamp(mixw[c, k] + ((fm * q[k]) >> 24), -8192, 16384)
+                if p3 > 0:
+                    mixw[c, 6] = _clamp(mixw[c, 6] + ((fm * q[6]) >> 24), -8192, 16384)
             # OLS sums
             ph1 = t % T1
             if dim1 > 0:
@@ -1035,6 +1124,15 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     ex2[c] = _ols_rescale(R2[c], b2[c], p2, ex2[c], exfloor)
                 if t % K2 == K2 - 1:
                     _ols_solve(R2[c], b2[c], p2, reg, w2[c], wA, wL, wd, wz)
+            if p3 > 0:
+                es4[c] += (min(abs(V - P3), np.int64(1) << 24) - es4[c]) >> 1
+                ph4 = t % T4
+                cw = max(1, (_irls(es4[c], irls) * (4096 + (4096 * ph4) // T4)) >> 12)
+                _ols_add(R4[c], b4[c], p3, own, vt, cw, ex4[c])
+                if ph4 == T4 - 1:
+                    ex4[c] = _ols_rescale(R4[c], b4[c], p3, ex4[c], exfloor)
+                if t % K3 == K3 - 1:
+                    _ols_solve(R4[c], b4[c], p3, reg, w4[c], wA, wL, wd, wz)
             vmean[c] += ((V << 4) - vmean[c]) >> 9
             hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
             vq2[c] = vq1[c]

@@ -328,6 +328,9 @@ class Settings:
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
     #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
     level3_search_margin: float = 0.002
+    #: The level-3 bytes' version (``ubpe.level3``): 2 (a compact parameter field, a third
+    #: least-squares predictor and the APMs' rate as parameters); 1 writes version 1's bytes.
+    level3_version: int = 2
     # Channel groups (ubpe/api/groups.py: a grouped container, one stream per group of channels,
     # tried for integer input of more than one channel and kept when smaller).
     #: False: never tried (the one-stream container as before; benchmarks compare the two).
