@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -235,29 +236,74 @@ def test_help_is_current():
 # ============================================================== issue 27, item 5: streams
 
 
-def test_fifos_and_standard_input_are_read_once(files):
+def fed(fifo: pathlib.Path, data: bytes) -> threading.Thread:
+    """A FIFO at ``fifo`` and a thread that writes ``data`` into it once a reader opens it (as
+    ``cat data > fifo &`` does)."""
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def in_process(*argv, cwd: pathlib.Path) -> int:
+    """``ubpe.cli.main(argv)`` run in ``cwd`` (the same command line, no new interpreter)."""
+    from ubpe.cli import main
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return main([str(a) for a in argv])
+    finally:
+        os.chdir(here)
+
+
+def test_fifos_and_standard_input_are_read_once(files, capsys):
     """compress from FIFOs named .npy, .csv, .txt (with and without --stream), decompress and test
     from a FIFO and from /dev/stdin: each comes back byte for byte, and no output is named after
-    /dev/stdin."""
+    /dev/stdin. The real ``ubpe`` process reads a FIFO and /dev/stdin and writes standard output;
+    the other FIFOs are read by the same command line in this process."""
     text = b"Notes, not numbers.\nThey come back as bytes.\n" * 40
     (files / "notes.txt").write_bytes(text)
     script = """
     set -e
-    for f in ecg.npy two.csv notes.txt; do
-        mkfifo fifo.${f##*.}; (cat $f > fifo.${f##*.} &)
-        UBPE -q compress fifo.${f##*.} -o $f.packed --level 1
-        UBPE -q decompress $f.packed -c | cmp - $f
-        rm fifo.${f##*.}
-    done
-    mkfifo big.npy; (cat ecg.npy > big.npy &); UBPE -q compress big.npy --stream -o s.ubpe --block-size 5000
-    mkfifo c.npy.ubpe; (cat s.ubpe > c.npy.ubpe &); UBPE -q decompress c.npy.ubpe; cmp c.npy ecg.npy
-    cat s.ubpe | UBPE -q decompress /dev/stdin -o d.npy; cmp d.npy ecg.npy
-    cat s.ubpe | UBPE test /dev/stdin
-    mkfifo e.ubpe; (cat s.ubpe > e.ubpe &); UBPE test e.ubpe
+    mkfifo fifo.npy; (cat ecg.npy > fifo.npy &)
+    UBPE -q compress fifo.npy -o ecg.npy.packed --level 1
+    UBPE -q decompress ecg.npy.packed -c | cmp - ecg.npy
     """
     r = shell(script, cwd=files)
     assert r.returncode == 0, (r.stdout + r.stderr).decode()
-    assert r.stdout.decode().count(": OK (") == 2
+    for name in ("two.csv", "notes.txt"):
+        suffix = name.rsplit(".", 1)[1]
+        writer = fed(files / f"fifo.{suffix}", (files / name).read_bytes())
+        assert in_process("-q", "compress", f"fifo.{suffix}", "-o", f"{name}.packed", "--level", "1", cwd=files) == 0
+        writer.join(timeout=60)
+        assert in_process("-q", "decompress", f"{name}.packed", "-o", f"back.{suffix}", cwd=files) == 0
+        assert (files / f"back.{suffix}").read_bytes() == (files / name).read_bytes()
+        (files / f"fifo.{suffix}").unlink()
+    ecg = (files / "ecg.npy").read_bytes()
+    fed(files / "big.npy", ecg)
+    assert in_process("-q", "compress", "big.npy", "--stream", "-o", "s.ubpe", "--block-size", "5000", cwd=files) == 0
+    stream = (files / "s.ubpe").read_bytes()
+    fed(files / "c.npy.ubpe", stream)
+    assert in_process("-q", "decompress", "c.npy.ubpe", cwd=files) == 0
+    assert (files / "c.npy").read_bytes() == ecg
+    fed(files / "e.ubpe", stream)
+    capsys.readouterr()
+    assert in_process("test", "e.ubpe", cwd=files) == 0
+    assert ": OK (" in capsys.readouterr().out
+    script = """
+    set -e
+    cat s.ubpe | UBPE -q decompress /dev/stdin -o d.npy; cmp d.npy ecg.npy
+    cat s.ubpe | UBPE test /dev/stdin
+    """
+    r = shell(script, cwd=files)
+    assert r.returncode == 0, (r.stdout + r.stderr).decode()
+    assert r.stdout.decode().count(": OK (") == 1
     d = shell("cat s.ubpe | UBPE decompress /dev/stdin", cwd=files)
     assert d.returncode == 2 and b"-o OUTPUT" in d.stderr
     assert not any(p.name.startswith("stdin") for p in files.iterdir())
