@@ -1,6 +1,9 @@
 """The command line and the experiments as a new user meets them (issue 26), and inputs read
-once from pipes and FIFOs (issue 27, item 5): the real ``ubpe`` entry point in a subprocess, on
-real recordings (the bundled MIT-BIH ECG excerpt, as .npy, .wav, .csv and raw files)."""
+once from pipes and FIFOs (issue 27, item 5), on real recordings (the bundled MIT-BIH ECG
+excerpt, as .npy, .wav, .csv and raw files): the command line (``ubpe.cli.main``) in this
+process, and the installed ``ubpe`` entry point in a subprocess where a process of its own
+matters (FIFOs and /dev/stdin, standard output to a pipe, exit codes, a terminal, the kernel
+cache chosen at start-up, --help)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import subprocess
 import sys
 import threading
 import warnings
+from io import BytesIO, TextIOWrapper
 
 import numpy as np
 import pytest
@@ -23,11 +27,34 @@ UBPE = shutil.which("ubpe", path=str(pathlib.Path(sys.executable).parent)) or sh
 pytestmark = pytest.mark.skipif(UBPE is None, reason="the ubpe command is not installed (pip install -e .)")
 
 
-def ubpe_cmd(*argv, cwd, env=None, input=None, timeout=600) -> subprocess.CompletedProcess:
-    """The installed ``ubpe`` command, run as a user runs it (standard error not a terminal)."""
-    full = dict(os.environ, **(env or {}))
-    return subprocess.run([UBPE, *map(str, argv)], cwd=cwd, env=full, input=input, capture_output=True,
-                          timeout=timeout)
+def ubpe_cmd(*argv, cwd, env=None, process=False, timeout=600) -> subprocess.CompletedProcess:
+    """The ``ubpe`` command line: ``ubpe.cli.main`` in this process, in ``cwd`` with ``env`` set
+    while it runs, its standard output and error captured as bytes (neither a terminal); with
+    ``process``, the installed command in a subprocess, as a user runs it (for what needs a
+    process of its own: a cache directory chosen at start-up)."""
+    argv = [str(a) for a in argv]
+    if process:
+        full = dict(os.environ, **(env or {}))
+        return subprocess.run([UBPE, *argv], cwd=cwd, env=full, capture_output=True, timeout=timeout)
+    from ubpe.cli import main
+
+    out, err = BytesIO(), BytesIO()
+    saved = sys.stdout, sys.stderr, os.getcwd(), {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    os.chdir(cwd)
+    wrappers = TextIOWrapper(out, write_through=True), TextIOWrapper(err, write_through=True)
+    try:
+        sys.stdout, sys.stderr = wrappers
+        code = main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        for w in wrappers:  # (closing a wrapper would close its bytes)
+            w.flush()
+            w.detach()
+        os.chdir(saved[2])
+        for k, v in saved[3].items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    return subprocess.CompletedProcess([UBPE, *argv], code, out.getvalue(), err.getvalue())
 
 
 def shell(script: str, *, cwd, timeout=600) -> subprocess.CompletedProcess:
@@ -116,7 +143,8 @@ def test_compile_notice_when_only_another_installation_is_cached(tmp_path):
     other = tmp_path / "cache" / cache_key() / "_kernels_0123456789abcdef0123456789abcdef01234567"
     other.mkdir(parents=True)
     (other / "kernel.nbi").write_bytes(b"")
-    r = ubpe_cmd("compress", "missing.npy", cwd=tmp_path, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    r = ubpe_cmd("compress", "missing.npy", cwd=tmp_path, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")},
+                 process=True)
     err = r.stderr.decode()
     assert r.returncode == 1 and "compiling the kernels on first use" in err
     assert err.index("compiling") < err.index("missing.npy")
