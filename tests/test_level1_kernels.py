@@ -11,6 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import reference_mag
 import ubpe
 from ubpe._kernels import level1 as fast
 from ubpe._kernels import predict, residual
@@ -104,7 +105,7 @@ def test_mag_statistics_are_the_reference_kernels(tokens, center, rates):
     tokens = np.array(tokens, np.int64)
     rates = np.array(sorted(rates), np.int64)
     expected = np.zeros((len(rates), fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
-    raw = residual.mag_stats(tokens, center, mag._BITLEN, rates, expected, np.zeros(len(rates), np.int64))
+    raw = reference_mag.mag_stats(tokens, center, reference_mag.BITLEN, rates, expected, np.zeros(len(rates), np.int64))
     got = np.zeros_like(expected)
     assert fast.mag_stats(tokens, center, rates, got) == raw
     assert np.array_equal(got, expected)
@@ -128,7 +129,7 @@ def test_layout_statistics_are_mag_statistics_of_both_layouts(values, rates):
     raws = fast.layout_stats(d, rank, center, middle, rates[0], rates[1], True, counts)
     for k, (stream, c) in enumerate(((ids, center), (d, middle))):
         expected = np.zeros((2, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
-        raw = residual.mag_stats(stream, c, mag._BITLEN, np.array(rates, np.int64), expected, np.zeros(2, np.int64))
+        raw = reference_mag.mag_stats(stream, c, reference_mag.BITLEN, np.array(rates, np.int64), expected, np.zeros(2, np.int64))
         assert raws[k] == raw and np.array_equal(counts[2 * k:2 * k + 2], expected)
 
 
@@ -160,7 +161,7 @@ def test_mag_encoding_is_the_reference_kernels(tokens, center, rate, kind):
     pb = mag._mag_pb_cap(tokens.size)
     freqs = mag._mag_freqs(counts[0], pb)
     outs = []
-    for encode in (lambda *a: residual.mag_encode(tokens, center, rate, mag._BITLEN, *a),
+    for encode in (lambda *a: reference_mag.mag_encode(tokens, center, rate, reference_mag.BITLEN, *a),
                    lambda *a: fast.mag_encode(tokens, center, rate, *a)):
         words = np.zeros(tokens.size + 2, np.uint32)
         raw = np.zeros((raw_bits + 7) // 8, np.uint8)

@@ -1,6 +1,9 @@
 """The command line and the experiments as a new user meets them (issue 26), and inputs read
-once from pipes and FIFOs (issue 27, item 5): the real ``ubpe`` entry point in a subprocess, on
-real recordings (the bundled MIT-BIH ECG excerpt, as .npy, .wav, .csv and raw files)."""
+once from pipes and FIFOs (issue 27, item 5), on real recordings (the bundled MIT-BIH ECG
+excerpt, as .npy, .wav, .csv and raw files): the command line (``ubpe.cli.main``) in this
+process, and the installed ``ubpe`` entry point in a subprocess where a process of its own
+matters (FIFOs and /dev/stdin, standard output to a pipe, exit codes, a terminal, the kernel
+cache chosen at start-up, --help)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
+from io import BytesIO, TextIOWrapper
 
 import numpy as np
 import pytest
@@ -22,11 +27,34 @@ UBPE = shutil.which("ubpe", path=str(pathlib.Path(sys.executable).parent)) or sh
 pytestmark = pytest.mark.skipif(UBPE is None, reason="the ubpe command is not installed (pip install -e .)")
 
 
-def ubpe_cmd(*argv, cwd, env=None, input=None, timeout=600) -> subprocess.CompletedProcess:
-    """The installed ``ubpe`` command, run as a user runs it (standard error not a terminal)."""
-    full = dict(os.environ, **(env or {}))
-    return subprocess.run([UBPE, *map(str, argv)], cwd=cwd, env=full, input=input, capture_output=True,
-                          timeout=timeout)
+def ubpe_cmd(*argv, cwd, env=None, process=False, timeout=600) -> subprocess.CompletedProcess:
+    """The ``ubpe`` command line: ``ubpe.cli.main`` in this process, in ``cwd`` with ``env`` set
+    while it runs, its standard output and error captured as bytes (neither a terminal); with
+    ``process``, the installed command in a subprocess, as a user runs it (for what needs a
+    process of its own: a cache directory chosen at start-up)."""
+    argv = [str(a) for a in argv]
+    if process:
+        full = dict(os.environ, **(env or {}))
+        return subprocess.run([UBPE, *argv], cwd=cwd, env=full, capture_output=True, timeout=timeout)
+    from ubpe.cli import main
+
+    out, err = BytesIO(), BytesIO()
+    saved = sys.stdout, sys.stderr, os.getcwd(), {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    os.chdir(cwd)
+    wrappers = TextIOWrapper(out, write_through=True), TextIOWrapper(err, write_through=True)
+    try:
+        sys.stdout, sys.stderr = wrappers
+        code = main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        for w in wrappers:  # (closing a wrapper would close its bytes)
+            w.flush()
+            w.detach()
+        os.chdir(saved[2])
+        for k, v in saved[3].items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    return subprocess.CompletedProcess([UBPE, *argv], code, out.getvalue(), err.getvalue())
 
 
 def shell(script: str, *, cwd, timeout=600) -> subprocess.CompletedProcess:
@@ -115,7 +143,8 @@ def test_compile_notice_when_only_another_installation_is_cached(tmp_path):
     other = tmp_path / "cache" / cache_key() / "_kernels_0123456789abcdef0123456789abcdef01234567"
     other.mkdir(parents=True)
     (other / "kernel.nbi").write_bytes(b"")
-    r = ubpe_cmd("compress", "missing.npy", cwd=tmp_path, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    r = ubpe_cmd("compress", "missing.npy", cwd=tmp_path, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")},
+                 process=True)
     err = r.stderr.decode()
     assert r.returncode == 1 and "compiling the kernels on first use" in err
     assert err.index("compiling") < err.index("missing.npy")
@@ -235,29 +264,74 @@ def test_help_is_current():
 # ============================================================== issue 27, item 5: streams
 
 
-def test_fifos_and_standard_input_are_read_once(files):
+def fed(fifo: pathlib.Path, data: bytes) -> threading.Thread:
+    """A FIFO at ``fifo`` and a thread that writes ``data`` into it once a reader opens it (as
+    ``cat data > fifo &`` does)."""
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def in_process(*argv, cwd: pathlib.Path) -> int:
+    """``ubpe.cli.main(argv)`` run in ``cwd`` (the same command line, no new interpreter)."""
+    from ubpe.cli import main
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return main([str(a) for a in argv])
+    finally:
+        os.chdir(here)
+
+
+def test_fifos_and_standard_input_are_read_once(files, capsys):
     """compress from FIFOs named .npy, .csv, .txt (with and without --stream), decompress and test
     from a FIFO and from /dev/stdin: each comes back byte for byte, and no output is named after
-    /dev/stdin."""
+    /dev/stdin. The real ``ubpe`` process reads a FIFO and /dev/stdin and writes standard output;
+    the other FIFOs are read by the same command line in this process."""
     text = b"Notes, not numbers.\nThey come back as bytes.\n" * 40
     (files / "notes.txt").write_bytes(text)
     script = """
     set -e
-    for f in ecg.npy two.csv notes.txt; do
-        mkfifo fifo.${f##*.}; (cat $f > fifo.${f##*.} &)
-        UBPE -q compress fifo.${f##*.} -o $f.packed --level 1
-        UBPE -q decompress $f.packed -c | cmp - $f
-        rm fifo.${f##*.}
-    done
-    mkfifo big.npy; (cat ecg.npy > big.npy &); UBPE -q compress big.npy --stream -o s.ubpe --block-size 5000
-    mkfifo c.npy.ubpe; (cat s.ubpe > c.npy.ubpe &); UBPE -q decompress c.npy.ubpe; cmp c.npy ecg.npy
-    cat s.ubpe | UBPE -q decompress /dev/stdin -o d.npy; cmp d.npy ecg.npy
-    cat s.ubpe | UBPE test /dev/stdin
-    mkfifo e.ubpe; (cat s.ubpe > e.ubpe &); UBPE test e.ubpe
+    mkfifo fifo.npy; (cat ecg.npy > fifo.npy &)
+    UBPE -q compress fifo.npy -o ecg.npy.packed --level 1
+    UBPE -q decompress ecg.npy.packed -c | cmp - ecg.npy
     """
     r = shell(script, cwd=files)
     assert r.returncode == 0, (r.stdout + r.stderr).decode()
-    assert r.stdout.decode().count(": OK (") == 2
+    for name in ("two.csv", "notes.txt"):
+        suffix = name.rsplit(".", 1)[1]
+        writer = fed(files / f"fifo.{suffix}", (files / name).read_bytes())
+        assert in_process("-q", "compress", f"fifo.{suffix}", "-o", f"{name}.packed", "--level", "1", cwd=files) == 0
+        writer.join(timeout=60)
+        assert in_process("-q", "decompress", f"{name}.packed", "-o", f"back.{suffix}", cwd=files) == 0
+        assert (files / f"back.{suffix}").read_bytes() == (files / name).read_bytes()
+        (files / f"fifo.{suffix}").unlink()
+    ecg = (files / "ecg.npy").read_bytes()
+    fed(files / "big.npy", ecg)
+    assert in_process("-q", "compress", "big.npy", "--stream", "-o", "s.ubpe", "--block-size", "5000", cwd=files) == 0
+    stream = (files / "s.ubpe").read_bytes()
+    fed(files / "c.npy.ubpe", stream)
+    assert in_process("-q", "decompress", "c.npy.ubpe", cwd=files) == 0
+    assert (files / "c.npy").read_bytes() == ecg
+    fed(files / "e.ubpe", stream)
+    capsys.readouterr()
+    assert in_process("test", "e.ubpe", cwd=files) == 0
+    assert ": OK (" in capsys.readouterr().out
+    script = """
+    set -e
+    cat s.ubpe | UBPE -q decompress /dev/stdin -o d.npy; cmp d.npy ecg.npy
+    cat s.ubpe | UBPE test /dev/stdin
+    """
+    r = shell(script, cwd=files)
+    assert r.returncode == 0, (r.stdout + r.stderr).decode()
+    assert r.stdout.decode().count(": OK (") == 1
     d = shell("cat s.ubpe | UBPE decompress /dev/stdin", cwd=files)
     assert d.returncode == 2 and b"-o OUTPUT" in d.stderr
     assert not any(p.name.startswith("stdin") for p in files.iterdir())

@@ -12,9 +12,10 @@ import ubpe
 from ubpe import cli
 
 PACKAGE = pathlib.Path(ubpe.__file__).parent
-#: compiles (and caches) kernels: a fit without merges, the training's first 6 kernels (2 s of CPU
-#: cold; with 2 merges, 9 kernels took 6 s, paid by each test that runs it in a fresh cache)
-FIT = "import ubpe, numpy as np; ubpe.Tokenizer(4, 4).fit(np.tile(np.arange(4), 50))"
+#: compiles (and caches) a kernel: undelta's running sums, one small kernel (1.3 s of CPU in a
+#: fresh cache, most of it importing numba; a fit without merges compiled 6 kernels, 2.0 s; each
+#: test that runs it pays it in a fresh cache)
+FIT = "import ubpe, numpy as np; from ubpe.frontend.delta import undelta; undelta(np.arange(10), 2)"
 
 
 def _run(code: str, env: dict, cwd: pathlib.Path | None = None) -> subprocess.CompletedProcess:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,7 +17,7 @@ from ubpe.api import writer
 from ubpe.format.container import values_crc
 from ubpe.frontend import lpc as P
 from ubpe.frontend.chains import PREDICTORS, build_chain
-from ubpe.planner import DEFAULT, ReplayEncoder, choose_method, plan
+from ubpe.planner import DEFAULT, ReplayEncoder, choose_method, configured, plan
 
 
 def tone_bursts(n: int = 60_000, seed: int = 3) -> np.ndarray:
@@ -29,20 +31,20 @@ def tone_bursts(n: int = 60_000, seed: int = 3) -> np.ndarray:
     return np.round(150 + noise + tone).astype(np.int16)
 
 
-def refit_everything(mp: pytest.MonkeyPatch) -> None:
-    """Refit every block and keep every refit (the round trip must hold whatever is kept). (The
-    gate and the margin are module settings of ubpe.frontend.lpc with no argument of their own.)"""
-    mp.setattr(P, "REWEIGHT_GATE", -np.inf)
-    mp.setattr(P, "REWEIGHT_MARGIN", -np.inf)
+def tuning(**changes) -> dict:
+    """The refit's keywords under the default settings with ``changes`` (Settings fields)."""
+    return dataclasses.replace(DEFAULT, **changes).lpc_reweight_options()
+
+
+#: Refit every block and keep every refit (the round trip must hold whatever is kept).
+REFIT_EVERYTHING = tuning(lpc_reweight_gate=-np.inf, lpc_reweight_margin=-np.inf)
 
 
 @settings(max_examples=150, deadline=None)
 @given(signals(max_size=300), st.sampled_from([1, 5, 64, 100, 4096]), st.integers(0, 32))
 def test_reweight_round_trips_and_matches_the_reference(x, block, max_order):
-    with pytest.MonkeyPatch.context() as mp:
-        refit_everything(mp)
-        r0, p0 = P.lpc_forward(x, block=block, max_order=max_order)
-        r, params = P.lpc_reweight(x, r0, p0, max_order=max_order)
+    r0, p0 = P.lpc_forward(x, block=block, max_order=max_order)
+    r, params = P.lpc_reweight(x, r0, p0, max_order=max_order, **REFIT_EVERYTHING)
     bits = 8 * x.dtype.itemsize
     assert r.dtype == r0.dtype and r.shape == x.shape
     blk, orders, shifts, coefs = P.check_lpc_params(params, len(x), r.dtype)  # valid params
@@ -59,7 +61,8 @@ def test_reweight_refits_a_tone_switched_on_and_off():
     assert p != p0 and p["block"] == 4096
     assert_same(P.lpc_inverse(r, p), x)
     coef_bits = lambda q: len(q["coefs"]) * 8  # noqa: E731
-    before, after = P._local_bits(r0) + coef_bits(p0), P._local_bits(r) + coef_bits(p)
+    span = DEFAULT.lpc_local_span
+    before, after = P._local_bits(r0, span) + coef_bits(p0), P._local_bits(r, span) + coef_bits(p)
     assert after < 0.9 * before  # the quiet stretches are whitened, not the tone's notch kept alone
     # through the container: the chain that ends with the stage refits, smaller than without
     data = ubpe.compress(x, predictor="lpc", level=1)
@@ -90,16 +93,28 @@ def test_reweight_leaves_steady_blocks_alone():
     assert P.lpc_reweight(x[:0], r0[:0], P.lpc_forward(x[:0])[1])[0].shape == (0,)
 
 
-def test_reweight_keeps_a_refit_only_when_it_saves_the_margin(monkeypatch):
+def test_reweight_keeps_a_refit_only_when_it_saves_the_margin():
     x = tone_bursts(20_000)
     r0, p0 = P.lpc_forward(x, block=4096)
-    monkeypatch.setattr(P, "REWEIGHT_MARGIN", np.inf)
-    assert P.lpc_reweight(x, r0, p0)[1] is p0
-    monkeypatch.setattr(P, "REWEIGHT_MARGIN", 0.0)
-    _, p = P.lpc_reweight(x, r0, p0)
+    assert P.lpc_reweight(x, r0, p0, **tuning(lpc_reweight_margin=np.inf))[1] is p0
+    _, p = P.lpc_reweight(x, r0, p0, **tuning(lpc_reweight_margin=0.0))
     changed = [b for b in range(len(p["orders"])) if p["orders"][b] != p0["orders"][b]
                or p["shifts"][b] != p0["shifts"][b] or p["precisions"][b] != p0["precisions"][b]]
     assert changed and all(p["precisions"][b] == 15 for b in changed)  # refits: the finest precision
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_compress_refits_under_the_settings_tuning(level):
+    # the planner hands the "lpc" stage its settings' tuning: with no refit worth its margin,
+    # compress writes the container of the plain fit (the bytes of the stage without reweight)
+    x = tone_bursts(20_000)
+    refit = ubpe.compress(x, predictor="lpc", level=level)
+    with configured(lpc_reweight_margin=np.inf):
+        never = ubpe.compress(x, predictor="lpc", level=level)
+    assert len(never) == container_size(x, [frontend.stage("lpc", reweight=False)], level) > len(refit)
+    assert_same(ubpe.decompress(never), x)
+    stage = frontend.stage("lpc", reweight=True)
+    assert stage.reweight_options == DEFAULT.lpc_reweight_options()  # a stage of its own: the defaults
 
 
 def test_reweight_arguments():
@@ -116,6 +131,14 @@ def test_reweight_arguments():
     with pytest.raises(ValueError):
         P.lpc_reweight(x, r[:-1], p)
     assert P.lpc_reweight(x, r, p, max_order=0) == (r, p)
+    with pytest.raises(ValueError):
+        P.lpc_reweight(x, r, p, span=0)
+    with pytest.raises(TypeError):
+        P.lpc_reweight(x, r, p, margin="0.1")
+    with pytest.raises(ValueError):
+        P.lpc_reweight(x, r, p, gate=float("nan"))
+    with pytest.raises(TypeError):
+        frontend.stage("lpc", reweight=True, reweight_options={"spam": 1})
 
 
 @settings(max_examples=150, deadline=None)
@@ -130,7 +153,7 @@ def test_compiled_weights_are_the_convolution_s_to_the_bit(seed, n, step, bits):
     e = rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), n, endpoint=False).astype(np.float64)
     if seed % 7 == 0:
         e[rng.integers(n)] += 0.5
-    for span in (P.REWEIGHT_SPAN, 12, 1):
+    for span in (DEFAULT.lpc_reweight_span, 12, 1):
         scale = ref.local_scale(e, span)[::step] + 1.0
         want = 1.0 / (scale * scale)
         u = np.full(-(-n // step), np.nan)
@@ -188,8 +211,8 @@ def test_compiled_fit_is_the_numpy_reference(case):
     for order, precision in ((32, 15), (8, 12), (1, 15)):
         for lo in range(0, len(s), block):
             hi = min(len(s), lo + block)
-            got = K.reweight_fit(s, r, lo, hi, order, precision, 64 - bits, P.REWEIGHT_ITERATIONS, P.REWEIGHT_SPAN,
-                                 P.REWEIGHT_EQUATIONS, P.LOCAL_SPAN, q)
+            got = K.reweight_fit(s, r, lo, hi, order, precision, 64 - bits, DEFAULT.lpc_reweight_iterations,
+                                 DEFAULT.lpc_reweight_span, DEFAULT.lpc_reweight_equations, DEFAULT.lpc_local_span, q)
             want = ref.weighted_fit(s, lo, hi, r, order, precision, bits)
             if want is None:
                 assert got[1] == 0

@@ -10,11 +10,11 @@ in less time, and the statistics the planner's estimates read (numba).
 * :func:`lpc_residual`: :func:`ubpe._kernels.predict.lpc_filter`'s forward residual, the
   predictions summed a chunk of samples at a time (lag by lag: loops LLVM vectorizes) instead
   of one horizontal sum per sample; sums modulo 2**64, the same in any order.
-* :func:`mag_stats`: :func:`ubpe._kernels.residual.mag_stats`'s counts, the magnitude classes
-  found by a leading-zero count instead of a 64 KB bit-length table, two running means a pass
-  kept in registers.
-* :func:`mag_encode`: :func:`ubpe._kernels.residual.mag_encode`'s words and raw bits, the raw
-  bits leaving the accumulator 32 at a time (15 % faster on the neural recordings).
+* :func:`mag_stats`: the counts of the "mag" coder's plain statistics pass (kept as the tests'
+  reference, ``tests/reference_mag.py``), the magnitude classes found by a leading-zero count
+  instead of a 64 KB bit-length table, two running means a pass kept in registers.
+* :func:`mag_encode`: the plain encoder's words and raw bits (``tests/reference_mag.py``), the
+  raw bits leaving the accumulator 32 at a time (15 % faster on the neural recordings).
 * :func:`layout_stats`: the statistics of the planner's estimate of the "mag" coder on two id
   layouts at once.
 * :func:`reweight_fit`: :func:`ubpe._kernels.predict.reweight_fit`'s refit, the same result.
@@ -43,7 +43,7 @@ N_CONTEXTS = 56
 
 @njit(cache=True, nogil=True, inline="always")
 def _bucket(z):
-    """:func:`ubpe._kernels.residual._bucket` of ``z`` (int64, 0 <= z < 2**62) by a leading-zero
+    """The "mag" bucket (:mod:`ubpe._kernels.residual`) of ``z`` (int64, 0 <= z < 2**62) by a leading-zero
     count: z itself below 2, else 2e - 2 + the bit below the top one (e = bit length)."""
     if z < 2:
         return z
@@ -60,7 +60,7 @@ def _context(m, sh):
 
 @njit(cache=True, nogil=True)
 def mag_stats(tokens, center, rates, counts):
-    """:func:`ubpe._kernels.residual.mag_stats` (the same counts, added to ``counts``, int64
+    """``tests/reference_mag.py``'s ``mag_stats`` (the same counts, added to ``counts``, int64
     ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits). Each
     token's magnitude and class first, then two rates a pass over them: each running mean stays
     in a register (a mean per rate in an array went through memory, a store and a load on the
@@ -103,7 +103,7 @@ def mag_stats(tokens, center, rates, counts):
 
 @njit(cache=True, nogil=True)
 def mag_encode(tokens, center, rate, freqs, pb, words, raw):
-    """:func:`ubpe._kernels.residual.mag_encode` (the same arguments but its bit-length table,
+    """``tests/reference_mag.py``'s ``mag_encode`` (the same arguments but its bit-length table,
     the same words, raw bytes and return value): a token's raw bits are added without a branch
     and leave the accumulator 32 at a time (the other wrote them a byte at a time in a loop
     whose trip count varied with each token). Preconditions: its own (tokens and center in

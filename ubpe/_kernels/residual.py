@@ -7,7 +7,9 @@ frequency table per *context*; the context is the bucket of 4 * the running mean
 (m <- m - m >> rate + z, context = bucket(m >> (rate - 2)), capped), so the tables follow the
 signal's loudness the way partitioned Rice coding does, at rANS precision. Raw bits go to a
 separate little-endian bitstream. rANS: 64-bit state in [2**32, 2**64), 32-bit words, written
-backwards by the encoder so the decoder reads forwards.
+backwards by the encoder so the decoder reads forwards. The encoder and the statistics pass are
+the fast level's (:mod:`ubpe._kernels.level1`); their first, plain form is the tests' reference
+(``tests/reference_mag.py``).
 """
 
 from __future__ import annotations
@@ -40,125 +42,6 @@ ERR_CONTEXT = -3
 ERR_SYMBOL = -4
 ERR_TRAILING = -5
 ERR_RAW = -6
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bucket(z, bl):
-    """Bucket of z >= 0; ``bl`` = bit-length table of 0..65535 (uint8)."""
-    if z < 2:
-        return z
-    e = np.int64(bl[U(z)]) if z < 65536 else bit_length(z)
-    return 2 * e - 2 + ((z >> (e - 2)) & 1)
-
-
-def bitlen_table() -> np.ndarray:
-    """Bit lengths of 0..65535 as uint8 (the kernels' lookup table)."""
-    t = np.zeros(65536, dtype=np.uint8)
-    for e in range(1, 17):
-        t[1 << (e - 1):1 << e] = e
-    return t
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _context(m, sh, bl):
-    """The context of the next token: the bucket of the running magnitude ``m >> sh``, capped."""
-    c = _bucket(m >> sh, bl)
-    return imin(c, N_CONTEXTS - 1)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _symbol(token, center, m, sh, bl):
-    """The model's view of one token: (z, context, bucket), z = zigzag(token - center)."""
-    d = np.int64(token) - center
-    z = (d << 1) ^ (d >> 63)  # zigzag: 2d, or -2d - 1 below 0
-    return z, _context(m, sh, bl), _bucket(z, bl)
-
-
-@njit(cache=True, nogil=True)
-def mag_stats(tokens, center, bl, rates, counts, m):
-    """Add each token's (context, bucket) under every rate of ``rates`` (int64, each in
-    [MIN_RATE, MAX_RATE]) to ``counts`` in one pass: int64, ``(len(rates), N_CONTEXTS,
-    N_BUCKETS)``, ``counts[r]`` for rate ``rates[r]`` (a token's bucket and raw bits once, one
-    running mean per rate). ``m``: int64 zeros, one per rate (the running means; the caller's
-    array: no allocation compiled here).
-
-    Returns the total number of raw bits (the same under every rate). Preconditions: tokens
-    and center in [0, 2**24).
-    """
-    nr = counts.shape[0]
-    raw = 0
-    for i in range(tokens.shape[0]):
-        d = np.int64(tokens[i]) - center
-        z = (d << 1) ^ (d >> 63)  # zigzag: 2d, or -2d - 1 below 0
-        b = _bucket(z, bl)
-        if b >= 4:
-            raw += (b >> 1) - 1
-        for r in range(nr):
-            rate = rates[r]
-            mr = m[r]
-            counts[r, U(_context(mr, rate - 2, bl)), U(b)] += 1  # (context and bucket >= 0)
-            m[r] = mr + z - (mr >> rate)
-    return raw
-
-
-@njit(cache=True, nogil=True)
-def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
-    """Encode; ``freqs`` (int64, N_CONTEXTS x N_BUCKETS) sum to 2**pb on every used context.
-
-    ``words``: uint32, length >= len(tokens) + 2; ``raw``: uint8 zero-filled, large enough for
-    the raw bits (from ``mag_stats``). Returns the first word index written (words[start:]).
-    """
-    n = tokens.shape[0]
-    ctx = empty(n, np.uint8)
-    bk = empty(n, np.uint8)
-    m = 0
-    sh = rate - 2
-    acc = np.uint64(0)
-    nacc = 0
-    p = 0
-    for i in range(n):
-        z, c, b = _symbol(tokens[i], center, m, sh, bl)
-        ctx[i] = c
-        bk[i] = b
-        if b >= 4:
-            nb = (b >> 1) - 1
-            acc |= np.uint64(z & ((1 << nb) - 1)) << np.uint64(nacc)
-            nacc += nb
-            while nacc >= 8:
-                raw[p] = np.uint8(acc & np.uint64(255))
-                acc >>= np.uint64(8)
-                nacc -= 8
-                p += 1
-        m += z - (m >> rate)
-    if nacc > 0:
-        raw[p] = np.uint8(acc & np.uint64(255))
-    cum = zeros((N_CONTEXTS, N_BUCKETS), np.uint64)
-    for c in range(N_CONTEXTS):
-        a = 0
-        for b in range(N_BUCKETS):
-            cum[c, b] = a
-            a += freqs[c, b]
-    upb = np.uint64(pb)
-    shift = np.uint64(64 - pb)
-    mask32 = np.uint64(0xFFFFFFFF)
-    x = np.uint64(RANS_L)
-    pos = words.shape[0]
-    for i in range(n - 1, -1, -1):
-        c = ctx[i]
-        b = bk[i]
-        if freqs[c, b] == 1 << pb:  # a certain bucket: the update is the identity, skip it
-            continue
-        f = np.uint64(freqs[c, b])
-        if x >= (f << shift):
-            pos -= 1
-            words[pos] = np.uint32(x & mask32)
-            x >>= np.uint64(32)
-        x = ((x // f) << upb) + (x % f) + cum[c, b]
-    pos -= 1
-    words[pos] = np.uint32(x & mask32)
-    pos -= 1
-    words[pos] = np.uint32(x >> np.uint64(32))
-    return pos
 
 
 @njit(cache=True, nogil=True)

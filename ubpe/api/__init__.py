@@ -375,6 +375,7 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
     (or the one forced; else the smallest of the delta orders 0 to 2), its merges or none of
     them, whichever gives the smaller container (measured on a sample of a blocked input)."""
     from ..frontend.chains import PREDICTORS, build_chain
+    from ..planner.fast import with_settings
 
     model = writer.model_argument(tokenizer)
     recorded = getattr(tokenizer, "predictor", None) if isinstance(tokenizer, Tokenizer) else None
@@ -387,6 +388,7 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
         chains = [writer.delta_chain(order)]
     else:
         chains = [writer.delta_chain(k) for k in ([0, 1, 2] if dtype.kind != "b" else [0])]
+    chains = [with_settings(chain, s) for chain in chains]  # (an "lpc" stage's refit: the settings' tuning)
     given_rows = None
     if block:  # the chain and the bare choice measured on a sample, then every block coded alike
         rows = checked.reshape(x.shape[1], -1)

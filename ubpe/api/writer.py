@@ -25,7 +25,7 @@ from ..format.fields import alphabet_field, alphabet_values, escape_field, escap
 from ..frontend.chains import build_chain
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
-from ..planner.fast import fast_stages
+from ..planner.fast import fast_stages, with_settings
 from ..tokenizer import Tokenizer
 
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
@@ -336,12 +336,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             one = plan(sample, level1_chains(chains), 1, cost, proposer, s, threads=threads, lean=False)
             if cost(one).size < cost(best).size:
                 best = one
-        stages = _stages_of(best.chain)
+        stages = with_settings(_stages_of(best.chain), s)
         if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
             stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
     else:
-        stages = chains[0]
+        stages = with_settings(chains[0], s)
         alphabet, merges, offered = given.model.alphabet, given.model.merges, coders.coders_for(level)
     dtype, shape = np.dtype(base["dtype"]), base["shape"]
     count = -(-frames // block)

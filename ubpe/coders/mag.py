@@ -19,7 +19,6 @@ from ..errors import CorruptDataError
 from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int
 
 FIELDS = ("coder", "n", "center", "rate", "pb", "table", "payload", "raw")
-_BITLEN = _mag.bitlen_table()
 #: The running-mean rates the coder tries.
 RATES = np.arange(_mag.MIN_RATE, _mag.MAX_RATE + 1, dtype=np.int64)
 MIN_RATE, MAX_RATE = _mag.MIN_RATE, _mag.MAX_RATE
@@ -81,7 +80,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
         rates = RATES[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
     nr = rates.size
     stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    raw_bits = int(_fast.mag_stats(tokens, center, rates, stats))  # (residual.mag_stats' counts, faster)
+    raw_bits = int(_fast.mag_stats(tokens, center, rates, stats))  # (the plain pass's counts, faster)
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
@@ -100,7 +99,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
-    start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (residual.mag_encode's bytes, faster)
+    start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),

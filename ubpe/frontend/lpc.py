@@ -216,37 +216,36 @@ def lpc_inverse(residual: Any, params: Any) -> np.ndarray:
     return restore(r, params["unsigned"], bits)
 
 
-#: :func:`lpc_reweight`: a residual's coded cost is estimated with one geometric law per
-#: LOCAL_SPAN samples (the coders follow its loudness: "mag"'s running mean, "cms2"'s loudness
-#: context), and its local scale for the weights is its mean magnitude over REWEIGHT_SPAN
-#: samples (centred), plus one.
-LOCAL_SPAN = 64
+def _reweight_defaults() -> dict[str, int | float]:
+    """:func:`lpc_reweight`'s tuning as the planner's default settings give it
+    (``Settings.lpc_reweight_options``; imported here, not at the top: the planner imports this
+    module)."""
+    from ..planner.settings import DEFAULT
+
+    return DEFAULT.lpc_reweight_options()
 
 
-REWEIGHT_SPAN = 16
+_REWEIGHT_KEYS = ("local_span", "span", "iterations", "equations", "gate", "margin")
 
 
-#: Weighted least-squares passes per block (each weighs by the previous pass's residual).
-REWEIGHT_ITERATIONS = 2
-
-
-#: Equations a weighted fit takes at most (every ``step``-th sample's of a longer block).
-REWEIGHT_EQUATIONS = 1024
-
-
-#: A block is refitted only when the loudness of its residual moves: its cost per LOCAL_SPAN
-#: samples is below its cost under one geometric law for the whole block by at least
-#: REWEIGHT_GATE bits a sample. The refit is kept when its cost per LOCAL_SPAN samples
-#: (coefficients included) is lower by more than REWEIGHT_MARGIN bits a sample.
-REWEIGHT_GATE = 0.05
-
-
-REWEIGHT_MARGIN = 0.05
-
-
-def reweight_settings() -> tuple:
-    """The module settings :func:`lpc_reweight`'s result depends on (a cache's key)."""
-    return (LOCAL_SPAN, REWEIGHT_SPAN, REWEIGHT_ITERATIONS, REWEIGHT_EQUATIONS, REWEIGHT_GATE, REWEIGHT_MARGIN)
+def _reweight_tuning(local_span: Any, span: Any, iterations: Any, equations: Any, gate: Any,
+                     margin: Any) -> tuple[int, int, int, int, float, float]:
+    """:func:`lpc_reweight`'s tuning checked, each None replaced by its default."""
+    given = {"local_span": local_span, "span": span, "iterations": iterations, "equations": equations,
+             "gate": gate, "margin": margin}
+    if any(v is None for v in given.values()):
+        defaults = _reweight_defaults()
+        given = {k: defaults[k] if v is None else v for k, v in given.items()}
+    ints = [check_int(k, given[k], 1, 1 << 30) for k in ("local_span", "span", "iterations", "equations")]
+    floats = []
+    for k in ("gate", "margin"):
+        v = given[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{k} must be a number, got {type(v).__name__}")
+        if np.isnan(v):
+            raise ValueError(f"{k} must not be NaN")
+        floats.append(float(v))
+    return (*ints, *floats)
 
 
 def _geometric(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -258,9 +257,9 @@ def _geometric(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return counts * bits
 
 
-def _local_bits(r: np.ndarray, span: int = LOCAL_SPAN) -> float:
+def _local_bits(r: np.ndarray, span: int) -> float:
     """Bits of the residual ``r`` under one geometric law per ``span`` samples of its zigzag
-    magnitudes (from ``r[0]``): with LOCAL_SPAN, its cost to a coder that follows the
+    magnitudes (from ``r[0]``): with the refit's ``local_span``, its cost to a coder that follows the
     residual's loudness; with the LPC block, the cost the analysis minimises."""
     n = r.shape[0]
     if n == 0:
@@ -287,19 +286,19 @@ def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray
     return np.add.reduceat(z, starts)
 
 
-def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+def _block_costs(r: np.ndarray, block: int, local_span: int) -> tuple[np.ndarray, np.ndarray]:
     """Per block of ``block`` samples of the residual ``r``: its bits under one geometric law
     for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
-    per LOCAL_SPAN samples from the block's start (:func:`_local_bits` of the block)."""
+    per ``local_span`` samples from the block's start (:func:`_local_bits` of the block)."""
     n = r.shape[0]
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
-    offsets = np.arange(0, min(block, n), LOCAL_SPAN)
+    offsets = np.arange(0, min(block, n), local_span)
     starts = (bstarts[:, None] + offsets[None, :]).ravel()
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    totals = _span_totals(r, block, LOCAL_SPAN, starts.shape[0])
+    totals = _span_totals(r, block, local_span, starts.shape[0])
     block_of = starts // block
     whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
     local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
@@ -307,7 +306,9 @@ def _block_costs(r: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_ORDER,
-                 precisions: tuple[int, ...] = (12, 15)) -> tuple[np.ndarray, dict]:
+                 precisions: tuple[int, ...] = (12, 15), local_span: int | None = None, span: int | None = None,
+                 iterations: int | None = None, equations: int | None = None, gate: float | None = None,
+                 margin: float | None = None) -> tuple[np.ndarray, dict]:
     """:func:`lpc_forward`'s result for ``x`` with the predictors of some blocks refitted for
     a signal whose loudness moves within a block (same params layout, decoded alike).
 
@@ -320,13 +321,16 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     reweighted least squares: the local scale of the previous fit), which approximately
     minimises that cost.
 
-    Only blocks whose residual's loudness moves (REWEIGHT_GATE) are refitted, and a refit is
-    kept when its cost per LOCAL_SPAN samples (:func:`_local_bits`, coefficients included) is
-    lower than the block's own by more than REWEIGHT_MARGIN bits a sample. Unchanged blocks
+    Only blocks whose residual's loudness moves (``gate``) are refitted, and a refit is
+    kept when its cost per ``local_span`` samples (:func:`_local_bits`, coefficients included) is
+    lower than the block's own by more than ``margin`` bits a sample. Unchanged blocks
     keep their bytes. Each refit is one compiled call (:func:`ubpe._kernels.predict.reweight_fit`:
     its own Gram matrix and Cholesky factor, no BLAS, so the same predictors on any machine and
     thread count). ``x``, ``residual`` and ``params``: exactly as :func:`lpc_forward` took and
-    returned them; ``max_order`` and ``precisions`` as its own.
+    returned them; ``max_order`` and ``precisions`` as its own. The tuning, ``local_span``, ``span``,
+    ``iterations``, ``equations``, ``gate`` and ``margin``: the planner's (``lpc_local_span`` and
+    ``lpc_reweight_*`` of :class:`ubpe.planner.settings.Settings`, documented there), its
+    defaults for each one not given.
     """
     s, dtype, mode = as_signal(x)
     r = residual_in(residual, "residual")
@@ -342,12 +346,14 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     if not precs:
         raise ValueError("precisions must not be empty")
     precision = max(precs)  # a narrow notch (zeros near the unit circle) needs fine coefficients
+    local_span, span, iterations, equations, gate, margin = _reweight_tuning(local_span, span, iterations, equations,
+                                                                             gate, margin)
     if n == 0 or max_order == 0:
         return residual, params
     pbits = np.frombuffer(params["precisions"], np.uint8).astype(np.int64)
-    whole, local = _block_costs(r, block)
+    whole, local = _block_costs(r, block, local_span)
     counts = np.minimum(block, n - np.arange(0, n, block))
-    moving = np.flatnonzero(whole - local >= REWEIGHT_GATE * counts)
+    moving = np.flatnonzero(whole - local >= gate * counts)
     if moving.size == 0:
         return residual, params
     starts = np.concatenate(([0], np.cumsum(orders)))
@@ -358,9 +364,9 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
         fit = _fast.reweight_fit if bits <= 32 and block < 1 << 20 else _k.reweight_fit  # (the same result)
-        fit_bits, k, shift = fit(s, r, lo, hi, max_order, precision, 64 - bits, REWEIGHT_ITERATIONS, REWEIGHT_SPAN,
-                                 REWEIGHT_EQUATIONS, LOCAL_SPAN, q)
-        if k and fit_bits < local[b] + orders[b] * pbits[b] - REWEIGHT_MARGIN * (hi - lo):
+        fit_bits, k, shift = fit(s, r, lo, hi, max_order, precision, 64 - bits, iterations, span, equations,
+                                 local_span, q)
+        if k and fit_bits < local[b] + orders[b] * pbits[b] - margin * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
     if not changed:
@@ -388,8 +394,8 @@ LPC_BLOCKS: tuple[int, ...] = (4096, 16384)
 #: :func:`analysis_cache` (the planner's search: it puts the same channel through several
 #: chains that start with the stage, "lpc" and "lpc+adaptive", on the screen's samples and on
 #: all the values), and dropped when the last such scope ends, so that nothing outlives a
-#: ``compress`` call. Key: the channel's digest, dtype and length, the options, and the module
-#: settings the result depends on (:func:`reweight_settings`); value: (residual, params), never handed out
+#: ``compress`` call. Key: the channel's digest, dtype and length, the options (the refit's
+#: tuning included); value: (residual, params), never handed out
 #: (copies are).
 _ANALYSED: dict[tuple, tuple[np.ndarray, dict]] = {}
 
@@ -435,11 +441,13 @@ class LpcStage(PerChannel):
     ``blocks``, block lengths tried on each channel, which keeps the one whose residual plus
     coefficients costs the fewest estimated bits, and ``reweight``: then refit the blocks
     whose residual's loudness moves by loudness-weighted least squares
-    (:func:`lpc_reweight`), ``candidates`` and ``costed_every``, :func:`lpc_forward`'s search
+    (:func:`lpc_reweight`), with ``reweight_options``, its tuning (keywords of
+    :func:`lpc_reweight`; the planner passes its settings', ``Settings.lpc_reweight_options``),
+    ``candidates`` and ``costed_every``, :func:`lpc_forward`'s search
     (the fast level costs fewer orders on fewer samples). The defaults: ``"tukey"`` (as
     :func:`lpc_forward`), :data:`LPC_BLOCKS`, 3 orders on every sample and no reweighting
     (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
-    stage does better on the plain residual). Within :func:`analysis_cache`, results are kept by
+    stage does better on the plain residual), the default settings' tuning. Within :func:`analysis_cache`, results are kept by
     content (:data:`_ANALYSED`).
     """
 
@@ -451,7 +459,7 @@ class LpcStage(PerChannel):
 
     def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
                  blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False,
-                 candidates: int = 3, costed_every: int = 1) -> None:
+                 candidates: int = 3, costed_every: int = 1, reweight_options: dict | None = None) -> None:
         blocks = LPC_BLOCKS if blocks is None else blocks
         self.candidates = check_int("candidates", candidates, 1, MAX_ORDER)
         self.costed_every = check_int("costed_every", costed_every, 1, 64)
@@ -462,6 +470,14 @@ class LpcStage(PerChannel):
             raise ValueError("blocks must name at least one block length")
         self.window = window if isinstance(window, str) else tuple(window)
         self.reweight = bool(reweight)
+        options = {} if reweight_options is None else reweight_options
+        if not isinstance(options, dict):
+            raise TypeError(f"reweight_options must be a dict, got {type(options).__name__}")
+        unknown = set(options) - set(_REWEIGHT_KEYS)
+        if unknown:
+            raise TypeError(f"reweight_options: unknown option {sorted(unknown)[0]!r} (known: {', '.join(_REWEIGHT_KEYS)})")
+        #: the refit's tuning, every keyword of :func:`lpc_reweight` given (checked)
+        self.reweight_options = dict(zip(_REWEIGHT_KEYS, _reweight_tuning(*(options.get(k) for k in _REWEIGHT_KEYS))))
         if not (isinstance(window, str) and window in WINDOWS):  # (a window's name: valid)
             lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
 
@@ -470,13 +486,14 @@ class LpcStage(PerChannel):
         key = None
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (hashlib.blake2b(row.view(np.uint8), digest_size=16).digest(), row.dtype.str, row.shape[0],
-                   self.blocks, self.window, self.candidates, self.costed_every, reweight and reweight_settings())
+                   self.blocks, self.window, self.candidates, self.costed_every,
+                   reweight and tuple(self.reweight_options.values()))
             found = _ANALYSED.get(key)
             if found is not None:
                 return found
         if reweight:
             r, p = self._analysed(row, False)
-            found = lpc_reweight(row, r, p)
+            found = lpc_reweight(row, r, p, **self.reweight_options)
         else:
             best, covered = None, False
             for block in self.blocks:

@@ -131,7 +131,7 @@ from ..frontend.lpc import analysis_cache
 from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
-from .fast import applies as _fast_applies, fast_plan, level1_chains
+from .fast import applies as _fast_applies, fast_plan, level1_chains, with_settings
 from .lean import lean_plan
 from .search import exhaustive_plan
 from .settings import DEFAULT, Settings, configured, current
@@ -153,7 +153,9 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
     exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
     longer input (the blocked form), whose cost is a small share of coding the whole. The
     chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
-    dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`)."""
+    dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`; the "lpc" stages of
+    ``chains`` refit under its tuning, :func:`~ubpe.planner.fast.with_settings`)."""
+    chains = [with_settings(chain, s) for chain in chains]
     with analysis_cache():
         if level == 1 and _fast_applies(x, proposer, s):
             return fast_plan(x, chains, cost, proposer, s)

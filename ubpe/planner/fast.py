@@ -41,6 +41,15 @@ def level1_chains(chains: list[list[Stage]]) -> list[list[Stage]]:
     return fast or chains
 
 
+def with_settings(chain: list[Stage], s: Settings) -> list[Stage]:
+    """``chain`` with its "lpc" stages refitting under ``s``'s tuning
+    (:meth:`~ubpe.planner.settings.Settings.lpc_reweight_options`); the other stages as they are."""
+    options = s.lpc_reweight_options()
+    return [LpcStage(window=st.window, blocks=st.blocks, reweight=st.reweight, candidates=st.candidates,
+                     costed_every=st.costed_every, reweight_options=options)
+            if isinstance(st, LpcStage) and st.reweight and st.reweight_options != options else st for st in chain]
+
+
 def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[Stage]:
     """``chain`` as level 1 runs it: its "lpc" stages search fewer predictors
     (``s.fast_lpc_candidates`` orders costed on one chunk in ``s.fast_lpc_costed_every``:
@@ -52,7 +61,8 @@ def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[S
         if isinstance(st, LpcStage):
             st = LpcStage(window=st.window, blocks=s.fast_lpc_blocks or st.blocks,
                           reweight=st.reweight and s.fast_lpc_reweight and not screen,
-                          candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every)
+                          candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every,
+                          reweight_options=s.lpc_reweight_options())
         out.append(st)
     return out
 

@@ -223,6 +223,24 @@ class Settings:
     #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
     #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
     fast_blocks_lpc: bool = True
+    #: The "lpc" stage's refit where the residual's loudness moves (``reweight``: an "lpc" stage
+    #: that ends its chain, :func:`ubpe.frontend.lpc.lpc_reweight`; the planner hands it these
+    #: through :meth:`lpc_reweight_options`). A residual's coded cost is estimated with one
+    #: geometric law per lpc_local_span samples (the coders follow its loudness: "mag"'s running
+    #: mean, "cms2"'s loudness context), and its local scale for the weights is its mean
+    #: magnitude over lpc_reweight_span samples (centred), plus one. A block is refitted only
+    #: when the loudness of its residual moves: its cost per lpc_local_span samples is below its
+    #: cost under one geometric law for the whole block by at least lpc_reweight_gate bits a
+    #: sample. The refit makes lpc_reweight_iterations weighted least-squares passes (each weighs
+    #: by the previous pass's residual) on at most lpc_reweight_equations equations (every
+    #: ``step``-th sample's of a longer block), and is kept when its cost per lpc_local_span
+    #: samples (coefficients included) is lower by more than lpc_reweight_margin bits a sample.
+    lpc_local_span: int = 64
+    lpc_reweight_span: int = 16
+    lpc_reweight_iterations: int = 2
+    lpc_reweight_equations: int = 1024
+    lpc_reweight_gate: float = 0.05
+    lpc_reweight_margin: float = 0.05
     #: Level 1 trains merges only on the chains whose output (on the screen's values) has at
     #: least fast_merge_repeats pairs of consecutive values a distinct pair, and consecutive values
     #: that share at least fast_merge_information bits (:func:`~ubpe.planner.fast.merges_may_pay`);
@@ -349,6 +367,13 @@ class Settings:
     #: sample). Off by default: on the 1 024-electrode array the groups are smaller anyway, and it
     #: took compress memory from 2.9 to 4.5 times the input and a whole compression more.
     group_decorrelate_channels: int = 0
+
+    def lpc_reweight_options(self) -> dict[str, int | float]:
+        """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
+        :func:`ubpe.frontend.lpc.lpc_reweight` (and the "lpc" stage's ``reweight_options``)."""
+        return {"local_span": self.lpc_local_span, "span": self.lpc_reweight_span,
+                "iterations": self.lpc_reweight_iterations, "equations": self.lpc_reweight_equations,
+                "gate": self.lpc_reweight_gate, "margin": self.lpc_reweight_margin}
 
 
 #: The settings ``compress`` uses unless :func:`configured` says otherwise.
