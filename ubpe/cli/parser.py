@@ -201,8 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="2 (default): also try the context-mixing coders ('cms2' for signals, 'cmt2' for "
                    "text), much smaller on text and signals but slower to decode (about 1-4 M values/s on signals); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s); 3: integer signals also through the "
-                   "level-3 coder (ubpe.level3, 'mixsignal'), the smallest: about 0.2 M values/s to compress "
-                   "(0.02 on recordings of at most 65 536 values, whose parameters it searches), 0.5 to decompress")
+                   "level-3 coder (ubpe.level3, 'mixsignal'), the smallest: about 0.2 to 0.3 M values/s to compress "
+                   "(a short recording's parameters searched on a prefix), 0.5 to decompress")
     p.add_argument("--best", dest="level", action="store_const", const=3, help="the same as --level 3")
     p.add_argument("--block-size", type=_size, metavar="N",
                    help="values per block (default 1M = 1048576, 64M for one-byte values such as text; "
