@@ -253,8 +253,8 @@ def test_integer_selects_are_the_conditional_expressions():
             mixed(1, 2)
 
 
-def test_mag_bucket_and_context_intrinsics_are_their_definitions():
-    """level1._bucket and _context (intrinsics) give the "mag" coder's classes of the reference
+def test_mag_bucket_and_context_are_their_definitions():
+    """level1._bucket and _context (compiled) give the "mag" coder's classes of the reference
     (tests/reference_costing.py): z itself below 2, else 2e - 2 + the bit below the top one;
     the context the bucket of m >> sh, capped at N_CONTEXTS - 1."""
     from reference_costing import _bucket as bucket_reference

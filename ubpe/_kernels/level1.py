@@ -24,11 +24,8 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from . import njit
 from .alloc import empty, zeros
@@ -45,69 +42,21 @@ N_BUCKETS = 50
 N_CONTEXTS = 56
 
 
+@njit(cache=True, nogil=True, inline="always")
 def _bucket(z):
     """:func:`ubpe._kernels.residual._bucket` of ``z`` (int64, 0 <= z < 2**62) by a leading-zero
-    count: z itself below 2, else 2e - 2 + the bit below the top one (e = bit length).
-
-    Normative as written here (plain Python: ``NUMBA_DISABLE_JIT`` runs this). Compiled, it is
-    the intrinsic below, as :func:`_context`: the same int64 operations emitted into the calling
-    kernel (inlined copies of both were typed and lowered at each of their 16 sites)."""
+    count: z itself below 2, else 2e - 2 + the bit below the top one (e = bit length)."""
     if z < 2:
         return z
-    e = int(z).bit_length()
+    e = 64 - np.int64(leading_zeros(np.uint64(z)))
     return 2 * e - 2 + ((z >> (e - 2)) & 1)
 
 
+@njit(cache=True, nogil=True, inline="always")
 def _context(m, sh):
     """The "mag" context of a running magnitude ``m``: the bucket of ``m >> sh``, capped."""
     c = _bucket(m >> sh)
     return c if c < N_CONTEXTS else N_CONTEXTS - 1
-
-
-def _emit_bucket(builder, z):
-    """LLVM of :func:`_bucket` for the int64 ``z``."""
-    i64 = ir.IntType(64)
-    e = builder.sub(ir.Constant(i64, 64), builder.ctlz(z, ir.Constant(ir.IntType(1), 0)))
-    # subtle: the shift is clamped at 0 so that it is defined for z < 2 too (selected away then)
-    sh = builder.sub(e, ir.Constant(i64, 2))
-    sh = builder.select(builder.icmp_signed("<", sh, ir.Constant(i64, 0)), ir.Constant(i64, 0), sh)
-    low = builder.and_(builder.ashr(z, sh), ir.Constant(i64, 1))
-    v = builder.add(builder.sub(builder.shl(e, ir.Constant(i64, 1)), ir.Constant(i64, 2)), low)
-    return builder.select(builder.icmp_signed("<", z, ir.Constant(i64, 2)), z, v)
-
-
-@intrinsic
-def _bucket_intrinsic(typingctx, z):
-    """``_bucket`` for an integer ``z`` (converted to int64), returning int64."""
-    if not isinstance(z, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return _emit_bucket(builder, context.cast(builder, args[0], sig.args[0], types.int64))
-
-    return types.int64(types.unliteral(z)), codegen
-
-
-@intrinsic
-def _context_intrinsic(typingctx, m, sh):
-    """``_context`` for integers ``m``, ``sh`` (each converted to int64), returning int64."""
-    if not isinstance(m, types.Integer) or not isinstance(sh, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        mv = context.cast(builder, args[0], sig.args[0], types.int64)
-        shv = context.cast(builder, args[1], sig.args[1], types.int64)
-        c = _emit_bucket(builder, builder.ashr(mv, shv))
-        cap = ir.Constant(i64, N_CONTEXTS - 1)
-        return builder.select(builder.icmp_signed("<", c, cap), c, cap)
-
-    return types.int64(types.unliteral(m), types.unliteral(sh)), codegen
-
-
-if not numba.config.DISABLE_JIT:
-    _bucket = _bucket_intrinsic  # noqa: F811
-    _context = _context_intrinsic  # noqa: F811
 
 
 @njit(cache=True, nogil=True)
