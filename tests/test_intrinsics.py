@@ -251,3 +251,26 @@ def test_integer_selects_are_the_conditional_expressions():
     if not numba.config.DISABLE_JIT:  # (plain Python has no types to refuse)
         with pytest.raises(numba.core.errors.TypingError):
             mixed(1, 2)
+
+
+def test_mag_bucket_and_context_are_their_definitions():
+    """level1._bucket and _context (compiled) give the "mag" coder's classes of the reference
+    (tests/reference_costing.py): z itself below 2, else 2e - 2 + the bit below the top one;
+    the context the bucket of m >> sh, capped at N_CONTEXTS - 1."""
+    from reference_costing import _bucket as bucket_reference
+
+    from ubpe._kernels import level1, residual
+
+    @numba.njit
+    def each(z, sh):
+        out = np.empty((2, z.size), np.int64)
+        for i in range(z.size):
+            out[0, i] = level1._bucket(z[i])
+            out[1, i] = level1._context(z[i], sh)
+        return out
+
+    z = np.array(_edges(62), np.int64)
+    for sh in (0, 1, 3, 6):
+        got = each(z, sh)
+        assert got[0].tolist() == [bucket_reference(int(v)) for v in z]
+        assert got[1].tolist() == [min(bucket_reference(int(v) >> sh), residual.N_CONTEXTS - 1) for v in z]

@@ -35,6 +35,7 @@ import inspect
 import numba
 
 from .._cache import cache_dir, cache_key, is_cache_warm  # noqa: F401  (re-exported)
+from .pipeline import KernelCompiler
 
 
 _UNSET = object()
@@ -63,8 +64,11 @@ def njit(*args, **kwargs):
 
     ``no_cfunc_wrapper`` is True unless given: numba otherwise compiles, for every kernel, a C
     wrapper that only a kernel passed as a first-class function value would use (none is): 10-15
-    ms of cold compile a kernel (``benchmarks/bench_compile.py``)."""
+    ms of cold compile a kernel (``benchmarks/bench_compile.py``). ``pipeline_class`` is
+    :class:`~ubpe._kernels.pipeline.KernelCompiler` unless given: numba's pipeline less two
+    passes that have nothing to do in the kernels (about 1 s of the cold compile)."""
     kwargs.setdefault("no_cfunc_wrapper", True)
+    kwargs.setdefault("pipeline_class", KernelCompiler)
     if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
         with _cache_dir_applied():
             return numba.njit(*args, **kwargs)

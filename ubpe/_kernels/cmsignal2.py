@@ -158,7 +158,7 @@ def _rank(t, P, m):
 
 # _contexts, _moments and _claim are called, not inline="always": numba types an inlined copy
 # per call site (two, two and five in _code), 0.5 s more cold compile at the same speed
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _contexts(t1, t2, mu, en, vocab_size):
     """The 5 context hashes (module docstring; the first is h1) of the token after t1, t2 (V
     before the start) with the running means mu, en, and lp (2 t1 - t2 clamped to [-1, V + 1])."""
@@ -176,14 +176,14 @@ def _contexts(t1, t2, mu, en, vocab_size):
     return h1, q1, q2, q3, q4, lp
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _moments(mu, en, tok, t1, i):
     """(mu, en) after token ``i`` = ``tok`` (``t1`` the one before it)."""
     dt = select(i >= 1, tok - t1, 0)
     return mu + (((tok << 4) - mu) >> MU_SHIFT), en + (((abs(dt) << 4) - en) >> 3)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _claim(TH, b, hh, home):
     """Base of the slot of hash ``hh`` in its pair (module docstring): ``b`` (the home slot's
     base, ``home`` its check ``TH[b]``) or ``b ^ 16`` when it holds the check, else the one with
@@ -566,7 +566,9 @@ def _huff_lengths(w):
     index is in [0, n) by construction (node indices and depths): the unsigned casts spare
     numba's negative-index wrap-around, ~1/3 of the time on a wide alphabet's 7 000 ranks."""
     n = w.shape[0]
-    a = w.copy()
+    a = empty(n, np.int64)  # a copy of w (alloc's empty: w.copy() compiled numba's array allocation)
+    for i in range(n):
+        a[U(i)] = w[U(i)]
     if n == 1:
         a[0] = 0
         return a

@@ -133,7 +133,7 @@ def unpack_bits(data, width, out):
 
 # One explicit signature each (arguments converted at every call site): without it numba
 # compiled _put once per combination of argument types and literal constants (11 times).
-@njit("int64(uint8[::1], int64, int64, int64)", cache=True, nogil=True)
+@njit("int64(uint8[::1], int64, int64, int64)", cache=True, nogil=True, no_cpython_wrapper=True)
 def _put(buf, pos, value, nbits):
     """Write the low ``nbits`` (<= 62) bits of ``value`` at bit ``pos``; return the new position.
 
@@ -224,7 +224,7 @@ if not numba.config.DISABLE_JIT:
 # _put_rice and _get_rice: one compiled function each (no explicit signature: those load at
 # import; every call site passes the same types), called, not inlined, by the table and Rice
 # kernels of both coders: inlined, each call site compiled a copy (4 of _get_rice).
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _put_rice(buf, pos, v, r):
     """Write v >= 0 (v < 2**MAX_VALUE_BITS) with Rice parameter r and the escape rule.
 

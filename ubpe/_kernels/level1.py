@@ -29,6 +29,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from . import njit
 from .alloc import empty, zeros
+from .intrinsics import imax, imin
 from .predict import _quantize, _window, wrap
 from .predict import reweight_gram as _reweight_gram
 
@@ -168,12 +169,12 @@ def mag_encode(tokens, center, rate, freqs, pb, words, raw):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _predict_chunk(s, c0, c1, order, q, acc):
     """``acc[t] = sum_j q[j] * s[c0 + t - 1 - j]`` (uint64, modulo 2**64) for the samples
     ``i = c0 + t`` of ``[max(c0, order), c1)``, zero below ``order``: four lags a pass over the
     chunk, each a loop over samples that LLVM vectorizes."""
-    start = max(c0, order)
+    start = imax(c0, order)
     for t in range(c1 - c0):
         acc[t] = 0
     dst = acc[start - c0:c1 - c0]  # slices: no wrap-around checks in the loops
@@ -194,16 +195,19 @@ def _predict_chunk(s, c0, c1, order, q, acc):
             dst[t] += qj * np.uint64(sj[t])
 
 
-@njit(cache=True, nogil=True)
-def _residual_magnitude(s, lo, hi, order, q, shift, sh, acc):
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _residual_magnitude_every(s, lo, hi, order, q, shift, sh, acc, every):
     """The sum of |r| (int64) of the residuals ``r`` of ``s[lo:hi]`` under one quantized
-    predictor, as :func:`ubpe._kernels.predict.lpc_filter` computes them (``acc``: uint64
-    scratch of CHUNK values). Precondition: the sum fits in int64 (``sh`` >= 32 with fewer than
-    2**31 samples)."""
+    predictor, as :func:`ubpe._kernels.predict.lpc_filter` computes them, over the chunks ``lo +
+    j * CHUNK`` with ``j % every == 0`` only (all of them when ``every == 1``), and the samples
+    it covered (``acc``: uint64 scratch of CHUNK values). Precondition: the sum fits in int64
+    (``sh`` >= 32 with fewer than 2**31 samples)."""
     total = np.int64(0)
+    count = 0
     ush = np.int64(shift)
-    for c0 in range(lo, hi, CHUNK):
-        c1 = min(hi, c0 + CHUNK)
+    for c0 in range(lo, hi, CHUNK * every):
+        c1 = imin(hi, c0 + CHUNK)
+        count += c1 - c0
         _predict_chunk(s, c0, c1, order, q, acc)
         i = c0
         while i < c1 and i < order:  # the signal's first samples: the previous one, or none
@@ -218,23 +222,10 @@ def _residual_magnitude(s, lo, hi, order, q, shift, sh, acc):
             r = wrap(np.int64(np.uint64(src[t]) - np.uint64(np.int64(pred[t]) >> ush)), sh)
             part += r if r >= 0 else -r
         total += part
-    return total
-
-
-@njit(cache=True, nogil=True)
-def _residual_magnitude_every(s, lo, hi, order, q, shift, sh, acc, every):
-    """:func:`_residual_magnitude` over the chunks ``lo + j * CHUNK`` with ``j % every == 0``
-    only, and the samples it covered."""
-    total = np.int64(0)
-    count = 0
-    for c0 in range(lo, hi, CHUNK * every):
-        c1 = min(hi, c0 + CHUNK)
-        total += _residual_magnitude(s, c0, c1, order, q, shift, sh, acc)
-        count += c1 - c0
     return total, count
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _geometric_bits(total, n):
     """:func:`ubpe._kernels.predict._geometric_bits` (the same formula)."""
     if n == 0:
@@ -258,9 +249,9 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst):
         q = coefs[c0:c0 + order]
         c0 += order
         lo = b * block
-        hi = min(n, lo + block)
+        hi = imin(n, lo + block)
         for k0 in range(lo, hi, CHUNK):
-            k1 = min(hi, k0 + CHUNK)
+            k1 = imin(hi, k0 + CHUNK)
             _predict_chunk(src, k0, k1, order, q, acc)
             i = k0
             while i < k1 and i < order:  # the signal's first samples: the previous one, or none
@@ -278,12 +269,12 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst):
 def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, ncand=3, every=1):
     """:func:`ubpe._kernels.predict.lpc_analyze` (the same arguments, the same choices and
     return value) for signals of at most 32 bits (``sh >= 32``) in blocks of fewer than 2**20
-    samples: its residual costings sum the magnitudes as integers (:func:`_residual_magnitude`),
+    samples: its residual costings sum the magnitudes as integers (:func:`_residual_magnitude_every`),
     the float it costs being the same (see the module docstring)."""
     n = s.shape[0]
     nb = orders.shape[0]
     c0 = 0
-    wlen = max(1, min(block, n))
+    wlen = imax(1, imin(block, n))
     w = empty(wlen, np.float64)
     xw = empty(wlen, np.float64)
     r = zeros(max_order + 1, np.float64)
@@ -297,13 +288,14 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     w_len, w_kind = np.int64(-1), np.int64(-1)
     for b in range(nb):
         lo = b * block
-        hi = min(n, lo + block)
+        hi = imin(n, lo + block)
         m = hi - lo
         zero = np.int64(0)
+        # one call site a costing (every == 1: the magnitudes of all the chunks, the same sum)
+        total, cnt = _residual_magnitude_every(s, lo, hi, zero, q, zero, sh, pred, every)
         if every == 1:
-            best_bits = _geometric_bits(2.0 * float(_residual_magnitude(s, lo, hi, zero, q, zero, sh, pred)), m)
+            best_bits = _geometric_bits(2.0 * float(total), m)
         else:
-            total, cnt = _residual_magnitude_every(s, lo, hi, zero, q, zero, sh, pred, every)
             best_bits = _geometric_bits(2.0 * float(total), cnt) * m / cnt
         best_order = 0
         best_shift = 0
@@ -314,12 +306,12 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 w_len, w_kind = m, windows[wi]
             for i in range(m):
                 xw[i] = float(s[lo + i]) * w[i]
-            kmax = min(max_order, m - 1) if m > 1 else 0
+            kmax = imin(max_order, m - 1) if m > 1 else 0
             for k in range(kmax + 1):
                 r[k] = 0.0
             for i in range(m):
                 v0 = xw[i]
-                h0 = xw[i:i + min(kmax, m - 1 - i) + 1]
+                h0 = xw[i:i + imin(kmax, m - 1 - i) + 1]
                 for k in range(h0.shape[0]):
                     r[k] += h0[k] * v0
             errs[0] = r[0]
@@ -351,10 +343,15 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 continue
             p0 = precisions[0]
             est = empty(usable, np.float64)
+            e0 = errs[0]  # (max(errs[0], 1e-300) and max(e, 1e-12) as numba's max: b if b > a else a)
+            if 1e-300 > e0:
+                e0 = 1e-300
             for k in range(1, usable + 1):
-                e = errs[k] / max(errs[0], 1e-300)
-                est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
-            for c in range(min(ncand, usable)):
+                e = errs[k] / e0
+                if 1e-12 > e:
+                    e = 1e-12
+                est[k - 1] = 0.5 * m * np.log2(e) + k * p0
+            for c in range(imin(ncand, usable)):
                 k = np.int64(1)
                 for j in range(1, usable):
                     if est[j] < est[k - 1]:
@@ -363,11 +360,10 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 for pi in range(precisions.shape[0]):
                     prec = precisions[pi]
                     shift = _quantize(lps[k], k, prec, q)
+                    total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, every)
                     if every == 1:
-                        total = _residual_magnitude(s, lo, hi, k, q, np.int64(shift), sh, pred)
                         bits = _geometric_bits(2.0 * float(total), m) + k * prec + 10
                     else:
-                        total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, every)
                         bits = _geometric_bits(2.0 * float(total), cnt) * m / cnt + k * prec + 10
                     if bits < best_bits:
                         best_bits = bits
@@ -557,9 +553,9 @@ def span_magnitudes(r, block, span, out):
     n = r.shape[0]
     k = 0
     for b0 in range(0, n, block):
-        b1 = min(n, b0 + block)
+        b1 = imin(n, b0 + block)
         for s0 in range(b0, b1, span):
-            s1 = min(b1, s0 + span)
+            s1 = imin(b1, s0 + span)
             total = np.int64(0)
             for i in range(s0, s1):
                 v = np.int64(r[i])

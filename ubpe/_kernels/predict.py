@@ -287,17 +287,19 @@ def _residual_bits(s, lo, hi, order, q, shift, sh, acc):
     return _geometric_bits(total, hi - lo)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _quantize(lp, order, precision, q):
     """FLAC-style quantization with error feedback; returns the shift (q[:order] filled)."""
     cmax = 0.0
     for j in range(order):
-        cmax = max(cmax, abs(lp[j]))
+        a = abs(lp[j])
+        if a > cmax:  # (numba's max(cmax, a): a if a > cmax else cmax, without compiling its overload)
+            cmax = a
     if cmax <= 0.0:
         for j in range(order):
             q[j] = 0
         return 0
-    log2cmax = int(np.floor(np.log2(cmax))) + 1  # cmax < 2**log2cmax
+    log2cmax = np.int64(np.floor(np.log2(cmax))) + 1  # cmax < 2**log2cmax (np.int64: int()'s overload compiled)
     shift = precision - 1 - log2cmax
     if shift > 30:
         shift = 30
@@ -320,7 +322,7 @@ def _quantize(lp, order, precision, q):
     return shift
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _window(w, m, kind):
     """Fill w[:m] with window ``kind``: 0 none, 1 Welch, 2 Tukey(0.5), 3 Hann, 4 Tukey(0.25)."""
     for i in range(m):
