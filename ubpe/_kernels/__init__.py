@@ -35,7 +35,10 @@ import inspect
 import numba
 
 from .._cache import cache_dir, cache_key, is_cache_warm  # noqa: F401  (re-exported)
-from .pipeline import KernelCompiler
+try:
+    from .pipeline import KernelCompiler
+except ImportError:  # a numba whose internals moved: kernels compile with numba's own pipeline
+    KernelCompiler = None
 
 
 _UNSET = object()
@@ -68,7 +71,8 @@ def njit(*args, **kwargs):
     :class:`~ubpe._kernels.pipeline.KernelCompiler` unless given: numba's pipeline less two
     passes that have nothing to do in the kernels (about 1 s of the cold compile)."""
     kwargs.setdefault("no_cfunc_wrapper", True)
-    kwargs.setdefault("pipeline_class", KernelCompiler)
+    if KernelCompiler is not None:
+        kwargs.setdefault("pipeline_class", KernelCompiler)
     if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
         with _cache_dir_applied():
             return numba.njit(*args, **kwargs)

@@ -113,7 +113,11 @@ class KernelCompiler(CompilerBase):
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.passes[:] = [(_STANDS_IN.get(cls, cls), what) for cls, what in pm.passes]
-        pm._finalized = False  # (finalize again: the pass list changed)
-        pm.finalize()
+        try:
+            pm.passes[:] = [(_STANDS_IN.get(cls, cls), what) for cls, what in pm.passes]
+            pm._finalized = False  # (finalize again: the pass list changed)
+            pm.finalize()
+        except (AttributeError, TypeError, ValueError, AssertionError):
+            # a numba whose pass manager changed shape: its own pipeline, unchanged
+            pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         return [pm]
