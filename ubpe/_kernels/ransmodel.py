@@ -53,10 +53,12 @@ def dequantize_codes(codes, q, model):
 
 @njit(cache=True, nogil=True)
 def normalize_counts(counts, total, pb, freqs):
-    """Model counts to rANS frequencies summing to ``2**pb``, into ``freqs`` (int64, same length):
-    ``1 + c * (M - k) // total``, the shortfall one each to the largest remainders ``c * (M - k)
-    mod total``, ties to the lower index (``M = 2**pb``, ``k`` counts). Preconditions:
-    ``total`` the counts' sum, ``total >= 1``, ``k <= M``, ``total * M < 2**63``."""
+    """Model counts to rANS frequencies before the shortfall, into ``freqs`` (int64, same
+    length): ``1 + c * (M - k) // total`` (``M = 2**pb``, ``k`` counts). Returns the shortfall
+    ``M - sum(freqs)``, which the caller gives one each to the largest remainders ``c * (M - k)
+    mod total``, ties to the lower index (a selection numpy does without compiling a sort:
+    ``ubpe.coders.rans``). Preconditions: ``total`` the counts' sum, ``total >= 1``, ``k <= M``,
+    ``total * M < 2**63``."""
     k = counts.shape[0]
     spare = (np.int64(1) << pb) - k
     acc = np.int64(0)
@@ -64,50 +66,7 @@ def normalize_counts(counts, total, pb, freqs):
         f = 1 + (counts[i] * spare) // total
         freqs[i] = f
         acc += f
-    short = (np.int64(1) << pb) - acc
-    if short <= 0:
-        return
-    if short >= k:  # (only when the preconditions fail: numpy's order[:short] takes every index)
-        for i in range(k):
-            freqs[i] += 1
-        return
-    # remainder * k + (k - 1 - index): distinct keys, largest remainder first, then lower index
-    keys = empty(k, np.int64)
-    for i in range(k):
-        keys[i] = ((counts[i] * spare) % total) * k + (k - 1 - i)
-    _heapsort(keys)  # (in place: np.sort compiled for a second and a half more on the cold path)
-    cut = keys[k - short]
-    for i in range(k):
-        keys[i] = ((counts[i] * spare) % total) * k + (k - 1 - i)
-    for i in range(k):
-        if keys[i] >= cut:
-            freqs[i] += 1
-
-
-@njit(cache=True, nogil=True)
-def _heapsort(a):
-    """Sort the int64 array ``a`` ascending, in place."""
-    n = a.shape[0]
-    for start in range(n // 2 - 1, -1, -1):
-        _sift(a, start, n)
-    for end in range(n - 1, 0, -1):
-        a[0], a[end] = a[end], a[0]
-        _sift(a, 0, end)
-
-
-@njit(cache=True, nogil=True)
-def _sift(a, root, n):
-    """Move ``a[root]`` down the max-heap ``a[:n]``."""
-    while True:
-        child = 2 * root + 1
-        if child >= n:
-            return
-        if child + 1 < n and a[child + 1] > a[child]:
-            child += 1
-        if a[root] >= a[child]:
-            return
-        a[root], a[child] = a[child], a[root]
-        root = child
+    return (np.int64(1) << pb) - acc
 
 
 @njit(cache=True, nogil=True)

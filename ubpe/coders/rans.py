@@ -354,8 +354,7 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     out = alloc_tokens(n)
     hist = np.zeros(k, dtype=np.int64)  # the kernel counts each decoded symbol
     sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-    freqs = np.empty(k, dtype=np.int64)
-    _km.normalize_counts(model_counts, total, pb, freqs)  # (_normalize, in one pass)
+    freqs = _frequencies(model_counts, total, pb)
     status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
     if status != _k.OK:
         raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
@@ -363,6 +362,24 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
         raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
     return out
 
+
+
+def _frequencies(counts: np.ndarray, total: int, pb: int) -> np.ndarray:
+    """:func:`_normalize` of int64 ``counts`` summing to ``total``, its floors in one kernel
+    pass (``_kernels.ransmodel.normalize_counts``), then the shortfall, one each to the largest
+    remainders (ties to the lower index: the keys are distinct), chosen by a partition."""
+    k = counts.shape[0]
+    freqs = np.empty(k, dtype=np.int64)
+    short = int(_km.normalize_counts(counts, total, pb, freqs))
+    if short <= 0:
+        return freqs
+    if short >= k:  # (only when the preconditions fail: _normalize's order[:short] takes every index)
+        freqs += 1
+        return freqs
+    spare = (1 << pb) - k
+    keys = (counts * spare) % total * k + np.arange(k - 1, -1, -1, dtype=np.int64)
+    freqs[np.argpartition(keys, k - short)[k - short:]] += 1
+    return freqs
 
 
 def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:
