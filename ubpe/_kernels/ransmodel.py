@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import njit
-from .alloc import empty
 from .intrinsics import bit_length
 
 
