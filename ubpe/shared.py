@@ -754,13 +754,10 @@ def _varint(v: int) -> bytes:
             return bytes(out)
 
 
-def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
-             esc: bytes | None, crc: int, source: dict | None) -> bytes:
-    """Version 2's body (docs/format.md, "Window containers"): ``below`` = skip bound - skip,
-    None for a window coded cold (no primer)."""
-    flags = dtype | (_HAS_SHAPE if shape is not None else 0) | (_HAS_ESC if esc is not None else 0) | (
-        _HAS_SOURCE if source is not None else 0) | (_COLD if below is None else 0)
-    out = [ref, bytes([flags, index]), _varint(n)] + ([] if below is None else [_varint(below)])
+def _body_tail(shape: list | None, esc: bytes | None, source: dict | None, crc: int, rest: bytes) -> list[bytes]:
+    """The end of a version-2 or version-3 body: the optional shape, escapes and source, each
+    length first, then the CRC and the coder bytes."""
+    out = []
     if shape is not None:
         out += [_varint(len(shape))] + [_varint(d) for d in shape]
     if esc is not None:
@@ -768,8 +765,17 @@ def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
     if source is not None:
         packed = msgpack.packb(source, use_bin_type=True)
         out += [_varint(len(packed)), packed]
-    out += [int(crc).to_bytes(4, "little"), rest]
-    return b"".join(out)
+    return out + [int(crc).to_bytes(4, "little"), rest]
+
+
+def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None) -> bytes:
+    """Version 2's body (docs/format.md, "Window containers"): ``below`` = skip bound - skip,
+    None for a window coded cold (no primer)."""
+    flags = dtype | (_HAS_SHAPE if shape is not None else 0) | (_HAS_ESC if esc is not None else 0) | (
+        _HAS_SOURCE if source is not None else 0) | (_COLD if below is None else 0)
+    out = [ref, bytes([flags, index]), _varint(n)] + ([] if below is None else [_varint(below)])
+    return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
 def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
@@ -784,15 +790,7 @@ def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
         out.append(_varint(below))
     if extras:
         out.append(bytes([extras]))
-    if shape is not None:
-        out += [_varint(len(shape))] + [_varint(d) for d in shape]
-    if esc is not None:
-        out += [_varint(len(esc)), esc]
-    if source is not None:
-        packed = msgpack.packb(source, use_bin_type=True)
-        out += [_varint(len(packed)), packed]
-    out += [int(crc).to_bytes(4, "little"), rest]
-    return b"".join(out)
+    return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
 def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
