@@ -270,7 +270,7 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     runs = np.concatenate([sine[:300], sine[300:600] // 2, rng.integers(-9, 9, 100).astype(np.int16)])
     out += [("groups", unrelated, compress(unrelated, level=1), None),
             ("groups_runs", runs, grouped_bytes(runs, [(300, [0, 0], [0, 300]), (100, [0], [600])], level=1), None)]
-    # window containers (ubpe/shared.py) with their shared model: version 3 primed (a predictor
+    # window containers (ubpe/shared/) with their shared model: version 3 primed (a predictor
     # restarted at the window), cold, shaped with a source, a split variant's primed digits; version 2
     from ubpe.shared import compress_window, fit_shared
 
