@@ -15,6 +15,7 @@ from .chain import _chain_inverse
 from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bound
 from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .own import V4_OWN, parse_predictor, with_predictor
 
 
 def is_window(data: Any) -> bool:
@@ -24,7 +25,8 @@ def is_window(data: Any) -> bool:
 
 def _window_fields(data: bytes) -> list:
     """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
-    crc, source (None when absent, else checked). Version 2 gives ``-1 - (skip bound - skip)``
+    crc, source (None when absent, else checked), own (version 4: the window's own predictor
+    ``(shift, coefs)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
     for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold."""
     from ..format.fields import check_source, data_error
 
@@ -34,10 +36,10 @@ def _window_fields(data: bytes) -> list:
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
     if len(d) == 9:
-        return d + [None]
+        return d + [None, None]
     if d[9] is None:
         raise CorruptDataError("window: a 10th field (source) is a map, never nil")
-    return d[:9] + [check_source(d[9], data_error)]
+    return d[:9] + [check_source(d[9], data_error), None]
 
 
 def _fields_v2(data: bytes) -> list:
@@ -45,6 +47,7 @@ def _fields_v2(data: bytes) -> list:
     from ..format.fields import check_source, data_error
 
     pos = 5
+    own = None
 
     def take(k: int) -> bytes:
         nonlocal pos
@@ -75,9 +78,15 @@ def _fields_v2(data: bytes) -> list:
         n, index, cold = count >> 1, (head >> 1) & 7, head & 1
         below = None if cold else varint()
         extras = take(1)[0] if count & 1 else None
-        if extras is not None and (extras == 0 or extras & ~(_V3_SHAPE | _V3_ESC | _V3_SOURCE)):
-            raise CorruptDataError(f"window: the extras byte must be a non-empty set of its 3 flags, got {extras}")
+        allowed = _V3_SHAPE | _V3_ESC | _V3_SOURCE | (V4_OWN if data[4] >= 4 else 0)
+        if extras is not None and (extras == 0 or extras & ~allowed):
+            raise CorruptDataError(f"window: the extras byte must be a non-empty set of its flags ({allowed:#x}), "
+                                   f"got {extras}")
         extras = extras or 0
+        if data[4] >= 4:  # (a window without its own predictor is written as version 3)
+            if not extras & V4_OWN:
+                raise CorruptDataError("window: a version-4 container carries its own predictor (extras flag 0x08)")
+            own = parse_predictor(take, varint)
         flags = (head >> 4) | (_HAS_SHAPE if extras & _V3_SHAPE else 0) | (_HAS_ESC if extras & _V3_ESC else 0) | (
             _HAS_SOURCE if extras & _V3_SOURCE else 0)
     else:
@@ -96,7 +105,8 @@ def _fields_v2(data: bytes) -> list:
     if flags & _HAS_SOURCE:
         source = check_source(unpack(take(varint()), "window source"), data_error)
     crc = int.from_bytes(take(4), "little")
-    return [ref, index, flags & 0x0F, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source]
+    return [ref, index, flags & 0x0F, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source,
+            own]
 
 
 def _read_varint(data: bytes) -> tuple[int, int]:
@@ -128,7 +138,7 @@ def describe_window(data: Any) -> Any:
 
     data = bytes(data)
     _check_prefix(data)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source = _window_fields(data)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _ = _window_fields(data)
     if not isinstance(ref, bytes) or type(n) is not int or n < 1 or not isinstance(rest, bytes):
         raise CorruptDataError("window: malformed fields")
     dtype = _window_dtype(dtype_str)
@@ -173,7 +183,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     data = bytes(data)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _ = _window_fields(data)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own = _window_fields(data)
     ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3)
     if not isinstance(ref, bytes) or len(ref) != ref_bytes:
         raise CorruptDataError(f"window: the model reference must be {ref_bytes} bytes")
@@ -188,6 +198,10 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if type(index) is not int or not 0 <= index < len(model.variants):
         raise CorruptDataError(f"window: variant {str(index)[:20]} is not one of the model's {len(model.variants)}")
     v = model.variants[index]
+    if own is not None:  # (version 4: the window's own predictor in place of the variant's)
+        if v.values is not None:
+            raise CorruptDataError("window: a dense variant cannot take the window's own predictor")
+        v = with_predictor(v, *own)
     dtype = _window_dtype(dtype_str)
     if type(n) is not int or n < 1:
         raise CorruptDataError("window: the value count must be a positive int")

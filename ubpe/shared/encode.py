@@ -13,6 +13,7 @@ from .chain import _chain_forward
 from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
                     _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .own import V4_OWN, own_predictor, predictor_field, with_predictor
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
@@ -60,26 +61,39 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     dtype = DTYPES.index(arr.dtype.str)
     shape = None if arr.ndim == 1 else [int(d) for d in arr.shape]
     best = None
-    for i, v in enumerate(model.variants):
-        if version == 1 and v.base > 1:
+    own = {}  # (base, offset) -> the window's own predictor (version 4: ubpe/shared/own.py)
+    for i, model_v in enumerate(model.variants):
+        if version == 1 and model_v.base > 1:
             continue  # (version 1 has no digits' stream)
-        for cold in (False, True) if version >= 2 and v.history.size else (False,):
-            coded = _variant_bytes(v, native, cold, version)
-            if coded is None:
-                continue
-            skip, rest, esc = coded
-            if version == 1:
-                fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
-                body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
-            elif version >= 3:
-                body = _body_v3(model.ref[:REF_BYTES_V3], i, dtype, shape, int(arr.size),
-                                None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
-            else:
-                body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
-                                None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
-            if best is None or len(body) < len(best):
-                best = body
-    return None if best is None else WINDOW_MAGIC + bytes([version]) + best
+        tries = [(model_v, None)]
+        if version >= 4 and model_v.values is None:
+            key = (model_v.base, model_v.offset)
+            if key not in own:
+                flat = native.astype(np.int64)
+                own[key] = own_predictor((flat - model_v.offset) // model_v.base if model_v.base > 1 else flat)
+            if own[key] is not None:
+                tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
+        for v, field in tries:
+            for cold in (False, True) if version >= 2 and v.history.size else (False,):
+                coded = _variant_bytes(v, native, cold, version)
+                if coded is None:
+                    continue
+                skip, rest, esc = coded
+                if version == 1:
+                    fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
+                    body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+                elif version >= 3:  # (version 3's bytes when the window keeps its variant's predictor)
+                    body = bytes([3 if field is None else 4]) + _body_v3(
+                        model.ref[:REF_BYTES_V3], i, dtype, shape, int(arr.size),
+                        None if cold else _skip_bound(v) - skip, rest, esc, crc, source, field)
+                else:
+                    body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
+                                    None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
+                if best is None or len(body) < len(best):
+                    best = body
+    if best is None:
+        return None
+    return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)
 
 
 def _varint(v: int) -> bytes:
@@ -117,17 +131,20 @@ def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
 
 
 def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
-             esc: bytes | None, crc: int, source: dict | None) -> bytes:
+             esc: bytes | None, crc: int, source: dict | None, own: bytes | None = None) -> bytes:
     """Version 3's body (docs/format.md, "Window containers"): one byte ``16 dtype + 2 variant +
     cold``, the varint ``2 n + extras``, ``below`` (not when cold), the extras byte and fields
-    when any, the CRC, the coder bytes."""
+    when any, the CRC, the coder bytes. ``own``: version 4's field of the window's own predictor
+    (:func:`ubpe.shared.own.predictor_field`), right after the extras byte."""
     extras = (_V3_SHAPE if shape is not None else 0) | (_V3_ESC if esc is not None else 0) | (
-        _V3_SOURCE if source is not None else 0)
+        _V3_SOURCE if source is not None else 0) | (V4_OWN if own is not None else 0)
     out = [ref, bytes([16 * dtype + 2 * index + (below is None)]), _varint(2 * n + (extras != 0))]
     if below is not None:
         out.append(_varint(below))
     if extras:
         out.append(bytes([extras]))
+    if own is not None:
+        out.append(own)
     return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
@@ -138,7 +155,8 @@ def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: di
     :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
     numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
     ``bits``); it keeps ``source``. Never larger than compressing alone. ``version``: the
-    window-container version to write (1 to 3; 1 and 2 only to reproduce old files)."""
+    window-container version to write (1 to 4; 1 to 3 only to reproduce old files; from 4 a
+    window that keeps its variant's predictor is written as version 3, the same bytes)."""
     from ..format.fields import argument_error, check_source
 
     if not isinstance(model, SharedModel):

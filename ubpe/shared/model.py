@@ -16,8 +16,9 @@ from ..format.sealed import open_sealed, seal, unpack
 
 #: The first 4 bytes of a window container (an ordinary container starts with ``b"ubpe"``).
 WINDOW_MAGIC = b"ubpw"
-#: The window-container version this ubpe writes, and the newest it reads (1 and 2 are read too).
-WINDOW_VERSION = 3
+#: The newest window-container version this ubpe writes and reads (1 to 3 are read too; a window
+#: without its own predictor is written as version 3).
+WINDOW_VERSION = 4
 #: The ``magic`` of a shared-model file.
 MODEL_MAGIC = "ubpe.shared"
 #: The newest shared-model file version this ubpe reads; it writes 2 for a model with a split
