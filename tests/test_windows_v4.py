@@ -146,3 +146,16 @@ def test_any_window_round_trips_and_is_never_larger_than_alone(moving, data):
     data_ = compress_window(w, model, alone)
     assert len(data_) <= len(alone)
     assert np.array_equal(ubpe.decompress(data_, tokenizer=model), w)
+
+
+def test_a_split_variant_takes_the_windows_own_predictor_of_its_quotients():
+    """ADC codes ``4 q + 1 + noise`` whose quotients ``q`` change resonance after the training."""
+    rng = np.random.default_rng(30)
+    q = np.concatenate((_resonance(1, 10 * N, [(0, 1.6, -0.8)]), _resonance(2, 2 * N, [(0, -1.2, -0.6)])))
+    x = (q.astype(np.int64) * 4 + (rng.random(q.size) < 0.15) * rng.integers(1, 4, q.size) + 1).astype(np.int16)
+    model = fit_shared([x[i * N:(i + 1) * N] for i in range(10)])
+    for w in (x[10 * N:11 * N], x[11 * N:]):
+        data = ubpe.compress(w, tokenizer=model)
+        assert data[:5] == b"ubpw\x04" and model.variants[(data[7] >> 1) & 7].base > 1
+        assert len(data) < 0.9 * len(ubpe.compress(w))  # (measured: 937 bytes against 1 151 alone)
+        assert np.array_equal(ubpe.decompress(data, tokenizer=model), w)
