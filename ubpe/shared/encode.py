@@ -9,11 +9,11 @@ import msgpack
 import numpy as np
 
 from .._validate import check_int
-from .chain import _chain_forward
+from .chain import _chain_forward, _quotients, _residual
 from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
                     _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
-from .own import V4_OWN, own_predictor, predictor_field, with_predictor
+from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
@@ -71,7 +71,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
             if key not in own:
                 flat = native.astype(np.int64)
                 own[key] = own_predictor((flat - model_v.offset) // model_v.base if model_v.base > 1 else flat)
-            if own[key] is not None:
+            if own[key] is not None and _predicts_better(model_v, native, *own[key]):
                 tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
         for v, field in tries:
             for cold in (False, True) if version >= 2 and v.history.size else (False,):
@@ -94,6 +94,17 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     if best is None:
         return None
     return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)
+
+
+def _predicts_better(v: Variant, values: np.ndarray, shift: int, coefs: np.ndarray) -> bool:
+    """Whether the window's own predictor ``(shift, coefs)`` leaves residuals (of the quotients
+    of a split variant) whose mean magnitude is below :data:`OWN_GAIN` times the variant's
+    predictor's: the window's spectrum moved from the training windows'. (Trying the own
+    predictor only then gave the same sizes on the recordings of benchmarks/bench_windows.py
+    at 1 000 values, with two encodings a variant fewer on the others.)"""
+    q = _quotients(v, values.astype(np.int64))
+    own = np.abs(_residual(q, shift, coefs)).sum()
+    return bool(own < OWN_GAIN * np.abs(_residual(q, v.shift, v.coefs)).sum())
 
 
 def _varint(v: int) -> bytes:

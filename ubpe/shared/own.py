@@ -22,6 +22,9 @@ from .model import _MAX_COEF, _MAX_ORDER, Variant
 
 #: The extras-byte flag of a window that carries its own predictor (version 4).
 V4_OWN = 0x08
+#: A writer tries the window's own predictor for a variant when its residuals' mean magnitude is
+#: below this times the variant's predictor's (a spectrum that moved; not normative).
+OWN_GAIN = 0.9
 
 
 def own_predictor(q: np.ndarray) -> tuple[int, np.ndarray] | None:
