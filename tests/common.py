@@ -270,8 +270,9 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     runs = np.concatenate([sine[:300], sine[300:600] // 2, rng.integers(-9, 9, 100).astype(np.int16)])
     out += [("groups", unrelated, compress(unrelated, level=1), None),
             ("groups_runs", runs, grouped_bytes(runs, [(300, [0, 0], [0, 300]), (100, [0], [600])], level=1), None)]
-    # window containers (ubpe/shared.py) with their shared model: version 3 primed (a predictor
-    # restarted at the window), cold, shaped with a source, a split variant's primed digits; version 2
+    # window containers (ubpe/shared/) with their shared model: version 3 primed (a predictor
+    # restarted at the window), cold, shaped with a source, a split variant's primed digits; version 2;
+    # version 4 (the window's own predictor)
     from ubpe.shared import compress_window, fit_shared
 
     rng = np.random.default_rng(31)
@@ -290,6 +291,15 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
             ("window_shaped", shaped, compress(shaped, tokenizer=model, source={"name": "w.npy"}), model),
             ("window_split", digits, compress(digits, tokenizer=split), split),
             ("window_v2", window, compress_window(window, model, compress(window), version=2), model)]
+    # version 4: a window whose resonance moved carries its own predictor (its own seed)
+    rng = np.random.default_rng(32)
+    noise, moving = rng.normal(0, 30, 2100), np.zeros(2100)
+    for i in range(2, 2100):
+        a1, a2 = (1.6, -0.8) if i < 1800 else (-1.2, -0.6)
+        moving[i] = a1 * moving[i - 1] + a2 * moving[i - 2] + noise[i]
+    moving = moving.astype(np.int16)
+    own = fit_shared([moving[i:i + 300] for i in range(0, 1800, 300)], history=1200)
+    out += [("window_v4", moving[-300:], compress(moving[-300:], tokenizer=own), own)]
     return out
 
 

@@ -243,14 +243,15 @@ def test_context_mixing_containers_mutated_in_process():
 
 def test_child_samples_include_window_containers():
     """The mutations cover window containers' fields: version 3 primed (an LPC variant restarted
-    at the window), cold, with a shape and a source, a split variant's primed digits; version 2."""
+    at the window), cold, with a shape and a source, a split variant's primed digits; version 2;
+    version 4 (the window's own predictor)."""
     samples = {name: (values, data, tok) for name, values, data, tok in fuzz_samples()}
     heads = {}
-    for name in ("window", "window_cold", "window_shaped", "window_split", "window_v2"):
+    for name in ("window", "window_cold", "window_shaped", "window_split", "window_v2", "window_v4"):
         values, data, model = samples[name]
         assert data[:4] == b"ubpw" and isinstance(model, ubpe.SharedModel)
         heads[name] = data
-    assert [heads[n][4] for n in heads] == [3, 3, 3, 3, 2]
+    assert [heads[n][4] for n in heads] == [3, 3, 3, 3, 2, 4]
     assert heads["window_cold"][7] & 1 and not heads["window"][7] & 1 and heads["window_shaped"][8] & 1
     window_model = samples["window"][2]
     assert len(window_model.variants[(heads["window"][7] >> 1) & 7].coefs) >= 2

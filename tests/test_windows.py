@@ -294,7 +294,7 @@ def test_damaged_or_hostile_window_containers_are_refused(synthetic):
             ubpe.decompress(b"ubpw\x01" + msgpack.packb(hostile, use_bin_type=True), tokenizer=synthetic,
                             max_output_size=1 << 20)
     with pytest.raises(FormatVersionError):
-        ubpe.decompress(b"ubpw\x04" + good[5:], tokenizer=synthetic)
+        ubpe.decompress(b"ubpw\x05" + good[5:], tokenizer=synthetic)
 
 
 def test_a_window_unlike_the_training_end_is_coded_without_the_primer_and_comes_back(synthetic):

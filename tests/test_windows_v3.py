@@ -123,7 +123,7 @@ def test_version_3_layout_and_hostile_fields(walk_model):
         with pytest.raises(CorruptDataError):
             ubpe.decompress(hostile, tokenizer=walk_model, max_output_size=1 << 20)
     with pytest.raises(FormatVersionError):
-        ubpe.decompress(b"ubpw\x04" + good[5:], tokenizer=walk_model)
+        ubpe.decompress(b"ubpw\x05" + good[5:], tokenizer=walk_model)
 
 
 def test_version_3_extras_shape_source_and_escapes_come_back(walk_model):

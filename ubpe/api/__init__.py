@@ -203,7 +203,7 @@ def compress(
     >>> bool(np.abs(ubpe.decompress(data) - wave).max() <= 0.0005), ubpe.describe(data).lossy
     (True, True)
     """
-    if isinstance(tokenizer, shared.SharedModel):  # a window coded with a shared model (ubpe/shared.py)
+    if isinstance(tokenizer, shared.SharedModel):  # a window coded with a shared model (ubpe/shared/)
         if progress is not None and not callable(progress):
             raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
         alone = b"".join(_parts(values, True, n_tokens=n_tokens, delta=delta, predictor=predictor, level=level,
@@ -543,7 +543,7 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
     """
     threads = threads_argument(threads)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
-    if isinstance(tokenizer, shared.SharedModel):  # a window container or a small one: read whole (ubpe/shared.py)
+    if isinstance(tokenizer, shared.SharedModel):  # a window container or a small one: read whole (ubpe/shared/)
         data = src.read()
         values = decompress(data, tokenizer=tokenizer, max_output_size=cap, threads=threads, progress=progress)
         if header is not None:

@@ -63,7 +63,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     n_values = sum(len(d) for d in docs)
     if n_values == 0:
         raise ValueError("the inputs hold no values: nothing to fit")
-    if args.shared is not None:  # a shared model for small windows (ubpe/shared.py)
+    if args.shared is not None:  # a shared model for small windows (ubpe/shared/)
         from ..shared import fit_inputs
 
         start = time.perf_counter()

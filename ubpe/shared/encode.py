@@ -1,0 +1,183 @@
+"""Window containers written: a window's bytes with each variant (:func:`_variant_bytes`), the
+bodies of versions 1 to 3, :func:`compress_window` (never larger than compressing alone)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from .._validate import check_int
+from .chain import _chain_forward, _quotients, _residual
+from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
+from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
+                    _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
+
+
+def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
+                   restart: bool | None = None) -> tuple[int, bytes, bytes | None] | None:
+    """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
+    the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
+    digits' stream: its length (varint), then it; from ``version`` 3 the digits are primed with
+    the history's: ``bound - skip`` of their stream (varint) first, then its length and rest."""
+    from ..format.fields import escape_field
+
+    flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
+    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart)[v.history.size:]
+    tokens, outside = v.tokens(r)
+    coded = _primed_stream(v, tokens, cold)
+    if coded is None:
+        return None
+    esc = escape_field(r, outside) if outside.size else None
+    if v.base == 1:
+        return coded[0], coded[1], esc
+    digit_tokens = ((flat - v.offset) % v.base).astype(np.int32)
+    if version >= 3:
+        dc = _digit_coder(v, primed=True)
+        primed = _primed_stream(dc, digit_tokens)
+        if primed is None:
+            return None
+        skip, digits = primed
+        return coded[0], _varint(_skip_bound(dc) - skip) + _varint(len(digits)) + digits + coded[1], esc
+    digits = _encode_tokens(_digit_coder(v), digit_tokens)
+    if not _check_work(flat.size, len(digits)):
+        return None
+    return coded[0], _varint(len(digits)) + digits + coded[1], esc
+
+
+def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None,
+                  version: int = WINDOW_VERSION) -> bytes | None:
+    """The window container (``version`` 1, 2 or 3) of ``arr`` (any shape, a dtype of
+    :data:`DTYPES`) with the variant that gives the smallest (the first on ties), or None when
+    no variant can code it."""
+    from ..format.container import values_crc
+
+    if arr.dtype.str not in DTYPES or arr.size == 0:
+        return None
+    native = np.ascontiguousarray(arr.reshape(-1)).astype(arr.dtype.newbyteorder("<"), copy=False)
+    crc = values_crc(arr.dtype, list(arr.shape), native)
+    dtype = DTYPES.index(arr.dtype.str)
+    shape = None if arr.ndim == 1 else [int(d) for d in arr.shape]
+    best = None
+    own = {}  # (base, offset) -> the window's own predictor (version 4: ubpe/shared/own.py)
+    for i, model_v in enumerate(model.variants):
+        if version == 1 and model_v.base > 1:
+            continue  # (version 1 has no digits' stream)
+        tries = [(model_v, None)]
+        if version >= 4 and model_v.values is None:
+            key = (model_v.base, model_v.offset)
+            if key not in own:
+                flat = native.astype(np.int64)
+                own[key] = own_predictor((flat - model_v.offset) // model_v.base if model_v.base > 1 else flat)
+            if own[key] is not None and _predicts_better(model_v, native, *own[key]):
+                tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
+        for v, field in tries:
+            for cold in (False, True) if version >= 2 and v.history.size else (False,):
+                coded = _variant_bytes(v, native, cold, version)
+                if coded is None:
+                    continue
+                skip, rest, esc = coded
+                if version == 1:
+                    fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
+                    body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+                elif version >= 3:  # (version 3's bytes when the window keeps its variant's predictor)
+                    body = bytes([3 if field is None else 4]) + _body_v3(
+                        model.ref[:REF_BYTES_V3], i, dtype, shape, int(arr.size),
+                        None if cold else _skip_bound(v) - skip, rest, esc, crc, source, field)
+                else:
+                    body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
+                                    None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
+                if best is None or len(body) < len(best):
+                    best = body
+    if best is None:
+        return None
+    return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)
+
+
+def _predicts_better(v: Variant, values: np.ndarray, shift: int, coefs: np.ndarray) -> bool:
+    """Whether the window's own predictor ``(shift, coefs)`` leaves residuals (of the quotients
+    of a split variant) whose mean magnitude is below :data:`OWN_GAIN` times the variant's
+    predictor's: the window's spectrum moved from the training windows'. (Trying the own
+    predictor only then gave the same sizes on the recordings of benchmarks/bench_windows.py
+    at 1 000 values, with two encodings a variant fewer on the others.)"""
+    q = _quotients(v, values.astype(np.int64))
+    own = np.abs(_residual(q, shift, coefs)).sum()
+    return bool(own < OWN_GAIN * np.abs(_residual(q, v.shift, v.coefs)).sum())
+
+
+def _varint(v: int) -> bytes:
+    """LEB128 of ``v >= 0``."""
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def _body_tail(shape: list | None, esc: bytes | None, source: dict | None, crc: int, rest: bytes) -> list[bytes]:
+    """The end of a version-2 or version-3 body: the optional shape, escapes and source, each
+    length first, then the CRC and the coder bytes."""
+    out = []
+    if shape is not None:
+        out += [_varint(len(shape))] + [_varint(d) for d in shape]
+    if esc is not None:
+        out += [_varint(len(esc)), esc]
+    if source is not None:
+        packed = msgpack.packb(source, use_bin_type=True)
+        out += [_varint(len(packed)), packed]
+    return out + [int(crc).to_bytes(4, "little"), rest]
+
+
+def _body_v2(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None) -> bytes:
+    """Version 2's body (docs/format.md, "Window containers"): ``below`` = skip bound - skip,
+    None for a window coded cold (no primer)."""
+    flags = dtype | (_HAS_SHAPE if shape is not None else 0) | (_HAS_ESC if esc is not None else 0) | (
+        _HAS_SOURCE if source is not None else 0) | (_COLD if below is None else 0)
+    out = [ref, bytes([flags, index]), _varint(n)] + ([] if below is None else [_varint(below)])
+    return b"".join(out + _body_tail(shape, esc, source, crc, rest))
+
+
+def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None, own: bytes | None = None) -> bytes:
+    """Version 3's body (docs/format.md, "Window containers"): one byte ``16 dtype + 2 variant +
+    cold``, the varint ``2 n + extras``, ``below`` (not when cold), the extras byte and fields
+    when any, the CRC, the coder bytes. ``own``: version 4's field of the window's own predictor
+    (:func:`ubpe.shared.own.predictor_field`), right after the extras byte."""
+    extras = (_V3_SHAPE if shape is not None else 0) | (_V3_ESC if esc is not None else 0) | (
+        _V3_SOURCE if source is not None else 0) | (V4_OWN if own is not None else 0)
+    out = [ref, bytes([16 * dtype + 2 * index + (below is None)]), _varint(2 * n + (extras != 0))]
+    if below is not None:
+        out.append(_varint(below))
+    if extras:
+        out.append(bytes([extras]))
+    if own is not None:
+        out.append(own)
+    return b"".join(out + _body_tail(shape, esc, source, crc, rest))
+
+
+def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
+                    lossy: bool = False, progress: Any = None, version: int = WINDOW_VERSION) -> bytes:
+    """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, ...)``
+    does): the window container, or ``alone`` (the ordinary container of ``values``, which
+    :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
+    numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
+    ``bits``); it keeps ``source``. Never larger than compressing alone. ``version``: the
+    window-container version to write (1 to 4; 1 to 3 only to reproduce old files; from 4 a
+    window that keeps its variant's predictor is written as version 3, the same bytes)."""
+    from ..format.fields import argument_error, check_source
+
+    if not isinstance(model, SharedModel):
+        raise TypeError(f"model must be a ubpe.SharedModel, got {type(model).__name__}")
+    version = check_int("version", version, 1, WINDOW_VERSION)
+    arr = values if isinstance(values, np.ndarray) else None
+    if arr is not None and not lossy:
+        shared = _window_bytes(model, arr, None if source is None else check_source(source, argument_error), version)
+        if shared is not None and len(shared) < len(alone):
+            alone = shared
+    if progress is not None:
+        progress(int(arr.shape[0]) if arr is not None and arr.ndim else 1)
+    return alone
