@@ -347,3 +347,13 @@ def test_any_payload_decodes_as_its_definition(data, dtype, n, width, lo):
     payload = bytes([width, tag]) + base_bytes + pack_varints(np.array([zz], np.uint64)) + body
     got = floatpack.decode_values({"coder": "floatpack", "n": n, "payload": payload}, dtype, n)
     same(got, reference_values(payload, dtype, n))
+
+
+def test_integers_spanning_more_than_54_bits_are_not_written_so():
+    """k from -2**53 to 2**53 spans 2**54 + 1 values, one bit more than a payload's widest
+    values: not "floatpack" (which decoding would refuse), and compress round-trips them."""
+    x = np.array([2.0**53, -2.0**53, 0.0, 1.0] * 5)
+    assert floatpack.encode_values(x, 0) is None
+    assert floatpack.encode_values(x[x > 0], 0) is not None
+    data = ubpe.compress(x, level=1)
+    same(ubpe.decompress(data), x)

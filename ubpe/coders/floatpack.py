@@ -61,7 +61,7 @@ def encode_values(flat: np.ndarray, base: int | float) -> dict | None:
     "floatdec" base ``base`` (an int exponent in [-22, 22] or a positive finite float; a float
     multiplier is replaced by the float32 nearest it when the values come back so as well: 4
     bytes fewer), or None when some value is not ``k`` on that base bit for bit (NaN, -0.0, a
-    finer reading) or ``|k|`` exceeds ``2**53``."""
+    finer reading), ``|k|`` exceeds ``2**53`` or the span of ``k`` needs more than 54 bits."""
     x64 = flat.astype(np.float64)
     if not np.isfinite(x64).all():
         return None
@@ -86,9 +86,12 @@ def _exact_ints(flat: np.ndarray, x64: np.ndarray, base: int | float) -> np.ndar
     return k
 
 
-def _stream(k: np.ndarray, base: int | float, n: int) -> dict:
-    """The stream map of the integers ``k`` (int64) on ``base``."""
+def _stream(k: np.ndarray, base: int | float, n: int) -> dict | None:
+    """The stream map of the integers ``k`` (int64) on ``base``; None when their span needs more
+    than :data:`MAX_WIDTH` bits (``k`` from -2**53 to 2**53: 55 bits)."""
     lo = int(k.min())
+    if (int(k.max()) - lo).bit_length() > MAX_WIDTH:
+        return None
     width, packed = pack_uints(k - lo)
     zz = 2 * lo if lo >= 0 else -2 * lo - 1
     head = bytes([width]) + _base_bytes(base) + pack_varints(np.array([zz], np.uint64))
