@@ -26,6 +26,35 @@ def test_a_span_is_the_alphabet_of_its_range(lo, size):
     assert a.to_values(a.to_ids(y)).tolist() == y.tolist()
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-100, 100)), st.integers(0, 3000),
+       st.sampled_from(["<i8", "<i4", "<u8", "<i2", "<u1"]))
+def test_a_span_maps_ids_and_values_as_the_alphabet_of_its_range(lo, size, dtype):
+    """ids of values of any integer dtype, the values of ids in any dtype, values outside the
+    span refused with the same error, the values, repr and equality: as the explicit alphabet's
+    (a span makes its values only if they are read)."""
+    hi = min(lo + size, 2**63 - 1)
+    a, b = Alphabet.span(lo, hi), Alphabet(np.arange(hi - lo + 1) + np.int64(lo))
+    info = np.iinfo(dtype)
+    inside = [v for v in (lo, hi, (lo + hi) // 2, lo + 1) if info.min <= v <= info.max and v <= hi]
+    outside = [v for v in (lo - 1, hi + 1, info.min, info.max) if info.min <= v <= info.max and not lo <= v <= hi]
+    if inside:
+        y = np.array(inside, dtype=dtype)
+        ids = a.to_ids(y)
+        assert ids.dtype == b.to_ids(y).dtype and ids.tolist() == b.to_ids(y).tolist()
+        for out in (None, np.int64, np.int16, np.uint8):
+            assert a.to_values(ids, out).dtype == b.to_values(ids, out).dtype
+            assert a.to_values(ids, out).tolist() == b.to_values(ids, out).tolist()
+    for v in outside:
+        errors = []
+        for alphabet in (a, b):
+            with pytest.raises(ValueError) as e:
+                alphabet.to_ids(np.array([v], dtype=dtype))
+            errors.append(str(e.value))
+        assert errors[0] == errors[1]
+    assert repr(a) == repr(b) and a == b and a.values.tolist() == b.values.tolist()
+
+
 def test_span_arguments_are_checked():
     with pytest.raises(ValueError):
         Alphabet.span(5, 4)

@@ -89,10 +89,10 @@ def expect_map(v: Any, where: str, keys: Iterable[str], optional: Iterable[str] 
     missing = [k for k in required if k not in v]
     if missing:
         raise CorruptDataError(f"{where}: missing field(s) {missing}")
-    allowed = set(required) | set(optional)
-    extra = sorted(short(k) for k in v if k not in allowed)
+    allowed = optional if isinstance(optional, tuple) else tuple(optional)
+    extra = [k for k in v if k not in required and k not in allowed]  # (short tuples: no sets built)
     if extra:
-        raise CorruptDataError(f"{where}: unexpected field(s) {extra[:4]}")
+        raise CorruptDataError(f"{where}: unexpected field(s) {sorted(short(k) for k in extra)[:4]}")
     return v
 
 

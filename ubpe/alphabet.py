@@ -63,7 +63,20 @@ class Alphabet:
     [10, 7]
     """
 
-    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo")
+    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo", "_span")
+
+    def __getattr__(self, name: str) -> Any:
+        """Only for a slot never set: ``_span`` (the first value of an alphabet made by
+        :meth:`span`) is None for any other alphabet; a span's ``_values`` are made when first
+        read (its ids and values are offsets from ``_span``: none are needed to map them)."""
+        if name == "_span":
+            return None
+        if name == "_values" and self._span is not None:
+            values = np.arange(self._size, dtype=np.int64)
+            values += np.int64(self._span)  # (in place: the last value + 1 may be 2**63)
+            self._values = values
+            return values
+        raise AttributeError(name)
 
     def __init__(self, values: int | Iterable[Any]) -> None:
         self._index: dict[Any, int] | None = None
@@ -131,7 +144,10 @@ class Alphabet:
             raise ValueError(f"span [{lo}, {hi}] must hold 1 to 2**31 - 2 values")
         out = cls.__new__(cls)
         out._index, out._table, out._lo = None, None, 0
-        out._set_integers(np.arange(hi - lo + 1, dtype=np.int64) + np.int64(lo))  # (hi + 1 may be 2**63)
+        # "integers" whose values are made only if read (:meth:`__getattr__`): ids and values
+        # map by an offset (level 2's dense ids: spans of millions, one per candidate, of which
+        # only a few thousand ids are ever mapped)
+        out._kind, out._size, out._span = "integers", hi - lo + 1, lo
         return out
 
     @classmethod
@@ -230,6 +246,11 @@ class Alphabet:
             if (seq.dtype.kind == "i" and seq.min() < 0) or seq.max() >= self._size:
                 self._raise_if_any(seq, (seq < 0) | (seq >= self._size) if seq.dtype.kind == "i" else seq >= self._size)
             return seq.astype(np.int32, copy=False)  # to_ids copies it into its output
+        if self._span is not None and seq.dtype != np.uint64:  # a span: ids are offsets from its first value
+            lo = self._span
+            s64 = seq.astype(np.int64, copy=False)
+            self._raise_if_any(seq, (s64 < lo) | (s64 > lo + (self._size - 1)))
+            return (s64 - np.int64(lo)).astype(np.int32)
         values = self._values
         if values.dtype == np.int64 and seq.dtype == np.uint64:
             self._raise_if_any(seq, seq > np.uint64(_INT64_MAX))
@@ -280,6 +301,8 @@ class Alphabet:
         ids = np.asarray(ids)
         if self._kind == "range":
             out = ids
+        elif self._span is not None:  # (values not made: an offset)
+            out = ids.astype(np.int64) + np.int64(self._span)
         elif self._kind == "integers":
             out = self._values[ids]
         else:

@@ -249,20 +249,21 @@ def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.nda
     """The values of a one-stream container, its CRC verified."""
     native = p.native
     coder = p.stream.get("coder")
-    if coder == "floatpack":  # the float values themselves (checked by parse)
+    if coder == "floatpack":  # the float values themselves, flat in C order, native (checked by parse)
         out = floatpack.decode_values(p.stream, native, p.n)
-    elif isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
-        from ..coders import mixsignal
+    else:
+        if isinstance(coder, str) and coder in coders.VALUE_CODERS:  # the values themselves (level 3; checked by parse)
+            from ..coders import mixsignal
 
-        out = mixsignal.decode_values(p.stream, native, p.shape, p.n)
-    else:
-        out = stream_values(shared(p, tokenizer), p.stream, p.esc, p.chain, p.n, p.channels, native)
-    if out is None:
-        out = np.zeros(0, dtype=native)
-    else:
-        out = np.ascontiguousarray(frontend.from_channels(out, p.shape)).reshape(-1)
-    if out.dtype != native:
-        out = out.view(native)
+            out = mixsignal.decode_values(p.stream, native, p.shape, p.n)
+        else:
+            out = stream_values(shared(p, tokenizer), p.stream, p.esc, p.chain, p.n, p.channels, native)
+        if out is None:
+            out = np.zeros(0, dtype=native)
+        else:
+            out = np.ascontiguousarray(frontend.from_channels(out, p.shape)).reshape(-1)
+        if out.dtype != native:
+            out = out.view(native)
     if container.values_crc(p.dtype, p.shape, out) != p.crc:
         raise CorruptDataError("checksum mismatch: the container is corrupt")
     out = out.reshape(p.shape)

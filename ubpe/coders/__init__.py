@@ -99,7 +99,11 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     if n == 0:
         return {"coder": "packed", "n": 0, "width": 0, "payload": b""}
     counts = np.bincount(arr, minlength=vocab_size).astype(np.int64, copy=False)  # (intp: no copy on 64-bit)
-    t = Tokens(arr, vocab_size, counts, np.flatnonzero(counts), classes)
+    # the used ids: from the tokens themselves when the vocabulary is much larger than they are
+    # (level 2's dense ids span millions of values for a few thousand tokens: a pass over the
+    # histogram read 8 bytes a value of the span), else from the histogram; the same array
+    used = np.unique(arr).astype(np.intp, copy=False) if vocab_size > 8 * n else np.flatnonzero(counts)
+    t = Tokens(arr, vocab_size, counts, used, classes)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)
     others = [c for c in REGISTRY if c.kind != "trivial" and c.name in coders and c.applies(classes)]

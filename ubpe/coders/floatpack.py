@@ -22,12 +22,14 @@ container. Its :data:`CODER` is registered (kind ``"values"``, offered to no tok
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any
 
 import numpy as np
 
 from ..errors import CorruptDataError
-from ..format.bits import pack_uints, pack_varints, unpack_uints, unpack_varints
+from .._kernels import floatpack as _kf
+from ..format.bits import pack_uints, pack_varints, unpack_uints
 from ..frontend import floatcodes
 from ._base import Coder, Tokens
 
@@ -59,7 +61,7 @@ def encode_values(flat: np.ndarray, base: int | float) -> dict | None:
     "floatdec" base ``base`` (an int exponent in [-22, 22] or a positive finite float; a float
     multiplier is replaced by the float32 nearest it when the values come back so as well: 4
     bytes fewer), or None when some value is not ``k`` on that base bit for bit (NaN, -0.0, a
-    finer reading) or ``|k|`` exceeds ``2**53``."""
+    finer reading), ``|k|`` exceeds ``2**53`` or the span of ``k`` needs more than 54 bits."""
     x64 = flat.astype(np.float64)
     if not np.isfinite(x64).all():
         return None
@@ -84,9 +86,12 @@ def _exact_ints(flat: np.ndarray, x64: np.ndarray, base: int | float) -> np.ndar
     return k
 
 
-def _stream(k: np.ndarray, base: int | float, n: int) -> dict:
-    """The stream map of the integers ``k`` (int64) on ``base``."""
+def _stream(k: np.ndarray, base: int | float, n: int) -> dict | None:
+    """The stream map of the integers ``k`` (int64) on ``base``; None when their span needs more
+    than :data:`MAX_WIDTH` bits (``k`` from -2**53 to 2**53: 55 bits)."""
     lo = int(k.min())
+    if (int(k.max()) - lo).bit_length() > MAX_WIDTH:
+        return None
     width, packed = pack_uints(k - lo)
     zz = 2 * lo if lo >= 0 else -2 * lo - 1
     head = bytes([width]) + _base_bytes(base) + pack_varints(np.array([zz], np.uint64))
@@ -111,7 +116,7 @@ def decode_values(stream: dict, native: np.dtype, n: int) -> np.ndarray:
         size = 4 if tag == TAG_FLOAT32 else 8
         if len(payload) < at + size + 1:
             raise CorruptDataError("stream: the 'floatpack' payload ends in its multiplier")
-        base = float(np.frombuffer(payload, dtype="<f4" if size == 4 else "<f8", count=1, offset=at)[0])
+        base = struct.unpack_from("<f" if size == 4 else "<d", payload, at)[0]
         at += size
         if not (math.isfinite(base) and base > 0):
             raise CorruptDataError(f"stream: the 'floatpack' multiplier {base!r} is not positive and finite")
@@ -119,22 +124,42 @@ def decode_values(stream: dict, native: np.dtype, n: int) -> np.ndarray:
             raise CorruptDataError("stream: a 'floatpack' multiplier that is a float32 is written in 4 bytes")
     else:
         raise CorruptDataError(f"stream: unknown 'floatpack' base tag {tag}")
-    end = next((i for i in range(at, min(at + 10, len(payload))) if payload[i] < 0x80), -1)  # lo's last byte
-    if end < 0:
-        raise CorruptDataError("stream: the 'floatpack' lo is cut short or longer than 10 bytes")
-    zz = int(unpack_varints(payload[at:end + 1], "stream: 'floatpack' lo", 1)[0])
+    zz, at = _read_lo(payload, at)
     lo = zz >> 1 if zz % 2 == 0 else -((zz + 1) >> 1)
     if abs(lo) > MAX_LO:
         raise CorruptDataError(f"stream: 'floatpack' lo {lo} outside [-2**53, 2**53]")
-    at = end + 1
-    body = payload[at:]
     expect = (n * width + 7) // 8
-    if len(body) != expect:
-        raise CorruptDataError(f"stream: the 'floatpack' payload holds {len(body)} bytes of values, "
+    if len(payload) - at != expect:
+        raise CorruptDataError(f"stream: the 'floatpack' payload holds {len(payload) - at} bytes of values, "
                                f"expected {expect} for {n} values of {width} bits")
-    k = unpack_uints(body, n, width)
-    k += lo
-    return floatcodes.decimal_floats(k, base, native)
+    if native.itemsize not in (4, 8):  # (float16: numpy's arithmetic, the same floats)
+        k = unpack_uints(payload[at:], n, width)
+        k += lo
+        return floatcodes.decimal_floats(k, base, native)
+    # (floatcodes.decimal_floats' arithmetic: x = k / 10**e for e >= 0, k * 10**-e, or k * c)
+    if type(base) is int:
+        divide, scale = (True, 10.0 ** base) if base >= 0 else (False, 10.0 ** -base)
+    else:
+        divide, scale = False, base
+    out = np.empty(n, native)
+    if _kf.decode(payload, at, width, lo, divide, scale, out):
+        raise CorruptDataError("packed data has nonzero padding bits")
+    return out
+
+
+def _read_lo(payload: bytes, at: int) -> tuple[int, int]:
+    """The canonical LEB128 varint of ``payload`` at ``at`` (at most 10 bytes; a last byte 0
+    after another, or a 10-byte one beyond 64 bits, is not canonical) and the offset after it."""
+    value = shift = 0
+    for i in range(at, min(at + 10, len(payload))):
+        b = payload[i]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            if (i > at and b == 0) or (i == at + 9 and b > 1):
+                raise CorruptDataError("stream: 'floatpack' lo: an overlong or non-shortest varint")
+            return value, i + 1
+        shift += 7
+    raise CorruptDataError("stream: the 'floatpack' lo is cut short or longer than 10 bytes")
 
 
 def encode(tokens: Tokens, budget: int) -> dict | None:
