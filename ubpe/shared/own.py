@@ -24,7 +24,7 @@ from .model import _MAX_COEF, _MAX_ORDER, Variant
 V4_OWN = 0x08
 #: A writer tries the window's own predictor for a variant when its residuals' mean magnitude is
 #: below this times the variant's predictor's (a spectrum that moved; not normative).
-OWN_GAIN = 0.9
+OWN_GAIN = 0.8
 
 
 def own_predictor(q: np.ndarray) -> tuple[int, np.ndarray] | None:
