@@ -6,7 +6,8 @@
 ``values``: (frames,) or (frames, channels), any integer dtype. Prediction is a mix, not a
 choice: two least-squares predictors over forgetting windows of different lengths (the first
 also over the neighbouring channels of 2-D input; the second may be block LPC; version 2 adds an
-optional third, ``p3``, and a level context, ``lvl``, both off by default), a cascade of
+optional third, ``p3``, and a level context, ``lvl``, both off by default; version 3 a value
+model, ``vmod``, of each symbol's learned weight, chosen by the encoder), a cascade of
 NLMS filters on their residual, a mixer of the stages and of bias estimates, all in integer
 arithmetic; the residuals are coded by context mixing whose contexts include the recent
 magnitudes and the predictors' disagreement, with two mixers and two APMs a decision
@@ -17,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 or 2, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1, 2 or 3, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -30,7 +31,8 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
             | the level-3 bytes (any mode but 2) of the chain's output, (frames, channels)
 
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
-read as ``V1_TAIL`` (the model of version 1); version 2 stores a mask (bit i set: parameter i
+read as ``V1_TAIL`` (the model of version 1); versions 2 and 3 store a mask (version 2's over
+the first ``N_PRM_V2`` (28), ``vmod`` then 0; bit i set: parameter i
 differs from ``base_params(channels)``, a constant of the format) and then the parameters whose
 bit is set, in index order (defaults cost one byte, not 28).
 
@@ -340,12 +342,12 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if params is not None or not search:
         prm = _fixed(params, C)
     else:
-        prm = _search(y, table if tmode else None, tmode, C)
+        prm, vmod_decided = _search(y, table if tmode else None, tmode, C)
         if _unless_defaults and prm == default_params(C):
             return b""
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
-    if params is None and search and version >= 3:
+    if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm)
     head.append(MODE_MODEL)
     head += _uleb(_zig(lo)) + _uleb(step)
@@ -523,10 +525,12 @@ def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: i
     return extra + total - (int(res[skip - 1, 2 * C - 1]) if skip else 0)
 
 
-def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list[int]:
+def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> tuple[list[int], bool]:
     """The parameters that code a sample of ``y`` smallest (with the table mode given):
     DEFAULTS, then as many of CANDIDATES as ``Settings.level3_search_budget`` allows, then the
-    best two combined.
+    best two combined; and whether it chose the value model (version 3, a range of at most
+    VM_MAX_RANGE symbols: the defaults' coding of the chunks is with it, the kernel counting
+    what it saved, so that the choice costs no coding; else ``_choose_vmod`` decides).
 
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
     middle piece misjudged speech and respiration), each measured on its second half (the
@@ -534,7 +538,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     if _whole_budget(n * C):
-        return _search_whole(y, table, tmode, C)
+        return _search_whole(y, table, tmode, C), False
     length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
@@ -544,16 +548,33 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     frames = sum(len(c) for c in chunks)
     evals = max(0, int(_search_budget() * n / frames))
     if evals < 2:
-        return default_params(C)
+        return default_params(C), False
     if tmode:
         chunks = [np.searchsorted(table, c).astype(np.int64) for c in chunks]
     tab = table if tmode == TABLE_VALUES else None
+    symbols = table.size if tmode else int(y.max()) - int(y.min()) + 1
+    saved = 0
+    narrow = _version() >= 3 and _vmod_sample() > 0 and symbols <= _kernels().VM_MAX_RANGE
 
     def size(change: dict) -> float:
         prm = _vector(dict(DEFAULTS, **change), C)
         return sum(_coded_size(c, prm, tab, skip) for c in chunks)
 
-    base = size({})
+    if narrow:  # the defaults coded with the value model: the size without it and its saving
+        base = 0.0
+        on = _vector(dict(DEFAULTS, vmod=1), C)
+        for chunk in chunks:
+            res = np.zeros((chunk.shape[0], 3 * C), np.int64)
+            base += _coded_size(chunk, on, tab, skip, res)
+            saved += int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)
+        base += saved / 128
+    else:
+        base = size({})
+    vmod = int(saved > 16 * 8 * VMOD_HEADER_BYTES)
+
+    def chosen(named: dict) -> tuple[list[int], bool]:
+        return _vector(dict(DEFAULTS, **named, vmod=vmod), C), narrow
+
     candidates = CANDIDATES
     if _holds(y):  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
         candidates = tuple(sorted(CANDIDATES, key=lambda c: "fmix" not in c))
@@ -561,13 +582,13 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     best_size, best = tried[0] if tried else (base, {})
     margin = _search_margin()
     if best_size > base * (1 - margin):
-        return default_params(C)
+        return chosen({})
     if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - margin) \
             and not set(best) & set(tried[1][1]):
         both = dict(best, **tried[1][1])
         if size(both) < best_size:
             best = both
-    return _vector(dict(DEFAULTS, **best), C)
+    return chosen(best)
 
 
 VMOD_HEADER_BYTES = 6  #: what the value model adds to the header (its mask bit and value), at most
@@ -602,6 +623,12 @@ def _holds(y: np.ndarray) -> bool:
     from .planner import settings
 
     return hold_share(y) >= settings.current().level3_search_hold
+
+
+def _vmod_sample() -> int:
+    from .planner import settings
+
+    return settings.current().level3_vmod_sample
 
 
 def _search_budget() -> float:

@@ -54,13 +54,21 @@ APM (rate 2**-``apmr``); the contexts' state starts from a prior (``prior_signal
 the caller). Version 2 (``p3`` > 0 or ``lvl`` = 1): the sign and bit-length mixers take two more
 contexts, OLS3's distance from Pf and (``lvl``) the prediction's bucket among N_LV of its
 channel's range, with their own weight rows, which start as version 1's with the new weights 0.
+Version 3 (``vmod`` = 1, a symbol range of at most VM_MAX_RANGE): the value model, P(v) ~ f(v -
+xp) g(v) over the symbols within 16 + 8 (slow mean |e|) of xp (at most VM_E), f a residual
+histogram per octave of the slow mean |e| (counts halved past 2**20), g(v) in Q12 (1/16..16) the
+symbol's observed count over the count the model expected (sum of f(v - xp) / Z; both halved
+every VM_HALVE frames, recomputed over the window every 16 frames): every decision's
+probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
+domain by a final mixer (weights per decision kind, starting as the coder's alone).
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
 ``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
 most 104 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
-bytes a channel per 4096 frames of coefficients.
+bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
+channel (at most 160 KiB).
 """
 
 from __future__ import annotations
