@@ -112,3 +112,22 @@ def test_same_bytes_in_another_process(tmp_path):
             f"print(level3.encode(np.load({str(tmp_path / 'x.npy')!r}), params={prm}, front=None).hex())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
     assert out.stdout.strip() == level3.encode(x, params=prm, front=None).hex()
+
+
+def test_compiled_kernel_equals_its_plain_python_run(tmp_path):
+    """The value model run as plain Python (NUMBA_DISABLE_JIT: Python integers, which never wrap)
+    writes the same bytes: no int64 product of it overflows, on a narrow signal of two channels
+    with outliers beyond the model's window."""
+    from common import json_without_jit
+
+    z = np.stack([rescaled(400), rescaled(400)[::-1] // 2], 1)
+    z[::37, 0] = 1200
+    prm = vmod_params(2, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
+    np.save(tmp_path / "z.npy", z)
+    code = ("import json, numpy as np; from ubpe import level3\n"
+            f"z = np.load({str(tmp_path / 'z.npy')!r})\n"
+            f"print(json.dumps(level3.encode(z, params={prm}, front=None).hex()))")
+    expected = level3.encode(z, params=prm, front=None)
+    off = level3.encode(z, params=prm[:mixsignal.PRM_VMOD] + [0], front=None)
+    assert expected[0] == 3 and len(expected) != len(off)  # the model on
+    assert json_without_jit(code, tmp_path) == expected.hex()
