@@ -20,6 +20,16 @@ from ubpe._kernels import mixsignal
 from ubpe.errors import CorruptDataError
 from ubpe.planner import configured
 
+
+
+@pytest.fixture(autouse=True, scope="module")
+def version_2():
+    """These tests write version 2's bytes (``Settings.level3_version``; version 3:
+    tests/test_level3_v3.py)."""
+    with configured(level3_version=2):
+        yield
+
+
 #: version 2's model parameters all on (each within its bounds)
 ADDED = dict(p3=12, t4=12, k3=4, apmr=7, lvl=1)
 
@@ -128,8 +138,10 @@ def test_same_bytes_in_another_process(tmp_path):
     x = (np.cumsum(rng.integers(-300, 301, (150, 2)), axis=0) * 3).astype(np.int32)
     prm = level3._vector(dict(level3.DEFAULTS, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4, **ADDED), 2)
     np.save(tmp_path / "x.npy", x)
-    code = ("import json, numpy as np; from ubpe import level3\n"
-            f"x = np.load({str(tmp_path / 'x.npy')!r}); print(json.dumps(level3.encode(x, params={prm}, front=None).hex()))")
+    code = ("import json, numpy as np; from ubpe import level3; from ubpe.planner import configured\n"
+            f"x = np.load({str(tmp_path / 'x.npy')!r})\n"
+            "with configured(level3_version=2):\n"
+            f"    print(json.dumps(level3.encode(x, params={prm}, front=None).hex()))")
     expected = level3.encode(x, params=prm, front=None).hex()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
     assert out.stdout.strip().strip('"') == expected

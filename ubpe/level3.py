@@ -6,7 +6,8 @@
 ``values``: (frames,) or (frames, channels), any integer dtype. Prediction is a mix, not a
 choice: two least-squares predictors over forgetting windows of different lengths (the first
 also over the neighbouring channels of 2-D input; the second may be block LPC; version 2 adds an
-optional third, ``p3``, and a level context, ``lvl``, both off by default), a cascade of
+optional third, ``p3``, and a level context, ``lvl``, both off by default; version 3 a value
+model, ``vmod``, of each symbol's learned weight, chosen by the encoder), a cascade of
 NLMS filters on their residual, a mixer of the stages and of bias estimates, all in integer
 arithmetic; the residuals are coded by context mixing whose contexts include the recent
 magnitudes and the predictors' disagreement, with two mixers and two APMs a decision
@@ -17,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 or 2, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1, 2 or 3, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -30,7 +31,8 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
             | the level-3 bytes (any mode but 2) of the chain's output, (frames, channels)
 
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
-read as ``V1_TAIL`` (the model of version 1); version 2 stores a mask (bit i set: parameter i
+read as ``V1_TAIL`` (the model of version 1); versions 2 and 3 store a mask (version 2's over
+the first ``N_PRM_V2`` (28), ``vmod`` then 0; bit i set: parameter i
 differs from ``base_params(channels)``, a constant of the format) and then the parameters whose
 bit is set, in index order (defaults cost one byte, not 28).
 
@@ -56,8 +58,8 @@ from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
 
-VERSION = 2  #: the version ``encode`` writes (``Settings.level3_version``: 1 writes version 1's bytes)
-VERSIONS = (1, 2)
+VERSION = 3  #: the version ``encode`` writes (``Settings.level3_version``: 1 and 2 write theirs)
+VERSIONS = (1, 2, 3)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -146,7 +148,7 @@ class _Reader:
 #: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1.
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=1, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0)
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -188,7 +190,7 @@ def _vector(named: dict, channels: int) -> list[int]:
 #: The parameter vector a version-2 header's mask is relative to (normative: never change it), with
 #: ``cross`` = min(2, channels - 1).
 BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 255, 1, 16, 19, 0, 14, 0,
-               0, 0, 1, 6, 0)
+               0, 0, 1, 6, 0, 0)
 
 
 def base_params(channels: int) -> list[int]:
@@ -203,9 +205,11 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
     against ``base_params``, then the parameters that differ)."""
     k = _kernels()
     if version == 1:
-        if tuple(prm[k.N_PRM_V1:]) != k.V1_TAIL:
+        if tuple(prm[k.N_PRM_V1:k.N_PRM_V2]) != k.V1_TAIL or any(prm[k.N_PRM_V2:]):
             raise ValueError("parameters beyond version 1's need version 2 (Settings.level3_version)")
         return b"".join(_uleb(v) for v in prm[:k.N_PRM_V1])
+    if version == 2 and any(prm[k.N_PRM_V2:]):
+        raise ValueError("the value model (vmod) needs version 3 (Settings.level3_version)")
     base = base_params(channels)
     mask = sum(1 << i for i, (v, b) in enumerate(zip(prm, base)) if v != b)
     return _uleb(mask) + b"".join(_uleb(v) for v, b in zip(prm, base) if v != b)
@@ -214,11 +218,13 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
 def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     k = _kernels()
     if version == 1:
-        return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL)
-    mask = r.uleb("parameter mask", (1 << k.N_PRM) - 1)
+        return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
+            k.N_PRM - k.N_PRM_V2)
+    stored = k.N_PRM_V2 if version == 2 else k.N_PRM
+    mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels)
     prm = list(base)
-    for i in range(k.N_PRM):
+    for i in range(stored):
         if mask >> i & 1:
             prm[i] = r.uleb(f"parameter {i}", 1 << 16)
             if prm[i] == base[i]:
@@ -336,11 +342,13 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if params is not None or not search:
         prm = _fixed(params, C)
     else:
-        prm = _search(y, table if tmode else None, tmode, C)
+        prm, vmod_decided = _search(y, table if tmode else None, tmode, C)
         if _unless_defaults and prm == default_params(C):
             return b""
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
+    if params is None and search and version >= 3 and not vmod_decided:
+        prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm)
     head.append(MODE_MODEL)
     head += _uleb(_zig(lo)) + _uleb(step)
     head += _table_bytes(table if tmode else None)
@@ -353,6 +361,9 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     head.append(gs)
     for c in range(C):
         head += _uleb(int(los[c])) + _uleb(int(his[c] - los[c]))
+    if prm[_kernels().PRM_VMOD] and int((his - los).max()) >= _kernels().VM_MAX_RANGE:
+        prm = list(prm)  # the value model is for narrow ranges only (the kernel ignores it)
+        prm[_kernels().PRM_VMOD] = 0
     head += _params_bytes(prm, C, version)
     lpc = None
     if prm[_kernels().PRM_LPC]:
@@ -492,7 +503,8 @@ def _prior_tables() -> tuple:
     return tuple(a.copy() for a in _prior)
 
 
-def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: int = 0) -> float:
+def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: int = 0,
+                res: np.ndarray | None = None) -> float:
     """Bytes the payload of y (values, or with a table its symbols; bounds from y itself)
     spends on y[skip:] after coding y[:skip] (the models' warm-up, which a short sample would
     overweight, left out), with its share of the LPC params when ``prm`` asks for block LPC."""
@@ -507,15 +519,18 @@ def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: i
         fit = _lpc_fit(_working_values(y, los, his, gs, tab))
         extra, lpc = len(_lpc_bytes(fit)) * (n - skip) / n, _lpc_arrays(fit, n)
     buf = np.zeros(64 + n * C * 8, np.uint8)
-    res = np.zeros((n, 2 * C) if skip else (0, 0), np.int64)
+    if res is None:
+        res = np.zeros((n, 2 * C) if skip else (0, 0), np.int64)
     total = k.run(y, los, his, gs, np.array(prm, np.int64), buf, False, res, 0, tab, _prior_tables(), *lpc)
     return extra + total - (int(res[skip - 1, 2 * C - 1]) if skip else 0)
 
 
-def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list[int]:
+def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> tuple[list[int], bool]:
     """The parameters that code a sample of ``y`` smallest (with the table mode given):
     DEFAULTS, then as many of CANDIDATES as ``Settings.level3_search_budget`` allows, then the
-    best two combined.
+    best two combined; and whether it chose the value model (version 3, a range of at most
+    VM_MAX_RANGE symbols: the defaults' coding of the chunks is with it, the kernel counting
+    what it saved, so that the choice costs no coding; else ``_choose_vmod`` decides).
 
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
     middle piece misjudged speech and respiration), each measured on its second half (the
@@ -523,7 +538,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     if _whole_budget(n * C):
-        return _search_whole(y, table, tmode, C)
+        return _search_whole(y, table, tmode, C), False
     length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
@@ -533,16 +548,33 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     frames = sum(len(c) for c in chunks)
     evals = max(0, int(_search_budget() * n / frames))
     if evals < 2:
-        return default_params(C)
+        return default_params(C), False
     if tmode:
         chunks = [np.searchsorted(table, c).astype(np.int64) for c in chunks]
     tab = table if tmode == TABLE_VALUES else None
+    symbols = table.size if tmode else int(y.max()) - int(y.min()) + 1
+    saved = 0
+    narrow = _version() >= 3 and _vmod_sample() > 0 and symbols <= _kernels().VM_MAX_RANGE
 
     def size(change: dict) -> float:
         prm = _vector(dict(DEFAULTS, **change), C)
         return sum(_coded_size(c, prm, tab, skip) for c in chunks)
 
-    base = size({})
+    if narrow:  # the defaults coded with the value model: the size without it and its saving
+        base = 0.0
+        on = _vector(dict(DEFAULTS, vmod=1), C)
+        for chunk in chunks:
+            res = np.zeros((chunk.shape[0], 3 * C), np.int64)
+            base += _coded_size(chunk, on, tab, skip, res)
+            saved += int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)
+        base += saved / 128
+    else:
+        base = size({})
+    vmod = int(saved > 16 * 8 * VMOD_HEADER_BYTES)
+
+    def chosen(named: dict) -> tuple[list[int], bool]:
+        return _vector(dict(DEFAULTS, **named, vmod=vmod), C), narrow
+
     candidates = CANDIDATES
     if _holds(y):  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
         candidates = tuple(sorted(CANDIDATES, key=lambda c: "fmix" not in c))
@@ -550,13 +582,40 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list
     best_size, best = tried[0] if tried else (base, {})
     margin = _search_margin()
     if best_size > base * (1 - margin):
-        return default_params(C)
+        return chosen({})
     if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - margin) \
             and not set(best) & set(tried[1][1]):
         both = dict(best, **tried[1][1])
         if size(both) < best_size:
             best = both
-    return _vector(dict(DEFAULTS, **best), C)
+    return chosen(best)
+
+
+VMOD_HEADER_BYTES = 6  #: what the value model adds to the header (its mask bit and value), at most
+
+
+def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int]) -> list[int]:
+    """``prm`` with the value model on (``vmod`` = 1, version 3) when the symbols' range is at
+    most ``mixsignal.VM_MAX_RANGE`` and it codes the first ``Settings.level3_vmod_sample``
+    frames smaller (their second half counted; all of them, exactly, when that is the whole
+    recording): an ADC's unequal code widths or a rescaled grid show as uneven counts of
+    neighbouring values, which it learns; elsewhere it costs its learning."""
+    from .planner import settings
+
+    k = _kernels()
+    frames = settings.current().level3_vmod_sample
+    if frames <= 0 or int(y.max()) - int(y.min()) + 1 > k.VM_MAX_RANGE or prm[k.PRM_VMOD]:
+        return prm
+    n = y.shape[0]
+    sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
+    on = list(prm)
+    on[k.PRM_VMOD] = 1
+    # one coding with the model: the coder's own probabilities (which the model does not change)
+    # give the size without it, less the model's saving the kernel counts (1/16 bits)
+    res = np.zeros((sample.shape[0], 3 * sample.shape[1]), np.int64)
+    _coded_size(sample, on, table, 0, res)
+    saved = int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)
+    return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
 
 
 def _holds(y: np.ndarray) -> bool:
@@ -564,6 +623,12 @@ def _holds(y: np.ndarray) -> bool:
     from .planner import settings
 
     return hold_share(y) >= settings.current().level3_search_hold
+
+
+def _vmod_sample() -> int:
+    from .planner import settings
+
+    return settings.current().level3_vmod_sample
 
 
 def _search_budget() -> float:
@@ -815,6 +880,8 @@ def decode(data: bytes, *, max_values: int = MAX_VALUES) -> np.ndarray:
             raise CorruptDataError("level-3 data: a channel's range exceeds 2**40")
     prm = _read_params(r, C, data[0])
     _check_params(prm)
+    if prm[_kernels().PRM_VMOD] and C and int((his - los).max()) >= _kernels().VM_MAX_RANGE:
+        raise CorruptDataError("level-3 data: the value model on a range above its maximum")
     lpc = None
     if prm[_kernels().PRM_LPC] and n * C > 0:
         import msgpack

@@ -54,13 +54,21 @@ APM (rate 2**-``apmr``); the contexts' state starts from a prior (``prior_signal
 the caller). Version 2 (``p3`` > 0 or ``lvl`` = 1): the sign and bit-length mixers take two more
 contexts, OLS3's distance from Pf and (``lvl``) the prediction's bucket among N_LV of its
 channel's range, with their own weight rows, which start as version 1's with the new weights 0.
+Version 3 (``vmod`` = 1, a symbol range of at most VM_MAX_RANGE): the value model, P(v) ~ f(v -
+xp) g(v) over the symbols within 16 + 8 (slow mean |e|) of xp (at most VM_E), f a residual
+histogram per octave of the slow mean |e| (counts halved past 2**20), g(v) in Q12 (1/16..16) the
+symbol's observed count over the count the model expected (sum of f(v - xp) / Z; both halved
+every VM_HALVE frames, recomputed over the window every 16 frames): every decision's
+probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
+domain by a final mixer (weights per decision kind, starting as the coder's alone).
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
 ``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
 most 104 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
-bytes a channel per 4096 frames of coefficients.
+bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
+channel (at most 160 KiB).
 """
 
 from __future__ import annotations
@@ -80,13 +88,16 @@ PRM_P1, PRM_T1, PRM_K1, PRM_CROSS, PRM_P2, PRM_T2, PRM_K2, PRM_REG = 0, 1, 2, 3,
 PRM_N1, PRM_N2, PRM_N3, PRM_MU1, PRM_MU2, PRM_MU3, PRM_MIXMU, PRM_BIAS = 8, 9, 10, 11, 12, 13, 14, 15
 PRM_LIMIT, PRM_LR, PRM_IRLS, PRM_POWR, PRM_FMIX, PRM_T3, PRM_LPC = 16, 17, 18, 19, 20, 21, 22
 PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in version 2
-N_PRM = 28
+PRM_VMOD = 28  # added in version 3
+N_PRM = 29
+N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 0 (version 2's model)
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
 V1_TAIL = (0, 0, 1, 6, 0)
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
-              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1))
+              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
+              (0, 1))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -234,8 +245,39 @@ def _sbk(e):
     return 2 * min(_bitlen(abs(e)), 23) + (1 if e < 0 else 0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cost16(p, bit):
+    """About 16 log2(4096 / q) (q = p for a 1, else 4096 - p): a coded bit's cost in 1/16 bits."""
+    q = p if bit else 4096 - p
+    b = _bitlen(q)
+    l16 = 16 * (b - 1) + (((q << 4) >> (b - 1)) & 15)  # 16 log2(q), piecewise linear
+    return 192 - l16
+
+
 @njit(cache=True, nogil=True)
-def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar):
+def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
+    """Code a bit with the coder's probability pf, or (pv > 0: the value model's probability, version
+    3) with a final mix of the stretches of pf and pv and a bias by the weights FW[frow:frow + 3]
+    (Q16), learned from its error. FW[3 VM_ROWS] accumulates the cost of pf minus that of the
+    final probability (1/16 bits; an estimate for the encoder's choice, no part of the bytes)."""
+    if pv <= 0:
+        return _code(ac, buf, pf, want, dec)
+    x0 = st[pf]
+    x1 = st[pv]
+    d = _clamp((FW[frow] * x0 + FW[frow + 1] * x1 + FW[frow + 2] * 256) >> 16, -2047, 2047)
+    p = _clamp(sq[d + 2047], 1, 4095)
+    bit = _code(ac, buf, p, want, dec)
+    FW[3 * VM_ROWS] += _cost16(pf, bit) - _cost16(p, bit)
+    err = ((bit << 12) - p) * lr
+    FW[frow] += (x0 * err) >> 10
+    FW[frow + 1] += (x1 * err) >> 10
+    FW[frow + 2] += (256 * err) >> 10
+    return bit
+
+
+@njit(cache=True, nogil=True)
+def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
+              pv, FW, frow):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
     bias mixed by the weights MW[msel:msel + nin + 1], refined by the APM at abase (33 knots;
     none when abase < 0: p = (mix + 3 apm) / 4), coded; then every part updated."""
@@ -254,7 +296,7 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
         pf = _clamp((pm + 3 * pa + 2) >> 2, 1, 4095)
     else:
         pf = _clamp(pm, 1, 4095)
-    bit = _code(ac, buf, pf, want, dec)
+    bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
     err = ((bit << 12) - pm) * lr
     for u in range(nin):
         MW[msel + u] += (xs[u] * err) >> 10
@@ -268,7 +310,8 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
 
 
 @njit(cache=True, nogil=True)
-def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs, ar):
+def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
+               ar, pv, FW, frow):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
     contexts), their outputs averaged in the stretch domain before the APM; each mixer learns
     from its own error."""
@@ -288,7 +331,7 @@ def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase,
     pa = (APM[abase + lo_i] * (128 - wt) + APM[abase + lo_i + 1] * wt) >> 11
     pb = (APM[abase2 + lo_i] * (128 - wt) + APM[abase2 + lo_i + 1] * wt) >> 11
     pf = _clamp((2 * pm + 3 * pa + 3 * pb + 4) >> 3, 1, 4095)
-    bit = _code(ac, buf, pf, want, dec)
+    bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
     err1 = ((bit << 12) - sq[d1 + 2047]) * lr
     err2 = ((bit << 12) - sq[d2 + 2047]) * lr
     for u in range(nin):
@@ -571,6 +614,56 @@ def relax_counts(CN, LN, cap):
             LN[i] = cap
 
 
+VM_E = 255  #: the value model's residual histogram covers e in [-VM_E, VM_E]; its window of values
+VM_NB = 16  #: the value model's residual histograms, by the slow mean |e|'s octave
+VM_HALVE = 1 << 15  #: the value model's per-value statistics are halved every this many frames
+VM_MAX_RANGE = 1 << 12  #: the value model's largest symbol range (hi - lo + 1)
+VM_PRIOR = np.int64(4) << 24  #: g's prior: 4 frames of an observed and an expected count of 1
+VM_ROWS = 1 + N_SID + 16  #: the final mix's weight rows: the sign, the bit-length steps, the low bits
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _vmass(S, lov, hiv, v1, v2):
+    """The value model's mass of the values [v1, v2] (prefix sums S over [lov, hiv])."""
+    if v1 < lov:
+        v1 = lov
+    if v2 > hiv:
+        v2 = hiv
+    if v1 > v2:
+        return np.int64(0)
+    return S[v2 - lov + 1] - S[v1 - lov]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mmass(S, lov, hiv, xp, s, a, b):
+    """The value model's mass of the magnitudes m in [a, b] on side s (v = xp + m, or xp - 1 - m)."""
+    if s == 0:
+        return _vmass(S, lov, hiv, xp + a, xp + b)
+    return _vmass(S, lov, hiv, xp - 1 - b, xp - 1 - a)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _vprob(m1, tot):
+    """12-bit probability m1 / tot in [1, 4095] (0: no mass, the model abstains)."""
+    if tot <= 0:
+        return np.int64(0)
+    sh = max(0, _bitlen(tot) - 40)
+    p = ((m1 >> sh) * 4096) // max(np.int64(1), tot >> sh)
+    return _clamp(p, np.int64(1), np.int64(4095))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bmin(b):
+    """The smallest magnitude of bit length b."""
+    return np.int64(0) if b == 0 else np.int64(1) << (b - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bmax(b):
+    """The largest magnitude of bit length b."""
+    return (np.int64(1) << b) - 1
+
+
 # ---------------------------------------------------------------- the coder
 
 
@@ -582,7 +675,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     Preconditions (checked by ``ubpe.level3``): y int64 (n, C), C >= 1; lo, hi int64 (C,) with
     0 <= lo <= hi < 2**40, every y[:, c] in [lo[c], hi[c]] when encoding; gs in [0, 24] with
     (value range) >> gs < 2**21; prm int64 (N_PRM,) within PRM_BOUNDS; buf uint8; res int64, (n, C)
-    to receive the residuals (a diagnostic) or (0, 0); chk0 seeds the check (the header's CRC-32,
+    to receive the residuals (a diagnostic; (n, 2 C): and the payload's length after each value;
+    (n, 3 C): and the value model's estimated saving so far, 1/16 bits) or (0, 0); chk0 seeds the check (the header's CRC-32,
     so that the 16 check bits at the end cover the header as well as the values); tab the value
     table (int64, increasing) when y holds symbols, else empty; tables the coder's adaptive state
     (``new_tables``, or ``prior_tables``), updated in place; lblock > 0: block LPC of the working
@@ -772,6 +866,34 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     eprev = np.zeros(C, np.int64)
     xs = np.zeros(9, np.int64)
     ci = np.zeros(9, np.int64)
+    # the value model (vmod = 1, version 3): P(v) ~ f(v - xp) g(v) over a window of symbols
+    # around the prediction, f the residual histogram of the slow mean |e|'s octave, g(v) the
+    # symbol's observed count over the count f predicted (an ADC's unequal code widths, a
+    # rescaled grid that hits some values twice); its probability of each decision is mixed
+    # with the coder's by a final mixer (_final_code)
+    vmod = prm[PRM_VMOD] if prm.shape[0] > PRM_VMOD else 0
+    VR = np.int64(1)
+    for c in range(C):
+        VR = max(VR, hi[c] - lo[c] + 1)
+    if VR > VM_MAX_RANGE:
+        vmod = 0  # (the caller refuses such a header)
+    CV = C if vmod else 1
+    VS = VR if vmod else 1
+    FH = np.zeros((CV, VM_NB, 2 * VM_E + 1), np.int64)
+    FT = np.zeros((CV, VM_NB), np.int64)
+    OBS = np.zeros((CV, VS), np.int64)
+    EXPV = np.zeros((CV, VS), np.int64)
+    GV = np.full((CV, VS), 4096, np.int64)
+    SV = np.zeros(2 * VM_E + 2, np.int64)
+    FW = np.zeros(3 * VM_ROWS + 1, np.int64)
+    for r in range(VM_ROWS):
+        FW[3 * r] = 65536
+    vcount = np.zeros(CV, np.int64)
+    pv = np.int64(0)
+    kb = 0
+    lov = np.int64(0)
+    hiv = np.int64(-1)
+    vtot = np.int64(0)
 
     ac = np.zeros(4, np.int64)
     ac[1] = 0xFFFFFFFF
@@ -881,6 +1003,17 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 lb = ((xp - vlo[c]) * N_LV) // (vhi[c] - vlo[c] + 1)
             if ntab > 0:  # the symbol predicted: the table's value nearest xp
                 xp = _nearest(tab, lo[c], hi[c], xp)
+            if vmod:  # the value model's masses, prefix sums over the window of symbols
+                kb = min(_bitlen(mB[c] >> 3), VM_NB - 1)
+                wv = min(VM_E, 16 + (mB[c] >> 1))  # 16 + 8 times the slow mean |e|
+                lov = max(lo[c], xp - wv)
+                hiv = min(hi[c], xp + wv)
+                acc = np.int64(0)
+                SV[0] = 0
+                for v in range(lov, hiv + 1):
+                    acc += (FH[c, kb, v - xp + VM_E] + 1) * GV[c, v - lo[c]]
+                    SV[v - lov + 1] = acc
+                vtot = acc
 
             # ---- contexts of the residual coder
             A = mA[c]
@@ -915,9 +1048,12 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
                 ci[6] = oS7 + frac * 33 + rd3
                 ci[7] = oS8 + lb * 16 + frac
+                if vmod:
+                    pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
                 s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
                                wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
-                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar)
+                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar,
+                               pv, FW, 0)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
@@ -944,6 +1080,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             sid = 0
             cur = j0
             up = -1  # unknown direction
+            blo = 0  # the bit lengths still possible (the value model's)
+            bhi = bm
             while True:
                 # the question at this step: up: "b > cur?" ; down: "b < cur?"
                 if up == -1:
@@ -971,9 +1109,24 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[6] = oB7 + pdd * N_SID + sid
                 ci[7] = oB8 + (r3 * 48 + (kA >> 2)) * N_SID + sid
                 ci[8] = oB9 + (lb * 48 + (kA >> 2)) * N_SID + sid
+                if vmod:
+                    if up != 0:  # "b > cur?"
+                        m1 = _mmass(SV, lov, hiv, xp, s, _bmin(cur + 1), _bmax(bhi))
+                    else:  # "b < cur?"
+                        m1 = _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(cur - 1))
+                    pv = _vprob(m1, _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)))
                 bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
                                  wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
-                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar)
+                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid))
+                if up != 0:
+                    if bit:
+                        blo = cur + 1
+                    else:
+                        bhi = cur
+                elif bit:
+                    bhi = cur - 1
+                else:
+                    blo = cur
                 if up == -1:
                     if bit:
                         up = 1
@@ -1003,16 +1156,21 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             mag = np.int64(1) if b > 0 else np.int64(0)
             for i in range(b - 1):
                 want = (m >> (b - 2 - i)) & 1
+                if vmod:
+                    r_ = b - 1 - i
+                    pv = _vprob(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
+                                _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1))
+                frow = 3 * (1 + N_SID + min(i, 15))
                 if i < 2:
                     part = b * 3 + (0 if i == 0 else 1 + (mag & 1))
                     ci[0] = oM1 + part * N_KA + kA
                     ci[1] = oM2 + part * 33 + r1
                     ci[2] = oM3 + part * 33 + r2
                     bit = _mix_code(ac, buf, dec, want, CP, CN, ci, 3, MW, oWM + part * 8,
-                                    APM, -1, sq, st, rt, limit, lr, xs, ar)
+                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow)
                 else:
                     li = b * N_KE + min(i, N_KE - 1)
-                    bit = _code(ac, buf, _counter_p(LP, li), want, dec)
+                    bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
                     _counter_update(LP, LN, li, bit, rt, limit)
                 mag = (mag << 1) | bit
             if dec:
@@ -1027,9 +1185,35 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             yv = _value(tab, ntab, y[t, c])
             if res.shape[0] > 0:
                 res[t, c] = e
-                if res.shape[1] == 2 * C:
+                if res.shape[1] >= 2 * C:
                     res[t, C + c] = ac[3]
+                if res.shape[1] == 3 * C:
+                    res[t, 2 * C + c] = FW[3 * VM_ROWS]
             chk = (chk * 0x2F0B3A49 + y[t, c] + 1) & 0xFFFFFFFF
+
+            if vmod:  # the value model: expected counts (f / Z), observed count, histogram
+                inv = (np.int64(1) << 48) // max(np.int64(1), vtot >> 12)
+                for v in range(lov, hiv + 1):
+                    EXPV[c, v - lo[c]] += ((FH[c, kb, v - xp + VM_E] + 1) * inv) >> 24
+                OBS[c, y[t, c] - lo[c]] += np.int64(1) << 24
+                ev = _clamp(e, -VM_E, VM_E) + VM_E
+                FH[c, kb, ev] += 32
+                FT[c, kb] += 32
+                if FT[c, kb] > (1 << 20):
+                    tot_ = np.int64(0)
+                    for j in range(2 * VM_E + 1):
+                        FH[c, kb, j] >>= 1
+                        tot_ += FH[c, kb, j]
+                    FT[c, kb] = tot_
+                vcount[c] += 1
+                if vcount[c] % VM_HALVE == 0:
+                    for j in range(VR):
+                        OBS[c, j] >>= 1
+                        EXPV[c, j] >>= 1
+                if vcount[c] % 16 == 0:  # g of the window's symbols
+                    for v in range(lov, hiv + 1):
+                        j = v - lo[c]
+                        GV[c, j] = _clamp(((OBS[c, j] + VM_PRIOR) << 12) // (EXPV[c, j] + VM_PRIOR), 256, 65535)
 
             # ---- updates: coder state
             eprev[c] = e
