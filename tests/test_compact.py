@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import ubpe
 from common import _SUBSTITUTES, assert_same_array, check_truncations
+from conftest import examples
 from ubpe import compress, decompress, describe
 from ubpe.format import container
 
@@ -64,7 +65,7 @@ def test_fields_at_their_default_are_left_out():
     assert container.pack(named) == data  # named fields give back the same bytes
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)  # costly: conftest.examples
 @given(hnp.arrays(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, ">i4", "<u8", np.bool_]),
                   hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=60)),
        st.sampled_from([1, 2]))

@@ -22,9 +22,13 @@ from ubpe.frontend.floatcodes import MAX_DECIMAL_EXP
 from ubpe.planner import configured
 
 from common import check_truncations
+from conftest import examples
 
 SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "60")),
                     suppress_health_check=[HealthCheck.too_slow])
+#: For the costly property (two compress calls per example, level 2 included): a third of the
+#: examples in the default tier, all of them in the slow tier (CI's broad tier runs it so).
+COSTLY = settings(SETTINGS, max_examples=examples(SETTINGS.max_examples))
 KEY = {name: i for i, name in enumerate(KEYS)}
 
 
@@ -81,7 +85,7 @@ def decimal_series(draw):
     return x
 
 
-@SETTINGS
+@COSTLY
 @given(decimal_series(), st.sampled_from([1, 2]))
 def test_decimal_series_round_trip_bit_for_bit(x, level):
     data = ubpe.compress(x, level=level)

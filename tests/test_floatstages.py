@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 import reference_floats
 import ubpe
 from common import pack_any, unpack_any
+from conftest import examples
 from ubpe import frontend
 from ubpe.frontend import floatcodes
 from ubpe.coders import coders_for, decode_stream
@@ -64,7 +65,7 @@ def test_every_class_of_float_round_trips(dtype):
         assert not describe(data).lossy
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)  # costly: conftest.examples
 @given(st.sampled_from(FLOAT_DTYPES).flatmap(float_arrays))
 def test_any_bit_pattern_round_trips(x):
     data = compress(x, level=1)

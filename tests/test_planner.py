@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import ubpe
-from common import check_roundtrip, unpack_any
-from ubpe import compress, describe, frontend
+from common import assert_same_array, check_roundtrip, unpack_any
+from ubpe import compress, decompress, describe, frontend
 from ubpe.alphabet import Alphabet
 from ubpe.api import writer
 from ubpe.coders import coders_for, counts_cost_bits
@@ -131,34 +131,44 @@ def test_automatic_choice_is_never_larger_than_a_forced_one(level):
     its estimates rank within ``fast_rank_close`` (here the same containers; the exhaustive
     level 1, ``fast_level1=False``, by exact sizes). Level 1 has no lean search."""
     assert "v1_grid_2d_bigendian" in INPUTS and len(INPUTS) >= 12
+    assert DEFAULT.fast_level1
     autos = {}
     for fast in (True, False) if level == 1 else (True,):
         with configured(lean_above=1 << 30, fast_level1=fast) as s:
             for name, x in INPUTS.items():
-                auto = compress(x, level=level)
+                # level 2 under these settings is the exhaustive container of _containers
+                auto = _containers(name)[None][1] if level == 2 else compress(x, level=level)
                 autos.setdefault(name, auto)
                 specs = auto_chains(frontend.to_channels(np.asarray(x)), level, s)
                 names = ("none",) if x.dtype.kind == "b" else [k for k, v in PREDICTORS.items() if v in specs]
                 forced = {k: len(compress(x, predictor=k, level=level)) for k in names}
                 assert len(auto) == min(forced.values()), (name, fast, len(auto), forced)  # the same candidates
     if level == 1:  # no lean search at level 1: the same containers whatever lean_above
-        assert all(compress(x, level=1) == autos[name] for name, x in INPUTS.items())
+        assert all(_containers(name)[None][2] == autos[name] for name in INPUTS)
 
 
-_LEAN_SIZES: dict[str, dict] = {}
+_CONTAINERS: dict[str, dict] = {}
+
+
+def _containers(name: str) -> dict:
+    """delta -> (lean level 2, exhaustive level 2, level 1) containers of ``INPUTS[name]``
+    (``delta`` None or 0), computed once for the tests below: the lean and the exhaustive search
+    are level 2 under the default ``lean_above`` and under ``lean_above=1 << 30``; level 1 has no
+    lean search (the same container whatever ``lean_above``: test_automatic_choice_...[1])."""
+    if name not in _CONTAINERS:
+        x, out = INPUTS[name], {}
+        for delta in (None, 0):
+            lean_container = compress(x, level=2, delta=delta)
+            with configured(lean_above=1 << 30):
+                exhaustive = compress(x, level=2, delta=delta)
+            out[delta] = (lean_container, exhaustive, compress(x, level=1, delta=delta))
+        _CONTAINERS[name] = out
+    return _CONTAINERS[name]
 
 
 def _lean_sizes(name: str) -> dict:
-    """delta -> (lean level 2, exhaustive level 2, level 1) sizes of ``INPUTS[name]``, computed once."""
-    if name not in _LEAN_SIZES:
-        x, sizes = INPUTS[name], {}
-        for delta in (None, 0):
-            lean_size = len(compress(x, level=2, delta=delta))
-            with configured(lean_above=1 << 30):
-                exhaustive = len(compress(x, level=2, delta=delta))
-            sizes[delta] = (lean_size, exhaustive, len(compress(x, level=1, delta=delta)))
-        _LEAN_SIZES[name] = sizes
-    return _LEAN_SIZES[name]
+    """delta -> (lean level 2, exhaustive level 2, level 1) sizes of ``INPUTS[name]``."""
+    return {delta: tuple(len(c) for c in three) for delta, three in _containers(name).items()}
 
 
 @pytest.mark.parametrize("name", list(INPUTS))
@@ -207,13 +217,11 @@ def test_auto_chains_setting_names_the_chains_measured():
 def test_level_2_is_never_larger_than_level_1_on_real_inputs():
     """Level 2 plans level 1 too and keeps its container when smaller: never larger, after the
     exhaustive search and after the lean search alike."""
-    for lean_above in (DEFAULT.lean_above, 1 << 30):
-        with configured(lean_above=lean_above):
-            for name, x in INPUTS.items():
-                for delta in (None, 0):
-                    one = compress(x, level=1, delta=delta)
-                    two = check_roundtrip(x, level=2, delta=delta)
-                    assert len(two) <= len(one), (name, delta, lean_above)
+    for name, x in INPUTS.items():
+        for delta, (lean_container, exhaustive, one) in _containers(name).items():
+            for search, two in (("lean", lean_container), ("exhaustive", exhaustive)):
+                assert_same_array(decompress(two), x)
+                assert len(two) <= len(one), (name, delta, search)
 
 
 # ---------------------------------------------------------------------------- training runs

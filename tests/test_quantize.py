@@ -7,12 +7,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ubpe
 from common import pack_any, unpack_any
+from conftest import MAX_EXAMPLES, examples
 from ubpe import compress, decompress, describe, signal
 from ubpe.frontend.floats import MAX_GRID_INT, MIN_STEP, Quantizer, exact_grid, quantize
 
@@ -244,6 +245,7 @@ def bits_of(a: np.ndarray) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
+@settings(max_examples=examples(MAX_EXAMPLES))  # costly: conftest.examples
 @given(hnp.arrays(st.sampled_from(["<f2", "<f4", ">f4", "<f8", ">f8"]),
                   hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=40),
                   elements=st.one_of(st.integers(-5000, 5000).map(lambda v: v / 8), st.just(-0.0))))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import pickle
 import unicodedata
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -231,22 +230,17 @@ def test_word_frequency_training_equals_training_on_every_piece(n_candidates, pa
 
 def reference_bpe(data: bytes, n_merges: int) -> list[tuple[int, int]]:
     """Classic BPE: count adjacent pairs (overlapping), merge the most frequent (ties: the
-    smallest (left, right)) left to right without overlap; repeat."""
-    ids = list(data)
+    smallest (left, right)) left to right without overlap; repeat. Each id is one character
+    (``chr(id)``) of a string, so that ``str.replace`` makes the merge: left to right, without
+    overlap."""
+    text = "".join(map(chr, data))
     merges = []
     for k in range(n_merges):
-        counts = Counter(zip(ids, ids[1:]))
-        pair = min(counts, key=lambda p: (-counts[p], p))
-        new, out, i = 256 + k, [], 0
-        while i < len(ids):
-            if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
-                out.append(new)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
-        merges.append(pair)
+        ids = np.frombuffer(text.encode("utf-32-le"), dtype="<u4").astype(np.int64)
+        pairs, counts = np.unique(ids[:-1] << 32 | ids[1:], return_counts=True)  # (left, right), sorted
+        left, right = divmod(int(pairs[counts == counts.max()][0]), 1 << 32)
+        text = text.replace(chr(left) + chr(right), chr(256 + k))
+        merges.append((left, right))
     return merges
 
 

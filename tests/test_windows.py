@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ubpe
+from conftest import examples
 from ubpe import CorruptDataError, FormatVersionError, SharedModel, fit_shared
 
 N = 1000
@@ -48,7 +49,7 @@ def test_windows_of_a_real_recording_are_smaller_with_the_model_and_come_back(ec
     assert total < 0.95 * alone  # measured: 10.3 % smaller (benchmarks/results/windows.md)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)  # costly: conftest.examples
 @given(st.data())
 def test_round_trip_and_never_larger_whatever_the_window(synthetic, data):
     dtype = data.draw(st.sampled_from(ubpe.shared.DTYPES))  # the model's is "<i2": others too

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 from common import byte_mutation, check_truncations
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -153,7 +154,7 @@ def test_split_digits_are_primed_and_smaller_than_version_2(adc_model):
     assert new < old - 10 * 3  # more than the 3 header bytes a window: the digits' statistics come primed
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)  # costly: conftest.examples
 @given(st.data())
 def test_split_and_range_variants_round_trip_whatever_the_window(adc_model, walk_model, data):
     model = data.draw(st.sampled_from([adc_model, walk_model]))
