@@ -445,6 +445,17 @@ def check_mutations(samples: list[tuple[np.ndarray, bytes]], seed: int, n_mutati
 
 
 
+def leb128(v: int) -> bytes:
+    """Unsigned LEB128 of ``v >= 0``, written out by hand for the tests that build containers
+    byte by byte (seven bits a byte, low first, the high bit set on all but the last)."""
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
 def pack_model_file(fields: dict) -> bytes:
     """Model-file bytes holding the body ``fields`` (its checksum right)."""
     return model_file_of_body(msgpack.packb(fields, use_bin_type=True))

@@ -9,11 +9,12 @@ import hashlib
 import msgpack
 import numpy as np
 import pytest
+from common import leb128
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ubpe
-from conftest import examples
 from ubpe import CorruptDataError, FormatVersionError, SharedModel, fit_shared
 
 N = 1000
@@ -343,18 +344,9 @@ def test_mutated_window_containers_are_refused_or_decode_exactly(synthetic):
         assert check_truncations(data, lambda d: ubpe.decompress(d, tokenizer=synthetic)) == len(data)
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
-        v >>= 7
-        if not v:
-            return bytes(out)
-
-
 def _v2(ref: bytes, flags: int, variant: int, n: int, below: int, *tail: bytes) -> bytes:
     """A version-2 window container laid out as docs/format.md says (a reference writer)."""
-    return b"ubpw\x02" + ref + bytes([flags, variant]) + _varint(n) + _varint(below) + b"".join(tail)
+    return b"ubpw\x02" + ref + bytes([flags, variant]) + leb128(n) + leb128(below) + b"".join(tail)
 
 
 def test_version_2_layout_and_hostile_fields(synthetic):
@@ -363,8 +355,8 @@ def test_version_2_layout_and_hostile_fields(synthetic):
     ref, flags, variant = good[5:9], good[9], good[10]
     assert ref == synthetic.ref[:4] and flags & 0x0F == ubpe.shared.DTYPES.index("<i2")
     assert variant < len(synthetic.variants) and flags & 0xD0 == 0  # no shape, no source
-    pos = 11 + len(_varint(N))
-    assert good[11:pos] == _varint(N)
+    pos = 11 + len(leb128(N))
+    assert good[11:pos] == leb128(N)
     below = good[pos]  # (one byte here: skip is close to its bound)
     pos += 1
     esc = b""
@@ -384,12 +376,12 @@ def test_version_2_layout_and_hostile_fields(synthetic):
             _v2(ref, flags, variant, 0, below, crc_rest),  # no values
             _v2(ref, flags, variant, 10**12, below, crc_rest),  # more than max_output_size
             _v2(ref, flags, variant, N, 10**9, crc_rest),  # skip below zero
-            _v2(ref, flags | 0x10, variant, N, below, _varint(2), _varint(7), _varint(7), crc_rest),  # shape product
-            _v2(ref, flags | 0x10, variant, N, below, _varint(40), crc_rest),  # 40 dims
-            _v2(ref, flags | 0x10, variant, N, below, _varint(1), _varint(N), crc_rest),  # a 1-D shape spelt out
-            _v2(ref, flags | 0x20, variant, N, below, _varint(1), b"\x05", crc_rest[len(esc):]),  # a bad escape field
-            _v2(ref, flags | 0x20, variant, N, below, _varint(10**6), crc_rest[len(esc):]),  # escapes beyond the end
-            _v2(ref, flags | 0x40, variant, N, below, _varint(1), b"\xc0", crc_rest),  # a source that is nil
+            _v2(ref, flags | 0x10, variant, N, below, leb128(2), leb128(7), leb128(7), crc_rest),  # shape product
+            _v2(ref, flags | 0x10, variant, N, below, leb128(40), crc_rest),  # 40 dims
+            _v2(ref, flags | 0x10, variant, N, below, leb128(1), leb128(N), crc_rest),  # a 1-D shape spelt out
+            _v2(ref, flags | 0x20, variant, N, below, leb128(1), b"\x05", crc_rest[len(esc):]),  # a bad escape field
+            _v2(ref, flags | 0x20, variant, N, below, leb128(10**6), crc_rest[len(esc):]),  # escapes beyond the end
+            _v2(ref, flags | 0x40, variant, N, below, leb128(1), b"\xc0", crc_rest),  # a source that is nil
             _v2(ref, flags, variant, N, below) + b"\xff" * 20,  # a varint that never ends
     ):
         with pytest.raises(CorruptDataError):

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from common import byte_mutation, check_truncations
+from common import byte_mutation, check_truncations, leb128
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,19 +43,10 @@ def _window(model: SharedModel, x: np.ndarray, version: int = 3, **options) -> b
     return compress_window(x, model, ubpe.compress(x), version=version, **options)
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
-        v >>= 7
-        if not v:
-            return bytes(out)
-
-
 def _v3(ref: bytes, dtype: int, variant: int, cold: int, n: int, below: int | None, extras: int, *tail: bytes) -> bytes:
     """A version-3 window container laid out as docs/format.md says (a reference writer)."""
-    head = bytes([16 * dtype + 2 * variant + cold]) + _varint(2 * n + (extras != 0))
-    return (b"ubpw\x03" + ref + head + (b"" if below is None else _varint(below))
+    head = bytes([16 * dtype + 2 * variant + cold]) + leb128(2 * n + (extras != 0))
+    return (b"ubpw\x03" + ref + head + (b"" if below is None else leb128(below))
             + (bytes([extras]) if extras else b"") + b"".join(tail))
 
 
@@ -96,7 +87,7 @@ def test_version_3_layout_and_hostile_fields(walk_model):
     ref, head = good[5:7], good[7]
     dtype, variant, cold = head >> 4, (head >> 1) & 7, head & 1
     assert ref == walk_model.ref[:2] and dtype == DTYPES.index("<i2") and variant < len(walk_model.variants)
-    assert not cold and good[8:10] == _varint(2 * N)  # no extras: no shape, escapes or source
+    assert not cold and good[8:10] == leb128(2 * N)  # no extras: no shape, escapes or source
     below = good[10]  # (one byte here: skip is close to its bound)
     rest = good[11:]
     assert _v3(ref, dtype, variant, 0, N, below, 0, rest) == good
@@ -112,13 +103,13 @@ def test_version_3_layout_and_hostile_fields(walk_model):
             _v3(ref, dtype, variant, 0, N, 10**9, 0, rest),  # skip below zero
             _v3(ref, dtype, variant, 0, N, below, 0x08, rest),  # an extras bit that means nothing
             _v3(ref, dtype, variant, 0, N, below, 0, rest[:4]),  # a CRC and no coder bytes
-            b"ubpw\x03" + ref + bytes([head]) + _varint(2 * N + 1) + _varint(below) + b"\x00" + rest,  # extras 0
-            _v3(ref, dtype, variant, 0, N, below, 0x01, _varint(2), _varint(7), _varint(7), rest),  # shape product
-            _v3(ref, dtype, variant, 0, N, below, 0x01, _varint(40), rest),  # 40 dims
-            _v3(ref, dtype, variant, 0, N, below, 0x01, _varint(1), _varint(N), rest),  # a 1-D shape spelt out
-            _v3(ref, dtype, variant, 0, N, below, 0x02, _varint(1), b"\x05", rest),  # a bad escape field
-            _v3(ref, dtype, variant, 0, N, below, 0x02, _varint(10**6), rest),  # escapes beyond the end
-            _v3(ref, dtype, variant, 0, N, below, 0x04, _varint(1), b"\xc0", rest),  # a source that is nil
+            b"ubpw\x03" + ref + bytes([head]) + leb128(2 * N + 1) + leb128(below) + b"\x00" + rest,  # extras 0
+            _v3(ref, dtype, variant, 0, N, below, 0x01, leb128(2), leb128(7), leb128(7), rest),  # shape product
+            _v3(ref, dtype, variant, 0, N, below, 0x01, leb128(40), rest),  # 40 dims
+            _v3(ref, dtype, variant, 0, N, below, 0x01, leb128(1), leb128(N), rest),  # a 1-D shape spelt out
+            _v3(ref, dtype, variant, 0, N, below, 0x02, leb128(1), b"\x05", rest),  # a bad escape field
+            _v3(ref, dtype, variant, 0, N, below, 0x02, leb128(10**6), rest),  # escapes beyond the end
+            _v3(ref, dtype, variant, 0, N, below, 0x04, leb128(1), b"\xc0", rest),  # a source that is nil
             b"ubpw\x03" + ref + bytes([head]) + b"\xff" * 20,  # a varint that never ends
     ):
         with pytest.raises(CorruptDataError):
@@ -219,9 +210,9 @@ def test_hostile_digits_fields_of_a_split_window_are_refused(adc_model):
     length = rest[used] | ((rest[used + 1] & 0x7F) << 7 if rest[used] & 0x80 else 0)
     assert 0 < length < len(rest)
     for hostile_rest in (
-            _varint(10**9) + rest[used:],  # the digits' skip below zero
-            _varint(below_d) + _varint(10**6) + rest[used + (2 if rest[used] & 0x80 else 1):],  # beyond the end
-            _varint(below_d) + _varint(0) + rest[used + (2 if rest[used] & 0x80 else 1):],  # no digits' bytes
+            leb128(10**9) + rest[used:],  # the digits' skip below zero
+            leb128(below_d) + leb128(10**6) + rest[used + (2 if rest[used] & 0x80 else 1):],  # beyond the end
+            leb128(below_d) + leb128(0) + rest[used + (2 if rest[used] & 0x80 else 1):],  # no digits' bytes
             b"\xff" * 12,  # a varint that never ends
     ):
         with pytest.raises(CorruptDataError):

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from common import byte_mutation, check_truncations
+from common import byte_mutation, check_truncations, leb128
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,15 +40,6 @@ def _window(model, x, version=4):
     return compress_window(x, model, ubpe.compress(x), version=version)
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
-        v >>= 7
-        if not v:
-            return bytes(out)
-
-
 def test_a_window_whose_spectrum_moved_carries_its_own_predictor_and_is_smaller(moving):
     model, windows = moving
     for w in windows:
@@ -73,7 +64,7 @@ def test_version_4_layout_and_hostile_predictor_fields(moving):
     good = ubpe.compress(windows[0], tokenizer=model)
     head = good[7]
     assert good[:5] == b"ubpw\x04" and head & 1  # cold here: no below after the count
-    count = _varint(2 * N + 1)
+    count = leb128(2 * N + 1)
     assert good[8:8 + len(count)] == count
     pos = 8 + len(count) - 1
     extras = good[pos + 1]
@@ -84,7 +75,7 @@ def test_version_4_layout_and_hostile_predictor_fields(moving):
     for hostile in (
             prefix + bytes([32, shift]) + tail,  # order 33
             prefix + bytes([order - 1, 40]) + tail,  # shift 40
-            prefix + bytes([order - 1, shift]) + _varint(1 << 17) + tail,  # a coefficient beyond int16
+            prefix + bytes([order - 1, shift]) + leb128(1 << 17) + tail,  # a coefficient beyond int16
             b"ubpw\x03" + good[5:],  # version 3 has no predictor flag
             good[:pos + 1] + bytes([extras & ~0x08 or 0x01]) + good[pos + 2:],  # version 4 without the predictor flag
             good[:pos + 1] + bytes([extras | 0x10]) + good[pos + 2:],  # an extras bit that means nothing
