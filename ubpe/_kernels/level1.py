@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
-from .intrinsics import imax, imin
+from .intrinsics import bit_length, emit_bit_length, imax, imin
 from .predict import _quantize, _window, wrap
 from .predict import reweight_gram as _reweight_gram
 
@@ -41,22 +44,73 @@ CHUNK = 256
 N_BUCKETS = 50
 N_CONTEXTS = 56
 
+_I64 = ir.IntType(64)
 
-@njit(cache=True, nogil=True, inline="always")
+
 def _bucket(z):
     """The "mag" bucket (:mod:`ubpe._kernels.residual`) of ``z`` (int64, 0 <= z < 2**62) by a leading-zero
     count: z itself below 2, else 2e - 2 + the bit below the top one (e = bit length)."""
     if z < 2:
         return z
-    e = 64 - np.int64(leading_zeros(np.uint64(z)))
+    e = bit_length(z)
     return 2 * e - 2 + ((z >> (e - 2)) & 1)
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _context(m, sh):
     """The "mag" context of a running magnitude ``m``: the bucket of ``m >> sh``, capped."""
     c = _bucket(m >> sh)
     return c if c < N_CONTEXTS else N_CONTEXTS - 1
+
+
+# Compiled, _bucket and _context are intrinsics: the same int64 operations emitted into the
+# calling kernel, where an inlined copy of each was typed and lowered at every call site (six
+# buckets in layout_stats; about 0.3 s of cold compile in all, benchmarks/bench_compile.py). Their
+# definitions above run under NUMBA_DISABLE_JIT.
+def _emit_bucket(context, builder, z):
+    """LLVM of ``_bucket`` of the int64 ``z``: a branch on z < 2, as the inlined Python function
+    was (LLVM keeps it a branch; as a select the kernels' loops ran 2-5 % slower)."""
+    small = builder.icmp_signed("<", z, ir.Constant(_I64, 2))
+    with builder.if_else(small, likely=False) as (then, otherwise):
+        with then:
+            from_small = builder.basic_block
+        with otherwise:
+            e = emit_bit_length(context, builder, z, types.int64)
+            bit = builder.and_(builder.ashr(z, builder.sub(e, ir.Constant(_I64, 2))), ir.Constant(_I64, 1))
+            big = builder.add(builder.sub(builder.shl(e, ir.Constant(_I64, 1)), ir.Constant(_I64, 2)), bit)
+            from_big = builder.basic_block
+    bucket = builder.phi(_I64)
+    bucket.add_incoming(z, from_small)
+    bucket.add_incoming(big, from_big)
+    return bucket
+
+
+@intrinsic
+def _bucket_intrinsic(typingctx, z):
+    if not isinstance(z, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _emit_bucket(context, builder, context.cast(builder, args[0], sig.args[0], types.int64))
+
+    return types.int64(types.unliteral(z)), codegen
+
+
+@intrinsic
+def _context_intrinsic(typingctx, m, sh):
+    if not isinstance(m, types.Integer) or not isinstance(sh, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        mv, shv = [context.cast(builder, v, t, types.int64) for v, t in zip(args, sig.args)]
+        c = _emit_bucket(context, builder, builder.ashr(mv, shv))
+        cap = ir.Constant(_I64, N_CONTEXTS - 1)
+        return builder.select(builder.icmp_signed(">", c, cap), cap, c)
+
+    return types.int64(types.unliteral(m), types.unliteral(sh)), codegen
+
+
+if not numba.config.DISABLE_JIT:
+    _bucket, _context = _bucket_intrinsic, _context_intrinsic  # noqa: F811
 
 
 @njit(cache=True, nogil=True)
