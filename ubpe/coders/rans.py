@@ -316,15 +316,19 @@ _RANS_ERRORS = {
 
 
 def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:
-    k = field_int(fields, "k", 2, vocab_size)
-    q = field_int(fields, "q", 0, MAX_Q)
-    pb = field_int(fields, "pb", RANS_MIN_PB, RANS_MAX_PB)
+    k, q, pb = fields["k"], fields["q"], fields["pb"]
+    if not (type(k) is int and 2 <= k <= vocab_size and type(q) is int and 0 <= q <= MAX_Q
+            and type(pb) is int and RANS_MIN_PB <= pb <= RANS_MAX_PB):  # (the usual case in one test)
+        k = field_int(fields, "k", 2, vocab_size)
+        q = field_int(fields, "q", 0, MAX_Q)
+        pb = field_int(fields, "pb", RANS_MIN_PB, RANS_MAX_PB)
     if pb > _pb_cap(n):
         raise CorruptDataError(f"field 'pb' = {pb} too large for n={n} (max {_pb_cap(n)})")
     if k > (1 << pb):
         raise CorruptDataError(f"field 'k' = {k} exceeds 2**pb (field 'pb' = {pb})")
-    freq = field_bytes(fields, "freq")
-    payload = field_bytes(fields, "payload")
+    freq, payload = fields["freq"], fields["payload"]
+    if type(freq) is not bytes or type(payload) is not bytes:
+        freq, payload = field_bytes(fields, "freq"), field_bytes(fields, "payload")
     if n < k:
         raise CorruptDataError(f"field 'n' = {n} is smaller than the {k} used symbols (field 'k')")
     if len(payload) % 4:
