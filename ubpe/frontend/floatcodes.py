@@ -252,10 +252,9 @@ def _check_adjustments(params: dict, channels: int, frames: int, where: str) -> 
         raise CorruptDataError(f"{where}: 'fine' needs 'adj'")
     if "adj" not in params:
         return
-    from ..coders import check_stream
     field_int(params, "adjv", 2, MAX_ADJUST_VOCAB, where=where)
     try:
-        _, n = check_stream(params["adj"])
+        _, n = _coders.check_stream(params["adj"])
     except CorruptDataError as e:
         raise CorruptDataError(f"{where}: 'adj': {e}") from None
     if n != channels * frames:
@@ -270,9 +269,8 @@ def _check_adjustments(params: dict, channels: int, frames: int, where: str) -> 
 def _adjustments(params: dict, n: int) -> np.ndarray:
     """The ``n`` signed adjustments of a checked entry's ``adj`` stream (the stream's signed
     integer dtype: tokens below 65536 hold them)."""
-    from ..coders import decode_stream
     try:
-        t = decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int32, copy=False)
+        t = _coders.decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int32, copy=False)
     except CorruptDataError as e:
         raise CorruptDataError(f"front: floatdec: 'adj': {e}") from None
     return (t >> 1) ^ -(t & 1)  # zigzag back: t >> 1, or -((t + 1) >> 1) for odd t
@@ -356,7 +354,6 @@ class FloatDecimalStage(Stage):
         if d is not None:
             d[~ok] = 0
             if d.any():
-                from .. import coders as _coders  # the coders import nothing of the front end
                 tokens = zigzag(d.reshape(-1))
                 vocab = max(int(tokens.max()) + 1, 2)
                 params["adj"] = _coders.encode_stream(tokens, vocab, coders=self.coders or _coders.coders_for(1))
@@ -584,3 +581,8 @@ class FloatBinaryStage(Stage):
 #: The stages whose params hold data of each value (exceptions, raw bits): a blocked container
 #: runs them on each block's frames, with the parameters chosen on all the values.
 PER_BLOCK = frozenset((FloatDecimalStage.name, FloatBinaryStage.name))
+
+
+# last, once every name above is defined: ubpe.coders.floatpack reads this module's constants
+# (a stream's functions looked up once here, not imported at each call: ~1 us each)
+from .. import coders as _coders  # noqa: E402
