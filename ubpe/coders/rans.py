@@ -338,12 +338,11 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
         raise CorruptDataError(
             f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
         )
-    ids = np.zeros(k, dtype=np.int64)
-    codes = np.zeros(k, dtype=np.int64)
+    model = np.zeros((4, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
+    ids, codes, model_counts, hist = model[0], model[1], model[2], model[3]
     status = _k.table_decode(np.frombuffer(freq, dtype=np.uint8), vocab_size, ids, codes)
     if status != _k.OK:
         raise CorruptDataError(f"field 'freq': {TABLE_ERRORS.get(status, 'malformed')}")
-    model_counts = np.empty(k, dtype=np.int64)
     total = int(_km.dequantize_codes(codes, q, model_counts))  # (_dequantize, in one pass)
     if total == -1:
         raise CorruptDataError("field 'freq': count code too large for field 'q'")
@@ -356,7 +355,7 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     if total >= RANS_MAX_TOTAL:
         raise CorruptDataError("field 'freq': counts too large for field 'pb'")
     out = alloc_tokens(n)
-    hist = np.zeros(k, dtype=np.int64)  # the kernel counts each decoded symbol
+    # hist (zeros): the kernel counts each decoded symbol
     sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
     freqs = _frequencies(model_counts, total, pb)
     status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)

@@ -75,10 +75,7 @@ class Values:
         Working modulo 2**bits is exact for every value the dtype holds and turns values it
         cannot hold into wrong ones, which the CRC then refuses.
         """
-        if dtype.kind == "b":
-            unsigned = np.dtype(np.uint8)
-        else:
-            unsigned = np.dtype(f"u{dtype.itemsize}")
+        unsigned = _UNSIGNED_OF_SIZE[1 if dtype.kind == "b" else dtype.itemsize]
         if self.table is None:
             out = ids.astype(unsigned)
             if self.lo % (1 << (8 * unsigned.itemsize)):
@@ -86,7 +83,10 @@ class Values:
         else:
             lut = self.table.astype(unsigned)  # integer casts wrap: modulo 2**bits
             out = np.take(lut, ids, mode="clip")  # ids are validated; "clip" is the fastest mode
-        return out.view(dtype.newbyteorder("="))
+        return out.view(dtype if dtype.isnative else dtype.newbyteorder("="))
+
+
+_UNSIGNED_OF_SIZE = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
 def parse_alphabet(field: Any) -> Values:

@@ -416,7 +416,8 @@ class FloatDecimalStage(Stage):
             else:
                 floats = out.astype(dtype)
                 u = floats.view(_UINT[dtype.itemsize])
-                u += d.astype(u.dtype)  # modulo 2**bits (two's complement of negative d)
+                # modulo 2**bits (two's complement of negative d; int32 d as uint32: the same bits)
+                u += d.view(u.dtype) if d.dtype.itemsize == u.dtype.itemsize else d.astype(u.dtype)
         return _patch(floats, params, "front: floatdec")
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
