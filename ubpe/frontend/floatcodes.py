@@ -282,6 +282,10 @@ def _check_base(base: Any) -> bool:
     return type(base) is float and math.isfinite(base) and base > 0
 
 
+_FLOATDEC_REQUIRED = frozenset(("bits", "base", "width"))
+_FLOATDEC_KEYS = _FLOATDEC_REQUIRED | {"shifts", "low", "esc", "adj", "adjv", "fine"}
+
+
 @register
 class FloatDecimalStage(Stage):
     """Lossless, the decimal mode: floats to integers ``k`` with ``x = k / 10**e`` (or ``k *
@@ -422,7 +426,8 @@ class FloatDecimalStage(Stage):
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: floatdec"
-        expect_map(params, where, ("bits", "base", "width"), ("shifts", "low", "esc", "adj", "adjv", "fine"))
+        if not (type(params) is dict and _FLOATDEC_REQUIRED <= params.keys() <= _FLOATDEC_KEYS):  # (else: why)
+            expect_map(params, where, ("bits", "base", "width"), ("shifts", "low", "esc", "adj", "adjv", "fine"))
         _check_float_dtype(params, dtype, where)
         channels, frames = shape
         _check_adjustments(params, channels, frames, where)
