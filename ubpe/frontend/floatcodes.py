@@ -390,7 +390,7 @@ class FloatDecimalStage(Stage):
                 for c, base in enumerate(params["base"]):
                     divide, scale = _base_scale(base)
                     (np.divide if divide else np.multiply)(y[c], scale, out=out[c], dtype=np.float64)
-            return self._adjusted(out, params, channels, frames, dtype)
+                return self._adjusted(out, params, channels, frames, dtype)
         shifts = np.asarray(params.get("shifts", [0] * channels), dtype=np.int64)
         divide = np.empty(channels, dtype=np.bool_)
         scale = np.empty(channels, dtype=np.float64)
@@ -402,26 +402,27 @@ class FloatDecimalStage(Stage):
             divide[:], scale[:] = True, 1.0
         _k.decimal_inverse(np.ascontiguousarray(y, dtype=np.int64), shifts, _k.padded(params.get("low", b"")),
                            divide, scale, out)
-        return self._adjusted(out, params, channels, frames, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._adjusted(out, params, channels, frames, dtype)
 
     @staticmethod
     def _adjusted(out: np.ndarray, params: dict[str, Any], channels: int, frames: int, dtype: np.dtype) -> np.ndarray:
         """The floats of ``dtype`` of ``out`` (float64: the integers' values, or with ``fine``
-        the integers themselves) with the adjustments and exceptions of ``params``."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            if "adj" not in params:
-                return _patch(out.astype(dtype), params, "front: floatdec")
-            d = _adjustments(params, channels * frames).reshape(channels, frames)
-            fine = params.get("fine")
-            if fine is not None:
-                floats = np.empty((channels, frames), dtype=dtype)
-                for c, base in enumerate(params["base"]):
-                    floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
-            else:
-                floats = out.astype(dtype)
-                u = floats.view(_UINT[dtype.itemsize])
-                # modulo 2**bits (two's complement of negative d; int32 d as uint32: the same bits)
-                u += d.view(u.dtype) if d.dtype.itemsize == u.dtype.itemsize else d.astype(u.dtype)
+        the integers themselves) with the adjustments and exceptions of ``params``. Called under
+        ``np.errstate(over="ignore", invalid="ignore")`` (out-of-range casts: the CRC decides)."""
+        if "adj" not in params:
+            return _patch(out.astype(dtype), params, "front: floatdec")
+        d = _adjustments(params, channels * frames).reshape(channels, frames)
+        fine = params.get("fine")
+        if fine is not None:
+            floats = np.empty((channels, frames), dtype=dtype)
+            for c, base in enumerate(params["base"]):
+                floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
+        else:
+            floats = out.astype(dtype)
+            u = floats.view(_UINT[dtype.itemsize])
+            # modulo 2**bits (two's complement of negative d; int32 d as uint32: the same bits)
+            u += d.view(u.dtype) if d.dtype.itemsize == u.dtype.itemsize else d.astype(u.dtype)
         return _patch(floats, params, "front: floatdec")
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
