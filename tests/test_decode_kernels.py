@@ -62,6 +62,15 @@ def test_normalized_frequencies_equal_the_numpy_definition(data, pb):
     assert np.array_equal(freqs, expect) and int(freqs.sum()) == 1 << pb and freqs.min() >= 1
 
 
+@pytest.mark.parametrize("k", [4096, 4097, 9000])
+def test_normalized_frequencies_of_many_symbols_equal_the_numpy_definition(k):
+    # (the shortfall of more than 4096 symbols goes by a partition of keys, fewer by a sort)
+    counts = np.random.default_rng(k).integers(0, 50, k).astype(np.int64)
+    counts[0] += 1
+    freqs = R._frequencies(counts, int(counts.sum()), 16)
+    assert np.array_equal(freqs, R._normalize(counts, 16)) and int(freqs.sum()) == 1 << 16
+
+
 def test_normalization_breaks_ties_of_remainders_toward_the_lower_index():
     counts = np.ones(5, dtype=np.int64)  # 4096 - 5 spare slots over 5 equal counts: 4091 = 5 * 818 + 1
     freqs = R._frequencies(counts, 5, 12)

@@ -75,10 +75,7 @@ class Values:
         Working modulo 2**bits is exact for every value the dtype holds and turns values it
         cannot hold into wrong ones, which the CRC then refuses.
         """
-        if dtype.kind == "b":
-            unsigned = np.dtype(np.uint8)
-        else:
-            unsigned = np.dtype(f"u{dtype.itemsize}")
+        unsigned = _UNSIGNED_OF_SIZE[1 if dtype.kind == "b" else dtype.itemsize]
         if self.table is None:
             out = ids.astype(unsigned)
             if self.lo % (1 << (8 * unsigned.itemsize)):
@@ -86,7 +83,10 @@ class Values:
         else:
             lut = self.table.astype(unsigned)  # integer casts wrap: modulo 2**bits
             out = np.take(lut, ids, mode="clip")  # ids are validated; "clip" is the fastest mode
-        return out.view(dtype.newbyteorder("="))
+        return out.view(dtype if dtype.isnative else dtype.newbyteorder("="))
+
+
+_UNSIGNED_OF_SIZE = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
 def parse_alphabet(field: Any) -> Values:
@@ -116,16 +116,20 @@ def parse_alphabet(field: Any) -> Values:
     else:
         gaps = unpack_uints(gaps_raw, n_gaps, w).astype(np.uint64)
     steps = gaps + np.uint64(1)  # wraps to 0 only for a gap of 2**64 - 1: refused below
-    offsets = np.concatenate((np.zeros(1, np.uint64), np.cumsum(steps, dtype=np.uint64)))
-    # each step is in [1, 2**64): an overflow of the running sum makes it decrease
-    if n > 1 and not np.all(offsets[1:] > offsets[:-1]):
+    offsets = np.empty(n, np.uint64)
+    offsets[0] = 0
+    np.cumsum(steps, dtype=np.uint64, out=offsets[1:])
+    # each step is in [1, 2**64): an overflow of the running sum makes it decrease (none can
+    # when every step is at most 2**w, w < 64, and n - 1 of them stay below 2**64)
+    if n > 1 and (w == 0 or w == 64 or n_gaps << w >= 1 << 64) and not np.all(offsets[1:] > offsets[:-1]):
         raise CorruptDataError("alphabet: values overflow 64 bits")
     last = lo + int(offsets[-1])
     _check_domain(lo, last)
     if lo >= 0 and last > _I64_MAX:
         table = offsets + np.uint64(lo)
     else:  # two's complement: exact because every value fits in int64
-        table = (offsets + np.uint64(lo % (1 << 64))).view(np.int64)
+        offsets += np.uint64(lo % (1 << 64))  # (in place: offsets is this function's own)
+        table = offsets.view(np.int64)
     return Values(n, lo, table)
 
 

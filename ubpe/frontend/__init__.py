@@ -96,6 +96,8 @@ def forward(x: np.ndarray, chain: list[Stage]) -> tuple[np.ndarray, list[dict[st
 
 def chain_dtypes(record: list[dict[str, Any]], dtype: np.dtype) -> list[np.dtype]:
     """The dtype entering each stage of a (checked) chain, then the dtype of its output."""
+    if type(record) is CheckedChain and record.dtypes[0] == dtype:
+        return record.dtypes  # (found by parse_chain)
     dtypes = [np.dtype(dtype)]
     for entry in record:
         params = {k: v for k, v in entry.items() if k != "stage"}
@@ -109,13 +111,23 @@ def inverse(y: np.ndarray, record: list[dict[str, Any]], dtype: np.dtype,
     (``dtypes``: ``chain_dtypes(record, dtype)`` when the caller has it already)."""
     if dtypes is None:
         dtypes = chain_dtypes(record, dtype)
+    stage_params = record.params if type(record) is CheckedChain else None
     for i in range(len(record) - 1, -1, -1):
         entry = record[i]
-        params = {k: v for k, v in entry.items() if k != "stage"}
+        params = {k: v for k, v in entry.items() if k != "stage"} if stage_params is None else stage_params[i]
         y = _instance(entry["stage"]).inverse(y, params)
         if y.dtype != dtypes[i]:
             y = y.view(dtypes[i]) if y.dtype.itemsize == dtypes[i].itemsize else y.astype(dtypes[i])
     return y
+
+
+class CheckedChain(list):
+    """A chain as :func:`parse_chain` checked it (equal to the plain list of entries, and written
+    the same) with what decoding would otherwise rebuild on every call: ``dtypes``, the dtype
+    entering each stage then the chain's output (:func:`chain_dtypes`), and ``params``, each
+    entry's params without its ``"stage"`` (what a stage's ``inverse`` reads). Read only."""
+
+    __slots__ = ("dtypes", "params")
 
 
 #: One default instance per stage class, for ``check``, ``output_dtype`` and ``inverse`` (which
@@ -144,7 +156,8 @@ def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dic
     if len(front) > MAX_STAGES:
         raise CorruptDataError(f"front: {len(front)} stages, at most {MAX_STAGES} are allowed")
     current = np.dtype(dtype)
-    out = []
+    out = CheckedChain()
+    out.dtypes, out.params = [current], []
     for i, entry in enumerate(front):
         if not isinstance(entry, dict) or not isinstance(entry.get("stage"), str):
             raise CorruptDataError(f"front: stage {i} must be a map with a string 'stage'")
@@ -156,7 +169,9 @@ def parse_chain(front: Any, dtype: np.dtype, shape: tuple[int, int]) -> list[dic
             raise CorruptDataError(f"front: stage {name!r} does not take floating-point values")
         params = s.check({k: v for k, v in entry.items() if k != "stage"}, current, shape)
         out.append({"stage": name, **params})
+        out.params.append(params)
         current = s.output_dtype(current, params)
+        out.dtypes.append(current)
     if current.kind == "f":
         raise CorruptDataError(
             f"container: dtype {dtype} needs a first front-end stage that maps floating-point "

@@ -252,10 +252,9 @@ def _check_adjustments(params: dict, channels: int, frames: int, where: str) -> 
         raise CorruptDataError(f"{where}: 'fine' needs 'adj'")
     if "adj" not in params:
         return
-    from ..coders import check_stream
     field_int(params, "adjv", 2, MAX_ADJUST_VOCAB, where=where)
     try:
-        _, n = check_stream(params["adj"])
+        _, n = _coders.check_stream(params["adj"])
     except CorruptDataError as e:
         raise CorruptDataError(f"{where}: 'adj': {e}") from None
     if n != channels * frames:
@@ -270,9 +269,8 @@ def _check_adjustments(params: dict, channels: int, frames: int, where: str) -> 
 def _adjustments(params: dict, n: int) -> np.ndarray:
     """The ``n`` signed adjustments of a checked entry's ``adj`` stream (the stream's signed
     integer dtype: tokens below 65536 hold them)."""
-    from ..coders import decode_stream
     try:
-        t = decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int32, copy=False)
+        t = _coders.decode_stream(params["adj"], params["adjv"], max_count=n).astype(np.int32, copy=False)
     except CorruptDataError as e:
         raise CorruptDataError(f"front: floatdec: 'adj': {e}") from None
     return (t >> 1) ^ -(t & 1)  # zigzag back: t >> 1, or -((t + 1) >> 1) for odd t
@@ -282,6 +280,10 @@ def _check_base(base: Any) -> bool:
     if type(base) is int:
         return -MAX_DECIMAL_EXP <= base <= MAX_DECIMAL_EXP
     return type(base) is float and math.isfinite(base) and base > 0
+
+
+_FLOATDEC_REQUIRED = frozenset(("bits", "base", "width"))
+_FLOATDEC_KEYS = _FLOATDEC_REQUIRED | {"shifts", "low", "esc", "adj", "adjv", "fine"}
 
 
 @register
@@ -356,7 +358,6 @@ class FloatDecimalStage(Stage):
         if d is not None:
             d[~ok] = 0
             if d.any():
-                from .. import coders as _coders  # the coders import nothing of the front end
                 tokens = zigzag(d.reshape(-1))
                 vocab = max(int(tokens.max()) + 1, 2)
                 params["adj"] = _coders.encode_stream(tokens, vocab, coders=self.coders or _coders.coders_for(1))
@@ -389,7 +390,7 @@ class FloatDecimalStage(Stage):
                 for c, base in enumerate(params["base"]):
                     divide, scale = _base_scale(base)
                     (np.divide if divide else np.multiply)(y[c], scale, out=out[c], dtype=np.float64)
-            return self._adjusted(out, params, channels, frames, dtype)
+                return self._adjusted(out, params, channels, frames, dtype)
         shifts = np.asarray(params.get("shifts", [0] * channels), dtype=np.int64)
         divide = np.empty(channels, dtype=np.bool_)
         scale = np.empty(channels, dtype=np.float64)
@@ -401,30 +402,33 @@ class FloatDecimalStage(Stage):
             divide[:], scale[:] = True, 1.0
         _k.decimal_inverse(np.ascontiguousarray(y, dtype=np.int64), shifts, _k.padded(params.get("low", b"")),
                            divide, scale, out)
-        return self._adjusted(out, params, channels, frames, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._adjusted(out, params, channels, frames, dtype)
 
     @staticmethod
     def _adjusted(out: np.ndarray, params: dict[str, Any], channels: int, frames: int, dtype: np.dtype) -> np.ndarray:
         """The floats of ``dtype`` of ``out`` (float64: the integers' values, or with ``fine``
-        the integers themselves) with the adjustments and exceptions of ``params``."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            if "adj" not in params:
-                return _patch(out.astype(dtype), params, "front: floatdec")
-            d = _adjustments(params, channels * frames).reshape(channels, frames)
-            fine = params.get("fine")
-            if fine is not None:
-                floats = np.empty((channels, frames), dtype=dtype)
-                for c, base in enumerate(params["base"]):
-                    floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
-            else:
-                floats = out.astype(dtype)
-                u = floats.view(_UINT[dtype.itemsize])
-                u += d.astype(u.dtype)  # modulo 2**bits (two's complement of negative d)
+        the integers themselves) with the adjustments and exceptions of ``params``. Called under
+        ``np.errstate(over="ignore", invalid="ignore")`` (out-of-range casts: the CRC decides)."""
+        if "adj" not in params:
+            return _patch(out.astype(dtype), params, "front: floatdec")
+        d = _adjustments(params, channels * frames).reshape(channels, frames)
+        fine = params.get("fine")
+        if fine is not None:
+            floats = np.empty((channels, frames), dtype=dtype)
+            for c, base in enumerate(params["base"]):
+                floats[c] = fine_floats(out[c], d[c], base, fine, dtype)
+        else:
+            floats = out.astype(dtype)
+            u = floats.view(_UINT[dtype.itemsize])
+            # modulo 2**bits (two's complement of negative d; int32 d as uint32: the same bits)
+            u += d.view(u.dtype) if d.dtype.itemsize == u.dtype.itemsize else d.astype(u.dtype)
         return _patch(floats, params, "front: floatdec")
 
     def check(self, params: dict[str, Any], dtype: np.dtype, shape: tuple[int, int]) -> dict[str, Any]:
         where = "front: floatdec"
-        expect_map(params, where, ("bits", "base", "width"), ("shifts", "low", "esc", "adj", "adjv", "fine"))
+        if not (type(params) is dict and _FLOATDEC_REQUIRED <= params.keys() <= _FLOATDEC_KEYS):  # (else: why)
+            expect_map(params, where, ("bits", "base", "width"), ("shifts", "low", "esc", "adj", "adjv", "fine"))
         _check_float_dtype(params, dtype, where)
         channels, frames = shape
         _check_adjustments(params, channels, frames, where)
@@ -584,3 +588,8 @@ class FloatBinaryStage(Stage):
 #: The stages whose params hold data of each value (exceptions, raw bits): a blocked container
 #: runs them on each block's frames, with the parameters chosen on all the values.
 PER_BLOCK = frozenset((FloatDecimalStage.name, FloatBinaryStage.name))
+
+
+# last, once every name above is defined: ubpe.coders.floatpack reads this module's constants
+# (a stream's functions looked up once here, not imported at each call: ~1 us each)
+from .. import coders as _coders  # noqa: E402
