@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_level3 import golomb_bytes, least_squares
 
-from common import json_without_jit
 from ubpe import level3
 from ubpe._kernels import mixsignal
 from ubpe.errors import CorruptDataError
@@ -167,28 +166,6 @@ def test_integer_least_squares_matches_float_solution(seed):
     expected = least_squares(full, b[:dim], 16)
     got = w[:dim] / 2.0 ** 24
     assert np.max(np.abs(X @ got - X @ expected)) <= 1e-3 * np.max(np.abs(X @ expected)) + 0.05
-
-
-def test_compiled_kernel_equals_its_plain_python_run(tmp_path):
-    """The kernel run as plain Python (NUMBA_DISABLE_JIT: Python integers, which never wrap)
-    writes the same bytes: no int64 product in it overflows on these inputs, with the mixer of
-    the least-squares predictors (fmix) and with version 2's added model (a third least-squares
-    predictor, the APMs' rate, the level context). One plain-Python process for both: most of
-    its time is the coder's prior, computed once."""
-    rng = np.random.default_rng(11)
-    x = (np.cumsum(rng.integers(-300, 301, (120, 2)), axis=0) * 3).astype(np.int32)
-    y = (np.cumsum(np.random.default_rng(17).integers(-300, 301, (150, 2)), axis=0) * 3).astype(np.int32)
-    base = dict(level3.DEFAULTS, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
-    prm_x = level3._vector(dict(base, fmix=1, t3=5), 2)
-    prm_y = level3._vector(dict(base, p3=12, t4=12, k3=4, apmr=7, lvl=1), 2)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "y.npy", y)
-    code = ("import json, numpy as np; from ubpe import level3\n"
-            f"x = np.load({str(tmp_path / 'x.npy')!r}); y = np.load({str(tmp_path / 'y.npy')!r})\n"
-            f"print(json.dumps([level3.encode(x, params={prm_x}).hex(), "
-            f"level3.encode(y, params={prm_y}, front=None).hex()]))")
-    expected = [level3.encode(x, params=prm_x).hex(), level3.encode(y, params=prm_y, front=None).hex()]
-    assert json_without_jit(code, tmp_path) == expected
 
 
 # ------------------------------------------------------------------ bad arguments and bad bytes

@@ -115,19 +115,32 @@ def test_same_bytes_in_another_process(tmp_path):
 
 
 def test_compiled_kernel_equals_its_plain_python_run(tmp_path):
-    """The value model run as plain Python (NUMBA_DISABLE_JIT: Python integers, which never wrap)
-    writes the same bytes: no int64 product of it overflows, on a narrow signal of two channels
-    with outliers beyond the model's window."""
+    """The kernel run as plain Python (NUMBA_DISABLE_JIT: Python integers, which never wrap)
+    writes the same bytes: no int64 product in it overflows on these inputs, with the mixer of
+    the least-squares predictors (fmix), with version 2's added model (a third least-squares
+    predictor, the APMs' rate, the level context), and with version 3's value model on a narrow
+    signal of two channels with outliers beyond the model's window. One plain-Python process for
+    all three: most of its time is the coder's prior, computed once."""
     from common import json_without_jit
 
+    rng = np.random.default_rng(11)
+    x = (np.cumsum(rng.integers(-300, 301, (120, 2)), axis=0) * 3).astype(np.int32)
+    y = (np.cumsum(np.random.default_rng(17).integers(-300, 301, (150, 2)), axis=0) * 3).astype(np.int32)
     z = np.stack([rescaled(400), rescaled(400)[::-1] // 2], 1)
     z[::37, 0] = 1200
-    prm = vmod_params(2, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
-    np.save(tmp_path / "z.npy", z)
+    base = dict(level3.DEFAULTS, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
+    prm_x = level3._vector(dict(base, fmix=1, t3=5), 2)
+    prm_y = level3._vector(dict(base, p3=12, t4=12, k3=4, apmr=7, lvl=1), 2)
+    prm_z = vmod_params(2, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
+    for name, a in (("x", x), ("y", y), ("z", z)):
+        np.save(tmp_path / f"{name}.npy", a)
     code = ("import json, numpy as np; from ubpe import level3\n"
-            f"z = np.load({str(tmp_path / 'z.npy')!r})\n"
-            f"print(json.dumps(level3.encode(z, params={prm}, front=None).hex()))")
-    expected = level3.encode(z, params=prm, front=None)
-    off = level3.encode(z, params=prm[:mixsignal.PRM_VMOD] + [0], front=None)
-    assert expected[0] == 3 and len(expected) != len(off)  # the model on
-    assert json_without_jit(code, tmp_path) == expected.hex()
+            + "".join(f"{n} = np.load({str(tmp_path / (n + '.npy'))!r})\n" for n in "xyz")
+            + f"print(json.dumps([level3.encode(x, params={prm_x}).hex(), "
+            f"level3.encode(y, params={prm_y}, front=None).hex(), "
+            f"level3.encode(z, params={prm_z}, front=None).hex()]))")
+    expected = [level3.encode(x, params=prm_x), level3.encode(y, params=prm_y, front=None),
+                level3.encode(z, params=prm_z, front=None)]
+    off = level3.encode(z, params=prm_z[:mixsignal.PRM_VMOD] + [0], front=None)
+    assert expected[2][0] == 3 and len(expected[2]) != len(off)  # the value model on
+    assert json_without_jit(code, tmp_path) == [e.hex() for e in expected]
