@@ -445,6 +445,24 @@ def check_mutations(samples: list[tuple[np.ndarray, bytes]], seed: int, n_mutati
 
 
 
+def check_window_mutations(samples: list[tuple[Any, np.ndarray, bytes]], seed: int, n_mutations: int) -> int:
+    """Flip bytes of the window containers of ``(model, values, container)`` triples in turn and
+    decompress them with their model: each must raise ``CorruptDataError`` or
+    ``FormatVersionError``, or decode to exactly the original values (dtype included). Returns
+    how many were refused."""
+    r = random.Random(seed)
+    refused = 0
+    for i in range(n_mutations):
+        model, values, data = samples[i % len(samples)]
+        try:
+            got = decompress(byte_mutation(data, r), tokenizer=model, max_output_size=1 << 20)
+        except (ubpe.CorruptDataError, ubpe.FormatVersionError):
+            refused += 1
+            continue
+        assert got.dtype == values.dtype and np.array_equal(got, values)
+    return refused
+
+
 def leb128(v: int) -> bytes:
     """Unsigned LEB128 of ``v >= 0``, written out by hand for the tests that build containers
     byte by byte (seven bits a byte, low first, the high bit set on all but the last)."""
