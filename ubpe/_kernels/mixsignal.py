@@ -1,5 +1,6 @@
 """Numba kernel of the level-3 signal coder (``ubpe.level3``): prediction as a mix, residuals by
-context mixing. Self-contained (it imports no compiled function from another kernel file).
+context mixing. It takes the stretch table's construction from ``cmcore`` and the bit length
+from ``intrinsics`` (the numba cache is keyed by every kernel file, ``ubpe/_cache.py``).
 This text and the code are normative for the level-3 payload.
 
 Every operation that decides a bit is integer (int64 with wrap-free bounds stated at each step),
@@ -77,6 +78,7 @@ import numpy as np
 
 from . import njit
 from .cmcore import _stretch_table
+from .intrinsics import bit_length, imax
 
 OK = 0
 ERR_RANGE = -1  #: a decoded value outside its channel's [lo, hi]
@@ -134,15 +136,9 @@ def _tables():
 
 @njit(cache=True, nogil=True, inline="always")
 def _bitlen(v):
-    """Bits of a non-negative int64 (0 for 0)."""
-    b = 0
-    while v >= 256:
-        v >>= 8
-        b += 8
-    while v > 0:
-        v >>= 1
-        b += 1
-    return b
+    """Bits of ``v`` (0 for 0), and 0 for a negative ``v``: the one bit-length helper
+    (``intrinsics.bit_length``) with the negatives this kernel's callers may pass clamped."""
+    return bit_length(imax(v, 0))
 
 
 @njit(cache=True, nogil=True, inline="always")
