@@ -18,6 +18,8 @@ import threading
 import numpy as np
 
 from ..errors import CorruptDataError
+from ..format.bits import pack_varints
+from ..frontend.delta import zigzag
 from .model import _MAX_COEF, _MAX_ORDER, Variant
 
 #: The extras-byte flag of a window that carries its own predictor (version 4).
@@ -51,16 +53,10 @@ def with_predictor(v: Variant, shift: int, coefs: np.ndarray) -> Variant:
                                _lock=threading.Lock())
 
 
-def _zigzag(c: int) -> int:
-    return 2 * c if c >= 0 else -2 * c - 1
-
-
 def predictor_field(shift: int, coefs: np.ndarray) -> bytes:
     """The field: one byte ``order - 1`` (order 1 to 32), one byte ``shift``, each coefficient
     a zigzag LEB128 varint."""
-    from .encode import _varint
-
-    return bytes([coefs.size - 1, shift]) + b"".join(_varint(_zigzag(int(c))) for c in coefs)
+    return bytes([coefs.size - 1, shift]) + pack_varints(zigzag(np.asarray(coefs, np.int64)))
 
 
 def parse_predictor(take, varint) -> tuple[int, np.ndarray]:
