@@ -171,9 +171,10 @@ def order_gain_db(y, order: int = 32) -> float:
     if n <= 4 * order:
         return 0.0
     gains = []
+    size = 1 << (n + 2 * order).bit_length()  # a power of two (a fast FFT), no wrap below lag 2 order + 1
     for c in range(y.shape[1]):
         v = y[:, c] - y[:, c].mean()
-        f = np.fft.rfft(v, 2 * n)
+        f = np.fft.rfft(v, size)
         r = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:2 * order + 1] / n
         if r[0] <= 0:
             gains.append(0.0)
