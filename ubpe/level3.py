@@ -280,7 +280,7 @@ def _shifted(x2: np.ndarray, lo: int) -> np.ndarray:
 
 
 def encode(values, *, params: list[int] | None = None, search: bool = True, front="auto",
-           _unless_defaults: bool = False) -> bytes:
+           _unless_defaults: bool = False, _start: tuple | None = None) -> bytes:
     """Compress an integer signal, (frames,) or (frames, channels), losslessly.
 
     ``params`` fixes the parameter vector (``mixsignal.PRM_*``, checked against its bounds);
@@ -293,6 +293,13 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     n, C = x2.shape
     if front is not None and n * C > 0:
         auto = isinstance(front, str) and front == "auto"
+        if auto and search and params is None and _front_on_proxy(n, C):
+            # the chains compared on the search's proxy, each with its start parameters: the
+            # winner's coding is the search's first (``_start``), no sample coded for the chains alone
+            chain, start = _choose_front_proxy(x2)
+            if chain:
+                return _encode_front(x2, ndim, chain, None, True, False, start)
+            return encode(values, front=None, _start=start)
         if auto and search and params is None and n < _front_frames():
             # a short recording: each chain coded whole (a sample would be all warm-up), then the
             # parameters searched on the whole recording behind the smallest (level3_search)
@@ -315,34 +322,15 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         head += _uleb(0) + _uleb(1) + _uleb(0) + bytes([0])
         return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + _params_bytes(
             _fixed(params, C), C, version)
-    lo, hi = int(x2.min()), int(x2.max())
-    if hi - lo >= 1 << MAX_RANGE_BITS:
+    symbols = _symbols(x2)
+    if symbols is None:
         head.append(MODE_RAW)
         return bytes(head) + np.ascontiguousarray(x2).astype(x2.dtype.newbyteorder("<")).tobytes()
-    y = np.ascontiguousarray(_shifted(x2, lo))
-    step = int(np.gcd.reduce(y.ravel())) if hi > lo else 1
-    if step > 1:
-        y //= step
-    table = None
-    rng = (hi - lo) // step
-    if rng >= 3:
-        u = np.unique(y)
-        # sparse values: few distinct values, each seen many times, with gaps in the bulk of
-        # them, not only in the tails (an ADC scaled by a non-integer factor, a grid that is not
-        # exactly regular); a short recording's values have gaps only for want of samples
-        if (2 * u.size <= rng + 1 and 4 * u.size <= y.size and u.size <= MAX_TABLE
-                and np.median(np.diff(u)) >= 2):
-            table = u
-    # a regular grid (gaps nearly equal: an ADC scaled by a non-integer factor) is predicted as
-    # indices; an irregular set (dense in the middle, sparse in the tails) as values
-    tmode = TABLE_NONE
-    if table is not None:
-        gaps = np.diff(table)
-        tmode = TABLE_INDICES if np.percentile(gaps, 90) <= 1.5 * np.median(gaps) else TABLE_VALUES
+    lo, step, y, table, tmode = symbols
     if params is not None or not search:
         prm = _fixed(params, C)
     else:
-        prm, vmod_decided = _search(y, table if tmode else None, tmode, C)
+        prm, vmod_decided = _search(y, table if tmode else None, tmode, C, _start)
         if _unless_defaults and prm == default_params(C):
             return b""
     if tmode:
@@ -372,6 +360,37 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         head += _uleb(len(rec)) + rec
         lpc = _lpc_arrays(fit, n)
     return bytes(head) + _run_encode(y, los, his, gs, prm, tab, zlib.crc32(head), lpc)
+
+
+def _symbols(x2: np.ndarray) -> tuple | None:
+    """What ``encode`` codes of (frames, channels) integers x2 with frames x channels > 0: (lo,
+    step, y, table, tmode), y (frames, channels) int64 the values less lo divided by step (table
+    mode: still values, ``table`` their increasing distinct values); None: a range of 2**40 or
+    more (stored raw)."""
+    lo, hi = int(x2.min()), int(x2.max())
+    if hi - lo >= 1 << MAX_RANGE_BITS:
+        return None
+    y = np.ascontiguousarray(_shifted(x2, lo))
+    step = int(np.gcd.reduce(y.ravel())) if hi > lo else 1
+    if step > 1:
+        y //= step
+    table = None
+    rng = (hi - lo) // step
+    if rng >= 3:
+        u = np.unique(y)
+        # sparse values: few distinct values, each seen many times, with gaps in the bulk of
+        # them, not only in the tails (an ADC scaled by a non-integer factor, a grid that is not
+        # exactly regular); a short recording's values have gaps only for want of samples
+        if (2 * u.size <= rng + 1 and 4 * u.size <= y.size and u.size <= MAX_TABLE
+                and np.median(np.diff(u)) >= 2):
+            table = u
+    # a regular grid (gaps nearly equal: an ADC scaled by a non-integer factor) is predicted as
+    # indices; an irregular set (dense in the middle, sparse in the tails) as values
+    tmode = TABLE_NONE
+    if table is not None:
+        gaps = np.diff(table)
+        tmode = TABLE_INDICES if np.percentile(gaps, 90) <= 1.5 * np.median(gaps) else TABLE_VALUES
+    return lo, step, y, table, tmode
 
 
 def _shift_of(rng: int) -> int:
@@ -525,7 +544,8 @@ def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: i
     return extra + total - (int(res[skip - 1, 2 * C - 1]) if skip else 0)
 
 
-def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> tuple[list[int], bool]:
+def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
+            start: tuple | None = None) -> tuple[list[int], bool]:
     """The parameters that code a sample of ``y`` smallest (with the table mode given):
     DEFAULTS, then as many of CANDIDATES as ``Settings.level3_search_budget`` allows, then the
     best two combined; and whether it chose the value model (version 3, a range of at most
@@ -538,7 +558,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> tupl
     ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     if _whole_budget(n * C):
-        return _search_whole(y, table, tmode, C), False
+        return _search_whole(y, table, tmode, C, start), False
     length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
@@ -653,22 +673,76 @@ def _whole_budget(values: int) -> int:
     return int(s.level3_search_floor > 0 and 0 < values <= s.level3_search_whole)
 
 
-def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> list[int]:
+def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
+                  known: tuple | None = None) -> list[int]:
     """The parameters that code a prefix of ``y`` smallest, by ``level3_search.greedy`` from
     DEFAULTS (``level3_search.proxy_plan``: the prefix's frames, the codings, the margin; the
-    whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0)."""
+    whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0).
+    ``known``: (start, first move, the start's ``_coded_size`` of the prefix), as
+    ``_choose_front_proxy`` measured them (not measured again), or None."""
     from .level3_search import greedy, plan, proxy_plan
     from .planner import settings
 
     s = settings.current()
     frames, evals, margin = proxy_plan(y.shape[0], C, s)
-    start, first = plan(y, s, DEFAULTS)
+    start, first, start_size = known if known is not None else (*plan(y, s, DEFAULTS), None)
+    proxy, tab = _proxy_symbols(y, table, tmode, frames)
+    best, _ = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin, first,
+                     start_size=start_size)
+    return _vector(best, C)
+
+
+def _proxy_symbols(y: np.ndarray, table: np.ndarray | None, tmode: int, frames: int) -> tuple:
+    """(the symbols of y[:frames] the search codes, the table the kernel takes or None)."""
     y = y[:frames]
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
-    tab = table if tmode == TABLE_VALUES else None
-    best, _ = greedy(lambda named: _coded_size(y, _vector(named, C), tab), start, evals, margin, first)
-    return _vector(best, C)
+    return y, (table if tmode == TABLE_VALUES else None)
+
+
+def _front_on_proxy(n: int, C: int) -> bool:
+    """Whether a recording of n frames x C channels has its front-end chain chosen on the
+    search's proxy (``_choose_front_proxy``): its parameters searched by ``level3_search.greedy``
+    on a prefix shorter than it, and n >= ``Settings.level3_front_on_proxy``."""
+    from .level3_search import proxy_plan
+    from .planner import settings
+
+    s = settings.current()
+    return bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy and proxy_plan(n, C, s)[0] < n
+
+
+def _choose_front_proxy(x2: np.ndarray) -> tuple[tuple, tuple | None]:
+    """The chain of FRONT_CHAINS whose output codes the search's proxy (the prefix of
+    ``level3_search.proxy_plan``) smallest, each with the parameters the search starts from on
+    it (``level3_search.plan``), its stage params' share of the prefix added; and for the search
+    on its output, (the start, the first move, the start's size) (None: the raw mode)."""
+    import msgpack
+
+    from .level3_search import plan, proxy_plan
+    from .planner import settings
+
+    s = settings.current()
+    n, C = x2.shape
+    frames = proxy_plan(n, C, s)[0]
+    skip = frames // 2  # the chains compared on the prefix's second half (block LPC has no warm-up)
+    best = None
+    for chain in _chains(x2):
+        y, record = _forward(x2, chain) if chain else (x2, [])
+        symbols = _symbols(y)
+        if symbols is None:  # raw: no coder, its bytes
+            size, known = float(y.size * y.dtype.itemsize), None
+        else:
+            _, _, sym, table, tmode = symbols
+            start, first = plan(sym, s, DEFAULTS)
+            proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, frames)
+            res = np.zeros((frames, 2 * C), np.int64)  # the payload's length after each frame
+            size = _coded_size(proxy, _vector(start, C), tab, skip, res)
+            known = (start, first, size + int(res[skip - 1, -1]))
+        if chain:
+            size += len(msgpack.packb(record, use_bin_type=True)) * (frames - skip) / n
+        if best is None or size < best[0]:
+            best = (size, chain, known)
+    return best[1], best[2]
 
 
 # ---------------------------------------------------------------- front-end chains
@@ -735,7 +809,8 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     return best[1]
 
 
-def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless_defaults: bool = False) -> bytes:
+def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless_defaults: bool = False,
+                  start: tuple | None = None) -> bytes:
     """Mode 2: the stage record (msgpack, length first), the CRC-32 of every byte before it, then
     the level-3 bytes of the chain's output (frames, channels) in its own dtype."""
     import msgpack
@@ -747,7 +822,7 @@ def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless
     rec = msgpack.packb(record, use_bin_type=True)
     head += _uleb(len(rec)) + rec
     head += zlib.crc32(head).to_bytes(4, "little")
-    inner = encode(y, params=params, search=search, front=None, _unless_defaults=unless_defaults)
+    inner = encode(y, params=params, search=search, front=None, _unless_defaults=unless_defaults, _start=start)
     return bytes(head) + inner if inner else b""
 
 

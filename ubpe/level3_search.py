@@ -64,15 +64,16 @@ MOVES: tuple[tuple[str, Callable[[dict], dict]], ...] = (
 
 
 def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float = 0.0,
-           first: str | None = None) -> tuple[dict, float]:
-    """Coordinate descent from ``start`` (parameters by name): ``size(params)`` of the start,
+           first: str | None = None, start_size: float | None = None) -> tuple[dict, float]:
+    """Coordinate descent from ``start`` (parameters by name): ``size(params)`` of the start
+    (``start_size`` when the caller has measured it: one call of ``size`` fewer),
     then a round of every move of MOVES (the move named ``first`` before the others), then
     rounds of only the moves that helped in the round before, best first (a move that changes
     nothing, or gives parameters already measured, is skipped); each round's smallest is kept
     when it is below the best times (1 - margin); at most ``evals`` calls of ``size`` in all.
     Returns (the best parameters, their size)."""
     best = dict(start)
-    best_size = size(best)
+    best_size = size(best) if start_size is None else start_size
     used = 1
     seen = {tuple(sorted(best.items()))}
     moves = sorted(MOVES, key=lambda m: m[0] != first)
