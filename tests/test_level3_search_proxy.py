@@ -90,15 +90,18 @@ def test_the_first_move_is_measured_first():
     assert ORDER_MOVE in dict(MOVES)
 
 
-@pytest.mark.parametrize("n", [1500, 5000])
-def test_below_the_chains_sample_the_search_never_writes_more_than_no_search(n):
-    """Below level3_front_frames every chain is coded whole with the defaults first: the searched
-    container is kept only when it is smaller (and it decodes exactly)."""
+@pytest.mark.parametrize("n, on_proxy", [(1500, 0), (5000, 1 << 30)])
+def test_below_the_chains_sample_the_search_never_writes_more_than_no_search(n, on_proxy):
+    """Below level3_front_frames, where the proxy is the whole recording (1 500 frames) or the
+    chains are not chosen on it (level3_front_on_proxy above the frames), every chain is coded
+    whole with the defaults first: the searched container is kept only when it is smaller (and
+    it decodes exactly)."""
     x = plucked_string(n, 4, 30.0)
-    searched = round_trip(x)
-    assert len(searched) <= len(level3.encode(x, search=False))
-    with settings.configured(level3_search_floor=0):
-        assert len(searched) <= len(level3.encode(x))
+    with settings.configured(level3_front_on_proxy=on_proxy):
+        searched = round_trip(x)
+        assert len(searched) <= len(level3.encode(x, search=False))
+        with settings.configured(level3_search_floor=0):
+            assert len(searched) <= len(level3.encode(x))
 
 
 def test_a_proxy_search_round_trips_and_finds_a_tonal_recordings_parameters():

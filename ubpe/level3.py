@@ -322,7 +322,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         head += _uleb(0) + _uleb(1) + _uleb(0) + bytes([0])
         return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + _params_bytes(
             _fixed(params, C), C, version)
-    symbols = _symbols(x2)
+    symbols = _start[3] if _start is not None else _symbols(x2)
     if symbols is None:
         head.append(MODE_RAW)
         return bytes(head) + np.ascontiguousarray(x2).astype(x2.dtype.newbyteorder("<")).tobytes()
@@ -376,8 +376,8 @@ def _symbols(x2: np.ndarray) -> tuple | None:
         y //= step
     table = None
     rng = (hi - lo) // step
-    if rng >= 3:
-        u = np.unique(y)
+    if rng >= 3:  # (a count per value is cheaper than a sort where the range is not much wider)
+        u = np.flatnonzero(np.bincount(y.ravel(), minlength=rng + 1)) if rng < 4 * y.size else np.unique(y)
         # sparse values: few distinct values, each seen many times, with gaps in the bulk of
         # them, not only in the tails (an ADC scaled by a non-integer factor, a grid that is not
         # exactly regular); a short recording's values have gaps only for want of samples
@@ -678,14 +678,14 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     """The parameters that code a prefix of ``y`` smallest, by ``level3_search.greedy`` from
     DEFAULTS (``level3_search.proxy_plan``: the prefix's frames, the codings, the margin; the
     whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0).
-    ``known``: (start, first move, the start's ``_coded_size`` of the prefix), as
+    ``known``: (start, first move, the start's ``_coded_size`` of the prefix, ...), as
     ``_choose_front_proxy`` measured them (not measured again), or None."""
     from .level3_search import greedy, plan, proxy_plan
     from .planner import settings
 
     s = settings.current()
     frames, evals, margin = proxy_plan(y.shape[0], C, s)
-    start, first, start_size = known if known is not None else (*plan(y, s, DEFAULTS), None)
+    start, first, start_size = known[:3] if known is not None else (*plan(y, s, DEFAULTS), None)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     best, _ = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin, first,
                      start_size=start_size)
@@ -714,8 +714,9 @@ def _front_on_proxy(n: int, C: int) -> bool:
 def _choose_front_proxy(x2: np.ndarray) -> tuple[tuple, tuple | None]:
     """The chain of FRONT_CHAINS whose output codes the search's proxy (the prefix of
     ``level3_search.proxy_plan``) smallest, each with the parameters the search starts from on
-    it (``level3_search.plan``), its stage params' share of the prefix added; and for the search
-    on its output, (the start, the first move, the start's size) (None: the raw mode)."""
+    it (``level3_search.plan``), its stage params' share of the prefix added; and for the encoding
+    of its output, (the start, the first move, the start's size, ``_symbols`` of the output)
+    (None: the raw mode)."""
     import msgpack
 
     from .level3_search import plan, proxy_plan
@@ -737,7 +738,7 @@ def _choose_front_proxy(x2: np.ndarray) -> tuple[tuple, tuple | None]:
             proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, frames)
             res = np.zeros((frames, 2 * C), np.int64)  # the payload's length after each frame
             size = _coded_size(proxy, _vector(start, C), tab, skip, res)
-            known = (start, first, size + int(res[skip - 1, -1]))
+            known = (start, first, size + int(res[skip - 1, -1]), symbols)
         if chain:
             size += len(msgpack.packb(record, use_bin_type=True)) * (frames - skip) / n
         if best is None or size < best[0]:
