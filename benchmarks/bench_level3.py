@@ -79,6 +79,22 @@ def timed(fn, arg, repeat: int):
     return out, best_cpu, best_wall
 
 
+def warm_level3(l3) -> None:
+    """Compile (or load) every kernel a level-3 round trip may call, outside the timings: a
+    random walk (automatic chain, a prefix search), the front-end chains forced, and values on a
+    sparse grid, regular and irregular (the value table's Golomb kernels; both table modes).
+    Else the first recording to need one pays for it (0.15-0.2 s: cembalo-10's encode and
+    percussion-50's decode, both with a value table, in results/level3.md)."""
+    rng = np.random.default_rng(0)
+    walk = np.cumsum(rng.integers(-3, 4, 9000)).astype(np.int16)
+    l3.decode(l3.encode(walk))
+    for front in (["lpc"], ["mult"], ["mult", "lpc"]):
+        l3.decode(l3.encode(walk[:3000], front=front))
+    idx = np.clip(np.cumsum(rng.integers(-1, 2, 3000)) + 50, 0, 99)
+    for gaps in (3 + (rng.random(100) < 0.2), rng.integers(2, 9, 100)):
+        l3.decode(l3.encode(np.cumsum(gaps)[idx].astype(np.int16)))
+
+
 def measure_ubpe(x: np.ndarray, repeat: int, l2: bool, l3) -> dict:
     res = {}
     if l2:
@@ -146,8 +162,7 @@ def main(argv=None) -> int:
     if a.groups:
         recs = [r for r in recs if r[0] in a.groups]
     if l3 is not None and not a.from_json:  # compile (or load) the kernels outside the timings
-        warm = np.cumsum(np.random.default_rng(0).integers(-3, 4, 5000)).astype(np.int16)
-        l3.decode(l3.encode(warm))
+        warm_level3(l3)
     if not a.no_l2 and not a.from_json:
         ubpe.decompress(ubpe.compress(np.cumsum(np.arange(3000) % 7 - 3).astype(np.int16), threads=1))
 

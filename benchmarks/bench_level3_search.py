@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import print_table  # noqa: E402
-from bench_level3 import UNSEEN, recordings  # noqa: E402
+from bench_level3 import UNSEEN, recordings, warm_level3  # noqa: E402
 
 from ubpe import level3  # noqa: E402
 from ubpe.planner import settings  # noqa: E402
@@ -83,8 +83,7 @@ def main(argv=None) -> int:
         recs = [r for r in recs if r[0] in a.groups]
     if a.only:
         recs = [r for r in recs if any(w in r[1] for w in a.only)]
-    warm = np.cumsum(np.random.default_rng(0).integers(-3, 4, 5000)).astype(np.int16)
-    level3.decode(level3.encode(warm))  # compile (or load) the kernels outside the timings
+    warm_level3(level3)  # compile (or load) the kernels outside the timings
     names = list(configs)
     res = []
     for i, (group, name, x, _) in enumerate(recs):
