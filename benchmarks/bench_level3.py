@@ -91,7 +91,7 @@ def warm_level3(l3) -> None:
     for front in (["lpc"], ["mult"], ["mult", "lpc"]):
         l3.decode(l3.encode(walk[:3000], front=front))
     idx = np.clip(np.cumsum(rng.integers(-1, 2, 3000)) + 50, 0, 99)
-    for gaps in (3 + (rng.random(100) < 0.2), rng.integers(2, 9, 100)):
+    for gaps in (3 + (rng.random(100) < 0.2), rng.integers(2, 9, 100) ** 2):
         l3.decode(l3.encode(np.cumsum(gaps)[idx].astype(np.int16)))
 
 
