@@ -725,7 +725,8 @@ def _choose_front_proxy(x2: np.ndarray) -> tuple[tuple, tuple | None]:
     s = settings.current()
     n, C = x2.shape
     frames = proxy_plan(n, C, s)[0]
-    skip = frames // 2  # the chains compared on the prefix's second half (block LPC has no warm-up)
+    # the chains compared on the prefix less its warm-up (block LPC has none: a warm-up counted favours it)
+    skip = max(1, min(frames - 1, int(frames * s.level3_front_proxy_skip)))
     best = None
     for chain in _chains(x2):
         y, record = _forward(x2, chain) if chain else (x2, [])

@@ -348,9 +348,14 @@ class Settings:
     #: sample is coded for the chains alone, no recording coded whole with each chain (above
     #: level3_search_whole values: never; a large value: never, the chains' sample or whole
     #: codings above). 0 against never, alternated: the audio 0.179 -> 0.207 M values/s (CPU),
-    #: 0.004 % larger; seismic the same bytes; the unseen recordings of at most 65 536 values
-    #: 0.46 % smaller (one seismometer).
+    #: 0.084 % larger (0.011 % with level3_front_proxy_skip 0.75); seismic the same bytes; the
+    #: unseen recordings of at most 65 536 values 0.46 % smaller (one seismometer).
     level3_front_on_proxy: int = 0
+    #: ... the chains compared on the prefix less this share of it at its start (the models' warm-up,
+    #: which favours block LPC: it has none). Alternated on the recordings of at most 65 536 values:
+    #: 0.75 against 0.5 the audio 0.073 % smaller (3 recordings change), seismic and unseen the same
+    #: bytes; 0.25 the audio 0.076 % larger.
+    level3_front_proxy_skip: float = 0.75
     #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
     #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
