@@ -740,8 +740,9 @@ def _choose_front_proxy(x2: np.ndarray) -> tuple[tuple, tuple | None]:
             res = np.zeros((frames, 2 * C), np.int64)  # the payload's length after each frame
             size = _coded_size(proxy, _vector(start, C), tab, skip, res)
             known = (start, first, size + int(res[skip - 1, -1]), symbols)
-        if chain:
+        if chain:  # its params' share; and the margin by which the () chain's models gain after the prefix
             size += len(msgpack.packb(record, use_bin_type=True)) * (frames - skip) / n
+            size *= 1 + s.level3_front_proxy_margin
         if best is None or size < best[0]:
             best = (size, chain, known)
     return best[1], best[2]
