@@ -74,7 +74,8 @@ CODER = "mixsignal"
 TABLE_NONE, TABLE_VALUES, TABLE_INDICES = 0, 1, 2
 #: The front-end chains ``encode(front="auto")`` tries ("mult" ones only where mult_detect splits).
 FRONT_CHAINS = ((), ("lpc",), ("mult",), ("mult", "lpc"))
-#: the chains are compared on max(Settings.level3_front_frames, n // FRONT_SAMPLE) middle frames
+#: the chains are compared on the search's proxy (``_choose_front_proxy``, Settings.level3_front_on_proxy), else
+#: on max(Settings.level3_front_frames, n // FRONT_SAMPLE) middle frames
 FRONT_SAMPLE = 8
 MAX_FRONT_BYTES = 1 << 28
 NO_TABLE = np.zeros(0, np.int64)

@@ -334,7 +334,8 @@ class Settings:
     #: neural files and the unseen recordings above 65 536 values but SpO2 and respiration, which
     #: the held-values order keeps).
     level3_search_budget: float = 0.75
-    #: Level 3's front-end chains (block LPC, "mult") are compared on the middle
+    #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
+    #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
     #: fewer frames is coded whole with each chain (8 192 in the containers before: 6 144 saves
     #: 0.15 codings of the short audio files for 0.08 % of their size); the sample is at most
