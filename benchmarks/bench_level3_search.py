@@ -60,6 +60,9 @@ CONFIGS = {
     "budget1.5": dict(level3_search_budget=1.5),
     "budget1.0": dict(level3_search_budget=1.0),
     "budget0.75": dict(level3_search_budget=0.75),
+    # the chains compared on a middle sample or coded whole each (before level3_front_on_proxy)
+    "chains-sample": dict(level3_front_on_proxy=1 << 30),
+    "proxy-margin0": dict(level3_front_proxy_margin=0.0),
 }
 
 
