@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_level3 import round_trip
+from hypothesis import given
+from test_level3 import SETTINGS, round_trip, signals
 from test_level3_search import plucked_string
 
 from ubpe import level3
@@ -73,3 +74,14 @@ def test_a_tonal_recording_searched_on_the_proxy_beats_the_default_parameters():
     parameters at least 1 % smaller than the defaults behind the same front end."""
     x = plucked_string(9000, 5, 3.0)
     assert len(round_trip(x)) < len(level3.encode(x, search=False, front=None)) * 0.99
+
+
+@SETTINGS
+@given(signals())
+def test_chains_chosen_on_a_short_proxy_round_trip_every_dtype_and_shape(x):
+    """A proxy of 16 frames (level3_search_prefix) puts every recording above 16 frames on the
+    proxy's chain choice: every dtype, 1 to 8 channels, constant, alternating, full-scale (the
+    raw mode's range), grid values (the value table) decode exactly; the same bytes twice."""
+    with settings.configured(level3_search_prefix=16, level3_search_share=0.0, level3_search_floor=64):
+        data = round_trip(x)
+        assert level3.encode(x) == data
