@@ -186,7 +186,8 @@ def order_gain_db(y, order: int = 32) -> float:
         err, at = r[0], {}
         for i in range(1, 2 * order + 1):
             k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
-            a[1:i + 1] += k * np.concatenate((a[i - 1:0:-1], [1.0]))
+            a[1:i] += k * a[i - 1:0:-1]  # (the product a new array: no aliasing)
+            a[i] = k
             err *= max(1e-12, 1.0 - k * k)
             at[i] = err
         gains.append(10.0 * math.log10(at[order] / at[2 * order]))
