@@ -114,10 +114,13 @@ search.
 5. The candidate kept, if it has merges, is re-encoded by each method of ``encode_methods``
    (:func:`choose_method`, called once by the format after :func:`plan`) and the smallest
    container kept, ties to replay.
-6. Level 2 is never larger than level 1, by construction: the format plans level 1 too (its
+6. Level 2 is never larger than level 1 where it plans level 1 too: the format plans level 1 (its
    chains, :func:`~ubpe.planner.fast.level1_chains`, and the same steps) and keeps level 1's
    container when it is smaller (equal candidates are coded once, the format's costing memo),
-   so for every input a single stream covers. A blocked container's model is planned once on a
+   so for every input a single stream covers. After the lean search it does so only when the
+   search's estimate of level 1's container (:func:`~ubpe.planner.lean.level1_estimate`: the
+   static estimates of level 1's chains, or 0 where level 1 may train merges) is at most
+   ``level1_within`` times level 2's (``level1_within = inf``: always, by construction). A blocked container's model is planned once on a
    sample: there level 2's plan is never larger than level 1's on the sample, and the blocks
    follow the plan.
 """

@@ -118,8 +118,13 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
             full_outputs[i] = (np.ascontiguousarray(y).reshape(-1), record)
         return full_outputs[i]
 
-    def static(i: int) -> list[tuple[Candidate, float]]:
+    def static(i: int, bound: float) -> list[tuple[Candidate, float]]:
         y, record = output(i)
+        from .fast import layouts, params_bytes  # (fast imports this module)
+
+        found = layouts(y, s)
+        if found is not None and min(found.costs.values()) + params_bytes(record) > s.lean_static_exact_within * bound:
+            return []  # their near-exact size (no coder run) is out of reach
         return [(c, float(cost(c).size)) for c in bare_candidates(record, y)]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
@@ -157,8 +162,37 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # the static candidates of the best container's chain, where its estimate is within
     # lean_static_within of that container (no merges: with the context mixers, merges never won
     # on the bench sets and the unseen recordings)
-    static_of = {cm_chain: static(cm_chain)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
+    static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
-    return min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
+    best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
+    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s)
+    return best
+
+
+def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float], proxy: dict[int, float],
+                    s: Settings) -> float:
+    """The lean search's estimate of level 1's container (for the writer's ``s.level1_within``):
+    the smallest static estimate of the chains that decode fast (level 1's chains; the rough
+    order-0 size of those the search pruned), or 0.0 (unknown: level 1 is planned) when level 1
+    may train merges on one of them (:func:`~ubpe.planner.fast.merges_may_pay` on its output on
+    the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides)."""
+    from .fast import merges_may_pay, params_bytes, small_ids  # (fast imports this module)
+
+    fast = [i for i in range(len(chains)) if all(st.fast_inverse for st in chains[i])]
+    if not fast:
+        return 0.0
+    # (the estimates count the params as msgpack spells them; a container packs them by number)
+    out = min(proxy.get(i, rough[i]) - len(msgpack.packb(screened[i][1], use_bin_type=True))
+              + params_bytes(screened[i][1]) for i in fast)
+    for i in fast:
+        y, _record, _rough, counts = screened[i]
+        if counts is None:
+            return 0.0
+        if counts.shape[0] * s.fast_merge_repeats > y.shape[0]:
+            continue
+        small = small_ids(y, y.shape[0])
+        if small is not None and merges_may_pay(*small, s, proxy.get(i, rough[i]), proxy.get(i, rough[i])):
+            return 0.0
+    return out
 

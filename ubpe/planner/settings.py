@@ -147,6 +147,10 @@ class Settings:
     #: (Built always: 37 B smaller in all on the bench sets, unseen recordings and texts, for
     #: +3.3 % of level 2's CPU, benchmarks/settings_cost.py.)
     lean_static_within: float = 1.03
+    #: ... and only when their near-exact size (:func:`~ubpe.planner.fast.layouts`: the stream's
+    #: cost from one statistics pass, no coder run, "mag" at two rates: at most about 0.6 % above
+    #: the coder's; plus the params) is at most lean_static_exact_within times that container's.
+    lean_static_exact_within: float = 1.01
     #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
     #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
     #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
@@ -171,6 +175,15 @@ class Settings:
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
     #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
     lean_dense_bias: float = 1.02
+    #: Level 2 plans level 1 too (the package docstring's step 6) only when the lean search's
+    #: estimate of level 1's container (:func:`~ubpe.planner.lean.level1_estimate`: 0 where level
+    #: 1 may train merges) is at most level1_within times level 2's container (inf: always, level
+    #: 2 never larger than level 1). Level 1's plan was 16-27 % of level 2's compress time. On the
+    #: bench sets and the unseen recordings (64 inputs) level 1 won on one, eeg-plux (14 B of
+    #: 310 752; estimate 0.83 times level 2's container); the estimate is 0.97 to 1.16 times level
+    #: 1's exact size where it was within 10 % of it; at 0.98 level 1 is planned on 20 of the 64
+    #: (merges possible: 15), at 1.0 on seismic too (estimate 0.988, level 1 1.7 % larger).
+    level1_within: float = 0.97
     #: Level 1 plans integers wider than a byte by estimates and codes one container
     #: (:func:`~ubpe.planner.fast.fast_plan`, step 1c); off, by the exhaustive search of steps 1
     #: to 4 (every chain's candidates coded: 10 to 30 times slower, level-1 sizes within 0.1 % on
