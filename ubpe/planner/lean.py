@@ -48,7 +48,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
        (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within
        ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
-       values) are ranked by :func:`static_estimate` (no coder run). The finalists are the
+       values) are ranked by :func:`static_estimate` (no coder run; :func:`compiled_estimate`). The finalists are the
        smallest estimate (the ``s.lean_keep_large`` smallest from ``s.lean_cm_large`` values),
        those within ``s.lean_close`` of the last of them, and the first chain (no front end)
        within ``s.screen_first_within`` of the smallest (when its estimate is within
@@ -87,7 +87,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s, screened[0][3])
     alive = [i for i in range(len(chains)) if rough[i] <= prune * min(rough) or
              (i == 0 and learnable and (rough[i] <= s.lean_prune_first * min(rough) or x.size <= s.lean_small))]
-    estimates = dict(zip(alive, run_threads(lambda i: static_estimate(screened[i][1], screened[i][0], scale, s),
+    memo: dict = {}  # the compiled statistics passes over the chains' outputs (fast._layout_pass)
+    estimates = dict(zip(alive, run_threads(lambda i: compiled_estimate(screened[i][1], screened[i][0], scale, s, memo),
                                             alive, threads)))
     proxy = {i: min(e) for i, e in estimates.items()}
     ranked = sorted(proxy, key=lambda i: (proxy[i], i))
@@ -122,7 +123,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
         y, record = output(i)
         from .fast import layouts, params_bytes  # (fast imports this module)
 
-        found = layouts(y, s)
+        found = layouts(y, s, None, memo)
         if found is not None and min(found.costs.values()) + params_bytes(record) > s.lean_static_exact_within * bound:
             return []  # their near-exact size (no coder run) is out of reach
         return [(c, float(cost(c).size)) for c in bare_candidates(record, y)]
@@ -168,6 +169,21 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
     best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s)
     return best
+
+
+def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settings,
+                      memo: dict) -> tuple[float, float]:
+    """:func:`~ubpe.planner.estimates.static_estimate`, the same numbers from one compiled pass
+    (:func:`~ubpe.planner.fast.static_parts`, which counts the params as a container packs
+    them; here as ``static_estimate`` does, msgpack's spelling); ``memo``: the passes, by array."""
+    from .fast import params_bytes, static_parts  # (fast imports this module)
+
+    if y.shape[0] == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2 or \
+            int(y.max()) - int(y.min()) >= 1 << 22 or int(y.max()) >= 1 << 63:
+        return static_estimate(record, y, scale, s)  # (static_parts would fall back to it)
+    parts = static_parts(record, y, scale, s, memo)
+    spelt = len(msgpack.packb(record, use_bin_type=True)) - params_bytes(record)
+    return min(parts[0], parts[1]) + spelt, min(parts[2], parts[3]) + spelt
 
 
 def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float], proxy: dict[int, float],
