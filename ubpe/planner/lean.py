@@ -208,7 +208,7 @@ def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float
         if counts.shape[0] * s.fast_merge_repeats > y.shape[0]:
             continue
         small = small_ids(y, y.shape[0])
-        if small is not None and merges_may_pay(*small, s, proxy.get(i, rough[i]), proxy.get(i, rough[i])):
+        if small is not None and merges_may_pay(*small, s, proxy.get(i, rough[i]), out):
             return 0.0
     return out
 
