@@ -70,9 +70,14 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     whole = separate is x
 
     inputs, outputs = {False: separate, True: joined}, {}
+    screen_chains = chains
+    if not whole and s.lean_screen_fast_lpc:  # (on all the values the screen's outputs are the finalists')
+        from .fast import fast_stages  # (fast imports this module)
+
+        screen_chains = [fast_stages(chain, s, screen=True) for chain in chains]
 
     def front(i: int) -> tuple[np.ndarray, list[dict], float, np.ndarray | None]:
-        y, record = forward_shared(inputs, chains, i, outputs)
+        y, record = forward_shared(inputs, screen_chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
         counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
         # the stages' params count too ("rank" keeps its table there, not in the alphabet)
