@@ -37,7 +37,8 @@ search.
    search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
-   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and gets a rough size, the order-0
+   forward pass, :func:`~ubpe.planner.lean.forward_shared`; on a sample, "lpc" stages as level
+   1's screen runs them, ``lean_screen_fast_lpc``) and gets a rough size, the order-0
    entropy of its output plus ``order0_table_bits`` a distinct value
    (:func:`~ubpe.planner.estimates.order0_bytes`) plus its stages' params; those within
    ``lean_prune`` of the smallest (``lean_prune_large`` from ``lean_cm_large`` values; the
@@ -61,7 +62,9 @@ search.
    finalists' samples and one full run cost fewer values than k full runs, else on all of
    them; the best estimate is built on all the values. Then the static candidates (bare and
    dense ids, no merges), built on all the values, of the best context-mixing container's
-   chain, when its estimate is within ``lean_static_within`` of that container's size. The smallest exact candidate wins (ties: the earlier chain, static first).
+   chain, when its estimate is within ``lean_static_within`` of that container's size and their
+   near-exact size (:func:`~ubpe.planner.fast.layouts`) within ``lean_static_exact_within``. The
+   smallest exact candidate wins (ties: the earlier chain, static first).
 1c. Level 1, automatic model size, integers wider than a byte (:func:`~ubpe.planner.fast.fast_plan`:
    decide by estimates, code once) replaces steps 1 to 4. Its chains' "lpc" stages search
    fewer predictors (``fast_lpc_candidates`` orders costed on one chunk in

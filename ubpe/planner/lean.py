@@ -44,7 +44,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     costed with ``cost`` (as :func:`plan`).
 
     1. Every chain's output on the screen's sample (:func:`screen_sample`; prefixes of stages
-       computed once, :func:`forward_shared`) gets a rough size (:func:`order0_bytes` scaled
+       computed once, :func:`forward_shared`; on a sample that is not every value, its "lpc"
+       stages as level 1's screen runs them, ``s.lean_screen_fast_lpc``) gets a rough size (:func:`order0_bytes` scaled
        to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
        (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within
        ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
@@ -63,9 +64,11 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        windows) when k finalists' samples and one full run code fewer values than k full runs,
        else on all of them; the best estimate is then built on all the values.
     3. Static candidates (all the values, no merges) on the chain of the best of those (exact
-       size S), when its estimate is within ``s.lean_static_within`` of S: its bare and dense
-       ids (:func:`bare_candidates`).
-    4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
+       size S), when its estimate is within ``s.lean_static_within`` of S and their near-exact
+       size (:func:`~ubpe.planner.fast.layouts`) within ``s.lean_static_exact_within``: its
+       bare and dense ids (:func:`bare_candidates`).
+    4. The smallest exact candidate wins (ties: the earlier chain, static first); it carries
+       :func:`level1_estimate` (``level1_estimate``), for the writer's ``s.level1_within``."""
     separate, joined, scale = screen_sample(x, s)
     whole = separate is x
 
