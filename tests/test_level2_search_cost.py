@@ -82,3 +82,16 @@ def test_static_candidates_coded_only_within_their_near_exact_reach():
     size_none, none = static_full(0.0)
     assert coded and not none
     assert size_none >= size_all
+
+
+def test_lean_close_large_decides_the_finalists_from_lean_cm_large_values():
+    """From ``lean_cm_large`` values the finalists are the ``lean_keep_large`` smallest estimates
+    and those within ``lean_close_large`` of the last of them (``lean_close`` below)."""
+    x = np.resize(np.load(EXCERPT), 12_000)
+
+    def sampled_runs(**changes: float) -> int:
+        with configured(lean_cm_large=10_000, lean_cm_sample_large=3000, lean_keep_large=1, **changes):
+            _, rec = planned(x)
+        return rec.cm_runs().count(3000)
+
+    assert sampled_runs(lean_close_large=1.5, lean_close=1.0) > sampled_runs(lean_close_large=1.0, lean_close=1.5)

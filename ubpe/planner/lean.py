@@ -51,7 +51,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
        values) are ranked by :func:`static_estimate` (no coder run; :func:`compiled_estimate`). The finalists are the
        smallest estimate (the ``s.lean_keep_large`` smallest from ``s.lean_cm_large`` values),
-       those within ``s.lean_close`` of the last of them, and the first chain (no front end)
+       those within ``s.lean_close`` (``s.lean_close_large``) of the last of them, and the first chain (no front end)
        within ``s.screen_first_within`` of the smallest (when its estimate is within
        ``s.lean_first_check``, by its exact :func:`screened_size`: raw values' estimates run
        high; beyond ``s.lean_small`` values only with at most ``s.lean_raw_distinct`` distinct
@@ -105,7 +105,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # within lean_close of the last of them
     keep_n = s.lean_keep_large if x.size >= s.lean_cm_large else 1
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
-    keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * s.lean_close}
+    close = s.lean_close_large if x.size >= s.lean_cm_large else s.lean_close
+    keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * close}
     learnable = learnable and 0 in proxy
     if learnable and (proxy[0] <= s.screen_first_within * least or x.size <= s.lean_small):
         keep.add(0)

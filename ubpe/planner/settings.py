@@ -167,6 +167,12 @@ class Settings:
     #: same; the smallest alone: seis-ayt-bhz 0.9 % larger.) The lean search builds no level-1
     #: candidate (merges): merges won at level 2 on none of the bench inputs.
     lean_close: float = 1.01
+    #: ... lean_close_large from lean_cm_large values, where the lean_keep_large smallest are
+    #: finalists anyway. (1.01 there too: a third finalist, and its chain through all the values
+    #: and "cms2" on its sample, on ECG: 1.12x slower, the same containers on the bench sets,
+    #: unseen recordings and texts. lean_close 1.0 below lean_cm_large as well: audio-each/30
+    #: 1.9 % and seis-ayt-bhz 0.9 % larger.)
+    lean_close_large: float = 1.0
     #: The first chain (raw values) is a finalist within screen_first_within of the smallest; its
     #: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
     #: neural0 1.05, where it wins), so within lean_first_check its exact level-1 proxy decides.
