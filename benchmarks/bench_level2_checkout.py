@@ -61,7 +61,7 @@ def child(sets: list[str], repeat: int, bound: bool) -> None:
 
         def spy(x, chains, level, *args, **kwargs):
             c = real(x, chains, level, *args, **kwargs)
-            chosen.append((level, c))
+            chosen.append((level, x.size, c))
             return c
 
         writer.plan = spy
@@ -78,8 +78,11 @@ def child(sets: list[str], repeat: int, bound: bool) -> None:
                 data = ubpe.compress(x, level=2, threads=1)
                 cpu, wall = min(cpu, time.process_time() - t), min(wall, time.perf_counter() - w)
             coding = 0.0
-            planned = [c for level, c in chosen if level == 2]
-            if bound and planned:
+            # (a blocked container, planned on a sample, has no such bound here: "n/a")
+            planned = [c for level, size, c in chosen if level == 2 and size == x.size]
+            if bound and not planned:
+                coding = float("nan")
+            elif bound:
                 c, xc = planned[0], frontend.to_channels(x)
                 stages = writer._stages_of(c.chain)
                 coding = float("inf")
@@ -122,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
                 kept = best.setdefault((tree, name), [list(r) for r in rows])
                 for k, r in enumerate(rows):
                     kept[k][1], kept[k][2], kept[k][3] = min(kept[k][1], r[1]), min(kept[k][2], r[2]), r[3]
-                    kept[k][4] = min(kept[k][4], r[4]) if kept[k][4] else r[4]
+                    kept[k][4] = min(kept[k][4], r[4]) if kept[k][4] and r[4] else r[4]
     print("| set | values | other: compress M/s CPU (wall) | bytes | this: compress M/s CPU (wall) | bytes | "
           "this / other | bound M/s CPU | search share |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -131,8 +134,9 @@ def main(argv: list[str] | None = None) -> None:
         n = sum(r[0] for r in t)
         oc, ow, ob = (sum(r[i] for r in o) for i in (1, 2, 3))
         tc, tw, tb, tcode = (sum(r[i] for r in t) for i in (1, 2, 3, 4))
+        bound = "n/a | n/a" if tcode != tcode else f"{n / tcode / 1e6:.2f} | {1 - tcode / tc:.0%}"
         print(f"| {name} | {n:,} | {n / oc / 1e6:.2f} ({n / ow / 1e6:.2f}) | {ob:,} | {n / tc / 1e6:.2f} "
-              f"({n / tw / 1e6:.2f}) | {tb:,} | {oc / tc:.2f} | {n / tcode / 1e6:.2f} | {1 - tcode / tc:.0%} |")
+              f"({n / tw / 1e6:.2f}) | {tb:,} | {oc / tc:.2f} | {bound} |")
 
 
 if __name__ == "__main__":
