@@ -96,7 +96,9 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     alive = [i for i in range(len(chains)) if rough[i] <= prune * min(rough) or
              (i == 0 and learnable and (rough[i] <= s.lean_prune_first * min(rough) or x.size <= s.lean_small))]
     memo: dict = {}  # the compiled statistics passes over the chains' outputs (fast._layout_pass)
-    estimates = dict(zip(alive, run_threads(lambda i: compiled_estimate(screened[i][1], screened[i][0], scale, s, memo),
+    spelt: dict = {}  # the params' spellings (spelt_bytes)
+    estimates = dict(zip(alive, run_threads(lambda i: compiled_estimate(screened[i][1], screened[i][0], scale, s, memo,
+                                                                        spelt),
                                             alive, threads)))
     proxy = {i: min(e) for i, e in estimates.items()}
     ranked = sorted(proxy, key=lambda i: (proxy[i], i))
@@ -176,40 +178,51 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
-    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s)
+    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt)
     return best
 
 
+def spelt_bytes(record: list[dict], memo: dict) -> int:
+    """The bytes by which msgpack's spelling of ``record`` (the estimates') exceeds a container's
+    (:func:`~ubpe.planner.fast.params_bytes`: by number), kept in ``memo`` by the list's identity."""
+    from .fast import params_bytes  # (fast imports this module)
+
+    if id(record) not in memo:
+        memo[id(record)] = (record, len(msgpack.packb(record, use_bin_type=True)) - params_bytes(record))
+    return memo[id(record)][1]
+
+
 def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settings,
-                      memo: dict) -> tuple[float, float]:
+                      memo: dict, spelt: dict | None = None) -> tuple[float, float]:
     """:func:`~ubpe.planner.estimates.static_estimate`, the same numbers from one compiled pass
     (:func:`~ubpe.planner.fast.static_parts`, which counts the params as a container packs
-    them; here as ``static_estimate`` does, msgpack's spelling); ``memo``: the passes, by array."""
-    from .fast import params_bytes, static_parts  # (fast imports this module)
+    them; here as ``static_estimate`` does, msgpack's spelling); ``memo``: the passes, by array;
+    ``spelt``: :func:`spelt_bytes`' memo."""
+    from .fast import static_parts  # (fast imports this module)
 
     if y.shape[0] == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2 or \
             int(y.max()) - int(y.min()) >= 1 << 22 or int(y.max()) >= 1 << 63:
         return static_estimate(record, y, scale, s)  # (static_parts would fall back to it)
     parts = static_parts(record, y, scale, s, memo)
-    spelt = len(msgpack.packb(record, use_bin_type=True)) - params_bytes(record)
-    return min(parts[0], parts[1]) + spelt, min(parts[2], parts[3]) + spelt
+    extra = spelt_bytes(record, {} if spelt is None else spelt)
+    return min(parts[0], parts[1]) + extra, min(parts[2], parts[3]) + extra
 
 
 def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float], proxy: dict[int, float],
-                    s: Settings) -> float:
+                    s: Settings, memo: dict | None = None) -> float:
     """The lean search's estimate of level 1's container (for the writer's ``s.level1_within``):
     the smallest static estimate of the chains that decode fast (level 1's chains; the rough
     order-0 size of those the search pruned), or 0.0 (unknown: level 1 is planned) when level 1
     may train merges on one of them (:func:`~ubpe.planner.fast.merges_may_pay` on its output on
     the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides)."""
-    from .fast import merges_may_pay, params_bytes, small_ids  # (fast imports this module)
+    from .fast import merges_may_pay, small_ids  # (fast imports this module)
 
     fast = [i for i in range(len(chains)) if all(st.fast_inverse for st in chains[i])]
     if not fast:
         return 0.0
     # (the estimates count the params as msgpack spells them; a container packs them by number)
-    out = min(proxy.get(i, rough[i]) - len(msgpack.packb(screened[i][1], use_bin_type=True))
-              + params_bytes(screened[i][1]) for i in fast)
+    memo = {} if memo is None else memo
+    out = min(proxy.get(i, rough[i]) - spelt_bytes(screened[i][1], memo) for i in fast)
     for i in fast:
         y, _record, _rough, counts = screened[i]
         if counts is None:
