@@ -44,8 +44,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     costed with ``cost`` (as :func:`plan`).
 
     1. Every chain's output on the screen's sample (:func:`screen_sample`; prefixes of stages
-       computed once, :func:`forward_shared`; on a sample that is not every value, its "lpc"
-       stages as level 1's screen runs them, ``s.lean_screen_fast_lpc``) gets a rough size (:func:`order0_bytes` scaled
+       computed once, :func:`forward_shared`; with ``s.lean_screen_fast_lpc``, on a sample that
+       is not every value, its "lpc" stages as level 1's screen runs them) gets a rough size (:func:`order0_bytes` scaled
        to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
        (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within
        ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
