@@ -1051,9 +1051,10 @@ def test_lean_search_prunes_by_the_rough_size():
 def test_lean_static_candidates_only_on_the_best_chain_where_they_may_win():
     """The lean search builds static candidates (bare and dense ids, no merges) on all the values
     only on the chain of the best context-mixing container, and only when their estimate is
-    within ``lean_static_within`` of its size."""
+    within ``lean_static_within`` of its size (and their near-exact size within
+    ``lean_static_exact_within``: tests/test_level2_search_cost.py)."""
     x = np.resize(np.load(EXCERPT), 12_000)
-    with configured(lean_close=1.5, lean_static_within=10.0):  # several finalists, static built
+    with configured(lean_close=1.5, lean_static_within=10.0, lean_static_exact_within=10.0):  # static built
         _, rec = planned(x)
     with configured(lean_close=1.5, lean_static_within=0.0):
         _, none = planned(x)

@@ -127,7 +127,9 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     cost = cost_function(base, memo)
     proposer = ReplayEncoder(n_tokens, fit_options, s)
     best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, s)
-    if level == 2:  # never larger than level 1, by construction: level 1's container, kept when smaller
+    # never larger than level 1: level 1's container, kept when smaller (unless the search's
+    # estimate of it is more than level1_within times level 2's container)
+    if level == 2 and best.level1_estimate <= s.level1_within * cost(best).size:
         one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
         if cost(one).size < cost(best).size:
             best = one

@@ -37,7 +37,8 @@ search.
    search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
-   forward pass, :func:`~ubpe.planner.lean.forward_shared`) and gets a rough size, the order-0
+   forward pass, :func:`~ubpe.planner.lean.forward_shared`; with ``lean_screen_fast_lpc``,
+   off by default, on a sample its "lpc" stages as level 1's screen runs them) and gets a rough size, the order-0
    entropy of its output plus ``order0_table_bits`` a distinct value
    (:func:`~ubpe.planner.estimates.order0_bytes`) plus its stages' params; those within
    ``lean_prune`` of the smallest (``lean_prune_large`` from ``lean_cm_large`` values; the
@@ -61,7 +62,9 @@ search.
    finalists' samples and one full run cost fewer values than k full runs, else on all of
    them; the best estimate is built on all the values. Then the static candidates (bare and
    dense ids, no merges), built on all the values, of the best context-mixing container's
-   chain, when its estimate is within ``lean_static_within`` of that container's size. The smallest exact candidate wins (ties: the earlier chain, static first).
+   chain, when its estimate is within ``lean_static_within`` of that container's size and their
+   near-exact size (:func:`~ubpe.planner.fast.layouts`) within ``lean_static_exact_within``. The
+   smallest exact candidate wins (ties: the earlier chain, static first).
 1c. Level 1, automatic model size, integers wider than a byte (:func:`~ubpe.planner.fast.fast_plan`:
    decide by estimates, code once) replaces steps 1 to 4. Its chains' "lpc" stages search
    fewer predictors (``fast_lpc_candidates`` orders costed on one chunk in
@@ -114,10 +117,13 @@ search.
 5. The candidate kept, if it has merges, is re-encoded by each method of ``encode_methods``
    (:func:`choose_method`, called once by the format after :func:`plan`) and the smallest
    container kept, ties to replay.
-6. Level 2 is never larger than level 1, by construction: the format plans level 1 too (its
+6. Level 2 is never larger than level 1 where it plans level 1 too: the format plans level 1 (its
    chains, :func:`~ubpe.planner.fast.level1_chains`, and the same steps) and keeps level 1's
    container when it is smaller (equal candidates are coded once, the format's costing memo),
-   so for every input a single stream covers. A blocked container's model is planned once on a
+   so for every input a single stream covers. After the lean search it does so only when the
+   search's estimate of level 1's container (:func:`~ubpe.planner.lean.level1_estimate`: the
+   static estimates of level 1's chains, or 0 where level 1 may train merges) is at most
+   ``level1_within`` times level 2's (``level1_within = inf``: always, by construction). A blocked container's model is planned once on a
    sample: there level 2's plan is never larger than level 1's on the sample, and the blocks
    follow the plan.
 """

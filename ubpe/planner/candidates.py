@@ -49,6 +49,9 @@ class Candidate:
     scale: float = 1.0
     variant: str = ""  #: "" (the static prefix, or the bare alphabet for the context mixers), "bare" or "dense" ids
     method: str = "replay"  #: how ``tokens`` encode the values (:func:`choose_method`)
+    #: The search's estimate of level 1's container for the same values (the lean search's; 0.0:
+    #: none, level 2 plans level 1 and compares, the package docstring's step 6).
+    level1_estimate: float = 0.0
 
 
 CostFunction = Callable[[Candidate], Cost]

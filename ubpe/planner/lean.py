@@ -44,13 +44,14 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     costed with ``cost`` (as :func:`plan`).
 
     1. Every chain's output on the screen's sample (:func:`screen_sample`; prefixes of stages
-       computed once, :func:`forward_shared`) gets a rough size (:func:`order0_bytes` scaled
+       computed once, :func:`forward_shared`; with ``s.lean_screen_fast_lpc``, on a sample that
+       is not every value, its "lpc" stages as level 1's screen runs them) gets a rough size (:func:`order0_bytes` scaled
        to all the values, plus its stages' params); those within ``s.lean_prune`` of the smallest
        (``s.lean_prune_large`` from ``s.lean_cm_large`` values; the first chain within
        ``s.lean_prune_first`` when :func:`raw_learnable`, or always up to ``s.lean_small``
-       values) are ranked by :func:`static_estimate` (no coder run). The finalists are the
+       values) are ranked by :func:`static_estimate` (no coder run; :func:`compiled_estimate`). The finalists are the
        smallest estimate (the ``s.lean_keep_large`` smallest from ``s.lean_cm_large`` values),
-       those within ``s.lean_close`` of the last of them, and the first chain (no front end)
+       those within ``s.lean_close`` (``s.lean_close_large``) of the last of them, and the first chain (no front end)
        within ``s.screen_first_within`` of the smallest (when its estimate is within
        ``s.lean_first_check``, by its exact :func:`screened_size`: raw values' estimates run
        high; beyond ``s.lean_small`` values only with at most ``s.lean_raw_distinct`` distinct
@@ -63,16 +64,23 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        windows) when k finalists' samples and one full run code fewer values than k full runs,
        else on all of them; the best estimate is then built on all the values.
     3. Static candidates (all the values, no merges) on the chain of the best of those (exact
-       size S), when its estimate is within ``s.lean_static_within`` of S: its bare and dense
-       ids (:func:`bare_candidates`).
-    4. The smallest exact candidate wins (ties: the earlier chain, static first)."""
+       size S), when its estimate is within ``s.lean_static_within`` of S and their near-exact
+       size (:func:`~ubpe.planner.fast.layouts`) within ``s.lean_static_exact_within``: its
+       bare and dense ids (:func:`bare_candidates`).
+    4. The smallest exact candidate wins (ties: the earlier chain, static first); it carries
+       :func:`level1_estimate` (``level1_estimate``), for the writer's ``s.level1_within``."""
     separate, joined, scale = screen_sample(x, s)
     whole = separate is x
 
     inputs, outputs = {False: separate, True: joined}, {}
+    screen_chains = chains
+    if not whole and s.lean_screen_fast_lpc:  # (on all the values the screen's outputs are the finalists')
+        from .fast import fast_stages  # (fast imports this module)
+
+        screen_chains = [fast_stages(chain, s, screen=True) for chain in chains]
 
     def front(i: int) -> tuple[np.ndarray, list[dict], float, np.ndarray | None]:
-        y, record = forward_shared(inputs, chains, i, outputs)
+        y, record = forward_shared(inputs, screen_chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
         counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
         # the stages' params count too ("rank" keeps its table there, not in the alphabet)
@@ -87,7 +95,10 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s, screened[0][3])
     alive = [i for i in range(len(chains)) if rough[i] <= prune * min(rough) or
              (i == 0 and learnable and (rough[i] <= s.lean_prune_first * min(rough) or x.size <= s.lean_small))]
-    estimates = dict(zip(alive, run_threads(lambda i: static_estimate(screened[i][1], screened[i][0], scale, s),
+    memo: dict = {}  # the compiled statistics passes over the chains' outputs (fast._layout_pass)
+    spelt: dict = {}  # the params' spellings (spelt_bytes)
+    estimates = dict(zip(alive, run_threads(lambda i: compiled_estimate(screened[i][1], screened[i][0], scale, s, memo,
+                                                                        spelt),
                                             alive, threads)))
     proxy = {i: min(e) for i, e in estimates.items()}
     ranked = sorted(proxy, key=lambda i: (proxy[i], i))
@@ -96,7 +107,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # within lean_close of the last of them
     keep_n = s.lean_keep_large if x.size >= s.lean_cm_large else 1
     last = proxy[ranked[min(keep_n, len(ranked)) - 1]]
-    keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * s.lean_close}
+    close = s.lean_close_large if x.size >= s.lean_cm_large else s.lean_close
+    keep = set(ranked[:keep_n]) | {i for i in ranked if proxy[i] <= last * close}
     learnable = learnable and 0 in proxy
     if learnable and (proxy[0] <= s.screen_first_within * least or x.size <= s.lean_small):
         keep.add(0)
@@ -118,8 +130,13 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
             full_outputs[i] = (np.ascontiguousarray(y).reshape(-1), record)
         return full_outputs[i]
 
-    def static(i: int) -> list[tuple[Candidate, float]]:
+    def static(i: int, bound: float) -> list[tuple[Candidate, float]]:
         y, record = output(i)
+        from .fast import layouts, params_bytes  # (fast imports this module)
+
+        found = layouts(y, s, None, memo)
+        if found is not None and min(found.costs.values()) + params_bytes(record) > s.lean_static_exact_within * bound:
+            return []  # their near-exact size (no coder run) is out of reach
         return [(c, float(cost(c).size)) for c in bare_candidates(record, y)]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
@@ -157,8 +174,63 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # the static candidates of the best container's chain, where its estimate is within
     # lean_static_within of that container (no merges: with the context mixers, merges never won
     # on the bench sets and the unseen recordings)
-    static_of = {cm_chain: static(cm_chain)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
+    static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
-    return min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
+    best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
+    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt)
+    return best
+
+
+def spelt_bytes(record: list[dict], memo: dict) -> int:
+    """The bytes by which msgpack's spelling of ``record`` (the estimates') exceeds a container's
+    (:func:`~ubpe.planner.fast.params_bytes`: by number), kept in ``memo`` by the list's identity."""
+    from .fast import params_bytes  # (fast imports this module)
+
+    if id(record) not in memo:
+        memo[id(record)] = (record, len(msgpack.packb(record, use_bin_type=True)) - params_bytes(record))
+    return memo[id(record)][1]
+
+
+def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settings,
+                      memo: dict, spelt: dict | None = None) -> tuple[float, float]:
+    """:func:`~ubpe.planner.estimates.static_estimate`, the same numbers from one compiled pass
+    (:func:`~ubpe.planner.fast.static_parts`, which counts the params as a container packs
+    them; here as ``static_estimate`` does, msgpack's spelling); ``memo``: the passes, by array;
+    ``spelt``: :func:`spelt_bytes`' memo."""
+    from .fast import static_parts  # (fast imports this module)
+
+    if y.shape[0] == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2 or \
+            int(y.max()) - int(y.min()) >= 1 << 22 or int(y.max()) >= 1 << 63:
+        return static_estimate(record, y, scale, s)  # (static_parts would fall back to it)
+    parts = static_parts(record, y, scale, s, memo)
+    extra = spelt_bytes(record, {} if spelt is None else spelt)
+    return min(parts[0], parts[1]) + extra, min(parts[2], parts[3]) + extra
+
+
+def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float], proxy: dict[int, float],
+                    s: Settings, memo: dict | None = None) -> float:
+    """The lean search's estimate of level 1's container (for the writer's ``s.level1_within``):
+    the smallest static estimate of the chains that decode fast (level 1's chains; the rough
+    order-0 size of those the search pruned), or 0.0 (unknown: level 1 is planned) when level 1
+    may train merges on one of them (:func:`~ubpe.planner.fast.merges_may_pay` on its output on
+    the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides)."""
+    from .fast import merges_may_pay, small_ids  # (fast imports this module)
+
+    fast = [i for i in range(len(chains)) if all(st.fast_inverse for st in chains[i])]
+    if not fast:
+        return 0.0
+    # (the estimates count the params as msgpack spells them; a container packs them by number)
+    memo = {} if memo is None else memo
+    out = min(proxy.get(i, rough[i]) - spelt_bytes(screened[i][1], memo) for i in fast)
+    for i in fast:
+        y, _record, _rough, counts = screened[i]
+        if counts is None:
+            return 0.0
+        if counts.shape[0] * s.fast_merge_repeats > y.shape[0]:
+            continue
+        small = small_ids(y, y.shape[0])
+        if small is not None and merges_may_pay(*small, s, proxy.get(i, rough[i]), out):
+            return 0.0
+    return out
 

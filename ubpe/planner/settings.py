@@ -105,6 +105,14 @@ class Settings:
     #: lean_small values only where that context is learnable, lean_raw_distinct). (Every chain
     #: estimated: the same containers on the bench sets, unseen recordings and texts, +3.7 % of
     #: level 2's CPU, benchmarks/settings_cost.py.)
+    #: Beyond the screen's values (the screen on a sample), the lean search's screen runs the
+    #: "lpc" stages as level 1's screen does (:func:`~ubpe.planner.fast.fast_stages`: fewer
+    #: predictors costed, no refit); the finalists run them in full on all the values. Off by
+    #: default: on, seismic 1.19x and ECG 1.03x faster (in-process A/B) and the same bytes on the
+    #: bench sets, unseen recordings and texts but float-q and float-step (+13 B, +0.07 %), but
+    #: 20 000 values of the ECG excerpt times 4 (a grid of step 4) 1.0 % larger ("grid+lpc"
+    #: ranked out of the context-mixing finalists).
+    lean_screen_fast_lpc: bool = False
     lean_prune: float = 1.2
     lean_prune_first: float = 2.0
     lean_prune_large: float = 1.5
@@ -147,12 +155,27 @@ class Settings:
     #: (Built always: 37 B smaller in all on the bench sets, unseen recordings and texts, for
     #: +3.3 % of level 2's CPU, benchmarks/settings_cost.py.)
     lean_static_within: float = 1.03
+    #: ... and only when their near-exact size (:func:`~ubpe.planner.fast.layouts`: the stream's
+    #: cost from one statistics pass, no coder run, "mag" at two rates: at most about 0.6 % above
+    #: the coder's; plus the params) is at most lean_static_exact_within times that container's.
+    #: On the bench sets, unseen recordings and texts, 29 inputs came this far: where the static
+    #: candidates won (5, by 0.003 to 0.27 %) their near-exact size was 0.997 to 1.0004 times the
+    #: context mixer's; elsewhere up to 0.0047 above their exact size. 1.004 skips 11 of the 29
+    #: codings (seismic: 1.0049, a mag and a rans pass, about a fifth of its compress time).
+    lean_static_exact_within: float = 1.004
     #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
     #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
     #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
     #: same; the smallest alone: seis-ayt-bhz 0.9 % larger.) The lean search builds no level-1
     #: candidate (merges): merges won at level 2 on none of the bench inputs.
     lean_close: float = 1.01
+    #: ... lean_close_large from lean_cm_large values, where the lean_keep_large smallest are
+    #: finalists anyway. 1.0 there drops ECG's third finalist (its chain through all the values
+    #: and "cms2" on its sample): ECG 1.12x faster, the same containers on the bench sets, unseen
+    #: recordings and texts, but 100 000 values of the ECG excerpt times 4 plus noise of +-20
+    #: 0.73 % larger ("delta1" ranked third, then smallest); so 1.01 (lean_close 1.0 below
+    #: lean_cm_large as well: audio-each/30 1.9 % and seis-ayt-bhz 0.9 % larger).
+    lean_close_large: float = 1.01
     #: The first chain (raw values) is a finalist within screen_first_within of the smallest; its
     #: estimate overrates raw values by up to a third (seis-mola-acc 1.35, seis-ale-vhz 1.29;
     #: neural0 1.05, where it wins), so within lean_first_check its exact level-1 proxy decides.
@@ -171,6 +194,15 @@ class Settings:
     #: sizes 0.8 % apart, "cms2" 6 % smaller on dense ids). Bias 1.0: audio +0.25 %; 1.01:
     #: +0.07 %; 1.02: +0.004 %, against the exact static sizes' choice.
     lean_dense_bias: float = 1.02
+    #: Level 2 plans level 1 too (the package docstring's step 6) only when the lean search's
+    #: estimate of level 1's container (:func:`~ubpe.planner.lean.level1_estimate`: 0 where level
+    #: 1 may train merges) is at most level1_within times level 2's container (inf: always, level
+    #: 2 never larger than level 1). Level 1's plan was 16-27 % of level 2's compress time. On the
+    #: bench sets and the unseen recordings (64 inputs) level 1 won on one, eeg-plux (14 B of
+    #: 310 752; estimate 0.83 times level 2's container); the estimate is 0.97 to 1.16 times level
+    #: 1's exact size where it was within 10 % of it; at 0.98 level 1 is planned on 20 of the 64
+    #: (merges possible: 15), at 1.0 on seismic too (estimate 0.988, level 1 1.7 % larger).
+    level1_within: float = 0.97
     #: Level 1 plans integers wider than a byte by estimates and codes one container
     #: (:func:`~ubpe.planner.fast.fast_plan`, step 1c); off, by the exhaustive search of steps 1
     #: to 4 (every chain's candidates coded: 10 to 30 times slower, level-1 sizes within 0.1 % on
