@@ -38,6 +38,13 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
 5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
    period (``t4``) and interval (``k3``); its offset from Q is a seventh input of the mixer of
    step 5 (before the bias estimates), its distance from Pf a context of the residual coder.
+5c. ``mixb`` = 1 (version 4): the mix Pl of step 5 blended with five fixed experts, the plain
+   sum Q + q1 + q2 + q3 (+ OLS3's offset with ``p3``), Q + q1, Q, P1 + q1 + q2 + q3 and
+   P2 + q1 + q2 + q3: each expert's running |error| a_k (Q4, rate 2**-MIXB_RATE; Pl's scaled by
+   MIXB_FAV / 16) shifted so that the smallest lies in [2**7, 2**8), plus 1, capped at 4096,
+   weighs w_k = min(2**40, 2**52 // a_k**4), and Pf = Pl + (sum w_k clamp(P_k - Pl, +-2**20)) //
+   sum w_k (a soft choice of the stage structure the recent signal favours; the NLMS mixer
+   still learns from Pl's error).
 6. ``fmix`` = 1: Pf = P1 + sum w u instead, least squares over a short window (``t3``) of the
    offsets from P1 of P2, the mix above, the first stage, Q, the biases, a constant and the
    last value, one set of weights per hold state (frames since the value last changed: 0..3+).
@@ -67,7 +74,7 @@ After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, t
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
 ``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
-most 104 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
+most 104 KiB a channel with the largest parameters (20 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB).
 """
@@ -523,10 +530,9 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = A[MAX_DIM * MAX_DIM + i]
 
 
-MIXB_POW = 4
-MIXB_FAV = 12
-MIXB_K = 6  #: mixb's experts
+MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
 MIXB_RATE = 4  #: mixb's running errors: rate 2**-MIXB_RATE
+MIXB_FAV = 12  #: the learned mix's running error is scaled by MIXB_FAV / 16 in the blend
 
 N_LV = 32  #: level buckets of the prediction in its channel's range (``lvl`` = 1)
 N_CTX = N_KA * N_SID * 9 + 33 * 48 * N_SID * 2 + 48 * 48 * N_SID + 16 * 49 + 32 * 33 + 33 * 33 \
@@ -809,8 +815,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
         psum[k] = max(np.int64(1), acc_ >> 16)
     powr = prm[PRM_POWR]
     mixw = np.zeros((C, 7), np.int64)
-    # mixb = 1 (version 4): the mix of step 5 blended with the plain sum of the stages (weights
-    # 1), by their recent squared errors: Pf = Pl + r (Ps - Pl), r = eL**2 / (eS**2 + eL**2)
+    # mixb = 1 (version 4, step 5c): the mix of step 5 (Pl) blended with five fixed sums of the
+    # stages, each weighted by about its running |error| to the power -4
     mixb = prm[PRM_MIXB] if prm.shape[0] > PRM_MIXB else 0
     EB = np.zeros((C, MIXB_K), np.int64)  # the experts' running |error| (Q4)
     PE = np.zeros(MIXB_K, np.int64)
@@ -995,12 +1001,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 PE[1] = Q + q[0] + q[1] + q[2] + (q[6] if p3 > 0 else 0)
                 PE[2] = Q + q[0]
                 PE[3] = Q
-                if MIXB_K > 4:
-                    PE[4] = P1 + q[0] + q[1] + q[2]
-                    PE[5] = P2 + q[0] + q[1] + q[2]
-                if MIXB_K > 6:
-                    PE[6] = Q + q[0] + q[1]
-                    PE[7] = P1 + q[0]
+                PE[4] = P1 + q[0] + q[1] + q[2]
+                PE[5] = P2 + q[0] + q[1] + q[2]
                 xe = EB[c, 0]
                 for k in range(1, MIXB_K):
                     xe = min(xe, EB[c, k])
@@ -1012,7 +1014,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     if k == 0:
                         ak = max(np.int64(1), (ak * MIXB_FAV) >> 4)
                     a2 = ak * ak
-                    iv = min(np.int64(1) << 40, (np.int64(1) << 46) // (a2 * ak) if MIXB_POW == 3 else (np.int64(1) << 52) // (a2 * a2))
+                    iv = min(np.int64(1) << 40, (np.int64(1) << 52) // (a2 * a2))  # ~ a**-4, a2**2 <= 2**48
                     den += iv
                     num += iv * _clamp(PE[k] - Pl, -(1 << 20), 1 << 20)
                 Pf = Pl + num // den
