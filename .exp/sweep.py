@@ -6,6 +6,12 @@ from ubpe import level3
 files = sorted((_data.data_dir() / "audio").glob("*.wav"), key=lambda p: p.name.encode())
 SUB = ["klavichord-4","gummy-cat-2","cembalo-1","electric-piano-3","prompt","cockchafer-gentleman-1","pipe","trumpet-1","chord-7","cembalo-6"]
 data = [(p.stem, x) for p, (x, r) in zip(files, _data.audio()) if p.stem in SUB or "all" in sys.argv]
+if "ppg" in sys.argv:
+    from bench_unseen import as_int
+    from pathlib import Path
+    data = [(p.stem, as_int(np.load(p), str(p))) for p in sorted(Path("/work/unseen-data").glob("ppg-sys*.npy"))]
+if "neural" in sys.argv:
+    data = [("n" + str(i), x) for i, x in enumerate(_data.neural(24)) if i % 6 == 0]
 if "other" in sys.argv:
     from bench_unseen import as_int
     from pathlib import Path
@@ -24,7 +30,7 @@ def run(change):
 base = run({})
 print("base", sum(base.values()))
 for arg in sys.argv[1:]:
-    if arg in ("all", "other"): continue
+    if arg in ("all", "other", "neural", "ppg"): continue
     if arg.startswith("@"):
         exec(arg[1:], {"level3": level3}); level3._prior = None; print(arg); continue
     ch = eval(f"dict({arg})")

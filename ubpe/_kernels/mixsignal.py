@@ -532,7 +532,7 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
 
 MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
 MIXB_RATE = 4  #: mixb's running errors: rate 2**-MIXB_RATE
-MIXB_FAV = 12  #: the learned mix's running error is scaled by MIXB_FAV / 16 in the blend
+MIXB_FAV = 10  #: the learned mix's running error is scaled by MIXB_FAV / 16 in the blend
 
 N_LV = 32  #: level buckets of the prediction in its channel's range (``lvl`` = 1)
 N_CTX = N_KA * N_SID * 9 + 33 * 48 * N_SID * 2 + 48 * 48 * N_SID + 16 * 49 + 32 * 33 + 33 * 33 \
