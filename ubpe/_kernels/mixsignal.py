@@ -40,7 +40,7 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    step 5 (before the bias estimates), its distance from Pf a context of the residual coder.
 5c. ``mixb`` = 1 (version 4): the mix Pl of step 5 blended with five fixed experts, the plain
    sum Q + q1 + q2 + q3 (+ OLS3's offset with ``p3``), Q + q1, Q, P1 + q1 + q2 + q3 and
-   P2 + q1 + q2 + q3: each expert's running |error| a_k (Q4, rate 2**-MIXB_RATE; Pl's scaled by
+   P2 + q1 + q2 + q3: each expert's running |error| a_k (Q8, rate 2**-MIXB_RATE; Pl's scaled by
    MIXB_FAV / 16) shifted so that the smallest lies in [2**7, 2**8), plus 1, capped at 4096,
    weighs w_k = min(2**40, 2**52 // a_k**4), and Pf = Pl + (sum w_k clamp(P_k - Pl, +-2**20)) //
    sum w_k (a soft choice of the stage structure the recent signal favours; the NLMS mixer
@@ -818,7 +818,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     # mixb = 1 (version 4, step 5c): the mix of step 5 (Pl) blended with five fixed sums of the
     # stages, each weighted by about its running |error| to the power -4
     mixb = prm[PRM_MIXB] if prm.shape[0] > PRM_MIXB else 0
-    EB = np.zeros((C, MIXB_K), np.int64)  # the experts' running |error| (Q4)
+    EB = np.zeros((C, MIXB_K), np.int64)  # the experts' running |error| (Q8: fine below one unit)
     PE = np.zeros(MIXB_K, np.int64)
     Pl = np.int64(0)
     for c in range(C):
@@ -1284,7 +1284,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             if mixb:
                 ef = V - Pl
                 for k in range(MIXB_K):
-                    EB[c, k] += (min(abs(V - PE[k]), np.int64(1) << 30) - EB[c, k]) >> MIXB_RATE
+                    EB[c, k] += ((min(abs(V - PE[k]), np.int64(1) << 30) << 4) - EB[c, k]) >> MIXB_RATE
             for k in range(3):
                 nk = ntaps[k]
                 if nk == 0:

@@ -1,0 +1,1447 @@
+"""Numba kernel of the level-3 signal coder (``ubpe.level3``): prediction as a mix, residuals by
+context mixing. It takes the stretch table's construction from ``cmcore`` and the bit length
+from ``intrinsics`` (the numba cache is keyed by every kernel file, ``ubpe/_cache.py``).
+This text and the code are normative for the level-3 payload.
+
+Every operation that decides a bit is integer (int64 with wrap-free bounds stated at each step),
+so encoder and decoder compute the same predictions on every machine. The kernel is total: it
+never raises and never indexes outside its arrays; corrupt input ends decoding with a negative
+status. Its caller (``ubpe.level3``) validates every header field before it runs.
+
+Signal. ``y`` int64 (n, C): symbols, per channel c in ``[lo[c], hi[c]]`` (the values minus their
+minimum, or with a value table ``tab`` indices into it: the value of a symbol is ``tab[y]``).
+Channels are coded interleaved (frame by frame, channel 0 first), so a channel's predictor sees
+the other channels' past and, for channels before it, their current value. Working units:
+``v = (value - off[c]) >> gs`` (off[c] the middle of the channel's values, gs a global shift
+that keeps |v| <= 2**20); predictions carry 4 fractional bits of v ("Q4").
+
+Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indices):
+
+1. OLS1: least squares over the last ``p1`` values of the channel and, with ``cross`` = k > 0,
+   the k nearest other channels (their value now when already coded, else the two before),
+   fitted on a forgetting window: each frame adds its outer product with weight ``w (4096 +
+   4096 (t mod T) / T) / 4096`` and every T frames the sums are halved (exponential forgetting
+   in steps, T = ``_period(t1)``, up to 24 576 frames), w = ``_irls`` of the recent |error| (``irls`` > 0: weighted
+   towards least absolute errors, after Sac), the sums int64 with a block exponent (kept in
+   [2**40, 2**50]). Every ``k1`` frames the normal equations, normalized to a diagonal below
+   2**30 and regularized by ``diag_max >> reg``, are solved by an integer LDL^T (L in Q20, the
+   coefficients in Q24, every quantity clamped to its bound).
+2. OLS2: the same over the last ``p2`` own values with its own period and interval; or, with
+   ``lpc`` = 1, block LPC in its place (forward-adaptive: each block's integer coefficients
+   are stored, ``lord``/``lshift``/``lcoef``).
+3. Q = P1 + g (P2 - P1) / 4096, g learned by sign-sign LMS in [-1024, 5120].
+4. A cascade of up to 3 NLMS filters (``n1..n3`` taps, steps ``mu1..mu3`` / 4096, the input's
+   power over the taps, or with ``powr`` from its recent past) on the residual of Q: stage k
+   predicts its input from its past, its residual feeds stage k + 1.
+5. Pf = Q + sum m_k q_k over the stages' predictions and (``bias`` = 1) three bias estimates
+   (the running mean error after the cascade in 18, 9 and 1 contexts), m (Q12) by NLMS.
+5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
+   period (``t4``) and interval (``k3``); its offset from Q is a seventh input of the mixer of
+   step 5 (before the bias estimates), its distance from Pf a context of the residual coder.
+5c. ``mixb`` = 1 (version 4): the mix Pl of step 5 blended with five fixed experts, the plain
+   sum Q + q1 + q2 + q3 (+ OLS3's offset with ``p3``), Q + q1, Q, P1 + q1 + q2 + q3 and
+   P2 + q1 + q2 + q3: each expert's running |error| a_k (Q4, rate 2**-MIXB_RATE; Pl's scaled by
+   MIXB_FAV / 16) shifted so that the smallest lies in [2**7, 2**8), plus 1, capped at 4096,
+   weighs w_k = min(2**40, 2**52 // a_k**4), and Pf = Pl + (sum w_k clamp(P_k - Pl, +-2**20)) //
+   sum w_k (a soft choice of the stage structure the recent signal favours; the NLMS mixer
+   still learns from Pl's error).
+6. ``fmix`` = 1: Pf = P1 + sum w u instead, least squares over a short window (``t3``) of the
+   offsets from P1 of P2, the mix above, the first stage, Q, the biases, a constant and the
+   last value, one set of weights per hold state (frames since the value last changed: 0..3+).
+
+The prediction (value units) is ``off + ((Pf << gs) + 8) >> 4`` clamped to the channel's
+values; with a table, the symbol predicted is the index of the table's nearest value. The
+residual e (symbols) is coded by binary decisions in a carry-less 32-bit arithmetic coder
+(12-bit probabilities): first its sign (e < 0; impossible when the prediction is the lowest
+symbol), then m = e or -e - 1: its bit length b in [0, bit_length(room on that side)] by steps
+up or down from the bucket expected from the recent magnitudes, then the bits below b's
+leading one. Each decision's probability is a gated mix of adaptive probabilities in
+contexts (the fast and slow mean |e|, the long and short OLS's signed distance from Pf
+relative to it, the last two residuals, the slope, the prediction's rounding), refined by an
+APM (rate 2**-``apmr``); the contexts' state starts from a prior (``prior_signal``, coded once by
+the caller). Version 2 (``p3`` > 0 or ``lvl`` = 1): the sign and bit-length mixers take two more
+contexts, OLS3's distance from Pf and (``lvl``) the prediction's bucket among N_LV of its
+channel's range, with their own weight rows, which start as version 1's with the new weights 0.
+Version 3 (``vmod`` = 1, a symbol range of at most VM_MAX_RANGE): the value model, P(v) ~ f(v -
+xp) g(v) over the symbols within 16 + 8 (slow mean |e|) of xp (at most VM_E), f a residual
+histogram per octave of the slow mean |e| (counts halved past 2**20), g(v) in Q12 (1/16..16) the
+symbol's observed count over the count the model expected (sum of f(v - xp) / Z; both halved
+every VM_HALVE frames, recomputed over the window every 16 frames): every decision's
+probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
+domain by a final mixer (weights per decision kind, starting as the coder's alone).
+After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
+
+Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
+more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
+``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
+most 104 KiB a channel with the largest parameters (20 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
+bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
+channel (at most 160 KiB).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import njit
+from .cmcore import _stretch_table
+from .intrinsics import bit_length, imax
+
+OK = 0
+ERR_RANGE = -1  #: a decoded value outside its channel's [lo, hi]
+ERR_CHECK = -2  #: the check bits at the end differ
+ERR_LENGTH = -3  #: the coder read past the payload by more than its flush
+
+# parameter vector indices
+PRM_P1, PRM_T1, PRM_K1, PRM_CROSS, PRM_P2, PRM_T2, PRM_K2, PRM_REG = 0, 1, 2, 3, 4, 5, 6, 7
+PRM_N1, PRM_N2, PRM_N3, PRM_MU1, PRM_MU2, PRM_MU3, PRM_MIXMU, PRM_BIAS = 8, 9, 10, 11, 12, 13, 14, 15
+PRM_LIMIT, PRM_LR, PRM_IRLS, PRM_POWR, PRM_FMIX, PRM_T3, PRM_LPC = 16, 17, 18, 19, 20, 21, 22
+PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in version 2
+PRM_VMOD = 28  # added in version 3
+PRM_MIXB = 29  # added in version 4
+N_PRM = 30
+N_PRM_V3 = 29  #: parameters a version-3 header's mask covers; the rest read as 0 (version 3's model)
+N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 0 (version 2's model)
+N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
+V1_TAIL = (0, 0, 1, 6, 0)
+#: (low, high) bound of each parameter, checked by the caller
+PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
+              (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
+              (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
+              (0, 1), (0, 1))
+U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
+MAX_DIM = 72  #: p1 + 2 * cross
+#: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
+INPUT_SLOTS = 80
+HIST_PAD = 256  #: NLMS history buffers: taps + this, shifted back when full
+
+N_SID = 16  #: decision steps of the bit-length code: 0 first, 1..7 up, 8..15 down
+N_KA = 192  #: fine log buckets of a magnitude (_flog)
+N_REL = 48
+N_KE = 42
+N_MSEL = N_SID * 48
+
+_SQUASH_KNOTS = np.array([1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048,
+                          2550, 2994, 3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090,
+                          4092, 4094, 4095], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _tables():
+    """(squash, stretch, rate): squash[d + 2047] = 4096 / (1 + exp(-d / 256)) by integer
+    interpolation of 33 knots; stretch[p] the smallest d with squash(d) >= p; rate[c] =
+    131072 // (2 c + 3), a counter's step after c updates."""
+    sq = np.empty(4095, np.int64)
+    for d in range(-2047, 2048):
+        w = d & 127
+        i = (d >> 7) + 16
+        sq[d + 2047] = (_SQUASH_KNOTS[i] * (128 - w) + _SQUASH_KNOTS[i + 1] * w + 64) >> 7
+    st = _stretch_table(sq)
+    rt = np.empty(256, np.int64)
+    for c in range(256):
+        rt[c] = 131072 // (2 * c + 3)
+    return sq, st, rt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bitlen(v):
+    """Bits of ``v`` (0 for 0), and 0 for a negative ``v``: the one bit-length helper
+    (``intrinsics.bit_length``) with the negatives this kernel's callers may pass clamped."""
+    return bit_length(imax(v, 0))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flog(v):
+    """A fine log bucket of v >= 0: 4 bit_length(v) + the two bits after the leading one
+    (v itself below 4); < N_KA for v < 2**47."""
+    if v < 4:
+        return v
+    b = _bitlen(v)
+    r = 4 * b + ((v >> (b - 3)) & 3)
+    return r if r < N_KA else N_KA - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clamp(v, lo, hi):
+    return lo if v < lo else (hi if v > hi else v)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _period(code):
+    """The forgetting period T of a code in [0, 27]: (2 + (code & 1)) << (code >> 1), 2..24576 (the
+    sums grow by at most T 2**46 between two rescales: below 2**62)."""
+    return (2 + (code & 1)) << (code >> 1)
+
+
+# ---------------------------------------------------------------- arithmetic coder
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _code(ac, buf, p, y, dec):
+    """Code one bit (probability p / 4096 of a 1, 1 <= p <= 4095) with coder state ac = [x1, x2,
+    x, pos]; encoding writes settled bytes to buf while pos < len(buf), decoding reads them
+    (zeros past the end). Returns the bit."""
+    x1 = ac[0]
+    x2 = ac[1]
+    rng = x2 - x1
+    xmid = x1 + (rng >> 12) * p + (((rng & 0xFFF) * p) >> 12)
+    if dec:
+        y = 1 if ac[2] <= xmid else 0
+    if y:
+        x2 = xmid
+    else:
+        x1 = xmid + 1
+    nb = buf.shape[0]
+    while ((x1 ^ x2) & 0xFF000000) == 0:
+        pos = ac[3]
+        if dec:
+            q = pos + 4
+            ac[2] = ((ac[2] << 8) & 0xFFFFFFFF) | (np.int64(buf[q]) if q < nb else 0)
+        elif pos < nb:
+            buf[pos] = np.uint8(x1 >> 24)
+        ac[3] = pos + 1
+        x1 = (x1 << 8) & 0xFFFFFFFF
+        x2 = ((x2 << 8) & 0xFFFFFFFF) | 255
+    ac[0] = x1
+    ac[1] = x2
+    return y
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _counter_p(P, i):
+    """12-bit probability of counter i (Q16 stored), in [1, 4095]."""
+    p = np.int64(P[i]) >> 4
+    return 1 if p < 1 else (4095 if p > 4095 else p)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _counter_update(P, N, i, y, rt, limit):
+    n = np.int64(N[i])
+    p = np.int64(P[i])
+    p += (((y << 16) - y - p) * rt[n]) >> 16
+    P[i] = np.uint16(p)
+    if n < limit:
+        N[i] = np.uint8(n + 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relb(d, gs, kA):
+    """A prediction's signed distance d (Q4 of v) from the final one, relative to the recent mean
+    |e| (fine log kA): 16 for 0, else 16 +- (1 + one bucket an octave, 0..15) (0..32)."""
+    if d == 0:
+        return 16
+    r = _clamp((_flog(abs(d) << gs) - kA + 24) >> 2, 0, 15)
+    return 17 + r if d > 0 else 15 - r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sgnb(e, A):
+    """A past residual's sign and size against the recent mean |e| (A, Q4): 0..6, 3 for 0."""
+    if e == 0:
+        return 3
+    a = abs(e) << 4
+    lv = 1 if 2 * a <= A else (2 if a <= 2 * A else 3)
+    return 3 + lv if e > 0 else 3 - lv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sbk(e):
+    """2 min(bit_length(|e|), 23) + (e < 0): 0..47."""
+    return 2 * min(_bitlen(abs(e)), 23) + (1 if e < 0 else 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cost16(p, bit):
+    """About 16 log2(4096 / q) (q = p for a 1, else 4096 - p): a coded bit's cost in 1/16 bits."""
+    q = p if bit else 4096 - p
+    b = _bitlen(q)
+    l16 = 16 * (b - 1) + (((q << 4) >> (b - 1)) & 15)  # 16 log2(q), piecewise linear
+    return 192 - l16
+
+
+@njit(cache=True, nogil=True)
+def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
+    """Code a bit with the coder's probability pf, or (pv > 0: the value model's probability, version
+    3) with a final mix of the stretches of pf and pv and a bias by the weights FW[frow:frow + 3]
+    (Q16), learned from its error. FW[3 VM_ROWS] accumulates the cost of pf minus that of the
+    final probability (1/16 bits; an estimate for the encoder's choice, no part of the bytes)."""
+    if pv <= 0:
+        return _code(ac, buf, pf, want, dec)
+    x0 = st[pf]
+    x1 = st[pv]
+    d = _clamp((FW[frow] * x0 + FW[frow + 1] * x1 + FW[frow + 2] * 256) >> 16, -2047, 2047)
+    p = _clamp(sq[d + 2047], 1, 4095)
+    bit = _code(ac, buf, p, want, dec)
+    FW[3 * VM_ROWS] += _cost16(pf, bit) - _cost16(p, bit)
+    err = ((bit << 12) - p) * lr
+    FW[frow] += (x0 * err) >> 10
+    FW[frow + 1] += (x1 * err) >> 10
+    FW[frow + 2] += (256 * err) >> 10
+    return bit
+
+
+@njit(cache=True, nogil=True)
+def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
+              pv, FW, frow):
+    """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
+    bias mixed by the weights MW[msel:msel + nin + 1], refined by the APM at abase (33 knots;
+    none when abase < 0: p = (mix + 3 apm) / 4), coded; then every part updated."""
+    dot = np.int64(0)
+    for u in range(nin):
+        xs[u] = st[_counter_p(CP, ci[u])]
+        dot += MW[msel + u] * xs[u]
+    dot += MW[msel + nin] * 256
+    dot = _clamp(dot >> 16, -2047, 2047)
+    pm = sq[dot + 2047]
+    if abase >= 0:
+        sa = dot + 2048
+        lo_i = sa >> 7
+        wt = sa & 127
+        pa = (APM[abase + lo_i] * (128 - wt) + APM[abase + lo_i + 1] * wt) >> 11
+        pf = _clamp((pm + 3 * pa + 2) >> 2, 1, 4095)
+    else:
+        pf = _clamp(pm, 1, 4095)
+    bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
+    err = ((bit << 12) - pm) * lr
+    for u in range(nin):
+        MW[msel + u] += (xs[u] * err) >> 10
+    MW[msel + nin] += (256 * err) >> 10
+    if abase >= 0:
+        ak = abase + lo_i + (1 if wt >= 64 else 0)
+        APM[ak] += ((bit << 16) - bit - APM[ak]) >> ar
+    for u in range(nin):
+        _counter_update(CP, CN, ci[u], bit, rt, limit)
+    return bit
+
+
+@njit(cache=True, nogil=True)
+def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
+               ar, pv, FW, frow):
+    """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
+    contexts), their outputs averaged in the stretch domain before the APM; each mixer learns
+    from its own error."""
+    d1 = np.int64(0)
+    d2 = np.int64(0)
+    for u in range(nin):
+        xs[u] = st[_counter_p(CP, ci[u])]
+        d1 += MW[msel + u] * xs[u]
+        d2 += MW[msel2 + u] * xs[u]
+    d1 = _clamp((d1 + MW[msel + nin] * 256) >> 16, -2047, 2047)
+    d2 = _clamp((d2 + MW[msel2 + nin] * 256) >> 16, -2047, 2047)
+    dot = (d1 + d2) >> 1
+    pm = sq[dot + 2047]
+    sa = dot + 2048
+    lo_i = sa >> 7
+    wt = sa & 127
+    pa = (APM[abase + lo_i] * (128 - wt) + APM[abase + lo_i + 1] * wt) >> 11
+    pb = (APM[abase2 + lo_i] * (128 - wt) + APM[abase2 + lo_i + 1] * wt) >> 11
+    pf = _clamp((2 * pm + 3 * pa + 3 * pb + 4) >> 3, 1, 4095)
+    bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
+    err1 = ((bit << 12) - sq[d1 + 2047]) * lr
+    err2 = ((bit << 12) - sq[d2 + 2047]) * lr
+    for u in range(nin):
+        MW[msel + u] += (xs[u] * err1) >> 10
+        MW[msel2 + u] += (xs[u] * err2) >> 10
+    MW[msel + nin] += (256 * err1) >> 10
+    MW[msel2 + nin] += (256 * err2) >> 10
+    ak = abase + lo_i + (1 if wt >= 64 else 0)
+    APM[ak] += ((bit << 16) - bit - APM[ak]) >> ar
+    ak = abase2 + lo_i + (1 if wt >= 64 else 0)
+    APM[ak] += ((bit << 16) - bit - APM[ak]) >> ar
+    for u in range(nin):
+        _counter_update(CP, CN, ci[u], bit, rt, limit)
+    return bit
+
+
+#: 2**12 * 2**(-i / 16), i in [0, 16): the weights of _irls
+_INV16 = np.array([4096, 3922, 3756, 3597, 3444, 3298, 3158, 3025, 2896, 2774, 2656, 2543, 2435, 2332,
+                   2233, 2139], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _irls(es, beta):
+    """A least-squares sample's weight (Q12, 1..4096): about 4096 (es / 16 + 2)**(-beta / 16) for the
+    running |error| es (Q4), a piecewise-linear log2 of 16 steps an octave (weighted least squares
+    that approach least absolute errors as beta grows, after Sac's OLS)."""
+    if beta == 0:
+        return np.int64(4096)
+    x = es + 32
+    b = _bitlen(x)
+    l16 = 16 * (b - 6) + ((x >> (b - 5)) & 15)  # 16 log2(x / 16) for x >= 32
+    e16 = (l16 * beta) >> 4
+    sh = e16 >> 4
+    if sh >= 12:
+        return np.int64(1)
+    return max(np.int64(1), _INV16[e16 & 15] >> sh)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot32(w, h, n):
+    """sum w[j] h[j] of two int32 vectors, in int64 (each product below 2**53)."""
+    acc = np.int64(0)
+    for j in range(n):
+        acc += np.int64(w[j]) * np.int64(h[j])
+    return acc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nlms_step(w, h, n, f):
+    """w[j] += (f h[j]) >> 24, clamped to +-2**30 (|f| <= 2**31, |h| <= 2**22)."""
+    lim = np.int64(1) << 30
+    for j in range(n):
+        v = np.int64(w[j]) + ((f * np.int64(h[j])) >> 24)
+        w[j] = np.int32(lim if v > lim else (-lim if v < -lim else v))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value(tab, ntab, sym):
+    """The value of a symbol: tab[sym] with a table, else the symbol itself."""
+    return tab[sym] if ntab > 0 else sym
+
+
+@njit(cache=True, nogil=True)
+def _nearest(tab, ilo, ihi, v):
+    """The index in [ilo, ihi] of tab's value nearest v (the lower one on ties); tab increasing."""
+    a = ilo
+    b = ihi
+    while a < b:  # the first index with tab >= v, or ihi
+        mid = (a + b) >> 1
+        if tab[mid] < v:
+            a = mid + 1
+        else:
+            b = mid
+    if a > ilo and v - tab[a - 1] <= tab[a] - v:
+        return a - 1
+    return a
+
+
+# ---------------------------------------------------------------- least squares
+
+
+@njit(cache=True, nogil=True)
+def _ols_add(R, bv, dim, a, target, cw, ex):
+    """R[i, j] += (a_i cw a_j) >> ex (j <= i), bv[i] += (a_i cw target) >> ex. |a|, |target| <
+    2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below 2**46 (a
+    int32: the products vectorize)."""
+    for i in range(dim):
+        ui = np.int64(a[i]) * cw
+        row = R[i * dim:i * dim + i + 1]
+        av = a[:i + 1]
+        if ex == 0:
+            for j in range(i + 1):
+                row[j] += ui * np.int64(av[j])
+            bv[i] += ui * target
+        else:
+            for j in range(i + 1):
+                row[j] += (ui * np.int64(av[j])) >> ex
+            bv[i] += (ui * target) >> ex
+
+
+@njit(cache=True, nogil=True)
+def _ols_rescale(R, bv, dim, ex, floor):
+    """Halve the sums (the end of a forgetting period), then keep the largest diagonal entry in
+    [2**40, 2**50] by shifting by 2 and moving the block exponent ex (returned; never below
+    floor, the exponent that keeps a wide signal's products below 2**46)."""
+    md = np.int64(0)
+    for i in range(dim):
+        row = i * dim
+        for j in range(i + 1):
+            R[row + j] >>= 1
+        bv[i] >>= 1
+        if R[row + i] > md:
+            md = R[row + i]
+    while md > (np.int64(1) << 50) and ex < 40:
+        for i in range(dim):
+            row = i * dim
+            for j in range(i + 1):
+                R[row + j] >>= 2
+            bv[i] >>= 2
+        md >>= 2
+        ex += 2
+    while md < (np.int64(1) << 40) and ex >= floor + 2 and md > 0:
+        for i in range(dim):
+            row = i * dim
+            for j in range(i + 1):
+                R[row + j] <<= 2
+            bv[i] <<= 2
+        md <<= 2
+        ex -= 2
+    return ex
+
+
+@njit(cache=True, nogil=True)
+def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
+    """Solve the regularized normal equations into w (Q24, clamped to +-2**31); w is kept when
+    the factorization fails (a pivot <= 0). R (dim x dim, row-major, lower triangle), bv (dim);
+    work arrays A (MAX_DIM**2 + MAX_DIM), L (MAX_DIM**2), dg, z (MAX_DIM)."""
+    md = np.int64(0)
+    for i in range(dim):
+        if R[i * dim + i] > md:
+            md = R[i * dim + i]
+    if md <= 0:
+        return
+    s = _bitlen(md) - 30
+    lim = np.int64(1) << 31
+    for i in range(dim):
+        row = i * MAX_DIM
+        rr = i * dim
+        for j in range(i + 1):
+            A[row + j] = R[rr + j] >> s if s >= 0 else R[rr + j] << (-s)
+        z[i] = _clamp(bv[i] >> s if s >= 0 else bv[i] << (-s), -lim, lim)
+    mdn = md >> s if s >= 0 else md << (-s)
+    rg = (mdn >> reg) + 1
+    for i in range(dim):
+        A[i * MAX_DIM + i] += rg
+    # LDL^T: A[i, j] (i >= j) becomes U_ij = L_ij d_j, L in Q20
+    for j in range(dim):
+        rj = j * MAX_DIM
+        for i in range(j, dim):
+            ri = i * MAX_DIM
+            acc = A[ri + j]
+            for k in range(j):
+                acc -= (L[rj + k] * A[ri + k]) >> 20
+            A[ri + j] = _clamp(acc, -lim, lim)
+        d = A[rj + j]
+        if d <= 0:
+            return
+        dg[j] = d
+        # L_ij = U_ij 2**20 / d by one reciprocal, inv = 2**62 // d split in 31-bit halves (a
+        # division per entry cost more than the rest of the factorization)
+        inv = (np.int64(1) << 62) // d
+        ih = inv >> 31
+        il = inv & 0x7FFFFFFF
+        for i in range(j + 1, dim):
+            u = A[i * MAX_DIM + j]
+            L[i * MAX_DIM + j] = _clamp(((u * ih) >> 11) + ((u * il) >> 42), -lim, lim)
+    # forward: L z' = b
+    for i in range(dim):
+        ri = i * MAX_DIM
+        acc = z[i]
+        for k in range(i):
+            acc -= (L[ri + k] * z[k]) >> 20
+        z[i] = _clamp(acc, -lim, lim)
+    # diagonal and back substitution: w = L^-T (z' / d), Q24
+    for i in range(dim - 1, -1, -1):
+        acc = (z[i] << 24) // dg[i]
+        for k in range(i + 1, dim):
+            acc -= (L[k * MAX_DIM + i] * A[MAX_DIM * MAX_DIM + k]) >> 20
+        A[MAX_DIM * MAX_DIM + i] = _clamp(acc, -lim, lim)  # the row after the matrix: w so far
+    for i in range(dim):
+        w[i] = A[MAX_DIM * MAX_DIM + i]
+
+
+MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
+MIXB_RATE = 4  #: mixb's running errors: rate 2**-MIXB_RATE
+MIXB_FAV = 10  #: the learned mix's running error is scaled by MIXB_FAV / 16 in the blend
+
+N_LV = 32  #: level buckets of the prediction in its channel's range (``lvl`` = 1)
+N_CTX = N_KA * N_SID * 9 + 33 * 48 * N_SID * 2 + 48 * 48 * N_SID + 16 * 49 + 32 * 33 + 33 * 33 \
+    + N_KE * 3 * (N_KA + 66) + 64 * 48 * N_SID + 343 * N_SID + 49 * 16 + 33 * 7 * 4 \
+    + 33 * 48 * N_SID + 16 * 33 + N_LV * 48 * N_SID + N_LV * 16
+N_MW = N_SID * 48 * 8 + 16 * 24 * 8 + N_KE * 3 * 8 + N_SID * 48 * 8 + 49 * 8 + 2 * N_SID * 48 * 10 \
+    + 16 * 24 * 9 + 49 * 9
+N_APM = N_SID * N_KA * 33 + 16 * 33 * 33 + N_SID * 33 * 33 + 49 * 16 * 33
+
+
+@njit(cache=True, nogil=True)
+def _copy_rows(MW, oWB, oWB2, oWS, oWS2, oWB3, oWB4, oWS3, oWS4):
+    """Version 2's mixer rows (two more inputs) start as version 1's, the new weights 0: the
+    bit-length rows (7 inputs and a bias -> 9 and a bias), the sign rows (6 -> 8)."""
+    for r in range(N_SID * 48):
+        for k in range(2):
+            src = (oWB if k == 0 else oWB2) + 8 * r
+            dst = (oWB3 if k == 0 else oWB4) + 10 * r
+            for j in range(7):
+                MW[dst + j] = MW[src + j]
+            MW[dst + 7] = 0
+            MW[dst + 8] = 0
+            MW[dst + 9] = MW[src + 7]
+    for r in range(16 * 24 + 49):
+        src = oWS + 8 * r if r < 16 * 24 else oWS2 + 8 * (r - 16 * 24)
+        dst = oWS3 + 9 * r if r < 16 * 24 else oWS4 + 9 * (r - 16 * 24)
+        for j in range(6):
+            MW[dst + j] = MW[src + j]
+        MW[dst + 6] = 0
+        MW[dst + 7] = 0
+        MW[dst + 8] = MW[src + 6]
+
+
+@njit(cache=True, nogil=True)
+def new_tables():
+    """The coder's adaptive state before any data: (CP, CN, MW, APM, LP, LN): probabilities 1/2,
+    counts 0, mixer weights 20000 (Q16), APMs the identity."""
+    sq = _tables()[0]
+    APM = np.empty(N_APM, np.int32)
+    for i in range(N_APM // 33):
+        for j in range(33):
+            APM[i * 33 + j] = sq[_clamp((j - 16) * 128, -2047, 2047) + 2047] * 16
+    return (np.full(N_CTX, 32768, np.uint16), np.zeros(N_CTX, np.uint8), np.full(N_MW, 20000, np.int64), APM,
+            np.full(N_KE * N_KE, 32768, np.uint16), np.zeros(N_KE * N_KE, np.uint8))
+
+
+@njit(cache=True, nogil=True)
+def prior_signal(n):
+    """The synthetic recording the coder's prior is trained on (normative): n frames of an AR(2)
+    resonance (Q12 coefficients 2 r cos(w), -r**2 from the table below, changing every 512
+    frames) driven by two-sided geometric noise whose scale doubles every 512 frames from 1
+    (magnitude = trailing zeros of a xorshift32 word times the scale plus a uniform part), as
+    int64 values around 0."""
+    a1s = np.array([7700, 6900, 5600, 3800, 7900, 1700, 6200, 4700], np.int64)
+    a2s = np.array([-3700, -3900, -4000, -3600, -3960, -3300, -3850, -3800], np.int64)
+    out = np.zeros(n, np.int64)
+    st = np.int64(2463534242)
+    v1 = np.int64(0)
+    v2 = np.int64(0)
+    for t in range(n):
+        seg = (t >> 9) & 7
+        scale = np.int64(1) << min(t >> 9, 12)
+        st ^= (st << 13) & 0xFFFFFFFF
+        st ^= st >> 17
+        st ^= (st << 5) & 0xFFFFFFFF
+        w = st
+        tz = 0
+        while tz < 24 and (w >> tz) & 1 == 0:
+            tz += 1
+        mag = tz * scale + ((st >> 8) % scale)
+        noise = -mag if (st >> 31) & 1 else mag
+        v = (a1s[seg] * v1 + a2s[seg] * v2) >> 12
+        v = _clamp(v + noise, -(1 << 24), 1 << 24)
+        out[t] = v
+        v2 = v1
+        v1 = v
+    return out
+
+
+@njit(cache=True, nogil=True)
+def relax_counts(CN, LN, cap):
+    """Counts above cap set to cap: a prior's probabilities then yield quickly to the data."""
+    for i in range(CN.shape[0]):
+        if CN[i] > cap:
+            CN[i] = cap
+    for i in range(LN.shape[0]):
+        if LN[i] > cap:
+            LN[i] = cap
+
+
+VM_E = 255  #: the value model's residual histogram covers e in [-VM_E, VM_E]; its window of values
+VM_NB = 16  #: the value model's residual histograms, by the slow mean |e|'s octave
+VM_HALVE = 1 << 15  #: the value model's per-value statistics are halved every this many frames
+VM_MAX_RANGE = 1 << 12  #: the value model's largest symbol range (hi - lo + 1)
+VM_PRIOR = np.int64(4) << 24  #: g's prior: 4 frames of an observed and an expected count of 1
+VM_ROWS = 1 + N_SID + 16  #: the final mix's weight rows: the sign, the bit-length steps, the low bits
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _vmass(S, lov, hiv, v1, v2):
+    """The value model's mass of the values [v1, v2] (prefix sums S over [lov, hiv])."""
+    if v1 < lov:
+        v1 = lov
+    if v2 > hiv:
+        v2 = hiv
+    if v1 > v2:
+        return np.int64(0)
+    return S[v2 - lov + 1] - S[v1 - lov]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mmass(S, lov, hiv, xp, s, a, b):
+    """The value model's mass of the magnitudes m in [a, b] on side s (v = xp + m, or xp - 1 - m)."""
+    if s == 0:
+        return _vmass(S, lov, hiv, xp + a, xp + b)
+    return _vmass(S, lov, hiv, xp - 1 - b, xp - 1 - a)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _vprob(m1, tot):
+    """12-bit probability m1 / tot in [1, 4095] (0: no mass, the model abstains)."""
+    if tot <= 0:
+        return np.int64(0)
+    sh = max(0, _bitlen(tot) - 40)
+    p = ((m1 >> sh) * 4096) // max(np.int64(1), tot >> sh)
+    return _clamp(p, np.int64(1), np.int64(4095))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bmin(b):
+    """The smallest magnitude of bit length b."""
+    return np.int64(0) if b == 0 else np.int64(1) << (b - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bmax(b):
+    """The largest magnitude of bit length b."""
+    return (np.int64(1) << b) - 1
+
+
+# ---------------------------------------------------------------- the coder
+
+
+@njit(cache=True, nogil=True)
+def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef):
+    """Encode ``y`` into ``buf`` (dec False: returns the payload length, or -1 when buf is too
+    short) or decode ``buf`` into ``y`` (dec True: returns OK or a negative status).
+
+    Preconditions (checked by ``ubpe.level3``): y int64 (n, C), C >= 1; lo, hi int64 (C,) with
+    0 <= lo <= hi < 2**40, every y[:, c] in [lo[c], hi[c]] when encoding; gs in [0, 24] with
+    (value range) >> gs < 2**21; prm int64 (N_PRM,) within PRM_BOUNDS; buf uint8; res int64, (n, C)
+    to receive the residuals (a diagnostic; (n, 2 C): and the payload's length after each value;
+    (n, 3 C): and the value model's estimated saving so far, 1/16 bits) or (0, 0); chk0 seeds the check (the header's CRC-32,
+    so that the 16 check bits at the end cover the header as well as the values); tab the value
+    table (int64, increasing) when y holds symbols, else empty; tables the coder's adaptive state
+    (``new_tables``, or ``prior_tables``), updated in place; lblock > 0: block LPC of the working
+    values v in OLS2's place, block lblock, per channel and block lord (C, nb) orders <= 32,
+    lshift (C, nb) shifts <= 31 and lcoef (C, nb, 32) coefficients |c| < 2**16 (lag j + 1 at
+    j), nb = ceil(n / lblock); else lord, lshift, lcoef of any shape.
+    """
+    n, C = y.shape
+    sq, st, rt = _tables()
+    p1 = prm[PRM_P1]
+    cross = min(prm[PRM_CROSS], C - 1)
+    dim1 = p1 + 2 * cross
+    T1 = _period(prm[PRM_T1])
+    K1 = prm[PRM_K1]
+    p2 = prm[PRM_P2]
+    T2 = _period(prm[PRM_T2])
+    K2 = prm[PRM_K2]
+    reg = prm[PRM_REG]
+    ntaps = np.zeros(3, np.int64)
+    mus = np.zeros(3, np.int64)
+    for k in range(3):
+        ntaps[k] = prm[PRM_N1 + k]
+        mus[k] = prm[PRM_MU1 + k]
+    mixmu = prm[PRM_MIXMU]
+    use_bias = prm[PRM_BIAS]
+    limit = prm[PRM_LIMIT]
+    lr = prm[PRM_LR]
+    ar = prm[PRM_APMR]  # the APMs' rate: 2**-ar
+
+    ntab = tab.shape[0]
+    off = np.empty(C, np.int64)
+    vlo = np.empty(C, np.int64)
+    vhi = np.empty(C, np.int64)
+    for c in range(C):
+        vlo[c] = tab[lo[c]] if ntab > 0 else lo[c]
+        vhi[c] = tab[hi[c]] if ntab > 0 else hi[c]
+        off[c] = (vlo[c] + vhi[c]) >> 1
+
+    # least-squares state, per channel
+    MM = MAX_DIM * MAX_DIM
+    D1 = max(dim1, 1)
+    R1 = np.zeros((C, D1 * D1), np.int64)  # each (dim x dim), row-major
+    b1 = np.zeros((C, D1), np.int64)
+    w1 = np.zeros((C, D1), np.int64)
+    vr = np.int64(0)
+    for c in range(C):
+        vr = max(vr, (vhi[c] - vlo[c]) >> gs)
+    exfloor = 2 * max(0, _bitlen(vr) - 17)  # |v| above 2**16: products shifted right
+    ex1 = np.full(C, exfloor, np.int64)
+    C2 = C if p2 > 0 and lblock == 0 else 1  # (no OLS2 state when it is unused)
+    D2 = max(p2, 1)
+    R2 = np.zeros((C2, D2 * D2), np.int64)
+    b2 = np.zeros((C2, D2), np.int64)
+    w2 = np.zeros((C2, D2), np.int64)
+    ex2 = np.full(C, exfloor, np.int64)
+    wA = np.zeros(MM + MAX_DIM, np.int64)
+    wL = np.zeros(MM, np.int64)
+    wd = np.zeros(MAX_DIM, np.int64)
+    wz = np.zeros(MAX_DIM, np.int64)
+    # the OLS inputs, |v| <= 2**20: p1 own values, then two lags of each of up to 2 * cross
+    # neighbours, p1 + 4 * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
+    a = np.zeros(INPUT_SLOTS, np.int32)
+    own = np.zeros(MAX_DIM, np.int32)  # the channel's past values, lag 1 first
+    g = np.full(C, 2048, np.int64)
+    es1 = np.zeros(C, np.int64)  # running |error| of each OLS (Q4), for its weights
+    es2 = np.zeros(C, np.int64)
+    irls = prm[PRM_IRLS]
+    # OLS3 (p3 > 0): a third least-squares predictor over the own past, its offset from Q an
+    # input of the mixer and its distance from Pf a context of the residual coder
+    p3 = prm[PRM_P3]
+    T4 = _period(prm[PRM_T4])
+    K3 = prm[PRM_K3]
+    C4 = C if p3 > 0 else 1
+    D4 = max(p3, 1)
+    R4 = np.zeros((C4, D4 * D4), np.int64)
+    b4 = np.zeros((C4, D4), np.int64)
+    w4 = np.zeros((C4, D4), np.int64)
+    ex4 = np.full(C, exfloor, np.int64)
+    es4 = np.zeros(C, np.int64)
+    P3 = np.int64(0)
+    rd3 = 16
+    use_lvl = prm[PRM_LVL]  # the prediction's level in its channel's range: a context (lvl = 1)
+    ext = p3 > 0 or use_lvl > 0
+    lb = 0
+    nown = max(max(p1, 32 if lblock > 0 else p2), p3)  # own past values the predictors read
+    fmix = prm[PRM_FMIX]
+    T3 = _period(prm[PRM_T3])
+    # one least-squares mix per channel and hold state (how many frames the value has not
+    # changed: 0, 1, 2, 3+), so that a held or upsampled signal gets its own weights
+    C3 = 4 * C if fmix else 1
+    R3 = np.zeros((C3, 49), np.int64)
+    b3 = np.zeros((C3, 7), np.int64)
+    w3 = np.zeros((C3, 7), np.int64)
+    for c in range(C3):
+        w3[c, 1] = np.int64(1) << 24  # start as the NLMS mix
+    ex3 = np.full(C3, exfloor, np.int64)
+    hrun = np.zeros(C, np.int64)
+    vmean = np.zeros(C, np.int64)  # 16 x a running mean of V (rate 1/512)
+    cnt3 = np.zeros(C3, np.int64)
+    u3 = np.zeros(7, np.int32)
+    Pn = np.int64(0)
+    # NLMS cascade, per channel and stage: weights (reversed) and history
+    nmax = max(ntaps[0], max(ntaps[1], ntaps[2]))
+    HW = nmax + HIST_PAD
+    W = np.zeros((C, 3, max(nmax, 1)), np.int32)  # Q16, clamped to +-2**30
+    H = np.zeros((C, 3, HW), np.int32)  # stage inputs, |s| <= 2**22
+    hpos = np.zeros((C, 3), np.int64)
+    for c in range(C):
+        for k in range(3):
+            hpos[c, k] = ntaps[k]
+    hpow = np.zeros((C, 3), np.int64)
+    hema = np.zeros((C, 3), np.int64)
+    # tap weights of the recent-past power (powr == 1): 2**16 (1 + j)**(-13/16), by the
+    # piecewise-linear log2 of _irls; psum[k] their sum over stage k's taps, / 2**16
+    ptab = np.zeros(max(nmax, 1), np.int64)
+    for j in range(ptab.shape[0]):
+        x_ = np.int64(j + 1) << 5
+        b_ = _bitlen(x_)
+        l16 = 16 * (b_ - 6) + ((x_ >> (b_ - 5)) & 15)
+        e16 = (l16 * 13) >> 4
+        ptab[j] = (_INV16[e16 & 15] << 4) >> (e16 >> 4) if (e16 >> 4) < 16 else 0
+    psum = np.ones(3, np.int64)
+    for k in range(3):
+        acc_ = np.int64(0)
+        for j in range(ntaps[k]):
+            acc_ += ptab[j]
+        psum[k] = max(np.int64(1), acc_ >> 16)
+    powr = prm[PRM_POWR]
+    mixw = np.zeros((C, 7), np.int64)
+    # mixb = 1 (version 4, step 5c): the mix of step 5 (Pl) blended with five fixed sums of the
+    # stages, each weighted by about its running |error| to the power -4
+    mixb = prm[PRM_MIXB] if prm.shape[0] > PRM_MIXB else 0
+    EB = np.zeros((C, MIXB_K), np.int64)  # the experts' running |error| (Q4)
+    PE = np.zeros(MIXB_K, np.int64)
+    Pl = np.int64(0)
+    for c in range(C):
+        for k in range(3):
+            mixw[c, k] = 4096
+    q = np.zeros(7, np.int64)  # the mixer's inputs: 3 cascade stages, 3 bias estimates, OLS3
+    # bias: the mean error after the cascade in 3 context sets (18 + 9 + 1 contexts)
+    bias = np.zeros((C, 28), np.int64)
+    biasn = np.zeros((C, 28), np.int64)
+    bix = np.zeros(3, np.int64)
+    # per channel recent state
+    e1 = np.zeros(C, np.int64)
+    e2 = np.zeros(C, np.int64)
+    vq1 = np.zeros(C, np.int64)  # last V (Q4)
+    vq2 = np.zeros(C, np.int64)
+    mA = np.zeros(C, np.int64)
+    mB = np.zeros(C, np.int64)
+
+    # coder tables: adaptive probabilities (CP, CN), mixer weights (MW), APMs (APM)
+    oB1 = 0
+    oB2 = oB1 + N_KA * 8 * N_SID
+    oB3 = oB2 + N_KA * N_SID
+    oB4 = oB3 + 33 * 48 * N_SID
+    oB5 = oB4 + 33 * 48 * N_SID
+    oS1 = oB5 + 48 * 48 * N_SID
+    oS2 = oS1 + 16 * 49
+    oS3 = oS2 + 16 * 33
+    oS4 = oS3 + 16 * 33
+    oM1 = oS4 + 33 * 33
+    oM2 = oM1 + N_KE * 3 * N_KA
+    oM3 = oM2 + N_KE * 3 * 33
+    oB6 = oM3 + N_KE * 3 * 33
+    oB7 = oB6 + 64 * 48 * N_SID
+    oS5 = oB7 + 343 * N_SID
+    oS6 = oS5 + 49 * 16
+    oB8 = oS6 + 33 * 7 * 4
+    oS7 = oB8 + 33 * 48 * N_SID
+    oB9 = oS7 + 16 * 33
+    oS8 = oB9 + N_LV * 48 * N_SID
+    CP, CN, MW, APM, LP, LN = tables
+    oWB = 0
+    oWS = oWB + N_SID * 48 * 8
+    oWM = oWS + 16 * 24 * 8
+    oWB2 = oWM + N_KE * 3 * 8
+    oWS2 = oWB2 + N_SID * 48 * 8
+    # version 2's contexts (ext: p3 > 0 or lvl = 1): the bit-length mixers' rows of 9 inputs
+    # and a bias, the sign's of 8 and a bias
+    oWB3 = oWS2 + 49 * 8
+    oWB4 = oWB3 + N_SID * 48 * 10
+    oWS3 = oWB4 + N_SID * 48 * 10
+    oWS4 = oWS3 + 16 * 24 * 9
+    # the sign's and the bit length's mixers: inputs and weight rows (version 2's with ext)
+    nin_s, wS1, wS2, ws, nin_b, wB1, wB2, wb = 6, oWS, oWS2, 8, 7, oWB, oWB2, 8
+    if ext:
+        _copy_rows(MW, oWB, oWB2, oWS, oWS2, oWB3, oWB4, oWS3, oWS4)
+        nin_s, wS1, wS2, ws, nin_b, wB1, wB2, wb = 8, oWS3, oWS4, 9, 9, oWB3, oWB4, 10
+    oAS = N_SID * N_KA * 33
+    oAB2 = oAS + 16 * 33 * 33
+    oAS2 = oAB2 + N_SID * 33 * 33
+    eprev = np.zeros(C, np.int64)
+    xs = np.zeros(9, np.int64)
+    ci = np.zeros(9, np.int64)
+    # the value model (vmod = 1, version 3): P(v) ~ f(v - xp) g(v) over a window of symbols
+    # around the prediction, f the residual histogram of the slow mean |e|'s octave, g(v) the
+    # symbol's observed count over the count f predicted (an ADC's unequal code widths, a
+    # rescaled grid that hits some values twice); its probability of each decision is mixed
+    # with the coder's by a final mixer (_final_code)
+    vmod = prm[PRM_VMOD] if prm.shape[0] > PRM_VMOD else 0
+    VR = np.int64(1)
+    for c in range(C):
+        VR = max(VR, hi[c] - lo[c] + 1)
+    if VR > VM_MAX_RANGE:
+        vmod = 0  # (the caller refuses such a header)
+    CV = C if vmod else 1
+    VS = VR if vmod else 1
+    FH = np.zeros((CV, VM_NB, 2 * VM_E + 1), np.int64)
+    FT = np.zeros((CV, VM_NB), np.int64)
+    OBS = np.zeros((CV, VS), np.int64)
+    EXPV = np.zeros((CV, VS), np.int64)
+    GV = np.full((CV, VS), 4096, np.int64)
+    SV = np.zeros(2 * VM_E + 2, np.int64)
+    FW = np.zeros(3 * VM_ROWS + 1, np.int64)
+    for r in range(VM_ROWS):
+        FW[3 * r] = 65536
+    vcount = np.zeros(CV, np.int64)
+    pv = np.int64(0)
+    kb = 0
+    lov = np.int64(0)
+    hiv = np.int64(-1)
+    vtot = np.int64(0)
+
+    ac = np.zeros(4, np.int64)
+    ac[1] = 0xFFFFFFFF
+    if dec:
+        for j in range(4):
+            ac[2] = (ac[2] << 8) | (np.int64(buf[j]) if j < buf.shape[0] else 0)
+    chk = np.int64(chk0) & 0xFFFFFFFF
+
+    for t in range(n):
+        for c in range(C):
+            offc = off[c]
+            # ---- OLS input vector: own past, then the neighbours
+            for j in range(nown):
+                tt = t - 1 - j
+                own[j] = (_value(tab, ntab, y[tt, c]) - offc) >> gs if tt >= 0 else 0
+            for j in range(p1):
+                a[j] = own[j]
+            m = p1
+            for r in range(1, cross + 1):
+                for sgn in range(2):
+                    k = c - r if sgn == 0 else c + r
+                    if k < 0 or k >= C:
+                        k = c + r if sgn == 0 else c - r  # reflect at the edges
+                    if k < 0 or k >= C or k == c:
+                        a[m] = 0
+                        a[m + 1] = 0
+                    else:
+                        base = t if k < c else t - 1
+                        a[m] = (_value(tab, ntab, y[base, k]) - off[k]) >> gs if base >= 0 else 0
+                        a[m + 1] = (_value(tab, ntab, y[base - 1, k]) - off[k]) >> gs if base >= 1 else 0
+                    m += 2
+            # ---- predictions (Q4 of v)
+            acc = np.int64(0)
+            for j in range(dim1):
+                acc += w1[c, j] * a[j]
+            P1 = acc >> 20
+            acc = np.int64(0)
+            if lblock > 0:
+                # the block LPC (forward-adaptive, its integer coefficients stored) in OLS2's place
+                bk = t // lblock
+                lo_ = lord[c, bk]
+                if t >= lo_:
+                    for j in range(lo_):
+                        acc += lcoef[c, bk, j] * np.int64(own[j])
+                    P2 = (acc << 4) >> lshift[c, bk]
+                else:
+                    P2 = np.int64(own[0]) << 4 if t >= 1 else np.int64(0)
+            else:
+                for j in range(p2):
+                    acc += w2[c, j] * own[j]
+                P2 = acc >> 20 if p2 > 0 else P1
+            P1 = _clamp(P1, -(1 << 26), 1 << 26)
+            P2 = _clamp(P2, -(1 << 26), 1 << 26)
+            Q = P1 + ((g[c] * (P2 - P1)) >> 12)
+            csum = np.int64(0)
+            qpow = np.int64(1)
+            for k in range(3):
+                nk = ntaps[k]
+                if nk == 0:
+                    q[k] = 0
+                    continue
+                acc = _dot32(W[c, k, :nk], H[c, k, hpos[c, k] - nk:hpos[c, k]], nk)
+                q[k] = _clamp(acc >> 16, -(1 << 22), 1 << 22)
+                csum += (mixw[c, k] * q[k]) >> 12
+                qpow += (q[k] * q[k]) >> 8
+            if p3 > 0:
+                acc = np.int64(0)
+                for j in range(p3):
+                    acc += w4[c, j] * own[j]
+                P3 = _clamp(acc >> 20, -(1 << 26), 1 << 26)
+                q[6] = _clamp(P3 - Q, -(1 << 22), 1 << 22)
+                csum += (mixw[c, 6] * q[6]) >> 12
+                qpow += (q[6] * q[6]) >> 8
+            Pm = Q + csum
+            if use_bias:
+                s1 = vq1[c] - vq2[c]
+                se1 = 0 if e1[c] < 0 else (1 if e1[c] == 0 else 2)
+                se2 = 0 if e2[c] < 0 else (1 if e2[c] == 0 else 2)
+                bix[0] = se1 + 3 * (0 if s1 < 0 else (1 if s1 == 0 else 2)) + 9 * (1 if Pm > vq1[c] else 0)
+                bix[1] = 18 + se1 + 3 * se2
+                bix[2] = 27
+                for k in range(3):
+                    q[3 + k] = bias[c, bix[k]] >> 8
+                    csum += (mixw[c, 3 + k] * q[3 + k]) >> 12
+                    qpow += (q[3 + k] * q[3 + k]) >> 8
+            Pf = Q + csum
+            if mixb:
+                Pl = Pf
+                PE[0] = Pl
+                PE[1] = Q + q[0] + q[1] + q[2] + (q[6] if p3 > 0 else 0)
+                PE[2] = Q + q[0]
+                PE[3] = Q
+                PE[4] = P1 + q[0] + q[1] + q[2]
+                PE[5] = P2 + q[0] + q[1] + q[2]
+                xe = EB[c, 0]
+                for k in range(1, MIXB_K):
+                    xe = min(xe, EB[c, k])
+                shb = max(0, _bitlen(xe) - 8)  # the best expert's error in [2**7, 2**8)
+                num = np.int64(0)
+                den = np.int64(0)
+                for k in range(MIXB_K):
+                    ak = min((EB[c, k] >> shb) + 1, np.int64(4096))
+                    if k == 0:
+                        ak = max(np.int64(1), (ak * MIXB_FAV) >> 4)
+                    a2 = ak * ak
+                    iv = min(np.int64(1) << 40, (np.int64(1) << 52) // (a2 * a2))  # ~ a**-4, a2**2 <= 2**48
+                    den += iv
+                    num += iv * _clamp(PE[k] - Pl, -(1 << 20), 1 << 20)
+                Pf = Pl + num // den
+            if fmix:
+                # the final mix by least squares: Pf = P1 + sum w3 u over the predictions'
+                # offsets from P1 (short window); ef for the NLMS mixer stays its own error
+                Pn = Pf
+                u3[0] = _clamp(P2 - P1, -U3, U3)
+                u3[1] = _clamp(Pn - P1, -U3, U3)
+                u3[2] = _clamp(q[0], -U3, U3)
+                u3[3] = _clamp(Q - P1, -U3, U3)
+                u3[4] = _clamp(q[3] + q[4] + q[5], -U3, U3)
+                u3[5] = 16
+                u3[6] = _clamp(vq1[c] - P1, -U3, U3)  # hold: the last value again
+                hs = 4 * c + min(hrun[c], 3)
+                acc = np.int64(0)
+                for j in range(7):
+                    acc += w3[hs, j] * u3[j]
+                Pf = P1 + (acc >> 24)
+            Pb = Pf
+            xp = offc + (((Pb << gs) + 8) >> 4)
+            xp = _clamp(xp, vlo[c], vhi[c])
+            if use_lvl:
+                lb = ((xp - vlo[c]) * N_LV) // (vhi[c] - vlo[c] + 1)
+            if ntab > 0:  # the symbol predicted: the table's value nearest xp
+                xp = _nearest(tab, lo[c], hi[c], xp)
+            if vmod:  # the value model's masses, prefix sums over the window of symbols
+                kb = min(_bitlen(mB[c] >> 3), VM_NB - 1)
+                wv = min(VM_E, 16 + (mB[c] >> 1))  # 16 + 8 times the slow mean |e|
+                lov = max(lo[c], xp - wv)
+                hiv = min(hi[c], xp + wv)
+                acc = np.int64(0)
+                SV[0] = 0
+                for v in range(lov, hiv + 1):
+                    acc += (FH[c, kb, v - xp + VM_E] + 1) * GV[c, v - lo[c]]
+                    SV[v - lov + 1] = acc
+                vtot = acc
+
+            # ---- contexts of the residual coder
+            A = mA[c]
+            kA = _flog(A)
+            kB = _flog(mB[c])
+            rd1 = _relb(P1 - Pf, gs, kA)
+            rd2 = _relb(P2 - Pf, gs, kA)
+            if p3 > 0:
+                rd3 = _relb(P3 - Pf, gs, kA)
+            frac = ((Pf << gs) + 8) & 15  # the prediction's place between integers, in 16ths
+            # the last three steps of the signal (symbols), each clamped to [-3, 3]: a slow,
+            # finely sampled signal's quantization steps follow a pattern
+            dd1 = _clamp(y[t - 1, c] - y[t - 2, c], -3, 3) + 3 if t >= 2 else 3
+            dd2 = _clamp(y[t - 2, c] - y[t - 3, c], -3, 3) + 3 if t >= 3 else 3
+            dd3 = _clamp(y[t - 3, c] - y[t - 4, c], -3, 3) + 3 if t >= 4 else 3
+            lvl = _relb(vq1[c] - (vmean[c] >> 4), gs, kA)  # the signal's side of its running mean
+            fineb = frac >> 1 if kA < 32 else 0  # it matters only when |e| is small
+            if kA >= 32:
+                frac &= 12
+            if dec:
+                e = np.int64(0)
+            else:
+                e = y[t, c] - xp
+            # ---- sign first: s = e < 0, then m = e or -e - 1 (impossible when xp == lo)
+            s = 1 if e < 0 else 0
+            if xp > lo[c]:
+                ci[0] = oS1 + frac * 49 + _sgnb(e1[c], A) * 7 + _sgnb(e2[c] if c == 0 else eprev[c - 1], A)
+                ci[1] = oS2 + frac * 33 + rd1
+                ci[2] = oS3 + frac * 33 + rd2
+                ci[3] = oS4 + rd1 * 33 + rd2
+                ci[4] = oS5 + (dd1 * 7 + dd2) * 16 + frac
+                ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
+                ci[6] = oS7 + frac * 33 + rd3
+                ci[7] = oS8 + lb * 16 + frac
+                if vmod:
+                    pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
+                s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
+                               wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
+                               oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar,
+                               pv, FW, 0)
+            if s == 0:
+                m = e
+                bm = _bitlen(hi[c] - xp)
+                r1 = rd1
+                r2 = rd2
+                r3 = rd3
+                pe1 = e1[c]
+                pe2 = e2[c] if c == 0 else eprev[c - 1]
+            else:
+                m = -e - 1
+                bm = _bitlen(xp - lo[c] - 1)
+                r1 = 32 - rd1
+                r2 = 32 - rd2
+                r3 = 32 - rd3
+                pe1 = -e1[c]
+                pe2 = -(e2[c] if c == 0 else eprev[c - 1])
+            se1 = _sbk(pe1)
+            se2 = _sbk(pe2)
+            pdd = (dd1 * 7 + dd2) * 7 + dd3 if s == 0 else ((6 - dd1) * 7 + 6 - dd2) * 7 + 6 - dd3
+            ksl = _clamp(_flog(abs(vq1[c] - vq2[c]) << gs) - kA + 32, 0, 63)  # the slope against |e|
+            j0 = min(_bitlen(A >> 4), bm)
+            b = _bitlen(m)
+            # ---- bit length b of m in [0, bm]: steps from j0
+            sid = 0
+            cur = j0
+            up = -1  # unknown direction
+            blo = 0  # the bit lengths still possible (the value model's)
+            bhi = bm
+            while True:
+                # the question at this step: up: "b > cur?" ; down: "b < cur?"
+                if up == -1:
+                    if cur >= bm:
+                        up = 0  # b > bm is impossible: go down
+                        if cur == 0:
+                            break
+                        sid = 8
+                        continue
+                    want = 1 if b > cur else 0
+                elif up == 1:
+                    if cur >= bm:
+                        break
+                    want = 1 if b > cur else 0
+                else:
+                    if cur <= 0:
+                        break
+                    want = 1 if b < cur else 0
+                ci[0] = oB1 + (kA * 8 + fineb) * N_SID + sid
+                ci[1] = oB2 + kB * N_SID + sid
+                ci[2] = oB3 + (r1 * 48 + (kA >> 2)) * N_SID + sid
+                ci[3] = oB4 + (r2 * 48 + (kA >> 2)) * N_SID + sid
+                ci[4] = oB5 + (se1 * 48 + se2) * N_SID + sid
+                ci[5] = oB6 + (ksl * 48 + (kA >> 2)) * N_SID + sid
+                ci[6] = oB7 + pdd * N_SID + sid
+                ci[7] = oB8 + (r3 * 48 + (kA >> 2)) * N_SID + sid
+                ci[8] = oB9 + (lb * 48 + (kA >> 2)) * N_SID + sid
+                if vmod:
+                    if up != 0:  # "b > cur?"
+                        m1 = _mmass(SV, lov, hiv, xp, s, _bmin(cur + 1), _bmax(bhi))
+                    else:  # "b < cur?"
+                        m1 = _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(cur - 1))
+                    pv = _vprob(m1, _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)))
+                bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
+                                 wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
+                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid))
+                if up != 0:
+                    if bit:
+                        blo = cur + 1
+                    else:
+                        bhi = cur
+                elif bit:
+                    bhi = cur - 1
+                else:
+                    blo = cur
+                if up == -1:
+                    if bit:
+                        up = 1
+                        cur += 1
+                        sid = 1
+                    else:
+                        up = 0
+                        sid = 8
+                        if cur == 0:
+                            break
+                        continue
+                elif up == 1:
+                    if bit:
+                        cur += 1
+                        sid = min(sid + 1, 7)
+                    else:
+                        break
+                else:
+                    if bit:
+                        cur -= 1
+                        sid = min(sid + 1, N_SID - 1)
+                    else:
+                        break
+            if dec:
+                b = cur
+            # ---- the bits below the leading one
+            mag = np.int64(1) if b > 0 else np.int64(0)
+            for i in range(b - 1):
+                want = (m >> (b - 2 - i)) & 1
+                if vmod:
+                    r_ = b - 1 - i
+                    pv = _vprob(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
+                                _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1))
+                frow = 3 * (1 + N_SID + min(i, 15))
+                if i < 2:
+                    part = b * 3 + (0 if i == 0 else 1 + (mag & 1))
+                    ci[0] = oM1 + part * N_KA + kA
+                    ci[1] = oM2 + part * 33 + r1
+                    ci[2] = oM3 + part * 33 + r2
+                    bit = _mix_code(ac, buf, dec, want, CP, CN, ci, 3, MW, oWM + part * 8,
+                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow)
+                else:
+                    li = b * N_KE + min(i, N_KE - 1)
+                    bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
+                    _counter_update(LP, LN, li, bit, rt, limit)
+                mag = (mag << 1) | bit
+            if dec:
+                m = mag
+                e = m if s == 0 else -m - 1
+            ae = abs(e)
+            if dec:
+                val = xp + e
+                if val < lo[c] or val > hi[c]:
+                    return ERR_RANGE
+                y[t, c] = val
+            yv = _value(tab, ntab, y[t, c])
+            if res.shape[0] > 0:
+                res[t, c] = e
+                if res.shape[1] >= 2 * C:
+                    res[t, C + c] = ac[3]
+                if res.shape[1] == 3 * C:
+                    res[t, 2 * C + c] = FW[3 * VM_ROWS]
+            chk = (chk * 0x2F0B3A49 + y[t, c] + 1) & 0xFFFFFFFF
+
+            if vmod:  # the value model: expected counts (f / Z), observed count, histogram
+                inv = (np.int64(1) << 48) // max(np.int64(1), vtot >> 12)
+                for v in range(lov, hiv + 1):
+                    EXPV[c, v - lo[c]] += ((FH[c, kb, v - xp + VM_E] + 1) * inv) >> 24
+                OBS[c, y[t, c] - lo[c]] += np.int64(1) << 24
+                ev = _clamp(e, -VM_E, VM_E) + VM_E
+                FH[c, kb, ev] += 32
+                FT[c, kb] += 32
+                if FT[c, kb] > (1 << 20):
+                    tot_ = np.int64(0)
+                    for j in range(2 * VM_E + 1):
+                        FH[c, kb, j] >>= 1
+                        tot_ += FH[c, kb, j]
+                    FT[c, kb] = tot_
+                vcount[c] += 1
+                if vcount[c] % VM_HALVE == 0:
+                    for j in range(VR):
+                        OBS[c, j] >>= 1
+                        EXPV[c, j] >>= 1
+                if vcount[c] % 16 == 0:  # g of the window's symbols
+                    for v in range(lov, hiv + 1):
+                        j = v - lo[c]
+                        GV[c, j] = _clamp(((OBS[c, j] + VM_PRIOR) << 12) // (EXPV[c, j] + VM_PRIOR), 256, 65535)
+
+            # ---- updates: coder state
+            eprev[c] = e
+            mA[c] = A + (((min(ae, np.int64(1) << 40) << 4) - A) >> 4)
+            mB[c] += ((min(ae, np.int64(1) << 40) << 4) - mB[c]) >> 7
+            e2[c] = e1[c]
+            e1[c] = e
+            # ---- predictor updates (Q4 of v)
+            V = ((yv - offc) << 4) >> gs
+            vt = (yv - offc) >> gs
+            if use_bias:
+                lim = (mA[c] >> gs) + 16  # |error| clamped to the recent mean |e| (Q4 of v)
+                eb = _clamp(V - Pm, -lim, lim) << 8
+                for k in range(3):
+                    bk = bix[k]
+                    nb_ = biasn[c, bk]
+                    bias[c, bk] += ((eb - bias[c, bk]) * rt[nb_]) >> 16
+                    if nb_ < 60:
+                        biasn[c, bk] = nb_ + 1
+            # the OLS mix
+            eq = V - Q
+            es1[c] += (min(abs(V - P1), np.int64(1) << 24) - es1[c]) >> 1
+            es2[c] += (min(abs(V - P2), np.int64(1) << 24) - es2[c]) >> 1
+            dq = P2 - P1
+            if eq != 0 and dq != 0:
+                g[c] = _clamp(g[c] + (16 if (eq > 0) == (dq > 0) else -16), -1024, 5120)
+            # cascade: stage inputs and NLMS updates
+            s_in = _clamp(V - Q, -(1 << 22), 1 << 22)
+            ef = V - Pf
+            if mixb:
+                ef = V - Pl
+                for k in range(MIXB_K):
+                    EB[c, k] += (min(abs(V - PE[k]), np.int64(1) << 30) - EB[c, k]) >> MIXB_RATE
+            for k in range(3):
+                nk = ntaps[k]
+                if nk == 0:
+                    continue
+                hp = hpos[c, k]
+                ek = s_in - q[k]
+                pw = hpow[c, k]
+                den = pw
+                if powr == 1:  # Sac's: the power weighted towards the recent past, (1 + j)**-0.8
+                    wsum = np.int64(0)
+                    hv = H[c, k, hp - nk:hp]
+                    for j in range(nk):
+                        sj = np.int64(hv[nk - 1 - j])
+                        wsum += ((sj * sj) >> 8) * ptab[j]
+                    den = (nk * (wsum >> 16)) // psum[k]
+                elif powr > 0:  # the input's power from its recent past: nk times a running mean
+                    den = nk * hema[c, k]
+                    if powr >= 16:
+                        den = max(den, pw)
+                f = _clamp(((ek * mus[k]) << 20) // (den + 4096), -(1 << 31), 1 << 31)
+                _nlms_step(W[c, k, :nk], H[c, k, hp - nk:hp], nk, f)
+                old = np.int64(H[c, k, hp - nk])
+                hpow[c, k] = pw + ((s_in * s_in) >> 8) - ((old * old) >> 8)
+                hema[c, k] += (((s_in * s_in) >> 8) - hema[c, k]) >> (powr & 15)
+                H[c, k, hp] = np.int32(s_in)
+                hp += 1
+                if hp == HW:
+                    for j in range(nk):
+                        H[c, k, j] = H[c, k, HW - nk + j]
+                    hp = nk
+                hpos[c, k] = hp
+                s_in = _clamp(ek, -(1 << 22), 1 << 22)
+            if fmix:
+                ef = V - Pn
+                ph3 = t % T3
+                _ols_add(R3[hs], b3[hs], 7, u3, _clamp(V - P1, -U3, U3), 4096 + (4096 * ph3) // T3, ex3[hs])
+                if ph3 == T3 - 1:
+                    for h in range(4 * c, 4 * c + 4):
+                        ex3[h] = _ols_rescale(R3[h], b3[h], 7, ex3[h], exfloor)
+                cnt3[hs] += 1
+                if cnt3[hs] & 1 == 0:  # every other update of this state's sums
+                    _ols_solve(R3[hs], b3[hs], 7, reg, w3[hs], wA, wL, wd, wz)
+            if mixmu > 0:
+                fm = _clamp(((ef * mixmu) << 16) // qpow, -(1 << 31), 1 << 31)
+                for k in range(6 if use_bias else 3):
+                    mixw[c, k] = _clamp(mixw[c, k] + ((fm * q[k]) >> 24), -8192, 16384)
+                if p3 > 0:
+                    mixw[c, 6] = _clamp(mixw[c, 6] + ((fm * q[6]) >> 24), -8192, 16384)
+            # OLS sums
+            ph1 = t % T1
+            if dim1 > 0:
+                cw = max(1, (_irls(es1[c], irls) * (4096 + (4096 * ph1) // T1)) >> 12)
+                _ols_add(R1[c], b1[c], dim1, a, vt, cw, ex1[c])
+                if ph1 == T1 - 1:
+                    ex1[c] = _ols_rescale(R1[c], b1[c], dim1, ex1[c], exfloor)
+                if t % K1 == K1 - 1:
+                    _ols_solve(R1[c], b1[c], dim1, reg, w1[c], wA, wL, wd, wz)
+            if p2 > 0 and lblock == 0:
+                ph2 = t % T2
+                cw = max(1, (_irls(es2[c], irls) * (4096 + (4096 * ph2) // T2)) >> 12)
+                _ols_add(R2[c], b2[c], p2, own, vt, cw, ex2[c])
+                if ph2 == T2 - 1:
+                    ex2[c] = _ols_rescale(R2[c], b2[c], p2, ex2[c], exfloor)
+                if t % K2 == K2 - 1:
+                    _ols_solve(R2[c], b2[c], p2, reg, w2[c], wA, wL, wd, wz)
+            if p3 > 0:
+                es4[c] += (min(abs(V - P3), np.int64(1) << 24) - es4[c]) >> 1
+                ph4 = t % T4
+                cw = max(1, (_irls(es4[c], irls) * (4096 + (4096 * ph4) // T4)) >> 12)
+                _ols_add(R4[c], b4[c], p3, own, vt, cw, ex4[c])
+                if ph4 == T4 - 1:
+                    ex4[c] = _ols_rescale(R4[c], b4[c], p3, ex4[c], exfloor)
+                if t % K3 == K3 - 1:
+                    _ols_solve(R4[c], b4[c], p3, reg, w4[c], wA, wL, wd, wz)
+            vmean[c] += ((V << 4) - vmean[c]) >> 9
+            hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
+            vq2[c] = vq1[c]
+            vq1[c] = V
+
+    # ---- the end: 16 check bits, then the flush
+    for j in range(16 if n * C > 0 else 0):
+        yc = (chk >> (15 - j)) & 1
+        bit = _code(ac, buf, 2048, yc, dec)
+        if bit != yc:
+            return ERR_CHECK
+    x1 = ac[0]
+    x2 = ac[1]
+    kk = 4
+    v = x1
+    for k in range(5):
+        sh = 32 - 8 * k
+        vv = ((x1 + (np.int64(1) << sh) - 1) >> sh) << sh
+        if vv <= x2:
+            kk = k
+            v = vv
+            break
+    pos = ac[3]
+    if not dec:
+        for j in range(kk):
+            if pos < buf.shape[0]:
+                buf[pos] = np.uint8((v >> (24 - 8 * j)) & 255)
+            pos += 1
+        return pos if pos <= buf.shape[0] else -1
+    if pos + kk != buf.shape[0]:
+        return ERR_LENGTH
+    return OK
+
+
+# ---------------------------------------------------------------- the value table
+
+
+@njit(cache=True, nogil=True)
+def golomb_pack(r, k, out):
+    """Pack r >= 0 (int64, each below 2**48) as exponential-Golomb codes of order k (w = v + 2**k:
+    bit_length(w) - k - 1 zeros, then w's bits, most significant first; bytes filled from their
+    top bit) into out (zeroed uint8, long enough); returns the bytes used."""
+    pos = 0
+    for i in range(r.shape[0]):
+        w = r[i] + (np.int64(1) << k)
+        nb = _bitlen(w)
+        pos += nb - k - 1
+        for j in range(nb - 1, -1, -1):
+            if (w >> j) & 1:
+                out[pos >> 3] |= np.uint8(128 >> (pos & 7))
+            pos += 1
+    return (pos + 7) >> 3
+
+
+@njit(cache=True, nogil=True)
+def golomb_unpack(data, start, count, k, cap, out):
+    """Read ``count`` codes of ``golomb_pack`` from data[start:] into out, each below cap (<=
+    2**48); returns the bytes read, or -1 (past the end, a value >= cap) or -2 (nonzero
+    padding)."""
+    nb = data.shape[0] - start
+    pos = 0
+    for i in range(count):
+        z = 0
+        while True:
+            if (pos >> 3) >= nb:
+                return -1
+            if (np.int64(data[start + (pos >> 3)]) >> (7 - (pos & 7))) & 1:
+                break
+            z += 1
+            pos += 1
+            if z + k > 48:
+                return -1
+        w = np.int64(0)
+        for _ in range(z + k + 1):
+            if (pos >> 3) >= nb:
+                return -1
+            w = (w << 1) | ((np.int64(data[start + (pos >> 3)]) >> (7 - (pos & 7))) & 1)
+            pos += 1
+        v = w - (np.int64(1) << k)
+        if v >= cap:
+            return -1
+        out[i] = v
+    used = (pos + 7) >> 3
+    if pos & 7 and (np.int64(data[start + used - 1]) & ((1 << (8 - (pos & 7))) - 1)) != 0:
+        return -2
+    return used
