@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1, 2 or 3, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 4, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -31,10 +31,11 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
             | the level-3 bytes (any mode but 2) of the chain's output, (frames, channels)
 
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
-read as ``V1_TAIL`` (the model of version 1); versions 2 and 3 store a mask (version 2's over
-the first ``N_PRM_V2`` (28), ``vmod`` then 0; bit i set: parameter i
-differs from ``base_params(channels)``, a constant of the format) and then the parameters whose
-bit is set, in index order (defaults cost one byte, not 28).
+read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (version 2's over
+the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
+0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
+format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``) and then the parameters whose bit is
+set, in index order (defaults cost one byte, not 28).
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
 (1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
