@@ -41,7 +41,7 @@ def test_round_trip_with_the_value_model(x):
     1 to 8 channels; the model is dropped (vmod 0 in the header) on ranges above VM_MAX_RANGE."""
     channels = x.shape[1] if x.ndim == 2 else 1
     data = round_trip(x, params=vmod_params(channels), front=None)
-    assert data[0] == 3
+    assert data[0] == level3.VERSION
 
 
 def test_the_value_model_round_trips_a_long_narrow_signal_with_outliers():
@@ -68,7 +68,8 @@ def test_version_2_writes_its_own_bytes_and_cannot_hold_the_value_model():
         with pytest.raises(ValueError, match="version 3"):
             level3.encode(x, params=vmod_params(1), front=None)
     # version 3 with the model off: the same payload as version 2 (its defaults)
-    new = round_trip(x, params=level3.default_params(1), front=None)
+    with configured(level3_version=3):
+        new = round_trip(x, params=level3.default_params(1), front=None)
     assert new[0] == 3 and len(new) == len(data) and new[-200:-8] == data[-200:-8]
 
 
@@ -141,6 +142,6 @@ def test_compiled_kernel_equals_its_plain_python_run(tmp_path):
             f"level3.encode(z, params={prm_z}, front=None).hex()]))")
     expected = [level3.encode(x, params=prm_x), level3.encode(y, params=prm_y, front=None),
                 level3.encode(z, params=prm_z, front=None)]
-    off = level3.encode(z, params=prm_z[:mixsignal.PRM_VMOD] + [0], front=None)
-    assert expected[2][0] == 3 and len(expected[2]) != len(off)  # the value model on
+    off = level3.encode(z, params=prm_z[:mixsignal.PRM_VMOD] + [0] + prm_z[mixsignal.PRM_VMOD + 1:], front=None)
+    assert expected[2][0] == level3.VERSION and prm_z[mixsignal.PRM_MIXB] == 1 and len(expected[2]) != len(off)  # the value model on
     assert json_without_jit(code, tmp_path) == [e.hex() for e in expected]

@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1, 2 or 3, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 4, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -31,10 +31,11 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
             | the level-3 bytes (any mode but 2) of the chain's output, (frames, channels)
 
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
-read as ``V1_TAIL`` (the model of version 1); versions 2 and 3 store a mask (version 2's over
-the first ``N_PRM_V2`` (28), ``vmod`` then 0; bit i set: parameter i
-differs from ``base_params(channels)``, a constant of the format) and then the parameters whose
-bit is set, in index order (defaults cost one byte, not 28).
+read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (version 2's over
+the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
+0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
+format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``) and then the parameters whose bit is
+set, in index order (defaults cost one byte, not 28).
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
 (1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
@@ -58,8 +59,8 @@ from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
 
-VERSION = 3  #: the version ``encode`` writes (``Settings.level3_version``: 1 and 2 write theirs)
-VERSIONS = (1, 2, 3)
+VERSION = 4  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 3 write theirs)
+VERSIONS = (1, 2, 3, 4)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -146,10 +147,15 @@ class _Reader:
 #: The default parameters (``mixsignal.PRM_*`` by name, lower case): a long OLS (order 32,
 #: forgetting period 1024, solved every 16 frames, weighted towards least absolute errors), a
 #: short one (order 8, period 64), NLMS stages of 256, 32 and 8 taps; version 2's third
-#: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1.
+#: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1;
+#: version 4's: no bias estimates among the mixer's inputs (bias = 0) and the mix blended with
+#: the plain sums of the stages by their recent errors (mixb = 1). Writing an older version,
+#: ``_vector`` reads these two as that version's (V4_MODEL).
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
-                mu1=800, mu2=600, mu3=200, mixmu=32, bias=1, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0)
+                mu1=800, mu2=600, mu3=200, mixmu=32, bias=0, limit=255, lr=1, irls=16, powr=19,
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1)
+#: version 4's defaults that differ from version 3's: name -> (version 4's, version 3's)
+V4_MODEL = dict(bias=(0, 1), mixb=(1, 0))
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -181,6 +187,8 @@ SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
 
 def _vector(named: dict, channels: int) -> list[int]:
     k = _kernels()
+    if _version() < 4:  # version 4's defaults read as the older model's
+        named = dict(named, **{n: old for n, (new, old) in V4_MODEL.items() if named.get(n, new) == new})
     p = [0] * k.N_PRM
     for name, v in named.items():
         p[getattr(k, "PRM_" + name.upper())] = v
@@ -191,12 +199,16 @@ def _vector(named: dict, channels: int) -> list[int]:
 #: The parameter vector a version-2 header's mask is relative to (normative: never change it), with
 #: ``cross`` = min(2, channels - 1).
 BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 255, 1, 16, 19, 0, 14, 0,
-               0, 0, 1, 6, 0, 0)
+               0, 0, 1, 6, 0, 0, 0)
+#: Version 4's (normative): BASE_PARAMS with bias = 0 and mixb = 1 (its defaults).
+BASE_PARAMS_V4 = BASE_PARAMS[:15] + (0,) + BASE_PARAMS[16:29] + (1,)
 
 
-def base_params(channels: int) -> list[int]:
-    """``BASE_PARAMS`` for ``channels`` channels (the mask's reference in a version-2 header)."""
-    p = list(BASE_PARAMS)
+def base_params(channels: int, version: int | None = None) -> list[int]:
+    """The mask's reference in a header of ``version`` (None: ``Settings.level3_version``):
+    ``BASE_PARAMS`` (versions 2 and 3) or ``BASE_PARAMS_V4``, for ``channels`` channels."""
+    version = _version() if version is None else version
+    p = list(BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS)
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
     return p
 
@@ -211,7 +223,9 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         return b"".join(_uleb(v) for v in prm[:k.N_PRM_V1])
     if version == 2 and any(prm[k.N_PRM_V2:]):
         raise ValueError("the value model (vmod) needs version 3 (Settings.level3_version)")
-    base = base_params(channels)
+    if version == 3 and any(prm[k.N_PRM_V3:]):
+        raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
+    base = base_params(channels, version)
     mask = sum(1 << i for i, (v, b) in enumerate(zip(prm, base)) if v != b)
     return _uleb(mask) + b"".join(_uleb(v) for v, b in zip(prm, base) if v != b)
 
@@ -221,9 +235,9 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = k.N_PRM_V2 if version == 2 else k.N_PRM
+    stored = k.N_PRM_V2 if version == 2 else (k.N_PRM_V3 if version == 3 else k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
-    base = base_params(channels)
+    base = base_params(channels, version)
     prm = list(base)
     for i in range(stored):
         if mask >> i & 1:
@@ -506,7 +520,7 @@ _prior: tuple | None = None
 
 def _prior_tables() -> tuple:
     """A copy of the coder's prior: its state after coding ``prior_signal(PRIOR_FRAMES)`` with
-    ``base_params(1)`` (normative, as BASE_PARAMS), counts capped at PRIOR_CAP (computed once a
+    ``base_params(1, 3)`` (normative, as BASE_PARAMS), counts capped at PRIOR_CAP (computed once a
     process; deterministic)."""
     global _prior
     k = _kernels()
@@ -516,7 +530,7 @@ def _prior_tables() -> tuple:
         y = (x - x.min()).reshape(-1, 1)
         top = int(y.max())
         buf = np.zeros(PRIOR_FRAMES * 8 + 64, np.uint8)
-        k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(base_params(1), np.int64),
+        k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(base_params(1, 3), np.int64),
               buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC)
         k.relax_counts(tables[1], tables[5], PRIOR_CAP)
         _prior = tables

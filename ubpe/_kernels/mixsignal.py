@@ -38,6 +38,13 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
 5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
    period (``t4``) and interval (``k3``); its offset from Q is a seventh input of the mixer of
    step 5 (before the bias estimates), its distance from Pf a context of the residual coder.
+5c. ``mixb`` = 1 (version 4): the mix Pl of step 5 blended with five fixed experts, the plain
+   sum Q + q1 + q2 + q3 (+ OLS3's offset with ``p3``), Q + q1, Q, P1 + q1 + q2 + q3 and
+   P2 + q1 + q2 + q3: each expert's running |error| a_k (Q8, rate 2**-MIXB_RATE; Pl's scaled by
+   MIXB_FAV / 16) shifted so that the smallest lies in [2**7, 2**8), plus 1, capped at 4096,
+   weighs w_k = min(2**40, 2**52 // a_k**4), and Pf = Pl + (sum w_k clamp(P_k - Pl, +-2**20)) //
+   sum w_k (a soft choice of the stage structure the recent signal favours; the NLMS mixer
+   still learns from Pl's error).
 6. ``fmix`` = 1: Pf = P1 + sum w u instead, least squares over a short window (``t3``) of the
    offsets from P1 of P2, the mix above, the first stage, Q, the biases, a constant and the
    last value, one set of weights per hold state (frames since the value last changed: 0..3+).
@@ -67,7 +74,7 @@ After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, t
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
 ``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
-most 104 KiB a channel with the largest parameters (20 KiB with the defaults); with ``lpc``, 264
+most 104 KiB a channel with the largest parameters (20 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB).
 """
@@ -91,7 +98,9 @@ PRM_N1, PRM_N2, PRM_N3, PRM_MU1, PRM_MU2, PRM_MU3, PRM_MIXMU, PRM_BIAS = 8, 9, 1
 PRM_LIMIT, PRM_LR, PRM_IRLS, PRM_POWR, PRM_FMIX, PRM_T3, PRM_LPC = 16, 17, 18, 19, 20, 21, 22
 PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in version 2
 PRM_VMOD = 28  # added in version 3
-N_PRM = 29
+PRM_MIXB = 29  # added in version 4
+N_PRM = 30
+N_PRM_V3 = 29  #: parameters a version-3 header's mask covers; the rest read as 0 (version 3's model)
 N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 0 (version 2's model)
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
 V1_TAIL = (0, 0, 1, 6, 0)
@@ -99,7 +108,7 @@ V1_TAIL = (0, 0, 1, 6, 0)
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1))
+              (0, 1), (0, 1))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -521,6 +530,10 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = A[MAX_DIM * MAX_DIM + i]
 
 
+MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
+MIXB_RATE = 4  #: mixb's running errors: rate 2**-MIXB_RATE
+MIXB_FAV = 10  #: the learned mix's running error is scaled by MIXB_FAV / 16 in the blend
+
 N_LV = 32  #: level buckets of the prediction in its channel's range (``lvl`` = 1)
 N_CTX = N_KA * N_SID * 9 + 33 * 48 * N_SID * 2 + 48 * 48 * N_SID + 16 * 49 + 32 * 33 + 33 * 33 \
     + N_KE * 3 * (N_KA + 66) + 64 * 48 * N_SID + 343 * N_SID + 49 * 16 + 33 * 7 * 4 \
@@ -802,6 +815,12 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
         psum[k] = max(np.int64(1), acc_ >> 16)
     powr = prm[PRM_POWR]
     mixw = np.zeros((C, 7), np.int64)
+    # mixb = 1 (version 4, step 5c): the mix of step 5 (Pl) blended with five fixed sums of the
+    # stages, each weighted by about its running |error| to the power -4
+    mixb = prm[PRM_MIXB] if prm.shape[0] > PRM_MIXB else 0
+    EB = np.zeros((C, MIXB_K), np.int64)  # the experts' running |error| (Q8: fine below one unit)
+    PE = np.zeros(MIXB_K, np.int64)
+    Pl = np.int64(0)
     for c in range(C):
         for k in range(3):
             mixw[c, k] = 4096
@@ -976,6 +995,29 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     csum += (mixw[c, 3 + k] * q[3 + k]) >> 12
                     qpow += (q[3 + k] * q[3 + k]) >> 8
             Pf = Q + csum
+            if mixb:
+                Pl = Pf
+                PE[0] = Pl
+                PE[1] = Q + q[0] + q[1] + q[2] + (q[6] if p3 > 0 else 0)
+                PE[2] = Q + q[0]
+                PE[3] = Q
+                PE[4] = P1 + q[0] + q[1] + q[2]
+                PE[5] = P2 + q[0] + q[1] + q[2]
+                xe = EB[c, 0]
+                for k in range(1, MIXB_K):
+                    xe = min(xe, EB[c, k])
+                shb = max(0, _bitlen(xe) - 8)  # the best expert's error in [2**7, 2**8)
+                num = np.int64(0)
+                den = np.int64(0)
+                for k in range(MIXB_K):
+                    ak = min((EB[c, k] >> shb) + 1, np.int64(4096))
+                    if k == 0:
+                        ak = max(np.int64(1), (ak * MIXB_FAV) >> 4)
+                    a2 = ak * ak
+                    iv = min(np.int64(1) << 40, (np.int64(1) << 52) // (a2 * a2))  # ~ a**-4, a2**2 <= 2**48
+                    den += iv
+                    num += iv * _clamp(PE[k] - Pl, -(1 << 20), 1 << 20)
+                Pf = Pl + num // den
             if fmix:
                 # the final mix by least squares: Pf = P1 + sum w3 u over the predictions'
                 # offsets from P1 (short window); ef for the NLMS mixer stays its own error
@@ -1239,6 +1281,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             # cascade: stage inputs and NLMS updates
             s_in = _clamp(V - Q, -(1 << 22), 1 << 22)
             ef = V - Pf
+            if mixb:
+                ef = V - Pl
+                for k in range(MIXB_K):
+                    EB[c, k] += ((min(abs(V - PE[k]), np.int64(1) << 30) << 4) - EB[c, k]) >> MIXB_RATE
             for k in range(3):
                 nk = ntaps[k]
                 if nk == 0:
