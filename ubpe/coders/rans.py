@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._kernels import entropy as _k
+from .._kernels import ransfreq as _kf
 from .._kernels import ransmodel as _km
 from ..errors import CorruptDataError
 from ..format.bits import TABLE_ERRORS
@@ -338,8 +339,30 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
         raise CorruptDataError(
             f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
         )
-    model = np.zeros((4, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
-    ids, codes, model_counts, hist = model[0], model[1], model[2], model[3]
+    model = np.zeros((5, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
+    ids, codes, model_counts, hist, freqs = model[0], model[1], model[2], model[3], model[4]
+    # the table, the counts and their checks, the frequencies: one kernel call (_model_steps
+    # again, step by step, says why when it refuses them)
+    if _kf.rans_model(np.frombuffer(freq, dtype=np.uint8), vocab_size, q, n, pb, RANS_MAX_TOTAL,
+                      ids, codes, model_counts, freqs) != _k.OK:
+        _model_steps(freq, vocab_size, q, n, pb, ids, codes, model_counts, freqs)
+    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
+    out = alloc_tokens(n)
+    # hist (zeros): the kernel counts each decoded symbol
+    sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
+    status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
+    if status != _k.OK:
+        raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
+    if not _km.histogram_matches(hist, codes, q):  # (_check_histogram, in one pass)
+        raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
+    return out
+
+
+
+def _model_steps(freq: bytes, vocab_size: int, q: int, n: int, pb: int, ids: np.ndarray, codes: np.ndarray,
+                 model_counts: np.ndarray, freqs: np.ndarray) -> None:
+    """What ``_kf.rans_model`` computes, step by step, each refusal with its message (run when
+    the kernel refuses the model, to say why)."""
     status = _k.table_decode(np.frombuffer(freq, dtype=np.uint8), vocab_size, ids, codes)
     if status != _k.OK:
         raise CorruptDataError(f"field 'freq': {TABLE_ERRORS.get(status, 'malformed')}")
@@ -351,49 +374,18 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     # each rounded count is within c * 2**-(q+1) of the true one, so the totals agree as well
     if q > 0 and abs(total - n) << (q + 1) > n:
         raise CorruptDataError(f"field 'freq': model counts sum to {total}, inconsistent with n={n}")
-    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
     if total >= RANS_MAX_TOTAL:
         raise CorruptDataError("field 'freq': counts too large for field 'pb'")
-    out = alloc_tokens(n)
-    # hist (zeros): the kernel counts each decoded symbol
-    sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-    freqs = _frequencies(model_counts, total, pb)
-    status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
-    if status != _k.OK:
-        raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
-    if not _km.histogram_matches(hist, codes, q):  # (_check_histogram, in one pass)
-        raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
-    return out
-
+    freqs[:] = _frequencies(model_counts, total, pb)
 
 
 def _frequencies(counts: np.ndarray, total: int, pb: int) -> np.ndarray:
-    """:func:`_normalize` of int64 ``counts`` summing to ``total``, its floors in one kernel
-    pass (``_kernels.ransmodel.normalize_counts``), then the shortfall, one each to the largest
-    remainders (ties to the lower index: the keys are distinct), chosen by a partition."""
-    k = counts.shape[0]
-    freqs = np.empty(k, dtype=np.int64)
-    short = int(_km.normalize_counts(counts, total, pb, freqs))
-    if short <= 0:
-        return freqs
-    if short >= k:  # (only when the preconditions fail: _normalize's order[:short] takes every index)
-        freqs += 1
-        return freqs
-    spare = (1 << pb) - k
-    if k <= _SHORTFALL_SORT_MAX_K:  # (the negated remainders' stable order: ties to the lower index)
-        rem = counts * spare
-        np.remainder(rem, total, out=rem)
-        np.negative(rem, out=rem)
-        freqs[rem.argsort(kind="stable")[:short]] += 1
-        return freqs
-    keys = (counts * spare) % total * k + np.arange(k - 1, -1, -1, dtype=np.int64)
-    freqs[np.argpartition(keys, k - short)[k - short:]] += 1
+    """:func:`_normalize` of int64 ``counts`` summing to ``total`` in one kernel pass
+    (``_kernels.ransfreq.normalized_frequencies``: the floors, then the shortfall one each to
+    the largest remainders, ties to the lower index, chosen by a heap)."""
+    freqs = np.empty(counts.shape[0], dtype=np.int64)
+    _kf.normalized_frequencies(counts, total, pb, freqs)
     return freqs
-
-
-#: :func:`_frequencies` sorts up to this many symbols' remainders (three in-place numpy calls and
-#: a sort: 4 us less than the keys and their partition on a short stream), else partitions keys
-_SHORTFALL_SORT_MAX_K = 4096
 
 
 def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:
