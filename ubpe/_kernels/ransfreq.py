@@ -14,8 +14,8 @@ import numpy as np
 
 from . import njit
 from .alloc import empty
-from .entropy import OK, table_decode
-from .ransmodel import dequantize_codes, normalize_counts
+from .entropy import OK, rans_decode, table_decode
+from .ransmodel import dequantize_codes, histogram_matches, normalize_counts
 
 #: :func:`rans_model`'s status when the counts are refused (the caller's step-by-step path says why).
 ERR_MODEL = 1
@@ -93,4 +93,42 @@ def rans_model(buf, vocab_size, q, n, pb, max_total, ids, codes, counts, freqs):
     if total >= max_total:
         return ERR_MODEL
     normalized_frequencies(counts, total, pb, freqs)
+    return OK
+
+
+#: :func:`rans_decode_stream`'s status for a payload refused by ``entropy.rans_decode``:
+#: ``ERR_PAYLOAD - status`` (``rans_decode``'s statuses are negative).
+ERR_PAYLOAD = 100
+
+#: :func:`rans_decode_stream`'s status when the decoded counts disagree with the stored codes.
+ERR_HISTOGRAM = 200
+
+
+@njit(cache=True, nogil=True)
+def rans_decode_stream(buf, words, vocab_size, q, n, pb, max_total, model, out, sym):
+    """A whole rANS stream in one call: :func:`rans_model` from the ``freq`` bytes ``buf`` into
+    the rows of ``model`` (int64 ``(5, k)``, zero-filled: ids, codes, counts, histogram,
+    frequencies), then ``entropy.rans_decode`` of ``words`` (uint32) into ``out`` (int32, ``n``
+    tokens; ``sym``: its slot table, ``2**pb`` entries of uint16 or int32 holding ``k - 1``), then
+    the decoded histogram checked against the codes (``ransmodel.histogram_matches``). Returns
+    OK, :func:`rans_model`'s refusal (a negative table status or ERR_MODEL), ``ERR_PAYLOAD -
+    status`` for ``rans_decode``'s, or ERR_HISTOGRAM. Preconditions: those of
+    :func:`rans_model` and ``rans_decode``; ``vocab_size <= 2**31``."""
+    ids = model[0]
+    codes = model[1]
+    counts = model[2]
+    hist = model[3]
+    freqs = model[4]
+    status = rans_model(buf, vocab_size, q, n, pb, max_total, ids, codes, counts, freqs)
+    if status != OK:
+        return status
+    k = ids.shape[0]
+    ids32 = empty(k, np.int32)
+    for i in range(k):
+        ids32[i] = ids[i]
+    status = rans_decode(words, freqs, ids32, pb, out, hist, sym)
+    if status != OK:
+        return ERR_PAYLOAD - status
+    if not histogram_matches(hist, codes, q):
+        return ERR_HISTOGRAM
     return OK

@@ -339,24 +339,34 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
         raise CorruptDataError(
             f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
         )
-    model = np.zeros((5, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
-    ids, codes, model_counts, hist, freqs = model[0], model[1], model[2], model[3], model[4]
-    # the table, the counts and their checks, the frequencies: one kernel call (_model_steps
-    # again, step by step, says why when it refuses them)
-    if _kf.rans_model(np.frombuffer(freq, dtype=np.uint8), vocab_size, q, n, pb, RANS_MAX_TOTAL,
-                      ids, codes, model_counts, freqs) != _k.OK:
-        _model_steps(freq, vocab_size, q, n, pb, ids, codes, model_counts, freqs)
+    model = np.zeros((5, k), dtype=np.int64)  # (ids, codes, counts, histogram, frequencies: one allocation)
     words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
-    out = alloc_tokens(n)
-    # hist (zeros): the kernel counts each decoded symbol
+    try:
+        out = alloc_tokens(n)
+    except CorruptDataError:
+        _model_steps(freq, vocab_size, q, n, pb, *model[[0, 1, 2, 4]])  # (a refused table is reported first)
+        raise
     sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-    status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
-    if status != _k.OK:
-        raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
-    if not _km.histogram_matches(hist, codes, q):  # (_check_histogram, in one pass)
+    # the table, the counts and their checks, the frequencies, the tokens and their histogram's
+    # check: one kernel call (the model refused: _model_steps again, step by step, says why)
+    status = _kf.rans_decode_stream(np.frombuffer(freq, dtype=np.uint8), words, vocab_size, q, n, pb,
+                                    RANS_MAX_TOTAL, model, out, sym)
+    if status == _k.OK:
+        return out
+    if status <= _kf.ERR_MODEL:
+        ids, codes, model_counts, hist, freqs = model
+        _model_steps(freq, vocab_size, q, n, pb, ids, codes, model_counts, freqs)
+        hist[:] = 0  # (never reached: tests hold the steps to refuse what the kernel refuses)
+        status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
+        if status == _k.OK:
+            status = _k.OK if _km.histogram_matches(hist, codes, q) else _kf.ERR_HISTOGRAM
+        else:
+            status = _kf.ERR_PAYLOAD - status
+        if status == _k.OK:
+            return out
+    if status == _kf.ERR_HISTOGRAM:  # (_check_histogram, in one pass)
         raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
-    return out
-
+    raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(_kf.ERR_PAYLOAD - status, 'malformed')}")
 
 
 def _model_steps(freq: bytes, vocab_size: int, q: int, n: int, pb: int, ids: np.ndarray, codes: np.ndarray,
