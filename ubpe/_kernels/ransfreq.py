@@ -1,11 +1,12 @@
-"""Numba kernels for the rANS decoder's model in one call (ubpe.coders.rans.decode): the table of
-used symbols and count codes parsed, the codes dequantised and checked against the token count,
-and the frequencies normalised with their shortfall given out, instead of three kernel calls and
-the shortfall's half-dozen numpy calls (on a 1 000-token stream those calls' fixed cost was most
+"""Numba kernel for the rANS decoder's frequencies (ubpe.coders.rans._frequencies): the shortfall
+of the normalised counts given out one each to the largest remainders, by a heap, instead of the
+half-dozen numpy calls of a stable sort (on a 1 000-token stream those calls' fixed cost was most
 of the model's time).
 
-Each kernel computes exactly the integers of the numpy definitions in ``ubpe.coders.rans``
-(``_normalize``); tests/test_decode_kernels.py holds them equal.
+It computes exactly the integers of the numpy definition ``ubpe.coders.rans._normalize``;
+tests/test_decode_kernels.py holds them equal. It calls no other kernel: a kernel that calls
+another compiles the callee's code again (about 0.8 s of the first call for a wrapper of this
+one and ``ransmodel``'s two).
 """
 
 from __future__ import annotations
@@ -13,32 +14,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import njit
-from .alloc import empty
-from .entropy import OK, rans_decode, table_decode
-from .ransmodel import dequantize_codes, histogram_matches, normalize_counts
-
-#: :func:`rans_model`'s status when the counts are refused (the caller's step-by-step path says why).
-ERR_MODEL = 1
 
 
 @njit(cache=True, nogil=True)
-def normalized_frequencies(counts, total, pb, freqs):
-    """``ubpe.coders.rans._normalize`` of int64 ``counts`` summing to ``total`` into ``freqs``
-    (int64, same length): the floors of :func:`normalize_counts`, then the shortfall, one each
-    to the largest remainders ``c * (M - k) mod total`` (``M = 2**pb``), ties to the lower
-    index, chosen by a min-heap of the ``shortfall`` best keys ``remainder * k + (k - 1 - i)``
-    (distinct: O(k log k) whatever the counts). Returns the shortfall. Preconditions:
-    ``total >= 1`` the counts' sum, ``k <= M``, ``total * M < 2**62``."""
+def give_shortfall(counts, total, pb, short, freqs, heap):
+    """Add 1 to ``freqs[i]`` (int64, length k) for the ``short`` indices of the largest
+    remainders ``counts[i] * (M - k) mod total`` (``M = 2**pb``), ties to the lower index:
+    ``ransmodel.normalize_counts``' floors then become ``_normalize``'s frequencies. The
+    ``short`` best keys ``remainder * k + (k - 1 - i)`` (distinct) are kept in the min-heap
+    ``heap`` (int64 scratch, at least ``short`` entries): O(k log k) whatever the counts.
+    Preconditions: ``0 < short < k``, ``total >= 1`` the counts' sum, ``k <= M``,
+    ``total * M < 2**62``."""
     k = counts.shape[0]
-    short = normalize_counts(counts, total, pb, freqs)
-    if short <= 0:
-        return short
-    if short >= k:  # (only when the preconditions fail: _normalize's order[:short] takes every index)
-        for i in range(k):
-            freqs[i] += 1
-        return short
     spare = (np.int64(1) << pb) - k
-    heap = empty(short, np.int64)  # a min-heap: heap[0] the smallest key kept
     for i in range(k):
         key = (counts[i] * spare) % total * k + (k - 1 - i)
         if i < short:  # sift up
@@ -50,7 +38,7 @@ def normalized_frequencies(counts, total, pb, freqs):
                 heap[j] = heap[parent]
                 j = parent
             heap[j] = key
-        elif key > heap[0]:  # replace the smallest, sift down
+        elif key > heap[0]:  # replace the smallest kept, sift down
             j = 0
             while True:
                 c = 2 * j + 1
@@ -65,70 +53,3 @@ def normalized_frequencies(counts, total, pb, freqs):
             heap[j] = key
     for j in range(short):
         freqs[k - 1 - heap[j] % k] += 1
-    return short
-
-
-@njit(cache=True, nogil=True)
-def rans_model(buf, vocab_size, q, n, pb, max_total, ids, codes, counts, freqs):
-    """A rANS stream's model from its ``freq`` bytes (``buf``, uint8): ``ids`` and ``codes``
-    (int64, length k) as ``entropy.table_decode`` parses them, ``counts`` the codes dequantised
-    (``ransmodel.dequantize_codes``) and ``freqs`` (int64, length k) their
-    :func:`normalized_frequencies` at ``2**pb``. Returns OK, a negative ``table_decode`` status,
-    or ERR_MODEL when ``ubpe.coders.rans.decode`` refuses the counts: a code too large for
-    ``q``, counts summing to other than ``n`` (``q = 0``) or inconsistent with it (``q > 0``:
-    ``|total - n| * 2**(q+1) > n``), or a total of ``max_total`` or more. Preconditions:
-    ``1 <= k <= vocab_size``, ``0 <= q <= 40``, ``n >= 0``, ``k <= 2**pb``, ``max_total *
-    2**pb <= 2**62``."""
-    status = table_decode(buf, vocab_size, ids, codes)
-    if status != OK:
-        return status
-    total = dequantize_codes(codes, q, counts)
-    if total == -1:
-        return ERR_MODEL
-    if q == 0:
-        if total != n:
-            return ERR_MODEL
-    elif total < 0 or (total - n if total >= n else n - total) > (n >> (q + 1)):
-        return ERR_MODEL  # (|total - n| << (q + 1) > n, without the shift's overflow)
-    if total >= max_total:
-        return ERR_MODEL
-    normalized_frequencies(counts, total, pb, freqs)
-    return OK
-
-
-#: :func:`rans_decode_stream`'s status for a payload refused by ``entropy.rans_decode``:
-#: ``ERR_PAYLOAD - status`` (``rans_decode``'s statuses are negative).
-ERR_PAYLOAD = 100
-
-#: :func:`rans_decode_stream`'s status when the decoded counts disagree with the stored codes.
-ERR_HISTOGRAM = 200
-
-
-@njit(cache=True, nogil=True)
-def rans_decode_stream(buf, words, vocab_size, q, n, pb, max_total, model, out, sym):
-    """A whole rANS stream in one call: :func:`rans_model` from the ``freq`` bytes ``buf`` into
-    the rows of ``model`` (int64 ``(5, k)``, zero-filled: ids, codes, counts, histogram,
-    frequencies), then ``entropy.rans_decode`` of ``words`` (uint32) into ``out`` (int32, ``n``
-    tokens; ``sym``: its slot table, ``2**pb`` entries of uint16 or int32 holding ``k - 1``), then
-    the decoded histogram checked against the codes (``ransmodel.histogram_matches``). Returns
-    OK, :func:`rans_model`'s refusal (a negative table status or ERR_MODEL), ``ERR_PAYLOAD -
-    status`` for ``rans_decode``'s, or ERR_HISTOGRAM. Preconditions: those of
-    :func:`rans_model` and ``rans_decode``; ``vocab_size <= 2**31``."""
-    ids = model[0]
-    codes = model[1]
-    counts = model[2]
-    hist = model[3]
-    freqs = model[4]
-    status = rans_model(buf, vocab_size, q, n, pb, max_total, ids, codes, counts, freqs)
-    if status != OK:
-        return status
-    k = ids.shape[0]
-    ids32 = empty(k, np.int32)
-    for i in range(k):
-        ids32[i] = ids[i]
-    status = rans_decode(words, freqs, ids32, pb, out, hist, sym)
-    if status != OK:
-        return ERR_PAYLOAD - status
-    if not histogram_matches(hist, codes, q):
-        return ERR_HISTOGRAM
-    return OK

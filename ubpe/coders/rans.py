@@ -339,40 +339,8 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
         raise CorruptDataError(
             f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
         )
-    model = np.zeros((5, k), dtype=np.int64)  # (ids, codes, counts, histogram, frequencies: one allocation)
-    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
-    try:
-        out = alloc_tokens(n)
-    except CorruptDataError:
-        _model_steps(freq, vocab_size, q, n, pb, *model[[0, 1, 2, 4]])  # (a refused table is reported first)
-        raise
-    sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-    # the table, the counts and their checks, the frequencies, the tokens and their histogram's
-    # check: one kernel call (the model refused: _model_steps again, step by step, says why)
-    status = _kf.rans_decode_stream(np.frombuffer(freq, dtype=np.uint8), words, vocab_size, q, n, pb,
-                                    RANS_MAX_TOTAL, model, out, sym)
-    if status == _k.OK:
-        return out
-    if status <= _kf.ERR_MODEL:
-        ids, codes, model_counts, hist, freqs = model
-        _model_steps(freq, vocab_size, q, n, pb, ids, codes, model_counts, freqs)
-        hist[:] = 0  # (never reached: tests hold the steps to refuse what the kernel refuses)
-        status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
-        if status == _k.OK:
-            status = _k.OK if _km.histogram_matches(hist, codes, q) else _kf.ERR_HISTOGRAM
-        else:
-            status = _kf.ERR_PAYLOAD - status
-        if status == _k.OK:
-            return out
-    if status == _kf.ERR_HISTOGRAM:  # (_check_histogram, in one pass)
-        raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
-    raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(_kf.ERR_PAYLOAD - status, 'malformed')}")
-
-
-def _model_steps(freq: bytes, vocab_size: int, q: int, n: int, pb: int, ids: np.ndarray, codes: np.ndarray,
-                 model_counts: np.ndarray, freqs: np.ndarray) -> None:
-    """What ``_kf.rans_model`` computes, step by step, each refusal with its message (run when
-    the kernel refuses the model, to say why)."""
+    model = np.zeros((5, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
+    ids, codes, model_counts, hist, freqs = model[0], model[1], model[2], model[3], model[4]
     status = _k.table_decode(np.frombuffer(freq, dtype=np.uint8), vocab_size, ids, codes)
     if status != _k.OK:
         raise CorruptDataError(f"field 'freq': {TABLE_ERRORS.get(status, 'malformed')}")
@@ -386,15 +354,34 @@ def _model_steps(freq: bytes, vocab_size: int, q: int, n: int, pb: int, ids: np.
         raise CorruptDataError(f"field 'freq': model counts sum to {total}, inconsistent with n={n}")
     if total >= RANS_MAX_TOTAL:
         raise CorruptDataError("field 'freq': counts too large for field 'pb'")
-    freqs[:] = _frequencies(model_counts, total, pb)
+    _frequencies(model_counts, total, pb, freqs)
+    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
+    out = alloc_tokens(n)
+    # hist (zeros): the kernel counts each decoded symbol
+    sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
+    status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
+    if status != _k.OK:
+        raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
+    if not _km.histogram_matches(hist, codes, q):  # (_check_histogram, in one pass)
+        raise CorruptDataError("field 'payload': decoded counts disagree with field 'freq'")
+    return out
 
 
-def _frequencies(counts: np.ndarray, total: int, pb: int) -> np.ndarray:
-    """:func:`_normalize` of int64 ``counts`` summing to ``total`` in one kernel pass
-    (``_kernels.ransfreq.normalized_frequencies``: the floors, then the shortfall one each to
-    the largest remainders, ties to the lower index, chosen by a heap)."""
-    freqs = np.empty(counts.shape[0], dtype=np.int64)
-    _kf.normalized_frequencies(counts, total, pb, freqs)
+def _frequencies(counts: np.ndarray, total: int, pb: int, freqs: np.ndarray | None = None) -> np.ndarray:
+    """:func:`_normalize` of int64 ``counts`` summing to ``total`` (into ``freqs`` when given):
+    its floors in one kernel pass (``_kernels.ransmodel.normalize_counts``), then the shortfall,
+    one each to the largest remainders, ties to the lower index (``_kernels.ransfreq.give_shortfall``:
+    a heap of the distinct keys)."""
+    k = counts.shape[0]
+    if freqs is None:
+        freqs = np.empty(k, dtype=np.int64)
+    short = int(_km.normalize_counts(counts, total, pb, freqs))
+    if short <= 0:
+        return freqs
+    if short >= k:  # (only when the preconditions fail: _normalize's order[:short] takes every index)
+        freqs += 1
+        return freqs
+    _kf.give_shortfall(counts, total, pb, short, freqs, np.empty(short, dtype=np.int64))
     return freqs
 
 
