@@ -2,7 +2,9 @@
 run in its own subprocess with its own venv, alternated round by round, best of the rounds.
 
     nice -n 5 python benchmarks/bench_decode_vs_checkout.py /work/main [--rounds 5]
-        [--floats /tmp/float-data] [--names obspy-seism obspy-lmow ...] [--ecg N]
+        [--floats /tmp/float-data] [--names obspy-seism obspy-lmow ...] [--ecg N] [--level L]
+
+``--level``: the level the series are compressed at (default 1).
 
 Series: ``NAME.npy`` in ``--floats`` (as ``benchmarks/float_data.py`` writes them) and the
 first ``--ecg`` samples of MIT-BIH record 208 (``UBPE_DATA``/ecg, an integer signal: the
@@ -23,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 
-def child(tree: str, files: list[str], ecg: int) -> None:
+def child(tree: str, files: list[str], ecg: int, level: int = 1) -> None:
     """In the checkout ``tree``'s venv: print {name: [values, bytes, best us a call]}."""
     sys.path.insert(0, tree)
     import numpy as np
@@ -36,7 +38,7 @@ def child(tree: str, files: list[str], ecg: int) -> None:
         series[f"ecg-{ecg}"] = np.load(folder / "ecg" / "mitbih_208.npy")[:ecg]
     out = {}
     for name, x in series.items():
-        data = ubpe.compress(x, level=1)
+        data = ubpe.compress(x, level=level)
         assert ubpe.decompress(data).tobytes() == x.tobytes()
         calls = max(20, 20000 // x.size)
         for _ in range(calls):
@@ -59,11 +61,12 @@ def main() -> int:
     ap.add_argument("--names", nargs="+", default=["obspy-seism", "obspy-lmow", "obspy-pitsa-noise",
                                                    "basicmotions-acc-x", "obspy-karc-lhz"])
     ap.add_argument("--ecg", type=int, default=5000)
+    ap.add_argument("--level", type=int, default=1)
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     files = [str(args.floats / f"{n}.npy") for n in args.names]
     if args.child:
-        child(args.child[0], files, int(args.child[1]))
+        child(args.child[0], files, int(args.child[1]), args.level)
         return 0
     trees = {"other": Path(args.other).resolve(), "this": HERE}
     best: dict[tuple[str, str], list] = {}
@@ -71,7 +74,7 @@ def main() -> int:
         for label, tree in trees.items():
             cmd = [str(tree / ".venv" / "bin" / "python"), str(Path(__file__).resolve()), str(args.other),
                    "--floats", str(args.floats), "--names", *args.names, "--ecg", str(args.ecg),
-                   "--child", str(tree), str(args.ecg)]
+                   "--level", str(args.level), "--child", str(tree), str(args.ecg)]
             res = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, cwd="/tmp").stdout)
             for name, row in res.items():
                 if (name, label) not in best or row[2] < best[(name, label)][2]:

@@ -64,7 +64,7 @@ def test_normalized_frequencies_equal_the_numpy_definition(data, pb):
 
 @pytest.mark.parametrize("k", [4096, 4097, 9000])
 def test_normalized_frequencies_of_many_symbols_equal_the_numpy_definition(k):
-    # (the shortfall of more than 4096 symbols goes by a partition of keys, fewer by a sort)
+    # (the heap of the shortfall's keys, many symbols)
     counts = np.random.default_rng(k).integers(0, 50, k).astype(np.int64)
     counts[0] += 1
     freqs = R._frequencies(counts, int(counts.sum()), 16)

@@ -626,6 +626,8 @@ def rans_decode(words, freqs, ids, total_bits, out, hist, sym):
     if acc != m:  # every slot written exactly once, with a symbol < k
         return ERR_RANGE
     bshift = imax(total_bits - RANS_BUCKET_BITS, 0)
+    if out.shape[0] < m >> bshift:  # fewer tokens than buckets: filling them costs more than they save
+        bshift = total_bits  # (one bucket, whole only for k = 1: every token takes the exact path)
     nb = m >> bshift
     last = (1 << bshift) - 1
     bucket = zeros(nb, np.uint64)

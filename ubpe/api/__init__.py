@@ -497,7 +497,8 @@ def decompress(data: bytes | bytearray | memoryview, *, tokenizer: Tokenizer | M
         raise TypeError(f"tokenizer must be a ubpe.Tokenizer or a ubpe.Model, got {type(tokenizer).__name__}")
     if part and not p.shape:
         raise ValueError("start= and stop= select frames (axis 0); this container holds a 0-d array")
-    lo, hi = reader.frame_range(start, stop, p.shape[0]) if p.shape else (0, 0)
+    # (no range asked: every frame, without slice's arithmetic)
+    lo, hi = reader.frame_range(start, stop, p.shape[0]) if part else (0, p.shape[0] if p.shape else 0)
     if part:
         if p.block:  # the blocks holding the frames are decoded whole
             decoded = min(-(-hi // p.block) * p.block, p.frames) - (lo // p.block) * p.block if hi > lo else 0

@@ -183,8 +183,10 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     (after the float stage's inverse, when there is one); None for any other stream (then
     decoded stage by stage, as the same values)."""
     if (esc is not None or s.expansion is not None or s.a == 0 or not chain
-            or not isinstance(stream, dict) or stream.get("coder") != "mag" or stream.get("n") != n or n == 0):
+            or not isinstance(stream, dict) or stream.get("n") != n or n == 0):
         return None
+    if stream.get("coder") != "mag":
+        return _fused_lpc_tokens(s, stream, chain, n, channels, native)
     last = chain[-1]
     if last["stage"] == "delta" and len(chain) == 1 and last["order"] in lpc.DELTA_AS_LPC:
         # delta order 1 or 2 is an LPC of fixed coefficients, one block per channel: sample 0
@@ -218,6 +220,47 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, chain[0]["width"], parsed)
     with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
         return frontend.inverse(values.reshape(channels, -1), chain[:1], native)
+
+
+def _fused_lpc_tokens(s: Shared, stream: dict, chain: list[dict], n: int, channels: int,
+                      native: np.dtype) -> np.ndarray | None:
+    """:func:`_fused_values` of a stream of another coder than "mag" (not a text coder) behind
+    one LPC stage, alone or after one float stage of :data:`_FUSED_FLOAT_STAGES` (level 1's
+    short float series, their tokens coded by "rans"): the tokens decoded, their values taken
+    as int64 and the LPC inverted on them in place (:func:`ubpe.frontend.lpc.reconstruct_rows`),
+    then the float stage's inverse; the values stage by stage gives, without the narrow
+    dtype's copies and casts between the stages. None for any other chain."""
+    coder = stream.get("coder")
+    last = chain[-1]
+    if not isinstance(coder, str) or coder in _TEXT_CODERS or last["stage"] != "lpc" or len(chain) > 2:
+        return None
+    fused = lpc.fused_params(last)  # (checked by parse_chain)
+    if fused is None:
+        return None
+    parsed, unsigned = fused
+    if len(chain) == 2 and (chain[0]["stage"] not in _FUSED_FLOAT_STAGES or unsigned != SIGNED):
+        return None
+    tokens = coders.decode_stream(stream, max(s.vocab, 1), max_count=n)
+    if tokens.shape[0] != n:
+        raise CorruptDataError(f"stream: the tokens expand to {tokens.shape[0]} values, the shape declares {n}")
+    values = s.values.to_values(tokens, _INT64)  # (a fresh array: ids.astype or np.take)
+    rows = values.reshape(channels, -1)
+    if len(chain) == 1:
+        coded = SIGNED_OF_WIDTH[native.itemsize]  # the lpc stage's output: the signed dtype of the width
+        lpc.reconstruct_rows(rows, parsed, 8 * coded.itemsize)
+        out = values.astype(coded)  # exact: every sample is wrapped to the width already
+        if unsigned == UNSIGNED:
+            out = signed_bits(out, UNSIGNED)  # undo the offset of unsigned input
+        return out if out.dtype == native else out.view(native)
+    # the float stage's output (the lpc stage's input) is the signed integer of its checked
+    # "width": the int64 reconstruction holds exactly those values
+    lpc.reconstruct_rows(rows, parsed, chain[0]["width"])
+    dtypes = frontend.chain_dtypes(chain, native)[:2]  # (found by parse_chain)
+    with np.errstate(over="ignore", invalid="ignore"):  # a corrupt quantizer: the CRC decides
+        return frontend.inverse(rows, chain[:1], native, dtypes)
+
+
+_INT64 = np.dtype(np.int64)
 
 
 def _fused_ranks(s: Shared, stream: dict, chain: list[dict], n: int, channels: int,

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._kernels import entropy as _k
+from .._kernels import ransfreq as _kf
 from .._kernels import ransmodel as _km
 from ..errors import CorruptDataError
 from ..format.bits import TABLE_ERRORS
@@ -338,8 +339,8 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
         raise CorruptDataError(
             f"field 'payload' has {len(payload) // 4} words, more than n={n} tokens can need"
         )
-    model = np.zeros((4, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
-    ids, codes, model_counts, hist = model[0], model[1], model[2], model[3]
+    model = np.zeros((5, k), dtype=np.int64)  # (one allocation: rows are C-contiguous arrays)
+    ids, codes, model_counts, hist, freqs = model[0], model[1], model[2], model[3], model[4]
     status = _k.table_decode(np.frombuffer(freq, dtype=np.uint8), vocab_size, ids, codes)
     if status != _k.OK:
         raise CorruptDataError(f"field 'freq': {TABLE_ERRORS.get(status, 'malformed')}")
@@ -351,13 +352,13 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     # each rounded count is within c * 2**-(q+1) of the true one, so the totals agree as well
     if q > 0 and abs(total - n) << (q + 1) > n:
         raise CorruptDataError(f"field 'freq': model counts sum to {total}, inconsistent with n={n}")
-    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
     if total >= RANS_MAX_TOTAL:
         raise CorruptDataError("field 'freq': counts too large for field 'pb'")
+    _frequencies(model_counts, total, pb, freqs)
+    words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
     out = alloc_tokens(n)
     # hist (zeros): the kernel counts each decoded symbol
     sym = np.empty(1 << pb, dtype=np.uint16 if k <= 1 << 16 else np.int32)  # slot -> symbol
-    freqs = _frequencies(model_counts, total, pb)
     status = _k.rans_decode(words, freqs, ids.astype(np.int32), pb, out, hist, sym)
     if status != _k.OK:
         raise CorruptDataError(f"field 'payload': {_RANS_ERRORS.get(status, 'malformed')}")
@@ -366,34 +367,22 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
     return out
 
 
-
-def _frequencies(counts: np.ndarray, total: int, pb: int) -> np.ndarray:
-    """:func:`_normalize` of int64 ``counts`` summing to ``total``, its floors in one kernel
-    pass (``_kernels.ransmodel.normalize_counts``), then the shortfall, one each to the largest
-    remainders (ties to the lower index: the keys are distinct), chosen by a partition."""
+def _frequencies(counts: np.ndarray, total: int, pb: int, freqs: np.ndarray | None = None) -> np.ndarray:
+    """:func:`_normalize` of int64 ``counts`` summing to ``total`` (into ``freqs`` when given):
+    its floors in one kernel pass (``_kernels.ransmodel.normalize_counts``), then the shortfall,
+    one each to the largest remainders, ties to the lower index (``_kernels.ransfreq.give_shortfall``:
+    a heap of the distinct keys)."""
     k = counts.shape[0]
-    freqs = np.empty(k, dtype=np.int64)
+    if freqs is None:
+        freqs = np.empty(k, dtype=np.int64)
     short = int(_km.normalize_counts(counts, total, pb, freqs))
     if short <= 0:
         return freqs
     if short >= k:  # (only when the preconditions fail: _normalize's order[:short] takes every index)
         freqs += 1
         return freqs
-    spare = (1 << pb) - k
-    if k <= _SHORTFALL_SORT_MAX_K:  # (the negated remainders' stable order: ties to the lower index)
-        rem = counts * spare
-        np.remainder(rem, total, out=rem)
-        np.negative(rem, out=rem)
-        freqs[rem.argsort(kind="stable")[:short]] += 1
-        return freqs
-    keys = (counts * spare) % total * k + np.arange(k - 1, -1, -1, dtype=np.int64)
-    freqs[np.argpartition(keys, k - short)[k - short:]] += 1
+    _kf.give_shortfall(counts, total, pb, short, freqs, np.empty(short, dtype=np.int64))
     return freqs
-
-
-#: :func:`_frequencies` sorts up to this many symbols' remainders (three in-place numpy calls and
-#: a sort: 4 us less than the keys and their partition on a short stream), else partitions keys
-_SHORTFALL_SORT_MAX_K = 4096
 
 
 def _check_histogram(hist: np.ndarray, codes: np.ndarray, q: int) -> None:

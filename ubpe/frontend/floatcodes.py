@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._kernels import floats as _k
+from .._kernels import floatulps as _ku
 from .._validate import expect_map, field_bytes, field_int, short
 from ..errors import CorruptDataError
 from ..format.bits import pack_varints, read_varints
@@ -382,6 +383,8 @@ class FloatDecimalStage(Stage):
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         channels, frames = y.shape
         dtype = _FLOAT[params["bits"]]
+        if "shifts" not in params and "fine" not in params and "adj" in params and params["bits"] != 16:
+            return self._ulps_inverse(y, params, channels, frames, dtype)
         if "shifts" not in params and "fine" not in params:
             # no low bits: numpy's conversion and division (IEEE, round to nearest: the
             # kernel's arithmetic) cost less than the kernel's call on short channels
@@ -404,6 +407,28 @@ class FloatDecimalStage(Stage):
                            divide, scale, out)
         with np.errstate(over="ignore", invalid="ignore"):
             return self._adjusted(out, params, channels, frames, dtype)
+
+    @staticmethod
+    def _ulps_inverse(y: np.ndarray, params: dict[str, Any], channels: int, frames: int, dtype: np.dtype
+                      ) -> np.ndarray:
+        """:meth:`inverse` of integers ``y`` ``(C, F)`` with ulp adjustments (``adj`` without
+        ``fine`` or ``shifts``) into float32 or float64 ``dtype``: the division (or product), the
+        rounding and the adjustments in one kernel pass (``_kernels.floatulps``), the same bits."""
+        divide = np.empty(channels, dtype=np.bool_)
+        scale = np.empty(channels, dtype=np.float64)
+        for c, base in enumerate(params["base"]):
+            divide[c], scale[c] = _base_scale(base)
+        n = channels * frames
+        try:
+            tokens = _coders.decode_stream(params["adj"], params["adjv"], max_count=n)
+        except CorruptDataError as e:
+            raise CorruptDataError(f"front: floatdec: 'adj': {e}") from None
+        if tokens.shape[0] != n:  # (checked by check: its n is channels * frames)
+            raise CorruptDataError(f"front: floatdec: 'adj' holds {tokens.shape[0]} adjustments for {n} values")
+        floats = np.empty((channels, frames), dtype=dtype)
+        _ku.decimal_ulps(np.ascontiguousarray(y, dtype=np.int64), divide, scale, tokens.astype(np.int32, copy=False),
+                         floats, floats.view(_UINT[dtype.itemsize]))
+        return _patch(floats, params, "front: floatdec")
 
     @staticmethod
     def _adjusted(out: np.ndarray, params: dict[str, Any], channels: int, frames: int, dtype: np.dtype) -> np.ndarray:

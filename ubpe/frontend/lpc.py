@@ -552,6 +552,17 @@ def fused_params(entry: dict) -> tuple[list[tuple[int, np.ndarray, np.ndarray, n
     return (parsed, modes.pop()) if len(modes) == 1 else None
 
 
+def reconstruct_rows(rows: np.ndarray, parsed: list, bits: int) -> None:
+    """Invert the stage in place on int64 residuals ``rows`` ``(C, F)`` (C-contiguous; any
+    integers congruent to the residuals modulo ``2**bits``) of a checked entry: ``parsed`` its
+    channels as :func:`fused_params` gives them (one per row, checked for ``F`` frames), each
+    reconstruction wrapped to a signed integer of ``bits`` bits (the kernel's arithmetic is
+    modulo ``2**64``, so wrapped residuals give the same samples)."""
+    for c, (block, orders, shifts, coefs) in enumerate(parsed):
+        row = rows[c]
+        _k.lpc_filter(row, block, orders, shifts, coefs, 64 - bits, True, row)  # in place
+
+
 #: Delta orders as the LPC a fused decoder runs (shift 0; coefficients of lags 1, 2, ...): order
 #: 1 predicts x[i-1], order 2 2 x[i-1] - x[i-2], and the kernel's first samples (0 as is, 1
 #: predicted by sample 0) are those of the running sums. (Order 3 differs at sample 2.)
