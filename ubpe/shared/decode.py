@@ -16,6 +16,7 @@ from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bo
 from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import V4_OWN, parse_predictor, with_predictor
+from .v5 import HEAD_COLD, HEAD_COUNT, HEAD_EXTRAS, X_CODE, X_DTYPE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL, check_code, parse_code
 
 
 def is_window(data: Any) -> bool:
@@ -25,9 +26,11 @@ def is_window(data: Any) -> bool:
 
 def _window_fields(data: bytes) -> list:
     """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
-    crc, source (None when absent, else checked), own (version 4: the window's own predictor
-    ``(shift, coefs)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
-    for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold."""
+    crc, source (None when absent, else checked), own (from version 4: the window's own predictor
+    ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode, center,
+    counts)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
+    for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold.
+    Version 5 gives ref ``b""``, and None for the dtype and the count the model gives."""
     from ..format.fields import check_source, data_error
 
     if data[4] >= 2:
@@ -36,10 +39,10 @@ def _window_fields(data: bytes) -> list:
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
     if len(d) == 9:
-        return d + [None, None]
+        return d + [None, None, None]
     if d[9] is None:
         raise CorruptDataError("window: a 10th field (source) is a map, never nil")
-    return d[:9] + [check_source(d[9], data_error), None]
+    return d[:9] + [check_source(d[9], data_error), None, None]
 
 
 def _fields_v2(data: bytes) -> list:
@@ -71,7 +74,27 @@ def _fields_v2(data: bytes) -> list:
             if shift >= 63:
                 raise CorruptDataError("window: a varint longer than 9 bytes")
 
-    if data[4] >= 3:
+    code = None
+    if data[4] >= 5:
+        ref = b""
+        head = take(1)[0]
+        if head & ~(7 | HEAD_COLD | HEAD_COUNT | HEAD_EXTRAS):
+            raise CorruptDataError(f"window: head bits 6 and 7 must be 0, got {head:#x}")
+        index = head & 7
+        n = varint() if head & HEAD_COUNT else None
+        below = None if head & HEAD_COLD else varint()
+        extras = take(1)[0] if head & HEAD_EXTRAS else 0
+        if head & HEAD_EXTRAS and (extras == 0 or extras & ~_X_ALL):
+            raise CorruptDataError(f"window: the extras byte must be a non-empty set of its flags ({_X_ALL:#x}), "
+                                   f"got {extras}")
+        dtype = take(1)[0] if extras & X_DTYPE else None
+        if extras & X_OWN:
+            own = parse_predictor(take, varint)
+        if extras & X_CODE:
+            code = parse_code(take, varint)
+        flags = (_HAS_SHAPE if extras & X_SHAPE else 0) | (_HAS_ESC if extras & X_ESC else 0) | (
+            _HAS_SOURCE if extras & X_SOURCE else 0)
+    elif data[4] >= 3:
         ref = take(REF_BYTES_V3)
         head = take(1)[0]
         count = varint()
@@ -105,8 +128,10 @@ def _fields_v2(data: bytes) -> list:
     if flags & _HAS_SOURCE:
         source = check_source(unpack(take(varint()), "window source"), data_error)
     crc = int.from_bytes(take(4), "little")
-    return [ref, index, flags & 0x0F, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source,
-            own]
+    if data[4] < 5:
+        dtype = flags & 0x0F
+    return [ref, index, dtype, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source,
+            own, code]
 
 
 def _read_varint(data: bytes) -> tuple[int, int]:
@@ -138,12 +163,16 @@ def describe_window(data: Any) -> Any:
 
     data = bytes(data)
     _check_prefix(data)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _ = _window_fields(data)
-    if not isinstance(ref, bytes) or type(n) is not int or n < 1 or not isinstance(rest, bytes):
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _, _ = _window_fields(data)
+    implied = data[4] >= 5 and (n is None or dtype_str is None)
+    if implied:  # (version 5: the model's window length or dtype, which describe does not have)
+        n = n if n is not None else int(np.prod(shape)) if isinstance(shape, list) else 0
+        dtype_str = dtype_str if dtype_str is not None else 0
+    if not isinstance(ref, bytes) or type(n) is not int or (n < 1 and not implied) or not isinstance(rest, bytes):
         raise CorruptDataError("window: malformed fields")
     dtype = _window_dtype(dtype_str)
     dims = tuple(shape) if isinstance(shape, list) else (n,)
-    escapes = int(parse_escapes(esc, n, np.dtype(np.int64))[0].size) if esc is not None else 0
+    escapes = int(parse_escapes(esc, n or len(esc), np.dtype(np.int64))[0].size) if esc is not None else 0
     esc_bytes = len(msgpack.packb(esc, use_bin_type=True)) if esc is not None else 0
     payload = len(msgpack.packb(rest, use_bin_type=True))
     itemsize = dtype.itemsize
@@ -183,8 +212,8 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     data = bytes(data)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own = _window_fields(data)
-    ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own, code = _window_fields(data)
+    ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3 if data[4] < 5 else 0)
     if not isinstance(ref, bytes) or len(ref) != ref_bytes:
         raise CorruptDataError(f"window: the model reference must be {ref_bytes} bytes")
     if model is None:
@@ -195,6 +224,13 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if ref != model.ref[:ref_bytes]:
         raise CorruptDataError(f"this window container references shared model {ref.hex()}..., "
                                f"not the given one ({model.ref.hex()}...)")
+    if data[4] >= 5:  # (the model's dtype and window length unless the window has its own)
+        dtype_str = DTYPES.index(model.dtype.str) if dtype_str is None else dtype_str
+        if n is None:
+            if model.window is None:
+                raise CorruptDataError("window: no count, and the model records no window length "
+                                       "(not the model it was compressed with?)")
+            n = model.window
     if type(index) is not int or not 0 <= index < len(model.variants):
         raise CorruptDataError(f"window: variant {str(index)[:20]} is not one of the model's {len(model.variants)}")
     v = model.variants[index]
@@ -202,6 +238,8 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         if v.values is not None:
             raise CorruptDataError("window: a dense variant cannot take the window's own predictor")
         v = with_predictor(v, *own)
+    if code is not None:  # (version 5: the window's own code in place of the variant's)
+        v = check_code(v, *code)
     dtype = _window_dtype(dtype_str)
     if type(n) is not int or n < 1:
         raise CorruptDataError("window: the value count must be a positive int")
@@ -260,5 +298,6 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         raise CorruptDataError("window: the decoded values do not fit the dtype (damaged bytes)")
     out = x.astype(native)
     if values_crc(dtype, dims, out.astype(native.newbyteorder("<"), copy=False)) != crc:
-        raise CorruptDataError("window: CRC mismatch (damaged bytes)")
+        raise CorruptDataError("window: CRC mismatch (damaged bytes" + (
+            ", or not the model the window was compressed with)" if data[4] >= 5 else ")"))
     return out.astype(dtype).reshape(dims)

@@ -14,6 +14,7 @@ from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _s
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
                     _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
+from .v5 import HEAD_COLD, HEAD_COUNT, HEAD_EXTRAS, X_CODE, X_DTYPE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field, own_code, with_code
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
@@ -73,13 +74,24 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 own[key] = own_predictor((flat - model_v.offset) // model_v.base if model_v.base > 1 else flat)
             if own[key] is not None and _predicts_better(model_v, native, *own[key]):
                 tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
+        if version >= 5:  # the window's own code, coded cold (a window unlike the training windows)
+            for v, field in list(tries):
+                tokens = v.tokens(_chain_forward(v, native.astype(np.int64), restart=True)[v.history.size:])[0]
+                code = own_code(v, tokens)
+                tries.append((with_code(v, *code), (field, code_field(*code))))
         for v, field in tries:
-            for cold in (False, True) if version >= 2 and v.history.size else (False,):
+            own_field, code = field if isinstance(field, tuple) else (field, None)
+            for cold in ((True,) if code is not None else (False, True) if version >= 2 and v.history.size
+                         else (False,)):
                 coded = _variant_bytes(v, native, cold, version)
                 if coded is None:
                     continue
                 skip, rest, esc = coded
-                if version == 1:
+                if version >= 5:
+                    body = bytes([5]) + _body_v5(model, i, arr.dtype, shape, int(arr.size),
+                                                 None if cold else _skip_bound(v) - skip, rest, esc, crc, source,
+                                                 own_field, code)
+                elif version == 1:
                     fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
                     body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
                 elif version >= 3:  # (version 3's bytes when the window keeps its variant's predictor)
@@ -93,7 +105,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                     best = body
     if best is None:
         return None
-    return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)
+    return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)  # (from 3 the body has it)
 
 
 def _predicts_better(v: Variant, values: np.ndarray, shift: int, coefs: np.ndarray) -> bool:
@@ -159,6 +171,31 @@ def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
     return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
+def _body_v5(model: SharedModel, index: int, dtype: np.dtype, shape: list | None, n: int, below: int | None,
+             rest: bytes, esc: bytes | None, crc: int, source: dict | None, own: bytes | None,
+             code: bytes | None) -> bytes:
+    """Version 5's body (docs/format.md, "Window containers"): ``head``, the count unless ``n``
+    is the model's window length, ``below`` (not when cold), the extras byte and its fields when
+    any (a dtype other than the model's, the own predictor, the own code, shape, escapes,
+    source), the CRC, the coder bytes."""
+    extras = ((X_SHAPE if shape is not None else 0) | (X_ESC if esc is not None else 0)
+              | (X_SOURCE if source is not None else 0) | (X_OWN if own is not None else 0)
+              | (X_CODE if code is not None else 0) | (X_DTYPE if dtype != model.dtype else 0))
+    count = n != model.window
+    head = index | (HEAD_COLD if below is None else 0) | (HEAD_COUNT if count else 0) | (HEAD_EXTRAS if extras else 0)
+    out = [bytes([head])]
+    if count:
+        out.append(_varint(n))
+    if below is not None:
+        out.append(_varint(below))
+    if extras:
+        out.append(bytes([extras]))
+    if extras & X_DTYPE:
+        out.append(bytes([DTYPES.index(dtype.str)]))
+    out += [own or b"", code or b""]
+    return b"".join(out + _body_tail(shape, esc, source, crc, rest))
+
+
 def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
                     lossy: bool = False, progress: Any = None, version: int = WINDOW_VERSION) -> bytes:
     """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, ...)``
@@ -166,7 +203,7 @@ def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: di
     :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
     numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
     ``bits``); it keeps ``source``. Never larger than compressing alone. ``version``: the
-    window-container version to write (1 to 4; 1 to 3 only to reproduce old files; from 4 a
+    window-container version to write (1 to 5; 1 to 4 only to reproduce old files; with 4 a
     window that keeps its variant's predictor is written as version 3, the same bytes)."""
     from ..format.fields import argument_error, check_source
 
