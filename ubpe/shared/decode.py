@@ -11,17 +11,37 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError, FormatVersionError
 from ..format.sealed import unpack
-from .chain import _chain_inverse
+from .chain import _chain_inverse, _primer
 from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bound
-from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
+from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import V4_OWN, parse_predictor, with_predictor
-from .v5 import HEAD_COLD, HEAD_COUNT, HEAD_EXTRAS, X_CODE, X_DTYPE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL, check_code, parse_code
+from .v5 import (CRC_BYTES, HEAD_BELOW, HEAD_COLD, HEAD_EXTRAS, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL,
+                 check_code, implied_skip, parse_code)
 
 
 def is_window(data: Any) -> bool:
-    """Whether ``data`` starts as a window container."""
-    return isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == WINDOW_MAGIC
+    """Whether ``data`` starts as a window container (:data:`WINDOW_MAGIC`, or from version 5 a
+    lead byte above ``WINDOW_LEAD | 4``)."""
+    return isinstance(data, (bytes, bytearray, memoryview)) and (
+        bytes(data[:4]) == WINDOW_MAGIC or (len(data) > 0 and data[0] > WINDOW_LEAD | 4))
+
+
+def _long_form(data: bytes) -> bytes:
+    """``data`` with a version-5 lead byte spelt as :data:`WINDOW_MAGIC` and the version byte
+    (the form the parser reads; positions in its errors count from it), checked: a newer
+    version is refused (FormatVersionError), and so is version 5 spelt long."""
+    if data[:4] == WINDOW_MAGIC:
+        if len(data) > 4 and data[4] >= 5:
+            if data[4] > WINDOW_VERSION:
+                raise FormatVersionError("this window container", data[4], WINDOW_VERSION)
+            raise CorruptDataError(f"window: version {data[4]} starts with the one byte {WINDOW_LEAD | data[4]:#x}, "
+                                   "not the 4-byte magic and a version byte")
+        return data
+    version = data[0] - WINDOW_LEAD
+    if version > WINDOW_VERSION:
+        raise FormatVersionError("this window container", version, WINDOW_VERSION)
+    return WINDOW_MAGIC + bytes([version]) + data[1:]
 
 
 def _window_fields(data: bytes) -> list:
@@ -30,7 +50,7 @@ def _window_fields(data: bytes) -> list:
     ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode, center,
     counts)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
     for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold.
-    Version 5 gives ref ``b""``, and None for the dtype and the count the model gives."""
+    Version 5 gives ref ``b""``, skip ``"implied"`` without ``below``, the CRC's low 2 bytes."""
     from ..format.fields import check_source, data_error
 
     if data[4] >= 2:
@@ -78,16 +98,17 @@ def _fields_v2(data: bytes) -> list:
     if data[4] >= 5:
         ref = b""
         head = take(1)[0]
-        if head & ~(7 | HEAD_COLD | HEAD_COUNT | HEAD_EXTRAS):
-            raise CorruptDataError(f"window: head bits 6 and 7 must be 0, got {head:#x}")
+        if head & 0x90 or (head & HEAD_COLD and head & HEAD_BELOW):
+            raise CorruptDataError(f"window: head bits 4 and 7 must be 0, and bits 3 (cold) and 6 (below) not both "
+                                   f"1, got {head:#x}")
         index = head & 7
-        n = varint() if head & HEAD_COUNT else None
-        below = None if head & HEAD_COLD else varint()
+        count = varint()
+        n, dtype = count >> 4, count & 15
+        below = None if head & HEAD_COLD else varint() if head & HEAD_BELOW else -1  # (-1: implied)
         extras = take(1)[0] if head & HEAD_EXTRAS else 0
         if head & HEAD_EXTRAS and (extras == 0 or extras & ~_X_ALL):
             raise CorruptDataError(f"window: the extras byte must be a non-empty set of its flags ({_X_ALL:#x}), "
                                    f"got {extras}")
-        dtype = take(1)[0] if extras & X_DTYPE else None
         if extras & X_OWN:
             own = parse_predictor(take, varint)
         if extras & X_CODE:
@@ -127,11 +148,15 @@ def _fields_v2(data: bytes) -> list:
     source = None
     if flags & _HAS_SOURCE:
         source = check_source(unpack(take(varint()), "window source"), data_error)
-    crc = int.from_bytes(take(4), "little")
+    crc = int.from_bytes(take(CRC_BYTES if data[4] >= 5 else 4), "little")
     if data[4] < 5:
         dtype = flags & 0x0F
-    return [ref, index, dtype, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source,
-            own, code]
+    skip = None if below is None else _IMPLIED if below == -1 and data[4] >= 5 else -1 - below
+    return [ref, index, dtype, shape, n, skip, data[pos:], esc, crc, source, own, code]
+
+
+#: The skip field of a version-5 window without ``below``: :func:`ubpe.shared.v5.implied_skip`.
+_IMPLIED = "implied"
 
 
 def _read_varint(data: bytes) -> tuple[int, int]:
@@ -156,23 +181,20 @@ def _resolve_skip(v: Variant, skip: int) -> int:
 
 def describe_window(data: Any) -> Any:
     """The :class:`~ubpe.ContainerInfo` of a window container (``ubpe.describe``): the model
-    referenced by its digest prefix, ``coder`` "cms2", ``front`` empty (the model's predictor),
-    ``payload`` the coder's bytes. Nothing is decoded."""
+    referenced by its digest prefix (none from version 5: ``digest`` ""), ``coder`` "cms2",
+    ``front`` empty (the model's predictor), ``payload`` the coder's bytes. Nothing is decoded."""
     from ..format.describe import ContainerInfo
     from ..format.fields import parse_escapes
 
-    data = bytes(data)
+    size = len(data)
+    data = _long_form(bytes(data)) if is_window(data) else bytes(data)
     _check_prefix(data)
     ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _, _ = _window_fields(data)
-    implied = data[4] >= 5 and (n is None or dtype_str is None)
-    if implied:  # (version 5: the model's window length or dtype, which describe does not have)
-        n = n if n is not None else int(np.prod(shape)) if isinstance(shape, list) else 0
-        dtype_str = dtype_str if dtype_str is not None else 0
-    if not isinstance(ref, bytes) or type(n) is not int or (n < 1 and not implied) or not isinstance(rest, bytes):
+    if not isinstance(ref, bytes) or type(n) is not int or n < 1 or not isinstance(rest, bytes):
         raise CorruptDataError("window: malformed fields")
     dtype = _window_dtype(dtype_str)
     dims = tuple(shape) if isinstance(shape, list) else (n,)
-    escapes = int(parse_escapes(esc, n or len(esc), np.dtype(np.int64))[0].size) if esc is not None else 0
+    escapes = int(parse_escapes(esc, n, np.dtype(np.int64))[0].size) if esc is not None else 0
     esc_bytes = len(msgpack.packb(esc, use_bin_type=True)) if esc is not None else 0
     payload = len(msgpack.packb(rest, use_bin_type=True))
     itemsize = dtype.itemsize
@@ -180,8 +202,8 @@ def describe_window(data: Any) -> Any:
     file_size = recorded if type(recorded) is int and recorded >= 0 else None
     return ContainerInfo(
         version=data[4], dtype=dtype.str, shape=dims, n_values=n,
-        original_size=n * itemsize, size=len(data), header=len(data) - payload, model=0, freq=0, payload=payload,
-        ratio=((file_size if file_size is not None else n * itemsize) / len(data)), embedded=False,
+        original_size=n * itemsize, size=size, header=size - payload, model=0, freq=0, payload=payload,
+        ratio=((file_size if file_size is not None else n * itemsize) / size), embedded=False,
         digest=ref.hex(), alphabet_size=None, n_merges=None, coder="cms2", n_tokens=n, source=source,
         escapes=escapes, escape_bytes=esc_bytes, file_size=file_size)
 
@@ -209,7 +231,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     from ..format.fields import parse_escapes
     from ..model import DEFAULT_MAX_OUTPUT_SIZE
 
-    data = bytes(data)
+    data = _long_form(bytes(data)) if is_window(data) else bytes(data)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
     ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own, code = _window_fields(data)
@@ -224,13 +246,6 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if ref != model.ref[:ref_bytes]:
         raise CorruptDataError(f"this window container references shared model {ref.hex()}..., "
                                f"not the given one ({model.ref.hex()}...)")
-    if data[4] >= 5:  # (the model's dtype and window length unless the window has its own)
-        dtype_str = DTYPES.index(model.dtype.str) if dtype_str is None else dtype_str
-        if n is None:
-            if model.window is None:
-                raise CorruptDataError("window: no count, and the model records no window length "
-                                       "(not the model it was compressed with?)")
-            n = model.window
     if type(index) is not int or not 0 <= index < len(model.variants):
         raise CorruptDataError(f"window: variant {str(index)[:20]} is not one of the model's {len(model.variants)}")
     v = model.variants[index]
@@ -253,6 +268,10 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     else:
         raise CorruptDataError("window: shape must be nil (1-D) or a list of other dims whose product is the count")
     cold = skip is None and data[4] >= 2
+    if skip == _IMPLIED:  # (version 5: v resolved; the reader's work bounded before it codes the primer)
+        if not isinstance(rest, bytes) or not _check_work(int(_primer(v).size) + n, _skip_bound(v) + len(rest)):
+            raise CorruptDataError(f"window: {n} values cannot come from {len(rest)} coder bytes and the primer's")
+        skip = implied_skip(v, n)
     if not cold and (type(skip) is not int or (skip < 0 and data[4] == 1)):
         raise CorruptDataError("window: skip must be a non-negative int")
     skip = 0 if cold else _resolve_skip(v, skip)
@@ -297,7 +316,8 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if x.size and (int(x.min()) < info.min or int(x.max()) > info.max):
         raise CorruptDataError("window: the decoded values do not fit the dtype (damaged bytes)")
     out = x.astype(native)
-    if values_crc(dtype, dims, out.astype(native.newbyteorder("<"), copy=False)) != crc:
+    crc_mask = (1 << 8 * CRC_BYTES) - 1 if data[4] >= 5 else 0xFFFFFFFF
+    if values_crc(dtype, dims, out.astype(native.newbyteorder("<"), copy=False)) & crc_mask != crc:
         raise CorruptDataError("window: CRC mismatch (damaged bytes" + (
             ", or not the model the window was compressed with)" if data[4] >= 5 else ")"))
     return out.astype(dtype).reshape(dims)

@@ -11,10 +11,11 @@ import numpy as np
 from .._validate import check_int
 from .chain import _chain_forward, _quotients, _residual
 from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
-from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
+from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
                     _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
-from .v5 import HEAD_COLD, HEAD_COUNT, HEAD_EXTRAS, X_CODE, X_DTYPE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field, own_code, with_code
+from .v5 import (CRC_BYTES, HEAD_BELOW, HEAD_COLD, HEAD_EXTRAS, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field,
+                 implied_skip, own_code, with_code)
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
@@ -87,9 +88,9 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 if coded is None:
                     continue
                 skip, rest, esc = coded
-                if version >= 5:
-                    body = bytes([5]) + _body_v5(model, i, arr.dtype, shape, int(arr.size),
-                                                 None if cold else _skip_bound(v) - skip, rest, esc, crc, source,
+                if version >= 5:  # (below -1: the implied skip, when it is the window's)
+                    below = None if cold else -1 if skip == implied_skip(v, int(arr.size)) else _skip_bound(v) - skip
+                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), below, rest, esc, crc, source,
                                                  own_field, code)
                 elif version == 1:
                     fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
@@ -105,6 +106,8 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                     best = body
     if best is None:
         return None
+    if version >= 5:  # (one lead byte for the magic and the version)
+        return bytes([WINDOW_LEAD | best[0]]) + best[1:]
     return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)  # (from 3 the body has it)
 
 
@@ -171,29 +174,25 @@ def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
     return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
-def _body_v5(model: SharedModel, index: int, dtype: np.dtype, shape: list | None, n: int, below: int | None,
-             rest: bytes, esc: bytes | None, crc: int, source: dict | None, own: bytes | None,
-             code: bytes | None) -> bytes:
-    """Version 5's body (docs/format.md, "Window containers"): ``head``, the count unless ``n``
-    is the model's window length, ``below`` (not when cold), the extras byte and its fields when
-    any (a dtype other than the model's, the own predictor, the own code, shape, escapes,
-    source), the CRC, the coder bytes."""
+def _body_v5(index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None, own: bytes | None, code: bytes | None) -> bytes:
+    """Version 5's body (docs/format.md, "Window containers"): ``head``, the varint ``16 n +
+    dtype``, ``below`` (None: cold; -1: the implied skip, not written), the extras byte and its
+    fields when any (the own predictor, the own code, shape, escapes, source), the CRC's low
+    :data:`CRC_BYTES` bytes, the coder bytes."""
     extras = ((X_SHAPE if shape is not None else 0) | (X_ESC if esc is not None else 0)
               | (X_SOURCE if source is not None else 0) | (X_OWN if own is not None else 0)
-              | (X_CODE if code is not None else 0) | (X_DTYPE if dtype != model.dtype else 0))
-    count = n != model.window
-    head = index | (HEAD_COLD if below is None else 0) | (HEAD_COUNT if count else 0) | (HEAD_EXTRAS if extras else 0)
-    out = [bytes([head])]
-    if count:
-        out.append(_varint(n))
-    if below is not None:
+              | (X_CODE if code is not None else 0))
+    explicit = below is not None and below >= 0
+    head = index | (HEAD_COLD if below is None else 0) | (HEAD_EXTRAS if extras else 0) | (HEAD_BELOW if explicit else 0)
+    out = [bytes([head]), _varint(16 * n + dtype)]
+    if explicit:
         out.append(_varint(below))
     if extras:
-        out.append(bytes([extras]))
-    if extras & X_DTYPE:
-        out.append(bytes([DTYPES.index(dtype.str)]))
-    out += [own or b"", code or b""]
-    return b"".join(out + _body_tail(shape, esc, source, crc, rest))
+        out += [bytes([extras]), own or b"", code or b""]
+    tail = _body_tail(shape, esc, source, crc, rest)
+    tail[-2] = tail[-2][:CRC_BYTES]
+    return b"".join(out + tail)
 
 
 def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,

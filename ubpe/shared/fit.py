@@ -101,8 +101,7 @@ def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.
                    base, offset, digits)
 
 
-def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variants: int = DEFAULT_VARIANTS,
-               window_length: bool = True) -> SharedModel:
+def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variants: int = DEFAULT_VARIANTS) -> SharedModel:
     """A :class:`SharedModel` fitted on ``windows`` (a sequence of 1-D integer arrays of one
     dtype, of :data:`DTYPES`; e.g. 10 windows like the ones it will code).
 
@@ -115,9 +114,7 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
     -4.0 %: windows of noise after an event; at most :data:`MAX_VARIANTS`) (refitted on all the
     windows: each window is then coded by the one of them that codes it smallest) and the
     last ``history`` values of the windows (joined), whose residuals prime the coder (0: no
-    primer). ``window_length``: the model records the windows' length when they share one
-    (:attr:`SharedModel.window`: a window container of that length stores no count; False
-    gives the model file of versions 1 and 2, to reproduce old files). Deterministic.
+    primer). Deterministic.
     """
     if isinstance(windows, np.ndarray) and windows.ndim == 1:
         raise TypeError("windows must be a sequence of 1-D arrays (pass [x] for one window)")
@@ -126,8 +123,6 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
         raise ValueError("windows must hold at least one window")
     history = check_int("history", history, 0, MAX_HISTORY)
     variants = check_int("variants", variants, 1, MAX_VARIANTS)
-    if not isinstance(window_length, bool):
-        raise TypeError(f"window_length must be a bool, got {type(window_length).__name__}")
     dtypes = {w.dtype.str for w in ws}
     if len(dtypes) != 1 or ws[0].dtype.str not in DTYPES:
         raise TypeError(f"windows must share one dtype of {DTYPES}, got {sorted(dtypes)}")
@@ -162,9 +157,7 @@ def fit_shared(windows: Sequence[Any], *, history: int = DEFAULT_PRIMER, variant
         picked.append(nones[0])  # for windows of noise, which held-out windows may not show
     chosen = [_model_for(values, dtype, shift, coefs, adaptive, history, dense, split)
               for _, _, shift, coefs, adaptive, dense, split in picked]
-    lengths = {w.size for w in ws}
-    window = lengths.pop() if window_length and len(lengths) == 1 else None
-    return SharedModel(dtype, chosen[0].history, tuple(chosen), window)
+    return SharedModel(dtype, chosen[0].history, tuple(chosen))
 
 
 def fit_inputs(docs: Sequence[np.ndarray], window: int | None = None, windows: int | None = None,

@@ -14,17 +14,20 @@ import numpy as np
 from ..errors import CorruptDataError
 from ..format.sealed import open_sealed, seal, unpack
 
-#: The first 4 bytes of a window container (an ordinary container starts with ``b"ubpe"``).
+#: The first 4 bytes of a window container of versions 1 to 4 (an ordinary container starts with ``b"ubpe"``).
 WINDOW_MAGIC = b"ubpw"
+#: From version 5 a window container starts with the one byte ``WINDOW_LEAD | version`` (0xF5 for
+#: version 5) in place of :data:`WINDOW_MAGIC` and the version byte: 4 bytes less a window (as
+#: zstd's magicless frames for small records; no ubpe file starts with a byte above 0xF4).
+WINDOW_LEAD = 0xF0
 #: The newest window-container version this ubpe writes and reads (1 to 4 are read too, and
 #: written by ``compress_window(..., version=)`` to reproduce old files).
 WINDOW_VERSION = 5
 #: The ``magic`` of a shared-model file.
 MODEL_MAGIC = "ubpe.shared"
-#: The newest shared-model file version this ubpe reads; it writes 3 for a model that records its
-#: windows' length (``window``), else 2 for a model with a split ("mult") variant, else 1 (the
-#: same bytes as before splits existed).
-MODEL_VERSION = 3
+#: The newest shared-model file version this ubpe reads; it writes 2 for a model with a split
+#: ("mult") variant, else 1 (the same bytes as before splits existed).
+MODEL_VERSION = 2
 #: History values a model keeps by default (the last ones of the training windows): a window
 #: costs the coding of ``primer + window`` twice to write and to read (the reader's first pass
 #: is cached per window length).
@@ -141,22 +144,15 @@ class SharedModel:
     dtype: np.dtype
     history: np.ndarray
     variants: tuple[Variant, ...]
-    #: the training windows' common length (None: they differed, or the model predates it); a
-    #: window container from version 5 of a window of that length and of the model's dtype
-    #: stores neither
-    window: int | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def body(self) -> bytes:
         """The msgpack body the file holds (and the digest covers)."""
         cached = self._cache.get("body")
         if cached is None:
-            fields = {
+            cached = msgpack.packb({
                 "dtype": self.dtype.str, "history": self.history.astype(self.dtype.newbyteorder("<")).tobytes(),
-                "variants": [v.fields() for v in self.variants]}
-            if self.window is not None:
-                fields["window"] = self.window
-            cached = msgpack.packb(fields, use_bin_type=True)
+                "variants": [v.fields() for v in self.variants]}, use_bin_type=True)
             self._cache["body"] = cached
         return cached
 
@@ -172,8 +168,7 @@ class SharedModel:
     def to_bytes(self) -> bytes:
         """The model file (docs/format.md, "Shared-model files"); equal models, equal bytes."""
         body = self.body()
-        version = 3 if self.window is not None else 2 if any(v.base > 1 for v in self.variants) else 1
-        return seal(MODEL_MAGIC, version, body)
+        return seal(MODEL_MAGIC, 2 if any(v.base > 1 for v in self.variants) else 1, body)
 
     @classmethod
     def from_bytes(cls, data: Any) -> "SharedModel":
@@ -191,7 +186,7 @@ class SharedModel:
 
     def __repr__(self) -> str:
         return (f"SharedModel(dtype={self.dtype.str!r}, history={self.history.size}, "
-                f"variants={[v.predictor for v in self.variants]}, window={self.window})")
+                f"variants={[v.predictor for v in self.variants]})")
 
 
 def is_shared_model_file(data: bytes) -> bool:
@@ -203,11 +198,8 @@ def is_shared_model_file(data: bytes) -> bool:
 def _parse_model(data: Any) -> SharedModel:
     version, body = open_sealed(data, MODEL_MAGIC, MODEL_VERSION, "shared model")
     f = unpack(body, "shared model body")
-    keys = {"dtype", "history", "variants"}
-    if not isinstance(f, dict) or not keys <= set(f) <= keys | ({"window"} if version >= 3 else set()):
-        raise CorruptDataError("shared model: the body must hold exactly 'dtype', 'history' and 'variants' "
-                               "(from version 3, optionally 'window')")
-    window = _int(f, "window", 1, 1 << 40) if "window" in f else None
+    if not isinstance(f, dict) or set(f) != {"dtype", "history", "variants"}:
+        raise CorruptDataError("shared model: the body must hold exactly 'dtype', 'history' and 'variants'")
     if f["dtype"] not in DTYPES:
         raise CorruptDataError(f"shared model: dtype must be one of {DTYPES}, got {str(f['dtype'])[:20]!r}")
     dtype = np.dtype(f["dtype"])
@@ -222,7 +214,7 @@ def _parse_model(data: Any) -> SharedModel:
     parsed = tuple(_parse_variant(v, dtype, history) for v in variants)
     if version < 2 and any(v.base > 1 for v in parsed):
         raise CorruptDataError("shared model: a split variant ('base') needs a version-2 file")
-    return SharedModel(dtype, history, parsed, window)
+    return SharedModel(dtype, history, parsed)
 
 
 def _parse_variant(f: Any, dtype: np.dtype, history: np.ndarray) -> Variant:

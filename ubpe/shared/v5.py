@@ -1,15 +1,16 @@
-"""Window containers of version 5: the fixed fields in 7 bytes (docs/format.md, "Window
+"""Window containers of version 5: the fixed fields in 6 bytes (docs/format.md, "Window
 containers", version 5), and a window's own code.
 
 A window of 1 000 values codes to 100 to 1 000 bytes, so each fixed byte of its container is 0.1
-to 1 % of it. Version 5 keeps of version 4's 15 fixed bytes (1-D, of the model's dtype and
-window length) the magic, the version, one byte ``head``, ``below`` and the CRC: no model
-digest (a wrong model fails the coder's check or the CRC; the error says so), no count when the
-window has the model's window length (:attr:`SharedModel.window`), no dtype when it has the
-model's. A window may also carry its own "cms2" code (mode, center, code lengths: 10 to 25 bytes)
-in place of its variant's, for a window coded cold whose residuals are unlike the training
-windows' (a recording whose level falls: alsa-Front_Center at 1 000 values, 12 of 20 windows no
-smaller with the model's code).
+to 1 % of it. Version 5 keeps of version 4's 15 fixed bytes (a 1-D window of up to 1 023 values)
+a lead byte for the magic and the version, one byte ``head``, the count with the dtype (2 bytes)
+and 2 bytes of CRC: no model digest (a wrong model fails the primer check, the coder's 16 check
+bits or the CRC; the error says so), and no ``below`` when the window's stream shares exactly the
+bytes with ``primer + zeros`` that every window shares (:func:`implied_skip`). A window may also
+carry its own "cms2" code (mode, center, code lengths: 10 to 25 bytes) in place of its
+variant's, coded cold: a window whose residuals are unlike the training windows' (a recording
+whose level falls: alsa-Front_Center at 1 000 values, 12 of 20 windows no smaller with the
+model's code).
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ import numpy as np
 from ..errors import CorruptDataError
 from .model import MAX_SIZE, Variant
 
-#: ``head``: bits 0-2 the variant, bit 3 cold, bit 4 a count follows, bit 5 an extras byte follows.
-HEAD_COLD, HEAD_COUNT, HEAD_EXTRAS = 0x08, 0x10, 0x20
-#: The extras byte: a shape, escapes, a source, the window's own predictor, its own code, a dtype follow.
-X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE, X_DTYPE = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
-_X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE | X_DTYPE
+#: ``head``: bits 0-2 the variant, bit 3 cold, bit 5 an extras byte follows, bit 6 ``below``
+#: follows (never with bit 3; without either, the skip is :func:`implied_skip`); bits 4 and 7 are 0.
+HEAD_COLD, HEAD_EXTRAS, HEAD_BELOW = 0x08, 0x20, 0x40
+#: The extras byte: a shape, escapes, a source, the window's own predictor, its own code follow.
+X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE = 0x01, 0x02, 0x04, 0x08, 0x10
+_X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE
+#: Bytes of the values' CRC a version-5 window stores (the low ones of ``values_crc``'s CRC-32).
+CRC_BYTES = 2
 #: Longest code (as the "cms2" kernel's ``MAX_LEN``).
 _MAX_LEN = 30
 
@@ -82,3 +86,27 @@ def check_code(v: Variant, mode: int, center: int, counts: np.ndarray) -> Varian
                                                                         v.size) is None:
         raise CorruptDataError(f"window: its code is not a complete prefix code for the variant's {v.size} tokens")
     return with_code(v, mode, center, counts)
+
+
+def implied_skip(v: Variant, n: int) -> int:
+    """The skip a version-5 window without ``below`` has: the length of the common prefix of
+    the coder bytes of ``primer + n zeros`` and of ``primer + n`` times the code's center token
+    (each cut at the skip bound), cached per ``n``. Every byte the coder settles while it codes
+    the primer is in it (a carry-less coder never revises a byte it wrote), and seldom more:
+    a window's stream shares at least those with ``primer + zeros``."""
+    from .chain import _primer
+    from .coder import _encode_tokens, _skip_bound, _zeros_stream
+
+    key = ("implied", n)
+    p = v._cache.get(key)
+    if p is None:
+        bound = _skip_bound(v)
+        z0 = np.frombuffer(_zeros_stream(v, n), np.uint8)
+        tokens = np.concatenate((_primer(v), np.full(n, v.center, np.int32)))
+        z1 = np.frombuffer(_encode_tokens(v, tokens)[:bound], np.uint8)
+        limit = min(z0.size, z1.size)
+        diff = np.flatnonzero(z0[:limit] != z1[:limit])
+        p = int(diff[0]) if diff.size else limit
+        with v._lock:
+            v._cache[key] = p
+    return p
