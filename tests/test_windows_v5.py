@@ -37,7 +37,8 @@ def _v(model, x, version=5, **options):
 
 
 def _v5(head: int, n: int, dtype: int, *tail: bytes) -> bytes:
-    """A version-5 window container laid out as docs/format.md says (a reference writer)."""
+    """A version-5 window container laid out as docs/format.md says (a reference writer): the
+    lead byte, ``head``, the count ``16 n + dtype``, then the rest given."""
     return bytes([0xF5, head]) + leb128(16 * n + dtype) + b"".join(tail)
 
 
@@ -57,7 +58,8 @@ def test_version_5_layout_of_a_primed_window_with_the_implied_skip(walk):
     model, windows = walk
     good = ubpe.compress(windows[0], tokenizer=model)
     head = good[1]
-    assert head & 0xF8 == 0  # primed, no extras, no below: the skip is the implied one
+    near = head >> 6
+    assert head & 0x38 == 0 and near < 3  # primed, no extras, no below: the skip is the implied one + near
     count = leb128(16 * N + DTYPES.index("<i2"))
     assert good[2:2 + len(count)] == count
     crc, rest = good[2 + len(count):4 + len(count)], good[4 + len(count):]
@@ -66,13 +68,13 @@ def test_version_5_layout_of_a_primed_window_with_the_implied_skip(walk):
     from ubpe.format.container import values_crc
 
     assert int.from_bytes(crc, "little") == values_crc(np.dtype("<i2"), [N], windows[0]) & 0xFFFF  # its low 16 bits
-    # the same window with an explicit below (bound - implied skip) is the same stream
+    # the same window with near 3 and an explicit below (bound - implied skip - near): the same stream
     from ubpe.shared.coder import _skip_bound
     from ubpe.shared.v5 import implied_skip
 
     v = model.variants[head & 7]
-    below = _skip_bound(v) - implied_skip(v, N)
-    spelt = _v5(head | 0x40, N, 2, leb128(below), crc, rest)
+    below = _skip_bound(v) - implied_skip(v, N) - near
+    spelt = _v5(head | 0xC0, N, 2, leb128(below), crc, rest)
     assert np.array_equal(ubpe.decompress(spelt, tokenizer=model), windows[0])
 
 
@@ -84,16 +86,17 @@ def test_hostile_version_5_fields_are_refused(walk):
     v = len(model.variants)
     for hostile in (
             _v5(head | 0x10, N, 2, crc, rest),  # head bit 4
-            _v5(head | 0x80, N, 2, crc, rest),  # head bit 7
-            _v5(head | 0x48, N, 2, leb128(3), crc, rest),  # cold and below
-            _v5(head | 0x08, N, 2, crc, rest),  # cold: the bytes shift
+            _v5((head & 0x27) | 0x48, N, 2, crc, rest),  # cold with near 1
+            _v5(head & 0x27 | 0x08, N, 2, crc, rest),  # cold: the bytes shift
+            _v5((head & 0x3F) | (((head >> 6) + 1) % 3) << 6, N, 2, crc, rest),  # another near: the bytes shift
             _v5(head, N, 12, crc, rest),  # no such dtype
             _v5((head & 0xF8) | v, N, 2, crc, rest),  # no such variant
             _v5(head, 0, 2, crc, rest),  # no values
             _v5(head, 10**12, 2, crc, rest),  # more than max_output_size
             _v5(head, 10**5, 2, crc, rest),  # more values than the bytes can hold
-            _v5(head | 0x40, N, 2, leb128(10**9), crc, rest),  # skip below zero
+            _v5(head | 0xC0, N, 2, leb128(10**9), crc, rest),  # skip below zero
             _v5(head | 0x20, N, 2, b"\x00", crc, rest),  # extras 0
+            _v5(head | 0xC0, N, 2, leb128(0), crc, rest),  # the skip at its bound: more than the stream shares
             _v5(head | 0x20, N, 2, b"\x20", crc, rest),  # an extras bit that means nothing
             _v5(head | 0x20, N, 2, b"\x01", leb128(2), leb128(7), leb128(7), crc, rest),  # shape product
             _v5(head | 0x20, N, 2, b"\x02", leb128(1), b"\x05", crc, rest),  # a bad escape field

@@ -16,7 +16,7 @@ from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bo
 from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import V4_OWN, parse_predictor, with_predictor
-from .v5 import (CRC_BYTES, HEAD_BELOW, HEAD_COLD, HEAD_EXTRAS, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL,
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL,
                  check_code, implied_skip, parse_code)
 
 
@@ -50,7 +50,7 @@ def _window_fields(data: bytes) -> list:
     ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode, center,
     counts)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
     for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold.
-    Version 5 gives ref ``b""``, skip ``"implied"`` without ``below``, the CRC's low 2 bytes."""
+    Version 5 gives ref ``b""``, skip ``("implied", near)`` without ``below``, the CRC's low 2 bytes."""
     from ..format.fields import check_source, data_error
 
     if data[4] >= 2:
@@ -98,13 +98,13 @@ def _fields_v2(data: bytes) -> list:
     if data[4] >= 5:
         ref = b""
         head = take(1)[0]
-        if head & 0x90 or (head & HEAD_COLD and head & HEAD_BELOW):
-            raise CorruptDataError(f"window: head bits 4 and 7 must be 0, and bits 3 (cold) and 6 (below) not both "
-                                   f"1, got {head:#x}")
+        near = head >> HEAD_NEAR
+        if head & 0x10 or (head & HEAD_COLD and near):
+            raise CorruptDataError(f"window: head bit 4 must be 0, and bits 6-7 0 in a cold window, got {head:#x}")
         index = head & 7
         count = varint()
         n, dtype = count >> 4, count & 15
-        below = None if head & HEAD_COLD else varint() if head & HEAD_BELOW else -1  # (-1: implied)
+        below = None if head & HEAD_COLD else varint() if near == NEAR_BELOW else (_IMPLIED, near)
         extras = take(1)[0] if head & HEAD_EXTRAS else 0
         if head & HEAD_EXTRAS and (extras == 0 or extras & ~_X_ALL):
             raise CorruptDataError(f"window: the extras byte must be a non-empty set of its flags ({_X_ALL:#x}), "
@@ -151,11 +151,12 @@ def _fields_v2(data: bytes) -> list:
     crc = int.from_bytes(take(CRC_BYTES if data[4] >= 5 else 4), "little")
     if data[4] < 5:
         dtype = flags & 0x0F
-    skip = None if below is None else _IMPLIED if below == -1 and data[4] >= 5 else -1 - below
+    skip = None if below is None else below if isinstance(below, tuple) else -1 - below
     return [ref, index, dtype, shape, n, skip, data[pos:], esc, crc, source, own, code]
 
 
-#: The skip field of a version-5 window without ``below``: :func:`ubpe.shared.v5.implied_skip`.
+#: The skip field of a version-5 window without ``below`` is ``(_IMPLIED, near)``: the skip is
+#: :func:`ubpe.shared.v5.implied_skip` plus ``near``.
 _IMPLIED = "implied"
 
 
@@ -268,10 +269,10 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     else:
         raise CorruptDataError("window: shape must be nil (1-D) or a list of other dims whose product is the count")
     cold = skip is None and data[4] >= 2
-    if skip == _IMPLIED:  # (version 5: v resolved; the reader's work bounded before it codes the primer)
+    if isinstance(skip, tuple):  # (version 5: v resolved; the reader's work bounded before it codes the primer)
         if not isinstance(rest, bytes) or not _check_work(int(_primer(v).size) + n, _skip_bound(v) + len(rest)):
             raise CorruptDataError(f"window: {n} values cannot come from {len(rest)} coder bytes and the primer's")
-        skip = implied_skip(v, n)
+        skip = implied_skip(v, n) + skip[1]
     if not cold and (type(skip) is not int or (skip < 0 and data[4] == 1)):
         raise CorruptDataError("window: skip must be a non-negative int")
     skip = 0 if cold else _resolve_skip(v, skip)

@@ -14,7 +14,7 @@ from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _s
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
                     _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
-from .v5 import (CRC_BYTES, HEAD_BELOW, HEAD_COLD, HEAD_EXTRAS, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field,
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field,
                  implied_skip, own_code, with_code)
 
 
@@ -88,10 +88,10 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 if coded is None:
                     continue
                 skip, rest, esc = coded
-                if version >= 5:  # (below -1: the implied skip, when it is the window's)
-                    below = None if cold else -1 if skip == implied_skip(v, int(arr.size)) else _skip_bound(v) - skip
-                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), below, rest, esc, crc, source,
-                                                 own_field, code)
+                if version >= 5:
+                    near = None if cold else skip - implied_skip(v, int(arr.size))
+                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, _skip_bound(v) - skip, rest,
+                                                 esc, crc, source, own_field, code)
                 elif version == 1:
                     fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
                     body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
@@ -174,19 +174,19 @@ def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
     return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
-def _body_v5(index: int, dtype: int, shape: list | None, n: int, below: int | None, rest: bytes,
+def _body_v5(index: int, dtype: int, shape: list | None, n: int, near: int | None, below: int, rest: bytes,
              esc: bytes | None, crc: int, source: dict | None, own: bytes | None, code: bytes | None) -> bytes:
     """Version 5's body (docs/format.md, "Window containers"): ``head``, the varint ``16 n +
-    dtype``, ``below`` (None: cold; -1: the implied skip, not written), the extras byte and its
-    fields when any (the own predictor, the own code, shape, escapes, source), the CRC's low
-    :data:`CRC_BYTES` bytes, the coder bytes."""
+    dtype``, ``below`` unless the skip is the implied one plus ``near`` in 0 to 2 (``near``
+    None: cold), the extras byte and its fields when any (the own predictor, the own code,
+    shape, escapes, source), the CRC's low :data:`CRC_BYTES` bytes, the coder bytes."""
     extras = ((X_SHAPE if shape is not None else 0) | (X_ESC if esc is not None else 0)
               | (X_SOURCE if source is not None else 0) | (X_OWN if own is not None else 0)
               | (X_CODE if code is not None else 0))
-    explicit = below is not None and below >= 0
-    head = index | (HEAD_COLD if below is None else 0) | (HEAD_EXTRAS if extras else 0) | (HEAD_BELOW if explicit else 0)
+    field = 0 if near is None else near if 0 <= near < NEAR_BELOW else NEAR_BELOW
+    head = index | (HEAD_COLD if near is None else 0) | (HEAD_EXTRAS if extras else 0) | (field << HEAD_NEAR)
     out = [bytes([head]), _varint(16 * n + dtype)]
-    if explicit:
+    if field == NEAR_BELOW:
         out.append(_varint(below))
     if extras:
         out += [bytes([extras]), own or b"", code or b""]

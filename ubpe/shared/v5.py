@@ -5,8 +5,9 @@ A window of 1 000 values codes to 100 to 1 000 bytes, so each fixed byte of its 
 to 1 % of it. Version 5 keeps of version 4's 15 fixed bytes (a 1-D window of up to 1 023 values)
 a lead byte for the magic and the version, one byte ``head``, the count with the dtype (2 bytes)
 and 2 bytes of CRC: no model digest (a wrong model fails the primer check, the coder's 16 check
-bits or the CRC; the error says so), and no ``below`` when the window's stream shares exactly the
-bytes with ``primer + zeros`` that every window shares (:func:`implied_skip`). A window may also
+bits or the CRC; the error says so), and no ``below`` when the window's stream shares with
+``primer + zeros`` the bytes that every window shares (:func:`implied_skip`) and at most 2 more
+(2 bits of ``head``). A window may also
 carry its own "cms2" code (mode, center, code lengths: 10 to 25 bytes) in place of its
 variant's, coded cold: a window whose residuals are unlike the training windows' (a recording
 whose level falls: alsa-Front_Center at 1 000 values, 12 of 20 windows no smaller with the
@@ -23,9 +24,12 @@ import numpy as np
 from ..errors import CorruptDataError
 from .model import MAX_SIZE, Variant
 
-#: ``head``: bits 0-2 the variant, bit 3 cold, bit 5 an extras byte follows, bit 6 ``below``
-#: follows (never with bit 3; without either, the skip is :func:`implied_skip`); bits 4 and 7 are 0.
-HEAD_COLD, HEAD_EXTRAS, HEAD_BELOW = 0x08, 0x20, 0x40
+#: ``head``: bits 0-2 the variant, bit 3 cold, bit 5 an extras byte follows, bits 6-7 ``near``
+#: (0 when cold): the skip is :func:`implied_skip` plus ``near`` (0 to 2), or with 3 ``below``
+#: follows; bit 4 is 0.
+HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR = 0x08, 0x20, 6
+#: ``near`` of a window whose ``below`` follows.
+NEAR_BELOW = 3
 #: The extras byte: a shape, escapes, a source, the window's own predictor, its own code follow.
 X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE = 0x01, 0x02, 0x04, 0x08, 0x10
 _X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE
