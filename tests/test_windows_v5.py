@@ -192,3 +192,42 @@ def test_any_window_round_trips_and_is_never_larger_than_alone(walk, data):
     assert len(packed) <= len(alone)
     back = ubpe.decompress(packed, tokenizer=model)
     assert back.dtype == w.dtype and np.array_equal(back, w)
+
+
+@pytest.fixture(scope="module")
+def jumps():
+    """A model of 10 windows of a resonance whose level steps every window (so that an LMS
+    cascade pays: the model is fitted with one), and 3 more windows of it."""
+    rng = np.random.default_rng(52)
+    e, x = rng.normal(0, 30, 13 * N), np.zeros(13 * N)
+    for i in range(2, 13 * N):
+        x[i] = 1.6 * x[i - 1] - 0.8 * x[i - 2] + e[i]
+    x = (x + np.repeat(rng.integers(-8000, 8000, 13), N)).astype(np.int16)
+    return fit_shared([x[i * N:(i + 1) * N] for i in range(10)], variants=8), [x[i * N:(i + 1) * N]
+                                                                              for i in range(10, 13)]
+
+
+def test_a_windows_first_residual_held_apart_spares_the_lms_cascade_the_jump(jumps):
+    model, windows = jumps
+    assert any(v.adaptive for v in model.variants)
+    held = 0
+    for w in windows:
+        new = ubpe.compress(w, tokenizer=model)
+        assert np.array_equal(ubpe.decompress(new, tokenizer=model), w)
+        if new[1] & 0x20 and new[4 if new[1] >> 6 < 3 else 5] & 0x20:
+            held += 1
+            assert model.variants[new[1] & 7].adaptive
+    assert held  # (measured: 3 of 3)
+
+
+def test_a_first_residual_held_apart_is_checked(walk):
+    model, windows = walk
+    good = ubpe.compress(windows[0], tokenizer=model)
+    head, count, crc, rest = good[1], good[2:4], good[4:6], good[6:]
+    assert not head & 0x20
+    for value in (0, 1, -7, 1 << 40):  # the stream's first residual is not 0: refused
+        z = 2 * value if value >= 0 else -2 * value - 1
+        with pytest.raises(CorruptDataError):
+            ubpe.decompress(bytes([0xF5, head | 0x20]) + count + b"\x20" + leb128(z) + crc + rest, tokenizer=model)
+    with pytest.raises(CorruptDataError):  # a first residual whose varint never ends
+        ubpe.decompress(bytes([0xF5, head | 0x20]) + count + b"\x20" + b"\xff" * 12 + crc + rest, tokenizer=model)

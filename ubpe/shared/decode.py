@@ -16,7 +16,7 @@ from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bo
 from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import V4_OWN, parse_predictor, with_predictor
-from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL,
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_FIRST, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL,
                  check_code, implied_skip, parse_code)
 
 
@@ -48,7 +48,7 @@ def _window_fields(data: bytes) -> list:
     """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
     crc, source (None when absent, else checked), own (from version 4: the window's own predictor
     ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode, center,
-    counts)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
+    counts)``, else None), first (version 5: the first residual held apart, else None). Version 2 gives ``-1 - (skip bound - skip)``
     for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold.
     Version 5 gives ref ``b""``, skip ``("implied", near)`` without ``below``, the CRC's low 2 bytes."""
     from ..format.fields import check_source, data_error
@@ -59,10 +59,10 @@ def _window_fields(data: bytes) -> list:
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
     if len(d) == 9:
-        return d + [None, None, None]
+        return d + [None, None, None, None]
     if d[9] is None:
         raise CorruptDataError("window: a 10th field (source) is a map, never nil")
-    return d[:9] + [check_source(d[9], data_error), None, None]
+    return d[:9] + [check_source(d[9], data_error), None, None, None]
 
 
 def _fields_v2(data: bytes) -> list:
@@ -94,7 +94,7 @@ def _fields_v2(data: bytes) -> list:
             if shift >= 63:
                 raise CorruptDataError("window: a varint longer than 9 bytes")
 
-    code = None
+    code = first = None
     if data[4] >= 5:
         ref = b""
         head = take(1)[0]
@@ -113,6 +113,9 @@ def _fields_v2(data: bytes) -> list:
             own = parse_predictor(take, varint)
         if extras & X_CODE:
             code = parse_code(take, varint)
+        if extras & X_FIRST:
+            z = varint()
+            first = z >> 1 if not z & 1 else -(z >> 1) - 1
         flags = (_HAS_SHAPE if extras & X_SHAPE else 0) | (_HAS_ESC if extras & X_ESC else 0) | (
             _HAS_SOURCE if extras & X_SOURCE else 0)
     elif data[4] >= 3:
@@ -152,7 +155,7 @@ def _fields_v2(data: bytes) -> list:
     if data[4] < 5:
         dtype = flags & 0x0F
     skip = None if below is None else below if isinstance(below, tuple) else -1 - below
-    return [ref, index, dtype, shape, n, skip, data[pos:], esc, crc, source, own, code]
+    return [ref, index, dtype, shape, n, skip, data[pos:], esc, crc, source, own, code, first]
 
 
 #: The skip field of a version-5 window without ``below`` is ``(_IMPLIED, near)``: the skip is
@@ -190,7 +193,7 @@ def describe_window(data: Any) -> Any:
     size = len(data)
     data = _long_form(bytes(data)) if is_window(data) else bytes(data)
     _check_prefix(data)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _, _ = _window_fields(data)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _, _, _ = _window_fields(data)
     if not isinstance(ref, bytes) or type(n) is not int or n < 1 or not isinstance(rest, bytes):
         raise CorruptDataError("window: malformed fields")
     dtype = _window_dtype(dtype_str)
@@ -235,7 +238,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     data = _long_form(bytes(data)) if is_window(data) else bytes(data)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own, code = _window_fields(data)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own, code, first = _window_fields(data)
     ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3 if data[4] < 5 else 0)
     if not isinstance(ref, bytes) or len(ref) != ref_bytes:
         raise CorruptDataError(f"window: the model reference must be {ref_bytes} bytes")
@@ -309,7 +312,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
         r[positions] = values.astype(np.int64)
-    x = _chain_inverse(v, r, restart=data[4] >= 3)
+    x = _chain_inverse(v, r, restart=data[4] >= 3, first=first)
     if digits is not None:
         x = x * v.base + v.offset + digits
     native = dtype.newbyteorder("=")

@@ -9,25 +9,26 @@ import msgpack
 import numpy as np
 
 from .._validate import check_int
-from .chain import _chain_forward, _quotients, _residual
+from .chain import _chain_forward, _first_residual, _quotients, _residual
 from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
                     _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
-from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field,
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_FIRST, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field,
                  implied_skip, own_code, with_code)
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
-                   restart: bool | None = None) -> tuple[int, bytes, bytes | None] | None:
+                   restart: bool | None = None, apart: bool = False) -> tuple[int, bytes, bytes | None] | None:
     """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
     the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
     digits' stream: its length (varint), then it; from ``version`` 3 the digits are primed with
-    the history's: ``bound - skip`` of their stream (varint) first, then its length and rest."""
+    the history's: ``bound - skip`` of their stream (varint) first, then its length and rest.
+    ``apart``: the window's first residual held apart (0 in the stream; version 5)."""
     from ..format.fields import escape_field
 
     flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
-    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart)[v.history.size:]
+    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart, apart=apart)[v.history.size:]
     tokens, outside = v.tokens(r)
     coded = _primed_stream(v, tokens, cold)
     if coded is None:
@@ -82,16 +83,21 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 tries.append((with_code(v, *code), (field, code_field(*code))))
         for v, field in tries:
             own_field, code = field if isinstance(field, tuple) else (field, None)
-            for cold in ((True,) if code is not None else (False, True) if version >= 2 and v.history.size
-                         else (False,)):
-                coded = _variant_bytes(v, native, cold, version)
+            first = None
+            if version >= 5 and v.adaptive:  # (the first residual apart: the LMS cascade not fed the jump)
+                first = _first_residual(v, native.astype(np.int64))
+                first = first if abs(first) < 1 << 62 else None
+            for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)
+                                                 if version >= 2 and v.history.size else (False,))
+                                for a in ((False, True) if first is not None else (False,))]:
+                coded = _variant_bytes(v, native, cold, version, apart=apart)
                 if coded is None:
                     continue
                 skip, rest, esc = coded
                 if version >= 5:
                     near = None if cold else skip - implied_skip(v, int(arr.size))
                     body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, _skip_bound(v) - skip, rest,
-                                                 esc, crc, source, own_field, code)
+                                                 esc, crc, source, own_field, code, first if apart else None)
                 elif version == 1:
                     fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
                     body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
@@ -175,14 +181,16 @@ def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
 
 
 def _body_v5(index: int, dtype: int, shape: list | None, n: int, near: int | None, below: int, rest: bytes,
-             esc: bytes | None, crc: int, source: dict | None, own: bytes | None, code: bytes | None) -> bytes:
+             esc: bytes | None, crc: int, source: dict | None, own: bytes | None, code: bytes | None,
+             first: int | None = None) -> bytes:
     """Version 5's body (docs/format.md, "Window containers"): ``head``, the varint ``16 n +
     dtype``, ``below`` unless the skip is the implied one plus ``near`` in 0 to 2 (``near``
     None: cold), the extras byte and its fields when any (the own predictor, the own code,
-    shape, escapes, source), the CRC's low :data:`CRC_BYTES` bytes, the coder bytes."""
+    shape, escapes, source; ``first``: the first residual held apart), the CRC's low
+    :data:`CRC_BYTES` bytes, the coder bytes."""
     extras = ((X_SHAPE if shape is not None else 0) | (X_ESC if esc is not None else 0)
               | (X_SOURCE if source is not None else 0) | (X_OWN if own is not None else 0)
-              | (X_CODE if code is not None else 0))
+              | (X_CODE if code is not None else 0) | (X_FIRST if first is not None else 0))
     field = 0 if near is None else near if 0 <= near < NEAR_BELOW else NEAR_BELOW
     head = index | (HEAD_COLD if near is None else 0) | (HEAD_EXTRAS if extras else 0) | (field << HEAD_NEAR)
     out = [bytes([head]), _varint(16 * n + dtype)]
@@ -190,6 +198,8 @@ def _body_v5(index: int, dtype: int, shape: list | None, n: int, near: int | Non
         out.append(_varint(below))
     if extras:
         out += [bytes([extras]), own or b"", code or b""]
+        if first is not None:
+            out.append(_varint(2 * first if first >= 0 else -2 * first - 1))  # (zigzag)
     tail = _body_tail(shape, esc, source, crc, rest)
     tail[-2] = tail[-2][:CRC_BYTES]
     return b"".join(out + tail)

@@ -30,9 +30,10 @@ from .model import MAX_SIZE, Variant
 HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR = 0x08, 0x20, 6
 #: ``near`` of a window whose ``below`` follows.
 NEAR_BELOW = 3
-#: The extras byte: a shape, escapes, a source, the window's own predictor, its own code follow.
-X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE = 0x01, 0x02, 0x04, 0x08, 0x10
-_X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE
+#: The extras byte: a shape, escapes, a source, the window's own predictor, its own code, its
+#: first residual (held apart) follow.
+X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE, X_FIRST = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+_X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE | X_FIRST
 #: Bytes of the values' CRC a version-5 window stores (the low ones of ``values_crc``'s CRC-32).
 CRC_BYTES = 2
 #: Longest code (as the "cms2" kernel's ``MAX_LEN``).
