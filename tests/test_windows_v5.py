@@ -58,8 +58,8 @@ def test_version_5_layout_of_a_primed_window_with_the_implied_skip(walk):
     model, windows = walk
     good = ubpe.compress(windows[0], tokenizer=model)
     head = good[1]
-    near = head >> 6
-    assert head & 0x38 == 0 and near < 3  # primed, no extras, no below: the skip is the implied one + near
+    near = head >> 5
+    assert head & 0x18 == 0 and near < 7  # primed, no extras, no below: the skip is the implied one + near
     count = leb128(16 * N + DTYPES.index("<i2"))
     assert good[2:2 + len(count)] == count
     crc, rest = good[2 + len(count):4 + len(count)], good[4 + len(count):]
@@ -68,13 +68,13 @@ def test_version_5_layout_of_a_primed_window_with_the_implied_skip(walk):
     from ubpe.format.container import values_crc
 
     assert int.from_bytes(crc, "little") == values_crc(np.dtype("<i2"), [N], windows[0]) & 0xFFFF  # its low 16 bits
-    # the same window with near 3 and an explicit below (bound - implied skip - near): the same stream
+    # the same window with near 7 and an explicit below (bound - implied skip - near): the same stream
     from ubpe.shared.coder import _skip_bound
     from ubpe.shared.v5 import implied_skip
 
     v = model.variants[head & 7]
     below = _skip_bound(v) - implied_skip(v, N) - near
-    spelt = _v5(head | 0xC0, N, 2, leb128(below), crc, rest)
+    spelt = _v5(head | 0xE0, N, 2, leb128(below), crc, rest)
     assert np.array_equal(ubpe.decompress(spelt, tokenizer=model), windows[0])
 
 
@@ -85,22 +85,22 @@ def test_hostile_version_5_fields_are_refused(walk):
     crc, rest = good[4:6], good[6:]
     v = len(model.variants)
     for hostile in (
-            _v5(head | 0x10, N, 2, crc, rest),  # head bit 4
-            _v5((head & 0x27) | 0x48, N, 2, crc, rest),  # cold with near 1
-            _v5(head & 0x27 | 0x08, N, 2, crc, rest),  # cold: the bytes shift
-            _v5((head & 0x3F) | (((head >> 6) + 1) % 3) << 6, N, 2, crc, rest),  # another near: the bytes shift
+            _v5(head | 0x10, N, 2, crc, rest),  # the extras flag: the CRC's first byte read as extras
+            _v5((head & 0x17) | 0x28, N, 2, crc, rest),  # cold with near 1
+            _v5(head & 0x17 | 0x08, N, 2, crc, rest),  # cold: the bytes shift
+            _v5((head & 0x1F) | (((head >> 5) + 1) % 7) << 5, N, 2, crc, rest),  # another near: the bytes shift
             _v5(head, N, 12, crc, rest),  # no such dtype
             _v5((head & 0xF8) | v, N, 2, crc, rest),  # no such variant
             _v5(head, 0, 2, crc, rest),  # no values
             _v5(head, 10**12, 2, crc, rest),  # more than max_output_size
             _v5(head, 10**5, 2, crc, rest),  # more values than the bytes can hold
-            _v5(head | 0xC0, N, 2, leb128(10**9), crc, rest),  # skip below zero
-            _v5(head | 0x20, N, 2, b"\x00", crc, rest),  # extras 0
-            _v5(head | 0xC0, N, 2, leb128(0), crc, rest),  # the skip at its bound: more than the stream shares
-            _v5(head | 0x20, N, 2, b"\x20", crc, rest),  # an extras bit that means nothing
-            _v5(head | 0x20, N, 2, b"\x01", leb128(2), leb128(7), leb128(7), crc, rest),  # shape product
-            _v5(head | 0x20, N, 2, b"\x02", leb128(1), b"\x05", crc, rest),  # a bad escape field
-            _v5(head | 0x20, N, 2, b"\x08", bytes([40, 3]), crc, rest),  # a predictor of order 41
+            _v5(head | 0xE0, N, 2, leb128(10**9), crc, rest),  # skip below zero
+            _v5(head | 0x10, N, 2, b"\x00", crc, rest),  # extras 0
+            _v5(head | 0xE0, N, 2, leb128(0), crc, rest),  # the skip at its bound: more than the stream shares
+            _v5(head | 0x10, N, 2, b"\x40", crc, rest),  # an extras bit that means nothing
+            _v5(head | 0x10, N, 2, b"\x01", leb128(2), leb128(7), leb128(7), crc, rest),  # shape product
+            _v5(head | 0x10, N, 2, b"\x02", leb128(1), b"\x05", crc, rest),  # a bad escape field
+            _v5(head | 0x10, N, 2, b"\x08", bytes([40, 3]), crc, rest),  # a predictor of order 41
             _v5(head, N, 2, bytes([crc[0] ^ 1, crc[1]]), rest),  # the CRC
             _v5(head, N, 2, crc, rest[:-1]),  # a coder byte less
             _v5(head, N, 2, crc),  # no coder bytes
@@ -119,7 +119,7 @@ def test_a_window_unlike_the_training_windows_carries_its_own_code(moved):
     model, w = moved
     new = ubpe.compress(w, tokenizer=model)
     head, extras = new[1], new[4]
-    assert head & 0x08 and head & 0x20 and extras & 0x10  # cold, with its own code
+    assert head & 0x08 and head & 0x10 and extras & 0x10  # cold, with its own code
     assert len(new) < len(_v(model, w, 4)) - 10  # (measured: 1 011 bytes against 1 055 in version 4)
     assert np.array_equal(ubpe.decompress(new, tokenizer=model), w)
 
@@ -214,7 +214,7 @@ def test_a_windows_first_residual_held_apart_spares_the_lms_cascade_the_jump(jum
     for w in windows:
         new = ubpe.compress(w, tokenizer=model)
         assert np.array_equal(ubpe.decompress(new, tokenizer=model), w)
-        if new[1] & 0x20 and new[4 if new[1] >> 6 < 3 else 5] & 0x20:
+        if new[1] & 0x10 and new[4 if new[1] >> 5 < 7 else 5] & 0x20:
             held += 1
             assert model.variants[new[1] & 7].adaptive
     assert held  # (measured: 3 of 3)
@@ -224,10 +224,10 @@ def test_a_first_residual_held_apart_is_checked(walk):
     model, windows = walk
     good = ubpe.compress(windows[0], tokenizer=model)
     head, count, crc, rest = good[1], good[2:4], good[4:6], good[6:]
-    assert not head & 0x20
+    assert not head & 0x10
     for value in (0, 1, -7, 1 << 40):  # the stream's first residual is not 0: refused
         z = 2 * value if value >= 0 else -2 * value - 1
         with pytest.raises(CorruptDataError):
-            ubpe.decompress(bytes([0xF5, head | 0x20]) + count + b"\x20" + leb128(z) + crc + rest, tokenizer=model)
+            ubpe.decompress(bytes([0xF5, head | 0x10]) + count + b"\x20" + leb128(z) + crc + rest, tokenizer=model)
     with pytest.raises(CorruptDataError):  # a first residual whose varint never ends
-        ubpe.decompress(bytes([0xF5, head | 0x20]) + count + b"\x20" + b"\xff" * 12 + crc + rest, tokenizer=model)
+        ubpe.decompress(bytes([0xF5, head | 0x10]) + count + b"\x20" + b"\xff" * 12 + crc + rest, tokenizer=model)

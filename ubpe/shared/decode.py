@@ -99,8 +99,8 @@ def _fields_v2(data: bytes) -> list:
         ref = b""
         head = take(1)[0]
         near = head >> HEAD_NEAR
-        if head & 0x10 or (head & HEAD_COLD and near):
-            raise CorruptDataError(f"window: head bit 4 must be 0, and bits 6-7 0 in a cold window, got {head:#x}")
+        if head & HEAD_COLD and near:
+            raise CorruptDataError(f"window: head bits 5-7 must be 0 in a cold window, got {head:#x}")
         index = head & 7
         count = varint()
         n, dtype = count >> 4, count & 15

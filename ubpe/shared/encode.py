@@ -84,7 +84,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
         for v, field in tries:
             own_field, code = field if isinstance(field, tuple) else (field, None)
             first = None
-            if version >= 5 and v.adaptive:  # (the first residual apart: the LMS cascade not fed the jump)
+            if version >= 5 and (v.adaptive or v.coefs.size):  # (the first residual apart: the jump from the history)
                 first = _first_residual(v, native.astype(np.int64))
                 first = first if abs(first) < 1 << 62 else None
             for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)

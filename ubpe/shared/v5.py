@@ -6,8 +6,8 @@ to 1 % of it. Version 5 keeps of version 4's 15 fixed bytes (a 1-D window of up 
 a lead byte for the magic and the version, one byte ``head``, the count with the dtype (2 bytes)
 and 2 bytes of CRC: no model digest (a wrong model fails the primer check, the coder's 16 check
 bits or the CRC; the error says so), and no ``below`` when the window's stream shares with
-``primer + zeros`` the bytes that every window shares (:func:`implied_skip`) and at most 2 more
-(2 bits of ``head``). A window may also
+``primer + zeros`` the bytes that every window shares (:func:`implied_skip`) and at most 6 more
+(3 bits of ``head``). A window may also
 carry its own "cms2" code (mode, center, code lengths: 10 to 25 bytes) in place of its
 variant's, coded cold: a window whose residuals are unlike the training windows' (a recording
 whose level falls: alsa-Front_Center at 1 000 values, 12 of 20 windows no smaller with the
@@ -24,12 +24,12 @@ import numpy as np
 from ..errors import CorruptDataError
 from .model import MAX_SIZE, Variant
 
-#: ``head``: bits 0-2 the variant, bit 3 cold, bit 5 an extras byte follows, bits 6-7 ``near``
-#: (0 when cold): the skip is :func:`implied_skip` plus ``near`` (0 to 2), or with 3 ``below``
-#: follows; bit 4 is 0.
-HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR = 0x08, 0x20, 6
+#: ``head``: bits 0-2 the variant, bit 3 cold, bit 4 an extras byte follows, bits 5-7 ``near``
+#: (0 when cold): the skip is :func:`implied_skip` plus ``near`` (0 to 6), or with 7 ``below``
+#: follows.
+HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR = 0x08, 0x10, 5
 #: ``near`` of a window whose ``below`` follows.
-NEAR_BELOW = 3
+NEAR_BELOW = 7
 #: The extras byte: a shape, escapes, a source, the window's own predictor, its own code, its
 #: first residual (held apart) follow.
 X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE, X_FIRST = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
