@@ -13,11 +13,11 @@ from ..errors import CorruptDataError, FormatVersionError
 from ..format.sealed import unpack
 from .chain import _chain_inverse, _primer
 from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bound
-from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
-                    _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD,
+                    _HAS_ESC, _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import V4_OWN, parse_predictor, with_predictor
-from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_FIRST, X_ESC, X_OWN, X_SHAPE, X_SOURCE, _X_ALL,
-                 check_code, implied_skip, parse_code)
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
+                 X_SOURCE, _X_ALL, check_code, implied_skip, parse_code)
 
 
 def is_window(data: Any) -> bool:
@@ -46,11 +46,12 @@ def _long_form(data: bytes) -> bytes:
 
 def _window_fields(data: bytes) -> list:
     """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
-    crc, source (None when absent, else checked), own (from version 4: the window's own predictor
-    ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode, center,
-    counts)``, else None), first (version 5: the first residual held apart, else None). Version 2 gives ``-1 - (skip bound - skip)``
-    for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold.
-    Version 5 gives ref ``b""``, skip ``("implied", near)`` without ``below``, the CRC's low 2 bytes."""
+    crc, source (None when absent, else checked), own (from version 4: the window's own
+    predictor ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode,
+    center, counts)``, else None), first (version 5: the first residual held apart, else None).
+    Version 2 gives ``-1 - (skip bound - skip)`` for skip (the bound is the variant's:
+    :func:`_resolve_skip`), None for a window coded cold. Version 5 gives ref ``b""``, skip
+    ``("implied", near)`` without ``below``, the CRC's low 2 bytes."""
     from ..format.fields import check_source, data_error
 
     if data[4] >= 2:

@@ -11,11 +11,11 @@ import numpy as np
 from .._validate import check_int
 from .chain import _chain_forward, _first_residual, _quotients, _residual
 from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
-from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
-                    _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
+                    _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
-from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_FIRST, X_ESC, X_OWN, X_SHAPE, X_SOURCE, code_field,
-                 implied_skip, own_code, with_code)
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
+                 X_SOURCE, code_field, implied_skip, own_code, with_code)
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
@@ -84,7 +84,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
         for v, field in tries:
             own_field, code = field if isinstance(field, tuple) else (field, None)
             first = None
-            if version >= 5 and (v.adaptive or v.coefs.size):  # (the first residual apart: the jump from the history)
+            if version >= 5 and (v.adaptive or v.coefs.size):  # the first residual apart: the jump from the history
                 first = _first_residual(v, native.astype(np.int64))
                 first = first if abs(first) < 1 << 62 else None
             for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)
@@ -184,7 +184,7 @@ def _body_v5(index: int, dtype: int, shape: list | None, n: int, near: int | Non
              esc: bytes | None, crc: int, source: dict | None, own: bytes | None, code: bytes | None,
              first: int | None = None) -> bytes:
     """Version 5's body (docs/format.md, "Window containers"): ``head``, the varint ``16 n +
-    dtype``, ``below`` unless the skip is the implied one plus ``near`` in 0 to 2 (``near``
+    dtype``, ``below`` unless the skip is the implied one plus ``near`` in 0 to 6 (``near``
     None: cold), the extras byte and its fields when any (the own predictor, the own code,
     shape, escapes, source; ``first``: the first residual held apart), the CRC's low
     :data:`CRC_BYTES` bytes, the coder bytes."""
