@@ -119,7 +119,7 @@ def main(argv=None) -> int:
                 dec_ref += t4 - t3
                 alone += len(a)
                 ref += len(r)
-                windows += r[:4] == b"ubpw"
+                windows += ubpe.shared.is_window(r)
             z, zd, kind = zstd_sizes(train, test)
             joined = len(ubpe.compress(np.concatenate(test)))
             k = len(test)

@@ -159,7 +159,7 @@ def byte_mutation(data: bytes, rng: random.Random) -> bytes:
 def mutate(data: bytes, rng: random.Random) -> bytes:
     """One random mutation: half byte-level, half field-level (a window container of version 2
     or later, whose fields are bytes and varints rather than msgpack: byte-level only)."""
-    if data[:4] == b"ubpw" and len(data) > 4 and data[4] >= 2:
+    if (data[:4] == b"ubpw" and len(data) > 4 and data[4] >= 2) or data[:1] >= b"\xf5":  # (version 5: one lead byte)
         return byte_mutation(data, rng)
     return byte_mutation(data, rng) if rng.random() < 0.5 else substitute(data, rng)
 
@@ -272,7 +272,7 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
             ("groups_runs", runs, grouped_bytes(runs, [(300, [0, 0], [0, 300]), (100, [0], [600])], level=1), None)]
     # window containers (ubpe/shared/) with their shared model: version 3 primed (a predictor
     # restarted at the window), cold, shaped with a source, a split variant's primed digits; version 2;
-    # version 4 (the window's own predictor)
+    # version 4 (the window's own predictor); version 5
     from ubpe.shared import compress_window, fit_shared
 
     rng = np.random.default_rng(31)
@@ -286,11 +286,23 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
            + 1).astype(np.int16)
     split = fit_shared([adc[i:i + 300] for i in range(0, 1800, 300)], history=1200)
     window, shaped, digits = stepped[-300:], stepped[-300:].reshape(150, 2), adc[-300:]
-    out += [("window", window, compress(window, tokenizer=model), model),
-            ("window_cold", quiet, compress(quiet, tokenizer=model), model),
-            ("window_shaped", shaped, compress(shaped, tokenizer=model, source={"name": "w.npy"}), model),
-            ("window_split", digits, compress(digits, tokenizer=split), split),
-            ("window_v2", window, compress_window(window, model, compress(window), version=2), model)]
+
+    def v(x, m, version, **options):
+        return compress_window(x, m, compress(x), version=version, **options)
+
+    out += [("window", window, v(window, model, 3), model),
+            ("window_cold", quiet, v(quiet, model, 3), model),
+            ("window_shaped", shaped, v(shaped, model, 3, source={"name": "w.npy"}), model),
+            ("window_split", digits, v(digits, split, 3), split),
+            ("window_v2", window, v(window, model, 2), model)]
+    # version 5 (what compress writes): primed with the implied skip, cold, shaped with a
+    # source (count and extras), split, a window of another dtype and length
+    out += [("window_v5", window, compress(window, tokenizer=model), model),
+            ("window_v5_cold", quiet, compress(quiet, tokenizer=model), model),
+            ("window_v5_shaped", shaped, compress(shaped, tokenizer=model, source={"name": "w.npy"}), model),
+            ("window_v5_split", digits, compress(digits, tokenizer=split), split),
+            ("window_v5_dtype", window[:250].astype(np.int32), compress(window[:250].astype(np.int32), tokenizer=model),
+             model)]
     # version 4: a window whose resonance moved carries its own predictor (its own seed)
     rng = np.random.default_rng(32)
     noise, moving = rng.normal(0, 30, 2100), np.zeros(2100)
@@ -299,7 +311,8 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
         moving[i] = a1 * moving[i - 1] + a2 * moving[i - 2] + noise[i]
     moving = moving.astype(np.int16)
     own = fit_shared([moving[i:i + 300] for i in range(0, 1800, 300)], history=1200)
-    out += [("window_v4", moving[-300:], compress(moving[-300:], tokenizer=own), own)]
+    out += [("window_v4", moving[-300:], v(moving[-300:], own, 4), own),
+            ("window_v5_own", moving[-300:], compress(moving[-300:], tokenizer=own), own)]
     return out
 
 

@@ -55,7 +55,7 @@ def test_version_3_is_written_and_two_or_three_bytes_smaller_than_version_2(walk
     rng = np.random.default_rng(8)
     for seed in range(5):
         w = np.cumsum(rng.integers(-3, 4, N)).astype(np.int16)
-        new, old = ubpe.compress(w, tokenizer=model), _window(model, w, 2)
+        new, old = _window(model, w), _window(model, w, 2)
         assert new[:5] == b"ubpw\x03" and old[:5] == b"ubpw\x02"
         extras = new[8] & 1  # (the low bit of the count: an extras byte follows, here for the escapes)
         # ref 4 -> 2 bytes, flags and variant in one byte, the count with the extras bit
@@ -81,7 +81,7 @@ def test_a_seismometers_windows_are_smaller_with_the_predictor_restarted_at_each
 
 def test_version_3_layout_and_hostile_fields(walk_model):
     w = (walk_model.history[-1] + np.cumsum(np.random.default_rng(8).integers(-3, 4, N))).astype(np.int16)
-    good = ubpe.compress(w, tokenizer=walk_model)
+    good = _window(walk_model, w)
     ref, head = good[5:7], good[7]
     dtype, variant, cold = head >> 4, (head >> 1) & 7, head & 1
     assert ref == walk_model.ref[:2] and dtype == DTYPES.index("<i2") and variant < len(walk_model.variants)
@@ -113,7 +113,7 @@ def test_version_3_layout_and_hostile_fields(walk_model):
         with pytest.raises(CorruptDataError):
             ubpe.decompress(hostile, tokenizer=walk_model, max_output_size=1 << 20)
     with pytest.raises(FormatVersionError):
-        ubpe.decompress(b"ubpw\x05" + good[5:], tokenizer=walk_model)
+        ubpe.decompress(b"ubpw\x06" + good[5:], tokenizer=walk_model)
 
 
 def test_version_3_extras_shape_source_and_escapes_come_back(walk_model):
@@ -123,7 +123,7 @@ def test_version_3_extras_shape_source_and_escapes_come_back(walk_model):
     far[[10, 500]] += 20000  # outside the model's residual range: escaped
     shaped = w.astype(">i4").reshape(500, 2)
     for x, source in ((far, None), (shaped, {"name": "w.npy"}), (far.reshape(100, 10), {"name": "f"})):
-        data = ubpe.compress(x, tokenizer=walk_model, source=source)
+        data = _window(walk_model, x, source=source)
         assert data[:5] == b"ubpw\x03" and ubpe.describe(data).shape == x.shape
         back = ubpe.decompress(data, tokenizer=walk_model)
         assert back.dtype == x.dtype and back.shape == x.shape and np.array_equal(back, x)
@@ -163,11 +163,11 @@ def test_every_strict_prefix_and_mutation_of_version_3_is_refused_or_exact(walk_
     w = np.cumsum(np.random.default_rng(12).integers(-3, 4, N)).astype(np.int16)
     slow = np.cumsum(np.random.default_rng(1).integers(-1, 2, N)).astype(np.int16)
     adc = _adc(22, N)
-    samples = [(walk_model, w, ubpe.compress(w, tokenizer=walk_model)),
-               (walk_model, w.reshape(500, 2), ubpe.compress(w.reshape(500, 2), tokenizer=walk_model,
+    samples = [(walk_model, w, _window(walk_model, w)),
+               (walk_model, w.reshape(500, 2), _window(walk_model, w.reshape(500, 2),
                                                            source={"name": "w.npy"})),
-               (walk_model, slow, ubpe.compress(slow, tokenizer=walk_model)),  # coded cold
-               (adc_model, adc, ubpe.compress(adc, tokenizer=adc_model))]  # a split variant
+               (walk_model, slow, _window(walk_model, slow)),  # coded cold
+               (adc_model, adc, _window(adc_model, adc))]  # a split variant
     assert [d[:5] for _, _, d in samples] == [b"ubpw\x03"] * 4
     assert samples[2][2][7] & 1 and adc_model.variants[(samples[3][2][7] >> 1) & 7].base > 1
     for model, _, data in samples:
@@ -177,7 +177,7 @@ def test_every_strict_prefix_and_mutation_of_version_3_is_refused_or_exact(walk_
 
 def test_version_3_is_deterministic_and_names_its_model(walk_model):
     w = np.cumsum(np.random.default_rng(5).integers(-3, 4, N)).astype(np.int16)
-    a, b = ubpe.compress(w, tokenizer=walk_model), ubpe.compress(w.copy(), tokenizer=walk_model)
+    a, b = _window(walk_model, w), _window(walk_model, w.copy())
     assert a == b
     assert walk_model.digest.startswith(ubpe.describe(a).digest) and len(ubpe.describe(a).digest) == 4
     with pytest.raises(CorruptDataError, match="references shared model"):
@@ -189,7 +189,7 @@ def test_version_3_is_deterministic_and_names_its_model(walk_model):
 
 def test_hostile_digits_fields_of_a_split_window_are_refused(adc_model):
     w = _adc(23, N)
-    good = ubpe.compress(w, tokenizer=adc_model)
+    good = _window(adc_model, w)
     assert good[:5] == b"ubpw\x03" and not good[8] & 1 and not good[7] & 1  # no extras, primed
     head, rest = good[:11], good[15:]  # (ref, head byte, count, below; the CRC's 4 bytes after them)
     crc = good[11:15]

@@ -26,6 +26,9 @@ leading bytes equal those of ``primer + zeros``, which the reader recomputes) an
 after them. The reader codes ``primer + zeros(n)`` (cached per window length), joins the two,
 decodes ``primer + window`` and checks the primer came back. A window unlike the training
 data's end (a drifting recording) may be coded *cold*: without the primer, when that is smaller.
+A window's container (version 5) may also carry its own linear predictor, its own code (coded
+cold) and its first residual held apart (the jump from the history, which the LMS cascade
+would feed on); its fixed fields are 6 bytes (:mod:`.v5`).
 
 :func:`compress_window` writes the *window container* (docs/format.md, "Window containers"),
 or the ordinary container of ``ubpe.compress`` when that is not larger (never larger than
@@ -34,15 +37,16 @@ and ``ubpe.decompress(data, tokenizer=model)`` call them for a :class:`SharedMod
 
 The package: :mod:`.model` (the model, its file, the constants), :mod:`.chain` (prediction),
 :mod:`.coder` (the primed coder), :mod:`.fit` (fitting), :mod:`.encode` and :mod:`.decode` (window
-containers written and read).
+containers written and read), :mod:`.own` and :mod:`.v5` (a window's own predictor and code;
+version 5's fields).
 """
 
 from .decode import decompress_window, describe_window, is_window  # noqa: F401  (re-exported, as the others)
 from .encode import compress_window
 from .fit import fit_inputs, fit_shared  # noqa: F401
 from .model import (DEFAULT_PRIMER, DEFAULT_TRAINING_WINDOWS, DEFAULT_VARIANTS, DTYPES, MAX_HISTORY, MAX_SIZE,
-                    MAX_VARIANTS, MODEL_MAGIC, MODEL_VERSION, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC,
-                    WINDOW_VERSION, SharedModel, Variant, is_shared_model_file)  # noqa: F401
+                    MAX_VARIANTS, MODEL_MAGIC, MODEL_VERSION, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD,
+                    WINDOW_MAGIC, WINDOW_VERSION, SharedModel, Variant, is_shared_model_file)  # noqa: F401
 
 __all__ = ["SharedModel", "fit_shared", "compress_window", "decompress_window", "WINDOW_MAGIC", "MODEL_MAGIC",
            "DEFAULT_PRIMER", "DEFAULT_TRAINING_WINDOWS"]

@@ -3,6 +3,8 @@ inverses, and the primer (the history's residual tokens)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .model import Variant
@@ -44,7 +46,7 @@ def _quotients(model: Variant, x: np.ndarray) -> np.ndarray:
     return (x - model.offset) // model.base if model.base > 1 else x
 
 
-def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False) -> np.ndarray:
+def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False, apart: bool = False) -> np.ndarray:
     """The residuals of ``history + v`` (int64), predicted by the model's chain (of the
     quotients ``(x - offset) // base`` of a split variant). ``restart`` (window containers from
     version 3): the window's first value is predicted as without it, from the history; from the
@@ -52,7 +54,12 @@ def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False) -> np.n
     values predicted by the value before, as at the start of a block): a window is rarely the
     continuation of the history, and a predictor of order 32 fed the jump at the join pays for
     it 32 times. (The same residuals as without restart for no predictor and delta 1.) The LMS
-    cascade runs on over the join."""
+    cascade runs on over the join. ``apart`` (window containers from version 5): the window's
+    first residual is 0 before the cascade (the container holds it apart: :func:`_first_residual`)."""
+    if apart and v.size:
+        r = _chain_forward(dataclasses.replace(model, adaptive=0, _cache={}), v, restart).copy()
+        r[model.history.size] = 0
+        return _lms(r, False) if model.adaptive else r
     if not restart or not model.history.size or not v.size:
         r = _residual(_quotients(model, np.concatenate((model.history, v))), model.shift, model.coefs)
     else:
@@ -64,6 +71,14 @@ def _chain_forward(model: Variant, v: np.ndarray, restart: bool = False) -> np.n
     return _lms(r, False) if model.adaptive else r
 
 
+def _first_residual(model: Variant, v: np.ndarray, restart: bool = True) -> int:
+    """The window ``v``'s first residual before the LMS cascade (int64, as
+    :func:`_chain_forward`): a jump from the history the cascade would feed on for its whole
+    length, which a window container from version 5 may hold apart."""
+    bare = dataclasses.replace(model, adaptive=0, _cache={})
+    return int(_chain_forward(bare, v[:1], restart)[model.history.size])
+
+
 def _first_prediction(model: Variant, hq: np.ndarray) -> int:
     """The prediction (int64) of the value after the history's (quotients) ``hq``: the linear
     predictor over its last values (as :func:`_residual` over ``hq`` joined with that value)."""
@@ -71,13 +86,20 @@ def _first_prediction(model: Variant, hq: np.ndarray) -> int:
     return -int(_residual(tail, model.shift, model.coefs)[-1])
 
 
-def _chain_inverse(model: Variant, r: np.ndarray, restart: bool = False) -> np.ndarray:
+def _chain_inverse(model: Variant, r: np.ndarray, restart: bool = False, first: int | None = None) -> np.ndarray:
     """The values (int64) of the window residuals ``r`` (:func:`_chain_forward` inverted; of a
-    split variant: the quotients)."""
+    split variant: the quotients); ``first``: the first residual held apart (the stream's must
+    then be 0, else CorruptDataError)."""
     h = model.history.size
     full = np.concatenate((_primer_residuals(model), r))
     if model.adaptive:
         full = _lms(full, True)
+    if first is not None and r.size:
+        if full[h] != 0:
+            from ..errors import CorruptDataError
+
+            raise CorruptDataError("window: the first residual is held apart, but the stream's is not 0")
+        full[h] = first
     if not restart or not h or not r.size:
         return _restore(full, model.shift, model.coefs)[h:]
     window = full[h:].copy()

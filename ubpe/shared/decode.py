@@ -11,23 +11,47 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError, FormatVersionError
 from ..format.sealed import unpack
-from .chain import _chain_inverse
+from .chain import _chain_inverse, _primer
 from .coder import _check_work, _digit_coder, _kernels, _primed_decode, _skip_bound
-from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
-                    _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .model import (DTYPES, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD,
+                    _HAS_ESC, _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import V4_OWN, parse_predictor, with_predictor
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
+                 X_SOURCE, _X_ALL, check_code, implied_skip, parse_code)
 
 
 def is_window(data: Any) -> bool:
-    """Whether ``data`` starts as a window container."""
-    return isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == WINDOW_MAGIC
+    """Whether ``data`` starts as a window container (:data:`WINDOW_MAGIC`, or from version 5 a
+    lead byte above ``WINDOW_LEAD | 4``)."""
+    return isinstance(data, (bytes, bytearray, memoryview)) and (
+        bytes(data[:4]) == WINDOW_MAGIC or (len(data) > 0 and data[0] > WINDOW_LEAD | 4))
+
+
+def _long_form(data: bytes) -> bytes:
+    """``data`` with a version-5 lead byte spelt as :data:`WINDOW_MAGIC` and the version byte
+    (the form the parser reads; positions in its errors count from it), checked: a newer
+    version is refused (FormatVersionError), and so is version 5 spelt long."""
+    if data[:4] == WINDOW_MAGIC:
+        if len(data) > 4 and data[4] >= 5:
+            if data[4] > WINDOW_VERSION:
+                raise FormatVersionError("this window container", data[4], WINDOW_VERSION)
+            raise CorruptDataError(f"window: version {data[4]} starts with the one byte {WINDOW_LEAD | data[4]:#x}, "
+                                   "not the 4-byte magic and a version byte")
+        return data
+    version = data[0] - WINDOW_LEAD
+    if version > WINDOW_VERSION:
+        raise FormatVersionError("this window container", version, WINDOW_VERSION)
+    return WINDOW_MAGIC + bytes([version]) + data[1:]
 
 
 def _window_fields(data: bytes) -> list:
     """The fields of a window container: ref, variant, dtype index, shape, n, skip, rest, esc,
-    crc, source (None when absent, else checked), own (version 4: the window's own predictor
-    ``(shift, coefs)``, else None). Version 2 gives ``-1 - (skip bound - skip)``
-    for skip (the bound is the variant's: :func:`_resolve_skip`), None for a window coded cold."""
+    crc, source (None when absent, else checked), own (from version 4: the window's own
+    predictor ``(shift, coefs)``, else None), code (version 5: the window's own code ``(mode,
+    center, counts)``, else None), first (version 5: the first residual held apart, else None).
+    Version 2 gives ``-1 - (skip bound - skip)`` for skip (the bound is the variant's:
+    :func:`_resolve_skip`), None for a window coded cold. Version 5 gives ref ``b""``, skip
+    ``("implied", near)`` without ``below``, the CRC's low 2 bytes."""
     from ..format.fields import check_source, data_error
 
     if data[4] >= 2:
@@ -36,10 +60,10 @@ def _window_fields(data: bytes) -> list:
     if not isinstance(d, list) or len(d) not in (9, 10):
         raise CorruptDataError("window: expected an array of 9 or 10 fields")
     if len(d) == 9:
-        return d + [None, None]
+        return d + [None, None, None, None]
     if d[9] is None:
         raise CorruptDataError("window: a 10th field (source) is a map, never nil")
-    return d[:9] + [check_source(d[9], data_error), None]
+    return d[:9] + [check_source(d[9], data_error), None, None, None]
 
 
 def _fields_v2(data: bytes) -> list:
@@ -71,7 +95,31 @@ def _fields_v2(data: bytes) -> list:
             if shift >= 63:
                 raise CorruptDataError("window: a varint longer than 9 bytes")
 
-    if data[4] >= 3:
+    code = first = None
+    if data[4] >= 5:
+        ref = b""
+        head = take(1)[0]
+        near = head >> HEAD_NEAR
+        if head & HEAD_COLD and near:
+            raise CorruptDataError(f"window: head bits 5-7 must be 0 in a cold window, got {head:#x}")
+        index = head & 7
+        count = varint()
+        n, dtype = count >> 4, count & 15
+        below = None if head & HEAD_COLD else varint() if near == NEAR_BELOW else (_IMPLIED, near)
+        extras = take(1)[0] if head & HEAD_EXTRAS else 0
+        if head & HEAD_EXTRAS and (extras == 0 or extras & ~_X_ALL):
+            raise CorruptDataError(f"window: the extras byte must be a non-empty set of its flags ({_X_ALL:#x}), "
+                                   f"got {extras}")
+        if extras & X_OWN:
+            own = parse_predictor(take, varint)
+        if extras & X_CODE:
+            code = parse_code(take, varint)
+        if extras & X_FIRST:
+            z = varint()
+            first = z >> 1 if not z & 1 else -(z >> 1) - 1
+        flags = (_HAS_SHAPE if extras & X_SHAPE else 0) | (_HAS_ESC if extras & X_ESC else 0) | (
+            _HAS_SOURCE if extras & X_SOURCE else 0)
+    elif data[4] >= 3:
         ref = take(REF_BYTES_V3)
         head = take(1)[0]
         count = varint()
@@ -104,9 +152,16 @@ def _fields_v2(data: bytes) -> list:
     source = None
     if flags & _HAS_SOURCE:
         source = check_source(unpack(take(varint()), "window source"), data_error)
-    crc = int.from_bytes(take(4), "little")
-    return [ref, index, flags & 0x0F, shape, n, None if below is None else -1 - below, data[pos:], esc, crc, source,
-            own]
+    crc = int.from_bytes(take(CRC_BYTES if data[4] >= 5 else 4), "little")
+    if data[4] < 5:
+        dtype = flags & 0x0F
+    skip = None if below is None else below if isinstance(below, tuple) else -1 - below
+    return [ref, index, dtype, shape, n, skip, data[pos:], esc, crc, source, own, code, first]
+
+
+#: The skip field of a version-5 window without ``below`` is ``(_IMPLIED, near)``: the skip is
+#: :func:`ubpe.shared.v5.implied_skip` plus ``near``.
+_IMPLIED = "implied"
 
 
 def _read_varint(data: bytes) -> tuple[int, int]:
@@ -131,14 +186,15 @@ def _resolve_skip(v: Variant, skip: int) -> int:
 
 def describe_window(data: Any) -> Any:
     """The :class:`~ubpe.ContainerInfo` of a window container (``ubpe.describe``): the model
-    referenced by its digest prefix, ``coder`` "cms2", ``front`` empty (the model's predictor),
-    ``payload`` the coder's bytes. Nothing is decoded."""
+    referenced by its digest prefix (none from version 5: ``digest`` ""), ``coder`` "cms2",
+    ``front`` empty (the model's predictor), ``payload`` the coder's bytes. Nothing is decoded."""
     from ..format.describe import ContainerInfo
     from ..format.fields import parse_escapes
 
-    data = bytes(data)
+    size = len(data)
+    data = _long_form(bytes(data)) if is_window(data) else bytes(data)
     _check_prefix(data)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _ = _window_fields(data)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, source, _, _, _ = _window_fields(data)
     if not isinstance(ref, bytes) or type(n) is not int or n < 1 or not isinstance(rest, bytes):
         raise CorruptDataError("window: malformed fields")
     dtype = _window_dtype(dtype_str)
@@ -151,8 +207,8 @@ def describe_window(data: Any) -> Any:
     file_size = recorded if type(recorded) is int and recorded >= 0 else None
     return ContainerInfo(
         version=data[4], dtype=dtype.str, shape=dims, n_values=n,
-        original_size=n * itemsize, size=len(data), header=len(data) - payload, model=0, freq=0, payload=payload,
-        ratio=((file_size if file_size is not None else n * itemsize) / len(data)), embedded=False,
+        original_size=n * itemsize, size=size, header=size - payload, model=0, freq=0, payload=payload,
+        ratio=((file_size if file_size is not None else n * itemsize) / size), embedded=False,
         digest=ref.hex(), alphabet_size=None, n_merges=None, coder="cms2", n_tokens=n, source=source,
         escapes=escapes, escape_bytes=esc_bytes, file_size=file_size)
 
@@ -180,11 +236,11 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     from ..format.fields import parse_escapes
     from ..model import DEFAULT_MAX_OUTPUT_SIZE
 
-    data = bytes(data)
+    data = _long_form(bytes(data)) if is_window(data) else bytes(data)
     _check_prefix(data)
     cap = DEFAULT_MAX_OUTPUT_SIZE if max_output_size is None else check_int("max_output_size", max_output_size, 0)
-    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own = _window_fields(data)
-    ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3)
+    ref, index, dtype_str, shape, n, skip, rest, esc, crc, _, own, code, first = _window_fields(data)
+    ref_bytes = {1: REF_BYTES, 2: REF_BYTES_V2}.get(data[4], REF_BYTES_V3 if data[4] < 5 else 0)
     if not isinstance(ref, bytes) or len(ref) != ref_bytes:
         raise CorruptDataError(f"window: the model reference must be {ref_bytes} bytes")
     if model is None:
@@ -202,6 +258,8 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         if v.values is not None:
             raise CorruptDataError("window: a dense variant cannot take the window's own predictor")
         v = with_predictor(v, *own)
+    if code is not None:  # (version 5: the window's own code in place of the variant's)
+        v = check_code(v, *code)
     dtype = _window_dtype(dtype_str)
     if type(n) is not int or n < 1:
         raise CorruptDataError("window: the value count must be a positive int")
@@ -215,6 +273,10 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     else:
         raise CorruptDataError("window: shape must be nil (1-D) or a list of other dims whose product is the count")
     cold = skip is None and data[4] >= 2
+    if isinstance(skip, tuple):  # (version 5: v resolved; the reader's work bounded before it codes the primer)
+        if not isinstance(rest, bytes) or not _check_work(int(_primer(v).size) + n, _skip_bound(v) + len(rest)):
+            raise CorruptDataError(f"window: {n} values cannot come from {len(rest)} coder bytes and the primer's")
+        skip = implied_skip(v, n) + skip[1]
     if not cold and (type(skip) is not int or (skip < 0 and data[4] == 1)):
         raise CorruptDataError("window: skip must be a non-negative int")
     skip = 0 if cold else _resolve_skip(v, skip)
@@ -251,7 +313,7 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if esc is not None:
         positions, values = parse_escapes(esc, n, np.dtype(np.int64))
         r[positions] = values.astype(np.int64)
-    x = _chain_inverse(v, r, restart=data[4] >= 3)
+    x = _chain_inverse(v, r, restart=data[4] >= 3, first=first)
     if digits is not None:
         x = x * v.base + v.offset + digits
     native = dtype.newbyteorder("=")
@@ -259,6 +321,8 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
     if x.size and (int(x.min()) < info.min or int(x.max()) > info.max):
         raise CorruptDataError("window: the decoded values do not fit the dtype (damaged bytes)")
     out = x.astype(native)
-    if values_crc(dtype, dims, out.astype(native.newbyteorder("<"), copy=False)) != crc:
-        raise CorruptDataError("window: CRC mismatch (damaged bytes)")
+    crc_mask = (1 << 8 * CRC_BYTES) - 1 if data[4] >= 5 else 0xFFFFFFFF
+    if values_crc(dtype, dims, out.astype(native.newbyteorder("<"), copy=False)) & crc_mask != crc:
+        raise CorruptDataError("window: CRC mismatch (damaged bytes" + (
+            ", or not the model the window was compressed with)" if data[4] >= 5 else ")"))
     return out.astype(dtype).reshape(dims)

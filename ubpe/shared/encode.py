@@ -9,23 +9,26 @@ import msgpack
 import numpy as np
 
 from .._validate import check_int
-from .chain import _chain_forward, _quotients, _residual
+from .chain import _chain_forward, _first_residual, _quotients, _residual
 from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _skip_bound
-from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC, _HAS_SHAPE,
-                    _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
+from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
+                    _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
+from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
+                 X_SOURCE, code_field, implied_skip, own_code, with_code)
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
-                   restart: bool | None = None) -> tuple[int, bytes, bytes | None] | None:
+                   restart: bool | None = None, apart: bool = False) -> tuple[int, bytes, bytes | None] | None:
     """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
     the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
     digits' stream: its length (varint), then it; from ``version`` 3 the digits are primed with
-    the history's: ``bound - skip`` of their stream (varint) first, then its length and rest."""
+    the history's: ``bound - skip`` of their stream (varint) first, then its length and rest.
+    ``apart``: the window's first residual held apart (0 in the stream; version 5)."""
     from ..format.fields import escape_field
 
     flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
-    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart)[v.history.size:]
+    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart, apart=apart)[v.history.size:]
     tokens, outside = v.tokens(r)
     coded = _primed_stream(v, tokens, cold)
     if coded is None:
@@ -73,13 +76,29 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 own[key] = own_predictor((flat - model_v.offset) // model_v.base if model_v.base > 1 else flat)
             if own[key] is not None and _predicts_better(model_v, native, *own[key]):
                 tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
+        if version >= 5:  # the window's own code, coded cold (a window unlike the training windows)
+            for v, field in list(tries):
+                tokens = v.tokens(_chain_forward(v, native.astype(np.int64), restart=True)[v.history.size:])[0]
+                code = own_code(v, tokens)
+                tries.append((with_code(v, *code), (field, code_field(*code))))
         for v, field in tries:
-            for cold in (False, True) if version >= 2 and v.history.size else (False,):
-                coded = _variant_bytes(v, native, cold, version)
+            own_field, code = field if isinstance(field, tuple) else (field, None)
+            first = None
+            if version >= 5 and (v.adaptive or v.coefs.size):  # the first residual apart: the jump from the history
+                first = _first_residual(v, native.astype(np.int64))
+                first = first if abs(first) < 1 << 62 else None
+            for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)
+                                                 if version >= 2 and v.history.size else (False,))
+                                for a in ((False, True) if first is not None else (False,))]:
+                coded = _variant_bytes(v, native, cold, version, apart=apart)
                 if coded is None:
                     continue
                 skip, rest, esc = coded
-                if version == 1:
+                if version >= 5:
+                    near = None if cold else skip - implied_skip(v, int(arr.size))
+                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, _skip_bound(v) - skip, rest,
+                                                 esc, crc, source, own_field, code, first if apart else None)
+                elif version == 1:
                     fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
                     body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
                 elif version >= 3:  # (version 3's bytes when the window keeps its variant's predictor)
@@ -93,7 +112,9 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                     best = body
     if best is None:
         return None
-    return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)
+    if version >= 5:  # (one lead byte for the magic and the version)
+        return bytes([WINDOW_LEAD | best[0]]) + best[1:]
+    return WINDOW_MAGIC + (best if version >= 3 else bytes([version]) + best)  # (from 3 the body has it)
 
 
 def _predicts_better(v: Variant, values: np.ndarray, shift: int, coefs: np.ndarray) -> bool:
@@ -159,6 +180,31 @@ def _body_v3(ref: bytes, index: int, dtype: int, shape: list | None, n: int, bel
     return b"".join(out + _body_tail(shape, esc, source, crc, rest))
 
 
+def _body_v5(index: int, dtype: int, shape: list | None, n: int, near: int | None, below: int, rest: bytes,
+             esc: bytes | None, crc: int, source: dict | None, own: bytes | None, code: bytes | None,
+             first: int | None = None) -> bytes:
+    """Version 5's body (docs/format.md, "Window containers"): ``head``, the varint ``16 n +
+    dtype``, ``below`` unless the skip is the implied one plus ``near`` in 0 to 6 (``near``
+    None: cold), the extras byte and its fields when any (the own predictor, the own code,
+    shape, escapes, source; ``first``: the first residual held apart), the CRC's low
+    :data:`CRC_BYTES` bytes, the coder bytes."""
+    extras = ((X_SHAPE if shape is not None else 0) | (X_ESC if esc is not None else 0)
+              | (X_SOURCE if source is not None else 0) | (X_OWN if own is not None else 0)
+              | (X_CODE if code is not None else 0) | (X_FIRST if first is not None else 0))
+    field = 0 if near is None else near if 0 <= near < NEAR_BELOW else NEAR_BELOW
+    head = index | (HEAD_COLD if near is None else 0) | (HEAD_EXTRAS if extras else 0) | (field << HEAD_NEAR)
+    out = [bytes([head]), _varint(16 * n + dtype)]
+    if field == NEAR_BELOW:
+        out.append(_varint(below))
+    if extras:
+        out += [bytes([extras]), own or b"", code or b""]
+        if first is not None:
+            out.append(_varint(2 * first if first >= 0 else -2 * first - 1))  # (zigzag)
+    tail = _body_tail(shape, esc, source, crc, rest)
+    tail[-2] = tail[-2][:CRC_BYTES]
+    return b"".join(out + tail)
+
+
 def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: dict | None = None,
                     lossy: bool = False, progress: Any = None, version: int = WINDOW_VERSION) -> bytes:
     """``values`` coded with ``model`` (what ``ubpe.compress(values, tokenizer=model, ...)``
@@ -166,7 +212,7 @@ def compress_window(values: Any, model: SharedModel, alone: bytes, *, source: di
     :func:`ubpe.compress` builds) when that is not larger. The window container is tried for a
     numpy integer array of :data:`DTYPES` when the compression is not ``lossy`` (``step`` or
     ``bits``); it keeps ``source``. Never larger than compressing alone. ``version``: the
-    window-container version to write (1 to 4; 1 to 3 only to reproduce old files; from 4 a
+    window-container version to write (1 to 5; 1 to 4 only to reproduce old files; with 4 a
     window that keeps its variant's predictor is written as version 3, the same bytes)."""
     from ..format.fields import argument_error, check_source
 

@@ -14,11 +14,15 @@ import numpy as np
 from ..errors import CorruptDataError
 from ..format.sealed import open_sealed, seal, unpack
 
-#: The first 4 bytes of a window container (an ordinary container starts with ``b"ubpe"``).
+#: The first 4 bytes of a window container of versions 1 to 4 (an ordinary container starts with ``b"ubpe"``).
 WINDOW_MAGIC = b"ubpw"
-#: The newest window-container version this ubpe writes and reads (1 to 3 are read too; a window
-#: without its own predictor is written as version 3).
-WINDOW_VERSION = 4
+#: From version 5 a window container starts with the one byte ``WINDOW_LEAD | version`` (0xF5 for
+#: version 5) in place of :data:`WINDOW_MAGIC` and the version byte: 4 bytes less a window (as
+#: zstd's magicless frames for small records; no ubpe file starts with a byte above 0xF4).
+WINDOW_LEAD = 0xF0
+#: The newest window-container version this ubpe writes and reads (1 to 4 are read too, and
+#: written by ``compress_window(..., version=)`` to reproduce old files).
+WINDOW_VERSION = 5
 #: The ``magic`` of a shared-model file.
 MODEL_MAGIC = "ubpe.shared"
 #: The newest shared-model file version this ubpe reads; it writes 2 for a model with a split
@@ -36,8 +40,10 @@ MAX_HISTORY = 1 << 20
 MAX_SIZE = 1 << 16
 #: Most variants a model holds.
 MAX_VARIANTS = 8
-#: Variants :func:`fit_shared` keeps by default (the best on held-out training windows).
-DEFAULT_VARIANTS = 3
+#: Variants :func:`fit_shared` keeps by default (the best on held-out training windows; 4 rather
+#: than 3: 31 recordings of benchmarks/bench_windows.py at 1 000 values, 377 948 -> 377 799 B, each
+#: window coded once more a variant).
+DEFAULT_VARIANTS = 4
 #: Bytes of the model digest a window container of version 1 stores.
 REF_BYTES = 8
 #: Bytes of the model digest a window container of version 2 stores (a wrong model that shared
