@@ -232,8 +232,6 @@ def _check_prefix(data: bytes) -> None:
 
 def decompress_window(data: Any, model: Any, max_output_size: int | None = None) -> np.ndarray:
     """The values of a window container (``model``: the :class:`SharedModel` it references)."""
-    from ..format.container import values_crc
-    from ..format.fields import parse_escapes
     from ..model import DEFAULT_MAX_OUTPUT_SIZE
 
     data = _long_form(bytes(data)) if is_window(data) else bytes(data)
@@ -252,7 +250,9 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         raise CorruptDataError(f"this window container references shared model {ref.hex()}..., "
                                f"not the given one ({model.ref.hex()}...)")
     if type(index) is not int or not 0 <= index < len(model.variants):
-        raise CorruptDataError(f"window: variant {str(index)[:20]} is not one of the model's {len(model.variants)}")
+        raise CorruptDataError(f"window: variant {str(index)[:20]} is not one of the model's {len(model.variants)}"
+                               + (" (damaged bytes, or not the model the window was compressed with)"
+                                  if data[4] >= 5 else ""))
     v = model.variants[index]
     if own is not None:  # (version 4: the window's own predictor in place of the variant's)
         if v.values is not None:
@@ -284,6 +284,22 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         raise CorruptDataError("window: the coder bytes must be bytes")
     if type(crc) is not int or not 0 <= crc < 1 << 32:
         raise CorruptDataError("window: crc must be a 32-bit unsigned int")
+    if data[4] < 5:
+        return _window_values(data, v, n, skip, rest, esc, crc, first, cold, dtype, dims)
+    try:  # version 5 names no model: what fails may be damage or another model
+        return _window_values(data, v, n, skip, rest, esc, crc, first, cold, dtype, dims)
+    except CorruptDataError as exc:
+        if "not the model" in str(exc):
+            raise
+        raise CorruptDataError(f"{exc} (damaged bytes, or not the model the window was compressed with)") from None
+
+
+def _window_values(data: bytes, v: Variant, n: int, skip: Any, rest: bytes, esc: Any, crc: int, first: Any,
+                   cold: bool, dtype: np.dtype, dims: tuple) -> np.ndarray:
+    """The values of a window whose fields are checked: its payload decoded with variant ``v``."""
+    from ..format.container import values_crc
+    from ..format.fields import parse_escapes
+
     digits = None
     if v.base > 1:
         if data[4] == 1:
