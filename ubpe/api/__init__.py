@@ -345,14 +345,25 @@ def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | Non
     """``compress(level=3)``: level 2's container (every argument checked by it), or one whose
     stream is the level-3 signal coder "mixsignal" over the values when that is smaller (integer
     values of at least one axis and one value, no ``tokenizer``, ``delta``, ``predictor``,
-    ``n_tokens`` or fit options; one stream whatever ``block_size``)."""
-    two = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, delta=delta, predictor=predictor,
-                          level=2, source=source, step=step, bits=bits, block_size=block_size,
-                          fit_options=fit_options, **options))
-    if tokenizer is not None or delta is not None or predictor != "auto" or n_tokens is not None or fit_options:
-        return two
-    if arr.dtype.kind not in "iu" or arr.size == 0:
-        return two
+    ``n_tokens`` or fit options; one stream whatever ``block_size``). Level
+    2's container is built beside the level-3 one only where the planner expects it may win
+    or costs little (:func:`ubpe.planner.level3_pair.level2_wanted`)."""
+    def level2() -> bytes:
+        return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, delta=delta, predictor=predictor,
+                               level=2, source=source, step=step, bits=bits, block_size=block_size,
+                               fit_options=fit_options, **options))
+
+    if tokenizer is not None or delta is not None or predictor != "auto" or n_tokens is not None or fit_options \
+            or arr.dtype.kind not in "iu" or arr.size == 0:
+        return level2()
+    two = None
+    if step is not None or bits is not None:
+        two = level2()  # (checks them)
+    else:  # the arguments level 2 would check, checked before the level-3 coder runs
+        check_bool("embed", options.get("embed", True))
+        threads_argument(options.get("threads"))
+        if block_size is not None:
+            check_int("block_size", block_size, 0)
     shape = [int(d) for d in arr.shape]
     base: dict[str, Any] = {"dtype": arr.dtype.str, "shape": shape}
     if source is not None:
@@ -361,8 +372,16 @@ def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | Non
     base["crc"] = container.values_crc(arr.dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
     fields = writer.values_coded_fields(base, arr)
     if fields is None:
-        return two
+        return level2() if two is None else two
     three = container.pack(fields)
+    from ..planner.level3_pair import level2_wanted
+
+    if two is None and not level2_wanted(int(arr.size), len(three), _settings.current()):
+        progress = options.get("progress")
+        if progress is not None:
+            progress(container.channels_frames(tuple(shape), arr.size)[1])
+        return three
+    two = level2() if two is None else two
     return two if len(two) <= len(three) else three
 
 

@@ -365,6 +365,19 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
+    #: compress(level=3) codes the values with the level-3 coder first, then builds level 2's
+    #: container too (the planner's search and coding) and keeps the smaller only where level 2
+    #: may win or costs little beside level 3: inputs of at most level3_level2_small values or at
+    #: least level3_level2_values (there level 2 costs 15-35 % of level 3's time; on the short
+    #: audio files 30-70 %, its planner's fixed cost), and between them when the level-3 container
+    #: takes at most level3_level2_bits bits a value (low-entropy signals with held values, where
+    #: level 2's token contexts win: an unseen EDA at 0.59 bits a value, level 2 10.6 % smaller).
+    #: Elsewhere level 2 is not built: the 32 audio files 0.155 -> 0.2x M values/s (CPU), three of
+    #: them (canary-long, cembalo-10 above 2048 values: see results/level3-skip.md) and four
+    #: unseen recordings larger than level 2's container by 0.1-3 %. 0 and 2**62: level 2 always.
+    level3_level2_small: int = 1 << 11
+    level3_level2_values: int = 1 << 16
+    level3_level2_bits: float = 2.0
     #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
     #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
