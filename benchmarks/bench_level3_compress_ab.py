@@ -6,7 +6,8 @@
 
 Each tree (the one holding this script by default for AFTER) runs in its own worker process
 (``PYTHONPATH=<tree>``) that loads ``bench_level3.recordings`` and compiles its kernels outside
-the timings (``bench_level3.warm_level3`` and a level-2 and level-3 compress of a short walk).
+the timings (``bench_level3.warm_level3`` and level-2 and level-3 compresses of walks of 500 to
+9 000 values).
 Every recording is then compressed (``threads=1``) and decompressed by both, the order
 alternating from one recording to the next. Per recording and per group: container bytes before
 and after, compress and decompress speed in values per CPU second (``time.process_time``) and per
@@ -39,8 +40,9 @@ def worker() -> None:
     recs = recordings(Path(os.environ.get("UBPE_UNSEEN", str(UNSEEN))))
     warm_level3(level3)
     walk = np.cumsum(np.random.default_rng(1).integers(-40, 41, 9000)).astype(np.int16)
-    for level in (2, 3):
-        ubpe.decompress(ubpe.compress(walk, level=level, threads=1))
+    for level in (2, 3):  # (a short input takes level 2's exhaustive search: other kernels)
+        for part in (walk, walk[:3000], walk[:500]):
+            ubpe.decompress(ubpe.compress(part, level=level, threads=1))
     print(json.dumps(dict(module=ubpe.__file__, names=[r[1] for r in recs], groups=[r[0] for r in recs])),
           flush=True)
     for line in sys.stdin:
