@@ -376,10 +376,11 @@ def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | Non
     three = container.pack(fields)
     from ..planner.level3_pair import level2_wanted
 
-    if two is None and not level2_wanted(int(arr.size), len(three), _settings.current()):
+    channels, frames = container.channels_frames(tuple(shape), arr.size)
+    if two is None and not level2_wanted(int(arr.size), channels, len(three), _settings.current()):
         progress = options.get("progress")
         if progress is not None:
-            progress(container.channels_frames(tuple(shape), arr.size)[1])
+            progress(frames)
         return three
     two = level2() if two is None else two
     return two if len(two) <= len(three) else three
