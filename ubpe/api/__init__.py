@@ -139,8 +139,12 @@ def compress(
         smaller of level 2's container and one whose stream is the level-3 signal coder
         (``"mixsignal"``, :mod:`ubpe.level3`: prediction by a mix of least-squares and NLMS
         predictors, residuals by context mixing; about 0.2 M values/s to compress and 0.5 M to
-        decompress, decoded whole). Other input, or ``tokenizer``, ``delta``, ``predictor``,
-        ``n_tokens`` or fit options, gives level 2's container.
+        decompress, decoded whole). Level 2's container is built beside it only where it may
+        win or costs little (more than one channel, at most 2 048 or at least 65 536 values, or
+        at most 2 bits a value at level 3: ``Settings.level3_level2_*``); elsewhere level 3 may
+        be up to a few % larger than level 2 (2.7 % on one of 32 short audio files). Other
+        input, or ``tokenizer``, ``delta``, ``predictor``, ``n_tokens`` or fit options, gives
+        level 2's container.
     source : dict, optional
         Metadata about where the values came from (e.g. ``{"format": "wav", "rate": 48000}``),
         stored as it is and returned by :func:`describe`: at most 32 str keys (up to 64
