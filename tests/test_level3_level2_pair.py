@@ -64,3 +64,14 @@ def test_progress_and_arguments_when_level_2_is_not_built():
             with pytest.raises((TypeError, ValueError)):
                 ubpe.compress(x, level=3, **bad)
     assert ubpe.decompress(data).tobytes() == x.tobytes()
+
+
+def test_input_of_more_than_one_channel_always_gets_level_2_built_beside():
+    rng = np.random.default_rng(0)
+    walk = np.clip(np.cumsum(rng.integers(-30, 31, (300, 9)), axis=0), -128, 127).astype(np.int8)  # 2 700 values
+    data = ubpe.compress(walk, level=3)
+    two = ubpe.compress(walk, level=2)
+    assert 8 * len(level3.encode(walk)) > settings.DEFAULT.level3_level2_bits * walk.size
+    assert len(two) < len(level3.encode(walk))  # level 2 wins on this clipped 9-channel walk ...
+    assert data == two  # ... and is built beside level 3 (one channel of that length: not built)
+    assert ubpe.decompress(data).tobytes() == walk.tobytes()
