@@ -141,8 +141,9 @@ def compress(
         predictors, residuals by context mixing; about 0.2 M values/s to compress and 0.5 M to
         decompress, decoded whole). Level 2's container is built beside it only where it may
         win or costs little (more than one channel, at most 2 048 or at least 65 536 values, or
-        at most 2 bits a value at level 3: ``Settings.level3_level2_*``); elsewhere level 3 may
-        be up to a few % larger than level 2 (2.7 % on one of 32 short audio files). Other
+        at most 2 bits a value at level 3: ``Settings.level3_level2_*``); elsewhere level 3's
+        container may be a little larger than level 2's (at most 2.7 % on the recordings
+        measured: benchmarks/results/level3-skip.md). Other
         input, or ``tokenizer``, ``delta``, ``predictor``, ``n_tokens`` or fit options, gives
         level 2's container.
     source : dict, optional
