@@ -377,6 +377,8 @@ class Settings:
     #: the 32 audio files 0.163 -> 0.219 M values/s (CPU), +0.044 % bytes: canary-long 0.12 % and
     #: cockchafer-gentleman-1 2.67 % larger than level 2's container; unseen +0.004 %: bvp-plux
     #: 0.04 %, ecg-plux-1k 0.20 %, seis-ale-vhz 0.57 % larger; ECG, seismic, neural the same bytes.
+    #: On main 5d51d22 (level-3 version 4): audio 0.167 -> 0.205, the same bytes; unseen +0.001 %
+    #: (seis-ale-vhz 0.27 % larger than level 2's container, the only one).
     #: level3_level2_small = 2**62: level 2 always.
     level3_level2_small: int = 1 << 11
     level3_level2_values: int = 1 << 16
