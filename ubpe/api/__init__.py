@@ -139,8 +139,13 @@ def compress(
         smaller of level 2's container and one whose stream is the level-3 signal coder
         (``"mixsignal"``, :mod:`ubpe.level3`: prediction by a mix of least-squares and NLMS
         predictors, residuals by context mixing; about 0.2 M values/s to compress and 0.5 M to
-        decompress, decoded whole). Other input, or ``tokenizer``, ``delta``, ``predictor``,
-        ``n_tokens`` or fit options, gives level 2's container.
+        decompress, decoded whole). Level 2's container is built beside it only where it may
+        win or costs little (more than one channel, at most 2 048 or at least 65 536 values, or
+        at most 2 bits a value at level 3: ``Settings.level3_level2_*``); elsewhere level 3's
+        container may be a little larger than level 2's (at most 2.7 % on the recordings
+        measured: benchmarks/results/level3-skip.md). Other
+        input, or ``tokenizer``, ``delta``, ``predictor``, ``n_tokens`` or fit options, gives
+        level 2's container.
     source : dict, optional
         Metadata about where the values came from (e.g. ``{"format": "wav", "rate": 48000}``),
         stored as it is and returned by :func:`describe`: at most 32 str keys (up to 64
@@ -345,14 +350,25 @@ def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | Non
     """``compress(level=3)``: level 2's container (every argument checked by it), or one whose
     stream is the level-3 signal coder "mixsignal" over the values when that is smaller (integer
     values of at least one axis and one value, no ``tokenizer``, ``delta``, ``predictor``,
-    ``n_tokens`` or fit options; one stream whatever ``block_size``)."""
-    two = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, delta=delta, predictor=predictor,
-                          level=2, source=source, step=step, bits=bits, block_size=block_size,
-                          fit_options=fit_options, **options))
-    if tokenizer is not None or delta is not None or predictor != "auto" or n_tokens is not None or fit_options:
-        return two
-    if arr.dtype.kind not in "iu" or arr.size == 0:
-        return two
+    ``n_tokens`` or fit options; one stream whatever ``block_size``). Level
+    2's container is built beside the level-3 one only where the planner expects it may win
+    or costs little (:func:`ubpe.planner.level3_pair.level2_wanted`)."""
+    def level2() -> bytes:
+        return b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, delta=delta, predictor=predictor,
+                               level=2, source=source, step=step, bits=bits, block_size=block_size,
+                               fit_options=fit_options, **options))
+
+    if tokenizer is not None or delta is not None or predictor != "auto" or n_tokens is not None or fit_options \
+            or arr.dtype.kind not in "iu" or arr.size == 0:
+        return level2()
+    two = None
+    if step is not None or bits is not None:
+        two = level2()  # (checks them)
+    else:  # the arguments level 2 would check, checked before the level-3 coder runs
+        check_bool("embed", options.get("embed", True))
+        threads_argument(options.get("threads"))
+        if block_size is not None:
+            check_int("block_size", block_size, 0)
     shape = [int(d) for d in arr.shape]
     base: dict[str, Any] = {"dtype": arr.dtype.str, "shape": shape}
     if source is not None:
@@ -361,8 +377,17 @@ def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | Non
     base["crc"] = container.values_crc(arr.dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
     fields = writer.values_coded_fields(base, arr)
     if fields is None:
-        return two
+        return level2() if two is None else two
     three = container.pack(fields)
+    from ..planner.level3_pair import level2_wanted
+
+    channels, frames = container.channels_frames(tuple(shape), arr.size)
+    if two is None and not level2_wanted(int(arr.size), channels, len(three), _settings.current()):
+        progress = options.get("progress")
+        if progress is not None:
+            progress(frames)
+        return three
+    two = level2() if two is None else two
     return two if len(two) <= len(three) else three
 
 

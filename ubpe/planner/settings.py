@@ -397,6 +397,24 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
+    #: compress(level=3) codes the values with the level-3 coder first, then builds level 2's
+    #: container too (the planner's search and coding) and keeps the smaller only where level 2
+    #: may win or costs little beside level 3 (``planner.level3_pair.level2_wanted``): input of
+    #: more than one channel, of at most level3_level2_small values or at least
+    #: level3_level2_values (there level 2 costs 15-35 % of level 3's time; on the short audio
+    #: files 30-70 %, its planner's fixed cost), and between them when the level-3 container takes
+    #: at most level3_level2_bits bits a value (low-entropy signals with held values: an unseen EDA
+    #: at 0.59 bits a value codes 10.6 % smaller at level 2; the audio takes 3.8-10.6). Alternated
+    #: against building level 2 always (benchmarks/bench_level3_compress_ab.py, results/level3-skip.md):
+    #: the 32 audio files 0.163 -> 0.219 M values/s (CPU), +0.044 % bytes: canary-long 0.12 % and
+    #: cockchafer-gentleman-1 2.67 % larger than level 2's container; unseen +0.004 %: bvp-plux
+    #: 0.04 %, ecg-plux-1k 0.20 %, seis-ale-vhz 0.57 % larger; ECG, seismic, neural the same bytes.
+    #: On main 5d51d22 (level-3 version 4): audio 0.167 -> 0.205, the same bytes; unseen +0.001 %
+    #: (seis-ale-vhz 0.27 % larger than level 2's container, the only one).
+    #: level3_level2_small = 2**62: level 2 always.
+    level3_level2_small: int = 1 << 11
+    level3_level2_values: int = 1 << 16
+    level3_level2_bits: float = 2.0
     #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
     #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39

@@ -1,0 +1,126 @@
+"""``ubpe.compress(x, level=3)`` (the container: level 3's coder and, where it is built, level
+2's, the smaller kept) from two source trees side by side, before/after, alternated.
+
+    UBPE_DATA=/work/shared/data python benchmarks/bench_level3_compress_ab.py BEFORE_TREE [AFTER_TREE]
+        [--groups audio ...] [--only NAME ...] [--level2] [--json OUT.json]
+
+Each tree (the one holding this script by default for AFTER) runs in its own worker process
+(``PYTHONPATH=<tree>``) that loads ``bench_level3.recordings`` and compiles its kernels outside
+the timings (``bench_level3.warm_level3`` and level-2 and level-3 compresses of walks of 500 to
+9 000 values).
+Every recording is then compressed (``threads=1``) and decompressed by both, the order
+alternating from one recording to the next. Per recording and per group: container bytes before
+and after, compress and decompress speed in values per CPU second (``time.process_time``) and per
+wall second; every output is decoded and compared. ``--level2``: the after tree also writes
+``compress(level=2)`` (untimed) and each row says where level 3's container is larger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def worker() -> None:
+    """Serve ``recording index [level2]`` lines on stdin with one JSON result line each on stdout."""
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+    from bench_level3 import UNSEEN, recordings, warm_level3
+
+    import ubpe
+    from ubpe import level3
+
+    recs = recordings(Path(os.environ.get("UBPE_UNSEEN", str(UNSEEN))))
+    warm_level3(level3)
+    walk = np.cumsum(np.random.default_rng(1).integers(-40, 41, 9000)).astype(np.int16)
+    for level in (2, 3):  # (a short input takes level 2's exhaustive search: other kernels)
+        for part in (walk, walk[:3000], walk[:500]):
+            ubpe.decompress(ubpe.compress(part, level=level, threads=1))
+    print(json.dumps(dict(module=ubpe.__file__, names=[r[1] for r in recs], groups=[r[0] for r in recs])),
+          flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        x = recs[int(words[0])][2]
+        c0, t0 = time.process_time(), time.perf_counter()
+        data = ubpe.compress(x, level=3, threads=1)
+        ce, we = time.process_time() - c0, time.perf_counter() - t0
+        c0, t0 = time.process_time(), time.perf_counter()
+        back = ubpe.decompress(data, threads=1)
+        cd, wd = time.process_time() - c0, time.perf_counter() - t0
+        ok = bool(back.dtype == x.dtype and np.array_equal(back, x))
+        two = len(ubpe.compress(x, level=2, threads=1)) if len(words) > 1 else None
+        print(json.dumps(dict(bytes=len(data), values=int(x.size), enc_cpu=ce, enc_wall=we, dec_cpu=cd, dec_wall=wd,
+                              ok=ok, level2=two, coder=ubpe.describe(data).coder)), flush=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("before", type=Path, help="the tree measured as before")
+    p.add_argument("after", type=Path, nargs="?", default=HERE.parent, help="the tree measured as after")
+    p.add_argument("--groups", nargs="*", default=None, help="only these groups (ecg seismic audio ...)")
+    p.add_argument("--only", nargs="*", default=None, help="recordings whose name contains one of these")
+    p.add_argument("--level2", action="store_true", help="the after tree also sizes level 2's container")
+    p.add_argument("--json", type=Path, default=None, help="write every row here")
+    a = p.parse_args(argv)
+    procs = {}
+    for side, tree in (("before", a.before), ("after", a.after)):
+        env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
+        procs[side] = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"], env=env,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
+    heads = {side: json.loads(proc.stdout.readline()) for side, proc in procs.items()}
+    for side, head in heads.items():
+        print(f"{side}: {head['module']}")
+    names, groups = heads["before"]["names"], heads["before"]["groups"]
+    chosen = [i for i, (g, n) in enumerate(zip(groups, names))
+              if (a.groups is None or g in a.groups) and (a.only is None or any(w in n for w in a.only))]
+    rows = []
+    for j, i in enumerate(chosen):
+        row = dict(recording=names[i], group=groups[i])
+        for side in (("before", "after") if j % 2 == 0 else ("after", "before")):
+            procs[side].stdin.write(f"{i}{' 2' if a.level2 and side == 'after' else ''}\n")
+            procs[side].stdin.flush()
+            row[side] = json.loads(procs[side].stdout.readline())
+            if not row[side]["ok"]:
+                raise AssertionError(f"{names[i]}: {side} did not round-trip")
+        rows.append(row)
+        b, f = row["before"], row["after"]
+        two = f["level2"]
+        vs2 = f"  vs L2 {f['bytes'] / two - 1:+.2%}{' LARGER' if f['bytes'] > two else ''}" if two else ""
+        print(f"{names[i]:40s} {b['values']:9,d}  bytes {b['bytes']:9,d} -> {f['bytes']:9,d} "
+              f"({f['bytes'] / b['bytes'] - 1:+.2%})  enc M/s {b['values'] / b['enc_cpu'] / 1e6:.3f} -> "
+              f"{f['values'] / f['enc_cpu'] / 1e6:.3f}  dec M/s {b['values'] / b['dec_cpu'] / 1e6:.3f} -> "
+              f"{f['values'] / f['dec_cpu'] / 1e6:.3f}{vs2}", flush=True)
+    for proc in procs.values():
+        proc.stdin.close()
+        proc.wait()
+    print("\n| group | recordings | values | bytes before | bytes after | bytes | enc M/s CPU before | after "
+          "| enc M/s wall before | after | dec M/s CPU before | after | dec M/s wall before | after |")
+    print("|---" * 14 + "|")
+    for g in dict.fromkeys(r["group"] for r in rows):
+        rs = [r for r in rows if r["group"] == g]
+        n = sum(r["before"]["values"] for r in rs)
+
+        def total(side, field):
+            return sum(r[side][field] for r in rs)
+
+        speeds = " | ".join(f"{n / total(s, f) / 1e6:.3f}" for f in ("enc_cpu", "enc_wall", "dec_cpu", "dec_wall")
+                            for s in ("before", "after"))
+        print(f"| {g} | {len(rs)} | {n:,} | {total('before', 'bytes'):,} | {total('after', 'bytes'):,} | "
+              f"{total('after', 'bytes') / total('before', 'bytes') - 1:+.3%} | {speeds} |")
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        worker()
+    else:
+        raise SystemExit(main())
