@@ -9,8 +9,8 @@ from .. import frontend
 from ..alphabet import Alphabet
 from ..frontend import Stage
 from .candidates import (
-    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated, run_threads,
-    windows,
+    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated,
+    run_threads, windows,
 )
 from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
