@@ -45,14 +45,23 @@ def has_grid(x: np.ndarray) -> bool:
     (the values mapped to unsigned in order, differences taken modulo ``2**64``). A constant
     channel has no step."""
     for row in x:
-        u = row.astype(np.uint64)
-        if row.dtype.kind == "i":  # order-preserving: flip the sign bit of the 64-bit value
-            u = row.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
-        d = u - u.min()
-        # (most channels have no step: their first differences' gcd is 1 already; none alike)
-        if int(np.gcd.reduce(d[:256])) != 1 and int(np.gcd.reduce(d)) > 1:
+        # (most channels have no step: the gcd of their first values' differences to the least
+        # of them, a multiple of the channel's, is 1 already; decided before the whole channel
+        # is converted)
+        head = _unsigned_order(row[:256])
+        if row.shape[0] > 256 and int(np.gcd.reduce(head - head.min())) == 1:
+            continue
+        u = _unsigned_order(row)
+        if int(np.gcd.reduce(u - u.min())) > 1:
             return True
     return False
+
+
+def _unsigned_order(row: np.ndarray) -> np.ndarray:
+    """The integers ``row`` as uint64 in the same order (signed: the 64-bit value's sign bit flipped)."""
+    if row.dtype.kind == "i":
+        return row.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+    return row.astype(np.uint64)
 
 
 def has_low_digits(x: np.ndarray, channels: int | None = None) -> bool:

@@ -9,7 +9,8 @@ from .. import frontend
 from ..alphabet import Alphabet
 from ..frontend import Stage
 from .candidates import (
-    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, extrapolated, run_threads, windows,
+    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated,
+    run_threads, windows,
 )
 from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
@@ -141,24 +142,30 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
     def context_mixed(i: int) -> tuple[Candidate, float]:
         y, record = output(i)
-        alphabet = Alphabet.from_data(y)
-        a = len(alphabet)
-        full = dense_cm_candidate(record, y, a, cm_coders, s)
-        if full is not None and estimates[i][0] * s.lean_dense_bias <= estimates[i][1] < float("inf"):
-            full = None  # the static estimates prefer the alphabet clearly: so does the context mixer, mostly
-        if full is None:
-            full = Candidate(record, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), cm_coders, "adaptive")
+        # dense ids unless the static estimates prefer the alphabet clearly (so does the context
+        # mixer, mostly); the alphabet of all the values and their candidate made only when needed
+        # (the candidate when it is sized or rebuilt: most finalists are sized on a sample)
+        bare = estimates[i][0] * s.lean_dense_bias <= estimates[i][1] < float("inf")
+        alphabet = None if bare else Alphabet.from_data(y)
+        dense = alphabet is not None and dense_cm_fits(y, len(alphabet), s)
+
+        def full() -> Candidate:
+            if dense:
+                return dense_cm_candidate(record, y, len(alphabet), cm_coders, s)
+            values = Alphabet.from_data(y) if alphabet is None else alphabet
+            return Candidate(record, values, np.zeros((0, 2), np.int32), values.to_ids(y), cm_coders, "adaptive")
+
         n, k = y.shape[0], len(finalists)
         sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample
         if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
-            return full, float(cost(full).size)
+            built = full()
+            return built, float(cost(built).size)
         ys = y[windows(y.shape[0], sample, s.screen_windows)]
         alphabet_s = Alphabet.from_data(ys)
-        sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) \
-            if full.variant == "dense" else None
+        sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) if dense else None
         if sized is None:
             sized = Candidate(record, alphabet_s, np.zeros((0, 2), np.int32), alphabet_s.to_ids(ys), cm_coders, "adaptive")
-        sized.rebuild = lambda: full
+        sized.rebuild = full
         # subtle: the sample keeps the record of all the values: its growing params ("mult"'s
         # digits) are full size already, only the stream scales
         return sized, extrapolated(cost(sized), n / ys.shape[0], frontend.growing_bytes(record))
