@@ -1,5 +1,5 @@
 """Level 3's parameter search on chunks of a recording longer than Settings.level3_search_whole
-(ubpe.level3, Settings.level3_search_chunk, _lpc_margin, _descent): what it chooses decodes
+(ubpe.level3, Settings.level3_search_chunk, _chunk_held, _lpc_margin, _descent): what it chooses decodes
 exactly, the chunks' cap buys more codings, block LPC must clear its margin, and the bytes do
 not depend on the process."""
 
@@ -44,7 +44,7 @@ def held(n: int, hold: int = 8, seed: int = 6) -> np.ndarray:
 
 def test_chunked_searches_round_trip_under_every_switch():
     x = resonances(30000)
-    for change in (dict(), dict(level3_search_chunk=1), dict(level3_search_descent=False),
+    for change in (dict(), dict(level3_search_chunk=1), dict(level3_search_descent=False), dict(level3_search_chunk_held=1),
                    dict(level3_search_lpc_margin=0.0), dict(level3_search_lpc_margin=1.0)):
         with settings.configured(**CHUNKED, **change):
             round_trip(x, front=None)
@@ -87,3 +87,15 @@ def test_same_bytes_in_another_process(tmp_path):
             f"    print(level3.encode(np.load({str(tmp_path / 'x.npy')!r})).hex())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
     assert out.stdout.strip() == data.hex()
+
+
+def test_held_values_take_their_own_chunk_cap():
+    """Held values' chunks are capped by level3_search_chunk_held, not level3_search_chunk."""
+    x = held(48000)
+    with settings.configured(**CHUNKED, level3_search_chunk_held=2048):
+        capped = round_trip(x, front=None)
+    with settings.configured(**CHUNKED, level3_search_chunk_held=2048, level3_search_chunk=1 << 30):
+        assert level3.encode(x, front=None) == capped  # the other cap does not apply
+    with settings.configured(**CHUNKED, level3_search_chunk_held=1 << 30, level3_search_chunk=2048):
+        other = round_trip(x, front=None)
+    assert other != capped

@@ -568,16 +568,22 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     what it saved, so that the choice costs no coding; else ``_choose_vmod`` decides).
 
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
-    middle piece misjudged speech and respiration), each measured on its second half (the
-    models' warm-up left out); a candidate replaces the defaults only when it is smaller by
-    ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
+    middle piece misjudged speech and respiration), each of n / 16 frames but at most
+    ``Settings.level3_search_chunk`` (a longer recording buys more codings of them), each
+    measured on its second half (the models' warm-up left out); the candidates in
+    ``_chunk_order``; block LPC measured ``level3_search_lpc_margin`` larger; the codings left
+    after CANDIDATES and the best two combined go to a descent (``level3_search.greedy``) from
+    the best (``level3_search_descent``); a candidate replaces the defaults only when it is
+    smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     if _whole_budget(n * C):
         return _search_whole(y, table, tmode, C, start), False
     from .planner import settings
 
     s = settings.current()
-    length = max(SEARCH_MIN // 2, min(n // (4 * SEARCH_CHUNKS), s.level3_search_chunk))
+    held = _holds(y)  # (the mix per hold state learns each state on its share of a chunk: longer ones)
+    cap = s.level3_search_chunk_held if held else s.level3_search_chunk
+    length = max(SEARCH_MIN // 2, min(n // (4 * SEARCH_CHUNKS), cap))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
     else:
@@ -617,7 +623,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         return _vector(dict(DEFAULTS, **named, vmod=vmod), C), narrow
 
     candidates = _chunk_order(y, chunks, s) if skip else CANDIDATES
-    if _holds(y):  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
+    if held:  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
         candidates = tuple(sorted(candidates, key=lambda c: "fmix" not in c))
     tried = sorted(((size(change), change) for change in candidates[:evals - 1]), key=lambda t: t[0])
     used = 1 + len(tried)
