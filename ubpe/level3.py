@@ -568,13 +568,22 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     what it saved, so that the choice costs no coding; else ``_choose_vmod`` decides).
 
     The sample is SEARCH_CHUNKS chunks spread over the recording (a recording changes: one
-    middle piece misjudged speech and respiration), each measured on its second half (the
-    models' warm-up left out); a candidate replaces the defaults only when it is smaller by
-    ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
+    middle piece misjudged speech and respiration), each of n / 16 frames but at most
+    ``Settings.level3_search_chunk`` (a longer recording buys more codings of them), each
+    measured on its second half (the models' warm-up left out); the candidates in
+    ``_chunk_order``; block LPC measured ``level3_search_lpc_margin`` larger; the codings left
+    after CANDIDATES and the best two combined go to a descent (``level3_search.greedy``) from
+    the best (``level3_search_descent``); a candidate replaces the defaults only when it is
+    smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     if _whole_budget(n * C):
         return _search_whole(y, table, tmode, C, start), False
-    length = max(SEARCH_MIN // 2, n // (4 * SEARCH_CHUNKS))
+    from .planner import settings
+
+    s = settings.current()
+    held = _holds(y)  # (the mix per hold state learns each state on its share of a chunk: longer ones)
+    cap = s.level3_search_chunk_held if held else s.level3_search_chunk
+    length = max(SEARCH_MIN // 2, min(n // (4 * SEARCH_CHUNKS), cap))
     if SEARCH_CHUNKS * length >= n:
         chunks, skip = [y], 0
     else:
@@ -590,10 +599,13 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     symbols = table.size if tmode else int(y.max()) - int(y.min()) + 1
     saved = 0
     narrow = _version() >= 3 and _vmod_sample() > 0 and symbols <= _kernels().VM_MAX_RANGE
+    # block LPC has no warm-up: on chunks it looks level3_search_lpc_margin better than on the whole
+    lpc_factor = 1 + (s.level3_search_lpc_margin if skip else 0.0)
 
     def size(change: dict) -> float:
-        prm = _vector(dict(DEFAULTS, **change), C)
-        return sum(_coded_size(c, prm, tab, skip) for c in chunks)
+        named = dict(DEFAULTS, **change)
+        got = sum(_coded_size(c, _vector(named, C), tab, skip) for c in chunks)
+        return got * lpc_factor if named["lpc"] else got
 
     if narrow:  # the defaults coded with the value model: the size without it and its saving
         base = 0.0
@@ -610,20 +622,55 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     def chosen(named: dict) -> tuple[list[int], bool]:
         return _vector(dict(DEFAULTS, **named, vmod=vmod), C), narrow
 
-    candidates = CANDIDATES
-    if _holds(y):  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
-        candidates = tuple(sorted(CANDIDATES, key=lambda c: "fmix" not in c))
+    candidates = _chunk_order(y, chunks, s) if skip else CANDIDATES
+    if held:  # held values: the least-squares mix per hold state first (level3_search.HOLD_MOVE)
+        candidates = tuple(sorted(candidates, key=lambda c: "fmix" not in c))
     tried = sorted(((size(change), change) for change in candidates[:evals - 1]), key=lambda t: t[0])
+    used = 1 + len(tried)
     best_size, best = tried[0] if tried else (base, {})
     margin = _search_margin()
     if best_size > base * (1 - margin):
-        return chosen({})
-    if len(CANDIDATES) + 1 < evals and len(tried) > 1 and tried[1][0] <= base * (1 - margin) \
+        best_size, best = base, {}
+    if used < evals and len(tried) > 1 and tried[1][0] <= base * (1 - margin) \
             and not set(best) & set(tried[1][1]):
         both = dict(best, **tried[1][1])
-        if size(both) < best_size:
-            best = both
+        used += 1
+        got = size(both)
+        if got < best_size:
+            best, best_size = both, got
+    if used < evals and s.level3_search_descent:
+        # a coordinate descent (level3_search.MOVES) from the best, with the codings left
+        from .level3_search import greedy
+
+        named, best_size = greedy(lambda named: size({k: v for k, v in named.items() if DEFAULTS[k] != v}),
+                                  dict(DEFAULTS, **best), evals - used + 1, margin, start_size=best_size)
+        best = {k: v for k, v in named.items() if DEFAULTS[k] != v}
+    if best_size > base * (1 - margin):
+        return chosen({})
     return chosen(best)
+
+
+def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
+    """CANDIDATES in the order the search on chunks tries them: those whose use a cue of the
+    recording asks for last unless it does (order 64 over a short window: ``order_gain_db`` of
+    the chunks at least ``s.level3_search_order_db``; the least-squares mix per hold state: held
+    values, which put it, then block LPC, first; block LPC: held values only, its verdict on a
+    chunk biased by the others' warm-up), the others in CANDIDATES' order."""
+    from .level3_search import order_gain_db
+
+    held = _holds(y)
+    many = order_gain_db(np.concatenate(chunks)) >= s.level3_search_order_db
+
+    def cued(c: dict) -> bool:
+        if "lpc" in c:
+            return held
+        if "fmix" in c:
+            return held
+        if c.get("p1", 0) > DEFAULTS["p1"]:
+            return many
+        return True
+
+    return tuple(sorted(CANDIDATES, key=lambda c: (not cued(c), "lpc" in c and not held)))
 
 
 VMOD_HEADER_BYTES = 6  #: what the value model adds to the header (its mask bit and value), at most

@@ -366,6 +366,25 @@ class Settings:
     #: neural files and the unseen recordings above 65 536 values but SpO2 and respiration, which
     #: the held-values order keeps).
     level3_search_budget: float = 0.75
+    #: ... on SEARCH_CHUNKS chunks of n / 16 frames but at most this many (``ubpe.level3._search``;
+    #: the rest of the budget buys more candidates: a recording of more than 16 x this many
+    #: frames gets more than three codings; 1 << 30: the chunks before). 8 192 against 16 384:
+    #: ecg-systole (1.5 M values) 0.91 % smaller than the defaults whole (t2 = 6 and the NLMS
+    #: steps halved, found by the descent) against 0.17 %; the seismometers the same choice,
+    level3_search_chunk: int = 1 << 13
+    #: ... and at most this many for held values (``level3_search.hold_share`` at least
+    #: level3_search_hold: the least-squares mix per hold state learns each state on its share
+    #: of a chunk): respiration-systole (1.5 M values, 0.29 of its frames held) 10.6 % smaller
+    #: than the defaults whole with 16 384, 6.9 % with 8 192,
+    level3_search_chunk_held: int = 1 << 14
+    #: ... block LPC (``lpc``, forward-adaptive: no warm-up) on chunks measured this much larger
+    #: than it codes them (the other predictors' long memories start empty on a chunk: on 15
+    #: recordings of 68 k to 2.4 M values, LPC's chunks of 4 096 to 16 384 frames said it 1.0-1.3 %
+    #: smaller, on the mean, than the whole recording did),
+    level3_search_lpc_margin: float = 0.01
+    #: ... and with the codings left after CANDIDATES and the best two combined, a coordinate
+    #: descent (``level3_search.greedy``, MOVES) from the best on the chunks (False: none).
+    level3_search_descent: bool = True
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
