@@ -362,9 +362,9 @@ class Settings:
     level3_search_hold: float = 0.25
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
-    #: the defaults and two candidates, three with held values, the same bytes on the ECG, the
-    #: neural files and the unseen recordings above 65 536 values but SpO2 and respiration, which
-    #: the held-values order keeps).
+    #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
+    #: n/16 frames; a longer one's chunks are capped by level3_search_chunk, so the same budget
+    #: buys more codings: 35 on a 1.5 M-value ECG, the rest spent by a greedy descent).
     level3_search_budget: float = 0.75
     #: ... on SEARCH_CHUNKS chunks of n / 16 frames but at most this many (``ubpe.level3._search``;
     #: the rest of the budget buys more candidates: a recording of more than 16 x this many
