@@ -67,7 +67,7 @@ def test_many_resonances_start_the_search_at_order_64():
     measured); between level3_search_order_db and it, order 64 is tried first; below, neither."""
     many, few = _resonances(24), _resonances(2)
     start, first = plan(many, settings.DEFAULT, level3.DEFAULTS)
-    assert (start["p1"], start["k1"], start["t1"], start["p2"], start["k2"], first) == (64, 32, 13, 32, 16, None)
+    assert (start["p1"], start["k1"], start["t1"], start["p2"], start["k2"], first) == (64, 64, 13, 32, 32, None)
     s = dataclasses.replace(settings.DEFAULT, level3_search_order_start=1e9)
     start, first = plan(many, s, level3.DEFAULTS)
     assert start == level3.DEFAULTS and first == ORDER_MOVE
@@ -97,7 +97,7 @@ def test_a_tonal_recording_is_coded_with_the_order_64_start_when_no_coding_is_le
     s = settings.DEFAULT
     assert proxy_plan(x.shape[0], 1, s)[1] == 2 and order_gain_db(x) >= s.level3_search_order_start
     fixed = level3.default_params(1)
-    for name, v in dict(p1=64, k1=32, t1=13, p2=32, k2=16, irls=0).items():
+    for name, v in dict(p1=64, k1=64, t1=13, p2=32, k2=32, irls=0).items():
         fixed[getattr(k, "PRM_" + name.upper())] = v
     got = level3.encode(x, front=None)
     assert got == level3.encode(x, params=fixed, front=None)
