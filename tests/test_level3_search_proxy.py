@@ -15,7 +15,7 @@ from test_level3_search import plucked_string
 
 import ubpe
 from ubpe import level3
-from ubpe.level3_search import MOVES, ORDER_MOVE, greedy, order_gain_db, plan, proxy_plan
+from ubpe.level3_search import MOVES, ORDER_MOVE, greedy, order_gain_db, plan, proxy_plan, spare_codings
 from ubpe.planner import settings
 
 #: the exact whole-recording search (commit 08dcb7d) in today's settings
@@ -67,12 +67,41 @@ def test_many_resonances_start_the_search_at_order_64():
     measured); between level3_search_order_db and it, order 64 is tried first; below, neither."""
     many, few = _resonances(24), _resonances(2)
     start, first = plan(many, settings.DEFAULT, level3.DEFAULTS)
-    assert (start["p1"], start["k1"], first) == (64, 64, None)
+    assert (start["p1"], start["k1"], start["t1"], start["p2"], start["k2"], first) == (64, 64, 13, 32, 32, None)
     s = dataclasses.replace(settings.DEFAULT, level3_search_order_start=1e9)
     start, first = plan(many, s, level3.DEFAULTS)
     assert start == level3.DEFAULTS and first == ORDER_MOVE
     start, first = plan(few, settings.DEFAULT, level3.DEFAULTS)
     assert start == level3.DEFAULTS and first is None
+
+
+def test_the_order_64_start_spares_codings_of_the_proxy():
+    """Settings.level3_search_order_spare: a search that starts from order 64 (taken unmeasured)
+    codes the proxy that many times fewer; one from the defaults spends its whole budget."""
+    many, few = _resonances(24), _resonances(2)
+    start, _ = plan(many, settings.DEFAULT, level3.DEFAULTS)
+    assert spare_codings(start, level3.DEFAULTS, settings.DEFAULT) == settings.DEFAULT.level3_search_order_spare == 1
+    none = dataclasses.replace(settings.DEFAULT, level3_search_order_spare=0)
+    assert spare_codings(start, level3.DEFAULTS, none) == 0
+    start, _ = plan(few, settings.DEFAULT, level3.DEFAULTS)
+    assert spare_codings(start, level3.DEFAULTS, settings.DEFAULT) == 0
+
+
+def test_a_tonal_recording_is_coded_with_the_order_64_start_when_no_coding_is_left():
+    """Two codings of the proxy (level3_search_evals 2, its floor not reached at 20 000 frames),
+    one spared: the search measures the order-64 start alone and keeps it, so the container is
+    the one written with those parameters fixed (and it decodes exactly)."""
+    from ubpe._kernels import mixsignal as k
+
+    x = _resonances(24)
+    s = settings.DEFAULT
+    assert proxy_plan(x.shape[0], 1, s)[1] == 2 and order_gain_db(x) >= s.level3_search_order_start
+    fixed = level3.default_params(1)
+    for name, v in dict(p1=64, k1=64, t1=13, p2=32, k2=32, irls=0).items():
+        fixed[getattr(k, "PRM_" + name.upper())] = v
+    got = level3.encode(x, front=None)
+    assert got == level3.encode(x, params=fixed, front=None)
+    assert np.array_equal(level3.decode(got), x)
 
 
 def test_the_first_move_is_measured_first():

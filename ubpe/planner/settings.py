@@ -353,8 +353,17 @@ class Settings:
     #: picked 10 recordings, all 0.4-11 % smaller with order 64, none larger; 1.17 % smaller audio
     #: against 0.91 % with order 64 only tried first), and tries it first from level3_search_order_db
     #: (a large value: never).
-    level3_search_order_db: float = 2.5
-    level3_search_order_start: float = 2.5
+    #: 1.5 (2.5 before; with the order-64 move of order 64 solved every 64 frames over t1 = 13 and the
+    #: short order 32 every 32 frames, was order 64 every 64 over t1 = 12): 3 more of the 32 short audio files
+    #: (gummy-cat-2 1.7 dB, electric-piano-3 1.7, chord-7 2.2), none of the other recordings of at
+    #: most 65 536 values (at most 0.54 dB).
+    level3_search_order_db: float = 1.5
+    level3_search_order_start: float = 1.5
+    #: ... and then codes the proxy this many times fewer (``level3_search.spare_codings``: from
+    #: order 64, a further move helped few of the tonal audio files, and each coding is of order 64:
+    #: 1 against 0 on the 32 short audio files 0.04 % larger, 10 % less CPU (with order 32 of the short
+    #: least squares solved every 16 frames); the same bytes elsewhere).
+    level3_search_order_spare: int = 1
     #: ... and the least-squares mix per hold state first (on chunks of a longer recording too)
     #: when this share of its frames repeat the one before (``level3_search.hold_share``; above
     #: 1: never). Held values: 0.29-0.88 of the frames of 4 unseen biosignals (SpO2, respiration,
