@@ -19,16 +19,21 @@ from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_COD
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
-                   restart: bool | None = None, apart: bool = False) -> tuple[int, bytes, bytes | None] | None:
+                   restart: bool | None = None, apart: bool = False,
+                   memo: dict | None = None) -> tuple[int, bytes, bytes | None] | None:
     """(skip, rest, esc) of ``arr`` coded with the variant ``v`` (``cold``: the coder without
     the primer, skip 0), or None when it cannot. A split variant's ``rest`` starts with the
     digits' stream: its length (varint), then it; from ``version`` 3 the digits are primed with
     the history's: ``bound - skip`` of their stream (varint) first, then its length and rest.
-    ``apart``: the window's first residual held apart (0 in the stream; version 5)."""
+    ``apart``: the window's first residual held apart (0 in the stream; version 5). ``memo``
+    (one window's and one model variant's): the residuals by predictor and ``apart``, and the
+    digits' part, which the window's trials with the variant share (cold or not, its own code
+    or predictor or the variant's), computed once."""
     from ..format.fields import escape_field
 
+    memo = {} if memo is None else memo
     flat = np.ascontiguousarray(arr.reshape(-1)).astype(np.int64)
-    r = _chain_forward(v, flat, restart=version >= 3 if restart is None else restart, apart=apart)[v.history.size:]
+    r = _window_residuals(v, flat, version >= 3 if restart is None else restart, apart, memo)
     tokens, outside = v.tokens(r)
     coded = _primed_stream(v, tokens, cold)
     if coded is None:
@@ -36,6 +41,27 @@ def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int
     esc = escape_field(r, outside) if outside.size else None
     if v.base == 1:
         return coded[0], coded[1], esc
+    if "digits" not in memo:
+        memo["digits"] = _digits_part(v, flat, version)
+    if memo["digits"] is None:
+        return None
+    return coded[0], memo["digits"] + coded[1], esc
+
+
+def _window_residuals(v: Variant, flat: np.ndarray, restart: bool, apart: bool, memo: dict) -> np.ndarray:
+    """The window's residuals (int64) by the variant ``v``'s chain (:func:`_chain_forward`
+    without the history's), memoized in ``memo`` by predictor, ``restart`` and ``apart`` (the
+    code does not change them)."""
+    key = ("r", v.shift, v.coefs.tobytes(), restart, apart)
+    r = memo.get(key)
+    if r is None:
+        r = memo[key] = _chain_forward(v, flat, restart=restart, apart=apart)[v.history.size:]
+    return r
+
+
+def _digits_part(v: Variant, flat: np.ndarray, version: int) -> bytes | None:
+    """The digits' part of a split variant's ``rest`` (:func:`_variant_bytes`), or None when
+    the reader's work bound refuses it: the same for every predictor and code of the variant."""
     digit_tokens = ((flat - v.offset) % v.base).astype(np.int32)
     if version >= 3:
         dc = _digit_coder(v, primed=True)
@@ -43,11 +69,11 @@ def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int
         if primed is None:
             return None
         skip, digits = primed
-        return coded[0], _varint(_skip_bound(dc) - skip) + _varint(len(digits)) + digits + coded[1], esc
+        return _varint(_skip_bound(dc) - skip) + _varint(len(digits)) + digits
     digits = _encode_tokens(_digit_coder(v), digit_tokens)
     if not _check_work(flat.size, len(digits)):
         return None
-    return coded[0], _varint(len(digits)) + digits + coded[1], esc
+    return _varint(len(digits)) + digits
 
 
 def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = None,
@@ -69,6 +95,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
         if version == 1 and model_v.base > 1:
             continue  # (version 1 has no digits' stream)
         tries = [(model_v, None)]
+        memo = {}  # (the residuals and digits this window's trials with the variant share: _variant_bytes)
         if version >= 4 and model_v.values is None:
             key = (model_v.base, model_v.offset)
             if key not in own:
@@ -78,7 +105,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
         if version >= 5:  # the window's own code, coded cold (a window unlike the training windows)
             for v, field in list(tries):
-                tokens = v.tokens(_chain_forward(v, native.astype(np.int64), restart=True)[v.history.size:])[0]
+                tokens = v.tokens(_window_residuals(v, native.astype(np.int64), True, False, memo))[0]
                 code = own_code(v, tokens)
                 tries.append((with_code(v, *code), (field, code_field(*code))))
         for v, field in tries:
@@ -90,13 +117,14 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
             for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)
                                                  if version >= 2 and v.history.size else (False,))
                                 for a in ((False, True) if first is not None else (False,))]:
-                coded = _variant_bytes(v, native, cold, version, apart=apart)
+                coded = _variant_bytes(v, native, cold, version, apart=apart, memo=memo)
                 if coded is None:
                     continue
                 skip, rest, esc = coded
                 if version >= 5:
                     near = None if cold else skip - implied_skip(v, int(arr.size))
-                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, _skip_bound(v) - skip, rest,
+                    below = 0 if cold else _skip_bound(v) - skip  # (a cold window has none: no primer coded)
+                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, below, rest,
                                                  esc, crc, source, own_field, code, first if apart else None)
                 elif version == 1:
                     fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]

@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from ..errors import CorruptDataError
+from .coder import _digit_coders
 from .model import MAX_SIZE, Variant
 
 #: ``head``: bits 0-2 the variant, bit 3 cold, bit 4 an extras byte follows, bits 5-7 ``near``
@@ -50,8 +51,8 @@ def own_code(v: Variant, tokens: np.ndarray) -> tuple[int, int, np.ndarray]:
 
 def with_code(v: Variant, mode: int, center: int, counts: np.ndarray) -> Variant:
     """The variant ``v`` with the code ``(mode, center, counts)`` in place of its own (a fresh
-    cache)."""
-    return dataclasses.replace(v, mode=int(mode), center=int(center), counts=np.asarray(counts, np.int64), _cache={},
+    cache but for the digit coders)."""
+    return dataclasses.replace(v, mode=int(mode), center=int(center), counts=np.asarray(counts, np.int64), _cache=_digit_coders(v),
                                _lock=threading.Lock())
 
 
