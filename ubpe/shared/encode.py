@@ -14,7 +14,7 @@ from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _s
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
-from .v5 import (CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
+from .v5 import (APART_SLACK, CRC_BYTES, OWN_PRIMED_WITHIN, PRIMED_WITHIN, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
                  X_SOURCE, code_field, implied_skip, own_code, with_code)
 
 
@@ -89,7 +89,8 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     crc = values_crc(arr.dtype, list(arr.shape), native)
     dtype = DTYPES.index(arr.dtype.str)
     shape = None if arr.ndim == 1 else [int(d) for d in arr.shape]
-    best = None
+    specs = []  # every trial, in order: (order, variant index, predictor key, variant, field, own field, code,
+    # first residual, cold, apart, memo)
     own = {}  # (base, offset) -> the window's own predictor (version 4: ubpe/shared/own.py)
     for i, model_v in enumerate(model.variants):
         if version == 1 and model_v.base > 1:
@@ -108,7 +109,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 tokens = v.tokens(_window_residuals(v, native.astype(np.int64), True, False, memo))[0]
                 code = own_code(v, tokens)
                 tries.append((with_code(v, *code), (field, code_field(*code))))
-        for v, field in tries:
+        for p, (v, field) in enumerate(tries):
             own_field, code = field if isinstance(field, tuple) else (field, None)
             first = None
             if version >= 5 and (v.adaptive or v.coefs.size):  # the first residual apart: the jump from the history
@@ -117,27 +118,61 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
             for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)
                                                  if version >= 2 and v.history.size else (False,))
                                 for a in ((False, True) if first is not None else (False,))]:
-                coded = _variant_bytes(v, native, cold, version, apart=apart, memo=memo)
-                if coded is None:
-                    continue
-                skip, rest, esc = coded
-                if version >= 5:
-                    near = None if cold else skip - implied_skip(v, int(arr.size))
-                    below = 0 if cold else _skip_bound(v) - skip  # (a cold window has none: no primer coded)
-                    body = bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, below, rest,
-                                                 esc, crc, source, own_field, code, first if apart else None)
-                elif version == 1:
-                    fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
-                    body = msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
-                elif version >= 3:  # (version 3's bytes when the window keeps its variant's predictor)
-                    body = bytes([3 if field is None else 4]) + _body_v3(
-                        model.ref[:REF_BYTES_V3], i, dtype, shape, int(arr.size),
-                        None if cold else _skip_bound(v) - skip, rest, esc, crc, source, field)
-                else:
-                    body = _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
-                                    None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
-                if best is None or len(body) < len(best):
-                    best = body
+                pkey = (i, p - len(tries) // 2 if code is not None else p)  # (the predictor: a code trial's is its parent's)
+                specs.append((len(specs), i, pkey, v, field, own_field, code, first, cold, apart, memo))
+
+    def body_of(spec) -> bytes | None:
+        _, i, _, v, field, own_field, code, first, cold, apart, memo = spec
+        coded = _variant_bytes(v, native, cold, version, apart=apart, memo=memo)
+        if coded is None:
+            return None
+        skip, rest, esc = coded
+        if version >= 5:
+            near = None if cold else skip - implied_skip(v, int(arr.size))
+            below = 0 if cold else _skip_bound(v) - skip  # (a cold window has none: no primer coded)
+            return bytes([5]) + _body_v5(i, dtype, shape, int(arr.size), near, below, rest,
+                                         esc, crc, source, own_field, code, first if apart else None)
+        if version == 1:
+            fields = [model.ref, i, dtype, shape, int(arr.size), skip, rest, esc, crc]
+            return msgpack.packb(fields + ([source] if source is not None else []), use_bin_type=True)
+        if version >= 3:  # (version 3's bytes when the window keeps its variant's predictor)
+            return bytes([3 if field is None else 4]) + _body_v3(
+                model.ref[:REF_BYTES_V3], i, dtype, shape, int(arr.size),
+                None if cold else _skip_bound(v) - skip, rest, esc, crc, source, field)
+        return _body_v2(model.ref[:REF_BYTES_V2], i, dtype, shape, int(arr.size),
+                        None if cold else _skip_bound(v) - skip, rest, esc, crc, source)
+
+    # Version 5: the cold trials first (the window's tokens alone: cheap); a predictor's primed
+    # trials (primer + window, the primer often 30 times the window) only when its cold ones
+    # came close to the best cold one, the first residual apart only when it paid cold.
+    gated = version >= 5
+    cold_sizes = {}  # (pkey, code?, apart) -> body length of the cold trial
+    sized = []  # (length, order, body)
+    for spec in specs:
+        if gated and not spec[8] and spec[3].history.size:
+            continue
+        body = body_of(spec)
+        if body is not None:
+            sized.append((len(body), spec[0], body))
+            if spec[8]:
+                cold_sizes[(spec[2], spec[6] is not None, spec[9])] = len(body)
+    if gated:
+        best_cold = {}
+        for (pkey, _, _), n in cold_sizes.items():
+            best_cold[pkey] = min(n, best_cold.get(pkey, n))
+        least = min(best_cold.values(), default=0)
+        for spec in specs:
+            pkey, apart = spec[2], spec[9]
+            within = OWN_PRIMED_WITHIN if spec[5] is not None else PRIMED_WITHIN
+            if spec[8] or not spec[3].history.size or best_cold.get(pkey, 0) > (1 + within) * least:
+                continue
+            together, held = cold_sizes.get((pkey, False, False)), cold_sizes.get((pkey, False, True))
+            if apart and together is not None and held is not None and held > together + APART_SLACK:
+                continue
+            body = body_of(spec)
+            if body is not None:
+                sized.append((len(body), spec[0], body))
+    best = min(sized)[2] if sized else None  # (the first in the trials' order on ties)
     if best is None:
         return None
     if version >= 5:  # (one lead byte for the magic and the version)

@@ -37,6 +37,24 @@ X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE, X_FIRST = 0x01, 0x02, 0x04, 0x08, 0x10,
 _X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE | X_FIRST
 #: Bytes of the values' CRC a version-5 window stores (the low ones of ``values_crc``'s CRC-32).
 CRC_BYTES = 2
+#: A writer tries a window coded after the primer (primer and window through the coder: a
+#: primer of 32 768 tokens costs as much as 30 windows of 1 000 values) with a predictor only
+#: when the window coded cold with it (the tokens alone, with the variant's code or the
+#: window's own: cheap) was at most this much larger than the best cold one: the cold sizes
+#: rank the primed ones. Not normative. 31 recordings at W=1000 (bench_windows.py, 20 test
+#: windows): every primed trial 377 799 B; 0.1: 377 814 B with 46 % of the primed trials; 0.05:
+#: +17 B more for 38 %; 0.2: 377 808 B for 51 %.
+PRIMED_WITHIN = 0.1
+#: As :data:`PRIMED_WITHIN` for the window's own predictor (version 4), whose primed trials
+#: cost three primer codings more (its primer's residuals are the window's own: the primer
+#: bytes, the zeros' stream and the implied skip computed afresh). 0: only when its cold size
+#: is the best; at W=1000 as above 24 windows of 581 tried it (992 with every trial), the
+#: same bytes as 0.05 (437) but for 0 B.
+OWN_PRIMED_WITHIN = 0.0
+#: A writer tries a primed window with the first residual held apart only when held apart it
+#: coded cold at most this many bytes larger than without (not normative; at W=1000 as above:
+#: 0 saves 27 % of the primed trials for 9 B; 2: 377 806 B for 19 % fewer... see the commit).
+APART_SLACK = 0
 #: Longest code (as the "cms2" kernel's ``MAX_LEN``).
 _MAX_LEN = 30
 
