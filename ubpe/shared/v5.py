@@ -41,20 +41,18 @@ CRC_BYTES = 2
 #: primer of 32 768 tokens costs as much as 30 windows of 1 000 values) with a predictor only
 #: when the window coded cold with it (the tokens alone, with the variant's code or the
 #: window's own: cheap) was at most this much larger than the best cold one: the cold sizes
-#: rank the primed ones. Not normative. 31 recordings at W=1000 (bench_windows.py, 20 test
-#: windows): every primed trial 377 799 B; 0.1: 377 814 B with 46 % of the primed trials; 0.05:
-#: +17 B more for 38 %; 0.2: 377 808 B for 51 %.
+#: rank the primed ones. Not normative. Measured offline over every trial of bench_windows.py's
+#: test windows (with OWN_PRIMED_WITHIN 0): 31 recordings at W=1000 (581 windows), every primed
+#: trial 377 799 B; 0.1: 377 805 B with 57 % of the primed trials; 0.05: 377 822 B with 49 %;
+#: 0.2: 377 799 B with 61 %. 7 recordings at W=10000 (140 windows): 0.1 the same bytes as
+#: every trial with 61 % of them.
 PRIMED_WITHIN = 0.1
 #: As :data:`PRIMED_WITHIN` for the window's own predictor (version 4), whose primed trials
 #: cost three primer codings more (its primer's residuals are the window's own: the primer
 #: bytes, the zeros' stream and the implied skip computed afresh). 0: only when its cold size
-#: is the best; at W=1000 as above 24 windows of 581 tried it (992 with every trial), the
-#: same bytes as 0.05 (437) but for 0 B.
+#: is the best; with PRIMED_WITHIN unbounded the same bytes as every trial at W=1000 and
+#: W=10000 (as above) with 24 of 992 and 5 of 297 of these primers.
 OWN_PRIMED_WITHIN = 0.0
-#: A writer tries a primed window with the first residual held apart only when held apart it
-#: coded cold at most this many bytes larger than without (not normative; at W=1000 as above:
-#: 0 saves 27 % of the primed trials for 9 B; 2: 377 806 B for 19 % fewer... see the commit).
-APART_SLACK = 0
 #: Longest code (as the "cms2" kernel's ``MAX_LEN``).
 _MAX_LEN = 30
 
