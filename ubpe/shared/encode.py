@@ -14,8 +14,9 @@ from .coder import _check_work, _digit_coder, _encode_tokens, _primed_stream, _s
 from .model import (DTYPES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD, WINDOW_MAGIC, WINDOW_VERSION, _COLD, _HAS_ESC,
                     _HAS_SHAPE, _HAS_SOURCE, _V3_ESC, _V3_SHAPE, _V3_SOURCE, SharedModel, Variant)
 from .own import OWN_GAIN, V4_OWN, own_predictor, predictor_field, with_predictor
-from .v5 import (CRC_BYTES, OWN_PRIMED_WITHIN, PRIMED_WITHIN, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE,
-                 X_SOURCE, code_field, implied_skip, own_code, with_code)
+from .v5 import (CODE_SAVING_MIN, CRC_BYTES, HEAD_COLD, HEAD_EXTRAS, HEAD_NEAR, NEAR_BELOW, OWN_PRIMED_WITHIN,
+                 PRIMED_WITHIN, X_CODE, X_ESC, X_FIRST, X_OWN, X_SHAPE, X_SOURCE, code_field, code_saving, implied_skip,
+                 own_code, with_code)
 
 
 def _variant_bytes(v: Variant, arr: np.ndarray, cold: bool = False, version: int = 2,
@@ -95,7 +96,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
     for i, model_v in enumerate(model.variants):
         if version == 1 and model_v.base > 1:
             continue  # (version 1 has no digits' stream)
-        tries = [(model_v, None)]
+        tries = [(model_v, None, 0)]  # (variant, field, predictor: 0 the variant's, 1 the window's own)
         memo = {}  # (the residuals and digits this window's trials with the variant share: _variant_bytes)
         if version >= 4 and model_v.values is None:
             key = (model_v.base, model_v.offset)
@@ -103,13 +104,15 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
                 flat = native.astype(np.int64)
                 own[key] = own_predictor((flat - model_v.offset) // model_v.base if model_v.base > 1 else flat)
             if own[key] is not None and _predicts_better(model_v, native, *own[key]):
-                tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key])))
+                tries.append((with_predictor(model_v, *own[key]), predictor_field(*own[key]), 1))
         if version >= 5:  # the window's own code, coded cold (a window unlike the training windows)
-            for v, field in list(tries):
+            for v, field, p in list(tries):
                 tokens = v.tokens(_window_residuals(v, native.astype(np.int64), True, False, memo))[0]
                 code = own_code(v, tokens)
-                tries.append((with_code(v, *code), (field, code_field(*code))))
-        for p, (v, field) in enumerate(tries):
+                if code_saving(v, tokens, code) <= CODE_SAVING_MIN:
+                    continue  # (the variant's code fits the window about as well)
+                tries.append((with_code(v, *code), (field, code_field(*code)), p))
+        for v, field, p in tries:
             own_field, code = field if isinstance(field, tuple) else (field, None)
             first = None
             if version >= 5 and (v.adaptive or v.coefs.size):  # the first residual apart: the jump from the history
@@ -118,8 +121,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
             for cold, apart in [(c, a) for c in ((True,) if code is not None else (False, True)
                                                  if version >= 2 and v.history.size else (False,))
                                 for a in ((False, True) if first is not None else (False,))]:
-                pkey = (i, p - len(tries) // 2 if code is not None else p)  # (the predictor: a code trial's is its parent's)
-                specs.append((len(specs), i, pkey, v, field, own_field, code, first, cold, apart, memo))
+                specs.append((len(specs), i, (i, p), v, field, own_field, code, first, cold, apart, memo))
 
     def body_of(spec) -> bytes | None:
         _, i, _, v, field, own_field, code, first, cold, apart, memo = spec

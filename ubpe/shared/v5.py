@@ -53,6 +53,13 @@ PRIMED_WITHIN = 0.1
 #: is the best; with PRIMED_WITHIN unbounded the same bytes as every trial at W=1000 and
 #: W=10000 (as above) with 24 of 992 and 5 of 297 of these primers.
 OWN_PRIMED_WITHIN = 0.0
+#: A writer tries a window's own code only when :func:`code_saving` is above this (not
+#: normative): the estimate ignores the coder's contexts, so a code estimated a little worse
+#: may still code smaller. Over every trial of bench_windows.py's test windows (with
+#: PRIMED_WITHIN 0.1): -0.015 gives the same bytes as trying it always at W=1000 (31
+#: recordings, 581 windows) with 29 % of the own-code trials, and at W=10000 (7 recordings, 140
+#: windows) with 73 %; 0: the same at W=1000 with 24 %, +4 B at W=10000 with 28 %.
+CODE_SAVING_MIN = -0.015
 #: Longest code (as the "cms2" kernel's ``MAX_LEN``).
 _MAX_LEN = 30
 
@@ -65,10 +72,30 @@ def own_code(v: Variant, tokens: np.ndarray) -> tuple[int, int, np.ndarray]:
     return _code_of(tokens, v.size)
 
 
+def code_saving(v: Variant, tokens: np.ndarray, code: tuple[int, int, np.ndarray]) -> float:
+    """The bits the window's own ``code`` would save on its ``tokens`` against the variant
+    ``v``'s code, less its field's bits, as a fraction of the bits with the variant's code: an
+    order-0 estimate (each token's rank in the code's mode, the code lengths summed; the
+    coder's contexts ignored). A writer tries the own code only when this is above
+    :data:`CODE_SAVING_MIN`."""
+    from .._kernels.cmsignal2 import _rank_counts
+
+    t = np.ascontiguousarray(tokens, np.int32)
+
+    def bits(mode: int, center: int, counts: np.ndarray) -> float:
+        ranks = _rank_counts(t, v.size, center)[mode]
+        lengths = np.repeat(np.arange(counts.size), counts)
+        return float((ranks * lengths[:ranks.size]).sum())
+
+    with_variant = bits(v.mode, v.center, v.counts)
+    return (with_variant - bits(*code) - 8 * len(code_field(*code))) / max(with_variant, 1.0)
+
+
 def with_code(v: Variant, mode: int, center: int, counts: np.ndarray) -> Variant:
     """The variant ``v`` with the code ``(mode, center, counts)`` in place of its own (a fresh
     cache but for the digit coders)."""
-    return dataclasses.replace(v, mode=int(mode), center=int(center), counts=np.asarray(counts, np.int64), _cache=_digit_coders(v),
+    return dataclasses.replace(v, mode=int(mode), center=int(center), counts=np.asarray(counts, np.int64),
+                               _cache=_digit_coders(v),
                                _lock=threading.Lock())
 
 
