@@ -164,7 +164,7 @@ def _window_bytes(model: SharedModel, arr: np.ndarray, source: dict | None = Non
         least = min(cold_sizes.values(), default=0)
         for spec in specs:
             within = OWN_PRIMED_WITHIN if spec[5] is not None else PRIMED_WITHIN
-            if spec[8] or not spec[3].history.size or cold_sizes.get(spec[2], 0) > (1 + within) * least:
+            if spec[8] or not spec[3].history.size or cold_sizes.get(spec[2], 0) > least + within:
                 continue
             body = body_of(spec)
             if body is not None:

@@ -40,23 +40,24 @@ CRC_BYTES = 2
 #: A writer tries a window coded after the primer (primer and window through the coder: a
 #: primer of 32 768 tokens costs as much as 30 windows of 1 000 values) with a predictor only
 #: when the window coded cold with it (the tokens alone, with the variant's code or the
-#: window's own: cheap) was at most this much larger than the best cold one: the cold sizes
-#: rank the primed ones. Not normative. Measured offline over every trial of bench_windows.py's
-#: test windows (with OWN_PRIMED_WITHIN 0): 31 recordings at W=1000 (581 windows), every primed
-#: trial 377 799 B; 0.1: 377 805 B with 57 % of the primed trials; 0.05: 377 822 B with 49 %;
-#: 0.2: 377 799 B with 61 %. 7 recordings at W=10000 (140 windows): 0.1 the same bytes as
-#: every trial with 61 % of them.
-PRIMED_WITHIN = 0.1
-#: As :data:`PRIMED_WITHIN` for the window's own predictor (version 4), whose primed trials
-#: cost three primer codings more (its primer's residuals are the window's own: the primer
-#: bytes, the zeros' stream and the implied skip computed afresh). 0: only when its cold size
-#: is the best; with PRIMED_WITHIN unbounded the same bytes as every trial at W=1000 and
+#: window's own: cheap) was at most this many bytes larger than the best cold one: the cold
+#: sizes rank the primed ones. Not normative. Measured offline over every trial of
+#: bench_windows.py's test windows (with OWN_PRIMED_WITHIN 0 and CODE_SAVING_MIN): 40 gives the
+#: same bytes as every trial at W=1000 (31 recordings, 581 windows: 377 799 B) and W=10000 (7
+#: recordings, 140 windows) for 57 % and 45 % of the primed trials; 20: +16 B at W=1000; a
+#: margin of 10 % of the best cold size instead: +6 B at W=1000 and 1.4 times the work at
+#: W=10000, 1 %: +97 B at W=1000.
+PRIMED_WITHIN = 40
+#: As :data:`PRIMED_WITHIN` (bytes) for the window's own predictor (version 4), whose primed
+#: trials cost three primer codings more (its primer's residuals are the window's own: the
+#: primer bytes, the zeros' stream and the implied skip computed afresh). 0: only when its cold
+#: size is the best; with PRIMED_WITHIN unbounded the same bytes as every trial at W=1000 and
 #: W=10000 (as above) with 24 of 992 and 5 of 297 of these primers.
-OWN_PRIMED_WITHIN = 0.0
+OWN_PRIMED_WITHIN = 0
 #: A writer tries a window's own code only when :func:`code_saving` is above this (not
 #: normative): the estimate ignores the coder's contexts, so a code estimated a little worse
 #: may still code smaller. Over every trial of bench_windows.py's test windows (with
-#: PRIMED_WITHIN 0.1): -0.015 gives the same bytes as trying it always at W=1000 (31
+#: PRIMED_WITHIN a margin of 10 %): -0.015 gives the same bytes as trying it always at W=1000 (31
 #: recordings, 581 windows) with 29 % of the own-code trials, and at W=10000 (7 recordings, 140
 #: windows) with 73 %; 0: the same at W=1000 with 24 %, +4 B at W=10000 with 28 %.
 CODE_SAVING_MIN = -0.015
