@@ -97,6 +97,16 @@ def _digit_coder(model: Variant, primed: bool = False) -> Variant:
     return c
 
 
+def _digit_coders(model: Variant) -> dict:
+    """The cache entries of ``model``'s digit coders (created for a split variant), for a
+    variant derived from it with another predictor or code (``with_predictor``, ``with_code``):
+    its digits are coded the same, so it shares them and their cached primer streams."""
+    if model.base > 1:
+        _digit_coder(model)
+        _digit_coder(model, primed=True)
+    return {k: model._cache[k] for k in ("digits", "digits_primed") if k in model._cache}
+
+
 def _primed_decode(model: Variant, n: int, skip: int, rest: bytes, cold: bool = False) -> np.ndarray:
     """The ``n`` window tokens of (skip, rest) (``cold``: ``rest`` codes them without the primer)."""
     from ..coders._cm import raise_status

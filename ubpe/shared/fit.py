@@ -25,9 +25,9 @@ def _code_of(tokens: np.ndarray, size: int) -> tuple[int, int, np.ndarray]:
     best = None
     ranks = k._rank_counts(t, size, center) if t.size else (np.zeros(0, np.int64),) * 3
     for mode, counts in enumerate(ranks):
-        full = np.zeros(size, np.int64)
-        full[:counts.size] = counts[:size]
-        w = np.sort(full * _SMOOTH + 1)
+        seen = counts[:size]
+        seen = np.sort(seen[seen > 0])  # (sorted as the whole alphabet's: its unseen ranks' weight 1 first)
+        w = np.concatenate((np.ones(size - seen.size, np.int64), seen.astype(np.int64) * _SMOOTH + 1))
         lengths = k._code_lengths(w)
         cost = int((w[::-1] * lengths).sum())
         if best is None or cost < best[0]:

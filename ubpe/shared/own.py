@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import CorruptDataError
 from ..format.bits import pack_varints
 from ..frontend.delta import zigzag
+from .coder import _digit_coders
 from .model import _MAX_COEF, _MAX_ORDER, Variant
 
 #: The extras-byte flag of a window that carries its own predictor (version 4).
@@ -48,8 +49,8 @@ def own_predictor(q: np.ndarray) -> tuple[int, np.ndarray] | None:
 
 def with_predictor(v: Variant, shift: int, coefs: np.ndarray) -> Variant:
     """The variant ``v`` with the linear predictor ``(shift, coefs)`` in place of its own (a
-    fresh cache: the primer is the history's residuals through this predictor)."""
-    return dataclasses.replace(v, shift=int(shift), coefs=np.asarray(coefs, np.int64), _cache={},
+    fresh cache but for the digit coders: the primer is the history's residuals through this predictor)."""
+    return dataclasses.replace(v, shift=int(shift), coefs=np.asarray(coefs, np.int64), _cache=_digit_coders(v),
                                _lock=threading.Lock())
 
 

@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from ..errors import CorruptDataError
+from .coder import _digit_coders
 from .model import MAX_SIZE, Variant
 
 #: ``head``: bits 0-2 the variant, bit 3 cold, bit 4 an extras byte follows, bits 5-7 ``near``
@@ -36,6 +37,30 @@ X_SHAPE, X_ESC, X_SOURCE, X_OWN, X_CODE, X_FIRST = 0x01, 0x02, 0x04, 0x08, 0x10,
 _X_ALL = X_SHAPE | X_ESC | X_SOURCE | X_OWN | X_CODE | X_FIRST
 #: Bytes of the values' CRC a version-5 window stores (the low ones of ``values_crc``'s CRC-32).
 CRC_BYTES = 2
+#: A writer tries a window coded after the primer (primer and window through the coder: a
+#: primer of 32 768 tokens costs as much as 30 windows of 1 000 values) with a predictor only
+#: when the window coded cold with it (the tokens alone, with the variant's code or the
+#: window's own: cheap) was at most this many bytes larger than the best cold one: the cold
+#: sizes rank the primed ones. Not normative. Measured offline over every trial of
+#: bench_windows.py's test windows (with OWN_PRIMED_WITHIN 0 and CODE_SAVING_MIN): 40 gives the
+#: same bytes as every trial at W=1000 (31 recordings, 581 windows: 377 799 B) and W=10000 (7
+#: recordings, 140 windows) for 57 % and 45 % of the primed trials; 20: +16 B at W=1000; a
+#: margin of 10 % of the best cold size instead: +6 B at W=1000 and 1.4 times the work at
+#: W=10000, 1 %: +97 B at W=1000.
+PRIMED_WITHIN = 40
+#: As :data:`PRIMED_WITHIN` (bytes) for the window's own predictor (version 4), whose primed
+#: trials cost three primer codings more (its primer's residuals are the window's own: the
+#: primer bytes, the zeros' stream and the implied skip computed afresh). 0: only when its cold
+#: size is the best; with PRIMED_WITHIN unbounded the same bytes as every trial at W=1000 and
+#: W=10000 (as above) with 24 of 992 and 5 of 297 of these primers.
+OWN_PRIMED_WITHIN = 0
+#: A writer tries a window's own code only when :func:`code_saving` is above this (not
+#: normative): the estimate ignores the coder's contexts, so a code estimated a little worse
+#: may still code smaller. Over every trial of bench_windows.py's test windows (with
+#: PRIMED_WITHIN a margin of 10 %): -0.015 gives the same bytes as trying it always at W=1000 (31
+#: recordings, 581 windows) with 29 % of the own-code trials, and at W=10000 (7 recordings, 140
+#: windows) with 73 %; 0: the same at W=1000 with 24 %, +4 B at W=10000 with 28 %.
+CODE_SAVING_MIN = -0.015
 #: Longest code (as the "cms2" kernel's ``MAX_LEN``).
 _MAX_LEN = 30
 
@@ -48,10 +73,30 @@ def own_code(v: Variant, tokens: np.ndarray) -> tuple[int, int, np.ndarray]:
     return _code_of(tokens, v.size)
 
 
+def code_saving(v: Variant, tokens: np.ndarray, code: tuple[int, int, np.ndarray]) -> float:
+    """The bits the window's own ``code`` would save on its ``tokens`` against the variant
+    ``v``'s code, less its field's bits, as a fraction of the bits with the variant's code: an
+    order-0 estimate (each token's rank in the code's mode, the code lengths summed; the
+    coder's contexts ignored). A writer tries the own code only when this is above
+    :data:`CODE_SAVING_MIN`."""
+    from .._kernels.cmsignal2 import _rank_counts
+
+    t = np.ascontiguousarray(tokens, np.int32)
+
+    def bits(mode: int, center: int, counts: np.ndarray) -> float:
+        ranks = _rank_counts(t, v.size, center)[mode]
+        lengths = np.repeat(np.arange(counts.size), counts)
+        return float((ranks * lengths[:ranks.size]).sum())
+
+    with_variant = bits(v.mode, v.center, v.counts)
+    return (with_variant - bits(*code) - 8 * len(code_field(*code))) / max(with_variant, 1.0)
+
+
 def with_code(v: Variant, mode: int, center: int, counts: np.ndarray) -> Variant:
     """The variant ``v`` with the code ``(mode, center, counts)`` in place of its own (a fresh
-    cache)."""
-    return dataclasses.replace(v, mode=int(mode), center=int(center), counts=np.asarray(counts, np.int64), _cache={},
+    cache but for the digit coders)."""
+    return dataclasses.replace(v, mode=int(mode), center=int(center), counts=np.asarray(counts, np.int64),
+                               _cache=_digit_coders(v),
                                _lock=threading.Lock())
 
 
