@@ -1,15 +1,20 @@
-"""Level 3 (issue 29): two source trees' ``ubpe.level3`` side by side, before/after, alternated.
+"""Level 3 (issue 29): two source trees side by side, before/after, alternated: the coder
+(``ubpe.level3.encode``/``decode``) or, with ``--compress``, ``ubpe.compress(x, level=3)`` (the
+container: level 3's coder and, where it is built, level 2's, the smaller kept).
 
     UBPE_DATA=/work/shared/data python benchmarks/bench_level3_ab.py BEFORE_TREE [AFTER_TREE]
-        [--groups audio ...] [--only NAME ...] [--json OUT.json]
+        [--groups audio ...] [--only NAME ...] [--compress [--level2]] [--json OUT.json]
 
 Each tree (a checkout of ubpe: the one holding this script by default for AFTER) runs in its own
 worker process (``PYTHONPATH=<tree>``), which loads ``bench_level3.recordings`` and compiles its
-kernels outside the timings (``bench_level3.warm_level3``). Every recording is then encoded and
-decoded by both, the order alternating from one recording to the next, so that a busy minute of
-the shared machine falls on both alike. Per recording and per group (sizes and times summed):
-bytes before and after, encode and decode speed in values per CPU second (``time.process_time``)
-and per wall second; every output is decoded and compared.
+kernels outside the timings (``bench_level3.warm_level3``; with ``--compress`` also level-2 and
+level-3 compresses of walks of 500 to 9 000 values). Every recording is then encoded and decoded
+(``threads=1``) by both, the order alternating from one recording to the next, so that a busy
+minute of the shared machine falls on both alike. Per recording and per group (sizes and times
+summed): bytes before and after, encode and decode speed in values per CPU second
+(``time.process_time``) and per wall second; every output is decoded and compared. ``--level2``
+(with ``--compress``): the after tree also writes ``compress(level=2)`` (untimed) and each row
+says where level 3's container is larger.
 """
 
 from __future__ import annotations
@@ -25,29 +30,42 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def worker() -> None:
-    """Serve ``recording index`` lines on stdin with one JSON result line each on stdout."""
+def worker(container: bool) -> None:
+    """Serve ``recording index [level2]`` lines on stdin with one JSON result line each on stdout."""
     sys.path.insert(0, str(HERE))
     import numpy as np
     from bench_level3 import UNSEEN, recordings, warm_level3
 
+    import ubpe
     from ubpe import level3
 
     recs = recordings(Path(os.environ.get("UBPE_UNSEEN", str(UNSEEN))))
     warm_level3(level3)
-    print(json.dumps(dict(module=level3.__file__, names=[r[1] for r in recs], groups=[r[0] for r in recs])),
-          flush=True)
+    if container:
+        encode, decode = (lambda x: ubpe.compress(x, level=3, threads=1)), (lambda d: ubpe.decompress(d, threads=1))
+        walk = np.cumsum(np.random.default_rng(1).integers(-40, 41, 9000)).astype(np.int16)
+        for level in (2, 3):  # (a short input takes level 2's exhaustive search: other kernels)
+            for part in (walk, walk[:3000], walk[:500]):
+                ubpe.decompress(ubpe.compress(part, level=level, threads=1))
+    else:
+        encode, decode = level3.encode, level3.decode
+    print(json.dumps(dict(module=(ubpe if container else level3).__file__, names=[r[1] for r in recs],
+                          groups=[r[0] for r in recs])), flush=True)
     for line in sys.stdin:
-        x = recs[int(line)][2]
+        words = line.split()
+        x = recs[int(words[0])][2]
         c0, t0 = time.process_time(), time.perf_counter()
-        data = level3.encode(x)
+        data = encode(x)
         ce, we = time.process_time() - c0, time.perf_counter() - t0
         c0, t0 = time.process_time(), time.perf_counter()
-        back = level3.decode(data)
+        back = decode(data)
         cd, wd = time.process_time() - c0, time.perf_counter() - t0
         ok = bool(back.dtype == x.dtype and np.array_equal(back, x))
-        print(json.dumps(dict(bytes=len(data), values=int(x.size), enc_cpu=ce, enc_wall=we, dec_cpu=cd, dec_wall=wd,
-                              ok=ok)), flush=True)
+        row = dict(bytes=len(data), values=int(x.size), enc_cpu=ce, enc_wall=we, dec_cpu=cd, dec_wall=wd, ok=ok)
+        if container:
+            row.update(level2=len(ubpe.compress(x, level=2, threads=1)) if len(words) > 1 else None,
+                       coder=ubpe.describe(data).coder)
+        print(json.dumps(row), flush=True)
 
 
 def main(argv=None) -> int:
@@ -56,13 +74,18 @@ def main(argv=None) -> int:
     p.add_argument("after", type=Path, nargs="?", default=HERE.parent, help="the tree measured as after")
     p.add_argument("--groups", nargs="*", default=None, help="only these groups (ecg seismic audio ...)")
     p.add_argument("--only", nargs="*", default=None, help="recordings whose name contains one of these")
+    p.add_argument("--compress", action="store_true", help="time compress(level=3)/decompress, not the coder")
+    p.add_argument("--level2", action="store_true", help="(--compress) the after tree also sizes level 2's container")
     p.add_argument("--json", type=Path, default=None, help="write every row here")
     a = p.parse_args(argv)
+    if a.level2 and not a.compress:
+        p.error("--level2 needs --compress")
     procs = {}
     for side, tree in (("before", a.before), ("after", a.after)):
         env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
-        procs[side] = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"], env=env,
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
+        command = [sys.executable, str(Path(__file__).resolve()), "--worker"] + (["--compress"] if a.compress else [])
+        procs[side] = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                       cwd="/")
     heads = {side: json.loads(proc.stdout.readline()) for side, proc in procs.items()}
     for side, head in heads.items():
         print(f"{side}: {head['module']}")
@@ -73,17 +96,19 @@ def main(argv=None) -> int:
     for j, i in enumerate(chosen):
         row = dict(recording=names[i], group=groups[i])
         for side in (("before", "after") if j % 2 == 0 else ("after", "before")):
-            procs[side].stdin.write(f"{i}\n")
+            procs[side].stdin.write(f"{i}{' 2' if a.level2 and side == 'after' else ''}\n")
             procs[side].stdin.flush()
             row[side] = json.loads(procs[side].stdout.readline())
             if not row[side]["ok"]:
                 raise AssertionError(f"{names[i]}: {side} did not round-trip")
         rows.append(row)
         b, f = row["before"], row["after"]
+        two = f.get("level2")
+        vs2 = f"  vs L2 {f['bytes'] / two - 1:+.2%}{' LARGER' if f['bytes'] > two else ''}" if two else ""
         print(f"{names[i]:40s} {b['values']:9,d}  bytes {b['bytes']:9,d} -> {f['bytes']:9,d} "
               f"({f['bytes'] / b['bytes'] - 1:+.2%})  enc M/s {b['values'] / b['enc_cpu'] / 1e6:.3f} -> "
               f"{f['values'] / f['enc_cpu'] / 1e6:.3f}  dec M/s {b['values'] / b['dec_cpu'] / 1e6:.3f} -> "
-              f"{f['values'] / f['dec_cpu'] / 1e6:.3f}", flush=True)
+              f"{f['values'] / f['dec_cpu'] / 1e6:.3f}{vs2}", flush=True)
     for proc in procs.values():
         proc.stdin.close()
         proc.wait()
@@ -108,6 +133,6 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        worker()
+        worker(container=sys.argv[2:3] == ["--compress"])
     else:
         raise SystemExit(main())

@@ -433,7 +433,7 @@ class Settings:
     #: files 30-70 %, its planner's fixed cost), and between them when the level-3 container takes
     #: at most level3_level2_bits bits a value (low-entropy signals with held values: an unseen EDA
     #: at 0.59 bits a value codes 10.6 % smaller at level 2; the audio takes 3.8-10.6). Alternated
-    #: against building level 2 always (benchmarks/bench_level3_compress_ab.py, results/level3-skip.md):
+    #: against building level 2 always (benchmarks/bench_level3_ab.py --compress, results/level3-skip.md):
     #: the 32 audio files 0.163 -> 0.219 M values/s (CPU), +0.044 % bytes: canary-long 0.12 % and
     #: cockchafer-gentleman-1 2.67 % larger than level 2's container; unseen +0.004 %: bvp-plux
     #: 0.04 %, ecg-plux-1k 0.20 %, seis-ale-vhz 0.57 % larger; ECG, seismic, neural the same bytes.
