@@ -245,7 +245,10 @@ def decompress_window(data: Any, model: Any, max_output_size: int | None = None)
         raise CorruptDataError(f"this window container references shared model {ref.hex()}...: pass "
                                "tokenizer=ubpe.SharedModel.load(path) (the model it was compressed with)")
     if not isinstance(model, SharedModel):
-        raise TypeError(f"a window container needs its ubpe.SharedModel, got {type(model).__name__}")
+        # (the bytes, not the argument, say that a SharedModel is needed: one lead byte marks a
+        # window container, so damaged bytes of another container may claim it)
+        raise CorruptDataError(f"these bytes are a window container, which needs the ubpe.SharedModel it was "
+                               f"compressed with, not a {type(model).__name__} (or the bytes are damaged)")
     if ref != model.ref[:ref_bytes]:
         raise CorruptDataError(f"this window container references shared model {ref.hex()}..., "
                                f"not the given one ({model.ref.hex()}...)")
