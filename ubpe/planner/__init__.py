@@ -37,7 +37,7 @@ search.
    search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
-   forward pass, :func:`~ubpe.planner.lean.forward_shared`; with ``lean_screen_fast_lpc``,
+   forward pass, :func:`~ubpe.planner.candidates.forward_shared`; with ``lean_screen_fast_lpc``,
    off by default, on a sample its "lpc" stages as level 1's screen runs them) and gets a rough size, the order-0
    entropy of its output plus ``order0_table_bits`` a distinct value
    (:func:`~ubpe.planner.estimates.order0_bytes`) plus its stages' params; those within

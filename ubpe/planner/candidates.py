@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import coders
 from ..alphabet import Alphabet
+from ..frontend import Stage
 from .settings import Settings
 
 #: The coders each level offers a static candidate (level 1's, measured at every level).
@@ -139,3 +140,22 @@ def extrapolated(cost: Cost, scale: float, counted: int = 0) -> float:
     record made on all of them, :func:`ubpe.frontend.growing_bytes`)."""
     return cost.size + (cost.scalable - counted) * (scale - 1.0)
 
+
+def forward_shared(inputs: dict, chains: list[list[Stage]], i: int,
+                    cache: dict) -> tuple[np.ndarray, list[dict]]:
+    """``frontend.forward`` of chain ``i`` on its input (the joined windows for chains that relate
+    channels, else the windows: ``inputs[True]`` and ``inputs[False]``), reusing the output of
+    the longest prefix already computed (``cache``: (input, stage names and options) -> (output,
+    record); "lpc+adaptive" starts from "lpc"'s output). Every stage's forward is a function
+    of its input and options, so the result is the same as a forward pass of its own."""
+    across = any(st.name == "decorrelate" for st in chains[i])
+    key: tuple = (across,)
+    x, record = inputs[across], []
+    for st in chains[i]:
+        key = key + ((st.name, repr(sorted(vars(st).items()))),)
+        hit = cache.get(key)
+        if hit is None:
+            y, params = st.forward(x)
+            hit = cache[key] = (y, record + [{"stage": st.name, **params}])
+        x, record = hit
+    return x, record

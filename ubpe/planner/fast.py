@@ -16,10 +16,9 @@ from ..format.fields import alphabet_field
 from ..frontend import Stage
 from ..frontend.lpc import LpcStage
 from ..alphabet import Alphabet
-from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits
+from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits, forward_shared
 from .candidates import windows as window_take
 from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
-from .lean import forward_shared
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
 from .search import screen_sample
 from .settings import Settings

@@ -10,31 +10,12 @@ from ..alphabet import Alphabet
 from ..frontend import Stage
 from .candidates import (
     ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated,
-    run_threads, windows,
+    forward_shared, run_threads, windows,
 )
+from .fast import fast_stages, layouts, merges_may_pay, params_bytes, small_ids, static_parts
 from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
 from .settings import Settings
-
-
-def forward_shared(inputs: dict, chains: list[list[Stage]], i: int,
-                    cache: dict) -> tuple[np.ndarray, list[dict]]:
-    """``frontend.forward`` of chain ``i`` on its input (the joined windows for chains that relate
-    channels, else the windows: ``inputs[True]`` and ``inputs[False]``), reusing the output of
-    the longest prefix already computed (``cache``: (input, stage names and options) -> (output,
-    record); "lpc+adaptive" starts from "lpc"'s output). Every stage's forward is a function
-    of its input and options, so the result is the same as a forward pass of its own."""
-    across = any(st.name == "decorrelate" for st in chains[i])
-    key: tuple = (across,)
-    x, record = inputs[across], []
-    for st in chains[i]:
-        key = key + ((st.name, repr(sorted(vars(st).items()))),)
-        hit = cache.get(key)
-        if hit is None:
-            y, params = st.forward(x)
-            hit = cache[key] = (y, record + [{"stage": st.name, **params}])
-        x, record = hit
-    return x, record
 
 
 def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Settings,
@@ -76,7 +57,6 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     inputs, outputs = {False: separate, True: joined}, {}
     screen_chains = chains
     if not whole and s.lean_screen_fast_lpc:  # (on all the values the screen's outputs are the finalists')
-        from .fast import fast_stages  # (fast imports this module)
 
         screen_chains = [fast_stages(chain, s, screen=True) for chain in chains]
 
@@ -133,7 +113,6 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
     def static(i: int, bound: float) -> list[tuple[Candidate, float]]:
         y, record = output(i)
-        from .fast import layouts, params_bytes  # (fast imports this module)
 
         found = layouts(y, s, None, memo)
         if found is not None and min(found.costs.values()) + params_bytes(record) > s.lean_static_exact_within * bound:
@@ -192,7 +171,6 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 def spelt_bytes(record: list[dict], memo: dict) -> int:
     """The bytes by which msgpack's spelling of ``record`` (the estimates') exceeds a container's
     (:func:`~ubpe.planner.fast.params_bytes`: by number), kept in ``memo`` by the list's identity."""
-    from .fast import params_bytes  # (fast imports this module)
 
     if id(record) not in memo:
         memo[id(record)] = (record, len(msgpack.packb(record, use_bin_type=True)) - params_bytes(record))
@@ -205,7 +183,6 @@ def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settin
     (:func:`~ubpe.planner.fast.static_parts`, which counts the params as a container packs
     them; here as ``static_estimate`` does, msgpack's spelling); ``memo``: the passes, by array;
     ``spelt``: :func:`spelt_bytes`' memo."""
-    from .fast import static_parts  # (fast imports this module)
 
     if y.shape[0] == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2 or \
             int(y.max()) - int(y.min()) >= 1 << 22 or int(y.max()) >= 1 << 63:
@@ -222,7 +199,6 @@ def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float
     order-0 size of those the search pruned), or 0.0 (unknown: level 1 is planned) when level 1
     may train merges on one of them (:func:`~ubpe.planner.fast.merges_may_pay` on its output on
     the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides)."""
-    from .fast import merges_may_pay, small_ids  # (fast imports this module)
 
     fast = [i for i in range(len(chains)) if all(st.fast_inverse for st in chains[i])]
     if not fast:

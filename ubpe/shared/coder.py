@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import CorruptDataError
 from .chain import _primer
-from .model import Variant
+from .model import _SMOOTH, Variant
 
 
 def _kernels():
@@ -134,3 +134,24 @@ def _primed_decode(model: Variant, n: int, skip: int, rest: bytes, cold: bool = 
     if not np.array_equal(out[:p], _primer(model)):
         raise CorruptDataError("window: the primer did not decode as the model's (a different model, or damaged bytes)")
     return out[p:]
+
+
+def _code_of(tokens: np.ndarray, size: int) -> tuple[int, int, np.ndarray]:
+    """(mode, center, counts) of a "cms2" code over every token of ``[0, size)``, fitted to
+    ``tokens`` (as ``cmsignal2.plan``, each rank's count scaled by 8 plus one: every rank
+    gets a code)."""
+    k = _kernels()
+    t = np.ascontiguousarray(tokens, np.int32)
+    center = int(np.partition(t, (t.size - 1) // 2)[(t.size - 1) // 2]) if t.size else size // 2
+    best = None
+    ranks = k._rank_counts(t, size, center) if t.size else (np.zeros(0, np.int64),) * 3
+    for mode, counts in enumerate(ranks):
+        seen = counts[:size]
+        seen = np.sort(seen[seen > 0])  # (sorted as the whole alphabet's: its unseen ranks' weight 1 first)
+        w = np.concatenate((np.ones(size - seen.size, np.int64), seen.astype(np.int64) * _SMOOTH + 1))
+        lengths = k._code_lengths(w)
+        cost = int((w[::-1] * lengths).sum())
+        if best is None or cost < best[0]:
+            best = (cost, mode, lengths)
+    _, mode, lengths = best
+    return mode, center, np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)

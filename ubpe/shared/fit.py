@@ -9,31 +9,10 @@ import numpy as np
 
 from .._validate import check_int
 from .chain import _chain_forward
-from .coder import _kernels
+from .coder import _code_of
 from .encode import _variant_bytes
 from .model import (DEFAULT_PRIMER, DEFAULT_TRAINING_WINDOWS, DEFAULT_VARIANTS, DTYPES, MAX_HISTORY, MAX_SIZE, MAX_VARIANTS,
-                    WINDOW_VERSION, _MARGIN, _MAX_COEF, _MAX_ORDER, _SMOOTH, SharedModel, Variant)
-
-
-def _code_of(tokens: np.ndarray, size: int) -> tuple[int, int, np.ndarray]:
-    """(mode, center, counts) of a "cms2" code over every token of ``[0, size)``, fitted to
-    ``tokens`` (as ``cmsignal2.plan``, each rank's count scaled by 8 plus one: every rank
-    gets a code)."""
-    k = _kernels()
-    t = np.ascontiguousarray(tokens, np.int32)
-    center = int(np.partition(t, (t.size - 1) // 2)[(t.size - 1) // 2]) if t.size else size // 2
-    best = None
-    ranks = k._rank_counts(t, size, center) if t.size else (np.zeros(0, np.int64),) * 3
-    for mode, counts in enumerate(ranks):
-        seen = counts[:size]
-        seen = np.sort(seen[seen > 0])  # (sorted as the whole alphabet's: its unseen ranks' weight 1 first)
-        w = np.concatenate((np.ones(size - seen.size, np.int64), seen.astype(np.int64) * _SMOOTH + 1))
-        lengths = k._code_lengths(w)
-        cost = int((w[::-1] * lengths).sum())
-        if best is None or cost < best[0]:
-            best = (cost, mode, lengths)
-    _, mode, lengths = best
-    return mode, center, np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)
+                    WINDOW_VERSION, _MARGIN, _MAX_COEF, _MAX_ORDER, SharedModel, Variant)
 
 
 def _predictors(train: np.ndarray, dtype: np.dtype) -> list[tuple[int, np.ndarray]]:

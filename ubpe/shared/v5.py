@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from ..errors import CorruptDataError
-from .coder import _digit_coders
+from .coder import _code_of, _digit_coders
 from .model import MAX_SIZE, Variant
 
 #: ``head``: bits 0-2 the variant, bit 3 cold, bit 4 an extras byte follows, bits 5-7 ``near``
@@ -68,7 +68,6 @@ _MAX_LEN = 30
 def own_code(v: Variant, tokens: np.ndarray) -> tuple[int, int, np.ndarray]:
     """``(mode, center, counts)`` of a "cms2" code over every token of the variant ``v``,
     fitted to the window's ``tokens`` (as ``fit_shared`` fits a variant's on the history)."""
-    from .fit import _code_of
 
     return _code_of(tokens, v.size)
 
