@@ -280,56 +280,6 @@ def _residual_magnitude_every(s, lo, hi, order, q, shift, sh, acc, every):
 
 
 @njit(cache=True, nogil=True, no_cpython_wrapper=True)
-def _residual_magnitude32(s32, lo, hi, order, q, shift, sh, acc, every):
-    """:func:`_residual_magnitude_every` (the same total and count) when ``shift + bits <= 32``
-    (``bits = 64 - sh``): a residual depends on bits ``shift`` to ``shift + bits`` of its
-    prediction's sum only, so the sums are taken modulo 2**32 from ``s32``, the signal as int32
-    (its values modulo 2**32): half the bytes a lag of :func:`_predict_chunk`'s, twice the lanes
-    a vector. ``acc``: uint32 scratch of CHUNK values."""
-    total = np.int64(0)
-    count = 0
-    ush = np.int64(shift)
-    for c0 in range(lo, hi, CHUNK * every):
-        c1 = imin(hi, c0 + CHUNK)
-        count += c1 - c0
-        start = imax(c0, order)
-        for t in range(c1 - c0):
-            acc[t] = 0
-        dst = acc[start - c0:c1 - c0]  # slices: no wrap-around checks in the loops
-        j = 0
-        while j + 4 <= order:
-            q0, q1, q2, q3 = np.uint32(q[j]), np.uint32(q[j + 1]), np.uint32(q[j + 2]), np.uint32(q[j + 3])
-            s0 = s32[start - 1 - j:c1 - 1 - j]
-            s1 = s32[start - 2 - j:c1 - 2 - j]
-            s2 = s32[start - 3 - j:c1 - 3 - j]
-            s3 = s32[start - 4 - j:c1 - 4 - j]
-            for t in range(c1 - start):  # (each product truncated: LLVM multiplies 32-bit lanes)
-                x01 = np.uint32(np.uint32(q0 * np.uint32(s0[t])) + np.uint32(q1 * np.uint32(s1[t])))
-                x23 = np.uint32(np.uint32(q2 * np.uint32(s2[t])) + np.uint32(q3 * np.uint32(s3[t])))
-                dst[t] = np.uint32(dst[t] + np.uint32(x01 + x23))
-            j += 4
-        for j in range(j, order):
-            qj = np.uint32(q[j])
-            sj = s32[start - 1 - j:c1 - 1 - j]
-            for t in range(c1 - start):
-                dst[t] = np.uint32(dst[t] + np.uint32(qj * np.uint32(sj[t])))
-        i = c0
-        while i < c1 and i < order:  # the signal's first samples: the previous one, or none
-            p = np.int64(s32[i - 1]) if i >= 1 else np.int64(0)
-            r = wrap(np.int64(np.uint64(np.int64(s32[i])) - np.uint64(p)), sh)
-            total += r if r >= 0 else -r
-            i += 1
-        src = s32[i:c1]
-        pred = acc[i - c0:c1 - c0]
-        part = np.int64(0)
-        for t in range(c1 - i):  # branch-free: vectorized
-            r = wrap(np.int64(np.uint64(np.int64(src[t])) - np.uint64(np.int64(np.int32(pred[t])) >> ush)), sh)
-            part += r if r >= 0 else -r
-        total += part
-    return total, count
-
-
-@njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _geometric_bits(total, n):
     """:func:`ubpe._kernels.predict._geometric_bits` (the same formula)."""
     if n == 0:
@@ -389,11 +339,6 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     q = zeros(max_order, np.int64)
     best_q = zeros(max_order, np.int64)
     pred = empty(CHUNK, np.uint64)
-    pred32 = empty(CHUNK, np.uint32)
-    s32 = empty(n, np.int32)  # the signal modulo 2**32, for the costings of _residual_magnitude32
-    for i in range(n):
-        s32[i] = np.int32(s[i])
-    bits = 64 - sh
     w_len, w_kind = np.int64(-1), np.int64(-1)
     for b in range(nb):
         lo = b * block
@@ -485,10 +430,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 for pi in range(precisions.shape[0]):
                     prec = precisions[pi]
                     shift = _quantize(lps[k], k, prec, q)
-                    if shift + bits <= 32:
-                        total, cnt = _residual_magnitude32(s32, lo, hi, k, q, np.int64(shift), sh, pred32, every)
-                    else:
-                        total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, every)
+                    total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, every)
                     if every == 1:
                         bits = _geometric_bits(2.0 * float(total), m) + k * prec + 10
                     else:

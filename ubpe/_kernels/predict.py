@@ -662,23 +662,20 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
 
 
 
-#: The order from which :func:`lms_stage` runs :func:`lms_stage32` (where it applies): below it,
-#: the per-sample work outweighs the taps' and the int64 loop was as fast or faster (order 4:
-#: 0.87 ms against 1.11 on ECG; order 32 about equal; order 256 1.4 times faster).
-LMS32_MIN_ORDER = 17
+#: The order from which :func:`lms_stage` runs :func:`lms_stage32` (where it applies): below it
+#: the per-sample work outweighs the taps' (on ECG, order 17: 1.35 ms against 1.15 for the int64
+#: loop; order 32: equal; order 64: 1.58 against 1.80; order 256: 3.75 against 5.2).
+LMS32_MIN_ORDER = 64
 
 
 @njit(cache=True, nogil=True)
-def lms_stage32(src, order, shift, rule, sh, inverse, dst, wide):
-    """:func:`lms_stage` (the same ``dst``, to the bit) with int32 weights and history, for
-    ``bits = 64 - sh <= 32``; returns False, ``dst`` unspecified, when it does not apply (a
-    forward ``src`` value outside int32 when ``wide``), True when done.
-
-    ``wide`` False needs ``bits + shift <= 32``: a prediction is bits ``shift`` to ``shift + bits``
-    of its sum, so every product and sum is taken modulo 2**32 (int32 weights that wrap, 16
-    lanes a vector multiply). ``wide`` True needs ``64 * n < 2**31`` (rule 1; rule 0 moves a
-    weight by 1): the weights never leave int32, and each product of two int32 is exact in
-    int64 (a 32 x 32 -> 64-bit multiply), summed modulo 2**64 as :func:`lms_stage` sums.
+def lms_stage32(src, order, shift, rule, sh, inverse, dst):
+    """:func:`lms_stage` (the same ``dst``, to the bit) with int32 weights and history, for values
+    of ``bits = 64 - sh <= 32`` and ``n <= 2**25`` samples: a weight moves by at most 64 a sample
+    (rule 0: by 1), so it never leaves int32, and each product of two int32 is exact in int64 (a
+    32 x 32 -> 64-bit vector multiply, half the bytes a tap), summed modulo 2**64 as
+    :func:`lms_stage` sums. Returns False, ``dst`` unspecified, when a forward ``src`` value is
+    outside int32 (not a ``bits``-bit value), True when done.
 
     The sum is split so that the serial chain from one residual to the next prediction is a few
     scalar operations: with ``U_j`` the weights after sample ``j``'s update (``U_j = U_{j-1} +
@@ -692,12 +689,12 @@ def lms_stage32(src, order, shift, rule, sh, inverse, dst, wide):
     Preconditions: :func:`lms_stage`'s, and those above."""
     n = src.shape[0]
     w = zeros(order, np.int32)
-    a = zeros(n, np.int32)
+    a = empty(n, np.int32)  # (a[t] is written at sample t, read from sample t + 1 on)
     h = zeros(n, np.int32)  # the history as int32 (inverse: written after each sample's taps)
     if not inverse:
         for i in range(n):
             v = src[i]
-            if wide and (v < -0x80000000 or v > 0x7FFFFFFF):
+            if v < -0x80000000 or v > 0x7FFFFFFF:
                 return False
             h[i] = np.int32(v)
     rnd = np.int64(1) << np.int64(shift - 1)
@@ -706,11 +703,7 @@ def lms_stage32(src, order, shift, rule, sh, inverse, dst, wide):
     c = np.uint64(0)  # C_i
     s_prev = np.int64(0)  # s_{i-1}
     for i in range(n):
-        acc = np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))
-        if wide:
-            p = np.int64(acc) >> np.int64(shift)
-        else:
-            p = np.int64(np.int32(np.uint32(acc))) >> np.int64(shift)
+        p = np.int64(np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))) >> np.int64(shift)
         if inverse:
             v = wrap_add(src[i], p, sh)
             dst[i] = v
@@ -743,19 +736,11 @@ def lms_stage32(src, order, shift, rule, sh, inverse, dst, wide):
         wv = w[m0:]
         adapt = a[start:start + k]
         hv = h[start + 2:start + 2 + k]  # inverse: h[i] is still 0 here
-        if wide:
-            d = np.uint64(0)
-            for m in range(k):
-                x = np.int32(wv[m] + s_prev * adapt[m])
-                wv[m] = x
-                d += np.uint64(np.int64(x) * np.int64(hv[m]))
-        else:
-            d32 = np.uint32(0)
-            for m in range(k):
-                x = np.int32(wv[m] + s_prev * adapt[m])
-                wv[m] = x
-                d32 = np.uint32(d32 + np.uint32(x) * np.uint32(hv[m]))
-            d = np.uint64(d32)
+        d = np.uint64(0)
+        for m in range(k):
+            x = np.int32(wv[m] + s_prev * adapt[m])
+            wv[m] = x
+            d += np.uint64(np.int64(x) * np.int64(hv[m]))
         if inverse:
             d += np.uint64(np.int64(w[order - 1]) * v)
             h[i] = np.int32(v)
@@ -784,19 +769,15 @@ def lms_stage(src, order, shift, rule, sh, inverse, dst):
     Weights are int64 and move by at most 64 per sample, so they cannot overflow for any
     n < 2**50 samples; they are not clamped (a branch-free update loop vectorizes).
 
-    From order :data:`LMS32_MIN_ORDER`, values of at most 32 bits and (when ``bits + shift >
-    32``) at most 2**25 samples, :func:`lms_stage32` computes the same ``dst`` faster.
+    From order :data:`LMS32_MIN_ORDER`, for values of at most 32 bits and at most 2**25
+    samples, :func:`lms_stage32` computes the same ``dst`` faster.
 
     Preconditions: len(dst) == len(src); order >= 1; 1 <= shift <= 28; rule in {0, 1};
     sh in [0, 56].
     """
     n = src.shape[0]
-    bits = 64 - sh
-    if order >= LMS32_MIN_ORDER and bits <= 32:
-        if bits + shift <= 32:
-            if lms_stage32(src, order, shift, rule, sh, inverse, dst, False):
-                return
-        elif n <= (1 << 25) and lms_stage32(src, order, shift, rule, sh, inverse, dst, True):
+    if order >= LMS32_MIN_ORDER and sh >= 32 and n <= (1 << 25):
+        if lms_stage32(src, order, shift, rule, sh, inverse, dst):
             return
     h = src if not inverse else dst
     # The weights are kept reversed, wr[order - 1 - j] = w[j], so that both the prediction and
