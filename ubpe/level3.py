@@ -60,7 +60,7 @@ from .errors import CorruptDataError
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
 
 VERSION = 4  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 3 write theirs)
-VERSIONS = (1, 2, 3, 4)
+VERSIONS = (1, 2, 3, 4, 5)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -153,7 +153,7 @@ class _Reader:
 #: ``_vector`` reads these two as that version's (V4_MODEL).
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=0, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1, nlmsq=0)
 #: version 4's defaults that differ from version 3's: name -> (version 4's, version 3's)
 V4_MODEL = dict(bias=(0, 1), mixb=(1, 0))
 
@@ -202,13 +202,16 @@ BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 25
                0, 0, 1, 6, 0, 0, 0)
 #: Version 4's (normative): BASE_PARAMS with bias = 0 and mixb = 1 (its defaults).
 BASE_PARAMS_V4 = BASE_PARAMS[:15] + (0,) + BASE_PARAMS[16:29] + (1,)
+#: Version 5's (normative): BASE_PARAMS_V4 and nlmsq = 0 (NLMS weights in Q16).
+BASE_PARAMS_V5 = BASE_PARAMS_V4 + (0,)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
     """The mask's reference in a header of ``version`` (None: ``Settings.level3_version``):
     ``BASE_PARAMS`` (versions 2 and 3) or ``BASE_PARAMS_V4``, for ``channels`` channels."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS)
+    p = list(BASE_PARAMS_V5 if version >= 5 else (BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
+    p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
     return p
 
@@ -225,6 +228,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the value model (vmod) needs version 3 (Settings.level3_version)")
     if version == 3 and any(prm[k.N_PRM_V3:]):
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
+    if version == 4 and any(prm[k.N_PRM_V4:]):
+        raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
     base = base_params(channels, version)
     mask = sum(1 << i for i, (v, b) in enumerate(zip(prm, base)) if v != b)
     return _uleb(mask) + b"".join(_uleb(v) for v, b in zip(prm, base) if v != b)
@@ -235,7 +240,7 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = k.N_PRM_V2 if version == 2 else (k.N_PRM_V3 if version == 3 else k.N_PRM)
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4}.get(version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
     prm = list(base)
