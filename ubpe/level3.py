@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 to 4, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 5, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -33,8 +33,8 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
 read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (version 2's over
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
-0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
-format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``) and then the parameters whose bit is
+0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
+format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``) and then the parameters whose bit is
 set, in index order (defaults cost one byte, not 28).
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
@@ -59,7 +59,7 @@ from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
 
-VERSION = 4  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 3 write theirs)
+VERSION = 5  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 4 write theirs)
 VERSIONS = (1, 2, 3, 4, 5)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
@@ -149,13 +149,16 @@ class _Reader:
 #: short one (order 8, period 64), NLMS stages of 256, 32 and 8 taps; version 2's third
 #: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1;
 #: version 4's: no bias estimates among the mixer's inputs (bias = 0) and the mix blended with
-#: the plain sums of the stages by their recent errors (mixb = 1). Writing an older version,
-#: ``_vector`` reads these two as that version's (V4_MODEL).
+#: the plain sums of the stages by their recent errors (mixb = 1); version 5's: the NLMS
+#: weights in Q20 with rounded updates (nlmsq = 1). Writing an older version, ``_vector`` reads
+#: these as that version's (V4_MODEL, V5_MODEL).
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=0, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1, nlmsq=0)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1, nlmsq=1)
 #: version 4's defaults that differ from version 3's: name -> (version 4's, version 3's)
 V4_MODEL = dict(bias=(0, 1), mixb=(1, 0))
+#: version 5's defaults that differ from version 4's: name -> (version 5's, version 4's)
+V5_MODEL = dict(nlmsq=(1, 0))
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -187,6 +190,8 @@ SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
 
 def _vector(named: dict, channels: int) -> list[int]:
     k = _kernels()
+    if _version() < 5:  # version 5's defaults read as the older model's
+        named = dict(named, **{n: old for n, (new, old) in V5_MODEL.items() if named.get(n, new) == new})
     if _version() < 4:  # version 4's defaults read as the older model's
         named = dict(named, **{n: old for n, (new, old) in V4_MODEL.items() if named.get(n, new) == new})
     p = [0] * k.N_PRM
@@ -202,13 +207,14 @@ BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 25
                0, 0, 1, 6, 0, 0, 0)
 #: Version 4's (normative): BASE_PARAMS with bias = 0 and mixb = 1 (its defaults).
 BASE_PARAMS_V4 = BASE_PARAMS[:15] + (0,) + BASE_PARAMS[16:29] + (1,)
-#: Version 5's (normative): BASE_PARAMS_V4 and nlmsq = 0 (NLMS weights in Q16).
-BASE_PARAMS_V5 = BASE_PARAMS_V4 + (0,)
+#: Version 5's (normative): BASE_PARAMS_V4 and nlmsq = 1 (its default).
+BASE_PARAMS_V5 = BASE_PARAMS_V4 + (1,)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
     """The mask's reference in a header of ``version`` (None: ``Settings.level3_version``):
-    ``BASE_PARAMS`` (versions 2 and 3) or ``BASE_PARAMS_V4``, for ``channels`` channels."""
+    ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4`` or ``BASE_PARAMS_V5``, for ``channels``
+    channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
     p = list(BASE_PARAMS_V5 if version >= 5 else (BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
     p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model

@@ -32,7 +32,10 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
 3. Q = P1 + g (P2 - P1) / 4096, g learned by sign-sign LMS in [-1024, 5120].
 4. A cascade of up to 3 NLMS filters (``n1..n3`` taps, steps ``mu1..mu3`` / 4096, the input's
    power over the taps, or with ``powr`` from its recent past) on the residual of Q: stage k
-   predicts its input from its past, its residual feeds stage k + 1.
+   predicts its input from its past, its residual feeds stage k + 1. The tap weights are Q16,
+   each update floored; with ``nlmsq`` = 1 (version 5) Q20, clamped to +-2**27, each update and
+   each stage's prediction rounded to nearest, and the mixer's updates of step 5 rounded too
+   (floored updates drift the weights towards -inf, most where many taps take small steps).
 5. Pf = Q + sum m_k q_k over the stages' predictions and (``bias`` = 1) three bias estimates
    (the running mean error after the cascade in 18, 9 and 1 contexts), m (Q12) by NLMS.
 5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
