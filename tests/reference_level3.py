@@ -29,3 +29,15 @@ def least_squares(R: np.ndarray, b: np.ndarray, reg_shift: int) -> np.ndarray:
     R = np.tril(R) + np.tril(R, -1).T
     ridge = R.diagonal().max() * 2.0 ** -reg_shift
     return np.linalg.solve(R + ridge * np.eye(len(b)), np.asarray(b, dtype=float))
+
+
+def nlms_step_q20(w: list[int], h: list[int], f: int) -> list[int]:
+    """Version 5's NLMS tap update: each weight (Q20) plus f h[j] / 2**20 rounded to nearest
+    (halves up), clamped to +-2**27, in Python integers."""
+    lim = 1 << 27
+    out = []
+    for wj, hj in zip(w, h):
+        num = f * hj
+        q, r = divmod(num, 1 << 20)  # floor division: q + r / 2**20 == num / 2**20, 0 <= r < 2**20
+        out.append(max(-lim, min(lim, wj + q + (1 if 2 * r >= 1 << 20 else 0))))
+    return out

@@ -18,6 +18,13 @@ from ubpe.errors import CorruptDataError
 from ubpe.planner import configured
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _version_4():
+    """These tests specify version 4 (version 5 is written by default: tests/test_level3_v5.py)."""
+    with configured(level3_version=4):
+        yield
+
+
 def params(channels: int, **change) -> list[int]:
     return level3._vector(dict(level3.DEFAULTS, **change), channels)
 

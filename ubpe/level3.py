@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 to 4, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 5, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -33,8 +33,8 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
 read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (version 2's over
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
-0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
-format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``) and then the parameters whose bit is
+0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
+format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``) and then the parameters whose bit is
 set, in index order (defaults cost one byte, not 28).
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
@@ -59,8 +59,8 @@ from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
 
-VERSION = 4  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 3 write theirs)
-VERSIONS = (1, 2, 3, 4)
+VERSION = 5  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 4 write theirs)
+VERSIONS = (1, 2, 3, 4, 5)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -149,13 +149,16 @@ class _Reader:
 #: short one (order 8, period 64), NLMS stages of 256, 32 and 8 taps; version 2's third
 #: least-squares predictor off (p3 = 0) and the APMs at rate 2**-6 (apmr), as in version 1;
 #: version 4's: no bias estimates among the mixer's inputs (bias = 0) and the mix blended with
-#: the plain sums of the stages by their recent errors (mixb = 1). Writing an older version,
-#: ``_vector`` reads these two as that version's (V4_MODEL).
+#: the plain sums of the stages by their recent errors (mixb = 1); version 5's: the NLMS
+#: weights in Q20 with rounded updates (nlmsq = 1). Writing an older version, ``_vector`` reads
+#: these as that version's (V4_MODEL, V5_MODEL).
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=0, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1, nlmsq=1)
 #: version 4's defaults that differ from version 3's: name -> (version 4's, version 3's)
 V4_MODEL = dict(bias=(0, 1), mixb=(1, 0))
+#: version 5's defaults that differ from version 4's: name -> (version 5's, version 4's)
+V5_MODEL = dict(nlmsq=(1, 0))
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -187,6 +190,8 @@ SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
 
 def _vector(named: dict, channels: int) -> list[int]:
     k = _kernels()
+    if _version() < 5:  # version 5's defaults read as the older model's
+        named = dict(named, **{n: old for n, (new, old) in V5_MODEL.items() if named.get(n, new) == new})
     if _version() < 4:  # version 4's defaults read as the older model's
         named = dict(named, **{n: old for n, (new, old) in V4_MODEL.items() if named.get(n, new) == new})
     p = [0] * k.N_PRM
@@ -202,13 +207,17 @@ BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 25
                0, 0, 1, 6, 0, 0, 0)
 #: Version 4's (normative): BASE_PARAMS with bias = 0 and mixb = 1 (its defaults).
 BASE_PARAMS_V4 = BASE_PARAMS[:15] + (0,) + BASE_PARAMS[16:29] + (1,)
+#: Version 5's (normative): BASE_PARAMS_V4 and nlmsq = 1 (its default).
+BASE_PARAMS_V5 = BASE_PARAMS_V4 + (1,)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
     """The mask's reference in a header of ``version`` (None: ``Settings.level3_version``):
-    ``BASE_PARAMS`` (versions 2 and 3) or ``BASE_PARAMS_V4``, for ``channels`` channels."""
+    ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4`` or ``BASE_PARAMS_V5``, for ``channels``
+    channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS)
+    p = list(BASE_PARAMS_V5 if version >= 5 else (BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
+    p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
     return p
 
@@ -225,6 +234,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the value model (vmod) needs version 3 (Settings.level3_version)")
     if version == 3 and any(prm[k.N_PRM_V3:]):
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
+    if version == 4 and any(prm[k.N_PRM_V4:]):
+        raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
     base = base_params(channels, version)
     mask = sum(1 << i for i, (v, b) in enumerate(zip(prm, base)) if v != b)
     return _uleb(mask) + b"".join(_uleb(v) for v, b in zip(prm, base) if v != b)
@@ -235,7 +246,7 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = k.N_PRM_V2 if version == 2 else (k.N_PRM_V3 if version == 3 else k.N_PRM)
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4}.get(version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
     prm = list(base)

@@ -32,7 +32,10 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
 3. Q = P1 + g (P2 - P1) / 4096, g learned by sign-sign LMS in [-1024, 5120].
 4. A cascade of up to 3 NLMS filters (``n1..n3`` taps, steps ``mu1..mu3`` / 4096, the input's
    power over the taps, or with ``powr`` from its recent past) on the residual of Q: stage k
-   predicts its input from its past, its residual feeds stage k + 1.
+   predicts its input from its past, its residual feeds stage k + 1. The tap weights are Q16,
+   each update floored; with ``nlmsq`` = 1 (version 5) Q20, clamped to +-2**27, each update and
+   each stage's prediction rounded to nearest, and the mixer's updates of step 5 rounded too
+   (floored updates drift the weights towards -inf, most where many taps take small steps).
 5. Pf = Q + sum m_k q_k over the stages' predictions and (``bias`` = 1) three bias estimates
    (the running mean error after the cascade in 18, 9 and 1 contexts), m (Q12) by NLMS.
 5b. ``p3`` > 0 (version 2): OLS3, least squares over the last ``p3`` own values with its own
@@ -99,7 +102,9 @@ PRM_LIMIT, PRM_LR, PRM_IRLS, PRM_POWR, PRM_FMIX, PRM_T3, PRM_LPC = 16, 17, 18, 1
 PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in version 2
 PRM_VMOD = 28  # added in version 3
 PRM_MIXB = 29  # added in version 4
-N_PRM = 30
+PRM_NLMSQ = 30  # added in version 5
+N_PRM = 31
+N_PRM_V4 = 30  #: parameters a version-4 header's mask covers; the rest read as 0 (version 4's model)
 N_PRM_V3 = 29  #: parameters a version-3 header's mask covers; the rest read as 0 (version 3's model)
 N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 0 (version 2's model)
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
@@ -108,7 +113,7 @@ V1_TAIL = (0, 0, 1, 6, 0)
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1), (0, 1))
+              (0, 1), (0, 1), (0, 1))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -390,6 +395,17 @@ def _nlms_step(w, h, n, f):
     lim = np.int64(1) << 30
     for j in range(n):
         v = np.int64(w[j]) + ((f * np.int64(h[j])) >> 24)
+        w[j] = np.int32(lim if v > lim else (-lim if v < -lim else v))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nlms_step_q20(w, h, n, f):
+    """w[j] += round(f h[j] / 2**20), clamped to +-2**27 (weights in Q20; |f| <= 2**31, |h| <=
+    2**22: each product below 2**53, a dot product of 2048 taps below 2**61)."""
+    lim = np.int64(1) << 27
+    half = np.int64(1) << 19
+    for j in range(n):
+        v = np.int64(w[j]) + ((f * np.int64(h[j]) + half) >> 20)
         w[j] = np.int32(lim if v > lim else (-lim if v < -lim else v))
 
 
@@ -818,6 +834,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     # mixb = 1 (version 4, step 5c): the mix of step 5 (Pl) blended with five fixed sums of the
     # stages, each weighted by about its running |error| to the power -4
     mixb = prm[PRM_MIXB] if prm.shape[0] > PRM_MIXB else 0
+    # nlmsq = 1 (version 5): the NLMS weights in Q20 (not Q16), clamped to +-2**27, their
+    # updates and the stages' predictions rounded to nearest (not floored: no drift of the
+    # weights towards -inf, which many taps with small steps accumulate)
+    nlmsq = prm[PRM_NLMSQ] if prm.shape[0] > PRM_NLMSQ else 0
     EB = np.zeros((C, MIXB_K), np.int64)  # the experts' running |error| (Q8: fine below one unit)
     PE = np.zeros(MIXB_K, np.int64)
     Pl = np.int64(0)
@@ -971,7 +991,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     q[k] = 0
                     continue
                 acc = _dot32(W[c, k, :nk], H[c, k, hpos[c, k] - nk:hpos[c, k]], nk)
-                q[k] = _clamp(acc >> 16, -(1 << 22), 1 << 22)
+                if nlmsq:
+                    q[k] = _clamp((acc + (1 << 19)) >> 20, -(1 << 22), 1 << 22)
+                else:
+                    q[k] = _clamp(acc >> 16, -(1 << 22), 1 << 22)
                 csum += (mixw[c, k] * q[k]) >> 12
                 qpow += (q[k] * q[k]) >> 8
             if p3 > 0:
@@ -1305,7 +1328,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     if powr >= 16:
                         den = max(den, pw)
                 f = _clamp(((ek * mus[k]) << 20) // (den + 4096), -(1 << 31), 1 << 31)
-                _nlms_step(W[c, k, :nk], H[c, k, hp - nk:hp], nk, f)
+                if nlmsq:
+                    _nlms_step_q20(W[c, k, :nk], H[c, k, hp - nk:hp], nk, f)
+                else:
+                    _nlms_step(W[c, k, :nk], H[c, k, hp - nk:hp], nk, f)
                 old = np.int64(H[c, k, hp - nk])
                 hpow[c, k] = pw + ((s_in * s_in) >> 8) - ((old * old) >> 8)
                 hema[c, k] += (((s_in * s_in) >> 8) - hema[c, k]) >> (powr & 15)
@@ -1329,8 +1355,9 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     _ols_solve(R3[hs], b3[hs], 7, reg, w3[hs], wA, wL, wd, wz)
             if mixmu > 0:
                 fm = _clamp(((ef * mixmu) << 16) // qpow, -(1 << 31), 1 << 31)
+                rnd = (np.int64(1) << 23) if nlmsq else np.int64(0)  # (nlmsq: rounded to nearest)
                 for k in range(6 if use_bias else 3):
-                    mixw[c, k] = _clamp(mixw[c, k] + ((fm * q[k]) >> 24), -8192, 16384)
+                    mixw[c, k] = _clamp(mixw[c, k] + ((fm * q[k] + rnd) >> 24), -8192, 16384)
                 if p3 > 0:
                     mixw[c, 6] = _clamp(mixw[c, 6] + ((fm * q[6]) >> 24), -8192, 16384)
             # OLS sums

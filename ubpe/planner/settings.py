@@ -448,11 +448,12 @@ class Settings:
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
     #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
     level3_search_margin: float = 0.002
-    #: The level-3 bytes' version (``ubpe.level3``): 4 (version 3 with the stage mix blended with
+    #: The level-3 bytes' version (``ubpe.level3``): 5 (version 4 with the NLMS weights in Q20
+    #: and their updates rounded to nearest, ``nlmsq``); 4 (version 3 with the stage mix blended with
     #: fixed experts, ``mixb``, and no bias estimates in the mix by default); 3 (version 2 and the
     #: value model, ``vmod``); 2 (a compact parameter field, a third least-squares predictor and
     #: the APMs' rate as parameters) and 1 write their versions' bytes.
-    level3_version: int = 4
+    level3_version: int = 5
     #: Version 3's value model (``vmod``, ``ubpe.level3._choose_vmod``) is tried, on symbol ranges
     #: of at most 4 096, on this many first frames of a recording (one coding with the model, the
     #: kernel counting what it saved; 0: never, the bytes of version 2's model). 2**13 to 2**15
