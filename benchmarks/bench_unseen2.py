@@ -199,6 +199,26 @@ def warm_up(xs: list[np.ndarray]) -> None:
                 print(f"note: warm-up {key} L{lv}: {type(e).__name__}: {e}")
 
 
+def reference() -> np.ndarray | None:
+    """The shared ECG (MIT-BIH 208), the speed reference measured in the same process, or None."""
+    try:
+        import _data
+
+        return _data.ecg()
+    except Exception as e:  # noqa: BLE001 - a missing reference is a note
+        print(f"note: no speed reference (shared ECG): {type(e).__name__}: {e}")
+        return None
+
+
+def reference_speeds(x: np.ndarray, repeat: int) -> dict:
+    out = {}
+    for lv in LEVELS:
+        r = run_level(x, lv, repeat)
+        out[lv] = x.size / r["compress_cpu_s"] / 1e6 if "compress_cpu_s" in r else float("nan")
+    print("reference (shared ECG) compress M values/s: " + " ".join(f"L{k} {v:.2f}" for k, v in out.items()))
+    return out
+
+
 def fmt_ratio(raw: int, b: int | None) -> str:
     return "-" if b is None else f"{raw / b:.3f}"
 
@@ -289,15 +309,26 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     warm_up([x for _, x, _ in xs])
     print(f"warm-up {time.perf_counter() - t0:.0f} s")
+    refs = []
+    ref = reference()
+    if ref is not None:
+        refs.append(reference_speeds(ref, a.repeat))
     results = []
     for name, x, rate in xs:
         print(f"-- {name}: {x.dtype} {x.shape} at {rate:g} Hz", flush=True)
         results.append(measure(name, x, rate, a, cache))
         if results[-1]["flags"]:
             print("   FLAGS: " + "; ".join(results[-1]["flags"]), flush=True)
+    if ref is not None:
+        refs.append(reference_speeds(ref, a.repeat))
     cmd = "python benchmarks/bench_unseen2.py " + " ".join(argv if argv is not None else sys.argv[1:])
     versions = dict(peers.codec_versions(), ubpe=getattr(ubpe, "__version__", "?"))
     md = markdown(results, cmd, versions)
+    if refs:
+        md += ("\nReference in the same process (shared ECG, MIT-BIH 208, 108 000 int16 values), compress M values/s "
+               "on CPU time, before and after the set: " + "; ".join(
+                   " ".join(f"L{k} {v:.2f}" for k, v in r.items()) for r in refs) + f" (load average at the end: "
+               f"{os.getloadavg()[0]:.1f})\n")
     print(md)
     if a.md:
         a.md.write_text(md)
