@@ -167,7 +167,7 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
             return fast_plan(x, chains, cost, proposer, s)
         if getattr(proposer, "n_tokens", None) is not None:
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
-        elif (lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1
+        elif (lean and level == 2 and s.lean_above < x.size <= s.lean_upto and x.dtype.itemsize > 1
               and len(chains) > 1 and type(proposer) is ReplayEncoder):
             return lean_plan(x, chains, cost, s, threads)  # (bytes and text: the exhaustive search)
         return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

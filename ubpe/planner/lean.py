@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgpack
 import numpy as np
 
@@ -51,7 +53,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        bare and dense ids (:func:`bare_candidates`).
     4. The smallest exact candidate wins (ties: the earlier chain, static first); it carries
        :func:`level1_estimate` (``level1_estimate``), for the writer's ``s.level1_within``."""
-    separate, joined, scale = screen_sample(x, s)
+    long = x.size > s.full_fit  # (the screen's sample scaled to a long input's length: lean_long_screen)
+    separate, joined, scale = screen_sample(x, replace(s, screen_sample=s.lean_long_screen) if long else s)
     whole = separate is x
 
     inputs, outputs = {False: separate, True: joined}, {}
@@ -161,6 +164,14 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # lean_static_within of that container (no merges: with the context mixers, merges never won
     # on the bench sets and the unseen recordings)
     static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
+    if x.size > s.lean_static_finalists_above:
+        # a long input's static estimates, on the screen's small sample, rank the finalists'
+        # static candidates less well: each finalist's too, by their near-exact size
+        bound = min([cm_best] + [size for found in static_of.values() for _, size in found])
+        for i in finalists:
+            if i not in static_of and proxy[i] <= s.lean_static_within * cm_best:
+                static_of[i] = static(i, bound)
+                bound = min([bound] + [size for _, size in static_of[i]])
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]

@@ -97,6 +97,12 @@ class Settings:
     #: docs/format.md, 53 B against 51, merges on a chain it does not rank first; with every ranked
     #: fast chain's level-1 candidates built too, still 2 of the 90, by 2 and 14 B.)
     lean_above: int = 1 << 10
+    #: ... up to lean_upto values (beyond full_fit too: the lean search sizes its candidates on
+    #: samples anyway and builds its winner on all the values, where the exhaustive search sized
+    #: 8 candidates on a full_fit sample, "cms2" on each, and rebuilt the winner: speech-allison,
+    #: 586 790 values, 0.17 M values/s against 0.86 on short audio, 7.6 s of 7.9 in that search).
+    #: full_fit: the search before (exhaustive beyond full_fit).
+    lean_upto: int = 1 << 62
     #: The lean search first ranks chains by :func:`~ubpe.planner.estimates.order0_bytes` on the screen's sample
     #: (order0_table_bits a distinct value, the table a static coder stores; level 1 prunes by it
     #: too, fast_prune) and estimates only those within lean_prune of the smallest
@@ -163,6 +169,16 @@ class Settings:
     #: context mixer's; elsewhere up to 0.0047 above their exact size. 1.004 skips 11 of the 29
     #: codings (seismic: 1.0049, a mag and a rans pass, about a fifth of its compress time).
     lean_static_exact_within: float = 1.004
+    #: Beyond lean_static_finalists_above values (full_fit: where the exhaustive search sized a
+    #: sample before), every context-mixing finalist whose estimate is within lean_static_within
+    #: of the best container gets its static candidates too, under the same near-exact check:
+    #: speech-allison (586 790 values), the static coder wins on "delta1+adaptive", 0.44 %
+    #: smaller than on "lpc+adaptive", the context mixer's best chain, whose estimate on the
+    #: screen's 2**14 values was 0.8 % smaller.
+    lean_static_finalists_above: int = 1 << 19
+    #: Beyond full_fit values the lean search screens the chains on lean_long_screen values
+    #: (screen_windows windows) instead of screen_sample.
+    lean_long_screen: int = 1 << 17
     #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
     #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
     #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
