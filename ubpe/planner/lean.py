@@ -163,15 +163,16 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # the static candidates of the best container's chain, where its estimate is within
     # lean_static_within of that container (no merges: with the context mixers, merges never won
     # on the bench sets and the unseen recordings)
-    static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
-    if x.size > s.lean_static_finalists_above:
-        # a long input's static estimates, on the screen's small sample, rank the finalists'
-        # static candidates less well: each finalist's too, by their near-exact size
-        bound = min([cm_best] + [size for found in static_of.values() for _, size in found])
-        for i in finalists:
-            if i not in static_of and proxy[i] <= s.lean_static_within * cm_best:
-                static_of[i] = static(i, bound)
-                bound = min([bound] + [size for _, size in static_of[i]])
+    if x.size <= s.lean_static_finalists_above:
+        static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
+    else:
+        # a long input's static estimates, on a small share of its values, rank the static
+        # candidates less well: every finalist's (its output on all the values made already) by
+        # their near-exact size alone, the context mixer's chain first
+        static_of, bound = {}, cm_best
+        for i in [cm_chain] + [i for i in finalists if i != cm_chain]:
+            static_of[i] = static(i, bound)
+            bound = min([bound] + [size for _, size in static_of[i]])
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]

@@ -170,11 +170,13 @@ class Settings:
     #: codings (seismic: 1.0049, a mag and a rans pass, about a fifth of its compress time).
     lean_static_exact_within: float = 1.004
     #: Beyond lean_static_finalists_above values (full_fit: where the exhaustive search sized a
-    #: sample before), every context-mixing finalist whose estimate is within lean_static_within
-    #: of the best container gets its static candidates too, under the same near-exact check:
-    #: speech-allison (586 790 values), the static coder wins on "delta1+adaptive", 0.44 %
-    #: smaller than on "lpc+adaptive", the context mixer's best chain, whose estimate on the
-    #: screen's 2**14 values was 0.8 % smaller.
+    #: sample before), every context-mixing finalist gets its static candidates, under the
+    #: near-exact check alone (lean_static_exact_within; no estimate check: on a small share
+    #: of the values the estimates missed by 4 %). speech-allison (586 790 values): the static
+    #: coder wins on "delta1+adaptive", 0.44 % smaller than on "lpc+adaptive", the context
+    #: mixer's best chain; an AR(2) signal of 544 288 values in loudness steps of 4 000 (tests/
+    #: test_level2_long.py): "lpc" static 679 800 B, its estimate on the screen's sample
+    #: 705 742, "cms2" on it 682 949.
     lean_static_finalists_above: int = 1 << 19
     #: Beyond full_fit values the lean search screens the chains on lean_long_screen values
     #: (screen_windows windows) instead of screen_sample.
