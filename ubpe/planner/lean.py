@@ -139,10 +139,11 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
         n, k = y.shape[0], len(finalists)
         sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample
+        sample, count = (s.lean_long_cm_sample, s.lean_long_windows) if long else (sample, s.screen_windows)
         if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
             built = full()
             return built, float(cost(built).size)
-        ys = y[windows(y.shape[0], sample, s.screen_windows)]
+        ys = y[windows(y.shape[0], sample, count)]
         alphabet_s = Alphabet.from_data(ys)
         sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) if dense else None
         if sized is None:

@@ -181,6 +181,14 @@ class Settings:
     #: Beyond full_fit values the lean search screens the chains on lean_long_screen values
     #: (screen_windows windows) instead of screen_sample.
     lean_long_screen: int = 1 << 17
+    #: ... and sizes its context-mixing finalists on lean_long_cm_sample values in
+    #: lean_long_windows windows (instead of lean_cm_sample_large in screen_windows: on
+    #: music-oxygen's left channel, 645 517 values, 2**13 values in 4 windows rated "lpc" 1.2 %
+    #: ahead of "lpc+adaptive", 4.5 % behind on all the values: its level-2 container 1.2 % larger
+    #: than the exhaustive search's; 2**15 in 16 or 4 windows and 2**16 or 2**17 in 16 chose
+    #: "lpc+adaptive", 306 055 B, the exhaustive search 306 061; CPU 0.59 s at 2**15, 0.82 at 2**16).
+    lean_long_cm_sample: int = 1 << 15
+    lean_long_windows: int = 16
     #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
     #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
     #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
