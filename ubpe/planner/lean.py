@@ -22,7 +22,7 @@ from .settings import Settings
 
 def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Settings,
               threads: int = 1) -> Candidate:
-    """Level 2's search from ``s.lean_above`` to ``s.full_fit`` values (the module docstring, step 1b):
+    """Level 2's search from ``s.lean_above`` to ``s.lean_upto`` values (the module docstring, step 1b):
     about one full context-mixing run and a few static costings. ``x`` is ``(channels,
     frames)`` integers wider than a byte; returns a candidate built on all the values and
     costed with ``cost`` (as :func:`plan`).
@@ -50,7 +50,10 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     3. Static candidates (all the values, no merges) on the chain of the best of those (exact
        size S), when its estimate is within ``s.lean_static_within`` of S and their near-exact
        size (:func:`~ubpe.planner.fast.layouts`) within ``s.lean_static_exact_within``: its
-       bare and dense ids (:func:`bare_candidates`).
+       bare and dense ids (:func:`bare_candidates`). Beyond ``s.lean_static_finalists_above``
+       values, on every finalist's chain, by their near-exact size alone.
+    Beyond ``s.full_fit`` values the screen takes ``s.lean_long_screen`` values and the
+    context-mixing finalists ``s.lean_long_cm_sample`` in ``s.lean_long_windows`` windows.
     4. The smallest exact candidate wins (ties: the earlier chain, static first); it carries
        :func:`level1_estimate` (``level1_estimate``), for the writer's ``s.level1_within``."""
     long = x.size > s.full_fit  # (the screen's sample scaled to a long input's length: lean_long_screen)
