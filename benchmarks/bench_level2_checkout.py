@@ -3,10 +3,11 @@ in its own subprocess, alternated round by round, per signal the least of every 
 bound of this checkout's level 2: the coding alone of the container it chooses.
 
     UBPE_DATA=/work/shared/data nice -n 5 python benchmarks/bench_level2_checkout.py /work/main
-        [--sets ecg,seismic,audio,neural] [--rounds 3] [--repeat 3] [--python PY]
+        [--sets ecg,seismic,audio,neural] [--rounds 3] [--repeat 3] [--python PY] [--files A.npy ...]
 
 Sets as benchmarks/bench_speed.py's: ecg (MIT-BIH 208), seismic (CRLZ_HHZ), audio (the 32 short
-files, each alone), neural (the 24 recordings joined). Each subprocess imports ``ubpe`` from
+files, each alone), neural (the 24 recordings joined); ``--files``: .npy recordings, each a set of
+its own (``--sets ''`` for those alone). Each subprocess imports ``ubpe`` from
 its checkout (``PYTHONPATH``), compresses every signal ``--repeat`` times with ``threads=1``
 (``time.process_time`` and wall time) and prints the least and the bytes; the bytes of both
 checkouts are printed (equal when a change should move none).
@@ -36,6 +37,8 @@ def _signals(name: str) -> list:
 
     import _data
 
+    if name.endswith(".npy"):
+        return [np.load(name)]
     if name == "ecg":
         return [_data.ecg()]
     if name == "seismic":
@@ -102,11 +105,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sets", default="ecg,seismic,audio,neural")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--files", nargs="*", default=[], help=".npy recordings, each a set of its own")
     ap.add_argument("--python", default=sys.executable, help="the interpreter of both subprocesses")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--bound", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    sets = args.sets.split(",")
+    sets = [name for name in args.sets.split(",") if name] + [str(Path(f).resolve()) for f in args.files]
+    args.sets = ",".join(sets)
     if args.child:
         child(sets, args.repeat, args.bound)
         return
@@ -135,7 +140,8 @@ def main(argv: list[str] | None = None) -> None:
         oc, ow, ob = (sum(r[i] for r in o) for i in (1, 2, 3))
         tc, tw, tb, tcode = (sum(r[i] for r in t) for i in (1, 2, 3, 4))
         bound = "n/a | n/a" if tcode != tcode else f"{n / tcode / 1e6:.2f} | {1 - tcode / tc:.0%}"
-        print(f"| {name} | {n:,} | {n / oc / 1e6:.2f} ({n / ow / 1e6:.2f}) | {ob:,} | {n / tc / 1e6:.2f} "
+        label = Path(name).stem if name.endswith(".npy") else name
+        print(f"| {label} | {n:,} | {n / oc / 1e6:.2f} ({n / ow / 1e6:.2f}) | {ob:,} | {n / tc / 1e6:.2f} "
               f"({n / tw / 1e6:.2f}) | {tb:,} | {oc / tc:.2f} | {bound} |")
 
 

@@ -419,11 +419,12 @@ def test_auto_delta_text(shared_data):
 
 
 def test_auto_delta_on_a_sample():
-    """Beyond Settings.full_fit values the orders are compared on a sample of windows."""
+    """Beyond Settings.full_fit values the orders are compared on a sample of windows (the
+    exhaustive search: ``lean_upto = full_fit``)."""
     x = walk(12_000, seed=4)
     rng = np.random.default_rng(1)
     noise = rng.integers(0, 30, 12_000).astype(np.uint8)
-    with configured(full_fit=3000, sample=2048):
+    with configured(full_fit=3000, sample=2048, lean_upto=3000):
         data = check_roundtrip(x)
         assert inspect(data).delta == 1
         assert data == compress(x, delta=1)

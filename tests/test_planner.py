@@ -510,9 +510,10 @@ def test_encode_methods_and_bits_passes():
 
 
 def test_sample_beyond_full_fit_is_deterministic():
-    """Beyond ``full_fit`` values candidates are sized on ``sample`` values in ``windows`` windows."""
+    """Beyond ``full_fit`` values the exhaustive search (``lean_upto = full_fit``; level 2's lean
+    search runs to ``lean_upto``) sizes candidates on ``sample`` values in ``windows`` windows."""
     x = np.load(EXCERPT)[:12000]
-    with configured(full_fit=3000, sample=2048):
+    with configured(full_fit=3000, sample=2048, lean_upto=3000):
         a = check_roundtrip(x, level=2)
         assert a == compress(x, level=2)
         size, rec = planned(x, 2)
@@ -521,7 +522,7 @@ def test_sample_beyond_full_fit_is_deterministic():
     sampled = {c.tokens.shape[0] for c in rec.coded if c.rebuild is not None}
     assert 2048 in sampled and max(sampled) <= 2048  # sized on the sample (merges: fewer tokens)
     assert any(c.tokens.shape[0] == x.size for c in rec.coded)  # the winner rebuilt on all the values
-    with configured(full_fit=3000, sample=2048, windows=2):
+    with configured(full_fit=3000, sample=2048, windows=2, lean_upto=3000):
         assert compress(x, level=2) != a  # other windows, another sample: another estimate
 
 

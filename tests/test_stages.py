@@ -113,7 +113,8 @@ def test_screening_beyond_full_fit(monkeypatch):
     (``screen_windows`` windows, each a channel of its own) and only the ``screen_keep``
     smallest go on in full; level 1 never runs adaptive prediction. (A spy on
     ``frontend.forward`` sees every chain's input. The exhaustive level 1, ``fast_level1=False``:
-    the fast one screens on all the values up to ``fast_whole``, tests/test_level1.py.)"""
+    the fast one screens on all the values up to ``fast_whole``, tests/test_level1.py; level 2's
+    exhaustive search, ``lean_upto = full_fit``.)"""
     seen = []
     real = frontend.forward
 
@@ -124,7 +125,7 @@ def test_screening_beyond_full_fit(monkeypatch):
     monkeypatch.setattr(frontend, "forward", spy)
     rng = np.random.default_rng(8)
     x = (1000 * np.sin(np.arange(20000) / 11.0) + rng.integers(-2, 3, 20000)).astype(np.int16)
-    with configured(full_fit=3000, sample=2048, screen_sample=2048, fast_level1=False) as s:
+    with configured(full_fit=3000, sample=2048, screen_sample=2048, fast_level1=False, lean_upto=3000) as s:
         data = compress(x, level=1)
         assert_same_array(decompress(data), x)
         full = [names for shape, names in seen if shape == (1, 20000)]
@@ -141,7 +142,7 @@ def test_screening_beyond_full_fit(monkeypatch):
         # end only when its screened size is within screen_first_within of the best: on a smooth
         # sine the raw values cost far more than any predictor's residuals, so it is not kept
         assert () not in full and s.screen_keep <= len(full) <= 2 * s.screen_keep
-    with configured(full_fit=3000, sample=2048, screen_sample=2048,
+    with configured(full_fit=3000, sample=2048, screen_sample=2048, lean_upto=3000,
                     screen_first_within=float("inf")):
         seen.clear()
         compress(x, level=2)

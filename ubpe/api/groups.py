@@ -119,17 +119,25 @@ class _Scatter:
 
 def grouped_bytes(arr: np.ndarray, grouping: Grouping, *, level: int, source: dict | None = None,
                   threads: int | None = None, block_size: int | None = None,
-                  s: _settings.Settings | None = None, within: int | None = None) -> bytes | None:
+                  s: _settings.Settings | None = None, within: int | None = None,
+                  memo: dict | None = None) -> bytes | None:
     """The grouped container of the integer values ``arr`` (any shape of at least one axis) with
     ``grouping`` (runs of the ``(frames, channels)`` view that cover it exactly once); None as
-    soon as its groups' containers reach ``within`` bytes (a container not smaller than that)."""
+    soon as its groups' containers reach ``within`` bytes (a container not smaller than that).
+    ``memo``: the groups' containers by run, shared by the groupings of one call (a group in two
+    groupings is compressed once: the same bytes)."""
     s = s or _settings.current()
     shape = tuple(int(d) for d in arr.shape)
     channels, frames = container.channels_frames(shape, arr.size)
     x = arr.reshape(frames, channels)
     groups = []
     for length, columns, starts in grouping:
-        data = _compress(_runs(x, length, columns, starts), level, threads, block_size, s)
+        key = (length, tuple(columns), None if starts is None else tuple(starts))
+        if memo is None or key not in memo:
+            data = _compress(_runs(x, length, columns, starts), level, threads, block_size, s)
+            if memo is not None:
+                memo[key] = data
+        data = data if memo is None else memo[key]
         groups.append(fmt.Group(length, np.asarray(columns, np.int64),
                                 np.zeros(len(columns), np.int64) if starts is None else np.asarray(starts, np.int64),
                                 data))
@@ -240,10 +248,10 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
         x2 = arr.reshape(frames, channels)
         data = _compress(arr, level, threads, block_size, s, given=data, source=source)
         groupings += [[(frames, g, None) for g in cols] for cols in candidates(x2, s)]
-    best = data
+    best, memo = data, {}
     for grouping in groupings:
         packed = grouped_bytes(arr, grouping, level=level, source=source, threads=threads, block_size=block_size,
-                               s=s, within=len(best))
+                               s=s, within=len(best), memo=memo)
         if packed is not None and len(packed) < len(best):
             best = packed
     return best

@@ -31,9 +31,12 @@ search.
    the others get level 1's candidates only, no context-mixing run). Level 1 measures only
    chains whose stages all decode fast (no adaptive prediction). The costing function may code
    equal candidates once: the format's does, within one ``compress`` call.
-1b. Level 2, automatic choice, from ``lean_above`` to ``full_fit`` values wider than
+1b. Level 2, automatic choice, from ``lean_above`` to ``lean_upto`` values wider than
    a byte (bytes and text keep the exhaustive search: merges and the text coders; so does the
-   plan of the blocked form, made once on a sample of a longer input): the lean
+   plan of the blocked form, made once on a sample of a longer input; beyond ``full_fit``
+   values the screen takes ``lean_long_screen`` values, the context-mixing finalists are sized
+   on ``lean_long_cm_sample`` values in ``lean_long_windows`` windows, and every finalist gets
+   its static candidates by their near-exact size alone, ``lean_static_finalists_above``): the lean
    search (:func:`~ubpe.planner.lean.lean_plan`) replaces steps 1 to 4, so that level 2 costs about one full
    context-mixing run plus a few static costings. Every chain is put through the screen's
    sample (all the values when they fit; chains that share leading stages share their
@@ -167,7 +170,7 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
             return fast_plan(x, chains, cost, proposer, s)
         if getattr(proposer, "n_tokens", None) is not None:
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread
-        elif (lean and level == 2 and s.lean_above < x.size <= s.full_fit and x.dtype.itemsize > 1
+        elif (lean and level == 2 and s.lean_above < x.size <= s.lean_upto and x.dtype.itemsize > 1
               and len(chains) > 1 and type(proposer) is ReplayEncoder):
             return lean_plan(x, chains, cost, s, threads)  # (bytes and text: the exhaustive search)
         return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

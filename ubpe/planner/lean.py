@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgpack
 import numpy as np
 
@@ -20,7 +22,7 @@ from .settings import Settings
 
 def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: Settings,
               threads: int = 1) -> Candidate:
-    """Level 2's search from ``s.lean_above`` to ``s.full_fit`` values (the module docstring, step 1b):
+    """Level 2's search from ``s.lean_above`` to ``s.lean_upto`` values (the module docstring, step 1b):
     about one full context-mixing run and a few static costings. ``x`` is ``(channels,
     frames)`` integers wider than a byte; returns a candidate built on all the values and
     costed with ``cost`` (as :func:`plan`).
@@ -48,10 +50,14 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     3. Static candidates (all the values, no merges) on the chain of the best of those (exact
        size S), when its estimate is within ``s.lean_static_within`` of S and their near-exact
        size (:func:`~ubpe.planner.fast.layouts`) within ``s.lean_static_exact_within``: its
-       bare and dense ids (:func:`bare_candidates`).
+       bare and dense ids (:func:`bare_candidates`). Beyond ``s.lean_static_finalists_above``
+       values, on every finalist's chain, by their near-exact size alone.
+    Beyond ``s.full_fit`` values the screen takes ``s.lean_long_screen`` values and the
+    context-mixing finalists ``s.lean_long_cm_sample`` in ``s.lean_long_windows`` windows.
     4. The smallest exact candidate wins (ties: the earlier chain, static first); it carries
        :func:`level1_estimate` (``level1_estimate``), for the writer's ``s.level1_within``."""
-    separate, joined, scale = screen_sample(x, s)
+    long = x.size > s.full_fit  # (the screen's sample scaled to a long input's length: lean_long_screen)
+    separate, joined, scale = screen_sample(x, replace(s, screen_sample=s.lean_long_screen) if long else s)
     whole = separate is x
 
     inputs, outputs = {False: separate, True: joined}, {}
@@ -136,10 +142,11 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
         n, k = y.shape[0], len(finalists)
         sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample
+        sample, count = (s.lean_long_cm_sample, s.lean_long_windows) if long else (sample, s.screen_windows)
         if k * n <= k * sample + n:  # sizing k samples then one in full costs more than k in full
             built = full()
             return built, float(cost(built).size)
-        ys = y[windows(y.shape[0], sample, s.screen_windows)]
+        ys = y[windows(y.shape[0], sample, count)]
         alphabet_s = Alphabet.from_data(ys)
         sized = dense_cm_candidate(record, ys, len(alphabet_s), cm_coders, s, always=True) if dense else None
         if sized is None:
@@ -160,7 +167,16 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # the static candidates of the best container's chain, where its estimate is within
     # lean_static_within of that container (no merges: with the context mixers, merges never won
     # on the bench sets and the unseen recordings)
-    static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
+    if x.size <= s.lean_static_finalists_above:
+        static_of = {cm_chain: static(cm_chain, cm_best)} if proxy[cm_chain] <= s.lean_static_within * cm_best else {}
+    else:
+        # a long input's static estimates, on a small share of its values, rank the static
+        # candidates less well: every finalist's (its output on all the values made already) by
+        # their near-exact size alone, the context mixer's chain first
+        static_of, bound = {}, cm_best
+        for i in [cm_chain] + [i for i in finalists if i != cm_chain]:
+            static_of[i] = static(i, bound)
+            bound = min([bound] + [size for _, size in static_of[i]])
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]

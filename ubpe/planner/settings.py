@@ -97,6 +97,12 @@ class Settings:
     #: docs/format.md, 53 B against 51, merges on a chain it does not rank first; with every ranked
     #: fast chain's level-1 candidates built too, still 2 of the 90, by 2 and 14 B.)
     lean_above: int = 1 << 10
+    #: ... up to lean_upto values (beyond full_fit too: the lean search sizes its candidates on
+    #: samples anyway and builds its winner on all the values, where the exhaustive search sized
+    #: 8 candidates on a full_fit sample, "cms2" on each, and rebuilt the winner: speech-allison,
+    #: 586 790 values, 0.17 M values/s against 0.86 on short audio, 7.6 s of 7.9 in that search).
+    #: full_fit: the search before (exhaustive beyond full_fit).
+    lean_upto: int = 1 << 62
     #: The lean search first ranks chains by :func:`~ubpe.planner.estimates.order0_bytes` on the screen's sample
     #: (order0_table_bits a distinct value, the table a static coder stores; level 1 prunes by it
     #: too, fast_prune) and estimates only those within lean_prune of the smallest
@@ -163,6 +169,31 @@ class Settings:
     #: context mixer's; elsewhere up to 0.0047 above their exact size. 1.004 skips 11 of the 29
     #: codings (seismic: 1.0049, a mag and a rans pass, about a fifth of its compress time).
     lean_static_exact_within: float = 1.004
+    #: Beyond lean_static_finalists_above values (full_fit: where the exhaustive search sized a
+    #: sample before), every context-mixing finalist gets its static candidates, under the
+    #: near-exact check alone (lean_static_exact_within; no estimate check: on a small share
+    #: of the values the estimates missed by 4 %). speech-allison (586 790 values): the static
+    #: coder wins on "delta1+adaptive", 0.44 % smaller than on "lpc+adaptive", the context
+    #: mixer's best chain; an AR(2) signal of 544 288 values in loudness steps of 4 000 (tests/
+    #: test_level2_long.py): "lpc" static 679 800 B, its estimate on the screen's sample
+    #: 705 742, "cms2" on it 682 949.
+    lean_static_finalists_above: int = 1 << 19
+    #: Beyond full_fit values the lean search screens the chains on lean_long_screen values
+    #: (screen_windows windows) instead of screen_sample: on speech-allison (586 790 values) the
+    #: 2**14-value screen ranked "delta1+adaptive", whose static container wins, third (no
+    #: finalist); 2**16 and 2**17 (also in 16 windows, and 2**18) ranked it second. With 2**17
+    #: and the settings below, the containers of the recordings searched this way (unseen
+    #: seis-0438, seis-kw1, seis-sts2, speech-allison, the groups of eeg64, music-oxygen and
+    #: drum-hihat24) are the exhaustive search's or up to 0.027 % smaller.
+    lean_long_screen: int = 1 << 17
+    #: ... and sizes its context-mixing finalists on lean_long_cm_sample values in
+    #: lean_long_windows windows (instead of lean_cm_sample_large in screen_windows: on
+    #: music-oxygen's left channel, 645 517 values, 2**13 values in 4 windows rated "lpc" 1.2 %
+    #: ahead of "lpc+adaptive", 4.5 % behind on all the values: its level-2 container 1.2 % larger
+    #: than the exhaustive search's; 2**15 in 16 or 4 windows and 2**16 or 2**17 in 16 chose
+    #: "lpc+adaptive", 306 055 B, the exhaustive search 306 061; CPU 0.59 s at 2**15, 0.82 at 2**16).
+    lean_long_cm_sample: int = 1 << 15
+    lean_long_windows: int = 16
     #: The lean search's context-mixing finalists: the smallest estimate(s) and those within
     #: lean_close of the last of them. (3 % ran "cms2" on two or more chains for 15 of the 31 audio files
     #: searched lean; at 1 % the containers of the bench sets and of the unseen recordings are the
