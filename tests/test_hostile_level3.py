@@ -1,0 +1,68 @@
+"""Hostile level-3 ("mixsignal") payloads that pass every checksum: a hostile writer recomputes
+the header CRC-32 of a front-end record (docs/format.md; ``ubpe/level3.py``'s byte layout), so
+the checks behind it must hold on their own. Each case is built from bytes, without running a
+kernel, and decoding it is ``ubpe.CorruptDataError``.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import msgpack
+import numpy as np
+import pytest
+
+import ubpe
+from common import leb128
+from ubpe import CorruptDataError, decompress, describe, level3
+from ubpe.format import container
+
+FRAMES = 300
+INT16 = 2  #: level 3's dtype code of "<i2"
+
+
+def raw_payload(x: np.ndarray) -> bytes:
+    """Level-3 bytes of mode 1 (the values as they are): version 4, int16, (frames, 1)."""
+    return bytes([4, INT16, 2]) + leb128(x.shape[0]) + leb128(1) + bytes([level3.MODE_RAW]) + x.astype("<i2").tobytes()
+
+
+def front_record(inner: bytes, stages: list, frames: int = FRAMES) -> bytes:
+    """Mode 2 around ``inner``: the stage record and the CRC-32 of the head, as a writer makes it."""
+    head = bytearray([4, INT16, 2]) + leb128(frames) + leb128(1) + bytes([level3.MODE_FRONT])
+    record = msgpack.packb(stages, use_bin_type=True)
+    head += leb128(len(record)) + record
+    return bytes(head) + zlib.crc32(head).to_bytes(4, "little") + inner
+
+
+def mixsignal_container(payload: bytes, x: np.ndarray) -> bytes:
+    """A ``compress(level=3)`` container of ``x`` ((frames, 1) int16) whose payload is ``payload``."""
+    return container.pack({"dtype": "<i2", "shape": list(x.shape), "front": [],
+                           "stream": {"coder": "mixsignal", "n": int(x.size), "payload": payload},
+                           "crc": container.values_crc(x.dtype, list(x.shape), x.reshape(-1))})
+
+
+@pytest.fixture(scope="module")
+def values() -> np.ndarray:
+    return np.cumsum(np.random.default_rng(0).integers(-3, 4, FRAMES)).astype(np.int16).reshape(FRAMES, 1)
+
+
+def test_the_raw_payload_decodes(values):
+    """(The cases below differ from a valid container only where they say.)"""
+    assert np.array_equal(decompress(mixsignal_container(raw_payload(values), values)), values)
+
+
+@pytest.mark.parametrize("depth", [2, 3000])
+def test_a_front_end_record_inside_another_is_corrupt_data(values, depth):
+    """The writer applies one chain (its output is coded without a front end): records nested
+    as deep as the bytes allow were a RecursionError."""
+    payload = raw_payload(values)
+    for _ in range(depth):
+        payload = front_record(payload, [])
+    for read in (level3.decode, lambda d: decompress(mixsignal_container(d, values))):
+        with pytest.raises(CorruptDataError, match="front-end record"):
+            read(payload)
+
+
+def test_an_empty_front_end_record_is_corrupt_data(values):
+    with pytest.raises(CorruptDataError, match="empty front-end record"):
+        level3.decode(front_record(raw_payload(values), []))
