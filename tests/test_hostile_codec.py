@@ -36,3 +36,25 @@ def test_a_chunk_declaring_more_than_its_destination_is_refused_before_decoding(
 def test_a_chunk_of_the_destination_size_is_written_into_it(chunk):
     out = np.zeros((10, 10), np.int16)
     assert UBPECodec().decode(chunk, out=out) is out and np.array_equal(out.ravel(), np.arange(100))
+
+
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+@pytest.mark.parametrize("stored", [np.arange(50, dtype=np.int16), np.arange(100, dtype=np.int32)])
+def test_a_zarr_format_3_chunk_of_other_values_is_corrupt_data(tmp_path, stored):
+    """A stored chunk replaced by a valid container of another size was numpy's ValueError
+    ("cannot reshape"); of another dtype of that size, values read silently as the array's."""
+    pytest.importorskip("zarr.codecs.numcodecs", reason="zarr >= 3.1.3 has the numcodecs bridge")
+    import zarr
+
+    import ubpe.zarr3
+
+    path = tmp_path / "a.zarr"
+    z = zarr.create_array(str(path), shape=(400,), chunks=(100,), dtype="<i2", serializer=ubpe.zarr3.codec(level=1),
+                          compressors=None)
+    z[:] = np.arange(400, dtype=np.int16)
+    chunk = next(p for p in path.rglob("1") if p.is_file())
+    chunk.write_bytes(UBPECodec().encode(stored))
+    reopened = zarr.open_array(str(path))
+    assert np.array_equal(reopened[:100], np.arange(100))
+    with pytest.raises(ubpe.CorruptDataError):
+        reopened[:]
