@@ -66,3 +66,25 @@ def test_a_front_end_record_inside_another_is_corrupt_data(values, depth):
 def test_an_empty_front_end_record_is_corrupt_data(values):
     with pytest.raises(CorruptDataError, match="empty front-end record"):
         level3.decode(front_record(raw_payload(values), []))
+
+
+def model_head(frames: int, value_range: int = 10) -> bytes:
+    """Level-3 bytes of mode 0 up to the payload: version 4, int16, (frames,), lo 0, step 1, no
+    table, shift 0, one channel of ``value_range``, the base parameters."""
+    return (bytes([4, INT16, 1]) + leb128(frames) + bytes([level3.MODE_MODEL]) + leb128(0) + leb128(1) + leb128(0)
+            + bytes([0]) + leb128(0) + leb128(value_range) + leb128(0))
+
+
+def test_a_declared_size_this_machine_cannot_allocate_is_corrupt_data():
+    """40 bytes declaring 2**30 frames (the default ``max_values``): the kernel's work array of
+    8 GiB was a MemoryError where the address space is limited (here to 3 GiB)."""
+    import subprocess
+    import sys
+
+    payload = model_head(1 << 30) + bytes(24)
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); import ubpe; "
+            "from ubpe import level3\n"
+            "try:\n    level3.decode(bytes.fromhex(sys.argv[1]))\n"
+            "except ubpe.CorruptDataError as e:\n    print('refused', e)\n")
+    run = subprocess.run([sys.executable, "-c", code, payload.hex()], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.startswith("refused") and "max_values" in run.stdout, run.stderr[-2000:]

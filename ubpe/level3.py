@@ -982,11 +982,28 @@ def describe_head(data: bytes, *, max_values: int = MAX_VALUES) -> tuple[np.dtyp
 def decode(data: bytes, *, max_values: int = MAX_VALUES, _front: bool = True) -> np.ndarray:
     """The array ``encode`` was given (dtype in native byte order). Raises
     :class:`ubpe.CorruptDataError` on bytes that ``encode`` cannot have written, or that would
-    decode to more than ``max_values`` values. (``_front``: whether mode 2 may appear; the
-    chain's output, inside a mode-2 record, is never mode 2 again.)"""
+    decode to more than ``max_values`` values, or to more than this machine can allocate (a
+    ``MemoryError``: the work array holds ``8 * frames * channels`` bytes; a smaller
+    ``max_values`` refuses such data early). (``_front``: whether mode 2 may appear; the chain's
+    output, inside a mode-2 record, is never mode 2 again.)"""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     data = bytes(data)
+    try:
+        return _decode(data, max_values, _front)
+    except MemoryError:
+        n, C = _declared(data, max_values)
+        raise CorruptDataError(
+            f"level-3 data: {n} x {C} values declared, more than this machine could allocate: pass a smaller "
+            "max_values to refuse such data early") from None
+
+
+def _declared(data: bytes, max_values: int) -> tuple[int, int]:
+    shape = describe_head(data, max_values=max_values)[1]
+    return shape[0], (shape[1] if len(shape) == 2 else 1)
+
+
+def _decode(data: bytes, max_values: int, _front: bool) -> np.ndarray:
     r = _Reader(data)
     dt, shape = _head(r, data, max_values)
     ndim, n, C = len(shape), shape[0], (shape[1] if len(shape) == 2 else 1)
