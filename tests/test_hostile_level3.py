@@ -88,3 +88,35 @@ def test_a_declared_size_this_machine_cannot_allocate_is_corrupt_data():
             "except ubpe.CorruptDataError as e:\n    print('refused', e)\n")
     run = subprocess.run([sys.executable, "-c", code, payload.hex()], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.startswith("refused") and "max_values" in run.stdout, run.stderr[-2000:]
+
+
+def run_header_mutations(n_mutations: int, seed: int, timeout: float) -> dict:
+    """tests/level3_heads.py's structure-aware mutations in a child process (a crash of a kernel
+    fails the test instead of the run; a hang, by the timeout)."""
+    import json
+    import pathlib
+    import subprocess
+    import sys
+
+    tests = pathlib.Path(__file__).parent
+    run = subprocess.run([sys.executable, str(tests / "level3_heads.py"), str(n_mutations), str(seed)],
+                         capture_output=True, text=True, timeout=timeout, cwd=tests)
+    assert run.returncode == 0, f"the child exited with {run.returncode}\n{run.stderr[-3000:]}"
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert not report["failures"], "\n".join(str(f) for f in report["failures"][:10])
+    return report
+
+
+def test_header_fields_mutated_raise_only_corrupt_data():
+    """Each field of the level-3 header changed alone (shape, version, dtype, parameters at and
+    beyond their bounds, lo, step, shift, ranges, LPC params, payload; a front-end record's stages
+    and its inner header with the CRC-32 recomputed): CorruptDataError, or values (the
+    container's CRC is the check of those)."""
+    report = run_header_mutations(300, seed=1, timeout=600)
+    assert report["refused"] > 200
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3])
+def test_header_fields_mutated_many(seed):
+    run_header_mutations(5000, seed=seed, timeout=3000)
