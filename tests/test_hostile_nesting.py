@@ -62,3 +62,17 @@ def test_the_nesting_limit_is_not_the_writers(one_stream):
             read(data)
         except CorruptDataError as e:
             assert "nested" not in str(e)
+
+
+def test_the_command_line_refuses_it_in_one_line(one_stream, tmp_path, capsys):
+    """(It was exit code 3, "internal error", with a traceback.)"""
+    from ubpe.cli import main
+
+    bad = tmp_path / "deep.ubpe"
+    bad.write_bytes(wire_with(one_stream, ("stream", "freq"), nested(600)))
+    for argv in (["-q", "decompress", str(bad), "-o", str(tmp_path / "x.npy")], ["inspect", str(bad)]):
+        capsys.readouterr()
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "internal" not in err
+    assert not (tmp_path / "x.npy").exists()
