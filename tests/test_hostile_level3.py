@@ -120,3 +120,12 @@ def test_header_fields_mutated_raise_only_corrupt_data():
 @pytest.mark.parametrize("seed", [2, 3])
 def test_header_fields_mutated_many(seed):
     run_header_mutations(5000, seed=seed, timeout=3000)
+
+
+@pytest.mark.parametrize("max_values, error", [(-1, ValueError), (2.5, TypeError), ("9", TypeError), (None, TypeError),
+                                               (True, TypeError)])
+def test_a_bad_max_values_is_an_argument_error(values, max_values, error):
+    """(-1 and 2.5 were CorruptDataError "frames 300 exceeds -1", "9" a TypeError of a comparison.)"""
+    for read in (level3.decode, level3.describe_head):
+        with pytest.raises(error, match="max_values"):
+            read(raw_payload(values), max_values=max_values)

@@ -55,6 +55,7 @@ import zlib
 
 import numpy as np
 
+from ._validate import check_int
 from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
@@ -975,6 +976,7 @@ def describe_head(data: bytes, *, max_values: int = MAX_VALUES) -> tuple[np.dtyp
     alone (nothing decoded); :class:`ubpe.CorruptDataError` as ``decode`` for those bytes."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    max_values = check_int("max_values", max_values, 0)
     data = bytes(data[:32])  # version, dtype, ndim and two LEB128 fields
     return _head(_Reader(data), data, max_values)
 
@@ -988,6 +990,7 @@ def decode(data: bytes, *, max_values: int = MAX_VALUES, _front: bool = True) ->
     output, inside a mode-2 record, is never mode 2 again.)"""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    max_values = check_int("max_values", max_values, 0)
     data = bytes(data)
     try:
         return _decode(data, max_values, _front)
