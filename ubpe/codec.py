@@ -21,6 +21,7 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray_like, ndarr
 
 from . import api as container
 from ._validate import check_int
+from .errors import CorruptDataError
 from .tokenizer import Tokenizer
 
 __all__ = ["UBPECodec", "register"]
@@ -66,10 +67,15 @@ class UBPECodec(Codec):
         return container.compress(arr, level=self.level)
 
     def decode(self, buf: Any, out: Any = None) -> Any:
-        values = container.decompress(ensure_bytes(buf), tokenizer=self._tok)
-        if out is not None:
-            return ndarray_copy(values, out)
-        return values
+        """The chunk's values; with ``out``, written into it: a chunk holding another number of
+        bytes than ``out`` is ``CorruptDataError`` (one declaring more is refused before decoding)."""
+        if out is None:
+            return container.decompress(ensure_bytes(buf), tokenizer=self._tok)
+        size = ensure_contiguous_ndarray_like(out).nbytes
+        values = container.decompress(ensure_bytes(buf), tokenizer=self._tok, max_output_size=size)
+        if values.nbytes != size:
+            raise CorruptDataError(f"the chunk holds {values.nbytes} bytes, its destination {size}")
+        return ndarray_copy(values, out)
 
     def get_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"id": self.codec_id, "level": self.level}

@@ -55,6 +55,7 @@ import zlib
 
 import numpy as np
 
+from ._validate import check_int
 from .errors import CorruptDataError
 
 __all__ = ["encode", "decode", "describe_head", "CODER", "MAX_VALUES", "MAX_CHANNELS", "DTYPES"]
@@ -921,9 +922,11 @@ def _decode_front(data: bytes, r: _Reader, dt: np.dtype, ndim: int, n: int, C: i
     except Exception as e:  # msgpack raises several types on malformed bytes
         raise CorruptDataError(f"level-3 data: the front-end record is not msgpack ({e})") from None
     chain = fe.parse_chain(record, dt, (C, n))
+    if not chain:
+        raise CorruptDataError("level-3 data: an empty front-end record")
     inner_dt = fe.chain_dtypes(chain, dt)[-1]
-    y = decode(data[r.pos:], max_values=max_values)
-    if y.dtype != inner_dt or y.shape != (n, C) or not chain:
+    y = decode(data[r.pos:], max_values=max_values, _front=False)
+    if y.dtype != inner_dt or y.shape != (n, C):
         raise CorruptDataError(f"level-3 data: the front end's output is {y.dtype} {y.shape}, "
                                f"expected {inner_dt} {(n, C)}")
     x = fe.inverse(np.ascontiguousarray(y.T), chain, dt)
@@ -984,23 +987,45 @@ def describe_head(data: bytes, *, max_values: int = MAX_VALUES) -> tuple[np.dtyp
     alone (nothing decoded); :class:`ubpe.CorruptDataError` as ``decode`` for those bytes."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    max_values = check_int("max_values", max_values, 0)
     data = bytes(data[:32])  # version, dtype, ndim and two LEB128 fields
     return _head(_Reader(data), data, max_values)
 
 
-def decode(data: bytes, *, max_values: int = MAX_VALUES) -> np.ndarray:
+def decode(data: bytes, *, max_values: int = MAX_VALUES, _front: bool = True) -> np.ndarray:
     """The array ``encode`` was given (dtype in native byte order). Raises
     :class:`ubpe.CorruptDataError` on bytes that ``encode`` cannot have written, or that would
-    decode to more than ``max_values`` values."""
+    decode to more than ``max_values`` values, or to more than this machine can allocate (a
+    ``MemoryError``: the work array holds ``8 * frames * channels`` bytes; a smaller
+    ``max_values`` refuses such data early). (``_front``: whether mode 2 may appear; the chain's
+    output, inside a mode-2 record, is never mode 2 again.)"""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    max_values = check_int("max_values", max_values, 0)
     data = bytes(data)
+    try:
+        return _decode(data, max_values, _front)
+    except MemoryError:
+        n, C = _declared(data, max_values)
+        raise CorruptDataError(
+            f"level-3 data: {n} x {C} values declared, more than this machine could allocate: pass a smaller "
+            "max_values to refuse such data early") from None
+
+
+def _declared(data: bytes, max_values: int) -> tuple[int, int]:
+    shape = describe_head(data, max_values=max_values)[1]
+    return shape[0], (shape[1] if len(shape) == 2 else 1)
+
+
+def _decode(data: bytes, max_values: int, _front: bool) -> np.ndarray:
     r = _Reader(data)
     dt, shape = _head(r, data, max_values)
     ndim, n, C = len(shape), shape[0], (shape[1] if len(shape) == 2 else 1)
     mode = r.byte("mode")
     info = np.iinfo(dt)
     if mode == MODE_FRONT:
+        if not _front:  # (else a record inside a record, ... deep enough for a RecursionError)
+            raise CorruptDataError("level-3 data: a front-end record inside a front-end record")
         return _decode_front(data, r, dt, ndim, n, C, max_values)
     if mode == MODE_RAW:
         body = data[r.pos:]

@@ -13,11 +13,16 @@ reopens without importing ubpe first. Importing this module imports zarr.
 
 from __future__ import annotations
 
+import asyncio
+import math
 from typing import Any
 
+import numpy as np
 from zarr.codecs.numcodecs import _NumcodecsArrayBytesCodec
 
+from . import api
 from .codec import UBPECodec
+from .errors import CorruptDataError
 
 __all__ = ["UBPE", "codec"]
 
@@ -28,6 +33,24 @@ class UBPE(_NumcodecsArrayBytesCodec, codec_name="ubpe"):
     def __init__(self, **codec_config: Any) -> None:
         UBPECodec(**{k: v for k, v in codec_config.items() if k != "id"})  # a bad config fails here, named
         super().__init__(**codec_config)
+
+    async def _decode_single(self, chunk_data: Any, chunk_spec: Any) -> Any:
+        """The chunk's values, checked against the chunk's shape and dtype: a chunk holding
+        other values is ``CorruptDataError`` (one declaring more bytes, before decoding)."""
+        out = await asyncio.to_thread(_checked_chunk, self._codec, chunk_data.to_bytes(), chunk_spec)
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
+
+
+def _checked_chunk(codec: UBPECodec, raw: bytes, chunk_spec: Any) -> np.ndarray:
+    dtype = chunk_spec.dtype
+    want = dtype.to_native_dtype() if hasattr(dtype, "to_native_dtype") else np.dtype(dtype)
+    n = math.prod(chunk_spec.shape)
+    got = np.dtype(api.describe(raw).dtype)
+    if got.kind != want.kind or got.itemsize != want.itemsize:
+        raise CorruptDataError(f"the chunk holds {got} values, the array {want}")
+    out = np.empty(n * want.itemsize, np.uint8)
+    codec.decode(raw, out=out)  # (its size checked, before decoding too)
+    return out.view(got).astype(want, copy=False).reshape(chunk_spec.shape)
 
 
 def codec(level: int = 1, model: Any = None) -> UBPE:

@@ -257,8 +257,32 @@ def _named_map(pairs: list[tuple[Any, Any]]) -> dict:
 
 
 def _unpack_map(data: bytes) -> Any:
-    """The msgpack value of a wire map (a container's after its prefix, or a block's), keys named."""
-    return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True, object_pairs_hook=_named_map)
+    """The msgpack value of a wire map (a container's after its prefix, or a block's), keys named,
+    nested at most :data:`MAX_NESTING` deep."""
+    return _check_nesting(msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True,
+                                          object_pairs_hook=_named_map))
+
+
+#: The deepest nesting of maps and lists a container's (or a block's) map may hold, itself at
+#: depth 1 (the writer's deepest is 7: an "adaptive" stage's list of stage lists). Deeper is
+#: refused before any field is read, so that nothing walking the fields can exhaust the stack.
+MAX_NESTING = 32
+
+
+def _check_nesting(tree: Any) -> Any:
+    """``tree``, after checking (without recursion) that no value lies deeper than MAX_NESTING."""
+    level, depth = [tree], 1
+    while level:
+        if depth > MAX_NESTING:
+            raise CorruptDataError(f"container: maps and lists nested more than {MAX_NESTING} deep")
+        nested = []
+        for v in level:
+            if isinstance(v, dict):
+                nested += [x for x in v.values() if isinstance(x, (dict, list))]
+            elif isinstance(v, list):
+                nested += [x for x in v if isinstance(x, (dict, list))]
+        level, depth = nested, depth + 1
+    return tree
 
 
 def _named_head(d: Any) -> dict:
@@ -707,7 +731,7 @@ def read_blocked_head(src: BinaryIO, cap: int) -> tuple[Parsed, msgpack.Unpacker
             head[name] = unpacker.unpack()
         if count is not None:
             head["blocks"] = None  # (the blocks are read one by one: the head's fields are checked as parse's)
-            head = _named_head(head)
+            head = _named_head(_check_nesting(head))
     except Exception:  # not a map, or damaged: the whole read says why
         count = None
     if count is None:
