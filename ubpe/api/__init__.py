@@ -143,7 +143,9 @@ def compress(
         win or costs little (more than one channel, at most 2 048 or at least 65 536 values, or
         at most 2 bits a value at level 3: ``Settings.level3_level2_*``); elsewhere level 3's
         container may be a little larger than level 2's (at most 2.7 % on the recordings
-        measured: benchmarks/results/level3-skip.md). Other
+        measured: benchmarks/results/level3-skip.md); with more than one channel its channel
+        groupings keep, group by group, the smaller of level 2's and the level-3 coder's
+        containers, never larger than level 2's (:mod:`ubpe.api.level3_groups`). Other
         input, or ``tokenizer``, ``delta``, ``predictor``, ``n_tokens`` or fit options, gives
         level 2's container.
     source : dict, optional

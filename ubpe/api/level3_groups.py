@@ -6,8 +6,9 @@ and level 2's (``ubpe.api._level3``). Each grouping of :func:`ubpe.api.groups.ca
 then measured with level 2's container of every group (each distinct group built once: the
 groupings share groups), which gives a grouped container of level 2's groups; the level-3 coder
 codes a grouping's groups only when it may win: when the level-2 groups' bytes scaled by the
-level-3 coder's ratio on the one stream (its bytes over level 2's) come within
-``Settings.level3_group_margin`` of the smallest container so far. Each group then keeps the
+level-3 coder's ratio on the one stream (its bytes over level 2's), plus the grouped
+container's own fields, come within ``Settings.level3_group_margin`` of the smallest container
+so far. Each group then keeps the
 smaller of its two containers, so that level 3 is never larger than level 2 on a grouping level 2
 measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
 of 2 048 to 65 536 values skipped level 2: benchmarks/results/level3-multichannel.md).
@@ -78,9 +79,10 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
         candidate = packed(grouping, parts)
         if len(candidate) < len(best):
             best = candidate
-        scored.append((sum(len(p) for p in parts), grouping))
-    for bytes2, grouping in sorted(scored, key=lambda t: t[0]):
-        if ratio * bytes2 >= len(best) * (1 + s.level3_group_margin):
+        inner = sum(len(p) for p in parts)  # (the grouped container's own fields: the rest)
+        scored.append((ratio * inner + len(candidate) - inner, grouping))
+    for estimate, grouping in sorted(scored, key=lambda t: t[0]):
+        if estimate >= len(best) * (1 + s.level3_group_margin):
             break  # (sorted: the others' estimates are larger)
         candidate = packed(grouping, [level3_of(cols) for cols in grouping])
         if len(candidate) < len(best):
