@@ -26,6 +26,7 @@ Peer results are cached (``results/level3-peers.json``; sizes are deterministic)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -64,6 +65,11 @@ def recordings(unseen: Path) -> list[tuple[str, str, np.ndarray, float]]:
             out.append(("unseen", f"unseen/{path.stem}", x, rate_from_name(path) or 1000.0))
     else:
         print(f"note: no unseen recordings at {unseen}")
+    more = os.environ.get("UBPE_UNSEEN2")  # (bench_level3_ab.py --unseen2 DIR: .npy files as they are, 2-D kept)
+    if more:
+        for path in sorted(Path(more).glob("*.npy")):
+            x = np.load(path)
+            out.append(("unseen2", f"unseen2/{path.stem}", x, rate_from_name(path) or 1000.0))
     return out
 
 

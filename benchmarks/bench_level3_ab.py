@@ -3,7 +3,7 @@
 container: level 3's coder and, where it is built, level 2's, the smaller kept).
 
     UBPE_DATA=/work/shared/data python benchmarks/bench_level3_ab.py BEFORE_TREE [AFTER_TREE]
-        [--groups audio ...] [--only NAME ...] [--compress [--level2]] [--json OUT.json]
+        [--groups audio ...] [--only NAME ...] [--compress [--level2]] [--json OUT.json] [--unseen2 DIR]
 
 Each tree (a checkout of ubpe: the one holding this script by default for AFTER) runs in its own
 worker process (``PYTHONPATH=<tree>``), which loads ``bench_level3.recordings`` and compiles its
@@ -45,7 +45,7 @@ def worker(container: bool) -> None:
         encode, decode = (lambda x: ubpe.compress(x, level=3, threads=1)), (lambda d: ubpe.decompress(d, threads=1))
         walk = np.cumsum(np.random.default_rng(1).integers(-40, 41, 9000)).astype(np.int16)
         for level in (2, 3):  # (a short input takes level 2's exhaustive search: other kernels)
-            for part in (walk, walk[:3000], walk[:500]):
+            for part in (walk, walk[:3000], walk[:500], np.stack([walk, walk[::-1]], axis=1)[:4000]):
                 ubpe.decompress(ubpe.compress(part, level=level, threads=1))
     else:
         encode, decode = level3.encode, level3.decode
@@ -77,12 +77,16 @@ def main(argv=None) -> int:
     p.add_argument("--compress", action="store_true", help="time compress(level=3)/decompress, not the coder")
     p.add_argument("--level2", action="store_true", help="(--compress) the after tree also sizes level 2's container")
     p.add_argument("--json", type=Path, default=None, help="write every row here")
+    p.add_argument("--unseen2", type=Path, default=None,
+                   help="a folder of .npy recordings (2-D kept: (frames, channels)), the group 'unseen2'")
     a = p.parse_args(argv)
     if a.level2 and not a.compress:
         p.error("--level2 needs --compress")
     procs = {}
     for side, tree in (("before", a.before), ("after", a.after)):
         env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
+        if a.unseen2 is not None:
+            env["UBPE_UNSEEN2"] = str(a.unseen2.resolve())
         command = [sys.executable, str(Path(__file__).resolve()), "--worker"] + (["--compress"] if a.compress else [])
         procs[side] = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                        cwd="/")

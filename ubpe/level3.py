@@ -702,14 +702,32 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int]) -> lis
         return prm
     n = y.shape[0]
     sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
+    scale = sample.shape[1]
+    sample = _channel_sample(sample)  # (many channels: a few of them, the saving scaled up)
+    scale /= sample.shape[1]
     on = list(prm)
     on[k.PRM_VMOD] = 1
     # one coding with the model: the coder's own probabilities (which the model does not change)
     # give the size without it, less the model's saving the kernel counts (1/16 bits)
     res = np.zeros((sample.shape[0], 3 * sample.shape[1]), np.int64)
     _coded_size(sample, on, table, 0, res)
-    saved = int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)
+    saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
     return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
+
+
+def _channel_sample(y: np.ndarray) -> np.ndarray:
+    """``y`` (frames, C), or of more than ``Settings.level3_sample_channels`` channels that many
+    of them spread evenly (first and last kept, in order): what the front-end chain and value
+    model choices code, which a recording's channels decide alike (each channel its own models,
+    so a channel needs its frames; fewer channels, not fewer frames)."""
+    from .planner import settings
+
+    k = settings.current().level3_sample_channels
+    C = y.shape[1]
+    if k <= 0 or C <= k:
+        return y
+    keep = np.unique(np.linspace(0, C - 1, k).round().astype(np.int64))
+    return np.ascontiguousarray(y[:, keep])
 
 
 def _holds(y: np.ndarray) -> bool:
@@ -871,6 +889,7 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     n = x2.shape[0]
     if not search or n < _front_frames():
         return ()
+    x2 = _channel_sample(x2)
     frames = max(_front_frames(), n // FRONT_SAMPLE)
     frames = max(2, min(frames, int(n * settings_front_share())))
     start = (n - frames) // 2

@@ -143,7 +143,9 @@ def compress(
         win or costs little (more than one channel, at most 2 048 or at least 65 536 values, or
         at most 2 bits a value at level 3: ``Settings.level3_level2_*``); elsewhere level 3's
         container may be a little larger than level 2's (at most 2.7 % on the recordings
-        measured: benchmarks/results/level3-skip.md). Other
+        measured: benchmarks/results/level3-skip.md); with more than one channel its channel
+        groupings keep, group by group, the smaller of level 2's and the level-3 coder's
+        containers, never larger than level 2's (:mod:`ubpe.api.level3_groups`). Other
         input, or ``tokenizer``, ``delta``, ``predictor``, ``n_tokens`` or fit options, gives
         level 2's container.
     source : dict, optional
@@ -216,12 +218,15 @@ def compress(
                                 fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
         return shared.compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
                                progress=progress)
+    pair: list[bytes] = []  # (level 3: its two one-stream containers, level 2's and the level-3 coder's)
     data = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
-                           block_size=block_size, threads=threads, progress=progress, fit_options=fit_options))
+                           block_size=block_size, threads=threads, progress=progress, fit_options=fit_options,
+                           pair=pair))
     if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
             and n_tokens is None and not fit_options:  # one stream per channel group when smaller
-        data = groups.smaller(values, data, level=level, source=source, threads=threads, block_size=block_size)
+        data = groups.smaller(values, data, level=level, source=source, threads=threads, block_size=block_size,
+                              pair=pair)
     return data
 
 
@@ -248,10 +253,12 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
            embed: bool = True, delta: int | None = None, predictor: str = "auto", level: int = DEFAULT_LEVEL,
            source: dict[str, Any] | None = None, step: float | None = None, bits: int | None = None,
            escape: bool = True, block_size: int | None = None, threads: int | None = None,
-           progress: Callable[[int], None] | None = None, fit_options: dict) -> Iterator[bytes]:
+           progress: Callable[[int], None] | None = None, fit_options: dict,
+           pair: list[bytes] | None = None) -> Iterator[bytes]:
     """The container of :func:`compress`'s arguments as consecutive byte strings; ``keep``: a
     blocked container of integers keeps its blocks' front-end outputs between its two passes
-    (else reads the values twice, memory bounded by a few blocks per thread)."""
+    (else reads the values twice, memory bounded by a few blocks per thread); ``pair`` (level 3):
+    filled with level 2's and the level-3 coder's one-stream containers where both were built."""
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
     arr = as_values(values)
@@ -259,7 +266,7 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
     if level == 3:  # the smaller of level 2's container and one of the level-3 signal coder
         yield _level3(values, arr, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                       predictor=predictor, source=source, step=step, bits=bits, escape=escape, block_size=block_size,
-                      threads=threads, progress=progress, fit_options=fit_options)
+                      threads=threads, progress=progress, fit_options=fit_options, pair=pair)
         return
     s = _settings.current()
     float_stage = float_argument(arr, step, bits, lambda: _lossless_float_stage(arr, level, s))
@@ -346,7 +353,7 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
 
 def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | None, delta: int | None,
             predictor: str, source: dict | None, step: Any, bits: Any, block_size: int | None, fit_options: dict,
-            **options: Any) -> bytes:
+            pair: list[bytes] | None = None, **options: Any) -> bytes:
     """``compress(level=3)``: level 2's container (every argument checked by it), or one whose
     stream is the level-3 signal coder "mixsignal" over the values when that is smaller (integer
     values of at least one axis and one value, no ``tokenizer``, ``delta``, ``predictor``,
@@ -388,6 +395,8 @@ def _level3(values: Any, arr: np.ndarray, *, tokenizer: Any, n_tokens: int | Non
             progress(frames)
         return three
     two = level2() if two is None else two
+    if pair is not None:  # (the grouping step's estimate: ubpe.api.level3_groups)
+        pair[:] = [two, three]
     return two if len(two) <= len(three) else three
 
 

@@ -230,11 +230,13 @@ def edf_runs(source: Any, shape: tuple[int, ...]) -> list[Grouping]:
 
 
 def smaller(values: Any, data: bytes, *, level: int, source: dict | None, threads: int | None,
-            block_size: int | None) -> bytes:
+            block_size: int | None, pair: list[bytes] | None = None) -> bytes:
     """``data`` (the one-stream container of ``values``, written by ``compress`` with no option
     but these), or a smaller container: a grouped one, or one stream with the chain
     "decorrelate+delta1" (module docstring). Only integer values of more than one channel (or an
-    EDF file's signals of different rates) are tried."""
+    EDF file's signals of different rates) are tried. ``pair``: level 3's two one-stream
+    containers (level 2's, the level-3 coder's), when built: :mod:`ubpe.api.level3_groups` then
+    measures the groupings."""
     arr = np.asarray(values)
     if arr.dtype.kind not in "iu" or arr.ndim < 1 or arr.size == 0 or bytes(data[:4]) != container.MAGIC:
         return data
@@ -244,6 +246,11 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
     shape = tuple(int(d) for d in arr.shape)
     channels, frames = container.channels_frames(shape, arr.size)
     groupings: list[Grouping] = edf_runs(source, shape)
+    if channels > 1 and frames > 1 and level == 3 and pair and not groupings and not s.group_decorrelate_channels:
+        from .level3_groups import smaller as level3_smaller
+
+        return level3_smaller(arr, data, pair[0], pair[1], candidates(arr.reshape(frames, channels), s),
+                              source=source, threads=threads, block_size=block_size, s=s)
     if channels > 1 and frames > 1:
         x2 = arr.reshape(frames, channels)
         data = _compress(arr, level, threads, block_size, s, given=data, source=source)

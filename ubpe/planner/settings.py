@@ -474,6 +474,12 @@ class Settings:
     level3_level2_small: int = 1 << 11
     level3_level2_values: int = 1 << 16
     level3_level2_bits: float = 2.0
+    #: compress(level=3) of more than one channel (``ubpe.api.level3_groups``): each channel
+    #: grouping is measured with level 2's container of each group; the level-3 coder codes a
+    #: grouping's groups (each keeping the smaller of its two containers) only when level 2's
+    #: groups' bytes times the level-3 coder's ratio on the one stream (its bytes over level 2's)
+    #: are within this share of the smallest container so far (a large value: every grouping).
+    level3_group_margin: float = 0.005
     #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
     #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
@@ -492,6 +498,11 @@ class Settings:
     #: one (ppg-heartpy2, on from 2**14); on: the 24 neural files (their 64-step grid's values
     #: unevenly hit), acc-plux, three PPGs.
     level3_vmod_sample: int = 1 << 14
+    #: Level 3's front-end chain (``ubpe.level3._choose_front``) and value model choices code, for a
+    #: recording of more channels than this, this many of its channels spread evenly
+    #: (``ubpe.level3._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
+    #: of a 64-channel EEG (9 760 frames: its whole length for the value model), on top of one.
+    level3_sample_channels: int = 8
     # Channel groups (ubpe/api/groups.py: a grouped container, one stream per group of channels,
     # tried for integer input of more than one channel and kept when smaller).
     #: False: never tried (the one-stream container as before; benchmarks compare the two).

@@ -1,0 +1,90 @@
+"""Channel groups at level 3: :func:`smaller`, the grouping step of ``compress(level=3)`` for
+integer input of more than one channel (``ubpe.api.groups.smaller`` hands it over).
+
+``compress(level=3)`` of such input has built two one-stream containers, the level-3 coder's
+and level 2's (``ubpe.api._level3``). Each grouping of :func:`ubpe.api.groups.candidates` is
+then measured with level 2's container of every group (each distinct group built once: the
+groupings share groups), which gives a grouped container of level 2's groups; the level-3 coder
+codes a grouping's groups only when it may win: when the level-2 groups' bytes scaled by the
+level-3 coder's ratio on the one stream (its bytes over level 2's), plus the grouped
+container's own fields, come within ``Settings.level3_group_margin`` of the smallest container
+so far. Each group then keeps the
+smaller of its two containers, so that level 3 is never larger than level 2 on a grouping level 2
+measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
+of 2 048 to 65 536 values skipped level 2: benchmarks/results/level3-multichannel.md).
+
+Cost: level 2's container of each distinct group (what ``compress(level=2)`` builds) and the
+level-3 coder on the groupings that may win (before: on every grouping). Memory: one group's
+copy and the distinct groups' containers beside the input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..format import container
+from ..format import groups as fmt
+from ..planner import settings as _settings
+
+__all__ = ["smaller"]
+
+
+def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, groupings: list[list[list[int]]], *,
+            source: dict | None, threads: int | None, block_size: int | None, s: _settings.Settings) -> bytes:
+    """The smallest of ``data`` (the one-stream container ``compress(level=3)`` wrote: the smaller
+    of ``level2`` and ``level3``, both of the whole of ``arr``) and the grouped containers of
+    ``groupings`` (column groups of the ``(frames, channels)`` view of the integer ``arr``, each
+    covering every column once), measured as the module docstring says."""
+    from . import groups, writer
+
+    shape = tuple(int(d) for d in arr.shape)
+    channels, frames = container.channels_frames(shape, arr.size)
+    x = arr.reshape(frames, channels)
+    ratio = len(level3) / max(1, len(level2))
+    native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder == ">" else arr.dtype
+    crc = container.values_crc(arr.dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
+    two: dict[tuple[int, ...], bytes] = {}
+    three: dict[tuple[int, ...], bytes] = {}
+
+    def level2_of(cols: list[int]) -> bytes:
+        key = tuple(cols)
+        if key not in two:
+            two[key] = groups._compress(groups._runs(x, frames, cols, None), 2, threads, block_size, s)
+        return two[key]
+
+    def level3_of(cols: list[int]) -> bytes:
+        """The smaller of the group's level-2 container and the level-3 coder's."""
+        key = tuple(cols)
+        if key not in three:
+            sub = groups._runs(x, frames, cols, None)
+            sub_shape = [int(d) for d in sub.shape]
+            sub_native = np.ascontiguousarray(sub.reshape(-1), dtype=native)
+            base = {"dtype": sub.dtype.str, "shape": sub_shape,
+                    "crc": container.values_crc(sub.dtype, sub_shape, sub_native)}
+            fields = writer.values_coded_fields(base, sub)
+            coded = container.pack(fields) if fields is not None else None
+            alt = level2_of(cols)
+            three[key] = coded if coded is not None and len(coded) < len(alt) else alt
+        return three[key]
+
+    def packed(grouping: list[list[int]], parts: list[bytes]) -> bytes:
+        return fmt.pack(arr.dtype, shape, source,
+                        [fmt.Group(frames, np.asarray(cols, np.int64), np.zeros(len(cols), np.int64), part)
+                         for cols, part in zip(grouping, parts)], crc)
+
+    best = data
+    scored = []
+    for grouping in groupings:
+        parts = [level2_of(cols) for cols in grouping]
+        candidate = packed(grouping, parts)
+        if len(candidate) < len(best):
+            best = candidate
+        inner = sum(len(p) for p in parts)  # (the grouped container's own fields: the rest)
+        scored.append((ratio * inner + len(candidate) - inner, grouping))
+    for estimate, grouping in sorted(scored, key=lambda t: t[0]):
+        if estimate >= len(best) * (1 + s.level3_group_margin):
+            break  # (sorted: the others' estimates are larger)
+        candidate = packed(grouping, [level3_of(cols) for cols in grouping])
+        if len(candidate) < len(best):
+            best = candidate
+    return best
