@@ -20,6 +20,7 @@ from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates,
 from .candidates import windows as window_take
 from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
+from .screening import screen_forward
 from .search import screen_sample
 from .settings import Settings
 
@@ -354,7 +355,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     rough: dict[int, float] = {}
     counted: dict[int, np.ndarray | None] = {}
     for i in range(len(chains)):
-        y, record = forward_shared(inputs, screen_chains, i, outputs)
+        y, record = screen_forward(x, inputs, screen_chains, i, outputs, s)
         y = np.ascontiguousarray(y).reshape(-1)
         screened[i] = (y, record)
         counted[i] = counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
