@@ -11,7 +11,8 @@ from test_level1 import stereo_24_bit
 from ubpe import compress, describe, frontend
 from ubpe.frontend.chains import PREDICTORS, build_chain, is_fast
 from ubpe.planner import DEFAULT
-from ubpe.planner.screening import WHOLE_STAGES, screen_forward
+from ubpe.planner.candidates import forward_shared
+from ubpe.planner.screening import WHOLE_STAGES, screen_forward, whole_outputs
 from ubpe.planner.search import screen_sample
 
 
@@ -54,3 +55,17 @@ def test_the_screen_is_the_shared_forward_pass_for_other_chains_and_on_all_the_v
     expected, full = frontend.forward(windows, chains[0])
     np.testing.assert_array_equal(y, expected)
     assert record == full and "lpc" not in WHOLE_STAGES
+
+
+def test_the_pass_over_all_the_values_starts_from_the_screens_whole_value_outputs():
+    x = frontend.to_channels(stereo_24_bit())
+    windows, joined, _ = screen_sample(x, DEFAULT)
+    chains = [build_chain(PREDICTORS["rank+delta1"])]
+    cache: dict = {}
+    screen_forward(x, {False: windows, True: joined}, chains, 0, cache, DEFAULT)
+    seeds = whole_outputs(cache)
+    assert len(seeds) == 2  # the rank stage's output on all the values, for either input
+    y, record = forward_shared({False: x, True: x}, chains, 0, seeds)
+    expected, full = frontend.forward(x, chains[0])
+    np.testing.assert_array_equal(y, expected)
+    assert record == full

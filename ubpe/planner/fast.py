@@ -20,7 +20,7 @@ from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates,
 from .candidates import windows as window_take
 from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
-from .screening import screen_forward
+from .screening import screen_forward, whole_outputs
 from .search import screen_sample
 from .settings import Settings
 
@@ -391,7 +391,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     if ranked[0] in merged:  # (a rating of merges is rough: the best chain without them is costed too)
         kept = list(dict.fromkeys(kept + [i for i in ranked if i not in merged][:1]))
     if not whole:
-        outputs.clear()
+        outputs = whole_outputs(outputs)  # (the screen's outputs on the sample dropped)
         for i in kept:
             y, record = forward_shared({False: x, True: x}, full, i, outputs)
             y = np.ascontiguousarray(y).reshape(-1)

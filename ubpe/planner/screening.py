@@ -27,7 +27,8 @@ def screen_forward(x: np.ndarray, inputs: dict, chains: list[list[Stage]], i: in
     the chain's leading :data:`WHOLE_STAGES` run on all of ``x`` and the rest of the chain on
     the screen's sample of their output (the record: theirs on all the values, the rest's on
     the sample). ``cache`` is shared with ``forward_shared`` across the chains (keys of their
-    own here). When the sample is every value, ``forward_shared`` itself."""
+    own here; :func:`whole_outputs` gives the leading stages' outputs on all the values back).
+    When the sample is every value, ``forward_shared`` itself."""
     chain = chains[i]
     lead = 0
     while lead < len(chain) and chain[lead].name in WHOLE_STAGES:
@@ -39,7 +40,20 @@ def screen_forward(x: np.ndarray, inputs: dict, chains: list[list[Stage]], i: in
     if hit is None:
         y, record = frontend.forward(x, chain[:lead])
         windows, joined, _scale = screen_sample(np.ascontiguousarray(y), s)
-        hit = cache[key] = ({False: windows, True: joined}, record, {})
-    sampled, record, rest_cache = hit
+        hit = cache[key] = ({False: windows, True: joined}, record, {}, y)
+    sampled, record, rest_cache, _ = hit
     y, rest = forward_shared(sampled, [chain[lead:]], 0, rest_cache)
     return y, record + rest
+
+
+def whole_outputs(cache: dict) -> dict:
+    """The outputs on all the values that :func:`screen_forward` computed into ``cache`` (its
+    chains' leading :data:`WHOLE_STAGES`), keyed as
+    :func:`~ubpe.planner.candidates.forward_shared` keys a pass over all the values (both
+    inputs ``x``): the pass that puts the chains kept through all the values starts from them."""
+    out = {}
+    for key, hit in cache.items():
+        if key[0] == "whole":
+            y, record = hit[3], hit[1]
+            out.update({(across,) + key[1:]: (y, record) for across in (False, True)})
+    return out
