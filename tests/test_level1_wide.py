@@ -1,14 +1,20 @@
 """Level 1 on wide values whose distinct values keep growing with their number (24-bit audio):
 the screen runs the stages whose params describe the set of all the values ("rank", "grid") on
-all of them, so a rank table is rated at its size, not at a sample's."""
+all of them, so a rank table is rated at its size, not at a sample's; and the "rank" stage ranks
+values wider than 16 bits by a table over their span where it is short (the same ranks)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_predict as ref
 from common import check_roundtrip
 from test_level1 import stereo_24_bit
 from ubpe import compress, describe, frontend
+from ubpe.frontend import rank
 from ubpe.frontend.chains import PREDICTORS, build_chain, is_fast
 from ubpe.planner import DEFAULT
 from ubpe.planner.candidates import forward_shared
@@ -69,3 +75,21 @@ def test_the_pass_over_all_the_values_starts_from_the_screens_whole_value_output
     expected, full = frontend.forward(x, chains[0])
     np.testing.assert_array_equal(y, expected)
     assert record == full
+
+
+@given(st.sampled_from([np.int32, np.uint32, np.int64, np.uint64]), st.integers(1, 3000),
+       st.one_of(st.integers(1, 50_000), st.integers(1, 1 << 23)), st.integers(0, 2**32 - 1))
+@settings(deadline=None, max_examples=60)
+def test_ranks_of_wide_values_are_the_reference_ranks_by_table_or_by_sort(dtype, n, span, seed):
+    """rank_forward ranks values wider than 16 bits by a table over their span when it is at most
+    RANK_TABLE times their number (and RANK_TABLE_SPAN), else by sorting: the same ranks."""
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    lo = int(info.min) + int(rng.integers(0, 2**62)) * (int(info.max) - int(info.min) - span + 1) // 2**62
+    v = np.array([lo + int(o) for o in rng.integers(0, span, n)], dtype=dtype)
+    k, p = rank.rank_forward(v)
+    distinct, expected = ref.ranks([int(t) for t in v])
+    assert k.tolist() == expected and p["count"] == len(distinct)
+    assert rank.check_rank_params(p, n, k.dtype).tolist() == distinct
+    np.testing.assert_array_equal(rank.rank_inverse(k, p), v)
+
