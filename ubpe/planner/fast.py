@@ -325,7 +325,9 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     :func:`fast_stages` makes them.
 
     1. Each chain's output on the screen's values (all of them up to ``s.fast_whole``, else the
-       screen's sample, :func:`screen_sample`, its "lpc" stages without their refit; chains that
+       screen's sample, :func:`screen_sample`, its "lpc" stages without their refit, its leading
+       "rank" or "grid" stages on all the values and the rest on the sample of their output,
+       :func:`~ubpe.planner.screening.screen_forward`; chains that
        share leading stages share their forward pass, :func:`forward_shared`) gets a rough size
        (:func:`order0_bytes` scaled to all the values, plus its stages' params). Where
        :func:`merges_may_pay`, a training run on the sample rates merges
