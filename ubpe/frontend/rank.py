@@ -59,7 +59,7 @@ def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
         present = np.zeros(int(d.max()) + 1, np.bool_)
         present[d] = True
         values = np.flatnonzero(present).astype(np.uint64) + lo
-        k = (np.cumsum(present, dtype=np.int64) - 1)[d]
+        k = (np.cumsum(present, dtype=np.int32) - 1)[d]  # (ranks < RANK_TABLE_SPAN)
     else:
         values, k = np.unique(u, return_inverse=True)
     gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
