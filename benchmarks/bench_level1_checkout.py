@@ -168,10 +168,9 @@ def main(argv: list[str] | None = None) -> None:
         if len(t) > 1:
             for k in range(len(t)):
                 line(name, t[k][0], o[k], t[k], f[k], items[t[k][0]])
-        together = [sum(r[i] for r in rows) for rows, i in ((t, 1),)]
-        n = together[0]
+        n = sum(r[1] for r in t)
         raw = sum(r[1] * items[r[0]] for r in t)
-        fsum = None if any(r is None for r in f) else [n, sum(r[1] for r in f), sum(r[2] for r in f), sum(r[3] for r in f)]
+        fsum = None if any(r is None for r in f) else [n] + [sum(r[i] for r in f) for i in (1, 2, 3)]
         line(name, "all", ["", n, sum(r[2] for r in o), sum(r[3] for r in o), sum(r[4] for r in o)],
              ["", n, sum(r[2] for r in t), sum(r[3] for r in t), sum(r[4] for r in t)], fsum, raw / n)
 
