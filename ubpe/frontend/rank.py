@@ -17,8 +17,19 @@ from ._common import PerChannel, bits_of, field_unsigned, ordered
 from ._stage import UNSIGNED_OF_WIDTH, register
 
 #: rank_forward counts values with a table over the whole dtype (<= 16 bits) when it has at
-#: least 2**bits / RANK_TABLE values; shorter inputs are sorted instead (same result)
+#: least 2**bits / RANK_TABLE values, and wider values with a table over their span when it is
+#: at most RANK_TABLE times their number and RANK_TABLE_SPAN; other inputs are sorted instead
+#: (same result). (A 24-bit hi-hat channel, 576 000 values over a span of 1.5 M: 9 ms against
+#: 56 ms sorted; a kick, 96 000 over 3.9 M: sorted, 6 ms against 11.)
 RANK_TABLE = 16
+RANK_TABLE_SPAN = 1 << 22
+
+
+def _spans_table(u: np.ndarray) -> bool:
+    """Whether :func:`rank_forward` ranks the uint64 values ``u`` (not empty) by a table over
+    their span rather than by sorting."""
+    span = int(u.max()) - int(u.min()) + 1
+    return span <= min(RANK_TABLE * u.shape[0], RANK_TABLE_SPAN)
 
 
 def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
@@ -42,6 +53,13 @@ def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
         present = np.bincount(u.astype(np.intp), minlength=1 << bits) > 0
         values = np.flatnonzero(present).astype(np.uint64)
         k = (np.cumsum(present) - 1)[u.astype(np.intp)]
+    elif bits > 16 and u.shape[0] and _spans_table(u):  # wider values over a span the table covers
+        lo = u.min()
+        d = (u - lo).astype(np.intp)
+        present = np.zeros(int(d.max()) + 1, np.bool_)
+        present[d] = True
+        values = np.flatnonzero(present).astype(np.uint64) + lo
+        k = (np.cumsum(present, dtype=np.int32) - 1)[d]  # (ranks < RANK_TABLE_SPAN)
     else:
         values, k = np.unique(u, return_inverse=True)
     gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))

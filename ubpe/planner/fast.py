@@ -20,6 +20,7 @@ from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates,
 from .candidates import windows as window_take
 from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
+from .screening import screen_forward, whole_outputs
 from .search import screen_sample
 from .settings import Settings
 
@@ -324,7 +325,9 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     :func:`fast_stages` makes them.
 
     1. Each chain's output on the screen's values (all of them up to ``s.fast_whole``, else the
-       screen's sample, :func:`screen_sample`, its "lpc" stages without their refit; chains that
+       screen's sample, :func:`screen_sample`, its "lpc" stages without their refit, its leading
+       "rank" or "grid" stages on all the values and the rest on the sample of their output,
+       :func:`~ubpe.planner.screening.screen_forward`; chains that
        share leading stages share their forward pass, :func:`forward_shared`) gets a rough size
        (:func:`order0_bytes` scaled to all the values, plus its stages' params). Where
        :func:`merges_may_pay`, a training run on the sample rates merges
@@ -354,7 +357,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     rough: dict[int, float] = {}
     counted: dict[int, np.ndarray | None] = {}
     for i in range(len(chains)):
-        y, record = forward_shared(inputs, screen_chains, i, outputs)
+        y, record = screen_forward(x, inputs, screen_chains, i, outputs, s)
         y = np.ascontiguousarray(y).reshape(-1)
         screened[i] = (y, record)
         counted[i] = counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
@@ -390,7 +393,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     if ranked[0] in merged:  # (a rating of merges is rough: the best chain without them is costed too)
         kept = list(dict.fromkeys(kept + [i for i in ranked if i not in merged][:1]))
     if not whole:
-        outputs.clear()
+        outputs = whole_outputs(outputs)  # (the screen's outputs on the sample dropped)
         for i in kept:
             y, record = forward_shared({False: x, True: x}, full, i, outputs)
             y = np.ascontiguousarray(y).reshape(-1)
