@@ -482,12 +482,19 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         return
     s = _bitlen(md) - 30
     lim = np.int64(1) << 31
+    # (the inner loops index row slices by their range variable: a computed index row + k
+    # compiles to a wraparound select per element, which blocks vectorization)
     for i in range(dim):
-        row = i * MAX_DIM
-        rr = i * dim
-        for j in range(i + 1):
-            A[row + j] = R[rr + j] >> s if s >= 0 else R[rr + j] << (-s)
-        z[i] = _clamp(bv[i] >> s if s >= 0 else bv[i] << (-s), -lim, lim)
+        Ai = A[i * MAX_DIM:i * MAX_DIM + i + 1]
+        Ri = R[i * dim:i * dim + i + 1]
+        if s >= 0:
+            for j in range(i + 1):
+                Ai[j] = Ri[j] >> s
+            z[i] = _clamp(bv[i] >> s, -lim, lim)
+        else:
+            for j in range(i + 1):
+                Ai[j] = Ri[j] << (-s)
+            z[i] = _clamp(bv[i] << (-s), -lim, lim)
     mdn = md >> s if s >= 0 else md << (-s)
     rg = (mdn >> reg) + 1
     for i in range(dim):
@@ -495,12 +502,13 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
     # LDL^T: A[i, j] (i >= j) becomes U_ij = L_ij d_j, L in Q20
     for j in range(dim):
         rj = j * MAX_DIM
+        Lj = L[rj:rj + j]
         for i in range(j, dim):
-            ri = i * MAX_DIM
-            acc = A[ri + j]
+            Ai = A[i * MAX_DIM:i * MAX_DIM + j + 1]
+            acc = Ai[j]
             for k in range(j):
-                acc -= (L[rj + k] * A[ri + k]) >> 20
-            A[ri + j] = _clamp(acc, -lim, lim)
+                acc -= (Lj[k] * Ai[k]) >> 20
+            Ai[j] = _clamp(acc, -lim, lim)
         d = A[rj + j]
         if d <= 0:
             return
@@ -512,22 +520,27 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         il = inv & 0x7FFFFFFF
         for i in range(j + 1, dim):
             u = A[i * MAX_DIM + j]
-            L[i * MAX_DIM + j] = _clamp(((u * ih) >> 11) + ((u * il) >> 42), -lim, lim)
+            lij = _clamp(((u * ih) >> 11) + ((u * il) >> 42), -lim, lim)
+            L[i * MAX_DIM + j] = lij
+            A[rj + i] = lij  # L transposed in A's unused upper triangle, for the back substitution
     # forward: L z' = b
     for i in range(dim):
-        ri = i * MAX_DIM
+        Li = L[i * MAX_DIM:i * MAX_DIM + i]
         acc = z[i]
         for k in range(i):
-            acc -= (L[ri + k] * z[k]) >> 20
+            acc -= (Li[k] * z[k]) >> 20
         z[i] = _clamp(acc, -lim, lim)
     # diagonal and back substitution: w = L^-T (z' / d), Q24
+    wv = A[MAX_DIM * MAX_DIM:MAX_DIM * MAX_DIM + dim]  # the row after the matrix: w so far
     for i in range(dim - 1, -1, -1):
         acc = (z[i] << 24) // dg[i]
-        for k in range(i + 1, dim):
-            acc -= (L[k * MAX_DIM + i] * A[MAX_DIM * MAX_DIM + k]) >> 20
-        A[MAX_DIM * MAX_DIM + i] = _clamp(acc, -lim, lim)  # the row after the matrix: w so far
+        Lc = A[i * MAX_DIM + i + 1:i * MAX_DIM + dim]  # L[i + 1:, i]
+        wk = wv[i + 1:dim]
+        for k in range(dim - 1 - i):
+            acc -= (Lc[k] * wk[k]) >> 20
+        wv[i] = _clamp(acc, -lim, lim)
     for i in range(dim):
-        w[i] = A[MAX_DIM * MAX_DIM + i]
+        w[i] = wv[i]
 
 
 MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
