@@ -73,8 +73,9 @@ After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, t
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
-``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
-most 104 KiB a channel with the largest parameters (20 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
+``fmix``) bytes of least-squares state, 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state and
+4 (max(p1, p2, p3, 32 with ``lpc``) + 256) bytes of the channel's own past (at most 1.3 KiB), at
+most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB).
 """
@@ -280,7 +281,7 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
               pv, FW, frow):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
@@ -314,7 +315,7 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
                ar, pv, FW, frow):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
@@ -418,21 +419,32 @@ def _nearest(tab, ilo, ihi, v):
 # ---------------------------------------------------------------- least squares
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row_span(i, dim):
+    """Entries of row i of a least-squares sum matrix that _ols_add and _ols_rescale update: the
+    lower triangle's i + 1, rounded up to a multiple of 8 where the row has room (whole vectors,
+    no scalar remainder). The entries past the diagonal mirror the lower triangle (the same
+    products and shifts as their transposes: as bounded); nothing reads them."""
+    n = (i + 8) & ~7
+    return n if n <= dim else i + 1
+
+
 @njit(cache=True, nogil=True)
 def _ols_add(R, bv, dim, a, target, cw, ex):
-    """R[i, j] += (a_i cw a_j) >> ex (j <= i), bv[i] += (a_i cw target) >> ex. |a|, |target| <
-    2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below 2**46 (a
-    int32: the products vectorize)."""
+    """R[i, j] += (a_i cw a_j) >> ex (j < _row_span(i)), bv[i] += (a_i cw target) >> ex. |a|,
+    |target| < 2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below
+    2**46 (a int32: the products vectorize)."""
     for i in range(dim):
         ui = np.int64(a[i]) * cw
-        row = R[i * dim:i * dim + i + 1]
-        av = a[:i + 1]
+        n = _row_span(i, dim)
+        row = R[i * dim:i * dim + n]
+        av = a[:n]
         if ex == 0:
-            for j in range(i + 1):
+            for j in range(n):
                 row[j] += ui * np.int64(av[j])
             bv[i] += ui * target
         else:
-            for j in range(i + 1):
+            for j in range(n):
                 row[j] += (ui * np.int64(av[j])) >> ex
             bv[i] += (ui * target) >> ex
 
@@ -441,28 +453,28 @@ def _ols_add(R, bv, dim, a, target, cw, ex):
 def _ols_rescale(R, bv, dim, ex, floor):
     """Halve the sums (the end of a forgetting period), then keep the largest diagonal entry in
     [2**40, 2**50] by shifting by 2 and moving the block exponent ex (returned; never below
-    floor, the exponent that keeps a wide signal's products below 2**46)."""
+    floor, the exponent that keeps a wide signal's products below 2**46). Rows as _ols_add's."""
     md = np.int64(0)
     for i in range(dim):
-        row = i * dim
-        for j in range(i + 1):
-            R[row + j] >>= 1
+        row = R[i * dim:i * dim + _row_span(i, dim)]
+        for j in range(row.shape[0]):
+            row[j] >>= 1
         bv[i] >>= 1
-        if R[row + i] > md:
-            md = R[row + i]
+        if R[i * dim + i] > md:
+            md = R[i * dim + i]
     while md > (np.int64(1) << 50) and ex < 40:
         for i in range(dim):
-            row = i * dim
-            for j in range(i + 1):
-                R[row + j] >>= 2
+            row = R[i * dim:i * dim + _row_span(i, dim)]
+            for j in range(row.shape[0]):
+                row[j] >>= 2
             bv[i] >>= 2
         md >>= 2
         ex += 2
     while md < (np.int64(1) << 40) and ex >= floor + 2 and md > 0:
         for i in range(dim):
-            row = i * dim
-            for j in range(i + 1):
-                R[row + j] <<= 2
+            row = R[i * dim:i * dim + _row_span(i, dim)]
+            for j in range(row.shape[0]):
+                row[j] <<= 2
             bv[i] <<= 2
         md <<= 2
         ex -= 2
@@ -761,7 +773,6 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     # the OLS inputs, |v| <= 2**20: p1 own values, then two lags of each of up to 2 * cross
     # neighbours, p1 + 4 * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
     a = np.zeros(INPUT_SLOTS, np.int32)
-    own = np.zeros(MAX_DIM, np.int32)  # the channel's past values, lag 1 first
     g = np.full(C, 2048, np.int64)
     es1 = np.zeros(C, np.int64)  # running |error| of each OLS (Q4), for its weights
     es2 = np.zeros(C, np.int64)
@@ -784,6 +795,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     ext = p3 > 0 or use_lvl > 0
     lb = 0
     nown = max(max(p1, 32 if lblock > 0 else p2), p3)  # own past values the predictors read
+    # each channel's past working values, newest first from OH[c, hpo[c]] (the predictors' view
+    # ``own``, lag 1 first: zeros before the start); pushed at the front, moved back when full
+    OH = np.zeros((C, nown + HIST_PAD), np.int32)
+    hpo = np.full(C, HIST_PAD, np.int64)
     fmix = prm[PRM_FMIX]
     T3 = _period(prm[PRM_T3])
     # one least-squares mix per channel and hold state (how many frames the value has not
@@ -934,9 +949,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
         for c in range(C):
             offc = off[c]
             # ---- OLS input vector: own past, then the neighbours
-            for j in range(nown):
-                tt = t - 1 - j
-                own[j] = (_value(tab, ntab, y[tt, c]) - offc) >> gs if tt >= 0 else 0
+            own = OH[c, hpo[c]:hpo[c] + nown]
             for j in range(p1):
                 a[j] = own[j]
             m = p1
@@ -1376,6 +1389,14 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
             vq2[c] = vq1[c]
             vq1[c] = V
+            hp = hpo[c]  # the value joins the channel's past
+            if hp == 0:
+                for j in range(nown - 1):
+                    OH[c, HIST_PAD + 1 + j] = OH[c, j]
+                hp = HIST_PAD + 1
+            hp -= 1
+            OH[c, hp] = np.int32(vt)
+            hpo[c] = hp
 
     # ---- the end: 16 check bits, then the flush
     for j in range(16 if n * C > 0 else 0):
