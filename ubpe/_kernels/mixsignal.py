@@ -512,13 +512,16 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
     for i in range(dim):
         A[i * MAX_DIM + i] += rg
     # LDL^T: A[i, j] (i >= j) becomes U_ij = L_ij d_j, L in Q20
+    # (the sums over k < j run to j rounded up to a multiple of 8, whole vectors: L[j, k >= j]
+    # is 0, as L's upper triangle and diagonal are never written, so the extra terms are 0)
     for j in range(dim):
         rj = j * MAX_DIM
-        Lj = L[rj:rj + j]
+        j8 = (j + 7) & ~7 if j >= 8 else j
+        Lj = L[rj:rj + j8]
         for i in range(j, dim):
-            Ai = A[i * MAX_DIM:i * MAX_DIM + j + 1]
+            Ai = A[i * MAX_DIM:i * MAX_DIM + j8 + 1]
             acc = Ai[j]
-            for k in range(j):
+            for k in range(j8):
                 acc -= (Lj[k] * Ai[k]) >> 20
             Ai[j] = _clamp(acc, -lim, lim)
         d = A[rj + j]
@@ -537,9 +540,10 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
             A[rj + i] = lij  # L transposed in A's unused upper triangle, for the back substitution
     # forward: L z' = b
     for i in range(dim):
-        Li = L[i * MAX_DIM:i * MAX_DIM + i]
+        i8 = (i + 7) & ~7 if i >= 8 else i
+        Li = L[i * MAX_DIM:i * MAX_DIM + i8]  # (0 past k = i - 1, as above)
         acc = z[i]
-        for k in range(i):
+        for k in range(i8):
             acc -= (Li[k] * z[k]) >> 20
         z[i] = _clamp(acc, -lim, lim)
     # diagonal and back substitution: w = L^-T (z' / d), Q24
