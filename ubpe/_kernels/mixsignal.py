@@ -949,7 +949,26 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             ac[2] = (ac[2] << 8) | (np.int64(buf[j]) if j < buf.shape[0] else 0)
     chk = np.int64(chk0) & 0xFFFFFFFF
 
+    # t modulo the forgetting periods and the solving intervals, counted (no division a frame),
+    # and the forgetting weights 4096 + 4096 (t mod T) / T of the frame
+    ph1 = ph2 = ph3 = ph4 = kc1 = kc2 = kc3 = -1
+    fw1 = fw2 = fw3 = fw4 = np.int64(4096)
     for t in range(n):
+        ph1 = ph1 + 1 if ph1 + 1 < T1 else 0
+        ph2 = ph2 + 1 if ph2 + 1 < T2 else 0
+        ph3 = ph3 + 1 if ph3 + 1 < T3 else 0
+        ph4 = ph4 + 1 if ph4 + 1 < T4 else 0
+        kc1 = kc1 + 1 if kc1 + 1 < K1 else 0
+        kc2 = kc2 + 1 if kc2 + 1 < K2 else 0
+        kc3 = kc3 + 1 if kc3 + 1 < K3 else 0
+        if dim1 > 0:
+            fw1 = 4096 + (4096 * ph1) // T1
+        if p2 > 0 and lblock == 0:
+            fw2 = 4096 + (4096 * ph2) // T2
+        if fmix:
+            fw3 = 4096 + (4096 * ph3) // T3
+        if p3 > 0:
+            fw4 = 4096 + (4096 * ph4) // T4
         for c in range(C):
             offc = off[c]
             # ---- OLS input vector: own past, then the neighbours
@@ -1349,8 +1368,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 s_in = _clamp(ek, -(1 << 22), 1 << 22)
             if fmix:
                 ef = V - Pn
-                ph3 = t % T3
-                _ols_add(R3[hs], b3[hs], 7, u3, _clamp(V - P1, -U3, U3), 4096 + (4096 * ph3) // T3, ex3[hs])
+                _ols_add(R3[hs], b3[hs], 7, u3, _clamp(V - P1, -U3, U3), fw3, ex3[hs])
                 if ph3 == T3 - 1:
                     for h in range(4 * c, 4 * c + 4):
                         ex3[h] = _ols_rescale(R3[h], b3[h], 7, ex3[h], exfloor)
@@ -1364,30 +1382,27 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if p3 > 0:
                     mixw[c, 6] = _clamp(mixw[c, 6] + ((fm * q[6]) >> 24), -8192, 16384)
             # OLS sums
-            ph1 = t % T1
             if dim1 > 0:
-                cw = max(1, (_irls(es1[c], irls) * (4096 + (4096 * ph1) // T1)) >> 12)
+                cw = max(1, (_irls(es1[c], irls) * fw1) >> 12)
                 _ols_add(R1[c], b1[c], dim1, a, vt, cw, ex1[c])
                 if ph1 == T1 - 1:
                     ex1[c] = _ols_rescale(R1[c], b1[c], dim1, ex1[c], exfloor)
-                if t % K1 == K1 - 1:
+                if kc1 == K1 - 1:
                     _ols_solve(R1[c], b1[c], dim1, reg, w1[c], wA, wL, wd, wz)
             if p2 > 0 and lblock == 0:
-                ph2 = t % T2
-                cw = max(1, (_irls(es2[c], irls) * (4096 + (4096 * ph2) // T2)) >> 12)
+                cw = max(1, (_irls(es2[c], irls) * fw2) >> 12)
                 _ols_add(R2[c], b2[c], p2, own, vt, cw, ex2[c])
                 if ph2 == T2 - 1:
                     ex2[c] = _ols_rescale(R2[c], b2[c], p2, ex2[c], exfloor)
-                if t % K2 == K2 - 1:
+                if kc2 == K2 - 1:
                     _ols_solve(R2[c], b2[c], p2, reg, w2[c], wA, wL, wd, wz)
             if p3 > 0:
                 es4[c] += (min(abs(V - P3), np.int64(1) << 24) - es4[c]) >> 1
-                ph4 = t % T4
-                cw = max(1, (_irls(es4[c], irls) * (4096 + (4096 * ph4) // T4)) >> 12)
+                cw = max(1, (_irls(es4[c], irls) * fw4) >> 12)
                 _ols_add(R4[c], b4[c], p3, own, vt, cw, ex4[c])
                 if ph4 == T4 - 1:
                     ex4[c] = _ols_rescale(R4[c], b4[c], p3, ex4[c], exfloor)
-                if t % K3 == K3 - 1:
+                if kc3 == K3 - 1:
                     _ols_solve(R4[c], b4[c], p3, reg, w4[c], wA, wL, wd, wz)
             vmean[c] += ((V << 4) - vmean[c]) >> 9
             hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
