@@ -1097,9 +1097,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 hiv = min(hi[c], xp + wv)
                 acc = np.int64(0)
                 SV[0] = 0
-                for v in range(lov, hiv + 1):
-                    acc += (FH[c, kb, v - xp + VM_E] + 1) * GV[c, v - lo[c]]
-                    SV[v - lov + 1] = acc
+                fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]  # (slices: no wraparound selects)
+                gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
+                for j in range(hiv - lov + 1):
+                    acc += (fh[j] + 1) * gv[j]
+                    SV[j + 1] = acc
                 vtot = acc
 
             # ---- contexts of the residual coder
@@ -1280,8 +1282,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
 
             if vmod:  # the value model: expected counts (f / Z), observed count, histogram
                 inv = (np.int64(1) << 48) // max(np.int64(1), vtot >> 12)
-                for v in range(lov, hiv + 1):
-                    EXPV[c, v - lo[c]] += ((FH[c, kb, v - xp + VM_E] + 1) * inv) >> 24
+                fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]
+                xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
+                for j in range(hiv - lov + 1):
+                    xv[j] += ((fh[j] + 1) * inv) >> 24
                 OBS[c, y[t, c] - lo[c]] += np.int64(1) << 24
                 ev = _clamp(e, -VM_E, VM_E) + VM_E
                 FH[c, kb, ev] += 32
@@ -1298,9 +1302,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                         OBS[c, j] >>= 1
                         EXPV[c, j] >>= 1
                 if vcount[c] % 16 == 0:  # g of the window's symbols
-                    for v in range(lov, hiv + 1):
-                        j = v - lo[c]
-                        GV[c, j] = _clamp(((OBS[c, j] + VM_PRIOR) << 12) // (EXPV[c, j] + VM_PRIOR), 256, 65535)
+                    ob = OBS[c, lov - lo[c]:hiv - lo[c] + 1]
+                    xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
+                    gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
+                    for j in range(hiv - lov + 1):
+                        gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)
 
             # ---- updates: coder state
             eprev[c] = e
