@@ -1414,14 +1414,15 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
             vq2[c] = vq1[c]
             vq1[c] = V
-            hp = hpo[c]  # the value joins the channel's past
-            if hp == 0:
-                for j in range(nown - 1):
-                    OH[c, HIST_PAD + 1 + j] = OH[c, j]
-                hp = HIST_PAD + 1
-            hp -= 1
-            OH[c, hp] = np.int32(vt)
-            hpo[c] = hp
+            if nown > 0:  # the value joins the channel's past
+                hp = hpo[c]
+                if hp == 0:
+                    for j in range(nown - 1):
+                        OH[c, HIST_PAD + 1 + j] = OH[c, j]
+                    hp = HIST_PAD + 1
+                hp -= 1
+                OH[c, hp] = np.int32(vt)
+                hpo[c] = hp
 
     # ---- the end: 16 check bits, then the flush
     for j in range(16 if n * C > 0 else 0):
