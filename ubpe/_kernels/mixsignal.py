@@ -281,7 +281,7 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     return bit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
               pv, FW, frow):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
@@ -315,7 +315,7 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
     return bit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
                ar, pv, FW, frow):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
