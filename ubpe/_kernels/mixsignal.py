@@ -76,8 +76,9 @@ After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, t
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
-``fmix``) bytes of least-squares state and 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state, at
-most 104 KiB a channel with the largest parameters (20 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
+``fmix``) bytes of least-squares state, 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state and
+4 (max(p1, p2, p3, 32 with ``lpc``) + 256) bytes of the channel's own past (at most 1.3 KiB), at
+most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB).
 """
@@ -434,21 +435,32 @@ def _nearest(tab, ilo, ihi, v):
 # ---------------------------------------------------------------- least squares
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row_span(i, dim):
+    """Entries of row i of a least-squares sum matrix that _ols_add and _ols_rescale update: the
+    lower triangle's i + 1, rounded up to a multiple of 8 where the row has room (whole vectors,
+    no scalar remainder). The entries past the diagonal mirror the lower triangle (the same
+    products and shifts as their transposes: as bounded); nothing reads them."""
+    n = (i + 8) & ~7
+    return n if n <= dim else i + 1
+
+
 @njit(cache=True, nogil=True)
 def _ols_add(R, bv, dim, a, target, cw, ex):
-    """R[i, j] += (a_i cw a_j) >> ex (j <= i), bv[i] += (a_i cw target) >> ex. |a|, |target| <
-    2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below 2**46 (a
-    int32: the products vectorize)."""
+    """R[i, j] += (a_i cw a_j) >> ex (j < _row_span(i)), bv[i] += (a_i cw target) >> ex. |a|,
+    |target| < 2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below
+    2**46 (a int32: the products vectorize)."""
     for i in range(dim):
         ui = np.int64(a[i]) * cw
-        row = R[i * dim:i * dim + i + 1]
-        av = a[:i + 1]
+        n = _row_span(i, dim)
+        row = R[i * dim:i * dim + n]
+        av = a[:n]
         if ex == 0:
-            for j in range(i + 1):
+            for j in range(n):
                 row[j] += ui * np.int64(av[j])
             bv[i] += ui * target
         else:
-            for j in range(i + 1):
+            for j in range(n):
                 row[j] += (ui * np.int64(av[j])) >> ex
             bv[i] += (ui * target) >> ex
 
@@ -457,28 +469,28 @@ def _ols_add(R, bv, dim, a, target, cw, ex):
 def _ols_rescale(R, bv, dim, ex, floor):
     """Halve the sums (the end of a forgetting period), then keep the largest diagonal entry in
     [2**40, 2**50] by shifting by 2 and moving the block exponent ex (returned; never below
-    floor, the exponent that keeps a wide signal's products below 2**46)."""
+    floor, the exponent that keeps a wide signal's products below 2**46). Rows as _ols_add's."""
     md = np.int64(0)
     for i in range(dim):
-        row = i * dim
-        for j in range(i + 1):
-            R[row + j] >>= 1
+        row = R[i * dim:i * dim + _row_span(i, dim)]
+        for j in range(row.shape[0]):
+            row[j] >>= 1
         bv[i] >>= 1
-        if R[row + i] > md:
-            md = R[row + i]
+        if R[i * dim + i] > md:
+            md = R[i * dim + i]
     while md > (np.int64(1) << 50) and ex < 40:
         for i in range(dim):
-            row = i * dim
-            for j in range(i + 1):
-                R[row + j] >>= 2
+            row = R[i * dim:i * dim + _row_span(i, dim)]
+            for j in range(row.shape[0]):
+                row[j] >>= 2
             bv[i] >>= 2
         md >>= 2
         ex += 2
     while md < (np.int64(1) << 40) and ex >= floor + 2 and md > 0:
         for i in range(dim):
-            row = i * dim
-            for j in range(i + 1):
-                R[row + j] <<= 2
+            row = R[i * dim:i * dim + _row_span(i, dim)]
+            for j in range(row.shape[0]):
+                row[j] <<= 2
             bv[i] <<= 2
         md <<= 2
         ex -= 2
@@ -498,25 +510,36 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         return
     s = _bitlen(md) - 30
     lim = np.int64(1) << 31
+    # (the inner loops index row slices by their range variable: a computed index row + k
+    # compiles to a wraparound select per element, which blocks vectorization)
     for i in range(dim):
-        row = i * MAX_DIM
-        rr = i * dim
-        for j in range(i + 1):
-            A[row + j] = R[rr + j] >> s if s >= 0 else R[rr + j] << (-s)
-        z[i] = _clamp(bv[i] >> s if s >= 0 else bv[i] << (-s), -lim, lim)
+        Ai = A[i * MAX_DIM:i * MAX_DIM + i + 1]
+        Ri = R[i * dim:i * dim + i + 1]
+        if s >= 0:
+            for j in range(i + 1):
+                Ai[j] = Ri[j] >> s
+            z[i] = _clamp(bv[i] >> s, -lim, lim)
+        else:
+            for j in range(i + 1):
+                Ai[j] = Ri[j] << (-s)
+            z[i] = _clamp(bv[i] << (-s), -lim, lim)
     mdn = md >> s if s >= 0 else md << (-s)
     rg = (mdn >> reg) + 1
     for i in range(dim):
         A[i * MAX_DIM + i] += rg
     # LDL^T: A[i, j] (i >= j) becomes U_ij = L_ij d_j, L in Q20
+    # (the sums over k < j run to j rounded up to a multiple of 8, whole vectors: L[j, k >= j]
+    # is 0, as L's upper triangle and diagonal are never written, so the extra terms are 0)
     for j in range(dim):
         rj = j * MAX_DIM
+        j8 = (j + 7) & ~7 if j >= 8 else j
+        Lj = L[rj:rj + j8]
         for i in range(j, dim):
-            ri = i * MAX_DIM
-            acc = A[ri + j]
-            for k in range(j):
-                acc -= (L[rj + k] * A[ri + k]) >> 20
-            A[ri + j] = _clamp(acc, -lim, lim)
+            Ai = A[i * MAX_DIM:i * MAX_DIM + j8 + 1]
+            acc = Ai[j]
+            for k in range(j8):
+                acc -= (Lj[k] * Ai[k]) >> 20
+            Ai[j] = _clamp(acc, -lim, lim)
         d = A[rj + j]
         if d <= 0:
             return
@@ -528,22 +551,28 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         il = inv & 0x7FFFFFFF
         for i in range(j + 1, dim):
             u = A[i * MAX_DIM + j]
-            L[i * MAX_DIM + j] = _clamp(((u * ih) >> 11) + ((u * il) >> 42), -lim, lim)
+            lij = _clamp(((u * ih) >> 11) + ((u * il) >> 42), -lim, lim)
+            L[i * MAX_DIM + j] = lij
+            A[rj + i] = lij  # L transposed in A's unused upper triangle, for the back substitution
     # forward: L z' = b
     for i in range(dim):
-        ri = i * MAX_DIM
+        i8 = (i + 7) & ~7 if i >= 8 else i
+        Li = L[i * MAX_DIM:i * MAX_DIM + i8]  # (0 past k = i - 1, as above)
         acc = z[i]
-        for k in range(i):
-            acc -= (L[ri + k] * z[k]) >> 20
+        for k in range(i8):
+            acc -= (Li[k] * z[k]) >> 20
         z[i] = _clamp(acc, -lim, lim)
     # diagonal and back substitution: w = L^-T (z' / d), Q24
+    wv = A[MAX_DIM * MAX_DIM:MAX_DIM * MAX_DIM + dim]  # the row after the matrix: w so far
     for i in range(dim - 1, -1, -1):
         acc = (z[i] << 24) // dg[i]
-        for k in range(i + 1, dim):
-            acc -= (L[k * MAX_DIM + i] * A[MAX_DIM * MAX_DIM + k]) >> 20
-        A[MAX_DIM * MAX_DIM + i] = _clamp(acc, -lim, lim)  # the row after the matrix: w so far
+        Lc = A[i * MAX_DIM + i + 1:i * MAX_DIM + dim]  # L[i + 1:, i]
+        wk = wv[i + 1:dim]
+        for k in range(dim - 1 - i):
+            acc -= (Lc[k] * wk[k]) >> 20
+        wv[i] = _clamp(acc, -lim, lim)
     for i in range(dim):
-        w[i] = A[MAX_DIM * MAX_DIM + i]
+        w[i] = wv[i]
 
 
 MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
@@ -764,7 +793,6 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     # the OLS inputs, |v| <= 2**20: p1 own values, then two lags of each of up to 2 * cross
     # neighbours, p1 + 4 * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
     a = np.zeros(INPUT_SLOTS, np.int32)
-    own = np.zeros(MAX_DIM, np.int32)  # the channel's past values, lag 1 first
     g = np.full(C, 2048, np.int64)
     es1 = np.zeros(C, np.int64)  # running |error| of each OLS (Q4), for its weights
     es2 = np.zeros(C, np.int64)
@@ -787,6 +815,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     ext = p3 > 0 or use_lvl > 0
     lb = 0
     nown = max(max(p1, 32 if lblock > 0 else p2), p3)  # own past values the predictors read
+    # each channel's past working values, newest first from OH[c, hpo[c]] (the predictors' view
+    # ``own``, lag 1 first: zeros before the start); pushed at the front, moved back when full
+    OH = np.zeros((C, nown + HIST_PAD), np.int32)
+    hpo = np.full(C, HIST_PAD, np.int64)
     fmix = prm[PRM_FMIX]
     T3 = _period(prm[PRM_T3])
     # one least-squares mix per channel and hold state (how many frames the value has not
@@ -937,13 +969,30 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             ac[2] = (ac[2] << 8) | (np.int64(buf[j]) if j < buf.shape[0] else 0)
     chk = np.int64(chk0) & 0xFFFFFFFF
 
+    # t modulo the forgetting periods and the solving intervals, counted (no division a frame),
+    # and the forgetting weights 4096 + 4096 (t mod T) / T of the frame
+    ph1 = ph2 = ph3 = ph4 = kc1 = kc2 = kc3 = -1
+    fw1 = fw2 = fw3 = fw4 = np.int64(4096)
     for t in range(n):
+        ph1 = ph1 + 1 if ph1 + 1 < T1 else 0
+        ph2 = ph2 + 1 if ph2 + 1 < T2 else 0
+        ph3 = ph3 + 1 if ph3 + 1 < T3 else 0
+        ph4 = ph4 + 1 if ph4 + 1 < T4 else 0
+        kc1 = kc1 + 1 if kc1 + 1 < K1 else 0
+        kc2 = kc2 + 1 if kc2 + 1 < K2 else 0
+        kc3 = kc3 + 1 if kc3 + 1 < K3 else 0
+        if dim1 > 0:
+            fw1 = 4096 + (4096 * ph1) // T1
+        if p2 > 0 and lblock == 0:
+            fw2 = 4096 + (4096 * ph2) // T2
+        if fmix:
+            fw3 = 4096 + (4096 * ph3) // T3
+        if p3 > 0:
+            fw4 = 4096 + (4096 * ph4) // T4
         for c in range(C):
             offc = off[c]
             # ---- OLS input vector: own past, then the neighbours
-            for j in range(nown):
-                tt = t - 1 - j
-                own[j] = (_value(tab, ntab, y[tt, c]) - offc) >> gs if tt >= 0 else 0
+            own = OH[c, hpo[c]:hpo[c] + nown]
             for j in range(p1):
                 a[j] = own[j]
             m = p1
@@ -1071,9 +1120,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 hiv = min(hi[c], xp + wv)
                 acc = np.int64(0)
                 SV[0] = 0
-                for v in range(lov, hiv + 1):
-                    acc += (FH[c, kb, v - xp + VM_E] + 1) * GV[c, v - lo[c]]
-                    SV[v - lov + 1] = acc
+                fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]  # (slices: no wraparound selects)
+                gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
+                for j in range(hiv - lov + 1):
+                    acc += (fh[j] + 1) * gv[j]
+                    SV[j + 1] = acc
                 vtot = acc
 
             # ---- contexts of the residual coder
@@ -1254,8 +1305,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
 
             if vmod:  # the value model: expected counts (f / Z), observed count, histogram
                 inv = (np.int64(1) << 48) // max(np.int64(1), vtot >> 12)
-                for v in range(lov, hiv + 1):
-                    EXPV[c, v - lo[c]] += ((FH[c, kb, v - xp + VM_E] + 1) * inv) >> 24
+                fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]
+                xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
+                for j in range(hiv - lov + 1):
+                    xv[j] += ((fh[j] + 1) * inv) >> 24
                 OBS[c, y[t, c] - lo[c]] += np.int64(1) << 24
                 ev = _clamp(e, -VM_E, VM_E) + VM_E
                 FH[c, kb, ev] += 32
@@ -1272,9 +1325,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                         OBS[c, j] >>= 1
                         EXPV[c, j] >>= 1
                 if vcount[c] % 16 == 0:  # g of the window's symbols
-                    for v in range(lov, hiv + 1):
-                        j = v - lo[c]
-                        GV[c, j] = _clamp(((OBS[c, j] + VM_PRIOR) << 12) // (EXPV[c, j] + VM_PRIOR), 256, 65535)
+                    ob = OBS[c, lov - lo[c]:hiv - lo[c] + 1]
+                    xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
+                    gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
+                    for j in range(hiv - lov + 1):
+                        gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)
 
             # ---- updates: coder state
             eprev[c] = e
@@ -1345,8 +1400,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 s_in = _clamp(ek, -(1 << 22), 1 << 22)
             if fmix:
                 ef = V - Pn
-                ph3 = t % T3
-                _ols_add(R3[hs], b3[hs], 7, u3, _clamp(V - P1, -U3, U3), 4096 + (4096 * ph3) // T3, ex3[hs])
+                _ols_add(R3[hs], b3[hs], 7, u3, _clamp(V - P1, -U3, U3), fw3, ex3[hs])
                 if ph3 == T3 - 1:
                     for h in range(4 * c, 4 * c + 4):
                         ex3[h] = _ols_rescale(R3[h], b3[h], 7, ex3[h], exfloor)
@@ -1361,35 +1415,41 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if p3 > 0:
                     mixw[c, 6] = _clamp(mixw[c, 6] + ((fm * q[6]) >> 24), -8192, 16384)
             # OLS sums
-            ph1 = t % T1
             if dim1 > 0:
-                cw = max(1, (_irls(es1[c], irls) * (4096 + (4096 * ph1) // T1)) >> 12)
+                cw = max(1, (_irls(es1[c], irls) * fw1) >> 12)
                 _ols_add(R1[c], b1[c], dim1, a, vt, cw, ex1[c])
                 if ph1 == T1 - 1:
                     ex1[c] = _ols_rescale(R1[c], b1[c], dim1, ex1[c], exfloor)
-                if t % K1 == K1 - 1:
+                if kc1 == K1 - 1:
                     _ols_solve(R1[c], b1[c], dim1, reg, w1[c], wA, wL, wd, wz)
             if p2 > 0 and lblock == 0:
-                ph2 = t % T2
-                cw = max(1, (_irls(es2[c], irls) * (4096 + (4096 * ph2) // T2)) >> 12)
+                cw = max(1, (_irls(es2[c], irls) * fw2) >> 12)
                 _ols_add(R2[c], b2[c], p2, own, vt, cw, ex2[c])
                 if ph2 == T2 - 1:
                     ex2[c] = _ols_rescale(R2[c], b2[c], p2, ex2[c], exfloor)
-                if t % K2 == K2 - 1:
+                if kc2 == K2 - 1:
                     _ols_solve(R2[c], b2[c], p2, reg, w2[c], wA, wL, wd, wz)
             if p3 > 0:
                 es4[c] += (min(abs(V - P3), np.int64(1) << 24) - es4[c]) >> 1
-                ph4 = t % T4
-                cw = max(1, (_irls(es4[c], irls) * (4096 + (4096 * ph4) // T4)) >> 12)
+                cw = max(1, (_irls(es4[c], irls) * fw4) >> 12)
                 _ols_add(R4[c], b4[c], p3, own, vt, cw, ex4[c])
                 if ph4 == T4 - 1:
                     ex4[c] = _ols_rescale(R4[c], b4[c], p3, ex4[c], exfloor)
-                if t % K3 == K3 - 1:
+                if kc3 == K3 - 1:
                     _ols_solve(R4[c], b4[c], p3, reg, w4[c], wA, wL, wd, wz)
             vmean[c] += ((V << 4) - vmean[c]) >> 9
             hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
             vq2[c] = vq1[c]
             vq1[c] = V
+            if nown > 0:  # the value joins the channel's past
+                hp = hpo[c]
+                if hp == 0:
+                    for j in range(nown - 1):
+                        OH[c, HIST_PAD + 1 + j] = OH[c, j]
+                    hp = HIST_PAD + 1
+                hp -= 1
+                OH[c, hp] = np.int32(vt)
+                hpo[c] = hp
 
     # ---- the end: 16 check bits, then the flush
     for j in range(16 if n * C > 0 else 0):
