@@ -203,6 +203,21 @@ def candidates(x: np.ndarray, s: _settings.Settings) -> list[list[list[int]]]:
     return out
 
 
+def _joined(x: np.ndarray, data: bytes, level: int, s: _settings.Settings) -> bool:
+    """Whether level 2 keeps ``data`` (the one-stream container of ``x``, ``(F, C)``, C > 1)
+    without measuring a grouping: its largest group of correlated channels holds at least
+    ``Settings.group_joined_share`` of them and ``data`` is one block (a blocked one stream
+    measures its channels alone: each may fit one block, planned on all its values)."""
+    if level != 2 or s.group_joined_share > 1:
+        return False
+    from .. import describe
+
+    if describe(data).blocks > 1:
+        return False
+    comps, const = _components(x, s)
+    return max((len(g) for g in comps), default=0) >= s.group_joined_share * x.shape[1]
+
+
 def edf_runs(source: Any, shape: tuple[int, ...]) -> list[Grouping]:
     """The groupings of an EDF file's signals joined in a 1-D array (signals of different rates,
     ``ubpe.edf.read``): those of one rate stacked, and each alone; none for another source."""
@@ -254,6 +269,8 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
     if channels > 1 and frames > 1:
         x2 = arr.reshape(frames, channels)
         data = _compress(arr, level, threads, block_size, s, given=data, source=source)
+        if not groupings and _joined(x2, data, level, s):
+            return data
         groupings += [[(frames, g, None) for g in cols] for cols in candidates(x2, s)]
     best, memo = data, {}
     for grouping in groupings:

@@ -521,6 +521,15 @@ class Settings:
     #: sample). Off by default: on the 1 024-electrode array the groups are smaller anyway, and it
     #: took compress memory from 2.9 to 4.5 times the input and a whole compression more.
     group_decorrelate_channels: int = 0
+    #: Level 2 keeps its one-stream container without measuring any grouping when the largest
+    #: group of correlated channels holds at least this share of them and the container is one
+    #: block (``ubpe.api.groups._joined``; above 1: always measure). On /work/unseen2 the
+    #: groupings lost on every input where that group held 0.98-1.0 of the channels (drum-kick24
+    #: +6.2 %, jingle-psi-email +0.26 %, drum-cymbal16 +0.06 %, eeg64-eegmmidb 63 of 64
+    #: channels +0.03 %; each a second compression of the values) and won where it held at most
+    #: 0.67 (acc3-cacc -4.1 %, solar-bsrn -2.5 %, weather-tmy3 -4.6 %); the blocked stereo
+    #: inputs (music-oxygen-login -4.6 %, drum-hihat24 -1.05 %) are still measured.
+    group_joined_share: float = 0.9
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
