@@ -218,6 +218,13 @@ def compress(
                                 fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
         return shared.compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
                                progress=progress)
+    if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
+            and n_tokens is None and not fit_options and progress is None and level == 2:
+        if source is not None:
+            check_source(source, argument_error)
+        alone = groups.blocked_alone(values, level=level, source=source, threads=threads, block_size=block_size)
+        if alone is not None:  # (a blocked one stream whose channels each fit one block: each alone)
+            return alone
     pair: list[bytes] = []  # (level 3: its two one-stream containers, level 2's and the level-3 coder's)
     data = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
                            predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,

@@ -218,6 +218,34 @@ def _joined(x: np.ndarray, data: bytes, level: int, s: _settings.Settings) -> bo
     return max((len(g) for g in comps), default=0) >= s.group_joined_share * x.shape[1]
 
 
+def blocked_alone(values: Any, *, level: int, source: dict | None, threads: int | None,
+                  block_size: int | None) -> bytes | None:
+    """Level 2's grouped container of ``values``' channels each alone when its one-stream
+    container would be blocked (more than ``block_size`` values) while each channel alone fits
+    one block (``Settings.group_blocked_alone``); None otherwise (``compress`` then writes the
+    one stream and :func:`smaller` measures the groupings). Such a container is what
+    :func:`smaller` chose on every such input measured (module docstring of
+    ``ubpe.planner.settings``, ``group_blocked_alone``), without the one stream's compression."""
+    arr = np.asarray(values)
+    s = _settings.current()
+    if (level != 2 or not s.channel_groups or not s.group_blocked_alone or arr.dtype.kind not in "iu"
+            or arr.ndim < 2 or arr.size == 0):
+        return None
+    if block_size is not None and (type(block_size) is not int or block_size < 0):
+        return None  # (compress refuses it)
+    from .writer import block_frames
+
+    shape = tuple(int(d) for d in arr.shape)
+    channels, frames = container.channels_frames(shape, arr.size)
+    if not 1 < channels <= s.group_alone_channels or frames < 2 or edf_runs(source, shape):
+        return None
+    itemsize = arr.dtype.itemsize
+    if not block_frames(block_size, channels, frames, itemsize) or block_frames(block_size, 1, frames, itemsize):
+        return None
+    return grouped_bytes(arr, [(frames, [c], None) for c in range(channels)], level=level, source=source,
+                         threads=threads, block_size=block_size, s=s)
+
+
 def edf_runs(source: Any, shape: tuple[int, ...]) -> list[Grouping]:
     """The groupings of an EDF file's signals joined in a 1-D array (signals of different rates,
     ``ubpe.edf.read``): those of one rate stacked, and each alone; none for another source."""

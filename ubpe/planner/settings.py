@@ -528,8 +528,14 @@ class Settings:
     #: +6.2 %, jingle-psi-email +0.26 %, drum-cymbal16 +0.06 %, eeg64-eegmmidb 63 of 64
     #: channels +0.03 %; each a second compression of the values) and won where it held at most
     #: 0.67 (acc3-cacc -4.1 %, solar-bsrn -2.5 %, weather-tmy3 -4.6 %); the blocked stereo
-    #: inputs (music-oxygen-login -4.6 %, drum-hihat24 -1.05 %) are still measured.
+    #: inputs (music-oxygen-login, drum-hihat24) see group_blocked_alone.
     group_joined_share: float = 0.9
+    #: Level 2 writes the channels each alone, without the one-stream container, when that would
+    #: be blocked (more than ``block_size`` values) and each channel alone fits one block
+    #: (``ubpe.api.groups.blocked_alone``): the grouping ``groups.smaller`` chose on both such
+    #: inputs of /work/unseen2 (music-oxygen-login 645 517 x 2: -4.6 %, drum-hihat24 576 000 x 2:
+    #: -1.05 % against the blocked one stream), the same bytes without its compression.
+    group_blocked_alone: bool = True
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
