@@ -95,3 +95,25 @@ def test_with_the_share_above_1_every_grouping_is_measured_and_never_larger():
         data = ubpe.compress(x, level=2)
     assert len(data) == best_of_all(x) <= len(one_stream(x))
     assert_same_array(ubpe.decompress(data), x)
+
+
+@pytest.mark.parametrize("make", [correlated_stereo, lambda frames: uncorrelated(frames, 2)])
+def test_a_long_blocked_stereo_whose_channels_each_fit_a_block_is_written_each_alone(make):
+    x = make(40000)
+    options = {"level": 2, "block_size": 60000}  # (80 000 values: blocked; 40 000 a channel: not)
+    with configured(group_blocked_alone_frames=40000):  # (the default: from 2**18 frames)
+        data = ubpe.compress(x, **options)
+    assert ubpe.describe(data).groups == 2
+    with configured(group_blocked_alone=False):  # the one stream, blocked, and every grouping measured
+        measured = ubpe.compress(x, **options)
+    assert len(data) <= (1 + MARGIN) * len(measured)
+    assert_same_array(ubpe.decompress(data), x)
+
+
+@pytest.mark.parametrize("block_size", [4000, 8000])
+def test_a_short_or_doubly_blocked_stereo_is_measured_as_before(block_size):
+    x = uncorrelated(6000, 2)  # (4000: each channel alone is blocked too; 8000: fewer frames than 2**18)
+    data = ubpe.compress(x, level=2, block_size=block_size)
+    with configured(group_blocked_alone=False):
+        assert data == ubpe.compress(x, level=2, block_size=block_size)
+    assert_same_array(ubpe.decompress(data), x)

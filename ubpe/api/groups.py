@@ -222,7 +222,8 @@ def blocked_alone(values: Any, *, level: int, source: dict | None, threads: int 
                   block_size: int | None) -> bytes | None:
     """Level 2's grouped container of ``values``' channels each alone when its one-stream
     container would be blocked (more than ``block_size`` values) while each channel alone fits
-    one block (``Settings.group_blocked_alone``); None otherwise (``compress`` then writes the
+    one block, from ``Settings.group_blocked_alone_frames`` frames (``group_blocked_alone``);
+    None otherwise (``compress`` then writes the
     one stream and :func:`smaller` measures the groupings). Such a container is what
     :func:`smaller` chose on every such input measured (module docstring of
     ``ubpe.planner.settings``, ``group_blocked_alone``), without the one stream's compression."""
@@ -237,7 +238,8 @@ def blocked_alone(values: Any, *, level: int, source: dict | None, threads: int 
 
     shape = tuple(int(d) for d in arr.shape)
     channels, frames = container.channels_frames(shape, arr.size)
-    if not 1 < channels <= s.group_alone_channels or frames < 2 or edf_runs(source, shape):
+    if not 1 < channels <= s.group_alone_channels or frames < max(2, s.group_blocked_alone_frames) \
+            or edf_runs(source, shape):
         return None
     itemsize = arr.dtype.itemsize
     if not block_frames(block_size, channels, frames, itemsize) or block_frames(block_size, 1, frames, itemsize):

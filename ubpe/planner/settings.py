@@ -536,6 +536,10 @@ class Settings:
     #: inputs of /work/unseen2 (music-oxygen-login 645 517 x 2: -4.6 %, drum-hihat24 576 000 x 2:
     #: -1.05 % against the blocked one stream), the same bytes without its compression.
     group_blocked_alone: bool = True
+    #: ... from this many frames: on shorter inputs (short blocks) the blocked one stream can be
+    #: the smaller (tests/test_groups_level2.py: a walk and a square wave, 6 000 frames in blocks
+    #: of 7 000 values, 1 573 bytes blocked, 1 651 each alone; 40 000 frames: 7 856 and 7 224).
+    group_blocked_alone_frames: int = 1 << 18
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
