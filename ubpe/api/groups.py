@@ -22,6 +22,13 @@ kept), and, from ``Settings.group_decorrelate_channels`` channels (default 0: ne
 the chain ``"decorrelate+delta1"`` when the planner's own chain does not decorrelate: the
 smaller is kept. The same check runs on the one-stream container.
 
+Level 2 skips measuring where the outcome was the same on every input measured (issue 28: each
+grouping's compression costs about one compression of the values): it keeps the one-stream
+container when the largest group of correlated channels holds nearly all of them
+(``Settings.group_joined_share``), and writes the channels each alone without the one stream
+when that would be blocked and each channel fits one block (:func:`blocked_alone`,
+``Settings.group_blocked_alone``).
+
 Memory: the correlation screen holds ``group_sample x C`` float32 differences and a ``C x C``
 float32 matrix (1 024 channels: 16 MB and 4 MB); writing, one group's copy (at most the input's
 size) and its container beside the input; decoding, the output, one group's decoded array and its

@@ -525,10 +525,10 @@ class Settings:
     #: group of correlated channels holds at least this share of them and the container is one
     #: block (``ubpe.api.groups._joined``; above 1: always measure). On /work/unseen2 the
     #: groupings lost on every input where that group held 0.98-1.0 of the channels (drum-kick24
-    #: +6.2 %, jingle-psi-email +0.26 %, drum-cymbal16 +0.06 %, eeg64-eegmmidb 63 of 64
-    #: channels +0.03 %; each a second compression of the values) and won where it held at most
-    #: 0.67 (acc3-cacc -4.1 %, solar-bsrn -2.5 %, weather-tmy3 -4.6 %); the blocked stereo
-    #: inputs (music-oxygen-login, drum-hihat24) see group_blocked_alone.
+    #: +6.2 %, jingle-psi-email +0.26 %, eeg64-eegmmidb 63 of 64 channels +0.03 %; each a second
+    #: compression of the values: 2.0-2.4x faster) and won where it held at most 0.67 (acc3-cacc
+    #: -4.1 %, solar-bsrn -2.5 %, weather-tmy3 -4.6 %; drum-cymbal16, 0.5, lost by 0.06 %);
+    #: the blocked stereo inputs see group_blocked_alone.
     group_joined_share: float = 0.9
     #: Level 2 writes the channels each alone, without the one-stream container, when that would
     #: be blocked (more than ``block_size`` values) and each channel alone fits one block
