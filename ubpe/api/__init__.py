@@ -218,8 +218,9 @@ def compress(
                                 fit_options=fit_options))  # (embed, escape: how a tokenizer is referenced)
         return shared.compress_window(values, tokenizer, alone, source=source, lossy=step is not None or bits is not None,
                                progress=progress)
-    if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
-            and n_tokens is None and not fit_options and progress is None and level == 2:
+    if tokenizer is None and delta is None and isinstance(predictor, str) and predictor == "auto" and step is None \
+            and bits is None and n_tokens is None and not fit_options and progress is None and type(level) is int \
+            and level == 2:  # (level 2: channels each alone, when its one stream would be blocked and theirs not)
         if source is not None:
             check_source(source, argument_error)
         alone = groups.blocked_alone(values, level=level, source=source, threads=threads, block_size=block_size)
