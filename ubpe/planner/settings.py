@@ -456,6 +456,13 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
+    #: Level 3, recordings whose chain is chosen on a middle sample (``level3._choose_front``):
+    #: when a chain with stages codes the sample smaller than () at the default parameters, ()
+    #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
+    #: and kept when that is smaller still (block LPC's residual loses the long partials of
+    #: sustained band-limited music: results/level3-music.md). False: the chains at the
+    #: defaults only (main before h/l3music).
+    level3_front_long: bool = True
     #: compress(level=3) codes the values with the level-3 coder first, then builds level 2's
     #: container too (the planner's search and coding) and keeps the smaller only where level 2
     #: may win or costs little beside level 3 (``planner.level3_pair.level2_wanted``): input of
