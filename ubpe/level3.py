@@ -619,9 +619,14 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     # block LPC has no warm-up: on chunks it looks level3_search_lpc_margin better than on the whole
     lpc_factor = 1 + (s.level3_search_lpc_margin if skip else 0.0)
 
+    # a stage of LONG_MEMORY's length or more: on chunks it looks level3_long_margin better than on
+    # the whole (quasi-periodic biosignals whose period drifts: results/level3-music.md)
+    long_factor = 1 + (s.level3_long_margin if skip else 0.0)
+
     def size(change: dict) -> float:
         named = dict(DEFAULTS, **change)
         got = sum(_coded_size(c, _vector(named, C), tab, skip) for c in chunks)
+        got = got * long_factor if named["n1"] >= LONG_MEMORY["n1"] else got
         return got * lpc_factor if named["lpc"] else got
 
     if narrow:  # the defaults coded with the value model: the size without it and its saving
