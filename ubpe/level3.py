@@ -173,7 +173,8 @@ V5_MODEL = dict(nlmsq=(1, 0))
 #: OLS for spectra that change abruptly.
 #: Sustained, band-limited sources (music at 22-48 kHz, lossy-decoded audio): a long NLMS stage
 #: (1 024 taps) and longer least-squares memories follow partials that last thousands of frames
-#: (results/level3-music.md: music-xblast-intro8 -4.3 %, music-oxygen-login -3.9 % coded whole).
+#: (results/level3-music.md: against the defaults, coded whole, music-xblast-intro8 -4.3 %,
+#: music-oxygen-login -3.0 %).
 LONG_MEMORY = dict(n1=1024, t1=19, t2=12)
 CANDIDATES = (
     dict(lpc=1),
@@ -620,7 +621,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     lpc_factor = 1 + (s.level3_search_lpc_margin if skip else 0.0)
 
     # a stage of LONG_MEMORY's length or more: on chunks it looks level3_long_margin better than on
-    # the whole (quasi-periodic biosignals whose period drifts: results/level3-music.md)
+    # the whole (ecg-systole, a quasi-periodic biosignal: results/level3-music.md)
     long_factor = 1 + (s.level3_long_margin if skip else 0.0)
 
     def size(change: dict) -> float:
@@ -924,7 +925,7 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     if best[1] and settings_front_long():
         # a front end won against the plain chain at the default parameters: the plain chain
         # with LONG_MEMORY too (block LPC's residual has lost the long partials a 1 024-tap
-        # NLMS stage follows: music-oxygen-login, Vorbis-decoded, 4.6 % smaller coded whole)
+        # NLMS stage follows: music-oxygen-login, Vorbis-decoded, 3.0 % smaller coded whole)
         y = x2[start:start + frames]
         if _tail_bytes(y, frames // 2, LONG_MEMORY) < best[0]:
             return ()
