@@ -171,8 +171,14 @@ V5_MODEL = dict(nlmsq=(1, 0))
 #: one mix per hold state (frames since the value last changed), for held or upsampled
 #: values and slow staircase signals; block LPC (forward-adaptive) in the place of the short
 #: OLS for spectra that change abruptly.
+#: Sustained, band-limited sources (music at 22-48 kHz, lossy-decoded audio): a long NLMS stage
+#: (1 024 taps) and longer least-squares memories follow partials that last thousands of frames
+#: (results/level3-music.md: against the defaults, coded whole, music-xblast-intro8 -4.3 %,
+#: music-oxygen-login -3.0 %).
+LONG_MEMORY = dict(n1=1024, t1=19, t2=12)
 CANDIDATES = (
     dict(lpc=1),
+    LONG_MEMORY,
     dict(irls=24, powr=0),
     dict(p1=64, k1=64, t1=12, irls=0),
     dict(fmix=1, t3=14),
@@ -614,9 +620,14 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     # block LPC has no warm-up: on chunks it looks level3_search_lpc_margin better than on the whole
     lpc_factor = 1 + (s.level3_search_lpc_margin if skip else 0.0)
 
+    # a stage of LONG_MEMORY's length or more: on chunks it looks level3_long_margin better than on
+    # the whole (ecg-systole, a quasi-periodic biosignal: results/level3-music.md)
+    long_factor = 1 + (s.level3_long_margin if skip else 0.0)
+
     def size(change: dict) -> float:
         named = dict(DEFAULTS, **change)
         got = sum(_coded_size(c, _vector(named, C), tab, skip) for c in chunks)
+        got = got * long_factor if named["n1"] >= LONG_MEMORY["n1"] else got
         return got * lpc_factor if named["lpc"] else got
 
     if narrow:  # the defaults coded with the value model: the size without it and its saving
@@ -856,10 +867,12 @@ def _forward(x2: np.ndarray, chain) -> tuple[np.ndarray, list]:
     return np.ascontiguousarray(y.T), record
 
 
-def _tail_bytes(y: np.ndarray, skip: int) -> float:
-    """``_coded_size`` of y (any integers) with the default parameters, y[skip:] only."""
+def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None) -> float:
+    """``_coded_size`` of y (any integers) with the default parameters (changed by ``change``),
+    y[skip:] only."""
     y = y.astype(np.int64)
-    return _coded_size(y - y.min(), default_params(y.shape[1]), None, skip)
+    prm = _vector(dict(DEFAULTS, **change), y.shape[1]) if change else default_params(y.shape[1])
+    return _coded_size(y - y.min(), prm, None, skip)
 
 
 def _chains(x2: np.ndarray) -> list:
@@ -880,6 +893,12 @@ def settings_front_share() -> float:
     from .planner import settings
 
     return settings.current().level3_front_share
+
+
+def settings_front_long() -> bool:
+    from .planner import settings
+
+    return settings.current().level3_front_long
 
 
 def _choose_front(x2: np.ndarray, search: bool) -> tuple:
@@ -903,6 +922,13 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
             size += len(msgpack.packb(record, use_bin_type=True)) * (frames // 2) / n
         if best is None or size < best[0]:
             best = (size, chain)
+    if best[1] and settings_front_long():
+        # a front end won against the plain chain at the default parameters: the plain chain
+        # with LONG_MEMORY too (block LPC's residual has lost the long partials a 1 024-tap
+        # NLMS stage follows: music-oxygen-login, Vorbis-decoded, 3.0 % smaller coded whole)
+        y = x2[start:start + frames]
+        if _tail_bytes(y, frames // 2, LONG_MEMORY) < best[0]:
+            return ()
     return best[1]
 
 

@@ -456,6 +456,18 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
+    #: Level 3, recordings whose chain is chosen on a middle sample (``level3._choose_front``):
+    #: when a chain with stages codes the sample smaller than () at the default parameters, ()
+    #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
+    #: and kept when that is smaller still (block LPC's residual loses the long partials of
+    #: sustained band-limited music: results/level3-music.md). False: the chains at the
+    #: defaults only (main before h/l3music).
+    level3_front_long: bool = True
+    #: Level 3's search on chunks: parameters with an NLMS stage of ``level3.LONG_MEMORY``'s length
+    #: (1 024 taps) or more are measured this much larger (on chunks such a stage looked 0.56 %
+    #: better on ecg-systole of /work/unseen-data and coded it 0.8 % larger whole; on music 1.1 to
+    #: 2.8 % better on chunks and 1.8 to 4.7 % smaller whole: results/level3-music.md).
+    level3_long_margin: float = 0.0075
     #: compress(level=3) codes the values with the level-3 coder first, then builds level 2's
     #: container too (the planner's search and coding) and keeps the smaller only where level 2
     #: may win or costs little beside level 3 (``planner.level3_pair.level2_wanted``): input of
