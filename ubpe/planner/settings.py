@@ -377,7 +377,15 @@ class Settings:
     level3_search_whole: int = 1 << 16
     level3_search_prefix: int = 2048
     level3_search_share: float = 0.25
-    level3_search_evals: int = 2
+    level3_search_evals: int = 3
+    #: ... the moves (``level3_search.MOVES`` by name) the search on the prefix tries first, in
+    #: this order (after the move a cue puts first, ``level3_search.plan``; the rest in MOVES'
+    #: order; () : MOVES' order). Measurement: MEASURED-ORDER.
+    level3_search_proxy_moves: tuple = ("steps x2", "short window / 2", "long NLMS / 2")
+    #: ... or these when the recording's power is at least level3_search_smooth_db decibels above
+    #: its first difference's (``level3_search.smooth_db``: oversampled, low-pass signals).
+    level3_search_smooth_db: float = 15.0
+    level3_search_smooth_moves: tuple = ("steps / 2", "regularization x16", "long window x2")
     #: The search starts from order 64 over a short window (the defaults not measured) when it
     #: predicts the recording this many dB better than order 32 (``level3_search.order_gain_db``:
     #: more resonances than order 32 follows; on the () chain of the shared and unseen data it
