@@ -385,7 +385,7 @@ class Settings:
     #: ... or these when the recording's power is at least level3_search_smooth_db decibels above
     #: its first difference's (``level3_search.smooth_db``: oversampled, low-pass signals).
     level3_search_smooth_db: float = 15.0
-    level3_search_smooth_moves: tuple = ("steps / 2", "regularization x16", "long window x2")
+    level3_search_smooth_moves: tuple = ("regularization x16", "steps x2", "steps / 2")
     #: The search starts from order 64 over a short window (the defaults not measured) when it
     #: predicts the recording this many dB better than order 32 (``level3_search.order_gain_db``:
     #: more resonances than order 32 follows; on the () chain of the shared and unseen data it
