@@ -68,11 +68,11 @@ def test_smooth_signals_score_high_and_white_noise_low():
     assert move_order(slow, never) == tuple(s.level3_search_proxy_moves)
 
 
-@pytest.mark.parametrize("kind", ["slow", "noisy"])
+@pytest.mark.parametrize("kind", ["low-pitched", "high-pitched"])
 def test_an_ordered_search_round_trips_and_is_deterministic(kind):
     rng = np.random.default_rng(7)
     t = np.arange(9000)
-    x = np.round(3000 * np.sin(2 * np.pi * t / (700 if kind == "slow" else 23))).astype(np.int16)
+    x = np.round(3000 * np.sin(2 * np.pi * t / (700 if kind == "low-pitched" else 23))).astype(np.int16)
     x = (x + rng.integers(-40, 41, t.size)).astype(np.int16)
     got = level3.encode(x)
     assert got == level3.encode(x)
