@@ -4,6 +4,7 @@
     proxy_plan(frames, channels, settings) -> (proxy frames, evals, margin)
     plan(y, settings, defaults) -> (start parameters, the move tried first)
     order_gain_db(y), hold_share(y): the cheap statistics ``plan`` reads
+    move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
 
 A short recording is all warm-up: its parameters are measured on its beginning (the proxy: a
 prefix, the whole recording when it is short; a sample from the middle would leave out the
