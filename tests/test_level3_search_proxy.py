@@ -94,13 +94,14 @@ def test_a_tonal_recording_is_coded_with_the_order_64_start_when_no_coding_is_le
     from ubpe._kernels import mixsignal as k
 
     x = _resonances(24)
-    s = settings.DEFAULT
-    assert proxy_plan(x.shape[0], 1, s)[1] == 2 and order_gain_db(x) >= s.level3_search_order_start
-    fixed = level3.default_params(1)
-    for name, v in dict(p1=64, k1=64, t1=13, p2=32, k2=32, irls=0).items():
-        fixed[getattr(k, "PRM_" + name.upper())] = v
-    got = level3.encode(x, front=None)
-    assert got == level3.encode(x, params=fixed, front=None)
+    with settings.configured(level3_search_evals=2):
+        s = settings.current()
+        assert proxy_plan(x.shape[0], 1, s)[1] == 2 and order_gain_db(x) >= s.level3_search_order_start
+        fixed = level3.default_params(1)
+        for name, v in dict(p1=64, k1=64, t1=13, p2=32, k2=32, irls=0).items():
+            fixed[getattr(k, "PRM_" + name.upper())] = v
+        got = level3.encode(x, front=None)
+        assert got == level3.encode(x, params=fixed, front=None)
     assert np.array_equal(level3.decode(got), x)
 
 

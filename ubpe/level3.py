@@ -783,7 +783,7 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0).
     ``known``: (start, first move, the start's ``_coded_size`` of the prefix, ...), as
     ``_choose_front_proxy`` measured them (not measured again), or None."""
-    from .level3_search import greedy, plan, proxy_plan, spare_codings
+    from .level3_search import greedy, move_order, plan, proxy_plan, spare_codings
     from .planner import settings
 
     s = settings.current()
@@ -792,7 +792,7 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     evals = max(1, evals - spare_codings(start, DEFAULTS, s))
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     best, _ = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin, first,
-                     start_size=start_size)
+                     start_size=start_size, order=move_order(y, s))
     return _vector(best, C)
 
 

@@ -377,7 +377,28 @@ class Settings:
     level3_search_whole: int = 1 << 16
     level3_search_prefix: int = 2048
     level3_search_share: float = 0.25
-    level3_search_evals: int = 2
+    #: 3 (2 before; results/level3-budget.md): the faster kernel's time spent on a third coding of
+    #: the prefix, its moves ordered below. Alternated against main (bench_level3_ab.py): the 32
+    #: audio files 0.161 % smaller (13 smaller, 3 larger), encode 0.259 -> 0.221 M values/s CPU;
+    #: unseen -0.007 % (3 recordings, ppg-systole -4.8 %); ECG, seismic, neural the same bytes.
+    #: 4 codings: the audio 0.202 % smaller, encode about 0.8x of main's (below 0.21 on a busy machine).
+    level3_search_evals: int = 3
+    #: ... the moves (``level3_search.MOVES`` by name) the search on the prefix tries first, in
+    #: this order (after the move a cue puts first, ``level3_search.plan``; the rest in MOVES'
+    #: order; () : MOVES' order). Each move coded alone from the search's start on the whole
+    #: recording, the 47 of at most 65 536 values (audio, seismic, unseen): steps x2 and short
+    #: window / 2 help most (summed gain 15.8 % and 14.0 %; best of the first two 0.60 % a
+    #: recording on the mean against 0.44 % with MOVES' order), long NLMS / 2 helps 27. Not
+    #: "regularization / 16": it wins most on the prefix but not on the whole (seis-ale-vhz
+    #: +14.9 %, electric-piano-3 +1.4 %, trumpet-1 +1.9 % when the prefix chose it).
+    level3_search_proxy_moves: tuple = ("steps x2", "short window / 2", "long NLMS / 2")
+    #: ... or these when the recording's power is at least level3_search_smooth_db decibels above
+    #: its first difference's (``level3_search.smooth_db``: oversampled, low-pass signals; the 32
+    #: audio files score -4 to 17 dB, the unseen biosignals 16 to 49, where steps x2 never helped
+    #: by more than 0.1 % and regularization x16 up to 4.7 % (ppg-systole), steps / 2 0.8 %; a
+    #: low-pitched tone scores high too: steps x2 stays among them). 1e9: never.
+    level3_search_smooth_db: float = 15.0
+    level3_search_smooth_moves: tuple = ("regularization x16", "steps x2", "steps / 2")
     #: The search starts from order 64 over a short window (the defaults not measured) when it
     #: predicts the recording this many dB better than order 32 (``level3_search.order_gain_db``:
     #: more resonances than order 32 follows; on the () chain of the shared and unseen data it
