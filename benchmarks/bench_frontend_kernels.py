@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _checkout import child_result
 
 HERE = Path(__file__).resolve().parent
 
@@ -105,13 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     best: dict = {}
     for _ in range(args.rounds):
         for tree in trees:
-            env = dict(os.environ, PYTHONPATH=tree)
-            cmd = [args.python, str(Path(__file__).resolve()), args.other, "--child", "--sets", args.sets,
-                   "--repeat", str(args.repeat)]
-            res = json.loads(subprocess.run(cmd, cwd="/", env=env, capture_output=True, text=True,
-                                            check=True).stdout.strip().splitlines()[-1])
-            if not res["file"].startswith(tree):
-                raise RuntimeError(f"{tree}: imported ubpe from {res['file']}")
+            res = child_result(args.python, str(Path(__file__).resolve()), tree,
+                               [args.other, "--child", "--sets", args.sets, "--repeat", str(args.repeat)], cwd="/")
             for name, row in res["sets"].items():
                 for part, (cpu, digest, n) in row.items():
                     key = (tree, name, part)

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _checkout import child_result
 
 HERE = Path(__file__).resolve().parent
 
@@ -133,13 +132,9 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.rounds):
             for tree in trees:
-                env = dict(os.environ, PYTHONPATH=tree)
-                cmd = [args.python, str(Path(__file__).resolve()), args.other, "--child", "--sets", args.sets,
-                       "--repeat", str(args.repeat), "--files", *files]
-                res = json.loads(subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
-                                                check=True).stdout.strip().splitlines()[-1])
-                if not res["file"].startswith(tree):
-                    raise RuntimeError(f"{tree}: imported ubpe from {res['file']}")
+                res = child_result(args.python, str(Path(__file__).resolve()), tree,
+                                   [args.other, "--child", "--sets", args.sets, "--repeat", str(args.repeat),
+                                    "--files", *files])
                 for name, rows in res["sets"].items():
                     kept = best.setdefault((tree, name), [list(r) for r in rows])
                     for k, r in enumerate(rows):

@@ -23,19 +23,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _checkout import child_result
 
 HERE = Path(__file__).resolve().parent
 
 
 def _signals(name: str) -> list:
-    import numpy as np
-
     import _data
+    import numpy as np
 
     if name.endswith(".npy"):
         return [np.load(name)]
@@ -55,6 +54,7 @@ def child(sets: list[str], repeat: int, bound: bool) -> None:
     wall, bytes, bound cpu], ...]}}."""
     sys.path.insert(0, str(HERE))
     import _data
+
     import ubpe
     from ubpe import coders, frontend
     from ubpe.api import writer
@@ -119,13 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     best: dict = {}
     for _ in range(args.rounds):
         for tree in trees:
-            env = dict(os.environ, PYTHONPATH=tree)
-            cmd = [args.python, str(Path(__file__).resolve()), args.other, "--child", "--sets", args.sets,
-                   "--repeat", str(args.repeat)] + (["--bound"] if tree == trees[1] else [])
-            res = json.loads(subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
-                                            check=True).stdout.strip().splitlines()[-1])
-            if not res["file"].startswith(tree):
-                raise RuntimeError(f"{tree}: imported ubpe from {res['file']}")
+            res = child_result(args.python, str(Path(__file__).resolve()), tree,
+                               [args.other, "--child", "--sets", args.sets, "--repeat", str(args.repeat)]
+                               + (["--bound"] if tree == trees[1] else []))
             for name, rows in res["sets"].items():
                 kept = best.setdefault((tree, name), [list(r) for r in rows])
                 for k, r in enumerate(rows):
