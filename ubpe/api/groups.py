@@ -45,6 +45,7 @@ from ..errors import CorruptDataError
 from ..format import container
 from ..format import groups as fmt
 from ..planner import settings as _settings
+from . import level3_groups
 
 __all__ = ["smaller", "candidates", "grouped_bytes", "decompress_grouped", "describe_grouped", "edf_runs"]
 
@@ -299,10 +300,10 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
     channels, frames = container.channels_frames(shape, arr.size)
     groupings: list[Grouping] = edf_runs(source, shape)
     if channels > 1 and frames > 1 and level == 3 and pair and not groupings and not s.group_decorrelate_channels:
-        from .level3_groups import smaller as level3_smaller
-
-        return level3_smaller(arr, data, pair[0], pair[1], candidates(arr.reshape(frames, channels), s),
-                              source=source, threads=threads, block_size=block_size, s=s)
+        x2 = arr.reshape(frames, channels)
+        return level3_groups.smaller(
+            arr, data, pair[0], pair[1], candidates(x2, s), group_of=lambda cols: _runs(x2, frames, cols, None),
+            level2_container=lambda sub: _compress(sub, 2, threads, block_size, s), source=source, s=s)
     if channels > 1 and frames > 1:
         x2 = arr.reshape(frames, channels)
         data = _compress(arr, level, threads, block_size, s, given=data, source=source)

@@ -20,26 +20,29 @@ copy and the distinct groups' containers beside the input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..format import container
 from ..format import groups as fmt
 from ..planner import settings as _settings
+from . import writer
 
 __all__ = ["smaller"]
 
 
 def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, groupings: list[list[list[int]]], *,
-            source: dict | None, threads: int | None, block_size: int | None, s: _settings.Settings) -> bytes:
+            group_of: Callable[[list[int]], np.ndarray], level2_container: Callable[[np.ndarray], bytes],
+            source: dict | None, s: _settings.Settings) -> bytes:
     """The smallest of ``data`` (the one-stream container ``compress(level=3)`` wrote: the smaller
     of ``level2`` and ``level3``, both of the whole of ``arr``) and the grouped containers of
     ``groupings`` (column groups of the ``(frames, channels)`` view of the integer ``arr``, each
-    covering every column once), measured as the module docstring says."""
-    from . import groups, writer
-
+    covering every column once), measured as the module docstring says. ``group_of(cols)``: the
+    group's values; ``level2_container(values)``: level 2's container of them (both given by
+    :func:`ubpe.api.groups.smaller`, which owns how groups are cut and compressed)."""
     shape = tuple(int(d) for d in arr.shape)
-    channels, frames = container.channels_frames(shape, arr.size)
-    x = arr.reshape(frames, channels)
+    _, frames = container.channels_frames(shape, arr.size)
     ratio = len(level3) / max(1, len(level2))
     native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder == ">" else arr.dtype
     crc = container.values_crc(arr.dtype, shape, np.ascontiguousarray(arr.reshape(-1), dtype=native))
@@ -49,14 +52,14 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
     def level2_of(cols: list[int]) -> bytes:
         key = tuple(cols)
         if key not in two:
-            two[key] = groups._compress(groups._runs(x, frames, cols, None), 2, threads, block_size, s)
+            two[key] = level2_container(group_of(cols))
         return two[key]
 
     def level3_of(cols: list[int]) -> bytes:
         """The smaller of the group's level-2 container and the level-3 coder's."""
         key = tuple(cols)
         if key not in three:
-            sub = groups._runs(x, frames, cols, None)
+            sub = group_of(cols)
             sub_shape = [int(d) for d in sub.shape]
             sub_native = np.ascontiguousarray(sub.reshape(-1), dtype=native)
             base = {"dtype": sub.dtype.str, "shape": sub_shape,
