@@ -20,6 +20,7 @@ coder      what it is (docs/format.md, "Coders", has every field)
 ``cmt2``   context mixing for text through its bytes (:mod:`ubpe.coders.cmt2`)
 ``mixsignal`` the values themselves by the level-3 signal coder (:mod:`ubpe.coders.mixsignal`)
 ``floatpack`` short float series: their decimal integers at one width (:mod:`ubpe.coders.floatpack`)
+``hold``   a stream mostly of one token: holds and steps (:mod:`ubpe.coders.hold`)
 =========  ======================================================================================
 """
 
@@ -31,7 +32,7 @@ import msgpack
 import numpy as np
 
 from ..errors import CorruptDataError
-from . import cms2, cmt2, const, floatpack, mag, mixsignal, packed, rans
+from . import cms2, cmt2, const, floatpack, hold, mag, mixsignal, packed, rans
 from ._base import MAX_VOCAB, Coder, Tokens, packed_width
 from .cmt2 import text_classes
 from .rans import counts_cost_bits
@@ -41,7 +42,7 @@ __all__ = ["Coder", "REGISTRY", "CODERS", "VALUE_CODERS", "MAX_VOCAB", "coders_f
 
 #: Every coder, in tie order (the earlier wins a tie of sizes).
 REGISTRY: tuple[Coder, ...] = (const.CODER, packed.CODER, rans.CODER, mag.CODER, cms2.CODER, cmt2.CODER,
-                               mixsignal.CODER, floatpack.CODER)
+                               mixsignal.CODER, floatpack.CODER, hold.CODER)
 _BY_NAME = {c.name: c for c in REGISTRY}
 #: Every coder's name, in tie order.
 CODERS = tuple(_BY_NAME)
