@@ -67,7 +67,7 @@ def streams(draw, max_len: int = 3000, max_vocab: int = 70000):
 
 
 def test_registry_names_every_coder_once_in_tie_order():
-    assert CODERS == ("const", "packed", "rans", "mag", "cms2", "cmt2", "mixsignal", "floatpack")
+    assert CODERS == ("const", "packed", "rans", "mag", "cms2", "cmt2", "mixsignal", "floatpack", "hold")
     assert tuple(c.name for c in REGISTRY) == CODERS
     for c in REGISTRY:
         assert c.fields[:2] == ("coder", "n") and len(set(c.fields)) == len(c.fields)
@@ -77,9 +77,9 @@ def test_registry_names_every_coder_once_in_tie_order():
 def test_each_level_offers_its_coders():
     """Level 1 offers the coders with a stored (or no) model; level 2 adds the context mixers."""
     assert coders_for(1) == ("const", "packed", "rans", "mag")
-    assert coders_for(2) == ("const", "packed", "rans", "mag", "cms2", "cmt2")
+    assert coders_for(2) == ("const", "packed", "rans", "mag", "cms2", "cmt2", "hold")
     assert coders_for(3) == coders_for(2) + ("mixsignal",)  # level 2's container, or one of "mixsignal"
-    assert coders_for(2, ("trivial", "adaptive")) == ("const", "packed", "cms2", "cmt2")
+    assert coders_for(2, ("trivial", "adaptive")) == ("const", "packed", "cms2", "cmt2", "hold")
     assert encode_stream.__kwdefaults__["coders"] == coders_for(1)
 
 
