@@ -261,6 +261,10 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     rng = np.random.default_rng(31)
     trace = np.round(rng.normal(170, 24, 100)).astype(np.float32) * np.float32(1.431e-5)
     out += [("floatpack", trace, compress(trace, level=1), None)]
+    # "hold": a reading in whole units that holds and steps by one now and then (its own seed)
+    rng = np.random.default_rng(38)
+    held = (950 + np.cumsum(np.where(rng.random(3000) < 0.02, rng.choice(np.array([-1, 1]), 3000), 0))).astype(np.int16)
+    out += [("hold", held, compress(held, level=2), None)]
     # grouped containers (ubpe/api/groups.py): three unrelated channels; runs of a 1-D array
     from ubpe.api.groups import grouped_bytes
 
