@@ -77,3 +77,12 @@ def test_a_corrupt_hold_payload_is_refused(mutate, message):
     bad = dict(stream, payload=mutate(stream["payload"]))
     with pytest.raises(CorruptDataError, match=message):
         coders.decode_stream(bad, 3)
+
+
+def test_hold_min_share_decides_where_hold_is_offered():
+    from ubpe.planner import configured
+
+    tokens = (np.diff(slow_reading(5000, 4).astype(np.int64)) + 1).astype(np.int32)
+    assert coders.encode_stream(tokens, 3, coders=("packed", "rans", "hold"))["coder"] == "hold"
+    with configured(hold_min_share=1.01):  # (no token is more than all of them)
+        assert coders.encode_stream(tokens, 3, coders=("packed", "rans", "hold"))["coder"] != "hold"

@@ -24,12 +24,6 @@ from ._base import Coder, Tokens, alloc_tokens
 #: The longest payload header: LEB128 of a token below 2**24.
 MAX_HEADER = 4
 
-#: The writer offers "hold" a stream only when its most frequent token is at least this share of
-#: its tokens (the coder models nothing but holds: on a stream without them every token costs a
-#: step decision more than an order-0 coder). Encoder only: any stream decodes.
-MIN_HOLD_SHARE = 0.5
-
-
 def _uleb(v: int) -> bytes:
     out = bytearray()
     while True:
@@ -58,9 +52,10 @@ def header(payload: bytes, vocab_size: int) -> tuple[int, int]:
 
 def encode(tokens: Tokens, budget: int) -> dict | None:
     from .._kernels import hold  # subtle: imported (and compiled) only when first used
+    from ..planner import settings
 
     z = int(np.argmax(tokens.counts))
-    if int(tokens.counts[z]) < MIN_HOLD_SHARE * tokens.n:
+    if int(tokens.counts[z]) < settings.current().hold_min_share * tokens.n:  # (encoder only: any stream decodes)
         return None
     head = _uleb(z)
     values = np.ascontiguousarray(tokens.values, dtype=np.int32)

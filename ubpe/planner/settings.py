@@ -573,6 +573,11 @@ class Settings:
     #: the smaller (tests/test_groups_level2.py: a walk and a square wave, 6 000 frames in blocks
     #: of 7 000 values, 1 573 bytes blocked, 1 651 each alone; 40 000 frames: 7 856 and 7 224).
     group_blocked_alone_frames: int = 1 << 18
+    #: The "hold" coder (``ubpe.coders.hold``) is offered a stream only when its most frequent
+    #: token is at least this share of its tokens: it models holds and steps, and on a stream of
+    #: few holds each token costs a step decision more than an order-0 coder (at 60 M tokens/s it
+    #: costs little to try). Sizes: benchmarks/results/weather.md.
+    hold_min_share: float = 0.5
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
