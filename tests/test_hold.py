@@ -86,3 +86,9 @@ def test_hold_min_share_decides_where_hold_is_offered():
     assert coders.encode_stream(tokens, 3, coders=("packed", "rans", "hold"))["coder"] == "hold"
     with configured(hold_min_share=1.01):  # (no token is more than all of them)
         assert coders.encode_stream(tokens, 3, coders=("packed", "rans", "hold"))["coder"] != "hold"
+
+
+def test_a_hold_stream_asking_for_more_tokens_than_its_payload_may_hold_is_refused():
+    """n is bounded by the payload's length (64 tokens a bit) before anything of size n is allocated."""
+    with pytest.raises(CorruptDataError, match="more tokens than"):
+        coders.decode_stream({"coder": "hold", "n": 1 << 40, "payload": b"\x01" + bytes(10)}, 3)
