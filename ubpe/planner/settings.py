@@ -477,6 +477,24 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
+    #: Level 3's work before its final coding, bounded (``level3_search.budget_plan``; issue 29's
+    #: 0.2 M values/s on every recording): the front-end chains compared on the search's prefix
+    #: and the search's codings of it take at most level3_search_work codings of the recording
+    #: (one coding runs at about 0.4-0.5 M values/s: the final coding and this much more keep the
+    #: encode above 0.2; 0: unbounded, the containers before). Over it: fewer codings, then a
+    #: shorter prefix (not below level3_search_min_prefix frames), then fewer codings again.
+    #: The chains with stages are coded on level3_front_proxy_part of the prefix, at least
+    #: level3_front_part_min frames (``level3_search.chain_part``: on 768 frames block LPC looked
+    #: better than it codes cembalo-11, 7 % larger whole; on 1 024 not) (the chain without,
+    #: coded on all of it for the search, measured on the same part by its payload's length
+    #: frame by frame: no extra coding); the value model (``vmod``) is decided on the search's
+    #: prefix where level3_vmod_on_proxy (else on the first level3_vmod_sample frames: a whole
+    #: coding more of a recording of at most 2**14 frames).
+    level3_search_work: float = 1.0
+    level3_search_min_prefix: int = 256
+    level3_front_proxy_part: float = 0.5
+    level3_front_part_min: int = 1024
+    level3_vmod_on_proxy: bool = True
     #: Level 3, recordings whose chain is chosen on a middle sample (``level3._choose_front``):
     #: when a chain with stages codes the sample smaller than () at the default parameters, ()
     #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
