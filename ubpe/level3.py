@@ -327,6 +327,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if front is not None and n * C > 0:
         auto = isinstance(front, str) and front == "auto"
         chains = _chains(x2) if auto and search and params is None and _whole_budget(n * C) else None
+        if chains is not None and n < _stages_frames():  # (a short recording: the chain without stages)
+            chains = chains[:1]
         if chains is not None and _front_on_proxy(n, C, len(chains)):
             # the chains compared on the search's proxy, each with its start parameters: the
             # winner's coding is the search's first (``_start``), no sample coded for the chains alone
@@ -971,6 +973,12 @@ def _chains(x2: np.ndarray) -> list:
 
     split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
     return [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
+
+
+def _stages_frames() -> int:
+    from .planner import settings
+
+    return settings.current().level3_front_stages_frames
 
 
 def _front_frames() -> int:
