@@ -959,12 +959,12 @@ def _forward(x2: np.ndarray, chain) -> tuple[np.ndarray, list]:
     return np.ascontiguousarray(y.T), record
 
 
-def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None) -> float:
+def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None, res: np.ndarray | None = None) -> float:
     """``_coded_size`` of y (any integers) with the default parameters (changed by ``change``),
-    y[skip:] only."""
+    y[skip:] only (``res``: the kernel's record of each frame, as ``_coded_size`` takes it)."""
     y = y.astype(np.int64)
     prm = _vector(dict(DEFAULTS, **change), y.shape[1]) if change else default_params(y.shape[1])
-    return _coded_size(y - y.min(), prm, None, skip)
+    return _coded_size(y - y.min(), prm, None, skip, res)
 
 
 def _chains(x2: np.ndarray) -> list:
@@ -1002,7 +1002,12 @@ def settings_front_long() -> bool:
 def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     """The chain of FRONT_CHAINS whose output codes smallest (default parameters) on the second
     half of the middle max(``Settings.level3_front_frames``, n // FRONT_SAMPLE) frames; () when
-    ``search`` is off or the recording is shorter."""
+    ``search`` is off or the recording is shorter. The chains with stages are coded on the first
+    ``Settings.level3_front_sample_part`` of the sample only (at least ``level3_front_part_min``
+    frames), measured on its second half against the chain without on the same frames (that
+    chain's payload length frame by frame: no coding more)."""
+    from .planner import settings
+
     n = x2.shape[0]
     if not search or n < _front_frames():
         return ()
@@ -1010,22 +1015,34 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     frames = max(_front_frames(), n // FRONT_SAMPLE)
     frames = max(2, min(frames, int(n * settings_front_share())))
     start = (n - frames) // 2
+    s = settings.current()
+    part = frames if s.level3_front_sample_part >= 1 else max(
+        2, min(frames, max(int(frames * s.level3_front_sample_part), s.level3_front_part_min)))
     best = None
+    plain = None  # the chain without stages: its payload's length after each frame of the sample
     for chain in _chains(x2):
         y, record = _forward(x2, chain) if chain else (x2, [])
-        size = _tail_bytes(y[start:start + frames], frames // 2)
+        length = part if chain and plain is not None else frames
+        if not chain and part < frames:
+            res = np.zeros((frames, 2 * x2.shape[1]), np.int64)
+            size = _tail_bytes(y[start:start + frames], frames // 2, None, res)
+            plain = res[:, -1]
+        else:
+            size = _tail_bytes(y[start:start + length], length // 2)
         if chain:  # the stage's params (LPC coefficients, digits), their share of the sample
             import msgpack
 
-            size += len(msgpack.packb(record, use_bin_type=True)) * (frames // 2) / n
-        if best is None or size < best[0]:
-            best = (size, chain)
+            size += len(msgpack.packb(record, use_bin_type=True)) * (length // 2) / n
+        if best is None or (size < best[0] if length == best[2] else
+                            size < int(plain[length - 1]) - int(plain[length // 2 - 1])):
+            best = (size, chain, length)
     if best[1] and settings_front_long():
         # a front end won against the plain chain at the default parameters: the plain chain
         # with LONG_MEMORY too (block LPC's residual has lost the long partials a 1 024-tap
         # NLMS stage follows: music-oxygen-login, Vorbis-decoded, 3.0 % smaller coded whole)
-        y = x2[start:start + frames]
-        if _tail_bytes(y, frames // 2, LONG_MEMORY) < best[0]:
+        length = best[2]
+        y = x2[start:start + length]
+        if _tail_bytes(y, length // 2, LONG_MEMORY) < best[0]:
             return ()
     return best[1]
 

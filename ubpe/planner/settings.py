@@ -506,6 +506,11 @@ class Settings:
     level3_front_part_min: int = 1024
     level3_front_stages_frames: int = 8192
     level3_vmod_on_proxy: bool = True
+    #: Level 3's chains chosen on a middle sample (recordings above level3_search_whole values,
+    #: ``level3._choose_front``): the chains with stages coded on this share of the sample (at
+    #: least level3_front_part_min frames), against the chain without on the same frames by its
+    #: payload's length frame by frame (1: each chain on all of the sample, as before).
+    level3_front_sample_part: float = 0.5
     #: Level 3, recordings whose chain is chosen on a middle sample (``level3._choose_front``):
     #: when a chain with stages codes the sample smaller than () at the default parameters, ()
     #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
