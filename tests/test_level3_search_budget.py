@@ -138,3 +138,14 @@ def test_a_short_recordings_container_is_never_larger_than_level_2s(n):
         three = ubpe.compress(x, level=3, threads=1)
         assert len(three) <= len(ubpe.compress(x, level=2, threads=1))
         assert np.array_equal(ubpe.decompress(three), x)
+
+
+@pytest.mark.parametrize("part", [0.5, 1.0])
+def test_a_long_recordings_chain_chosen_on_part_of_the_middle_sample_round_trips(part):
+    """Above ``level3_search_whole`` values the chains are compared on a middle sample, those with
+    stages on ``level3_front_sample_part`` of it (1: all of it)."""
+    x = np.concatenate([_regimes(40000, 8), _regimes(40000, 9) // 3]).astype(np.int16)
+    with settings.configured(level3_front_sample_part=part):
+        data = ubpe.compress(x, level=3, threads=1)
+        assert ubpe.compress(x, level=3, threads=2) == data
+    assert np.array_equal(ubpe.decompress(data), x)
