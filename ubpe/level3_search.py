@@ -15,7 +15,9 @@ warm-up where the parameters matter most) by coordinate descent over physically 
 far and keeps the smallest, until no move helps or the ``evals`` budget is spent. Nothing here
 is part of the format: the parameters chosen are stored in the header and decoding stays one
 pass. The budget is the planner's (:class:`ubpe.planner.settings.Settings`:
-``level3_search_floor``, ``_whole``, ``_prefix``, ``_share``, ``_evals``, ``_margin``).
+``level3_search_floor``, ``_whole``, ``_prefix``, ``_share``, ``_evals``, ``_margin``), bounded by
+``budget_plan`` to ``level3_search_work`` codings of the recording with the front-end chains'
+comparison (``_min_prefix``, ``level3_front_proxy_part``, ``level3_front_part_min``).
 """
 
 from __future__ import annotations
