@@ -38,7 +38,7 @@ from bench_level3 import UNSEEN, recordings, warm_level3  # noqa: E402
 from ubpe import level3  # noqa: E402
 from ubpe.planner import settings  # noqa: E402
 
-EXACT = dict(level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
+EXACT = dict(level3_search_work=0, level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
              level3_search_evals=1, level3_search_order_db=1e9, level3_search_order_start=1e9,
              level3_search_hold=2.0, level3_search_budget=1.5, level3_front_frames=1 << 13,
              level3_front_share=1.0)

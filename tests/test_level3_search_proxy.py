@@ -19,7 +19,7 @@ from ubpe.level3_search import MOVES, ORDER_MOVE, greedy, order_gain_db, plan, p
 from ubpe.planner import settings
 
 #: the exact whole-recording search (commit 08dcb7d) in today's settings
-EXACT = dict(level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
+EXACT = dict(level3_search_work=0, level3_search_floor=1 << 19, level3_search_prefix=1 << 16, level3_search_share=1.0,
              level3_search_evals=1, level3_search_order_db=1e9, level3_search_order_start=1e9,
              level3_search_hold=2.0, level3_search_budget=1.5, level3_front_frames=1 << 13,
              level3_front_share=1.0)

@@ -326,19 +326,23 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     n, C = x2.shape
     if front is not None and n * C > 0:
         auto = isinstance(front, str) and front == "auto"
-        if auto and search and params is None and _front_on_proxy(n, C):
+        chains = _chains(x2) if auto and search and params is None and _whole_budget(n * C) else None
+        if chains is not None and n < _stages_frames():  # (a short recording: the chain without stages)
+            chains = chains[:1]
+        if chains is not None and _front_on_proxy(n, C, len(chains)):
             # the chains compared on the search's proxy, each with its start parameters: the
             # winner's coding is the search's first (``_start``), no sample coded for the chains alone
-            chain, start = _choose_front_proxy(x2)
+            chain, start = _choose_front_proxy(x2, chains)
             if chain:
                 return _encode_front(x2, ndim, chain, None, True, False, start)
             return encode(values, front=None, _start=start)
         if auto and search and params is None and n < _front_frames():
             # a short recording: each chain coded whole (a sample would be all warm-up), then the
             # parameters searched on the whole recording behind the smallest (level3_search)
-            coded = [(encode(values, search=False, front=list(chain) or None), chain) for chain in _chains(x2)]
+            coded = [(encode(values, search=False, front=list(chain) or None), chain)
+                     for chain in (chains if chains is not None else _chains(x2))]
             best, chain = min(coded, key=lambda t: len(t[0]))
-            if _whole_budget(n * C):  # (b"" when the search keeps the defaults: ``best`` already)
+            if _whole_budget(n * C) and _search_codings(n, C) > 1:  # (b"": the search kept the defaults)
                 tuned = encode(values, search=True, front=list(chain) or None, _unless_defaults=True)
                 best = tuned if tuned and len(tuned) < len(best) else best
             return best
@@ -369,7 +373,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
     if params is None and search and version >= 3 and not vmod_decided:
-        prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm)
+        prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     head.append(MODE_MODEL)
     head += _uleb(_zig(lo)) + _uleb(step)
     head += _table_bytes(table if tmode else None)
@@ -595,7 +599,11 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
     n = y.shape[0]
     if _whole_budget(n * C):
-        return _search_whole(y, table, tmode, C, start), False
+        prm, vmod = _search_whole(y, table, tmode, C, start)
+        if vmod is None:
+            return prm, False
+        prm[_kernels().PRM_VMOD] = vmod
+        return prm, True
     from .planner import settings
 
     s = settings.current()
@@ -699,21 +707,25 @@ def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
 VMOD_HEADER_BYTES = 6  #: what the value model adds to the header (its mask bit and value), at most
 
 
-def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int]) -> list[int]:
+def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
     """``prm`` with the value model on (``vmod`` = 1, version 3) when the symbols' range is at
     most ``mixsignal.VM_MAX_RANGE`` and it codes the first ``Settings.level3_vmod_sample``
     frames smaller (their second half counted; all of them, exactly, when that is the whole
     recording): an ADC's unequal code widths or a rescaled grid show as uneven counts of
-    neighbouring values, which it learns; elsewhere it costs its learning."""
+    neighbouring values, which it learns; elsewhere it costs its learning. ``limit``: at most
+    this many first frames coded (``_vmod_frames``), the saving scaled to the frames the
+    sample above counts."""
     from .planner import settings
 
     k = _kernels()
-    frames = settings.current().level3_vmod_sample
-    if frames <= 0 or int(y.max()) - int(y.min()) + 1 > k.VM_MAX_RANGE or prm[k.PRM_VMOD]:
+    full = settings.current().level3_vmod_sample
+    if full <= 0 or int(y.max()) - int(y.min()) + 1 > k.VM_MAX_RANGE or prm[k.PRM_VMOD]:
         return prm
     n = y.shape[0]
+    frames = full if limit is None else max(1, min(full, limit))
     sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
-    scale = sample.shape[1]
+    counted = (n if n <= full else full - full // 2) / (sample.shape[0] - skip)
+    scale = sample.shape[1] * counted
     sample = _channel_sample(sample)  # (many channels: a few of them, the saving scaled up)
     scale /= sample.shape[1]
     on = list(prm)
@@ -724,6 +736,41 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int]) -> lis
     _coded_size(sample, on, table, 0, res)
     saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
     return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
+
+
+def _vmod_on_proxy(sym: np.ndarray, table: np.ndarray | None, tmode: int, s) -> bool:
+    """Whether ``_choose_front_proxy`` codes the chain without stages with the value model on,
+    its saving deciding it (no coding more: ``Settings.level3_vmod_on_proxy``): version 3 or
+    later, ``level3_vmod_sample`` > 0 and at most ``mixsignal.VM_MAX_RANGE`` symbols."""
+    symbols = table.size if tmode else int(sym.max()) - int(sym.min()) + 1
+    return bool(s.level3_vmod_on_proxy and s.level3_version >= 3 and s.level3_vmod_sample > 0
+                and symbols <= _kernels().VM_MAX_RANGE)
+
+
+def _vmod_saving(res: np.ndarray, n: int, s) -> int:
+    """The value model's choice (1: on) from a coding with it on of a recording's first
+    ``res.shape[0]`` frames (of ``n``; ``res``: the kernel's record, its last column what the
+    model saved, 1/16 bits): its saving on their second half (all of them when they are the
+    whole recording), scaled to the frames ``_choose_vmod`` counts, against its header bytes."""
+    length = res.shape[0]
+    half = 0 if length == n else length // 2
+    full = s.level3_vmod_sample
+    counted = n if n <= full else full - full // 2
+    saved = (int(res[-1, -1]) - (int(res[half - 1, -1]) if half else 0)) * counted / (length - half)
+    return int(saved > 16 * 8 * VMOD_HEADER_BYTES)
+
+
+def _vmod_frames(n: int, C: int, start: tuple | None) -> int | None:
+    """The frames ``_choose_vmod`` codes at most for a recording of n frames x C channels: the
+    search's prefix (``level3_search.budget_plan``; ``start``: ``_choose_front_proxy``'s, which
+    holds it) where ``Settings.level3_vmod_on_proxy`` and the search is on a prefix, else None."""
+    from .level3_search import budget_plan
+    from .planner import settings
+
+    s = settings.current()
+    if not s.level3_vmod_on_proxy or not _whole_budget(n * C):
+        return None
+    return start[4][0] if start is not None and len(start) > 4 else budget_plan(n, C, s)[0]
 
 
 def _channel_sample(y: np.ndarray) -> np.ndarray:
@@ -777,23 +824,38 @@ def _whole_budget(values: int) -> int:
 
 
 def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
-                  known: tuple | None = None) -> list[int]:
+                  known: tuple | None = None) -> tuple[list[int], int | None]:
     """The parameters that code a prefix of ``y`` smallest, by ``level3_search.greedy`` from
     DEFAULTS (``level3_search.proxy_plan``: the prefix's frames, the codings, the margin; the
     whole of ``y`` when the prefix is all of it, then the sizes are exact and the margin 0).
-    ``known``: (start, first move, the start's ``_coded_size`` of the prefix, ...), as
-    ``_choose_front_proxy`` measured them (not measured again), or None."""
-    from .level3_search import greedy, move_order, plan, proxy_plan, spare_codings
+    ``known``: (start, first move, the start's ``_coded_size`` of the prefix, the symbols,
+    the plan, the value model's choice), as ``_choose_front_proxy`` measured them (not measured
+    again), or None. Returns (the parameters, the value model's choice: 0 or 1, None when not
+    made). Where the start is measured here on a prefix shorter than ``y`` and the value model
+    may be used (``_vmod_on_proxy``), it is coded with the model on, which decides it (as
+    ``_vmod_saving``) and gives the size without it: no coding more; the search then has
+    one coding fewer when the start was measured on part of the prefix only (block LPC, "mult":
+    ``level3_search.chain_part``), so that the bound of ``budget_plan`` holds."""
+    from .level3_search import budget_plan, greedy, move_order, plan, spare_codings
     from .planner import settings
 
     s = settings.current()
-    frames, evals, margin = proxy_plan(y.shape[0], C, s)
+    planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
+    frames, evals, margin = planned
     start, first, start_size = known[:3] if known is not None else (*plan(y, s, DEFAULTS), None)
     evals = max(1, evals - spare_codings(start, DEFAULTS, s))
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
+    decided = known[5] if known is not None and len(known) > 5 else None
+    if start_size is None and frames < y.shape[0] and s.level3_search_work > 0:
+        if known is not None:  # (measured on the prefix's part: this coding is one the bound did not count)
+            evals = max(1, evals - 1)
+        if decided is None and _vmod_on_proxy(y, table, tmode, s):
+            res = np.zeros((frames, 3 * C), np.int64)
+            start_size = _coded_size(proxy, _vector(dict(start, vmod=1), C), tab, 0, res) + int(res[-1, -1]) / 128
+            decided = _vmod_saving(res, y.shape[0], s)
     best, _ = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin, first,
                      start_size=start_size, order=move_order(y, s))
-    return _vector(best, C)
+    return _vector(best, C), decided
 
 
 def _proxy_symbols(y: np.ndarray, table: np.ndarray | None, tmode: int, frames: int) -> tuple:
@@ -804,51 +866,81 @@ def _proxy_symbols(y: np.ndarray, table: np.ndarray | None, tmode: int, frames: 
     return y, (table if tmode == TABLE_VALUES else None)
 
 
-def _front_on_proxy(n: int, C: int) -> bool:
-    """Whether a recording of n frames x C channels has its front-end chain chosen on the
-    search's proxy (``_choose_front_proxy``): its parameters searched by ``level3_search.greedy``
-    on a prefix shorter than it, and n >= ``Settings.level3_front_on_proxy``."""
-    from .level3_search import proxy_plan
+def _search_codings(n: int, C: int) -> int:
+    """The codings ``_search_whole`` spends on a recording of n frames x C channels
+    (``level3_search.budget_plan``): 1 measures only its start, which a short recording coded
+    whole with each chain at the default parameters has measured."""
+    from .level3_search import budget_plan
+    from .planner import settings
+
+    return budget_plan(n, C, settings.current())[1]
+
+
+def _front_on_proxy(n: int, C: int, chains: int = 1) -> bool:
+    """Whether a recording of n frames x C channels has its front-end chain chosen (among
+    ``chains`` chains) on the search's proxy (``_choose_front_proxy``): its parameters searched
+    by ``level3_search.greedy`` on a prefix shorter than it (``level3_search.budget_plan``), and
+    n >= ``Settings.level3_front_on_proxy``."""
+    from .level3_search import budget_plan
     from .planner import settings
 
     s = settings.current()
-    return bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy and proxy_plan(n, C, s)[0] < n
+    return bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy and budget_plan(n, C, s, chains)[0] < n
 
 
-def _choose_front_proxy(x2: np.ndarray) -> tuple[tuple, tuple | None]:
-    """The chain of FRONT_CHAINS whose output codes the search's proxy (the prefix of
-    ``level3_search.proxy_plan``) smallest, each with the parameters the search starts from on
-    it (``level3_search.plan``), its stage params' share of the prefix added; and for the encoding
-    of its output, (the start, the first move, the start's size, ``_symbols`` of the output)
-    (None: the raw mode)."""
+def _choose_front_proxy(x2: np.ndarray, chains: list | None = None) -> tuple[tuple, tuple | None]:
+    """The chain of ``chains`` (None: ``_chains(x2)``) whose output codes the search's proxy (the
+    prefix of ``level3_search.budget_plan``) smallest, each with the parameters the search starts
+    from on it (``level3_search.plan``), its stage params' share of the prefix added; and for the
+    encoding of its output, (the start, the first move, the start's size (None: not measured),
+    ``_symbols`` of the output, the plan) (None: the raw mode). The chain without stages (the
+    first) is coded on the whole prefix, the others on its first ``Settings.level3_front_proxy_part``
+    (the first's payload length frame by frame gives its size there: no coding more)."""
     import msgpack
 
-    from .level3_search import plan, proxy_plan
+    from .level3_search import budget_plan, chain_part, plan
     from .planner import settings
 
     s = settings.current()
     n, C = x2.shape
-    frames = proxy_plan(n, C, s)[0]
-    # the chains compared on the prefix less its warm-up (block LPC has none: a warm-up counted favours it)
-    skip = max(1, min(frames - 1, int(frames * s.level3_front_proxy_skip)))
+    chains = _chains(x2) if chains is None else chains
+    planned = budget_plan(n, C, s, len(chains))
+    frames = planned[0]
+    part = max(2, chain_part(frames, s)) if frames > 1 else frames
     best = None
-    for chain in _chains(x2):
+    plain = None  # the chain without stages: its payload's length after each frame of the prefix
+    for chain in chains:
         y, record = _forward(x2, chain) if chain else (x2, [])
         symbols = _symbols(y)
+        # the chains compared on the prefix (or its part) less its warm-up (block LPC has none: a warm-up counted favours it)
+        length = part if chain and plain is not None else frames
+        skip = max(1, min(length - 1, int(length * s.level3_front_proxy_skip)))
         if symbols is None:  # raw: no coder, its bytes
             size, known = float(y.size * y.dtype.itemsize), None
         else:
             _, _, sym, table, tmode = symbols
             start, first = plan(sym, s, DEFAULTS)
-            proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, frames)
-            res = np.zeros((frames, 2 * C), np.int64)  # the payload's length after each frame
-            size = _coded_size(proxy, _vector(start, C), tab, skip, res)
-            known = (start, first, size + int(res[skip - 1, -1]), symbols)
+            proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, length)
+            vmod = not chain and _vmod_on_proxy(sym, table, tmode, s)
+            # the payload's length after each frame (and with the value model: what it saved, 1/16 bits)
+            res = np.zeros((length, (3 if vmod else 2) * C), np.int64)
+            size = _coded_size(proxy, _vector(dict(start, vmod=1) if vmod else start, C), tab, skip, res)
+            lengths = res[:, 2 * C - 1].astype(np.float64)
+            decided = None
+            if vmod:  # its saving counted as _choose_vmod counts it; the sizes without it
+                lengths += res[:, -1] / 128
+                decided = _vmod_saving(res, n, s)
+                size = float(lengths[-1] - lengths[skip - 1]) + (size - (int(res[-1, 2 * C - 1]) - int(res[skip - 1, 2 * C - 1])))
+            whole = size + float(lengths[skip - 1])
+            known = (start, first, whole if length == frames else None, symbols, planned, decided)
+            if not chain:
+                plain = lengths
         if chain:  # its params' share; and the margin by which the () chain's models gain after the prefix
-            size += len(msgpack.packb(record, use_bin_type=True)) * (frames - skip) / n
+            size += len(msgpack.packb(record, use_bin_type=True)) * (length - skip) / n
             size *= 1 + s.level3_front_proxy_margin
-        if best is None or size < best[0]:
-            best = (size, chain, known)
+        if best is None or (size < best[0] if length == best[3] else
+                            size < float(plain[length - 1] - plain[skip - 1])):
+            best = (size, chain, known, length)
     return best[1], best[2]
 
 
@@ -867,12 +959,12 @@ def _forward(x2: np.ndarray, chain) -> tuple[np.ndarray, list]:
     return np.ascontiguousarray(y.T), record
 
 
-def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None) -> float:
+def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None, res: np.ndarray | None = None) -> float:
     """``_coded_size`` of y (any integers) with the default parameters (changed by ``change``),
-    y[skip:] only."""
+    y[skip:] only (``res``: the kernel's record of each frame, as ``_coded_size`` takes it)."""
     y = y.astype(np.int64)
     prm = _vector(dict(DEFAULTS, **change), y.shape[1]) if change else default_params(y.shape[1])
-    return _coded_size(y - y.min(), prm, None, skip)
+    return _coded_size(y - y.min(), prm, None, skip, res)
 
 
 def _chains(x2: np.ndarray) -> list:
@@ -881,6 +973,12 @@ def _chains(x2: np.ndarray) -> list:
 
     split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
     return [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
+
+
+def _stages_frames() -> int:
+    from .planner import settings
+
+    return settings.current().level3_front_stages_frames
 
 
 def _front_frames() -> int:
@@ -904,7 +1002,12 @@ def settings_front_long() -> bool:
 def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     """The chain of FRONT_CHAINS whose output codes smallest (default parameters) on the second
     half of the middle max(``Settings.level3_front_frames``, n // FRONT_SAMPLE) frames; () when
-    ``search`` is off or the recording is shorter."""
+    ``search`` is off or the recording is shorter. The chains with stages are coded on the first
+    ``Settings.level3_front_sample_part`` of the sample only (at least ``level3_front_part_min``
+    frames), measured on its second half against the chain without on the same frames (that
+    chain's payload length frame by frame: no coding more)."""
+    from .planner import settings
+
     n = x2.shape[0]
     if not search or n < _front_frames():
         return ()
@@ -912,22 +1015,34 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     frames = max(_front_frames(), n // FRONT_SAMPLE)
     frames = max(2, min(frames, int(n * settings_front_share())))
     start = (n - frames) // 2
+    s = settings.current()
+    part = frames if s.level3_front_sample_part >= 1 else max(
+        2, min(frames, max(int(frames * s.level3_front_sample_part), s.level3_front_part_min)))
     best = None
+    plain = None  # the chain without stages: its payload's length after each frame of the sample
     for chain in _chains(x2):
         y, record = _forward(x2, chain) if chain else (x2, [])
-        size = _tail_bytes(y[start:start + frames], frames // 2)
+        length = part if chain and plain is not None else frames
+        if not chain and part < frames:
+            res = np.zeros((frames, 2 * x2.shape[1]), np.int64)
+            size = _tail_bytes(y[start:start + frames], frames // 2, None, res)
+            plain = res[:, -1]
+        else:
+            size = _tail_bytes(y[start:start + length], length // 2)
         if chain:  # the stage's params (LPC coefficients, digits), their share of the sample
             import msgpack
 
-            size += len(msgpack.packb(record, use_bin_type=True)) * (frames // 2) / n
-        if best is None or size < best[0]:
-            best = (size, chain)
+            size += len(msgpack.packb(record, use_bin_type=True)) * (length // 2) / n
+        if best is None or (size < best[0] if length == best[2] else
+                            size < int(plain[length - 1]) - int(plain[length // 2 - 1])):
+            best = (size, chain, length)
     if best[1] and settings_front_long():
         # a front end won against the plain chain at the default parameters: the plain chain
         # with LONG_MEMORY too (block LPC's residual has lost the long partials a 1 024-tap
         # NLMS stage follows: music-oxygen-login, Vorbis-decoded, 3.0 % smaller coded whole)
-        y = x2[start:start + frames]
-        if _tail_bytes(y, frames // 2, LONG_MEMORY) < best[0]:
+        length = best[2]
+        y = x2[start:start + length]
+        if _tail_bytes(y, length // 2, LONG_MEMORY) < best[0]:
             return ()
     return best[1]
 

@@ -2,6 +2,8 @@
 
     greedy(size, start, evals, margin) -> (parameters by name, size)
     proxy_plan(frames, channels, settings) -> (proxy frames, evals, margin)
+    budget_plan(frames, channels, settings, chains) -> proxy_plan's, the search's work bounded
+    chain_part(frames, settings): the prefix's frames the chains with stages are compared on
     plan(y, settings, defaults) -> (start parameters, the move tried first)
     order_gain_db(y), hold_share(y): the cheap statistics ``plan`` reads
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
@@ -13,7 +15,9 @@ warm-up where the parameters matter most) by coordinate descent over physically 
 far and keeps the smallest, until no move helps or the ``evals`` budget is spent. Nothing here
 is part of the format: the parameters chosen are stored in the header and decoding stays one
 pass. The budget is the planner's (:class:`ubpe.planner.settings.Settings`:
-``level3_search_floor``, ``_whole``, ``_prefix``, ``_share``, ``_evals``, ``_margin``).
+``level3_search_floor``, ``_whole``, ``_prefix``, ``_share``, ``_evals``, ``_margin``), bounded by
+``budget_plan`` to ``level3_search_work`` codings of the recording with the front-end chains'
+comparison (``_min_prefix``, ``level3_front_proxy_part``, ``level3_front_part_min``).
 """
 
 from __future__ import annotations
@@ -120,6 +124,53 @@ def proxy_plan(frames: int, channels: int, settings) -> tuple[int, int, float]:
     values = proxy * max(1, channels)
     evals = max(1, min(MAX_EVALS, max(settings.level3_search_evals, settings.level3_search_floor // values)))
     return proxy, evals, (0.0 if proxy == frames else settings.level3_search_margin)
+
+
+def chain_part(frames: int, settings) -> int:
+    """The frames of a search's prefix of ``frames`` frames on which the front-end chains with
+    stages are compared with the chain without (``ubpe.level3._choose_front_proxy``): its first
+    ``settings.level3_front_proxy_part``, but at least ``level3_front_part_min`` frames (on fewer,
+    block LPC, which has no warm-up, looks better than it codes the recording), at most all."""
+    if settings.level3_front_proxy_part >= 1:
+        return frames
+    return max(1, min(frames, max(int(frames * settings.level3_front_proxy_part), settings.level3_front_part_min)))
+
+
+def budget_plan(frames: int, channels: int, settings, chains: int = 1) -> tuple[int, int, float]:
+    """``proxy_plan``'s (prefix frames, codings, margin) with the work before the final coding
+    bounded by ``settings.level3_search_work`` codings of the recording (0: unbounded, as
+    ``proxy_plan``): the front-end ``chains`` on the prefix (the first, no stages, on all of it,
+    each other on ``chain_part`` of it) and the codings of the search after the first. Over the
+    bound: fewer codings first (down to ``level3_search_evals``), then a shorter prefix (down to
+    ``level3_search_min_prefix`` frames), then fewer codings (down to one: the chains'
+    comparison alone). A short recording's search then costs a share of its coding, as a long
+    one's (its prefix a quarter of it) does; the margin is ``level3_search_margin`` when the
+    prefix is shorter than the recording."""
+    proxy, evals, margin = proxy_plan(frames, channels, settings)
+    work = settings.level3_search_work * frames
+    if work <= 0:
+        return proxy, evals, margin
+    others = max(1, chains) - 1
+
+    def cost(p: int, e: int) -> int:  # frames coded before the final coding
+        return p * e + others * chain_part(p, settings)
+
+    if cost(proxy, evals) <= work:
+        return proxy, evals, margin
+    least = min(evals, settings.level3_search_evals)
+    fewer = max(least, min(evals, int((work - others * chain_part(proxy, settings)) / proxy)))
+    if cost(proxy, fewer) <= work:
+        return proxy, fewer, margin
+    lo, hi = 1, proxy  # the longest prefix within the bound (cost grows with the prefix)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if cost(mid, least) <= work else (lo, mid - 1)
+    shorter = lo
+    floor = min(proxy, settings.level3_search_min_prefix)
+    if shorter < floor:
+        shorter = floor
+        least = max(1, min(least, int((work - others * chain_part(floor, settings)) / floor)))
+    return shorter, least, (0.0 if shorter == frames else settings.level3_search_margin)
 
 
 #: The move "order 64 over a short window" goes first when doubling the order of a linear

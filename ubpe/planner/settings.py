@@ -477,6 +477,43 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
+    #: Level 3's work before its final coding, bounded (``level3_search.budget_plan``; issue 29's
+    #: 0.2 M values/s on every recording): the front-end chains compared on the search's prefix
+    #: and the search's codings of it take at most level3_search_work codings of the recording
+    #: (a coding runs at 0.4-0.5 M values/s and is about 86 % of the encode's time on a short
+    #: recording: the final coding and one more keep the encode near 0.2; 0: unbounded, the
+    #: containers before, which spent 2.5-6 codings on recordings of 2 000 to 5 000 values and 10
+    #: on percussion-10's 557). Over it: fewer codings, then a shorter prefix (not below
+    #: level3_search_min_prefix frames), then fewer codings again (down to the start's alone).
+    #: The chains with stages are coded on level3_front_proxy_part of the prefix, at least
+    #: level3_front_part_min frames (``level3_search.chain_part``: on 768 frames block LPC looked
+    #: better than it codes cembalo-11, 7 % larger whole; on 1 024 not), and compared with the
+    #: chain without on the same frames by its payload's length frame by frame (no coding more),
+    #: and only on recordings of at least level3_front_stages_frames frames (on the 26 audio and 5
+    #: unseen recordings below 20 000 values they won on none below 8 192 frames, on seis-tly-bhz's
+    #: 12 684 by 14 %); the value model (``vmod``) is decided on the search's first coding of its
+    #: prefix (the model on, its saving counted: no coding more) where level3_vmod_on_proxy
+    #: (else by a coding of the first level3_vmod_sample frames: a whole coding more of a
+    #: recording of at most 2**14 frames). Kernel values coded per value of the input, against
+    #: the containers before: the audio 2.05 -> 1.75 (every recording at most 2.0, percussion-10
+    #: 10 -> 1), +0.026 % bytes (percussion-12 +2.6 %, percussion-10 +1.0 %, gummy-cat-2 +0.5 %,
+    #: cembalo-3 +0.4 %, cembalo-10 and -11 +0.2 %; work 1.25 with the stages on every length:
+    #: +0.027 %, 2.25 codings of five of them); the unseen the same bytes (acc-plux and
+    #: ecg-plux-1k 2.9 and 2.8 -> 2.1, seis-tly-bhz 3.0 -> 2.1); min_prefix 256: cembalo-11 +7 %.
+    level3_search_work: float = 1.0
+    level3_search_min_prefix: int = 1024
+    level3_front_proxy_part: float = 0.5
+    level3_front_part_min: int = 1024
+    level3_front_stages_frames: int = 8192
+    level3_vmod_on_proxy: bool = True
+    #: Level 3's chains chosen on a middle sample (recordings above level3_search_whole values,
+    #: ``level3._choose_front``): the chains with stages coded on this share of the sample (at
+    #: least level3_front_part_min frames), against the chain without on the same frames by its
+    #: payload's length frame by frame (1: each chain on all of the sample, as before). Against 1
+    #: on the 51 recordings above 65 536 values (ECG, 24 neural, unseen, unseen2): kernel values
+    #: coded per value 2.00 -> 1.94 (acoustic-plux 2.36 -> 2.11), the same bytes but
+    #: seis-anmo-lhz's +0.09 % (level 2's size, which the container then is).
+    level3_front_sample_part: float = 0.5
     #: Level 3, recordings whose chain is chosen on a middle sample (``level3._choose_front``):
     #: when a chain with stages codes the sample smaller than () at the default parameters, ()
     #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
