@@ -282,6 +282,11 @@ class Settings:
     #: :data:`ubpe.frontend.lpc.LPC_BLOCKS`) and refit (``reweight``) only with fast_lpc_reweight.
     fast_lpc_blocks: tuple[int, ...] | None = None
     fast_lpc_reweight: bool = True
+    #: Level 1's "mag" streams of more than fast_mag_rate_sample tokens choose their running-mean
+    #: rate on a sample (:data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`, 2**18, at the other levels):
+    #: the counts of seven rates over every token were 9 % of level 1's time on ECG. At 2**15 on
+    #: the bench signals and unseen recordings: see benchmarks/results/level1-fast.md.
+    fast_mag_rate_sample: int = 1 << 15
     #: A blocked level-1 container's blocks run the "lpc" stage with level 1's search (as its
     #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
     #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
