@@ -65,3 +65,34 @@ def test_level_1_rate_sample_setting_round_trips_and_is_deterministic():
                 out[above, block_size] = data
     with configured(fast_mag_rate_sample=n):
         assert ubpe.compress(x, level=1) == out[1 << 18, None]
+
+
+# ----------------------------------------------------------------------------- mult_detect's quotients
+
+
+def reference_quotient_steps(wide: np.ndarray, offset: int, base: int, ends: list[int]) -> np.ndarray:
+    """The differences within each window of ``(wide - offset) // base`` (integer floor division)."""
+    starts = [0] + ends[:-1]
+    parts = [np.diff((wide[a:b] - offset) // base) for a, b in zip(starts, ends)]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+@settings(deadline=None, max_examples=150)
+@given(st.lists(st.integers(-(1 << 31), (1 << 31) - 1), min_size=1, max_size=300),
+       st.integers(0, 63), st.sampled_from([1, 2, 3, 4, 5, 7, 8, 9, 16, 63, 64]),
+       st.lists(st.integers(1, 80), min_size=1, max_size=6), st.booleans())
+def test_quotient_entropy_is_the_entropy_of_the_quotients_steps(values, offset, base, cuts, narrow):
+    """``_quotient_entropy`` (two compiled passes) is exactly ``_entropy_of`` of the reference's
+    differences: the same counts, the same float; also over spans that take the sorting path."""
+    from ubpe.frontend import mult
+
+    wide = np.array(values, np.int64)
+    if narrow:  # few distinct differences: the histogram path
+        wide = np.cumsum(wide % 7 - 3)
+    ends = sorted({min(c * 7, wide.shape[0]) for c in cuts} | {wide.shape[0]})
+    want = reference_quotient_steps(wide, offset, base, ends)
+    steps = np.empty(wide.shape[0] - len(ends), np.int64)
+    got = mult._quotient_entropy(wide, offset, base, np.array(ends, np.int64), steps)
+    assert got == (mult._entropy_of(want.copy()) if want.size else 0.0)
+    if want.size:
+        assert np.array_equal(steps, want)
