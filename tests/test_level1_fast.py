@@ -96,3 +96,25 @@ def test_quotient_entropy_is_the_entropy_of_the_quotients_steps(values, offset, 
     assert got == (mult._entropy_of(want.copy()) if want.size else 0.0)
     if want.size:
         assert np.array_equal(steps, want)
+
+
+# ----------------------------------------------------------------------------- encoding methods
+
+
+def test_level_1_encodes_merges_by_the_fast_methods():
+    """Level 1's plan by estimates re-encodes a candidate with merges by
+    ``Settings.fast_encode_methods`` (replay alone by default): a container of motifs that
+    "bits" encodes smaller when it may (the same model) decodes either way, the default one by
+    replay."""
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        motifs = [rng.integers(0, 40, int(rng.integers(3, 9))) for _ in range(12)]
+        x = np.concatenate([motifs[i] for i in rng.integers(0, 12, 6000)]).astype(np.int16)
+    default = ubpe.compress(x, level=1)
+    with configured(fast_encode_methods=("replay", "bits")):
+        both = ubpe.compress(x, level=1)
+    info, info_both = ubpe.describe(default), ubpe.describe(both)
+    assert info.n_merges == info_both.n_merges > 0
+    assert info.method == "replay" and info_both.method == "bits" and len(both) < len(default)
+    for data in (default, both):
+        assert np.array_equal(ubpe.decompress(data), x)

@@ -130,9 +130,11 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     proposer = ReplayEncoder(n_tokens, fit_options, s)
     # candidates costed in this call, by content; none at level 1's plan by estimates, which codes
     # each candidate once (the memo's key hashes every token: 3 % of its time on ECG)
-    memo: dict | None = None if level == 1 and fast_applies(x, proposer, s) else {}
+    fast = level == 1 and fast_applies(x, proposer, s)
+    memo: dict | None = None if fast else {}
     cost = cost_function(base, memo, s.fast_mag_rate_sample if level == 1 else None)
-    best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, s)
+    methods = dataclasses.replace(s, encode_methods=s.fast_encode_methods) if fast else s
+    best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, methods)
     # never larger than level 1: level 1's container, kept when smaller (unless the search's
     # estimate of it is more than level1_within times level 2's container)
     if level == 2 and best.level1_estimate <= s.level1_within * cost(best).size:

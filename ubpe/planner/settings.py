@@ -343,6 +343,11 @@ class Settings:
     #: first by replay's): a second pass still shrinks the container a little, more passes hardly
     #: (benchmarks/README.md, "Encoding method").
     bits_passes: int = 2
+    #: The encoding methods level 1's plan by estimates (:func:`~ubpe.planner.fast.fast_plan`)
+    #: tries for a candidate with merges, instead of encode_methods: "bits" re-encoded every value
+    #: twice (a fifth of level 1's time on the unseen spo2-plux) for 96 B of its 24 698 B, the only
+    #: input of the bench signals and unseen recordings whose level-1 container it changed.
+    fast_encode_methods: tuple[str, ...] = ("replay",)
     #: Lossless floats (:mod:`ubpe.planner.floats`): bits of prediction residual the chain keeps
     #: per value; the rest go raw (a decimal mode's ``shifts``, a binary mode's grid above the
     #: lowest bit).
