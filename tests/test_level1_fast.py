@@ -118,3 +118,16 @@ def test_level_1_encodes_merges_by_the_fast_methods():
     assert info.method == "replay" and info_both.method == "bits" and len(both) < len(default)
     for data in (default, both):
         assert np.array_equal(ubpe.decompress(data), x)
+
+
+def test_rate_sample_above_must_be_a_positive_int():
+    import pytest
+
+    tokens = _loud_residual(1000, 1)
+    vocab = int(tokens.max()) + 1
+    with pytest.raises(TypeError, match="rate_sample_above"):
+        encode_stream(tokens, vocab, coders=("mag",), rate_sample_above=1.5)
+    with pytest.raises(ValueError, match="rate_sample_above"):
+        encode_stream(tokens, vocab, coders=("mag",), rate_sample_above=0)
+    with pytest.raises(TypeError, match="rate_sample_above"):
+        encode_stream(tokens, vocab, coders=("mag",), rate_sample_above=True)

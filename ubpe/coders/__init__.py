@@ -30,6 +30,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from .._validate import check_int
 from ..errors import CorruptDataError
 from . import cms2, cmt2, const, floatpack, mag, mixsignal, packed, rans
 from ._base import MAX_VOCAB, Coder, Tokens, packed_width
@@ -93,6 +94,8 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     :data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`; the writer's choice, decoded alike).
     """
     vocab_size = _check_vocab(vocab_size)
+    if rate_sample_above is not None:
+        rate_sample_above = check_int("rate_sample_above", rate_sample_above, 1)
     unknown = [c for c in coders if c not in _BY_NAME]
     if unknown:
         raise ValueError(f"unknown coders {unknown}; choose from {CODERS}")
