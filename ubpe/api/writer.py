@@ -25,7 +25,7 @@ from ..format.fields import alphabet_field, alphabet_values, escape_field, escap
 from ..frontend.chains import build_chain
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
-from ..planner.fast import fast_stages, with_settings
+from ..planner.fast import applies as fast_applies, fast_stages, with_settings
 from ..tokenizer import Tokenizer
 
 #: ``compress(block_size=None)``: values per block. Inputs of more values are cut into blocks of
@@ -71,12 +71,14 @@ def run(fn: Callable[[Any], Any], items: list, threads: int) -> list:
 # ============================================================================ one stream
 
 
-def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict[str, Any]:
+def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
+                     rate_sample_above: int | None = None) -> dict[str, Any]:
     """The container fields of a planner candidate (built once, cached on it). With ``memo`` (a
     dict kept for one ``compress`` call), a candidate equal to one built before (the same
     fields besides the stream, coders offered and token stream: the planner's screen and its
     proposals often build the same one) takes that one's fields without coding its stream again
-    (``memo`` holds candidates of one ``base``)."""
+    (``memo`` holds candidates of one ``base``). ``rate_sample_above``: the coders' option
+    (:func:`ubpe.coders.encode_stream`; level 1's ``Settings.fast_mag_rate_sample``)."""
     if c.packed is None:
         a = len(c.alphabet)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": alphabet_field(c.alphabet),
@@ -96,7 +98,8 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict
         text = _TEXT_CODERS & set(c.coders)
         # (more than 256 symbols are no bytes: not their values copied to learn it)
         classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) and a <= 256 else None
-        stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
+        stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes,
+                                      rate_sample_above=rate_sample_above)
         fields["stream"] = stream
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         # the stream grows with the values, and so do the payloads of stages that code data
@@ -108,12 +111,13 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict
     return c.packed[0]
 
 
-def cost_function(base: dict, memo: dict | None = None) -> Callable[[Candidate], Cost]:
+def cost_function(base: dict, memo: dict | None = None,
+                  rate_sample_above: int | None = None) -> Callable[[Candidate], Cost]:
     """The format's costing function for the planner: exact packed sizes (``memo``: see
     :func:`candidate_fields`)."""
 
     def cost(c: Candidate) -> Cost:
-        candidate_fields(base, c, memo)
+        candidate_fields(base, c, memo, rate_sample_above)
         return c.packed[1]
 
     return cost
@@ -123,17 +127,21 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
                    n_tokens: int | None, fit_options: dict, s: Settings, threads: int) -> dict[str, Any]:
     """The fields of the smallest container the planner finds for ``x`` (``(channels, frames)``
     integers) over ``chains``."""
-    memo: dict = {}  # candidates costed in this call, by content
-    cost = cost_function(base, memo)
     proposer = ReplayEncoder(n_tokens, fit_options, s)
-    best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, s)
+    # candidates costed in this call, by content; none at level 1's plan by estimates, which codes
+    # each candidate once (the memo's key hashes every token: 3 % of its time on ECG)
+    fast = level == 1 and fast_applies(x, proposer, s)
+    memo: dict | None = None if fast else {}
+    cost = cost_function(base, memo, s.fast_mag_rate_sample if level == 1 else None)
+    methods = dataclasses.replace(s, encode_methods=s.fast_encode_methods) if fast else s
+    best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, methods)
     # never larger than level 1: level 1's container, kept when smaller (unless the search's
     # estimate of it is more than level1_within times level 2's container)
     if level == 2 and best.level1_estimate <= s.level1_within * cost(best).size:
         one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
         if cost(one).size < cost(best).size:
             best = one
-    return candidate_fields(base, best, memo)
+    return candidate_fields(base, best, memo, s.fast_mag_rate_sample if level == 1 else None)
 
 
 def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: int) -> dict[str, Any]:
@@ -332,7 +340,8 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
         # share of coding them (the lean search's 2**13-value context-mixing samples ranked
         # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
-        cost, proposer = cost_function(base, {}), ReplayEncoder(n_tokens, fit_options, s)
+        cost = cost_function(base, {}, s.fast_mag_rate_sample if level == 1 else None)
+        proposer = ReplayEncoder(n_tokens, fit_options, s)
         best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
         if level == 2:  # on the sample, never larger than level 1's plan
             one = plan(sample, level1_chains(chains), 1, cost, proposer, s, threads=threads, lean=False)
@@ -392,7 +401,8 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         if positions.size:
             fields["esc"] = escape_field(flat, positions)
         tokens = model.encode(ids) if use_merges else ids  # by the model's method
-        fields["stream"] = coders.encode_stream(tokens, vocab, coders=offered, classes=classes)
+        fields["stream"] = coders.encode_stream(tokens, vocab, coders=offered, classes=classes,
+                                                rate_sample_above=s.fast_mag_rate_sample if level == 1 else None)
         fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
         packed = container.pack_block(fields, (f1 - f0) * src.channels)
         if progress is not None:

@@ -31,6 +31,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from .._validate import check_int
 from ..errors import CorruptDataError
 from . import cms2, cmt2, const, floatpack, hold, mag, mixsignal, packed, rans
 from ._base import MAX_VOCAB, Coder, Tokens, packed_width
@@ -82,16 +83,20 @@ def _check_tokens(tokens: Any, vocab_size: int) -> np.ndarray:
 
 
 def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...] = coders_for(1),
-                  classes: np.ndarray | None = None) -> dict:
+                  classes: np.ndarray | None = None, rate_sample_above: int | None = None) -> dict:
     """Encode tokens in ``[0, vocab_size)`` with the smallest of ``coders``; return the stream map.
 
     ``coders`` lists the candidates by name ("packed" is always one; "const" is used whenever
     one symbol repeats and it is offered); a coder runs only on the streams it applies to
     (``Coder.symbols``: "cmt2" only with ``classes``, from :func:`text_classes`, one per symbol;
     "cms2" only without). The smallest msgpack size wins, ties to the earlier of
-    :data:`REGISTRY`. Same input, same bytes.
+    :data:`REGISTRY`. Same input, same bytes. ``rate_sample_above``: "mag" chooses its
+    running-mean rate on a sample of a stream longer than this (None: above
+    :data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`; the writer's choice, decoded alike).
     """
     vocab_size = _check_vocab(vocab_size)
+    if rate_sample_above is not None:
+        rate_sample_above = check_int("rate_sample_above", rate_sample_above, 1)
     unknown = [c for c in coders if c not in _BY_NAME]
     if unknown:
         raise ValueError(f"unknown coders {unknown}; choose from {CODERS}")
@@ -104,7 +109,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     # (level 2's dense ids span millions of values for a few thousand tokens: a pass over the
     # histogram read 8 bytes a value of the span), else from the histogram; the same array
     used = np.unique(arr).astype(np.intp, copy=False) if vocab_size > 8 * n else np.flatnonzero(counts)
-    t = Tokens(arr, vocab_size, counts, used, classes)
+    t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)
     others = [c for c in REGISTRY if c.kind != "trivial" and c.name in coders and c.applies(classes)]

@@ -25,6 +25,9 @@ class Tokens:
     counts: np.ndarray
     ids: np.ndarray
     classes: np.ndarray | None
+    #: "mag" chooses its running-mean rate on a sample above this many tokens (None: its own
+    #: :data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`)
+    rate_sample_above: int | None = None
 
     @property
     def n(self) -> int:

@@ -48,14 +48,16 @@ def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
     return freqs
 
 
-def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) -> dict | None:
+def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
+                sample_above: int = RATE_SAMPLE_ABOVE) -> dict | None:
     """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
 
     The center is the median token (the id of a residual's zero when ids follow values; from
     ``counts``, the tokens' histogram, when given); the running-mean rate and the precision pb
     are chosen by exact table bits + raw bits + the payload's cross-entropy under the normalised
-    frequencies (beyond :data:`RATE_SAMPLE_ABOVE` tokens the rate by those of a sample, then the
-    precision by all the tokens' counts under that rate).
+    frequencies (beyond ``sample_above`` tokens, :data:`RATE_SAMPLE_ABOVE` unless given, the rate
+    by those of a sample of ``sample_above / 2`` tokens, then the precision by all the tokens'
+    counts under that rate).
     """
     n = int(arr.size)
     tokens = np.ascontiguousarray(arr, dtype=np.int64)
@@ -64,11 +66,11 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
     else:  # the smallest token with more than n // 2 tokens at or below it
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
     rates = RATES
-    if n > RATE_SAMPLE_ABOVE:  # the rate chosen on a sample, then counted on every token
-        sample = tokens.reshape(RATE_SAMPLE_WINDOWS, -1)[:, :RATE_SAMPLE_ABOVE // (2 * RATE_SAMPLE_WINDOWS)] if n % RATE_SAMPLE_WINDOWS == 0 else None
+    if n > sample_above:  # the rate chosen on a sample, then counted on every token
+        width = max(sample_above // (2 * RATE_SAMPLE_WINDOWS), 1)
+        sample = tokens.reshape(RATE_SAMPLE_WINDOWS, -1)[:, :width] if n % RATE_SAMPLE_WINDOWS == 0 else None
         if sample is None:
             step = n // RATE_SAMPLE_WINDOWS
-            width = RATE_SAMPLE_ABOVE // (2 * RATE_SAMPLE_WINDOWS)
             sample = np.stack([tokens[k * step:k * step + width] for k in range(RATE_SAMPLE_WINDOWS)])
         stats = np.zeros((RATES.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
         for window in sample:  # (each window's running means start at zero)
@@ -109,7 +111,8 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None) 
 
 def encode(tokens: Tokens, budget: int) -> dict | None:
     """The "mag" stream, or None when its estimate cannot beat ``budget`` bytes."""
-    return _encode_mag(tokens.values, budget, tokens.counts)
+    above = RATE_SAMPLE_ABOVE if tokens.rate_sample_above is None else tokens.rate_sample_above
+    return _encode_mag(tokens.values, budget, tokens.counts, above)
 
 
 def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import coders
+from .._kernels import digits as _digits
 from .._validate import expect_map, field_int
 from ..errors import CorruptDataError
 from ._stage import SIGNED_OF_WIDTH, Stage, register
@@ -60,8 +61,30 @@ def _entropy_of(v: np.ndarray, own: bool = False) -> float:
         counts = counts[counts > 0]
     else:
         _, counts = np.unique(v, return_counts=True)
-    p = counts / v.size
-    return float(-(p * np.log2(p)).sum()) + (counts.size - 1) / (2.0 * v.size * np.log(2.0))
+    return _entropy_of_counts(counts, v.size)
+
+
+def _entropy_of_counts(counts: np.ndarray, size: int) -> float:
+    """:func:`_entropy_of` of ``size`` values from their distinct values' counts (int64, in
+    increasing order of the values, none zero)."""
+    p = counts / size
+    return float(-(p * np.log2(p)).sum()) + (counts.size - 1) / (2.0 * size * np.log(2.0))
+
+
+def _quotient_entropy(wide: np.ndarray, offset: int, base: int, ends: np.ndarray, steps: np.ndarray) -> float:
+    """:func:`_entropy_of` of the differences within each window (ends ``ends``) of
+    ``floor((wide - offset) / base)`` (``wide`` int64 below 2**32 in magnitude; ``steps`` a
+    buffer of their number), the same float: the differences and their histogram in two
+    compiled passes (:mod:`ubpe._kernels.digits`), the counts of the same values in the same
+    order."""
+    if steps.shape[0] == 0:
+        return 0.0
+    lo, hi = _digits.quotient_steps(wide, offset, base, ends, steps)
+    if hi - lo < 4 * steps.shape[0] + 1024:
+        counts = np.zeros(hi - lo + 1, np.int64)
+        _digits.step_counts(steps, lo, counts)
+        return _entropy_of_counts(counts[counts > 0], steps.shape[0])
+    return _entropy_of(steps, own=True)
 
 
 def _digit_entropy(h: np.ndarray) -> float:
@@ -257,6 +280,7 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
         return steps
 
     raw = _entropy_of(steps_of(wide), own=True)
+    ends_array = np.array(ends, np.int64)
     gains: dict[tuple[int, int], float] = {}
     for i, m in enumerate(MULT_BASES):
         if not maybe[i]:
@@ -267,11 +291,9 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
             continue
         c = _mult_offset(h)
         if arr.dtype.itemsize <= 4:  # mult_forward's quotient: floor((x - c) / m), as _floor_div's floats
-            np.subtract(wide, c, out=q)
-            np.floor(np.divide(q, float(m), out=quot), out=quot)
-            np.copyto(q, quot, casting="unsafe")  # exact: integers below 2**33
-        else:
-            q[:] = mult_forward(sample, m, c)[0]
+            gains[(m, c)] = raw - _quotient_entropy(wide, c, m, ends_array, steps) - hr
+            continue
+        q[:] = mult_forward(sample, m, c)[0]
         gains[(m, c)] = raw - _entropy_of(steps_of(q), own=True) - hr
     top = max(gains.values(), default=0.0)
     if top < MULT_MIN_GAIN:

@@ -69,8 +69,9 @@ def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[S
 
 @dataclass
 class _LayoutPass:
-    """One compiled pass of :func:`ubpe._kernels.level1.layout_stats` over the values ``y`` and
-    the histogram around it, shared by :func:`static_parts` and :func:`layouts` (``memo``)."""
+    """The counts of :func:`ubpe._kernels.level1.layout_stats` over the values ``y`` (by two
+    :func:`~ubpe._kernels.level1.mag_stats` passes, one a layout) and the histogram around it,
+    shared by :func:`static_parts` and :func:`layouts` (``memo``)."""
 
     lo: int
     hi: int
@@ -101,8 +102,12 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
     has_dense = dense_fits(where.shape[0], lo, hi)
     stats, raws = None, (0, 0)
     if where.shape[0] > 1:
+        # layout_stats' counts, by one mag_stats pass a layout (magnitudes and classes first, then
+        # both rates; 1.22 -> 0.85 ms on ECG's LPC residual)
         stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
-        raws = _k.layout_stats(d, rank, int(rank[middle]), middle, *s.estimate_rates, has_dense, stats)
+        rates = np.array(s.estimate_rates, np.int64)
+        raws = (int(_k.mag_stats(rank[d], int(rank[middle]), rates, stats[:2])),
+                int(_k.mag_stats(d, middle, rates, stats[2:])) if has_dense else 0)
     found = _LayoutPass(lo, hi, d, counts, present, rank, where, middle, has_dense, stats, raws)
     if memo is not None:
         memo[id(y)] = (y, found)

@@ -282,6 +282,11 @@ class Settings:
     #: :data:`ubpe.frontend.lpc.LPC_BLOCKS`) and refit (``reweight``) only with fast_lpc_reweight.
     fast_lpc_blocks: tuple[int, ...] | None = None
     fast_lpc_reweight: bool = True
+    #: Level 1's "mag" streams of more than fast_mag_rate_sample tokens choose their running-mean
+    #: rate on a sample (:data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`, 2**18, at the other levels):
+    #: the counts of seven rates over every token were 9 % of level 1's time on ECG. At 2**15 on
+    #: the bench signals and unseen recordings: see benchmarks/results/level1-fast.md.
+    fast_mag_rate_sample: int = 1 << 15
     #: A blocked level-1 container's blocks run the "lpc" stage with level 1's search (as its
     #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
     #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
@@ -338,6 +343,11 @@ class Settings:
     #: first by replay's): a second pass still shrinks the container a little, more passes hardly
     #: (benchmarks/README.md, "Encoding method").
     bits_passes: int = 2
+    #: The encoding methods level 1's plan by estimates (:func:`~ubpe.planner.fast.fast_plan`)
+    #: tries for a candidate with merges, instead of encode_methods: "bits" re-encoded every value
+    #: twice (a fifth of level 1's time on the unseen spo2-plux) for 96 B of its 24 698 B, the only
+    #: input of the bench signals and unseen recordings whose level-1 container it changed.
+    fast_encode_methods: tuple[str, ...] = ("replay",)
     #: Lossless floats (:mod:`ubpe.planner.floats`): bits of prediction residual the chain keeps
     #: per value; the rest go raw (a decimal mode's ``shifts``, a binary mode's grid above the
     #: lowest bit).
