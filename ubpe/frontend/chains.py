@@ -27,6 +27,10 @@ MULT_CHAINS = ("mult+delta1", "mult+lpc", "mult+lpc+adaptive")
 for _name in GRID_CHAINS + DECORRELATE_CHAINS + MULT_CHAINS:
     _first, _rest = _name.split("+", 1)
     PREDICTORS[_name] = ((_first, {}),) + PREDICTORS[_rest]
+# the grid stage followed by any other chain ("grid" alone: the grid's indices as they are), so
+# that whatever chain suits values divided by their step is reachable from the values
+for _name in [k for k in PREDICTORS if not k.startswith("grid")]:
+    PREDICTORS["grid" if _name == "none" else "grid+" + _name] = (("grid", {}),) + PREDICTORS[_name]
 
 
 def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[Stage]:

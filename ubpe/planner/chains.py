@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..frontend import STAGES
 from ..frontend.chains import DECORRELATE_CHAINS, GRID_CHAINS, MULT_CHAINS, PREDICTORS, is_fast
 from ..frontend.mult import mult_detect
 from .settings import Settings
@@ -23,7 +24,11 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     if x.shape[0] >= 2:
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS]
     if x.size and x.dtype.kind in "iu" and has_grid(x):
-        specs += [PREDICTORS[k] for k in GRID_CHAINS]
+        k, params = STAGES["grid"]().forward(x)
+        after = [(("grid", {}),) + spec for spec in auto_chains(k, level, s) if not spec or spec[0][0] != "grid"]
+        if all(p["step"] > 1 for p in params["channels"]):
+            return after  # every channel on a grid: the chains on the values are those on k, scaled
+        specs += after
     if x.size and x.dtype.kind in "iu" and has_low_digits(x, s.digit_channels):
         specs += [PREDICTORS[k] for k in MULT_CHAINS]
     specs = [spec for spec in specs if level != 1 or is_fast(spec)]
@@ -73,4 +78,3 @@ def has_low_digits(x: np.ndarray, channels: int | None = None) -> bool:
     if channels is not None and x.shape[0] > channels:
         rows = np.unique(np.linspace(0, x.shape[0] - 1, channels).astype(np.int64))
     return any(mult_detect(np.ascontiguousarray(x[r]))[0] > 1 for r in rows.tolist())
-
