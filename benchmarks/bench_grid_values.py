@@ -1,7 +1,7 @@
 """Values on a grid (``offset + step * k``) against the values ``k`` themselves, levels 1 to 3.
 
     UBPE_DATA=/work/shared/data python benchmarks/bench_grid_values.py [--levels 1,2,3] [--only NAME ...]
-    PYTHONPATH=/path/to/other/checkout python benchmarks/bench_grid_values.py   # the same table there
+    python benchmarks/bench_grid_values.py --checkout /path/to/main   # the same table with main's ubpe
 
 Each case is built from real data (shared/data, and /work/unseen2's 24-bit drum hit when present)
 as it occurs in practice: 16-bit audio shifted left by 8 and by 16 into int32 (and by 16 into
@@ -26,6 +26,8 @@ sys.path.insert(0, str(HERE))
 
 import _data  # noqa: E402
 
+if "--checkout" in sys.argv:  # (before ubpe is imported: the other checkout's package first)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--checkout") + 1]).resolve()))
 import ubpe  # noqa: E402
 
 DRUM = Path("/work/unseen2/drum-hat24mono_44100hz.npy")
@@ -66,6 +68,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--levels", default="1,2,3")
     ap.add_argument("--only", nargs="*", help="case names containing any of these words")
+    ap.add_argument("--checkout", help="import ubpe from this checkout instead (e.g. a worktree of main)")
     args = ap.parse_args()
     levels = [int(v) for v in args.levels.split(",")]
     print(f"ubpe from {Path(ubpe.__file__).parent}")

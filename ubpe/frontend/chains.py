@@ -17,7 +17,8 @@ PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
     "delta1+adaptive": (("delta", {"order": 1}), ("adaptive", {})),
     "rank+delta1": (("rank", {}), ("delta", {"order": 1})),
 }
-# values on a grid offset + step * k as k, then predicted (offered when a channel has a step > 1)
+# values on a grid offset + step * k as k, then predicted (the automatic choice offers "grid"
+# followed by every chain it offers k: ubpe.planner.auto_chains)
 GRID_CHAINS = ("grid+delta1", "grid+lpc", "grid+lpc+adaptive")
 # channels predicted from channels, then in time (offered for two or more channels)
 DECORRELATE_CHAINS = ("decorrelate+delta1", "decorrelate+lpc", "decorrelate+lpc+adaptive")
