@@ -49,6 +49,28 @@ def grid_forward(x: Any) -> tuple[np.ndarray, dict]:
     return k.astype(kdtype), {"offset": offset, "step": step, "bits": bits, "unsigned": unsigned}
 
 
+def channel_grids_finer(x: Any) -> bool:
+    """Whether the values ``x`` (``(frames, channels)`` integers, two or more channels) lie on
+    per-channel grids that all the channels together do not share, and every channel is on a
+    grid (each channel's step, the gcd of its differences to its least value, above 1, or the
+    channel constant) with some channel's step above the joint one (the gcd of every value's
+    difference to the least of all): the "grid" stage then gives each channel its own step,
+    where a coder that divides by the joint step (level 3) keeps part of it. Exact (Python
+    integers via the order-preserving uint64 map)."""
+    arr = np.asarray(x)
+    if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0 or arr.dtype.kind not in "iu":
+        return False
+    steps = []
+    for c in range(arr.shape[1]):
+        u, _ = ordered(np.ascontiguousarray(arr[:, c]))
+        steps.append(int(np.gcd.reduce(u - u.min())))
+    if any(step == 1 for step in steps):
+        return False  # (a channel off any grid would be passed through as unsigned bits)
+    u, _ = ordered(np.ascontiguousarray(arr).reshape(-1))
+    joint = int(np.gcd.reduce(u - u.min()))
+    return any(step > joint for step in steps)
+
+
 def check_grid_params(params: Any, n: int, dtype: Any) -> tuple[int, int, int, int]:
     """Validate untrusted grid params; ``(offset, step, bits, unsigned)``."""
     where = "grid params"
