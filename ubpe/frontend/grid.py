@@ -62,10 +62,15 @@ def channel_grids_finer(x: Any) -> bool:
         return False
     steps = []
     for c in range(arr.shape[1]):
+        # (a channel off any grid would be passed through as unsigned bits: no; most channels
+        # show it in their first values, decided before the whole channel is converted)
+        head, _ = ordered(np.ascontiguousarray(arr[:256, c]))
+        if arr.shape[0] > 256 and int(np.gcd.reduce(head - head.min())) == 1:
+            return False
         u, _ = ordered(np.ascontiguousarray(arr[:, c]))
         steps.append(int(np.gcd.reduce(u - u.min())))
-    if any(step == 1 for step in steps):
-        return False  # (a channel off any grid would be passed through as unsigned bits)
+        if steps[-1] == 1:
+            return False
     u, _ = ordered(np.ascontiguousarray(arr).reshape(-1))
     joint = int(np.gcd.reduce(u - u.min()))
     return any(step > joint for step in steps)

@@ -20,7 +20,7 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     :data:`~ubpe.frontend.chains.DECORRELATE_CHAINS`; when a channel is on a grid with a step > 1 (:func:`has_grid`),
     "grid" followed by every chain this function gives the grid's indices ``k`` (so whatever
     the divided values would get, rank, mult and decorrelate chains included, is reachable;
-    a 24-bit drum hit on a grid of 16: "grid+rank+delta1", 11 798 B at level 1 against 12 939 B
+    a 24-bit drum hit on a grid of 16: "grid+rank+delta1", 11 801 B at level 1 against 12 939 B
     with "grid+delta1", its values divided 11 782 B), and only those when every channel is on
     a grid (the chains on the values themselves are those on ``k`` scaled); when a channel's codes have skewed low digits
     (:func:`has_low_digits`), the ``mult`` chains of :data:`~ubpe.frontend.chains.MULT_CHAINS`."""
