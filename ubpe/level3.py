@@ -887,7 +887,10 @@ def _chains(x2: np.ndarray) -> list:
     split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
     chains = [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
     # channels on grids of their own (steps or offsets differ): each divided by its step first
-    return [("grid",) + chain for chain in chains] if channel_grids_finer(x2) else chains
+    from .planner import settings
+
+    divided = settings.current().grid_divided and channel_grids_finer(x2)
+    return [("grid",) + chain for chain in chains] if divided else chains
 
 
 def _front_frames() -> int:

@@ -8,6 +8,7 @@ searches with); :func:`given_model_fields` codes values with a model the caller 
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import hashlib
 import threading
@@ -25,6 +26,7 @@ from ..format.fields import alphabet_field, alphabet_values, escape_field, escap
 from ..frontend.chains import build_chain
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
+from ..planner import settings as planner_settings
 from ..planner.fast import fast_stages, with_settings
 from ..tokenizer import Tokenizer
 
@@ -64,8 +66,11 @@ def run(fn: Callable[[Any], Any], items: list, threads: int) -> list:
     """``[fn(i) for i in items]``, on ``threads`` threads (in order; the first error raised)."""
     if threads <= 1 or len(items) <= 1:
         return [fn(i) for i in items]
+    # each item in a copy of the caller's context: settings read where a stage runs (the "grid"
+    # stage's ``Settings.grid_divided``) are the caller's, as on one thread
+    context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
-        return list(pool.map(fn, items))
+        return list(pool.map(lambda item: context.copy().run(fn, item), items))
 
 
 # ============================================================================ one stream
@@ -97,7 +102,8 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None) -> dict
         # (more than 256 symbols are no bytes: not their values copied to learn it)
         classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) and a <= 256 else None
         stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes)
-        if classes is not None and "cms2" in c.coders and np.dtype(base["dtype"]).itemsize > 1:
+        if classes is not None and "cms2" in c.coders and np.dtype(base["dtype"]).itemsize > 1 \
+                and planner_settings.current().grid_divided:
             stream = _signal_stream(c, stream)
         fields["stream"] = stream
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container

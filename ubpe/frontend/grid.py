@@ -166,17 +166,20 @@ class GridStage(Stage):
         if x.dtype.kind not in "iu":
             raise TypeError(f"the grid stage takes integer values, got dtype {x.dtype}")
         bits = 8 * x.dtype.itemsize
-        rows, params = [], []
+        rows, params, constant = [], [], set()
         for row in x:
             k, p = grid_forward(row)
             if p["step"] == 1 and row.size and (row == row[0]).all():
                 p = {**p, "offset": int(row[0]), "step": 2}
                 k = np.zeros(row.shape[0], np.uint8)
+                constant.add(len(rows))
             rows.append(k)
             params.append(p)
         width = max((8 * k.dtype.itemsize if p["step"] > 1 else bits for k, p in zip(rows, params)), default=8)
+        from ..planner.settings import current  # (here, not at the top: the planner imports this)
+
         for i, (row, p) in enumerate(zip(x, params)):
-            if p["step"] > 1 and row.size:
+            if p["step"] > 1 and row.size and i not in constant and current().grid_divided:
                 rows[i], params[i] = _centered(row, rows[i], p, width)
         out = np.empty(x.shape, dtype=f"u{width // 8}")
         for i, (k, p) in enumerate(zip(rows, params)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontend import STAGES
-from ..frontend.chains import DECORRELATE_CHAINS, MULT_CHAINS, PREDICTORS, is_fast
+from ..frontend.chains import DECORRELATE_CHAINS, GRID_CHAINS, MULT_CHAINS, PREDICTORS, is_fast
 from ..frontend.mult import mult_detect
 from .settings import Settings
 
@@ -27,7 +27,9 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     specs = [PREDICTORS[name] for name in s.auto_chains]
     if x.shape[0] >= 2:
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS]
-    if x.size and x.dtype.kind in "iu" and has_grid(x):
+    if x.size and x.dtype.kind in "iu" and not s.grid_divided and has_grid(x):
+        specs += [PREDICTORS[k] for k in GRID_CHAINS]
+    elif x.size and x.dtype.kind in "iu" and has_grid(x):
         k, params = STAGES["grid"]().forward(x)
         after = [(("grid", {}),) + spec for spec in auto_chains(k, level, s) if not spec or spec[0][0] != "grid"]
         if all(p["step"] > 1 for p in params["channels"]):

@@ -573,6 +573,15 @@ class Settings:
     #: the smaller (tests/test_groups_level2.py: a walk and a square wave, 6 000 frames in blocks
     #: of 7 000 values, 1 573 bytes blocked, 1 651 each alone; 40 000 frames: 7 856 and 7 224).
     group_blocked_alone_frames: int = 1 << 18
+    #: Values on a grid coded as the values divided (tests/test_grid_values.py,
+    #: benchmarks/bench_grid_values.py): "grid" followed by every chain the grid's indices get
+    #: (:func:`ubpe.planner.auto_chains`), the grid's indices put where the predictors see the
+    #: values divided (``ubpe.frontend.grid``), "cms2" offered the byte-valued outputs of wider
+    #: values (``ubpe.api.writer``), level 3's chains after "grid" for channels on grids of their
+    #: own (``ubpe.level3``). False: the writer before (the three ``GRID_CHAINS``, the least value
+    #: as offset), which the fixtures frozen before it record. A 24-bit drum hit on a grid of 16:
+    #: level 1 12 939 -> 11 801 B, level 2 11 793 -> 11 636 B (divided: 11 782, 11 617 B).
+    grid_divided: bool = True
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
