@@ -22,14 +22,17 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     the divided values would get, rank, mult and decorrelate chains included, is reachable;
     a 24-bit drum hit on a grid of 16: "grid+rank+delta1", 11 801 B at level 1 against 12 939 B
     with "grid+delta1", its values divided 11 782 B), and only those when every channel is on
-    a grid (the chains on the values themselves are those on ``k`` scaled); when a channel's codes have skewed low digits
-    (:func:`has_low_digits`), the ``mult`` chains of :data:`~ubpe.frontend.chains.MULT_CHAINS`."""
+    a grid (the chains on the values themselves are those on ``k`` scaled; ``s.grid_divided``
+    off: the three of :data:`~ubpe.frontend.chains.GRID_CHAINS`); when a channel's codes have
+    skewed low digits (:func:`has_low_digits`), the ``mult`` chains of
+    :data:`~ubpe.frontend.chains.MULT_CHAINS`."""
     specs = [PREDICTORS[name] for name in s.auto_chains]
     if x.shape[0] >= 2:
         specs += [PREDICTORS[k] for k in DECORRELATE_CHAINS]
-    if x.size and x.dtype.kind in "iu" and not s.grid_divided and has_grid(x):
+    grid = bool(x.size) and x.dtype.kind in "iu" and has_grid(x)
+    if grid and not s.grid_divided:
         specs += [PREDICTORS[k] for k in GRID_CHAINS]
-    elif x.size and x.dtype.kind in "iu" and has_grid(x):
+    elif grid:
         k, params = STAGES["grid"]().forward(x)
         after = [(("grid", {}),) + spec for spec in auto_chains(k, level, s) if not spec or spec[0][0] != "grid"]
         if all(p["step"] > 1 for p in params["channels"]):
