@@ -123,7 +123,7 @@ def _signal_stream(c: Candidate, stream: dict) -> dict:
     be bytes: a grid's indices (12-bit codes left-justified in 16 bits, values * 422 in int16)
     are the signal divided, not text. 1 804 values of a walk times 422 plus 589 in int16,
     level 2: 803 B, "cmt2" on the grid's indices 875 B of stream; "cms2" 729 B, the container
-    779 B (the walk itself: 759 B)."""
+    780 B (the walk itself: 759 B)."""
     signal = coders.encode_stream(c.tokens, max(len(c.alphabet) + len(c.merges), 1), coders=("cms2",))
     return signal if len(msgpack.packb(signal)) < len(msgpack.packb(stream)) else stream
 
