@@ -454,7 +454,11 @@ def test_grid_stage_output_and_cost():
     y, record = run_chain(x, [("grid", {})])
     p = record[0]
     assert y.dtype == np.uint8 and p["width"] == 8 and [c["step"] for c in p["channels"]] == [64, 64, 2]
-    assert np.array_equal(y[0].astype(np.int64), k[:, 0] - k[:, 0].min())
+    # the channel's indices, moved up by a constant (towards where the predictors see the values
+    # divided, 128 + x // 64, as far as uint8 allows): offset + step * index is the value
+    lift = y[0].astype(np.int64) - (k[:, 0] - k[:, 0].min())
+    assert (lift == lift[0]).all() and 0 <= lift[0] <= 255 - int(y[0].max()) + lift[0]
+    assert np.array_equal(p["channels"][0]["offset"] + 64 * y[0].astype(np.int64), x[:, 0])
     assert not y[2].any()
     # a channel without a grid passes unchanged and costs a params map of a few bytes
     x[:, 1] += np.arange(5000, dtype=np.int16) % 2

@@ -968,11 +968,21 @@ def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None, res: np.nd
 
 
 def _chains(x2: np.ndarray) -> list:
-    """FRONT_CHAINS, those with "mult" only when ``mult_detect`` splits a channel."""
+    """FRONT_CHAINS, those with "mult" only when ``mult_detect`` splits a channel; each after
+    "grid" when the channels lie on grids of their own (``frontend.grid.channel_grids_finer``:
+    two channels of 16-bit audio, one shifted left by 8 and one times 6 less 5 in int32, 12 000
+    frames: 21 538 B, level 2's container, against 20 231 B for the audio itself)."""
     from .frontend.mult import mult_detect
 
+    from .frontend.grid import channel_grids_finer
+
     split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
-    return [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
+    chains = [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
+    # channels on grids of their own (steps or offsets differ): each divided by its step first
+    from .planner import settings
+
+    divided = settings.current().grid_divided and channel_grids_finer(x2)
+    return [("grid",) + chain for chain in chains] if divided else chains
 
 
 def _stages_frames() -> int:

@@ -17,7 +17,8 @@ PREDICTORS: dict[str, tuple[tuple[str, dict], ...]] = {
     "delta1+adaptive": (("delta", {"order": 1}), ("adaptive", {})),
     "rank+delta1": (("rank", {}), ("delta", {"order": 1})),
 }
-# values on a grid offset + step * k as k, then predicted (offered when a channel has a step > 1)
+# values on a grid offset + step * k as k, then predicted (the automatic choice offers "grid"
+# followed by every chain it offers k: ubpe.planner.auto_chains)
 GRID_CHAINS = ("grid+delta1", "grid+lpc", "grid+lpc+adaptive")
 # channels predicted from channels, then in time (offered for two or more channels)
 DECORRELATE_CHAINS = ("decorrelate+delta1", "decorrelate+lpc", "decorrelate+lpc+adaptive")
@@ -27,6 +28,10 @@ MULT_CHAINS = ("mult+delta1", "mult+lpc", "mult+lpc+adaptive")
 for _name in GRID_CHAINS + DECORRELATE_CHAINS + MULT_CHAINS:
     _first, _rest = _name.split("+", 1)
     PREDICTORS[_name] = ((_first, {}),) + PREDICTORS[_rest]
+# the grid stage followed by any other chain ("grid" alone: the grid's indices as they are), so
+# that whatever chain suits values divided by their step is reachable from the values
+for _name in [k for k in PREDICTORS if not k.startswith("grid")]:
+    PREDICTORS["grid" if _name == "none" else "grid+" + _name] = (("grid", {}),) + PREDICTORS[_name]
 
 
 def build_chain(spec: tuple[tuple[str, dict], ...]) -> list[Stage]:

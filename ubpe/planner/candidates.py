@@ -75,10 +75,12 @@ def run_threads(fn: Callable[[Any], Any], items: list, threads: int) -> list:
     release the GIL; every candidate is costed on its own, so the result is the same)."""
     if threads <= 1 or len(items) <= 1:
         return [fn(i) for i in items]
+    import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
+    context = contextvars.copy_context()  # (each item in a copy: the caller's settings, as on one thread)
     with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
-        return list(pool.map(fn, items))
+        return list(pool.map(lambda item: context.copy().run(fn, item), items))
 
 
 def dense_fits(a: int, lo: int, hi: int) -> bool:

@@ -625,6 +625,15 @@ class Settings:
     #: few holds each token costs a step decision more than an order-0 coder (at 60 M tokens/s it
     #: costs little to try). Sizes: benchmarks/results/weather.md.
     hold_min_share: float = 0.5
+    #: Values on a grid coded as the values divided (tests/test_grid_values.py,
+    #: benchmarks/bench_grid_values.py): "grid" followed by every chain the grid's indices get
+    #: (:func:`ubpe.planner.auto_chains`), the grid's indices put where the predictors see the
+    #: values divided (``ubpe.frontend.grid``), "cms2" offered the byte-valued outputs of wider
+    #: values (``ubpe.api.writer``), level 3's chains after "grid" for channels on grids of their
+    #: own (``ubpe.level3``). False: the writer before (the three ``GRID_CHAINS``, the least value
+    #: as offset), which the fixtures frozen before it record. A 24-bit drum hit on a grid of 16:
+    #: level 1 12 939 -> 11 801 B, level 2 11 793 -> 11 636 B (divided: 11 782, 11 617 B).
+    grid_divided: bool = True
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
