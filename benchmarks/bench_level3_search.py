@@ -15,7 +15,7 @@ speed, and how many recordings each configuration codes larger than "before". ``
 decodes every container (round trip).
 
 The configurations: "new" (the defaults: the search on a prefix, 2 codings of a quarter of a
-short recording, order 64 from the start where ``level3_search.order_gain_db`` predicts many
+short recording, order 64 from the start where ``search.order_gain_db`` predicts many
 resonances); "exact" (the exact whole-recording search of commit 08dcb7d: up to 64 codings of
 the whole, 2**19 values at least); "before" (level3_search_floor = 0: no search below 8 192
 frames, chunks above); and the points of the trade-off curve named by their changes to the defaults.

@@ -1,4 +1,4 @@
-"""Level-3 bytes taken apart and put back together (the layout of ``ubpe/level3.py``'s module
+"""Level-3 bytes taken apart and put back together (the layout of ``ubpe/level3/format.py``'s module
 docstring), for structure-aware mutations: a field changed, the rest kept, the CRC-32 of a
 front-end record recomputed as a hostile writer would. ``main`` runs the mutations in a child
 process (tests/test_hostile_level3.py)."""

@@ -1,5 +1,5 @@
 """Hostile level-3 ("mixsignal") payloads that pass every checksum: a hostile writer recomputes
-the header CRC-32 of a front-end record (docs/format.md; ``ubpe/level3.py``'s byte layout), so
+the header CRC-32 of a front-end record (docs/format.md; ``ubpe/level3/format.py``'s byte layout), so
 the checks behind it must hold on their own. Each case is built from bytes, without running a
 kernel, and decoding it is ``ubpe.CorruptDataError``.
 """

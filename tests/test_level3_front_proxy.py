@@ -1,5 +1,5 @@
 """Level 3's front-end chain chosen on the search's proxy (Settings.level3_front_on_proxy,
-ubpe.level3_search.greedy's start_size): the search starts from the winning chain's coding of
+ubpe.level3.search.greedy's start_size): the search starts from the winning chain's coding of
 the prefix instead of coding it again; what it writes decodes exactly, does not depend on the
 run, and is reachable as before through the settings."""
 
@@ -12,7 +12,7 @@ from test_level3 import SETTINGS, round_trip, signals
 from test_level3_search import plucked_string
 
 from ubpe import level3
-from ubpe.level3_search import greedy
+from ubpe.level3.search import greedy
 from ubpe.planner import settings
 
 

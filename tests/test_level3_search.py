@@ -1,4 +1,4 @@
-"""Level 3's search over a whole short recording (ubpe.level3_search, Settings.level3_search_*):
+"""Level 3's search over a whole short recording (ubpe.level3.search, Settings.level3_search_*):
 what it chooses decodes exactly, is never larger than what the writer chose before it, and does
 not depend on threads or processes."""
 
@@ -14,7 +14,7 @@ from test_level3 import SETTINGS, round_trip, signals
 
 import ubpe
 from ubpe import level3
-from ubpe.level3_search import MOVES, greedy
+from ubpe.level3.search import MOVES, greedy
 from ubpe.planner import settings
 
 

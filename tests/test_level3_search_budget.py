@@ -1,5 +1,5 @@
 """Level 3's work before its final coding, bounded (issue 29: 0.2 M values/s both ways on every
-recording; ``ubpe.level3_search.budget_plan`` and ``chain_part``, ``Settings.level3_search_work``,
+recording; ``ubpe.level3.search.budget_plan`` and ``chain_part``, ``Settings.level3_search_work``,
 ``level3_search_min_prefix``, ``level3_front_proxy_part``, ``level3_front_part_min``,
 ``level3_vmod_on_proxy``): the plan keeps the front-end chains' comparison and the search's
 codings within the bound, and what ``compress(level=3)`` writes under it decodes exactly, is the
@@ -15,7 +15,7 @@ from test_level3_search import plucked_string
 
 import ubpe
 from ubpe import level3
-from ubpe.level3_search import budget_plan, chain_part, proxy_plan
+from ubpe.level3.search import budget_plan, chain_part, proxy_plan
 from ubpe.planner import settings
 
 LENGTHS = (2, 300, 557, 1000, 2088, 2721, 4425, 12684, 40950, 60000, 1 << 16)

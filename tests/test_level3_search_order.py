@@ -1,4 +1,4 @@
-"""The order of the moves level 3's search on a prefix tries first (ubpe.level3_search.greedy's
+"""The order of the moves level 3's search on a prefix tries first (ubpe.level3.search.greedy's
 ``order``, move_order, smooth_db; Settings.level3_search_proxy_moves, level3_search_smooth_db,
 level3_search_smooth_moves): which moves a small budget measures, the cue that picks the list,
 and that a searched recording still round-trips and is deterministic."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ubpe import level3
-from ubpe.level3_search import MOVES, greedy, move_order, smooth_db
+from ubpe.level3.search import MOVES, greedy, move_order, smooth_db
 from ubpe.planner import settings
 
 

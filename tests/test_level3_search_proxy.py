@@ -1,4 +1,4 @@
-"""Level 3's search on a proxy (ubpe.level3_search.proxy_plan, order_gain_db; Settings.level3_search_*
+"""Level 3's search on a proxy (ubpe.level3.search.proxy_plan, order_gain_db; Settings.level3_search_*
 and level3_front_frames): the prefix and budget it plans, the move it tries first, and what it
 writes: exact round trips, never larger than the unsearched container where the proxy is the
 whole recording or the recording is below the chains' sample, the same bytes from 1 and 2
@@ -15,7 +15,7 @@ from test_level3_search import plucked_string
 
 import ubpe
 from ubpe import level3
-from ubpe.level3_search import MOVES, ORDER_MOVE, greedy, order_gain_db, plan, proxy_plan, spare_codings
+from ubpe.level3.search import MOVES, ORDER_MOVE, greedy, order_gain_db, plan, proxy_plan, spare_codings
 from ubpe.planner import settings
 
 #: the exact whole-recording search (commit 08dcb7d) in today's settings
@@ -165,7 +165,7 @@ def test_the_exact_search_of_before_is_a_setting():
 def test_held_values_try_the_mix_per_hold_state_first():
     """A staircase (each value held for 3 frames: 2/3 of the frames repeat) asks for the
     least-squares mix per hold state first; a tone that never repeats does not."""
-    from ubpe.level3_search import HOLD_MOVE, first_move, hold_share
+    from ubpe.level3.search import HOLD_MOVE, first_move, hold_share
 
     stairs = np.repeat(np.cumsum(np.random.default_rng(9).integers(-3, 4, 3000)), 3).reshape(-1, 1)
     assert hold_share(stairs) > 0.6

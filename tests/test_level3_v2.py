@@ -35,7 +35,7 @@ ADDED = dict(p3=12, t4=12, k3=4, apmr=7, lvl=1)
 
 
 def added_params(channels: int, **change) -> list[int]:
-    return level3._vector(dict(level3.DEFAULTS, **dict(ADDED, **change)), channels)
+    return level3.format._vector(dict(level3.DEFAULTS, **dict(ADDED, **change)), channels)
 
 
 def uleb(v: int) -> bytes:
@@ -91,7 +91,7 @@ def test_a_changed_parameter_marked_with_its_base_value_is_refused():
     x = np.arange(100, dtype=np.int16) % 7
     data = level3.encode(x, params=level3.default_params(1), front=None)
     base = level3.base_params(1)
-    good = level3.encode(x, params=level3._vector(dict(level3.DEFAULTS, p2=9), 1), front=None)
+    good = level3.encode(x, params=level3.format._vector(dict(level3.DEFAULTS, p2=9), 1), front=None)
     # the field in ``good``: mask (bit PRM_P2) then 9; rewrite 9 as the base value 8
     at = good.index(bytes([1 << mixsignal.PRM_P2, 9]))
     bad = good[:at + 1] + bytes([base[mixsignal.PRM_P2]]) + good[at + 2:]
@@ -136,7 +136,7 @@ def test_same_bytes_in_another_process(tmp_path):
     (the kernel run as plain Python: tests/test_level3.py, test_compiled_kernel_equals_its_plain_python_run)."""
     rng = np.random.default_rng(17)
     x = (np.cumsum(rng.integers(-300, 301, (150, 2)), axis=0) * 3).astype(np.int32)
-    prm = level3._vector(dict(level3.DEFAULTS, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4, **ADDED), 2)
+    prm = level3.format._vector(dict(level3.DEFAULTS, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4, **ADDED), 2)
     np.save(tmp_path / "x.npy", x)
     code = ("import json, numpy as np; from ubpe import level3; from ubpe.planner import configured\n"
             f"x = np.load({str(tmp_path / 'x.npy')!r})\n"

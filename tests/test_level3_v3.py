@@ -20,7 +20,7 @@ from ubpe.planner import configured
 
 
 def vmod_params(channels: int, **change) -> list[int]:
-    return level3._vector(dict(level3.DEFAULTS, vmod=1, **change), channels)
+    return level3.format._vector(dict(level3.DEFAULTS, vmod=1, **change), channels)
 
 
 def rescaled(frames: int = 12000) -> np.ndarray:
@@ -130,8 +130,8 @@ def test_compiled_kernel_equals_its_plain_python_run(tmp_path):
     z = np.stack([rescaled(400), rescaled(400)[::-1] // 2], 1)
     z[::37, 0] = 1200
     base = dict(level3.DEFAULTS, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
-    prm_x = level3._vector(dict(base, fmix=1, t3=5), 2)
-    prm_y = level3._vector(dict(base, p3=12, t4=12, k3=4, apmr=7, lvl=1), 2)
+    prm_x = level3.format._vector(dict(base, fmix=1, t3=5), 2)
+    prm_y = level3.format._vector(dict(base, p3=12, t4=12, k3=4, apmr=7, lvl=1), 2)
     prm_z = vmod_params(2, p1=6, n1=16, n2=8, n3=4, p2=3, t1=6, t2=4, k1=4)
     for name, a in (("x", x), ("y", y), ("z", z)):
         np.save(tmp_path / f"{name}.npy", a)

@@ -26,7 +26,7 @@ def _version_4():
 
 
 def params(channels: int, **change) -> list[int]:
-    return level3._vector(dict(level3.DEFAULTS, **change), channels)
+    return level3.format._vector(dict(level3.DEFAULTS, **change), channels)
 
 
 @SETTINGS

@@ -20,7 +20,7 @@ from ubpe.planner import configured
 
 
 def params(channels: int, **change) -> list[int]:
-    return level3._vector(dict(level3.DEFAULTS, **change), channels)
+    return level3.format._vector(dict(level3.DEFAULTS, **change), channels)
 
 
 @SETTINGS

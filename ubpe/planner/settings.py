@@ -370,7 +370,7 @@ class Settings:
     #: decimal integers at one width), kept when smaller: a short series' container (0: never).
     float_packed_max_values: int = 1 << 16
     #: Level 3 (``ubpe.level3``): a recording of at most level3_search_whole values has its
-    #: parameters searched by ``ubpe.level3_search.greedy`` on a prefix of it (the proxy: its
+    #: parameters searched by ``ubpe.level3.search.greedy`` on a prefix of it (the proxy: its
     #: first max(level3_search_prefix, level3_search_share x frames) frames, the whole recording
     #: when that is all of it; a short recording is all warm-up, which the prefix holds), with
     #: max(level3_search_evals, level3_search_floor / the proxy's values) codings of the proxy
@@ -393,8 +393,8 @@ class Settings:
     #: unseen -0.007 % (3 recordings, ppg-systole -4.8 %); ECG, seismic, neural the same bytes.
     #: 4 codings: the audio 0.202 % smaller, encode about 0.8x of main's (below 0.21 on a busy machine).
     level3_search_evals: int = 3
-    #: ... the moves (``level3_search.MOVES`` by name) the search on the prefix tries first, in
-    #: this order (after the move a cue puts first, ``level3_search.plan``; the rest in MOVES'
+    #: ... the moves (``search.MOVES`` by name) the search on the prefix tries first, in
+    #: this order (after the move a cue puts first, ``search.plan``; the rest in MOVES'
     #: order; () : MOVES' order). Each move coded alone from the search's start on the whole
     #: recording, the 47 of at most 65 536 values (audio, seismic, unseen): steps x2 and short
     #: window / 2 help most (summed gain 15.8 % and 14.0 %; best of the first two 0.60 % a
@@ -403,14 +403,14 @@ class Settings:
     #: +14.9 %, electric-piano-3 +1.4 %, trumpet-1 +1.9 % when the prefix chose it).
     level3_search_proxy_moves: tuple = ("steps x2", "short window / 2", "long NLMS / 2")
     #: ... or these when the recording's power is at least level3_search_smooth_db decibels above
-    #: its first difference's (``level3_search.smooth_db``: oversampled, low-pass signals; the 32
+    #: its first difference's (``search.smooth_db``: oversampled, low-pass signals; the 32
     #: audio files score -4 to 17 dB, the unseen biosignals 16 to 49, where steps x2 never helped
     #: by more than 0.1 % and regularization x16 up to 4.7 % (ppg-systole), steps / 2 0.8 %; a
     #: low-pitched tone scores high too: steps x2 stays among them). 1e9: never.
     level3_search_smooth_db: float = 15.0
     level3_search_smooth_moves: tuple = ("regularization x16", "steps x2", "steps / 2")
     #: The search starts from order 64 over a short window (the defaults not measured) when it
-    #: predicts the recording this many dB better than order 32 (``level3_search.order_gain_db``:
+    #: predicts the recording this many dB better than order 32 (``search.order_gain_db``:
     #: more resonances than order 32 follows; on the () chain of the shared and unseen data it
     #: picked 10 recordings, all 0.4-11 % smaller with order 64, none larger; 1.17 % smaller audio
     #: against 0.91 % with order 64 only tried first), and tries it first from level3_search_order_db
@@ -421,13 +421,13 @@ class Settings:
     #: most 65 536 values (at most 0.54 dB).
     level3_search_order_db: float = 1.5
     level3_search_order_start: float = 1.5
-    #: ... and then codes the proxy this many times fewer (``level3_search.spare_codings``: from
+    #: ... and then codes the proxy this many times fewer (``search.spare_codings``: from
     #: order 64, a further move helped few of the tonal audio files, and each coding is of order 64:
     #: 1 against 0 on the 32 short audio files 0.04 % larger, 10 % less CPU (with order 32 of the short
     #: least squares solved every 16 frames); the same bytes elsewhere).
     level3_search_order_spare: int = 1
     #: ... and the least-squares mix per hold state first (on chunks of a longer recording too)
-    #: when this share of its frames repeat the one before (``level3_search.hold_share``; above
+    #: when this share of its frames repeat the one before (``search.hold_share``; above
     #: 1: never). Held values: 0.29-0.88 of the frames of 4 unseen biosignals (SpO2, respiration,
     #: EDA, a BVP), at most 0.23 of any other recording of the shared and unseen data.
     level3_search_hold: float = 0.25
@@ -437,13 +437,13 @@ class Settings:
     #: n/16 frames; a longer one's chunks are capped by level3_search_chunk, so the same budget
     #: buys more codings: 35 on a 1.5 M-value ECG, the rest spent by a greedy descent).
     level3_search_budget: float = 0.75
-    #: ... on SEARCH_CHUNKS chunks of n / 16 frames but at most this many (``ubpe.level3._search``;
+    #: ... on SEARCH_CHUNKS chunks of n / 16 frames but at most this many (``ubpe.level3.encoder._search``;
     #: the rest of the budget buys more candidates: a recording of more than 16 x this many
     #: frames gets more than three codings; 1 << 30: the chunks before). 8 192 against 16 384:
     #: ecg-systole (1.5 M values) 0.91 % smaller than the defaults whole (t2 = 6 and the NLMS
     #: steps halved, found by the descent) against 0.17 %; the seismometers the same choice,
     level3_search_chunk: int = 1 << 13
-    #: ... and at most this many for held values (``level3_search.hold_share`` at least
+    #: ... and at most this many for held values (``search.hold_share`` at least
     #: level3_search_hold: the least-squares mix per hold state learns each state on its share
     #: of a chunk): respiration-systole (1.5 M values, 0.29 of its frames held) 10.6 % smaller
     #: than the defaults whole with 16 384, 6.9 % with 8 192,
@@ -454,7 +454,7 @@ class Settings:
     #: smaller, on the mean, than the whole recording did),
     level3_search_lpc_margin: float = 0.01
     #: ... and with the codings left after CANDIDATES and the best two combined, a coordinate
-    #: descent (``level3_search.greedy``, MOVES) from the best on the chunks (False: none).
+    #: descent (``search.greedy``, MOVES) from the best on the chunks (False: none).
     level3_search_descent: bool = True
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
@@ -465,9 +465,9 @@ class Settings:
     level3_front_frames: int = 6144
     level3_front_share: float = 0.5
     #: A recording of at least this many frames whose parameters the search measures on a prefix
-    #: shorter than it (``level3_search.proxy_plan``) has its chain chosen on that prefix (its
+    #: shorter than it (``search.proxy_plan``) has its chain chosen on that prefix (its
     #: second half counted), each chain coded with the parameters the search starts from
-    #: (``ubpe.level3._choose_front_proxy``): the winner's coding is the search's first, no
+    #: (``ubpe.level3.encoder._choose_front_proxy``): the winner's coding is the search's first, no
     #: sample is coded for the chains alone, no recording coded whole with each chain (above
     #: level3_search_whole values: never; a large value: never, the chains' sample or whole
     #: codings above). 0 against never, alternated: the audio 0.179 -> 0.207 M values/s (CPU),
@@ -487,7 +487,7 @@ class Settings:
     #: to (), electric-piano-3 1.1 % larger), seismic and unseen the same bytes; 0.02 the audio
     #: 0.16 % larger than 0.01 (trumpet-12 loses block LPC).
     level3_front_proxy_margin: float = 0.01
-    #: Level 3's work before its final coding, bounded (``level3_search.budget_plan``; issue 29's
+    #: Level 3's work before its final coding, bounded (``search.budget_plan``; issue 29's
     #: 0.2 M values/s on every recording): the front-end chains compared on the search's prefix
     #: and the search's codings of it take at most level3_search_work codings of the recording
     #: (a coding runs at 0.4-0.5 M values/s and is about 86 % of the encode's time on a short
@@ -496,7 +496,7 @@ class Settings:
     #: on percussion-10's 557). Over it: fewer codings, then a shorter prefix (not below
     #: level3_search_min_prefix frames), then fewer codings again (down to the start's alone).
     #: The chains with stages are coded on level3_front_proxy_part of the prefix, at least
-    #: level3_front_part_min frames (``level3_search.chain_part``: on 768 frames block LPC looked
+    #: level3_front_part_min frames (``search.chain_part``: on 768 frames block LPC looked
     #: better than it codes cembalo-11, 7 % larger whole; on 1 024 not), and compared with the
     #: chain without on the same frames by its payload's length frame by frame (no coding more),
     #: and only on recordings of at least level3_front_stages_frames frames (on the 26 audio and 5
@@ -517,14 +517,14 @@ class Settings:
     level3_front_stages_frames: int = 8192
     level3_vmod_on_proxy: bool = True
     #: Level 3's chains chosen on a middle sample (recordings above level3_search_whole values,
-    #: ``level3._choose_front``): the chains with stages coded on this share of the sample (at
+    #: ``level3.encoder._choose_front``): the chains with stages coded on this share of the sample (at
     #: least level3_front_part_min frames), against the chain without on the same frames by its
     #: payload's length frame by frame (1: each chain on all of the sample, as before). Against 1
     #: on the 51 recordings above 65 536 values (ECG, 24 neural, unseen, unseen2): kernel values
     #: coded per value 2.00 -> 1.94 (acoustic-plux 2.36 -> 2.11), the same bytes but
     #: seis-anmo-lhz's +0.09 % (level 2's size, which the container then is).
     level3_front_sample_part: float = 0.5
-    #: Level 3, recordings whose chain is chosen on a middle sample (``level3._choose_front``):
+    #: Level 3, recordings whose chain is chosen on a middle sample (``level3.encoder._choose_front``):
     #: when a chain with stages codes the sample smaller than () at the default parameters, ()
     #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
     #: and kept when that is smaller still (block LPC's residual loses the long partials of
@@ -571,16 +571,16 @@ class Settings:
     #: value model, ``vmod``); 2 (a compact parameter field, a third least-squares predictor and
     #: the APMs' rate as parameters) and 1 write their versions' bytes.
     level3_version: int = 5
-    #: Version 3's value model (``vmod``, ``ubpe.level3._choose_vmod``) is tried, on symbol ranges
+    #: Version 3's value model (``vmod``, ``ubpe.level3.encoder._choose_vmod``) is tried, on symbol ranges
     #: of at most 4 096, on this many first frames of a recording (one coding with the model, the
     #: kernel counting what it saved; 0: never, the bytes of version 2's model). 2**13 to 2**15
     #: frames decided alike on the ECG, the 24 neural and 11 unseen recordings of narrow range but
     #: one (ppg-heartpy2, on from 2**14); on: the 24 neural files (their 64-step grid's values
     #: unevenly hit), acc-plux, three PPGs.
     level3_vmod_sample: int = 1 << 14
-    #: Level 3's front-end chain (``ubpe.level3._choose_front``) and value model choices code, for a
+    #: Level 3's front-end chain (``ubpe.level3.encoder._choose_front``) and value model choices code, for a
     #: recording of more channels than this, this many of its channels spread evenly
-    #: (``ubpe.level3._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
+    #: (``ubpe.level3.encoder._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
     #: of a 64-channel EEG (9 760 frames: its whole length for the value model), on top of one.
     level3_sample_channels: int = 8
     # Channel groups (ubpe/api/groups.py: a grouped container, one stream per group of channels,
