@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import zlib
 
+import msgpack
 import numpy as np
 
 from ..errors import CorruptDataError
+from ..frontend import lpc
+from ..frontend.grid import channel_grids_finer
+from ..frontend.mult import mult_detect
+from ..planner import settings
 from .format import (
     DEFAULTS,
     LPC_BLOCK,
@@ -42,6 +47,16 @@ from .format import (
     _working_values,
     _zig,
     default_params,
+)
+from .search import (
+    budget_plan,
+    chain_part,
+    greedy,
+    hold_share,
+    move_order,
+    order_gain_db,
+    plan,
+    spare_codings,
 )
 
 #: The front-end chains ``encode(front="auto")`` tries ("mult" ones only where mult_detect splits).
@@ -239,8 +254,6 @@ def _fixed(params, C: int) -> list[int]:
 
 def _lpc_fit(v: np.ndarray) -> list:
     """Each channel's block-LPC params (``ubpe.frontend.lpc.lpc_forward`` of its working values)."""
-    from ..frontend import lpc
-
     return [lpc.lpc_forward(np.ascontiguousarray(v[:, c]).astype(np.int32), block=LPC_BLOCK)[1]
             for c in range(v.shape[1])]
 
@@ -304,8 +317,6 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             return prm, False
         prm[_kernels().PRM_VMOD] = vmod
         return prm, True
-    from ..planner import settings
-
     s = settings.current()
     held = _holds(y)  # (the mix per hold state learns each state on its share of a chunk: longer ones)
     cap = s.level3_search_chunk_held if held else s.level3_search_chunk
@@ -371,8 +382,6 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             best, best_size = both, got
     if used < evals and s.level3_search_descent:
         # a coordinate descent (search.MOVES) from the best, with the codings left
-        from .search import greedy
-
         named, best_size = greedy(lambda named: size({k: v for k, v in named.items() if DEFAULTS[k] != v}),
                                   dict(DEFAULTS, **best), evals - used + 1, margin, start_size=best_size)
         best = {k: v for k, v in named.items() if DEFAULTS[k] != v}
@@ -387,8 +396,6 @@ def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
     the chunks at least ``s.level3_search_order_db``; the least-squares mix per hold state: held
     values, which put it, then block LPC, first; block LPC: held values only, its verdict on a
     chunk biased by the others' warm-up), the others in CANDIDATES' order."""
-    from .search import order_gain_db
-
     held = _holds(y)
     many = order_gain_db(np.concatenate(chunks)) >= s.level3_search_order_db
 
@@ -415,8 +422,6 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     neighbouring values, which it learns; elsewhere it costs its learning. ``limit``: at most
     this many first frames coded (``_vmod_frames``), the saving scaled to the frames the
     sample above counts."""
-    from ..planner import settings
-
     k = _kernels()
     full = settings.current().level3_vmod_sample
     if full <= 0 or int(y.max()) - int(y.min()) + 1 > k.VM_MAX_RANGE or prm[k.PRM_VMOD]:
@@ -464,9 +469,6 @@ def _vmod_frames(n: int, C: int, start: tuple | None) -> int | None:
     """The frames ``_choose_vmod`` codes at most for a recording of n frames x C channels: the
     search's prefix (``search.budget_plan``; ``start``: ``_choose_front_proxy``'s, which
     holds it) where ``Settings.level3_vmod_on_proxy`` and the search is on a prefix, else None."""
-    from ..planner import settings
-    from .search import budget_plan
-
     s = settings.current()
     if not s.level3_vmod_on_proxy or not _whole_budget(n * C):
         return None
@@ -478,8 +480,6 @@ def _channel_sample(y: np.ndarray) -> np.ndarray:
     of them spread evenly (first and last kept, in order): what the front-end chain and value
     model choices code, which a recording's channels decide alike (each channel its own models,
     so a channel needs its frames; fewer channels, not fewer frames)."""
-    from ..planner import settings
-
     k = settings.current().level3_sample_channels
     C = y.shape[1]
     if k <= 0 or C <= k:
@@ -489,27 +489,18 @@ def _channel_sample(y: np.ndarray) -> np.ndarray:
 
 
 def _holds(y: np.ndarray) -> bool:
-    from ..planner import settings
-    from .search import hold_share
-
     return hold_share(y) >= settings.current().level3_search_hold
 
 
 def _vmod_sample() -> int:
-    from ..planner import settings
-
     return settings.current().level3_vmod_sample
 
 
 def _search_budget() -> float:
-    from ..planner import settings
-
     return settings.current().level3_search_budget
 
 
 def _search_margin() -> float:
-    from ..planner import settings
-
     return settings.current().level3_search_margin
 
 
@@ -517,8 +508,6 @@ def _whole_budget(values: int) -> int:
     """Whether a recording of ``values`` values has its parameters searched by
     ``search.greedy`` (1) or on chunks, or not at all (0: ``Settings.level3_search_floor``
     is 0, or ``values`` exceeds ``level3_search_whole``)."""
-    from ..planner import settings
-
     s = settings.current()
     return int(s.level3_search_floor > 0 and 0 < values <= s.level3_search_whole)
 
@@ -536,9 +525,6 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ``_vmod_saving``) and gives the size without it: no coding more; the search then has
     one coding fewer when the start was measured on part of the prefix only (block LPC, "mult":
     ``search.chain_part``), so that the bound of ``budget_plan`` holds."""
-    from ..planner import settings
-    from .search import budget_plan, greedy, move_order, plan, spare_codings
-
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
@@ -570,9 +556,6 @@ def _search_codings(n: int, C: int) -> int:
     """The codings ``_search_whole`` spends on a recording of n frames x C channels
     (``search.budget_plan``): 1 measures only its start, which a short recording coded
     whole with each chain at the default parameters has measured."""
-    from ..planner import settings
-    from .search import budget_plan
-
     return budget_plan(n, C, settings.current())[1]
 
 
@@ -581,9 +564,6 @@ def _front_on_proxy(n: int, C: int, chains: int = 1) -> bool:
     ``chains`` chains) on the search's proxy (``_choose_front_proxy``): its parameters searched
     by ``search.greedy`` on a prefix shorter than it (``search.budget_plan``), and
     n >= ``Settings.level3_front_on_proxy``."""
-    from ..planner import settings
-    from .search import budget_plan
-
     s = settings.current()
     return bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy and budget_plan(n, C, s, chains)[0] < n
 
@@ -596,11 +576,6 @@ def _choose_front_proxy(x2: np.ndarray, chains: list | None = None) -> tuple[tup
     ``_symbols`` of the output, the plan) (None: the raw mode). The chain without stages (the
     first) is coded on the whole prefix, the others on its first ``Settings.level3_front_proxy_part``
     (the first's payload length frame by frame gives its size there: no coding more)."""
-    import msgpack
-
-    from ..planner import settings
-    from .search import budget_plan, chain_part, plan
-
     s = settings.current()
     n, C = x2.shape
     chains = _chains(x2) if chains is None else chains
@@ -663,39 +638,26 @@ def _chains(x2: np.ndarray) -> list:
     "grid" when the channels lie on grids of their own (``frontend.grid.channel_grids_finer``:
     two channels of 16-bit audio, one shifted left by 8 and one times 6 less 5 in int32, 12 000
     frames: 21 538 B, level 2's container, against 20 231 B for the audio itself)."""
-    from ..frontend.grid import channel_grids_finer
-    from ..frontend.mult import mult_detect
-
     split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
     chains = [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
     # channels on grids of their own (steps or offsets differ): each divided by its step first
-    from ..planner import settings
-
     divided = settings.current().grid_divided and channel_grids_finer(x2)
     return [("grid",) + chain for chain in chains] if divided else chains
 
 
 def _stages_frames() -> int:
-    from ..planner import settings
-
     return settings.current().level3_front_stages_frames
 
 
 def _front_frames() -> int:
-    from ..planner import settings
-
     return max(2, settings.current().level3_front_frames)
 
 
 def settings_front_share() -> float:
-    from ..planner import settings
-
     return settings.current().level3_front_share
 
 
 def settings_front_long() -> bool:
-    from ..planner import settings
-
     return settings.current().level3_front_long
 
 
@@ -706,8 +668,6 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
     ``Settings.level3_front_sample_part`` of the sample only (at least ``level3_front_part_min``
     frames), measured on its second half against the chain without on the same frames (that
     chain's payload length frame by frame: no coding more)."""
-    from ..planner import settings
-
     n = x2.shape[0]
     if not search or n < _front_frames():
         return ()
@@ -730,8 +690,6 @@ def _choose_front(x2: np.ndarray, search: bool) -> tuple:
         else:
             size = _tail_bytes(y[start:start + length], length // 2)
         if chain:  # the stage's params (LPC coefficients, digits), their share of the sample
-            import msgpack
-
             size += len(msgpack.packb(record, use_bin_type=True)) * (length // 2) / n
         if best is None or (size < best[0] if length == best[2] else
                             size < int(plain[length - 1]) - int(plain[length // 2 - 1])):
@@ -751,8 +709,6 @@ def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless
                   start: tuple | None = None) -> bytes:
     """Mode 2: the stage record (msgpack, length first), the CRC-32 of every byte before it, then
     the level-3 bytes of the chain's output (frames, channels) in its own dtype."""
-    import msgpack
-
     y, record = _forward(x2, chain)
     n, C = x2.shape
     head = bytearray([_version(), _dtype_code(x2.dtype), ndim]) + _uleb(n) + (_uleb(C) if ndim == 2 else b"")
