@@ -141,7 +141,7 @@ from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
 from .fast import applies as _fast_applies, fast_plan, level1_chains, with_settings
-from .lean import lean_plan
+from .lean import lean_plan, short_settings
 from .search import exhaustive_plan
 from .settings import DEFAULT, Settings, configured, current
 
@@ -173,4 +173,7 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
         elif (lean and level == 2 and s.lean_above < x.size <= s.lean_upto and x.dtype.itemsize > 1
               and len(chains) > 1 and type(proposer) is ReplayEncoder):
             return lean_plan(x, chains, cost, s, threads)  # (bytes and text: the exhaustive search)
+        elif (lean and level == 2 and s.short_lean and 0 < x.size <= s.lean_above and x.dtype.itemsize > 1
+              and len(chains) > 1 and type(proposer) is ReplayEncoder):
+            return lean_plan(x, chains, cost, short_settings(s), threads)  # (the writer plans level 1 too)
         return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

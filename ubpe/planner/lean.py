@@ -184,6 +184,16 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     return best
 
 
+def short_settings(s: Settings) -> Settings:
+    """``s`` widened for the lean search of a short input (up to ``s.lean_above`` values,
+    ``s.short_lean``): no chain pruned by its rough size, every chain a context-mixing finalist,
+    dense ids for the context mixer wherever they fit, every finalist's static candidates within
+    ``s.short_static_exact_within`` of the best so far by their near-exact size."""
+    inf = float("inf")
+    return replace(s, lean_prune=inf, lean_small_close=inf, lean_dense_bias=inf, lean_static_finalists_above=0,
+                   lean_static_exact_within=s.short_static_exact_within)
+
+
 def spelt_bytes(record: list[dict], memo: dict) -> int:
     """The bytes by which msgpack's spelling of ``record`` (the estimates') exceeds a container's
     (:func:`~ubpe.planner.fast.params_bytes`: by number), kept in ``memo`` by the list's identity."""
