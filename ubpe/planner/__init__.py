@@ -173,7 +173,7 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
         elif (lean and level == 2 and s.lean_above < x.size <= s.lean_upto and x.dtype.itemsize > 1
               and len(chains) > 1 and type(proposer) is ReplayEncoder):
             return lean_plan(x, chains, cost, s, threads)  # (bytes and text: the exhaustive search)
-        elif (lean and level == 2 and s.short_lean and 0 < x.size <= s.lean_above and x.dtype.itemsize > 1
-              and len(chains) > 1 and type(proposer) is ReplayEncoder):
+        elif (lean and level == 2 and 0 < x.size <= min(s.short_lean_upto, s.lean_above)
+              and x.dtype.itemsize > 1 and len(chains) > 1 and type(proposer) is ReplayEncoder):
             return lean_plan(x, chains, cost, short_settings(s), threads)  # (the writer plans level 1 too)
         return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

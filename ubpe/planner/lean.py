@@ -185,8 +185,8 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
 
 def short_settings(s: Settings) -> Settings:
-    """``s`` widened for the lean search of a short input (up to ``s.lean_above`` values,
-    ``s.short_lean``): no chain pruned by its rough size, every chain a context-mixing finalist,
+    """``s`` widened for the lean search of a short input (up to ``s.short_lean_upto`` values):
+    no chain pruned by its rough size, every chain a context-mixing finalist,
     dense ids for the context mixer wherever they fit, every finalist's static candidates within
     ``s.short_static_exact_within`` of the best so far by their near-exact size."""
     inf = float("inf")

@@ -235,10 +235,10 @@ class Settings:
     #: (merges possible: 15), at 1.0 on seismic too (estimate 0.988, level 1 1.7 % larger).
     level1_within: float = 0.97
     #: Up to level1_always_upto values level 2 plans level 1 whatever the estimate (its fast plan
-    #: costs a few milliseconds there, and a lean search on a short input may rank out the
-    #: candidate level 1 codes): level 2 is never larger than level 1 on short inputs.
+    #: costs a few milliseconds there, and the lean search of a short input, short_lean_upto,
+    #: may rank out the candidate level 1 codes): level 2 is never larger than level 1 on short inputs.
     level1_always_upto: int = 1 << 10
-    #: Up to lean_above values level 2 runs the lean search widened (:func:`~ubpe.planner.lean.short_settings`)
+    #: Up to min(short_lean_upto, lean_above) values level 2 runs the lean search widened (:func:`~ubpe.planner.lean.short_settings`)
     #: instead of the exhaustive one: every chain estimated and a context-mixing finalist, dense
     #: ids for the context mixer wherever they fit, every finalist's static candidates whose
     #: near-exact size is within short_static_exact_within of the best so far (no merges, no
@@ -248,8 +248,8 @@ class Settings:
     #: 32 audio files, ECG, seismic, the unseen recordings: /tmp/l2short-exp.py in the branch's
     #: report) the same bytes in all (183 742 B) with short_static_exact_within 1.05; the lean
     #: search's default margins instead: +0.28 % (up to +11 % on a slice: chains and layouts
-    #: ranked out). False: the exhaustive search, as before.
-    short_lean: bool = True
+    #: ranked out). 0: the exhaustive search there, as before.
+    short_lean_upto: int = 1 << 10
     short_static_exact_within: float = 1.05
     #: Level 1 plans integers wider than a byte by estimates and codes one container
     #: (:func:`~ubpe.planner.fast.fast_plan`, step 1c); off, by the exhaustive search of steps 1
