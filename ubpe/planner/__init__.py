@@ -108,7 +108,9 @@ search.
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
    candidate first), so no candidate is ruled out without being measured, and the automatic
-   choice is never larger than any forced chain, up to ``lean_above`` values at level 2 (level
+   choice is never larger than any forced chain, from ``short_lean_upto`` to ``lean_above`` values at
+   level 2 (up to ``short_lean_upto`` values level 2 runs the lean search widened,
+   :func:`~ubpe.planner.lean.short_settings`, and always plans level 1, ``level1_always_upto``) (level
    1's, step 1c, decides by estimates: within a few bytes of its best forced chain on the
    benchmark inputs). The lean search rules out unmeasured what its estimates rate out of reach
    (a chain, static candidates off the context mixer's best chain or more than
