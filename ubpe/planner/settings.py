@@ -245,8 +245,8 @@ class Settings:
     #: probe), level 1 planned always (level1_always_upto). The exhaustive search spent 20-50 us a
     #: value there (557 values of audio percussion-10: 21 ms, a training probe, static coders
     #: and two context-mixing layouts on 7 chains). On 261 slices of 300 to 1 000 values (the
-    #: 32 audio files, ECG, seismic, the unseen recordings: /tmp/l2short-exp.py in the branch's
-    #: report) the same bytes in all (183 742 B) with short_static_exact_within 1.05; the lean
+    #: 32 audio files, ECG, seismic, the unseen recordings: benchmarks/short_slices.py) the same
+    #: bytes in all (183 742 B) with short_static_exact_within 1.05; the lean
     #: search's default margins instead: +0.28 % (up to +11 % on a slice: chains and layouts
     #: ranked out). 0: the exhaustive search there, as before.
     short_lean_upto: int = 1 << 10
@@ -254,7 +254,7 @@ class Settings:
     #: ... and, of those, only the finalists whose static estimate is within
     #: short_static_estimate_within of the best so far get the near-exact sizing (0.6 ms a chain
     #: on 557 values; the lean search beyond: lean_static_estimate_within, no check). On the 261
-    #: slices: 1.2 the same bytes, 1.1 3 B more on one (audio cembalo-3's first 300 values).
+    #: slices: 1.2 the same bytes, 1.1 3 B more on one (the first 300 values of audio cembalo-11).
     short_static_estimate_within: float = 1.2
     lean_static_estimate_within: float = float("inf")
     #: Level 1 plans integers wider than a byte by estimates and codes one container
