@@ -30,6 +30,9 @@ def _short_signals() -> dict[str, np.ndarray]:
     out["steps"] = np.repeat(rng.integers(-5, 5, 40), 25).astype(np.int32)
     out["walk"] = np.cumsum(rng.integers(-40, 41, 1024)).astype(np.int32)
     out["stereo"] = np.stack([ecg[:500], ecg[500:1000]], axis=1)
+    out["int64 extremes"] = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0] * 50, np.int64)
+    out["uint16 noise"] = rng.integers(0, 65536, 900).astype(np.uint16)
+    out["constant"] = np.full(1000, -3, np.int64)
     return out
 
 
