@@ -238,8 +238,8 @@ class Settings:
     #: costs a few milliseconds there, and the lean search of a short input, short_lean_upto,
     #: may rank out the candidate level 1 codes): level 2 is never larger than level 1 on short inputs.
     level1_always_upto: int = 1 << 10
-    #: Up to min(short_lean_upto, lean_above) values level 2 runs the lean search widened (:func:`~ubpe.planner.lean.short_settings`)
-    #: instead of the exhaustive one: every chain estimated and a context-mixing finalist, dense
+    #: Up to min(short_lean_upto, lean_above) values level 2 runs the lean search widened
+    #: (:func:`~ubpe.planner.lean.short_settings`) instead of the exhaustive one: every chain estimated and a context-mixing finalist, dense
     #: ids for the context mixer wherever they fit, every finalist's static candidates whose
     #: near-exact size is within short_static_exact_within of the best so far (no merges, no
     #: probe), level 1 planned always (level1_always_upto). The exhaustive search spent 20-50 us a
