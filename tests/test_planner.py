@@ -126,15 +126,15 @@ def test_plan_through_its_public_parameters_is_compress():
 @pytest.mark.parametrize("level", [1, 2])
 def test_automatic_choice_is_never_larger_than_a_forced_one(level):
     """On real inputs, the automatic container is the best forced chain it measures (every
-    ``predictor=`` of auto_chains): at level 2 by the exhaustive search (up to ``lean_above``
-    values; here on every input), at level 1 by the fast plan's near-exact sizes of the chains
+    ``predictor=`` of auto_chains): at level 2 by the exhaustive search (here on every input:
+    ``lean_above`` and ``short_lean_upto`` out of the way), at level 1 by the fast plan's near-exact sizes of the chains
     its estimates rank within ``fast_rank_close`` (here the same containers; the exhaustive
     level 1, ``fast_level1=False``, by exact sizes). Level 1 has no lean search."""
     assert "v1_grid_2d_bigendian" in INPUTS and len(INPUTS) >= 12
     assert DEFAULT.fast_level1
     autos = {}
     for fast in (True, False) if level == 1 else (True,):
-        with configured(lean_above=1 << 30, fast_level1=fast) as s:
+        with configured(lean_above=1 << 30, short_lean_upto=0, fast_level1=fast) as s:
             for name, x in INPUTS.items():
                 # level 2 under these settings is the exhaustive container of _containers
                 auto = _containers(name)[None][1] if level == 2 else compress(x, level=level)
@@ -153,13 +153,13 @@ _CONTAINERS: dict[str, dict] = {}
 def _containers(name: str) -> dict:
     """delta -> (lean level 2, exhaustive level 2, level 1) containers of ``INPUTS[name]``
     (``delta`` None or 0), computed once for the tests below: the lean and the exhaustive search
-    are level 2 under the default ``lean_above`` and under ``lean_above=1 << 30``; level 1 has no
+    are level 2 under the default settings and under ``lean_above=1 << 30, short_lean_upto=0``; level 1 has no
     lean search (the same container whatever ``lean_above``: test_automatic_choice_...[1])."""
     if name not in _CONTAINERS:
         x, out = INPUTS[name], {}
         for delta in (None, 0):
             lean_container = compress(x, level=2, delta=delta)
-            with configured(lean_above=1 << 30):
+            with configured(lean_above=1 << 30, short_lean_upto=0):
                 exhaustive = compress(x, level=2, delta=delta)
             out[delta] = (lean_container, exhaustive, compress(x, level=1, delta=delta))
         _CONTAINERS[name] = out
@@ -175,10 +175,11 @@ def _lean_sizes(name: str) -> dict:
 def test_lean_search_is_at_most_level_1_and_at_least_the_exhaustive_one(name):
     """Level 2's lean search is never above level 1 (level 1's container, kept when smaller: by
     construction, on every input, the lean shortfalls below included) nor below the exhaustive
-    search (up to ``lean_above`` values it is the exhaustive search)."""
+    search; up to ``short_lean_upto`` values (the lean search widened, level 1 always planned)
+    the same container as the exhaustive search on these inputs."""
     for delta, (lean_size, exhaustive, one) in _lean_sizes(name).items():
         assert exhaustive <= lean_size <= one, (delta, lean_size, exhaustive, one)
-        if INPUTS[name].size <= DEFAULT.lean_above:
+        if INPUTS[name].size <= DEFAULT.short_lean_upto:
             assert lean_size == exhaustive, delta
 
 
@@ -572,12 +573,12 @@ def test_screen_beyond_screen_sample():
     """Beyond ``screen_sample`` values every chain is first screened at level 1 on a sample;
     only the ``screen_keep`` smallest (and those within ``screen_close``) go on."""
     x = np.cumsum(np.random.default_rng(4).integers(-9, 10, 20_000)).astype(np.int32)
-    with configured(lean_above=1 << 30, fast_level1=False) as s:
+    with configured(lean_above=1 << 30, short_lean_upto=0, fast_level1=False) as s:
         _, rec = planned(x, 1)
     chains_built = {_name(c) for c in rec.coded if c.tokens.shape[0] == x.size}
     assert x.size > s.screen_sample and len(chains_built) <= s.screen_keep + 1 < len(auto_chains(
         frontend.to_channels(x), 1, s))
-    with configured(lean_above=1 << 30, screen_sample=1 << 30, fast_level1=False):
+    with configured(lean_above=1 << 30, short_lean_upto=0, screen_sample=1 << 30, fast_level1=False):
         _, every = planned(x, 1)
     assert len({_name(c) for c in every.coded}) == len(auto_chains(
         frontend.to_channels(x), 1, DEFAULT))

@@ -157,7 +157,7 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, methods)
     # never larger than level 1: level 1's container, kept when smaller (unless the search's
     # estimate of it is more than level1_within times level 2's container)
-    if level == 2 and best.level1_estimate <= s.level1_within * cost(best).size:
+    if level == 2 and (best.level1_estimate <= s.level1_within * cost(best).size or x.size <= s.level1_always_upto):
         one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
         if cost(one).size < cost(best).size:
             best = one

@@ -108,7 +108,9 @@ search.
    one candidate.
 4. The smallest candidate wins (ties: the earlier one, chains in the order given, level 1's
    candidate first), so no candidate is ruled out without being measured, and the automatic
-   choice is never larger than any forced chain, up to ``lean_above`` values at level 2 (level
+   choice is never larger than any forced chain, from ``short_lean_upto`` to ``lean_above`` values at
+   level 2 (up to ``short_lean_upto`` values level 2 runs the lean search widened,
+   :func:`~ubpe.planner.lean.short_settings`, and always plans level 1, ``level1_always_upto``) (level
    1's, step 1c, decides by estimates: within a few bytes of its best forced chain on the
    benchmark inputs). The lean search rules out unmeasured what its estimates rate out of reach
    (a chain, static candidates off the context mixer's best chain or more than
@@ -141,7 +143,7 @@ from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
 from .fast import applies as _fast_applies, fast_plan, level1_chains, with_settings
-from .lean import lean_plan
+from .lean import lean_plan, short_settings
 from .search import exhaustive_plan
 from .settings import DEFAULT, Settings, configured, current
 
@@ -173,4 +175,7 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
         elif (lean and level == 2 and s.lean_above < x.size <= s.lean_upto and x.dtype.itemsize > 1
               and len(chains) > 1 and type(proposer) is ReplayEncoder):
             return lean_plan(x, chains, cost, s, threads)  # (bytes and text: the exhaustive search)
+        elif (lean and level == 2 and 0 < x.size <= min(s.short_lean_upto, s.lean_above)
+              and x.dtype.itemsize > 1 and len(chains) > 1 and type(proposer) is ReplayEncoder):
+            return lean_plan(x, chains, cost, short_settings(s), threads)  # (the writer plans level 1 too)
         return exhaustive_plan(x, chains, level, cost, proposer, s, threads)

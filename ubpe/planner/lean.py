@@ -175,13 +175,26 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
         # their near-exact size alone, the context mixer's chain first
         static_of, bound = {}, cm_best
         for i in [cm_chain] + [i for i in finalists if i != cm_chain]:
-            static_of[i] = static(i, bound)
+            # (short inputs: not even their near-exact size where the estimate is out of reach)
+            static_of[i] = static(i, bound) if proxy[i] <= s.lean_static_estimate_within * bound else []
             bound = min([bound] + [size for _, size in static_of[i]])
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
     best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt)
     return best
+
+
+def short_settings(s: Settings) -> Settings:
+    """``s`` widened for the lean search of a short input (up to ``s.short_lean_upto`` values):
+    no chain pruned by its rough size, every chain a context-mixing finalist,
+    dense ids for the context mixer wherever they fit, every finalist's static candidates within
+    ``s.short_static_exact_within`` of the best so far by their near-exact size, those whose
+    static estimate is within ``s.short_static_estimate_within`` of it."""
+    inf = float("inf")
+    return replace(s, lean_prune=inf, lean_small_close=inf, lean_dense_bias=inf, lean_static_finalists_above=0,
+                   lean_static_exact_within=s.short_static_exact_within,
+                   lean_static_estimate_within=s.short_static_estimate_within)
 
 
 def spelt_bytes(record: list[dict], memo: dict) -> int:

@@ -234,6 +234,29 @@ class Settings:
     #: 1's exact size where it was within 10 % of it; at 0.98 level 1 is planned on 20 of the 64
     #: (merges possible: 15), at 1.0 on seismic too (estimate 0.988, level 1 1.7 % larger).
     level1_within: float = 0.97
+    #: Up to level1_always_upto values level 2 plans level 1 whatever the estimate (its fast plan
+    #: costs a few milliseconds there, and the lean search of a short input, short_lean_upto,
+    #: may rank out the candidate level 1 codes): level 2 is never larger than level 1 on short inputs.
+    level1_always_upto: int = 1 << 10
+    #: Up to min(short_lean_upto, lean_above) values level 2 runs the lean search widened
+    #: (:func:`~ubpe.planner.lean.short_settings`) instead of the exhaustive one: every chain estimated and a context-mixing finalist, dense
+    #: ids for the context mixer wherever they fit, every finalist's static candidates whose
+    #: near-exact size is within short_static_exact_within of the best so far (no merges, no
+    #: probe), level 1 planned always (level1_always_upto). The exhaustive search spent 20-50 us a
+    #: value there (557 values of audio percussion-10: 21 ms, a training probe, static coders
+    #: and two context-mixing layouts on 7 chains). On 261 slices of 300 to 1 000 values (the
+    #: 32 audio files, ECG, seismic, the unseen recordings: benchmarks/short_slices.py) the same
+    #: bytes in all (183 742 B) with short_static_exact_within 1.05; the lean
+    #: search's default margins instead: +0.28 % (up to +11 % on a slice: chains and layouts
+    #: ranked out). 0: the exhaustive search there, as before.
+    short_lean_upto: int = 1 << 10
+    short_static_exact_within: float = 1.05
+    #: ... and, of those, only the finalists whose static estimate is within
+    #: short_static_estimate_within of the best so far get the near-exact sizing (0.6 ms a chain
+    #: on 557 values; the lean search beyond: lean_static_estimate_within, no check). On the 261
+    #: slices: 1.2 the same bytes, 1.1 3 B more on one (the first 300 values of audio cembalo-11).
+    short_static_estimate_within: float = 1.2
+    lean_static_estimate_within: float = float("inf")
     #: Level 1 plans integers wider than a byte by estimates and codes one container
     #: (:func:`~ubpe.planner.fast.fast_plan`, step 1c); off, by the exhaustive search of steps 1
     #: to 4 (every chain's candidates coded: 10 to 30 times slower, level-1 sizes within 0.1 % on
