@@ -84,10 +84,48 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
             best = candidate
         inner = sum(len(p) for p in parts)  # (the grouped container's own fields: the rest)
         scored.append((ratio * inner + len(candidate) - inner, grouping))
+    sampled = _Sample(arr.reshape(frames, -1), len(level3), s)
     for estimate, grouping in sorted(scored, key=lambda t: t[0]):
         if estimate >= len(best) * (1 + s.level3_group_margin):
             break  # (sorted: the others' estimates are larger)
+        if sampled.on:
+            parts = [level2_of(cols) for cols in grouping]
+            guess = sum(min(len(p), sampled.level3_of(cols)) for cols, p in zip(grouping, parts))
+            if guess + len(packed(grouping, parts)) - sum(len(p) for p in parts) \
+                    >= len(best) * (1 + s.level3_group_sample_margin):
+                continue  # (the sample says the level-3 coder's groups do not win)
         candidate = packed(grouping, [level3_of(cols) for cols in grouping])
         if len(candidate) < len(best):
             best = candidate
     return best
+
+
+class _Sample:
+    """The level-3 coder on the middle frames of ``x`` (``(frames, channels)``) and of its column
+    groups (``Settings.level3_group_sample_*``): :meth:`level3_of` estimates a group's level-3
+    container as ``stream_bytes`` (the one stream's) times the coder's payload of the group's
+    sample over the stream's sample's. ``on``: the recording is long enough to be sampled."""
+
+    def __init__(self, x: np.ndarray, stream_bytes: int, s: _settings.Settings) -> None:
+        frames = x.shape[0]
+        length = max(s.level3_group_sample_frames, int(s.level3_group_sample_share * frames))
+        self.on = length <= s.level3_group_sample_most * frames
+        start = (frames - length) // 2
+        self.x, self.rows, self.stream_bytes = x, slice(start, start + length), stream_bytes
+        self.stream: int | None = None
+        self.sizes: dict[tuple[int, ...], int] = {}
+
+    def _coded(self, cols: list[int] | None) -> int:
+        from ..coders import mixsignal
+
+        part = self.x[self.rows] if cols is None else self.x[self.rows, cols[0] if len(cols) == 1 else cols]
+        return len(mixsignal.encode_values(np.ascontiguousarray(part))["payload"])
+
+    def level3_of(self, cols: list[int]) -> int:
+        """The estimated bytes of the level-3 coder's container of the group ``cols``."""
+        if self.stream is None:
+            self.stream = max(1, self._coded(None))
+        key = tuple(cols)
+        if key not in self.sizes:
+            self.sizes[key] = self._coded(cols)
+        return int(self.stream_bytes * self.sizes[key] / self.stream)
