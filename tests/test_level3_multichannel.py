@@ -57,3 +57,33 @@ def test_many_channels_round_trip_with_a_sample_of_channels():
     assert np.array_equal(level3.decode(data), x)
     with settings.configured(level3_sample_channels=0):  # every channel sampled: the same format
         assert np.array_equal(level3.decode(level3.encode(x)), x)
+
+
+def long_unlike_channels() -> np.ndarray:
+    """(40 000, 3) int16: a slow walk, a periodic wave and noise (long enough for the grouping
+    step's sample, ``Settings.level3_group_sample_*``)."""
+    rng = np.random.default_rng(11)
+    n = 40000
+    walk = np.cumsum(rng.integers(-3, 4, n))
+    wave = (800 * np.sin(np.arange(n) * 0.013)).astype(np.int64) + rng.integers(-2, 3, n)
+    return np.stack([walk, wave, rng.integers(-300, 300, n)], 1).astype(np.int16)
+
+
+def test_level_3_of_a_long_recording_decided_on_a_sample_round_trips_deterministically():
+    x = long_unlike_channels()
+    assert settings.DEFAULT.level3_group_sample_frames <= settings.DEFAULT.level3_group_sample_most * x.shape[0]
+    data = ubpe.compress(x, level=3, threads=1)
+    assert np.array_equal(ubpe.decompress(data), x)
+    assert ubpe.compress(x, level=3, threads=2) == data
+    assert len(data) <= len(ubpe.compress(x, level=3 - 1))
+
+
+def test_the_sample_only_skips_codings():
+    """Without the sample (every grouping the level-2 estimate lets through coded in full) the
+    container is not larger: the sample only decides which groupings are not coded."""
+    x = long_unlike_channels()
+    sampled = ubpe.compress(x, level=3)
+    with settings.configured(level3_group_sample_most=0.0):
+        whole = ubpe.compress(x, level=3)
+    assert np.array_equal(ubpe.decompress(whole), x)
+    assert len(whole) <= len(sampled)
