@@ -8,14 +8,18 @@ groupings share groups), which gives a grouped container of level 2's groups; th
 codes a grouping's groups only when it may win: when the level-2 groups' bytes scaled by the
 level-3 coder's ratio on the one stream (its bytes over level 2's), plus the grouped
 container's own fields, come within ``Settings.level3_group_margin`` of the smallest container
-so far. Each group then keeps the
-smaller of its two containers, so that level 3 is never larger than level 2 on a grouping level 2
-measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
+so far, and, on a recording long enough to be sampled (``Settings.level3_group_sample_*``),
+when a second estimate is also smaller than that container: the one stream's level-3 container
+times the level-3 coder's payload of the groups' middle sample over that of the stream's (each
+group's estimate at most its level-2 container's bytes; the samples coded once). Each group
+then keeps the smaller of its two containers, so that level 3 is never larger than level 2 on a
+grouping level 2 measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
 of 2 048 to 65 536 values skipped level 2: benchmarks/results/level3-multichannel.md).
 
-Cost: level 2's container of each distinct group (what ``compress(level=2)`` builds) and the
-level-3 coder on the groupings that may win (before: on every grouping). Memory: one group's
-copy and the distinct groups' containers beside the input.
+Cost: level 2's container of each distinct group (what ``compress(level=2)`` builds), the
+level-3 coder on the middle 1/8 of the stream and of the groups of the groupings the first
+estimate lets through, and in full on the groupings that may win (before: on every grouping).
+Memory: one group's copy and the distinct groups' containers beside the input.
 """
 
 from __future__ import annotations
