@@ -60,13 +60,19 @@ def test_many_channels_round_trip_with_a_sample_of_channels():
 
 
 def long_unlike_channels() -> np.ndarray:
-    """(40 000, 3) int16: a slow walk, a periodic wave and noise (long enough for the grouping
-    step's sample, ``Settings.level3_group_sample_*``)."""
-    rng = np.random.default_rng(11)
+    """(40 000, 2) int16: two independent resonant (second-order autoregressive) channels, long
+    enough for the grouping step's sample (``Settings.level3_group_sample_*``); on them the
+    level-3 coder's channels alone come close to its one stream, so the sample decides."""
     n = 40000
-    walk = np.cumsum(rng.integers(-3, 4, n))
-    wave = (800 * np.sin(np.arange(n) * 0.013)).astype(np.int64) + rng.integers(-2, 3, n)
-    return np.stack([walk, wave, rng.integers(-300, 300, n)], 1).astype(np.int16)
+
+    def resonant(seed: int, gain: float) -> np.ndarray:
+        e = np.random.default_rng(seed).normal(0, 40 * gain, n)
+        y = np.zeros(n)
+        for i in range(2, n):
+            y[i] = 1.6 * y[i - 1] - 0.7 * y[i - 2] + e[i]
+        return y
+
+    return np.stack([resonant(1, 1.0), resonant(2, 0.5)], 1).round().astype(np.int16)
 
 
 def test_level_3_of_a_long_recording_decided_on_a_sample_round_trips_deterministically():
