@@ -60,10 +60,10 @@ def test_many_channels_round_trip_with_a_sample_of_channels():
 
 
 def long_unlike_channels() -> np.ndarray:
-    """(40 000, 2) int16: two independent resonant (second-order autoregressive) channels, long
+    """(48 000, 2) int16: two independent resonant (second-order autoregressive) channels, long
     enough for the grouping step's sample (``Settings.level3_group_sample_*``); on them the
     level-3 coder's channels alone come close to its one stream, so the sample decides."""
-    n = 40000
+    n = 48000
 
     def resonant(seed: int, gain: float) -> np.ndarray:
         e = np.random.default_rng(seed).normal(0, 40 * gain, n)
