@@ -57,3 +57,39 @@ def test_many_channels_round_trip_with_a_sample_of_channels():
     assert np.array_equal(level3.decode(data), x)
     with settings.configured(level3_sample_channels=0):  # every channel sampled: the same format
         assert np.array_equal(level3.decode(level3.encode(x)), x)
+
+
+def long_unlike_channels() -> np.ndarray:
+    """(48 000, 2) int16: two independent resonant (second-order autoregressive) channels, long
+    enough for the grouping step's sample (``Settings.level3_group_sample_*``); on them the
+    level-3 coder's channels alone come close to its one stream, so the sample decides."""
+    n = 48000
+
+    def resonant(seed: int, gain: float) -> np.ndarray:
+        e = np.random.default_rng(seed).normal(0, 40 * gain, n)
+        y = np.zeros(n)
+        for i in range(2, n):
+            y[i] = 1.6 * y[i - 1] - 0.7 * y[i - 2] + e[i]
+        return y
+
+    return np.stack([resonant(1, 1.0), resonant(2, 0.5)], 1).round().astype(np.int16)
+
+
+def test_level_3_of_a_long_recording_decided_on_a_sample_round_trips_deterministically():
+    x = long_unlike_channels()
+    assert settings.DEFAULT.level3_group_sample_frames <= settings.DEFAULT.level3_group_sample_most * x.shape[0]
+    data = ubpe.compress(x, level=3, threads=1)
+    assert np.array_equal(ubpe.decompress(data), x)
+    assert ubpe.compress(x, level=3, threads=2) == data
+    assert len(data) <= len(ubpe.compress(x, level=3 - 1))
+
+
+def test_the_sample_only_skips_codings():
+    """Without the sample (every grouping the level-2 estimate lets through coded in full) the
+    container is not larger: the sample only decides which groupings are not coded."""
+    x = long_unlike_channels()
+    sampled = ubpe.compress(x, level=3)
+    with settings.configured(level3_group_sample_most=0.0):
+        whole = ubpe.compress(x, level=3)
+    assert np.array_equal(ubpe.decompress(whole), x)
+    assert len(whole) <= len(sampled)

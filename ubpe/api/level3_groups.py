@@ -8,14 +8,18 @@ groupings share groups), which gives a grouped container of level 2's groups; th
 codes a grouping's groups only when it may win: when the level-2 groups' bytes scaled by the
 level-3 coder's ratio on the one stream (its bytes over level 2's), plus the grouped
 container's own fields, come within ``Settings.level3_group_margin`` of the smallest container
-so far. Each group then keeps the
-smaller of its two containers, so that level 3 is never larger than level 2 on a grouping level 2
-measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
+so far, and, on a recording long enough to be sampled (``Settings.level3_group_sample_*``),
+when a second estimate is also smaller than that container: the one stream's level-3 container
+times the level-3 coder's payload of the groups' middle sample over that of the stream's (each
+group's estimate at most its level-2 container's bytes; the samples coded once). Each group
+then keeps the smaller of its two containers, so that level 3 is never larger than level 2 on a
+grouping level 2 measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
 of 2 048 to 65 536 values skipped level 2: benchmarks/results/level3-multichannel.md).
 
-Cost: level 2's container of each distinct group (what ``compress(level=2)`` builds) and the
-level-3 coder on the groupings that may win (before: on every grouping). Memory: one group's
-copy and the distinct groups' containers beside the input.
+Cost: level 2's container of each distinct group (what ``compress(level=2)`` builds), the
+level-3 coder on the middle 1/8 of the stream and of the groups of the groupings the first
+estimate lets through, and in full on the groupings that may win (before: on every grouping).
+Memory: one group's copy and the distinct groups' containers beside the input.
 """
 
 from __future__ import annotations
@@ -84,10 +88,48 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
             best = candidate
         inner = sum(len(p) for p in parts)  # (the grouped container's own fields: the rest)
         scored.append((ratio * inner + len(candidate) - inner, grouping))
+    sampled = _Sample(arr.reshape(frames, -1), len(level3), s)
     for estimate, grouping in sorted(scored, key=lambda t: t[0]):
         if estimate >= len(best) * (1 + s.level3_group_margin):
             break  # (sorted: the others' estimates are larger)
+        if sampled.on:
+            parts = [level2_of(cols) for cols in grouping]
+            guess = sum(min(len(p), sampled.level3_of(cols)) for cols, p in zip(grouping, parts))
+            if guess + len(packed(grouping, parts)) - sum(len(p) for p in parts) \
+                    >= len(best) * (1 + s.level3_group_sample_margin):
+                continue  # (the sample says the level-3 coder's groups do not win)
         candidate = packed(grouping, [level3_of(cols) for cols in grouping])
         if len(candidate) < len(best):
             best = candidate
     return best
+
+
+class _Sample:
+    """The level-3 coder on the middle frames of ``x`` (``(frames, channels)``) and of its column
+    groups (``Settings.level3_group_sample_*``): :meth:`level3_of` estimates a group's level-3
+    container as ``stream_bytes`` (the one stream's) times the coder's payload of the group's
+    sample over the stream's sample's. ``on``: the recording is long enough to be sampled."""
+
+    def __init__(self, x: np.ndarray, stream_bytes: int, s: _settings.Settings) -> None:
+        frames = x.shape[0]
+        length = max(s.level3_group_sample_frames, int(s.level3_group_sample_share * frames))
+        self.on = length <= s.level3_group_sample_most * frames
+        start = (frames - length) // 2
+        self.x, self.rows, self.stream_bytes = x, slice(start, start + length), stream_bytes
+        self.stream: int | None = None
+        self.sizes: dict[tuple[int, ...], int] = {}
+
+    def _coded(self, cols: list[int] | None) -> int:
+        from ..coders import mixsignal
+
+        part = self.x[self.rows] if cols is None else self.x[self.rows, cols[0] if len(cols) == 1 else cols]
+        return len(mixsignal.encode_values(np.ascontiguousarray(part))["payload"])
+
+    def level3_of(self, cols: list[int]) -> int:
+        """The estimated bytes of the level-3 coder's container of the group ``cols``."""
+        if self.stream is None:
+            self.stream = max(1, self._coded(None))
+        key = tuple(cols)
+        if key not in self.sizes:
+            self.sizes[key] = self._coded(cols)
+        return int(self.stream_bytes * self.sizes[key] / self.stream)

@@ -591,6 +591,28 @@ class Settings:
     #: groups' bytes times the level-3 coder's ratio on the one stream (its bytes over level 2's)
     #: are within this share of the smallest container so far (a large value: every grouping).
     level3_group_margin: float = 0.005
+    #: ... and, on a recording of at least level3_group_sample_frames / level3_group_sample_most
+    #: frames, a grouping passing that test is first estimated on a sample (the middle
+    #: max(level3_group_sample_frames, level3_group_sample_share x frames) frames): each group's
+    #: level-3 size is the one stream's level-3 container scaled by the level-3 coder's payload of
+    #: the group's sample over that of the stream's sample (the smaller of it and the group's
+    #: level-2 container); its groups are coded in full only when that estimate is within
+    #: level3_group_sample_margin of the smallest container so far (``ubpe.api.level3_groups``).
+    #: The groups' payload over the stream's, on the sample against the whole (unseen2): drum-cymbal16
+    #: 1.0004 / 1.0000, drum-kick24 1.055 / 1.044, jingle 1.019 / 1.001, drum-hihat24 1.0053 / 1.0064,
+    #: music-oxygen-login 0.9962 / 0.9917, acc3's channels alone 0.958 / 0.956, solar's 1.0064 /
+    #: 0.9974 (2+1+1 channels; level 2's groups won): errors up to 1.8 %, so a grouping the coder
+    #: wins on by less than that may be missed (none of these: the same bytes).
+    level3_group_sample_frames: int = 1 << 13
+    #: (The channels alone over the stream, coder payloads, middle sample against whole: 1/8 of
+    #: music-oxygen-login 0.9962 against 0.9917 whole, but 1/16 1.0004: its channels alone, 0.82 %
+    #: smaller, missed; 4 or 8 windows spread evenly erred more (drum-hihat24 1.07-1.08 against
+    #: 1.0064); 4 096 frames missed acc3's channels alone, 1.0023 against 0.956.)
+    level3_group_sample_share: float = 0.125
+    #: (most 0.2: acc3's sample, 27 % of its frames, cost more than the codings it saved: 0.081 ->
+    #: 0.067 M values/s at 0.5.)
+    level3_group_sample_most: float = 0.2
+    level3_group_sample_margin: float = 0.0
     #: A longer recording's parameters are measured on chunks of it: a candidate is chosen when
     #: it codes them this much smaller than the defaults. 0.005 (the containers before) missed
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
