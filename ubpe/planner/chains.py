@@ -21,10 +21,9 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     "grid" followed by every chain this function gives the grid's indices ``k`` (so whatever
     the divided values would get, rank, mult and decorrelate chains included, is reachable;
     a 24-bit drum hit on a grid of 16: "grid+rank+delta1", 11 801 B at level 1 against 12 939 B
-    with "grid+delta1", its values divided 11 782 B), beside the chains on the values themselves
-    (which win where the grid's parameters cost more than they save: a walk times 64 of 8 000
-    values, "delta1" 19 B smaller than "grid+delta1"; ``s.grid_divided`` off: the three of
-    :data:`~ubpe.frontend.chains.GRID_CHAINS`); when a channel's codes have
+    with "grid+delta1", its values divided 11 782 B), and only those when every channel is on
+    a grid (the chains on the values themselves are those on ``k`` scaled; ``s.grid_divided``
+    off: the three of :data:`~ubpe.frontend.chains.GRID_CHAINS`); when a channel's codes have
     skewed low digits (:func:`has_low_digits`), the ``mult`` chains of
     :data:`~ubpe.frontend.chains.MULT_CHAINS`."""
     specs = [PREDICTORS[name] for name in s.auto_chains]
@@ -34,8 +33,10 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     if grid and not s.grid_divided:
         specs += [PREDICTORS[k] for k in GRID_CHAINS]
     elif grid:
-        k, _ = STAGES["grid"]().forward(x)
+        k, params = STAGES["grid"]().forward(x)
         after = [(("grid", {}),) + spec for spec in auto_chains(k, level, s) if not spec or spec[0][0] != "grid"]
+        if all(p["step"] > 1 for p in params["channels"]):
+            return after  # every channel on a grid: the chains on the values are those on k, scaled
         specs += after
     if x.size and x.dtype.kind in "iu" and has_low_digits(x, s.digit_channels):
         specs += [PREDICTORS[k] for k in MULT_CHAINS]

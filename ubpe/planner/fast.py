@@ -418,11 +418,9 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
             cands += static_candidates(record, y, parts[i], s)
         else:
             sized[i] = (min(found.costs.values()) + params_bytes(record), found)
-    if sized:  # the smallest, and those within the near-exact sizes' error of it, coded
-        least = min(size for size, _ in sized.values())
-        for i in sorted(sized, key=lambda i: (sized[i][0], i)):
-            if i == min(sized, key=lambda i: (sized[i][0], i)) or sized[i][0] <= s.fast_sized_within * least:
-                cands += costed_candidates(screened[i][1], sized[i][1], s)
+    if sized:
+        i = min(sized, key=lambda i: (sized[i][0], i))
+        cands += costed_candidates(screened[i][1], sized[i][1], s)
     return min(((cost(c).size, j, c) for j, c in enumerate(cands)), key=lambda t: t[:2])[2]
 
 

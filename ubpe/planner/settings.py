@@ -234,12 +234,6 @@ class Settings:
     #: 1's exact size where it was within 10 % of it; at 0.98 level 1 is planned on 20 of the 64
     #: (merges possible: 15), at 1.0 on seismic too (estimate 0.988, level 1 1.7 % larger).
     level1_within: float = 0.97
-    #: Level 1's fast plan codes, beside the chain its near-exact sizes rank first, every chain
-    #: sized within this factor of it (the "mag" estimate is up to about 0.6 % off the coder):
-    #: a 1 000-value int16 input on a grid of 16, "delta1" sized first and coded 574 B,
-    #: "grid+lpc" coded 572 B (tests/test_planner.py, the automatic choice never larger than a
-    #: forced one).
-    fast_sized_within: float = 1.006
     #: Up to level1_always_upto values level 2 plans level 1 whatever the estimate (its fast plan
     #: costs a few milliseconds there, and the lean search of a short input, short_lean_upto,
     #: may rank out the candidate level 1 codes): level 2 is never larger than level 1 on short inputs
