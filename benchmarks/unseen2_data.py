@@ -22,7 +22,6 @@ readings printed with one decimal as integers of tenths (int16), whole units as 
 from __future__ import annotations
 
 import argparse
-import gzip
 import subprocess
 import sys
 import tarfile
@@ -252,22 +251,27 @@ def rate_tag(rate: float) -> str:
     return f"{rate:.4g}".replace(".", "p") + "hz"
 
 
+def write_set(out: Path, recs: list) -> None:
+    """Each recording of ``recs`` (name, values, rate, package, path, licence, kind) as
+    ``out/<name>_<rate>.npy``, and their provenance as ``out/PROVENANCE.tsv``."""
+    lines = ["file\tsource\tpath\tlicence\tkind\trate_hz\tdtype\tshape\tvalues\trange"]
+    for name, x, rate, pkg, path, lic, kind in recs:
+        fn = f"{name}_{rate_tag(rate)}.npy"
+        np.save(out / fn, x)
+        lines.append("\t".join([fn, pkg, path, lic, kind, f"{rate:.6g}", str(x.dtype),
+                                "x".join(map(str, x.shape)), str(x.size), f"{x.min()}..{x.max()}"]))
+        print(f"{fn}: {x.dtype} {x.shape} {x.min()}..{x.max()}")
+    (out / "PROVENANCE.tsv").write_text("\n".join(lines) + "\n")
+    print(f"{len(recs)} recordings in {out}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path)
     p.add_argument("--download", type=Path, default=Path("/tmp/u2dl"))
     a = p.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
-    recs = build(a.download, a.out)
-    lines = ["file\tsource\tpath\tlicence\tkind\trate_hz\tdtype\tshape\tvalues\trange"]
-    for name, x, rate, pkg, path, lic, kind in recs:
-        fn = f"{name}_{rate_tag(rate)}.npy"
-        np.save(a.out / fn, x)
-        lines.append("\t".join([fn, pkg, path, lic, kind, f"{rate:.6g}", str(x.dtype),
-                                "x".join(map(str, x.shape)), str(x.size), f"{x.min()}..{x.max()}"]))
-        print(f"{fn}: {x.dtype} {x.shape} {x.min()}..{x.max()}")
-    (a.out / "PROVENANCE.tsv").write_text("\n".join(lines) + "\n")
-    print(f"{len(recs)} recordings in {a.out}")
+    write_set(a.out, build(a.download, a.out))
     return 0
 
 

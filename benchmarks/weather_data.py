@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from unseen2_data import write_set  # (benchmarks/ is on sys.path when run as a script)
+
 PIP = {"pvlib": ("0.16.1", "pvlib-0.16.1.tar.gz", ["--no-binary", ":all:"]),
        "vega_datasets": ("0.9.0", "vega_datasets-0.9.0-py3-none-any.whl", [])}
 PV = "pvlib 0.16.1 (PyPI sdist)"
@@ -139,28 +141,13 @@ def build(dl: Path) -> list[tuple]:
     return recs
 
 
-def rate_tag(rate: float) -> str:
-    if rate >= 1 and rate == int(rate):
-        return f"{int(rate)}hz"
-    return f"{rate:.4g}".replace(".", "p") + "hz"
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path)
     p.add_argument("--download", type=Path, default=Path("/tmp/wxdl"))
     a = p.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
-    recs = build(a.download)
-    lines = ["file\tsource\tpath\tlicence\tkind\trate_hz\tdtype\tshape\tvalues\trange"]
-    for name, x, rate, pkg, path, lic, kind in recs:
-        fn = f"{name}_{rate_tag(rate)}.npy"
-        np.save(a.out / fn, x)
-        lines.append("\t".join([fn, pkg, path, lic, kind, f"{rate:.6g}", str(x.dtype),
-                                "x".join(map(str, x.shape)), str(x.size), f"{x.min()}..{x.max()}"]))
-        print(f"{fn}: {x.dtype} {x.shape} {x.min()}..{x.max()}")
-    (a.out / "PROVENANCE.tsv").write_text("\n".join(lines) + "\n")
-    print(f"{len(recs)} recordings in {a.out}")
+    write_set(a.out, build(a.download))
     return 0
 
 

@@ -18,19 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CorruptDataError
+from ..format.bits import pack_varints
 from . import _cm
 from ._base import Coder, Tokens, alloc_tokens
 
 #: The longest payload header: LEB128 of a token below 2**24.
 MAX_HEADER = 4
-
-def _uleb(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
 
 
 def header(payload: bytes, vocab_size: int) -> tuple[int, int]:
@@ -57,7 +50,7 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
     z = int(np.argmax(tokens.counts))
     if int(tokens.counts[z]) < settings.current().hold_min_share * tokens.n:  # (encoder only: any stream decodes)
         return None
-    head = _uleb(z)
+    head = pack_varints(np.array([z], np.uint64))
     values = np.ascontiguousarray(tokens.values, dtype=np.int32)
     size = min(budget, _cm.max_payload(tokens.n, tokens.vocab_size))
     if size <= len(head):
