@@ -143,8 +143,13 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     gaps = np.diff(where).astype(np.float64)
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
     mags = mag.bits_of_stats(stats, list(raws[:2 if has_dense else 1]), 2)
-    bare = (order0 + table + alphabet, mags[0] + alphabet)
-    dense = (order0 + table + alphabet, mags[1]) if has_dense else (inf, inf)
+    # "packed", which every stream is offered, where it beats the order-0 table (noise, short
+    # streams): 102 int32 values of noise on a grid of 2 were ranked by the table alone, "grid"
+    # rated 251 B and coded 211 B with "packed", "grid+delta1" rated 238 B and coded 256 B
+    packed = 8.0 * _FRAMING["packed"]
+    bare = (min(order0 + table, n * packed_width(a - 1) + packed) + alphabet, mags[0] + alphabet)
+    dense = (min(order0 + table + alphabet, n * packed_width(span - 1) + packed), mags[1]) if has_dense \
+        else (inf, inf)
     rest = fixed + grows * scale
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
 
