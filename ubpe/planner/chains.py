@@ -35,7 +35,7 @@ def auto_chains(x: np.ndarray, level: int, s: Settings) -> list[tuple[tuple[str,
     elif grid:
         k, params = STAGES["grid"]().forward(x)
         after = [(("grid", {}),) + spec for spec in auto_chains(k, level, s) if not spec or spec[0][0] != "grid"]
-        if all(p["step"] > 1 for p in params["channels"]):
+        if all(p["step"] > 1 for p in params["channels"]) and (x.shape[0] == 1 or x.shape[1] >= s.grid_only_frames):
             return after  # every channel on a grid: the chains on the values are those on k, scaled
         specs += after
     if x.size and x.dtype.kind in "iu" and has_low_digits(x, s.digit_channels):

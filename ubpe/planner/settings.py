@@ -681,6 +681,11 @@ class Settings:
     #: as offset), which the fixtures frozen before it record. A 24-bit drum hit on a grid of 16:
     #: level 1 12 939 -> 11 801 B, level 2 11 793 -> 11 636 B (divided: 11 782, 11 617 B).
     grid_divided: bool = True
+    #: With several channels all on grids, only the grid's chains are offered from this many
+    #: frames; fewer frames also get the chains on the values themselves, since the grid's
+    #: record (16 to 25 bytes a channel) can outweigh what it saves (15 channels of 15 int8
+    #: values in {0, 2}: 199 B grouped with only the grid's chains at level 1, 50 B without).
+    grid_only_frames: int = 1024
 
     def lpc_reweight_options(self) -> dict[str, int | float]:
         """The refit's tuning (lpc_local_span and lpc_reweight_*) as the keywords of
