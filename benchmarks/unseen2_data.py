@@ -39,17 +39,20 @@ BSN = "biosignalsnotebooks/notebook_files/osf_files/signal_samples/"
 KITS = "usr/share/hydrogen/data/drumkits/"
 
 
-def fetch(dl: Path) -> dict[str, Path]:
-    """Download what is missing; return {package: archive path}."""
+def fetch(dl: Path, pip: dict | None = None, debs: list[str] | None = None) -> dict[str, Path]:
+    """Download what is missing of ``pip`` ({package: (version, file, pip options)}) and the
+    Debian packages ``debs`` (default: this set's, PIP and DEBS); return {package: archive path}."""
+    pip = PIP if pip is None else pip
+    debs = DEBS if debs is None else debs
     dl.mkdir(parents=True, exist_ok=True)
     out = {}
-    for pkg, (ver, fname, extra) in PIP.items():
+    for pkg, (ver, fname, extra) in pip.items():
         p = dl / fname
         if not p.exists():
             subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", *extra, "-d", str(dl),
                             f"{pkg}=={ver}"], check=False)
         out[pkg] = p
-    for deb in DEBS:
+    for deb in debs:
         have = sorted(dl.glob(f"{deb}_*.deb"))
         if not have:
             subprocess.run(["apt-get", "download", deb], cwd=dl, check=False)

@@ -23,33 +23,18 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from unseen2_data import write_set  # (benchmarks/ is on sys.path when run as a script)
+from unseen2_data import fetch, write_set  # (benchmarks/ is on sys.path when run as a script)
 
 PIP = {"pvlib": ("0.16.1", "pvlib-0.16.1.tar.gz", ["--no-binary", ":all:"]),
        "vega_datasets": ("0.9.0", "vega_datasets-0.9.0-py3-none-any.whl", [])}
 PV = "pvlib 0.16.1 (PyPI sdist)"
 VEGA = "vega_datasets 0.9.0 (PyPI wheel)"
-
-
-def fetch(dl: Path) -> dict[str, Path]:
-    """Download what is missing; return {package: archive path}."""
-    dl.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for pkg, (ver, fname, extra) in PIP.items():
-        p = dl / fname
-        if not p.exists():
-            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", *extra, "-d", str(dl),
-                            f"{pkg}=={ver}"], check=False)
-        out[pkg] = p
-    return out
 
 
 def scaled(v, decimals: int, dtype=np.int16) -> np.ndarray:
@@ -63,7 +48,7 @@ def scaled(v, decimals: int, dtype=np.int16) -> np.ndarray:
 
 
 def build(dl: Path) -> list[tuple]:
-    arch = fetch(dl)
+    arch = fetch(dl, PIP, [])
     recs: list[tuple] = []  # name, array, rate, source package, file, licence, kind
 
     def add(name, x, rate, pkg, path, lic, kind):
