@@ -34,6 +34,7 @@ from ..format.fields import argument_error, check_source
 from ..frontend.floatcodes import PER_BLOCK
 from ..model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from ..planner import settings as _settings
+from ..planner.candidates import run_threads
 from ..tokenizer import Tokenizer
 from . import groups, reader, writer
 from .arguments import (
@@ -627,7 +628,7 @@ def decompress_to(out: BinaryIO, src: BinaryIO, *, tokenizer: Tokenizer | Model 
             if not isinstance(raw, bytes):
                 raise CorruptDataError(f"block {b}: expected bytes, got {type(raw).__name__}")
             batch.append((b, raw))
-        for rows in writer.run(decode, batch, threads):
+        for rows in run_threads(decode, batch, threads):
             out.write(memoryview(rows.reshape(-1).view(np.uint8)))
             if progress is not None:
                 progress(rows.shape[0])

@@ -21,7 +21,8 @@ from ..frontend._common import SIGNED, UNSIGNED, signed_bits
 from ..frontend._stage import SIGNED_OF_WIDTH
 from ..model import Model
 from ..tokenizer import Tokenizer
-from .writer import model_argument, run
+from ..planner.candidates import run_threads
+from .writer import model_argument
 
 #: Coders that code text through its bytes (they need the symbols' text classes).
 _TEXT_CODERS = frozenset(c.name for c in coders.REGISTRY if c.symbols == "text")
@@ -340,7 +341,7 @@ def decode_blocks(p: Parsed, tokenizer: Tokenizer | Model | None, start: int, st
         if progress is not None:
             progress(hi - lo)
 
-    run(decode, blocks, threads)
+    run_threads(decode, blocks, threads)
     out = out.reshape((stop - start,) + tuple(p.shape[1:]))
     return out.astype(p.dtype) if native != p.dtype else out
 

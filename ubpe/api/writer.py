@@ -8,11 +8,9 @@ searches with); :func:`given_model_fields` codes values with a model the caller 
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import hashlib
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -27,6 +25,7 @@ from ..frontend.chains import build_chain
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
 from ..planner import settings as planner_settings
+from ..planner.candidates import run_threads
 from ..planner.fast import applies as fast_applies, fast_stages, with_settings
 from ..tokenizer import Tokenizer
 
@@ -60,17 +59,6 @@ def forced_chains(forced: tuple | None, order: int | None) -> list[list[frontend
     if forced is not None:
         return [build_chain(forced)]
     return [delta_chain(order)] if order is not None else None
-
-
-def run(fn: Callable[[Any], Any], items: list, threads: int) -> list:
-    """``[fn(i) for i in items]``, on ``threads`` threads (in order; the first error raised)."""
-    if threads <= 1 or len(items) <= 1:
-        return [fn(i) for i in items]
-    # each item in a copy of the caller's context: settings read where a stage runs (the "grid"
-    # stage's ``Settings.grid_divided``) are the caller's, as on one thread
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
-        return list(pool.map(lambda item: context.copy().run(fn, item), items))
 
 
 # ============================================================================ one stream
@@ -131,6 +119,12 @@ def _signal_stream(c: Candidate, stream: dict) -> dict:
     return signal if len(msgpack.packb(signal)) < len(msgpack.packb(stream)) else stream
 
 
+def _rate_sample(level: int, s: Settings) -> int | None:
+    """The "mag" coder's ``rate_sample_above`` at ``level``: level 1's ``s.fast_mag_rate_sample``,
+    else the coders' own."""
+    return s.fast_mag_rate_sample if level == 1 else None
+
+
 def cost_function(base: dict, memo: dict | None = None,
                   rate_sample_above: int | None = None) -> Callable[[Candidate], Cost]:
     """The format's costing function for the planner: exact packed sizes (``memo``: see
@@ -152,7 +146,7 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     # each candidate once (the memo's key hashes every token: 3 % of its time on ECG)
     fast = level == 1 and fast_applies(x, proposer, s)
     memo: dict | None = None if fast else {}
-    cost = cost_function(base, memo, s.fast_mag_rate_sample if level == 1 else None)
+    cost = cost_function(base, memo, _rate_sample(level, s))
     methods = dataclasses.replace(s, encode_methods=s.fast_encode_methods) if fast else s
     best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, methods)
     # never larger than level 1: level 1's container, kept when smaller (unless the search's
@@ -161,7 +155,7 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
         one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
         if cost(one).size < cost(best).size:
             best = one
-    return candidate_fields(base, best, memo, s.fast_mag_rate_sample if level == 1 else None)
+    return candidate_fields(base, best, memo, _rate_sample(level, s))
 
 
 def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: int) -> dict[str, Any]:
@@ -360,7 +354,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
         # share of coding them (the lean search's 2**13-value context-mixing samples ranked
         # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
-        cost = cost_function(base, {}, s.fast_mag_rate_sample if level == 1 else None)
+        cost = cost_function(base, {}, _rate_sample(level, s))
         proposer = ReplayEncoder(n_tokens, fit_options, s)
         best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
         if level == 2:  # on the sample, never larger than level 1's plan
@@ -389,7 +383,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     distinct = []
     if extend or keep:
         for first in range(0, count, step):
-            done = run(front, list(range(first, min(first + step, count))), threads)
+            done = run_threads(front, list(range(first, min(first + step, count))), threads)
             if extend:
                 distinct += [u for _, _, u in done]
             if keep:
@@ -422,7 +416,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
             fields["esc"] = escape_field(flat, positions)
         tokens = model.encode(ids) if use_merges else ids  # by the model's method
         fields["stream"] = coders.encode_stream(tokens, vocab, coders=offered, classes=classes,
-                                                rate_sample_above=s.fast_mag_rate_sample if level == 1 else None)
+                                                rate_sample_above=_rate_sample(level, s))
         fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
         packed = container.pack_block(fields, (f1 - f0) * src.channels)
         if progress is not None:
@@ -441,7 +435,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     yield container.blocked_head(head, count)
     packer = msgpack.Packer(use_bin_type=True)
     for first in range(0, count, step):
-        for raw in run(encode, list(range(first, min(first + step, count))), threads):
+        for raw in run_threads(encode, list(range(first, min(first + step, count))), threads):
             yield packer.pack(raw)
 
 

@@ -71,8 +71,9 @@ def windows(n: int, total: int, count: int) -> np.ndarray:
 
 
 def run_threads(fn: Callable[[Any], Any], items: list, threads: int) -> list:
-    """``[fn(i) for i in items]`` on up to ``threads`` threads, results in order (the kernels
-    release the GIL; every candidate is costed on its own, so the result is the same)."""
+    """``[fn(i) for i in items]`` on up to ``threads`` threads, results in order, the first error
+    raised (the kernels release the GIL; every item runs on its own, so the result is the same;
+    the planner's candidates, the writer's and reader's blocks)."""
     if threads <= 1 or len(items) <= 1:
         return [fn(i) for i in items]
     import contextvars
