@@ -300,18 +300,18 @@ def _predict_chunk_narrow(s, c0, c1, order, q, buf):
 
 
 @njit(cache=True, nogil=True, no_cpython_wrapper=True)
-def _residual_magnitude_every(s, lo, hi, order, q, shift, sh, acc, buf32, every):
+def _residual_magnitude_every(s, lo, hi, order, q, shift, sh, acc, buf32, every, narrow_max):
     """The sum of |r| (int64) of the residuals ``r`` of ``s[lo:hi]`` under one quantized
     predictor, as :func:`ubpe._kernels.predict.lpc_filter` computes them, over the chunks ``lo +
     j * CHUNK`` with ``j % every == 0`` only (all of them when ``every == 1``), and the samples
     it covered (``acc``: uint64 scratch of CHUNK values; ``buf32``: int32, ``2 * CHUNK + 32``).
-    The predictions by :func:`_predict_chunk_narrow` when ``shift <= sh - 32``, else by
-    :func:`_predict_chunk`: the same residuals.
+    The predictions by :func:`_predict_chunk_narrow` when ``shift <= narrow_max`` (exact up to
+    ``sh - 32``), else by :func:`_predict_chunk`: the same residuals.
     Precondition: the sum fits in int64 (``sh`` >= 32 with fewer than 2**31 samples)."""
     total = np.int64(0)
     count = 0
     ush = np.int64(shift)
-    narrow = shift <= sh - 32
+    narrow = shift <= narrow_max
     for c0 in range(lo, hi, CHUNK * every):
         c1 = imin(hi, c0 + CHUNK)
         count += c1 - c0
@@ -353,11 +353,16 @@ def _geometric_bits(total, n):
 
 
 @njit(cache=True, nogil=True)
-def lpc_residual(src, block, orders, shifts, coefs, sh, dst):
+def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
     """:func:`ubpe._kernels.predict.lpc_filter`'s forward residual (``inverse=False``): the same
     integers, under its preconditions (``dst`` not ``src``; a block's coefficients lag 1 first);
-    a block of shift at most ``sh - 32`` predicted in 32 bits (:func:`_predict_chunk_narrow`)."""
+    a block of shift at most ``sh - 32`` predicted in 32 bits (:func:`_predict_chunk_narrow`),
+    the others in 64. ``narrow_max``: the tests' hook, the largest shift predicted in 32 bits
+    (-1, the default: ``sh - 32``, the largest at which that is exact; a larger one gives wrong
+    residuals beyond it)."""
     n = src.shape[0]
+    if narrow_max < 0:
+        narrow_max = sh - 32
     acc = empty(CHUNK, np.uint64)
     buf32 = empty(2 * CHUNK + 32, np.int32)
     c0 = 0
@@ -368,7 +373,7 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst):
         c0 += order
         lo = b * block
         hi = imin(n, lo + block)
-        narrow = shift <= sh - 32
+        narrow = shift <= narrow_max
         for k0 in range(lo, hi, CHUNK):
             k1 = imin(hi, k0 + CHUNK)
             if narrow:
@@ -393,12 +398,17 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst):
 
 
 @njit(cache=True, nogil=True)
-def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, ncand=3, every=1):
+def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, ncand=3, every=1,
+                narrow_max=-1):
     """:func:`ubpe._kernels.predict.lpc_analyze` (the same arguments, the same choices and
     return value) for signals of at most 32 bits (``sh >= 32``) in blocks of fewer than 2**20
     samples: its residual costings sum the magnitudes as integers (:func:`_residual_magnitude_every`),
-    the float it costs being the same (see the module docstring)."""
+    the float it costs being the same (see the module docstring), those of predictors of shift
+    at most ``narrow_max`` in 32 bits (-1, the default: ``sh - 32``, where that is exact; below
+    -1, none: the tests' hook)."""
     n = s.shape[0]
+    if narrow_max == -1:
+        narrow_max = sh - 32
     nb = orders.shape[0]
     c0 = 0
     wlen = imax(1, imin(block, n))
@@ -420,7 +430,7 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
         m = hi - lo
         zero = np.int64(0)
         # one call site a costing (every == 1: the magnitudes of all the chunks, the same sum)
-        total, cnt = _residual_magnitude_every(s, lo, hi, zero, q, zero, sh, pred, buf32, every)
+        total, cnt = _residual_magnitude_every(s, lo, hi, zero, q, zero, sh, pred, buf32, every, narrow_max)
         if every == 1:
             best_bits = _geometric_bits(2.0 * float(total), m)
         else:
@@ -507,7 +517,8 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 for pi in range(precisions.shape[0]):
                     prec = precisions[pi]
                     shift = _quantize(lps[k], k, prec, q)
-                    total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, buf32, every)
+                    total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, buf32, every,
+                                                           narrow_max)
                     if every == 1:
                         bits = _geometric_bits(2.0 * float(total), m) + k * prec + 10
                     else:
