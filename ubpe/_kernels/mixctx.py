@@ -22,8 +22,8 @@ decision); a value is counted +2 (a new one: 1, in the slot of the least count, 
 every count of a list halved when one passes XL_CAP. Two mixers (Q16 weight rows by the decision
 row and the count bucket of list 0, or of list 2; po's weight starting at 1, the lists' at XC_W0 /
 2**16, the hashed contexts' at 0; learning rate lr / 2**XC_SH), averaged in the stretch domain,
-then an APM (rate 2**-XA_RATE, rows by list 0's index or, without one, the decision row): p =
-(mix + 3 apm) / 4. Every operation is integer; the state starts empty in every payload (at most
+then two APMs (rate 2**-XA_RATE, rows by the index of list 0's input, or of list 1's, or
+without one the decision row): p = (2 mix + 3 apm0 + 3 apm1) / 8. Every operation is integer; the state starts empty in every payload (at most
 26 MiB).
 """
 
@@ -121,7 +121,7 @@ XL_CAP = 60  #: a list's counts are halved when one passes this
 XL_NB = 8  #: count buckets of a list's mass in a decision's set
 XL_SIZE = XL_N * XL_NB * 33 * 3  #: the list model's adaptive probabilities (after the contexts')
 XA_RATE = 6  #: the final APM's rate 2**-XA_RATE
-XA_ROWS = XL_SIZE + 33  #: the final APM's rows
+XA_ROWS = 2 * (XL_SIZE + 33)  #: the final APMs' rows (list 0's, then list 1's)
 XNI = XC_N + XL_N  #: the final stage's inputs besides the coder's
 XC_CONF = 8  #: the final stage's weight rows per decision row: the order-1 list's count bucket
 XC_W = XNI + 2  #: the final stage's weights a row: the coder's stretch, the inputs', a bias
@@ -234,9 +234,13 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, XB, XP, XN, XW,
     lo_i = sa >> 7
     wt = sa & 127
     pa = (XA[ab + lo_i] * (128 - wt) + XA[ab + lo_i + 1] * wt) >> 11
-    p = _clamp((pm + 3 * pa + 2) >> 2, 1, 4095)
+    ab2 = (XL_SIZE + 33 + (XI[XC_N + 1] - (1 << XB[4 + NI]) if XI[XC_N + 1] >= 0 else XL_SIZE + frow // 3)) * 33
+    pb = (XA[ab2 + lo_i] * (128 - wt) + XA[ab2 + lo_i + 1] * wt) >> 11
+    p = _clamp((2 * pm + 3 * pa + 3 * pb + 4) >> 3, 1, 4095)
     bit = _code(ac, buf, p, want, dec)
     ak = ab + lo_i + (1 if wt >= 64 else 0)
+    XA[ak] += ((bit << 16) - bit - XA[ak]) >> XA_RATE
+    ak = ab2 + lo_i + (1 if wt >= 64 else 0)
     XA[ak] += ((bit << 16) - bit - XA[ak]) >> XA_RATE
     XW[XW.shape[0] - 1] += _cost16(po, bit) - _cost16(p, bit)
     err = ((bit << 12) - sq[dot + 2047]) * lr
