@@ -23,7 +23,8 @@ every count of a list halved when one passes XL_CAP. Two mixers (Q16 weight rows
 row and the count bucket of list 0, or of list 2; po's weight starting at 1, the lists' at XC_W0 /
 2**16, the hashed contexts' at 0; learning rate lr / 2**XC_SH), averaged in the stretch domain,
 then two APMs (rate 2**-XA_RATE, rows by the index of list 0's input, or of list 1's, or
-without one the decision row): p = (2 mix + 3 apm0 + 3 apm1) / 8. Every operation is integer; the state starts empty in every payload (at most
+without one the decision row): p = (2 mix + 3 apm0 + 3 apm1) / 8. Every operation is
+integer; the state starts empty in every payload (at most
 26 MiB).
 """
 

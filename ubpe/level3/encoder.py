@@ -280,8 +280,8 @@ def _run_encode(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, prm: l
     cap = 64 + n * C * 6 + (n * C * max(1, int((his - los).max()).bit_length())) // 7
     buf = np.zeros(cap, np.uint8)
     lpc = NO_LPC if lpc is None else lpc
-    length = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, np.zeros((0, 0), np.int64), chk0, tab,
-                   _prior_tables(), *lpc)
+    length = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, np.zeros((0, 0), np.int64),
+                              chk0, tab, _prior_tables(), *lpc)
     if length < 0:  # pragma: no cover - the bound above holds for every residual
         raise RuntimeError("level-3 coder: output buffer too small")
     return buf[:length].tobytes()

@@ -38,7 +38,7 @@ the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29)
 format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
 ``BASE_PARAMS_V6``) and then the parameters whose bit is set, in index order (defaults cost one
 byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of the residual coder
-(``mixsignal``'s docstring); ``encode`` writes version 6 only with ``xctx`` = 1, else version 5's
+(``mixctx``'s docstring, its kernel); ``encode`` writes version 6 only with ``xctx`` = 1, else version 5's
 bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
