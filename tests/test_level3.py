@@ -72,7 +72,8 @@ def signals(draw):
 @given(signals())
 def test_round_trip(x):
     data = round_trip(x)
-    assert data[0] == level3.VERSION
+    # version 6 with the exact-value contexts on (values that recur), else version 5's bytes
+    assert data[0] in (5, level3.VERSION)
 
 
 @SETTINGS

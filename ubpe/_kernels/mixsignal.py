@@ -73,6 +73,7 @@ every VM_HALVE frames, recomputed over the window every 16 frames): every decisi
 probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
 domain by a final mixer (weights per decision kind, starting as the coder's alone).
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
+Version 6 with ``xctx`` = 1 (exact-value contexts after every decision's probability): ``mixctx``.
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
@@ -104,17 +105,20 @@ PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in versi
 PRM_VMOD = 28  # added in version 3
 PRM_MIXB = 29  # added in version 4
 PRM_NLMSQ = 30  # added in version 5
-N_PRM = 31
+PRM_XCTX = 31  # added in version 6: its kernel is ``mixctx.run`` (this module's ``run`` reads it as 0)
+N_PRM = 32
+N_PRM_V5 = 31  #: parameters a version-5 header's mask covers; the rest read as 0 (version 5's model)
 N_PRM_V4 = 30  #: parameters a version-4 header's mask covers; the rest read as 0 (version 4's model)
 N_PRM_V3 = 29  #: parameters a version-3 header's mask covers; the rest read as 0 (version 3's model)
 N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 0 (version 2's model)
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
 V1_TAIL = (0, 0, 1, 6, 0)
+XC_SETS = 1  #: ``xctx``'s largest value
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1), (0, 1), (0, 1))
+              (0, 1), (0, 1), (0, 1), (0, XC_SETS))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)

@@ -34,6 +34,7 @@ from .format import (
     _check_params,
     _dtype_code,
     _frontend,
+    _kernel_run,
     _kernels,
     _lpc_arrays,
     _lpc_bytes,
@@ -159,15 +160,17 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         if chain:
             return _encode_front(x2, ndim, chain, params, search, _unless_defaults)
     version = _version()
-    head = bytearray([version, _dtype_code(x2.dtype), ndim])
+    head = bytearray([_header_version(), _dtype_code(x2.dtype), ndim])
     head += _uleb(n)
     if ndim == 2:
         head += _uleb(C)
     if n * C == 0:
+        prm = _fixed(params, C)
+        if version >= 6 and prm[_kernels().PRM_XCTX]:
+            head[0] = 6
         head.append(MODE_MODEL)
         head += _uleb(0) + _uleb(1) + _uleb(0) + bytes([0])
-        return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + _params_bytes(
-            _fixed(params, C), C, version)
+        return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + _params_bytes(prm, C, head[0])
     symbols = _start[3] if _start is not None else _symbols(x2)
     if symbols is None:
         head.append(MODE_RAW)
@@ -183,6 +186,11 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         y = np.searchsorted(table, y).astype(np.int64)
     if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
+    if params is None and search and version >= 6:
+        prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
+    if version >= 6 and prm[_kernels().PRM_XCTX]:
+        head[0] = 6  # (else version 5's bytes, as before the exact-value contexts)
+    version = head[0]
     head.append(MODE_MODEL)
     head += _uleb(_zig(lo)) + _uleb(step)
     head += _table_bytes(table if tmode else None)
@@ -258,15 +266,22 @@ def _lpc_fit(v: np.ndarray) -> list:
             for c in range(v.shape[1])]
 
 
+def _header_version() -> int:
+    """The version byte of a header before its parameters are known: ``Settings.level3_version``,
+    but 5 for 6 (version 6 is written only with the exact-value contexts on: a raw, empty or
+    front-end record and a model without them keep version 5's bytes)."""
+    version = _version()
+    return 5 if version == 6 else version
+
+
 def _run_encode(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, prm: list[int], tab: np.ndarray,
                 chk0: int = 0, lpc=None) -> bytes:
-    k = _kernels()
     n, C = y.shape
     cap = 64 + n * C * 6 + (n * C * max(1, int((his - los).max()).bit_length())) // 7
     buf = np.zeros(cap, np.uint8)
     lpc = NO_LPC if lpc is None else lpc
-    length = k.run(y, los, his, gs, np.array(prm, np.int64), buf, False, np.zeros((0, 0), np.int64), chk0, tab,
-                   _prior_tables(), *lpc)
+    length = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, np.zeros((0, 0), np.int64),
+                              chk0, tab, _prior_tables(), *lpc)
     if length < 0:  # pragma: no cover - the bound above holds for every residual
         raise RuntimeError("level-3 coder: output buffer too small")
     return buf[:length].tobytes()
@@ -290,7 +305,7 @@ def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: i
     buf = np.zeros(64 + n * C * 8, np.uint8)
     if res is None:
         res = np.zeros((n, 2 * C) if skip else (0, 0), np.int64)
-    total = k.run(y, los, his, gs, np.array(prm, np.int64), buf, False, res, 0, tab, _prior_tables(), *lpc)
+    total = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, res, 0, tab, _prior_tables(), *lpc)
     return extra + total - (int(res[skip - 1, 2 * C - 1]) if skip else 0)
 
 
@@ -441,6 +456,60 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     _coded_size(sample, on, table, 0, res)
     saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
     return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
+
+
+#: The widest symbol range on which ``_choose_xctx`` tries the exact-value contexts (a cue of the
+#: encoder's, no bound of the format: a 16-bit audio range, where values rarely recur, is not tried)
+XCTX_MAX_RANGE = 1 << 14
+XCTX_HEADER_BYTES = 2  #: what the exact-value contexts add to the header (a mask bit and a value), at most
+
+
+def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
+    """``prm`` with the exact-value contexts on (``xctx`` = 1, version 6) when the symbols' range is
+    at most ``XCTX_MAX_RANGE`` and, on the frames ``_choose_vmod`` codes (the same sample,
+    the same scaling), the kernel's estimate of what they save (the cost of the coder's
+    probabilities less that of the final stage's, 1/16 bits) exceeds their header bytes:
+    readings on a coarse grid whose exact values recur (hourly weather, irradiance at night, a
+    saturated humidity); elsewhere they cost their learning and the encoder leaves them off
+    (version 5's bytes). One coding of the sample, with ``prm`` as chosen and ``xctx`` = 1, where its
+    ``pair_recurrence`` reaches ``Settings.level3_xctx_recur`` (no coding elsewhere); kept only
+    when it saves at least ``Settings.level3_xctx_gain`` of the sample's bytes (the contexts
+    slow the coder about 3-fold: a smaller gain is not worth it)."""
+    k = _kernels()
+    full = settings.current().level3_xctx_sample
+    if full <= 0 or int(y.max()) - int(y.min()) + 1 > XCTX_MAX_RANGE or prm[k.PRM_XCTX]:
+        return prm
+    n = y.shape[0]
+    frames = full if limit is None else max(1, min(full, limit))
+    sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
+    counted = (n if n <= full else full - full // 2) / (sample.shape[0] - skip)
+    scale = sample.shape[1] * counted
+    sample = _channel_sample(sample)
+    scale /= sample.shape[1]
+    if pair_recurrence(sample) < settings.current().level3_xctx_recur:
+        return prm
+    on = list(prm)
+    on[k.PRM_XCTX] = 1
+    res = np.zeros((sample.shape[0], 4 * sample.shape[1]), np.int64)
+    size = _coded_size(sample, on, table, 0, res)
+    whole = int(res[-1, -1]) / 128  # bytes saved on the whole sample
+    saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
+    gain = whole / max(1.0, size + whole)
+    return on if saved > 16 * 8 * XCTX_HEADER_BYTES and gain >= settings.current().level3_xctx_gain else prm
+
+
+def pair_recurrence(y: np.ndarray) -> float:
+    """The largest share, over the channels of ``y`` ((frames, C) integers), of the frames whose
+    value followed the same value before (a pair of consecutive values seen earlier); 0 for fewer
+    than 2 frames. Hourly weather readings score 0.36 to 1, most audio below 0.1."""
+    if y.shape[0] < 2:
+        return 0.0
+    best = 0.0
+    for c in range(y.shape[1]):
+        v = y[:, c].astype(np.int64)
+        pairs = np.stack([v[:-1], v[1:]], 1)
+        best = max(best, 1.0 - np.unique(pairs, axis=0).shape[0] / pairs.shape[0])
+    return best
 
 
 def _vmod_on_proxy(sym: np.ndarray, table: np.ndarray | None, tmode: int, s) -> bool:
@@ -711,7 +780,7 @@ def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless
     the level-3 bytes of the chain's output (frames, channels) in its own dtype."""
     y, record = _forward(x2, chain)
     n, C = x2.shape
-    head = bytearray([_version(), _dtype_code(x2.dtype), ndim]) + _uleb(n) + (_uleb(C) if ndim == 2 else b"")
+    head = bytearray([_header_version(), _dtype_code(x2.dtype), ndim]) + _uleb(n) + (_uleb(C) if ndim == 2 else b"")
     head.append(MODE_FRONT)
     rec = msgpack.packb(record, use_bin_type=True)
     head += _uleb(len(rec)) + rec

@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 to 5, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 6, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -33,9 +33,13 @@ Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (23), the others
 read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (version 2's over
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
-0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
-format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``) and then the parameters whose bit is
-set, in index order (defaults cost one byte, not 28).
+0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; version 5's over ``N_PRM_V5`` (31),
+``xctx`` then 0; version 6's over all 32; bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
+format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
+``BASE_PARAMS_V6``) and then the parameters whose bit is set, in index order (defaults cost one
+byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of the residual coder
+(``mixctx``'s docstring, its kernel); ``encode`` writes version 6 only with ``xctx`` = 1, else version 5's
+bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
 (1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
@@ -58,8 +62,8 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError
 
-VERSION = 5  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 4 write theirs)
-VERSIONS = (1, 2, 3, 4, 5)
+VERSION = 6  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 5 write theirs)
+VERSIONS = (1, 2, 3, 4, 5, 6)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -83,6 +87,17 @@ def _kernels():
 
 
 # ---------------------------------------------------------------- byte helpers
+
+
+def _kernel_run(prm):
+    """The kernel that codes a payload of the parameters ``prm``: ``mixctx.run`` with the exact-value
+    contexts (``xctx`` = 1, version 6), else ``mixsignal.run`` (versions 1 to 5's kernel, unchanged)."""
+    k = _kernels()
+    if prm[k.PRM_XCTX]:
+        from .._kernels import mixctx
+
+        return mixctx.run
+    return k.run
 
 
 def _uleb(v: int) -> bytes:
@@ -176,6 +191,8 @@ BASE_PARAMS = (32, 17, 16, 2, 8, 10, 2, 16, 256, 32, 8, 800, 600, 200, 32, 1, 25
 BASE_PARAMS_V4 = BASE_PARAMS[:15] + (0,) + BASE_PARAMS[16:29] + (1,)
 #: Version 5's (normative): BASE_PARAMS_V4 and nlmsq = 1 (its default).
 BASE_PARAMS_V5 = BASE_PARAMS_V4 + (1,)
+#: Version 6's (normative): BASE_PARAMS_V5 and xctx = 1 (a version-6 header is written only with it on).
+BASE_PARAMS_V6 = BASE_PARAMS_V5 + (1,)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
@@ -183,7 +200,8 @@ def base_params(channels: int, version: int | None = None) -> list[int]:
     ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4`` or ``BASE_PARAMS_V5``, for ``channels``
     channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V5 if version >= 5 else (BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
+    p = list(BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
+        BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
     p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
     return p
@@ -203,6 +221,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
     if version == 4 and any(prm[k.N_PRM_V4:]):
         raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
+    if version == 5 and any(prm[k.N_PRM_V5:]):
+        raise ValueError("the exact-value contexts (xctx) need version 6 (Settings.level3_version)")
     base = base_params(channels, version)
     mask = sum(1 << i for i, (v, b) in enumerate(zip(prm, base)) if v != b)
     return _uleb(mask) + b"".join(_uleb(v) for v, b in zip(prm, base) if v != b)
@@ -213,7 +233,7 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4}.get(version, k.N_PRM)
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5}.get(version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
     prm = list(base)
@@ -541,7 +561,7 @@ def _decode(data: bytes, max_values: int, _front: bool) -> np.ndarray:
         raise CorruptDataError(f"level-3 data: shift {gs} does not match the range")
     k = _kernels()
     y = np.zeros((n, C), np.int64)
-    status = k.run(y, los, his, gs, np.array(prm, np.int64), np.frombuffer(body, np.uint8).copy(), True,
+    status = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), np.frombuffer(body, np.uint8).copy(), True,
                    np.zeros((0, 0), np.int64), zlib.crc32(data[:r.pos]), NO_TABLE if ktab is None else ktab,
                    _prior_tables(), *(NO_LPC if lpc is None else lpc))
     if status != k.OK:
