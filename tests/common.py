@@ -257,6 +257,17 @@ def fuzz_samples() -> list[tuple[str, np.ndarray, bytes, Any]]:
     level3_pair = np.stack([sine, np.roll(sine, 1)], 1)
     with configured(channel_groups=False):  # one "mixsignal" stream (its two channels grouped would be smaller)
         out += [("level3", level3_pair, compress(level3_pair, level=3), None)]
+    # level 3 version 6: the exact-value contexts ("xctx", ubpe._kernels.mixctx) on hourly readings
+    # in whole degrees and percent, 1 500 frames of two channels (its own seed)
+    rng = np.random.default_rng(33)
+    t = np.arange(1500)
+    day = np.sin(2 * np.pi * (t % 24) / 24)
+    slow = np.cumsum(rng.normal(0, 0.6, t.size))
+    temp = np.round((np.round(50 + 12 * day + slow + rng.normal(0, 0.7, t.size)) - 32) * 50 / 9)
+    hum = np.clip(np.round(80 - 15 * day - 0.8 * slow), 0, 100)
+    hourly = np.stack([temp, hum], 1).astype(np.int16)
+    with configured(channel_groups=False):
+        out += [("level3_xctx", hourly, compress(hourly, level=3), None)]
     # "floatpack": a short float32 trace, counts times a calibration factor (its own seed)
     rng = np.random.default_rng(31)
     trace = np.round(rng.normal(170, 24, 100)).astype(np.float32) * np.float32(1.431e-5)

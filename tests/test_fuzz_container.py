@@ -121,6 +121,8 @@ def test_child_samples_include_a_level_3_container(samples):
     by_name = {name: data for name, _, data, _ in samples}
     tree = unpack_any(by_name["level3"])
     assert tree["stream"]["coder"] == "mixsignal" and "alphabet" not in tree
+    xctx = unpack_any(by_name["level3_xctx"])["stream"]
+    assert xctx["coder"] == "mixsignal" and xctx["payload"][0] == 6  # version 6: the exact-value contexts
 
 
 def test_child_samples_include_mult_containers(samples):
