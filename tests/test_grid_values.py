@@ -116,7 +116,7 @@ def test_grid_valued_within_k_of_what_the_indices_stand_for(level, case):
     indices. Where it does not, the constant offset's cost is the format's (the module
     docstring), not bounded by a constant: drawn cases found +82 B over the divided values
     in int16 (``sine_at_the_bottom_of_int16``, level 1), above K_16 (3 000 cases drawn as on_grid does)."""
-    y, g = case
+    y, _ = case
     seen = indices_seen(y)
     assert roundtrip(y, level) <= roundtrip(seen, level) + K_WIDE
 
