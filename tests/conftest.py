@@ -25,12 +25,29 @@ SHARED_DATA = pathlib.Path(os.environ.get("UBPE_DATA", pathlib.Path(__file__).pa
 
 
 def pytest_collection_modifyitems(config, items):
+    scale_examples(items, float(os.environ.get("UBPE_EXAMPLES_SCALE", "1")))
     if os.environ.get("UBPE_SLOW_TESTS") == "1":
         return
     skip = pytest.mark.skip(reason="slow: set UBPE_SLOW_TESTS=1 to run")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def scale_examples(items, scale: float) -> None:
+    """Every hypothesis property's ``max_examples`` times ``scale`` (UBPE_EXAMPLES_SCALE; at least
+    1), its own ``@settings`` included: more fresh examples than CI draws, to find its failures
+    first (``rm -rf .hypothesis`` or ``--hypothesis-seed=N`` for new ones)."""
+    if scale == 1:
+        return
+    seen = set()
+    for item in items:
+        test = getattr(item, "obj", None)
+        given = getattr(test, "_hypothesis_internal_use_settings", None)
+        if given is None or id(test) in seen:
+            continue
+        seen.add(id(test))
+        test._hypothesis_internal_use_settings = settings(given, max_examples=max(1, round(given.max_examples * scale)))
 
 
 @pytest.fixture(scope="session")

@@ -126,16 +126,21 @@ def grid_inverse(k: Any, params: Any) -> np.ndarray:
 def _centered(row: np.ndarray, k: np.ndarray, p: dict, width: int) -> tuple[np.ndarray, dict]:
     """``k`` and the grid params ``p`` of ``row`` moved so that the stages after the grid see
     ``row // step`` itself, or as near to it as ``uint{width}`` and the dtype allow. Predictors
-    read an unsigned ``k`` as ``k - 2**(width - 1)``: a signed row's indices are put about
-    ``2**(width - 1)`` (offset ``row % step - step * 2**(width - 1)``), an unsigned row's are
-    ``row // step`` (offset ``row % step``); where that offset would leave the dtype or ``k`` the
-    width, the nearest offset that does not. The divided values' own zero matters to the
-    predictors (an LPC predictor has no constant term): shared/data's trumpet-1 shifted left by
-    16 into int64, level 2, 19 216 B with the least value as offset, 19 040 B centered (the
-    int16 audio itself: 19 016 B; level 1 20 207, 20 055 and 20 031 B)."""
+    read an unsigned ``k`` as ``k - 2**(width - 1)``, and an unsigned row of ``bits`` bits as
+    ``row - 2**(bits - 1)``: a signed row's indices are put about ``2**(width - 1)`` (offset
+    ``row % step - step * 2**(width - 1)``), an unsigned row's about ``2**(width - 1) -
+    2**(bits - 1)`` (``row // step`` when ``width == bits``); where that offset would leave the
+    dtype or ``k`` the width, the nearest offset that does not. The divided values' own zero
+    matters to the predictors (an LPC predictor has no constant term): shared/data's trumpet-1
+    shifted left by 16 into int64, level 2, 19 216 B with the least value as offset, 19 040 B
+    centered (the int16 audio itself: 19 016 B; level 1 20 207, 20 055 and 20 031 B). (Until
+    this was written, an unsigned row's indices were put at ``row // step`` whatever the width:
+    half the width away from the divided values as the predictors see them when ``width <
+    bits``.)"""
     step, offset, bits = p["step"], p["offset"], p["bits"]
     dtype_lo = 0 if p["unsigned"] else -(1 << (bits - 1))
-    wanted = offset // step + (0 if p["unsigned"] else 1 << (width - 1))  # k's shift to the divided values
+    # k's shift to the divided values, as the predictors read both
+    wanted = offset // step + (1 << (width - 1)) - ((1 << (bits - 1)) if p["unsigned"] else 0)
     shift = max(0, min(wanted, (1 << width) - 1 - int(k.max()), (offset - dtype_lo) // step))
     if shift == 0:
         return k, p
