@@ -426,6 +426,21 @@ def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
     return tuple(sorted(CANDIDATES, key=lambda c: (not cued(c), "lpc" in c and not held)))
 
 
+def _choice_sample(y: np.ndarray, full: int, limit: int | None) -> tuple[np.ndarray, int, float]:
+    """The frames a model choice (``_choose_vmod``, ``_choose_xctx``) codes once: ``y``
+    ((frames, C) symbols) whole when it has at most ``full`` frames (``limit``, when given, caps
+    them), else its first ``full`` frames of which the second half is counted (``skip``); a few
+    channels of many (``_channel_sample``). ``scale``: what a saving counted on the sample's
+    frames after ``skip`` is multiplied by to stand for the whole recording."""
+    n = y.shape[0]
+    frames = full if limit is None else max(1, min(full, limit))
+    sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
+    counted = (n if n <= full else full - full // 2) / (sample.shape[0] - skip)
+    scale = sample.shape[1] * counted
+    sample = _channel_sample(sample)  # (many channels: a few of them, the saving scaled up)
+    return sample, skip, scale / sample.shape[1]
+
+
 VMOD_HEADER_BYTES = 6  #: what the value model adds to the header (its mask bit and value), at most
 
 
@@ -441,13 +456,7 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     full = settings.current().level3_vmod_sample
     if full <= 0 or int(y.max()) - int(y.min()) + 1 > k.VM_MAX_RANGE or prm[k.PRM_VMOD]:
         return prm
-    n = y.shape[0]
-    frames = full if limit is None else max(1, min(full, limit))
-    sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
-    counted = (n if n <= full else full - full // 2) / (sample.shape[0] - skip)
-    scale = sample.shape[1] * counted
-    sample = _channel_sample(sample)  # (many channels: a few of them, the saving scaled up)
-    scale /= sample.shape[1]
+    sample, skip, scale = _choice_sample(y, full, limit)
     on = list(prm)
     on[k.PRM_VMOD] = 1
     # one coding with the model: the coder's own probabilities (which the model does not change)
@@ -479,13 +488,7 @@ def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     full = settings.current().level3_xctx_sample
     if full <= 0 or int(y.max()) - int(y.min()) + 1 > XCTX_MAX_RANGE or prm[k.PRM_XCTX]:
         return prm
-    n = y.shape[0]
-    frames = full if limit is None else max(1, min(full, limit))
-    sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
-    counted = (n if n <= full else full - full // 2) / (sample.shape[0] - skip)
-    scale = sample.shape[1] * counted
-    sample = _channel_sample(sample)
-    scale /= sample.shape[1]
+    sample, skip, scale = _choice_sample(y, full, limit)
     if pair_recurrence(sample) < settings.current().level3_xctx_recur:
         return prm
     on = list(prm)
