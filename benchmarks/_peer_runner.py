@@ -120,8 +120,8 @@ def cmd_run(a):
     top, counts = _top_pair_count(arrays, A)
     first_ok = None
     if not a.rearrange and mapper:
-        l, r = mapper[min(mapper)]
-        first_ok = counts.get(l * A + r, 0) == top
+        left, right = mapper[min(mapper)]
+        first_ok = counts.get(left * A + right, 0) == top
 
     n_values = int(len(values))
     n_tokens_out = int(sum(len(e) for e in encoded))

@@ -79,7 +79,7 @@ def main() -> int:
             for name, row in res.items():
                 if (name, label) not in best or row[2] < best[(name, label)][2]:
                     best[(name, label)] = row
-    print(f"| series | values | bytes other | bytes this | other us | this us | this / other | this M values/s |")
+    print("| series | values | bytes other | bytes this | other us | this us | this / other | this M values/s |")
     print("|" + "---|" * 8)
     for name in dict.fromkeys(k[0] for k in best):
         n, so, uo = best[(name, "other")]

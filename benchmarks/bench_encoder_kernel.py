@@ -39,11 +39,11 @@ def throwaway_train(train_ids, alphabet_size, n_tokens, per_batch):
         for i in order[: 4 * per_batch]:
             if counts[i] < 2 or len(new) >= per_batch or a + len(merges) + len(new) >= n_tokens:
                 break
-            l, r = divmod(int(uniq[i]), a + len(merges))
-            if l in used or r in used:
+            left, r = divmod(int(uniq[i]), a + len(merges))
+            if left in used or r in used:
                 continue
-            used.update((l, r))
-            new.append((l, r))
+            used.update((left, r))
+            new.append((left, r))
         if not new:
             break
         merges = np.concatenate([merges, np.array(new, np.int32)])

@@ -95,7 +95,10 @@ def main() -> int:
             if pc is not None:
                 c, w = best_of(lambda: standalone.simple_decompress(pc), 1, calls)
                 t_p = [min(t_p[0], c), min(t_p[1], w)]
-        speed = lambda t: f"{x.size / max(t[0], 1e-9) / 1e6:.1f} ({x.size / max(t[1], 1e-9) / 1e6:.1f})"
+
+        def speed(t):
+            return f"{x.size / max(t[0], 1e-9) / 1e6:.1f} ({x.size / max(t[1], 1e-9) / 1e6:.1f})"
+
         ratio = len(l2) / len(pc) if pc is not None else float("nan")
         if pc is not None:
             wins += len(l2) < len(pc)

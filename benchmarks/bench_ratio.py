@@ -367,7 +367,7 @@ def main(argv=None) -> int:
     print_table(summary, title=f"== targets ({policy}; shared machine, indicative)")
     wall = time.perf_counter() - t_start
     print(f"measured in {wall:.0f} s")
-    write_json(result_path(a), dict(variants=[dict(label=l, options=o) for l, o in variants],
+    write_json(result_path(a), dict(variants=[dict(label=lab, options=o) for lab, o in variants],
                                     rows=all_rows, parts=all_parts, shared_model=all_shared, summary=summary),
                extra=dict(args=vars(a), timing_policy=policy, float_step=a.step, wall_s=wall,
                           codecs=codec_versions(), codecs_skipped=dict(missing)))

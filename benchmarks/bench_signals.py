@@ -46,10 +46,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _data  # noqa: E402
-from _measure import RESULTS, add_json_arg, format_table, print_table, result_path, write_json  # noqa: E402
+from _measure import add_json_arg, format_table, print_table, result_path, write_json  # noqa: E402
 from _stdcodecs import ALL as CODECS  # noqa: E402
 from _stdcodecs import codec_versions, missing_codecs, run_codecs, run_codecs_each  # noqa: E402
-from bench_ratio import as_array, best_of, check_same, load, raw_size  # noqa: E402
+from bench_ratio import as_array, check_same, load, raw_size  # noqa: E402
 
 import ubpe  # noqa: E402
 

@@ -71,7 +71,6 @@ import argparse
 import contextlib
 import functools
 import io
-import json
 import sys
 import warnings
 from pathlib import Path

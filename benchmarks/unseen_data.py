@@ -113,7 +113,10 @@ def physiological(out: Out, cache: Path) -> None:
         out.save(f"ppg-heartpy{fn[4]}", [int(r["hr"]) for r in rows], rate,
                  f"heartpy {PIP['heartpy']} (PyPI) heartpy/data/{fn} column hr", "PPG (rate from the timer column)")
     sdist = pip_get("systole", cache)
-    load = (lambda p: np.load(__import__("io").BytesIO(member(sdist, f"src/systole/datasets/{p}"))))
+
+    def load(p):
+        return np.load(__import__("io").BytesIO(member(sdist, f"src/systole/datasets/{p}")))
+
     out.save("ppg-systole", load("ppg.npy"), 75, f"systole {PIP['systole']} (PyPI sdist) src/systole/datasets/ppg.npy",
              "PPG, 75 Hz")
     for ch in ["ECG", "Respiration"]:

@@ -1136,8 +1136,8 @@ def test_a_model_compresses_and_decodes_referenced_containers(model_and_data):
     by_model = compress(window, tokenizer=model, embed=False, level=1)
     assert by_model == compress(window, tokenizer=tok, embed=False, level=1)
     assert describe(by_model).digest == model.digest
-    for given in (model, tok, Tokenizer.from_bytes(tok.to_bytes())):
-        assert_same_array(decompress(by_model, tokenizer=given), window)
+    for reader in (model, tok, Tokenizer.from_bytes(tok.to_bytes())):
+        assert_same_array(decompress(by_model, tokenizer=reader), window)
     assert_same_array(decompress(compress(window, tokenizer=model)), window)  # embedded
     with pytest.raises(ubpe.CorruptDataError, match="compressed with model"):
         decompress(by_model, tokenizer=model.prefix(model.n_merges - 1))

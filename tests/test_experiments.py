@@ -131,7 +131,7 @@ def test_summary_totals_per_group(swept):
 
 
 def test_pandas_frame_when_pandas_is_installed(swept):
-    pd = pytest.importorskip("pandas", reason="pandas is optional and not installed")
+    pytest.importorskip("pandas", reason="pandas is optional and not installed")
     frame = experiments.to_pandas(swept[0])
     assert len(frame) == len(swept[0]) and "bits_per_value" in frame.columns
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import ubpe
 from ubpe.coders import floatpack
 from ubpe.errors import CorruptDataError
-from ubpe.format.bits import pack_uints, pack_varints
+from ubpe.format.bits import pack_varints
 from ubpe.format.container import CODERS, DTYPES as FORMAT_DTYPES, KEYS
 from ubpe.frontend.floatcodes import MAX_DECIMAL_EXP
 from ubpe.planner import configured

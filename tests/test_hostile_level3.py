@@ -12,9 +12,8 @@ import msgpack
 import numpy as np
 import pytest
 
-import ubpe
 from common import leb128
-from ubpe import CorruptDataError, decompress, describe, level3
+from ubpe import CorruptDataError, decompress, level3
 from ubpe.format import container
 
 FRAMES = 300

@@ -220,9 +220,9 @@ def test_level_2_is_never_larger_than_level_1_on_real_inputs():
     exhaustive search and after the lean search alike."""
     for name, x in INPUTS.items():
         for delta, (lean_container, exhaustive, one) in _containers(name).items():
-            for search, two in (("lean", lean_container), ("exhaustive", exhaustive)):
+            for how, two in (("lean", lean_container), ("exhaustive", exhaustive)):
                 assert_same_array(decompress(two), x)
-                assert len(two) <= len(one), (name, delta, search)
+                assert len(two) <= len(one), (name, delta, how)
 
 
 # ---------------------------------------------------------------------------- training runs

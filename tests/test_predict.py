@@ -40,7 +40,6 @@ def signals(draw, max_size=120):
     dtype = np.dtype(draw(st.sampled_from(INT_DTYPES)))
     n = draw(st.integers(0, max_size))
     kind = draw(st.sampled_from(["random", "smooth", "constant", "alternating", "extremes"]))
-    info = np.iinfo(dtype)
     if kind == "random":
         return draw(hnp.arrays(dtype, n))
     if kind == "extremes":

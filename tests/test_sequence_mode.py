@@ -9,7 +9,6 @@ import copy
 import os
 import pathlib
 import pickle
-import sys
 import warnings
 
 import numpy as np

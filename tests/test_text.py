@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
-from common import pack_any, unpack_any
+from common import pack_any
 from ubpe import Alphabet, Tokenizer
 from ubpe.text import PATTERNS, TextTokenizer, bytes_to_unicode
 

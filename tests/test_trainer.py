@@ -51,8 +51,8 @@ def run_both(docs, alphabet_size, n_tokens, n_candidates=1, min_count=2, window=
 
 def rows(result: TrainResult):
     return [
-        (int(l), int(r), int(b), int(c), int(d))
-        for (l, r), b, c, d in zip(result.merges, result.batches, result.counts, result.df)
+        (int(left), int(r), int(b), int(c), int(d))
+        for (left, r), b, c, d in zip(result.merges, result.batches, result.counts, result.df)
     ]
 
 

@@ -154,8 +154,10 @@ def _trie(keep: np.ndarray, klen: np.ndarray, flat: np.ndarray, starts: np.ndarr
         act = by_length[: n_active[d]]
         if act.shape[0] <= TAIL_TOKENS:
             tail = _tail(act, d, node_of, flat, starts, klen, n_nodes)
-            parents.append(tail[0]); symbols.append(tail[1])
-            end_nodes.append(tail[2]); end_tokens.append(keep[act].astype(np.int64))
+            parents.append(tail[0])
+            symbols.append(tail[1])
+            end_nodes.append(tail[2])
+            end_tokens.append(keep[act].astype(np.int64))
             n_nodes += tail[0].shape[0]
             break
         key = node_of[act] * a + flat[starts[act] + d]

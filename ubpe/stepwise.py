@@ -255,7 +255,10 @@ def train(shares: Sequence[Any] | Callable[..., list], *, alphabet_size: int, n_
         batch += 1
         if progress is not None:
             progress(n_merges)
-    cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype=dtype))
+
+    def cat(parts, dtype):
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
     return _trainer.TrainResult(
         merges=cat(merges, np.int32).reshape(-1, 2),
         batches=cat(batches, np.int32),

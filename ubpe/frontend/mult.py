@@ -266,7 +266,7 @@ def _mult_detect(arr: np.ndarray) -> tuple[int, int]:
         return 1, 0
     # every base tried puts its quotients and their differences in the same buffers: fresh
     # arrays of a sample's size cost more than the arithmetic (page faults)
-    q, quot = np.empty_like(wide), np.empty(wide.shape[0])
+    q = np.empty_like(wide)
     steps = np.empty(wide.shape[0] - len(windows), np.int64)
     ends = np.cumsum([w.shape[0] for w in windows]).tolist()
     spans = [(a, b, a - k) for k, (a, b) in enumerate(zip([0] + ends[:-1], ends))]  # (from, to, at)

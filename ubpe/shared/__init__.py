@@ -44,8 +44,8 @@ version 5's fields).
 from .decode import decompress_window, describe_window, is_window  # noqa: F401  (re-exported, as the others)
 from .encode import compress_window
 from .fit import fit_inputs, fit_shared  # noqa: F401
-from .model import (DEFAULT_PRIMER, DEFAULT_TRAINING_WINDOWS, DEFAULT_VARIANTS, DTYPES, MAX_HISTORY, MAX_SIZE,
-                    MAX_VARIANTS, MODEL_MAGIC, MODEL_VERSION, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD,
+from .model import (DEFAULT_PRIMER, DEFAULT_TRAINING_WINDOWS, DEFAULT_VARIANTS, DTYPES, MAX_HISTORY, MAX_SIZE,  # noqa: F401
+                    MAX_VARIANTS, MODEL_MAGIC, MODEL_VERSION, REF_BYTES, REF_BYTES_V2, REF_BYTES_V3, WINDOW_LEAD,  # noqa: F401
                     WINDOW_MAGIC, WINDOW_VERSION, SharedModel, Variant, is_shared_model_file)  # noqa: F401
 
 __all__ = ["SharedModel", "fit_shared", "compress_window", "decompress_window", "WINDOW_MAGIC", "MODEL_MAGIC",
