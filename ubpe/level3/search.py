@@ -8,6 +8,17 @@
     order_gain_db(y), hold_share(y), long_period(y, settings, span): the cheap statistics ``plan`` reads
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
 
+The search starts from ``plan``'s parameters: the defaults, with order 64 over a short window
+where ``order_gain_db`` finds many resonances, and with ``Settings.level3_long_cascade`` (NLMS
+stages of 512/256/32 taps, Sac's lengths, and its recent-past power ``powr = 1``) where
+``long_period`` finds a sustained tone whose period is longer than the default first stage (256
+taps): a stage must span the period to predict it, while percussive, noisy or short recordings
+lose with long stages (their slower start), which is also why the prefix, mostly warm-up, cannot
+tell the two cascades apart (tried as a move on it: the audio 0.018 % larger). Cue-decided, no
+coding: on the 32 audio files it fires on klavichord-4 (-5.0 %) and cockchafer-gentleman-1
+(-0.15 %), nowhere else among the shared and held-out recordings searched here
+(results/level3-long-period.md).
+
 A short recording is all warm-up: its parameters are measured on its beginning (the proxy: a
 prefix, the whole recording when it is short; a sample from the middle would leave out the
 warm-up where the parameters matter most) by coordinate descent over physically motivated moves

@@ -464,10 +464,14 @@ class Settings:
     #: level3_period_residual, on at least level3_period_frames frames (a stage must span the
     #: period; percussive or noisy sources and short recordings lose with long stages, and the
     #: prefix the search codes misjudges them: tried as a move on it, audio +0.018 %).
-    #: The whole encoder from each start on the 32 audio files: 512/256/32 + powr 1 klavichord-4
-    #: -5.0 %, cockchafer-gentleman-1 -0.2 %, but 24 of the 32 larger (gummy-cat-2 +3.8 %,
-    #: prompt +2.1 %); the cue fires on those two only (and no ECG, seismic or unseen recording).
-    #: level3_period_raw above 1: never.
+    #: The whole encoder started there on every one of the 32 audio files: +0.504 % (25 larger:
+    #: gummy-cat-2 +3.8 %, prompt +2.1 %; 6 smaller: klavichord-4 -5.0 %, trumpet-1 -0.5 %);
+    #: 512/128/16 +0.284 %, with powr 1 +0.235 %. The cue fires on klavichord-4 (-5.01 %) and
+    #: cockchafer-gentleman-1 (-0.15 %): the audio -0.241 % (bench_level3_ab.py); on no other
+    #: recording of at most level3_search_whole values of the shared, unseen, unseen2 and weather
+    #: data (longer ones are searched on chunks, without ``search.plan``: the same bytes).
+    #: Such a recording decodes about a quarter slower (klavichord-4 0.51 -> 0.39 M values/s
+    #: CPU) and encodes 0.27 -> 0.19. level3_period_raw above 1: never.
     level3_long_cascade: tuple = (("n1", 512), ("n2", 256), ("n3", 32), ("powr", 1))
     level3_period_raw: float = 0.5
     level3_period_residual: float = 0.1
