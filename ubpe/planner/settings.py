@@ -456,6 +456,26 @@ class Settings:
     #: 1: never). Held values: 0.29-0.88 of the frames of 4 unseen biosignals (SpO2, respiration,
     #: EDA, a BVP), at most 0.23 of any other recording of the shared and unseen data.
     level3_search_hold: float = 0.25
+    #: ... and from level3_long_cascade's NLMS stages (Sac's lengths, 512/256/32 taps, and its
+    #: recent-past power, powr = 1) in place of the defaults' 256/32/8 when ``search.long_period``
+    #: says the recording is a sustained tone whose period is longer than 256 frames: the
+    #: strongest autocorrelation peak at lags 32-1024 beyond 256, of the values at least
+    #: level3_period_raw of their power and of their order-32 LPC residual at least
+    #: level3_period_residual, on at least level3_period_frames frames (a stage must span the
+    #: period; percussive or noisy sources and short recordings lose with long stages, and the
+    #: prefix the search codes misjudges them: tried as a move on it, audio +0.018 %).
+    #: The whole encoder started there on every one of the 32 audio files: +0.504 % (25 larger:
+    #: gummy-cat-2 +3.8 %, prompt +2.1 %; 6 smaller: klavichord-4 -5.0 %, trumpet-1 -0.5 %);
+    #: 512/128/16 +0.284 %, with powr 1 +0.235 %. The cue fires on klavichord-4 (-5.01 %) and
+    #: cockchafer-gentleman-1 (-0.15 %): the audio -0.241 % (bench_level3_ab.py); on no other
+    #: recording of at most level3_search_whole values of the shared, unseen, unseen2 and weather
+    #: data (longer ones are searched on chunks, without ``search.plan``: the same bytes).
+    #: Such a recording decodes about a quarter slower (klavichord-4 0.51 -> 0.39 M values/s
+    #: CPU) and encodes 0.27 -> 0.19. level3_period_raw above 1: never.
+    level3_long_cascade: tuple = (("n1", 512), ("n2", 256), ("n3", 32), ("powr", 1))
+    level3_period_raw: float = 0.5
+    level3_period_residual: float = 0.1
+    level3_period_frames: int = 4096
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
