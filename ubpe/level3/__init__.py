@@ -11,10 +11,12 @@ header, so decoding is one pass.
 
 One module per concern:
 
-- :mod:`ubpe.level3.format`: the bytes (header, parameter vectors of versions 1-5, value
+- :mod:`ubpe.level3.format`: the bytes (header, parameter vectors of versions 1-6, value
   tables, front-end records), their validation, and the decoder;
-- :mod:`ubpe.level3.encoder`: ``encode`` and the choices it makes (front-end chain, parameter
-  search, value model);
+- :mod:`ubpe.level3.encoder`: ``encode`` and the choices it makes (parameter search, value
+  model, exact-value contexts);
+- :mod:`ubpe.level3.front`: the front-end chain's choice;
+- :mod:`ubpe.level3.measure`: the sizes and samples those choices compare;
 - :mod:`ubpe.level3.search`: the search's moves, plans and work budgets.
 """
 

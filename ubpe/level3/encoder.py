@@ -9,8 +9,10 @@ whose period exceeds the first stage's 256 taps (``search.long_period``; the lon
 such a recording about a quarter of its decode speed: klavichord-4 0.51 -> 0.39 M values/s).
 Where no cue fires, the bytes are those of the encoder before the cue.
 
-The bytes it writes are :mod:`ubpe.level3.format`'s (normative, with the decoder); every tuning
-constant is a field of :class:`ubpe.planner.settings.Settings` (``level3_*``).
+The front-end chain is chosen by :mod:`ubpe.level3.front`, and every size compared is measured
+by :mod:`ubpe.level3.measure`. The bytes it writes are :mod:`ubpe.level3.format`'s (normative,
+with the decoder); every tuning constant is a field of :class:`ubpe.planner.settings.Settings`
+(``level3_*``).
 """
 
 from __future__ import annotations
@@ -21,27 +23,18 @@ import msgpack
 import numpy as np
 
 from ..errors import CorruptDataError
-from ..frontend import lpc
-from ..frontend.grid import channel_grids_finer
-from ..frontend.mult import mult_detect
 from ..planner import settings
 from .format import (
     DEFAULTS,
-    LPC_BLOCK,
     MAX_CHANNELS,
-    MAX_RANGE_BITS,
-    MAX_TABLE,
     MODE_FRONT,
     MODE_MODEL,
     MODE_RAW,
     NO_LPC,
     NO_TABLE,
-    TABLE_INDICES,
-    TABLE_NONE,
     TABLE_VALUES,
     _check_params,
     _dtype_code,
-    _frontend,
     _kernel_run,
     _kernels,
     _lpc_arrays,
@@ -57,9 +50,29 @@ from .format import (
     _zig,
     default_params,
 )
+from .front import (
+    LONG_MEMORY,
+    _chains,
+    _choose_front,
+    _choose_front_proxy,
+    _forward,
+    _front_frames,
+    _front_on_proxy,
+    _stages_frames,
+)
+from .measure import (
+    VMOD_HEADER_BYTES,
+    _choice_sample,
+    _coded_size,
+    _lpc_fit,
+    _proxy_symbols,
+    _symbols,
+    _vmod_on_proxy,
+    _vmod_saving,
+    _whole_budget,
+)
 from .search import (
     budget_plan,
-    chain_part,
     greedy,
     hold_share,
     move_order,
@@ -68,11 +81,6 @@ from .search import (
     spare_codings,
 )
 
-#: The front-end chains ``encode(front="auto")`` tries ("mult" ones only where mult_detect splits).
-FRONT_CHAINS = ((), ("lpc",), ("mult",), ("mult", "lpc"))
-#: the chains are compared on the search's proxy (``_choose_front_proxy``, Settings.level3_front_on_proxy), else
-#: on max(Settings.level3_front_frames, n // FRONT_SAMPLE) middle frames
-FRONT_SAMPLE = 8
 
 #: What the encoder's search tries, as changes to DEFAULTS, in order of use (each one a reason
 #: from the physics of signals, none from a file): smooth, low-noise biosignals fit best with
@@ -84,11 +92,6 @@ FRONT_SAMPLE = 8
 #: one mix per hold state (frames since the value last changed), for held or upsampled
 #: values and slow staircase signals; block LPC (forward-adaptive) in the place of the short
 #: OLS for spectra that change abruptly.
-#: Sustained, band-limited sources (music at 22-48 kHz, lossy-decoded audio): a long NLMS stage
-#: (1 024 taps) and longer least-squares memories follow partials that last thousands of frames
-#: (results/level3-music.md: against the defaults, coded whole, music-xblast-intro8 -4.3 %,
-#: music-oxygen-login -3.0 %).
-LONG_MEMORY = dict(n1=1024, t1=19, t2=12)
 CANDIDATES = (
     dict(lpc=1),
     LONG_MEMORY,
@@ -121,13 +124,6 @@ def _as_2d(values) -> tuple[np.ndarray, int]:
     if x2.shape[1] > MAX_CHANNELS:
         raise ValueError(f"level 3 takes at most {MAX_CHANNELS} channels, got {x2.shape[1]}")
     return x2, ndim
-
-
-def _shifted(x2: np.ndarray, lo: int) -> np.ndarray:
-    """x - lo as int64 (the range is below 2**40)."""
-    if x2.dtype.kind == "u" and x2.dtype.itemsize == 8:
-        return (x2 - np.uint64(lo)).astype(np.int64)
-    return x2.astype(np.int64) - np.int64(lo)
 
 
 def encode(values, *, params: list[int] | None = None, search: bool = True, front="auto",
@@ -224,37 +220,6 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     return bytes(head) + _run_encode(y, los, his, gs, prm, tab, zlib.crc32(head), lpc)
 
 
-def _symbols(x2: np.ndarray) -> tuple | None:
-    """What ``encode`` codes of (frames, channels) integers x2 with frames x channels > 0: (lo,
-    step, y, table, tmode), y (frames, channels) int64 the values less lo divided by step (table
-    mode: still values, ``table`` their increasing distinct values); None: a range of 2**40 or
-    more (stored raw)."""
-    lo, hi = int(x2.min()), int(x2.max())
-    if hi - lo >= 1 << MAX_RANGE_BITS:
-        return None
-    y = np.ascontiguousarray(_shifted(x2, lo))
-    step = int(np.gcd.reduce(y.ravel())) if hi > lo else 1
-    if step > 1:
-        y //= step
-    table = None
-    rng = (hi - lo) // step
-    if rng >= 3:  # (a count per value is cheaper than a sort where the range is not much wider)
-        u = np.flatnonzero(np.bincount(y.ravel(), minlength=rng + 1)) if rng < 4 * y.size else np.unique(y)
-        # sparse values: few distinct values, each seen many times, with gaps in the bulk of
-        # them, not only in the tails (an ADC scaled by a non-integer factor, a grid that is not
-        # exactly regular); a short recording's values have gaps only for want of samples
-        if (2 * u.size <= rng + 1 and 4 * u.size <= y.size and u.size <= MAX_TABLE
-                and np.median(np.diff(u)) >= 2):
-            table = u
-    # a regular grid (gaps nearly equal: an ADC scaled by a non-integer factor) is predicted as
-    # indices; an irregular set (dense in the middle, sparse in the tails) as values
-    tmode = TABLE_NONE
-    if table is not None:
-        gaps = np.diff(table)
-        tmode = TABLE_INDICES if np.percentile(gaps, 90) <= 1.5 * np.median(gaps) else TABLE_VALUES
-    return lo, step, y, table, tmode
-
-
 def _fixed(params, C: int) -> list[int]:
     if params is None:
         return default_params(max(C, 1))
@@ -266,12 +231,6 @@ def _fixed(params, C: int) -> list[int]:
     except CorruptDataError as e:
         raise ValueError(str(e).replace("level-3 data: ", "")) from None
     return prm
-
-
-def _lpc_fit(v: np.ndarray) -> list:
-    """Each channel's block-LPC params (``ubpe.frontend.lpc.lpc_forward`` of its working values)."""
-    return [lpc.lpc_forward(np.ascontiguousarray(v[:, c]).astype(np.int32), block=LPC_BLOCK)[1]
-            for c in range(v.shape[1])]
 
 
 def _header_version() -> int:
@@ -293,28 +252,6 @@ def _run_encode(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, prm: l
     if length < 0:  # pragma: no cover - the bound above holds for every residual
         raise RuntimeError("level-3 coder: output buffer too small")
     return buf[:length].tobytes()
-
-
-def _coded_size(y: np.ndarray, prm: list[int], table: np.ndarray | None, skip: int = 0,
-                res: np.ndarray | None = None) -> float:
-    """Bytes the payload of y (values, or with a table its symbols; bounds from y itself)
-    spends on y[skip:] after coding y[:skip] (the models' warm-up, which a short sample would
-    overweight, left out), with its share of the LPC params when ``prm`` asks for block LPC."""
-    k = _kernels()
-    n, C = y.shape
-    top = int(y.max())
-    tab = NO_TABLE if table is None else table
-    gs = _shift_of(int(tab[top]) if table is not None else top)
-    los, his = np.zeros(C, np.int64), np.full(C, top, np.int64)
-    extra, lpc = 0.0, NO_LPC
-    if prm[k.PRM_LPC]:
-        fit = _lpc_fit(_working_values(y, los, his, gs, tab))
-        extra, lpc = len(_lpc_bytes(fit)) * (n - skip) / n, _lpc_arrays(fit, n)
-    buf = np.zeros(64 + n * C * 8, np.uint8)
-    if res is None:
-        res = np.zeros((n, 2 * C) if skip else (0, 0), np.int64)
-    total = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, res, 0, tab, _prior_tables(), *lpc)
-    return extra + total - (int(res[skip - 1, 2 * C - 1]) if skip else 0)
 
 
 def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
@@ -434,24 +371,6 @@ def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
     return tuple(sorted(CANDIDATES, key=lambda c: (not cued(c), "lpc" in c and not held)))
 
 
-def _choice_sample(y: np.ndarray, full: int, limit: int | None) -> tuple[np.ndarray, int, float]:
-    """The frames a model choice (``_choose_vmod``, ``_choose_xctx``) codes once: ``y``
-    ((frames, C) symbols) whole when it has at most ``full`` frames (``limit``, when given, caps
-    them), else its first ``full`` frames of which the second half is counted (``skip``); a few
-    channels of many (``_channel_sample``). ``scale``: what a saving counted on the sample's
-    frames after ``skip`` is multiplied by to stand for the whole recording."""
-    n = y.shape[0]
-    frames = full if limit is None else max(1, min(full, limit))
-    sample, skip = (y, 0) if n <= frames else (y[:frames], frames // 2)
-    counted = (n if n <= full else full - full // 2) / (sample.shape[0] - skip)
-    scale = sample.shape[1] * counted
-    sample = _channel_sample(sample)  # (many channels: a few of them, the saving scaled up)
-    return sample, skip, scale / sample.shape[1]
-
-
-VMOD_HEADER_BYTES = 6  #: what the value model adds to the header (its mask bit and value), at most
-
-
 def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
     """``prm`` with the value model on (``vmod`` = 1, version 3) when the symbols' range is at
     most ``mixsignal.VM_MAX_RANGE`` and it codes the first ``Settings.level3_vmod_sample``
@@ -523,28 +442,6 @@ def pair_recurrence(y: np.ndarray) -> float:
     return best
 
 
-def _vmod_on_proxy(sym: np.ndarray, table: np.ndarray | None, tmode: int, s) -> bool:
-    """Whether ``_choose_front_proxy`` codes the chain without stages with the value model on,
-    its saving deciding it (no coding more: ``Settings.level3_vmod_on_proxy``): version 3 or
-    later, ``level3_vmod_sample`` > 0 and at most ``mixsignal.VM_MAX_RANGE`` symbols."""
-    symbols = table.size if tmode else int(sym.max()) - int(sym.min()) + 1
-    return bool(s.level3_vmod_on_proxy and s.level3_version >= 3 and s.level3_vmod_sample > 0
-                and symbols <= _kernels().VM_MAX_RANGE)
-
-
-def _vmod_saving(res: np.ndarray, n: int, s) -> int:
-    """The value model's choice (1: on) from a coding with it on of a recording's first
-    ``res.shape[0]`` frames (of ``n``; ``res``: the kernel's record, its last column what the
-    model saved, 1/16 bits): its saving on their second half (all of them when they are the
-    whole recording), scaled to the frames ``_choose_vmod`` counts, against its header bytes."""
-    length = res.shape[0]
-    half = 0 if length == n else length // 2
-    full = s.level3_vmod_sample
-    counted = n if n <= full else full - full // 2
-    saved = (int(res[-1, -1]) - (int(res[half - 1, -1]) if half else 0)) * counted / (length - half)
-    return int(saved > 16 * 8 * VMOD_HEADER_BYTES)
-
-
 def _vmod_frames(n: int, C: int, start: tuple | None) -> int | None:
     """The frames ``_choose_vmod`` codes at most for a recording of n frames x C channels: the
     search's prefix (``search.budget_plan``; ``start``: ``_choose_front_proxy``'s, which
@@ -553,19 +450,6 @@ def _vmod_frames(n: int, C: int, start: tuple | None) -> int | None:
     if not s.level3_vmod_on_proxy or not _whole_budget(n * C):
         return None
     return start[4][0] if start is not None and len(start) > 4 else budget_plan(n, C, s)[0]
-
-
-def _channel_sample(y: np.ndarray) -> np.ndarray:
-    """``y`` (frames, C), or of more than ``Settings.level3_sample_channels`` channels that many
-    of them spread evenly (first and last kept, in order): what the front-end chain and value
-    model choices code, which a recording's channels decide alike (each channel its own models,
-    so a channel needs its frames; fewer channels, not fewer frames)."""
-    k = settings.current().level3_sample_channels
-    C = y.shape[1]
-    if k <= 0 or C <= k:
-        return y
-    keep = np.unique(np.linspace(0, C - 1, k).round().astype(np.int64))
-    return np.ascontiguousarray(y[:, keep])
 
 
 def _holds(y: np.ndarray) -> bool:
@@ -582,14 +466,6 @@ def _search_budget() -> float:
 
 def _search_margin() -> float:
     return settings.current().level3_search_margin
-
-
-def _whole_budget(values: int) -> int:
-    """Whether a recording of ``values`` values has its parameters searched by
-    ``search.greedy`` (1) or on chunks, or not at all (0: ``Settings.level3_search_floor``
-    is 0, or ``values`` exceeds ``level3_search_whole``)."""
-    s = settings.current()
-    return int(s.level3_search_floor > 0 and 0 < values <= s.level3_search_whole)
 
 
 def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
@@ -624,165 +500,11 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     return _vector(best, C), decided
 
 
-def _proxy_symbols(y: np.ndarray, table: np.ndarray | None, tmode: int, frames: int) -> tuple:
-    """(the symbols of y[:frames] the search codes, the table the kernel takes or None)."""
-    y = y[:frames]
-    if tmode:
-        y = np.searchsorted(table, y).astype(np.int64)
-    return y, (table if tmode == TABLE_VALUES else None)
-
-
 def _search_codings(n: int, C: int) -> int:
     """The codings ``_search_whole`` spends on a recording of n frames x C channels
     (``search.budget_plan``): 1 measures only its start, which a short recording coded
     whole with each chain at the default parameters has measured."""
     return budget_plan(n, C, settings.current())[1]
-
-
-def _front_on_proxy(n: int, C: int, chains: int = 1) -> bool:
-    """Whether a recording of n frames x C channels has its front-end chain chosen (among
-    ``chains`` chains) on the search's proxy (``_choose_front_proxy``): its parameters searched
-    by ``search.greedy`` on a prefix shorter than it (``search.budget_plan``), and
-    n >= ``Settings.level3_front_on_proxy``."""
-    s = settings.current()
-    return bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy and budget_plan(n, C, s, chains)[0] < n
-
-
-def _choose_front_proxy(x2: np.ndarray, chains: list | None = None) -> tuple[tuple, tuple | None]:
-    """The chain of ``chains`` (None: ``_chains(x2)``) whose output codes the search's proxy (the
-    prefix of ``search.budget_plan``) smallest, each with the parameters the search starts
-    from on it (``search.plan``), its stage params' share of the prefix added; and for the
-    encoding of its output, (the start, the first move, the start's size (None: not measured),
-    ``_symbols`` of the output, the plan) (None: the raw mode). The chain without stages (the
-    first) is coded on the whole prefix, the others on its first ``Settings.level3_front_proxy_part``
-    (the first's payload length frame by frame gives its size there: no coding more)."""
-    s = settings.current()
-    n, C = x2.shape
-    chains = _chains(x2) if chains is None else chains
-    planned = budget_plan(n, C, s, len(chains))
-    frames = planned[0]
-    part = max(2, chain_part(frames, s)) if frames > 1 else frames
-    best = None
-    plain = None  # the chain without stages: its payload's length after each frame of the prefix
-    for chain in chains:
-        y, record = _forward(x2, chain) if chain else (x2, [])
-        symbols = _symbols(y)
-        # the chains compared on the prefix (or its part) less its warm-up (block LPC has none: a warm-up counted favours it)
-        length = part if chain and plain is not None else frames
-        skip = max(1, min(length - 1, int(length * s.level3_front_proxy_skip)))
-        if symbols is None:  # raw: no coder, its bytes
-            size, known = float(y.size * y.dtype.itemsize), None
-        else:
-            _, _, sym, table, tmode = symbols
-            start, first = plan(sym, s, DEFAULTS)
-            proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, length)
-            vmod = not chain and _vmod_on_proxy(sym, table, tmode, s)
-            # the payload's length after each frame (and with the value model: what it saved, 1/16 bits)
-            res = np.zeros((length, (3 if vmod else 2) * C), np.int64)
-            size = _coded_size(proxy, _vector(dict(start, vmod=1) if vmod else start, C), tab, skip, res)
-            lengths = res[:, 2 * C - 1].astype(np.float64)
-            decided = None
-            if vmod:  # its saving counted as _choose_vmod counts it; the sizes without it
-                lengths += res[:, -1] / 128
-                decided = _vmod_saving(res, n, s)
-                size = float(lengths[-1] - lengths[skip - 1]) + (size - (int(res[-1, 2 * C - 1]) - int(res[skip - 1, 2 * C - 1])))
-            whole = size + float(lengths[skip - 1])
-            known = (start, first, whole if length == frames else None, symbols, planned, decided)
-            if not chain:
-                plain = lengths
-        if chain:  # its params' share; and the margin by which the () chain's models gain after the prefix
-            size += len(msgpack.packb(record, use_bin_type=True)) * (length - skip) / n
-            size *= 1 + s.level3_front_proxy_margin
-        if best is None or (size < best[0] if length == best[3] else
-                            size < float(plain[length - 1] - plain[skip - 1])):
-            best = (size, chain, known, length)
-    return best[1], best[2]
-
-
-def _forward(x2: np.ndarray, chain) -> tuple[np.ndarray, list]:
-    fe = _frontend()
-    y, record = fe.forward(fe.to_channels(x2), [fe.stage(name) for name in chain])
-    return np.ascontiguousarray(y.T), record
-
-
-def _tail_bytes(y: np.ndarray, skip: int, change: dict | None = None, res: np.ndarray | None = None) -> float:
-    """``_coded_size`` of y (any integers) with the default parameters (changed by ``change``),
-    y[skip:] only (``res``: the kernel's record of each frame, as ``_coded_size`` takes it)."""
-    y = y.astype(np.int64)
-    prm = _vector(dict(DEFAULTS, **change), y.shape[1]) if change else default_params(y.shape[1])
-    return _coded_size(y - y.min(), prm, None, skip, res)
-
-
-def _chains(x2: np.ndarray) -> list:
-    """FRONT_CHAINS, those with "mult" only when ``mult_detect`` splits a channel; each after
-    "grid" when the channels lie on grids of their own (``frontend.grid.channel_grids_finer``:
-    two channels of 16-bit audio, one shifted left by 8 and one times 6 less 5 in int32, 12 000
-    frames: 21 538 B, level 2's container, against 20 231 B for the audio itself)."""
-    split = any(mult_detect(np.ascontiguousarray(x2[:, c]))[0] > 1 for c in range(x2.shape[1]))
-    chains = [chain for chain in FRONT_CHAINS if split or "mult" not in chain]
-    # channels on grids of their own (steps or offsets differ): each divided by its step first
-    divided = settings.current().grid_divided and channel_grids_finer(x2)
-    return [("grid",) + chain for chain in chains] if divided else chains
-
-
-def _stages_frames() -> int:
-    return settings.current().level3_front_stages_frames
-
-
-def _front_frames() -> int:
-    return max(2, settings.current().level3_front_frames)
-
-
-def settings_front_share() -> float:
-    return settings.current().level3_front_share
-
-
-def settings_front_long() -> bool:
-    return settings.current().level3_front_long
-
-
-def _choose_front(x2: np.ndarray, search: bool) -> tuple:
-    """The chain of FRONT_CHAINS whose output codes smallest (default parameters) on the second
-    half of the middle max(``Settings.level3_front_frames``, n // FRONT_SAMPLE) frames; () when
-    ``search`` is off or the recording is shorter. The chains with stages are coded on the first
-    ``Settings.level3_front_sample_part`` of the sample only (at least ``level3_front_part_min``
-    frames), measured on its second half against the chain without on the same frames (that
-    chain's payload length frame by frame: no coding more)."""
-    n = x2.shape[0]
-    if not search or n < _front_frames():
-        return ()
-    x2 = _channel_sample(x2)
-    frames = max(_front_frames(), n // FRONT_SAMPLE)
-    frames = max(2, min(frames, int(n * settings_front_share())))
-    start = (n - frames) // 2
-    s = settings.current()
-    part = frames if s.level3_front_sample_part >= 1 else max(
-        2, min(frames, max(int(frames * s.level3_front_sample_part), s.level3_front_part_min)))
-    best = None
-    plain = None  # the chain without stages: its payload's length after each frame of the sample
-    for chain in _chains(x2):
-        y, record = _forward(x2, chain) if chain else (x2, [])
-        length = part if chain and plain is not None else frames
-        if not chain and part < frames:
-            res = np.zeros((frames, 2 * x2.shape[1]), np.int64)
-            size = _tail_bytes(y[start:start + frames], frames // 2, None, res)
-            plain = res[:, -1]
-        else:
-            size = _tail_bytes(y[start:start + length], length // 2)
-        if chain:  # the stage's params (LPC coefficients, digits), their share of the sample
-            size += len(msgpack.packb(record, use_bin_type=True)) * (length // 2) / n
-        if best is None or (size < best[0] if length == best[2] else
-                            size < int(plain[length - 1]) - int(plain[length // 2 - 1])):
-            best = (size, chain, length)
-    if best[1] and settings_front_long():
-        # a front end won against the plain chain at the default parameters: the plain chain
-        # with LONG_MEMORY too (block LPC's residual has lost the long partials a 1 024-tap
-        # NLMS stage follows: music-oxygen-login, Vorbis-decoded, 3.0 % smaller coded whole)
-        length = best[2]
-        y = x2[start:start + length]
-        if _tail_bytes(y, length // 2, LONG_MEMORY) < best[0]:
-            return ()
-    return best[1]
 
 
 def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless_defaults: bool = False,

@@ -139,7 +139,7 @@ def proxy_plan(frames: int, channels: int, settings) -> tuple[int, int, float]:
 
 def chain_part(frames: int, settings) -> int:
     """The frames of a search's prefix of ``frames`` frames on which the front-end chains with
-    stages are compared with the chain without (``ubpe.level3.encoder._choose_front_proxy``): its first
+    stages are compared with the chain without (``ubpe.level3.front._choose_front_proxy``): its first
     ``settings.level3_front_proxy_part``, but at least ``level3_front_part_min`` frames (on fewer,
     block LPC, which has no warm-up, looks better than it codes the recording), at most all."""
     if settings.level3_front_proxy_part >= 1:

@@ -512,7 +512,7 @@ class Settings:
     #: A recording of at least this many frames whose parameters the search measures on a prefix
     #: shorter than it (``search.proxy_plan``) has its chain chosen on that prefix (its
     #: second half counted), each chain coded with the parameters the search starts from
-    #: (``ubpe.level3.encoder._choose_front_proxy``): the winner's coding is the search's first, no
+    #: (``ubpe.level3.front._choose_front_proxy``): the winner's coding is the search's first, no
     #: sample is coded for the chains alone, no recording coded whole with each chain (above
     #: level3_search_whole values: never; a large value: never, the chains' sample or whole
     #: codings above). 0 against never, alternated: the audio 0.179 -> 0.207 M values/s (CPU),
@@ -562,14 +562,14 @@ class Settings:
     level3_front_stages_frames: int = 8192
     level3_vmod_on_proxy: bool = True
     #: Level 3's chains chosen on a middle sample (recordings above level3_search_whole values,
-    #: ``level3.encoder._choose_front``): the chains with stages coded on this share of the sample (at
+    #: ``level3.front._choose_front``): the chains with stages coded on this share of the sample (at
     #: least level3_front_part_min frames), against the chain without on the same frames by its
     #: payload's length frame by frame (1: each chain on all of the sample, as before). Against 1
     #: on the 51 recordings above 65 536 values (ECG, 24 neural, unseen, unseen2): kernel values
     #: coded per value 2.00 -> 1.94 (acoustic-plux 2.36 -> 2.11), the same bytes but
     #: seis-anmo-lhz's +0.09 % (level 2's size, which the container then is).
     level3_front_sample_part: float = 0.5
-    #: Level 3, recordings whose chain is chosen on a middle sample (``level3.encoder._choose_front``):
+    #: Level 3, recordings whose chain is chosen on a middle sample (``level3.front._choose_front``):
     #: when a chain with stages codes the sample smaller than () at the default parameters, ()
     #: is coded once more with ``level3.LONG_MEMORY`` (a 1 024-tap NLMS stage, longer memories)
     #: and kept when that is smaller still (block LPC's residual loses the long partials of
@@ -656,9 +656,9 @@ class Settings:
     #: one (ppg-heartpy2, on from 2**14); on: the 24 neural files (their 64-step grid's values
     #: unevenly hit), acc-plux, three PPGs.
     level3_vmod_sample: int = 1 << 14
-    #: Level 3's front-end chain (``ubpe.level3.encoder._choose_front``) and value model choices code, for a
+    #: Level 3's front-end chain (``ubpe.level3.front._choose_front``) and value model choices code, for a
     #: recording of more channels than this, this many of its channels spread evenly
-    #: (``ubpe.level3.encoder._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
+    #: (``ubpe.level3.measure._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
     #: of a 64-channel EEG (9 760 frames: its whole length for the value model), on top of one.
     level3_sample_channels: int = 8
     # Channel groups (ubpe/api/groups.py: a grouped container, one stream per group of channels,
