@@ -123,21 +123,14 @@ if not numba.config.DISABLE_JIT:
 @njit(cache=True, nogil=True)
 def mag_stats(tokens, center, rates, counts):
     """``tests/reference_mag.py``'s ``mag_stats`` (the same counts, added to ``counts``, int64
-    ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits):
-    :func:`mag_stats_with` on work arrays of its own."""
+    ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits). Each
+    token's magnitude and class first, then two rates a pass over them: each running mean stays
+    in a register (a mean per rate in an array went through memory, a store and a load on the
+    serial chain of every token and rate). Preconditions: tokens and center in [0, 2**24);
+    rates in [2, 8]."""
     n = tokens.shape[0]
-    return mag_stats_with(tokens, center, rates, counts, empty(n, np.int64), empty(n, np.uint8))
-
-
-@njit(cache=True, nogil=True)
-def mag_stats_with(tokens, center, rates, counts, zs, bs):
-    """:func:`mag_stats` with its work arrays given (``zs`` int64 and ``bs`` uint8, at least
-    ``len(tokens)`` each, contents ignored and overwritten: :func:`ubpe._kernels.scratch.take`'s
-    reused buffers). Each token's magnitude and class first, then two rates a pass over them:
-    each running mean stays in a register (a mean per rate in an array went through memory, a
-    store and a load on the serial chain of every token and rate). Preconditions: tokens and
-    center in [0, 2**24); rates in [2, 8]."""
-    n = tokens.shape[0]
+    zs = empty(n, np.int64)
+    bs = empty(n, np.uint8)
     raw = 0
     for i in range(n):
         d = np.int64(tokens[i]) - center
@@ -173,20 +166,13 @@ def mag_stats_with(tokens, center, rates, counts, zs, bs):
 @njit(cache=True, nogil=True)
 def mag_encode(tokens, center, rate, freqs, pb, words, raw):
     """``tests/reference_mag.py``'s ``mag_encode`` (the same arguments but its bit-length table,
-    the same words, raw bytes and return value): :func:`mag_encode_with` on work arrays of its
-    own."""
+    the same words, raw bytes and return value): a token's raw bits are added without a branch
+    and leave the accumulator 32 at a time (the other wrote them a byte at a time in a loop
+    whose trip count varied with each token). Preconditions: its own (tokens and center in
+    [0, 2**24): at most 23 raw bits a token, so the accumulator holds < 55 bits)."""
     n = tokens.shape[0]
-    return mag_encode_with(tokens, center, rate, freqs, pb, words, raw, empty(n, np.uint8), empty(n, np.uint8))
-
-
-@njit(cache=True, nogil=True)
-def mag_encode_with(tokens, center, rate, freqs, pb, words, raw, ctx, bk):
-    """:func:`mag_encode` with its work arrays given (``ctx`` and ``bk`` uint8, at least
-    ``len(tokens)`` each, contents ignored and overwritten). A token's raw bits are added
-    without a branch and leave the accumulator 32 at a time (the other wrote them a byte at a
-    time in a loop whose trip count varied with each token). Preconditions: its own (tokens and
-    center in [0, 2**24): at most 23 raw bits a token, so the accumulator holds < 55 bits)."""
-    n = tokens.shape[0]
+    ctx = empty(n, np.uint8)
+    bk = empty(n, np.uint8)
     m = np.int64(0)
     sh = rate - 2
     acc = np.uint64(0)

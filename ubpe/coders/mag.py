@@ -15,7 +15,6 @@ import numpy as np
 
 from .._kernels import level1 as _fast
 from .._kernels import residual as _mag
-from .._kernels.scratch import take
 from ..errors import CorruptDataError
 from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int
 
@@ -41,13 +40,6 @@ def _mag_pb_cap(n: int) -> int:
 _NO_FREQS = np.zeros((0, _mag.N_BUCKETS), dtype=np.int64)
 
 
-def stats_into(tokens: np.ndarray, center: int, rates: np.ndarray, counts: np.ndarray) -> int:
-    """:func:`ubpe._kernels.level1.mag_stats` (the same counts added to ``counts``, the same raw
-    bits returned) on this thread's reused work arrays (:func:`ubpe._kernels.scratch.take`)."""
-    n = tokens.shape[0]
-    return _fast.mag_stats_with(tokens, center, rates, counts, take("mag.zs", n, np.int64), take("mag.bs", n, np.uint8))
-
-
 def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
     """Per-context bucket counts (int64, N_CONTEXTS x N_BUCKETS) -> frequencies summing to
     2**pb on every used context."""
@@ -68,11 +60,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     counts under that rate).
     """
     n = int(arr.size)
-    if arr.dtype == np.int64 and arr.flags.c_contiguous:
-        tokens = arr.reshape(-1)
-    else:  # (int64 in this thread's work array: read here and by the kernels only)
-        tokens = take("mag.tokens", n, np.int64)
-        tokens[:] = arr.reshape(-1)
+    tokens = np.ascontiguousarray(arr, dtype=np.int64)
     if counts is None:
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
@@ -86,7 +74,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
             sample = np.stack([tokens[k * step:k * step + width] for k in range(RATE_SAMPLE_WINDOWS)])
         stats = np.zeros((RATES.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
         for window in sample:  # (each window's running means start at zero)
-            stats_into(np.ascontiguousarray(window), center, RATES, stats)
+            _fast.mag_stats(np.ascontiguousarray(window), center, RATES, stats)
         npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
         ces = np.empty((RATES.size, npb), np.float64)
         tbitss = np.empty((RATES.size, npb), np.int64)
@@ -94,7 +82,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
         rates = RATES[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
     nr = rates.size
     stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    raw_bits = int(stats_into(tokens, center, rates, stats))  # (the plain pass's counts, faster)
+    raw_bits = int(_fast.mag_stats(tokens, center, rates, stats))  # (the plain pass's counts, faster)
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
@@ -111,15 +99,13 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     if total / 8.0 > 1.05 * budget + 64:
         return None
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
-    # (the words from ``start`` on are written, and only they are read: a reused work array)
-    words = take("mag.words", n + 2, np.uint32)
+    words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
-    start = _fast.mag_encode_with(tokens, center, rate, freqs, pb, words, raw, take("mag.ctx", n, np.uint8),
-                                  take("mag.bk", n, np.uint8))  # (the plain encoder's bytes, faster)
+    start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
-            "payload": np.ascontiguousarray(words[start:], "<u4").tobytes(), "raw": raw.tobytes()}
+            "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
 
 
 
@@ -275,7 +261,7 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
         checked.append((ids, int(center)))
     rates = len(shifts)
     stats = np.zeros((len(coded) * rates, _mag.N_CONTEXTS, _mag.N_BUCKETS), np.int64)
-    raws = [int(stats_into(ids, center, shifts, stats[k * rates:(k + 1) * rates]))
+    raws = [int(_fast.mag_stats(ids, center, shifts, stats[k * rates:(k + 1) * rates]))
             for k, (ids, center) in enumerate(checked)]
     return bits_of_stats(stats, raws, rates)
 

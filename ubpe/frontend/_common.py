@@ -22,7 +22,6 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._kernels.scratch import take
 from .._validate import expect_map, field_int
 from ..errors import CorruptDataError
 from ._stage import SIGNED_OF_WIDTH, Stage
@@ -42,21 +41,9 @@ def signed_bits(arr: np.ndarray, unsigned: int) -> np.ndarray:
     return arr.view(f"i{k}")
 
 
-def _int64(values: np.ndarray, slot: str | None) -> np.ndarray:
-    """``values.astype(np.int64)``: a new array, or with ``slot`` this thread's reused work
-    array of that slot (:func:`ubpe._kernels.scratch.take`) holding the same values."""
-    if slot is None:
-        return values.astype(np.int64)
-    out = take(slot, values.shape[0], np.int64)
-    out[:] = values  # (the same sign or zero extension as astype's)
-    return out
-
-
-def as_signal(x: Any, name: str = "x", slot: str | None = None) -> tuple[np.ndarray, np.dtype, int]:
+def as_signal(x: Any, name: str = "x") -> tuple[np.ndarray, np.dtype, int]:
     """``x`` (1-D integers) as int64 sign extensions of the signed values the predictors see,
-    its native dtype, and the ``unsigned`` param recorded (0 signed, 1 unsigned). With ``slot``,
-    the int64 values are in this thread's work array of that slot (a caller that neither keeps
-    nor returns them: :mod:`ubpe._kernels.scratch`'s rules), else a new array."""
+    its native dtype, and the ``unsigned`` param recorded (0 signed, 1 unsigned)."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
@@ -64,7 +51,7 @@ def as_signal(x: Any, name: str = "x", slot: str | None = None) -> tuple[np.ndar
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; call once per channel")
     dtype = arr.dtype.newbyteorder("=")
     mode = UNSIGNED if dtype.kind == "u" else SIGNED
-    return _int64(signed_bits(np.ascontiguousarray(arr, dtype=dtype), mode), slot), dtype, mode
+    return signed_bits(np.ascontiguousarray(arr, dtype=dtype), mode).astype(np.int64), dtype, mode
 
 
 def restore(values: np.ndarray, unsigned: int, bits: int) -> np.ndarray:
@@ -73,16 +60,15 @@ def restore(values: np.ndarray, unsigned: int, bits: int) -> np.ndarray:
     return out.view(f"u{bits // 8}") if unsigned else out
 
 
-def residual_in(y: Any, name: str, slot: str | None = None) -> np.ndarray:
-    """A residual (1-D integers) as the int64 sign extensions of its width's signed values
-    (with ``slot``, in this thread's work array of that slot, as :func:`as_signal`)."""
+def residual_in(y: Any, name: str) -> np.ndarray:
+    """A residual (1-D integers) as the int64 sign extensions of its width's signed values."""
     arr = np.asarray(y)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     dtype = arr.dtype.newbyteorder("=")
-    return _int64(np.ascontiguousarray(arr, dtype=dtype).view(f"i{dtype.itemsize}"), slot)
+    return np.ascontiguousarray(arr, dtype=dtype).view(f"i{dtype.itemsize}").astype(np.int64)
 
 
 def bits_of(dtype: Any) -> int:

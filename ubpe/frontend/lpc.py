@@ -23,7 +23,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from .._kernels import level1 as _fast
-from .._kernels.scratch import take
 from .._kernels import predict as _k
 from .._validate import check_choice, check_int, expect_map, field_bytes, field_int
 from ..errors import CorruptDataError
@@ -107,7 +106,7 @@ def lpc_forward(
         block) and ``coefs`` (each block's ``order`` coefficients, ``precision`` bits each,
         two's complement, bit-packed little-endian).
     """
-    s, dtype, mode = as_signal(x, slot="lpc.s")  # (read here only: a reused work array)
+    s, dtype, mode = as_signal(x)
     block = check_int("block", block, 1, MAX_BLOCK)
     max_order = check_int("max_order", max_order, 0, MAX_ORDER)
     names = (window,) if isinstance(window, str) else window
@@ -142,7 +141,7 @@ def lpc_forward(
         used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
                               pbits, coefs)
     coefs = coefs[:used]
-    res = take("lpc.res", n, np.int64)  # (every element written; narrowed into a new array below)
+    res = np.empty(n, np.int64)
     _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     params = {
         "block": block,
@@ -333,8 +332,8 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     ``lpc_reweight_*`` of :class:`ubpe.planner.settings.Settings`, documented there), its
     defaults for each one not given.
     """
-    s, dtype, mode = as_signal(x, slot="lpc.s")  # (both read here only: reused work arrays)
-    r = residual_in(residual, "residual", slot="lpc.r")
+    s, dtype, mode = as_signal(x)
+    r = residual_in(residual, "residual")
     bits = 8 * dtype.itemsize
     n = s.shape[0]
     if r.shape[0] != n or np.asarray(residual).dtype.itemsize != dtype.itemsize:
@@ -373,7 +372,7 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     if not changed:
         return residual, params
     coefs = np.concatenate(per_block)
-    res = take("lpc.res", n, np.int64)  # (every element written; narrowed into a new array below)
+    res = np.empty(n, np.int64)
     _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     out = dict(params, orders=orders.astype(np.uint8).tobytes(), shifts=shifts.astype(np.uint8).tobytes(),
                precisions=pbits.astype(np.uint8).tobytes(), coefs=_pack_coefs(coefs, np.repeat(pbits, orders)))
