@@ -116,3 +116,18 @@ def test_level1_bytes_alike_in_threads():
     for x, data in zip(xs, want):
         back = ubpe.decompress(data)
         assert back.dtype == x.dtype and np.array_equal(back, x)
+
+
+def test_fast_methods_kept_for_the_same_settings():
+    import dataclasses
+
+    from ubpe.api import writer
+
+    s = Settings()
+    one = writer._fast_methods(s)
+    assert one == dataclasses.replace(s, encode_methods=s.fast_encode_methods)
+    assert writer._fast_methods(s) is one  # the same frozen settings: the copy kept
+    other = dataclasses.replace(s, fast_encode_methods=s.encode_methods)
+    two = writer._fast_methods(other)
+    assert two is not one and two.encode_methods == other.fast_encode_methods
+    assert writer._fast_methods(s) == one  # back to the first: made again, equal
