@@ -131,3 +131,50 @@ def test_fast_methods_kept_for_the_same_settings():
     two = writer._fast_methods(other)
     assert two is not one and two.encode_methods == other.fast_encode_methods
     assert writer._fast_methods(s) == one  # back to the first: made again, equal
+
+
+def _pair_information_as_before(ids: np.ndarray, a: int) -> tuple[float, int]:
+    """fast.pair_information as numpy computed it before its compiled pass (the reference)."""
+    n = ids.shape[0] - 1
+    if n < 1 or a < 2:
+        return 0.0, 0
+    first, second = ids[:-1].astype(np.int64), ids[1:].astype(np.int64)
+    if a * a <= fast._PAIR_CELLS:
+        pairs = np.bincount(first * a + second, minlength=a * a)
+    else:
+        pairs = np.bincount((first * a + second) % fast._PAIR_CELLS, minlength=fast._PAIR_CELLS)
+    left, right = np.bincount(first, minlength=a), np.bincount(second, minlength=a)
+
+    def plogp(c: np.ndarray) -> tuple[float, int]:
+        c = c[c > 0].astype(np.float64)
+        return float((c * np.log2(c)).sum()), int(c.shape[0])
+
+    joint, k2 = plogp(pairs)
+    lt, kl = plogp(left)
+    rt, kr = plogp(right)
+    information = (joint - lt - rt) / n + np.log2(n)
+    return information - (k2 - kl - kr + 1) / (2.0 * n * np.log(2.0)), k2
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 5000), st.sampled_from([1, 2, 3, 17, 255, 256, 300, 4000, 70000]),
+       st.sampled_from(["int32", "int64", "uint16"]), st.booleans())
+def test_pair_information_as_before(seed, n, a, dtype, skewed):
+    # both the cell-a-pair (a * a <= _PAIR_CELLS) and the hashed tables; the same float, bit for bit
+    rng = np.random.default_rng(seed)
+    if skewed:  # few pairs repeated (where merges may pay)
+        ids = np.minimum(rng.geometric(0.3, n) - 1, a - 1)
+    else:
+        ids = rng.integers(0, a, n)
+    ids = ids.astype(dtype)
+    got, want = fast.pair_information(ids, a), _pair_information_as_before(ids, a)
+    assert got[1] == want[1] and np.float64(got[0]).tobytes() == np.float64(want[0]).tobytes()
+    if n >= 2:
+        cells = min(a * a, fast._PAIR_CELLS)
+        out = np.full(cells + 2 * a + 1, np.nan)
+        k2, kl, kr = fast._k.pair_counts(ids, a, cells, out)
+        pairs, left, right = out[:k2], out[k2:k2 + kl], out[k2 + kl:k2 + kl + kr]
+        assert np.isnan(out[k2 + kl + kr:]).all() and (out[:k2 + kl + kr] >= 1).all()
+        assert left.sum() == right.sum() == n - 1 and pairs.sum() == n - 1
+        assert np.array_equal(left, np.bincount(ids[:-1].astype(np.int64), minlength=a)[
+            np.bincount(ids[:-1].astype(np.int64), minlength=a) > 0].astype(np.float64))

@@ -302,15 +302,17 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     n = ids.shape[0] - 1
     if n < 1 or a < 2:
         return 0.0, 0
-    first, second = ids[:-1].astype(np.int64), ids[1:].astype(np.int64)
-    if a * a <= _PAIR_CELLS:  # every pair a cell of its own
-        pairs = np.bincount(first * a + second, minlength=a * a)
-    else:
-        pairs = np.bincount((first * a + second) % _PAIR_CELLS, minlength=_PAIR_CELLS)
-    left, right = np.bincount(first, minlength=a), np.bincount(second, minlength=a)
+    # the non-zero counts of the pairs' cells (every pair a cell of its own when a * a <= _PAIR_CELLS),
+    # of the first and of the second ids, in cell order: np.bincount's (of first * a + second,
+    # modulo _PAIR_CELLS beyond), from one compiled pass (four numpy passes and their int64 copies
+    # took about 0.1 ms a call on 16 384 ids); summed by numpy as before
+    cells = a * a if a * a <= _PAIR_CELLS else _PAIR_CELLS
+    out = np.empty(cells + 2 * a, np.float64)
+    k2, kl, kr = _k.pair_counts(np.ascontiguousarray(ids), a, cells, out)
+    # (copies: the fresh arrays numpy's c[c > 0].astype(np.float64) made, for its log2 and sum)
+    pairs, left, right = out[:k2].copy(), out[k2:k2 + kl].copy(), out[k2 + kl:k2 + kl + kr].copy()
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
-        c = c[c > 0].astype(np.float64)
         return float((c * np.log2(c)).sum()), int(c.shape[0])
 
     joint, k2 = plogp(pairs)
