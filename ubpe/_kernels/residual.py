@@ -371,7 +371,30 @@ def table_decode(buf, pb, freqs):
 
 
 @njit(cache=True, nogil=True)
+def _log2_table(n):
+    """``np.log2`` of the integers 0 .. ``n - 1`` (float64; -inf at 0), each computed as
+    :func:`mag_options_with` would compute it in place: the same scalar call on the same float."""
+    out = empty(n, np.float64)
+    for i in range(n):
+        out[i] = np.log2(np.float64(i))
+    return out
+
+
+_LOG2: np.ndarray | None = None  #: :func:`_log2_table` of 2**MAX_PB + 1 integers, built at first use
+
+
 def mag_options(stats, pb_lo, ce, tbits, freqs):
+    """:func:`mag_options_with` (the same arguments and results) with its table of logarithms
+    (:func:`_log2_table` of the frequencies up to 2**MAX_PB, built once a process)."""
+    global _LOG2
+    table = _LOG2
+    if table is None:  # (two threads may both build it: the same values; either is kept)
+        table = _LOG2 = _log2_table((1 << MAX_PB) + 1)
+    mag_options_with(stats, pb_lo, ce, tbits, freqs, table)
+
+
+@njit(cache=True, nogil=True)
+def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
     """The "mag" coder's options in one pass: for each rate's counts ``stats[r]`` (as
     :func:`mag_stats` fills them) and each precision ``pb = pb_lo + j`` (``j < ce.shape[1]``),
     the frequencies summing to 2**pb on every used context, their payload cross-entropy
@@ -386,8 +409,14 @@ def mag_options(stats, pb_lo, ce, tbits, freqs):
     pass per option over every bucket of every context, and a table_encode dry run, took ~6 us
     an option, 42 options a costing). Preconditions: ``ce`` float64 and ``tbits`` int64 of
     shape (stats.shape[0], k); counts >= 0, at most 64 buckets, each context's used buckets
-    <= 2**pb_lo, pb_lo >= 6, context sums * 2**pb < 2**63 for every pb."""
+    <= 2**pb_lo, pb_lo >= 6, context sums * 2**pb < 2**63 for every pb.
+
+    ``log2``: float64, ``log2[f]`` = ``np.log2(float(f))`` as this kernel computes it, for the
+    frequencies ``f`` below its length (a lookup, a fifth of the kernel's time when each was a
+    libm call); larger ones are computed. Every quotient is of non-negative integers, taken
+    unsigned (the signed floor division's sign fix-ups, about a fifth more): the same values."""
     nc, nb = stats.shape[1], stats.shape[2]
+    nlog = log2.shape[0]
     used_b = empty(nc * nb, np.int64)  # each context's used buckets, ascending, context by context
     used_v = empty(nc * nb, np.int64)  # their counts
     f = empty(nc * nb, np.int64)  # their frequencies
@@ -426,7 +455,7 @@ def mag_options(stats, pb_lo, ce, tbits, freqs):
                 total = 0
                 for t in range(lo, hi):
                     sc = used_v[t] * spare
-                    q = sc // s
+                    q = np.int64(np.uint64(sc) // np.uint64(s))  # (sc >= 0, s > 0: sc // s)
                     f[t] = 1 + q
                     total += 1 + q
                     # the rule's key, remainder * 64 + (63 - bucket); subtle: with the bucket's
@@ -444,7 +473,8 @@ def mag_options(stats, pb_lo, ce, tbits, freqs):
                         if above < short:
                             f[lo + i] += 1
                 for t in range(lo, hi):
-                    total_ce += used_v[t] * (pb - np.log2(f[t]))
+                    ft = f[t]
+                    total_ce += used_v[t] * (pb - (log2[ft] if ft < nlog else np.log2(ft)))
                 pos += 12  # the first and last used bucket
                 t = lo
                 for b in range(used_b[lo], used_b[hi - 1] + 1):

@@ -137,6 +137,23 @@ def cost_function(base: dict, memo: dict | None = None,
     return cost
 
 
+#: The last :func:`_fast_methods` result, with the settings it was made from.
+_FAST_METHODS: tuple[Settings, Settings] | None = None
+
+
+def _fast_methods(s: Settings) -> Settings:
+    """``s`` with ``encode_methods`` set to its ``fast_encode_methods`` (level 1's plan by
+    estimates). ``Settings`` are frozen, so the copy made for the same object is kept and given
+    again (a ``dataclasses.replace`` of its hundred fields took about 0.1 ms a ``compress``)."""
+    global _FAST_METHODS
+    kept = _FAST_METHODS
+    if kept is not None and kept[0] is s:
+        return kept[1]
+    methods = dataclasses.replace(s, encode_methods=s.fast_encode_methods)
+    _FAST_METHODS = (s, methods)  # (one assignment: another thread sees the old pair or this one)
+    return methods
+
+
 def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]], level: int,
                    n_tokens: int | None, fit_options: dict, s: Settings, threads: int) -> dict[str, Any]:
     """The fields of the smallest container the planner finds for ``x`` (``(channels, frames)``
@@ -147,7 +164,7 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     fast = level == 1 and fast_applies(x, proposer, s)
     memo: dict | None = None if fast else {}
     cost = cost_function(base, memo, _rate_sample(level, s))
-    methods = dataclasses.replace(s, encode_methods=s.fast_encode_methods) if fast else s
+    methods = _fast_methods(s) if fast else s
     best = choose_method(plan(x, chains, level, cost, proposer, s, threads=threads), cost, methods)
     # never larger than level 1: level 1's container, kept when smaller (unless the search's
     # estimate of it is more than level1_within times level 2's container)

@@ -86,15 +86,43 @@ class _LayoutPass:
     raws: tuple[int, int]
 
 
+def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray, np.ndarray] | None:
+    """``(lo, hi, d, counts)`` of the values ``y`` (1-D integers): their least and greatest,
+    ``d = y - lo`` (int64) and its histogram over the span (``np.bincount(d, minlength=hi - lo
+    + 1)``); None when they span more than 2**22 values or reach 2**63 (or are not integers, or
+    none). Kept in ``memo`` by the array's identity (with the array: its id stays its), for
+    :func:`fast_plan`'s value counts, :func:`_layout_pass` and :func:`small_ids` of one output."""
+    key = ("histogram", id(y))
+    if memo is not None and key in memo:
+        return memo[key][1]
+    found = None
+    if y.shape[0] and y.dtype.kind in "iu":
+        lo, hi = int(y.min()), int(y.max())
+        if hi - lo < 1 << 22 and hi < 1 << 63:
+            d = np.subtract(y, lo, dtype=np.int64)
+            found = (lo, hi, d, np.bincount(d, minlength=hi - lo + 1))
+    if memo is not None:
+        memo[key] = (y, found)
+    return found
+
+
+def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
+    """:func:`~ubpe.planner.estimates.value_counts` of ``y`` (1-D integers, not empty), from
+    :func:`_histogram` where it applies (the same counts: the histogram's non-zero cells)."""
+    h = _histogram(y, memo)
+    if h is None:
+        return value_counts(y)
+    counts = h[3]
+    return counts[counts > 0]
+
+
 def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
     """The shared pass over ``y`` (1-D integers spanning at most 2**22, ``s.estimate_rates`` two
     rates), kept in ``memo`` by the array's identity (with the array itself: its id stays its)."""
     if memo is not None and id(y) in memo:
         return memo[id(y)][1]
     n = y.shape[0]
-    lo, hi = int(y.min()), int(y.max())
-    d = np.subtract(y, lo, dtype=np.int64)
-    counts = np.bincount(d, minlength=hi - lo + 1)
+    lo, hi, d, counts = _histogram(y, memo)
     present = counts > 0
     rank = np.cumsum(present, dtype=np.int32) - 1
     where = np.flatnonzero(present)
@@ -274,15 +302,17 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     n = ids.shape[0] - 1
     if n < 1 or a < 2:
         return 0.0, 0
-    first, second = ids[:-1].astype(np.int64), ids[1:].astype(np.int64)
-    if a * a <= _PAIR_CELLS:  # every pair a cell of its own
-        pairs = np.bincount(first * a + second, minlength=a * a)
-    else:
-        pairs = np.bincount((first * a + second) % _PAIR_CELLS, minlength=_PAIR_CELLS)
-    left, right = np.bincount(first, minlength=a), np.bincount(second, minlength=a)
+    # the non-zero counts of the pairs' cells (every pair a cell of its own when a * a <= _PAIR_CELLS),
+    # of the first and of the second ids, in cell order: np.bincount's (of first * a + second,
+    # modulo _PAIR_CELLS beyond), from one compiled pass (four numpy passes and their int64 copies
+    # took about 0.1 ms a call on 16 384 ids); summed by numpy as before
+    cells = a * a if a * a <= _PAIR_CELLS else _PAIR_CELLS
+    out = np.empty(cells + 2 * a, np.float64)
+    k2, kl, kr = _k.pair_counts(np.ascontiguousarray(ids), a, cells, out)
+    # (copies: the fresh arrays numpy's c[c > 0].astype(np.float64) made, for its log2 and sum)
+    pairs, left, right = out[:k2].copy(), out[k2:k2 + kl].copy(), out[k2 + kl:k2 + kl + kr].copy()
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
-        c = c[c > 0].astype(np.float64)
         return float((c * np.log2(c)).sum()), int(c.shape[0])
 
     joint, k2 = plogp(pairs)
@@ -366,16 +396,17 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     screened: dict[int, tuple[np.ndarray, list[dict]]] = {}
     rough: dict[int, float] = {}
     counted: dict[int, np.ndarray | None] = {}
+    # the histograms and layout passes over the chains' outputs (:func:`_histogram`, :func:`_layout_pass`)
+    memo: dict = {}
     for i in range(len(chains)):
         y, record = screen_forward(x, inputs, screen_chains, i, outputs, s)
         y = np.ascontiguousarray(y).reshape(-1)
         screened[i] = (y, record)
-        counted[i] = counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        counted[i] = counts = _value_counts(y, memo) if y.shape[0] and y.dtype.kind in "iu" else None
         rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record)
     # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
     # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
     least = min(rough.values())
-    memo: dict = {}  # the layout passes over the chains' outputs (:func:`_layout_pass`)
     parts = {i: static_parts(screened[i][1], screened[i][0], scale, s, memo) for i in range(len(chains))
              if rough[i] <= s.fast_prune * least or (counted[i] is not None
                                                       and counted[i].shape[0] * s.fast_merge_repeats <= screened[i][0].shape[0])}
@@ -385,7 +416,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         y = screened[i][0]
         if counted[i] is None or counted[i].shape[0] * s.fast_merge_repeats > y.shape[0]:
             continue
-        small = small_ids(y, y.shape[0])
+        small = small_ids(y, y.shape[0], memo)
         if small is not None and merges_may_pay(*small, s, p[0], static_best):
             ids, a = small
             if ids.shape[0] > s.fast_merge_sample:  # rated on fast_merge_sample values (windows)
@@ -447,11 +478,17 @@ def static_candidates(record: list[dict], y: np.ndarray, parts: tuple[float, flo
     return likely_coders(found, parts, s)
 
 
-def small_ids(y: np.ndarray, limit: int) -> tuple[np.ndarray, int] | None:
+def small_ids(y: np.ndarray, limit: int, memo: dict | None = None) -> tuple[np.ndarray, int] | None:
     """The alphabet ids of the values ``y`` (1-D integers) and the alphabet's size, when it has
-    at most ``limit`` values; else None."""
+    at most ``limit`` values; else None. ``memo``: :func:`fast_plan`'s, where :func:`_layout_pass`
+    may have ranked the values already (the same ids: int32, a value's rank among those present)."""
     if y.shape[0] < 2 or y.dtype.kind not in "iu":
         return None
+    lp = memo.get(id(y)) if memo is not None else None
+    if lp is not None:
+        lp = lp[1]
+        a = int(lp.where.shape[0])
+        return None if a > limit else (lp.rank[lp.d], a)
     lo, hi = int(y.min()), int(y.max())
     if hi - lo >= 1 << 22 or hi >= 1 << 63:
         return None
