@@ -88,7 +88,8 @@ def timed(fn, arg, repeat: int):
 def warm_level3(l3) -> None:
     """Compile (or load) every kernel a level-3 round trip may call, outside the timings: a
     random walk (automatic chain, a prefix search), the front-end chains forced, and values on a
-    sparse grid, regular and irregular (the value table's Golomb kernels; both table modes).
+    sparse grid, regular and irregular (the value table's Golomb kernels; both table modes), and
+    version 6's exact-value contexts on a coarse grid.
     Else the first recording to need one pays for it (0.15-0.2 s: cembalo-10's encode and
     percussion-50's decode, both with a value table, in results/level3.md)."""
     rng = np.random.default_rng(0)
@@ -99,6 +100,9 @@ def warm_level3(l3) -> None:
     idx = np.clip(np.cumsum(rng.integers(-1, 2, 3000)) + 50, 0, 99)
     for gaps in (3 + (rng.random(100) < 0.2), rng.integers(2, 9, 100) ** 2):
         l3.decode(l3.encode(np.cumsum(gaps)[idx].astype(np.int16)))
+    # version 6's kernel (the exact-value contexts, chosen on readings whose values recur)
+    grid = (np.round(np.cumsum(rng.normal(0, 0.6, 3000))) * 5).astype(np.int16)
+    l3.decode(l3.encode(grid, params=l3.format._vector(dict(l3.DEFAULTS, xctx=1), 1), search=False))
 
 
 def measure_ubpe(x: np.ndarray, repeat: int, l2: bool, l3) -> dict:

@@ -73,7 +73,12 @@ every VM_HALVE frames, recomputed over the window every 16 frames): every decisi
 probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
 domain by a final mixer (weights per decision kind, starting as the coder's alone).
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
-Version 6 with ``xctx`` = 1 (exact-value contexts after every decision's probability): ``mixctx``.
+Version 6 with ``xctx`` = 1 (exact-value contexts after every decision's probability): ``mixctx``,
+whose steps ``run`` takes where its last argument, their state, is not None. One loop serves every
+version: numba compiles ``run``, ``_mix_code`` and ``_mix2_code`` once with None there (versions 1
+to 5, and 6 with ``xctx`` = 0; its dead-branch pruning drops, before typing, every branch that an
+``X is None`` test on that argument does not take: that kernel holds none of the contexts' steps)
+and once with the state.
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
 more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
@@ -81,7 +86,8 @@ more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.
 4 (max(p1, p2, p3, 32 with ``lpc``) + 256) bytes of the channel's own past (at most 1.3 KiB), at
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
-channel (at most 160 KiB).
+channel (at most 160 KiB); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
+(from 2**15 values).
 """
 
 from __future__ import annotations
@@ -105,7 +111,7 @@ PRM_P3, PRM_T4, PRM_K3, PRM_APMR, PRM_LVL = 23, 24, 25, 26, 27  # added in versi
 PRM_VMOD = 28  # added in version 3
 PRM_MIXB = 29  # added in version 4
 PRM_NLMSQ = 30  # added in version 5
-PRM_XCTX = 31  # added in version 6: its kernel is ``mixctx.run`` (this module's ``run`` reads it as 0)
+PRM_XCTX = 31  # added in version 6: ``run`` with ``mixctx``'s state (``run`` itself does not read it)
 N_PRM = 32
 N_PRM_V5 = 31  #: parameters a version-5 header's mask covers; the rest read as 0 (version 5's model)
 N_PRM_V4 = 30  #: parameters a version-4 header's mask covers; the rest read as 0 (version 4's model)
@@ -269,6 +275,25 @@ def _cost16(p, bit):
     return 192 - l16
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _vmix(x0, x1, FW, frow, sq):
+    """The final mix of the stretches x0 of the coder's probability and x1 of the value model's and
+    a bias, by the weights FW[frow:frow + 3] (Q16): a probability in [1, 4095]."""
+    d = _clamp((FW[frow] * x0 + FW[frow + 1] * x1 + FW[frow + 2] * 256) >> 16, -2047, 2047)
+    return _clamp(sq[d + 2047], 1, 4095)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _vlearn(x0, x1, pf, p, bit, FW, frow, lr):
+    """``_vmix``'s weights learned from its probability p's error on the bit coded; FW[3 VM_ROWS]
+    accumulates the cost of the coder's probability pf minus that of p (1/16 bits)."""
+    FW[3 * VM_ROWS] += _cost16(pf, bit) - _cost16(p, bit)
+    err = ((bit << 12) - p) * lr
+    FW[frow] += (x0 * err) >> 10
+    FW[frow + 1] += (x1 * err) >> 10
+    FW[frow + 2] += (256 * err) >> 10
+
+
 @njit(cache=True, nogil=True)
 def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     """Code a bit with the coder's probability pf, or (pv > 0: the value model's probability, version
@@ -279,23 +304,19 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
         return _code(ac, buf, pf, want, dec)
     x0 = st[pf]
     x1 = st[pv]
-    d = _clamp((FW[frow] * x0 + FW[frow + 1] * x1 + FW[frow + 2] * 256) >> 16, -2047, 2047)
-    p = _clamp(sq[d + 2047], 1, 4095)
+    p = _vmix(x0, x1, FW, frow, sq)
     bit = _code(ac, buf, p, want, dec)
-    FW[3 * VM_ROWS] += _cost16(pf, bit) - _cost16(p, bit)
-    err = ((bit << 12) - p) * lr
-    FW[frow] += (x0 * err) >> 10
-    FW[frow + 1] += (x1 * err) >> 10
-    FW[frow + 2] += (256 * err) >> 10
+    _vlearn(x0, x1, pf, p, bit, FW, frow, lr)
     return bit
 
 
 @njit(cache=True, nogil=True)
 def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
-              pv, FW, frow):
+              pv, FW, frow, X):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
     bias mixed by the weights MW[msel:msel + nin + 1], refined by the APM at abase (33 knots;
-    none when abase < 0: p = (mix + 3 apm) / 4), coded; then every part updated."""
+    none when abase < 0: p = (mix + 3 apm) / 4), coded (``_final_code``, or with the exact-value
+    contexts' state X, not None, ``mixctx._xcode``); then every part updated."""
     dot = np.int64(0)
     for u in range(nin):
         xs[u] = st[_counter_p(CP, ci[u])]
@@ -311,7 +332,10 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
         pf = _clamp((pm + 3 * pa + 2) >> 2, 1, 4095)
     else:
         pf = _clamp(pm, 1, 4095)
-    bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
+    if X is None:  # (a branch numba removes before typing where X is None: versions 1 to 5)
+        bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
+    else:
+        bit = xc._xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X)
     err = ((bit << 12) - pm) * lr
     for u in range(nin):
         MW[msel + u] += (xs[u] * err) >> 10
@@ -326,7 +350,7 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
 
 @njit(cache=True, nogil=True)
 def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
-               ar, pv, FW, frow):
+               ar, pv, FW, frow, X):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
     contexts), their outputs averaged in the stretch domain before the APM; each mixer learns
     from its own error."""
@@ -346,7 +370,10 @@ def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase,
     pa = (APM[abase + lo_i] * (128 - wt) + APM[abase + lo_i + 1] * wt) >> 11
     pb = (APM[abase2 + lo_i] * (128 - wt) + APM[abase2 + lo_i + 1] * wt) >> 11
     pf = _clamp((2 * pm + 3 * pa + 3 * pb + 4) >> 3, 1, 4095)
-    bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
+    if X is None:  # (a branch numba removes before typing where X is None: versions 1 to 5)
+        bit = _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr) if pv > 0 else _code(ac, buf, pf, want, dec)
+    else:
+        bit = xc._xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X)
     err1 = ((bit << 12) - sq[d1 + 2047]) * lr
     err2 = ((bit << 12) - sq[d2 + 2047]) * lr
     for u in range(nin):
@@ -726,7 +753,7 @@ def _bmax(b):
 
 
 @njit(cache=True, nogil=True)
-def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef):
+def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef, X):
     """Encode ``y`` into ``buf`` (dec False: returns the payload length, or -1 when buf is too
     short) or decode ``buf`` into ``y`` (dec True: returns OK or a negative status).
 
@@ -734,13 +761,18 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     0 <= lo <= hi < 2**40, every y[:, c] in [lo[c], hi[c]] when encoding; gs in [0, 24] with
     (value range) >> gs < 2**21; prm int64 (N_PRM,) within PRM_BOUNDS; buf uint8; res int64, (n, C)
     to receive the residuals (a diagnostic; (n, 2 C): and the payload's length after each value;
-    (n, 3 C): and the value model's estimated saving so far, 1/16 bits) or (0, 0); chk0 seeds the check (the header's CRC-32,
+    (n, 3 C): and the value model's estimated saving so far, 1/16 bits; (n, 4 C) with X: and the
+    exact-value contexts') or (0, 0); chk0 seeds the check (the header's CRC-32,
     so that the 16 check bits at the end cover the header as well as the values); tab the value
     table (int64, increasing) when y holds symbols, else empty; tables the coder's adaptive state
     (``new_tables``, or ``prior_tables``), updated in place; lblock > 0: block LPC of the working
     values v in OLS2's place, block lblock, per channel and block lord (C, nb) orders <= 32,
     lshift (C, nb) shifts <= 31 and lcoef (C, nb, 32) coefficients |c| < 2**16 (lag j + 1 at
-    j), nb = ceil(n / lblock); else lord, lshift, lcoef of any shape.
+    j), nb = ceil(n / lblock); else lord, lshift, lcoef of any shape. X: None (versions 1 to 5,
+    and version 6 with ``xctx`` = 0), or with ``xctx`` = 1 the exact-value contexts' state
+    (``mixctx.new_state(n, C)``), updated in place. Every step of theirs stands in an ``if X is not
+    None`` (or ``X is None``) branch on the argument itself, which numba's dead-branch pruning
+    removes before typing where X is None: version 5's kernel compiles without them.
     """
     n, C = y.shape
     sq, st, rt = _tables()
@@ -1149,6 +1181,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             fineb = frac >> 1 if kA < 32 else 0  # it matters only when |e| is small
             if kA >= 32:
                 frac &= 12
+            if X is not None:
+                xc._xbases(X, y, t, c, xp)
             if dec:
                 e = np.int64(0)
             else:
@@ -1166,10 +1200,12 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[7] = oS8 + lb * 16 + frac
                 if vmod:
                     pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
+                if X is not None:
+                    xc._xlist(X, 1, 0, xp, 2, lo[c], xp - 1, lo[c], hi[c])
                 s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
                                wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
                                oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar,
-                               pv, FW, 0)
+                               pv, FW, 0, X)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
@@ -1231,9 +1267,16 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     else:  # "b < cur?"
                         m1 = _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(cur - 1))
                     pv = _vprob(m1, _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)))
+                if X is not None:
+                    key = 2 + 4 * (s + 2 * (sid + 16 * cur))
+                    if up != 0:
+                        xc._xlist(X, key, 1, xp, s, _bmin(cur + 1), _bmax(bhi), _bmin(blo), _bmax(bhi))
+                    else:
+                        xc._xlist(X, key, 1, xp, s, _bmin(blo), _bmax(cur - 1), _bmin(blo), _bmax(bhi))
                 bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
                                  wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
-                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid))
+                                 oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid),
+                                 X)
                 if up != 0:
                     if bit:
                         blo = cur + 1
@@ -1277,16 +1320,23 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     pv = _vprob(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
                                 _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1))
                 frow = 3 * (1 + N_SID + min(i, 15))
+                if X is not None:
+                    r_ = b - 1 - i
+                    xc._xlist(X, 3 + 4 * ((s + 2 * (b + 64 * mag)) & 0x3FFFFFFF), 2, xp, s,
+                              (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1, mag << r_, ((mag + 1) << r_) - 1)
                 if i < 2:
                     part = b * 3 + (0 if i == 0 else 1 + (mag & 1))
                     ci[0] = oM1 + part * N_KA + kA
                     ci[1] = oM2 + part * 33 + r1
                     ci[2] = oM3 + part * 33 + r2
                     bit = _mix_code(ac, buf, dec, want, CP, CN, ci, 3, MW, oWM + part * 8,
-                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow)
+                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow, X)
                 else:
                     li = b * N_KE + min(i, N_KE - 1)
-                    bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
+                    if X is None:
+                        bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
+                    else:
+                        bit = xc._xcode(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, X)
                     _counter_update(LP, LN, li, bit, rt, limit)
                 mag = (mag << 1) | bit
             if dec:
@@ -1303,8 +1353,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 res[t, c] = e
                 if res.shape[1] >= 2 * C:
                     res[t, C + c] = ac[3]
-                if res.shape[1] == 3 * C:
+                if res.shape[1] >= 3 * C:
                     res[t, 2 * C + c] = FW[3 * VM_ROWS]
+                if X is not None:
+                    if res.shape[1] == 4 * C:
+                        res[t, 3 * C + c] = X.XW[X.XW.shape[0] - 1]
             chk = (chk * 0x2F0B3A49 + y[t, c] + 1) & 0xFFFFFFFF
 
             if vmod:  # the value model: expected counts (f / Z), observed count, histogram
@@ -1334,6 +1387,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
                     for j in range(hiv - lov + 1):
                         gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)
+            if X is not None:  # the successor lists: the value counted in its contexts' lists
+                xc._xcount(X, y[t, c])
 
             # ---- updates: coder state
             eprev[c] = e
@@ -1536,3 +1591,8 @@ def golomb_unpack(data, start, count, k, cap, out):
     if pos & 7 and (np.int64(data[start + used - 1]) & ((1 << (8 - (pos & 7))) - 1)) != 0:
         return -2
     return used
+
+
+# the exact-value contexts (version 6) build on this module's coder: their module imports it, and
+# ``run`` reaches them through the module (resolved when it compiles), imported last
+from . import mixctx as xc  # noqa: E402
