@@ -61,7 +61,10 @@ def test_the_cue_does_not_fire_on_white_noise_a_walk_or_a_constant():
 
 def test_the_cue_needs_enough_frames_and_can_be_turned_off():
     x = plucked(16384, 343)
-    assert not search.long_period(x[:4095], S, 256)  # (4 periods of PERIOD_MOST at least)
+    assert S.level3_period_frames == 8192  # (16 times the long first stage's taps)
+    assert not search.long_period(x[:8191], S, 256) and search.long_period(x[:8192], S, 256)
+    with settings.configured(level3_period_frames=1) as s:  # (4 periods of PERIOD_MOST at least)
+        assert not search.long_period(x[:4095], s, 256) and search.long_period(x[:4096], s, 256)
     with settings.configured(level3_period_frames=20000) as s:
         assert not search.long_period(x, s, 256)
     with settings.configured(level3_period_raw=2.0) as s:

@@ -15,9 +15,9 @@ stages of 512/256/32 taps, Sac's lengths, and its recent-past power ``powr = 1``
 taps): a stage must span the period to predict it, while percussive, noisy or short recordings
 lose with long stages (their slower start), which is also why the prefix, mostly warm-up, cannot
 tell the two cascades apart (tried as a move on it: the audio 0.018 % larger). Cue-decided, no
-coding: on the 32 audio files it fires on klavichord-4 (-5.0 %) and cockchafer-gentleman-1
-(-0.15 %), nowhere else among the shared and held-out recordings searched here
-(results/level3-long-period.md).
+coding: on the 32 audio files it fires on klavichord-4 (-5.0 %) only (on cockchafer-gentleman-1
+too below ``Settings.level3_period_frames`` = 8 192 frames: -0.15 % for 0.3 less speed), nowhere
+else among the shared and held-out recordings searched here (results/level3-long-period.md).
 
 A short recording is all warm-up: its parameters are measured on its beginning (the proxy: a
 prefix, the whole recording when it is short; a sample from the middle would leave out the

@@ -466,8 +466,8 @@ class Settings:
     #: prefix the search codes misjudges them: tried as a move on it, audio +0.018 %).
     #: The whole encoder started there on every one of the 32 audio files: +0.504 % (25 larger:
     #: gummy-cat-2 +3.8 %, prompt +2.1 %; 6 smaller: klavichord-4 -5.0 %, trumpet-1 -0.5 %);
-    #: 512/128/16 +0.284 %, with powr 1 +0.235 %. The cue fires on klavichord-4 (-5.01 %) and
-    #: cockchafer-gentleman-1 (-0.15 %): the audio -0.241 % (bench_level3_ab.py); on no other
+    #: 512/128/16 +0.284 %, with powr 1 +0.235 %. The cue fires on klavichord-4 (-5.01 %; at
+    #: 4 096 frames, on cockchafer-gentleman-1 too, -0.15 %): the audio -0.24 % (bench_level3_ab.py); on no other
     #: recording of at most level3_search_whole values of the shared, unseen, unseen2 and weather
     #: data (longer ones are searched on chunks, without ``search.plan``: the same bytes).
     #: Such a recording decodes about a quarter slower (klavichord-4 0.51 -> 0.39 M values/s
@@ -475,7 +475,9 @@ class Settings:
     level3_long_cascade: tuple = (("n1", 512), ("n2", 256), ("n3", 32), ("powr", 1))
     level3_period_raw: float = 0.5
     level3_period_residual: float = 0.1
-    level3_period_frames: int = 4096
+    #: (8 192 frames: 16 times the long first stage's 512 taps, which must converge before they
+    #: pay; on cockchafer-gentleman-1, 4 425 frames, the cue fired for -0.15 % and 0.3 less speed)
+    level3_period_frames: int = 8192
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
