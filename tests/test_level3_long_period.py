@@ -85,12 +85,13 @@ def test_plan_starts_from_the_long_cascade_only_where_the_cue_fires():
             plucked(16384, 100)[:16], s, level3.DEFAULTS)[0]
 
 
-def test_a_start_from_order_64_and_the_long_cascade_spares_the_same_coding():
+def test_a_start_from_order_64_or_the_long_cascade_spares_the_same_coding():
     order = dict(level3.DEFAULTS, **dict(search.MOVES)[search.ORDER_MOVE](level3.DEFAULTS))
     spare = S.level3_search_order_spare
     assert search.spare_codings(order, level3.DEFAULTS, S) == spare
     assert search.spare_codings(dict(order, **dict(S.level3_long_cascade)), level3.DEFAULTS, S) == spare
-    assert search.spare_codings(dict(level3.DEFAULTS, **dict(S.level3_long_cascade)), level3.DEFAULTS, S) == 0
+    assert search.spare_codings(dict(level3.DEFAULTS, **dict(S.level3_long_cascade)), level3.DEFAULTS, S) == spare
+    assert search.spare_codings(dict(level3.DEFAULTS), level3.DEFAULTS, S) == 0
 
 
 def test_a_tone_that_fires_the_cue_round_trips_and_codes_smaller_than_from_the_defaults():
