@@ -312,6 +312,12 @@ class Settings:
     #: the counts of seven rates over every token were 9 % of level 1's time on ECG. At 2**15 on
     #: the bench signals and unseen recordings: see benchmarks/results/level1-fast.md.
     fast_mag_rate_sample: int = 1 << 15
+    #: Level 1's "mag" coder takes the counts its sizing made of the chosen ids
+    #: (:func:`~ubpe.planner.fast.layouts`, the rates of estimate_rates) instead of counting them
+    #: again (:attr:`ubpe.coders._base.Tokens.mag_stats`): the same bytes, a pass over the ids
+    #: less when the coder picks one of those rates (seis-kw1-ehz, 936 001 values: 6.5 ms of
+    #: 81). False: counted again.
+    fast_reuse_mag_stats: bool = True
     #: A blocked level-1 container's blocks run the "lpc" stage with level 1's search (as its
     #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
     #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
@@ -344,6 +350,19 @@ class Settings:
     #: cannot judge; those below 0.3 bits gained nothing from merges (ECG, seismic: 0.07-0.28).
     fast_merge_repeats: int = 8
     fast_merge_information: float = 0.3
+    #: ... and level 1's own plan (:func:`~ubpe.planner.fast.fast_plan`; the lean search of level 2
+    #: keeps fast_merge_repeats) rates merges only where its ids have at least
+    #: fast_merge_plan_repeats pairs a distinct pair on 2**14 ids, in proportion on fewer or more
+    #: (:func:`~ubpe.planner.fast.plan_repeats`; never fewer than fast_merge_repeats). On the bench
+    #: signals and unseen recordings (screen samples of 2**14 values) the chains rated had 7.6 to
+    #: 683 pairs a distinct pair: merges were kept at 110-683 (respiration-systole, spo2-plux),
+    #: rated and never kept at 7.6-44 (the 24 neural files at 8-12, rated 0.86-0.92 and their
+    #: candidates built and costed; ECG's first 20 000 values, acc-plux, ppg-heartpy3,
+    #: ppg-systole). 32: the same bytes on every one of them, ECG[:20000] 7.7 -> 5.7 ms. 0: the
+    #: plan before (fast_merge_repeats alone). (Not in proportion, 32 missed the motifs of
+    #: tests/test_planner.py's blocked model, 11 pairs a distinct pair on a 2 048-value sample:
+    #: 25 820 B against 1 899 B.)
+    fast_merge_plan_repeats: float = 32.0
     #: The training run that rates merges takes fast_merge_sample values (windows of them); merges
     #: rated above fast_merge_gain (their cost over the cost without) are not built: where they
     #: won, 0.4 to 0.85 (respiration-systole, spo2-plux); ppg-heartpy3's "lpc", rated 0.98, built
