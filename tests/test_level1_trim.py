@@ -25,12 +25,12 @@ from ubpe.planner.fast import plan_repeats
 SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")) // 4,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-#: The search before h/l1trim: every chain within 1.2 of the smallest order-0 size estimated,
-#: merges rated from 8 pairs a distinct pair, the coder counting its ids again.
-BEFORE = {"fast_prune": 1.2, "fast_merge_plan_repeats": 0.0, "fast_reuse_mag_stats": False}
+#: The search before h/l1trim: merges rated from 8 pairs a distinct pair, the coder counting its
+#: ids again.
+BEFORE = {"fast_merge_plan_repeats": 0.0, "fast_reuse_mag_stats": False}
 
 #: Each setting's non-default value (its other path).
-OTHER_PATHS = [{"fast_prune": 1.2}, {"fast_merge_plan_repeats": 0.0}, {"fast_reuse_mag_stats": False}, BEFORE, {}]
+OTHER_PATHS = [{"fast_merge_plan_repeats": 0.0}, {"fast_reuse_mag_stats": False}, BEFORE, {}]
 
 
 @SETTINGS
