@@ -49,7 +49,7 @@ def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
 
 
 def _rate_stats(tokens: np.ndarray, center: int, rates: np.ndarray, known: dict | None) -> tuple[np.ndarray, int]:
-    """``mag_stats``' counts of ``tokens`` (int64) about ``center`` for each rate of ``rates``
+    """``mag_stats``' counts of ``tokens`` (int32 or int64) about ``center`` for each rate of ``rates``
     (int64 ``(len(rates), N_CONTEXTS, N_BUCKETS)``) and the raw bits, the rates found in ``known``
     (:attr:`~ubpe.coders._base.Tokens.mag_stats`, about the same center) taken from it and only
     the others counted (each rate's counts are its own: the same numbers)."""
@@ -80,7 +80,9 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     counts under that rate). ``known``: counts of ``arr`` already made (:func:`_rate_stats`).
     """
     n = int(arr.size)
-    tokens = np.ascontiguousarray(arr, dtype=np.int64)
+    # int32 tokens as they are (the kernels read each as int64: the same counts and words; a copy
+    # of a blocked writer's million-token block to int64 cost about 1 ms), other dtypes as int64
+    tokens = arr if arr.dtype == np.int32 and arr.flags.c_contiguous else np.ascontiguousarray(arr, dtype=np.int64)
     if counts is None:
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
