@@ -27,10 +27,10 @@ SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXA
 
 #: The search before h/l1trim: merges rated from 8 pairs a distinct pair, the coder counting its
 #: ids again.
-BEFORE = {"fast_merge_plan_repeats": 0.0, "fast_reuse_mag_stats": False}
+BEFORE = {"fast_merge_plan_repeats": 0.0, "fast_reuse_mag_stats": False, "fast_lpc_cache": True}
 
 #: Each setting's non-default value (its other path).
-OTHER_PATHS = [{"fast_merge_plan_repeats": 0.0}, {"fast_reuse_mag_stats": False}, BEFORE, {}]
+OTHER_PATHS = [{"fast_merge_plan_repeats": 0.0}, {"fast_reuse_mag_stats": False}, {"fast_lpc_cache": True}, BEFORE, {}]
 
 
 @SETTINGS
@@ -41,13 +41,14 @@ def test_each_path_of_the_trimmed_search_round_trips(x, changes):
 
 
 @SETTINGS
-@given(small_signals())
-def test_the_coder_reusing_the_sizings_counts_writes_the_same_bytes(x):
+@given(small_signals(), st.sampled_from([{"fast_reuse_mag_stats": False}, {"fast_lpc_cache": True}]))
+def test_the_reuses_write_the_same_bytes(x, changes):
     """``fast_reuse_mag_stats``: the "mag" coder takes the counts the sizing made (rates 3 and
-    5) instead of counting them again: the same container, byte for byte."""
-    with configured(fast_reuse_mag_stats=False):
-        counted = compress(x, level=1)
-    assert compress(x, level=1) == counted
+    5) instead of counting them again; ``fast_lpc_cache`` off: no LPC analysis kept by content
+    during level 1's plan. Either way the same container, byte for byte."""
+    with configured(**changes):
+        other = compress(x, level=1)
+    assert compress(x, level=1) == other
 
 
 def test_plan_repeats_scales_with_the_ids_and_keeps_the_floor():

@@ -321,6 +321,12 @@ class Settings:
     #: less when the coder picks one of those rates (seis-kw1-ehz, 936 001 values: 6.5 ms of
     #: 81). False: counted again.
     fast_reuse_mag_stats: bool = True
+    #: Level 1's plan (:func:`~ubpe.planner.fast.fast_plan`) keeps the "lpc" stage's analyses by
+    #: content (:func:`ubpe.frontend.lpc.analysis_cache`) only with fast_lpc_cache: on the bench
+    #: signals (each), float-q and the 28 unseen recordings none was looked up again (368 lookups,
+    #: 0 found), and each lookup hashed its channel (0.22 ms on ECG's 108 000 values). The same
+    #: bytes either way (the cache only saves analyses).
+    fast_lpc_cache: bool = False
     #: A blocked level-1 container's blocks run the "lpc" stage with level 1's search (as its
     #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
     #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
