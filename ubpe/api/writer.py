@@ -92,7 +92,7 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
         # (more than 256 symbols are no bytes: not their values copied to learn it)
         classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) and a <= 256 else None
         stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes,
-                                      rate_sample_above=rate_sample_above)
+                                      rate_sample_above=rate_sample_above, mag_stats=c.mag_stats)
         if classes is not None and "cms2" in c.coders and np.dtype(base["dtype"]).itemsize > 1 \
                 and planner_settings.current().grid_divided:
             stream = _signal_stream(c, stream)

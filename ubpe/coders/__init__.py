@@ -83,7 +83,8 @@ def _check_tokens(tokens: Any, vocab_size: int) -> np.ndarray:
 
 
 def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...] = coders_for(1),
-                  classes: np.ndarray | None = None, rate_sample_above: int | None = None) -> dict:
+                  classes: np.ndarray | None = None, rate_sample_above: int | None = None,
+                  mag_stats: dict | None = None) -> dict:
     """Encode tokens in ``[0, vocab_size)`` with the smallest of ``coders``; return the stream map.
 
     ``coders`` lists the candidates by name ("packed" is always one; "const" is used whenever
@@ -93,6 +94,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     :data:`REGISTRY`. Same input, same bytes. ``rate_sample_above``: "mag" chooses its
     running-mean rate on a sample of a stream longer than this (None: above
     :data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`; the writer's choice, decoded alike).
+    ``mag_stats``: counts of these tokens "mag" may reuse (:attr:`Tokens.mag_stats`; the same bytes).
     """
     vocab_size = _check_vocab(vocab_size)
     if rate_sample_above is not None:
@@ -109,7 +111,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     # (level 2's dense ids span millions of values for a few thousand tokens: a pass over the
     # histogram read 8 bytes a value of the span), else from the histogram; the same array
     used = np.unique(arr).astype(np.intp, copy=False) if vocab_size > 8 * n else np.flatnonzero(counts)
-    t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above)
+    t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above, mag_stats)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)
     others = [c for c in REGISTRY if c.kind != "trivial" and c.name in coders and c.applies(classes)]

@@ -28,6 +28,12 @@ class Tokens:
     #: "mag" chooses its running-mean rate on a sample above this many tokens (None: its own
     #: :data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`)
     rate_sample_above: int | None = None
+    #: Counts "mag" may take instead of counting them again (the level-1 planner's, which counted
+    #: these very tokens to size them): ``{rate: (counts, raw_bits, center)}``, ``counts`` int64
+    #: ``(N_CONTEXTS, N_BUCKETS)`` as :func:`ubpe._kernels.level1.mag_stats` adds them for that
+    #: running-mean rate about ``center``, ``raw_bits`` its return value. Used only where
+    #: ``center`` is the coder's own (the same counts, so the same bytes); None: none.
+    mag_stats: dict | None = None
 
     @property
     def n(self) -> int:

@@ -48,8 +48,28 @@ def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
     return freqs
 
 
+def _rate_stats(tokens: np.ndarray, center: int, rates: np.ndarray, known: dict | None) -> tuple[np.ndarray, int]:
+    """``mag_stats``' counts of ``tokens`` (int32 or int64) about ``center`` for each rate of ``rates``
+    (int64 ``(len(rates), N_CONTEXTS, N_BUCKETS)``) and the raw bits, the rates found in ``known``
+    (:attr:`~ubpe.coders._base.Tokens.mag_stats`, about the same center) taken from it and only
+    the others counted (each rate's counts are its own: the same numbers)."""
+    have = {} if not known else {r: v for r, v in known.items() if v[2] == center}
+    stats = np.zeros((rates.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+    missing = [i for i, r in enumerate(rates.tolist()) if r not in have]
+    if missing:
+        sub = stats if len(missing) == rates.size else np.zeros((len(missing),) + stats.shape[1:], np.int64)
+        raw_bits = int(_fast.mag_stats(tokens, center, rates[missing], sub))  # (the plain pass's counts, faster)
+        if sub is not stats:
+            stats[missing] = sub
+    for i, r in enumerate(rates.tolist()):
+        if r in have:
+            stats[i] = have[r][0]
+            raw_bits = int(have[r][1])  # (the raw bits do not depend on the rate)
+    return stats, raw_bits
+
+
 def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
-                sample_above: int = RATE_SAMPLE_ABOVE) -> dict | None:
+                sample_above: int = RATE_SAMPLE_ABOVE, known: dict | None = None) -> dict | None:
     """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
 
     The center is the median token (the id of a residual's zero when ids follow values; from
@@ -57,10 +77,12 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     are chosen by exact table bits + raw bits + the payload's cross-entropy under the normalised
     frequencies (beyond ``sample_above`` tokens, :data:`RATE_SAMPLE_ABOVE` unless given, the rate
     by those of a sample of ``sample_above / 2`` tokens, then the precision by all the tokens'
-    counts under that rate).
+    counts under that rate). ``known``: counts of ``arr`` already made (:func:`_rate_stats`).
     """
     n = int(arr.size)
-    tokens = np.ascontiguousarray(arr, dtype=np.int64)
+    # int32 tokens as they are (the kernels read each as int64: the same counts and words; a copy
+    # of a blocked writer's million-token block to int64 cost about 1 ms), other dtypes as int64
+    tokens = arr if arr.dtype == np.int32 and arr.flags.c_contiguous else np.ascontiguousarray(arr, dtype=np.int64)
     if counts is None:
         center = int(np.partition(tokens, n // 2)[n // 2])
     else:  # the smallest token with more than n // 2 tokens at or below it
@@ -72,17 +94,16 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
         if sample is None:
             step = n // RATE_SAMPLE_WINDOWS
             sample = np.stack([tokens[k * step:k * step + width] for k in range(RATE_SAMPLE_WINDOWS)])
-        stats = np.zeros((RATES.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
+        stats = np.zeros((rates.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
         for window in sample:  # (each window's running means start at zero)
-            _fast.mag_stats(np.ascontiguousarray(window), center, RATES, stats)
+            _fast.mag_stats(np.ascontiguousarray(window), center, rates, stats)
         npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
-        ces = np.empty((RATES.size, npb), np.float64)
-        tbitss = np.empty((RATES.size, npb), np.int64)
+        ces = np.empty((rates.size, npb), np.float64)
+        tbitss = np.empty((rates.size, npb), np.int64)
         _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
-        rates = RATES[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
+        rates = rates[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
     nr = rates.size
-    stats = np.zeros((nr, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)  # per rate
-    raw_bits = int(_fast.mag_stats(tokens, center, rates, stats))  # (the plain pass's counts, faster)
+    stats, raw_bits = _rate_stats(tokens, center, rates, known)  # per rate
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
@@ -112,7 +133,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
 def encode(tokens: Tokens, budget: int) -> dict | None:
     """The "mag" stream, or None when its estimate cannot beat ``budget`` bytes."""
     above = RATE_SAMPLE_ABOVE if tokens.rate_sample_above is None else tokens.rate_sample_above
-    return _encode_mag(tokens.values, budget, tokens.counts, above)
+    return _encode_mag(tokens.values, budget, tokens.counts, above, tokens.mag_stats)
 
 
 def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:

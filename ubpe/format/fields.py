@@ -193,6 +193,18 @@ def escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.nd
             grid = np.arange(lo, lo + span, dtype=np.int64)
             nearest = np.searchsorted(table, grid).astype(np.int32)  # at or above (within the span: < a)
             lookup = (lo, span, nearest, table[nearest] == grid)
+            if flat.shape[0] and int(flat.min()) >= lo and int(flat.max()) < lo + span:
+                # every value within the span: one table gives a value's id, negated (~id) where the
+                # value is not in the alphabet (the lookup's ids and positions below; 3 passes, not 10)
+                coded = np.where(lookup[3], nearest, ~nearest)
+                for start in range(0, flat.shape[0], ESCAPE_CHUNK):
+                    part = flat[start:start + ESCAPE_CHUNK]
+                    got = coded[np.subtract(part, lo, dtype=np.intp)]
+                    ids[start:start + part.shape[0]] = got
+                    np.less(got, 0, out=outside[start:start + part.shape[0]])
+                positions = np.flatnonzero(outside)
+                ids[positions] = ~ids[positions]
+                return ids, positions
     for start in range(0, flat.shape[0], ESCAPE_CHUNK):
         part = flat[start:start + ESCAPE_CHUNK]
         out, bad = ids[start:start + part.shape[0]], outside[start:start + part.shape[0]]

@@ -32,6 +32,16 @@ def _spans_table(u: np.ndarray) -> bool:
     return span <= min(RANK_TABLE * u.shape[0], RANK_TABLE_SPAN)
 
 
+def _ordered_narrow(arr: np.ndarray) -> np.ndarray:
+    """The values ``arr`` (1-D integers of at most 16 bits) mapped order-preservingly to the
+    unsigned integers of their width (signed: the sign bit flipped), as :func:`ordered` maps
+    them to uint64 (the same numbers)."""
+    dtype = arr.dtype.newbyteorder("=")
+    k = dtype.itemsize
+    a = np.ascontiguousarray(arr, dtype=dtype).view(f"u{k}")
+    return a ^ np.array(1 << (8 * k - 1), f"u{k}") if dtype.kind == "i" else a
+
+
 def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
     """Each value's rank among the distinct values of ``x``, and the distinct values.
 
@@ -48,12 +58,22 @@ def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
         raise TypeError(f"x must be an integer array, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"x must be 1-D, got shape {arr.shape}")
-    u, bits = ordered(arr)  # order-preserving uint64: the first value is its distance to the minimum
-    if bits <= 16 and u.shape[0] * RANK_TABLE >= 1 << bits:  # a table over the dtype beats sorting
-        present = np.bincount(u.astype(np.intp), minlength=1 << bits) > 0
+    bits = 8 * arr.dtype.itemsize
+    if bits <= 16 and arr.shape[0] * RANK_TABLE >= 1 << bits:  # a table over the dtype beats sorting
+        # (the values as their own width's order-preserving unsigned integers, not widened to
+        # uint64 and intp: a third of the time on a million 16-bit values; the same ranks)
+        small = _ordered_narrow(arr)
+        present = np.bincount(small, minlength=1 << bits) > 0
         values = np.flatnonzero(present).astype(np.uint64)
-        k = (np.cumsum(present) - 1)[u.astype(np.intp)]
-    elif bits > 16 and u.shape[0] and _spans_table(u):  # wider values over a span the table covers
+        count = values.shape[0]
+        ktype = np.uint8 if count <= 256 else np.uint16
+        k = (np.cumsum(present, dtype=np.int32) - 1).astype(ktype)[small]
+        gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
+        params = {"count": int(count), "bits": bits, "unsigned": int(arr.dtype.kind == "u"),
+                  "values": pack_varints(gaps)}
+        return k, params
+    u, bits = ordered(arr)  # order-preserving uint64: the first value is its distance to the minimum
+    if bits > 16 and u.shape[0] and _spans_table(u):  # wider values over a span the table covers
         lo = u.min()
         d = (u - lo).astype(np.intp)
         present = np.zeros(int(d.max()) + 1, np.bool_)

@@ -167,8 +167,11 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
     dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`; the "lpc" stages of
     ``chains`` refit under its tuning, :func:`~ubpe.planner.fast.with_settings`)."""
     chains = [with_settings(chain, s) for chain in chains]
+    fast = level == 1 and _fast_applies(x, proposer, s)
+    if fast and not s.fast_lpc_cache:  # (level 1's plan analyses each channel once: nothing to keep)
+        return fast_plan(x, chains, cost, proposer, s)
     with analysis_cache():
-        if level == 1 and _fast_applies(x, proposer, s):
+        if fast:
             return fast_plan(x, chains, cost, proposer, s)
         if getattr(proposer, "n_tokens", None) is not None:
             threads = 1  # fitting a Tokenizer of n_tokens silences warnings: global state, one thread

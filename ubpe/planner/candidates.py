@@ -53,6 +53,9 @@ class Candidate:
     #: The search's estimate of level 1's container for the same values (the lean search's; 0.0:
     #: none, level 2 plans level 1 and compares, the package docstring's step 6).
     level1_estimate: float = 0.0
+    #: Counts of ``tokens`` the "mag" coder may reuse (:attr:`ubpe.coders._base.Tokens.mag_stats`:
+    #: level 1's, which sized them so); None: none. The same bytes either way.
+    mag_stats: dict | None = field(default=None, repr=False)
 
 
 CostFunction = Callable[[Candidate], Cost]

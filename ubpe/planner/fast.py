@@ -134,8 +134,12 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
         # both rates; 1.22 -> 0.85 ms on ECG's LPC residual)
         stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
         rates = np.array(s.estimate_rates, np.int64)
-        raws = (int(_k.mag_stats(rank[d], int(rank[middle]), rates, stats[:2])),
-                int(_k.mag_stats(d, middle, rates, stats[2:])) if has_dense else 0)
+        raw = int(_k.mag_stats(rank[d], int(rank[middle]), rates, stats[:2]))
+        if has_dense and where.shape[0] == hi - lo + 1:  # every value of the span present: rank[d] is d
+            stats[2:] = stats[:2]
+            raws = (raw, raw)
+        else:
+            raws = (raw, int(_k.mag_stats(d, middle, rates, stats[2:])) if has_dense else 0)
     found = _LayoutPass(lo, hi, d, counts, present, rank, where, middle, has_dense, stats, raws)
     if memo is not None:
         memo[id(y)] = (y, found)
@@ -212,6 +216,9 @@ class Layouts:
     alphabet: Alphabet
     ids: np.ndarray
     dense: tuple[Alphabet, np.ndarray] | None
+    #: "bare" and "dense" -> the "mag" counts the sizing made of those ids, as the coder takes
+    #: them (:attr:`ubpe.coders._base.Tokens.mag_stats`: ``{rate: (counts, raw bits, center)}``)
+    mag_stats: dict[str, dict] | None = None
 
 
 def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float] | None = None,
@@ -268,7 +275,11 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
             costs[("dense", "packed")] = dense_field + (n * packed_width(span - 1) + 7) // 8 + _FRAMING["packed"]
     if not costs:
         return None
-    return Layouts(costs, alphabet, rank[d], dense)
+    rates = [int(r) for r in s.estimate_rates]
+    known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle])) for j, r in enumerate(rates)}}
+    if has_dense:
+        known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle) for j, r in enumerate(rates)}
+    return Layouts(costs, alphabet, rank[d], dense, known if s.fast_reuse_mag_stats else None)
 
 
 def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[Candidate]:
@@ -279,10 +290,11 @@ def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[C
     names = {c for (lay, c), size in found.costs.items() if lay == layout and size <= s.fast_exact_close * least}
     offered = tuple(c for c in STATIC_CODERS if c in ("const", "packed") or c in names)
     none = np.zeros((0, 2), np.int32)
+    known = None if found.mag_stats is None else found.mag_stats.get(layout)
     if layout == "bare":
-        return [Candidate(record, found.alphabet, none, found.ids, offered)]
+        return [Candidate(record, found.alphabet, none, found.ids, offered, mag_stats=known)]
     alphabet, ids = found.dense
-    return [Candidate(record, alphabet, none, ids, offered, "static", variant="dense")]
+    return [Candidate(record, alphabet, none, ids, offered, "static", variant="dense", mag_stats=known)]
 
 
 #: :func:`pair_information` counts the pairs of an alphabet above 255 ids in a table of this many
@@ -322,10 +334,11 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     return information - (k2 - kl - kr + 1) / (2.0 * n * np.log(2.0)), k2
 
 
-def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best: float = float("inf")) -> bool:
+def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best: float = float("inf"),
+                   repeats: float | None = None) -> bool:
     """The cheap test before any training: merges may make the ids ``ids`` (1-D, alphabet of
     ``a``) smaller only where consecutive ids repeat as pairs and depend on each other: at
-    least ``s.fast_merge_repeats`` pairs a distinct pair (else too varied for merges to pay,
+    least ``repeats`` (``s.fast_merge_repeats`` unless given) pairs a distinct pair (else too varied for merges to pay,
     and too sparse for the information to be judged), and :func:`pair_information` of at
     least ``s.fast_merge_information`` bits a value; and, for a chain whose static size is
     ``size`` where another's is ``best``, only when taking from its size the share of its
@@ -334,13 +347,22 @@ def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best
     if a < 2 or ids.shape[0] < 2:
         return False
     information, distinct = pair_information(ids, a)
-    if distinct * s.fast_merge_repeats > ids.shape[0] - 1 or information < s.fast_merge_information:
+    repeats = s.fast_merge_repeats if repeats is None else repeats
+    if distinct * repeats > ids.shape[0] - 1 or information < s.fast_merge_information:
         return False
     c = np.bincount(ids, minlength=a).astype(np.float64)
     c = c[c > 0]
     n = float(ids.shape[0])
     entropy = np.log2(n) - float((c * np.log2(c)).sum()) / n
     return size * max(0.0, 1.0 - information / max(entropy, 1e-9)) <= best
+
+
+def plan_repeats(n: int, s: Settings) -> float:
+    """The pairs a distinct pair :func:`fast_plan` asks of ``n`` ids before it rates merges on
+    them: ``s.fast_merge_plan_repeats`` on 2**14 ids (the screen's sample), in proportion on
+    fewer or more (a source's pairs repeat more in a longer stretch of it), and at least
+    ``s.fast_merge_repeats`` (the cheap test's own floor)."""
+    return max(float(s.fast_merge_repeats), s.fast_merge_plan_repeats * n / (1 << 14))
 
 
 def merged_ratio(ids: np.ndarray, a: int, n: int, fit_options: dict, s: Settings) -> float:
@@ -370,7 +392,8 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
        :func:`~ubpe.planner.screening.screen_forward`; chains that
        share leading stages share their forward pass, :func:`forward_shared`) gets a rough size
        (:func:`order0_bytes` scaled to all the values, plus its stages' params). Where
-       :func:`merges_may_pay`, a training run on the sample rates merges
+       :func:`merges_may_pay` (with the pairs a distinct pair of :func:`plan_repeats`), a
+       training run on the sample rates merges
        (:func:`merged_ratio`).
     2. The chains within ``s.fast_prune`` of the smallest rough size, and those whose merges
        were rated, get the static estimate of :func:`static_parts` (no coder run; with
@@ -407,17 +430,20 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
     # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
     least = min(rough.values())
+    # (a chain of fewer pairs a distinct pair than :func:`plan_repeats` is not rated: nor are its
+    # distinct values fewer, each at most a distinct pair)
     parts = {i: static_parts(screened[i][1], screened[i][0], scale, s, memo) for i in range(len(chains))
-             if rough[i] <= s.fast_prune * least or (counted[i] is not None
-                                                      and counted[i].shape[0] * s.fast_merge_repeats <= screened[i][0].shape[0])}
+             if rough[i] <= s.fast_prune * least or (counted[i] is not None and counted[i].shape[0]
+                                                      * plan_repeats(screened[i][0].shape[0], s) <= screened[i][0].shape[0])}
     static_best = min(min(p) for p in parts.values())
     merged: dict[int, float] = {}  # chains whose merges may pay -> the ratio a training run gives them
     for i, p in parts.items():
         y = screened[i][0]
-        if counted[i] is None or counted[i].shape[0] * s.fast_merge_repeats > y.shape[0]:
+        repeats = plan_repeats(y.shape[0], s)
+        if counted[i] is None or counted[i].shape[0] * repeats > y.shape[0]:
             continue
         small = small_ids(y, y.shape[0], memo)
-        if small is not None and merges_may_pay(*small, s, p[0], static_best):
+        if small is not None and merges_may_pay(*small, s, p[0], static_best, repeats):
             ids, a = small
             if ids.shape[0] > s.fast_merge_sample:  # rated on fast_merge_sample values (windows)
                 ids = np.ascontiguousarray(ids[window_take(ids.shape[0], s.fast_merge_sample, s.windows)])

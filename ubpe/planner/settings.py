@@ -272,7 +272,10 @@ class Settings:
     #: refit, which gained up to 3 %: acc-plux, mult+lpc 2.8 % behind mult+delta1 on the
     #: sample unrefitted, 2.7 % ahead refitted). fast_close lets near ties through: events the
     #: sample misses rank them on all the values (a 16-bit walk that wraps: "grid+delta1" 0.1-0.3 %
-    #: ahead of "delta1" on the sample, 0.56 % behind on all the values).
+    #: ahead of "delta1" on the sample, 0.56 % behind on all the values). (fast_prune 1.05: the same
+    #: bytes on the bench signals, float-q and the 28 unseen recordings, ECG 14.0 -> 13.4 ms, but
+    #: the 800 wide floats of tests/common.py's fuzz samples 3 663 -> 3 828 B: the float modes are
+    #: compared by level 1's plans, 1.1 kept them.)
     fast_whole: int = 1 << 14
     fast_prune: float = 1.2
     fast_keep: int = 3
@@ -312,6 +315,18 @@ class Settings:
     #: the counts of seven rates over every token were 9 % of level 1's time on ECG. At 2**15 on
     #: the bench signals and unseen recordings: see benchmarks/results/level1-fast.md.
     fast_mag_rate_sample: int = 1 << 15
+    #: Level 1's "mag" coder takes the counts its sizing made of the chosen ids
+    #: (:func:`~ubpe.planner.fast.layouts`, the rates of estimate_rates) instead of counting them
+    #: again (:attr:`ubpe.coders._base.Tokens.mag_stats`): the same bytes, a pass over the ids
+    #: less when the coder picks one of those rates (seis-kw1-ehz, 936 001 values: 6.5 ms of
+    #: 81). False: counted again.
+    fast_reuse_mag_stats: bool = True
+    #: Level 1's plan (:func:`~ubpe.planner.fast.fast_plan`) keeps the "lpc" stage's analyses by
+    #: content (:func:`ubpe.frontend.lpc.analysis_cache`) only with fast_lpc_cache: on the bench
+    #: signals (each), float-q and the 28 unseen recordings none was looked up again (368 lookups,
+    #: 0 found), and each lookup hashed its channel (0.22 ms on ECG's 108 000 values). The same
+    #: bytes either way (the cache only saves analyses).
+    fast_lpc_cache: bool = False
     #: A blocked level-1 container's blocks run the "lpc" stage with level 1's search (as its
     #: plan on the sample did; unseen ecg-systole, 1.5 M values in 2 blocks: 206 -> 177 ms,
     #: +53 B); off, with the stage's own (3 orders costed on every sample: the writer before).
@@ -344,6 +359,19 @@ class Settings:
     #: cannot judge; those below 0.3 bits gained nothing from merges (ECG, seismic: 0.07-0.28).
     fast_merge_repeats: int = 8
     fast_merge_information: float = 0.3
+    #: ... and level 1's own plan (:func:`~ubpe.planner.fast.fast_plan`; the lean search of level 2
+    #: keeps fast_merge_repeats) rates merges only where its ids have at least
+    #: fast_merge_plan_repeats pairs a distinct pair on 2**14 ids, in proportion on fewer or more
+    #: (:func:`~ubpe.planner.fast.plan_repeats`; never fewer than fast_merge_repeats). On the bench
+    #: signals and unseen recordings (screen samples of 2**14 values) the chains rated had 7.6 to
+    #: 683 pairs a distinct pair: merges were kept at 110-683 (respiration-systole, spo2-plux),
+    #: rated and never kept at 7.6-44 (the 24 neural files at 8-12, rated 0.86-0.92 and their
+    #: candidates built and costed; ECG's first 20 000 values, acc-plux, ppg-heartpy3,
+    #: ppg-systole). 32: the same bytes on every one of them, ECG[:20000] 7.7 -> 5.7 ms. 0: the
+    #: plan before (fast_merge_repeats alone). (Not in proportion, 32 missed the motifs of
+    #: tests/test_planner.py's blocked model, 11 pairs a distinct pair on a 2 048-value sample:
+    #: 25 820 B against 1 899 B.)
+    fast_merge_plan_repeats: float = 32.0
     #: The training run that rates merges takes fast_merge_sample values (windows of them); merges
     #: rated above fast_merge_gain (their cost over the cost without) are not built: where they
     #: won, 0.4 to 0.85 (respiration-systole, spo2-plux); ppg-heartpy3's "lpc", rated 0.98, built
