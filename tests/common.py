@@ -573,3 +573,17 @@ def make_fixtures() -> Any:
         spec.loader.exec_module(module)
         sys.modules["make_fixtures"] = module
     return sys.modules["make_fixtures"]
+
+
+def random_mag_stats(seed: int, rates: int, density: float, top: int) -> tuple[np.random.Generator, np.ndarray]:
+    """(the generator, after its draws; int64 counts (rates, N_CONTEXTS, N_BUCKETS)) as the "mag"
+    residual coder's statistics: each cell nonzero with probability ``density``, counts in
+    1..``top``; half the time one context of equal counts (3), so that remainders tie."""
+    from ubpe._kernels import residual
+
+    rng = np.random.default_rng(seed)
+    shape = (rates, residual.N_CONTEXTS, residual.N_BUCKETS)
+    stats = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
+    if rng.random() < 0.5:  # equal counts in a context: remainders tie
+        stats[:, rng.integers(shape[1])] = np.where(rng.random(shape[2]) < 0.6, 3, 0)
+    return rng, stats

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_costing as ref
+from common import random_mag_stats
 import reference_mag
 from ubpe import coders
 from ubpe.coders import mag as M
@@ -192,14 +193,10 @@ def test_mag_frequencies_as_before(seed, pb, density, top):
 def test_mag_options_in_one_pass_are_each_option_s(seed, rates, pb_lo, pbs, density, top):
     from ubpe._kernels import residual
 
-    rng = np.random.default_rng(seed)
-    shape = (rates, residual.N_CONTEXTS, residual.N_BUCKETS)
-    stats = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
-    if rng.random() < 0.5:  # equal counts in a context: remainders tie
-        stats[:, rng.integers(shape[1])] = np.where(rng.random(shape[2]) < 0.6, 3, 0)
+    rng, stats = random_mag_stats(seed, rates, density, top)
     ce = np.full((rates, pbs), np.nan)
     tbits = np.full((rates, pbs), -1, np.int64)
-    last = np.full(shape[1:], -1, np.int64)
+    last = np.full(stats.shape[1:], -1, np.int64)
     residual.mag_options(stats, pb_lo, ce, tbits, last)
     assert np.array_equal(last, M._mag_freqs(stats[-1], pb_lo + pbs - 1))  # the last option's
     one_ce, one_tbits = np.empty((1, 1)), np.empty((1, 1), np.int64)

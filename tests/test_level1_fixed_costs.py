@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ubpe
+from common import random_mag_stats
 from ubpe._kernels import residual
 from ubpe.planner import fast
 from ubpe.planner.estimates import value_counts
@@ -43,16 +44,12 @@ def test_log2_table_is_the_in_place_logarithm():
 def test_mag_options_table_and_computed_logs_agree(seed, rates, pb_lo, pbs, density, top):
     # pb up to 15, above the table's 2**MAX_PB: the frequencies past it are computed in place;
     # a table of one entry computes them all: every output the same, bit for bit
-    rng = np.random.default_rng(seed)
-    shape = (rates, residual.N_CONTEXTS, residual.N_BUCKETS)
-    stats = np.where(rng.random(shape) < density, rng.integers(1, top + 1, shape), 0).astype(np.int64)
-    if rng.random() < 0.5:  # equal counts in a context: remainders tie
-        stats[:, rng.integers(shape[1])] = np.where(rng.random(shape[2]) < 0.6, 3, 0)
+    rng, stats = random_mag_stats(seed, rates, density, top)
     outs = []
     for table in (residual._log2_table(1), residual._log2_table((1 << residual.MAX_PB) + 1), None):
         ce = np.full((rates, pbs), np.nan)
         tbits = np.full((rates, pbs), -1, np.int64)
-        last = np.full(shape[1:], -1, np.int64)
+        last = np.full(stats.shape[1:], -1, np.int64)
         if table is None:
             residual.mag_options(stats, pb_lo, ce, tbits, last)
         else:
