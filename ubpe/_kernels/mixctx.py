@@ -38,7 +38,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import njit
-from .mixsignal import VM_ROWS, _bitlen, _clamp, _code, _cost16, _counter_p, _counter_update, _tables, _vlearn, _vmix
+from .mixcode import VM_ROWS, _bitlen, _clamp, _code, _cost16, _counter_p, _counter_update, _tables, _vlearn, _vmix
 
 XC_BITS = 22  #: the exact-value contexts' table: 2**XC_BITS adaptive probabilities
 XC_N = 3  #: exact-value contexts a decision
