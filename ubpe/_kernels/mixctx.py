@@ -1,12 +1,12 @@
 """The exact-value contexts of the level-3 signal coder's version 6 (``ubpe.level3``, issue 29:
-``xctx`` = 1): their state and the steps that ``mixsignal.run`` takes with them. There is one
-coding loop, ``mixsignal.run``; its last argument is None for versions 1 to 5 and this module's
-state (``new_state``) for a version-6 payload with ``xctx`` = 1. numba compiles ``run`` (and its
-``_mix_code``/``_mix2_code``) once per kind of that argument; where it is None, numba's dead-branch
-pruning drops the branches that call this module before typing, so version 5's kernel is the loop
-without any of its steps (``mixsignal``'s docstring).
+``xctx`` = 1, or 2 for their lighter set): their state and the steps that ``mixsignal.run`` takes
+with them. There is one coding loop, ``mixsignal.run``; its last argument is None for versions 1 to
+5 and this module's state (``new_state``) for a version-6 payload with ``xctx`` = 1 or 2. numba
+compiles ``run`` (and its ``_mix_code``/``_mix2_code``) once per kind of that argument; where it is
+None, numba's dead-branch pruning drops the branches that call this module before typing, so
+version 5's kernel is the loop without any of its steps (``mixsignal``'s docstring).
 This text, ``mixsignal``'s docstring and the code are normative for a version-6 payload with
-``xctx`` = 1: everything of ``mixsignal`` (prediction, the residual coder, the value model, the
+``xctx`` = 1 or 2: everything of ``mixsignal`` (prediction, the residual coder, the value model, the
 check bits), and every decision's probability then refined as follows.
 
 Exact-value contexts: every decision's probability (the coder's, or the value model's mix) po
@@ -29,6 +29,13 @@ row and the count bucket of list 0, or of list 2; po's weight starting at 1, the
 then two APMs (rate 2**-XA_RATE, rows by the index of list 0's input, or of list 1's, or
 without one the decision row): p = (2 mix + 3 apm0 + 3 apm1) / 8. Every operation is
 integer; the state starts empty in every payload (at most 26 MiB).
+
+``xctx`` = 2 (``XC_LISTS``): the same without (a), the hashed contexts: xb = 0 (the list model's
+adaptive probabilities start at index 1), the mixers read po, the XL_N lists' inputs and the
+bias (the hashed contexts' weights are neither read nor learned). Everything else is as with
+``xctx`` = 1; the state is about half (its largest table, 2**22 probabilities and counts, is gone),
+and the coder about a third faster where the contexts' table outgrows the processor's caches
+(benchmarks/results/level3-xctx-speed.md).
 """
 
 from __future__ import annotations
@@ -60,29 +67,40 @@ XC_MUL = 0x2F0B3A49  #: the hash's multiplier (odd, below 2**31: products of 32-
 
 
 #: The exact-value contexts' state, ``mixsignal.run``'s last argument for a version-6 payload with
-#: ``xctx`` = 1 (``new_state``; its arrays change as the payload is coded):
-#: XB int64 (5 + XNI): [0] lb (2**lb successor lists), [1] the decision's key, [2:2 + XC_N] the
+#: ``xctx`` = 1 or 2 (``new_state``; its arrays change as the payload is coded):
+#: XB int64 (6 + XNI): [0] lb (2**lb successor lists), [1] the decision's key, [2:2 + XC_N] the
 #: hashed contexts' bases of the value, [2 + XC_N:2 + XNI] the lists' inputs of the decision
 #: (indices into XP past 2**xb, -1: none), [2 + XNI] and [3 + XNI] the count buckets of lists 0 and
-#: 2, [4 + XNI] xb (2**xb hashed contexts); XP uint16 and XN uint8 (2**xb +
-#: XL_SIZE) the adaptive probabilities (Q16) and their counts; XW int64 (2 VM_ROWS XC_CONF XC_W +
-#: 1) the two mixers' weights (Q16) and, last, the estimated saving (1/16 bits); XI int64 (2 XNI)
-#: the inputs' indices and stretches of a decision; XA int32 (33 XA_ROWS) the APMs; LT int64 (2**lb)
-#: each list's key; LV int64 and LC int32 (2**lb XL_K) the lists' symbols and counts; LB, LK, LO
-#: int64 (XL_N) the value's lists: base in LV (-1: none), key, and the symbol the list's symbols are
-#: relative to (0 or the last symbol).
-XState = namedtuple("XState", "XB XP XN XW XI XA LT LV LC LB LK LO")
+#: 2, [4 + XNI] xb (2**xb hashed contexts; 0 with ``xctx`` = 2: none, one unused entry), [5 + XNI]
+#: the first input the final stage reads (0, or XC_N with ``xctx`` = 2: the lists' alone); XP
+#: uint16 and XN uint8 (2**xb + XL_SIZE) the adaptive probabilities (Q16) and their counts; XW int64
+#: (2 VM_ROWS XC_CONF XC_W + 1) the two mixers' weights (Q16) and, last, the estimated saving (1/16
+#: bits; the encoder's alone: decoding leaves it 0); XI int64 (2 XNI) the inputs' indices and
+#: stretches of a decision; XA int32 (33 XA_ROWS) the APMs; LT int64 (2**lb) each list's key; LV
+#: int64 and LC int32 (2**lb XL_K) the lists' symbols and counts; LB, LK, LO int64 (XL_N) the
+#: value's lists: base in LV (-1: none), key, and the symbol the list's symbols are relative to (0
+#: or the last symbol); GV, GC int64 (XL_N XL_K) and GN int64 (XL_N) a copy of the value's lists,
+#: their entries of a count > 0 only (list k's GN[k] at k XL_K), symbols absolute: what every
+#: decision of the value scans (the lists change only once the value is coded, ``_xcount``).
+XState = namedtuple("XState", "XB XP XN XW XI XA LT LV LC LB LK LO GV GC GN")
+
+XC_FULL = 1  #: ``xctx`` = 1: the exact-value contexts, hashed contexts and successor lists
+XC_LISTS = 2  #: ``xctx`` = 2: the successor lists alone (no hashed contexts: no 2**22-entry table)
 
 
-def new_state(n: int, C: int) -> XState:
-    """The exact-value contexts' state before any data, for n frames of C channels (its tables grow
-    with n C: 1.1 MiB below 64 values, 2 MiB at 1 000, 26 MiB from 2**15 on)."""
+def new_state(n: int, C: int, xctx: int = XC_FULL) -> XState:
+    """The exact-value contexts' state before any data, for n frames of C channels and ``xctx``
+    (XC_FULL or XC_LISTS; its tables grow with n C: with XC_FULL 1.1 MiB below 64 values, 2 MiB at
+    1 000, 26 MiB from 2**15 on; with XC_LISTS 0.6 MiB to 13 MiB)."""
+    if xctx not in (XC_FULL, XC_LISTS):
+        raise ValueError(f"xctx must be {XC_FULL} or {XC_LISTS}, got {xctx}")
     nbits = (n * C).bit_length()
-    xbits = min(XC_BITS, max(12, nbits + 6))
+    xbits = min(XC_BITS, max(12, nbits + 6)) if xctx == XC_FULL else 0
     lbits = min(XL_BITS, max(8, nbits + 2))
-    XB = np.zeros(5 + XNI, np.int64)
+    XB = np.zeros(6 + XNI, np.int64)
     XB[0] = lbits
     XB[4 + XNI] = xbits
+    XB[5 + XNI] = 0 if xctx == XC_FULL else XC_N
     sq = _tables()[0]
     apm = np.array([sq[min(max((j - 16) * 128, -2047), 2047) + 2047] * 16 for j in range(33)], np.int32)
     XW = np.zeros(2 * VM_ROWS * XC_CONF * XC_W + 1, np.int64)
@@ -93,6 +111,7 @@ def new_state(n: int, C: int) -> XState:
     return XState(XB, np.full(size, 32768, np.uint16), np.zeros(size, np.uint8), XW, np.zeros(2 * XNI, np.int64),
                   np.tile(apm, XA_ROWS), np.full(1 << lbits, -1, np.int64), np.zeros((1 << lbits) * XL_K, np.int64),
                   np.zeros((1 << lbits) * XL_K, np.int32), np.full(XL_N, -1, np.int64), np.zeros(XL_N, np.int64),
+                  np.zeros(XL_N, np.int64), np.zeros(XL_N * XL_K, np.int64), np.zeros(XL_N * XL_K, np.int64),
                   np.zeros(XL_N, np.int64))
 
 
@@ -104,25 +123,19 @@ def _xmix(h, v):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lmass(LV, LC, base, v1, v2):
-    """The counts of a successor list (LV values, LC counts at base .. base + XL_K) in [v1, v2]."""
-    acc = np.int64(0)
-    for j in range(XL_K):
-        v = LV[base + j]
-        if LC[base + j] > 0 and v1 <= v <= v2:
-            acc += LC[base + j]
-    return acc
-
-
-@njit(cache=True, nogil=True)
 def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
     """A decision's key (XB[1] = key) and the list model's inputs: the decision's set of values
     (magnitudes [a0, b0] on side s: values xp + m, or xp - 1 - m; s = 2: values [a0, b0]) and its "yes" part
     ([a1, b1]); for each successor list k (base LB[k], < 0: none) the counts in the set and in
     its "yes" part, as the index of an adaptive probability (XB[2 + XC_N + k]; -1: no count in
     the set) by the set's count bucket and the share of the "yes" part in 32nds; XB[2 + XNI] and
-    XB[3 + XNI] the count buckets of lists 0 and 2 (the final mixers' rows)."""
-    XB, LV, LC, LB, LO = X.XB, X.LV, X.LC, X.LB, X.LO
+    XB[3 + XNI] the count buckets of lists 0 and 2 (the final mixers' rows). The counts come from
+    the value's copy of its lists (GV, GC, GN: ``_xbases``), which a bit length's or a low bit's
+    decision (kind 1, 2) narrows to its set: the yes part lies in the set, and every later decision
+    of the value asks about a part of the set this one's answer leaves (the sign's, kind 0, may
+    not: the side's magnitudes can reach past the channel's range), so the counts are those of the
+    whole lists."""
+    XB, GV, GC, GN = X.XB, X.GV, X.GC, X.GN
     XB[1] = key
     if s == 0:
         v0 = xp + a0
@@ -141,12 +154,23 @@ def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
         w1 = b1
     for k in range(XL_N):
         nb = 0
-        bs = LB[k]
-        if bs >= 0:
-            o = LO[k]
-            mt = _lmass(LV, LC, bs, v0 - o, w0 - o)
+        if GN[k] > 0:
+            mt = np.int64(0)
+            m1 = np.int64(0)
+            g = k * XL_K
+            for j in range(k * XL_K, k * XL_K + GN[k]):
+                v = GV[j]
+                if v0 <= v <= w0:
+                    mt += GC[j]
+                    if v1 <= v <= w1:
+                        m1 += GC[j]
+                    if kind > 0:  # (a bit length's or a low bit's set holds every later one of the value)
+                        GV[g] = v
+                        GC[g] = GC[j]
+                        g += 1
+            if kind > 0:
+                GN[k] = g - k * XL_K
             if mt > 0:
-                m1 = _lmass(LV, LC, bs, v1 - o, w1 - o)
                 nb = min(_bitlen(mt), XL_NB - 1)
                 r = (m1 * 32 + (mt >> 1)) // mt
                 XB[2 + XC_N + k] = (1 << XB[4 + XNI]) + ((k * XL_NB + nb) * 33 + r) * 3 + kind
@@ -158,7 +182,7 @@ def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
             XB[3 + XNI] = nb
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     """Code a bit with the coder's probability pf, or with the value model's mix (``_final_code``:
     pv > 0), that probability po refined by the exact-value contexts (state X, ``XState``): XC_N
@@ -178,7 +202,8 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     nk = XB[1]
     sh = 32 - XB[4 + XNI]
     NI = XNI
-    for k in range(XC_N):
+    k0 = XB[5 + XNI]  # the first input read: 0, or XC_N without the hashed contexts (xctx = 2)
+    for k in range(k0, XC_N):
         XI[k] = _xmix(XB[2 + k], nk) >> sh
     for k in range(XL_N):
         XI[XC_N + k] = XB[2 + XC_N + k]
@@ -187,7 +212,7 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     xs0 = st[po]
     dot = XW[row] * xs0 + XW[row + XC_W - 1] * 256
     dot2 = XW[row2] * xs0 + XW[row2 + XC_W - 1] * 256
-    for k in range(NI):
+    for k in range(k0, NI):
         XI[NI + k] = st[_counter_p(XP, XI[k])] if XI[k] >= 0 else 0
         dot += XW[row + 1 + k] * XI[NI + k]
         dot2 += XW[row2 + 1 + k] * XI[NI + k]
@@ -209,17 +234,18 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     XA[ak] += ((bit << 16) - bit - XA[ak]) >> XA_RATE
     ak = ab2 + lo_i + (1 if wt >= 64 else 0)
     XA[ak] += ((bit << 16) - bit - XA[ak]) >> XA_RATE
-    XW[XW.shape[0] - 1] += _cost16(po, bit) - _cost16(p, bit)
+    if not dec:  # (the encoder's estimate, no part of the bytes)
+        XW[XW.shape[0] - 1] += _cost16(po, bit) - _cost16(p, bit)
     err = ((bit << 12) - sq[dot + 2047]) * lr
     err2 = ((bit << 12) - sq[dot2 + 2047]) * lr
     XW[row] += (xs0 * err) >> XC_SH
     XW[row2] += (xs0 * err2) >> XC_SH
-    for k in range(NI):
+    for k in range(k0, NI):
         XW[row + 1 + k] += (XI[NI + k] * err) >> XC_SH
         XW[row2 + 1 + k] += (XI[NI + k] * err2) >> XC_SH
     XW[row + XC_W - 1] += (256 * err) >> XC_SH
     XW[row2 + XC_W - 1] += (256 * err2) >> XC_SH
-    for k in range(NI):
+    for k in range(k0, NI):
         if XI[k] >= 0:
             _counter_update(XP, XN, XI[k], bit, rt, XC_LIMIT)
     if pv > 0:  # the value model's mix learns as in _final_code
@@ -227,7 +253,7 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _xbases(X, y, t, c, xp):
     """The value's hashed contexts' bases and successor lists (y[t, c] about to be coded with the
     symbol xp predicted): the last values of the channel, exactly, and xp's offset from the last."""
@@ -249,12 +275,23 @@ def _xbases(X, y, t, c, xp):
     LK[4] = _xmix(_xmix(LK[0], 0x600), yn)
     LO[2] = y1
     LO[3] = y1
+    LV, LC, GV, GC, GN = X.LV, X.LC, X.GV, X.GC, X.GN
     for k in range(XL_N):
         sl = LK[k] >> (32 - lbits)
         LB[k] = sl * XL_K if LT[sl] == LK[k] else -1
+        g = k * XL_K
+        if LB[k] >= 0:
+            o = LO[k]
+            bs = LB[k]
+            for j in range(XL_K):
+                if LC[bs + j] > 0:
+                    GV[g] = LV[bs + j] + o
+                    GC[g] = LC[bs + j]
+                    g += 1
+        GN[k] = g - k * XL_K
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _xcount(X, v):
     """The successor lists after a value: the symbol v counted in the lists of its contexts."""
     LT, LV, LC, LK, LO = X.LT, X.LV, X.LC, X.LK, X.LO

@@ -88,7 +88,7 @@ more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
-(from 2**15 values).
+(from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ N_PRM_V3 = 29  #: parameters a version-3 header's mask covers; the rest read as 
 N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 0 (version 2's model)
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
 V1_TAIL = (0, 0, 1, 6, 0)
-XC_SETS = 1  #: ``xctx``'s largest value
+XC_SETS = 2  #: ``xctx``'s largest value (1: ``mixctx.XC_FULL``, 2: ``mixctx.XC_LISTS``)
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
@@ -671,8 +671,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     values v in OLS2's place, block lblock, per channel and block lord (C, nb) orders <= 32,
     lshift (C, nb) shifts <= 31 and lcoef (C, nb, 32) coefficients |c| < 2**16 (lag j + 1 at
     j), nb = ceil(n / lblock); else lord, lshift, lcoef of any shape. X: None (versions 1 to 5,
-    and version 6 with ``xctx`` = 0), or with ``xctx`` = 1 the exact-value contexts' state
-    (``mixctx.new_state(n, C)``), updated in place. Every step of theirs stands in an ``if X is not
+    and version 6 with ``xctx`` = 0), or with ``xctx`` = 1 or 2 the exact-value contexts' state
+    (``mixctx.new_state(n, C, xctx)``), updated in place. Every step of theirs stands in an ``if X is not
     None`` (or ``X is None``) branch on the argument itself, which numba's dead-branch pruning
     removes before typing where X is None: version 5's kernel compiles without them.
     """

@@ -398,19 +398,44 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
 #: encoder's, no bound of the format: a 16-bit audio range, where values rarely recur, is not tried)
 XCTX_MAX_RANGE = 1 << 14
 XCTX_HEADER_BYTES = 2  #: what the exact-value contexts add to the header (a mask bit and a value), at most
+#: Issue 29's speed floor: level 3 decodes at least this many values a CPU second (one core)
+XCTX_FLOOR = 200_000
+#: ``_choose_xctx`` keeps the full contexts (``xctx`` = 1) only where ``xctx_decode_ns`` predicts at
+#: least this multiple of the floor (room for a busy machine and for the model's error)
+XCTX_MARGIN = 1.5
+#: ``xctx_decode_ns``'s model: ns a value, ns a bit a value of the sample's coding, ns more where the
+#: hashed contexts' table outgrows the caches (fitted to 8 weather recordings, level 3's defaults,
+#: one core: benchmarks/results/level3-xctx-speed.md)
+XCTX_NS = (2450.0, 300.0, 1600.0)
+XCTX_BIG = 1 << 14  #: values (frames x channels) from which the hashed contexts' table exceeds 2**20 entries
+
+
+def xctx_decode_ns(bits_per_value: float, n: int, C: int) -> float:
+    """A deterministic model (no timing) of the CPU nanoseconds a value that level 3's decoder
+    spends with the full exact-value contexts (``xctx`` = 1) on n frames of C channels coded at
+    ``bits_per_value``: a base, a cost per coded bit (a wider residual takes more binary decisions,
+    each refined by the contexts) and, from ``XCTX_BIG`` values on, the misses of the 2**21- to
+    2**22-entry hashed table (``mixctx.new_state``). Above 1e9 / (XCTX_FLOOR XCTX_MARGIN), the
+    encoder takes the lighter set (``xctx`` = 2)."""
+    base, per_bit, big = XCTX_NS
+    return base + per_bit * max(0.0, bits_per_value) + (big if n * C >= XCTX_BIG else 0.0)
 
 
 def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
-    """``prm`` with the exact-value contexts on (``xctx`` = 1, version 6) when the symbols' range is
-    at most ``XCTX_MAX_RANGE`` and, on the frames ``_choose_vmod`` codes (the same sample,
+    """``prm`` with the exact-value contexts on (``xctx`` = 1 or 2, version 6) when the symbols' range
+    is at most ``XCTX_MAX_RANGE`` and, on the frames ``_choose_vmod`` codes (the same sample,
     the same scaling), the kernel's estimate of what they save (the cost of the coder's
     probabilities less that of the final stage's, 1/16 bits) exceeds their header bytes:
     readings on a coarse grid whose exact values recur (hourly weather, irradiance at night, a
     saturated humidity); elsewhere they cost their learning and the encoder leaves them off
-    (version 5's bytes). One coding of the sample, with ``prm`` as chosen and ``xctx`` = 1, where its
-    ``pair_recurrence`` reaches ``Settings.level3_xctx_recur`` (no coding elsewhere); kept only
-    when it saves at least ``Settings.level3_xctx_gain`` of the sample's bytes (the contexts
-    slow the coder about 3-fold: a smaller gain is not worth it)."""
+    (version 5's bytes). One coding of the sample, with ``prm`` as chosen and ``xctx`` = 2 (the
+    successor lists alone), where its ``pair_recurrence`` reaches ``Settings.level3_xctx_recur``
+    (no coding elsewhere); kept only when it saves at least ``Settings.level3_xctx_gain`` of the
+    sample's bytes (the contexts slow the coder 2- to 3-fold: a smaller gain is not worth it).
+    The full set (``xctx`` = 1, the hashed contexts too) where ``xctx_decode_ns`` of the sample's
+    bits a value and y's shape keeps the decoder above ``XCTX_MARGIN`` times ``XCTX_FLOOR``,
+    else ``xctx`` = 2 (within 0.3 % of its bytes on weather, often smaller: the hashed contexts
+    add little where the lists hold the recurring values)."""
     k = _kernels()
     full = settings.current().level3_xctx_sample
     if full <= 0 or int(y.max()) - int(y.min()) + 1 > XCTX_MAX_RANGE or prm[k.PRM_XCTX]:
@@ -419,13 +444,17 @@ def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     if pair_recurrence(sample) < settings.current().level3_xctx_recur:
         return prm
     on = list(prm)
-    on[k.PRM_XCTX] = 1
+    on[k.PRM_XCTX] = 2
     res = np.zeros((sample.shape[0], 4 * sample.shape[1]), np.int64)
     size = _coded_size(sample, on, table, 0, res)
     whole = int(res[-1, -1]) / 128  # bytes saved on the whole sample
     saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
     gain = whole / max(1.0, size + whole)
-    return on if saved > 16 * 8 * XCTX_HEADER_BYTES and gain >= settings.current().level3_xctx_gain else prm
+    if saved <= 16 * 8 * XCTX_HEADER_BYTES or gain < settings.current().level3_xctx_gain:
+        return prm
+    if xctx_decode_ns(8.0 * size / sample.size, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9:
+        on[k.PRM_XCTX] = 1
+    return on
 
 
 def pair_recurrence(y: np.ndarray) -> float:

@@ -38,8 +38,8 @@ the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29)
 format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
 ``BASE_PARAMS_V6``) and then the parameters whose bit is set, in index order (defaults cost one
 byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of the residual coder
-(``mixctx``'s docstring, its steps in ``mixsignal.run``); ``encode`` writes version 6 only with
-``xctx`` = 1, else version 5's bytes.
+(``mixctx``'s docstring, its steps in ``mixsignal.run``; 1: hashed contexts and successor lists,
+2: the lists alone); ``encode`` writes version 6 only with ``xctx`` = 1 or 2, else version 5's bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
 (1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
@@ -91,13 +91,14 @@ def _kernels():
 
 def _kernel_run(prm):
     """The kernel that codes a payload of the parameters ``prm``, ``mixsignal.run`` with its arguments
-    but the last: with the exact-value contexts (``xctx`` = 1, version 6) their state, new
+    but the last: with the exact-value contexts (``xctx`` = 1 or 2, version 6) their state, new
     (``mixctx.new_state``), else None (versions 1 to 5's kernel, which numba compiles without them)."""
     k = _kernels()
     if prm[k.PRM_XCTX]:
         from .._kernels import mixctx
 
-        return lambda y, *args: k.run(y, *args, mixctx.new_state(*y.shape))
+        xctx = prm[k.PRM_XCTX]
+        return lambda y, *args: k.run(y, *args, mixctx.new_state(*y.shape, xctx))
     return lambda *args: k.run(*args, None)
 
 
