@@ -30,11 +30,14 @@ then two APMs (rate 2**-XA_RATE, rows by the index of list 0's input, or of list
 without one the decision row): p = (2 mix + 3 apm0 + 3 apm1) / 8. Every operation is
 integer; the state starts empty in every payload (at most 26 MiB).
 
-``xctx`` = 2 (``XC_LISTS``): the same without (a), the hashed contexts: xb = 0 (the list model's
-adaptive probabilities start at index 1), the mixers read po, the XL_N lists' inputs and the
-bias (the hashed contexts' weights are neither read nor learned). Everything else is as with
-``xctx`` = 1; the state is about half (its largest table, 2**22 probabilities and counts, is gone),
-and the coder about a third faster where the contexts' table outgrows the processor's caches
+``xctx`` = 2 (``XC_LISTS``): the same without (a), the hashed contexts, and with three of the
+lists, 0, 2 and 3 (``XL_LIGHT``: the last symbol's, the last two steps', the last step's; lists 1
+and 4 read empty, their inputs -1, and count nothing): xb = 0 (the list model's adaptive
+probabilities start at index 1), the mixers read po, the lists' inputs and the bias (the hashed
+contexts' weights are neither read nor learned; the second APM's rows are the decision rows, list
+1 being empty). Everything else is as with ``xctx`` = 1; the state is about half (its largest
+table, 2**22 probabilities and counts, is gone), and the coder 1.3 to 1.6 times as fast where
+the contexts' table outgrows the processor's caches, about as small on weather readings
 (benchmarks/results/level3-xctx-speed.md).
 """
 
@@ -68,11 +71,13 @@ XC_MUL = 0x2F0B3A49  #: the hash's multiplier (odd, below 2**31: products of 32-
 
 #: The exact-value contexts' state, ``mixsignal.run``'s last argument for a version-6 payload with
 #: ``xctx`` = 1 or 2 (``new_state``; its arrays change as the payload is coded):
-#: XB int64 (6 + XNI): [0] lb (2**lb successor lists), [1] the decision's key, [2:2 + XC_N] the
+#: XB int64 (7 + XNI): [0] lb (2**lb successor lists), [1] the decision's key, [2:2 + XC_N] the
 #: hashed contexts' bases of the value, [2 + XC_N:2 + XNI] the lists' inputs of the decision
 #: (indices into XP past 2**xb, -1: none), [2 + XNI] and [3 + XNI] the count buckets of lists 0 and
 #: 2, [4 + XNI] xb (2**xb hashed contexts; 0 with ``xctx`` = 2: none, one unused entry), [5 + XNI]
-#: the first input the final stage reads (0, or XC_N with ``xctx`` = 2: the lists' alone); XP
+#: the first input the final stage reads (0, or XC_N with ``xctx`` = 2: the lists' alone), [6 + XNI]
+#: the lists kept (bit k: list k; XL_ALL, or XL_LIGHT with ``xctx`` = 2: the others read empty
+#: and count nothing); XP
 #: uint16 and XN uint8 (2**xb + XL_SIZE) the adaptive probabilities (Q16) and their counts; XW int64
 #: (2 VM_ROWS XC_CONF XC_W + 1) the two mixers' weights (Q16) and, last, the estimated saving (1/16
 #: bits; the encoder's alone: decoding leaves it 0); XI int64 (2 XNI) the inputs' indices and
@@ -85,7 +90,9 @@ XC_MUL = 0x2F0B3A49  #: the hash's multiplier (odd, below 2**31: products of 32-
 XState = namedtuple("XState", "XB XP XN XW XI XA LT LV LC LB LK LO GV GC GN")
 
 XC_FULL = 1  #: ``xctx`` = 1: the exact-value contexts, hashed contexts and successor lists
-XC_LISTS = 2  #: ``xctx`` = 2: the successor lists alone (no hashed contexts: no 2**22-entry table)
+XC_LISTS = 2  #: ``xctx`` = 2: three of the successor lists alone (no hashed contexts: no 2**22-entry table)
+XL_ALL = 0b11111  #: the successor lists ``xctx`` = 1 keeps (bit k: list k)
+XL_LIGHT = 0b01101  #: those ``xctx`` = 2 keeps: lists 0, 2 and 3 (the last symbol, the last two steps, the last step)
 
 
 def new_state(n: int, C: int, xctx: int = XC_FULL) -> XState:
@@ -97,7 +104,8 @@ def new_state(n: int, C: int, xctx: int = XC_FULL) -> XState:
     nbits = (n * C).bit_length()
     xbits = min(XC_BITS, max(12, nbits + 6)) if xctx == XC_FULL else 0
     lbits = min(XL_BITS, max(8, nbits + 2))
-    XB = np.zeros(6 + XNI, np.int64)
+    XB = np.zeros(7 + XNI, np.int64)
+    XB[6 + XNI] = XL_ALL if xctx == XC_FULL else XL_LIGHT
     XB[0] = lbits
     XB[4 + XNI] = xbits
     XB[5 + XNI] = 0 if xctx == XC_FULL else XC_N
@@ -278,7 +286,7 @@ def _xbases(X, y, t, c, xp):
     LV, LC, GV, GC, GN = X.LV, X.LC, X.GV, X.GC, X.GN
     for k in range(XL_N):
         sl = LK[k] >> (32 - lbits)
-        LB[k] = sl * XL_K if LT[sl] == LK[k] else -1
+        LB[k] = sl * XL_K if LT[sl] == LK[k] and (XB[6 + XNI] >> k) & 1 != 0 else -1
         g = k * XL_K
         if LB[k] >= 0:
             o = LO[k]
@@ -297,6 +305,8 @@ def _xcount(X, v):
     LT, LV, LC, LK, LO = X.LT, X.LV, X.LC, X.LK, X.LO
     lbits = X.XB[0]
     for k in range(XL_N):
+        if (X.XB[6 + XNI] >> k) & 1 == 0:  # (a list the set does not keep)
+            continue
         yt = v - LO[k]
         sl = LK[k] >> (32 - lbits)
         bs = sl * XL_K
