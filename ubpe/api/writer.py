@@ -183,30 +183,42 @@ def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: 
     return candidate_fields(base, empty)
 
 
+def given_model_input(x: np.ndarray, model: Model, chain: list, escape: bool = False
+                      ) -> tuple[np.ndarray, list, bytes | None]:
+    """``x`` (``(channels, frames)``) through ``chain`` as ids of ``model``'s alphabet: (the ids,
+    flat int, the chain's front record, the ``esc`` field of the values outside the alphabet or
+    None). Values outside it are escaped (``escape``) or refused with ValueError."""
+    alphabet = model.alphabet
+    alphabet_values(alphabet)  # refuses an alphabet of symbols
+    y, record = frontend.forward(x, chain)
+    escaped = None
+    flat = y.reshape(-1)
+    if not flat.size:
+        return np.zeros(0, dtype=np.int32), record, None
+    if escape and len(alphabet):
+        ids, positions = escaped_ids(alphabet, flat)
+        if positions.size:
+            escaped = escape_field(flat, positions)
+    else:
+        ids = alphabet.to_ids(flat)
+    return ids, record, escaped
+
+
 def given_model_fields(base: dict, x: np.ndarray, model: Model, chain: list, embed: bool,
-                       level: int, escape: bool = False, bare: bool = False) -> dict[str, Any]:
+                       level: int, escape: bool = False, bare: bool = False,
+                       prepared: tuple[np.ndarray, list, bytes | None] | None = None) -> dict[str, Any]:
     """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
     but the coder: its merges (``bare``: none of them, tokens below the alphabet size decode as
-    themselves), values outside its alphabet escaped (``escape``) or refused."""
+    themselves), values outside its alphabet escaped (``escape``) or refused. ``prepared``:
+    :func:`given_model_input` of the same ``x``, ``model``, ``chain`` and ``escape``, when the
+    caller codes them twice (with and without the merges)."""
     merges = model.merges
     alphabet = model.alphabet
     a = len(alphabet)
-    alphabet_values(alphabet)  # refuses an alphabet of symbols
     if a + len(merges) > coders.MAX_VOCAB:
         raise ValueError(f"the model has {a + len(merges)} tokens; a container holds at most {coders.MAX_VOCAB}")
-    y, record = frontend.forward(x, chain)
-    escaped = None
-    if y.size:
-        flat = y.reshape(-1)
-        if escape and a:
-            ids, positions = escaped_ids(alphabet, flat)
-            if positions.size:
-                escaped = escape_field(flat, positions)
-        else:
-            ids = alphabet.to_ids(flat)
-        tokens = model.encode(ids) if len(merges) and not bare else ids  # by the model's method
-    else:
-        tokens = np.zeros(0, dtype=np.int32)
+    ids, record, escaped = given_model_input(x, model, chain, escape) if prepared is None else prepared
+    tokens = model.encode(ids) if ids.size and len(merges) and not bare else ids  # by the model's method
     fields = {**base, "front": base.get("front", []) + record}
     if escaped is not None:
         fields["esc"] = escaped
