@@ -72,3 +72,47 @@ def test_narrow_rank_forward_is_the_reference(arr):
     assert np.array_equal(got, expected)
     assert params == expected_params
     assert np.array_equal(rank.rank_inverse(got, params), arr)
+
+
+@SETTINGS
+@given(st.sampled_from(["i1", "u1", "<i2", ">i2", ">u2", "<u4", ">i4"]), st.integers(1, 5000),
+       st.integers(0, 2**32 - 1), st.sampled_from(["all", "every_other", "one"]), st.booleans())
+def test_escaped_ids_table_pass_in_any_byte_order(dtype, n, seed, alphabet_kind, strided):
+    """escaped_ids' one-table pass (ubpe._kernels.ranks.lookup_coded) in both byte orders and
+    strided: the ids and positions of a plain search (the nearest alphabet value at or above)."""
+    from ubpe.alphabet import Alphabet
+    from ubpe.format.fields import escaped_ids
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(np.dtype(dtype))
+    flat = rng.integers(max(int(info.min), -300), min(int(info.max), 300), n, endpoint=True).astype(dtype)
+    if strided:
+        flat = np.repeat(flat, 2)[::2]
+    lo, hi = int(flat.min()), int(flat.max())
+    values = {"all": np.arange(lo, hi + 1), "every_other": np.arange(lo, hi + 2, 2),
+              "one": np.array([hi])}[alphabet_kind]
+    alphabet = Alphabet(values.astype(np.int64))
+    ids, positions = escaped_ids(alphabet, flat)
+    table = alphabet.values.astype(np.int64)
+    wide = flat.astype(np.int64)
+    want = np.minimum(np.searchsorted(table, wide), len(table) - 1).astype(np.int32)
+    assert ids.dtype == np.int32 and np.array_equal(ids, want)
+    assert np.array_equal(positions, np.flatnonzero(table[want] != wide))
+
+
+@SETTINGS
+@given(st.sampled_from(["i1", "u1", "<i2", ">i2", ">u2"]), st.integers(1 << 12, 9000), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_distinct_values_in_any_byte_order(dtype, n, seed, strided):
+    """writer.distinct_values' table (ubpe._kernels.ranks.mark_offsets) in both byte orders and
+    strided: np.unique's values and dtype."""
+    from ubpe.api.writer import distinct_values
+
+    info = np.iinfo(np.dtype(dtype))
+    rng = np.random.default_rng(seed)
+    flat = rng.integers(int(info.min), int(info.max), n, endpoint=True).astype(dtype)
+    flat[: n // 3] = flat[0]
+    if strided:
+        flat = np.repeat(flat, 2)[::2]
+    got, want = distinct_values(flat), np.unique(flat)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
