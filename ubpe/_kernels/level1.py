@@ -157,14 +157,11 @@ def mag_stats(tokens, center, rates, counts):
     and a load on the serial chain of every token and rate). Preconditions: tokens and center
     in [0, 2**24); rates in [2, 8]."""
     n = tokens.shape[0]
-    zs = empty(n, np.int64)
     bs = empty(n, np.uint8)
     raw = 0
     for i in range(n):  # (no branch: vectorized)
         d = np.int64(tokens[i]) - center
-        z = (d << 1) ^ (d >> 63)  # zigzag
-        b = bucket_select(z)
-        zs[i] = z
+        b = bucket_select((d << 1) ^ (d >> 63))  # (the zigzag again below: no 8 bytes a token kept)
         bs[i] = b
         raw += select(b >= 4, (b >> 1) - 1, 0)
     nr = rates.shape[0]
@@ -181,7 +178,8 @@ def mag_stats(tokens, center, rates, counts):
         sb = rb - 2
         for i in range(n):
             b = np.uint64(bs[i])
-            z = zs[i]
+            d = np.int64(tokens[i]) - center
+            z = (d << 1) ^ (d >> 63)
             ca[np.uint64(_context(ma, sa)), b] += 1
             if two:
                 cb[np.uint64(_context(mb, sb)), b] += 1
@@ -237,12 +235,9 @@ def mag_encode(tokens, center, rate, freqs, pb, words, raw):
     n = tokens.shape[0]
     ctx = empty(n, np.uint8)
     bk = empty(n, np.uint8)
-    zs = empty(n, np.int64)
     for i in range(n):
         d = np.int64(tokens[i]) - center
-        z = (d << 1) ^ (d >> 63)  # zigzag
-        zs[i] = z
-        bk[i] = bucket_select(z)
+        bk[i] = bucket_select((d << 1) ^ (d >> 63))  # (the zigzag again below: no 8 bytes a token kept)
     m = np.int64(0)
     sh = rate - 2
     w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)  # (raw's words: at most len(raw) // 4 + 1 of them)
@@ -250,7 +245,8 @@ def mag_encode(tokens, center, rate, freqs, pb, words, raw):
     nacc = np.int64(0)
     p = 0
     for i in range(n):
-        z = zs[i]
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) ^ (d >> 63)
         ctx[i] = _context(m, sh)
         m += z - (m >> rate)
         b = np.int64(bk[i])

@@ -270,11 +270,14 @@ def _local_bits(r: np.ndarray, span: int) -> float:
     return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
 
 
-def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray:
+def _span_totals(r: np.ndarray, block: int, span: int, spans: int, narrow: bool = False) -> np.ndarray:
     """The sum of the zigzag magnitudes 2 |r| (float64) of each span of ``span`` samples from
     each block's start (``spans`` of them): as ``np.add.reduceat`` of 2 |r| gives them (every
-    partial sum exact), by a compiled pass of integer sums for residuals of at most 32 bits."""
-    if r.dtype.itemsize <= 4:
+    partial sum exact), by a compiled pass of integer sums for residuals of at most 32 bits:
+    a dtype of at most 4 bytes, or ``narrow`` (the caller's int64 residual of a signal of at
+    most 32 bits: each |r| below 2**32, every sum exact either way; the refit's block costs on
+    ECG's 108 000 values took three 864 KB float64 temporaries and a reduceat)."""
+    if r.dtype.itemsize <= 4 or narrow:
         out = np.empty(spans, np.int64)
         _fast.span_magnitudes(r, block, span, out)
         return 2.0 * out.astype(np.float64)
@@ -286,10 +289,11 @@ def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray
     return np.add.reduceat(z, starts)
 
 
-def _block_costs(r: np.ndarray, block: int, local_span: int) -> tuple[np.ndarray, np.ndarray]:
+def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per block of ``block`` samples of the residual ``r``: its bits under one geometric law
     for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
-    per ``local_span`` samples from the block's start (:func:`_local_bits` of the block)."""
+    per ``local_span`` samples from the block's start (:func:`_local_bits` of the block);
+    ``narrow``: as :func:`_span_totals`'."""
     n = r.shape[0]
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
@@ -298,7 +302,7 @@ def _block_costs(r: np.ndarray, block: int, local_span: int) -> tuple[np.ndarray
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    totals = _span_totals(r, block, local_span, starts.shape[0])
+    totals = _span_totals(r, block, local_span, starts.shape[0], narrow)
     block_of = starts // block
     whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
     local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
@@ -351,7 +355,7 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     if n == 0 or max_order == 0:
         return residual, params
     pbits = np.frombuffer(params["precisions"], np.uint8).astype(np.int64)
-    whole, local = _block_costs(r, block, local_span)
+    whole, local = _block_costs(r, block, local_span, bits <= 32)  # (r: int64 of a signal of `bits`)
     counts = np.minimum(block, n - np.arange(0, n, block))
     moving = np.flatnonzero(whole - local >= gate * counts)
     if moving.size == 0:
