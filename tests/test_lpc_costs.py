@@ -37,3 +37,34 @@ def test_narrow_block_costs_are_the_float_path(bits, n, block, span, seed, kind)
     spans = sum(-(-min(block, n - b0) // span) for b0 in range(0, n, block))
     totals = lpc._span_totals(r, block, span, spans, narrow=True)
     assert totals.tobytes() == lpc._span_totals(r, block, span, spans).tobytes()
+
+
+@SETTINGS
+@given(st.sampled_from([8, 16, 32]), st.integers(0, 3000), st.sampled_from([1, 7, 256, 4096]), st.integers(0, 2**32 - 1),
+       st.sampled_from(["walk", "extremes"]))
+@example(16, 1, 1, 0, "walk")
+def test_residual_in_the_signals_width_is_the_int64_residual_narrowed(bits, n, block, seed, kind):
+    """lpc_residual writing the signal's width (lpc_forward's output, no int64 copy) stores the
+    int64 residual's values: every width, blocks of one sample, values at the width's extremes
+    (the residuals wrap)."""
+    from ubpe._kernels import level1 as fast
+
+    rng = np.random.default_rng(seed)
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if kind == "walk":
+        x = np.clip(np.cumsum(rng.integers(-40, 41, n)) * 3, lo, hi)
+    else:
+        x = rng.choice([lo, hi, 0, -1], n)
+    s = x.astype(np.int64)
+    nb = -(-n // block) if n else 0
+    orders = rng.integers(0, 9, nb).astype(np.int64)
+    shifts = np.where(orders > 0, rng.integers(0, 16, nb), 0).astype(np.int64)
+    coefs = rng.integers(-(1 << 14), 1 << 14, int(orders.sum())).astype(np.int64)
+    wide = np.empty(n, np.int64)
+    fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, wide)
+    narrow = np.empty(n, f"i{bits // 8}")
+    fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, narrow)
+    assert np.array_equal(narrow, wide.astype(f"i{bits // 8}"))
+    assert np.array_equal(narrow.astype(np.int64), wide)  # (every value already in the width)
+    r, _ = lpc.lpc_forward(x.astype(f"i{bits // 8}"), block=max(block, 1))
+    assert r.dtype == np.dtype(f"i{bits // 8}")

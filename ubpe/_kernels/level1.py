@@ -446,7 +446,9 @@ def _geometric_bits(total, n):
 @njit(cache=True, nogil=True)
 def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
     """:func:`ubpe._kernels.predict.lpc_filter`'s forward residual (``inverse=False``): the same
-    integers, under its preconditions (``dst`` not ``src``; a block's coefficients lag 1 first);
+    integers, under its preconditions (``dst`` not ``src``; a block's coefficients lag 1 first;
+    ``dst`` int64 or signed integers of the signal's ``64 - sh`` bits: each residual is wrapped to
+    that width, so storing it there keeps its value, as ``astype`` of the int64 residual did);
     a block of shift at most ``sh - 32`` predicted in 32 bits (:func:`_predict_chunk_narrow`),
     the others in 64. ``narrow_max``: the tests' hook, the largest shift predicted in 32 bits
     (-1, the default: ``sh - 32``, the largest at which that is exact; a larger one gives wrong
