@@ -18,6 +18,7 @@ import msgpack
 import numpy as np
 
 from .. import coders, frontend
+from .._kernels import ranks as _ranks
 from ..alphabet import Alphabet
 from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
@@ -285,8 +286,10 @@ def distinct_values(flat: np.ndarray) -> np.ndarray:
     """``np.unique(flat)`` (1-D): for integers of at most 16 bits by a histogram over their span
     (no sort: a blocked writer's first pass over a block of a million values)."""
     if flat.dtype.kind in "iu" and flat.dtype.itemsize <= 2 and flat.shape[0] >= 1 << 12:
-        lo = int(flat.min())
-        present = np.bincount(np.subtract(flat, lo, dtype=np.int64)) > 0
+        lo, hi = int(flat.min()), int(flat.max())
+        present = np.zeros(hi - lo + 1, np.bool_)
+        native = np.ascontiguousarray(flat, flat.dtype.newbyteorder("="))
+        _ranks.mark_offsets(native, lo, present)  # (bincount's cells > 0, no int64 copy)
         return (np.flatnonzero(present) + lo).astype(flat.dtype)
     return np.unique(flat)
 
