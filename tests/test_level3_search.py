@@ -40,9 +40,12 @@ def test_searched_recordings_round_trip_and_are_never_larger_than_before(x):
 
 
 def test_the_search_finds_smaller_parameters_for_a_tonal_recording():
+    """(the search alone: the tonal cue's change after it, ``search.tonal_change``, off; on this
+    synthetic string it costs 0.9 %, results/level3-tonal.md)"""
     x = plucked_string()
-    searched = round_trip(x)
-    with settings.configured(level3_search_floor=0):
+    with settings.configured(level3_tonal_peak=2.0):
+        searched = round_trip(x)
+    with settings.configured(level3_search_floor=0, level3_tonal_peak=2.0):
         before = round_trip(x)
     assert len(searched) < len(before) * 0.99
     assert searched[5:] != before[5:]  # other parameters in the header

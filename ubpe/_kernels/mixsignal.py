@@ -26,7 +26,9 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    towards least absolute errors, after Sac), the sums int64 with a block exponent (kept in
    [2**40, 2**50]). Every ``k1`` frames the normal equations, normalized to a diagonal below
    2**30 and regularized by ``diag_max >> reg``, are solved by an integer LDL^T (L in Q20, the
-   coefficients in Q24, every quantity clamped to its bound).
+   coefficients in Q24, every quantity clamped to its bound). With ``olsr`` = k > 0 (version 7),
+   OLS1's and OLS3's solutions are then refined by up to k rounds against the sums at 46 bits
+   (``_ols_solve_refined``: a round is kept only when the fit's squared error decreases).
 2. OLS2: the same over the last ``p2`` own values with its own period and interval; or, with
    ``lpc`` = 1, block LPC in its place (forward-adaptive: each block's integer coefficients
    are stored, ``lord``/``lshift``/``lcoef``).
@@ -88,7 +90,7 @@ more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
-(from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB).
+(from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB); with ``olsr``, 84 KiB of the refinement's work arrays.
 """
 
 from __future__ import annotations
@@ -125,7 +127,9 @@ PRM_VMOD = 28  # added in version 3
 PRM_MIXB = 29  # added in version 4
 PRM_NLMSQ = 30  # added in version 5
 PRM_XCTX = 31  # added in version 6: ``run`` with ``mixctx``'s state (``run`` itself does not read it)
-N_PRM = 32
+PRM_OLSR = 32  # added in version 7: rounds of refinement of OLS1's and OLS3's solve
+N_PRM = 33
+N_PRM_V6 = 32  #: parameters a version-6 header's mask covers; the rest read as 0 (version 6's model)
 N_PRM_V5 = 31  #: parameters a version-5 header's mask covers; the rest read as 0 (version 5's model)
 N_PRM_V4 = 30  #: parameters a version-4 header's mask covers; the rest read as 0 (version 4's model)
 N_PRM_V3 = 29  #: parameters a version-3 header's mask covers; the rest read as 0 (version 3's model)
@@ -133,11 +137,12 @@ N_PRM_V2 = 28  #: parameters a version-2 header's mask covers; the rest read as 
 N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL (version 1's model)
 V1_TAIL = (0, 0, 1, 6, 0)
 XC_SETS = 2  #: ``xctx``'s largest value (1: ``mixctx.XC_FULL``, 2: ``mixctx.XC_LISTS``)
+OLSR_MAX = 4  #: ``olsr``'s largest value (rounds of refinement)
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1), (0, 1), (0, 1), (0, XC_SETS))
+              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -509,6 +514,164 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = wv[i]
 
 
+@njit(cache=True, nogil=True)
+def _ldl_apply(A, L, dg, dim, z, q, out):
+    """out = 2**q (A30)^-1 z by the factors ``_ols_solve`` left in A (L transposed in its upper
+    triangle), L (Q20) and dg (the pivots, 30-bit scale): the forward substitution in z (|z| <
+    2**31 in, clamped to +-2**31), then ``(z << q) // d`` and the back substitution, each entry
+    clamped to +-2**31. q <= 31 keeps ``z << q`` below 2**62; |L| <= 2**31 each product below
+    2**62. Returns whether an entry of out reached the clamp."""
+    lim = np.int64(1) << 31
+    for i in range(dim):
+        i8 = (i + 7) & ~7 if i >= 8 else i
+        Li = L[i * MAX_DIM:i * MAX_DIM + i8]  # (0 past k = i - 1: never written)
+        acc = z[i]
+        for k in range(i8):
+            acc -= (Li[k] * z[k]) >> 20
+        z[i] = _clamp(acc, -lim, lim)
+    hit = False
+    for i in range(dim - 1, -1, -1):
+        acc = (z[i] << q) // dg[i]
+        Lc = A[i * MAX_DIM + i + 1:i * MAX_DIM + dim]
+        ok = out[i + 1:dim]
+        for k in range(dim - 1 - i):
+            acc -= (Lc[k] * ok[k]) >> 20
+        if acc >= lim or acc <= -lim:
+            hit = True
+        out[i] = _clamp(acc, -lim, lim)
+    return hit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ols_residual(Rh, Rl, b, dim, w, r):
+    """r = b - A w / 2**24 (46-bit scale; w Q24, |w| <= 2**31), A = Rh 2**23 + Rl full symmetric
+    (rows MAX_DIM apart), |Rh| <= 2**24, 0 <= Rl < 2**23: each product below 2**55, a row's sum
+    of at most MAX_DIM below 2**62; r clamped to +-2**60."""
+    lim = np.int64(1) << 60
+    for i in range(dim):
+        rh = Rh[i * MAX_DIM:i * MAX_DIM + dim]
+        rl = Rl[i * MAX_DIM:i * MAX_DIM + dim]
+        sh = np.int64(0)
+        sl = np.int64(0)
+        for j in range(dim):
+            sh += rh[j] * w[j]
+            sl += rl[j] * w[j]
+        r[i] = _clamp(b[i] - ((sh >> 1) + (sl >> 24)), -lim, lim)
+
+
+@njit(cache=True, nogil=True)
+def _ols_solve_refined(R, bv, dim, reg, w, A, L, dg, z, rounds, W):
+    """``_ols_solve`` (alone with rounds = 0), then up to ``rounds`` rounds of iterative refinement (``olsr``, version 7):
+    the sums normalized to a diagonal below 2**46 (not 30), regularized alike (``diag_max >>
+    reg`` + 1), split A = Rh 2**23 + Rl so that every product stays below 2**62; a round takes
+    the residual r = b - A w at that scale, solves A dw = r with the 30-bit factors (r shifted
+    so that |r| < 2**28, the correction in Q32, in Q24 where Q32 reaches the clamp) and keeps w
+    + dw only when the fit's squared error decreases, ``dw . (r + r') > 0`` (r' the new
+    residual; both scaled down so each product stays below 2**56), else keeps w and stops; it
+    stops too when the residual is 0 or at least 2**43 (the 30-bit solve far off). A sustained
+    tone's covariance has pivots 2**-20 of its diagonal and smaller, of which the 30-bit solve
+    keeps a few bits: two rounds take its coefficients' error against float least squares from
+    units to hundredths (results/level3-tonal.md). W: work (2 MAX_DIM**2 + 5 MAX_DIM) int64."""
+    if rounds <= 0:
+        _ols_solve(R, bv, dim, reg, w, A, L, dg, z)
+        return
+    dg[dim - 1] = 0  # (written, > 0, only when the factorization completes)
+    _ols_solve(R, bv, dim, reg, w, A, L, dg, z)
+    if dg[dim - 1] <= 0:  # the factorization failed: w kept, nothing to refine
+        return
+    md = np.int64(0)
+    for i in range(dim):
+        if R[i * dim + i] > md:
+            md = R[i * dim + i]
+    s = _bitlen(md) - 46
+    MM = MAX_DIM * MAX_DIM
+    Rh = W[:MM]
+    Rl = W[MM:2 * MM]
+    b = W[2 * MM:2 * MM + MAX_DIM]
+    r0 = W[2 * MM + MAX_DIM:2 * MM + 2 * MAX_DIM]
+    r1 = W[2 * MM + 2 * MAX_DIM:2 * MM + 3 * MAX_DIM]
+    wc = W[2 * MM + 3 * MAX_DIM:2 * MM + 4 * MAX_DIM]
+    dw = W[2 * MM + 4 * MAX_DIM:2 * MM + 5 * MAX_DIM]
+    l47 = np.int64(1) << 47
+    l52 = np.int64(1) << 52
+    mdn = md >> s if s >= 0 else md << (-s)
+    rg = (mdn >> reg) + 1
+    for i in range(dim):
+        for j in range(i + 1):
+            v = R[i * dim + j]
+            v = _clamp(v >> s if s >= 0 else v << (-s), -l47, l47)
+            if j == i:
+                v += rg
+            h = v >> 23
+            lo_ = v - (h << 23)
+            Rh[i * MAX_DIM + j] = h
+            Rl[i * MAX_DIM + j] = lo_
+            Rh[j * MAX_DIM + i] = h
+            Rl[j * MAX_DIM + i] = lo_
+        v = bv[i]
+        b[i] = _clamp(v >> s if s >= 0 else v << (-s), -l52, l52)
+        wc[i] = w[i]
+    lim = np.int64(1) << 31
+    _ols_residual(Rh, Rl, b, dim, wc, r0)
+    for _ in range(rounds):
+        mr = np.int64(0)
+        for i in range(dim):
+            mr = max(mr, abs(r0[i]))
+        if mr == 0:
+            break
+        sh = max(0, _bitlen(mr) - 28)
+        if sh > 15:
+            break
+        for i in range(dim):
+            z[i] = r0[i] >> sh
+        q = sh + 16  # dw in Q32: A46 = A30 2**16, dw = A30^-1 z 2**sh / 2**16
+        if _ldl_apply(A, L, dg, dim, z, q, dw):
+            for i in range(dim):
+                z[i] = r0[i] >> sh
+            q -= 8  # dw in Q24
+            _ldl_apply(A, L, dg, dim, z, q, dw)
+        else:
+            for i in range(dim):
+                dw[i] = (dw[i] + 128) >> 8
+        for i in range(dim):
+            dw[i] = _clamp(wc[i] + dw[i], -lim, lim) - wc[i]  # the step taken, |dw| <= 2**32
+            wc[i] += dw[i]
+        _ols_residual(Rh, Rl, b, dim, wc, r1)
+        mt = np.int64(0)
+        mw = np.int64(0)
+        for i in range(dim):
+            mt = max(mt, abs(r0[i] + r1[i]))
+            mw = max(mw, abs(dw[i]))
+        st = max(0, _bitlen(mt) - 24)
+        sd = max(0, _bitlen(mw) - 31)
+        dot = np.int64(0)
+        for i in range(dim):
+            dot += ((r0[i] + r1[i]) >> st) * (dw[i] >> sd)
+        if dot <= 0:  # the fit's squared error did not decrease: undone, the refinement ends
+            for i in range(dim):
+                wc[i] -= dw[i]
+            break
+        for i in range(dim):
+            r0[i] = r1[i]
+    for i in range(dim):
+        w[i] = wc[i]
+
+
+@njit(cache=True, nogil=True)
+def ols_solve(R, bv, dim, reg, rounds):
+    """The coefficients (Q24, int64 (dim,)) ``run`` solves from the sums R (dim x dim, row-major
+    int64, lower triangle read) and bv (dim,), ``rounds`` of refinement (0: ``_ols_solve``
+    alone); zeros when the factorization fails. For tests and measurements."""
+    w = np.zeros(dim, np.int64)
+    A = np.zeros(MAX_DIM * MAX_DIM + MAX_DIM, np.int64)
+    L = np.zeros(MAX_DIM * MAX_DIM, np.int64)
+    dg = np.zeros(MAX_DIM, np.int64)
+    z = np.zeros(MAX_DIM, np.int64)
+    W = np.zeros(2 * MAX_DIM * MAX_DIM + 5 * MAX_DIM, np.int64)
+    _ols_solve_refined(R, bv, dim, reg, w, A, L, dg, z, rounds, W)
+    return w
+
+
 MIXB_K = 6  #: mixb's experts: the learned mix and five fixed sums
 MIXB_RATE = 4  #: mixb's running errors: rate 2**-MIXB_RATE
 MIXB_FAV = 10  #: the learned mix's running error is scaled by MIXB_FAV / 16 in the blend
@@ -728,6 +891,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     wL = np.zeros(MM, np.int64)
     wd = np.zeros(MAX_DIM, np.int64)
     wz = np.zeros(MAX_DIM, np.int64)
+    olsr = prm[PRM_OLSR]  # rounds of refinement of OLS1's and OLS3's solve (version 7)
+    wW = np.zeros(2 * MM + 5 * MAX_DIM if olsr > 0 else 1, np.int64)
     # the OLS inputs, |v| <= 2**20: p1 own values, then two lags of each of up to 2 * cross
     # neighbours, p1 + 4 * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
     a = np.zeros(INPUT_SLOTS, np.int32)
@@ -1382,7 +1547,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if ph1 == T1 - 1:
                     ex1[c] = _ols_rescale(R1[c], b1[c], dim1, ex1[c], exfloor)
                 if kc1 == K1 - 1:
-                    _ols_solve(R1[c], b1[c], dim1, reg, w1[c], wA, wL, wd, wz)
+                    _ols_solve_refined(R1[c], b1[c], dim1, reg, w1[c], wA, wL, wd, wz, olsr, wW)
             if p2 > 0 and lblock == 0:
                 cw = max(1, (_irls(es2[c], irls) * fw2) >> 12)
                 _ols_add(R2[c], b2[c], p2, own, vt, cw, ex2[c])
@@ -1397,7 +1562,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if ph4 == T4 - 1:
                     ex4[c] = _ols_rescale(R4[c], b4[c], p3, ex4[c], exfloor)
                 if kc3 == K3 - 1:
-                    _ols_solve(R4[c], b4[c], p3, reg, w4[c], wA, wL, wd, wz)
+                    _ols_solve_refined(R4[c], b4[c], p3, reg, w4[c], wA, wL, wd, wz, olsr, wW)
             vmean[c] += ((V << 4) - vmean[c]) >> 9
             hrun[c] = hrun[c] + 1 if V == vq1[c] else 0
             vq2[c] = vq1[c]

@@ -324,19 +324,31 @@ def _quantize(lp, order, precision, q):
 
 @njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _window(w, m, kind):
-    """Fill w[:m] with window ``kind``: 0 none, 1 Welch, 2 Tukey(0.5), 3 Hann, 4 Tukey(0.25)."""
+    """Fill w[:m] with window ``kind``: 0 none, 1 Welch, 2 Tukey(0.5), 3 Hann, 4 Tukey(0.25).
+
+    A Tukey window's two tapers are mirror images computed once: sample ``i`` of the left taper
+    (``i < edge``) is ``0.5 - 0.5 cos(pi i / edge)`` and sample ``m - 1 - j`` of the right one
+    (``j < edge``, which is ``m - 1 - j > m - 1 - edge``, exactly: ``edge`` a multiple of 1/8
+    below 2**24) the same expression of ``j``: one cosine for both, the same floats, where each
+    sample computed its own (a 16 384-sample Tukey(0.5) window 8 192 cosines, not 16 384; the
+    left taper's value where the two would overlap, as the first test gave it)."""
+    if kind == 2 or kind == 4:
+        edge = (0.25 if kind == 2 else 0.125) * m
+        taper = 0  # the left taper's samples: i < edge (and < m)
+        while taper < m and taper < edge:
+            taper += 1
+        for i in range(taper, m):
+            w[i] = 1.0
+        for j in range(taper):
+            v = 0.5 - 0.5 * np.cos(np.pi * j / edge)
+            w[j] = v
+            if m - 1 - j >= taper:  # (the right taper's sample, unless the left one holds it)
+                w[m - 1 - j] = v
+        return
     for i in range(m):
         if kind == 1:
             t = (2.0 * i - (m - 1)) / (m + 1.0)
             w[i] = 1.0 - t * t
-        elif kind == 2 or kind == 4:
-            edge = (0.25 if kind == 2 else 0.125) * m
-            if i < edge:
-                w[i] = 0.5 - 0.5 * np.cos(np.pi * i / edge)
-            elif i > m - 1 - edge:
-                w[i] = 0.5 - 0.5 * np.cos(np.pi * (m - 1 - i) / edge)
-            else:
-                w[i] = 1.0
         elif kind == 3:
             w[i] = 0.5 - 0.5 * np.cos(2.0 * np.pi * (i + 0.5) / m)
         else:

@@ -1,6 +1,7 @@
-"""Numba kernel reading LEB128 varints (ubpe.format.bits.unpack_varints): one pass over the
-bytes instead of a dozen numpy calls, whose fixed cost dominated the short fields it reads (a
-"rank" stage's values, a float stage's exceptions)."""
+"""Numba kernels of LEB128 varints (ubpe.format.bits.pack_varints, unpack_varints): one pass over
+the values or bytes instead of a dozen numpy calls, whose fixed cost dominated the short fields
+(a "rank" stage's values, a float stage's exceptions) and whose temporaries (a dozen arrays of
+10 x n entries) dominated the long ones (the escapes of a million values)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,20 @@ def decode_varints(data, out):
             length = 0
             value = np.uint64(0)
     return (ERR_CUT if length else count), overlong
+
+
+@njit(cache=True, nogil=True)
+def encode_varints(values, out):
+    """Write the shortest unsigned LEB128 form of each of ``values`` (uint64) into ``out`` (uint8,
+    at least ``10 * len(values)`` entries: a uint64 takes at most 10 bytes), low 7-bit group
+    first, the high bit set on every byte but a value's last. Returns how many bytes it wrote."""
+    k = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        while v >= np.uint64(0x80):
+            out[k] = np.uint8((v & np.uint64(0x7F)) | np.uint64(0x80))
+            v >>= np.uint64(7)
+            k += 1
+        out[k] = np.uint8(v)
+        k += 1
+    return k

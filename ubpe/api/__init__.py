@@ -445,9 +445,13 @@ def _given_model_parts(base: dict, x: np.ndarray, checked: np.ndarray, prefix: l
         # the model's merges, or none of them: tokens below A decode as themselves, so the
         # reader needs nothing to tell them apart (an adaptive coder often does better on the
         # bare values of a window than on a vocabulary fitted to other windows)
+        prepared = None  # the chain's ids and escapes, made once for both
         for bare in (False, True):
             try:
-                packed = container.pack(writer.given_model_fields(base, x, model, chain, embed, level, escape, bare))
+                if prepared is None:
+                    prepared = writer.given_model_input(x, model, chain, escape)
+                packed = container.pack(writer.given_model_fields(base, x, model, chain, embed, level, escape, bare,
+                                                                  prepared))
             except ValueError:
                 if i == len(chains) - 1 and best is None and bare:
                     raise

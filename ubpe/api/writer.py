@@ -18,6 +18,7 @@ import msgpack
 import numpy as np
 
 from .. import coders, frontend
+from .._kernels import ranks as _ranks
 from ..alphabet import Alphabet
 from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
@@ -183,30 +184,42 @@ def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: 
     return candidate_fields(base, empty)
 
 
+def given_model_input(x: np.ndarray, model: Model, chain: list, escape: bool = False
+                      ) -> tuple[np.ndarray, list, bytes | None]:
+    """``x`` (``(channels, frames)``) through ``chain`` as ids of ``model``'s alphabet: (the ids,
+    flat int, the chain's front record, the ``esc`` field of the values outside the alphabet or
+    None). Values outside it are escaped (``escape``) or refused with ValueError."""
+    alphabet = model.alphabet
+    alphabet_values(alphabet)  # refuses an alphabet of symbols
+    y, record = frontend.forward(x, chain)
+    escaped = None
+    flat = y.reshape(-1)
+    if not flat.size:
+        return np.zeros(0, dtype=np.int32), record, None
+    if escape and len(alphabet):
+        ids, positions = escaped_ids(alphabet, flat)
+        if positions.size:
+            escaped = escape_field(flat, positions)
+    else:
+        ids = alphabet.to_ids(flat)
+    return ids, record, escaped
+
+
 def given_model_fields(base: dict, x: np.ndarray, model: Model, chain: list, embed: bool,
-                       level: int, escape: bool = False, bare: bool = False) -> dict[str, Any]:
+                       level: int, escape: bool = False, bare: bool = False,
+                       prepared: tuple[np.ndarray, list, bytes | None] | None = None) -> dict[str, Any]:
     """The fields of ``x`` (``(channels, frames)``) encoded with a given model, no choice made
     but the coder: its merges (``bare``: none of them, tokens below the alphabet size decode as
-    themselves), values outside its alphabet escaped (``escape``) or refused."""
+    themselves), values outside its alphabet escaped (``escape``) or refused. ``prepared``:
+    :func:`given_model_input` of the same ``x``, ``model``, ``chain`` and ``escape``, when the
+    caller codes them twice (with and without the merges)."""
     merges = model.merges
     alphabet = model.alphabet
     a = len(alphabet)
-    alphabet_values(alphabet)  # refuses an alphabet of symbols
     if a + len(merges) > coders.MAX_VOCAB:
         raise ValueError(f"the model has {a + len(merges)} tokens; a container holds at most {coders.MAX_VOCAB}")
-    y, record = frontend.forward(x, chain)
-    escaped = None
-    if y.size:
-        flat = y.reshape(-1)
-        if escape and a:
-            ids, positions = escaped_ids(alphabet, flat)
-            if positions.size:
-                escaped = escape_field(flat, positions)
-        else:
-            ids = alphabet.to_ids(flat)
-        tokens = model.encode(ids) if len(merges) and not bare else ids  # by the model's method
-    else:
-        tokens = np.zeros(0, dtype=np.int32)
+    ids, record, escaped = given_model_input(x, model, chain, escape) if prepared is None else prepared
+    tokens = model.encode(ids) if ids.size and len(merges) and not bare else ids  # by the model's method
     fields = {**base, "front": base.get("front", []) + record}
     if escaped is not None:
         fields["esc"] = escaped
@@ -273,8 +286,10 @@ def distinct_values(flat: np.ndarray) -> np.ndarray:
     """``np.unique(flat)`` (1-D): for integers of at most 16 bits by a histogram over their span
     (no sort: a blocked writer's first pass over a block of a million values)."""
     if flat.dtype.kind in "iu" and flat.dtype.itemsize <= 2 and flat.shape[0] >= 1 << 12:
-        lo = int(flat.min())
-        present = np.bincount(np.subtract(flat, lo, dtype=np.int64)) > 0
+        lo, hi = int(flat.min()), int(flat.max())
+        present = np.zeros(hi - lo + 1, np.bool_)
+        native = np.ascontiguousarray(flat, flat.dtype.newbyteorder("="))
+        _ranks.mark_offsets(native, lo, present)  # (bincount's cells > 0, no int64 copy)
         return (np.flatnonzero(present) + lo).astype(flat.dtype)
     return np.unique(flat)
 

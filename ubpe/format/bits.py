@@ -211,15 +211,9 @@ def unpack_merges(data: bytes, n_merges: int, alphabet_size: int) -> np.ndarray:
 def pack_varints(values: np.ndarray) -> bytes:
     """LEB128 of each uint64 (7 bits a byte, low group first, high bit = more bytes follow), the
     shortest form of each."""
-    v = np.asarray(values).astype(np.uint64)
-    nbytes = np.ones(v.shape[0], np.int64)
-    for j in range(1, 10):
-        nbytes += (v >> np.uint64(7 * j)) > 0
-    pos = np.repeat(np.arange(v.shape[0]), nbytes)
-    grp = np.arange(pos.shape[0]) - np.repeat(np.cumsum(nbytes) - nbytes, nbytes)
-    out = ((v[pos] >> (np.uint64(7) * grp.astype(np.uint64))) & np.uint64(0x7F)).astype(np.uint8)
-    out[grp < nbytes[pos] - 1] |= 0x80
-    return out.tobytes()
+    v = np.ascontiguousarray(np.asarray(values).astype(np.uint64, copy=False))
+    out = np.empty(10 * v.shape[0], np.uint8)
+    return out[:_kv.encode_varints(v, out)].tobytes()
 
 
 def read_varints(b: np.ndarray, count: int, where: str) -> tuple[np.ndarray, int]:

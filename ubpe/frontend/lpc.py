@@ -141,7 +141,9 @@ def lpc_forward(
         used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
                               pbits, coefs)
     coefs = coefs[:used]
-    res = np.empty(n, np.int64)
+    # written in the signal's width (each residual is wrapped to it: the int64 astype's values),
+    # where an int64 residual and its copy took 8 + 2 bytes a value (ECG: 864 KB of fresh pages)
+    res = np.empty(n, f"i{bits // 8}")
     _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     params = {
         "block": block,
@@ -151,7 +153,7 @@ def lpc_forward(
         "precisions": pbits.astype(np.uint8).tobytes(),
         "coefs": _pack_coefs(coefs, np.repeat(pbits, orders)),
     }
-    return res.astype(f"i{bits // 8}"), params
+    return res, params
 
 
 def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -270,11 +272,14 @@ def _local_bits(r: np.ndarray, span: int) -> float:
     return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
 
 
-def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray:
+def _span_totals(r: np.ndarray, block: int, span: int, spans: int, narrow: bool = False) -> np.ndarray:
     """The sum of the zigzag magnitudes 2 |r| (float64) of each span of ``span`` samples from
     each block's start (``spans`` of them): as ``np.add.reduceat`` of 2 |r| gives them (every
-    partial sum exact), by a compiled pass of integer sums for residuals of at most 32 bits."""
-    if r.dtype.itemsize <= 4:
+    partial sum exact), by a compiled pass of integer sums for residuals of at most 32 bits:
+    a dtype of at most 4 bytes, or ``narrow`` (the caller's int64 residual of a signal of at
+    most 32 bits: each |r| below 2**32, every sum exact either way; the refit's block costs on
+    ECG's 108 000 values took three 864 KB float64 temporaries and a reduceat)."""
+    if r.dtype.itemsize <= 4 or narrow:
         out = np.empty(spans, np.int64)
         _fast.span_magnitudes(r, block, span, out)
         return 2.0 * out.astype(np.float64)
@@ -286,10 +291,11 @@ def _span_totals(r: np.ndarray, block: int, span: int, spans: int) -> np.ndarray
     return np.add.reduceat(z, starts)
 
 
-def _block_costs(r: np.ndarray, block: int, local_span: int) -> tuple[np.ndarray, np.ndarray]:
+def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per block of ``block`` samples of the residual ``r``: its bits under one geometric law
     for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
-    per ``local_span`` samples from the block's start (:func:`_local_bits` of the block)."""
+    per ``local_span`` samples from the block's start (:func:`_local_bits` of the block);
+    ``narrow``: as :func:`_span_totals`'."""
     n = r.shape[0]
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
@@ -298,7 +304,7 @@ def _block_costs(r: np.ndarray, block: int, local_span: int) -> tuple[np.ndarray
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    totals = _span_totals(r, block, local_span, starts.shape[0])
+    totals = _span_totals(r, block, local_span, starts.shape[0], narrow)
     block_of = starts // block
     whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
     local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
@@ -351,7 +357,7 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     if n == 0 or max_order == 0:
         return residual, params
     pbits = np.frombuffer(params["precisions"], np.uint8).astype(np.int64)
-    whole, local = _block_costs(r, block, local_span)
+    whole, local = _block_costs(r, block, local_span, bits <= 32)  # (r: int64 of a signal of `bits`)
     counts = np.minimum(block, n - np.arange(0, n, block))
     moving = np.flatnonzero(whole - local >= gate * counts)
     if moving.size == 0:
@@ -372,11 +378,11 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     if not changed:
         return residual, params
     coefs = np.concatenate(per_block)
-    res = np.empty(n, np.int64)
+    res = np.empty(n, f"i{bits // 8}")  # (in the signal's width, as lpc_forward's)
     _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     out = dict(params, orders=orders.astype(np.uint8).tobytes(), shifts=shifts.astype(np.uint8).tobytes(),
                precisions=pbits.astype(np.uint8).tobytes(), coefs=_pack_coefs(coefs, np.repeat(pbits, orders)))
-    return res.astype(f"i{bits // 8}"), out
+    return res, out
 
 
 

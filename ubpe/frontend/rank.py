@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernels import ranks as _ranks
 from .._validate import expect_map, field_bytes, field_int
 from ..errors import CorruptDataError
 from ..format.bits import pack_varints, unpack_varints
@@ -32,14 +33,15 @@ def _spans_table(u: np.ndarray) -> bool:
     return span <= min(RANK_TABLE * u.shape[0], RANK_TABLE_SPAN)
 
 
-def _ordered_narrow(arr: np.ndarray) -> np.ndarray:
-    """The values ``arr`` (1-D integers of at most 16 bits) mapped order-preservingly to the
-    unsigned integers of their width (signed: the sign bit flipped), as :func:`ordered` maps
-    them to uint64 (the same numbers)."""
+def _narrow_flip(arr: np.ndarray) -> tuple[np.ndarray, int]:
+    """``arr`` (1-D integers of at most 16 bits) read as the unsigned integers of its width
+    (native, contiguous: a view where it is one) and the bit whose flip maps them
+    order-preservingly to those integers, as :func:`ordered` maps them to uint64 (the sign bit of
+    a signed width, else 0)."""
     dtype = arr.dtype.newbyteorder("=")
     k = dtype.itemsize
     a = np.ascontiguousarray(arr, dtype=dtype).view(f"u{k}")
-    return a ^ np.array(1 << (8 * k - 1), f"u{k}") if dtype.kind == "i" else a
+    return a, (1 << (8 * k - 1) if dtype.kind == "i" else 0)
 
 
 def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
@@ -62,12 +64,16 @@ def rank_forward(x: Any) -> tuple[np.ndarray, dict]:
     if bits <= 16 and arr.shape[0] * RANK_TABLE >= 1 << bits:  # a table over the dtype beats sorting
         # (the values as their own width's order-preserving unsigned integers, not widened to
         # uint64 and intp: a third of the time on a million 16-bit values; the same ranks)
-        small = _ordered_narrow(arr)
-        present = np.bincount(small, minlength=1 << bits) > 0
+        # (compiled passes reading the values in their width, the sign bit flipped as they are
+        # read: numpy's bincount and fancy indexing each made an 8-byte copy first; the same ranks)
+        a, flip = _narrow_flip(arr)
+        present = np.zeros(1 << bits, np.bool_)
+        _ranks.mark_present(a, flip, present)
         values = np.flatnonzero(present).astype(np.uint64)
         count = values.shape[0]
         ktype = np.uint8 if count <= 256 else np.uint16
-        k = (np.cumsum(present, dtype=np.int32) - 1).astype(ktype)[small]
+        k = np.empty(a.shape[0], ktype)
+        _ranks.gather_ranks(a, flip, (np.cumsum(present, dtype=np.int32) - 1).astype(ktype), k)
         gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
         params = {"count": int(count), "bits": bits, "unsigned": int(arr.dtype.kind == "u"),
                   "values": pack_varints(gaps)}

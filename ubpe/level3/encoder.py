@@ -79,6 +79,8 @@ from .search import (
     order_gain_db,
     plan,
     spare_codings,
+    tonal,
+    tonal_change,
 )
 
 
@@ -170,8 +172,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         head += _uleb(C)
     if n * C == 0:
         prm = _fixed(params, C)
-        if version >= 6 and prm[_kernels().PRM_XCTX]:
-            head[0] = 6
+        head[0] = _payload_version(version, prm)
         head.append(MODE_MODEL)
         head += _uleb(0) + _uleb(1) + _uleb(0) + bytes([0])
         return bytes(head) + b"".join(_uleb(0) + _uleb(0) for _ in range(C)) + _params_bytes(prm, C, head[0])
@@ -192,8 +193,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     if params is None and search and version >= 6:
         prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
-    if version >= 6 and prm[_kernels().PRM_XCTX]:
-        head[0] = 6  # (else version 5's bytes, as before the exact-value contexts)
+    head[0] = _payload_version(version, prm)  # (version 5's bytes without xctx and olsr)
     version = head[0]
     head.append(MODE_MODEL)
     head += _uleb(_zig(lo)) + _uleb(step)
@@ -235,10 +235,22 @@ def _fixed(params, C: int) -> list[int]:
 
 def _header_version() -> int:
     """The version byte of a header before its parameters are known: ``Settings.level3_version``,
-    but 5 for 6 (version 6 is written only with the exact-value contexts on: a raw, empty or
-    front-end record and a model without them keep version 5's bytes)."""
+    but 5 for 6 and 7 (version 6 is written only with the exact-value contexts on, version 7 only
+    with the refined solve: a raw, empty or front-end record and a model without them keep
+    version 5's bytes)."""
     version = _version()
-    return 5 if version == 6 else version
+    return 5 if version in (6, 7) else version
+
+
+def _payload_version(version: int, prm: list[int]) -> int:
+    """The version byte of a model record of ``prm`` under ``Settings.level3_version`` = ``version``:
+    7 with ``olsr`` > 0, else 6 with ``xctx`` = 1, else ``_header_version()``."""
+    k = _kernels()
+    if version >= 7 and prm[k.PRM_OLSR]:
+        return 7
+    if version >= 6 and prm[k.PRM_XCTX]:
+        return 6
+    return _header_version()
 
 
 def _run_encode(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, prm: list[int], tab: np.ndarray,
@@ -509,12 +521,15 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     may be used (``_vmod_on_proxy``), it is coded with the model on, which decides it (as
     ``_vmod_saving``) and gives the size without it: no coding more; the search then has
     one coding fewer when the start was measured on part of the prefix only (block LPC, "mult":
-    ``search.chain_part``), so that the bound of ``budget_plan`` holds."""
+    ``search.chain_part``), so that the bound of ``budget_plan`` holds. Where ``search.tonal`` finds a
+    sustained tone, the parameters chosen then take ``search.tonal_change`` (the refined solve,
+    version 7, and a smaller ridge; no coding)."""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
     start, first, start_size = known[:3] if known is not None else (*plan(y, s, DEFAULTS), None)
     evals = max(1, evals - spare_codings(start, DEFAULTS, s))
+    tone = tonal(y, s)  # (decided on the recording, not on the prefix: no coding spared for it)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     decided = known[5] if known is not None and len(known) > 5 else None
     if start_size is None and frames < y.shape[0] and s.level3_search_work > 0:
@@ -526,6 +541,8 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             decided = _vmod_saving(res, y.shape[0], s)
     best, _ = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin, first,
                      start_size=start_size, order=move_order(y, s))
+    if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
+        best = tonal_change(best, s)
     return _vector(best, C), decided
 
 

@@ -6,6 +6,7 @@
     chain_part(frames, settings): the prefix's frames the chains with stages are compared on
     plan(y, settings, defaults) -> (start parameters, the move tried first)
     order_gain_db(y), hold_share(y), long_period(y, settings, span): the cheap statistics ``plan`` reads
+    tonal(y, settings), tonal_stats(y), tonal_change(named, settings): the refined solve for tones
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
 
 The search starts from ``plan``'s parameters: the defaults, with order 64 over a short window
@@ -218,10 +219,10 @@ def plan(y, settings, defaults: dict) -> tuple[dict, str | None]:
     gain = order_gain_db(y)
     long = dict(settings.level3_long_cascade) if long_period(y, settings, defaults["n1"]) else {}
     if gain >= settings.level3_search_order_start:
-        return dict(defaults, **dict(MOVES)[ORDER_MOVE](defaults), **long), None
+        return {**defaults, **dict(MOVES)[ORDER_MOVE](defaults), **long}, None
     if gain >= settings.level3_search_order_db:
-        return dict(defaults, **long), ORDER_MOVE
-    return dict(defaults, **long), (HOLD_MOVE if hold_share(y) >= settings.level3_search_hold else None)
+        return {**defaults, **long}, ORDER_MOVE
+    return {**defaults, **long}, (HOLD_MOVE if hold_share(y) >= settings.level3_search_hold else None)
 
 
 def spare_codings(start: dict, defaults: dict, settings) -> int:
@@ -378,3 +379,81 @@ def order_gain_db(y, order: int = 32) -> float:
             at[i] = err
         gains.append(10.0 * math.log10(at[order] / at[2 * order]))
     return float(sum(gains) / len(gains))
+
+
+def tonal(y, settings) -> bool:
+    """Whether ``y`` ((frames, channels) integers) is a sustained tone, whose searched parameters
+    ``tonal_change`` refines: ``settings.level3_version`` at least 7, at least
+    ``settings.level3_tonal_frames`` frames, and of ``tonal_stats`` the residual peak at least
+    ``settings.level3_tonal_peak``, the swing at least ``settings.level3_tonal_swing`` and the gain
+    at least ``settings.level3_tonal_gain`` decibels (a tone is predictable; above 1: never). ``y``
+    is what the coder models: the front-end chain's output. On the 32 audio files it fires on 20
+    (not on percussion, the short ones, prompt, canary-long, cymbaly-1); among the held-out
+    recordings of at most ``level3_search_whole`` values (whose search reads it) on one, a chime of
+    unseen2, not on a 0.1 Hz seismometer whose chain output's residual peaks at 0.13 (gain 2.5 dB)
+    nor on a hi-hat (0.12, 3 dB). A cue of the encoder's: it decides no bit."""
+    if settings.level3_version < 7 or settings.level3_tonal_peak > 1:
+        return False
+    if y.shape[0] < settings.level3_tonal_frames:
+        return False
+    gain, swing, peak = tonal_stats(y)
+    return (peak >= settings.level3_tonal_peak and swing >= settings.level3_tonal_swing
+            and gain >= settings.level3_tonal_gain)
+
+
+def tonal_change(named: dict, settings) -> dict:
+    """``named`` (parameters by name, as the search chose them) for a sustained tone: the long
+    least squares' solve refined (``olsr`` = ``settings.level3_tonal_olsr``, version 7) and its
+    ridge ``2**-settings.level3_tonal_reg`` times as large (``reg`` up, at most 24). A tone's
+    covariance has pivots 2**-20 of its diagonal and smaller: the 30-bit solve jitters from one
+    solve to the next and the ridge (reg 16) hides it at the price of a worse fit; once refined, a
+    smaller ridge pays. Applied after the search (no coding): a search started from it on the
+    prefix went elsewhere (prompt +2.9 %, results/level3-tonal.md)."""
+    return dict(named, olsr=settings.level3_tonal_olsr, reg=min(24, named["reg"] + settings.level3_tonal_reg))
+
+
+def tonal_stats(y, order: int = 32, most: int = PERIOD_MOST) -> tuple[float, float, float]:
+    """(gain, swing, residual peak) of ``y`` ((frames, channels) integers), each the mean over the
+    channels (a constant channel left out; (0, 0, 0) for fewer than 4 ``order`` frames or none
+    left): ``gain`` the order-``order`` linear predictor's gain (decibels: the values' power over
+    the error's, Levinson-Durbin on the autocorrelation); ``swing`` the autocorrelation's largest
+    rise at lags 1 to ``most`` above its smallest value at any shorter lag (normalized by lag 0:
+    0 to 2; a sustained tone's oscillates, swing near 2; noise, a random walk and a smooth
+    biosignal's decay, swing near 0; a struck or plucked note's decays as it rings); ``residual
+    peak`` the strongest normalized autocorrelation of the prediction error at lags 2 to
+    ``most`` (what a tone's period leaves once its harmonics are predicted). Each channel's
+    first at most 2**16 frames minus their mean, float64, one FFT (as ``long_period``)."""
+    import numpy as np
+
+    y = np.asarray(y, np.float64)[:1 << 16]
+    n = y.shape[0]
+    if n <= 4 * order:
+        return 0.0, 0.0, 0.0
+    top = min(most, n // 2)
+    span = top + order
+    size = 1 << (n + span).bit_length()
+    gains, swings, peaks = [], [], []
+    for c in range(y.shape[1]):
+        v = y[:, c] - y[:, c].mean()
+        f = np.fft.rfft(v, size)
+        r = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:span + 1]
+        if r[0] <= 0:
+            continue
+        r = r / r[0]
+        a = np.zeros(order + 1)
+        a[0] = 1.0
+        err = 1.0 + 1e-9  # a white-noise floor keeps the recursion stable
+        for i in range(1, order + 1):
+            k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
+            a[1:i] += k * a[i - 1:0:-1]
+            a[i] = k
+            err *= max(1e-12, 1.0 - k * k)
+        gains.append(10.0 * math.log10(1.0 / err))
+        raw = r[:top + 1]
+        swings.append(float(np.max(raw[1:] - np.minimum.accumulate(raw)[:-1])))
+        both = np.concatenate([r[order:0:-1], r])  # lags -order .. span
+        q = np.convolve(both, np.correlate(a, a, "full"), "valid")[:top + 1]  # the error's, lags 0 .. top
+        peaks.append(float(np.max(q[2:]) / max(q[0], 1e-300)) if top >= 2 else 0.0)
+    if not gains:
+        return 0.0, 0.0, 0.0
+    return float(np.mean(gains)), float(np.mean(swings)), float(np.mean(peaks))

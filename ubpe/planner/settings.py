@@ -506,6 +506,19 @@ class Settings:
     #: (8 192 frames: 16 times the long first stage's 512 taps, which must converge before they
     #: pay; on cockchafer-gentleman-1, 4 425 frames, the cue fired for -0.15 % and 0.3 less speed)
     level3_period_frames: int = 8192
+    #: The parameters the search chose for a sustained tone (``search.tonal``: the autocorrelation
+    #: of the order-32 prediction error peaks at lags 2-1024 at least level3_tonal_peak, on at
+    #: least level3_tonal_frames frames, its autocorrelation swings at least level3_tonal_swing and
+    #: the prediction gains at least level3_tonal_gain dB, all on the front-end chain's output;
+    #: percussion, noise, random walks and smooth biosignals stay below 0.12) then take the long
+    #: least squares' solve refined by level3_tonal_olsr rounds at 46 bits (``olsr``, version 7) and a ridge 2**-level3_tonal_reg times as large
+    #: (``search.tonal_change``; results/level3-tonal.md). level3_tonal_peak above 1: never.
+    level3_tonal_peak: float = 0.12
+    level3_tonal_frames: int = 4096
+    level3_tonal_swing: float = 0.45
+    level3_tonal_gain: float = 10.0
+    level3_tonal_olsr: int = 2
+    level3_tonal_reg: int = 2
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
@@ -662,12 +675,14 @@ class Settings:
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
     #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
     level3_search_margin: float = 0.002
-    #: The level-3 bytes' version (``ubpe.level3``): 5 (version 4 with the NLMS weights in Q20
+    #: The level-3 bytes' version (``ubpe.level3``): 7 (version 6 and the refined least-squares
+    #: solve, ``olsr``, written only where it is on); 6 (version 5 and the exact-value contexts,
+    #: ``xctx``, written only where they are on); 5 (version 4 with the NLMS weights in Q20
     #: and their updates rounded to nearest, ``nlmsq``); 4 (version 3 with the stage mix blended with
     #: fixed experts, ``mixb``, and no bias estimates in the mix by default); 3 (version 2 and the
     #: value model, ``vmod``); 2 (a compact parameter field, a third least-squares predictor and
     #: the APMs' rate as parameters) and 1 write their versions' bytes.
-    level3_version: int = 6
+    level3_version: int = 7
     #: Version 6's exact-value contexts (``xctx``, ``ubpe.level3.encoder._choose_xctx``) are tried,
     #: on symbol ranges of at most 4 096, on this many first frames of a recording (one coding
     #: with them, the kernel counting what they saved; 0: never, version 5's bytes), where the
