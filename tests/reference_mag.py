@@ -144,3 +144,15 @@ def mag_encode(tokens, center, rate, bl, freqs, pb, words, raw):
     pos -= 1
     words[pos] = np.uint32(x >> np.uint64(32))
     return pos
+
+
+def encoder_outputs(encoders, n_tokens: int, freqs, pb: int, raw_bits: int) -> list[tuple[int, bytes, bytes]]:
+    """(start, words, raw bytes) of each ``encode(freqs, pb, words, raw)`` of ``encoders``, each
+    given fresh buffers for ``n_tokens`` tokens and ``raw_bits`` raw bits (the tests compare them)."""
+    outs = []
+    for encode in encoders:
+        words = np.zeros(n_tokens + 2, np.uint32)
+        raw = np.zeros((raw_bits + 7) // 8, np.uint8)
+        start = encode(freqs, pb, words, raw)
+        outs.append((start, words.tobytes(), raw.tobytes()))
+    return outs

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ubpe._kernels.alloc import empty, full, zeros
+from ubpe._kernels.intrinsics import mulhi
 
 
 @numba.njit
@@ -274,3 +275,24 @@ def test_mag_bucket_and_context_are_their_definitions():
         got = each(z, sh)
         assert got[0].tolist() == [bucket_reference(int(v)) for v in z]
         assert got[1].tolist() == [min(bucket_reference(int(v) >> sh), residual.N_CONTEXTS - 1) for v in z]
+
+
+@numba.njit
+def _mulhis(a, b):
+    out = np.empty(a.shape[0], np.uint64)
+    for i in range(a.shape[0]):
+        out[i] = mulhi(a[i], b[i])
+    return out
+
+
+def test_mulhi_is_the_high_half_of_the_128_bit_product():
+    """Compiled and as plain Python: ``(a * b) >> 64`` of uint64 operands, edges included."""
+    from ubpe._kernels import intrinsics  # (its plain-Python form, used under NUMBA_DISABLE_JIT)
+
+    rng = np.random.default_rng(5)
+    edge = np.array([0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1], np.uint64)
+    a = np.concatenate([np.repeat(edge, edge.size), rng.integers(0, 2**64 - 1, 500, np.uint64, endpoint=True)])
+    b = np.concatenate([np.tile(edge, edge.size), rng.integers(0, 2**64 - 1, 500, np.uint64, endpoint=True)])
+    want = [(int(x) * int(y)) >> 64 for x, y in zip(a, b)]
+    assert _mulhis(a, b).tolist() == want
+    assert [int(intrinsics._mulhi_python(x, y)) for x, y in zip(a, b)] == want

@@ -160,11 +160,7 @@ def test_mag_encoding_is_the_reference_kernels(tokens, center, rate, kind):
     raw_bits = fast.mag_stats(tokens, center, np.array([rate], np.int64), counts)
     pb = mag._mag_pb_cap(tokens.size)
     freqs = mag._mag_freqs(counts[0], pb)
-    outs = []
-    for encode in (lambda *a: reference_mag.mag_encode(tokens, center, rate, reference_mag.BITLEN, *a),
-                   lambda *a: fast.mag_encode(tokens, center, rate, *a)):
-        words = np.zeros(tokens.size + 2, np.uint32)
-        raw = np.zeros((raw_bits + 7) // 8, np.uint8)
-        start = encode(freqs, pb, words, raw)
-        outs.append((start, words.tobytes(), raw.tobytes()))
+    outs = reference_mag.encoder_outputs(
+        (lambda *a: reference_mag.mag_encode(tokens, center, rate, reference_mag.BITLEN, *a),
+         lambda *a: fast.mag_encode(tokens, center, rate, *a)), tokens.size, freqs, pb, raw_bits)
     assert outs[0] == outs[1]

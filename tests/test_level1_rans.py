@@ -121,13 +121,9 @@ def test_mag_encode_is_the_reference_at_every_precision(tokens, center, rate, pb
     counts = np.zeros((1, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
     raw_bits = fast.mag_stats(tokens, center, np.array([rate], np.int64), counts)
     freqs = mag._mag_freqs(counts[0], pb)
-    outs = []
-    for encode in (lambda *a: reference_mag.mag_encode(tokens.astype(np.int64), center, rate, reference_mag.BITLEN, *a),
-                   lambda *a: fast.mag_encode(tokens, center, rate, *a)):
-        words = np.zeros(tokens.size + 2, np.uint32)
-        raw = np.zeros((raw_bits + 7) // 8, np.uint8)
-        start = encode(freqs, pb, words, raw)
-        outs.append((start, words.tobytes(), raw.tobytes()))
+    outs = reference_mag.encoder_outputs(
+        (lambda *a: reference_mag.mag_encode(tokens.astype(np.int64), center, rate, reference_mag.BITLEN, *a),
+         lambda *a: fast.mag_encode(tokens, center, rate, *a)), tokens.size, freqs, pb, raw_bits)
     assert outs[0] == outs[1]
     if pb > mag._mag_pb_cap(tokens.size):  # (a precision the coder never chooses for so few tokens)
         return

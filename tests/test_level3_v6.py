@@ -62,14 +62,15 @@ def _mode(data: bytes) -> int:
     return r.byte("mode")
 
 
+@pytest.mark.parametrize("xctx", [1, 2])  # the full exact-value contexts and the lighter set
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
-def test_length_one_constant_and_full_scale(dtype):
+def test_length_one_constant_and_full_scale(dtype, xctx):
     info = np.iinfo(dtype)
     for x in (np.array([info.max], dtype), np.full(500, info.min, dtype),
               np.where(np.arange(700) % 2 == 0, info.min, info.max).astype(dtype),
               np.where(np.arange(600).reshape(200, 3) % 5 == 0, info.max, info.min).astype(dtype)):
         channels = x.shape[1] if x.ndim == 2 else 1
-        round_trip(x, params=params(channels, xctx=1), front=None)
+        round_trip(x, params=params(channels, xctx=xctx), front=None)
 
 
 def test_one_to_eight_channels_of_hourly_readings():

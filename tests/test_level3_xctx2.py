@@ -50,14 +50,7 @@ def test_round_trip_with_the_lighter_contexts(x, change):
     assert data[0] == (6 if _mode(data) == level3.format.MODE_MODEL else 5)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
-def test_lighter_length_one_constant_and_full_scale(dtype):
-    info = np.iinfo(dtype)
-    for x in (np.array([info.max], dtype), np.full(500, info.min, dtype),
-              np.where(np.arange(700) % 2 == 0, info.min, info.max).astype(dtype),
-              np.where(np.arange(600).reshape(200, 3) % 5 == 0, info.max, info.min).astype(dtype)):
-        channels = x.shape[1] if x.ndim == 2 else 1
-        round_trip(x, params=params(channels, xctx=2), front=None)
+# (length one, constant and full-scale inputs with xctx = 2: test_level3_v6.test_length_one_constant_and_full_scale)
 
 
 def test_lighter_one_to_eight_channels_of_hourly_readings():

@@ -19,6 +19,10 @@ converted to int64 and the result is int64, or all are uint64 and so is the resu
 unsigned); signed integers mixed with uint64 are refused (numba's conditional expression would give
 a float64). ``c`` is a bool or an integer (true when non-zero).
 
+``mulhi(a, b)``: the high 64 bits of the 128-bit product of ``a`` and ``b`` (both read as
+uint64), as uint64: ``(a * b) >> 64``, one 64 x 64 -> 128-bit multiply (the rANS encoder's
+division by a reciprocal).
+
 Under ``NUMBA_DISABLE_JIT`` (pure-Python runs) each is the plain Python function of the same
 values.
 """
@@ -26,6 +30,7 @@ values.
 from __future__ import annotations
 
 import numba
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -126,6 +131,23 @@ def _select(typingctx, c, a, b):
     return typ(*[types.unliteral(v) for v in (c, a, b)]), codegen
 
 
+@intrinsic
+def _mulhi(typingctx, a, b):
+    if not isinstance(a, types.Integer) or not isinstance(b, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i128 = ir.IntType(128)
+        x, y = [builder.zext(context.cast(builder, v, t, types.uint64), i128) for v, t in zip(args, sig.args)]
+        return builder.trunc(builder.lshr(builder.mul(x, y), ir.Constant(i128, 64)), _I64)
+
+    return types.uint64(types.unliteral(a), types.unliteral(b)), codegen
+
+
+def _mulhi_python(a, b):
+    return np.uint64((int(np.uint64(a)) * int(np.uint64(b))) >> 64)
+
+
 def _imin_python(a, b):
     return a if a < b else b
 
@@ -143,7 +165,7 @@ def _select_python(c, a, b):
 
 
 if numba.config.DISABLE_JIT:
-    bit_length, imin, imax, clamp, select = (_bit_length_python, _imin_python, _imax_python,
-                                             _clamp_python, _select_python)
+    bit_length, imin, imax, clamp, select, mulhi = (_bit_length_python, _imin_python, _imax_python,
+                                                    _clamp_python, _select_python, _mulhi_python)
 else:
-    bit_length, imin, imax, clamp, select = _bit_length, _imin, _imax, _clamp, _select
+    bit_length, imin, imax, clamp, select, mulhi = _bit_length, _imin, _imax, _clamp, _select, _mulhi

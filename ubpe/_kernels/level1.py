@@ -36,7 +36,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
-from .intrinsics import bit_length, emit_bit_length, imax, imin, select
+from .intrinsics import bit_length, emit_bit_length, imax, imin, mulhi, select
 from .predict import _quantize, _window, wrap
 from .predict import reweight_gram as _reweight_gram
 
@@ -190,29 +190,6 @@ def mag_stats(tokens, center, rates, counts):
 
 
 _U64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-@intrinsic
-def _mulhi_intrinsic(typingctx, a, b):
-    if not isinstance(a, types.Integer) or not isinstance(b, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        i128 = ir.IntType(128)
-        x, y = [builder.zext(context.cast(builder, v, t, types.uint64), i128) for v, t in zip(args, sig.args)]
-        return builder.trunc(builder.lshr(builder.mul(x, y), ir.Constant(i128, 64)), _I64)
-
-    return types.uint64(types.unliteral(a), types.unliteral(b)), codegen
-
-
-def mulhi(a, b):
-    """The high 64 bits of the 128-bit product of ``a`` and ``b`` (both read as uint64), as
-    uint64: ``(a * b) >> 64``. Compiled, one 64 x 64 -> 128-bit multiply (an intrinsic)."""
-    return np.uint64((int(np.uint64(a)) * int(np.uint64(b))) >> 64)
-
-
-if not numba.config.DISABLE_JIT:
-    mulhi = _mulhi_intrinsic  # noqa: F811
 
 
 @njit(cache=True, nogil=True)
