@@ -269,15 +269,8 @@ def long_period(y, settings, span: int) -> bool:
     if n < max(settings.level3_period_frames, 4 * PERIOD_MOST):
         return False
     order = 32
-    most = PERIOD_MOST + order  # the residual's autocorrelation to PERIOD_MOST reads the values' to this lag
-    size = 1 << (n + most).bit_length()  # a power of two (a fast FFT), no wrap below lag most + 1
-    acfs = []
-    for c in range(y.shape[1]):
-        v = y[:, c] - y[:, c].mean()
-        f = np.fft.rfft(v, size)
-        r = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:most + 1]
-        if r[0] > 0:
-            acfs.append(r)
+    # (the residual's autocorrelation to PERIOD_MOST reads the values' to PERIOD_MOST + order)
+    acfs = [r for r in _channel_acfs(y, PERIOD_MOST + order) if r[0] > 0]
     if not acfs:
         return False
     raw = sum(r[:PERIOD_MOST + 1] / r[0] for r in acfs) / len(acfs)
@@ -286,14 +279,7 @@ def long_period(y, settings, span: int) -> bool:
         return False  # (most recordings: no residual computed)
     res = np.zeros(PERIOD_MOST + 1)
     for r in acfs:
-        a = np.zeros(order + 1)  # Levinson-Durbin: the order-32 predictor's error filter
-        a[0] = 1.0
-        err = r[0] * (1 + 1e-9)  # a white-noise floor keeps the recursion stable
-        for i in range(1, order + 1):
-            k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
-            a[1:i] += k * a[i - 1:0:-1]
-            a[i] = k
-            err *= max(1e-12, 1.0 - k * k)
+        a, _ = _levinson(r, order, r[0] * (1 + 1e-9))  # the order-32 predictor's error filter
         # the residual's autocorrelation from the values': r_e(k) = sum_ij a_i a_j r(k + i - j)
         both = np.concatenate([r[order:0:-1], r])  # lags -order .. most
         q = np.convolve(both, np.correlate(a, a, "full"), "valid")  # lags 0 .. PERIOD_MOST
@@ -359,24 +345,12 @@ def order_gain_db(y, order: int = 32) -> float:
     if n <= 4 * order:
         return 0.0
     gains = []
-    size = 1 << (n + 2 * order).bit_length()  # a power of two (a fast FFT), no wrap below lag 2 order + 1
-    for c in range(y.shape[1]):
-        v = y[:, c] - y[:, c].mean()
-        f = np.fft.rfft(v, size)
-        r = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:2 * order + 1] / n
+    for r in _channel_acfs(y, 2 * order):
+        r = r / n
         if r[0] <= 0:
             gains.append(0.0)
             continue
-        r[0] *= 1 + 1e-9  # a white-noise floor keeps the recursion stable
-        a = np.zeros(2 * order + 1)
-        a[0] = 1.0
-        err, at = r[0], {}
-        for i in range(1, 2 * order + 1):
-            k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
-            a[1:i] += k * a[i - 1:0:-1]  # (the product a new array: no aliasing)
-            a[i] = k
-            err *= max(1e-12, 1.0 - k * k)
-            at[i] = err
+        _, at = _levinson(r, 2 * order, r[0] * (1 + 1e-9))
         gains.append(10.0 * math.log10(at[order] / at[2 * order]))
     return float(sum(gains) / len(gains))
 
@@ -430,25 +404,13 @@ def tonal_stats(y, order: int = 32, most: int = PERIOD_MOST) -> tuple[float, flo
     if n <= 4 * order:
         return 0.0, 0.0, 0.0
     top = min(most, n // 2)
-    span = top + order
-    size = 1 << (n + span).bit_length()
     gains, swings, peaks = [], [], []
-    for c in range(y.shape[1]):
-        v = y[:, c] - y[:, c].mean()
-        f = np.fft.rfft(v, size)
-        r = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:span + 1]
+    for r in _channel_acfs(y, top + order):
         if r[0] <= 0:
             continue
         r = r / r[0]
-        a = np.zeros(order + 1)
-        a[0] = 1.0
-        err = 1.0 + 1e-9  # a white-noise floor keeps the recursion stable
-        for i in range(1, order + 1):
-            k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
-            a[1:i] += k * a[i - 1:0:-1]
-            a[i] = k
-            err *= max(1e-12, 1.0 - k * k)
-        gains.append(10.0 * math.log10(1.0 / err))
+        a, errs = _levinson(r, order, 1.0 + 1e-9)
+        gains.append(10.0 * math.log10(1.0 / errs[order]))
         raw = r[:top + 1]
         swings.append(float(np.max(raw[1:] - np.minimum.accumulate(raw)[:-1])))
         both = np.concatenate([r[order:0:-1], r])  # lags -order .. span
@@ -457,3 +419,38 @@ def tonal_stats(y, order: int = 32, most: int = PERIOD_MOST) -> tuple[float, flo
     if not gains:
         return 0.0, 0.0, 0.0
     return float(np.mean(gains)), float(np.mean(swings)), float(np.mean(peaks))
+
+
+def _channel_acfs(y, lags: int) -> list:
+    """Each channel's autocorrelation at lags 0 to ``lags`` (float64 sums over the frames of its
+    values minus their mean; ``y`` (frames, channels) float64): one FFT of a power of two at
+    least ``frames + lags`` long, so nothing wraps below lag ``lags + 1``. The cues' one
+    autocorrelation (``long_period``, ``order_gain_db``, ``tonal_stats``)."""
+    import numpy as np
+
+    size = 1 << (y.shape[0] + lags).bit_length()
+    out = []
+    for c in range(y.shape[1]):
+        f = np.fft.rfft(y[:, c] - y[:, c].mean(), size)
+        out.append(np.fft.irfft(f.real ** 2 + f.imag ** 2)[:lags + 1])
+    return out
+
+
+def _levinson(r, order: int, err: float) -> tuple:
+    """Levinson-Durbin on the autocorrelation ``r`` (lags 0 to at least ``order``; lag 0 is not
+    read: its place is ``err``, the error power at order 0, which a caller raises by a white-noise
+    floor to keep the recursion stable): (the error filter, ``order + 1`` coefficients from 1, and
+    the error power after each order, a list indexed 0 to ``order``). Each step's error factor is
+    at least 1e-12."""
+    import numpy as np
+
+    a = np.zeros(order + 1)
+    a[0] = 1.0
+    errs = [err]
+    for i in range(1, order + 1):
+        k = -(r[i] + a[1:i] @ r[i - 1:0:-1]) / err
+        a[1:i] += k * a[i - 1:0:-1]  # (the product a new array: no aliasing)
+        a[i] = k
+        err *= max(1e-12, 1.0 - k * k)
+        errs.append(err)
+    return a, errs
