@@ -200,7 +200,7 @@ BASE_PARAMS_V5 = BASE_PARAMS_V4 + (1,)
 #: Version 6's (normative): BASE_PARAMS_V5 and xctx = 1 (a version-6 header is written only with it on).
 BASE_PARAMS_V6 = BASE_PARAMS_V5 + (1,)
 #: Version 7's (normative): BASE_PARAMS_V5, xctx = 0 and olsr = 2 (a version-7 header is written
-#: only with olsr > 0; the tonal start's refinement, ``Settings.level3_tonal_start``).
+#: only with olsr > 0: the refinement ``search.tonal_change`` sets on a sustained tone).
 BASE_PARAMS_V7 = BASE_PARAMS_V5 + (0, 2)
 
 
