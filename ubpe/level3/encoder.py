@@ -478,8 +478,14 @@ def pair_recurrence(y: np.ndarray) -> float:
     best = 0.0
     for c in range(y.shape[1]):
         v = y[:, c].astype(np.int64)
-        pairs = np.stack([v[:-1], v[1:]], 1)
-        best = max(best, 1.0 - np.unique(pairs, axis=0).shape[0] / pairs.shape[0])
+        a = v - v.min()
+        w = int(a.max()) + 1
+        if w < 1 << 31:  # each pair as one key, a * w + b (distinct pairs, distinct keys): a sort of
+            # integers, not of rows (np.unique with axis=0 sorts a structured view: 4-25 times slower)
+            distinct = np.unique(a[:-1] * w + a[1:]).shape[0]
+        else:
+            distinct = np.unique(np.stack([v[:-1], v[1:]], 1), axis=0).shape[0]
+        best = max(best, 1.0 - distinct / (v.shape[0] - 1))
     return best
 
 
