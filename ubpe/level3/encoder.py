@@ -62,6 +62,7 @@ from .front import (
 )
 from .measure import (
     VMOD_HEADER_BYTES,
+    _channel_sample,
     _choice_sample,
     _coded_size,
     _lpc_fit,
@@ -71,6 +72,7 @@ from .measure import (
     _vmod_saving,
     _whole_budget,
 )
+from .cost import search_share
 from .search import (
     budget_plan,
     greedy,
@@ -78,6 +80,7 @@ from .search import (
     move_order,
     order_gain_db,
     plan,
+    proxy_plan,
     spare_codings,
     tonal,
     tonal_change,
@@ -145,10 +148,11 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         chains = _chains(x2) if auto and search and params is None and _whole_budget(n * C) else None
         if chains is not None and n < _stages_frames():  # (a short recording: the chain without stages)
             chains = chains[:1]
-        if chains is not None and _front_on_proxy(n, C, len(chains)):
+        share = _search_share(x2) if chains is not None else None
+        if chains is not None and _front_on_proxy(n, C, len(chains), share):
             # the chains compared on the search's proxy, each with its start parameters: the
             # winner's coding is the search's first (``_start``), no sample coded for the chains alone
-            chain, start = _choose_front_proxy(x2, chains)
+            chain, start = _choose_front_proxy(x2, chains, share)
             if chain:
                 return _encode_front(x2, ndim, chain, None, True, False, start)
             return encode(values, front=None, _start=start)
@@ -467,6 +471,27 @@ def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     if xctx_decode_ns(8.0 * size / sample.size, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9:
         on[k.PRM_XCTX] = 1
     return on
+
+
+def _search_share(x2: np.ndarray) -> float:
+    """The search's work bound for ``x2`` ((frames, C) integers, before any front-end chain), in
+    codings of the recording (``cost.search_share``), with the values of the sample
+    ``_choose_xctx`` will likely code: its gates that need no coding (version, the symbols' range,
+    a grid's step the gcd of the first frames', ``pair_recurrence``) on ``x2``'s first frames (as
+    many as ``search.proxy_plan``'s prefix, at most ``level3_xctx_sample``), else none."""
+    s = settings.current()
+    n, C = x2.shape
+    sample = 0
+    if s.level3_search_model and s.level3_version >= 6 and s.level3_xctx_sample > 0 and n * C > 0:
+        frames = min(n, s.level3_xctx_sample, proxy_plan(n, C, s)[0])
+        head = _channel_sample(np.ascontiguousarray(x2[:frames]).astype(np.int64))
+        lo = int(x2.min())
+        span = int(x2.max()) - lo
+        if span >= XCTX_MAX_RANGE:  # (a grid's step: the range of its symbols)
+            span //= max(1, int(np.gcd.reduce((head - lo).ravel())))
+        if span < XCTX_MAX_RANGE and pair_recurrence(head) >= s.level3_xctx_recur:
+            sample = head.size
+    return search_share(n, C, sample, s)
 
 
 def pair_recurrence(y: np.ndarray) -> float:

@@ -49,27 +49,30 @@ FRONT_SAMPLE = 8
 LONG_MEMORY = dict(n1=1024, t1=19, t2=12)
 
 
-def _front_on_proxy(n: int, C: int, chains: int = 1) -> bool:
+def _front_on_proxy(n: int, C: int, chains: int = 1, share: float | None = None) -> bool:
     """Whether a recording of n frames x C channels has its front-end chain chosen (among
     ``chains`` chains) on the search's proxy (``_choose_front_proxy``): its parameters searched
-    by ``search.greedy`` on a prefix shorter than it (``search.budget_plan``), and
-    n >= ``Settings.level3_front_on_proxy``."""
+    by ``search.greedy`` on a prefix shorter than it (``search.budget_plan``, ``share`` its
+    ``work_share``), and n >= ``Settings.level3_front_on_proxy``."""
     s = settings.current()
-    return bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy and budget_plan(n, C, s, chains)[0] < n
+    return (bool(_whole_budget(n * C)) and n >= s.level3_front_on_proxy
+            and budget_plan(n, C, s, chains, share)[0] < n)
 
 
-def _choose_front_proxy(x2: np.ndarray, chains: list | None = None) -> tuple[tuple, tuple | None]:
+def _choose_front_proxy(x2: np.ndarray, chains: list | None = None,
+                        share: float | None = None) -> tuple[tuple, tuple | None]:
     """The chain of ``chains`` (None: ``_chains(x2)``) whose output codes the search's proxy (the
     prefix of ``search.budget_plan``) smallest, each with the parameters the search starts
     from on it (``search.plan``), its stage params' share of the prefix added; and for the
     encoding of its output, (the start, the first move, the start's size (None: not measured),
     ``_symbols`` of the output, the plan) (None: the raw mode). The chain without stages (the
     first) is coded on the whole prefix, the others on its first ``Settings.level3_front_proxy_part``
-    (the first's payload length frame by frame gives its size there: no coding more)."""
+    (the first's payload length frame by frame gives its size there: no coding more). ``share``:
+    the plan's ``work_share`` (``ubpe.level3.cost.search_share``), or None."""
     s = settings.current()
     n, C = x2.shape
     chains = _chains(x2) if chains is None else chains
-    planned = budget_plan(n, C, s, len(chains))
+    planned = budget_plan(n, C, s, len(chains), share)
     frames = planned[0]
     part = max(2, chain_part(frames, s)) if frames > 1 else frames
     best = None

@@ -148,7 +148,8 @@ def chain_part(frames: int, settings) -> int:
     return max(1, min(frames, max(int(frames * settings.level3_front_proxy_part), settings.level3_front_part_min)))
 
 
-def budget_plan(frames: int, channels: int, settings, chains: int = 1) -> tuple[int, int, float]:
+def budget_plan(frames: int, channels: int, settings, chains: int = 1,
+                work_share: float | None = None) -> tuple[int, int, float]:
     """``proxy_plan``'s (prefix frames, codings, margin) with the work before the final coding
     bounded by ``settings.level3_search_work`` codings of the recording (0: unbounded, as
     ``proxy_plan``): the front-end ``chains`` on the prefix (the first, no stages, on all of it,
@@ -157,9 +158,10 @@ def budget_plan(frames: int, channels: int, settings, chains: int = 1) -> tuple[
     ``level3_search_min_prefix`` frames), then fewer codings (down to one: the chains'
     comparison alone). A short recording's search then costs a share of its coding, as a long
     one's (its prefix a quarter of it) does; the margin is ``level3_search_margin`` when the
-    prefix is shorter than the recording."""
+    prefix is shorter than the recording. ``work_share``: the bound in codings of the recording in
+    place of ``level3_search_work`` (``ubpe.level3.cost.search_share``), or None."""
     proxy, evals, margin = proxy_plan(frames, channels, settings)
-    work = settings.level3_search_work * frames
+    work = (settings.level3_search_work if work_share is None else work_share) * frames
     if work <= 0:
         return proxy, evals, margin
     others = max(1, chains) - 1

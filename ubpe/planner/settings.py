@@ -599,6 +599,13 @@ class Settings:
     #: +0.027 %, 2.25 codings of five of them); the unseen the same bytes (acc-plux and
     #: ecg-plux-1k 2.9 and 2.8 -> 2.1, seis-tly-bhz 3.0 -> 2.1); min_prefix 256: cembalo-11 +7 %.
     level3_search_work: float = 1.0
+    #: ... lowered, where ``ubpe.level3.cost``'s deterministic model of the encoder's CPU time (the
+    #: recording's shape and whether the exact-value contexts' sample will be coded) predicts an
+    #: encode below issue 29's floor (0.2 M values/s), to the work that predicts 0.24, at least
+    #: level3_search_model_least codings (``cost.search_share``; results/level3-floor.md). False:
+    #: level3_search_work everywhere (the bytes before).
+    level3_search_model: bool = True
+    level3_search_model_least: float = 0.25
     level3_search_min_prefix: int = 1024
     level3_front_proxy_part: float = 0.5
     level3_front_part_min: int = 1024
