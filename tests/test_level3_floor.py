@@ -58,3 +58,57 @@ def test_pair_recurrence_known_values():
     wide = np.array([[0], [1 << 40], [0], [1 << 40]], np.int64)
     assert encoder.pair_recurrence(wide) == 1.0 - 2 / 3
     assert encoder.pair_recurrence(np.zeros((1, 3), np.int64)) == 0.0
+
+
+# ---------------------------------------------------------------- the encode-cost model
+
+
+def _weather(frames: int = 8760, channels: int = 4, seed: int = 29) -> np.ndarray:
+    """Hourly readings on a coarse grid in several channels (values recur exactly: the contexts'
+    cue fires), (frames, channels) int16."""
+    from test_level3_v6 import hourly
+
+    cols = [hourly(frames, seed + k)[:, k % 2] for k in range(channels)]
+    return np.stack(cols, 1)
+
+
+def test_search_share_is_the_bound_where_the_model_predicts_room():
+    from ubpe.level3 import cost
+    from ubpe.planner import settings as cfg
+
+    s = cfg.current()
+    # a long one-channel recording without the contexts' sample: well above the floor
+    assert cost.search_share(60_000, 1, 0, s) == s.level3_search_work
+    # the same shape with a sample of a quarter of it: the model's prediction goes up ...
+    assert cost.encode_ns(8760, 4, 1.0, 8760) > cost.encode_ns(8760, 4, 1.0, 0)
+    # ... and four channels with their sample predict below the floor: the bound lowered, not below the least
+    low = cost.search_share(8760, 4, 8760, s)
+    assert s.level3_search_model_least <= low < s.level3_search_work
+    target = 1e9 / (cost.FLOOR * cost.ENC_MARGIN)  # (the least, or the work that predicts 0.24 M values/s)
+    assert low == s.level3_search_model_least or abs(cost.encode_ns(8760, 4, low, 8760) - target) < 1e-6 * target
+    with cfg.configured(level3_search_model=False):
+        assert cost.search_share(8760, 4, 8760, cfg.current()) == s.level3_search_work
+
+
+def test_weather_years_search_less_same_plan_off():
+    """The multi-channel weather shape: the cue fires, the plan is the least (the prefix's floor, one
+    coding), and with the model off the plan and the bytes are the bound's (level3_search_work)."""
+    from ubpe import level3
+    from ubpe.level3 import encoder
+    from ubpe.level3.search import budget_plan
+    from ubpe.planner import settings as cfg
+
+    x = _weather()
+    s = cfg.current()
+    share = encoder._search_share(x)
+    assert share < s.level3_search_work
+    on = budget_plan(x.shape[0], x.shape[1], s, 2, share)
+    off = budget_plan(x.shape[0], x.shape[1], s, 2)
+    assert on[0] * on[1] < off[0] * off[1]
+    data = level3.encode(x)
+    assert np.array_equal(level3.decode(data), x)
+    with cfg.configured(level3_search_model=False):
+        assert encoder._search_share(x) == s.level3_search_work
+        old = level3.encode(x)
+    assert np.array_equal(level3.decode(old), x)
+    assert level3.encode(x) == data  # deterministic

@@ -17,7 +17,9 @@ One module per concern:
   model, exact-value contexts);
 - :mod:`ubpe.level3.front`: the front-end chain's choice;
 - :mod:`ubpe.level3.measure`: the sizes and samples those choices compare;
-- :mod:`ubpe.level3.search`: the search's moves, plans and work budgets.
+- :mod:`ubpe.level3.search`: the search's moves, plans and work budgets;
+- :mod:`ubpe.level3.cost`: the deterministic model of the encoder's CPU time that lowers the
+  search's work where it predicts an encode below issue 29's floor.
 """
 
 from __future__ import annotations

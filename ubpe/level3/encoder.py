@@ -485,6 +485,8 @@ def _search_share(x2: np.ndarray) -> float:
     if s.level3_search_model and s.level3_version >= 6 and s.level3_xctx_sample > 0 and n * C > 0:
         frames = min(n, s.level3_xctx_sample, proxy_plan(n, C, s)[0])
         head = _channel_sample(np.ascontiguousarray(x2[:frames]).astype(np.int64))
+        if search_share(n, C, head.size, s) == search_share(n, C, 0, s):
+            return search_share(n, C, 0, s)  # (the sample changes nothing: no cue computed)
         lo = int(x2.min())
         span = int(x2.max()) - lo
         if span >= XCTX_MAX_RANGE:  # (a grid's step: the range of its symbols)
