@@ -29,6 +29,11 @@ Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indic
    coefficients in Q24, every quantity clamped to its bound). With ``olsr`` = k > 0 (version 7),
    OLS1's and OLS3's solutions are then refined by up to k rounds against the sums at 46 bits
    (``_ols_solve_refined``: a round is kept only when the fit's squared error decreases).
+1b. ``dcm`` = k > 0 (version 8): OLS1, OLS2 (not block LPC) and OLS3 fit the working values
+   minus their channel's running mean dc (rounded to an integer v; the mean of the frames so far
+   until 2**k of them, then exponential at rate 2**-k; channel k's own for OLS1's neighbour
+   inputs), their predictions plus dc: the middle of a channel's range, the working zero, may
+   lie far from its mean, and the least squares have no intercept.
 2. OLS2: the same over the last ``p2`` own values with its own period and interval; or, with
    ``lpc`` = 1, block LPC in its place (forward-adaptive: each block's integer coefficients
    are stored, ``lord``/``lshift``/``lcoef``).
@@ -128,7 +133,9 @@ PRM_MIXB = 29  # added in version 4
 PRM_NLMSQ = 30  # added in version 5
 PRM_XCTX = 31  # added in version 6: ``run`` with ``mixctx``'s state (``run`` itself does not read it)
 PRM_OLSR = 32  # added in version 7: rounds of refinement of OLS1's and OLS3's solve
-N_PRM = 33
+PRM_DCM = 33  # added in version 8: the least squares on the values minus their running mean
+N_PRM = 34
+N_PRM_V7 = 33  #: parameters a version-7 header's mask covers; the rest read as 0 (version 7's model)
 N_PRM_V6 = 32  #: parameters a version-6 header's mask covers; the rest read as 0 (version 6's model)
 N_PRM_V5 = 31  #: parameters a version-5 header's mask covers; the rest read as 0 (version 5's model)
 N_PRM_V4 = 30  #: parameters a version-4 header's mask covers; the rest read as 0 (version 4's model)
@@ -138,11 +145,12 @@ N_PRM_V1 = 23  #: parameters a version-1 header holds; the rest read as V1_TAIL 
 V1_TAIL = (0, 0, 1, 6, 0)
 XC_SETS = 2  #: ``xctx``'s largest value (1: ``mixctx.XC_FULL``, 2: ``mixctx.XC_LISTS``)
 OLSR_MAX = 4  #: ``olsr``'s largest value (rounds of refinement)
+DCM_MAX = 16  #: ``dcm``'s largest value (the running mean's rate 2**-dcm)
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX))
+              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX), (0, DCM_MAX))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -879,7 +887,17 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     vr = np.int64(0)
     for c in range(C):
         vr = max(vr, (vhi[c] - vlo[c]) >> gs)
-    exfloor = 2 * max(0, _bitlen(vr) - 17)  # |v| above 2**16: products shifted right
+    # dcm = k > 0 (version 8): OLS1, OLS2 (not block LPC) and OLS3 fit the working values minus
+    # their channel's running mean dci (the mean of the frames so far until 2**k of them, then
+    # an exponential mean of rate 2**-k, rounded to an integer v): the working zero, the middle
+    # of the channel's range, is not the signal's mean (a skewed range: on trumpet-1 3 516 units
+    # from it, twice its mean |value|), and the offset, which the least squares have no intercept
+    # for, swells the normal equations' diagonal, hence their relative ridge, and eats the
+    # solve's 30 bits. |v - dci| <= the range: one more bit of shift before the products.
+    dcm = prm[PRM_DCM] if prm.shape[0] > PRM_DCM else 0
+    exfloor = 2 * max(0, _bitlen(vr) - (16 if dcm else 17))  # |v| above 2**16: products shifted right
+    dcq = np.zeros(C, np.int64)  # the running mean, Q16 of v
+    dci = np.zeros(C, np.int64)  # rounded to an integer v (0 before the first frame)
     ex1 = np.full(C, exfloor, np.int64)
     C2 = C if p2 > 0 and lblock == 0 else 1  # (no OLS2 state when it is unused)
     D2 = max(p2, 1)
@@ -922,6 +940,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     # ``own``, lag 1 first: zeros before the start); pushed at the front, moved back when full
     OH = np.zeros((C, nown + HIST_PAD), np.int32)
     hpo = np.full(C, HIST_PAD, np.int64)
+    oc = np.zeros(max(nown, 1), np.int32)  # dcm: the channel's past minus its running mean
     fmix = prm[PRM_FMIX]
     T3 = _period(prm[PRM_T3])
     # one least-squares mix per channel and hold state (how many frames the value has not
@@ -1096,8 +1115,15 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             offc = off[c]
             # ---- OLS input vector: own past, then the neighbours
             own = OH[c, hpo[c]:hpo[c] + nown]
+            dc = dci[c]
+            if dcm:
+                for j in range(nown):
+                    oc[j] = own[j] - dc
+                ols_in = oc
+            else:
+                ols_in = own
             for j in range(p1):
-                a[j] = own[j]
+                a[j] = ols_in[j]
             m = p1
             for r in range(1, cross + 1):
                 for sgn in range(2):
@@ -1109,14 +1135,14 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                         a[m + 1] = 0
                     else:
                         base = t if k < c else t - 1
-                        a[m] = (_value(tab, ntab, y[base, k]) - off[k]) >> gs if base >= 0 else 0
-                        a[m + 1] = (_value(tab, ntab, y[base - 1, k]) - off[k]) >> gs if base >= 1 else 0
+                        a[m] = ((_value(tab, ntab, y[base, k]) - off[k]) >> gs) - dci[k] if base >= 0 else 0
+                        a[m + 1] = ((_value(tab, ntab, y[base - 1, k]) - off[k]) >> gs) - dci[k] if base >= 1 else 0
                     m += 2
             # ---- predictions (Q4 of v)
             acc = np.int64(0)
             for j in range(dim1):
                 acc += w1[c, j] * a[j]
-            P1 = acc >> 20
+            P1 = (acc >> 20) + (dc << 4)
             acc = np.int64(0)
             if lblock > 0:
                 # the block LPC (forward-adaptive, its integer coefficients stored) in OLS2's place
@@ -1130,8 +1156,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     P2 = np.int64(own[0]) << 4 if t >= 1 else np.int64(0)
             else:
                 for j in range(p2):
-                    acc += w2[c, j] * own[j]
-                P2 = acc >> 20 if p2 > 0 else P1
+                    acc += w2[c, j] * ols_in[j]
+                P2 = (acc >> 20) + (dc << 4) if p2 > 0 else P1
             P1 = _clamp(P1, -(1 << 26), 1 << 26)
             P2 = _clamp(P2, -(1 << 26), 1 << 26)
             Q = P1 + ((g[c] * (P2 - P1)) >> 12)
@@ -1152,8 +1178,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             if p3 > 0:
                 acc = np.int64(0)
                 for j in range(p3):
-                    acc += w4[c, j] * own[j]
-                P3 = _clamp(acc >> 20, -(1 << 26), 1 << 26)
+                    acc += w4[c, j] * ols_in[j]
+                P3 = _clamp((acc >> 20) + (dc << 4), -(1 << 26), 1 << 26)
                 q[6] = _clamp(P3 - Q, -(1 << 22), 1 << 22)
                 csum += (mixw[c, 6] * q[6]) >> 12
                 qpow += (q[6] * q[6]) >> 8
@@ -1543,14 +1569,14 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             # OLS sums
             if dim1 > 0:
                 cw = max(1, (_irls(es1[c], irls) * fw1) >> 12)
-                _ols_add(R1[c], b1[c], dim1, a, vt, cw, ex1[c])
+                _ols_add(R1[c], b1[c], dim1, a, vt - dc, cw, ex1[c])
                 if ph1 == T1 - 1:
                     ex1[c] = _ols_rescale(R1[c], b1[c], dim1, ex1[c], exfloor)
                 if kc1 == K1 - 1:
                     _ols_solve_refined(R1[c], b1[c], dim1, reg, w1[c], wA, wL, wd, wz, olsr, wW)
             if p2 > 0 and lblock == 0:
                 cw = max(1, (_irls(es2[c], irls) * fw2) >> 12)
-                _ols_add(R2[c], b2[c], p2, own, vt, cw, ex2[c])
+                _ols_add(R2[c], b2[c], p2, ols_in, vt - dc, cw, ex2[c])
                 if ph2 == T2 - 1:
                     ex2[c] = _ols_rescale(R2[c], b2[c], p2, ex2[c], exfloor)
                 if kc2 == K2 - 1:
@@ -1558,7 +1584,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
             if p3 > 0:
                 es4[c] += (min(abs(V - P3), np.int64(1) << 24) - es4[c]) >> 1
                 cw = max(1, (_irls(es4[c], irls) * fw4) >> 12)
-                _ols_add(R4[c], b4[c], p3, own, vt, cw, ex4[c])
+                _ols_add(R4[c], b4[c], p3, ols_in, vt - dc, cw, ex4[c])
                 if ph4 == T4 - 1:
                     ex4[c] = _ols_rescale(R4[c], b4[c], p3, ex4[c], exfloor)
                 if kc3 == K3 - 1:
@@ -1576,6 +1602,12 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 hp -= 1
                 OH[c, hp] = np.int32(vt)
                 hpo[c] = hp
+            if dcm:  # the running mean: of the t + 1 frames so far, then exponential (rate 2**-dcm)
+                if t < (1 << dcm):
+                    dcq[c] += ((vt << 16) - dcq[c]) // (t + 1)
+                else:
+                    dcq[c] += ((vt << 16) - dcq[c]) >> dcm
+                dci[c] = (dcq[c] + (1 << 15)) >> 16
 
     # ---- the end: 16 check bits, then the flush
     for j in range(16 if n * C > 0 else 0):

@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 to 7, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 8, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -34,16 +34,18 @@ The parameters (``mixsignal.PRM_*``): version 1 stores the first ``N_PRM_V1`` (2
 read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (version 2's over
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
 0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; version 5's over ``N_PRM_V5`` (31),
-``xctx`` then 0; version 6's over ``N_PRM_V6`` (32), ``olsr`` then 0; version 7's over all 33;
+``xctx`` then 0; version 6's over ``N_PRM_V6`` (32), ``olsr`` then 0; version 7's over ``N_PRM_V7``
+(33), ``dcm`` then 0; version 8's over all 34;
 bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
 format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
-``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``) and then the parameters whose bit is set, in
+``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``, version 8's ``BASE_PARAMS_V8``) and then the parameters whose bit is set, in
 index order (defaults cost one byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of
 the residual coder (``mixctx``'s docstring, its steps in ``mixsignal.run``; 1: hashed contexts and
 successor lists, 2: the lists alone); version 7 ``olsr``, rounds
-of iterative refinement of the long least squares' solve (``mixsignal._ols_solve_refined``).
-``encode`` writes version 7 only with ``olsr`` > 0, else version 6 only with ``xctx`` = 1 or 2, else
-version 5's bytes.
+of iterative refinement of the long least squares' solve (``mixsignal._ols_solve_refined``);
+version 8 ``dcm``, the least squares on the values minus their running mean (rate 2**-dcm).
+``encode`` writes version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
+version 6 only with ``xctx`` = 1 or 2, else version 5's bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
 (1 byte) and the gaps minus the smallest as exponential-Golomb codes of order k (bit-packed,
@@ -66,8 +68,8 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError
 
-VERSION = 7  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 6 write theirs)
-VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+VERSION = 8  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 7 write theirs)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -169,7 +171,7 @@ class _Reader:
 #: these as that version's (V4_MODEL, V5_MODEL).
 DEFAULTS = dict(p1=32, t1=17, k1=16, cross=2, p2=8, t2=10, k2=2, reg=16, n1=256, n2=32, n3=8,
                 mu1=800, mu2=600, mu3=200, mixmu=32, bias=0, limit=255, lr=1, irls=16, powr=19,
-                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1, nlmsq=1, olsr=0)
+                fmix=0, t3=14, lpc=0, p3=0, t4=0, k3=1, apmr=6, lvl=0, vmod=0, mixb=1, nlmsq=1, olsr=0, dcm=0)
 #: version 4's defaults that differ from version 3's: name -> (version 4's, version 3's)
 V4_MODEL = dict(bias=(0, 1), mixb=(1, 0))
 #: version 5's defaults that differ from version 4's: name -> (version 5's, version 4's)
@@ -202,6 +204,11 @@ BASE_PARAMS_V6 = BASE_PARAMS_V5 + (1,)
 #: Version 7's (normative): BASE_PARAMS_V5, xctx = 0 and olsr = 2 (a version-7 header is written
 #: only with olsr > 0: the refinement ``search.tonal_change`` sets on a sustained tone).
 BASE_PARAMS_V7 = BASE_PARAMS_V5 + (0, 2)
+#: Version 8's (normative): BASE_PARAMS_V5, xctx = 0, olsr = 0 and dcm = DCM_BASE (a version-8 header
+#: is written only with dcm > 0: the least squares on the values minus their running mean; most
+#: recordings it suits are not tones, olsr then 0).
+DCM_BASE = 10
+BASE_PARAMS_V8 = BASE_PARAMS_V5 + (0, 0, DCM_BASE)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
@@ -209,7 +216,7 @@ def base_params(channels: int, version: int | None = None) -> list[int]:
     ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4``, ``BASE_PARAMS_V5``, ``BASE_PARAMS_V6`` or
     ``BASE_PARAMS_V7``, for ``channels`` channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
+    p = list(BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
         BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
     p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
@@ -230,6 +237,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
     if version == 4 and any(prm[k.N_PRM_V4:]):
         raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
+    if version in (5, 6, 7) and any(prm[k.N_PRM_V7:]):
+        raise ValueError("the least squares' running mean (dcm) needs version 8 (Settings.level3_version)")
     if version in (5, 6) and any(prm[k.N_PRM_V6:]):
         raise ValueError("the refined least-squares solve (olsr) needs version 7 (Settings.level3_version)")
     if version == 5 and any(prm[k.N_PRM_V5:]):
@@ -244,7 +253,8 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6}.get(version, k.N_PRM)
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7}.get(
+        version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
     prm = list(base)

@@ -513,6 +513,13 @@ class Settings:
     #: percussion, noise, random walks and smooth biosignals stay below 0.12) then take the long
     #: least squares' solve refined by level3_tonal_olsr rounds at 46 bits (``olsr``, version 7) and a ridge 2**-level3_tonal_reg times as large
     #: (``search.tonal_change``; results/level3-tonal.md). level3_tonal_peak above 1: never.
+    #: Level 3's least squares on the values minus their running mean (``dcm``, version 8) where
+    #: the working zero (the middle of a channel's range) lies at least level3_dc_ratio median
+    #: deviations from the mean (``search.dc_ratio``) and the search's sample codes smaller with it
+    #: (one coding more there); the running mean's rate 2**-level3_dc_rate (``search.dc_change``;
+    #: results/level3-sac-gap-2.md). level3_dc_ratio above 1e6: never.
+    level3_dc_ratio: float = 1.5
+    level3_dc_rate: int = 10
     level3_tonal_peak: float = 0.12
     level3_tonal_frames: int = 4096
     level3_tonal_swing: float = 0.45
@@ -689,7 +696,7 @@ class Settings:
     #: fixed experts, ``mixb``, and no bias estimates in the mix by default); 3 (version 2 and the
     #: value model, ``vmod``); 2 (a compact parameter field, a third least-squares predictor and
     #: the APMs' rate as parameters) and 1 write their versions' bytes.
-    level3_version: int = 7
+    level3_version: int = 8
     #: Version 6's exact-value contexts (``xctx``, ``ubpe.level3.encoder._choose_xctx``) are tried,
     #: on symbol ranges of at most 4 096, on this many first frames of a recording (one coding
     #: with them, the kernel counting what they saved; 0: never, version 5's bytes), where the
