@@ -126,7 +126,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
-            "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
+            "payload": np.ascontiguousarray(words[start:], "<u4").tobytes(), "raw": raw.tobytes()}
 
 
 
