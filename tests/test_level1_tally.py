@@ -114,3 +114,73 @@ def test_auto_chains_rank_choice(dtype, channels, values, spread):
     expected = count >= 2 and count * DEFAULT.rank_sparsity <= hi - lo + 1
     specs = planner_chains.auto_chains(np.ascontiguousarray(x), 1, DEFAULT)
     assert (planner_chains.PREDICTORS["rank+delta1"] in specs) == expected
+
+
+@SETTINGS
+@given(st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", "i8"]), st.lists(st.integers(-(1 << 20), 1 << 20),
+                                                                           min_size=1, max_size=300), st.booleans())
+def test_offset_passes_are_numpys(dtype, values, strided):
+    # offset_counts is np.bincount(y - lo), gather_offsets table[y - lo], offsets (y - lo) as int32
+    info = np.iinfo(dtype)
+    y = np.clip(np.array(values, np.int64), max(info.min, -(1 << 20)), min(info.max, 1 << 20)).astype(dtype)
+    if strided:
+        y = np.repeat(y, 2)[::2]
+    lo, hi = int(y.min()), int(y.max())
+    d = y.astype(np.int64) - lo
+    counts = np.zeros(hi - lo + 1, np.int64)
+    tally.offset_counts(y, lo, counts)
+    assert np.array_equal(counts, np.bincount(d, minlength=hi - lo + 1))
+    table = (np.cumsum(counts > 0) - 1).astype(np.int32)
+    out = np.empty(y.shape[0], np.int32)
+    tally.gather_offsets(y, lo, table, out)
+    assert np.array_equal(out, table[d])
+    tally.offsets(y, lo, out)
+    assert np.array_equal(out, d.astype(np.int32))
+
+
+@st.composite
+def lpc_signals(draw):
+    """A channel the LPC stage analyses: a random walk, a tone or noise, int16 or int32, with
+    bursts (blocks whose loudness moves: the refit runs), of up to 3 blocks of 512 samples."""
+    n = draw(st.integers(0, 1400))
+    dtype = draw(st.sampled_from([np.int16, np.int32, np.uint16]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    kind = draw(st.sampled_from(["walk", "tone", "noise"]))
+    t = np.arange(n)
+    if kind == "walk":
+        v = np.cumsum(rng.integers(-40, 41, n))
+    elif kind == "tone":
+        v = 3000 * np.sin(t * 0.07) + rng.normal(0, 3, n)
+    else:
+        v = rng.normal(0, 200, n)
+    loud = np.where((t // 97) % 3 == 0, 20.0, 1.0)
+    v = np.rint(v * loud)
+    info = np.iinfo(dtype)
+    return np.clip(v, info.min, info.max).astype(dtype)
+
+
+@SETTINGS
+@given(lpc_signals(), st.booleans(), st.sampled_from([1, 3]), st.sampled_from([1, 4]))
+def test_lpc_stage_shares_the_signal(x, reweight, candidates, every):
+    # LpcStage analyses a channel at each block length and refits it from one int64 signal and
+    # the params as arrays (_forward_signal, _reweight_signal): the residual and params of
+    # lpc_forward at the cheaper block length, refitted by lpc_reweight, as before
+    from ubpe.frontend.lpc import LpcStage, _local_bits, lpc_forward, lpc_reweight
+
+    blocks = (512, 1024)
+    stage = LpcStage(blocks=blocks, reweight=reweight, candidates=candidates, costed_every=every)
+    y, params = stage.forward(x[None, :])
+    best = None
+    for block in blocks:
+        r, p = lpc_forward(x, block=block, candidates=candidates, costed_every=every)
+        cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
+        if best is None or cost < best[0]:
+            best = (cost, r, p)
+        if block >= x.shape[0]:
+            break
+    r, p = best[1:]
+    if reweight:
+        r, p = lpc_reweight(x, r, p, **stage.reweight_options)
+    assert np.array_equal(y[0], r) and y.dtype == r.dtype
+    assert params["channels"][0] == p

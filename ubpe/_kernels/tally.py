@@ -38,3 +38,30 @@ def pack_bits(values, widths, out):
             if (v >> np.uint64(t)) & np.uint64(1):
                 out[pos >> 3] |= np.uint8(1 << (pos & 7))
             pos += 1
+
+
+@njit(cache=True, nogil=True)
+def offset_counts(y, lo, counts):
+    """``counts[y[i] - lo] += 1`` for every ``i``: with ``counts`` int64 zeros of ``hi - lo + 1``
+    cells, ``np.bincount(y - lo, minlength=hi - lo + 1)`` (``lo``, ``hi``: the least and greatest
+    of ``y``), the values read in their width and no ``y - lo`` array written."""
+    for i in range(y.shape[0]):
+        counts[np.int64(y[i]) - lo] += 1
+
+
+@njit(cache=True, nogil=True)
+def gather_offsets(y, lo, table, out):
+    """``out[i] = table[y[i] - lo]`` for every ``i`` (``table[y - lo]``, each ``y[i] - lo`` in
+    ``[0, len(table))``), the values read in their width: numpy's fancy indexing by ``y - lo``
+    needed that intp array first."""
+    for i in range(y.shape[0]):
+        out[i] = table[np.int64(y[i]) - lo]
+
+
+@njit(cache=True, nogil=True)
+def offsets(y, lo, out):
+    """``out[i] = y[i] - lo`` for every ``i`` (``out`` int32: each difference in ``[0, 2**31)``),
+    the values read in their width: ``np.subtract(y, lo, dtype=np.int64).astype(np.int32)``
+    without its int64 array."""
+    for i in range(y.shape[0]):
+        out[i] = np.int64(y[i]) - lo

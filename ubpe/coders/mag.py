@@ -120,8 +120,10 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     if total / 8.0 > 1.05 * budget + 64:
         return None
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
-    words = np.zeros(n + 2, dtype=np.uint32)
-    raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
+    # (not zeroed: mag_encode writes every raw byte and every word from the returned start on,
+    # the only ones kept; np.zeros' calloc of ECG's 432 KB of words took fresh pages each call)
+    words = np.empty(n + 2, dtype=np.uint32)
+    raw = np.empty((raw_bits + 7) // 8, dtype=np.uint8)
     start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
