@@ -348,7 +348,7 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     # modulo _PAIR_CELLS beyond), from one compiled pass (four numpy passes and their int64 copies
     # took about 0.1 ms a call on 16 384 ids); summed by numpy as before
     cells = a * a if a * a <= _PAIR_CELLS else _PAIR_CELLS
-    out = np.empty(cells + 2 * a, np.float64)
+    out = np.empty(min(cells, n) + 2 * a, np.float64)  # (n pairs use at most n cells)
     k2, kl, kr = _k.pair_counts(np.ascontiguousarray(ids), a, cells, out)
     # (copies: the fresh arrays numpy's c[c > 0].astype(np.float64) made, for its log2 and sum)
     pairs, left, right = out[:k2].copy(), out[k2:k2 + kl].copy(), out[k2 + kl:k2 + kl + kr].copy()
@@ -379,7 +379,9 @@ def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best
     repeats = s.fast_merge_repeats if repeats is None else repeats
     if distinct * repeats > ids.shape[0] - 1 or information < s.fast_merge_information:
         return False
-    c = np.bincount(ids, minlength=a).astype(np.float64)
+    c = np.zeros(a, np.int64)
+    _tally.token_counts(ids, c)  # (np.bincount's counts, the ids read in their width)
+    c = c.astype(np.float64)
     c = c[c > 0]
     n = float(ids.shape[0])
     entropy = np.log2(n) - float((c * np.log2(c)).sum()) / n
