@@ -184,3 +184,13 @@ def test_lpc_stage_shares_the_signal(x, reweight, candidates, every):
         r, p = lpc_reweight(x, r, p, **stage.reweight_options)
     assert np.array_equal(y[0], r) and y.dtype == r.dtype
     assert params["channels"][0] == p
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 5), max_size=300))
+def test_nonzero_cells_is_the_mask(cells):
+    # _value_counts' counts[counts > 0] by one compiled pass: the same cells in the same order
+    counts = np.array(cells, np.int64)
+    out = np.empty(counts.shape[0], np.int64)
+    k = tally.nonzero_cells(counts, out)
+    assert np.array_equal(out[:k], counts[counts > 0])

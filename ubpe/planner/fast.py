@@ -125,7 +125,8 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     if h is None:
         return value_counts(y)
     counts = h[2]
-    return counts[counts > 0]
+    out = np.empty(counts.shape[0], np.int64)
+    return out[:_tally.nonzero_cells(counts, out)]  # (counts[counts > 0], one compiled pass)
 
 
 def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
