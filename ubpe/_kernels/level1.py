@@ -823,10 +823,12 @@ def pair_counts(ids, a, cells, out):
     cell a pair), of the first ids ``ids[:-1]`` and of the second ``ids[1:]``; each as its
     non-zero counts in cell (id) order, float64 (``np.bincount(...)``'s non-zero cells, as numpy's
     ``c[c > 0].astype(np.float64)`` gives them), one after the other in ``out`` (float64, at least
-    ``cells + 2 * a``). Returns how many of each: (pairs, firsts, seconds). (Written to the
-    caller's array, not returned: three arrays boxed cost about 25 us a call.) Preconditions:
-    ``a * a`` below 2**62, ``1 <= cells <= a * a``."""
-    table = zeros(cells, np.int64)
+    ``min(cells, len(ids) - 1) + 2 * a``: at most one cell a pair is used). Returns how many of
+    each: (pairs, firsts, seconds). (Written to the caller's array, not returned: three arrays
+    boxed cost about 25 us a call.) Preconditions: ``a * a`` below 2**62, ``1 <= cells <= a *
+    a``, fewer than 2**31 ids (the pairs' table counts in int32: 65 521 cells, 256 KB where int64
+    took 512 KB of fresh pages a call)."""
+    table = zeros(cells, np.int32)
     left = zeros(a, np.int64)
     right = zeros(a, np.int64)
     hashed = cells < a * a  # (else every code is below cells: no division a pair)

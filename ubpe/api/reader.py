@@ -67,6 +67,19 @@ class Shared:
     tables: dict = field(default_factory=dict)  #: embedded models' value tables by dtype
     lock: threading.Lock = field(default_factory=threading.Lock)
     classes: list = field(default_factory=list)  #: [text_classes()] once computed
+    #: each thread's int64 buffer for the fused decoder's output (:meth:`int64_buffer`)
+    scratch: threading.local = field(default_factory=threading.local)
+
+    def int64_buffer(self, n: int) -> np.ndarray:
+        """An int64 array of ``n`` cells, this thread's for this container: the fused decoder's
+        output (:func:`ubpe.coders.mag.decode_with_lpc`), which its caller copies to the values'
+        dtype before the thread decodes another block. One buffer a thread for every block of a
+        call, where each block's 8 MB (2**20 values) were fresh pages (about 2 000 faults a block
+        on the neural recordings joined); dropped with this object at the end of the call."""
+        buf = getattr(self.scratch, "buf", None)
+        if buf is None or buf.shape[0] < n:
+            buf = self.scratch.buf = np.empty(n, np.int64)
+        return buf[:n]
 
     def text_classes(self) -> np.ndarray | None:
         """The text coder's ("cmt2") class of every symbol (None when the symbols are not bytes), once
@@ -196,8 +209,9 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
         coefs = lpc.DELTA_AS_LPC[last["order"]]
         parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
         coded = SIGNED_OF_WIDTH[native.itemsize]
-        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
-        out = values.astype(coded)
+        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed,
+                                     out=s.int64_buffer(n))
+        out = values.astype(coded)  # (a copy: the buffer is free again)
         return out if out.dtype == native else out.view(native)
     if last["stage"] == "delta" and len(chain) == 2 and chain[0]["stage"] == "rank" and last["order"] in lpc.DELTA_AS_LPC:
         return _fused_ranks(s, stream, chain, n, channels, native)
@@ -209,8 +223,9 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
     parsed, unsigned = fused
     if len(chain) == 1:
         coded = SIGNED_OF_WIDTH[native.itemsize]  # the lpc stage's output: the signed dtype of the width
-        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed)
-        out = values.astype(coded)  # exact: every sample is wrapped to the width already
+        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed,
+                                     out=s.int64_buffer(n))
+        out = values.astype(coded)  # exact: every sample is wrapped to the width already (a copy)
         if unsigned == UNSIGNED:
             out = signed_bits(out, UNSIGNED)  # undo the offset of unsigned input
         return out if out.dtype == native else out.view(native)
@@ -278,8 +293,9 @@ def _fused_ranks(s: Shared, stream: dict, chain: list[dict], n: int, channels: i
     dtypes = frontend.chain_dtypes(chain, native)  # native, the ranks' (unsigned), the deltas' (signed)
     coefs = lpc.DELTA_AS_LPC[chain[1]["order"]]
     parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
-    values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * dtypes[2].itemsize, parsed)
-    ranks = values.astype(dtypes[2]).view(dtypes[1]).reshape(channels, frames)
+    values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * dtypes[2].itemsize, parsed,
+                                 out=s.int64_buffer(n))
+    ranks = values.astype(dtypes[2]).view(dtypes[1]).reshape(channels, frames)  # (a copy: the buffer is free)
     out = np.empty((channels, frames), native)
     for c, table in enumerate(tables):
         k = ranks[c]

@@ -31,6 +31,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from .._kernels import tally as _tally
 from .._validate import check_int
 from ..errors import CorruptDataError
 from . import cms2, cmt2, const, floatpack, hold, mag, mixsignal, packed, rans
@@ -106,7 +107,13 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     n = int(arr.size)
     if n == 0:
         return {"coder": "packed", "n": 0, "width": 0, "payload": b""}
-    counts = np.bincount(arr, minlength=vocab_size).astype(np.int64, copy=False)  # (intp: no copy on 64-bit)
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8 and arr.dtype.isnative:
+        # (np.bincount's counts, the tokens read in their width: bincount copied int32 tokens to
+        # intp first, 8 bytes a token of fresh pages; _check_tokens checked their range)
+        counts = np.zeros(vocab_size, np.int64)
+        _tally.token_counts(arr, counts)
+    else:
+        counts = np.bincount(arr, minlength=vocab_size).astype(np.int64, copy=False)  # (intp: no copy on 64-bit)
     # the used ids: from the tokens themselves when the vocabulary is much larger than they are
     # (level 2's dense ids span millions of values for a few thousand tokens: a pass over the
     # histogram read 8 bytes a value of the span), else from the histogram; the same array

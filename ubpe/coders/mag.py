@@ -120,13 +120,15 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     if total / 8.0 > 1.05 * budget + 64:
         return None
     freqs = _mag_freqs(stats[i], pb)  # the chosen option's
-    words = np.zeros(n + 2, dtype=np.uint32)
-    raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
+    # (not zeroed: mag_encode writes every raw byte and every word from the returned start on,
+    # the only ones kept; np.zeros' calloc of ECG's 432 KB of words took fresh pages each call)
+    words = np.empty(n + 2, dtype=np.uint32)
+    raw = np.empty((raw_bits + 7) // 8, dtype=np.uint8)
     start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
-            "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
+            "payload": np.ascontiguousarray(words[start:], "<u4").tobytes(), "raw": raw.tobytes()}
 
 
 
@@ -194,7 +196,8 @@ _NO_LPC = (False, np.zeros(0, np.uint64), np.uint64(0), 0, _EMPTY_I64, _ONE_ZERO
 
 
 def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: int, bits: int,
-                    channels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+                    channels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
+                    out: np.ndarray | None = None) -> np.ndarray:
     """A "mag" stream (checked as :func:`ubpe.coders.decode_stream` checks it) decoded and LPC-reconstructed
     in one pass: the int64 signal, ``(channels, frames)`` flattened, wrapped to ``bits`` bits.
 
@@ -202,7 +205,9 @@ def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: i
     (both modulo 2**bits); ``channels`` holds each channel's checked LPC params as
     :func:`ubpe.frontend.lpc.check_lpc_params` returns them, for ``fields["n"] // len(channels)``
     frames each. The same values as decoding the tokens, mapping them to values of ``bits``
-    bits and inverting the LPC stage, in a quarter less time (``mag_decode``).
+    bits and inverting the LPC stage, in a quarter less time (``mag_decode``). ``out``: int64,
+    C-contiguous, ``n`` cells, written and returned (None: a new array); its contents on entry
+    do not matter.
     """
     if not isinstance(fields, dict) or fields.get("coder") != "mag":
         raise ValueError("decode_with_lpc takes a \"mag\" stream")
@@ -230,11 +235,21 @@ def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: i
         cstart = np.cumsum([0] + [c[3].shape[0] for c in channels], dtype=np.int64)
         orders, shifts, coefs = (np.concatenate([c[j] for c in channels]).astype(np.int64) for j in (1, 2, 3))
     lpc = (True, _EMPTY_U64 if lut is None else lut.astype(np.uint64, copy=False), np.uint64(lo % (1 << 64)),
-           64 - bits, blocks, bstart, orders, shifts, cstart, coefs, np.empty(n, np.int64))
+           64 - bits, blocks, bstart, orders, shifts, cstart, coefs, _int64_out(out, n))
     return _decode_mag(fields, n, vocab_size, lpc)
 
 
 _EMPTY_U64 = np.zeros(0, np.uint64)
+
+
+def _int64_out(out: np.ndarray | None, n: int) -> np.ndarray:
+    """:func:`decode_with_lpc`'s output array: ``out`` when it is int64, C-contiguous, 1-D and of
+    ``n`` cells (ValueError otherwise), else a new one."""
+    if out is None:
+        return np.empty(n, np.int64)
+    if out.dtype != np.int64 or out.ndim != 1 or out.shape[0] != n or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous int64 array of {n} cells")
+    return out
 
 
 _MAG_KEYS = frozenset(FIELDS)

@@ -271,7 +271,7 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
     out = np.zeros(n + 2, dtype=np.uint32)
     start = _k.rans_encode(dense, f, pb, out)
     return {"coder": "rans", "n": n, "k": k, "q": q, "pb": pb, "freq": _table_bytes(ids, codes, vocab_size, mode),
-            "payload": out[start:].astype("<u4").tobytes()}
+            "payload": np.ascontiguousarray(out[start:], "<u4").tobytes()}
 
 
 def stream_bits(ids: np.ndarray, used: np.ndarray, vocab_size: int) -> float | None:

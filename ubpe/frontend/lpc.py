@@ -24,6 +24,7 @@ import numpy as np
 
 from .._kernels import level1 as _fast
 from .._kernels import predict as _k
+from .._kernels import tally as _tally
 from .._validate import check_choice, check_int, expect_map, field_bytes, field_int
 from ..errors import CorruptDataError
 from ._common import (
@@ -53,14 +54,21 @@ MAX_BLOCK = 1 << 24
 WINDOWS = {"none": 0, "welch": 1, "tukey": 2, "hann": 3, "tukey25": 4}
 
 
+#: The coefficient precisions :func:`lpc_forward` and :func:`lpc_reweight` try by default (the
+#: stage's, :class:`LpcStage`).
+_PRECISIONS = (12, 15)
+
+
 def _pack_coefs(coefs: np.ndarray, widths: np.ndarray) -> bytes:
     """Each coefficient as ``width`` bits of two's complement, little-endian bit order."""
     if coefs.size == 0:
         return b""
-    t = np.arange(MAX_PRECISION, dtype=np.int64)
-    raw = coefs.astype(np.int64) & ((np.int64(1) << widths) - 1)
-    bits = ((raw[:, None] >> t) & 1).astype(np.uint8)
-    return np.packbits(bits[t[None, :] < widths[:, None]], bitorder="little").tobytes()
+    # (one compiled pass, _tally.pack_bits: the same bytes as np.packbits of the bit matrix
+    # ``(coefs[:, None] >> arange(16)) & 1`` masked to each width, bitorder="little")
+    widths = np.ascontiguousarray(widths, dtype=np.int64)
+    out = np.zeros((int(widths.sum()) + 7) // 8, np.uint8)
+    _tally.pack_bits(np.ascontiguousarray(coefs, dtype=np.int64), widths, out)
+    return out.tobytes()
 
 
 def lpc_forward(
@@ -69,7 +77,7 @@ def lpc_forward(
     block: int = 4096,
     max_order: int = MAX_ORDER,
     window: str | tuple[str, ...] = "tukey",
-    precisions: tuple[int, ...] = (12, 15),
+    precisions: tuple[int, ...] = _PRECISIONS,
     candidates: int = 3,
     costed_every: int = 1,
 ) -> tuple[np.ndarray, dict]:
@@ -125,6 +133,18 @@ def lpc_forward(
         raise ValueError("precisions must not be empty")
     candidates = check_int("candidates", candidates, 1, MAX_ORDER)
     costed_every = check_int("costed_every", costed_every, 1, 64)
+    return _forward_signal(s, dtype, mode, block, max_order, kinds, precs, candidates, costed_every)[:2]
+
+
+def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_order: int, kinds: np.ndarray,
+                    precs: list[int], candidates: int, costed_every: int
+                    ) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`lpc_forward` of the signal ``s, dtype, mode`` (:func:`as_signal`'s) with its
+    arguments checked (``kinds``: the windows' numbers): the residual, the params, and the
+    params as arrays ``(orders, shifts, precisions, coefs)`` (int64; :func:`check_lpc_params`'
+    orders, shifts and coefs). The LPC stage analyses a channel at several block lengths and
+    refits it from one int64 signal (:meth:`LpcStage._analysed`: ECG's, 864 KB, was made for
+    each call)."""
     bits = 8 * dtype.itemsize
     n = s.shape[0]
     nb = -(-n // block)
@@ -153,7 +173,7 @@ def lpc_forward(
         "precisions": pbits.astype(np.uint8).tobytes(),
         "coefs": _pack_coefs(coefs, np.repeat(pbits, orders)),
     }
-    return res, params
+    return res, params, (orders, shifts, pbits, coefs)
 
 
 def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -312,7 +332,7 @@ def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = Fals
 
 
 def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_ORDER,
-                 precisions: tuple[int, ...] = (12, 15), local_span: int | None = None, span: int | None = None,
+                 precisions: tuple[int, ...] = _PRECISIONS, local_span: int | None = None, span: int | None = None,
                  iterations: int | None = None, equations: int | None = None, gate: float | None = None,
                  margin: float | None = None) -> tuple[np.ndarray, dict]:
     """:func:`lpc_forward`'s result for ``x`` with the predictors of some blocks refitted for
@@ -352,12 +372,32 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     if not precs:
         raise ValueError("precisions must not be empty")
     precision = max(precs)  # a narrow notch (zeros near the unit circle) needs fine coefficients
-    local_span, span, iterations, equations, gate, margin = _reweight_tuning(local_span, span, iterations, equations,
-                                                                             gate, margin)
+    tuning = _reweight_tuning(local_span, span, iterations, equations, gate, margin)
+    pbits = np.frombuffer(params["precisions"], np.uint8).astype(np.int64)
+    return _reweight_signal(s, dtype, r, residual, params, (block, orders, shifts, pbits, coefs), max_order,
+                            precision, tuning)
+
+
+def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, residual: np.ndarray, params: dict,
+                     parsed: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], max_order: int,
+                     precision: int, tuning: tuple[int, int, int, int, float, float]) -> tuple[np.ndarray, dict]:
+    """:func:`lpc_reweight` of the signal ``s, dtype`` (:func:`as_signal`'s) with its arguments
+    checked: ``residual`` and ``params`` :func:`lpc_forward`'s, ``r`` the residual as int64
+    (:func:`residual_in`; None: made here when a block is refitted), ``parsed`` the params as
+    ``(block, orders, shifts, precisions, coefs)`` (int64 arrays, :func:`check_lpc_params`'),
+    ``precision`` the largest of the precisions, ``tuning`` :func:`_reweight_tuning`'s."""
+    local_span, span, iterations, equations, gate, margin = tuning
+    block, orders, shifts, pbits, coefs = parsed
+    bits = 8 * dtype.itemsize
+    n = s.shape[0]
     if n == 0 or max_order == 0:
         return residual, params
-    pbits = np.frombuffer(params["precisions"], np.uint8).astype(np.int64)
-    whole, local = _block_costs(r, block, local_span, bits <= 32)  # (r: int64 of a signal of `bits`)
+    # (the residual in its width where it is at most 32 bits: the same sums as of its int64 values)
+    narrow = np.asarray(residual)
+    if r is None and not (narrow.dtype.itemsize <= 4 and narrow.dtype.isnative and narrow.dtype.kind == "i"
+                          and narrow.ndim == 1):
+        r = residual_in(residual, "residual")
+    whole, local = _block_costs(r if r is not None else narrow, block, local_span, bits <= 32)
     counts = np.minimum(block, n - np.arange(0, n, block))
     moving = np.flatnonzero(whole - local >= gate * counts)
     if moving.size == 0:
@@ -367,6 +407,8 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
     orders, shifts, pbits = orders.copy(), shifts.copy(), pbits.copy()
     q = np.zeros(max_order, np.int64)
     changed = False
+    if r is None:
+        r = residual_in(residual, "residual")
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
         fit = _fast.reweight_fit if bits <= 32 and block < 1 << 20 else _k.reweight_fit  # (the same result)
@@ -487,10 +529,19 @@ class LpcStage(PerChannel):
         if not (isinstance(window, str) and window in WINDOWS):  # (a window's name: valid)
             lpc_forward(np.zeros(0, np.int16), window=self.window)  # the window's errors now
 
-    def _analysed(self, row: np.ndarray, reweight: bool, digest: bytes | None = None) -> tuple[np.ndarray, dict]:
+    def _kinds(self) -> np.ndarray:
+        """The numbers of the stage's windows (int64), as :func:`lpc_forward` checks them."""
+        names = (self.window,) if isinstance(self.window, str) else self.window
+        return np.array([WINDOWS[check_choice("window", name, WINDOWS)] for name in names], np.int64)
+
+    def _analysed(self, row: np.ndarray, reweight: bool, digest: bytes | None = None,
+                  signal: tuple | None = None, out: list | None = None) -> tuple[np.ndarray, dict]:
         """The channel ``row``'s residual and params (cached; the caller must not modify them).
         ``digest``: the row's, when the caller has it (the refit's call for the plain analysis:
-        one hash of the row, not two; 0.22 ms for ECG's 108 000 int16 values)."""
+        one hash of the row, not two; 0.22 ms for ECG's 108 000 int16 values). ``signal``: the
+        row's :func:`as_signal`, when the caller has it; ``out`` (the plain analysis, not from
+        the cache): given the block length and the params as arrays
+        (:func:`_forward_signal`'s)."""
         key = None
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             if digest is None:
@@ -500,21 +551,35 @@ class LpcStage(PerChannel):
             found = _ANALYSED.get(key)
             if found is not None:
                 return found
+        # the channel as int64 once for every block length and the refit (as_signal; ECG's 864 KB
+        # were made by each call), the windows' numbers once (lpc_forward's checks)
+        signal = as_signal(row) if signal is None else signal
         if reweight:
-            r, p = self._analysed(row, False, digest)
-            found = lpc_reweight(row, r, p, **self.reweight_options)
+            parsed: list = []
+            r, p = self._analysed(row, False, digest, signal, parsed)
+            if parsed:
+                block, (orders, shifts, pbits, coefs) = parsed
+                tuning = _reweight_tuning(*(self.reweight_options[k] for k in _REWEIGHT_KEYS))
+                found = _reweight_signal(signal[0], signal[1], None, r, p, (block, orders, shifts, pbits, coefs),
+                                         MAX_ORDER, max(_PRECISIONS), tuning)
+            else:  # (the plain analysis from the cache: its params parsed again)
+                found = lpc_reweight(row, r, p, **self.reweight_options)
         else:
             best, covered = None, False
+            kinds = self._kinds()
             for block in self.blocks:
                 if covered:  # a block already tried held the whole channel: the same predictor
                     continue
                 covered = block >= row.shape[0]
-                r, p = lpc_forward(row, block=block, window=self.window, candidates=self.candidates,
-                                   costed_every=self.costed_every)
+                r, p, arrays = _forward_signal(*signal, block, MAX_ORDER, kinds, list(_PRECISIONS), self.candidates,
+                                               self.costed_every)
                 cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
-                    best = (cost, r, p)
-            found = best[1:]
+                    best = (cost, r, p, (block, arrays))
+            found = best[1:3]
+            if out is not None:
+                out.append(best[3][0])
+                out.append(best[3][1])
         if key is None:
             return found
         with _ANALYSED_LOCK:

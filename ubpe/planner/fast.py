@@ -10,6 +10,7 @@ import msgpack
 
 from .. import frontend
 from .._kernels import level1 as _k
+from .._kernels import tally as _tally
 from ..coders import mag, packed_width, rans
 from ..format import container
 from ..format.fields import alphabet_field
@@ -75,7 +76,7 @@ class _LayoutPass:
 
     lo: int
     hi: int
-    d: np.ndarray  #: y - lo, int64
+    y: np.ndarray  #: the values (1-D integers); ``d = y - lo`` below, never made as an array
     counts: np.ndarray  #: histogram of d over the span
     present: np.ndarray
     rank: np.ndarray  #: int32: a value's bare id, by d
@@ -84,13 +85,21 @@ class _LayoutPass:
     has_dense: bool
     stats: np.ndarray | None  #: layout_stats' counts (None: a single value)
     raws: tuple[int, int]
+    ids: np.ndarray | None = None  #: int32 ``rank[d]``, the bare ids (None: not made, a single value)
+
+    def bare_ids(self) -> np.ndarray:
+        """``rank[d]`` (int32): :attr:`ids`, made here when the pass did not."""
+        if self.ids is None:
+            self.ids = np.empty(self.y.shape[0], np.int32)
+            _tally.gather_offsets(self.y, self.lo, self.rank, self.ids)
+        return self.ids
 
 
-def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray, np.ndarray] | None:
-    """``(lo, hi, d, counts)`` of the values ``y`` (1-D integers): their least and greatest,
-    ``d = y - lo`` (int64) and its histogram over the span (``np.bincount(d, minlength=hi - lo
-    + 1)``); None when they span more than 2**22 values or reach 2**63 (or are not integers, or
-    none). Kept in ``memo`` by the array's identity (with the array: its id stays its), for
+def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] | None:
+    """``(lo, hi, counts)`` of the values ``y`` (1-D integers): their least and greatest and the
+    histogram of ``d = y - lo`` over the span (``np.bincount(d, minlength=hi - lo + 1)``; ``d``
+    not made: :func:`ubpe._kernels.tally.offset_counts`); None when they span more than 2**22
+    values or reach 2**63 (or are not integers, or none). Kept in ``memo`` by the array's identity (with the array: its id stays its), for
     :func:`fast_plan`'s value counts, :func:`_layout_pass` and :func:`small_ids` of one output."""
     key = ("histogram", id(y))
     if memo is not None and key in memo:
@@ -99,10 +108,11 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray, 
     if y.shape[0] and y.dtype.kind in "iu":
         lo, hi = int(y.min()), int(y.max())
         if hi - lo < 1 << 22 and hi < 1 << 63:
-            d = np.empty(y.shape[0], np.int64)
             counts = np.zeros(hi - lo + 1, np.int64)
-            _k.offset_histogram(y, lo, d, counts)  # (np.subtract and np.bincount's numbers, one pass)
-            found = (lo, hi, d, counts)
+            # (np.bincount's numbers, one pass reading the values in their width; ECG's d = y - lo
+            # took 864 KB of int64 an output, kept through the plan)
+            _tally.offset_counts(y, lo, counts)
+            found = (lo, hi, counts)
     if memo is not None:
         memo[key] = (y, found)
     return found
@@ -114,8 +124,9 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     h = _histogram(y, memo)
     if h is None:
         return value_counts(y)
-    counts = h[3]
-    return counts[counts > 0]
+    counts = h[2]
+    out = np.empty(counts.shape[0], np.int64)
+    return out[:_tally.nonzero_cells(counts, out)]  # (counts[counts > 0], one compiled pass)
 
 
 def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
@@ -124,25 +135,29 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
     if memo is not None and id(y) in memo:
         return memo[id(y)][1]
     n = y.shape[0]
-    lo, hi, d, counts = _histogram(y, memo)
+    lo, hi, counts = _histogram(y, memo)
     present = counts > 0
     rank = np.cumsum(present, dtype=np.int32) - 1
     where = np.flatnonzero(present)
     middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
     has_dense = dense_fits(where.shape[0], lo, hi)
-    stats, raws = None, (0, 0)
+    stats, raws, ids = None, (0, 0), None
     if where.shape[0] > 1:
         # layout_stats' counts, by one mag_stats pass a layout (magnitudes and classes first, then
         # both rates; 1.22 -> 0.85 ms on ECG's LPC residual)
         stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
         rates = np.array(s.estimate_rates, np.int64)
-        raw = int(_k.mag_stats(rank[d], int(rank[middle]), rates, stats[:2]))
+        ids = np.empty(n, np.int32)  # rank[d] (kept: layouts' bare ids, the same array, not made again)
+        _tally.gather_offsets(y, lo, rank, ids)
+        raw = int(_k.mag_stats(ids, int(rank[middle]), rates, stats[:2]))
         if has_dense and where.shape[0] == hi - lo + 1:  # every value of the span present: rank[d] is d
             stats[2:] = stats[:2]
             raws = (raw, raw)
         else:
-            raws = (raw, int(_k.mag_stats(d, middle, rates, stats[2:])) if has_dense else 0)
-    found = _LayoutPass(lo, hi, d, counts, present, rank, where, middle, has_dense, stats, raws)
+            # the dense ids d = y - lo about their median: y about lo + middle, the same
+            # differences token - center, so the same counts and raw bits (no d array made)
+            raws = (raw, int(_k.mag_stats(y, lo + middle, rates, stats[2:])) if has_dense else 0)
+    found = _LayoutPass(lo, hi, y, counts, present, rank, where, middle, has_dense, stats, raws, ids)
     if memo is not None:
         memo[id(y)] = (y, found)
     return found
@@ -217,10 +232,23 @@ class Layouts:
     costs: dict[tuple[str, str], float]
     alphabet: Alphabet
     ids: np.ndarray
-    dense: tuple[Alphabet, np.ndarray] | None
+    #: ``(lo, hi, y)`` of the dense ids ``y - lo`` where they fit (``y`` the values), else None:
+    #: :attr:`dense` makes them when asked (most outputs take the bare ids: ECG's 108 000 dense
+    #: ids, an int32 array, were made and dropped)
+    dense_span: tuple[int, int, np.ndarray] | None
     #: "bare" and "dense" -> the "mag" counts the sizing made of those ids, as the coder takes
     #: them (:attr:`ubpe.coders._base.Tokens.mag_stats`: ``{rate: (counts, raw bits, center)}``)
     mag_stats: dict[str, dict] | None = None
+
+    @property
+    def dense(self) -> tuple[Alphabet, np.ndarray] | None:
+        """The dense ids' alphabet (every value of ``[lo, hi]``) and ids (int32 ``d``), or None."""
+        if self.dense_span is None:
+            return None
+        lo, hi, y = self.dense_span
+        ids = np.empty(y.shape[0], np.int32)
+        _tally.offsets(y, lo, ids)  # (d = y - lo in int32, no int64 array first)
+        return Alphabet.span(lo, hi), ids
 
 
 def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float] | None = None,
@@ -243,7 +271,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     if span > 1 << 22 or hi >= 1 << 63:
         return None
     lp = _layout_pass(y, s, memo)
-    d, rank, where, has_dense, stats = lp.d, lp.rank, lp.where, lp.has_dense, lp.stats
+    rank, where, has_dense, stats = lp.rank, lp.where, lp.has_dense, lp.stats
     a = where.shape[0]
     if a <= 1:
         return None
@@ -268,7 +296,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("dense", "mag")] <= bound:
             costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
-        dense = (Alphabet(np.arange(lo, hi + 1, dtype=np.int64)), d.astype(np.int32))
+        dense = (lo, hi, y)
     # "packed", which every stream is offered (short streams: no table to pay for)
     packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
     if costs and packed_bytes < min(costs.values()):
@@ -281,7 +309,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle])) for j, r in enumerate(rates)}}
     if has_dense:
         known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle) for j, r in enumerate(rates)}
-    return Layouts(costs, alphabet, rank[d], dense, known if s.fast_reuse_mag_stats else None)
+    return Layouts(costs, alphabet, lp.ids, dense, known if s.fast_reuse_mag_stats else None)
 
 
 def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[Candidate]:
@@ -321,7 +349,7 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     # modulo _PAIR_CELLS beyond), from one compiled pass (four numpy passes and their int64 copies
     # took about 0.1 ms a call on 16 384 ids); summed by numpy as before
     cells = a * a if a * a <= _PAIR_CELLS else _PAIR_CELLS
-    out = np.empty(cells + 2 * a, np.float64)
+    out = np.empty(min(cells, n) + 2 * a, np.float64)  # (n pairs use at most n cells)
     k2, kl, kr = _k.pair_counts(np.ascontiguousarray(ids), a, cells, out)
     # (copies: the fresh arrays numpy's c[c > 0].astype(np.float64) made, for its log2 and sum)
     pairs, left, right = out[:k2].copy(), out[k2:k2 + kl].copy(), out[k2 + kl:k2 + kl + kr].copy()
@@ -352,7 +380,9 @@ def merges_may_pay(ids: np.ndarray, a: int, s: Settings, size: float = 0.0, best
     repeats = s.fast_merge_repeats if repeats is None else repeats
     if distinct * repeats > ids.shape[0] - 1 or information < s.fast_merge_information:
         return False
-    c = np.bincount(ids, minlength=a).astype(np.float64)
+    c = np.zeros(a, np.int64)
+    _tally.token_counts(ids, c)  # (np.bincount's counts, the ids read in their width)
+    c = c.astype(np.float64)
     c = c[c > 0]
     n = float(ids.shape[0])
     entropy = np.log2(n) - float((c * np.log2(c)).sum()) / n
@@ -516,7 +546,7 @@ def small_ids(y: np.ndarray, limit: int, memo: dict | None = None) -> tuple[np.n
     if lp is not None:
         lp = lp[1]
         a = int(lp.where.shape[0])
-        return None if a > limit else (lp.rank[lp.d], a)
+        return None if a > limit else (lp.bare_ids(), a)
     lo, hi = int(y.min()), int(y.max())
     if hi - lo >= 1 << 22 or hi >= 1 << 63:
         return None
