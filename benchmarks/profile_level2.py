@@ -1,7 +1,7 @@
 """Where level 2's compress time goes, without cProfile's per-call overhead (issue 28, target 2):
 
     UBPE_DATA=/work/shared/data nice -n 5 python benchmarks/profile_level2.py [--sets ecg,seismic,audio7,audio]
-        [--rounds 5] [--top 12] [--sample 0]
+        [--rounds 5] [--top 12] [--sample 0] [--rest-only]
 
 Every compiled kernel that Python calls (each ``CPUDispatcher`` attribute of the ``ubpe``
 modules, replaced by a wrapper that adds its ``time.process_time``; kernels called from other
@@ -15,7 +15,10 @@ N-th of them), neural (the 24 recordings joined).
 ``--sample K``: also K rounds under a SIGPROF sampler (``setitimer``, 0.1 ms asked; the kernel's
 timer granularity gives about one sample per 4 ms here) and the share of samples per function,
 inclusive (on the stack) and per line at the top of the stack (a kernel's time is its calling
-line's); for finding the rest's parts, which cProfile inflates about threefold.
+line's); for finding the rest's parts, which cProfile inflates about threefold. ``--rest-only``:
+only the samples taken outside the kernels' wrappers (the rest's share); a kernel's time still
+lands on the first Python code run after it (e.g. numba's ``_numba_unpickle`` when a kernel
+returns an array).
 """
 
 from __future__ import annotations

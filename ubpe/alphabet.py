@@ -31,7 +31,7 @@ def _distinct(a: np.ndarray) -> np.ndarray:
     flat = a.reshape(-1)
     lo, hi = int(flat.min()), int(flat.max())
     if hi - lo < flat.size and flat.size >= 4096:
-        if flat.dtype.kind in "iu":  # (one compiled pass: the same values)
+        if flat.dtype.kind in "iu" and flat.dtype.isnative:  # (one compiled pass: the same values)
             return _counts.span_distinct(np.ascontiguousarray(flat), lo, hi - lo + 1)
         return np.flatnonzero(np.bincount(flat.astype(np.int64) - lo, minlength=hi - lo + 1)) + lo
     s = np.sort(flat)
@@ -262,7 +262,8 @@ class Alphabet:
         elif values.dtype == np.uint64 and seq.dtype.kind == "i":
             self._raise_if_any(seq, seq < 0)
             seq = seq.astype(np.uint64)
-        if self._table is not None and seq.dtype.kind in "iu" and seq.dtype != np.uint64 and values.dtype == np.int64:
+        if (self._table is not None and seq.dtype.kind in "iu" and seq.dtype.isnative and seq.dtype != np.uint64
+                and values.dtype == np.int64):
             ids = np.empty(len(seq), dtype=np.int32)  # (one compiled pass; a value off the table: below)
             if _counts.table_ids(np.ascontiguousarray(seq), self._lo, self._table, ids) < 0:
                 return ids

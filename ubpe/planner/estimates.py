@@ -20,7 +20,7 @@ def value_counts(y: np.ndarray) -> np.ndarray:
     lo, hi = int(y.min()), int(y.max())
     if hi - lo < 1 << 22 and hi < 1 << 63:
         # (one compiled pass: np.bincount(np.subtract(y, lo, dtype=np.int64)) and its non-zero cells)
-        return _counts.span_counts(np.ascontiguousarray(y), lo, hi - lo + 1)
+        return _counts.span_counts(np.ascontiguousarray(y, dtype=y.dtype.newbyteorder("=")), lo, hi - lo + 1)
     return np.unique(y, return_counts=True)[1]
 
 
