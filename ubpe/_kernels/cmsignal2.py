@@ -679,11 +679,41 @@ PLAN_HISTOGRAM_MIN = 1 << 16
 
 
 @njit(cache=True, nogil=True)
+def _heap_sort(w, lo, hi):
+    """Sort ``w[lo:hi]`` (int64) ascending in place (a heap sort: the same values as any sort)."""
+    n = hi - lo
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_down(w, lo, start, n)
+    for end in range(n - 1, 0, -1):
+        t = w[lo]
+        w[lo] = w[lo + end]
+        w[lo + end] = t
+        _sift_down(w, lo, 0, end)
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(w, lo, root, n):
+    """Restore the max-heap ``w[lo:lo + n]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and w[lo + child] < w[lo + child + 1]:
+            child += 1
+        if w[lo + root] >= w[lo + child]:
+            return
+        t = w[lo + root]
+        w[lo + root] = w[lo + child]
+        w[lo + child] = t
+        root = child
+
+
+@njit(cache=True, nogil=True)
 def _plan_compiled(t, vocab_size):
     """:func:`plan`'s header (mode, center, k_0..k_L) for ``t`` (int32, n >= 1, 2 <= V <= 2**24)
     in one compiled call: the same integers as its numpy path (the lower median from a histogram
     of the ids, the k-th smallest; the ranks' histograms of :func:`_rank_counts` counted
-    directly, without the (3, n) ranks; each sorted, its zeros first, :func:`_huff_lengths`
+    directly, without the (3, n) ranks; each sorted, its zeros first (:func:`_heap_sort`), :func:`_huff_lengths`
     halved until it fits,
     the cost, the first mode of least cost). Returns mode -1 (nothing else meaningful) when an id
     is outside [0, V): the numpy path handles them. Encoder only (not normative)."""
@@ -705,7 +735,8 @@ def _plan_compiled(t, vocab_size):
             break
     # the ranks' histograms (h reused for mode 0's): u of every id is in [0, V)
     c0 = h
-    c0[:] = 0
+    for v in range(vocab_size):
+        c0[v] = 0
     c1 = zeros(vocab_size, np.int64)
     c2 = zeros(vocab_size, np.int64)
     top0 = top1 = top2 = 0
@@ -736,22 +767,25 @@ def _plan_compiled(t, vocab_size):
         else:
             counts, top = c2, top2
         size = imax(top + 1, 2)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1): a count 0 appended
-        # sorted: the zero counts first (most of a wide alphabet's), then the others sorted
-        nz = empty(size, np.int64)
+        # sorted: the zero counts first (most of a wide alphabet's), then the others, heap-sorted
+        # in place at the end (subtle: no np.sort nor slice assignment, whose numba overloads
+        # added about 4 s of cold compile)
+        w = zeros(size, np.int64)
         k = 0
         for j in range(size):
             if counts[j] != 0:
-                nz[k] = counts[j]
                 k += 1
-        w = zeros(size, np.int64)
-        w[size - k:] = np.sort(nz[:k])
+                w[size - k] = counts[j]
+        _heap_sort(w, size - k, size)
         hw = w
         while True:
             a = _huff_lengths(hw)
             if a[0] <= MAX_LEN:
                 break
             hw = (hw >> 1) + 1
-        lengths = a[::-1].copy()
+        lengths = empty(size, np.int64)
+        for j in range(size):
+            lengths[j] = a[size - 1 - j]
         cost = np.int64(0)
         for j in range(size):
             cost += w[size - 1 - j] * lengths[j]
