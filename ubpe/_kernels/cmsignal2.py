@@ -672,10 +672,140 @@ def _code_lengths(w: np.ndarray) -> np.ndarray:
         w = (w >> 1) + 1  # subtle: converges to equal weights, at most 24 bits for U <= 2**24
 
 
+#: :func:`plan` takes :func:`_plan_compiled` up to ``PLAN_HISTOGRAM_SPAN * n + PLAN_HISTOGRAM_MIN``
+#: ids (its histograms of V cells a mode; a wider alphabet: the numpy path, the same header)
+PLAN_HISTOGRAM_SPAN = 8
+PLAN_HISTOGRAM_MIN = 1 << 16
+
+
+@njit(cache=True, nogil=True)
+def _heap_sort(w, lo, hi):
+    """Sort ``w[lo:hi]`` (int64) ascending in place (a heap sort: the same values as any sort)."""
+    n = hi - lo
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_down(w, lo, start, n)
+    for end in range(n - 1, 0, -1):
+        t = w[lo]
+        w[lo] = w[lo + end]
+        w[lo + end] = t
+        _sift_down(w, lo, 0, end)
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(w, lo, root, n):
+    """Restore the max-heap ``w[lo:lo + n]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and w[lo + child] < w[lo + child + 1]:
+            child += 1
+        if w[lo + root] >= w[lo + child]:
+            return
+        t = w[lo + root]
+        w[lo + root] = w[lo + child]
+        w[lo + child] = t
+        root = child
+
+
+@njit(cache=True, nogil=True)
+def _plan_compiled(t, vocab_size):
+    """:func:`plan`'s header (mode, center, k_0..k_L) for ``t`` (int32, n >= 1, 2 <= V <= 2**24)
+    in one compiled call: the same integers as its numpy path (the lower median from a histogram
+    of the ids, the k-th smallest; the ranks' histograms of :func:`_rank_counts` counted
+    directly, without the (3, n) ranks; each sorted, its zeros first (:func:`_heap_sort`), :func:`_huff_lengths`
+    halved until it fits,
+    the cost, the first mode of least cost). Returns mode -1 (nothing else meaningful) when an id
+    is outside [0, V): the numpy path handles them. Encoder only (not normative)."""
+    n = t.shape[0]
+    vm1 = vocab_size - 1
+    h = zeros(vocab_size, np.int64)
+    for i in range(n):
+        v = np.int64(t[i])
+        if v < 0 or v > vm1:
+            return -1, 0, zeros(1, np.int64)
+        h[v] += 1
+    k = (n - 1) // 2  # the lower median: the k-th smallest (from 0)
+    center = 0
+    seen = 0
+    for v in range(vocab_size):
+        seen += h[v]
+        if seen > k:
+            center = v
+            break
+    # the ranks' histograms (h reused for mode 0's): u of every id is in [0, V)
+    c0 = h
+    for v in range(vocab_size):
+        c0[v] = 0
+    c1 = zeros(vocab_size, np.int64)
+    c2 = zeros(vocab_size, np.int64)
+    top0 = top1 = top2 = 0
+    mc = imin(center, vm1 - center)
+    for i in range(n):
+        tk = np.int64(t[i])
+        p1 = np.int64(t[i - 1]) if i >= 1 else np.int64(center)
+        p2 = p1
+        if i >= 2:
+            p2 = clamp(2 * p1 - np.int64(t[i - 2]), 0, vm1)
+        u0 = _rank(tk, np.int64(center), mc)
+        u1 = _rank(tk, p1, imin(p1, vm1 - p1))
+        u2 = _rank(tk, p2, imin(p2, vm1 - p2))
+        c0[u0] += 1
+        c1[u1] += 1
+        c2[u2] += 1
+        top0 = imax(u0, top0)
+        top1 = imax(u1, top1)
+        top2 = imax(u2, top2)
+    best_cost = np.int64(-1)
+    best_mode = 0
+    best_lengths = zeros(1, np.int64)
+    for mode in range(3):
+        if mode == 0:
+            counts, top = c0, top0
+        elif mode == 1:
+            counts, top = c1, top1
+        else:
+            counts, top = c2, top2
+        size = imax(top + 1, 2)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1): a count 0 appended
+        # sorted: the zero counts first (most of a wide alphabet's), then the others, heap-sorted
+        # in place at the end (subtle: no np.sort nor slice assignment, whose numba overloads
+        # added about 4 s of cold compile)
+        w = zeros(size, np.int64)
+        k = 0
+        for j in range(size):
+            if counts[j] != 0:
+                k += 1
+                w[size - k] = counts[j]
+        _heap_sort(w, size - k, size)
+        hw = w
+        while True:
+            a = _huff_lengths(hw)
+            if a[0] <= MAX_LEN:
+                break
+            hw = (hw >> 1) + 1
+        lengths = empty(size, np.int64)
+        for j in range(size):
+            lengths[j] = a[size - 1 - j]
+        cost = np.int64(0)
+        for j in range(size):
+            cost += w[size - 1 - j] * lengths[j]
+        if best_cost < 0 or cost < best_cost:
+            best_cost, best_mode, best_lengths = cost, mode, lengths
+    cnt = zeros(best_lengths[best_lengths.shape[0] - 1] + 1, np.int64)
+    for j in range(best_lengths.shape[0]):
+        cnt[best_lengths[j]] += 1
+    return best_mode, center, cnt
+
+
 def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
-    """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L)."""
+    """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L). Up to
+    ``PLAN_HISTOGRAM_SPAN * n + PLAN_HISTOGRAM_MIN`` ids, :func:`_plan_compiled` (the same header)."""
     t = np.ascontiguousarray(tokens, dtype=np.int32)  # subtle: ids < 2**24
     n = t.size
+    if 2 <= vocab_size <= PLAN_HISTOGRAM_SPAN * n + PLAN_HISTOGRAM_MIN:
+        mode, center, cnt = _plan_compiled(t, vocab_size)
+        if mode >= 0:
+            return int(mode), int(center), cnt
     center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
     if vocab_size == 1:
         return 0, 0, np.ones(1, np.int64)

@@ -79,15 +79,10 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
                   "model": model_field(c.merges, a)}
         if c.method != "replay":
             fields["method"] = c.method
-        key = None
+        key = kept = None
         if memo is not None:  # (``base`` is the same for every candidate of one call: not in the key)
-            tokens = np.ascontiguousarray(c.tokens)
-            described = msgpack.packb([fields["front"], fields["alphabet"], fields["model"], fields.get("method")],
-                                      use_bin_type=True)
-            key = (described, tuple(c.coders), tokens.dtype.str,
-                   hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest())
-            if key in memo:
-                c.packed = memo[key]
+            key, kept = _memo_lookup(memo, c, fields)
+            if kept is None:
                 return c.packed[0]
         text = _TEXT_CODERS & set(c.coders)
         # (more than 256 symbols are no bytes: not their values copied to learn it)
@@ -104,8 +99,43 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
         grows = len(msgpack.packb(stream, use_bin_type=True)) + frontend.growing_bytes(c.chain)
         c.packed = (fields, Cost(len(container.pack(fields)), grows))
         if key is not None:
-            memo[key] = c.packed
+            memo[key] = (kept, c.packed)
     return c.packed[0]
+
+
+#: The token bytes a :func:`candidate_fields` memo holds by reference; beyond, its candidates are
+#: kept by digest (as all were before: a 256-bit BLAKE2b of every token, ~0.9 ms per 108 000)
+MEMO_HELD_BYTES = 1 << 26
+
+
+def _memo_lookup(memo: dict, c: Candidate, fields: dict) -> tuple[tuple, Any]:
+    """Whether ``memo`` holds a candidate equal to ``c`` (the same fields but the stream, coders
+    offered and tokens): if so ``c.packed`` is set to its and ``(key, None)`` returned, else the
+    key under which to keep ``c`` and what to keep of its tokens. Candidates are kept by
+    everything but their tokens, then j = 0, 1, ... (one entry a candidate coded: ``len(memo)``
+    counts them); the tokens of each candidate alike in all else are compared, by reference
+    (``np.array_equal``; a costed candidate's tokens are never changed, its packed fields are
+    theirs) up to :data:`MEMO_HELD_BYTES` held, else by digest; most keys have one candidate, and
+    then no pass over its tokens is made at all."""
+    tokens = np.ascontiguousarray(c.tokens)
+    described = msgpack.packb([fields["front"], fields["alphabet"], fields["model"], fields.get("method")],
+                              use_bin_type=True)
+    key, j, digest = (described, tuple(c.coders), tokens.dtype.str, tokens.shape), 0, None
+    while (key, j) in memo:
+        seen, packed = memo[key, j]
+        if isinstance(seen, np.ndarray):
+            same = np.array_equal(seen, tokens)
+        else:
+            digest = digest or hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest()
+            same = seen == digest
+        if same:
+            c.packed = packed
+            return (key, j), None
+        j += 1
+    held = sum(seen.nbytes for seen, _ in memo.values() if isinstance(seen, np.ndarray))
+    if held + tokens.nbytes <= MEMO_HELD_BYTES:
+        return (key, j), tokens
+    return (key, j), digest or hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest()
 
 
 def _signal_stream(c: Candidate, stream: dict) -> dict:
@@ -161,7 +191,7 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
     integers) over ``chains``."""
     proposer = ReplayEncoder(n_tokens, fit_options, s)
     # candidates costed in this call, by content; none at level 1's plan by estimates, which codes
-    # each candidate once (the memo's key hashes every token: 3 % of its time on ECG)
+    # each candidate once (the memo compares tokens only between candidates alike in all else)
     fast = level == 1 and fast_applies(x, proposer, s)
     memo: dict | None = None if fast else {}
     cost = cost_function(base, memo, _rate_sample(level, s))

@@ -442,16 +442,47 @@ LPC_BLOCKS: tuple[int, ...] = (4096, 16384)
 #: :func:`analysis_cache` (the planner's search: it puts the same channel through several
 #: chains that start with the stage, "lpc" and "lpc+adaptive", on the screen's samples and on
 #: all the values), and dropped when the last such scope ends, so that nothing outlives a
-#: ``compress`` call. Key: the channel's digest, dtype and length, the options (the refit's
-#: tuning included); value: (residual, params), never handed out
-#: (copies are).
-_ANALYSED: dict[tuple, tuple[np.ndarray, dict]] = {}
+#: ``compress`` call. Key: (the channel's dtype and length, the options (the refit's tuning
+#: included); j = 0, 1, ... for channels alike in those); value: (a copy of the channel, or its
+#: digest beyond :data:`_ANALYSED_HELD` bytes of copies; (residual, params), never handed out:
+#: copies are). One entry an analysis.
+_ANALYSED: dict[tuple, tuple[np.ndarray | bytes, tuple[np.ndarray, dict]]] = {}
 
 
 _ANALYSED_SCOPES = 0  #: open :func:`analysis_cache` scopes (any thread)
 
 
 _ANALYSED_MAX = 16
+
+
+#: The channels' bytes the cache keeps copies of (to compare a channel with: ``np.array_equal``,
+#: about 15 us for ECG's 108 000 values); beyond, it keeps their digests (a 128-bit BLAKE2b:
+#: about 0.25 ms for those values, 2.5 ms of ECG's level-2 compress when every analysis hashed)
+_ANALYSED_HELD = 1 << 25
+
+
+def _row_digest(row: np.ndarray) -> bytes:
+    return hashlib.blake2b(row.view(np.uint8), digest_size=16).digest()
+
+
+def _cached_analysis(key: tuple, row: np.ndarray) -> tuple[np.ndarray, dict] | None:
+    """The kept analysis of a channel equal to ``row`` under ``key`` (its dtype, length and the
+    options), or None: the entries ``(key, 0)``, ``(key, 1)``, ... each compared with ``row``
+    (by the copy kept, else by digest)."""
+    j, digest = 0, None
+    while True:
+        entry = _ANALYSED.get((key, j))
+        if entry is None:
+            return None
+        kept, found = entry
+        if isinstance(kept, np.ndarray):
+            if np.array_equal(kept, row):
+                return found
+        else:
+            digest = digest or _row_digest(row)
+            if kept == digest:
+                return found
+        j += 1
 
 
 #: Largest residual kept (bytes): the planner's reuse is on inputs of at most ``Settings.full_fit``
@@ -534,21 +565,17 @@ class LpcStage(PerChannel):
         names = (self.window,) if isinstance(self.window, str) else self.window
         return np.array([WINDOWS[check_choice("window", name, WINDOWS)] for name in names], np.int64)
 
-    def _analysed(self, row: np.ndarray, reweight: bool, digest: bytes | None = None,
-                  signal: tuple | None = None, out: list | None = None) -> tuple[np.ndarray, dict]:
+    def _analysed(self, row: np.ndarray, reweight: bool, signal: tuple | None = None,
+                  out: list | None = None) -> tuple[np.ndarray, dict]:
         """The channel ``row``'s residual and params (cached; the caller must not modify them).
-        ``digest``: the row's, when the caller has it (the refit's call for the plain analysis:
-        one hash of the row, not two; 0.22 ms for ECG's 108 000 int16 values). ``signal``: the
-        row's :func:`as_signal`, when the caller has it; ``out`` (the plain analysis, not from
-        the cache): given the block length and the params as arrays
+        ``signal``: the row's :func:`as_signal`, when the caller has it; ``out`` (the plain
+        analysis, not from the cache): given the block length and the params as arrays
         (:func:`_forward_signal`'s)."""
         key = None
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
-            if digest is None:
-                digest = hashlib.blake2b(row.view(np.uint8), digest_size=16).digest()
-            key = (digest, row.dtype.str, row.shape[0], self.blocks, self.window, self.candidates,
+            key = (row.dtype.str, row.shape[0], self.blocks, self.window, self.candidates,
                    self.costed_every, reweight and tuple(self.reweight_options.values()))
-            found = _ANALYSED.get(key)
+            found = _cached_analysis(key, row)
             if found is not None:
                 return found
         # the channel as int64 once for every block length and the refit (as_signal; ECG's 864 KB
@@ -556,7 +583,7 @@ class LpcStage(PerChannel):
         signal = as_signal(row) if signal is None else signal
         if reweight:
             parsed: list = []
-            r, p = self._analysed(row, False, digest, signal, parsed)
+            r, p = self._analysed(row, False, signal, parsed)
             if parsed:
                 block, (orders, shifts, pbits, coefs) = parsed
                 tuning = _reweight_tuning(*(self.reweight_options[k] for k in _REWEIGHT_KEYS))
@@ -587,7 +614,12 @@ class LpcStage(PerChannel):
                 return found
             if len(_ANALYSED) >= _ANALYSED_MAX:
                 _ANALYSED.pop(next(iter(_ANALYSED)), None)
-            _ANALYSED[key] = found
+            held = sum(kept.nbytes for kept, _ in _ANALYSED.values() if isinstance(kept, np.ndarray))
+            kept = row.copy() if held + row.nbytes <= _ANALYSED_HELD else _row_digest(row)
+            j = 0
+            while (key, j) in _ANALYSED:
+                j += 1
+            _ANALYSED[key, j] = (kept, found)
         return found
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
