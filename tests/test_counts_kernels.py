@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ubpe import alphabet
-from ubpe._kernels import cmsignal2, counts
+from ubpe._kernels import cmsignal2
+from ubpe._kernels import tally as counts
 from ubpe.alphabet import Alphabet
 from ubpe.planner.estimates import value_counts
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels import counts as _counts
+from ._kernels import tally as _tally
 from ._validate import as_documents, as_sequence, check_int, dtype_of, short
 from .errors import CorruptDataError
 
@@ -32,7 +32,7 @@ def _distinct(a: np.ndarray) -> np.ndarray:
     lo, hi = int(flat.min()), int(flat.max())
     if hi - lo < flat.size and flat.size >= 4096:
         if flat.dtype.kind in "iu" and flat.dtype.isnative:  # (one compiled pass: the same values)
-            return _counts.span_distinct(np.ascontiguousarray(flat), lo, hi - lo + 1)
+            return _tally.span_distinct(np.ascontiguousarray(flat), lo, hi - lo + 1)
         return np.flatnonzero(np.bincount(flat.astype(np.int64) - lo, minlength=hi - lo + 1)) + lo
     s = np.sort(flat)
     keep = np.empty(s.size, dtype=bool)
@@ -265,7 +265,7 @@ class Alphabet:
         if (self._table is not None and seq.dtype.kind in "iu" and seq.dtype.isnative and seq.dtype != np.uint64
                 and values.dtype == np.int64):
             ids = np.empty(len(seq), dtype=np.int32)  # (one compiled pass; a value off the table: below)
-            if _counts.table_ids(np.ascontiguousarray(seq), self._lo, self._table, ids) < 0:
+            if _tally.table_ids(np.ascontiguousarray(seq), self._lo, self._table, ids) < 0:
                 return ids
         if self._table is not None:
             hi = self._lo + len(self._table) - 1

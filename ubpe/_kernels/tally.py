@@ -1,4 +1,5 @@
-"""Small compiled passes on level 1's path that numpy made with temporaries (issue 28, target 1).
+"""Small compiled passes over integers that numpy made with temporaries (issue 28): histograms
+over a narrow span, lookups by table, token counts, bit packing.
 
 * :func:`token_counts`: ``np.bincount`` of a token stream, reading the tokens in their own width:
   numpy's ``bincount`` first copies int32 tokens to an intp array (8 bytes a token: ECG's
@@ -6,6 +7,10 @@
 * :func:`pack_bits`: ``ubpe.frontend.lpc._pack_coefs``' bit packing (each coefficient as
   ``width`` bits of two's complement, least significant first, the bytes little-endian in bit
   order), in one pass instead of a ``(coefficients, 16)`` bit matrix, a mask and ``np.packbits``.
+* :func:`offset_counts`, :func:`nonzero_cells`, :func:`span_counts`, :func:`span_distinct`: the
+  planner's and the alphabet's histograms (``estimates.value_counts``, ``alphabet._distinct``),
+  each without ``y - lo``, ``np.bincount``'s bounds pass and a mask.
+* :func:`gather_offsets` (unchecked) and :func:`table_ids` (checked): ids by a lookup table.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import njit
+from .alloc import empty, zeros
 
 
 @njit(cache=True, nogil=True)
@@ -84,3 +90,54 @@ def nonzero_cells(counts, out):
 def select_nonzero(v):
     """1 where ``v`` is not zero, else 0 (no branch)."""
     return np.int64(v != 0)
+
+
+@njit(cache=True, nogil=True)
+def span_counts(y, lo, span):
+    """How many times each value of ``y`` occurs, the values that occur only, in value order
+    (int64, a new array): ``c = np.bincount(y - lo)`` (int64 differences) then ``c[c > 0]``.
+    Preconditions: ``y`` 1-D integers below 2**63 with every ``y[i] - lo`` in ``[0, span)``."""
+    counts = zeros(span, np.int64)
+    offset_counts(y, lo, counts)
+    k = nonzero_cells(counts, counts)  # (in place: cell k is written after cell j >= k is read)
+    out = empty(k, np.int64)
+    for j in range(k):
+        out[j] = counts[j]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def span_distinct(y, lo, span):
+    """The sorted distinct values of ``y`` (int64): ``np.flatnonzero(np.bincount(y - lo)) + lo``.
+    Preconditions: ``y`` 1-D integers below 2**63 with every ``y[i] - lo`` in ``[0, span)``."""
+    seen = zeros(span, np.uint8)
+    for i in range(y.shape[0]):
+        seen[np.int64(y[i]) - lo] = 1
+    k = 0
+    for j in range(span):
+        k += seen[j]
+    out = empty(k, np.int64)
+    k = 0
+    for j in range(span):
+        if seen[j]:
+            out[k] = lo + j
+            k += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def table_ids(seq, lo, table, out):
+    """``out[i] = table[seq[i] - lo]`` (an integer alphabet's ids by its lookup table), one
+    pass; returns -1, or the first position whose value is off the table or maps to a
+    negative id (``out`` then partly written: the caller reports it). Preconditions: ``seq`` 1-D
+    integers below 2**63, ``out`` int32 of its length."""
+    m = table.shape[0]
+    for i in range(seq.shape[0]):
+        off = np.int64(seq[i]) - lo
+        if off < 0 or off >= m:
+            return i
+        v = table[off]
+        if v < 0:
+            return i
+        out[i] = v
+    return -1

@@ -8,7 +8,7 @@ import msgpack
 import numpy as np
 
 from .. import frontend
-from .._kernels import counts as _counts
+from .._kernels import tally as _tally
 from ..coders import mag
 from .candidates import Candidate, dense_fits
 from .settings import Settings
@@ -20,7 +20,7 @@ def value_counts(y: np.ndarray) -> np.ndarray:
     lo, hi = int(y.min()), int(y.max())
     if hi - lo < 1 << 22 and hi < 1 << 63:
         # (one compiled pass: np.bincount(np.subtract(y, lo, dtype=np.int64)) and its non-zero cells)
-        return _counts.span_counts(np.ascontiguousarray(y, dtype=y.dtype.newbyteorder("=")), lo, hi - lo + 1)
+        return _tally.span_counts(np.ascontiguousarray(y, dtype=y.dtype.newbyteorder("=")), lo, hi - lo + 1)
     return np.unique(y, return_counts=True)[1]
 
 
