@@ -12,17 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v5 import _uleb
-from test_level3_v6 import _mask_at, _mode, hourly
+from test_level3_v6 import _mask_at, _mode, hourly, params
 
 from ubpe import level3
 from ubpe._kernels import mixsignal
 from ubpe.errors import CorruptDataError
 from ubpe.level3 import search
 from ubpe.planner import configured, settings
-
-
-def params(channels: int, **change) -> list[int]:
-    return level3.format._vector(dict(level3.DEFAULTS, **change), channels)
 
 
 def tone(frames: int = 12000, period: float = 97.3, seed: int = 7, noise: float = 2.0) -> np.ndarray:

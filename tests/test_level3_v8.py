@@ -12,18 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v5 import _uleb
-from test_level3_v6 import _mask_at, _mode
-from test_level3_v7 import tone, voiced
+from test_level3_v6 import _mask_at, _mode, params
+from test_level3_v7 import _mask_at_1d, tone, voiced
 
 from ubpe import level3
 from ubpe._kernels import mixsignal
 from ubpe.errors import CorruptDataError
 from ubpe.level3 import search
 from ubpe.planner import configured, settings
-
-
-def params(channels: int, **change) -> list[int]:
-    return level3.format._vector(dict(level3.DEFAULTS, **change), channels)
 
 
 def skewed(frames: int = 9000, seed: int = 3) -> np.ndarray:
@@ -146,18 +142,6 @@ def test_version_8_base():
 def test_version_7_cannot_hold_the_running_mean():
     with configured(level3_version=7), pytest.raises(ValueError, match="version 8"):
         level3.encode(skewed(300), params=params(1, dcm=10), front=None)
-
-
-def _mask_at_1d(data: bytes) -> int:
-    r = level3.format._Reader(data)
-    r.byte("v"), r.byte("d"), r.byte("n")
-    r.uleb("frames", 1 << 40)
-    assert r.byte("mode") == level3.format.MODE_MODEL
-    r.uleb("lo", 1 << 64), r.uleb("step", 1 << 40)
-    assert r.uleb("table", 1 << 40) == 0
-    r.byte("gs")
-    r.uleb("c", 1 << 40), r.uleb("c", 1 << 40)
-    return r.pos
 
 
 def test_malformed_version_8_headers_are_refused():
