@@ -571,7 +571,8 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     sustained tone, the parameters chosen then take ``search.tonal_change`` (the refined solve,
     version 7, and a smaller ridge; no coding); where ``search.dc_ratio`` finds the working zero
     far from the mean, ``search.dc_change`` (the least squares centred, version 8) is coded once
-    on the prefix and kept when smaller by the margin."""
+    on the prefix and kept when smaller by the margin; then for a sustained tone whose search kept
+    the default NLMS power, Sac's recent-past power (``Settings.level3_tonal_powr``) likewise."""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
@@ -591,8 +592,15 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
                              start_size=start_size, order=move_order(y, s))
     centred = dc_change(best, y, s) if planned[1] >= DC_MIN_EVALS else best  # a skewed range: the
     # least squares centred (version 8), when smaller
-    if centred != best and _coded_size(proxy, _vector(centred, C), tab) < best_size * (1 - margin):
-        best = centred
+    if centred != best:
+        got = _coded_size(proxy, _vector(centred, C), tab)
+        if got < best_size * (1 - margin):
+            best, best_size = centred, got
+    if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
+            and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past, when smaller
+        alt = dict(best, powr=s.level3_tonal_powr)
+        if _coded_size(proxy, _vector(alt, C), tab) < best_size * (1 - margin):
+            best = alt
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
         best = tonal_change(best, s)
     return _vector(best, C), decided

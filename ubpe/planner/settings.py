@@ -526,6 +526,14 @@ class Settings:
     level3_tonal_gain: float = 10.0
     level3_tonal_olsr: int = 2
     level3_tonal_reg: int = 2
+    #: ... and, where the search kept the default NLMS power (powr 19), the search's sample coded
+    #: once more with powr = level3_tonal_powr (1: Sac's, the power weighted towards the recent
+    #: past, which follows a tone's attack, note changes and decay), kept when smaller by the
+    #: search's margin (only where the plan has ``encoder.DC_MIN_EVALS`` codings). Audio -0.044 %
+    #: (trumpet-1 -0.49 %, cockchafer-gentleman-1 +0.18 %), the other groups the same bytes;
+    #: applied blind, without the coding, audio +0.005 % (piano-3 +0.28 %): results/level3-sac-gap-3.md.
+    #: 0: never.
+    level3_tonal_powr: int = 1
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
