@@ -1,7 +1,7 @@
-"""ubpe._kernels.level1.offset_histogram gives the numbers of the numpy passes it replaces in the
-fast planner's histogram (ubpe.planner.fast._histogram): ``np.subtract(y, lo, dtype=np.int64)``
-and its ``np.bincount`` over the span, for every integer width, one value, a constant input and
-values at a width's extremes."""
+"""ubpe._kernels.tally.offset_counts and offsets give the numbers of the numpy passes they replace
+in the fast planner (ubpe.planner.fast._histogram, Layouts.dense): ``np.subtract(y, lo,
+dtype=np.int64)`` and its ``np.bincount`` over the span, for every integer width, one value, a
+constant input and values at a width's extremes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ubpe._kernels import level1 as fast
+from ubpe._kernels import tally
 from ubpe.planner import fast as planner_fast
 
 SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")),
@@ -47,13 +47,14 @@ def arrays(draw):
 @example(np.array([7], np.int8), False)
 @example(np.array([-128, 127], np.int8), True)
 @example(np.array([0, (1 << 63) - 1 - 3], np.uint64)[[0, 0]], False)
-def test_offset_histogram_is_subtract_and_bincount(y, strided):
+def test_offsets_and_their_counts_are_subtract_and_bincount(y, strided):
     if strided:  # (a row of a larger array, as a channel's values may be)
         y = np.repeat(y, 2)[::2]
     lo, hi = int(y.min()), int(y.max())
-    d = np.empty(y.shape[0], np.int64)
+    d = np.empty(y.shape[0], np.int32)  # (spans of at most 5 000 here: int32, as Layouts.dense)
     counts = np.zeros(hi - lo + 1, np.int64)
-    fast.offset_histogram(y, lo, d, counts)
+    tally.offsets(y, lo, d)
+    tally.offset_counts(y, lo, counts)
     expected_d = np.subtract(y, lo, dtype=np.int64)
     assert np.array_equal(d, expected_d)
     assert np.array_equal(counts, np.bincount(expected_d, minlength=hi - lo + 1))

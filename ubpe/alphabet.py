@@ -24,7 +24,7 @@ MAX_DECLARED_RANGE = 1 << 24
 def _distinct(a: np.ndarray) -> np.ndarray:
     """The sorted distinct values (int64) of ``a``, a non-empty array of integers (not uint64)
     or bools: ``np.unique(a).astype(np.int64)``. By a histogram when the values span fewer than
-    their count (from 4096 of them; integers: one compiled pass, ``counts.span_distinct``), else
+    their count (from 4096 of them; integers: one compiled pass, ``tally.span_distinct``), else
     by a sort and a mask of the changes: numpy's unique
     hashes (50-80 us for 1 100 values), and a histogram costs about as much per value of its span
     as a sort per value (1 100 values over 7 600: histogram 25 us, sort 7 us)."""

@@ -9,7 +9,6 @@ searches with); :func:`given_model_fields` codes values with a model the caller 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -17,7 +16,7 @@ from typing import Any, Callable, Iterator
 import msgpack
 import numpy as np
 
-from .. import coders, frontend
+from .. import _memo, coders, frontend
 from .._kernels import ranks as _ranks
 from ..alphabet import Alphabet
 from ..format import container
@@ -79,10 +78,13 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
                   "model": model_field(c.merges, a)}
         if c.method != "replay":
             fields["method"] = c.method
-        key = kept = None
+        key = tokens = None
         if memo is not None:  # (``base`` is the same for every candidate of one call: not in the key)
-            key, kept = _memo_lookup(memo, c, fields)
-            if kept is None:
+            tokens = np.ascontiguousarray(c.tokens)
+            key = _memo_key(c, fields, tokens)
+            found = _memo.lookup(memo, key, tokens)
+            if found is not None:
+                c.packed = found
                 return c.packed[0]
         text = _TEXT_CODERS & set(c.coders)
         # (more than 256 symbols are no bytes: not their values copied to learn it)
@@ -99,43 +101,24 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
         grows = len(msgpack.packb(stream, use_bin_type=True)) + frontend.growing_bytes(c.chain)
         c.packed = (fields, Cost(len(container.pack(fields)), grows))
         if key is not None:
-            memo[key] = (kept, c.packed)
+            _memo.store(memo, key, tokens, c.packed, MEMO_HELD_BYTES, copy=False)
     return c.packed[0]
 
 
 #: The token bytes a :func:`candidate_fields` memo holds by reference; beyond, its candidates are
-#: kept by digest (as all were before: a 256-bit BLAKE2b of every token, ~0.9 ms per 108 000)
+#: kept by digest (:mod:`ubpe._memo`; a BLAKE2b of every token took ~0.9 ms per 108 000)
 MEMO_HELD_BYTES = 1 << 26
 
 
-def _memo_lookup(memo: dict, c: Candidate, fields: dict) -> tuple[tuple, Any]:
-    """Whether ``memo`` holds a candidate equal to ``c`` (the same fields but the stream, coders
-    offered and tokens): if so ``c.packed`` is set to its and ``(key, None)`` returned, else the
-    key under which to keep ``c`` and what to keep of its tokens. Candidates are kept by
-    everything but their tokens, then j = 0, 1, ... (one entry a candidate coded: ``len(memo)``
-    counts them); the tokens of each candidate alike in all else are compared, by reference
-    (``np.array_equal``; a costed candidate's tokens are never changed, its packed fields are
-    theirs) up to :data:`MEMO_HELD_BYTES` held, else by digest; most keys have one candidate, and
-    then no pass over its tokens is made at all."""
-    tokens = np.ascontiguousarray(c.tokens)
+def _memo_key(c: Candidate, fields: dict, tokens: np.ndarray) -> tuple:
+    """A :func:`candidate_fields` memo's key for ``c``: everything but its tokens' content (the
+    fields but the stream, the coders offered, the tokens' dtype and shape); candidates alike in
+    all of it are told apart by their tokens (:func:`ubpe._memo.lookup`), by reference (a costed
+    candidate's tokens are never changed, its packed fields are theirs) up to
+    :data:`MEMO_HELD_BYTES` held, else by digest. One entry a candidate coded."""
     described = msgpack.packb([fields["front"], fields["alphabet"], fields["model"], fields.get("method")],
                               use_bin_type=True)
-    key, j, digest = (described, tuple(c.coders), tokens.dtype.str, tokens.shape), 0, None
-    while (key, j) in memo:
-        seen, packed = memo[key, j]
-        if isinstance(seen, np.ndarray):
-            same = np.array_equal(seen, tokens)
-        else:
-            digest = digest or hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest()
-            same = seen == digest
-        if same:
-            c.packed = packed
-            return (key, j), None
-        j += 1
-    held = sum(seen.nbytes for seen, _ in memo.values() if isinstance(seen, np.ndarray))
-    if held + tokens.nbytes <= MEMO_HELD_BYTES:
-        return (key, j), tokens
-    return (key, j), digest or hashlib.blake2b(tokens.view(np.uint8), digest_size=32).digest()
+    return described, tuple(c.coders), tokens.dtype.str, tokens.shape
 
 
 def _signal_stream(c: Candidate, stream: dict) -> dict:

@@ -16,12 +16,12 @@ How samples are carried and why the round trip is exact: :mod:`ubpe.frontend._co
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from typing import Any, Iterator
 
 import numpy as np
 
+from .. import _memo
 from .._kernels import level1 as _fast
 from .._kernels import predict as _k
 from .._kernels import tally as _tally
@@ -456,33 +456,10 @@ _ANALYSED_MAX = 16
 
 
 #: The channels' bytes the cache keeps copies of (to compare a channel with: ``np.array_equal``,
-#: about 15 us for ECG's 108 000 values); beyond, it keeps their digests (a 128-bit BLAKE2b:
-#: about 0.25 ms for those values, 2.5 ms of ECG's level-2 compress when every analysis hashed)
+#: about 15 us for ECG's 108 000 values); beyond, it keeps their digests (:mod:`ubpe._memo`; a
+#: BLAKE2b of those values took about 0.25 ms, 2.5 ms of ECG's level-2 compress when every
+#: analysis hashed)
 _ANALYSED_HELD = 1 << 25
-
-
-def _row_digest(row: np.ndarray) -> bytes:
-    return hashlib.blake2b(row.view(np.uint8), digest_size=16).digest()
-
-
-def _cached_analysis(key: tuple, row: np.ndarray) -> tuple[np.ndarray, dict] | None:
-    """The kept analysis of a channel equal to ``row`` under ``key`` (its dtype, length and the
-    options), or None: the entries ``(key, 0)``, ``(key, 1)``, ... each compared with ``row``
-    (by the copy kept, else by digest)."""
-    j, digest = 0, None
-    while True:
-        entry = _ANALYSED.get((key, j))
-        if entry is None:
-            return None
-        kept, found = entry
-        if isinstance(kept, np.ndarray):
-            if np.array_equal(kept, row):
-                return found
-        else:
-            digest = digest or _row_digest(row)
-            if kept == digest:
-                return found
-        j += 1
 
 
 #: Largest residual kept (bytes): the planner's reuse is on inputs of at most ``Settings.full_fit``
@@ -575,7 +552,7 @@ class LpcStage(PerChannel):
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (row.dtype.str, row.shape[0], self.blocks, self.window, self.candidates,
                    self.costed_every, reweight and tuple(self.reweight_options.values()))
-            found = _cached_analysis(key, row)
+            found = _memo.lookup(_ANALYSED, key, row)
             if found is not None:
                 return found
         # the channel as int64 once for every block length and the refit (as_signal; ECG's 864 KB
@@ -614,12 +591,7 @@ class LpcStage(PerChannel):
                 return found
             if len(_ANALYSED) >= _ANALYSED_MAX:
                 _ANALYSED.pop(next(iter(_ANALYSED)), None)
-            held = sum(kept.nbytes for kept, _ in _ANALYSED.values() if isinstance(kept, np.ndarray))
-            kept = row.copy() if held + row.nbytes <= _ANALYSED_HELD else _row_digest(row)
-            j = 0
-            while (key, j) in _ANALYSED:
-                j += 1
-            _ANALYSED[key, j] = (kept, found)
+            _memo.store(_ANALYSED, key, row, found, _ANALYSED_HELD, copy=True)
         return found
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:

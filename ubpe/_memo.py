@@ -1,0 +1,59 @@
+"""A memo of results by the content of an array, without a pass over every array kept: entries
+are keyed by everything but the array's content, then ``j = 0, 1, ...`` for arrays alike in all
+else, each entry ``(kept, value)`` where ``kept`` is the array itself (or a copy) while the memo
+holds at most ``held`` bytes of them, else the array's 256-bit BLAKE2b digest. Most keys have one
+entry, so a lookup usually costs one comparison (``np.array_equal``) or none.
+
+    lookup(memo, key, array) -> the value kept for an array equal to ``array`` (same dtype and
+                                shape in ``key``), or None
+    store(memo, key, array, value, held, copy) -> keep ``value`` for ``array``
+
+Used by the lpc stage's analysis cache (``ubpe.frontend.lpc``, copies: a caller may change its
+channel afterwards) and the planner's costing memo (``ubpe.api.writer``, references: a costed
+candidate's tokens never change). Not thread-safe: a shared memo's caller holds its lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+
+def digest(array: np.ndarray) -> bytes:
+    """The 256-bit BLAKE2b of a C-contiguous array's bytes."""
+    return hashlib.blake2b(array.view(np.uint8), digest_size=32).digest()
+
+
+def lookup(memo: dict, key: tuple, array: np.ndarray) -> Any:
+    """The value kept under ``key`` for an array equal to ``array`` (C-contiguous; ``key`` must
+    hold its dtype and shape), or None: the entries ``(key, 0)``, ``(key, 1)``, ... compared by
+    the array kept, else by digest (made once, only where an entry holds one)."""
+    j, mine = 0, None
+    while (key, j) in memo:
+        kept, value = memo[key, j]
+        if isinstance(kept, np.ndarray):
+            if np.array_equal(kept, array):
+                return value
+        else:
+            mine = mine or digest(array)
+            if kept == mine:
+                return value
+        j += 1
+    return None
+
+
+def store(memo: dict, key: tuple, array: np.ndarray, value: Any, held: int, copy: bool) -> None:
+    """Keep ``value`` for ``array`` under ``key`` (the first free ``j``): the array (a copy when
+    ``copy``) while the arrays kept in ``memo`` and it come to at most ``held`` bytes, else its
+    digest."""
+    kept_bytes = sum(kept.nbytes for kept, _ in memo.values() if isinstance(kept, np.ndarray))
+    if kept_bytes + array.nbytes <= held:
+        kept: np.ndarray | bytes = array.copy() if copy else array
+    else:
+        kept = digest(array)
+    j = 0
+    while (key, j) in memo:
+        j += 1
+    memo[key, j] = (kept, value)
