@@ -322,6 +322,36 @@ def test_level1_container_with_a_dense_range():
     assert with_mag < 0.95 * without
 
 
+def test_level1_dense_ids_for_mag_over_a_wide_sparse_range(monkeypatch):
+    """A short residual of wide values (a Laplacian with rare spikes of +-10**5: about 2 500
+    distinct values over a range far beyond 16 times as many and 2**16): level 1 codes "mag" over
+    the dense range (no gaps stored, where the list of distinct values took hundreds of bytes),
+    decodes exactly, is smaller than with the bare alphabet it stored before, and never sizes
+    "rans" over that range (a frequency a symbol of it)."""
+    import ubpe
+    from ubpe.format.container import fields_of
+    from ubpe.planner import candidates, fast
+    from ubpe.planner.settings import DEFAULT
+
+    rng = np.random.default_rng(3)
+    x = np.round(rng.laplace(0, 400, 10_000)).astype(np.int32)
+    spikes = rng.choice(x.shape[0], 40, replace=False)
+    x[spikes] = rng.integers(-100_000, 100_000, spikes.shape[0])
+    a, lo, hi = np.unique(x).shape[0], int(x.min()), int(x.max())
+    assert not candidates.dense_fits(a, lo, hi) and candidates.dense_mag_fits(a, lo, hi)
+    data = ubpe.compress(x, level=1, predictor="none")
+    np.testing.assert_array_equal(ubpe.decompress(data), x)
+    d = fields_of(data)
+    assert d["stream"]["coder"] == "mag"
+    assert d["alphabet"]["n"] == hi - lo + 1 and len(d["alphabet"]["gaps"]) == 0
+    found = fast.layouts(x.astype(np.int64), DEFAULT)
+    assert ("dense", "mag") in found.costs and ("dense", "rans") not in found.costs
+    monkeypatch.setattr(fast, "dense_mag_fits", candidates.dense_fits)  # the rule before: bare ids only
+    bare = ubpe.compress(x, level=1, predictor="none")
+    assert fields_of(bare)["alphabet"]["n"] == a and len(fields_of(bare)["alphabet"]["gaps"]) > 500
+    assert len(data) < 0.98 * len(bare)
+
+
 def test_level1_audio_smaller_with_mag(shared_data):
     import ubpe
     from ubpe.io import read_values

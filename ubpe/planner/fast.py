@@ -17,7 +17,8 @@ from ..format.fields import alphabet_field
 from ..frontend import Stage
 from ..frontend.lpc import LpcStage
 from ..alphabet import Alphabet
-from .candidates import STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits, forward_shared
+from .candidates import (STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits, dense_mag_fits,
+                         forward_shared)
 from .candidates import windows as window_take
 from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
@@ -82,7 +83,8 @@ class _LayoutPass:
     rank: np.ndarray  #: int32: a value's bare id, by d
     where: np.ndarray  #: the values present, less lo
     middle: int  #: the median of d
-    has_dense: bool
+    has_dense: bool  #: the dense ids are sized for "mag" (:func:`dense_mag_fits`)
+    dense_rans: bool  #: and for "rans" and "packed" too (:func:`~ubpe.planner.candidates.dense_fits`)
     stats: np.ndarray | None  #: layout_stats' counts (None: a single value)
     raws: tuple[int, int]
     ids: np.ndarray | None = None  #: int32 ``rank[d]``, the bare ids (None: not made, a single value)
@@ -140,7 +142,8 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
     rank = np.cumsum(present, dtype=np.int32) - 1
     where = np.flatnonzero(present)
     middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
-    has_dense = dense_fits(where.shape[0], lo, hi)
+    has_dense = dense_mag_fits(where.shape[0], lo, hi)
+    dense_rans = has_dense and dense_fits(where.shape[0], lo, hi)
     stats, raws, ids = None, (0, 0), None
     if where.shape[0] > 1:
         # layout_stats' counts, by one mag_stats pass a layout (magnitudes and classes first, then
@@ -157,7 +160,7 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
             # the dense ids d = y - lo about their median: y about lo + middle, the same
             # differences token - center, so the same counts and raw bits (no d array made)
             raws = (raw, int(_k.mag_stats(y, lo + middle, rates, stats[2:])) if has_dense else 0)
-    found = _LayoutPass(lo, hi, y, counts, present, rank, where, middle, has_dense, stats, raws, ids)
+    found = _LayoutPass(lo, hi, y, counts, present, rank, where, middle, has_dense, dense_rans, stats, raws, ids)
     if memo is not None:
         memo[id(y)] = (y, found)
     return found
@@ -197,8 +200,8 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     # rated 251 B and coded 211 B with "packed", "grid+delta1" rated 238 B and coded 256 B
     packed = 8.0 * _FRAMING["packed"]
     bare = (min(order0 + table, n * packed_width(a - 1) + packed) + alphabet, mags[0] + alphabet)
-    dense = (min(order0 + table + alphabet, n * packed_width(span - 1) + packed), mags[1]) if has_dense \
-        else (inf, inf)
+    dense = (min(order0 + table + alphabet, n * packed_width(span - 1) + packed) if lp.dense_rans else inf,
+             mags[1]) if has_dense else (inf, inf)
     rest = fixed + grows * scale
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
 
@@ -291,7 +294,8 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     dense = None
     if has_dense:
         dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
-        rans_bits = rans.stream_bits(where, used, span) if rated[("dense", "rans")] <= bound else None
+        rans_bits = rans.stream_bits(where, used, span) if lp.dense_rans and rated[("dense", "rans")] <= bound \
+            else None
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("dense", "mag")] <= bound:
@@ -301,7 +305,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
     if costs and packed_bytes < min(costs.values()):
         costs[("bare", "packed")] = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True)) + packed_bytes
-        if dense is not None:
+        if dense is not None and lp.dense_rans:
             costs[("dense", "packed")] = dense_field + (n * packed_width(span - 1) + 7) // 8 + _FRAMING["packed"]
     if not costs:
         return None
