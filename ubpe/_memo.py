@@ -10,15 +10,22 @@ entry, so a lookup usually costs one comparison (``np.array_equal``) or none.
 
 Used by the lpc stage's analysis cache (``ubpe.frontend.lpc``, copies: a caller may change its
 channel afterwards) and the planner's costing memo (``ubpe.api.writer``, references: a costed
-candidate's tokens never change). Not thread-safe: a shared memo's caller holds its lock.
+candidate's tokens never change). The planner's threads share a memo: :func:`store` holds one
+lock (it sums the bytes kept over every entry, which another thread's store would change under
+it: "dictionary changed size during iteration"), and :func:`lookup` reads each entry once (an
+entry dropped meanwhile is a miss, never a KeyError).
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 import numpy as np
+
+
+_STORE_LOCK = threading.Lock()
 
 
 def digest(array: np.ndarray) -> bytes:
@@ -31,8 +38,8 @@ def lookup(memo: dict, key: tuple, array: np.ndarray) -> Any:
     hold its dtype and shape), or None: the entries ``(key, 0)``, ``(key, 1)``, ... compared by
     the array kept, else by digest (made once, only where an entry holds one)."""
     j, mine = 0, None
-    while (key, j) in memo:
-        kept, value = memo[key, j]
+    while (entry := memo.get((key, j))) is not None:
+        kept, value = entry
         if isinstance(kept, np.ndarray):
             if np.array_equal(kept, array):
                 return value
@@ -47,13 +54,14 @@ def lookup(memo: dict, key: tuple, array: np.ndarray) -> Any:
 def store(memo: dict, key: tuple, array: np.ndarray, value: Any, held: int, copy: bool) -> None:
     """Keep ``value`` for ``array`` under ``key`` (the first free ``j``): the array (a copy when
     ``copy``) while the arrays kept in ``memo`` and it come to at most ``held`` bytes, else its
-    digest."""
-    kept_bytes = sum(kept.nbytes for kept, _ in memo.values() if isinstance(kept, np.ndarray))
-    if kept_bytes + array.nbytes <= held:
-        kept: np.ndarray | bytes = array.copy() if copy else array
-    else:
-        kept = digest(array)
-    j = 0
-    while (key, j) in memo:
-        j += 1
-    memo[key, j] = (kept, value)
+    digest. Safe from several threads at once (one lock for every memo)."""
+    with _STORE_LOCK:
+        kept_bytes = sum(kept.nbytes for kept, _ in memo.values() if isinstance(kept, np.ndarray))
+        if kept_bytes + array.nbytes <= held:
+            kept: np.ndarray | bytes = array.copy() if copy else array
+        else:
+            kept = digest(array)
+        j = 0
+        while (key, j) in memo:
+            j += 1
+        memo[key, j] = (kept, value)
