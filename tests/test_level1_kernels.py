@@ -8,6 +8,7 @@ import os
 import pathlib
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +31,7 @@ def signals(draw, max_size: int = 3000) -> tuple[np.ndarray, int]:
     bits = draw(st.sampled_from([8, 16, 24, 32]))
     n = draw(st.integers(0, max_size))
     seed = draw(st.integers(0, 2**32 - 1))
-    kind = draw(st.sampled_from(["walk", "tone", "noise", "extreme"]))
+    kind = draw(st.sampled_from(["walk", "tone", "noise", "extreme", "smooth"]))
     rng = np.random.default_rng(seed)
     hi = (1 << (bits - 1)) - 1
     t = np.arange(n)
@@ -38,6 +39,9 @@ def signals(draw, max_size: int = 3000) -> tuple[np.ndarray, int]:
         x = np.cumsum(rng.integers(-50, 51, n)) * rng.integers(1, 9)
     elif kind == "tone":
         x = 0.4 * hi * np.sin(t / rng.uniform(2, 80)) * np.exp(-t / max(n, 1)) + rng.normal(0, 3, n)
+    elif kind == "smooth":  # oversampled: predicted to far below 1e-4 of its energy
+        x = 0.3 * hi * np.sin(t / rng.uniform(40, 400)) + 0.1 * hi * np.sin(t / rng.uniform(15, 40) + 1.0) \
+            + rng.normal(0, 0.5, n)
     elif kind == "noise":
         x = rng.normal(0, hi / 8, n)
     else:
@@ -45,19 +49,20 @@ def signals(draw, max_size: int = 3000) -> tuple[np.ndarray, int]:
     return np.clip(np.round(x), -hi - 1, hi).astype(np.int64), bits
 
 
-def _analyze(kernel, s, bits, block, precisions=(12, 15)):
+def _analyze(kernel, s, bits, block, precisions=(12, 15), high_gain=0.0):
     nb = -(-s.shape[0] // block)
     out = [np.zeros(nb, np.int64) for _ in range(3)] + [np.zeros(nb * 32, np.int64)]
-    used = kernel(s, block, 32, np.array([2], np.int64), np.array(precisions, np.int64), 64 - bits, *out)
+    used = kernel(s, block, 32, np.array([2], np.int64), np.array(precisions, np.int64), 64 - bits, *out,
+                  high_gain=high_gain)
     return used, out
 
 
 @SETTINGS
-@given(signals(), st.sampled_from([64, 1000, 4096]))
-def test_lpc_analysis_and_residual_are_the_reference_kernels(signal, block):
+@given(signals(), st.sampled_from([64, 1000, 4096]), st.sampled_from([0.0, 1e-4, 0.5]))
+def test_lpc_analysis_and_residual_are_the_reference_kernels(signal, block, high_gain):
     s, bits = signal
-    used, (orders, shifts, precs, coefs) = _analyze(predict.lpc_analyze, s, bits, block)
-    fast_used, fast_out = _analyze(fast.lpc_analyze, s, bits, block)
+    used, (orders, shifts, precs, coefs) = _analyze(predict.lpc_analyze, s, bits, block, high_gain=high_gain)
+    fast_used, fast_out = _analyze(fast.lpc_analyze, s, bits, block, high_gain=high_gain)
     assert fast_used == used
     for a, b in zip(fast_out, (orders, shifts, precs, coefs)):
         assert np.array_equal(a, b)
@@ -78,6 +83,27 @@ def test_lpc_search_options_cost_less_and_decode_alike():
     assert np.array_equal(lpc.lpc_inverse(full, params), x)
     default_again, _ = lpc.lpc_forward(x, candidates=3, costed_every=1)
     assert np.array_equal(default_again, full)
+
+
+def test_a_smooth_signal_predicts_better_solved_without_the_white_noise_floor():
+    """An oversampled 24-bit signal (two slow tones, noise of about one step), whose spectrum
+    spans more than the Levinson recursion's floor (1e-9 of the energy): solved again without
+    it where the first solution predicts a block to below ``high_gain`` of its energy, the
+    residual is smaller (the costing keeps the better of both), it inverts exactly, and
+    ``high_gain=0`` is the analysis without the second solve."""
+    rng = np.random.default_rng(8)
+    t = np.arange(12_000)
+    x = np.round(2e6 * np.sin(t / 150.0) + 6e5 * np.sin(t / 23.0 + 1.0) + rng.normal(0, 0.7, t.shape[0]))
+    x = x.astype(np.int32)
+    floored, p0 = lpc.lpc_forward(x, high_gain=0.0)
+    both, p1 = lpc.lpc_forward(x, high_gain=1e-4)
+    assert np.array_equal(lpc.lpc_inverse(both, p1), x)
+    assert np.abs(both.astype(np.int64)).sum() < 0.9 * np.abs(floored.astype(np.int64)).sum()
+    plain, p2 = lpc.lpc_forward(x)
+    assert np.array_equal(plain, floored) and p2 == p0
+    for bad, error in ((1.0, ValueError), (-0.1, ValueError), ("1e-4", TypeError), (True, TypeError)):
+        with pytest.raises(error, match="high_gain"):
+            lpc.lpc_forward(x, high_gain=bad)
 
 
 @SETTINGS

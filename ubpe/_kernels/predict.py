@@ -356,15 +356,17 @@ def _window(w, m, kind):
 
 
 @njit(cache=True, nogil=True)
-def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs):
+def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, high_gain=0.0):
     """Choose each block's order, precision, shift and quantized coefficients.
 
     For each window of ``windows`` (0 none, 1 Welch, 2 Tukey(0.5), 3 Hann, 4 Tukey(0.25)):
     autocorrelation of the windowed block, Levinson-Durbin in float64, candidate orders ranked
     by the Levinson error plus coefficient bits, then the best candidates re-costed on the exact
     integer residual for every precision in ``precisions``; the cheapest predictor over all
-    windows wins (FLAC's apodization search). ``coefs`` must hold nblocks * max_order values;
-    returns how many it used.
+    windows wins (FLAC's apodization search). The recursion has a white-noise floor of 1e-9 of
+    the block's energy; where its error at the highest usable order is below ``high_gain`` of
+    the energy (0: never), it is solved again without the floor and those orders are costed
+    too. ``coefs`` must hold nblocks * max_order values; returns how many it used.
 
     Preconditions: block >= 1; 0 <= max_order <= 32; windows non-empty, in [0, 4]; precisions
     in [2, 16]; output arrays of length ceil(n / block).
@@ -412,59 +414,66 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 for k in range(h0.shape[0]):
                     r[k] += h0[k] * v0
             # Levinson-Durbin: errs[k] is the prediction error energy at order k
-            errs[0] = r[0]
-            for j in range(max_order + 1):
-                a[j] = 0.0
-            usable = 0
-            if r[0] > 0.0 and np.isfinite(r[0]):
-                err = r[0] * (1.0 + 1e-9)  # a tiny white-noise floor keeps the recursion stable
-                for k in range(1, kmax + 1):
-                    acc = r[k]
-                    for j in range(1, k):
-                        acc -= a[j] * r[k - j]
-                    refl = acc / err
-                    if not np.isfinite(refl) or abs(refl) >= 1.0:
-                        break
-                    for j in range(1, k):
-                        tmp[j] = a[j] - refl * a[k - j]
-                    for j in range(1, k):
-                        a[j] = tmp[j]
-                    a[k] = refl
-                    err *= 1.0 - refl * refl
-                    errs[k] = err
-                    for j in range(k):
-                        lps[k, j] = a[j + 1]
-                    usable = k
-                    if err <= 0.0:
-                        break
-            if usable == 0:
-                continue
-            # rank the orders by estimate, then cost the best few exactly
-            p0 = precisions[0]
-            est = empty(usable, np.float64)
-            for k in range(1, usable + 1):
-                e = errs[k] / max(errs[0], 1e-300)
-                est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
-            for c in range(imin(3, usable)):
-                # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
-                # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
-                # compiles for seconds)
-                k = np.int64(1)  # (a literal 1 would compile _quantize and _residual_bits again)
-                for j in range(1, usable):
-                    if est[j] < est[k - 1]:
-                        k = j + 1
-                est[k - 1] = np.inf
-                for pi in range(precisions.shape[0]):
-                    prec = precisions[pi]
-                    shift = _quantize(lps[k], k, prec, q)
-                    bits = _residual_bits(s, lo, hi, k, q, shift, sh, pred) + k * prec + 10
-                    if bits < best_bits:
-                        best_bits = bits
-                        best_order = k
-                        best_shift = shift
-                        best_prec = prec
+            # the Levinson recursion with a white-noise floor of 1e-9 of the energy (stable); then,
+            # where that predicts the block to below high_gain of its energy (a smooth, oversampled
+            # signal whose spectrum spans more than the floor), again without it, its orders costed too
+            for floor_pass in range(2):
+                white = 1e-9 if floor_pass == 0 else 0.0
+                errs[0] = r[0]
+                for j in range(max_order + 1):
+                    a[j] = 0.0
+                usable = 0
+                if r[0] > 0.0 and np.isfinite(r[0]):
+                    err = r[0] * (1.0 + white)  # the white-noise floor of this pass
+                    for k in range(1, kmax + 1):
+                        acc = r[k]
+                        for j in range(1, k):
+                            acc -= a[j] * r[k - j]
+                        refl = acc / err
+                        if not np.isfinite(refl) or abs(refl) >= 1.0:
+                            break
+                        for j in range(1, k):
+                            tmp[j] = a[j] - refl * a[k - j]
+                        for j in range(1, k):
+                            a[j] = tmp[j]
+                        a[k] = refl
+                        err *= 1.0 - refl * refl
+                        errs[k] = err
                         for j in range(k):
-                            best_q[j] = q[j]
+                            lps[k, j] = a[j + 1]
+                        usable = k
+                        if err <= 0.0:
+                            break
+                if usable == 0:
+                    break
+                # rank the orders by estimate, then cost the best few exactly
+                p0 = precisions[0]
+                est = empty(usable, np.float64)
+                for k in range(1, usable + 1):
+                    e = errs[k] / max(errs[0], 1e-300)
+                    est[k - 1] = 0.5 * m * np.log2(max(e, 1e-12)) + k * p0
+                for c in range(imin(3, usable)):
+                    # the c-th smallest estimate (ties: the lower order), as a stable sort ranks it;
+                    # chosen orders are marked +inf (a selection, not np.argsort: numba's sort
+                    # compiles for seconds)
+                    k = np.int64(1)  # (a literal 1 would compile _quantize and _residual_bits again)
+                    for j in range(1, usable):
+                        if est[j] < est[k - 1]:
+                            k = j + 1
+                    est[k - 1] = np.inf
+                    for pi in range(precisions.shape[0]):
+                        prec = precisions[pi]
+                        shift = _quantize(lps[k], k, prec, q)
+                        bits = _residual_bits(s, lo, hi, k, q, shift, sh, pred) + k * prec + 10
+                        if bits < best_bits:
+                            best_bits = bits
+                            best_order = k
+                            best_shift = shift
+                            best_prec = prec
+                            for j in range(k):
+                                best_q[j] = q[j]
+                if not (high_gain > 0.0 and errs[usable] < high_gain * errs[0]):
+                    break
         orders[b] = best_order
         shifts[b] = best_shift
         precs[b] = best_prec

@@ -80,6 +80,7 @@ def lpc_forward(
     precisions: tuple[int, ...] = _PRECISIONS,
     candidates: int = 3,
     costed_every: int = 1,
+    high_gain: float = 0.0,
 ) -> tuple[np.ndarray, dict]:
     """Residual of exact block linear prediction, and the params that invert it.
 
@@ -104,6 +105,11 @@ def lpc_forward(
         Cost them on one chunk of 256 samples in ``costed_every`` (1 to 64), the bits scaled to
         the block: a search that costs less, for the fast level (signals of at most 32 bits;
         wider ones are costed on every sample).
+    high_gain : float, default 0.0
+        In [0, 1). Each block's Levinson recursion has a white-noise floor of 1e-9 of the
+        block's energy; where it predicts the block to below ``high_gain`` of its energy, it
+        is solved again without the floor, and those orders are costed too (0: never). Level 1
+        sets it (``Settings.fast_lpc_high_gain``).
 
     Returns
     -------
@@ -133,11 +139,21 @@ def lpc_forward(
         raise ValueError("precisions must not be empty")
     candidates = check_int("candidates", candidates, 1, MAX_ORDER)
     costed_every = check_int("costed_every", costed_every, 1, 64)
-    return _forward_signal(s, dtype, mode, block, max_order, kinds, precs, candidates, costed_every)[:2]
+    high_gain = check_high_gain(high_gain)
+    return _forward_signal(s, dtype, mode, block, max_order, kinds, precs, candidates, costed_every, high_gain)[:2]
+
+
+def check_high_gain(high_gain: Any) -> float:
+    """:func:`lpc_forward`'s ``high_gain``, a real number in [0, 1), as a float."""
+    if isinstance(high_gain, bool) or not isinstance(high_gain, (int, float, np.integer, np.floating)):
+        raise TypeError(f"high_gain must be a number, got {type(high_gain).__name__}")
+    if not 0.0 <= float(high_gain) < 1.0:
+        raise ValueError(f"high_gain must be in [0, 1), got {high_gain!r}")
+    return float(high_gain)
 
 
 def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_order: int, kinds: np.ndarray,
-                    precs: list[int], candidates: int, costed_every: int
+                    precs: list[int], candidates: int, costed_every: int, high_gain: float = 0.0
                     ) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """:func:`lpc_forward` of the signal ``s, dtype, mode`` (:func:`as_signal`'s) with its
     arguments checked (``kinds``: the windows' numbers): the residual, the params, and the
@@ -156,10 +172,10 @@ def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_o
     # the same choices as the other); wider: the other, every sample costed (its sums are floats)
     if bits <= 32 and block < 1 << 20:
         used = _fast.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
-                                 pbits, coefs, candidates, costed_every)
+                                 pbits, coefs, candidates, costed_every, -1, high_gain)
     else:
         used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
-                              pbits, coefs)
+                              pbits, coefs, high_gain)
     coefs = coefs[:used]
     # written in the signal's width (each residual is wrapped to it: the int64 astype's values),
     # where an int64 residual and its copy took 8 + 2 bytes a value (ECG: 864 KB of fresh pages)
@@ -499,8 +515,9 @@ class LpcStage(PerChannel):
     whose residual's loudness moves by loudness-weighted least squares
     (:func:`lpc_reweight`), with ``reweight_options``, its tuning (keywords of
     :func:`lpc_reweight`; the planner passes its settings', ``Settings.lpc_reweight_options``),
-    ``candidates`` and ``costed_every``, :func:`lpc_forward`'s search
-    (the fast level costs fewer orders on fewer samples). The defaults: ``"tukey"`` (as
+    ``candidates``, ``costed_every`` and ``high_gain``, :func:`lpc_forward`'s search
+    (the fast level costs fewer orders on fewer samples, and solves smooth blocks without the
+    white-noise floor too). The defaults: ``"tukey"`` (as
     :func:`lpc_forward`), :data:`LPC_BLOCKS`, 3 orders on every sample and no reweighting
     (``planner.build_chain`` asks for it when the stage ends the chain; a following "adaptive"
     stage does better on the plain residual), the default settings' tuning. Within :func:`analysis_cache`, results are kept by
@@ -515,10 +532,12 @@ class LpcStage(PerChannel):
 
     def __init__(self, window: str | tuple[str, ...] | list[str] = "tukey",
                  blocks: tuple[int, ...] | list[int] | None = None, reweight: bool = False,
-                 candidates: int = 3, costed_every: int = 1, reweight_options: dict | None = None) -> None:
+                 candidates: int = 3, costed_every: int = 1, reweight_options: dict | None = None,
+                 high_gain: float = 0.0) -> None:
         blocks = LPC_BLOCKS if blocks is None else blocks
         self.candidates = check_int("candidates", candidates, 1, MAX_ORDER)
         self.costed_every = check_int("costed_every", costed_every, 1, 64)
+        self.high_gain = check_high_gain(high_gain)
         if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
             raise TypeError(f"blocks must be a sequence of ints, got {type(blocks).__name__}")
         self.blocks = tuple(check_int("blocks[]", b, 1, MAX_BLOCK) for b in blocks)
@@ -551,7 +570,7 @@ class LpcStage(PerChannel):
         key = None
         if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (row.dtype.str, row.shape[0], self.blocks, self.window, self.candidates,
-                   self.costed_every, reweight and tuple(self.reweight_options.values()))
+                   self.costed_every, self.high_gain, reweight and tuple(self.reweight_options.values()))
             found = _memo.lookup(_ANALYSED, key, row)
             if found is not None:
                 return found
@@ -576,7 +595,7 @@ class LpcStage(PerChannel):
                     continue
                 covered = block >= row.shape[0]
                 r, p, arrays = _forward_signal(*signal, block, MAX_ORDER, kinds, list(_PRECISIONS), self.candidates,
-                                               self.costed_every)
+                                               self.costed_every, self.high_gain)
                 cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
                     best = (cost, r, p, (block, arrays))

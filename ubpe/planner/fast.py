@@ -48,7 +48,7 @@ def with_settings(chain: list[Stage], s: Settings) -> list[Stage]:
     (:meth:`~ubpe.planner.settings.Settings.lpc_reweight_options`); the other stages as they are."""
     options = s.lpc_reweight_options()
     return [LpcStage(window=st.window, blocks=st.blocks, reweight=st.reweight, candidates=st.candidates,
-                     costed_every=st.costed_every, reweight_options=options)
+                     costed_every=st.costed_every, reweight_options=options, high_gain=st.high_gain)
             if isinstance(st, LpcStage) and st.reweight and st.reweight_options != options else st for st in chain]
 
 
@@ -64,7 +64,7 @@ def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[S
             st = LpcStage(window=st.window, blocks=s.fast_lpc_blocks or st.blocks,
                           reweight=st.reweight and s.fast_lpc_reweight and not screen,
                           candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every,
-                          reweight_options=s.lpc_reweight_options())
+                          reweight_options=s.lpc_reweight_options(), high_gain=s.fast_lpc_high_gain)
         out.append(st)
     return out
 

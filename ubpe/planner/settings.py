@@ -306,6 +306,15 @@ class Settings:
     #: recordings +0.011 % in all (+0.08 % on the audio files), the analysis 2-3 times faster.
     fast_lpc_candidates: int = 1
     fast_lpc_costed_every: int = 4
+    #: Level 1's "lpc" stages solve a block again without the Levinson recursion's white-noise
+    #: floor (1e-9 of its energy) where it predicts the block to below this fraction of its
+    #: energy, and cost both solutions' orders (:func:`ubpe.frontend.lpc.lpc_forward`'s
+    #: ``high_gain``): a smooth, oversampled signal (a 20 Hz broadband seismometer, a 1 Hz one)
+    #: whose spectrum spans more than the floor's 90 dB loses its high-order predictors to it
+    #: (seis-tly-bhz: level 1 11 842 -> 11 132 B, ratio 4.28 -> 4.56 against FLAC -8's 4.52;
+    #: seis-anmo-lhz -0.54 %; the 93 inputs of benchmarks/sizes.py -0.017 %). Level 2 keeps the
+    #: floor: its "adaptive" stage after "lpc" did better on the floored predictors (+0.005 %).
+    fast_lpc_high_gain: float = 1e-4
     #: Level 1's "lpc" stages try these block lengths (None: the stage's own,
     #: :data:`ubpe.frontend.lpc.LPC_BLOCKS`) and refit (``reweight``) only with fast_lpc_reweight.
     fast_lpc_blocks: tuple[int, ...] | None = None
