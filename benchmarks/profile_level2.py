@@ -128,9 +128,14 @@ def main() -> None:
     import ubpe
 
     acc: dict[str, list] = {}
+    sets = {name: _signals(name) for name in args.sets.split(",") if name}
+    # every kernel compiled (or loaded) before the wrappers replace the module attributes: a kernel
+    # that calls another by its global name cannot compile against a Python wrapper
+    for xs in sets.values():
+        for x in xs:
+            ubpe.compress(x, threads=1)
     _wrap_kernels(acc)
-    for name in [s for s in args.sets.split(",") if s]:
-        xs = _signals(name)
+    for name, xs in sets.items():
         for x in xs:
             for _ in range(2):
                 ubpe.compress(x, threads=1)
