@@ -135,10 +135,12 @@ def shared(p: Parsed, tokenizer: Tokenizer | Model | None) -> Shared:
 
 
 def stream_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
-                   native: np.dtype) -> np.ndarray | None:
+                   native: np.dtype, dst: np.ndarray | None = None) -> np.ndarray | None:
     """The ``(channels, n // channels)`` values (``native``, the chain inverted) of one checked
-    stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked)."""
-    fused = _fused_values(s, stream, esc, chain, n, channels, native)
+    stream, its tokens expanding to exactly ``n`` values; None for ``n = 0`` (once checked).
+    ``dst``: where a decoder that writes frame-major may put them (``(n // channels,
+    channels)``, C-contiguous, ``native``; then the result is its transposed view), or None."""
+    fused = _fused_values(s, stream, esc, chain, n, channels, native, dst)
     if fused is not None:
         return fused.reshape(channels, -1)
     coder = stream.get("coder") if isinstance(stream, dict) else None
@@ -189,13 +191,15 @@ _ZERO_SHIFT = np.zeros(1, np.int64)
 
 
 def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, channels: int,
-                  native: np.dtype) -> np.ndarray | None:
+                  native: np.dtype, dst: np.ndarray | None = None) -> np.ndarray | None:
     """Level 1's usual signal stream, a "mag" stream of bare alphabet ids behind one LPC stage
     (alone, or after one float stage of :data:`_FUSED_FLOAT_STAGES`) or one delta stage of order 1
     or 2, decoded and reconstructed in one pass (:func:`ubpe.coders.mag.decode_with_lpc`): the
     ``n`` values (``channels`` rows of ``n // channels`` frames, flattened) in ``native``
     (after the float stage's inverse, when there is one); None for any other stream (then
-    decoded stage by stage, as the same values)."""
+    decoded stage by stage, as the same values). The chain "rank" then "delta" gives the
+    ``(channels, frames)`` transposed view of a frame-major array, ``dst`` when given
+    (:func:`_fused_ranks`)."""
     if (esc is not None or s.expansion is not None or s.a == 0 or not chain
             or not isinstance(stream, dict) or stream.get("n") != n or n == 0):
         return None
@@ -214,7 +218,7 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
         out = values.astype(coded)  # (a copy: the buffer is free again)
         return out if out.dtype == native else out.view(native)
     if last["stage"] == "delta" and len(chain) == 2 and chain[0]["stage"] == "rank" and last["order"] in lpc.DELTA_AS_LPC:
-        return _fused_ranks(s, stream, chain, n, channels, native)
+        return _fused_ranks(s, stream, chain, n, channels, native, dst)
     if last["stage"] != "lpc":
         return None
     fused = lpc.fused_params(last)  # (checked by parse_chain)
@@ -280,29 +284,25 @@ _INT64 = np.dtype(np.int64)
 
 
 def _fused_ranks(s: Shared, stream: dict, chain: list[dict], n: int, channels: int,
-                 native: np.dtype) -> np.ndarray | None:
+                 native: np.dtype, dst: np.ndarray | None = None) -> np.ndarray | None:
     """:func:`_fused_values` of the chain "rank" then "delta" of order 1 or 2 (level 1's neural
-    recordings): the ranks decoded and their deltas summed in one pass
-    (:func:`ubpe.coders.mag.decode_with_lpc`), then each channel's distinct values looked up
-    once: the values stage by stage gives, in ``native``, without the ids' table lookup and the
-    delta stage's own pass."""
+    recordings): the ranks decoded, their deltas summed and each channel's distinct values looked
+    up in one pass (:func:`ubpe.coders.mag.decode_with_ranks`), written frame-major to ``dst``
+    (``(n // channels, channels)``, C-contiguous, ``native``: a block's rows of the caller's
+    output) or a new array; returned as its ``(channels, frames)`` transposed view. The values
+    stage by stage gives, without the int64 signal, its narrowing, the rank lookup and the
+    transposition."""
     tables = getattr(chain[0]["channels"], "parsed", None)  # the rank stage's values, checked
-    if tables is None:
+    if tables is None or len(tables) != channels:
         return None
     frames = n // channels
     dtypes = frontend.chain_dtypes(chain, native)  # native, the ranks' (unsigned), the deltas' (signed)
-    coefs = lpc.DELTA_AS_LPC[chain[1]["order"]]
-    parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
-    values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * dtypes[2].itemsize, parsed,
-                                 out=s.int64_buffer(n))
-    ranks = values.astype(dtypes[2]).view(dtypes[1]).reshape(channels, frames)  # (a copy: the buffer is free)
-    out = np.empty((channels, frames), native)
-    for c, table in enumerate(tables):
-        k = ranks[c]
-        if k.size and int(k.max()) >= table.shape[0]:
-            raise CorruptDataError(f"rank: a rank lies outside [0, {table.shape[0]})")
-        np.take(table.view(native) if table.dtype.itemsize == native.itemsize else table.astype(native), k, out=out[c], mode="clip")  # (checked)
-    return out.reshape(-1)
+    if dst is None:
+        dst = np.empty((frames, channels), native)
+    tables = [t.view(native) if t.dtype.itemsize == native.itemsize else t.astype(native) for t in tables]
+    mag.decode_with_ranks(stream, s.a, s.values.table, s.values.lo, 8 * dtypes[2].itemsize, chain[1]["order"],
+                          tables, dst.reshape(-1))
+    return dst.T
 
 
 def decode_stream_form(p: Parsed, tokenizer: Tokenizer | Model | None) -> np.ndarray:
@@ -351,9 +351,12 @@ def decode_blocks(p: Parsed, tokenizer: Tokenizer | Model | None, start: int, st
     out = np.empty((stop - start, channels), dtype=native)
 
     def decode(blk: container.Block) -> None:
-        rows = decode_block(p, s, blk, native, channels)
         lo, hi = max(blk.f0, start), min(blk.f1, stop)
-        out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
+        whole = lo == blk.f0 and hi == blk.f1  # a frame-major decoder may write the block in place
+        dst = out[lo - start:hi - start] if whole else None
+        rows = decode_block(p, s, blk, native, channels, dst)
+        if dst is None or not np.may_share_memory(rows, dst):
+            out[lo - start:hi - start] = rows[lo - blk.f0:hi - blk.f0]
         if progress is not None:
             progress(hi - lo)
 
@@ -362,10 +365,12 @@ def decode_blocks(p: Parsed, tokenizer: Tokenizer | Model | None, start: int, st
     return out.astype(p.dtype) if native != p.dtype else out
 
 
-def decode_block(p: Parsed, s: Shared, blk: container.Block, native: np.dtype, channels: int) -> np.ndarray:
-    """A checked block's frames, ``(F_b, C)`` in ``native``, its CRC verified."""
+def decode_block(p: Parsed, s: Shared, blk: container.Block, native: np.dtype, channels: int,
+                 dst: np.ndarray | None = None) -> np.ndarray:
+    """A checked block's frames, ``(F_b, C)`` in ``native``, its CRC verified; ``dst``: as
+    :func:`stream_values` takes it (``(F_b, C)``), which the frames may then be a view of."""
     try:
-        y = stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native)
+        y = stream_values(s, blk.stream, blk.esc, blk.chain, (blk.f1 - blk.f0) * channels, channels, native, dst)
         rows = y.T if y.dtype == native else y.T.view(native)
         if container.block_crc(p.dtype, p.shape, blk.f0, rows) != blk.crc:
             raise CorruptDataError("checksum mismatch")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import level1 as _fast
+from .._kernels import magrank as _rank
 from .._kernels import residual as _mag
 from ..errors import CorruptDataError
 from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int
@@ -143,6 +144,21 @@ def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) ->
 
 
 def _decode_mag(fields: dict, n: int, vocab_size: int, lpc: tuple | None = None) -> np.ndarray:
+    center, rate, pb, freqs, words, raw = _checked_fields(fields, n, vocab_size)
+    if lpc is None:
+        out = alloc_tokens(n)
+        lpc = _NO_LPC
+    else:
+        out = _NO_TOKENS
+    status = _mag.mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc)
+    _raise_status(status)
+    return out if lpc is _NO_LPC else lpc[-1]
+
+
+def _checked_fields(fields: dict, n: int, vocab_size: int) -> tuple:
+    """``(center, rate, pb, freqs, words, raw)`` of a "mag" stream of ``n`` tokens, every field
+    checked as the kernels need it (CorruptDataError otherwise): ``freqs`` the decoded table
+    (int64, N_CONTEXTS x N_BUCKETS), ``words`` the payload (native uint32), ``raw`` its bytes."""
     center, rate, pb = fields["center"], fields["rate"], fields["pb"]
     table, payload, raw = fields["table"], fields["payload"], fields["raw"]
     # the usual case, every field as it must be, in one test; else field by field (their messages)
@@ -166,19 +182,17 @@ def _decode_mag(fields: dict, n: int, vocab_size: int, lpc: tuple | None = None)
     status = _mag.table_decode(np.frombuffer(table, dtype=np.uint8), pb, freqs)
     if status != _mag.OK:
         raise CorruptDataError(f"field 'table': {_MAG_ERRORS.get(status, 'malformed')}")
-    if lpc is None:
-        out = alloc_tokens(n)
-        lpc = _NO_LPC
-    else:
-        out = _NO_TOKENS
     words = np.frombuffer(payload, dtype="<u4")  # read in place (a copy only on big-endian machines)
-    status = _mag.mag_decode(words if words.dtype.isnative else words.astype(np.uint32), np.frombuffer(raw, dtype=np.uint8),
-                             center, rate, freqs, pb, vocab_size, out, lpc)
+    return (center, rate, pb, freqs, words if words.dtype.isnative else words.astype(np.uint32),
+            np.frombuffer(raw, dtype=np.uint8))
+
+
+def _raise_status(status: int) -> None:
+    """CorruptDataError for a decoding kernel's error status (nothing for OK)."""
     if status == _mag.ERR_RAW:
         raise CorruptDataError("field 'raw': fewer or more raw bits than the payload's magnitude classes need")
     if status != _mag.OK:
         raise CorruptDataError(f"field 'payload': {_MAG_ERRORS.get(status, 'malformed')}")
-    return out if lpc is _NO_LPC else lpc[-1]
 
 
 _EMPTY_I64 = np.zeros(0, np.int64)
@@ -240,6 +254,64 @@ def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: i
 
 
 _EMPTY_U64 = np.zeros(0, np.uint64)
+
+
+def raw_words(raw: np.ndarray) -> np.ndarray:
+    """The raw bitstream's bytes (uint8) as native uint32 words, little-endian, zero-padded to
+    ``ceil(len(raw) / 4) + 2`` words (two whole zero words past the data): what
+    :func:`ubpe._kernels.magrank.mag_rank_decode` reads 32 bits at a time."""
+    words = np.zeros((raw.shape[0] + 3) // 4 + 2, "<u4")
+    words.view(np.uint8)[:raw.shape[0]] = raw
+    return words if words.dtype.isnative else words.astype(np.uint32)
+
+
+def decode_with_ranks(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: int, bits: int, order: int,
+                      tables: list[np.ndarray], dst: np.ndarray) -> np.ndarray:
+    """A "mag" stream of the deltas (order 1 or 2) of ranks, checked as
+    :func:`ubpe.coders.decode_stream` checks it, decoded straight to the values
+    (:func:`ubpe._kernels.magrank.mag_rank_decode`): ``dst``, frame-major.
+
+    Token ``t`` is the residual ``lut[t]`` (uint64, one per token) or, ``lut`` None, ``lo + t``
+    (both modulo 2**bits); the residuals summed (order 1) or summed twice (order 2), per
+    channel and wrapped to ``bits`` bits, are ranks into that channel's ``tables[c]`` (its
+    distinct values, in ``dst``'s dtype). ``dst``: 1-D, C-contiguous, ``fields["n"]`` cells,
+    ``len(tables)`` channels of ``n // len(tables)`` frames, frame ``k`` of channel ``c`` written
+    at ``k * len(tables) + c``; its contents on entry do not matter. The values that decoding the
+    tokens, mapping and summing them in ``bits`` bits and looking the ranks up give, without
+    their intermediate arrays. CorruptDataError for a malformed stream or a rank outside its table.
+    """
+    if not isinstance(fields, dict) or fields.get("coder") != "mag":
+        raise ValueError("decode_with_ranks takes a \"mag\" stream")
+    if fields.keys() != _MAG_KEYS:
+        for name in FIELDS:
+            if name not in fields:
+                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
+        extra = sorted(str(key)[:40] for key in fields if key not in FIELDS)
+        raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
+    n = field_int(fields, "n", 0)
+    if lut is not None and lut.shape != (vocab_size,):
+        raise ValueError("lut must hold one value per token")
+    if order not in (1, 2) or not 1 <= bits <= 64:
+        raise ValueError("order must be 1 or 2 and bits in [1, 64]")
+    channels = len(tables)
+    if (dst.ndim != 1 or dst.shape[0] != n or not dst.flags.c_contiguous or not dst.flags.writeable
+            or channels < 1 or n % channels):
+        raise ValueError(f"dst must be a writeable C-contiguous 1-D array of n={n} cells, n a multiple of the channels")
+    if any(t.ndim != 1 or t.shape[0] < 1 or t.dtype != dst.dtype for t in tables):
+        raise ValueError("every channel's table must be a non-empty 1-D array of dst's dtype")
+    values = tables[0] if channels == 1 else np.concatenate(tables)
+    vstart = np.zeros(channels + 1, np.int64)
+    np.cumsum([t.shape[0] for t in tables], out=vstart[1:])
+    center, rate, pb, freqs, words, raw = _checked_fields(fields, n, vocab_size)
+    status = _rank.mag_rank_decode(words, raw_words(raw), raw.shape[0], center, rate, freqs, pb, vocab_size,
+                                   _EMPTY_U64 if lut is None else lut.astype(np.uint64, copy=False),
+                                   np.uint64(lo % (1 << 64)), bits, order, np.ascontiguousarray(values), vstart, dst)
+    if status == _rank.ERR_RANK:
+        raise CorruptDataError("rank: a rank lies outside its channel's distinct values")
+    if status == _rank.ERR_LAYOUT:  # (every argument was checked above: a bug, not the stream)
+        raise ValueError("mag_rank_decode refused its arguments")
+    _raise_status(status)
+    return dst
 
 
 def _int64_out(out: np.ndarray | None, n: int) -> np.ndarray:
