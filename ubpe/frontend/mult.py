@@ -98,14 +98,9 @@ def _mult_offset(h: np.ndarray) -> int:
     most common digit ``p`` (circularly) keeps the same quotient as that digit when the cut does
     not fall between them; the cut that separates the fewest values from ``p`` wins (ties: the
     smallest ``c``, so 0 for bits that only flip away from a constant pattern). All ``m`` cuts
-    are counted at once (an ``m x m`` table of which digits each cut separates; integers)."""
-    m = h.shape[0]
-    p = int(np.argmax(h))
-    s = np.arange(m)
-    dev = (s - p + m // 2) % m - m // 2  # signed circular distance of each digit from p
-    pos = ((p - s) % m)[:, None] + dev[None, :]  # row c: each digit's position past cut c
-    cost = ((pos < 0) | (pos >= m)).astype(np.int64) @ h.astype(np.int64)
-    return int(np.argmin(cost))  # (the first of equal costs: the smallest c)
+    are counted in one compiled loop (:func:`ubpe._kernels.digits.mult_offset`; integers: the
+    same counts as the ``m x m`` table of which digits each cut separates that numpy made)."""
+    return int(_digits.mult_offset(np.ascontiguousarray(h, dtype=np.int64)))
 
 
 def _mult_offset_reference(h: np.ndarray) -> int:
