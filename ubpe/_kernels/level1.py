@@ -640,7 +640,8 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     signals of at most 32 bits (``sh >= 32``) and blocks below 2**20 samples: the residual's
     local magnitudes (the weights' windows, the cost's spans) summed as integers, from one
     residual pass a chunk of samples at a time (:func:`_predict_chunk`), where the other summed
-    floats one after the other; every such sum is of integers below 2**53, exact either way."""
+    floats one after the other; every such sum is of integers below 2**53, exact either way.
+    ``r`` may also be the residual in its own signed width (the same values as its int64 copy)."""
     fit_lo = max(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:
@@ -664,7 +665,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     mag = empty(m, np.int64)
     prefix = empty(m + 1, np.int64)
     for j in range(m):
-        v = r[fit_lo + j]
+        v = np.int64(r[fit_lo + j])  # (r int64, or the residual in its width: the same values)
         mag[j] = v if v >= 0 else -v
     res = empty(hi - lo, np.int64)
     acc = empty(CHUNK, np.uint64)

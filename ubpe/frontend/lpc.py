@@ -423,21 +423,41 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     orders, shifts, pbits = orders.copy(), shifts.copy(), pbits.copy()
     q = np.zeros(max_order, np.int64)
     changed = False
-    if r is None:
+    fast = bits <= 32 and block < 1 << 20
+    if r is None and not fast:
         r = residual_in(residual, "residual")
+    # (the fast kernel reads the residual in its width where it is at most 32 bits: ECG's int64
+    # copy took 864 KB of fresh pages a refit)
+    fit_r = r if r is not None else narrow
+    refitted = []
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
-        fit = _fast.reweight_fit if bits <= 32 and block < 1 << 20 else _k.reweight_fit  # (the same result)
-        fit_bits, k, shift = fit(s, r, lo, hi, max_order, precision, 64 - bits, iterations, span, equations,
-                                 local_span, q)
+        fit = _fast.reweight_fit if fast else _k.reweight_fit  # (the same result)
+        fit_bits, k, shift = fit(s, fit_r if fast else r, lo, hi, max_order, precision, 64 - bits, iterations, span,
+                                 equations, local_span, q)
         if k and fit_bits < local[b] + orders[b] * pbits[b] - margin * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
+            refitted.append(b)
     if not changed:
         return residual, params
     coefs = np.concatenate(per_block)
     res = np.empty(n, f"i{bits // 8}")  # (in the signal's width, as lpc_forward's)
-    _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
+    if narrow.dtype == res.dtype and narrow.ndim == 1 and 2 * len(refitted) <= orders.shape[0]:
+        # the residual as it was but in the refitted blocks, each from its samples and the
+        # MAX_ORDER before it (lpc_residual of that stretch as one block: the samples it predicts
+        # from are the signal's, so the same residuals; from the signal's start, as it is)
+        res[:] = narrow
+        for b in refitted:
+            lo, hi = b * block, min(n, (b + 1) * block)
+            pad = min(lo, MAX_ORDER)
+            part = np.empty(hi - lo + pad, res.dtype)
+            first = int(orders[:b].sum())  # (the refitted orders: coefs is the new one)
+            _fast.lpc_residual(s[lo - pad:hi], hi - lo + pad, orders[b:b + 1], shifts[b:b + 1],
+                               coefs[first:first + orders[b]], 64 - bits, part)
+            res[lo:hi] = part[pad:]
+    else:
+        _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     out = dict(params, orders=orders.astype(np.uint8).tobytes(), shifts=shifts.astype(np.uint8).tobytes(),
                precisions=pbits.astype(np.uint8).tobytes(), coefs=_pack_coefs(coefs, np.repeat(pbits, orders)))
     return res, out
