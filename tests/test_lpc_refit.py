@@ -54,3 +54,24 @@ def test_refit_residual_is_the_whole_signal_residual(x, block):
         wide = fast.reweight_fit(s, r.astype(np.int64), lo, hi, 32, 15, sh, 2, 16, 1024, 64, q2)
         assert narrow == wide and np.array_equal(q1, q2)
         assert narrow == predict.reweight_fit(s, r.astype(np.int64), lo, hi, 32, 15, sh, 2, 16, 1024, 64, q2)
+
+
+@SETTINGS
+@given(st.integers(1, 33), st.integers(1, 64), st.integers(1, 17), st.integers(0, 2**32 - 1), st.booleans())
+def test_padded_gram_is_reweight_gram(p, quads, step, seed, zeros):
+    from ubpe._kernels import predict
+
+    rng = np.random.default_rng(seed)
+    rows = 4 * quads
+    first = p - 1 + int(rng.integers(0, 5))
+    x = rng.normal(0, 1000, first + (rows - 1) * step + 1 + int(rng.integers(0, 3)))
+    u = rng.random(rows)
+    if zeros:  # (a caller pads with equations of weight 0)
+        u[-int(rng.integers(1, 4)):] = 0.0
+    expected = np.full((p, p), 7.0)
+    predict.reweight_gram(x, first, step, u, np.empty((rows, p)), expected)
+    wide = (p + 7) // 8 * 8
+    got = np.full((p, wide), np.nan)
+    fast.reweight_gram_padded(x, first, step, u, np.full((rows, wide), np.nan), got)
+    lower = np.tril(np.ones((p, p), bool))
+    assert np.array_equal(got[:, :p][lower], expected[lower])

@@ -38,7 +38,6 @@ from . import njit
 from .alloc import empty, zeros
 from .intrinsics import bit_length, emit_bit_length, imax, imin, mulhi, select
 from .predict import _quantize, _window, wrap
-from .predict import reweight_gram as _reweight_gram
 
 #: Samples per pass of the chunked predictions (a buffer that stays in L1).
 CHUNK = 256
@@ -635,6 +634,42 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
 
 
 @njit(cache=True, nogil=True)
+def reweight_gram_padded(x, first, step, u, W, G):
+    """:func:`ubpe._kernels.predict.reweight_gram` (the same lower triangle, the same floats: each
+    element's products added in the same order) with each row of ``G`` updated up to the next
+    multiple of 8 columns past its diagonal: vector loops without a scalar remainder (75 -> 65 us
+    on 1024 equations of 33). ``G`` float64 ``(p, P)`` and ``W`` ``(len(u), P)``, ``P`` a multiple
+    of 8 of at least ``p`` (``W``'s columns from ``p`` on are zeroed; ``G``'s past each row's
+    diagonal are scratch). Its other preconditions as ``reweight_gram``'s."""
+    p = G.shape[0]
+    wide = G.shape[1]
+    for t in range(u.shape[0]):
+        j = first - p + 1 + t * step
+        xt = x[j:j + p]
+        wt = W[t]
+        ut = u[t]
+        for b in range(p):
+            wt[b] = ut * xt[b]
+        for b in range(p, wide):
+            wt[b] = 0.0
+    for a in range(p):
+        for b in range(wide):
+            G[a, b] = 0.0
+    for t in range(0, u.shape[0], 4):
+        j = first - p + 1 + t * step
+        x0 = x[j:j + p]
+        x1 = x[j + step:j + step + p]
+        x2 = x[j + 2 * step:j + 2 * step + p]
+        x3 = x[j + 3 * step:j + 3 * step + p]
+        w0, w1, w2, w3 = W[t], W[t + 1], W[t + 2], W[t + 3]
+        for a in range(p):
+            z0, z1, z2, z3 = x0[a], x1[a], x2[a], x3[a]
+            g = G[a]
+            for b in range((a + 8) & ~7):  # (columns 0 .. a, and on to a multiple of 8)
+                g[b] += z0 * w0[b] + z1 * w1[b] + z2 * w2[b] + z3 * w3[b]
+
+
+@njit(cache=True, nogil=True)
 def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q):
     """:func:`ubpe._kernels.predict.reweight_fit` (the same arguments, the same result) for
     signals of at most 32 bits (``sh >= 32``) and blocks below 2**20 samples: the residual's
@@ -654,8 +689,9 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     for i in range(base, hi):
         x[i - base] = float(s[i])
     u = zeros(rows, np.float64)
-    W = empty((rows, p), np.float64)
-    H = empty((p, p), np.float64)
+    wide = (p + 7) // 8 * 8  # (reweight_gram_padded's columns)
+    W = empty((rows, wide), np.float64)
+    H = empty((p, wide), np.float64)
     G = empty((p, p), np.float64)
     L = zeros((order, order), np.float64)
     z = empty(order, np.float64)
@@ -680,7 +716,7 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
             t = float(prefix[min(i + (span - 1) // 2 + 1, m)] - prefix[max(i - span // 2, 0)])
             scale = t / span + 1.0
             u[j] = 1.0 / (scale * scale)
-        _reweight_gram(x, order, step, u, W, H)
+        reweight_gram_padded(x, order, step, u, W, H)
         for a in range(p):
             for b in range(a + 1):
                 G[a, b] = H[order - b, order - a]
