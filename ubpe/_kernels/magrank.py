@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import njit
-from .alloc import empty, full
-from .intrinsics import bit_length, imax, imin, select
-from .residual import (ERR_CONTEXT, ERR_RANGE, ERR_RAW, ERR_SYMBOL, ERR_TRAILING, ERR_TRUNCATED, N_BUCKETS,
-                       N_CONTEXTS, OK, RANS_L, SMALL_V)
+from .intrinsics import bit_length, imin, select
+from .residual import (ERR_CONTEXT, ERR_RANGE, ERR_RAW, ERR_SYMBOL, ERR_TRAILING, ERR_TRUNCATED, N_CONTEXTS, OK, RANS_L,
+                       SMALL_V, decode_tables)
 
 #: a rank at or past its channel's count of distinct values (reported only when the stream
 #: itself decoded without error, as the stage-by-stage decoder reports it)
@@ -62,49 +61,10 @@ def mag_rank_decode(words, raw, nraw, center, rate, freqs, pb, vocab_size, lut, 
             return ERR_LAYOUT
     if lut.shape[0] != 0 and lut.shape[0] != vocab_size or not 1 <= bits <= 64:
         return ERR_LAYOUT
+    status, rowoff, table, small = decode_tables(freqs, pb)
+    if status != OK:
+        return status
     size = 1 << pb
-    rowoff = full(N_CONTEXTS, -1, np.int64)
-    nrows = 0
-    for c in range(N_CONTEXTS):
-        s = 0
-        for b in range(N_BUCKETS):
-            f = freqs[c, b]
-            if f < 0 or f > size:
-                return ERR_RANGE
-            s += f
-        if s == 0:
-            continue
-        if s != size:
-            return ERR_RANGE
-        rowoff[c] = nrows * size
-        nrows += 1
-    # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
-    # bucket's smallest magnitude (its raw bits zero)
-    table = empty(imax(nrows, 1) * size, np.uint64)
-    for c in range(N_CONTEXTS):
-        r = rowoff[c]
-        if r < 0:
-            continue
-        a = r
-        for b in range(N_BUCKETS):
-            f = freqs[c, b]
-            if f == 0:
-                continue
-            nb = select(b >= 4, (b >> 1) - 1, 0)
-            top = select(b >= 4, (2 | (b & 1)) << nb, b)
-            base = np.uint64(((f - 1) << 51) | (nb << 32) | top)
-            row = table[a:a + f]
-            for j in range(f):
-                row[j] = base | (np.uint64(j) << np.uint64(38))
-            a += f
-    small = empty(SMALL_V, np.int32)  # the context's first slot for running magnitudes < SMALL_V
-    small[0] = rowoff[0]
-    small[1] = rowoff[1]
-    for c in range(2, N_CONTEXTS):
-        e = (c + 2) >> 1
-        vlo = imin((2 + (c & 1)) << (e - 2), SMALL_V)
-        vhi = select(c < N_CONTEXTS - 1, imin((3 + (c & 1)) << (e - 2), SMALL_V), SMALL_V)
-        small[vlo:vhi] = np.int32(rowoff[c])
     nw = words.shape[0]
     if nw < 2:
         return ERR_TRUNCATED

@@ -45,6 +45,62 @@ ERR_RAW = -6
 
 
 @njit(cache=True, nogil=True)
+def decode_tables(freqs, pb):
+    """The "mag" decoder's tables for ``freqs`` (int64 ``(N_CONTEXTS, N_BUCKETS)``, each used
+    context's row summing to ``2**pb``, ``pb <= MAX_PB``): ``(status, rowoff, table, small)``,
+    ``rowoff[c]`` context ``c``'s first slot in ``table`` (-1: unused), ``table`` one uint64 a
+    slot, ``small[v]`` the row of a running magnitude ``v < SMALL_V``; status ERR_RANGE (and
+    empty tables) for a frequency outside ``[0, 2**pb]`` or a row summing to another total.
+    Shared by :func:`mag_decode` and ``magrank.mag_rank_decode``."""
+    size = 1 << pb
+    rowoff = full(N_CONTEXTS, -1, np.int64)  # context -> its first slot in ``table``
+    nrows = 0
+    for c in range(N_CONTEXTS):
+        s = 0
+        for b in range(N_BUCKETS):
+            f = freqs[c, b]
+            if f < 0 or f > size:
+                return ERR_RANGE, rowoff, empty(0, np.uint64), empty(0, np.int32)
+            s += f
+        if s == 0:
+            continue
+        if s != size:
+            return ERR_RANGE, rowoff, empty(0, np.uint64), empty(0, np.int32)
+        rowoff[c] = nrows * size
+        nrows += 1
+    # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
+    # bucket's smallest magnitude (its raw bits zero), one uint64 load per symbol (pb <=
+    # MAX_PB = 13 makes each field fit): the magnitude is that value | the raw bits
+    table = empty(imax(nrows, 1) * size, np.uint64)
+    for c in range(N_CONTEXTS):
+        r = rowoff[c]
+        if r < 0:
+            continue
+        a = r
+        for b in range(N_BUCKETS):
+            f = freqs[c, b]
+            if f == 0:
+                continue
+            nb = select(b >= 4, (b >> 1) - 1, 0)
+            top = select(b >= 4, (2 | (b & 1)) << nb, b)
+            base = np.uint64(((f - 1) << 51) | (nb << 32) | top)
+            row = table[a:a + f]  # (a slice and a loop-invariant base: the fill is vectorised)
+            for j in range(f):
+                row[j] = base | (np.uint64(j) << np.uint64(38))
+            a += f
+    # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
+    small = empty(SMALL_V, np.int32)  # (8 KB: the table is rebuilt per call)
+    small[0] = rowoff[0]
+    small[1] = rowoff[1]
+    for c in range(2, N_CONTEXTS):
+        e = (c + 2) >> 1
+        lo = imin((2 + (c & 1)) << (e - 2), SMALL_V)
+        hi = select(c < N_CONTEXTS - 1, imin((3 + (c & 1)) << (e - 2), SMALL_V), SMALL_V)
+        small[lo:hi] = np.int32(rowoff[c])  # < 56 * 2**13
+    return OK, rowoff, table, small
+
+
+@njit(cache=True, nogil=True)
 def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     """Decode len(out) tokens; returns OK or a negative status, never reads out of bounds.
 
@@ -78,51 +134,10 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     smallest magnitude (the magnitude is that | the raw bits, no branch), and raw bits are
     read 32 at a time whenever fewer are buffered.
     """
+    status, rowoff, table, small = decode_tables(freqs, pb)
+    if status != OK:
+        return status
     size = 1 << pb
-    rowoff = full(N_CONTEXTS, -1, np.int64)  # context -> its first slot in ``table``
-    nrows = 0
-    for c in range(N_CONTEXTS):
-        s = 0
-        for b in range(N_BUCKETS):
-            f = freqs[c, b]
-            if f < 0 or f > size:
-                return ERR_RANGE
-            s += f
-        if s == 0:
-            continue
-        if s != size:
-            return ERR_RANGE
-        rowoff[c] = nrows * size
-        nrows += 1
-    # per used context: slot -> (freq - 1) << 51 | (slot - cum) << 38 | raw bits << 32 | the
-    # bucket's smallest magnitude (its raw bits zero), one uint64 load per symbol (pb <=
-    # MAX_PB = 13 makes each field fit): the magnitude is that value | the raw bits
-    table = empty(imax(nrows, 1) * size, np.uint64)
-    for c in range(N_CONTEXTS):
-        r = rowoff[c]
-        if r < 0:
-            continue
-        a = r
-        for b in range(N_BUCKETS):
-            f = freqs[c, b]
-            if f == 0:
-                continue
-            nb = select(b >= 4, (b >> 1) - 1, 0)
-            top = select(b >= 4, (2 | (b & 1)) << nb, b)
-            base = np.uint64(((f - 1) << 51) | (nb << 32) | top)
-            row = table[a:a + f]  # (a slice and a loop-invariant base: the fill is vectorised)
-            for j in range(f):
-                row[j] = base | (np.uint64(j) << np.uint64(38))
-            a += f
-    # the context's row of the running magnitudes v < SMALL_V, by bucket ranges (no bit counting)
-    small = empty(SMALL_V, np.int32)  # (8 KB: the table is rebuilt per call)
-    small[0] = rowoff[0]
-    small[1] = rowoff[1]
-    for c in range(2, N_CONTEXTS):
-        e = (c + 2) >> 1
-        lo = imin((2 + (c & 1)) << (e - 2), SMALL_V)
-        hi = select(c < N_CONTEXTS - 1, imin((3 + (c & 1)) << (e - 2), SMALL_V), SMALL_V)
-        small[lo:hi] = np.int32(rowoff[c])  # < 56 * 2**13
     nw = words.shape[0]
     if nw < 2:
         return ERR_TRUNCATED
