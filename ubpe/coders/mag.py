@@ -209,6 +209,19 @@ _NO_LPC = (False, np.zeros(0, np.uint64), np.uint64(0), 0, _EMPTY_I64, _ONE_ZERO
            _EMPTY_I64, _EMPTY_I64)
 
 
+def _require_stream_fields(fields: object, caller: str) -> None:
+    """That ``fields`` is a "mag" stream's map (ValueError: a caller's error) with exactly its
+    fields (CorruptDataError naming the first one missing, or those it should not have)."""
+    if not isinstance(fields, dict) or fields.get("coder") != "mag":
+        raise ValueError(f"{caller} takes a \"mag\" stream")
+    if fields.keys() != _MAG_KEYS:  # (the usual case in one comparison)
+        for name in FIELDS:
+            if name not in fields:
+                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
+        extra = sorted(str(key)[:40] for key in fields if key not in FIELDS)
+        raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
+
+
 def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: int, bits: int,
                     channels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
                     out: np.ndarray | None = None) -> np.ndarray:
@@ -223,14 +236,7 @@ def decode_with_lpc(fields: dict, vocab_size: int, lut: np.ndarray | None, lo: i
     C-contiguous, ``n`` cells, written and returned (None: a new array); its contents on entry
     do not matter.
     """
-    if not isinstance(fields, dict) or fields.get("coder") != "mag":
-        raise ValueError("decode_with_lpc takes a \"mag\" stream")
-    if fields.keys() != _MAG_KEYS:  # (the usual case in one comparison)
-        for name in FIELDS:
-            if name not in fields:
-                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
-        extra = sorted(str(key)[:40] for key in fields if key not in FIELDS)
-        raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
+    _require_stream_fields(fields, "decode_with_lpc")
     n = field_int(fields, "n", 0)
     if lut is not None and lut.shape != (vocab_size,):
         raise ValueError("lut must hold one value per token")
@@ -280,14 +286,7 @@ def decode_with_ranks(fields: dict, vocab_size: int, lut: np.ndarray | None, lo:
     tokens, mapping and summing them in ``bits`` bits and looking the ranks up give, without
     their intermediate arrays. CorruptDataError for a malformed stream or a rank outside its table.
     """
-    if not isinstance(fields, dict) or fields.get("coder") != "mag":
-        raise ValueError("decode_with_ranks takes a \"mag\" stream")
-    if fields.keys() != _MAG_KEYS:
-        for name in FIELDS:
-            if name not in fields:
-                raise CorruptDataError(f"field {name!r} missing for coder 'mag'")
-        extra = sorted(str(key)[:40] for key in fields if key not in FIELDS)
-        raise CorruptDataError(f"unexpected fields for coder 'mag': {extra}")
+    _require_stream_fields(fields, "decode_with_ranks")
     n = field_int(fields, "n", 0)
     if lut is not None and lut.shape != (vocab_size,):
         raise ValueError("lut must hold one value per token")
