@@ -467,87 +467,6 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
 
 
 @njit(cache=True, nogil=True)
-def search_orders(s, lo, hi, r, kmax, precisions, sh, ncand, every, narrow_max, high_gain, a, tmp, lps, errs, q,
-                  best_q, pred, buf32, best_bits, best_order, best_shift, best_prec):
-    """The predictor search of :func:`lpc_analyze` for the block ``[lo, hi)`` of ``s`` from its
-    windowed autocorrelation ``r`` (lags 0 .. ``kmax``): Levinson-Durbin, the ``ncand`` orders of
-    least estimated bits costed on the integer residual at each precision, against the best so
-    far (``best_bits`` and its order, shift and precision; its coefficients in ``best_q``), which
-    it returns updated. ``a``, ``tmp``, ``errs`` (``max_order + 1``), ``lps``
-    (``(max_order + 1, max_order)``), ``q``, ``pred`` and ``buf32``: scratch. Shared by
-    :func:`lpc_analyze` and analyses from autocorrelations made elsewhere."""
-    m = hi - lo
-    max_order = a.shape[0] - 1
-    # the Levinson recursion with a white-noise floor of 1e-9 of the energy (stable); then,
-    # where that predicts the block to below high_gain of its energy (a smooth, oversampled
-    # signal whose spectrum spans more than the floor), again without it, its orders costed too
-    for floor_pass in range(2):
-        white = 1e-9 if floor_pass == 0 else 0.0
-        errs[0] = r[0]
-        for j in range(max_order + 1):
-            a[j] = 0.0
-        usable = 0
-        if r[0] > 0.0 and np.isfinite(r[0]):
-            err = r[0] * (1.0 + white)  # the white-noise floor of this pass
-            for k in range(1, kmax + 1):
-                acc = r[k]
-                for j in range(1, k):
-                    acc -= a[j] * r[k - j]
-                refl = acc / err
-                if not np.isfinite(refl) or abs(refl) >= 1.0:
-                    break
-                for j in range(1, k):
-                    tmp[j] = a[j] - refl * a[k - j]
-                for j in range(1, k):
-                    a[j] = tmp[j]
-                a[k] = refl
-                err *= 1.0 - refl * refl
-                errs[k] = err
-                for j in range(k):
-                    lps[k, j] = a[j + 1]
-                usable = k
-                if err <= 0.0:
-                    break
-        if usable == 0:
-            break
-        p0 = precisions[0]
-        est = empty(usable, np.float64)
-        e0 = errs[0]  # (max(errs[0], 1e-300) and max(e, 1e-12) as numba's max: b if b > a else a)
-        if 1e-300 > e0:
-            e0 = 1e-300
-        for k in range(1, usable + 1):
-            e = errs[k] / e0
-            if 1e-12 > e:
-                e = 1e-12
-            est[k - 1] = 0.5 * m * np.log2(e) + k * p0
-        for c in range(imin(ncand, usable)):
-            k = np.int64(1)
-            for j in range(1, usable):
-                if est[j] < est[k - 1]:
-                    k = j + 1
-            est[k - 1] = np.inf
-            for pi in range(precisions.shape[0]):
-                prec = precisions[pi]
-                shift = _quantize(lps[k], k, prec, q)
-                total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, buf32, every,
-                                                       narrow_max)
-                if every == 1:
-                    bits = _geometric_bits(2.0 * float(total), m) + k * prec + 10
-                else:
-                    bits = _geometric_bits(2.0 * float(total), cnt) * m / cnt + k * prec + 10
-                if bits < best_bits:
-                    best_bits = bits
-                    best_order = k
-                    best_shift = shift
-                    best_prec = prec
-                    for j in range(k):
-                        best_q[j] = q[j]
-        if not (high_gain > 0.0 and errs[usable] < high_gain * errs[0]):
-            break
-    return best_bits, best_order, best_shift, best_prec
-
-
-@njit(cache=True, nogil=True)
 def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, ncand=3, every=1,
                 narrow_max=-1, high_gain=0.0):
     """:func:`ubpe._kernels.predict.lpc_analyze` (the same arguments, the same choices and
@@ -621,9 +540,72 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
                 h0 = xw[i:i + imin(kmax, m - 1 - i) + 1]
                 for k in range(h0.shape[0]):
                     r[k] += h0[k] * v0
-            best_bits, best_order, best_shift, best_prec = search_orders(
-                s, lo, hi, r, kmax, precisions, sh, ncand, every, narrow_max, high_gain, a, tmp, lps, errs, q, best_q,
-                pred, buf32, best_bits, best_order, best_shift, best_prec)
+            # the Levinson recursion with a white-noise floor of 1e-9 of the energy (stable); then,
+            # where that predicts the block to below high_gain of its energy (a smooth, oversampled
+            # signal whose spectrum spans more than the floor), again without it, its orders costed too
+            for floor_pass in range(2):
+                white = 1e-9 if floor_pass == 0 else 0.0
+                errs[0] = r[0]
+                for j in range(max_order + 1):
+                    a[j] = 0.0
+                usable = 0
+                if r[0] > 0.0 and np.isfinite(r[0]):
+                    err = r[0] * (1.0 + white)  # the white-noise floor of this pass
+                    for k in range(1, kmax + 1):
+                        acc = r[k]
+                        for j in range(1, k):
+                            acc -= a[j] * r[k - j]
+                        refl = acc / err
+                        if not np.isfinite(refl) or abs(refl) >= 1.0:
+                            break
+                        for j in range(1, k):
+                            tmp[j] = a[j] - refl * a[k - j]
+                        for j in range(1, k):
+                            a[j] = tmp[j]
+                        a[k] = refl
+                        err *= 1.0 - refl * refl
+                        errs[k] = err
+                        for j in range(k):
+                            lps[k, j] = a[j + 1]
+                        usable = k
+                        if err <= 0.0:
+                            break
+                if usable == 0:
+                    break
+                p0 = precisions[0]
+                est = empty(usable, np.float64)
+                e0 = errs[0]  # (max(errs[0], 1e-300) and max(e, 1e-12) as numba's max: b if b > a else a)
+                if 1e-300 > e0:
+                    e0 = 1e-300
+                for k in range(1, usable + 1):
+                    e = errs[k] / e0
+                    if 1e-12 > e:
+                        e = 1e-12
+                    est[k - 1] = 0.5 * m * np.log2(e) + k * p0
+                for c in range(imin(ncand, usable)):
+                    k = np.int64(1)
+                    for j in range(1, usable):
+                        if est[j] < est[k - 1]:
+                            k = j + 1
+                    est[k - 1] = np.inf
+                    for pi in range(precisions.shape[0]):
+                        prec = precisions[pi]
+                        shift = _quantize(lps[k], k, prec, q)
+                        total, cnt = _residual_magnitude_every(s, lo, hi, k, q, np.int64(shift), sh, pred, buf32, every,
+                                                               narrow_max)
+                        if every == 1:
+                            bits = _geometric_bits(2.0 * float(total), m) + k * prec + 10
+                        else:
+                            bits = _geometric_bits(2.0 * float(total), cnt) * m / cnt + k * prec + 10
+                        if bits < best_bits:
+                            best_bits = bits
+                            best_order = k
+                            best_shift = shift
+                            best_prec = prec
+                            for j in range(k):
+                                best_q[j] = q[j]
+                if not (high_gain > 0.0 and errs[usable] < high_gain * errs[0]):
+                    break
         orders[b] = best_order
         shifts[b] = best_shift
         precs[b] = best_prec
