@@ -433,8 +433,8 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
         fit = _fast.reweight_fit if fast else _k.reweight_fit  # (the same result)
-        fit_bits, k, shift = fit(s, fit_r if fast else r, lo, hi, max_order, precision, 64 - bits, iterations, span,
-                                 equations, local_span, q)
+        fit_bits, k, shift = fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations, span, equations,
+                                 local_span, q)
         if k and fit_bits < local[b] + orders[b] * pbits[b] - margin * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
