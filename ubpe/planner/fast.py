@@ -84,7 +84,7 @@ class _LayoutPass:
     where: np.ndarray  #: the values present, less lo
     middle: int  #: the median of d
     has_dense: bool  #: the dense ids are sized for "mag" (:func:`dense_mag_fits`)
-    dense_rans: bool  #: and for "rans" and "packed" too (:func:`~ubpe.planner.candidates.dense_fits`)
+    dense_rans: bool  #: and for "rans" too (:func:`~ubpe.planner.candidates.dense_fits`)
     stats: np.ndarray | None  #: layout_stats' counts (None: a single value)
     raws: tuple[int, int]
     ids: np.ndarray | None = None  #: int32 ``rank[d]``, the bare ids (None: not made, a single value)
@@ -200,7 +200,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     # rated 251 B and coded 211 B with "packed", "grid+delta1" rated 238 B and coded 256 B
     packed = 8.0 * _FRAMING["packed"]
     bare = (min(order0 + table, n * packed_width(a - 1) + packed) + alphabet, mags[0] + alphabet)
-    dense = (min(order0 + table + alphabet, n * packed_width(span - 1) + packed) if lp.dense_rans else inf,
+    dense = (min(order0 + table + alphabet if lp.dense_rans else inf, n * packed_width(span - 1) + packed),
              mags[1]) if has_dense else (inf, inf)
     rest = fixed + grows * scale
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
@@ -305,7 +305,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
     if costs and packed_bytes < min(costs.values()):
         costs[("bare", "packed")] = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True)) + packed_bytes
-        if dense is not None and lp.dense_rans:
+        if dense is not None:
             costs[("dense", "packed")] = dense_field + (n * packed_width(span - 1) + 7) // 8 + _FRAMING["packed"]
     if not costs:
         return None
