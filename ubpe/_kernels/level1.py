@@ -150,18 +150,23 @@ if not numba.config.DISABLE_JIT:
 def mag_stats(tokens, center, rates, counts):
     """``tests/reference_mag.py``'s ``mag_stats`` (the same counts, added to ``counts``, int64
     ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits). Each
-    token's magnitude and class first, in a pass without a branch (:func:`bucket_select`; the
-    neural recordings' 45 calls a compress 9.4 -> 8.3 ms), then two rates a pass over them: each
-    running mean stays in a register (a mean per rate in an array went through memory, a store
-    and a load on the serial chain of every token and rate). Preconditions: tokens and center
-    in [0, 2**24); rates in [2, 8]."""
+    token's zigzagged magnitude (uint32) and class first, in a pass without a branch
+    (:func:`bucket_select`; the neural recordings' 45 calls a compress 9.4 -> 8.3 ms), then two
+    rates a pass over them: each running mean stays in a register (a mean per rate in an array
+    went through memory, a store and a load on the serial chain of every token and rate). The
+    magnitudes kept from the first pass, not zigzagged again from the tokens in every rates'
+    pass: ECG's 108 000 tokens at two rates 428 -> 371 us. Preconditions: tokens and center in
+    [0, 2**24) (a magnitude below 2**25); rates in [2, 8]."""
     n = tokens.shape[0]
     bs = empty(n, np.uint8)
+    zs = empty(n, np.uint32)
     raw = 0
     for i in range(n):  # (no branch: vectorized)
         d = np.int64(tokens[i]) - center
-        b = bucket_select((d << 1) ^ (d >> 63))  # (the zigzag again below: no 8 bytes a token kept)
+        z = (d << 1) ^ (d >> 63)
+        b = bucket_select(z)
         bs[i] = b
+        zs[i] = z
         raw += select(b >= 4, (b >> 1) - 1, 0)
     nr = rates.shape[0]
     r = 0
@@ -177,14 +182,41 @@ def mag_stats(tokens, center, rates, counts):
         sb = rb - 2
         for i in range(n):
             b = np.uint64(bs[i])
-            d = np.int64(tokens[i]) - center
-            z = (d << 1) ^ (d >> 63)
+            z = np.int64(zs[i])
             ca[np.uint64(_context(ma, sa)), b] += 1
             if two:
                 cb[np.uint64(_context(mb, sb)), b] += 1
             ma = ma + z - (ma >> ra)
             mb = mb + z - (mb >> rb)
         r += 2
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def mag_stats_kept(tokens, center, rate, counts, zs, bk, ctx):
+    """:func:`mag_stats` of one rate (``counts``: int64 ``(N_CONTEXTS, N_BUCKETS)``, added to;
+    the same return value, the raw bits) that keeps, per token ``i``, what
+    :func:`mag_encode_kept` codes from: ``zs[i]`` (uint32) its zigzagged magnitude about
+    ``center``, ``bk[i]`` (uint8) its class and ``ctx[i]`` (uint8) its context under ``rate``
+    (each array of ``len(tokens)`` cells, written). The encoder's count of its chosen rate and
+    the encoder's own contexts in one pass (:func:`mag_encode` makes them again). Preconditions:
+    :func:`mag_stats`'."""
+    n = tokens.shape[0]
+    raw = 0
+    for i in range(n):  # (no branch: vectorized)
+        d = np.int64(tokens[i]) - center
+        z = (d << 1) ^ (d >> 63)
+        b = bucket_select(z)
+        bk[i] = b
+        zs[i] = z
+        raw += select(b >= 4, (b >> 1) - 1, 0)
+    m = np.int64(0)
+    sh = rate - 2
+    for i in range(n):
+        c = _context(m, sh)
+        ctx[i] = c
+        counts[np.uint64(c), np.uint64(bk[i])] += 1
+        m = m + np.int64(zs[i]) - (m >> rate)
     return raw
 
 
@@ -235,8 +267,49 @@ def mag_encode(tokens, center, rate, freqs, pb, words, raw):
         nacc = select(full, nacc - 32, nacc)
         p += select(full, 1, 0)
     w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))  # (acc < 2**32 here)
-    for j in range(raw.shape[0]):  # LSB first, as the reference's bytes
+    _raw_bytes(w32, raw)
+    return _rans_words(ctx, bk, freqs, pb, words)
+
+
+@njit(cache=True, nogil=True)
+def mag_encode_kept(zs, bk, ctx, freqs, pb, words, raw):
+    """:func:`mag_encode`'s words and raw bytes (the same, and the same return value) from what
+    :func:`mag_stats_kept` kept of the tokens under the coded rate (``zs``, ``bk``, ``ctx``: the
+    magnitudes, classes and contexts), not made again: its passes (1) and (2) but the raw bits.
+    ``freqs``, ``pb``, ``words`` and ``raw`` as :func:`mag_encode`'s."""
+    n = zs.shape[0]
+    w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)
+    acc = np.uint64(0)
+    nacc = np.int64(0)
+    p = 0
+    for i in range(n):
+        b = np.int64(bk[i])
+        nb = select(b >= 4, (b >> 1) - 1, 0)
+        acc |= np.uint64(np.int64(zs[i]) & ((np.int64(1) << nb) - 1)) << np.uint64(nacc)
+        nacc += nb
+        w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))
+        full = nacc >= 32
+        acc = select(full, acc >> np.uint64(32), acc)
+        nacc = select(full, nacc - 32, nacc)
+        p += select(full, 1, 0)
+    w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))  # (acc < 2**32 here)
+    _raw_bytes(w32, raw)
+    return _rans_words(ctx, bk, freqs, pb, words)
+
+
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _raw_bytes(w32, raw):
+    """The raw bits' 32-bit words ``w32`` to the bytes ``raw`` (every one written), LSB first
+    as the reference's."""
+    for j in range(raw.shape[0]):
         raw[j] = np.uint8((w32[j >> 2] >> np.uint32(8 * (j & 3))) & np.uint32(255))
+
+
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _rans_words(ctx, bk, freqs, pb, words):
+    """:func:`mag_encode`'s pass (4): the rANS words of the tokens of contexts ``ctx`` and
+    classes ``bk`` (uint8, one a token) at the end of ``words``; returns their start."""
+    n = ctx.shape[0]
     tables = empty((5, N_CONTEXTS * N_BUCKETS), np.uint64)
     rans_reciprocals(freqs, pb, tables)
     fq, rcp, lim, cum, cmp = tables[0], tables[1], tables[2], tables[3], tables[4]
