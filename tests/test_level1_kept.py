@@ -61,39 +61,70 @@ def test_mag_statistics_of_every_token_width_are_the_reference(stream, rates):
 
 
 @SETTINGS
-@given(st.sampled_from([np.int32, np.int64]).flatmap(token_streams), st.integers(2, 8))
-def test_kept_count_and_encoding_are_the_reference(stream, rate):
+@given(st.sampled_from([np.int32, np.int64]).flatmap(token_streams),
+       st.lists(st.integers(2, 8), min_size=1, max_size=7, unique=True), st.data())
+def test_kept_count_and_encoding_are_the_reference(stream, rates, data):
     tokens, center = stream
     n = tokens.size
-    raw_bits, expected = _reference_counts(tokens, center, [rate])
-    counts = np.zeros((fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
-    zs, bk, ctx = np.empty(n, np.uint32), np.empty(n, np.uint8), np.empty(n, np.uint8)
-    assert fast.mag_stats_kept(tokens, center, rate, counts, zs, bk, ctx) == raw_bits
-    assert np.array_equal(counts, expected[0])
-    # what it kept: each token's (z, context, bucket) as the reference's model sees it
+    raw_bits, expected = _reference_counts(tokens, center, rates)
+    counts = np.zeros_like(expected)
+    zs, bk, ctx = np.empty(n, np.uint32), np.empty(n, np.uint8), np.empty((len(rates), n), np.uint8)
+    assert fast.mag_stats_kept(tokens, center, np.array(rates, np.int64), counts, zs, bk, ctx) == raw_bits
+    assert np.array_equal(counts, expected)
+    row = data.draw(st.integers(0, len(rates) - 1))
+    rate = rates[row]
+    # what it kept: each token's (z, context under rates[row], bucket) as the reference's model sees it
     m, symbols = 0, []
     for t in tokens.tolist():
         z, c, b = reference_mag._symbol(t, center, m, rate - 2, reference_mag.BITLEN)
         symbols.append((z, c, b))
         m += z - (m >> rate)
-    assert list(zip(zs.tolist(), ctx.tolist(), bk.tolist())) == symbols
+    assert list(zip(zs.tolist(), ctx[row].tolist(), bk.tolist())) == symbols
     pb = mag._mag_pb_cap(n)
-    freqs = mag._mag_freqs(counts, pb)
+    freqs = mag._mag_freqs(counts[row], pb)
     outs = reference_mag.encoder_outputs(
         (lambda *a: reference_mag.mag_encode(tokens.astype(np.int64), center, rate, reference_mag.BITLEN, *a),
          lambda *a: fast.mag_encode(tokens, center, rate, *a),
-         lambda *a: fast.mag_encode_kept(zs, bk, ctx, *a)), n, freqs, pb, raw_bits)
+         lambda *a: fast.mag_encode_kept(zs, bk, ctx[row], *a)), n, freqs, pb, raw_bits)
     assert outs[0] == outs[1] == outs[2]
 
 
 @SETTINGS
-@given(token_streams(np.int32), st.integers(1, 64))
-def test_a_sampled_rate_is_coded_from_the_kept_count_and_decodes(stream, sample_above):
-    """Beyond ``sample_above`` tokens the coder counts the one rate the sample chose, keeping
-    the contexts for its encoder: the stream decodes to the tokens."""
+@given(st.sampled_from([np.int32, np.int64]).flatmap(token_streams), st.integers(1, 9), st.integers(1, 400),
+       st.lists(st.integers(2, 8), min_size=1, max_size=7, unique=True), st.booleans())
+def test_window_statistics_are_each_window_counted_alone(stream, windows, width, rates, strided):
+    """mag_stats_rows: the sum of mag_stats of each row, running means from zero in each."""
+    tokens, center = stream
+    width = min(width, tokens.size // windows) or 1
+    if tokens.size < windows * width:
+        return
+    sample = tokens[:windows * width].reshape(windows, width)
+    if strided:  # rows of a longer reshape, cut (the coder's sample when n divides evenly)
+        sample = tokens[:windows * (tokens.size // windows)].reshape(windows, -1)[:, :width]
+    rates = np.array(rates, np.int64)
+    expected = np.zeros((rates.size, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
+    raw = sum(fast.mag_stats(np.ascontiguousarray(w), center, rates, expected) for w in sample)
+    got = np.zeros_like(expected)
+    assert fast.mag_stats_rows(sample, center, rates, got) == raw
+    assert np.array_equal(got, expected)
+
+
+@SETTINGS
+@given(token_streams(np.int32), st.sampled_from([1, 16, 64, 1 << 18]),
+       st.lists(st.integers(2, 8), max_size=3, unique=True))
+def test_the_stream_is_the_same_whichever_counts_are_known_and_decodes(stream, sample_above, known_rates):
+    """The coder's stream (its rate counted here and coded from the kept contexts, or taken
+    from the known counts and coded by mag_encode) is the same as with nothing known, and
+    decodes to the tokens; beyond ``sample_above`` tokens the one rate a sample chose."""
     tokens, center = stream
     vocab = int(tokens.max()) + 1
-    fields = mag._encode_mag(tokens, 1 << 40, sample_above=sample_above)
-    assert fields is not None
-    got = mag.decode(fields, tokens.size, vocab, None)
-    assert np.array_equal(got, tokens)
+    plain = mag._encode_mag(tokens, 1 << 40, sample_above=sample_above)
+    assert plain is not None
+    assert np.array_equal(mag.decode(plain, tokens.size, vocab, None), tokens)
+    middle = int(np.partition(tokens, tokens.size // 2)[tokens.size // 2])
+    known = {}
+    for r in known_rates:
+        counts = np.zeros((1, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
+        raw = fast.mag_stats(tokens, middle, np.array([r], np.int64), counts)
+        known[r] = (counts[0], raw, middle)
+    assert mag._encode_mag(tokens, 1 << 40, sample_above=sample_above, known=known) == plain
