@@ -257,96 +257,63 @@ _U64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 def mag_encode(tokens, center, rate, freqs, pb, words, raw):
     """``tests/reference_mag.py``'s ``mag_encode`` (the same arguments but its bit-length table,
     the same words, raw bytes and return value; ``words`` before the returned start as well), in
-    four passes with no branch on the data: (1) each token's zigzagged magnitude and class, no
+    passes with no branch on the data: (1) each token's zigzagged magnitude and class, no
     dependence between tokens (vectorized; the class by a select, :func:`bucket_select`); (2) the
-    contexts from the running mean, and the raw bits: a 32-bit word stored at every token and
-    kept (its index advanced) when full, where a branch on a full word was mispredicted every
-    few tokens; (3) the raw words to bytes; (4) rANS, backwards, each division ``x // f`` by a
-    multiply with ``floor(2**64 / f)`` and one correction (:func:`rans_reciprocals`; the
-    quotient exact for every 64-bit ``x``), the renormalization's word stored always and kept
-    when due, and a certain bucket (``f == 2**pb``) updated by the same formula, which leaves
-    ``x`` as it is, as the reference skips it. ECG's 108 000 tokens 0.99 -> 0.70 ms, the neural
+    contexts from the running mean; (3) :func:`mag_encode_kept`'s: the raw bits forward and rANS
+    backward in one loop. ECG's 108 000 tokens 0.99 -> 0.70 ms (the earlier passes), the neural
     recordings' 1 048 576 9.5 -> 7.6 ms (this machine, one thread).
     Preconditions: its own (tokens and center in [0, 2**24): at most 23 raw bits a token);
     ``MIN_PB <= pb <= MAX_PB``; ``raw`` at least the raw bits' bytes (``mag_stats``' return);
     ``words`` at least ``len(tokens) + 2``."""
     n = tokens.shape[0]
-    ctx = empty(n, np.uint8)
+    zs = empty(n, np.uint32)
     bk = empty(n, np.uint8)
-    for i in range(n):
-        d = np.int64(tokens[i]) - center
-        bk[i] = bucket_select((d << 1) ^ (d >> 63))  # (the zigzag again below: no 8 bytes a token kept)
+    ctx = empty(n, np.uint8)
+    _magnitudes(tokens, center, zs, bk)
     m = np.int64(0)
     sh = rate - 2
-    w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)  # (raw's words: at most len(raw) // 4 + 1 of them)
-    acc = np.uint64(0)
-    nacc = np.int64(0)
-    p = 0
     for i in range(n):
-        d = np.int64(tokens[i]) - center
-        z = (d << 1) ^ (d >> 63)
         ctx[i] = _context(m, sh)
-        m += z - (m >> rate)
-        b = np.int64(bk[i])
-        nb = select(b >= 4, (b >> 1) - 1, 0)
-        acc |= np.uint64(z & ((np.int64(1) << nb) - 1)) << np.uint64(nacc)
-        nacc += nb
-        w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))
-        full = nacc >= 32
-        acc = select(full, acc >> np.uint64(32), acc)
-        nacc = select(full, nacc - 32, nacc)
-        p += select(full, 1, 0)
-    w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))  # (acc < 2**32 here)
-    _raw_bytes(w32, raw)
-    return _rans_words(ctx, bk, freqs, pb, words)
+        m += np.int64(zs[i]) - (m >> rate)
+    return mag_encode_kept(zs, bk, ctx, freqs, pb, words, raw)
 
 
 @njit(cache=True, nogil=True)
 def mag_encode_kept(zs, bk, ctx, freqs, pb, words, raw):
-    """:func:`mag_encode`'s words and raw bytes (the same, and the same return value) from what
-    :func:`mag_stats_kept` kept of the tokens under the coded rate (``zs``, ``bk``, ``ctx``: the
-    magnitudes, classes and contexts), not made again: its passes (1) and (2) but the raw bits.
-    ``freqs``, ``pb``, ``words`` and ``raw`` as :func:`mag_encode`'s."""
+    """:func:`mag_encode`'s words and raw bytes (the same, and the same return value) from each
+    token's zigzagged magnitude ``zs`` (uint32), class ``bk`` and context ``ctx`` under the coded
+    rate (uint8), as :func:`mag_stats_kept` keeps them. The raw bits forward and rANS backward
+    in one loop, two independent chains a step (token ``t``'s raw bits, token ``n - 1 - t``'s
+    state), where a loop each left the rANS state's latency alone (ECG 565 -> 485 us): the raw
+    bits leave the accumulator 32 at a time, a 32-bit word stored at every token and kept (its
+    index advanced) when full, where a branch on a full word was mispredicted every few tokens;
+    rANS divides ``x // f`` by a multiply with ``floor(2**64 / f)`` and one correction
+    (:func:`rans_reciprocals`; the quotient exact for every 64-bit ``x``), the renormalization's
+    word stored always and kept when due, and a certain bucket (``f == 2**pb``) updated by the
+    same formula, which leaves ``x`` as it is, as the reference skips it. ``freqs``, ``pb``,
+    ``words`` and ``raw`` as :func:`mag_encode`'s."""
     n = zs.shape[0]
-    w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)
-    acc = np.uint64(0)
-    nacc = np.int64(0)
-    p = 0
-    for i in range(n):
-        b = np.int64(bk[i])
-        nb = select(b >= 4, (b >> 1) - 1, 0)
-        acc |= np.uint64(np.int64(zs[i]) & ((np.int64(1) << nb) - 1)) << np.uint64(nacc)
-        nacc += nb
-        w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))
-        full = nacc >= 32
-        acc = select(full, acc >> np.uint64(32), acc)
-        nacc = select(full, nacc - 32, nacc)
-        p += select(full, 1, 0)
-    w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))  # (acc < 2**32 here)
-    _raw_bytes(w32, raw)
-    return _rans_words(ctx, bk, freqs, pb, words)
-
-
-@njit(cache=True, nogil=True, no_cpython_wrapper=True)
-def _raw_bytes(w32, raw):
-    """The raw bits' 32-bit words ``w32`` to the bytes ``raw`` (every one written), LSB first
-    as the reference's."""
-    for j in range(raw.shape[0]):
-        raw[j] = np.uint8((w32[j >> 2] >> np.uint32(8 * (j & 3))) & np.uint32(255))
-
-
-@njit(cache=True, nogil=True, no_cpython_wrapper=True)
-def _rans_words(ctx, bk, freqs, pb, words):
-    """:func:`mag_encode`'s pass (4): the rANS words of the tokens of contexts ``ctx`` and
-    classes ``bk`` (uint8, one a token) at the end of ``words``; returns their start."""
-    n = ctx.shape[0]
+    w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)  # (raw's words: at most len(raw) // 4 + 1 of them)
     tables = empty((5, N_CONTEXTS * N_BUCKETS), np.uint64)
     rans_reciprocals(freqs, pb, tables)
     fq, rcp, lim, cum, cmp = tables[0], tables[1], tables[2], tables[3], tables[4]
     mask32 = np.uint64(0xFFFFFFFF)
     x = np.uint64(1 << 32)  # RANS_L
     pos = words.shape[0]
-    for i in range(n - 1, -1, -1):
+    acc = np.uint64(0)
+    nacc = np.int64(0)
+    p = 0
+    for t in range(n):
+        b = np.int64(bk[t])  # token t's raw bits
+        nb = select(b >= 4, (b >> 1) - 1, 0)
+        acc |= np.uint64(np.int64(zs[t]) & ((np.int64(1) << nb) - 1)) << np.uint64(nacc)
+        nacc += nb
+        w32[p] = np.uint32(acc & mask32)
+        full = nacc >= 32
+        acc = select(full, acc >> np.uint64(32), acc)
+        nacc = select(full, nacc - 32, nacc)
+        p += select(full, 1, 0)
+        i = n - 1 - t  # token n - 1 - t's rANS step
         k = np.int64(ctx[i]) * N_BUCKETS + np.int64(bk[i])
         out = x > lim[k]  # x >= f << (64 - pb): a word out (never for a certain bucket)
         words[pos - 1] = np.uint32(x & mask32)  # (overwritten later unless kept)
@@ -357,6 +324,9 @@ def _rans_words(ctx, bk, freqs, pb, words):
         q = mulhi(x, rcp[k])
         f = fq[k]
         x = x + cum[k] + q * cmp[k] + select(x - q * f >= f, cmp[k], np.uint64(0))
+    w32[p] = np.uint32(acc & mask32)  # (acc < 2**32 here)
+    for j in range(raw.shape[0]):  # LSB first, as the reference's bytes
+        raw[j] = np.uint8((w32[j >> 2] >> np.uint32(8 * (j & 3))) & np.uint32(255))
     pos -= 1
     words[pos] = np.uint32(x & mask32)
     pos -= 1
