@@ -962,3 +962,48 @@ def pair_counts(ids, a, cells, out):
     kl = _nonzero_counts(left, out, k2)
     kr = _nonzero_counts(right, out, kl)
     return k2, kl - k2, kr - kl
+
+
+@njit(cache=True, nogil=True)
+def stats_terms(stats, v, ends, tables):
+    """The terms of :func:`ubpe.coders.mag.bits_of_stats` from the counts ``stats`` (int64,
+    ``(rows, N_CONTEXTS, N_BUCKETS)``), the arrays its numpy built: ``v`` (float64, at least
+    ``rows * N_CONTEXTS * (N_BUCKETS + 1)`` cells) gets every row's used contexts' totals (row
+    by row, contexts ascending) and then every row's non-zero counts (row by row, context by
+    context, bucket by bucket), as floats (exact: counts below 2**53); ``ends`` (int64, ``2 *
+    rows + 1``) the bounds of those ``2 * rows`` runs (``ends[0] = 0``; row ``r``'s totals
+    ``v[ends[r]:ends[r + 1]]``, its counts ``v[ends[rows + r]:ends[rows + r + 1]]``);
+    ``tables[r]`` (int64) the sum over row ``r``'s used contexts of ``13 + 9 * span`` (``span``:
+    last non-zero bucket - first + 1). Returns the cells of ``v`` filled. One compiled pass where
+    ``bits_of_stats`` made about twenty numpy arrays (masks, sums, arg-maxima, concatenations)."""
+    rows, nc, nb = stats.shape[0], stats.shape[1], stats.shape[2]
+    u = 0
+    ends[0] = 0
+    for r in range(rows):  # the totals, row by row
+        tb = 0
+        for c in range(nc):
+            s = 0
+            first = -1
+            last = -1
+            for b in range(nb):
+                x = stats[r, c, b]
+                s += x
+                if x > 0:
+                    if first < 0:
+                        first = b
+                    last = b
+            if s > 0:
+                v[u] = float(s)
+                u += 1
+                tb += 13 + 9 * (last - first + 1)
+        tables[r] = tb
+        ends[r + 1] = u
+    for r in range(rows):  # then the counts, row by row
+        for c in range(nc):
+            for b in range(nb):
+                x = stats[r, c, b]
+                if x > 0:
+                    v[u] = float(x)
+                    u += 1
+        ends[rows + r + 1] = u
+    return u

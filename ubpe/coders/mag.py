@@ -389,18 +389,19 @@ def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]
     """:func:`estimate_bits` from the counts ``mag_stats`` gives (int64, ``(len(raws) * rates,
     N_CONTEXTS, N_BUCKETS)``: row ``k * rates + r`` for rate ``r`` of stream ``k``) and each
     stream's raw bits ``raws``: the least over its rates."""
-    # every row's terms at once (a row: one rate of one ``coded``); subtle: the entropies are still
-    # one dot product a row over the same floats in the same order (slices of one contiguous
-    # array), so the bits are those of a call a row
-    nz = stats > 0
-    per = stats.sum(axis=2)
-    used = per > 0
-    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
-    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
-    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
-    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
-    lv = np.log2(v)
+    # every row's terms at once (a row: one rate of one ``coded``), its totals and counts as floats
+    # and its tables' bits in one compiled pass (level1.stats_terms, where numpy made some twenty
+    # arrays); subtle: the entropies are still one dot product a row over the same floats in the
+    # same order (slices of one contiguous array, np.log2 of it), so the bits are those of a call
+    # a row, and those numpy's arrays gave
+    stats = np.ascontiguousarray(stats, dtype=np.int64)
     rows = stats.shape[0]
+    v = np.empty(rows * stats.shape[1] * (stats.shape[2] + 1), np.float64)
+    ends_a = np.empty(2 * rows + 1, np.int64)
+    tables_a = np.empty(rows, np.int64)
+    v = v[:_fast.stats_terms(stats, v, ends_a, tables_a)]
+    ends, tables = ends_a.tolist(), tables_a.tolist()
+    lv = np.log2(v)
     bits = []
     for r in range(rows):
         p, c = slice(ends[r], ends[r + 1]), slice(ends[rows + r], ends[rows + r + 1])
