@@ -127,7 +127,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     raw = np.empty((raw_bits + 7) // 8, dtype=np.uint8)
     start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
-    _mag.table_encode(freqs, tbuf)
+    _mag.table_encode(freqs, pb, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
             "payload": np.ascontiguousarray(words[start:], "<u4").tobytes(), "raw": raw.tobytes()}
 
