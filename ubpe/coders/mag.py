@@ -377,24 +377,11 @@ def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]
     """:func:`estimate_bits` from the counts ``mag_stats`` gives (int64, ``(len(raws) * rates,
     N_CONTEXTS, N_BUCKETS)``: row ``k * rates + r`` for rate ``r`` of stream ``k``) and each
     stream's raw bits ``raws``: the least over its rates."""
-    # every row's terms at once (a row: one rate of one ``coded``); subtle: the entropies are still
-    # one dot product a row over the same floats in the same order (slices of one contiguous
-    # array), so the bits are those of a call a row
-    nz = stats > 0
-    per = stats.sum(axis=2)
-    used = per > 0
-    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
-    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
-    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
-    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
-    lv = np.log2(v)
-    rows = stats.shape[0]
-    bits = []
-    for r in range(rows):
-        p, c = slice(ends[r], ends[r + 1]), slice(ends[rows + r], ends[rows + r + 1])
-        entropy_bits = float(np.dot(v[p], lv[p])) - float(np.dot(v[c], lv[c]))
-        bits.append(entropy_bits + raws[r // rates] + stats.shape[1] + float(tables[r]))
-    return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(raws))]
+    out = []
+    for k in range(len(raws)):
+        block = np.ascontiguousarray(stats[k * rates:(k + 1) * rates])
+        out.append(stream_bits(block, raws[k], int(block[0].sum())))
+    return out
 
 
 CODER = Coder("mag", 3, FIELDS, (1, 2), "static", "any", encode, decode)
