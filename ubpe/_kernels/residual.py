@@ -580,6 +580,12 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
             phi = used_b[hi - 1]
             # the row at every precision t it fits (k buckets <= 2**t <= 2**pb_hi) up to one
             # bit past its count's (finer rows paid more table bits than they saved)
+            # subtle: a precision whose cost (less the pb every option adds) cannot come within a
+            # bit of the least of the coarser ones' is never chosen, at any pb that offers it
+            # (those offer the coarser ones too; the bit: the float sums of the choice below
+            # cannot reorder them): its Rice bits are not counted (each value's code is at least
+            # bit_length(v) + 1 bits, the bound), it is marked UNREACHABLE
+            least = 0.0
             for t in range(bit_length(hi - lo - 1), _top_t(hi - lo, sums[c], pb_hi) + 1):
                 _normalize_row(used_v, lo, hi, sums[c], np.int64(1) << t, f, keys)
                 rc = 0.0
@@ -590,7 +596,16 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
                     tz = imin(tz, bit_length(ft & -ft) - 1)
                 rce[c, t] = rc
                 rtz[c, t] = tz
+                bound = used_b[hi - 1] - used_b[lo]  # a bit a value, then the values' lengths
+                for i in range(lo, hi - 1):
+                    bound += bit_length(f[i] >> tz)
+                fixed = rc + np.float64(rtz[c, t] - t + 1)
+                if t > bit_length(hi - lo - 1) and fixed + np.float64(bound) > least + 1.0:
+                    rbits[c, t] = UNREACHABLE
+                    continue
                 rbits[c, t] = _row_bits(used_b, f, lo, hi, t - tz, tz)
+                if t == bit_length(hi - lo - 1) or fixed + np.float64(rbits[c, t]) < least:
+                    least = fixed + np.float64(rbits[c, t])
         base += 6 if fc < 0 else 12 + imax(lc - fc - 1, 0)
         for j in range(ce.shape[1]):
             pb = pb_lo + j
@@ -623,6 +638,10 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
             _normalize_row(used_v, lo, hi, sums[c], np.int64(1) << choice[c], f, keys)
             for t in range(lo, hi):
                 freqs[c, used_b[t]] = f[t] << (pb_hi - choice[c])
+
+
+#: :func:`mag_options_with`'s table bits of a row at a precision that cannot be chosen
+UNREACHABLE = 1 << 40
 
 
 @njit(cache=True, nogil=True, inline="always")
