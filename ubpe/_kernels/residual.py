@@ -19,7 +19,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
-from .entropy import ESC_LEN_BITS, MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
+from .entropy import ESC_LEN_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
 from .intrinsics import bit_length, imax, imin, select
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
@@ -518,16 +518,19 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
     """The "mag" coder's options in one pass: for each rate's counts ``stats[r]`` (as
     :func:`mag_stats` fills them) and each precision ``pb = pb_lo + j`` (``j < ce.shape[1]``),
     the frequencies summing to 2**pb on every used context, their payload cross-entropy
-    ``ce[r, j]`` (sum of count * (pb - log2 freq), context by context, bucket by bucket) and
-    ``tbits[r, j]``, :func:`table_encode`'s bit count of them. ``freqs``: no rows, or int64 of
-    ``stats[0]``'s shape, then overwritten with the last option's frequencies (one rate and one
-    pb: that option's).
+    ``ce[r, j]`` (sum over contexts of each row's sum of count * (t - log2 q), bucket by bucket)
+    and ``tbits[r, j]``, :func:`table_encode`'s bit count of them (exactly: the tests check it).
+    ``freqs``: no rows, or int64 of ``stats[0]``'s shape, then overwritten with the last
+    option's frequencies (one rate and one pb: that option's).
 
-    The rule of ``ubpe.coders.rans._normalize`` on each context's used buckets: f = 1 + floor(c *
-    (M - k) / S); the shortfall goes one each to the largest remainders, ties to the lower
-    bucket. Each rate's used buckets are listed once, and only they are visited per option (a
-    pass per option over every bucket of every context, and a table_encode dry run, took ~6 us
-    an option, 42 options a costing). Preconditions: ``ce`` float64 and ``tbits`` int64 of
+    Each used row (k used buckets, S counts) is normalised at every precision t from
+    ``bit_length(k - 1)`` to ``_top_t`` (one bit past S's bit length, at most pb) by the rule of
+    ``ubpe.coders.rans._normalize``: q = 1 + floor(c * (2**t - k) / S); the shortfall goes one
+    each to the largest remainders, ties to the lower bucket. At precision pb the row takes the t
+    <= pb of least cross-entropy + its table bits (shift and values, :func:`_row_bits`; the
+    lowest t on ties), its frequencies ``q << (pb - t)``: rows of few tokens coded coarsely, in
+    a few bits. Each rate's used buckets are listed once, each row's precisions costed once
+    for every pb. Preconditions: ``ce`` float64 and ``tbits`` int64 of
     shape (stats.shape[0], k); counts >= 0, at most 64 buckets, each context's used buckets
     <= 2**pb_lo, pb_lo >= 6, context sums * 2**pb < 2**63 for every pb.
 

@@ -356,7 +356,8 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
     [0, 2**24), around ``center``, their median, as the coder's), the least over the
     running-mean shifts ``rates`` (each in [MIN_RATE, MAX_RATE]): the magnitude classes' entropy in each
     loudness context (the compiled ``mag_stats`` pass the coder itself runs first, those rates
-    only, in one pass), their raw low bits, and about 9 bits a table entry (13 per context used)."""
+    only, in one pass): the coder's own measure of them (:func:`stream_bits`: its table bits as
+    written, the payload's cross-entropy under its frequencies, the raw low bits)."""
     shifts = np.array(rates, np.int64)
     if shifts.ndim != 1 or not shifts.size or shifts.min() < MIN_RATE or shifts.max() > MAX_RATE:
         raise ValueError(f"rates must be in [{MIN_RATE}, {MAX_RATE}], got {rates!r}")
@@ -376,7 +377,11 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
 def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]:
     """:func:`estimate_bits` from the counts ``mag_stats`` gives (int64, ``(len(raws) * rates,
     N_CONTEXTS, N_BUCKETS)``: row ``k * rates + r`` for rate ``r`` of stream ``k``) and each
-    stream's raw bits ``raws``: the least over its rates."""
+    stream's raw bits ``raws``: the least over its rates and the precisions of :func:`stream_bits`
+    (stream ``k``'s token count is the sum of its counts). (Until the table coding of issue 28
+    this was the counts' entropy + 13 + 9 x span bits a used context: 182 998 bits on the 70
+    tables of the bench sets' and held-out files' containers, which the new coding writes in
+    85 348.)"""
     out = []
     for k in range(len(raws)):
         block = np.ascontiguousarray(stats[k * rates:(k + 1) * rates])
