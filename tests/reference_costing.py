@@ -107,7 +107,7 @@ def mag_choice(arr: np.ndarray) -> tuple[int, int, int, float, np.ndarray, int]:
             freqs, ce1 = np.empty_like(counts), np.empty((1, 1))
             # (its frequencies and cross-entropy: checked against normalize_rows below)
             _mag.mag_options(counts[None], pb, ce1, np.empty((1, 1), np.int64), freqs)
-            options.append((float(ce1[0, 0]) + raw_bits + _mag.table_encode(freqs, empty), pb, rate, freqs, raw_bits))
+            options.append((float(ce1[0, 0]) + raw_bits + _mag.table_encode(freqs, pb, empty), pb, rate, freqs, raw_bits))
     least = min(o[0] for o in options)
     total, pb, rate, freqs, raw_bits = min((o for o in options if o[0] <= least + max(8.0, 5e-4 * least)),
                                            key=lambda o: (o[1], o[0], o[2]))
@@ -142,8 +142,8 @@ def encode_mag(arr: np.ndarray, budget: int) -> dict | None:
     words = np.zeros(n + 2, dtype=np.uint32)
     raw = np.zeros((raw_bits + 7) // 8, dtype=np.uint8)
     start = reference_mag.mag_encode(tokens, center, rate, reference_mag.BITLEN, freqs, pb, words, raw)
-    tbuf = np.zeros((_mag.table_encode(freqs, empty) + 7) // 8, dtype=np.uint8)
-    _mag.table_encode(freqs, tbuf)
+    tbuf = np.zeros((_mag.table_encode(freqs, pb, empty) + 7) // 8, dtype=np.uint8)
+    _mag.table_encode(freqs, pb, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
             "payload": words[start:].astype("<u4").tobytes(), "raw": raw.tobytes()}
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import reference_costing as ref
 from common import random_mag_stats
 import reference_mag
+import reference_mag_table
 from ubpe import coders
 from ubpe.coders import mag as M
 from ubpe.coders import packed
@@ -169,8 +170,9 @@ def test_mag_stats_of_every_rate_in_one_pass(seed, n, vocab, kind):
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(8, 13), st.floats(0.0, 1.0), st.integers(1, 400))
 def test_mag_frequencies_as_before(seed, pb, density, top):
-    # one option (one rate, one pb): the frequencies, cross-entropy and table bits of the
-    # former per-option kernel (reference_costing.normalize_rows, then table_encode)
+    # one option (one rate, one pb): the frequencies (each row at the precision of least
+    # payload + table bits), cross-entropy and table bits of the plain reference
+    # (tests/reference_mag_table.choose), the kernel's own table bits equal
     from ubpe._kernels import residual
 
     rng = np.random.default_rng(seed)
@@ -181,9 +183,9 @@ def test_mag_frequencies_as_before(seed, pb, density, top):
     freqs = np.full_like(counts, -1)
     ce, tbits = np.empty((1, 1)), np.empty((1, 1), np.int64)
     residual.mag_options(counts[None], pb, ce, tbits, freqs)
-    want, want_ce = ref.normalize_rows(counts, pb)
+    want, want_ce, want_bits = reference_mag_table.choose(counts, pb)
     assert np.array_equal(freqs, want) and ce[0, 0] == want_ce
-    assert tbits[0, 0] == residual.table_encode(want, np.zeros(0, np.uint8))
+    assert tbits[0, 0] == want_bits == residual.table_encode(want, pb, np.zeros(0, np.uint8))
     assert np.array_equal(M._mag_freqs(counts, pb), want)
 
 

@@ -139,7 +139,7 @@ def fast_fields(tokens, center, rate, pb, freqs, out) -> dict:
     fast.mag_stats(tokens, center, np.array([rate], np.int64), stats)
     _mag.mag_options(stats, _mag.MIN_PB, np.empty(tbits.shape), tbits, np.zeros((0, _mag.N_BUCKETS), np.int64))
     tbuf = np.zeros((int(tbits[0, pb - _mag.MIN_PB]) + 7) // 8, np.uint8)
-    _mag.table_encode(freqs, tbuf)
+    _mag.table_encode(freqs, pb, tbuf)
     payload = np.frombuffer(words, np.uint32)[start:].astype("<u4").tobytes()
     return {"coder": "mag", "n": int(tokens.size), "center": center, "rate": rate, "pb": pb,
             "table": tbuf.tobytes(), "payload": payload, "raw": raw}

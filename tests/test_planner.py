@@ -732,7 +732,13 @@ def test_level2_offers_dense_ids_to_the_context_mixers(sizes):
         assert len(data) <= len(without)
         return
     d = unpack_any(data)
-    assert d["stream"]["coder"] == "cms2" and len(data) < len(without)
+    # the dense "cms2" candidate on all the values, exact; the container no larger (since the
+    # "mag" table coding of issue 28 the static "mag" on the same dense ids wins: 12 409 B
+    # against "cms2"'s 12 414)
+    dense_cm = [rec.cost(c).size for c in rec.coded
+                if c.variant == "dense" and c.family == "adaptive" and c.tokens.shape[0] == x.size]
+    assert dense_cm and len(data) <= min(dense_cm) and len(data) <= len(without)
+    assert d["stream"]["coder"] in ("cms2", "mag")
     a = d["model"]["a"]
     residual = np.diff(x.astype(np.int64))
     assert a == int(residual.max()) - int(residual.min()) + 1 > np.unique(residual).size  # every value of the range

@@ -19,7 +19,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from . import njit
 from .alloc import empty, full, zeros
-from .entropy import ESC_LEN_BITS, MAX_VALUE_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
+from .entropy import ESC_LEN_BITS, RICE_LIMIT, _get, _get_rice, _put, _put_rice, _rice_param
 from .intrinsics import bit_length, imax, imin, select
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
@@ -264,32 +264,90 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     return OK
 
 
-@njit(cache=True, nogil=True)
-def table_encode(freqs, buf):
-    """Write the context tables; returns the bit count (``buf`` of length 0: dry run).
+#: Table field: the 6-bit "first used context" that means no context is used (an empty stream)
+NO_CONTEXT = 63
+#: Table field: a gamma code's longest run of zeros (its values, zigzagged bucket steps, are < 2**7)
+MAX_GAMMA_ZEROS = 7
 
-    Per context: one bit "used"; if used, the first and last bucket with a nonzero
-    frequency (6 bits each), then each frequency in between with adaptive Rice codes.
+
+@njit(cache=True, nogil=True, inline="always")
+def _zigzag(d):
+    """0, -1, 1, -2, ... -> 0, 1, 2, 3, ... (|d| < 2**62)."""
+    return select(d >= 0, d << 1, ((-d) << 1) - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gamma_bits(v):
+    """Bits of the Elias gamma code of ``v + 1`` (v >= 0): ``2 * bit_length(v + 1) - 1``."""
+    return 2 * bit_length(v + 1) - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_init(t, span):
+    """A row's first adaptive-Rice sum: its mean value ``2**t // span``, at least 1 (count 1)."""
+    return imax((np.int64(1) << t) // span, 1)
+
+
+@njit(cache=True, nogil=True)
+def table_encode(freqs, pb, buf):
+    """Write the context tables of ``freqs`` (int64 ``(N_CONTEXTS, N_BUCKETS)``, each used row
+    summing to ``2**pb``, unused rows zero); returns the bit count (``buf`` of length 0: dry run).
+
+    Layout (LSB-first bits; docs/format.md, "mag" table): the first and the last used context
+    (6 bits each; first = NO_CONTEXT and nothing more when none is used), one "used" bit per
+    context strictly between them; then per used context, in order: the first and last nonzero
+    bucket ``lo``, ``hi`` as Elias gamma codes of the zigzagged steps from the previous used
+    row's (0, 0 before the first row), the row's shift ``d`` in unary (``d`` zeros, a one: the
+    row is coded at precision ``t = pb - d``, ``d`` the fewest trailing zeros of its
+    frequencies, so every value ``f >> d``), then the values of buckets ``lo .. hi - 1`` at
+    precision ``t``, adaptive Rice codes (sum and count reset per row to ``2**t // (hi - lo +
+    1)``, 1; halved at 16 as elsewhere); bucket ``hi``'s value is ``2**t`` minus their sum.
     """
-    pos = 0
-    a = 16
-    cnt = 1
+    first = -1
+    last = -1
     for c in range(N_CONTEXTS):
-        lo = -1
-        hi = -1
         for b in range(N_BUCKETS):
             if freqs[c, b] > 0:
+                if first < 0:
+                    first = c
+                last = c
+                break
+    if first < 0:
+        return _put(buf, 0, NO_CONTEXT, 6)
+    pos = _put(buf, 0, first, 6)
+    pos = _put(buf, pos, last, 6)
+    for c in range(first + 1, last):
+        u = 0
+        for b in range(N_BUCKETS):
+            if freqs[c, b] > 0:
+                u = 1
+                break
+        pos = _put(buf, pos, u, 1)
+    plo = 0
+    phi = 0
+    for c in range(first, last + 1):
+        lo = -1
+        hi = -1
+        d = pb
+        for b in range(N_BUCKETS):
+            v = freqs[c, b]
+            if v > 0:
                 if lo < 0:
                     lo = b
                 hi = b
+                d = imin(d, bit_length(v & -v) - 1)
         if lo < 0:
-            pos = _put(buf, pos, 0, 1)
             continue
-        pos = _put(buf, pos, 1, 1)
-        pos = _put(buf, pos, lo, 6)
-        pos = _put(buf, pos, hi, 6)
-        for b in range(lo, hi + 1):
-            v = freqs[c, b]
+        pos = _put_gamma(buf, pos, _zigzag(lo - plo))
+        pos = _put_gamma(buf, pos, _zigzag(hi - phi))
+        plo = lo
+        phi = hi
+        pos = _put(buf, pos, 1 << d, d + 1)  # unary d: d zeros, a one
+        t = pb - d
+        a = _row_init(t, hi - lo + 1)
+        cnt = 1
+        for b in range(lo, hi):
+            v = freqs[c, b] >> d
             pos = _put_rice(buf, pos, v, _rice_param(a, cnt))
             a += v
             cnt += 1
@@ -297,6 +355,16 @@ def table_encode(freqs, buf):
                 a >>= 1
                 cnt >>= 1
     return pos
+
+
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _put_gamma(buf, pos, v):
+    """Elias gamma of ``v + 1`` (``v`` >= 0, ``v + 1 < 2**(MAX_GAMMA_ZEROS + 1)``): L = its bit
+    length - 1 zero bits, a one, then its low L bits."""
+    x = v + 1
+    L = bit_length(x) - 1
+    pos = _put(buf, pos, 1 << L, L + 1)
+    return _put(buf, pos, x & ((1 << L) - 1), L)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -315,69 +383,106 @@ def _peek(buf, pos):
     return w >> np.uint64(pos & 7)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _read_gamma(buf, pos, nbits):
+    """``(status, value, new pos)`` of a :func:`_put_gamma` code at bit ``pos``: ERR_RANGE past
+    MAX_GAMMA_ZEROS zeros, ERR_TRUNCATED past the buffer's ``nbits`` bits."""
+    w = _peek(buf, pos)
+    L = np.int64(trailing_zeros(w))  # (64 for 0)
+    if L > MAX_GAMMA_ZEROS:
+        return select(pos + MAX_GAMMA_ZEROS + 1 <= nbits, ERR_RANGE, ERR_TRUNCATED), 0, pos
+    if pos + 2 * L + 1 > nbits:
+        return ERR_TRUNCATED, 0, pos
+    x = (np.int64(1) << L) | np.int64((w >> np.uint64(L + 1)) & np.uint64((1 << L) - 1))
+    return OK, x - 1, pos + 2 * L + 1
+
+
 @njit(cache=True, nogil=True)
 def table_decode(buf, pb, freqs):
     """Inverse of ``table_encode`` into zero-filled ``freqs``; OK or a negative status.
 
-    Checks: bucket bounds, end frequencies nonzero, every frequency <= 2**pb, canonical end
-    (no bytes beyond the last, zero padding). Row sums are checked by ``mag_decode``.
+    Checks: context and bucket bounds (ERR_RANGE), a row's shift at most ``pb``, each value at
+    most what its row has left of ``2**t``, the row's first and last bucket nonzero (so every
+    used row sums to ``2**pb``), canonical end (no bytes beyond the last, zero padding:
+    ERR_TRAILING); ERR_TRUNCATED when the bits run out.
 
     Bits are read from a 64-bit window (:func:`_peek`): a Rice code whose quotient, end bit
     and low bits all lie in the buffer, quotient below the escape, in one step; any other
-    (an escape, the buffer's end) through ``_get_rice``, bit by bit, as before: the same
-    values and statuses, in a third of the time (~3 -> ~1 us for an audio container's table).
+    (an escape, the buffer's end) through ``_get_rice``, bit by bit.
     """
-    pos = 0
-    a = 16
-    cnt = 1
     res = zeros(2, np.int64)
-    size = 1 << pb
     nbits = buf.shape[0] * 8
-    for c in range(N_CONTEXTS):
-        if pos + 13 <= nbits:  # the "used" bit and, if set, the two 6-bit bucket bounds
-            w = _peek(buf, pos)
-            used = np.int64(w & np.uint64(1))
-            lo = np.int64((w >> np.uint64(1)) & np.uint64(63))
-            hi = np.int64((w >> np.uint64(7)) & np.uint64(63))
-        else:
-            used = _get(buf, pos, 1)
-            if used < 0:
-                return ERR_TRUNCATED
-            lo = _get(buf, pos + 1, 6)
-            hi = _get(buf, pos + 7, 6)
-        pos += 1
-        if used == 0:
-            continue
-        if lo < 0 or hi < 0:
+    first = _get(buf, 0, 6)
+    if first < 0:
+        return ERR_TRUNCATED
+    pos = 6
+    if first != NO_CONTEXT:
+        if first >= N_CONTEXTS:
+            return ERR_RANGE
+        last = _get(buf, 6, 6)
+        if last < 0:
             return ERR_TRUNCATED
-        pos += 12
-        if hi < lo or hi >= N_BUCKETS:
+        if last < first or last >= N_CONTEXTS:
             return ERR_RANGE
-        for b in range(lo, hi + 1):
-            r = _rice_param(a, cnt)
-            w = _peek(buf, pos)
-            q = np.int64(trailing_zeros(w))  # (64 for 0)
-            if q < RICE_LIMIT and pos + q + 1 + r <= nbits and q + 1 + r <= 57:
-                v = (q << r) | np.int64((w >> np.uint64(q + 1)) & np.uint64((1 << r) - 1))
-                if v >= (1 << MAX_VALUE_BITS):
-                    return ERR_RANGE
-                pos += q + 1 + r
-            else:
-                st = _get_rice(buf, pos, r, res)
-                if st != OK:
-                    return select(st != ERR_TRUNCATED, ERR_RANGE, ERR_TRUNCATED)
-                pos = res[1]
-                v = res[0]
-            if v > size:
+        pos = 12
+        mid = imax(last - first - 1, 0)
+        mask = _get(buf, pos, mid)  # bit c - first - 1: context c used (54 bits at most)
+        if mask < 0:
+            return ERR_TRUNCATED
+        pos += mid
+        plo = 0
+        phi = 0
+        for c in range(first, last + 1):
+            if c != first and c != last and (mask >> (c - first - 1)) & 1 == 0:
+                continue
+            st, z, pos = _read_gamma(buf, pos, nbits)
+            if st != OK:
+                return st
+            lo = plo + ((z >> 1) ^ -(z & 1))
+            st, z, pos = _read_gamma(buf, pos, nbits)
+            if st != OK:
+                return st
+            hi = phi + ((z >> 1) ^ -(z & 1))
+            if lo < 0 or hi < lo or hi >= N_BUCKETS:
                 return ERR_RANGE
-            freqs[c, b] = v
-            a += v
-            cnt += 1
-            if cnt >= 16:
-                a >>= 1
-                cnt >>= 1
-        if freqs[c, lo] == 0 or freqs[c, hi] == 0:
-            return ERR_RANGE
+            plo = lo
+            phi = hi
+            w = _peek(buf, pos)
+            d = np.int64(trailing_zeros(w))  # the row's shift, unary
+            if d > pb:
+                return select(pos + pb + 1 <= nbits, ERR_RANGE, ERR_TRUNCATED)
+            if pos + d + 1 > nbits:
+                return ERR_TRUNCATED
+            pos += d + 1
+            t = pb - d
+            left = np.int64(1) << t  # what the row has left to give
+            a = _row_init(t, hi - lo + 1)
+            cnt = 1
+            for b in range(lo, hi):
+                r = _rice_param(a, cnt)
+                w = _peek(buf, pos)
+                q = np.int64(trailing_zeros(w))  # (64 for 0)
+                if q < RICE_LIMIT and pos + q + 1 + r <= nbits and q + 1 + r <= 57:
+                    v = (q << r) | np.int64((w >> np.uint64(q + 1)) & np.uint64((1 << r) - 1))
+                    pos += q + 1 + r
+                else:
+                    st = _get_rice(buf, pos, r, res)
+                    if st != OK:
+                        return select(st != ERR_TRUNCATED, ERR_RANGE, ERR_TRUNCATED)
+                    pos = res[1]
+                    v = res[0]
+                if v >= left:  # (the last bucket keeps at least one)
+                    return ERR_RANGE
+                freqs[c, b] = v << d
+                left -= v
+                a += v
+                cnt += 1
+                if cnt >= 16:
+                    a >>= 1
+                    cnt >>= 1
+            freqs[c, hi] = left << d
+            if freqs[c, lo] == 0:
+                return ERR_RANGE
     if (pos + 7) // 8 != buf.shape[0]:
         return ERR_TRAILING
     if pos & 7 and (np.int64(buf[pos >> 3]) >> (pos & 7)) != 0:
@@ -413,16 +518,19 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
     """The "mag" coder's options in one pass: for each rate's counts ``stats[r]`` (as
     :func:`mag_stats` fills them) and each precision ``pb = pb_lo + j`` (``j < ce.shape[1]``),
     the frequencies summing to 2**pb on every used context, their payload cross-entropy
-    ``ce[r, j]`` (sum of count * (pb - log2 freq), context by context, bucket by bucket) and
-    ``tbits[r, j]``, :func:`table_encode`'s bit count of them. ``freqs``: no rows, or int64 of
-    ``stats[0]``'s shape, then overwritten with the last option's frequencies (one rate and one
-    pb: that option's).
+    ``ce[r, j]`` (sum over contexts of each row's sum of count * (t - log2 q), bucket by bucket)
+    and ``tbits[r, j]``, :func:`table_encode`'s bit count of them (exactly: the tests check it).
+    ``freqs``: no rows, or int64 of ``stats[0]``'s shape, then overwritten with the last
+    option's frequencies (one rate and one pb: that option's).
 
-    The rule of ``ubpe.coders.rans._normalize`` on each context's used buckets: f = 1 + floor(c *
-    (M - k) / S); the shortfall goes one each to the largest remainders, ties to the lower
-    bucket. Each rate's used buckets are listed once, and only they are visited per option (a
-    pass per option over every bucket of every context, and a table_encode dry run, took ~6 us
-    an option, 42 options a costing). Preconditions: ``ce`` float64 and ``tbits`` int64 of
+    Each used row (k used buckets, S counts) is normalised at every precision t from
+    ``bit_length(k - 1)`` to ``_top_t`` (one bit past S's bit length, at most pb) by the rule of
+    ``ubpe.coders.rans._normalize``: q = 1 + floor(c * (2**t - k) / S); the shortfall goes one
+    each to the largest remainders, ties to the lower bucket. At precision pb the row takes the t
+    <= pb of least cross-entropy + its table bits (shift and values, :func:`_row_bits`; the
+    lowest t on ties), its frequencies ``q << (pb - t)``: rows of few tokens coded coarsely, in
+    a few bits. Each rate's used buckets are listed once, each row's precisions costed once
+    for every pb. Preconditions: ``ce`` float64 and ``tbits`` int64 of
     shape (stats.shape[0], k); counts >= 0, at most 64 buckets, each context's used buckets
     <= 2**pb_lo, pb_lo >= 6, context sums * 2**pb < 2**63 for every pb.
 
@@ -432,12 +540,17 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
     unsigned (the signed floor division's sign fix-ups, about a fifth more): the same values."""
     nc, nb = stats.shape[1], stats.shape[2]
     nlog = log2.shape[0]
+    pb_hi = pb_lo + ce.shape[1] - 1
     used_b = empty(nc * nb, np.int64)  # each context's used buckets, ascending, context by context
     used_v = empty(nc * nb, np.int64)  # their counts
     f = empty(nc * nb, np.int64)  # their frequencies
     keys = empty(nb, np.int64)
     first = empty(nc + 1, np.int64)  # context c's used buckets: first[c] .. first[c + 1] - 1
     sums = empty(nc, np.int64)
+    rce = empty((nc, pb_hi + 1), np.float64)  # a row's cross-entropy at precision t
+    rbits = empty((nc, pb_hi + 1), np.int64)  # its values' Rice bits, coded at t - rtz
+    rtz = empty((nc, pb_hi + 1), np.int64)  # the fewest trailing zeros of its frequencies at t
+    choice = empty(nc, np.int64)  # each row's precision in the last option
     for r in range(ce.shape[0]):
         u = 0
         for c in range(nc):
@@ -452,64 +565,146 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
                     u += 1
             sums[c] = s
         first[nc] = u
+        # the bits every option shares: context range, "used" bits, each row's bucket range
+        fc = -1
+        lc = -1
+        base = 0
+        plo = 0
+        phi = 0
+        for c in range(nc):
+            lo, hi = first[c], first[c + 1]
+            if hi == lo:
+                continue
+            if fc < 0:
+                fc = c
+            lc = c
+            base += _gamma_bits(_zigzag(used_b[lo] - plo)) + _gamma_bits(_zigzag(used_b[hi - 1] - phi))
+            plo = used_b[lo]
+            phi = used_b[hi - 1]
+            # the row at every precision t it fits (k buckets <= 2**t <= 2**pb_hi) up to one
+            # bit past its count's (finer rows paid more table bits than they saved)
+            # subtle: a precision whose cost (less the pb every option adds) cannot come within a
+            # bit of the least of the coarser ones' is never chosen, at any pb that offers it
+            # (those offer the coarser ones too; the bit: the float sums of the choice below
+            # cannot reorder them): its Rice bits are not counted (each value's code is at least
+            # bit_length(v) + 1 bits, the bound), it is marked UNREACHABLE
+            least = 0.0
+            for t in range(bit_length(hi - lo - 1), _top_t(hi - lo, sums[c], pb_hi) + 1):
+                _normalize_row(used_v, lo, hi, sums[c], np.int64(1) << t, f, keys)
+                rc = 0.0
+                tz = t
+                for i in range(lo, hi):
+                    ft = f[i]
+                    rc += used_v[i] * (t - (log2[ft] if ft < nlog else np.log2(ft)))
+                    tz = imin(tz, bit_length(ft & -ft) - 1)
+                rce[c, t] = rc
+                rtz[c, t] = tz
+                bound = used_b[hi - 1] - used_b[lo]  # a bit a value, then the values' lengths
+                for i in range(lo, hi - 1):
+                    bound += bit_length(f[i] >> tz)
+                fixed = rc + np.float64(rtz[c, t] - t + 1)
+                if t > bit_length(hi - lo - 1) and fixed + np.float64(bound) > least + 1.0:
+                    rbits[c, t] = UNREACHABLE
+                    continue
+                rbits[c, t] = _row_bits(used_b, f, lo, hi, t - tz, tz)
+                if t == bit_length(hi - lo - 1) or fixed + np.float64(rbits[c, t]) < least:
+                    least = fixed + np.float64(rbits[c, t])
+        base += 6 if fc < 0 else 12 + imax(lc - fc - 1, 0)
         for j in range(ce.shape[1]):
             pb = pb_lo + j
-            size = np.int64(1) << pb
             total_ce = 0.0
-            pos = 0
-            a = 16
-            cnt = 1
+            pos = base
             for c in range(nc):
                 lo, hi = first[c], first[c + 1]
-                k = hi - lo
-                pos += 1  # the "used" bit
-                if k == 0:
+                if hi == lo:
                     continue
-                s = sums[c]
-                spare = size - k
-                total = 0
-                for t in range(lo, hi):
-                    sc = used_v[t] * spare
-                    q = np.int64(np.uint64(sc) // np.uint64(s))  # (sc >= 0, s > 0: sc // s)
-                    f[t] = 1 + q
-                    total += 1 + q
-                    # the rule's key, remainder * 64 + (63 - bucket); subtle: with the bucket's
-                    # rank among the used ones for the bucket: the same order
-                    keys[t - lo] = (sc - q * s) * 64 + (63 - (t - lo))
-                short = size - total
-                if short:
-                    # one each to the ``short`` largest keys (the largest remainders): the keys
-                    # are distinct, so a key is among them when fewer than ``short`` exceed it
-                    # (counted: no sort's unpredictable branches)
-                    for i in range(k):
-                        above = 0
-                        for i2 in range(k):
-                            above += keys[i2] > keys[i]
-                        if above < short:
-                            f[lo + i] += 1
-                for t in range(lo, hi):
-                    ft = f[t]
-                    total_ce += used_v[t] * (pb - (log2[ft] if ft < nlog else np.log2(ft)))
-                pos += 12  # the first and last used bucket
-                t = lo
-                for b in range(used_b[lo], used_b[hi - 1] + 1):
-                    v = np.int64(0)
-                    if used_b[t] == b:
-                        v = f[t]
-                        t += 1
-                    rp = _rice_param(a, cnt)
-                    q = v >> rp
-                    pos += select(q < RICE_LIMIT, q + 1 + rp, RICE_LIMIT + ESC_LEN_BITS + bit_length(v))
-                    a += v
-                    cnt += 1
-                    if cnt >= 16:
-                        a >>= 1
-                        cnt >>= 1
+                # the precision of least payload + table bits (ties: the lowest)
+                best = -1
+                cost = 0.0
+                for t in range(bit_length(hi - lo - 1), imin(pb, _top_t(hi - lo, sums[c], pb_hi)) + 1):
+                    ct = rce[c, t] + np.float64(rbits[c, t] + pb - t + rtz[c, t] + 1)
+                    if best < 0 or ct < cost:
+                        best = t
+                        cost = ct
+                choice[c] = best
+                total_ce += rce[c, best]
+                pos += rbits[c, best] + pb - best + rtz[c, best] + 1
             ce[r, j] = total_ce
             tbits[r, j] = pos
-    if freqs.shape[0] > 0:  # the last option's frequencies (f holds them)
+    if freqs.shape[0] > 0:  # the last option's frequencies (its rows' precisions in ``choice``)
         for c in range(nc):
             for b in range(nb):
                 freqs[c, b] = 0
-            for t in range(first[c], first[c + 1]):
-                freqs[c, used_b[t]] = f[t]
+            lo, hi = first[c], first[c + 1]
+            if hi == lo:
+                continue
+            _normalize_row(used_v, lo, hi, sums[c], np.int64(1) << choice[c], f, keys)
+            for t in range(lo, hi):
+                freqs[c, used_b[t]] = f[t] << (pb_hi - choice[c])
+
+
+#: :func:`mag_options_with`'s table bits of a row at a precision that cannot be chosen
+UNREACHABLE = 1 << 40
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _top_t(k, s, pb):
+    """The finest precision a row of ``k`` used buckets and ``s`` counts is offered at (the coarsest,
+    ``bit_length(k - 1)``, is always offered): ``bit_length(s) + 1``, at most ``pb``."""
+    return imax(bit_length(k - 1), imin(bit_length(s) + 1, pb))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _normalize_row(used_v, lo, hi, s, size, f, keys):
+    """``f[lo:hi]``: the counts ``used_v[lo:hi]`` (all > 0, summing to ``s``) normalised to sum to
+    ``size`` >= hi - lo by the rule of ``ubpe.coders.rans._normalize``: f = 1 + floor(c *
+    (size - k) / s), the shortfall one each to the largest remainders, ties to the lower bucket."""
+    k = hi - lo
+    spare = size - k
+    total = 0
+    for t in range(lo, hi):
+        sc = used_v[t] * spare
+        q = np.int64(np.uint64(sc) // np.uint64(s))  # (sc >= 0, s > 0: sc // s)
+        f[t] = 1 + q
+        total += 1 + q
+        # the rule's key, remainder * 64 + (63 - bucket); subtle: with the bucket's rank among
+        # the used ones for the bucket: the same order
+        keys[t - lo] = (sc - q * s) * 64 + (63 - (t - lo))
+    short = size - total
+    if short:
+        # one each to the ``short`` largest keys (the largest remainders): the keys are
+        # distinct, so a key is among them when fewer than ``short`` exceed it (counted: no
+        # sort's unpredictable branches)
+        for i in range(k):
+            above = 0
+            for i2 in range(k):
+                above += keys[i2] > keys[i]
+            if above < short:
+                f[lo + i] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_bits(used_b, f, lo, hi, t, tz):
+    """:func:`table_encode`'s Rice bits of one row's values: used buckets ``used_b[lo:hi]``
+    (ascending) of frequencies ``f[lo:hi]``, each ``>> tz`` at precision ``t``; the buckets
+    between them zero, the last bucket's value implied."""
+    blo = used_b[lo]
+    bhi = used_b[hi - 1]
+    a = _row_init(t, bhi - blo + 1)
+    cnt = 1
+    pos = 0
+    i = lo
+    for b in range(blo, bhi):
+        v = np.int64(0)
+        if used_b[i] == b:
+            v = f[i] >> tz
+            i += 1
+        rp = _rice_param(a, cnt)
+        q = v >> rp
+        pos += select(q < RICE_LIMIT, q + 1 + rp, RICE_LIMIT + ESC_LEN_BITS + bit_length(v))
+        a += v
+        cnt += 1
+        if cnt >= 16:
+            a >>= 1
+            cnt >>= 1
+    return pos
