@@ -89,6 +89,11 @@ XC_MUL = 0x2F0B3A49  #: the hash's multiplier (odd, below 2**31: products of 32-
 #: decision of the value scans (the lists change only once the value is coded, ``_xcount``).
 XState = namedtuple("XState", "XB XP XN XW XI XA LT LV LC LB LK LO GV GC GN")
 
+#: The part of the state that a decision's final stage (``_xcode``) reads and updates: the arrays
+#: ``mixsignal``'s per-decision coders (``_mix_code``, ``_mix2_code``) take instead of all of
+#: XState's (``code_state``), which they would receive flattened, 7 words an array, at every call.
+XCode = namedtuple("XCode", "XB XP XN XW XI XA")
+
 XC_FULL = 1  #: ``xctx`` = 1: the exact-value contexts, hashed contexts and successor lists
 XC_LISTS = 2  #: ``xctx`` = 2: three of the successor lists alone (no hashed contexts: no 2**22-entry table)
 XL_ALL = 0b11111  #: the successor lists ``xctx`` = 1 keeps (bit k: list k)
@@ -121,6 +126,15 @@ def new_state(n: int, C: int, xctx: int = XC_FULL) -> XState:
                   np.zeros((1 << lbits) * XL_K, np.int32), np.full(XL_N, -1, np.int64), np.zeros(XL_N, np.int64),
                   np.zeros(XL_N, np.int64), np.zeros(XL_N * XL_K, np.int64), np.zeros(XL_N * XL_K, np.int64),
                   np.zeros(XL_N, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def code_state(X):
+    """``XCode`` of the state X (the same arrays), or None where X is None (versions 1 to 5: numba
+    prunes the branch by X's type, so that the result's type is None's too)."""
+    if X is None:
+        return None
+    return XCode(X.XB, X.XP, X.XN, X.XW, X.XI, X.XA)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -193,7 +207,7 @@ def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
 @njit(cache=True, nogil=True, inline="always")
 def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     """Code a bit with the coder's probability pf, or with the value model's mix (``_final_code``:
-    pv > 0), that probability po refined by the exact-value contexts (state X, ``XState``): XC_N
+    pv > 0), that probability po refined by the exact-value contexts (state X, ``XState`` or its ``XCode``): XC_N
     adaptive probabilities (XP, Q16; counts XN) at hashes of the value's bases XB[2:2 + XC_N] and
     the decision's key XB[1], mixed with po in the stretch domain by the weights XW[row:row + XC_W]
     (Q16; row by the decision row frow / 3 and the order-1 context's count bucket), learned from

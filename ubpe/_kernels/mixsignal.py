@@ -210,7 +210,7 @@ def _sbk(e):
     return 2 * min(_bitlen(abs(e)), 23) + (1 if e < 0 else 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     """Code a bit with the coder's probability pf, or (pv > 0: the value model's probability, version
     3) with a final mix of the stretches of pf and pv and a bias by the weights FW[frow:frow + 3]
@@ -226,7 +226,7 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
               pv, FW, frow, X):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
@@ -264,7 +264,7 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
                ar, pv, FW, frow, X):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
@@ -1086,6 +1086,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
 
     ac = np.zeros(4, np.int64)
     ac[1] = 0xFFFFFFFF
+    Xc = xc.code_state(X)  # (the final stage's arrays alone, for the per-decision coders; None where X is)
     if dec:
         for j in range(4):
             ac[2] = (ac[2] << 8) | (np.int64(buf[j]) if j < buf.shape[0] else 0)
@@ -1298,7 +1299,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
                                wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
                                oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar,
-                               pv, FW, 0, X)
+                               pv, FW, 0, Xc)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
@@ -1369,7 +1370,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
                                  wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
                                  oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid),
-                                 X)
+                                 Xc)
                 if up != 0:
                     if bit:
                         blo = cur + 1
@@ -1423,13 +1424,13 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     ci[1] = oM2 + part * 33 + r1
                     ci[2] = oM3 + part * 33 + r2
                     bit = _mix_code(ac, buf, dec, want, CP, CN, ci, 3, MW, oWM + part * 8,
-                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow, X)
+                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow, Xc)
                 else:
                     li = b * N_KE + min(i, N_KE - 1)
                     if X is None:
                         bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
                     else:
-                        bit = xc._xcode(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, X)
+                        bit = xc._xcode(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, Xc)
                     _counter_update(LP, LN, li, bit, rt, limit)
                 mag = (mag << 1) | bit
             if dec:
