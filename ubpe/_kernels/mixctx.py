@@ -93,6 +93,8 @@ XState = namedtuple("XState", "XB XP XN XW XI XA LT LV LC LB LK LO GV GC GN")
 #: ``mixsignal``'s per-decision coders (``_mix_code``, ``_mix2_code``) take instead of all of
 #: XState's (``code_state``), which they would receive flattened, 7 words an array, at every call.
 XCode = namedtuple("XCode", "XB XP XN XW XI XA")
+#: The part of the state that a decision's list inputs (``_xlist``) read and narrow.
+XList = namedtuple("XList", "XB GV GC GN")
 
 XC_FULL = 1  #: ``xctx`` = 1: the exact-value contexts, hashed contexts and successor lists
 XC_LISTS = 2  #: ``xctx`` = 2: three of the successor lists alone (no hashed contexts: no 2**22-entry table)
@@ -137,6 +139,14 @@ def code_state(X):
     return XCode(X.XB, X.XP, X.XN, X.XW, X.XI, X.XA)
 
 
+@njit(cache=True, nogil=True)
+def list_state(X):
+    """``XList`` of the state X (the same arrays), or None where X is None (as ``code_state``)."""
+    if X is None:
+        return None
+    return XList(X.XB, X.GV, X.GC, X.GN)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _xmix(h, v):
     """A 32-bit hash of a 32-bit hash h and an integer v (its low 32 bits)."""
@@ -144,7 +154,7 @@ def _xmix(h, v):
     return h ^ (h >> 15)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
     """A decision's key (XB[1] = key) and the list model's inputs: the decision's set of values
     (magnitudes [a0, b0] on side s: values xp + m, or xp - 1 - m; s = 2: values [a0, b0]) and its "yes" part
@@ -275,7 +285,7 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     return bit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _xbases(X, y, t, c, xp):
     """The value's hashed contexts' bases and successor lists (y[t, c] about to be coded with the
     symbol xp predicted): the last values of the channel, exactly, and xp's offset from the last."""
@@ -313,7 +323,7 @@ def _xbases(X, y, t, c, xp):
         GN[k] = g - k * XL_K
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _xcount(X, v):
     """The successor lists after a value: the symbol v counted in the lists of its contexts."""
     LT, LV, LC, LK, LO = X.LT, X.LV, X.LC, X.LK, X.LO

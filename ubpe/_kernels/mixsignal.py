@@ -227,6 +227,13 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _xfinal_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
+    """``mixctx._xcode`` (X: its ``XCode``) in a function of its own, compiled without NRT: inlined in
+    ``run``, its arrays' reference counts would be taken and dropped at every call."""
+    return xc._xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
               pv, FW, frow, X):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
@@ -1087,6 +1094,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     ac = np.zeros(4, np.int64)
     ac[1] = 0xFFFFFFFF
     Xc = xc.code_state(X)  # (the final stage's arrays alone, for the per-decision coders; None where X is)
+    Xl = xc.list_state(X)  # (the list inputs' arrays alone, for _xlist)
     if dec:
         for j in range(4):
             ac[2] = (ac[2] << 8) | (np.int64(buf[j]) if j < buf.shape[0] else 0)
@@ -1295,7 +1303,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if vmod:
                     pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
                 if X is not None:
-                    xc._xlist(X, 1, 0, xp, 2, lo[c], xp - 1, lo[c], hi[c])
+                    xc._xlist(Xl, 1, 0, xp, 2, lo[c], xp - 1, lo[c], hi[c])
                 s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
                                wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
                                oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar,
@@ -1364,9 +1372,9 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if X is not None:
                     key = 2 + 4 * (s + 2 * (sid + 16 * cur))
                     if up != 0:
-                        xc._xlist(X, key, 1, xp, s, _bmin(cur + 1), _bmax(bhi), _bmin(blo), _bmax(bhi))
+                        xc._xlist(Xl, key, 1, xp, s, _bmin(cur + 1), _bmax(bhi), _bmin(blo), _bmax(bhi))
                     else:
-                        xc._xlist(X, key, 1, xp, s, _bmin(blo), _bmax(cur - 1), _bmin(blo), _bmax(bhi))
+                        xc._xlist(Xl, key, 1, xp, s, _bmin(blo), _bmax(cur - 1), _bmin(blo), _bmax(bhi))
                 bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
                                  wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
                                  oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid),
@@ -1416,7 +1424,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 frow = 3 * (1 + N_SID + min(i, 15))
                 if X is not None:
                     r_ = b - 1 - i
-                    xc._xlist(X, 3 + 4 * ((s + 2 * (b + 64 * mag)) & 0x3FFFFFFF), 2, xp, s,
+                    xc._xlist(Xl, 3 + 4 * ((s + 2 * (b + 64 * mag)) & 0x3FFFFFFF), 2, xp, s,
                               (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1, mag << r_, ((mag + 1) << r_) - 1)
                 if i < 2:
                     part = b * 3 + (0 if i == 0 else 1 + (mag & 1))
@@ -1430,7 +1438,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     if X is None:
                         bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
                     else:
-                        bit = xc._xcode(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, Xc)
+                        bit = _xfinal_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, Xc)
                     _counter_update(LP, LN, li, bit, rt, limit)
                 mag = (mag << 1) | bit
             if dec:
