@@ -399,7 +399,7 @@ def _row_span(i, dim):
     return n if n <= dim else i + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_add(R, bv, dim, a, target, cw, ex):
     """R[i, j] += (a_i cw a_j) >> ex (j < _row_span(i)), bv[i] += (a_i cw target) >> ex. |a|,
     |target| < 2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below
@@ -419,7 +419,7 @@ def _ols_add(R, bv, dim, a, target, cw, ex):
             bv[i] += (ui * target) >> ex
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_rescale(R, bv, dim, ex, floor):
     """Halve the sums (the end of a forgetting period), then keep the largest diagonal entry in
     [2**40, 2**50] by shifting by 2 and moving the block exponent ex (returned; never below
@@ -451,7 +451,7 @@ def _ols_rescale(R, bv, dim, ex, floor):
     return ex
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
     """Solve the regularized normal equations into w (Q24, clamped to +-2**31); w is kept when
     the factorization fails (a pivot <= 0). R (dim x dim, row-major, lower triangle), bv (dim);
@@ -529,7 +529,7 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = wv[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ldl_apply(A, L, dg, dim, z, q, out):
     """out = 2**q (A30)^-1 z by the factors ``_ols_solve`` left in A (L transposed in its upper
     triangle), L (Q20) and dg (the pivots, 30-bit scale): the forward substitution in z (|z| <
@@ -574,7 +574,7 @@ def _ols_residual(Rh, Rl, b, dim, w, r):
         r[i] = _clamp(b[i] - ((sh >> 1) + (sl >> 24)), -lim, lim)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_solve_refined(R, bv, dim, reg, w, A, L, dg, z, rounds, W):
     """``_ols_solve`` (alone with rounds = 0), then up to ``rounds`` rounds of iterative refinement (``olsr``, version 7):
     the sums normalized to a diagonal below 2**46 (not 30), regularized alike (``diag_max >>
