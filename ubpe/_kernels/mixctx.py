@@ -190,16 +190,17 @@ def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
             mt = np.int64(0)
             m1 = np.int64(0)
             g = k * XL_K
-            for j in range(k * XL_K, k * XL_K + GN[k]):
+            for j in range(k * XL_K, k * XL_K + GN[k]):  # (without branches: the values' order is data)
                 v = GV[j]
-                if v0 <= v <= w0:
-                    mt += GC[j]
-                    if v1 <= v <= w1:
-                        m1 += GC[j]
-                    if kind > 0:  # (a bit length's or a low bit's set holds every later one of the value)
-                        GV[g] = v
-                        GC[g] = GC[j]
-                        g += 1
+                cj = GC[j]
+                i0 = np.int64(v >= v0) & np.int64(v <= w0)  # v in the set
+                i1 = i0 & np.int64(v >= v1) & np.int64(v <= w1)  # v in its "yes" part
+                mt += cj & -i0
+                m1 += cj & -i1
+                if kind > 0:  # (a bit length's or a low bit's set holds every later one of the value)
+                    GV[g] = v  # (g <= j: a slot already read; kept where v is in the set)
+                    GC[g] = cj
+                    g += i0
             if kind > 0:
                 GN[k] = g - k * XL_K
             if mt > 0:
@@ -315,11 +316,11 @@ def _xbases(X, y, t, c, xp):
         if LB[k] >= 0:
             o = LO[k]
             bs = LB[k]
-            for j in range(XL_K):
-                if LC[bs + j] > 0:
-                    GV[g] = LV[bs + j] + o
-                    GC[g] = LC[bs + j]
-                    g += 1
+            for j in range(XL_K):  # (without branches; g <= k XL_K + j: a slot already read or this one)
+                cj = np.int64(LC[bs + j])
+                GV[g] = LV[bs + j] + o
+                GC[g] = cj
+                g += np.int64(cj > 0)
         GN[k] = g - k * XL_K
 
 
