@@ -89,6 +89,13 @@ XC_MUL = 0x2F0B3A49  #: the hash's multiplier (odd, below 2**31: products of 32-
 #: decision of the value scans (the lists change only once the value is coded, ``_xcount``).
 XState = namedtuple("XState", "XB XP XN XW XI XA LT LV LC LB LK LO GV GC GN")
 
+#: The part of the state that a decision's final stage (``_xcode``) reads and updates: the arrays
+#: ``mixsignal``'s per-decision coders (``_mix_code``, ``_mix2_code``) take instead of all of
+#: XState's (``code_state``), which they would receive flattened, 7 words an array, at every call.
+XCode = namedtuple("XCode", "XB XP XN XW XI XA")
+#: The part of the state that a decision's list inputs (``_xlist``) read and narrow.
+XList = namedtuple("XList", "XB GV GC GN")
+
 XC_FULL = 1  #: ``xctx`` = 1: the exact-value contexts, hashed contexts and successor lists
 XC_LISTS = 2  #: ``xctx`` = 2: three of the successor lists alone (no hashed contexts: no 2**22-entry table)
 XL_ALL = 0b11111  #: the successor lists ``xctx`` = 1 keeps (bit k: list k)
@@ -123,6 +130,23 @@ def new_state(n: int, C: int, xctx: int = XC_FULL) -> XState:
                   np.zeros(XL_N, np.int64))
 
 
+@njit(cache=True, nogil=True)
+def code_state(X):
+    """``XCode`` of the state X (the same arrays), or None where X is None (versions 1 to 5: numba
+    prunes the branch by X's type, so that the result's type is None's too)."""
+    if X is None:
+        return None
+    return XCode(X.XB, X.XP, X.XN, X.XW, X.XI, X.XA)
+
+
+@njit(cache=True, nogil=True)
+def list_state(X):
+    """``XList`` of the state X (the same arrays), or None where X is None (as ``code_state``)."""
+    if X is None:
+        return None
+    return XList(X.XB, X.GV, X.GC, X.GN)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _xmix(h, v):
     """A 32-bit hash of a 32-bit hash h and an integer v (its low 32 bits)."""
@@ -130,7 +154,7 @@ def _xmix(h, v):
     return h ^ (h >> 15)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
     """A decision's key (XB[1] = key) and the list model's inputs: the decision's set of values
     (magnitudes [a0, b0] on side s: values xp + m, or xp - 1 - m; s = 2: values [a0, b0]) and its "yes" part
@@ -166,16 +190,17 @@ def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
             mt = np.int64(0)
             m1 = np.int64(0)
             g = k * XL_K
-            for j in range(k * XL_K, k * XL_K + GN[k]):
+            for j in range(k * XL_K, k * XL_K + GN[k]):  # (without branches: the values' order is data)
                 v = GV[j]
-                if v0 <= v <= w0:
-                    mt += GC[j]
-                    if v1 <= v <= w1:
-                        m1 += GC[j]
-                    if kind > 0:  # (a bit length's or a low bit's set holds every later one of the value)
-                        GV[g] = v
-                        GC[g] = GC[j]
-                        g += 1
+                cj = GC[j]
+                i0 = np.int64(v >= v0) & np.int64(v <= w0)  # v in the set
+                i1 = i0 & np.int64(v >= v1) & np.int64(v <= w1)  # v in its "yes" part
+                mt += cj & -i0
+                m1 += cj & -i1
+                if kind > 0:  # (a bit length's or a low bit's set holds every later one of the value)
+                    GV[g] = v  # (g <= j: a slot already read; kept where v is in the set)
+                    GC[g] = cj
+                    g += i0
             if kind > 0:
                 GN[k] = g - k * XL_K
             if mt > 0:
@@ -193,7 +218,7 @@ def _xlist(X, key, kind, xp, s, a1, b1, a0, b0):
 @njit(cache=True, nogil=True, inline="always")
 def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     """Code a bit with the coder's probability pf, or with the value model's mix (``_final_code``:
-    pv > 0), that probability po refined by the exact-value contexts (state X, ``XState``): XC_N
+    pv > 0), that probability po refined by the exact-value contexts (state X, ``XState`` or its ``XCode``): XC_N
     adaptive probabilities (XP, Q16; counts XN) at hashes of the value's bases XB[2:2 + XC_N] and
     the decision's key XB[1], mixed with po in the stretch domain by the weights XW[row:row + XC_W]
     (Q16; row by the decision row frow / 3 and the order-1 context's count bucket), learned from
@@ -261,7 +286,7 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     return bit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _xbases(X, y, t, c, xp):
     """The value's hashed contexts' bases and successor lists (y[t, c] about to be coded with the
     symbol xp predicted): the last values of the channel, exactly, and xp's offset from the last."""
@@ -291,15 +316,15 @@ def _xbases(X, y, t, c, xp):
         if LB[k] >= 0:
             o = LO[k]
             bs = LB[k]
-            for j in range(XL_K):
-                if LC[bs + j] > 0:
-                    GV[g] = LV[bs + j] + o
-                    GC[g] = LC[bs + j]
-                    g += 1
+            for j in range(XL_K):  # (without branches; g <= k XL_K + j: a slot already read or this one)
+                cj = np.int64(LC[bs + j])
+                GV[g] = LV[bs + j] + o
+                GC[g] = cj
+                g += np.int64(cj > 0)
         GN[k] = g - k * XL_K
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _xcount(X, v):
     """The successor lists after a value: the symbol v counted in the lists of its contexts."""
     LT, LV, LC, LK, LO = X.LT, X.LV, X.LC, X.LK, X.LO

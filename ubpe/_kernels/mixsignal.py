@@ -210,7 +210,7 @@ def _sbk(e):
     return 2 * min(_bitlen(abs(e)), 23) + (1 if e < 0 else 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     """Code a bit with the coder's probability pf, or (pv > 0: the value model's probability, version
     3) with a final mix of the stretches of pf and pv and a bias by the weights FW[frow:frow + 3]
@@ -226,7 +226,14 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
+def _xfinal_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
+    """``mixctx._xcode`` (X: its ``XCode``) in a function of its own, compiled without NRT: inlined in
+    ``run``, its arrays' reference counts would be taken and dropped at every call."""
+    return xc._xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st, rt, limit, lr, xs, ar,
               pv, FW, frow, X):
     """One binary decision from the adaptive probabilities CP[ci[:nin]]: their stretches and a
@@ -264,7 +271,7 @@ def _mix_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, APM, abase, sq, st,
     return bit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix2_code(ac, buf, dec, want, CP, CN, ci, nin, MW, msel, msel2, APM, abase, abase2, sq, st, rt, limit, lr, xs,
                ar, pv, FW, frow, X):
     """``_mix_code`` with two mixers (weight rows at msel and msel2, selected by different
@@ -392,7 +399,7 @@ def _row_span(i, dim):
     return n if n <= dim else i + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_add(R, bv, dim, a, target, cw, ex):
     """R[i, j] += (a_i cw a_j) >> ex (j < _row_span(i)), bv[i] += (a_i cw target) >> ex. |a|,
     |target| < 2**20, cw < 2**14 and ex >= 2 (bit_length(max |v|) - 16) keep each product below
@@ -412,7 +419,7 @@ def _ols_add(R, bv, dim, a, target, cw, ex):
             bv[i] += (ui * target) >> ex
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_rescale(R, bv, dim, ex, floor):
     """Halve the sums (the end of a forgetting period), then keep the largest diagonal entry in
     [2**40, 2**50] by shifting by 2 and moving the block exponent ex (returned; never below
@@ -444,7 +451,7 @@ def _ols_rescale(R, bv, dim, ex, floor):
     return ex
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
     """Solve the regularized normal equations into w (Q24, clamped to +-2**31); w is kept when
     the factorization fails (a pivot <= 0). R (dim x dim, row-major, lower triangle), bv (dim);
@@ -522,7 +529,7 @@ def _ols_solve(R, bv, dim, reg, w, A, L, dg, z):
         w[i] = wv[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ldl_apply(A, L, dg, dim, z, q, out):
     """out = 2**q (A30)^-1 z by the factors ``_ols_solve`` left in A (L transposed in its upper
     triangle), L (Q20) and dg (the pivots, 30-bit scale): the forward substitution in z (|z| <
@@ -567,7 +574,7 @@ def _ols_residual(Rh, Rl, b, dim, w, r):
         r[i] = _clamp(b[i] - ((sh >> 1) + (sl >> 24)), -lim, lim)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ols_solve_refined(R, bv, dim, reg, w, A, L, dg, z, rounds, W):
     """``_ols_solve`` (alone with rounds = 0), then up to ``rounds`` rounds of iterative refinement (``olsr``, version 7):
     the sums normalized to a diagonal below 2**46 (not 30), regularized alike (``diag_max >>
@@ -1086,6 +1093,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
 
     ac = np.zeros(4, np.int64)
     ac[1] = 0xFFFFFFFF
+    Xc = xc.code_state(X)  # (the final stage's arrays alone, for the per-decision coders; None where X is)
+    Xl = xc.list_state(X)  # (the list inputs' arrays alone, for _xlist)
     if dec:
         for j in range(4):
             ac[2] = (ac[2] << 8) | (np.int64(buf[j]) if j < buf.shape[0] else 0)
@@ -1294,11 +1303,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if vmod:
                     pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
                 if X is not None:
-                    xc._xlist(X, 1, 0, xp, 2, lo[c], xp - 1, lo[c], hi[c])
+                    xc._xlist(Xl, 1, 0, xp, 2, lo[c], xp - 1, lo[c], hi[c])
                 s = _mix2_code(ac, buf, dec, s, CP, CN, ci, nin_s, MW, wS1 + (frac * 24 + (kA >> 3)) * ws,
                                wS2 + (dd1 * 7 + dd2) * ws, APM, oAS + (frac * 33 + rd1) * 33,
                                oAS2 + ((dd1 * 7 + dd2) * 16 + frac) * 33, sq, st, rt, limit, lr, xs, ar,
-                               pv, FW, 0, X)
+                               pv, FW, 0, Xc)
             if s == 0:
                 m = e
                 bm = _bitlen(hi[c] - xp)
@@ -1363,13 +1372,13 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 if X is not None:
                     key = 2 + 4 * (s + 2 * (sid + 16 * cur))
                     if up != 0:
-                        xc._xlist(X, key, 1, xp, s, _bmin(cur + 1), _bmax(bhi), _bmin(blo), _bmax(bhi))
+                        xc._xlist(Xl, key, 1, xp, s, _bmin(cur + 1), _bmax(bhi), _bmin(blo), _bmax(bhi))
                     else:
-                        xc._xlist(X, key, 1, xp, s, _bmin(blo), _bmax(cur - 1), _bmin(blo), _bmax(bhi))
+                        xc._xlist(Xl, key, 1, xp, s, _bmin(blo), _bmax(cur - 1), _bmin(blo), _bmax(bhi))
                 bit = _mix2_code(ac, buf, dec, want, CP, CN, ci, nin_b, MW, wB1 + (sid * 48 + (kA >> 2)) * wb,
                                  wB2 + (sid * 48 + se1) * wb, APM, (sid * N_KA + kA) * 33,
                                  oAB2 + (sid * 33 + r1) * 33, sq, st, rt, limit, lr, xs, ar, pv, FW, 3 * (1 + sid),
-                                 X)
+                                 Xc)
                 if up != 0:
                     if bit:
                         blo = cur + 1
@@ -1415,7 +1424,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 frow = 3 * (1 + N_SID + min(i, 15))
                 if X is not None:
                     r_ = b - 1 - i
-                    xc._xlist(X, 3 + 4 * ((s + 2 * (b + 64 * mag)) & 0x3FFFFFFF), 2, xp, s,
+                    xc._xlist(Xl, 3 + 4 * ((s + 2 * (b + 64 * mag)) & 0x3FFFFFFF), 2, xp, s,
                               (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1, mag << r_, ((mag + 1) << r_) - 1)
                 if i < 2:
                     part = b * 3 + (0 if i == 0 else 1 + (mag & 1))
@@ -1423,13 +1432,13 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     ci[1] = oM2 + part * 33 + r1
                     ci[2] = oM3 + part * 33 + r2
                     bit = _mix_code(ac, buf, dec, want, CP, CN, ci, 3, MW, oWM + part * 8,
-                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow, X)
+                                    APM, -1, sq, st, rt, limit, lr, xs, ar, pv, FW, frow, Xc)
                 else:
                     li = b * N_KE + min(i, N_KE - 1)
                     if X is None:
                         bit = _final_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr)
                     else:
-                        bit = xc._xcode(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, X)
+                        bit = _xfinal_code(ac, buf, dec, want, _counter_p(LP, li), pv, FW, frow, sq, st, lr, rt, Xc)
                     _counter_update(LP, LN, li, bit, rt, limit)
                 mag = (mag << 1) | bit
             if dec:
