@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels import l1plan as _l1plan
 from .._kernels import level1 as _fast
 from .._kernels import magrank as _rank
 from .._kernels import residual as _mag
@@ -376,18 +377,27 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
 def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]:
     """:func:`estimate_bits` from the counts ``mag_stats`` gives (int64, ``(len(raws) * rates,
     N_CONTEXTS, N_BUCKETS)``: row ``k * rates + r`` for rate ``r`` of stream ``k``) and each
-    stream's raw bits ``raws``: the least over its rates."""
-    # every row's terms at once (a row: one rate of one ``coded``); subtle: the entropies are still
-    # one dot product a row over the same floats in the same order (slices of one contiguous
-    # array), so the bits are those of a call a row
-    nz = stats > 0
-    per = stats.sum(axis=2)
-    used = per > 0
-    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
-    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
-    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
-    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
-    lv = np.log2(v)
+    stream's raw bits ``raws``: the least over its rates. The integer terms (every row's used
+    contexts' totals and non-zero counts as float64, where each row's run ends, its table
+    bits) in one compiled pass (:func:`ubpe._kernels.l1plan.stats_terms`: the arrays
+    :func:`_bits_of_stats_reference`'s numpy calls made, the same numbers at the same places), the
+    logarithms and dot products as there: the same floats."""
+    rows = stats.shape[0]
+    v = np.empty(rows * stats.shape[1] * (1 + stats.shape[2]), np.float64)
+    ends = np.empty(2 * rows + 1, np.int64)
+    tables = np.empty(rows, np.int64)
+    k = _l1plan.stats_terms(np.ascontiguousarray(stats, dtype=np.int64), v, ends, tables)
+    v = v[:k]
+    return _bits_of_terms(stats, v, np.log2(v), ends.tolist(), tables.tolist(), raws, rates)
+
+
+def _bits_of_terms(stats: np.ndarray, v: np.ndarray, lv: np.ndarray, ends: list[int], tables: list[int],
+                   raws: list[int], rates: int) -> list[float]:
+    """:func:`bits_of_stats` from its terms: ``v`` every row's totals then its counts (float64),
+    ``lv`` their ``log2``, ``ends`` where each of those ``2 R`` runs ends (from 0), ``tables``
+    each row's table bits."""
+    # subtle: the entropies are one dot product a row over the same floats in the same order
+    # (slices of one contiguous array), so the bits are those of a call a row
     rows = stats.shape[0]
     bits = []
     for r in range(rows):
@@ -395,6 +405,19 @@ def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]
         entropy_bits = float(np.dot(v[p], lv[p])) - float(np.dot(v[c], lv[c]))
         bits.append(entropy_bits + raws[r // rates] + stats.shape[1] + float(tables[r]))
     return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(raws))]
+
+
+def _bits_of_stats_reference(stats: np.ndarray, raws: list[int], rates: int) -> list[float]:
+    """:func:`bits_of_stats` by numpy's array calls (the code its compiled pass replaced; kept for
+    the tests)."""
+    nz = stats > 0
+    per = stats.sum(axis=2)
+    used = per > 0
+    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
+    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
+    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
+    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
+    return _bits_of_terms(stats, v, np.log2(v), ends, tables, raws, rates)
 
 
 CODER = Coder("mag", 3, FIELDS, (1, 2), "static", "any", encode, decode)

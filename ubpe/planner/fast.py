@@ -9,6 +9,7 @@ import numpy as np
 import msgpack
 
 from .. import frontend
+from .._kernels import l1plan as _l1plan
 from .._kernels import level1 as _k
 from .._kernels import tally as _tally
 from ..coders import mag, packed_width, rans
@@ -79,7 +80,7 @@ class _LayoutPass:
     hi: int
     y: np.ndarray  #: the values (1-D integers); ``d = y - lo`` below, never made as an array
     counts: np.ndarray  #: histogram of d over the span
-    present: np.ndarray
+    used: np.ndarray  #: its non-zero cells (int64), in order: ``counts[counts > 0]``
     rank: np.ndarray  #: int32: a value's bare id, by d
     where: np.ndarray  #: the values present, less lo
     middle: int  #: the median of d
@@ -138,10 +139,15 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
         return memo[id(y)][1]
     n = y.shape[0]
     lo, hi, counts = _histogram(y, memo)
-    present = counts > 0
-    rank = np.cumsum(present, dtype=np.int32) - 1
-    where = np.flatnonzero(present)
-    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
+    # the ranks (np.cumsum(counts > 0, dtype=np.int32) - 1), the values present (np.flatnonzero),
+    # their counts and the median (d's (n // 2)-th smallest: np.searchsorted(np.cumsum(counts),
+    # n // 2, side="right")) in one compiled pass over the span (four numpy passes and their
+    # temporaries took about 0.1 ms a chain on a short audio file's 65 536-value span)
+    rank = np.empty(counts.shape[0], np.int32)
+    where = np.empty(counts.shape[0], np.int64)
+    used = np.empty(counts.shape[0], np.int64)
+    a, middle = _l1plan.rank_present(counts, n // 2, rank, where, used)
+    where, used = where[:a].copy(), used[:a].copy()  # (not the span's buffers: a wide span's are large)
     has_dense = dense_mag_fits(where.shape[0], lo, hi)
     dense_rans = has_dense and dense_fits(where.shape[0], lo, hi)
     stats, raws, ids = None, (0, 0), None
@@ -160,7 +166,7 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
             # the dense ids d = y - lo about their median: y about lo + middle, the same
             # differences token - center, so the same counts and raw bits (no d array made)
             raws = (raw, int(_k.mag_stats(y, lo + middle, rates, stats[2:])) if has_dense else 0)
-    found = _LayoutPass(lo, hi, y, counts, present, rank, where, middle, has_dense, dense_rans, stats, raws, ids)
+    found = _LayoutPass(lo, hi, y, counts, used, rank, where, int(middle), has_dense, dense_rans, stats, raws, ids)
     if memo is not None:
         memo[id(y)] = (y, found)
     return found
@@ -174,18 +180,17 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     compiled pass (:func:`ubpe._kernels.level1.layout_stats`), the median from the histogram;
     values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself."""
     n = y.shape[0]
-    if n == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+    h = _histogram(y, memo) if len(s.estimate_rates) == 2 else None  # (None: no values, or a span beyond 2**22)
+    if h is None:
         return estimate_parts(record, y, scale, s)
-    lo, hi = int(y.min()), int(y.max())
+    lo, hi = h[0], h[1]
     span = hi - lo + 1
-    if span > 1 << 22 or hi >= 1 << 63:
-        return estimate_parts(record, y, scale, s)
-    params = params_bytes(record)
+    params = params_bytes(record, memo)
     grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
     lp = _layout_pass(y, s, memo)
-    counts, where, has_dense, stats, raws = lp.counts[lp.present], lp.where, lp.has_dense, lp.stats, lp.raws
+    counts, where, has_dense, stats, raws = lp.used, lp.where, lp.has_dense, lp.stats, lp.raws
     a = counts.shape[0]
     if a <= 1:
         return float(fixed + grows * scale + 8), inf, inf, inf
@@ -206,10 +211,19 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
 
 
-def params_bytes(record: list[dict]) -> int:
+def params_bytes(record: list[dict], memo: dict | None = None) -> int:
     """The bytes a chain's recorded params take in a container (its stages and keys by number:
-    :func:`ubpe.format.container.compact`; "lpc"'s keys spelt out took about 55 bytes more)."""
-    return len(msgpack.packb(container.compact({"front": record}, None), use_bin_type=True))
+    :func:`ubpe.format.container.compact`; "lpc"'s keys spelt out took about 55 bytes more).
+    ``memo``: :func:`fast_plan`'s, where the number is kept by the record's identity (with the
+    record: its id stays its; the plan sizes a chain's params up to three times, and records
+    are not changed once made)."""
+    key = ("params", id(record))
+    if memo is not None and key in memo:
+        return memo[key][1]
+    size = len(msgpack.packb(container.compact({"front": record}, None), use_bin_type=True))
+    if memo is not None:
+        memo[key] = (record, size)
+    return size
 
 
 def _framing(stream: dict, payloads: int) -> int:
@@ -267,18 +281,17 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     values span more than 2**22, take one value, or other rates are set (then
     :func:`static_parts` decides)."""
     n = y.shape[0]
-    if n < 2 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+    h = _histogram(y, memo) if n >= 2 and len(s.estimate_rates) == 2 else None  # (None: a span beyond 2**22)
+    if h is None:
         return None
-    lo, hi = int(y.min()), int(y.max())
+    lo, hi = h[0], h[1]
     span = hi - lo + 1
-    if span > 1 << 22 or hi >= 1 << 63:
-        return None
     lp = _layout_pass(y, s, memo)
     rank, where, has_dense, stats = lp.rank, lp.where, lp.has_dense, lp.stats
     a = where.shape[0]
     if a <= 1:
         return None
-    used = lp.counts[lp.present]
+    used = lp.used
     raw_bare, raw_dense = lp.raws
     alphabet = Alphabet(where + lo)
     rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
@@ -462,7 +475,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         y = np.ascontiguousarray(y).reshape(-1)
         screened[i] = (y, record)
         counted[i] = counts = _value_counts(y, memo) if y.shape[0] and y.dtype.kind in "iu" else None
-        rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record)
+        rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record, memo)
     # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
     # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
     least = min(rough.values())
@@ -515,7 +528,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         if found is None:
             cands += static_candidates(record, y, parts[i], s)
         else:
-            sized[i] = (min(found.costs.values()) + params_bytes(record), found)
+            sized[i] = (min(found.costs.values()) + params_bytes(record, memo), found)
     if sized:
         i = min(sized, key=lambda i: (sized[i][0], i))
         cands += costed_candidates(screened[i][1], sized[i][1], s)
