@@ -209,3 +209,19 @@ def mult_offsets(digits, rows, bases, out):
     into ``out[j]`` (int64), in one call."""
     for j in range(rows.shape[0]):
         out[j] = _digits.mult_offset(digits[rows[j], :bases[j]])
+
+
+@njit(cache=True, nogil=True)
+def present_ranks(present, values, table):
+    """From ``present`` (bool, one cell a value): ``values`` (uint64) the indices of its True
+    cells, in order (``np.flatnonzero(present)``: the first returned number of cells written),
+    and ``table[d]`` (uint16: ``len(present) <= 2**16``) the number of True cells up to ``d``
+    less one, wrapped to the table's width (``np.cumsum(present) - 1``: 65535 for the cells before
+    the first True one, which no value looks up). Returns the number of True cells."""
+    a = 0
+    for d in range(present.shape[0]):
+        if present[d]:
+            values[a] = d
+            a += 1
+        table[d] = a - 1
+    return a

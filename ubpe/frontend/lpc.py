@@ -268,7 +268,33 @@ _REWEIGHT_KEYS = ("local_span", "span", "iterations", "equations", "gate", "marg
 
 def _reweight_tuning(local_span: Any, span: Any, iterations: Any, equations: Any, gate: Any,
                      margin: Any) -> tuple[int, int, int, int, float, float]:
-    """:func:`lpc_reweight`'s tuning checked, each None replaced by its default."""
+    """:func:`lpc_reweight`'s tuning checked, each None replaced by its default. The tunings of
+    plain ints and floats already checked are kept (:data:`_TUNINGS`: level 1 checked the
+    same six numbers about three times a ``compress``; a None takes its default, not kept)."""
+    args = (local_span, span, iterations, equations, gate, margin)
+    key = None
+    if all(type(v) in _PLAIN for v in args):
+        key = tuple((type(v), v) for v in args)
+        found = _TUNINGS.get(key)
+        if found is not None:
+            return found
+    found = _reweight_tuning_checked(*args)
+    if key is not None and len(_TUNINGS) < 64:
+        _TUNINGS[key] = found
+    return found
+
+
+#: :func:`_reweight_tuning`'s checked tunings, by their arguments' types and values (ints and floats
+#: only: their checks depend on nothing else); at most 64 kept
+_TUNINGS: dict[tuple, tuple[int, int, int, int, float, float]] = {}
+
+
+_PLAIN = (int, float)  #: (None takes the default settings' number: not kept)
+
+
+def _reweight_tuning_checked(local_span: Any, span: Any, iterations: Any, equations: Any, gate: Any,
+                             margin: Any) -> tuple[int, int, int, int, float, float]:
+    """:func:`_reweight_tuning` without its cache."""
     given = {"local_span": local_span, "span": span, "iterations": iterations, "equations": equations,
              "gate": gate, "margin": margin}
     if any(v is None for v in given.values()):

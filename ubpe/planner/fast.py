@@ -254,7 +254,9 @@ class Layouts:
     #: ids, an int32 array, were made and dropped)
     dense_span: tuple[int, int, np.ndarray] | None
     #: "bare" and "dense" -> the "mag" counts the sizing made of those ids, as the coder takes
-    #: them (:attr:`ubpe.coders._base.Tokens.mag_stats`: ``{rate: (counts, raw bits, center)}``)
+    #: them (:attr:`ubpe.coders._base.Tokens.mag_stats`: ``{rate: (counts, raw bits, center,
+    #: options)}``, the options :func:`ubpe.coders.mag.stream_options`' rows where the layout was
+    #: sized for "mag", else None)
     mag_stats: dict[str, dict] | None = None
 
     @property
@@ -297,13 +299,15 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
     bound = s.fast_size_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
+    options: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # layout -> its "mag" options at the two rates
     if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
         bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
         rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a) if rated[("bare", "rans")] <= bound else None
         if rans_bits is not None:
             costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("bare", "mag")] <= bound:
-            costs[("bare", "mag")] = bare_field + mag.stream_bits(stats[:2], raw_bare, n) / 8.0 + _FRAMING["mag"]
+            options["bare"] = mag.stream_options(stats[:2], n)  # (stream_bits' numbers, kept for the coder)
+            costs[("bare", "mag")] = bare_field + _mag_bits(options["bare"], raw_bare) / 8.0 + _FRAMING["mag"]
     dense = None
     if has_dense:
         dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
@@ -312,7 +316,8 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("dense", "mag")] <= bound:
-            costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
+            options["dense"] = mag.stream_options(stats[2:], n)
+            costs[("dense", "mag")] = dense_field + _mag_bits(options["dense"], raw_dense) / 8.0 + _FRAMING["mag"]
         dense = (lo, hi, y)
     # "packed", which every stream is offered (short streams: no table to pay for)
     packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
@@ -323,10 +328,20 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     if not costs:
         return None
     rates = [int(r) for r in s.estimate_rates]
-    known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle])) for j, r in enumerate(rates)}}
+    def rows(layout: str, j: int) -> tuple[np.ndarray, np.ndarray] | None:
+        found = options.get(layout)
+        return None if found is None else (found[0][j], found[1][j])
+
+    known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle]), rows("bare", j)) for j, r in enumerate(rates)}}
     if has_dense:
-        known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle) for j, r in enumerate(rates)}
+        known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle, rows("dense", j)) for j, r in enumerate(rates)}
     return Layouts(costs, alphabet, lp.ids, dense, known if s.fast_reuse_mag_stats else None)
+
+
+def _mag_bits(options: tuple[np.ndarray, np.ndarray], raw_bits: int) -> float:
+    """:func:`ubpe.coders.mag.stream_bits` from its :func:`~ubpe.coders.mag.stream_options`."""
+    ces, tbitss = options
+    return float((ces + raw_bits + tbitss).min())
 
 
 def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[Candidate]:
