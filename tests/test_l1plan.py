@@ -4,6 +4,7 @@ numpy code they replaced gave: the same integers, and the same floats where floa
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,3 +169,34 @@ def test_rank_forward_table_path_is_numpys(seed, dtype, spread):
     want_k, want_values, count = _rank_forward_reference(x)
     assert k.dtype == want_k.dtype and np.array_equal(k, want_k)
     assert params["values"] == want_values and params["count"] == count
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", "i8"]), st.integers(1, 3000),
+       st.integers(1, 3))
+def test_histogram_and_value_counts_are_numpys(seed, dtype, n, spread):
+    """The planner's histogram (bounds in one pass) and value counts (a buffer of at most a
+    value's cells, not the span's) are numpy's min, max, bincount and non-zero cells, on
+    spans far wider than the values too."""
+    from ubpe.planner import fast
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    x = rng.integers(max(info.min, -(10 ** (2 * spread))), min(int(info.max), 10 ** (2 * spread)) + 1, n).astype(dtype)
+    lo, hi, counts = fast._histogram(x, None)
+    assert (lo, hi) == (int(x.min()), int(x.max()))
+    assert np.array_equal(counts, np.bincount(x.astype(np.int64) - lo, minlength=hi - lo + 1))
+    assert np.array_equal(fast._value_counts(x, {}), counts[counts > 0])
+
+
+def test_a_lazy_lookup_table_maps_as_the_eager_one_did():
+    from ubpe.alphabet import Alphabet
+
+    values = np.array([-7, -3, 0, 5, 6, 40], np.int64)
+    for a in (Alphabet(values), Alphabet.sorted_integers(values.copy()), Alphabet.from_data(values)):
+        assert a._lookup_table() is not None
+        assert a.to_ids(np.array([40, -7, 5], np.int16)).tolist() == [5, 0, 3]
+        assert np.array_equal(a._table, [0, -1, -1, -1, 1, -1, -1, 2] + [-1] * 4 + [3, 4] + [-1] * 33 + [5])
+        assert a == Alphabet(values.tolist())
+        with pytest.raises(ValueError):
+            a.to_ids(np.array([1], np.int64))

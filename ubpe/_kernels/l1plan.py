@@ -225,3 +225,18 @@ def present_ranks(present, values, table):
             a += 1
         table[d] = a - 1
     return a
+
+
+@njit(cache=True, nogil=True)
+def min_max(y):
+    """The least and the greatest of the integers ``y`` (1-D, not empty), as int64, in one pass:
+    ``y.min()`` and ``y.max()``."""
+    lo = np.int64(y[0])
+    hi = lo
+    for i in range(1, y.shape[0]):
+        v = np.int64(y[i])
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    return lo, hi

@@ -109,7 +109,7 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
         return memo[key][1]
     found = None
     if y.shape[0] and y.dtype.kind in "iu":
-        lo, hi = int(y.min()), int(y.max())
+        lo, hi = _bounds(y)
         if hi - lo < 1 << 22 and hi < 1 << 63:
             counts = np.zeros(hi - lo + 1, np.int64)
             # (np.bincount's numbers, one pass reading the values in their width; ECG's d = y - lo
@@ -121,6 +121,15 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
     return found
 
 
+def _bounds(y: np.ndarray) -> tuple[int, int]:
+    """``(int(y.min()), int(y.max()))`` of the integers ``y`` (1-D, not empty), in one compiled
+    pass where they are native and at most 32 bits (:func:`ubpe._kernels.l1plan.min_max`)."""
+    if y.dtype.itemsize <= 4 and y.dtype.isnative and y.flags.c_contiguous:
+        lo, hi = _l1plan.min_max(y)
+        return int(lo), int(hi)
+    return int(y.min()), int(y.max())
+
+
 def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     """:func:`~ubpe.planner.estimates.value_counts` of ``y`` (1-D integers, not empty), from
     :func:`_histogram` where it applies (the same counts: the histogram's non-zero cells)."""
@@ -128,7 +137,9 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     if h is None:
         return value_counts(y)
     counts = h[2]
-    out = np.empty(counts.shape[0], np.int64)
+    # (at most a non-zero cell a value, and nonzero_cells writes each cell at the next free place,
+    # a zero one too: a value's cells and one more, not the span's)
+    out = np.empty(min(counts.shape[0], y.shape[0] + 1), np.int64)
     return out[:_tally.nonzero_cells(counts, out)]  # (counts[counts > 0], one compiled pass)
 
 
@@ -144,10 +155,10 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
     # n // 2, side="right")) in one compiled pass over the span (four numpy passes and their
     # temporaries took about 0.1 ms a chain on a short audio file's 65 536-value span)
     rank = np.empty(counts.shape[0], np.int32)
-    where = np.empty(counts.shape[0], np.int64)
-    used = np.empty(counts.shape[0], np.int64)
+    where = np.empty(min(counts.shape[0], n), np.int64)  # (at most a value present a value)
+    used = np.empty(where.shape[0], np.int64)
     a, middle = _l1plan.rank_present(counts, n // 2, rank, where, used)
-    where, used = where[:a].copy(), used[:a].copy()  # (not the span's buffers: a wide span's are large)
+    where, used = where[:a], used[:a]
     has_dense = dense_mag_fits(where.shape[0], lo, hi)
     dense_rans = has_dense and dense_fits(where.shape[0], lo, hi)
     stats, raws, ids = None, (0, 0), None
@@ -295,7 +306,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
         return None
     used = lp.used
     raw_bare, raw_dense = lp.raws
-    alphabet = Alphabet(where + lo)
+    alphabet = Alphabet.sorted_integers(where + lo)  # (increasing: the histogram's cells present)
     rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
     bound = s.fast_size_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
