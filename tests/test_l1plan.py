@@ -200,3 +200,15 @@ def test_a_lazy_lookup_table_maps_as_the_eager_one_did():
         assert a == Alphabet(values.tolist())
         with pytest.raises(ValueError):
             a.to_ids(np.array([1], np.int64))
+
+
+def test_an_alphabets_field_is_made_once_and_handed_out_as_copies():
+    from ubpe.alphabet import Alphabet
+    from ubpe.format.fields import _alphabet_field, alphabet_field
+
+    a = Alphabet(np.array([-7, -3, 0, 5, 6, 40, 1000], np.int64))
+    first = alphabet_field(a)
+    assert first == _alphabet_field(a) and a._field == first
+    first["gaps"] = b"changed"  # (a caller's edit does not reach the kept map)
+    assert alphabet_field(a) == _alphabet_field(a) != first
+    assert alphabet_field(Alphabet.span(3, 9)) == {"n": 7, "lo": 3, "w": 0, "gaps": b""}

@@ -67,7 +67,8 @@ class Alphabet:
     [10, 7]
     """
 
-    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo", "_span")
+    #: (``_field``: :func:`ubpe.format.fields.alphabet_field`'s map, kept there when first made)
+    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo", "_span", "_field")
 
     def __getattr__(self, name: str) -> Any:
         """Only for a slot never set: ``_span`` (the first value of an alphabet made by
