@@ -212,3 +212,21 @@ def test_an_alphabets_field_is_made_once_and_handed_out_as_copies():
     first["gaps"] = b"changed"  # (a caller's edit does not reach the kept map)
     assert alphabet_field(a) == _alphabet_field(a) != first
     assert alphabet_field(Alphabet.span(3, 9)) == {"n": 7, "lo": 3, "w": 0, "gaps": b""}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", ">i2", ">u4"]),
+       st.integers(1, 3), st.integers(0, 40), st.integers(0, 4))
+def test_the_delta_stages_rows_are_deltas(seed, dtype, channels, frames, order):
+    from ubpe.frontend import delta as d
+
+    rng = np.random.default_rng(seed)
+    native = np.dtype(dtype).newbyteorder("=")
+    info = np.iinfo(native)
+    x = rng.integers(info.min, info.max, (channels, frames), dtype=native, endpoint=True).astype(dtype)
+    want = d.delta(x, order, axis=-1)
+    got = d._delta_rows(x, order)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    if order:
+        y, params = d.DeltaStage(order).forward(x)
+        assert np.array_equal(y, want) and params == {"order": order}
