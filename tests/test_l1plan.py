@@ -230,3 +230,35 @@ def test_the_delta_stages_rows_are_deltas(seed, dtype, channels, frames, order):
     if order:
         y, params = d.DeltaStage(order).forward(x)
         assert np.array_equal(y, want) and params == {"order": order}
+
+
+def _block_costs_reference(r, block, local_span, narrow=False):
+    """``_block_costs`` as it made its spans each call (the code the kept layouts replaced)."""
+    from ubpe.frontend import lpc
+
+    n = r.shape[0]
+    bstarts = np.arange(0, n, block)
+    bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
+    offsets = np.arange(0, min(block, n), local_span)
+    starts = (bstarts[:, None] + offsets[None, :]).ravel()
+    starts = starts[starts < n]
+    starts.sort()
+    counts = np.diff(np.append(starts, n)).astype(np.float64)
+    totals = lpc._span_totals(r, block, local_span, starts.shape[0], narrow)
+    block_of = starts // block
+    whole = lpc._geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
+    return whole, np.bincount(block_of, lpc._geometric(totals, counts), minlength=bstarts.shape[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 20000), st.sampled_from([7, 64, 1000, 4096, 16384]),
+       st.sampled_from([1, 16, 64, 100]), st.sampled_from(["i2", "i4", "i8"]))
+def test_block_costs_with_kept_layouts_are_the_same_floats(seed, n, block, span, dtype):
+    from ubpe.frontend import lpc
+
+    r = np.random.default_rng(seed).integers(-3000, 3000, n).astype(dtype)
+    want = _block_costs_reference(r, block, span)
+    for _ in range(2):  # (made, then kept)
+        got = lpc._block_costs(r, block, span)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert not lpc._block_layout(n, block, span)[1].flags.writeable

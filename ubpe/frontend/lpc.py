@@ -359,6 +359,22 @@ def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = Fals
     per ``local_span`` samples from the block's start (:func:`_local_bits` of the block);
     ``narrow``: as :func:`_span_totals`'."""
     n = r.shape[0]
+    bcounts, counts, block_of = _block_layout(n, block, local_span)
+    totals = _span_totals(r, block, local_span, counts.shape[0], narrow)
+    whole = _geometric(np.bincount(block_of, totals, minlength=bcounts.shape[0]), bcounts)
+    local = np.bincount(block_of, _geometric(totals, counts), minlength=bcounts.shape[0])
+    return whole, local
+
+
+def _block_layout(n: int, block: int, local_span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_block_costs`' spans of ``n`` samples: each block's samples and each span's (float64)
+    and each span's block (every block cut into spans of ``local_span`` from its start), kept
+    by ``(n, block, local_span)`` (:data:`_LAYOUTS`: a refit's costs made the same arrays each
+    time, a dozen numpy calls). Not to be written to."""
+    key = (n, block, local_span)
+    found = _LAYOUTS.get(key)
+    if found is not None:
+        return found
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
     offsets = np.arange(0, min(block, n), local_span)
@@ -366,11 +382,17 @@ def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = Fals
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    totals = _span_totals(r, block, local_span, starts.shape[0], narrow)
-    block_of = starts // block
-    whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
-    local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
-    return whole, local
+    found = (bcounts, counts, starts // block)
+    for a in found:
+        a.flags.writeable = False
+    if len(_LAYOUTS) >= 32:
+        _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
+    _LAYOUTS[key] = found
+    return found
+
+
+#: :func:`_block_layout`'s arrays by ``(n, block, local_span)`` (at most 32, the oldest dropped)
+_LAYOUTS: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
 def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_ORDER,
