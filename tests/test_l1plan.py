@@ -87,18 +87,6 @@ def test_mult_detect_alike_with_and_without_the_screen_cache():
     assert mult.mult_detect(codes)[0] == 4 and len(mult._DETECTED) == 1
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 3, 4, 7]), st.floats(0.0, 1.0), st.integers(0, 6))
-def test_bits_of_stats_is_the_numpy_reference(seed, rows, density, scale):
-    rng = np.random.default_rng(seed)
-    stats = np.zeros((rows, mag._mag.N_CONTEXTS, mag._mag.N_BUCKETS), np.int64)
-    cells = rng.random(stats.shape) < 0.3 * density
-    stats[cells] = rng.integers(1, 10 ** (scale + 1), int(cells.sum()))
-    rates = rows if rng.random() < 0.5 else 1
-    raws = [int(r) for r in rng.integers(0, 10**6, rows // rates)]
-    assert mag.bits_of_stats(stats, raws, rates) == mag._bits_of_stats_reference(stats, raws, rates)
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=3000), st.floats(0.0, 1.0))
 def test_rank_present_is_cumsum_flatnonzero_and_searchsorted(cells, empty):

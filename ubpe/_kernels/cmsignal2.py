@@ -71,7 +71,7 @@ import functools
 import numba
 import numpy as np
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.extending import intrinsic
 
 from . import njit
@@ -228,20 +228,30 @@ def _row_types(W, o, xs):
 
 @intrinsic
 def _dot(typingctx, W, o, x0, x1, x2, x3, x4, x5):
-    """The mixer row ``W[o:o + 8]`` (int64) times the inputs (x0..x5, the bias 256, 0), as one
-    vector multiply and sum: the int64 sum of products, wrapping as numba's (the order of a
-    wrapping sum does not matter). Not bounds-checked: ``o + 8 <= len(W)`` by construction."""
+    """The mixer row ``W[o:o + 7]`` (int64) times the inputs (x0..x5, the bias 256): the int64
+    sum of products, wrapping as numba's (the order of a wrapping sum does not matter), as seven
+    scalar multiplies and a balanced tree of adds (the eighth weight's input is 0). Scalar, not
+    the row's vector multiply and horizontal sum: the mixer's output is on the decoder's
+    bit-to-bit dependency chain, and the vector form (operands gathered into a vector, multiply,
+    three-step reduction, back to a general register) made that chain longer; decoding ran
+    1.02-1.11 times faster scalar, the same bytes (issue 28; benchmarks/results/level2-cms2-asm.md).
+    Not bounds-checked: ``o + 8 <= len(W)`` by construction."""
     if not _row_types(W, o, (x0, x1, x2, x3, x4, x5)):
         return None
 
     def codegen(context, builder, sig, args):
-        vec = ir.VectorType(ir.IntType(64), ROW)
+        i64 = ir.IntType(64)
         xs = [context.cast(builder, a, t, types.int64) for a, t in zip(args[2:], sig.args[2:])]
         o = context.cast(builder, args[1], sig.args[1], types.intp)
-        w = builder.load(_row(context, builder, sig.args[0], args[0], o), align=8)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [vec]),
-                                            "llvm.vector.reduce.add.v8i64")
-        return builder.call(fn, [builder.mul(w, _inputs(builder, xs))])
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        base = builder.gep(data, [o])
+        ps = [builder.mul(builder.load(builder.gep(base, [ir.Constant(i64, k)]), align=8), x)
+              for k, x in enumerate(xs)]
+        ps.append(builder.shl(builder.load(builder.gep(base, [ir.Constant(i64, 6)]), align=8),
+                              ir.Constant(i64, 8)))
+        while len(ps) > 1:  # a balanced tree of adds: the shortest chain
+            ps = [builder.add(ps[k], ps[k + 1]) if k + 1 < len(ps) else ps[k] for k in range(0, len(ps), 2)]
+        return ps[0]
 
     return types.int64(W, o, x0, x1, x2, x3, x4, x5), codegen
 

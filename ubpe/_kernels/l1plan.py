@@ -4,10 +4,11 @@ input's fixed Python cost), each the integers a chain of small numpy calls made,
 * :func:`digit_table`: ``mult_detect``'s digit histograms of every base (``np.bincount`` of
   ``x - floor(x / M) * M``, then five reshaped sums, ten more and a gather with
   ``np.add.reduceat``: about ten passes and their temporaries).
-* :func:`stats_terms`: the integer terms of :func:`ubpe.coders.mag.bits_of_stats` (the rows'
-  totals and non-zero counts as float64, in its order, their ends, each row's table bits).
+* :func:`quotient_counts`, :func:`mult_offsets`: ``mult_detect``'s exact test, every base at once.
 * :func:`rank_present`: :func:`ubpe.planner.fast._layout_pass`'s ranks, present values and median
   from a histogram (``cumsum(counts > 0) - 1``, ``flatnonzero``, ``searchsorted(cumsum(counts))``).
+* :func:`present_ranks`: ``rank_forward``'s values present and rank table (``flatnonzero``,
+  ``cumsum``); :func:`min_max`: ``y.min()`` and ``y.max()`` in one pass.
 
 Every output is integers (or integers as float64): the same numbers as the numpy they replace,
 whatever the order of the additions. The floats computed from them (logarithms, sums of
@@ -77,47 +78,6 @@ def digit_table(x, bases, fold_of, parent, out):
         p = parent[i]
         if p != i:
             _fold(out[p], bases[p], bases[i], out[i])
-
-
-@njit(cache=True, nogil=True)
-def stats_terms(stats, v, ends, tables):
-    """``bits_of_stats``' integer terms of ``stats`` (int64 ``(R, C, B)``): ``v`` (float64, at
-    least ``R * C + R * C * B`` cells) gets the used contexts' totals of every row (row-major:
-    ``stats.sum(axis=2)[used]``), then every row's non-zero counts (``stats[stats > 0]``), as
-    float64; ``ends`` (int64, ``2 R + 1`` cells) the cumulative ends of those ``2 R`` runs from
-    ``ends[0] = 0``; ``tables[r]`` (int64) the sum over the used contexts of ``13 + 9 * (last
-    non-zero bucket - first + 1)``. Returns the cells of ``v`` written."""
-    rows, ctx, buckets = stats.shape
-    k = 0
-    ends[0] = 0
-    for r in range(rows):
-        t = 0
-        for c in range(ctx):
-            total = 0
-            first = -1
-            last = -1
-            for b in range(buckets):
-                x = stats[r, c, b]
-                if x > 0:
-                    total += x
-                    if first < 0:
-                        first = b
-                    last = b
-            if total > 0:
-                v[k] = float(total)
-                k += 1
-                t += 13 + 9 * (last - first + 1)
-        tables[r] = t
-        ends[r + 1] = k
-    for r in range(rows):
-        for c in range(ctx):
-            for b in range(buckets):
-                x = stats[r, c, b]
-                if x > 0:
-                    v[k] = float(x)
-                    k += 1
-        ends[rows + r + 1] = k
-    return k
 
 
 @njit(cache=True, nogil=True)

@@ -150,19 +150,75 @@ if not numba.config.DISABLE_JIT:
 def mag_stats(tokens, center, rates, counts):
     """``tests/reference_mag.py``'s ``mag_stats`` (the same counts, added to ``counts``, int64
     ``(len(rates), N_CONTEXTS, N_BUCKETS)``, and the same return value: the raw bits). Each
-    token's magnitude and class first, in a pass without a branch (:func:`bucket_select`; the
-    neural recordings' 45 calls a compress 9.4 -> 8.3 ms), then two rates a pass over them: each
-    running mean stays in a register (a mean per rate in an array went through memory, a store
-    and a load on the serial chain of every token and rate). Preconditions: tokens and center
-    in [0, 2**24); rates in [2, 8]."""
+    token's zigzagged magnitude (uint32) and class first, in a pass without a branch
+    (:func:`_magnitudes`; the neural recordings' 45 calls a compress 9.4 -> 8.3 ms), then two
+    rates a pass over them (:func:`_rate_passes`). The magnitudes kept from the first pass, not
+    zigzagged again from the tokens in every rates' pass: ECG's 108 000 tokens at two rates
+    428 -> 371 us. Preconditions: tokens and center in [0, 2**24) (a magnitude below 2**25);
+    rates in [2, 8]."""
     n = tokens.shape[0]
-    bs = empty(n, np.uint8)
+    bk = empty(n, np.uint8)
+    zs = empty(n, np.uint32)
+    raw = _magnitudes(tokens, center, zs, bk)
+    _rate_passes(zs, bk, rates, counts, empty((2, 0), np.uint8), False)
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def mag_stats_kept(tokens, center, rates, counts, zs, bk, ctx):
+    """:func:`mag_stats` (the same counts, added to ``counts``, and the same return value) that
+    keeps, per token ``i``, what :func:`mag_encode_kept` codes from: ``zs[i]`` (uint32) its
+    zigzagged magnitude about ``center``, ``bk[i]`` (uint8) its class and ``ctx[r, i]`` (uint8)
+    its context under ``rates[r]`` (``zs``, ``bk``: ``len(tokens)`` cells; ``ctx``: C-contiguous
+    ``(len(rates), len(tokens))``; all written). The coder's counts and its encoder's contexts
+    in one pass (:func:`mag_encode` makes them again); a byte stored a token and rate more than
+    :func:`mag_stats` (seismic's 32 768 tokens at five rates about 3 % slower). Preconditions:
+    :func:`mag_stats`'."""
+    raw = _magnitudes(tokens, center, zs, bk)
+    _rate_passes(zs, bk, rates, counts, ctx, True)
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def mag_stats_rows(windows, center, rates, counts):
+    """:func:`mag_stats` of each row of ``windows`` (2-D integers, any strides: each row a stream
+    of its own, its running means starting at zero), all added to ``counts``; returns the raw
+    bits of them all. One call for the "mag" coder's rate sample, where a call a window (and a
+    contiguous copy of each) took eight. Preconditions: :func:`mag_stats`'."""
+    w = windows.shape[1]
+    bk = empty(w, np.uint8)
+    zs = empty(w, np.uint32)
     raw = 0
-    for i in range(n):  # (no branch: vectorized)
+    for k in range(windows.shape[0]):
+        raw += _magnitudes(windows[k], center, zs, bk)
+        _rate_passes(zs, bk, rates, counts, empty((2, 0), np.uint8), False)
+    return raw
+
+
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _magnitudes(tokens, center, zs, bk):
+    """Each token's zigzagged magnitude ``zs[i]`` (uint32) about ``center`` and its class ``bk[i]``
+    (uint8), in a loop without a branch (:func:`bucket_select`: vectorized); returns the raw
+    bits, their sum."""
+    raw = 0
+    for i in range(tokens.shape[0]):
         d = np.int64(tokens[i]) - center
-        b = bucket_select((d << 1) ^ (d >> 63))  # (the zigzag again below: no 8 bytes a token kept)
-        bs[i] = b
+        z = (d << 1) ^ (d >> 63)
+        b = bucket_select(z)
+        bk[i] = b
+        zs[i] = z
         raw += select(b >= 4, (b >> 1) - 1, 0)
+    return raw
+
+
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _rate_passes(zs, bk, rates, counts, ctx, keep):
+    """The counts of the magnitudes ``zs`` of classes ``bk`` (:func:`_magnitudes`) under each
+    rate of ``rates``, added to ``counts[r]``; with ``keep``, each token's context under
+    ``rates[r]`` stored at ``ctx[r, i]``. Two rates a pass: each running mean stays in a register
+    (a mean per rate in an array went through memory, a store and a load on the serial chain of
+    every token and rate)."""
+    n = zs.shape[0]
     nr = rates.shape[0]
     r = 0
     while r < nr:
@@ -171,21 +227,27 @@ def mag_stats(tokens, center, rates, counts):
         two = r + 1 < nr
         ca = counts[r]
         cb = counts[r + 1] if two else counts[r]
+        xa = ctx[r if keep else 0]
+        xb = ctx[r + 1 if keep and two else 0]
         ma = np.int64(0)
         mb = np.int64(0)
         sa = ra - 2
         sb = rb - 2
         for i in range(n):
-            b = np.uint64(bs[i])
-            d = np.int64(tokens[i]) - center
-            z = (d << 1) ^ (d >> 63)
-            ca[np.uint64(_context(ma, sa)), b] += 1
+            b = np.uint64(bk[i])
+            z = np.int64(zs[i])
+            c = _context(ma, sa)
+            ca[np.uint64(c), b] += 1
+            if keep:
+                xa[i] = c
             if two:
-                cb[np.uint64(_context(mb, sb)), b] += 1
+                c2 = _context(mb, sb)
+                cb[np.uint64(c2), b] += 1
+                if keep:
+                    xb[i] = c2
             ma = ma + z - (ma >> ra)
             mb = mb + z - (mb >> rb)
         r += 2
-    return raw
 
 
 _U64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -195,55 +257,64 @@ _U64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 def mag_encode(tokens, center, rate, freqs, pb, words, raw):
     """``tests/reference_mag.py``'s ``mag_encode`` (the same arguments but its bit-length table,
     the same words, raw bytes and return value; ``words`` before the returned start as well), in
-    four passes with no branch on the data: (1) each token's zigzagged magnitude and class, no
+    passes with no branch on the data: (1) each token's zigzagged magnitude and class, no
     dependence between tokens (vectorized; the class by a select, :func:`bucket_select`); (2) the
-    contexts from the running mean, and the raw bits: a 32-bit word stored at every token and
-    kept (its index advanced) when full, where a branch on a full word was mispredicted every
-    few tokens; (3) the raw words to bytes; (4) rANS, backwards, each division ``x // f`` by a
-    multiply with ``floor(2**64 / f)`` and one correction (:func:`rans_reciprocals`; the
-    quotient exact for every 64-bit ``x``), the renormalization's word stored always and kept
-    when due, and a certain bucket (``f == 2**pb``) updated by the same formula, which leaves
-    ``x`` as it is, as the reference skips it. ECG's 108 000 tokens 0.99 -> 0.70 ms, the neural
-    recordings' 1 048 576 9.5 -> 7.6 ms (this machine, one thread).
+    contexts from the running mean; (3) :func:`mag_encode_kept`'s: the raw bits forward and rANS
+    backward in one loop. ECG's 108 000 tokens: 0.99 ms with a branch on a full raw word, 0.78
+    ms with the raw bits beside the contexts and rANS alone, 0.70 ms so; the neural recordings'
+    1 048 576 9.5 -> 7.6 ms at the second of those (this machine, one thread).
     Preconditions: its own (tokens and center in [0, 2**24): at most 23 raw bits a token);
     ``MIN_PB <= pb <= MAX_PB``; ``raw`` at least the raw bits' bytes (``mag_stats``' return);
     ``words`` at least ``len(tokens) + 2``."""
     n = tokens.shape[0]
-    ctx = empty(n, np.uint8)
+    zs = empty(n, np.uint32)
     bk = empty(n, np.uint8)
-    for i in range(n):
-        d = np.int64(tokens[i]) - center
-        bk[i] = bucket_select((d << 1) ^ (d >> 63))  # (the zigzag again below: no 8 bytes a token kept)
+    ctx = empty(n, np.uint8)
+    _magnitudes(tokens, center, zs, bk)
     m = np.int64(0)
     sh = rate - 2
-    w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)  # (raw's words: at most len(raw) // 4 + 1 of them)
-    acc = np.uint64(0)
-    nacc = np.int64(0)
-    p = 0
     for i in range(n):
-        d = np.int64(tokens[i]) - center
-        z = (d << 1) ^ (d >> 63)
         ctx[i] = _context(m, sh)
-        m += z - (m >> rate)
-        b = np.int64(bk[i])
-        nb = select(b >= 4, (b >> 1) - 1, 0)
-        acc |= np.uint64(z & ((np.int64(1) << nb) - 1)) << np.uint64(nacc)
-        nacc += nb
-        w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))
-        full = nacc >= 32
-        acc = select(full, acc >> np.uint64(32), acc)
-        nacc = select(full, nacc - 32, nacc)
-        p += select(full, 1, 0)
-    w32[p] = np.uint32(acc & np.uint64(0xFFFFFFFF))  # (acc < 2**32 here)
-    for j in range(raw.shape[0]):  # LSB first, as the reference's bytes
-        raw[j] = np.uint8((w32[j >> 2] >> np.uint32(8 * (j & 3))) & np.uint32(255))
+        m += np.int64(zs[i]) - (m >> rate)
+    return mag_encode_kept(zs, bk, ctx, freqs, pb, words, raw)
+
+
+@njit(cache=True, nogil=True)
+def mag_encode_kept(zs, bk, ctx, freqs, pb, words, raw):
+    """:func:`mag_encode`'s words and raw bytes (the same, and the same return value) from each
+    token's zigzagged magnitude ``zs`` (uint32), class ``bk`` and context ``ctx`` under the coded
+    rate (uint8), as :func:`mag_stats_kept` keeps them. The raw bits forward and rANS backward
+    in one loop, two independent chains a step (token ``t``'s raw bits, token ``n - 1 - t``'s
+    state), where a loop each left the rANS state's latency alone (ECG 565 -> 485 us): the raw
+    bits leave the accumulator 32 at a time, a 32-bit word stored at every token and kept (its
+    index advanced) when full, where a branch on a full word was mispredicted every few tokens;
+    rANS divides ``x // f`` by a multiply with ``floor(2**64 / f)`` and one correction
+    (:func:`rans_reciprocals`; the quotient exact for every 64-bit ``x``), the renormalization's
+    word stored always and kept when due, and a certain bucket (``f == 2**pb``) updated by the
+    same formula, which leaves ``x`` as it is, as the reference skips it. ``freqs``, ``pb``,
+    ``words`` and ``raw`` as :func:`mag_encode`'s."""
+    n = zs.shape[0]
+    w32 = zeros(raw.shape[0] // 4 + 2, np.uint32)  # (raw's words: at most len(raw) // 4 + 1 of them)
     tables = empty((5, N_CONTEXTS * N_BUCKETS), np.uint64)
     rans_reciprocals(freqs, pb, tables)
     fq, rcp, lim, cum, cmp = tables[0], tables[1], tables[2], tables[3], tables[4]
     mask32 = np.uint64(0xFFFFFFFF)
     x = np.uint64(1 << 32)  # RANS_L
     pos = words.shape[0]
-    for i in range(n - 1, -1, -1):
+    acc = np.uint64(0)
+    nacc = np.int64(0)
+    p = 0
+    for t in range(n):
+        b = np.int64(bk[t])  # token t's raw bits
+        nb = select(b >= 4, (b >> 1) - 1, 0)
+        acc |= np.uint64(np.int64(zs[t]) & ((np.int64(1) << nb) - 1)) << np.uint64(nacc)
+        nacc += nb
+        w32[p] = np.uint32(acc & mask32)
+        full = nacc >= 32
+        acc = select(full, acc >> np.uint64(32), acc)
+        nacc = select(full, nacc - 32, nacc)
+        p += select(full, 1, 0)
+        i = n - 1 - t  # token n - 1 - t's rANS step
         k = np.int64(ctx[i]) * N_BUCKETS + np.int64(bk[i])
         out = x > lim[k]  # x >= f << (64 - pb): a word out (never for a certain bucket)
         words[pos - 1] = np.uint32(x & mask32)  # (overwritten later unless kept)
@@ -254,6 +325,9 @@ def mag_encode(tokens, center, rate, freqs, pb, words, raw):
         q = mulhi(x, rcp[k])
         f = fq[k]
         x = x + cum[k] + q * cmp[k] + select(x - q * f >= f, cmp[k], np.uint64(0))
+    w32[p] = np.uint32(acc & mask32)  # (acc < 2**32 here)
+    for j in range(raw.shape[0]):  # LSB first, as the reference's bytes
+        raw[j] = np.uint8((w32[j >> 2] >> np.uint32(8 * (j & 3))) & np.uint32(255))
     pos -= 1
     words[pos] = np.uint32(x & mask32)
     pos -= 1
@@ -889,3 +963,48 @@ def pair_counts(ids, a, cells, out):
     kl = _nonzero_counts(left, out, k2)
     kr = _nonzero_counts(right, out, kl)
     return k2, kl - k2, kr - kl
+
+
+@njit(cache=True, nogil=True)
+def stats_terms(stats, v, ends, tables):
+    """The terms of :func:`ubpe.coders.mag.bits_of_stats` from the counts ``stats`` (int64,
+    ``(rows, N_CONTEXTS, N_BUCKETS)``), the arrays its numpy built: ``v`` (float64, at least
+    ``rows * N_CONTEXTS * (N_BUCKETS + 1)`` cells) gets every row's used contexts' totals (row
+    by row, contexts ascending) and then every row's non-zero counts (row by row, context by
+    context, bucket by bucket), as floats (exact: counts below 2**53); ``ends`` (int64, ``2 *
+    rows + 1``) the bounds of those ``2 * rows`` runs (``ends[0] = 0``; row ``r``'s totals
+    ``v[ends[r]:ends[r + 1]]``, its counts ``v[ends[rows + r]:ends[rows + r + 1]]``);
+    ``tables[r]`` (int64) the sum over row ``r``'s used contexts of ``13 + 9 * span`` (``span``:
+    last non-zero bucket - first + 1). Returns the cells of ``v`` filled. One compiled pass where
+    ``bits_of_stats`` made about twenty numpy arrays (masks, sums, arg-maxima, concatenations)."""
+    rows, nc, nb = stats.shape[0], stats.shape[1], stats.shape[2]
+    u = 0
+    ends[0] = 0
+    for r in range(rows):  # the totals, row by row
+        tb = 0
+        for c in range(nc):
+            s = 0
+            first = -1
+            last = -1
+            for b in range(nb):
+                x = stats[r, c, b]
+                s += x
+                if x > 0:
+                    if first < 0:
+                        first = b
+                    last = b
+            if s > 0:
+                v[u] = float(s)
+                u += 1
+                tb += 13 + 9 * (last - first + 1)
+        tables[r] = tb
+        ends[r + 1] = u
+    for r in range(rows):  # then the counts, row by row
+        for c in range(nc):
+            for b in range(nb):
+                x = stats[r, c, b]
+                if x > 0:
+                    v[u] = float(x)
+                    u += 1
+        ends[rows + r + 1] = u
+    return u

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import l1plan as _l1plan
 from .._kernels import level1 as _fast
 from .._kernels import magrank as _rank
 from .._kernels import residual as _mag
@@ -50,24 +49,33 @@ def _mag_freqs(counts: np.ndarray, pb: int) -> np.ndarray:
     return freqs
 
 
-def _rate_stats(tokens: np.ndarray, center: int, rates: np.ndarray, known: dict | None) -> tuple[np.ndarray, int]:
+def _rate_stats(tokens: np.ndarray, center: int, rates: np.ndarray,
+                known: dict | None) -> tuple[np.ndarray, int, tuple | None]:
     """``mag_stats``' counts of ``tokens`` (int32 or int64) about ``center`` for each rate of ``rates``
-    (int64 ``(len(rates), N_CONTEXTS, N_BUCKETS)``) and the raw bits, the rates found in ``known``
-    (:attr:`~ubpe.coders._base.Tokens.mag_stats`, about the same center) taken from it and only
-    the others counted (each rate's counts are its own: the same numbers)."""
+    (int64 ``(len(rates), N_CONTEXTS, N_BUCKETS)``), the raw bits, and what the encoder may code
+    from: ``(zs, bk, ctx, rows)`` of :func:`ubpe._kernels.level1.mag_stats_kept`, ``rows[i]`` the
+    row of ``ctx`` that holds the contexts under ``rates[i]`` (the rates counted here), or None
+    when every rate was found in ``known`` (:attr:`~ubpe.coders._base.Tokens.mag_stats`, about
+    the same center: taken from it; each rate's counts are its own, the same numbers)."""
     have = {} if not known else {r: v for r, v in known.items() if v[2] == center}
     stats = np.zeros((rates.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
     missing = [i for i, r in enumerate(rates.tolist()) if r not in have]
+    kept = None
     if missing:
+        # the counted rates' contexts kept for the encoder (the same counts; the encoder's
+        # bytes from them the same as mag_encode's: ECG's count and encoding 1043 -> 807 us)
+        n = tokens.shape[0]
         sub = stats if len(missing) == rates.size else np.zeros((len(missing),) + stats.shape[1:], np.int64)
-        raw_bits = int(_fast.mag_stats(tokens, center, rates[missing], sub))  # (the plain pass's counts, faster)
+        zs, bk, ctx = np.empty(n, np.uint32), np.empty(n, np.uint8), np.empty((len(missing), n), np.uint8)
+        raw_bits = int(_fast.mag_stats_kept(tokens, center, rates[missing], sub, zs, bk, ctx))
         if sub is not stats:
             stats[missing] = sub
+        kept = (zs, bk, ctx, {i: row for row, i in enumerate(missing)})
     for i, r in enumerate(rates.tolist()):
         if r in have:
             stats[i] = have[r][0]
             raw_bits = int(have[r][1])  # (the raw bits do not depend on the rate)
-    return stats, raw_bits
+    return stats, raw_bits, kept
 
 
 def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
@@ -99,15 +107,14 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
             step = n // RATE_SAMPLE_WINDOWS
             sample = np.stack([tokens[k * step:k * step + width] for k in range(RATE_SAMPLE_WINDOWS)])
         stats = np.zeros((rates.size, _mag.N_CONTEXTS, _mag.N_BUCKETS), dtype=np.int64)
-        for window in sample:  # (each window's running means start at zero)
-            _fast.mag_stats(np.ascontiguousarray(window), center, rates, stats)
+        _fast.mag_stats_rows(np.ascontiguousarray(sample), center, rates, stats)  # (each window: means from zero)
         npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
         ces = np.empty((rates.size, npb), np.float64)
         tbitss = np.empty((rates.size, npb), np.int64)
         _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
         rates = rates[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
     nr = rates.size
-    stats, raw_bits = _rate_stats(tokens, center, rates, known)  # per rate
+    stats, raw_bits, kept = _rate_stats(tokens, center, rates, known)  # per rate
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
@@ -144,7 +151,11 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     # the only ones kept; np.zeros' calloc of ECG's 432 KB of words took fresh pages each call)
     words = np.empty(n + 2, dtype=np.uint32)
     raw = np.empty((raw_bits + 7) // 8, dtype=np.uint8)
-    start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
+    if kept is not None and i in kept[3]:  # the chosen rate counted here: coded from its contexts
+        zs, bk, ctx, row_of = kept
+        start = _fast.mag_encode_kept(zs, bk, ctx[row_of[i]], freqs, pb, words, raw)
+    else:
+        start = _fast.mag_encode(tokens, center, rate, freqs, pb, words, raw)  # (the plain encoder's bytes, faster)
     tbuf = np.zeros((tbits + 7) // 8, dtype=np.uint8)
     _mag.table_encode(freqs, tbuf)
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
@@ -405,47 +416,26 @@ def estimate_bits(coded: list[tuple[np.ndarray, int]], rates: tuple[int, ...]) -
 def bits_of_stats(stats: np.ndarray, raws: list[int], rates: int) -> list[float]:
     """:func:`estimate_bits` from the counts ``mag_stats`` gives (int64, ``(len(raws) * rates,
     N_CONTEXTS, N_BUCKETS)``: row ``k * rates + r`` for rate ``r`` of stream ``k``) and each
-    stream's raw bits ``raws``: the least over its rates. The integer terms (every row's used
-    contexts' totals and non-zero counts as float64, where each row's run ends, its table
-    bits) in one compiled pass (:func:`ubpe._kernels.l1plan.stats_terms`: the arrays
-    :func:`_bits_of_stats_reference`'s numpy calls made, the same numbers at the same places), the
-    logarithms and dot products as there: the same floats."""
+    stream's raw bits ``raws``: the least over its rates."""
+    # every row's terms at once (a row: one rate of one ``coded``), its totals and counts as floats
+    # and its tables' bits in one compiled pass (level1.stats_terms, where numpy made some twenty
+    # arrays); subtle: the entropies are still one dot product a row over the same floats in the
+    # same order (slices of one contiguous array, np.log2 of it), so the bits are those of a call
+    # a row, and those numpy's arrays gave
+    stats = np.ascontiguousarray(stats, dtype=np.int64)
     rows = stats.shape[0]
-    v = np.empty(rows * stats.shape[1] * (1 + stats.shape[2]), np.float64)
-    ends = np.empty(2 * rows + 1, np.int64)
-    tables = np.empty(rows, np.int64)
-    k = _l1plan.stats_terms(np.ascontiguousarray(stats, dtype=np.int64), v, ends, tables)
-    v = v[:k]
-    return _bits_of_terms(stats, v, np.log2(v), ends.tolist(), tables.tolist(), raws, rates)
-
-
-def _bits_of_terms(stats: np.ndarray, v: np.ndarray, lv: np.ndarray, ends: list[int], tables: list[int],
-                   raws: list[int], rates: int) -> list[float]:
-    """:func:`bits_of_stats` from its terms: ``v`` every row's totals then its counts (float64),
-    ``lv`` their ``log2``, ``ends`` where each of those ``2 R`` runs ends (from 0), ``tables``
-    each row's table bits."""
-    # subtle: the entropies are one dot product a row over the same floats in the same order
-    # (slices of one contiguous array), so the bits are those of a call a row
-    rows = stats.shape[0]
+    v = np.empty(rows * stats.shape[1] * (stats.shape[2] + 1), np.float64)
+    ends_a = np.empty(2 * rows + 1, np.int64)
+    tables_a = np.empty(rows, np.int64)
+    v = v[:_fast.stats_terms(stats, v, ends_a, tables_a)]
+    ends, tables = ends_a.tolist(), tables_a.tolist()
+    lv = np.log2(v)
     bits = []
     for r in range(rows):
         p, c = slice(ends[r], ends[r + 1]), slice(ends[rows + r], ends[rows + r + 1])
         entropy_bits = float(np.dot(v[p], lv[p])) - float(np.dot(v[c], lv[c]))
         bits.append(entropy_bits + raws[r // rates] + stats.shape[1] + float(tables[r]))
     return [min(bits[k * rates:(k + 1) * rates]) for k in range(len(raws))]
-
-
-def _bits_of_stats_reference(stats: np.ndarray, raws: list[int], rates: int) -> list[float]:
-    """:func:`bits_of_stats` by numpy's array calls (the code its compiled pass replaced; kept for
-    the tests)."""
-    nz = stats > 0
-    per = stats.sum(axis=2)
-    used = per > 0
-    span = stats.shape[2] - np.argmax(nz[:, :, ::-1], axis=2) - np.argmax(nz, axis=2)  # last - first + 1
-    tables = ((13 + 9 * span) * used).sum(axis=1).tolist()
-    ends = [0] + np.cumsum(np.concatenate((used.sum(axis=1), nz.sum(axis=(1, 2))))).tolist()
-    v = np.concatenate((per[used], stats[nz])).astype(np.float64)  # every row's totals, then its counts
-    return _bits_of_terms(stats, v, np.log2(v), ends, tables, raws, rates)
 
 
 CODER = Coder("mag", 3, FIELDS, (1, 2), "static", "any", encode, decode)
