@@ -67,7 +67,8 @@ class Alphabet:
     [10, 7]
     """
 
-    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo", "_span")
+    #: (``_field``: :func:`ubpe.format.fields.alphabet_field`'s map, kept there when first made)
+    __slots__ = ("_kind", "_size", "_values", "_index", "_table", "_lo", "_span", "_field")
 
     def __getattr__(self, name: str) -> Any:
         """Only for a slot never set: ``_span`` (the first value of an alphabet made by
@@ -80,7 +81,21 @@ class Alphabet:
             values += np.int64(self._span)  # (in place: the last value + 1 may be 2**63)
             self._values = values
             return values
+        if name == "_table":  # (an integer alphabet's lookup table, made when first read)
+            self._table = table = self._lookup_table()
+            return table
         raise AttributeError(name)
+
+    def _lookup_table(self) -> np.ndarray | None:
+        """The lookup table of an integer alphabet (:meth:`_set_integers`'): int32 over the span
+        of the values from ``_lo``, each value's id, -1 where none; None beyond ``_TABLE_SPAN``
+        or when empty."""
+        values = self._values
+        if not (self._kind == "integers" and self._size and int(values[-1]) - int(values[0]) < _TABLE_SPAN):
+            return None
+        table = np.full(int(values[-1]) - self._lo + 1, -1, dtype=np.int32)
+        table[(values - values[0]).astype(np.int64)] = np.arange(self._size, dtype=np.int32)
+        return table
 
     def __init__(self, values: int | Iterable[Any]) -> None:
         self._index: dict[Any, int] | None = None
@@ -132,9 +147,23 @@ class Alphabet:
         self._size = len(values)
         if self._size and int(values[-1]) - int(values[0]) < _TABLE_SPAN:
             self._lo = int(values[0])
-            table = np.full(int(values[-1]) - self._lo + 1, -1, dtype=np.int32)
-            table[(values - values[0]).astype(np.int64)] = np.arange(self._size, dtype=np.int32)
-            self._table = table
+            # the lookup table made when first read (__getattr__: :meth:`_lookup_table`): level 1's
+            # alphabets are sized and written, their ids made another way (a table over a 60 000-value
+            # span took about 40 us, for nothing)
+            try:
+                del self._table
+            except AttributeError:
+                pass
+
+    @classmethod
+    def sorted_integers(cls, values: np.ndarray) -> Alphabet:
+        """The alphabet of ``values``, int64, 1-D, strictly increasing (the caller's
+        guarantee, not checked: e.g. ``np.flatnonzero`` of a histogram plus its first value):
+        ``Alphabet(values)`` without its check of the order and its copy."""
+        out = cls.__new__(cls)
+        out._index, out._table, out._lo = None, None, 0
+        out._set_integers(values)
+        return out
 
     # ==================== construction
 

@@ -343,7 +343,7 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
     from ..planner import auto_chains
 
     chains = writer.forced_chains(forced, order) or [build_chain(spec) for spec in auto_chains(x, level, s)]
-    data = container.pack(writer.planned_fields(base, x, chains, level, n_tokens, fit_options, s, threads))
+    data = writer.planned_container(base, x, chains, level, n_tokens, fit_options, s, threads)
     if level == 2 and float_stage is not None and step is None and bits is None:
         # each level chooses its own lossless float mode: level 1's container, kept when smaller
         one = b"".join(_parts(values, keep, n_tokens=n_tokens, embed=embed, delta=delta, predictor=predictor,

@@ -99,7 +99,8 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
         # the stream grows with the values, and so do the payloads of stages that code data
         # in their params ("mult"'s digits): the planner scales both when it sizes a sample
         grows = len(msgpack.packb(stream, use_bin_type=True)) + frontend.growing_bytes(c.chain)
-        c.packed = (fields, Cost(len(container.pack(fields)), grows))
+        wire = container.pack(fields)  # (kept: the container of the candidate that wins, not packed again)
+        c.packed = (fields, Cost(len(wire), grows), wire)
         if key is not None:
             _memo.store(memo, key, tokens, c.packed, MEMO_HELD_BYTES, copy=False)
     return c.packed[0]
@@ -172,6 +173,19 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
                    n_tokens: int | None, fit_options: dict, s: Settings, threads: int) -> dict[str, Any]:
     """The fields of the smallest container the planner finds for ``x`` (``(channels, frames)``
     integers) over ``chains``."""
+    return _planned(base, x, chains, level, n_tokens, fit_options, s, threads).packed[0]
+
+
+def planned_container(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]], level: int,
+                      n_tokens: int | None, fit_options: dict, s: Settings, threads: int) -> bytes:
+    """``container.pack(planned_fields(...))``: the container its costing packed already (the
+    fields are not changed once costed), not packed again."""
+    return _planned(base, x, chains, level, n_tokens, fit_options, s, threads).packed[2]
+
+
+def _planned(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]], level: int,
+             n_tokens: int | None, fit_options: dict, s: Settings, threads: int) -> Candidate:
+    """:func:`planned_fields`' candidate, its fields built (``packed``: fields, cost, container)."""
     proposer = ReplayEncoder(n_tokens, fit_options, s)
     # candidates costed in this call, by content; none at level 1's plan by estimates, which codes
     # each candidate once (the memo compares tokens only between candidates alike in all else)
@@ -186,7 +200,8 @@ def planned_fields(base: dict, x: np.ndarray, chains: list[list[frontend.Stage]]
         one = choose_method(plan(x, level1_chains(chains), 1, cost, proposer, s, threads=threads), cost, s)
         if cost(one).size < cost(best).size:
             best = one
-    return candidate_fields(base, best, memo, _rate_sample(level, s))
+    candidate_fields(base, best, memo, _rate_sample(level, s))
+    return best
 
 
 def empty_fields(base: dict, x: np.ndarray, chain: list[frontend.Stage], level: int) -> dict[str, Any]:

@@ -32,7 +32,9 @@ class Tokens:
     #: these very tokens to size them): ``{rate: (counts, raw_bits, center)}``, ``counts`` int64
     #: ``(N_CONTEXTS, N_BUCKETS)`` as :func:`ubpe._kernels.level1.mag_stats` adds them for that
     #: running-mean rate about ``center``, ``raw_bits`` its return value. Used only where
-    #: ``center`` is the coder's own (the same counts, so the same bytes); None: none.
+    #: ``center`` is the coder's own (the same counts, so the same bytes); None: none. A fourth
+    #: element, where present and not None, is that rate's options ``(ce, tbits)`` at every
+    #: precision (:func:`ubpe.coders.mag.stream_options`' rows), taken too.
     mag_stats: dict | None = None
 
     @property

@@ -87,7 +87,9 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     are chosen by exact table bits + raw bits + the payload's cross-entropy under the normalised
     frequencies (beyond ``sample_above`` tokens, :data:`RATE_SAMPLE_ABOVE` unless given, the rate
     by those of a sample of ``sample_above / 2`` tokens, then the precision by all the tokens'
-    counts under that rate). ``known``: counts of ``arr`` already made (:func:`_rate_stats`).
+    counts under that rate). ``known``: counts of ``arr`` already made (:func:`_rate_stats`), a
+    rate's ``(counts, raw bits, center)`` and, as a fourth element where they were made, its
+    options (:func:`stream_options`' rows, taken for the same center and precisions).
     """
     n = int(arr.size)
     # int32 tokens as they are (the kernels read each as int64: the same counts and words; a copy
@@ -116,7 +118,23 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
     ces = np.empty((nr, npb), np.float64)
     tbitss = np.empty((nr, npb), np.int64)
-    _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    # the options of the rates whose counts came with them (the planner sized the stream so:
+    # :func:`stream_options`, the same counts and precisions) taken as they are: mag_options
+    # computes each rate's row from its counts alone, so the same numbers
+    have = {} if not known else {r: v[3] for r, v in known.items() if v[2] == center and len(v) > 3
+                                 and v[3] is not None and v[3][0].shape == (npb,)}
+    todo = [i for i, r in enumerate(rates.tolist()) if r not in have]
+    if len(todo) == nr:
+        _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    else:
+        for i, r in enumerate(rates.tolist()):
+            if r in have:
+                ces[i], tbitss[i] = have[r]
+        if todo:
+            sub_ce = np.empty((len(todo), npb), np.float64)
+            sub_tb = np.empty((len(todo), npb), np.int64)
+            _mag.mag_options(np.ascontiguousarray(stats[todo]), _mag.MIN_PB, sub_ce, sub_tb, _NO_FREQS)
+            ces[todo], tbitss[todo] = sub_ce, sub_tb
     totals = ces + raw_bits + tbitss  # option (rate i, pb MIN_PB + j): the sum in that order
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate: argmin's first)
@@ -348,6 +366,19 @@ _MAG_ERRORS = {
 
 
 
+def stream_options(stats: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The "mag" options of ``n`` tokens whose counts under some rates are ``stats`` (as
+    :func:`stream_bits` takes them): ``(ce, tbits)``, ``(rates, precisions)`` arrays of
+    ``mag_options``' payload cross-entropies and table bits at every precision up to
+    ``_mag_pb_cap(n)``, as :func:`_encode_mag` computes them (a rate's row: what it takes
+    from ``known``'s fourth element instead of computing it again)."""
+    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
+    ces = np.empty((stats.shape[0], npb), np.float64)
+    tbitss = np.empty((stats.shape[0], npb), np.int64)
+    _mag.mag_options(np.ascontiguousarray(stats), _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    return ces, tbitss
+
+
 def stream_bits(stats: np.ndarray, raw_bits: int, n: int) -> float:
     """Bits of the "mag" stream of ``n`` tokens whose counts under some rates are ``stats``
     (int64, ``(rates, N_CONTEXTS, N_BUCKETS)``, as ``mag_stats`` fills them; ``raw_bits`` its
@@ -356,10 +387,7 @@ def stream_bits(stats: np.ndarray, raw_bits: int, n: int) -> float:
     of :data:`RATES`: never more, but beyond :data:`RATE_SAMPLE_ABOVE` tokens, where it takes the
     rate a sample rates best: +0.007 % on the neural recordings joined). (The map's framing is not
     counted.)"""
-    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
-    ces = np.empty((stats.shape[0], npb), np.float64)
-    tbitss = np.empty((stats.shape[0], npb), np.int64)
-    _mag.mag_options(np.ascontiguousarray(stats), _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+    ces, tbitss = stream_options(stats, n)
     return float((ces + raw_bits + tbitss).min())
 
 

@@ -32,7 +32,20 @@ SOURCE_MAX_VALUE = 1024
 # ============================================================================ alphabet
 
 def alphabet_field(alphabet: Alphabet) -> dict:
-    """The compact alphabet: first value, then gaps between consecutive values minus one."""
+    """The compact alphabet: first value, then gaps between consecutive values minus one. An
+    integer alphabet's is made once and kept on it (alphabets do not change; level 1 sized its
+    alphabet's field, then wrote it): a copy of the map is returned."""
+    kept = getattr(alphabet, "_field", None)
+    if kept is not None:
+        return dict(kept)
+    field = _alphabet_field(alphabet)
+    if alphabet.kind == "integers":
+        alphabet._field = dict(field)
+    return field
+
+
+def _alphabet_field(alphabet: Alphabet) -> dict:
+    """:func:`alphabet_field` without its cache."""
     n = len(alphabet)
     if n == 0:
         return {"n": 0, "lo": 0, "w": 0, "gaps": b""}

@@ -61,6 +61,16 @@ def _work(arr: np.ndarray, axis: int, copy: bool = True) -> tuple[np.ndarray, in
     return work, axis
 
 
+def _delta_rows(x: np.ndarray, order: int) -> np.ndarray:
+    """``delta(x, order, axis=-1)`` of integers ``x`` ``(channels, frames)`` (``order >= 0``, an
+    int): the same copy and subtractions, without the checks, the axis' normalisation and
+    ``moveaxis`` (about a third of a short channel's delta)."""
+    work = np.array(x, dtype=x.dtype.newbyteorder("="), copy=True).view(np.dtype(f"u{x.dtype.itemsize}"))
+    for j in range(min(order, work.shape[1] - 1)):
+        work[:, j + 1:] = np.subtract(work[:, j + 1:], work[:, j:-1])  # unsigned: wraps
+    return work.view(np.dtype(f"i{x.dtype.itemsize}"))
+
+
 def delta(x: Any, order: int = 1, axis: int = -1) -> np.ndarray:
     """Differences of order ``order`` along ``axis``, modulo ``2**bits``, as signed integers.
 
@@ -259,6 +269,8 @@ class DeltaStage(Stage):
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         if x.dtype.kind not in "iu":
             raise TypeError(f"the delta stage takes integer values, got dtype {x.dtype}")
+        if x.ndim == 2:  # (channels, frames): delta's own steps without its argument handling
+            return _delta_rows(x, self.order), {"order": self.order}
         return delta(x, self.order, axis=-1), {"order": self.order}
 
     def inverse(self, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:

@@ -268,7 +268,33 @@ _REWEIGHT_KEYS = ("local_span", "span", "iterations", "equations", "gate", "marg
 
 def _reweight_tuning(local_span: Any, span: Any, iterations: Any, equations: Any, gate: Any,
                      margin: Any) -> tuple[int, int, int, int, float, float]:
-    """:func:`lpc_reweight`'s tuning checked, each None replaced by its default."""
+    """:func:`lpc_reweight`'s tuning checked, each None replaced by its default. The tunings of
+    plain ints and floats already checked are kept (:data:`_TUNINGS`: level 1 checked the
+    same six numbers about three times a ``compress``; a None takes its default, not kept)."""
+    args = (local_span, span, iterations, equations, gate, margin)
+    key = None
+    if all(type(v) in _PLAIN for v in args):
+        key = tuple((type(v), v) for v in args)
+        found = _TUNINGS.get(key)
+        if found is not None:
+            return found
+    found = _reweight_tuning_checked(*args)
+    if key is not None and len(_TUNINGS) < 64:
+        _TUNINGS[key] = found
+    return found
+
+
+#: :func:`_reweight_tuning`'s checked tunings, by their arguments' types and values (ints and floats
+#: only: their checks depend on nothing else); at most 64 kept
+_TUNINGS: dict[tuple, tuple[int, int, int, int, float, float]] = {}
+
+
+_PLAIN = (int, float)  #: (None takes the default settings' number: not kept)
+
+
+def _reweight_tuning_checked(local_span: Any, span: Any, iterations: Any, equations: Any, gate: Any,
+                             margin: Any) -> tuple[int, int, int, int, float, float]:
+    """:func:`_reweight_tuning` without its cache."""
     given = {"local_span": local_span, "span": span, "iterations": iterations, "equations": equations,
              "gate": gate, "margin": margin}
     if any(v is None for v in given.values()):
@@ -333,6 +359,22 @@ def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = Fals
     per ``local_span`` samples from the block's start (:func:`_local_bits` of the block);
     ``narrow``: as :func:`_span_totals`'."""
     n = r.shape[0]
+    bcounts, counts, block_of = _block_layout(n, block, local_span)
+    totals = _span_totals(r, block, local_span, counts.shape[0], narrow)
+    whole = _geometric(np.bincount(block_of, totals, minlength=bcounts.shape[0]), bcounts)
+    local = np.bincount(block_of, _geometric(totals, counts), minlength=bcounts.shape[0])
+    return whole, local
+
+
+def _block_layout(n: int, block: int, local_span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_block_costs`' spans of ``n`` samples: each block's samples and each span's (float64)
+    and each span's block (every block cut into spans of ``local_span`` from its start), kept
+    by ``(n, block, local_span)`` (:data:`_LAYOUTS`: a refit's costs made the same arrays each
+    time, a dozen numpy calls). Not to be written to."""
+    key = (n, block, local_span)
+    found = _LAYOUTS.get(key)
+    if found is not None:
+        return found
     bstarts = np.arange(0, n, block)
     bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
     offsets = np.arange(0, min(block, n), local_span)
@@ -340,11 +382,17 @@ def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = Fals
     starts = starts[starts < n]  # (spans never cross a block's end: each block starts one)
     starts.sort()
     counts = np.diff(np.append(starts, n)).astype(np.float64)
-    totals = _span_totals(r, block, local_span, starts.shape[0], narrow)
-    block_of = starts // block
-    whole = _geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
-    local = np.bincount(block_of, _geometric(totals, counts), minlength=bstarts.shape[0])
-    return whole, local
+    found = (bcounts, counts, starts // block)
+    for a in found:
+        a.flags.writeable = False
+    if len(_LAYOUTS) >= 32:
+        _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
+    _LAYOUTS[key] = found
+    return found
+
+
+#: :func:`_block_layout`'s arrays by ``(n, block, local_span)`` (at most 32, the oldest dropped)
+_LAYOUTS: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
 def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_ORDER,

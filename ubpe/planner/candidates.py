@@ -157,18 +157,31 @@ def extrapolated(cost: Cost, scale: float, counted: int = 0) -> float:
     return cost.size + (cost.scalable - counted) * (scale - 1.0)
 
 
+def stage_key(st: Stage, cache: dict) -> tuple[str, str]:
+    """A stage's name and options as :func:`forward_shared`'s and the screen's cache keys spell
+    them (``repr`` of its sorted attributes), kept in ``cache`` by the stage's identity (with the
+    stage: its id stays its; a stage is not changed once built, and the repr of an "lpc" stage's
+    options, floats among them, took about 8 us a time, several times a plan)."""
+    memo = ("stage key", id(st))
+    found = cache.get(memo)
+    if found is None or found[0] is not st:
+        found = cache[memo] = (st, (st.name, repr(sorted(vars(st).items()))))
+    return found[1]
+
+
 def forward_shared(inputs: dict, chains: list[list[Stage]], i: int,
                     cache: dict) -> tuple[np.ndarray, list[dict]]:
     """``frontend.forward`` of chain ``i`` on its input (the joined windows for chains that relate
     channels, else the windows: ``inputs[True]`` and ``inputs[False]``), reusing the output of
     the longest prefix already computed (``cache``: (input, stage names and options) -> (output,
-    record); "lpc+adaptive" starts from "lpc"'s output). Every stage's forward is a function
-    of its input and options, so the result is the same as a forward pass of its own."""
+    record); "lpc+adaptive" starts from "lpc"'s output; and each stage's key, :func:`stage_key`).
+    Every stage's forward is a function of its input and options, so the result is the same as a
+    forward pass of its own."""
     across = any(st.name == "decorrelate" for st in chains[i])
     key: tuple = (across,)
     x, record = inputs[across], []
     for st in chains[i]:
-        key = key + ((st.name, repr(sorted(vars(st).items()))),)
+        key = key + (stage_key(st, cache),)
         hit = cache.get(key)
         if hit is None:
             y, params = st.forward(x)

@@ -9,6 +9,7 @@ import numpy as np
 import msgpack
 
 from .. import frontend
+from .._kernels import l1plan as _l1plan
 from .._kernels import level1 as _k
 from .._kernels import tally as _tally
 from ..coders import mag, packed_width, rans
@@ -79,7 +80,7 @@ class _LayoutPass:
     hi: int
     y: np.ndarray  #: the values (1-D integers); ``d = y - lo`` below, never made as an array
     counts: np.ndarray  #: histogram of d over the span
-    present: np.ndarray
+    used: np.ndarray  #: its non-zero cells (int64), in order: ``counts[counts > 0]``
     rank: np.ndarray  #: int32: a value's bare id, by d
     where: np.ndarray  #: the values present, less lo
     middle: int  #: the median of d
@@ -108,7 +109,7 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
         return memo[key][1]
     found = None
     if y.shape[0] and y.dtype.kind in "iu":
-        lo, hi = int(y.min()), int(y.max())
+        lo, hi = _bounds(y)
         if hi - lo < 1 << 22 and hi < 1 << 63:
             counts = np.zeros(hi - lo + 1, np.int64)
             # (np.bincount's numbers, one pass reading the values in their width; ECG's d = y - lo
@@ -120,6 +121,15 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
     return found
 
 
+def _bounds(y: np.ndarray) -> tuple[int, int]:
+    """``(int(y.min()), int(y.max()))`` of the integers ``y`` (1-D, not empty), in one compiled
+    pass where they are native and at most 32 bits (:func:`ubpe._kernels.l1plan.min_max`)."""
+    if y.dtype.itemsize <= 4 and y.dtype.isnative and y.flags.c_contiguous:
+        lo, hi = _l1plan.min_max(y)
+        return int(lo), int(hi)
+    return int(y.min()), int(y.max())
+
+
 def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     """:func:`~ubpe.planner.estimates.value_counts` of ``y`` (1-D integers, not empty), from
     :func:`_histogram` where it applies (the same counts: the histogram's non-zero cells)."""
@@ -127,7 +137,9 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     if h is None:
         return value_counts(y)
     counts = h[2]
-    out = np.empty(counts.shape[0], np.int64)
+    # (at most a non-zero cell a value, and nonzero_cells writes each cell at the next free place,
+    # a zero one too: a value's cells and one more, not the span's)
+    out = np.empty(min(counts.shape[0], y.shape[0] + 1), np.int64)
     return out[:_tally.nonzero_cells(counts, out)]  # (counts[counts > 0], one compiled pass)
 
 
@@ -138,10 +150,15 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
         return memo[id(y)][1]
     n = y.shape[0]
     lo, hi, counts = _histogram(y, memo)
-    present = counts > 0
-    rank = np.cumsum(present, dtype=np.int32) - 1
-    where = np.flatnonzero(present)
-    middle = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))  # the median: d's (n // 2)-th smallest
+    # the ranks (np.cumsum(counts > 0, dtype=np.int32) - 1), the values present (np.flatnonzero),
+    # their counts and the median (d's (n // 2)-th smallest: np.searchsorted(np.cumsum(counts),
+    # n // 2, side="right")) in one compiled pass over the span (four numpy passes and their
+    # temporaries took about 0.1 ms a chain on a short audio file's 65 536-value span)
+    rank = np.empty(counts.shape[0], np.int32)
+    where = np.empty(min(counts.shape[0], n), np.int64)  # (at most a value present a value)
+    used = np.empty(where.shape[0], np.int64)
+    a, middle = _l1plan.rank_present(counts, n // 2, rank, where, used)
+    where, used = where[:a], used[:a]
     has_dense = dense_mag_fits(where.shape[0], lo, hi)
     dense_rans = has_dense and dense_fits(where.shape[0], lo, hi)
     stats, raws, ids = None, (0, 0), None
@@ -160,7 +177,7 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
             # the dense ids d = y - lo about their median: y about lo + middle, the same
             # differences token - center, so the same counts and raw bits (no d array made)
             raws = (raw, int(_k.mag_stats(y, lo + middle, rates, stats[2:])) if has_dense else 0)
-    found = _LayoutPass(lo, hi, y, counts, present, rank, where, middle, has_dense, dense_rans, stats, raws, ids)
+    found = _LayoutPass(lo, hi, y, counts, used, rank, where, int(middle), has_dense, dense_rans, stats, raws, ids)
     if memo is not None:
         memo[id(y)] = (y, found)
     return found
@@ -174,18 +191,17 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     compiled pass (:func:`ubpe._kernels.level1.layout_stats`), the median from the histogram;
     values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself."""
     n = y.shape[0]
-    if n == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+    h = _histogram(y, memo) if len(s.estimate_rates) == 2 else None  # (None: no values, or a span beyond 2**22)
+    if h is None:
         return estimate_parts(record, y, scale, s)
-    lo, hi = int(y.min()), int(y.max())
+    lo, hi = h[0], h[1]
     span = hi - lo + 1
-    if span > 1 << 22 or hi >= 1 << 63:
-        return estimate_parts(record, y, scale, s)
-    params = params_bytes(record)
+    params = params_bytes(record, memo)
     grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
     lp = _layout_pass(y, s, memo)
-    counts, where, has_dense, stats, raws = lp.counts[lp.present], lp.where, lp.has_dense, lp.stats, lp.raws
+    counts, where, has_dense, stats, raws = lp.used, lp.where, lp.has_dense, lp.stats, lp.raws
     a = counts.shape[0]
     if a <= 1:
         return float(fixed + grows * scale + 8), inf, inf, inf
@@ -206,10 +222,19 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
 
 
-def params_bytes(record: list[dict]) -> int:
+def params_bytes(record: list[dict], memo: dict | None = None) -> int:
     """The bytes a chain's recorded params take in a container (its stages and keys by number:
-    :func:`ubpe.format.container.compact`; "lpc"'s keys spelt out took about 55 bytes more)."""
-    return len(msgpack.packb(container.compact({"front": record}, None), use_bin_type=True))
+    :func:`ubpe.format.container.compact`; "lpc"'s keys spelt out took about 55 bytes more).
+    ``memo``: :func:`fast_plan`'s, where the number is kept by the record's identity (with the
+    record: its id stays its; the plan sizes a chain's params up to three times, and records
+    are not changed once made)."""
+    key = ("params", id(record))
+    if memo is not None and key in memo:
+        return memo[key][1]
+    size = len(msgpack.packb(container.compact({"front": record}, None), use_bin_type=True))
+    if memo is not None:
+        memo[key] = (record, size)
+    return size
 
 
 def _framing(stream: dict, payloads: int) -> int:
@@ -240,7 +265,9 @@ class Layouts:
     #: ids, an int32 array, were made and dropped)
     dense_span: tuple[int, int, np.ndarray] | None
     #: "bare" and "dense" -> the "mag" counts the sizing made of those ids, as the coder takes
-    #: them (:attr:`ubpe.coders._base.Tokens.mag_stats`: ``{rate: (counts, raw bits, center)}``)
+    #: them (:attr:`ubpe.coders._base.Tokens.mag_stats`: ``{rate: (counts, raw bits, center,
+    #: options)}``, the options :func:`ubpe.coders.mag.stream_options`' rows where the layout was
+    #: sized for "mag", else None)
     mag_stats: dict[str, dict] | None = None
 
     @property
@@ -267,30 +294,31 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     values span more than 2**22, take one value, or other rates are set (then
     :func:`static_parts` decides)."""
     n = y.shape[0]
-    if n < 2 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+    h = _histogram(y, memo) if n >= 2 and len(s.estimate_rates) == 2 else None  # (None: a span beyond 2**22)
+    if h is None:
         return None
-    lo, hi = int(y.min()), int(y.max())
+    lo, hi = h[0], h[1]
     span = hi - lo + 1
-    if span > 1 << 22 or hi >= 1 << 63:
-        return None
     lp = _layout_pass(y, s, memo)
     rank, where, has_dense, stats = lp.rank, lp.where, lp.has_dense, lp.stats
     a = where.shape[0]
     if a <= 1:
         return None
-    used = lp.counts[lp.present]
+    used = lp.used
     raw_bare, raw_dense = lp.raws
-    alphabet = Alphabet(where + lo)
+    alphabet = Alphabet.sorted_integers(where + lo)  # (increasing: the histogram's cells present)
     rated = dict(zip((("bare", "rans"), ("bare", "mag"), ("dense", "rans"), ("dense", "mag")), parts or (0.0,) * 4))
     bound = s.fast_size_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
+    options: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # layout -> its "mag" options at the two rates
     if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
         bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
         rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a) if rated[("bare", "rans")] <= bound else None
         if rans_bits is not None:
             costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("bare", "mag")] <= bound:
-            costs[("bare", "mag")] = bare_field + mag.stream_bits(stats[:2], raw_bare, n) / 8.0 + _FRAMING["mag"]
+            options["bare"] = mag.stream_options(stats[:2], n)  # (stream_bits' numbers, kept for the coder)
+            costs[("bare", "mag")] = bare_field + _mag_bits(options["bare"], raw_bare) / 8.0 + _FRAMING["mag"]
     dense = None
     if has_dense:
         dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
@@ -299,7 +327,8 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("dense", "mag")] <= bound:
-            costs[("dense", "mag")] = dense_field + mag.stream_bits(stats[2:], raw_dense, n) / 8.0 + _FRAMING["mag"]
+            options["dense"] = mag.stream_options(stats[2:], n)
+            costs[("dense", "mag")] = dense_field + _mag_bits(options["dense"], raw_dense) / 8.0 + _FRAMING["mag"]
         dense = (lo, hi, y)
     # "packed", which every stream is offered (short streams: no table to pay for)
     packed_bytes = (n * packed_width(a - 1) + 7) // 8 + _FRAMING["packed"]
@@ -310,10 +339,20 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     if not costs:
         return None
     rates = [int(r) for r in s.estimate_rates]
-    known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle])) for j, r in enumerate(rates)}}
+    def rows(layout: str, j: int) -> tuple[np.ndarray, np.ndarray] | None:
+        found = options.get(layout)
+        return None if found is None else (found[0][j], found[1][j])
+
+    known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle]), rows("bare", j)) for j, r in enumerate(rates)}}
     if has_dense:
-        known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle) for j, r in enumerate(rates)}
+        known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle, rows("dense", j)) for j, r in enumerate(rates)}
     return Layouts(costs, alphabet, lp.ids, dense, known if s.fast_reuse_mag_stats else None)
+
+
+def _mag_bits(options: tuple[np.ndarray, np.ndarray], raw_bits: int) -> float:
+    """:func:`ubpe.coders.mag.stream_bits` from its :func:`~ubpe.coders.mag.stream_options`."""
+    ces, tbitss = options
+    return float((ces + raw_bits + tbitss).min())
 
 
 def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[Candidate]:
@@ -462,7 +501,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         y = np.ascontiguousarray(y).reshape(-1)
         screened[i] = (y, record)
         counted[i] = counts = _value_counts(y, memo) if y.shape[0] and y.dtype.kind in "iu" else None
-        rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record)
+        rough[i] = order0_bytes(y, s, counts) * scale + params_bytes(record, memo)
     # merges may pay only on a chain of few distinct values repeated: its order-0 size may be well
     # above the smallest (merges halved respiration-systole's "delta2", 1.2 times "lpc"'s size)
     least = min(rough.values())
@@ -515,7 +554,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
         if found is None:
             cands += static_candidates(record, y, parts[i], s)
         else:
-            sized[i] = (min(found.costs.values()) + params_bytes(record), found)
+            sized[i] = (min(found.costs.values()) + params_bytes(record, memo), found)
     if sized:
         i = min(sized, key=lambda i: (sized[i][0], i))
         cands += costed_candidates(screened[i][1], sized[i][1], s)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import frontend
 from ..frontend import Stage
-from .candidates import forward_shared
+from .candidates import forward_shared, stage_key
 from .search import screen_sample
 from .settings import Settings
 
@@ -35,7 +35,7 @@ def screen_forward(x: np.ndarray, inputs: dict, chains: list[list[Stage]], i: in
         lead += 1
     if lead == 0 or inputs[False] is x:
         return forward_shared(inputs, chains, i, cache)
-    key = ("whole",) + tuple((st.name, repr(sorted(vars(st).items()))) for st in chain[:lead])
+    key = ("whole",) + tuple(stage_key(st, cache) for st in chain[:lead])
     hit = cache.get(key)
     if hit is None:
         y, record = frontend.forward(x, chain[:lead])

@@ -1,0 +1,252 @@
+"""Level 1's compiled planner passes (ubpe/_kernels/l1plan.py, issue 28) give exactly what the
+numpy code they replaced gave: the same integers, and the same floats where floats follow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ubpe._kernels import l1plan
+from ubpe.coders import mag
+from ubpe.frontend import mult
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5000), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4"]),
+       st.integers(0, 3))
+def test_digit_table_is_the_reshaped_sums_of_the_modulus_histogram(seed, n, dtype, shape):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    if shape == 0:  # anywhere in the dtype
+        x = rng.integers(info.min, int(info.max) + 1, n)
+    elif shape == 1:  # a narrow walk
+        x = np.clip(np.cumsum(rng.integers(-3, 4, n)), info.min, info.max)
+    elif shape == 2:  # a skewed low digit: an ADC's extra bits
+        base = int(rng.choice([2, 4, 7, 16, 60]))
+        x = np.clip(base * rng.integers(-200, 200, n) + np.where(rng.random(n) < 0.1, rng.integers(0, base, n), 1),
+                    info.min, info.max)
+    else:  # the extremes
+        x = rng.choice([info.min, info.max, 0], n)
+    x = x.astype(dtype)
+    hist = np.bincount(x.astype(np.int64) % mult.MULT_MODULUS, minlength=mult.MULT_MODULUS)
+    want = mult._digit_histograms(hist)
+    assert np.array_equal(mult._digit_histograms_of(x), want)
+    for i, m in enumerate(mult.MULT_BASES):  # (and the definition: each base's own histogram)
+        assert np.array_equal(want[i, :m], np.bincount(x.astype(np.int64) % m, minlength=m))
+
+
+def _reference_gains(digits, rows, wide, ends, steps, raw):
+    """``_mult_exact``'s loop over the bases one by one (the code ``_batched_gains`` replaced)."""
+    gains = {}
+    for i in rows:
+        m = mult.MULT_BASES[i]
+        h = digits[i, :m]
+        hr = mult._digit_entropy(h)
+        if hr == 0.0 or np.log2(m) - hr < mult.MULT_MIN_GAIN:
+            continue
+        c = mult._mult_offset_reference(h)
+        gains[(m, c)] = raw - mult._quotient_entropy_reference(wide, c, m, ends, steps) - hr
+    return gains
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(16, 3000), st.sampled_from([2, 3, 4, 5, 7, 8, 12, 16, 60]),
+       st.floats(0.0, 1.0), st.sampled_from([1, 3, 300]), st.lists(st.integers(2, 400), max_size=4))
+def test_batched_gains_are_the_loops_floats(seed, n, base, noise, step, cuts):
+    """Every base's gain, all at once (three compiled calls and numpy's per-segment sums), is the
+    float the loop computed base by base: digits, offsets, quotient entropies alike; over
+    windows too."""
+    rng = np.random.default_rng(seed)
+    x = base * np.cumsum(rng.integers(-step, step + 1, n)) + np.where(
+        rng.random(n) < noise, rng.integers(0, base, n), int(rng.integers(0, base)))
+    wide = x.astype(np.int64)
+    ends = np.array(sorted({min(c, n) for c in cuts} | {n}), np.int64)
+    starts = np.concatenate(([0], ends[:-1]))
+    diffs = np.concatenate([np.diff(wide[a:b]) for a, b in zip(starts, ends)])
+    raw = mult._entropy_of(diffs.copy())
+    hist = np.bincount(wide % mult.MULT_MODULUS, minlength=mult.MULT_MODULUS)
+    digits = mult._digit_histograms(hist)
+    rows = np.arange(len(mult.MULT_BASES))
+    steps = np.empty(diffs.shape[0], np.int64)
+    want = _reference_gains(digits, rows.tolist(), wide, ends, steps.copy(), raw)
+    assert mult._batched_gains(digits, rows, wide, ends, steps, raw) == want
+
+
+def test_mult_detect_alike_with_and_without_the_screen_cache():
+    """The screen decides before the digest: a channel no base can split is not kept; one that
+    is tested is, and both answer as the uncached detection."""
+    rng = np.random.default_rng(5)
+    walk = np.cumsum(rng.integers(-40, 41, 5000)).astype(np.int16)
+    codes = (4 * np.cumsum(rng.integers(-5, 6, 5000)) + np.where(rng.random(5000) < 0.05, 3, 2)).astype(np.int32)
+    mult._DETECTED.clear()
+    assert mult.mult_detect(walk) == mult._mult_detect(walk) == (1, 0)
+    assert not mult._DETECTED  # (screened out: no digest taken)
+    assert mult.mult_detect(codes) == mult._mult_detect(codes)
+    assert mult.mult_detect(codes)[0] == 4 and len(mult._DETECTED) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=3000), st.floats(0.0, 1.0))
+def test_rank_present_is_cumsum_flatnonzero_and_searchsorted(cells, empty):
+    counts = np.array(cells, np.int64)
+    counts[np.random.default_rng(len(cells)).random(counts.shape[0]) < empty] = 0
+    if not counts.any():
+        counts[-1] = 1
+    n = int(counts.sum())
+    rank = np.empty(counts.shape[0], np.int32)
+    where = np.empty(counts.shape[0], np.int64)
+    used = np.empty(counts.shape[0], np.int64)
+    a, middle = l1plan.rank_present(counts, n // 2, rank, where, used)
+    present = counts > 0
+    assert np.array_equal(rank, np.cumsum(present, dtype=np.int32) - 1)
+    assert np.array_equal(where[:a], np.flatnonzero(present)) and np.array_equal(used[:a], counts[present])
+    assert middle == int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6000), st.sampled_from([1, 4, 40, 3000]), st.booleans())
+def test_mag_encode_taking_the_planners_options_gives_the_same_stream(seed, n, scale, narrow):
+    """"mag" given the options of rates 3 and 5 that the planner sized (stream_options' rows,
+    with their counts) codes the same stream as counting and costing every rate itself; options
+    for another center are not taken."""
+    rng = np.random.default_rng(seed)
+    tokens = (np.round(rng.laplace(0, scale, n)) + 4 * scale).clip(0, None).astype(np.int32)
+    if narrow:
+        tokens = np.minimum(tokens, 3)
+    counts = np.bincount(tokens)
+    center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+    rates = np.array([3, 5], np.int64)
+    stats = np.zeros((2, mag._mag.N_CONTEXTS, mag._mag.N_BUCKETS), np.int64)
+    raw = int(mag._fast.mag_stats(tokens, center, rates, stats))
+    ces, tbits = mag.stream_options(stats, n)
+    known = {r: (stats[j], raw, center, (ces[j], tbits[j])) for j, r in enumerate(rates.tolist())}
+    want = mag._encode_mag(tokens, 1 << 40, counts)
+    assert mag._encode_mag(tokens, 1 << 40, counts, known=known) == want
+    wrong = {r: (v[0], v[1], v[2] + 1, (v[3][0] + 1.0, v[3][1])) for r, v in known.items()}
+    assert mag._encode_mag(tokens, 1 << 40, counts, known=wrong) == want
+    assert mag.stream_bits(stats, raw, n) == float((ces + raw + tbits).min())
+
+
+def _rank_forward_reference(x):
+    """rank_forward's table path as numpy made it (flatnonzero, cumsum, astype)."""
+    from ubpe.frontend import rank
+
+    a, flip = rank._narrow_flip(x)
+    present = np.zeros(1 << (8 * x.dtype.itemsize), np.bool_)
+    rank._ranks.mark_present(a, flip, present)
+    values = np.flatnonzero(present).astype(np.uint64)
+    ktype = np.uint8 if values.shape[0] <= 256 else np.uint16
+    k = np.empty(a.shape[0], ktype)
+    rank._ranks.gather_ranks(a, flip, (np.cumsum(present, dtype=np.int32) - 1).astype(ktype), k)
+    gaps = np.concatenate((values[:1], values[1:] - values[:-1] - np.uint64(1)))
+    return k, rank.pack_varints(gaps), int(values.shape[0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["i1", "u1", "i2", "u2", ">i2"]), st.integers(0, 3))
+def test_rank_forward_table_path_is_numpys(seed, dtype, spread):
+    from ubpe.frontend import rank
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(np.dtype(dtype))
+    n = 1 << 12 if dtype.endswith("2") else 64  # (the table path: n * RANK_TABLE >= 2**bits)
+    x = np.clip(rng.integers(-(3 * 10**spread), 3 * 10**spread, n), info.min, info.max).astype(dtype)
+    k, params = rank.rank_forward(x)
+    want_k, want_values, count = _rank_forward_reference(x)
+    assert k.dtype == want_k.dtype and np.array_equal(k, want_k)
+    assert params["values"] == want_values and params["count"] == count
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", "i8"]), st.integers(1, 3000),
+       st.integers(1, 3))
+def test_histogram_and_value_counts_are_numpys(seed, dtype, n, spread):
+    """The planner's histogram (bounds in one pass) and value counts (a buffer of at most a
+    value's cells, not the span's) are numpy's min, max, bincount and non-zero cells, on
+    spans far wider than the values too."""
+    from ubpe.planner import fast
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    x = rng.integers(max(info.min, -(10 ** (2 * spread))), min(int(info.max), 10 ** (2 * spread)) + 1, n).astype(dtype)
+    lo, hi, counts = fast._histogram(x, None)
+    assert (lo, hi) == (int(x.min()), int(x.max()))
+    assert np.array_equal(counts, np.bincount(x.astype(np.int64) - lo, minlength=hi - lo + 1))
+    assert np.array_equal(fast._value_counts(x, {}), counts[counts > 0])
+
+
+def test_a_lazy_lookup_table_maps_as_the_eager_one_did():
+    from ubpe.alphabet import Alphabet
+
+    values = np.array([-7, -3, 0, 5, 6, 40], np.int64)
+    for a in (Alphabet(values), Alphabet.sorted_integers(values.copy()), Alphabet.from_data(values)):
+        assert a._lookup_table() is not None
+        assert a.to_ids(np.array([40, -7, 5], np.int16)).tolist() == [5, 0, 3]
+        assert np.array_equal(a._table, [0, -1, -1, -1, 1, -1, -1, 2] + [-1] * 4 + [3, 4] + [-1] * 33 + [5])
+        assert a == Alphabet(values.tolist())
+        with pytest.raises(ValueError):
+            a.to_ids(np.array([1], np.int64))
+
+
+def test_an_alphabets_field_is_made_once_and_handed_out_as_copies():
+    from ubpe.alphabet import Alphabet
+    from ubpe.format.fields import _alphabet_field, alphabet_field
+
+    a = Alphabet(np.array([-7, -3, 0, 5, 6, 40, 1000], np.int64))
+    first = alphabet_field(a)
+    assert first == _alphabet_field(a) and a._field == first
+    first["gaps"] = b"changed"  # (a caller's edit does not reach the kept map)
+    assert alphabet_field(a) == _alphabet_field(a) != first
+    assert alphabet_field(Alphabet.span(3, 9)) == {"n": 7, "lo": 3, "w": 0, "gaps": b""}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", ">i2", ">u4"]),
+       st.integers(1, 3), st.integers(0, 40), st.integers(0, 4))
+def test_the_delta_stages_rows_are_deltas(seed, dtype, channels, frames, order):
+    from ubpe.frontend import delta as d
+
+    rng = np.random.default_rng(seed)
+    native = np.dtype(dtype).newbyteorder("=")
+    info = np.iinfo(native)
+    x = rng.integers(info.min, info.max, (channels, frames), dtype=native, endpoint=True).astype(dtype)
+    want = d.delta(x, order, axis=-1)
+    got = d._delta_rows(x, order)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    if order:
+        y, params = d.DeltaStage(order).forward(x)
+        assert np.array_equal(y, want) and params == {"order": order}
+
+
+def _block_costs_reference(r, block, local_span, narrow=False):
+    """``_block_costs`` as it made its spans each call (the code the kept layouts replaced)."""
+    from ubpe.frontend import lpc
+
+    n = r.shape[0]
+    bstarts = np.arange(0, n, block)
+    bcounts = np.diff(np.append(bstarts, n)).astype(np.float64)
+    offsets = np.arange(0, min(block, n), local_span)
+    starts = (bstarts[:, None] + offsets[None, :]).ravel()
+    starts = starts[starts < n]
+    starts.sort()
+    counts = np.diff(np.append(starts, n)).astype(np.float64)
+    totals = lpc._span_totals(r, block, local_span, starts.shape[0], narrow)
+    block_of = starts // block
+    whole = lpc._geometric(np.bincount(block_of, totals, minlength=bstarts.shape[0]), bcounts)
+    return whole, np.bincount(block_of, lpc._geometric(totals, counts), minlength=bstarts.shape[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 20000), st.sampled_from([7, 64, 1000, 4096, 16384]),
+       st.sampled_from([1, 16, 64, 100]), st.sampled_from(["i2", "i4", "i8"]))
+def test_block_costs_with_kept_layouts_are_the_same_floats(seed, n, block, span, dtype):
+    from ubpe.frontend import lpc
+
+    r = np.random.default_rng(seed).integers(-3000, 3000, n).astype(dtype)
+    want = _block_costs_reference(r, block, span)
+    for _ in range(2):  # (made, then kept)
+        got = lpc._block_costs(r, block, span)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert not lpc._block_layout(n, block, span)[1].flags.writeable

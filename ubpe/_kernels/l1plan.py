@@ -1,0 +1,202 @@
+"""Small compiled passes of level 1's planner and of ``mult_detect``'s screen (issue 28: a short
+input's fixed Python cost), each the integers a chain of small numpy calls made, in one call:
+
+* :func:`digit_table`: ``mult_detect``'s digit histograms of every base (``np.bincount`` of
+  ``x - floor(x / M) * M``, then five reshaped sums, ten more and a gather with
+  ``np.add.reduceat``: about ten passes and their temporaries).
+* :func:`quotient_counts`, :func:`mult_offsets`: ``mult_detect``'s exact test, every base at once.
+* :func:`rank_present`: :func:`ubpe.planner.fast._layout_pass`'s ranks, present values and median
+  from a histogram (``cumsum(counts > 0) - 1``, ``flatnonzero``, ``searchsorted(cumsum(counts))``).
+* :func:`present_ranks`: ``rank_forward``'s values present and rank table (``flatnonzero``,
+  ``cumsum``); :func:`min_max`: ``y.min()`` and ``y.max()`` in one pass.
+
+Every output is integers (or integers as float64): the same numbers as the numpy they replace,
+whatever the order of the additions. The floats computed from them (logarithms, sums of
+products) stay numpy's, so the estimates are the same floats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import digits as _digits
+from . import njit
+
+#: ``ubpe.frontend.mult.MULT_MODULUS`` and its folds (``_MULT_FOLDS``), constants here
+#: (:func:`digit_table`: divisions by constants are multiplies); that module checks they agree
+MULT_MODULUS = 20160
+MULT_FOLDS = (576, 320, 2880, 4032, 2240)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fold(src, n, m, dst):
+    """``dst[j] = sum of src[k] for k = j mod m, k < n`` (``n`` a multiple of ``m``): the
+    ``m``-cell chunks of ``src`` added into a fresh accumulator (vectorized; the same sums)."""
+    acc = np.zeros(m, np.int64)
+    for start in range(0, n, m):
+        chunk = src[start:start + m]
+        for j in range(m):
+            acc[j] += chunk[j]
+    dst[:m] = acc
+
+
+@njit(cache=True, nogil=True)
+def digit_table(x, bases, fold_of, parent, out):
+    """The digit histogram of each base of ``bases`` over the integers ``x`` (at most 32 bits, so
+    exact as int64): row ``i`` of ``out`` (int64, ``(len(bases), >= max(bases))``; its first
+    ``bases[i]`` cells written) counts the values of ``x mod bases[i]`` (floor modulus, in ``[0,
+    bases[i])``). One pass over ``x`` counts its residues modulo :data:`MULT_MODULUS` (a
+    constant divisor: a multiply), folded to each of :data:`MULT_FOLDS`; a row with ``parent[i] == i`` folds from
+    ``MULT_FOLDS[fold_of[i]]`` (a multiple of its base), any other from row ``parent[i]``
+    (itself folded from the folds: ``parent[parent[i]] == parent[i]``, its base a multiple of
+    ``bases[i]``). The counts ``np.bincount`` of ``x mod MULT_MODULUS`` folded by reshaped sums
+    gives (integers: any order). (``MULT_FOLDS[2]`` is a multiple of ``MULT_FOLDS[0]`` and of
+    ``MULT_FOLDS[1]``; each fold divides ``MULT_MODULUS``.)"""
+    hist = np.zeros(MULT_MODULUS, np.int64)
+    for i in range(x.shape[0]):
+        r = np.int64(x[i]) % MULT_MODULUS
+        if r < 0:
+            r += MULT_MODULUS
+        hist[r] += 1
+    # the folds: 2880's from the histogram, 576's and 320's from it (its multiples), 4032's and 2240's
+    f2 = np.empty(MULT_FOLDS[2], np.int64)
+    _fold(hist, MULT_MODULUS, MULT_FOLDS[2], f2)
+    f0 = np.empty(MULT_FOLDS[0], np.int64)
+    _fold(f2, MULT_FOLDS[2], MULT_FOLDS[0], f0)
+    f1 = np.empty(MULT_FOLDS[1], np.int64)
+    _fold(f2, MULT_FOLDS[2], MULT_FOLDS[1], f1)
+    f3 = np.empty(MULT_FOLDS[3], np.int64)
+    _fold(hist, MULT_MODULUS, MULT_FOLDS[3], f3)
+    f4 = np.empty(MULT_FOLDS[4], np.int64)
+    _fold(hist, MULT_MODULUS, MULT_FOLDS[4], f4)
+    for i in range(bases.shape[0]):
+        if parent[i] == i:
+            f = fold_of[i]
+            src = f0 if f == 0 else f1 if f == 1 else f2 if f == 2 else f3 if f == 3 else f4
+            _fold(src, src.shape[0], bases[i], out[i])
+    for i in range(bases.shape[0]):
+        p = parent[i]
+        if p != i:
+            _fold(out[p], bases[p], bases[i], out[i])
+
+
+@njit(cache=True, nogil=True)
+def rank_present(counts, half, rank, where, used):
+    """From the histogram ``counts`` (int64): ``rank`` (int32, one cell a count) the running
+    number of non-zero cells less one (``np.cumsum(counts > 0, dtype=np.int32) - 1``), ``where``
+    (int64) the non-zero cells' indices and ``used`` (int64) their counts, in order (the first
+    returned number of cells of each written); and the first index at which the running sum of
+    the counts exceeds ``half`` (``np.searchsorted(np.cumsum(counts), half, side="right")``: the
+    median's cell for ``half = n // 2``; ``len(counts)`` when none does). Returns ``(present,
+    median)``."""
+    a = 0
+    total = 0
+    middle = -1
+    for d in range(counts.shape[0]):
+        c = counts[d]
+        if c > 0:
+            where[a] = d
+            used[a] = c
+            a += 1
+        rank[d] = a - 1
+        total += c
+        if middle < 0 and total > half:
+            middle = d
+    if middle < 0:
+        middle = counts.shape[0]
+    return a, middle
+
+
+@njit(cache=True, nogil=True)
+def _distinct_counts(steps, lo, hi, out, at):
+    """The counts of the distinct values of ``steps`` (least ``lo``, largest ``hi``), in
+    increasing order, written to ``out`` from ``at`` (grown, doubled, when short: the array
+    returned); returns ``(out, at + their number)``. By a histogram over the span where it is
+    at most ``4 len(steps) + 1024`` wide (its non-zero cells), else by sorting a copy (run
+    lengths: ``np.unique``'s counts): the same integers either way."""
+    n = steps.shape[0]
+    if hi - lo < 4 * n + 1024:
+        hist = np.zeros(hi - lo + 1, np.int64)
+        for i in range(n):
+            hist[steps[i] - lo] += 1
+        for d in range(hist.shape[0]):
+            if hist[d] > 0:
+                if at == out.shape[0]:
+                    grown = np.empty(2 * out.shape[0] + 16, np.int64)
+                    grown[:at] = out[:at]
+                    out = grown
+                out[at] = hist[d]
+                at += 1
+        return out, at
+    v = np.sort(steps)
+    run = 1
+    for i in range(1, n + 1):
+        if i < n and v[i] == v[i - 1]:
+            run += 1
+            continue
+        if at == out.shape[0]:
+            grown = np.empty(2 * out.shape[0] + 16, np.int64)
+            grown[:at] = out[:at]
+            out = grown
+        out[at] = run
+        at += 1
+        run = 1
+    return out, at
+
+
+@njit(cache=True, nogil=True)
+def quotient_counts(wide, offsets, bases, ends, steps, seg):
+    """For each ``j``, the counts of the distinct values, in increasing order, of the
+    differences within each window of ``floor((wide - offsets[j]) / bases[j])``
+    (:func:`ubpe._kernels.digits.quotient_steps`' ``steps``, with its preconditions; ``steps``
+    its buffer, at least one cell): what ``mult_detect``'s ``_quotient_entropy`` counted, base
+    after base, in one call (a short channel's twenty bases took about 45 us each in numpy's
+    calls). Returns them one base after the other (int64); ``seg`` (int64, ``len(bases) + 1``
+    cells) gets each base's start and the end."""
+    out = np.empty(max(64, 4 * bases.shape[0]), np.int64)
+    at = 0
+    seg[0] = 0
+    for j in range(bases.shape[0]):
+        lo, hi = _digits.quotient_steps(wide, offsets[j], bases[j], ends, steps)
+        out, at = _distinct_counts(steps, lo, hi, out, at)
+        seg[j + 1] = at
+    return out[:at]
+
+
+@njit(cache=True, nogil=True)
+def mult_offsets(digits, rows, bases, out):
+    """:func:`ubpe._kernels.digits.mult_offset` of ``digits[rows[j], :bases[j]]`` for each ``j``,
+    into ``out[j]`` (int64), in one call."""
+    for j in range(rows.shape[0]):
+        out[j] = _digits.mult_offset(digits[rows[j], :bases[j]])
+
+
+@njit(cache=True, nogil=True)
+def present_ranks(present, values, table):
+    """From ``present`` (bool, one cell a value): ``values`` (uint64) the indices of its True
+    cells, in order (``np.flatnonzero(present)``: the first returned number of cells written),
+    and ``table[d]`` (uint16: ``len(present) <= 2**16``) the number of True cells up to ``d``
+    less one, wrapped to the table's width (``np.cumsum(present) - 1``: 65535 for the cells before
+    the first True one, which no value looks up). Returns the number of True cells."""
+    a = 0
+    for d in range(present.shape[0]):
+        if present[d]:
+            values[a] = d
+            a += 1
+        table[d] = a - 1
+    return a
+
+
+@njit(cache=True, nogil=True)
+def min_max(y):
+    """The least and the greatest of the integers ``y`` (1-D, not empty), as int64, in one pass:
+    ``y.min()`` and ``y.max()``."""
+    lo = np.int64(y[0])
+    hi = lo
+    for i in range(1, y.shape[0]):
+        v = np.int64(y[i])
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    return lo, hi
