@@ -38,7 +38,8 @@ def test_digit_table_is_the_reshaped_sums_of_the_modulus_histogram(seed, n, dtyp
 
 
 def _reference_gains(digits, rows, wide, ends, steps, raw):
-    """``_mult_exact``'s loop over the bases one by one (the code ``_batched_gains`` replaced)."""
+    """``_mult_exact``'s loop over the bases one by one (the code ``_batched_gains`` replaced; its
+    ``_quotient_entropy`` checked against the plain quotients in tests/test_level1_fast.py)."""
     gains = {}
     for i in rows:
         m = mult.MULT_BASES[i]
@@ -47,7 +48,7 @@ def _reference_gains(digits, rows, wide, ends, steps, raw):
         if hr == 0.0 or np.log2(m) - hr < mult.MULT_MIN_GAIN:
             continue
         c = mult._mult_offset_reference(h)
-        gains[(m, c)] = raw - mult._quotient_entropy_reference(wide, c, m, ends, steps) - hr
+        gains[(m, c)] = raw - mult._quotient_entropy(wide, c, m, ends, steps) - hr
     return gains
 
 

@@ -86,20 +86,6 @@ def _quotient_entropy(wide: np.ndarray, offset: int, base: int, ends: np.ndarray
     return _entropy_of_counts(counts, steps.shape[0])
 
 
-def _quotient_entropy_reference(wide: np.ndarray, offset: int, base: int, ends: np.ndarray,
-                                steps: np.ndarray) -> float:
-    """:func:`_quotient_entropy` by two compiled passes and numpy's histogram (the code it
-    replaced; kept for the tests)."""
-    if steps.shape[0] == 0:
-        return 0.0
-    lo, hi = _digits.quotient_steps(wide, offset, base, ends, steps)
-    if hi - lo < 4 * steps.shape[0] + 1024:
-        counts = np.zeros(hi - lo + 1, np.int64)
-        _digits.step_counts(steps, lo, counts)
-        return _entropy_of_counts(counts[counts > 0], steps.shape[0])
-    return _entropy_of(steps, own=True)
-
-
 def _digit_entropy(h: np.ndarray) -> float:
     p = h[h > 0] / h.sum()
     return float(-(p * np.log2(p)).sum())
@@ -379,9 +365,9 @@ def _mult_exact(arr: np.ndarray, screened: tuple) -> tuple[int, int]:
     raw = _entropy_of(steps_of(wide), own=True)
     ends_array = np.array(ends, np.int64)
     gains: dict[tuple[int, int], float] = {}
-    if arr.dtype.itemsize <= 4:  # every base at once: the same floats as the loop below (_batched_gains)
+    if arr.dtype.itemsize <= 4:  # every base at once (_batched_gains: _quotient_entropy's floats)
         gains = _batched_gains(digits, np.flatnonzero(maybe), wide, ends_array, steps, raw)
-    for i, m in enumerate(MULT_BASES if arr.dtype.itemsize > 4 else ()):
+    for i, m in enumerate(MULT_BASES if arr.dtype.itemsize > 4 else ()):  # wider: quotients of any width
         if not maybe[i]:
             continue
         h = digits[i, :m]
@@ -389,9 +375,6 @@ def _mult_exact(arr: np.ndarray, screened: tuple) -> tuple[int, int]:
         if hr == 0.0 or np.log2(m) - hr < MULT_MIN_GAIN:  # constant digits, or no gain possible
             continue
         c = _mult_offset(h)
-        if arr.dtype.itemsize <= 4:  # mult_forward's quotient: floor((x - c) / m), as _floor_div's floats
-            gains[(m, c)] = raw - _quotient_entropy(wide, c, m, ends_array, steps) - hr
-            continue
         q[:] = mult_forward(sample, m, c)[0]
         gains[(m, c)] = raw - _entropy_of(steps_of(q), own=True) - hr
     top = max(gains.values(), default=0.0)
@@ -437,7 +420,6 @@ def mult_inverse(q: Any, r: np.ndarray, base: int, offset: int, dtype: Any) -> n
         v = qa * np.int64(base) + (np.asarray(r, np.int64) + np.int64(offset))
     signed = np.dtype(f"i{dtype.itemsize}")
     return v.astype(signed).view(dtype)
-
 
 
 class _Low(dict):

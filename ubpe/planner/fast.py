@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -89,6 +89,19 @@ class _LayoutPass:
     stats: np.ndarray | None  #: layout_stats' counts (None: a single value)
     raws: tuple[int, int]
     ids: np.ndarray | None = None  #: int32 ``rank[d]``, the bare ids (None: not made, a single value)
+    #: layout ("bare", "dense") -> its "mag" options at the two rates (:meth:`mag_options`)
+    options: dict = field(default_factory=dict, repr=False)
+
+    def mag_options(self, layout: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`ubpe.coders.mag.stream_options` of the layout's counts (``stats[:2]`` bare,
+        ``stats[2:]`` dense), computed once: :func:`static_parts` rates the layouts by them and
+        :func:`layouts` sizes them and hands them to the coder (the same counts: one
+        ``mag_options`` pass, where each made its own)."""
+        found = self.options.get(layout)
+        if found is None:
+            rows = self.stats[:2] if layout == "bare" else self.stats[2:]
+            found = self.options[layout] = mag.stream_options(rows, self.y.shape[0])
+        return found
 
     def bare_ids(self) -> np.ndarray:
         """``rank[d]`` (int32): :attr:`ids`, made here when the pass did not."""
@@ -201,7 +214,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     fixed = params - grows
     inf = float("inf")
     lp = _layout_pass(y, s, memo)
-    counts, where, has_dense, stats, raws = lp.used, lp.where, lp.has_dense, lp.stats, lp.raws
+    counts, where, has_dense, raws = lp.used, lp.where, lp.has_dense, lp.raws
     a = counts.shape[0]
     if a <= 1:
         return float(fixed + grows * scale + 8), inf, inf, inf
@@ -210,7 +223,8 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
-    mags = mag.bits_of_stats(stats, list(raws[:2 if has_dense else 1]), 2)
+    mags = (_mag_bits(lp.mag_options("bare"), raws[0]),
+            _mag_bits(lp.mag_options("dense"), raws[1]) if has_dense else inf)
     # "packed", which every stream is offered, where it beats the order-0 table (noise, short
     # streams): 102 int32 values of noise on a grid of 2 were ranked by the table alone, "grid"
     # rated 251 B and coded 211 B with "packed", "grid+delta1" rated 238 B and coded 256 B
@@ -317,7 +331,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
         if rans_bits is not None:
             costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("bare", "mag")] <= bound:
-            options["bare"] = mag.stream_options(stats[:2], n)  # (stream_bits' numbers, kept for the coder)
+            options["bare"] = lp.mag_options("bare")  # (stream_bits' numbers, kept for the coder)
             costs[("bare", "mag")] = bare_field + _mag_bits(options["bare"], raw_bare) / 8.0 + _FRAMING["mag"]
     dense = None
     if has_dense:
@@ -327,7 +341,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("dense", "mag")] <= bound:
-            options["dense"] = mag.stream_options(stats[2:], n)
+            options["dense"] = lp.mag_options("dense")
             costs[("dense", "mag")] = dense_field + _mag_bits(options["dense"], raw_dense) / 8.0 + _FRAMING["mag"]
         dense = (lo, hi, y)
     # "packed", which every stream is offered (short streams: no table to pay for)
