@@ -516,6 +516,23 @@ def test_compress_level_option(capsys, tmp_path, container, signal):
     assert code == 0 and "--level" in out
 
 
+def test_minus_one_two_three_are_the_levels_as_in_gzip_and_zstd(capsys, tmp_path, signal):
+    src = tmp_path / "x.npy"
+    np.save(src, signal[:2000])
+    for n in ("1", "2", "3"):
+        short, long_ = tmp_path / f"s{n}.ubpe", tmp_path / f"l{n}.ubpe"
+        assert run(capsys, "-q", "compress", src, "-o", short, f"-{n}")[0] == 0
+        assert run(capsys, "-q", "compress", src, "-o", long_, "--level", n)[0] == 0
+        assert short.read_bytes() == long_.read_bytes()
+    assert (tmp_path / "s3.ubpe").read_bytes() != (tmp_path / "s1.ubpe").read_bytes()
+    for bad in ("-0", "-4", "-9"):
+        code, _, err = run(capsys, "compress", src, "-o", tmp_path / "bad.ubpe", bad)
+        assert code == 2 and f"{bad}: ubpe has no preset {bad}: the levels are -1" in err, err
+    assert not (tmp_path / "bad.ubpe").exists()
+    code, _, err = run(capsys, "decompress", "-9")
+    assert code == 2 and "-9: ubpe decompress has no numbered options" in err and "./-9" in err
+
+
 # ============================================================== delta front end
 
 

@@ -237,10 +237,10 @@ def test_fit_without_n_tokens_and_the_smallest_size_that_works(files, ecg):
     assert c.returncode == 1 and re.search(r"the smallest --n-tokens that works is \d+", c.stderr.decode())
 
 
-def test_numbered_presets_are_refused_and_inspect_takes_several_files(files):
+def test_presets_other_than_the_levels_are_refused_and_inspect_takes_several_files(files):
     r = ubpe_cmd("compress", "ecg.npy", "-9", cwd=files)
-    assert r.returncode == 2 and "-9: ubpe has no numbered presets" in r.stderr.decode()
-    assert not (files / "-9.ubpe").exists()
+    assert r.returncode == 2 and "-9: ubpe has no preset -9: the levels are -1" in r.stderr.decode()
+    assert not (files / "-9.ubpe").exists() and not (files / "ecg.npy.ubpe").exists()
     ubpe_cmd("compress", "ecg.npy", "two.wav", "--level", "1", cwd=files)
     ubpe_cmd("fit", "ecg.npy", "-o", "m.model", "--n-tokens", "2000", cwd=files)
     i = ubpe_cmd("inspect", "ecg.npy.ubpe", "two.wav.ubpe", "m.model", "-n", "2", cwd=files)

@@ -40,10 +40,14 @@ from .parser import build_parser
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """Option combinations argparse cannot express; reported as usage errors (exit 2)."""
+    levels = ("the levels are -1 (fast to decompress), -2 (the default) and -3 or --best (the smallest, "
+              "slowest)")
+    if getattr(args, "numbered_preset", None) is not None:
+        return f"-{args.numbered_preset}: ubpe has no preset -{args.numbered_preset}: {levels}"
     for path in getattr(args, "inputs", ()):
-        if re.fullmatch(r"-\d+", path):  # gzip's -1..-9: argparse takes a negative number for a file name
-            return (f"{path}: ubpe has no numbered presets like gzip {path}: the levels are --level 2 (the "
-                    "default, smallest) and --level 1 (faster to decompress); a file of that name is ./" + path)
+        if re.fullmatch(r"-\d+", path):  # argparse takes a negative number for a file name
+            return (f"{path}: ubpe {args.command} has no numbered options (compress takes -1, -2 and -3 as "
+                    f"levels); a file of that name is ./{path}")
     if args.command == "compress" and args.model is None and args.reference:
         return "--reference needs --model"
     if args.command == "compress" and args.model is None and args.no_escape:

@@ -204,6 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "level-3 coder (ubpe.level3, 'mixsignal'), the smallest: about 0.2 to 0.3 M values/s to compress "
                    "(a short recording's parameters searched on a prefix), 0.5 to decompress")
     p.add_argument("--best", dest="level", action="store_const", const=3, help="the same as --level 3")
+    for n in (1, 2, 3):  # as gzip, xz and zstd: -1 fast ... -3 strongest
+        p.add_argument(f"-{n}", dest="level", action="store_const", const=n, help=f"the same as --level {n}")
+    for n in (0, 4, 5, 6, 7, 8, 9):  # other tools' presets: refused by name (cli._usage_problem)
+        p.add_argument(f"-{n}", dest="numbered_preset", action="store_const", const=n, help=argparse.SUPPRESS)
     p.add_argument("--block-size", type=_size, metavar="N",
                    help="values per block (default 1M = 1048576, 64M for one-byte values such as text; "
                    "0: one stream): larger inputs are cut "
