@@ -425,6 +425,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
             stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
+        if level == 2 and s.blocked_adaptive_offered:
+            # a static coder that won on the sample: each block may still take the adaptive
+            # ones, which gain more on a block's length than on the sample's windows
+            adaptive = coders.coders_for(2, ("adaptive",))
+            if not set(offered) & set(adaptive):
+                offered = tuple(offered) + adaptive
     else:
         stages = with_settings(chains[0], s)
         alphabet, merges, offered = given.model.alphabet, given.model.merges, coders.coders_for(level)
