@@ -169,6 +169,13 @@ class Settings:
     #: context mixer's; elsewhere up to 0.0047 above their exact size. 1.004 skips 11 of the 29
     #: codings (seismic: 1.0049, a mag and a rans pass, about a fifth of its compress time).
     lean_static_exact_within: float = 1.004
+    #: ... and those static candidates are level 1's (:func:`~ubpe.planner.fast.costed_candidates`:
+    #: the layout that sizes least near exactly, offered the coders within fast_exact_close of
+    #: it) instead of both layouts offered every static coder (:func:`~ubpe.planner.candidates.bare_candidates`):
+    #: the same bytes on the 93 inputs of benchmarks/sizes.py, /work/unseen2 and the weather
+    #: recordings; level 2's compress 1.08x faster on seismic, 1.12x on audio
+    #: (benchmarks/results/level2-search-3.md).
+    lean_static_costed: bool = True
     #: Beyond lean_static_finalists_above values (full_fit: where the exhaustive search sized a
     #: sample before), every context-mixing finalist gets its static candidates, under the
     #: near-exact check alone (lean_static_exact_within; no estimate check: on a small share
