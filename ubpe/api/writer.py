@@ -407,6 +407,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     or refused without ``given.escape``). ``progress(frames)`` is called as each block is coded,
     on the thread that coded it."""
     frames = src.frames
+    also: tuple[str, ...] = ()  # coders each block is coded by as well, the smaller block kept
     if given is None:
         sample = sample_frames(src.get, src.channels, frames, s.sample, s.windows)
         if chains is None:
@@ -425,12 +426,11 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
             stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
-        if level == 2 and s.blocked_adaptive_offered:
-            # a static coder that won on the sample: each block may still take the adaptive
-            # ones, which gain more on a block's length than on the sample's windows
-            adaptive = coders.coders_for(2, ("adaptive",))
-            if not set(offered) & set(adaptive):
-                offered = tuple(offered) + adaptive
+        if level == 2 and s.blocked_adaptive_offered and not set(offered) & set(coders.coders_for(2, ("adaptive",))):
+            # a static coder that won on the sample: each block is also coded by the adaptive
+            # coders, which gain more on a block's length than on the sample's windows, and
+            # keeps the smaller block (packed: the stream's own choice compares unpacked maps)
+            also = coders.coders_for(2, ("trivial", "adaptive"))
     else:
         stages = with_settings(chains[0], s)
         alphabet, merges, offered = given.model.alphabet, given.model.merges, coders.coders_for(level)
@@ -485,6 +485,10 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
                                                 rate_sample_above=_rate_sample(level, s))
         fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
         packed = container.pack_block(fields, (f1 - f0) * src.channels)
+        if also:
+            fields["stream"] = coders.encode_stream(tokens, vocab, coders=also, classes=classes)
+            other = container.pack_block(fields, (f1 - f0) * src.channels)
+            packed = other if len(other) < len(packed) else packed
         if progress is not None:
             progress(f1 - f0)
         return packed
