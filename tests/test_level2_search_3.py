@@ -84,3 +84,28 @@ def test_level_1_blocks_are_not_offered_adaptive_coders():
     with configured(sample=4096, windows=4):
         data = check_roundtrip(x, level=1, block_size=60_000, threads=1)
     assert not {"cms2", "cmt2", "hold"} & set(describe(data).coders)
+
+
+@pytest.mark.parametrize("noise, blocks, tried", [(2, 3, 1), (20, 2, 2)])
+def test_later_blocks_try_the_adaptive_coders_only_when_the_first_took_one(monkeypatch, noise, blocks, tried):
+    """The first block is coded by the adaptive coders too; the later ones only when it took one:
+    where "mag" stays in the first of 3 blocks, "cms2" runs once; where the first takes "cms2",
+    on every block. The bytes do not depend on the threads."""
+    calls = []
+    real = ubpe.coders.encode_stream
+
+    x = _ecg_like(120_000, noise)
+    block = 120_000 // blocks
+
+    def counted(tokens, vocab_size, **kwargs):  # (a block's stream: the plan's sample is 4 096 values)
+        calls.append(len(tokens) == block and "cms2" in kwargs.get("coders", ()))
+        return real(tokens, vocab_size, **kwargs)
+
+    with configured(sample=4096, windows=4):
+        two = compress(x, level=2, block_size=block, threads=2)
+        monkeypatch.setattr(ubpe.coders, "encode_stream", counted)
+        data = compress(x, level=2, block_size=block, threads=1)
+    assert data == two
+    assert describe(data).blocks == blocks
+    assert sum(calls) == tried
+    assert ("cms2" in describe(data).coders) == (tried == blocks)

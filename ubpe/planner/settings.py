@@ -782,12 +782,14 @@ class Settings:
     #: of 7 000 values, 1 573 bytes blocked, 1 651 each alone; 40 000 frames: 7 856 and 7 224).
     group_blocked_alone_frames: int = 1 << 18
     #: Level 2's blocked container: when the plan on the sample (``sample`` values in
-    #: ``windows`` windows) chose a static coder, every block is also coded by the adaptive
-    #: coders and the smaller packed block is kept (``ubpe.api.writer.blocked_parts``). An
-    #: adaptive coder gains on a block's length (2**20 frames) what it cannot on the sample's
-    #: windows: ecg-systole (1 536 570 values, 2 blocks) "mag" was 80 B smaller on the sample,
-    #: "cms2" smaller in both blocks (benchmarks/results/level2-search-3.md). Never larger, block
-    #: by block; the cost is "cms2" run on those blocks. False: the plan's coders alone.
+    #: ``windows`` windows) chose a static coder, the first block is also coded by the adaptive
+    #: coders and the smaller packed block kept, and so is every later block when the first
+    #: took an adaptive coder (``ubpe.api.writer.blocked_parts``). An adaptive coder gains on a
+    #: block's length (2**20 frames) what it cannot on the sample: ecg-systole (1 536 570
+    #: values, 2 blocks) "mag" was 80 B smaller on the sample, "cms2" smaller in both blocks,
+    #: -1 839 B (benchmarks/results/level2-search-3.md). Never larger, block by block; the cost
+    #: is "cms2" on the first block, and on the others where it took it (ecg-systole: 0.57 ->
+    #: 0.94-1.09 s CPU). False: the plan's coders alone.
     blocked_adaptive_offered: bool = True
     #: The "hold" coder (``ubpe.coders.hold``) is offered a stream only when its most frequent
     #: token is at least this share of its tokens: it models holds and steps, and on a stream of
