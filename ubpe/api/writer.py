@@ -407,6 +407,10 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     or refused without ``given.escape``). ``progress(frames)`` is called as each block is coded,
     on the thread that coded it."""
     frames = src.frames
+    # coders the first block is coded by as well, the smaller block kept; the later blocks too
+    # when the first took them (took[0])
+    also: tuple[str, ...] = ()
+    took = [False]
     if given is None:
         sample = sample_frames(src.get, src.channels, frames, s.sample, s.windows)
         if chains is None:
@@ -425,6 +429,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
             stages = fast_stages(stages, s)
         alphabet, merges, offered = best.alphabet, best.merges, best.coders
+        if level == 2 and s.blocked_adaptive_offered and not set(offered) & set(coders.coders_for(2, ("adaptive",))):
+            # a static coder that won on the sample: the first block is also coded by the
+            # adaptive coders, which gain more on a block's length than on the sample, and keeps
+            # the smaller block (packed: the stream's own choice compares unpacked maps); the
+            # later blocks as well when the first took them (else they cost nothing more)
+            also = coders.coders_for(2, ("trivial", "adaptive"))
     else:
         stages = with_settings(chains[0], s)
         alphabet, merges, offered = given.model.alphabet, given.model.merges, coders.coders_for(level)
@@ -479,6 +489,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
                                                 rate_sample_above=_rate_sample(level, s))
         fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
         packed = container.pack_block(fields, (f1 - f0) * src.channels)
+        if also and (b == 0 or took[0]):
+            fields["stream"] = coders.encode_stream(tokens, vocab, coders=also, classes=classes)
+            other = container.pack_block(fields, (f1 - f0) * src.channels)
+            if len(other) < len(packed):
+                packed = other
+                took[0] = took[0] or b == 0
         if progress is not None:
             progress(f1 - f0)
         return packed
@@ -494,7 +510,11 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     head["block"] = block
     yield container.blocked_head(head, count)
     packer = msgpack.Packer(use_bin_type=True)
-    for first in range(0, count, step):
+    start = 0
+    if also and count:  # the first block alone: whether the others try the adaptive coders too
+        yield packer.pack(encode(0))
+        start = 1
+    for first in range(start, count, step):
         for raw in run_threads(encode, list(range(first, min(first + step, count))), threads):
             yield packer.pack(raw)
 

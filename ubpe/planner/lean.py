@@ -14,7 +14,7 @@ from .candidates import (
     ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated,
     forward_shared, run_threads, windows,
 )
-from .fast import fast_stages, layouts, merges_may_pay, params_bytes, small_ids, static_parts
+from .fast import costed_candidates, fast_stages, layouts, merges_may_pay, params_bytes, small_ids, static_parts
 from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
 from .settings import Settings
@@ -49,8 +49,10 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
        else on all of them; the best estimate is then built on all the values.
     3. Static candidates (all the values, no merges) on the chain of the best of those (exact
        size S), when its estimate is within ``s.lean_static_within`` of S and their near-exact
-       size (:func:`~ubpe.planner.fast.layouts`) within ``s.lean_static_exact_within``: its
-       bare and dense ids (:func:`bare_candidates`). Beyond ``s.lean_static_finalists_above``
+       size (:func:`~ubpe.planner.fast.layouts`) within ``s.lean_static_exact_within``: with
+       ``s.lean_static_costed`` level 1's candidate of those sizes
+       (:func:`~ubpe.planner.fast.costed_candidates`: the layout that sizes least, the coders within
+       ``s.fast_exact_close``), else its bare and dense ids, every static coder (:func:`bare_candidates`). Beyond ``s.lean_static_finalists_above``
        values, on every finalist's chain, by their near-exact size alone.
     Beyond ``s.full_fit`` values the screen takes ``s.lean_long_screen`` values and the
     context-mixing finalists ``s.lean_long_cm_sample`` in ``s.lean_long_windows`` windows.
@@ -123,6 +125,9 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
         found = layouts(y, s, None, memo)
         if found is not None and min(found.costs.values()) + params_bytes(record) > s.lean_static_exact_within * bound:
             return []  # their near-exact size (no coder run) is out of reach
+        if found is not None and s.lean_static_costed:
+            # level 1's rule: the layout that sizes least, the coders within fast_exact_close of it
+            return [(c, float(cost(c).size)) for c in costed_candidates(record, found, s)]
         return [(c, float(cost(c).size)) for c in bare_candidates(record, y)]
 
     def context_mixed(i: int) -> tuple[Candidate, float]:

@@ -169,6 +169,13 @@ class Settings:
     #: context mixer's; elsewhere up to 0.0047 above their exact size. 1.004 skips 11 of the 29
     #: codings (seismic: 1.0049, a mag and a rans pass, about a fifth of its compress time).
     lean_static_exact_within: float = 1.004
+    #: ... and those static candidates are level 1's (:func:`~ubpe.planner.fast.costed_candidates`:
+    #: the layout that sizes least near exactly, offered the coders within fast_exact_close of
+    #: it) instead of both layouts offered every static coder (:func:`~ubpe.planner.candidates.bare_candidates`):
+    #: the same bytes on the 93 inputs of benchmarks/sizes.py, /work/unseen2 and the weather
+    #: recordings; level 2's compress 1.08x faster on seismic, 1.12x on audio
+    #: (benchmarks/results/level2-search-3.md).
+    lean_static_costed: bool = True
     #: Beyond lean_static_finalists_above values (full_fit: where the exhaustive search sized a
     #: sample before), every context-mixing finalist gets its static candidates, under the
     #: near-exact check alone (lean_static_exact_within; no estimate check: on a small share
@@ -774,6 +781,16 @@ class Settings:
     #: the smaller (tests/test_groups_level2.py: a walk and a square wave, 6 000 frames in blocks
     #: of 7 000 values, 1 573 bytes blocked, 1 651 each alone; 40 000 frames: 7 856 and 7 224).
     group_blocked_alone_frames: int = 1 << 18
+    #: Level 2's blocked container: when the plan on the sample (``sample`` values in
+    #: ``windows`` windows) chose a static coder, the first block is also coded by the adaptive
+    #: coders and the smaller packed block kept, and so is every later block when the first
+    #: took an adaptive coder (``ubpe.api.writer.blocked_parts``). An adaptive coder gains on a
+    #: block's length (2**20 frames) what it cannot on the sample: ecg-systole (1 536 570
+    #: values, 2 blocks) "mag" was 80 B smaller on the sample, "cms2" smaller in both blocks,
+    #: -1 839 B (benchmarks/results/level2-search-3.md). Never larger, block by block; the cost
+    #: is "cms2" on the first block, and on the others where it took it (ecg-systole: 0.57 ->
+    #: 0.94-1.09 s CPU). False: the plan's coders alone.
+    blocked_adaptive_offered: bool = True
     #: The "hold" coder (``ubpe.coders.hold``) is offered a stream only when its most frequent
     #: token is at least this share of its tokens: it models holds and steps, and on a stream of
     #: few holds each token costs a step decision more than an order-0 coder (at 60 M tokens/s it
