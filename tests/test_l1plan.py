@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from ubpe._kernels import l1plan
 from ubpe.coders import mag
 from ubpe.frontend import mult
-from ubpe.planner import configured
 
 
 @settings(max_examples=150, deadline=None)
@@ -125,8 +124,7 @@ def test_mag_encode_taking_the_planners_options_gives_the_same_stream(seed, n, s
     ces, tbits = mag.stream_options(stats, n)
     known = {r: (stats[j], raw, center, (ces[j], tbits[j])) for j, r in enumerate(rates.tolist())}
     want = mag._encode_mag(tokens, 1 << 40, counts)
-    with configured(fast_mag_rate_search=False):  # (every rate costed: tests/test_mag_rate_search.py has the search)
-        assert mag._encode_mag(tokens, 1 << 40, counts, known=known) == want
+    assert mag._encode_mag(tokens, 1 << 40, counts, known=known) == want
     wrong = {r: (v[0], v[1], v[2] + 1, (v[3][0] + 1.0, v[3][1])) for r, v in known.items()}
     assert mag._encode_mag(tokens, 1 << 40, counts, known=wrong) == want
     assert mag.stream_bits(stats, raw, n) == float((ces + raw + tbits).min())

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 import reference_mag
 from ubpe._kernels import level1 as fast
 from ubpe.coders import mag
-from ubpe.planner import configured
 
 SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")),
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -128,5 +127,4 @@ def test_the_stream_is_the_same_whichever_counts_are_known_and_decodes(stream, s
         counts = np.zeros((1, fast.N_CONTEXTS, fast.N_BUCKETS), np.int64)
         raw = fast.mag_stats(tokens, middle, np.array([r], np.int64), counts)
         known[r] = (counts[0], raw, middle)
-    with configured(fast_mag_rate_search=False):  # (every rate costed: tests/test_mag_rate_search.py has the search)
-        assert mag._encode_mag(tokens, 1 << 40, sample_above=sample_above, known=known) == plain
+    assert mag._encode_mag(tokens, 1 << 40, sample_above=sample_above, known=known) == plain

@@ -113,10 +113,6 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
         tbitss = np.empty((rates.size, npb), np.int64)
         _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
         rates = rates[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
-    elif known and _rate_search():
-        found = _searched_rates(tokens, center, known, n)
-        if found is not None:
-            return _encode_chosen(tokens, n, center, budget, *found)
     nr = rates.size
     stats, raw_bits, kept = _rate_stats(tokens, center, rates, known)  # per rate
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
@@ -139,14 +135,6 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
             sub_tb = np.empty((len(todo), npb), np.int64)
             _mag.mag_options(np.ascontiguousarray(stats[todo]), _mag.MIN_PB, sub_ce, sub_tb, _NO_FREQS)
             ces[todo], tbitss[todo] = sub_ce, sub_tb
-    return _encode_chosen(tokens, n, center, budget, rates, stats, raw_bits, kept, ces, tbitss)
-
-
-def _encode_chosen(tokens: np.ndarray, n: int, center: int, budget: int, rates: np.ndarray, stats: np.ndarray,
-                   raw_bits: int, kept: tuple | None, ces: np.ndarray, tbitss: np.ndarray) -> dict | None:
-    """:func:`_encode_mag`'s choice among the options ``ces``, ``tbitss`` (``(rates, precisions)``)
-    of the rates ``rates`` (counts ``stats``), and the stream coded under it (None: over ``budget``).
-    ``kept``: as :func:`_rate_stats` gives it (the rows of ``ctx`` by index into ``rates``)."""
     totals = ces + raw_bits + tbitss  # option (rate i, pb MIN_PB + j): the sum in that order
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate: argmin's first)
@@ -173,67 +161,6 @@ def _encode_chosen(tokens: np.ndarray, n: int, center: int, budget: int, rates: 
     return {"coder": "mag", "n": n, "center": center, "rate": rate, "pb": pb, "table": tbuf.tobytes(),
             "payload": np.ascontiguousarray(words[start:], "<u4").tobytes(), "raw": raw.tobytes()}
 
-
-
-def _rate_search() -> bool:
-    """Whether level 1's coder, handed counts its planner made
-    (:attr:`~ubpe.coders._base.Tokens.mag_stats`) of a stream it does not sample, searches the
-    running-mean rates outward from them (:func:`_searched_rates`) instead of costing all seven:
-    ``Settings.fast_mag_rate_search`` (the planner's settings in force)."""
-    from ..planner.settings import current  # (the planner imports the coders: not at the top)
-
-    return current().fast_mag_rate_search
-
-
-def _searched_rates(tokens: np.ndarray, center: int, known: dict, n: int) -> tuple | None:
-    """The rates :func:`_encode_mag` costs at level 1, and their counts and options, as
-    ``(rates, stats, raw_bits, kept, ces, tbitss)`` (:func:`_encode_chosen`'s arguments), or None
-    when ``known`` has no rate about ``center``. The rates ``known`` counted (level 1's
-    ``estimate_rates``, 3 and 5) and those between them are costed; while the best of those
-    costed (its least total over the precisions) is the lowest (highest) of them, the rate below
-    (above) it is costed too. Each rate's counts and options are its own (the numbers a full
-    search gives it), so where the totals fall and rise once across the rates (most streams) the
-    same rate is chosen as by all seven, from about a third of the counting and costing."""
-    have = sorted(r for r, v in known.items() if v[2] == center)
-    if not have:
-        return None
-    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
-    # every rate counted in one pass (as the full search counts them: a rate more a pass costs
-    # little beside its options), costed only when the search reaches it
-    stats, raw_bits, kept = _rate_stats(tokens, center, RATES, known)
-    at = {r: i for i, r in enumerate(RATES.tolist())}
-    costed: dict[int, tuple] = {}  # rate -> (its ces row, its tbits row)
-
-    def option(r: int) -> None:
-        v = known.get(r)  # (its options where the planner sized the stream at this rate: the same numbers)
-        if v is not None and v[2] == center and len(v) > 3 and v[3] is not None and v[3][0].shape == (npb,):
-            costed[r] = v[3]
-            return
-        ce = np.empty((1, npb), np.float64)
-        tb = np.empty((1, npb), np.int64)
-        _mag.mag_options(stats[at[r]:at[r] + 1], _mag.MIN_PB, ce, tb, _NO_FREQS)
-        costed[r] = (ce[0], tb[0])
-
-    for r in range(have[0], have[-1] + 1):
-        option(r)
-    least = {r: float((o[0] + raw_bits + o[1]).min()) for r, o in costed.items()}
-    while True:
-        best = min(least, key=lambda r: (least[r], r))
-        if best == min(least) and best > _mag.MIN_RATE:
-            step = best - 1
-        elif best == max(least) and best < _mag.MAX_RATE:
-            step = best + 1
-        else:
-            break
-        option(step)
-        least[step] = float((costed[step][0] + raw_bits + costed[step][1]).min())
-    order = sorted(costed)
-    idx = [at[r] for r in order]
-    ces = np.stack([costed[r][0] for r in order])
-    tbitss = np.stack([costed[r][1] for r in order])
-    if kept is not None:  # (the rows of the contexts by the rates' new places)
-        kept = (kept[0], kept[1], kept[2], {j: kept[3][i] for j, i in enumerate(idx) if i in kept[3]})
-    return np.array(order, np.int64), stats[idx], raw_bits, kept, ces, tbitss
 
 
 def encode(tokens: Tokens, budget: int) -> dict | None:

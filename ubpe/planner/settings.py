@@ -334,14 +334,6 @@ class Settings:
     #: less when the coder picks one of those rates (seis-kw1-ehz, 936 001 values: 6.5 ms of
     #: 81). False: counted again.
     fast_reuse_mag_stats: bool = True
-    #: ... and, on a stream of at most fast_mag_rate_sample tokens, costs the running-mean rates
-    #: outward from those counts (:func:`ubpe.coders.mag._searched_rates`: rates 3 to 5, then one
-    #: lower or higher while that is the best so far) instead of all seven: the same rate where
-    #: the rates' costs fall and then rise. On the 112 inputs of the bench sets, the unseen
-    #: recordings (both sets) and the weather set, +2 B in all (audio/6 +3 B, audio/17 -1 B);
-    #: the coder's time on the 32 short audio files 14.1 -> 11.7 ms (benchmarks/results/level1-prune.md).
-    #: False: every rate costed (the writer of the fixtures frozen before).
-    fast_mag_rate_search: bool = True
     #: Level 1's plan (:func:`~ubpe.planner.fast.fast_plan`) keeps the "lpc" stage's analyses by
     #: content (:func:`ubpe.frontend.lpc.analysis_cache`) only with fast_lpc_cache: on the bench
     #: signals (each), float-q and the 28 unseen recordings none was looked up again (368 lookups,
