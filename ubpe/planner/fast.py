@@ -62,12 +62,29 @@ def fast_stages(chain: list[Stage], s: Settings, screen: bool = False) -> list[S
     out = []
     for st in chain:
         if isinstance(st, LpcStage):
-            st = LpcStage(window=st.window, blocks=s.fast_lpc_blocks or st.blocks,
-                          reweight=st.reweight and s.fast_lpc_reweight and not screen,
-                          candidates=s.fast_lpc_candidates, costed_every=s.fast_lpc_costed_every,
-                          reweight_options=s.lpc_reweight_options(), high_gain=s.fast_lpc_high_gain)
+            options = s.lpc_reweight_options()
+            blocks = tuple(s.fast_lpc_blocks or st.blocks)
+            reweight = st.reweight and s.fast_lpc_reweight and not screen
+            key = (st.window, blocks, reweight, s.fast_lpc_candidates, s.fast_lpc_costed_every,
+                   tuple(options.items()), s.fast_lpc_high_gain)
+            found = _FAST_LPC.get(key)
+            if found is None:
+                if len(_FAST_LPC) >= _FAST_LPC_MAX:
+                    _FAST_LPC.clear()
+                found = _FAST_LPC[key] = LpcStage(window=st.window, blocks=blocks, reweight=reweight,
+                                                  candidates=s.fast_lpc_candidates,
+                                                  costed_every=s.fast_lpc_costed_every,
+                                                  reweight_options=options, high_gain=s.fast_lpc_high_gain)
+            st = found
         out.append(st)
     return out
+
+
+#: :func:`fast_stages`' "lpc" stages by their options, built once a process (a stage is not
+#: changed once built; the same options, the same stage: about 12 us a stage, and the repr of its
+#: options in :func:`~ubpe.planner.candidates.stage_key` about 8 us more, several a plan).
+_FAST_LPC: dict[tuple, LpcStage] = {}
+_FAST_LPC_MAX = 64
 
 
 @dataclass

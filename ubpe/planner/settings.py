@@ -283,16 +283,20 @@ class Settings:
     #: bytes on the bench signals, float-q and the 28 unseen recordings, ECG 14.0 -> 13.4 ms, but
     #: the 800 wide floats of tests/common.py's fuzz samples 3 663 -> 3 828 B: the float modes are
     #: compared by level 1's plans, 1.1 kept them.)
+    #: (fast_keep 3 -> 2, fast_rank_close 1.05 -> 1.02 and fast_size_clear 1.03 -> 1.01, issue 28's
+    #: pruning pass: the same level-1 bytes on the 112 inputs of the bench sets, both unseen sets
+    #: and the weather set; compress 3-7 % faster on ECG and seismic, 1-3 % on the short audio
+    #: files: benchmarks/results/level1-prune.md.)
     fast_whole: int = 1 << 14
     fast_prune: float = 1.2
-    fast_keep: int = 3
+    fast_keep: int = 2
     fast_close: float = 1.003
     fast_refit_close: float = 1.03
     #: Up to fast_whole values (the screen saw them all), the chains within fast_rank_close of the
     #: smallest static estimate (at most fast_keep) are ranked by their near-exact sizes
     #: (:func:`~ubpe.planner.fast.layouts`): the static estimates misranked chains by 1.4-5 %
     #: on 2 000-4 000-value inputs (grid+lpc, lpc against delta2, grid+delta1).
-    fast_rank_close: float = 1.05
+    fast_rank_close: float = 1.02
     #: Level 1 codes the chain's bare and dense ids both only when neither estimate is more than
     #: fast_layout_clear times the other's, and offers both static coders only when neither is
     #: rated fast_coder_clear times the other. On the
@@ -303,7 +307,7 @@ class Settings:
     fast_coder_clear: float = 1.01
     #: Of the layouts and coders, those whose static estimate is more than fast_size_clear times
     #: the best are not sized near exactly (:func:`~ubpe.planner.fast.layouts`).
-    fast_size_clear: float = 1.03
+    fast_size_clear: float = 1.01
     #: Level 1 sizes its chain's layouts and coders near exactly (no coder run:
     #: :func:`~ubpe.planner.fast.layout_costs`) and codes those within fast_exact_close of the
     #: smallest.
