@@ -630,6 +630,13 @@ class Settings:
     #: level3_search_work everywhere (the bytes before).
     level3_search_model: bool = True
     level3_search_model_least: float = 0.25
+    #: ... the model counting, where the contexts' sample will be coded, the final coding with the
+    #: contexts too (``cost.XCTX_NS`` a value more: the contexts the sample keeps) and the cue seeing a
+    #: value table's symbols (``encoder._search_share``); the contexts' sample then keeps the frames
+    #: of the plan without this term (a shorter sample flips their choice on temp-seattle and temp-sf:
+    #: results/level3-floor.md), only the search's prefix and codings are cut
+    #: (results/level3-floor-4.md). False: the model of results/level3-floor.md (the bytes before).
+    level3_search_model_final: bool = True
     level3_search_min_prefix: int = 1024
     level3_front_proxy_part: float = 0.5
     level3_front_part_min: int = 1024
