@@ -54,11 +54,11 @@ def search_share(n: int, C: int, sample: int, settings, final: bool | None = Non
     least 1e9 / FLOOR ns a value: the work that predicts 1e9 / (FLOOR ENC_MARGIN), at least
     ``settings.level3_search_model_least``; else ``settings.level3_search_work``. ``sample``: the
     values of the contexts' sample the encoder will code (0: none). ``final``: ``encode_ns``'s
-    (None: ``settings.level3_search_model_final``)."""
+    (None: n at most ``settings.level3_search_model_final``)."""
     work = settings.level3_search_work
     if not settings.level3_search_model or work <= 0 or n * C <= 0:
         return work
-    final = settings.level3_search_model_final if final is None else final
+    final = 0 < n <= settings.level3_search_model_final if final is None else final
     if encode_ns(n, C, work, sample, final) * FLOOR <= 1e9:
         return work
     per = coder_ns(C)

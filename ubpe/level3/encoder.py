@@ -494,37 +494,30 @@ def _search_share(x2: np.ndarray) -> float:
 
 def _search_shares(x2: np.ndarray) -> tuple[float, float]:
     """(the search's work bound for ``x2`` ((frames, C) integers, before any front-end chain), in
-    codings of the recording (``cost.search_share``); the bound that sizes the contexts' sample,
-    the same without the final coding's contexts counted (``Settings.level3_search_model_final``:
-    cutting the search does not shorten that sample)), with the values of the sample
-    ``_choose_xctx`` will likely code: its gates that need no coding (version, the symbols' range,
-    a grid's step the gcd of the first frames' or, wider, a value table's size (``_symbols``: the
-    indices either table mode codes),
-    ``pair_recurrence``) on ``x2``'s first frames (as many as ``search.proxy_plan``'s prefix, at
-    most ``level3_xctx_sample``), else none."""
+    codings of the recording (``cost.search_share``, the final coding's contexts counted on at most
+    ``Settings.level3_search_model_final`` frames); the bound that sizes the contexts' sample, the
+    same without them counted: cutting the search does not shorten that sample), with the values
+    of the sample ``_choose_xctx`` will likely code: its gates that need no coding (version, the
+    symbols' range, a grid's step the gcd of the first frames', ``pair_recurrence``) on ``x2``'s
+    first frames (as many as ``search.proxy_plan``'s prefix, at most ``level3_xctx_sample``), else
+    none."""
     s = settings.current()
     n, C = x2.shape
+    final = 0 < n <= s.level3_search_model_final
     sample = 0
     if s.level3_search_model and s.level3_version >= 6 and s.level3_xctx_sample > 0 and n * C > 0:
         frames = min(n, s.level3_xctx_sample, proxy_plan(n, C, s)[0])
         head = _channel_sample(np.ascontiguousarray(x2[:frames]).astype(np.int64))
-        if search_share(n, C, head.size, s) == search_share(n, C, 0, s):
-            share = search_share(n, C, 0, s)  # (the sample changes nothing: no cue computed)
+        if search_share(n, C, head.size, s, final) == search_share(n, C, 0, s, False):
+            share = search_share(n, C, 0, s, False)  # (the sample changes nothing: no cue computed)
             return share, share
         lo = int(x2.min())
         span = int(x2.max()) - lo
         if span >= XCTX_MAX_RANGE:  # (a grid's step: the range of its symbols)
             span //= max(1, int(np.gcd.reduce((head - lo).ravel())))
-        grid = span < XCTX_MAX_RANGE
-        if not grid and s.level3_search_model_final:  # (a value table's indices)
-            symbols = _symbols(x2)
-            if symbols is not None and symbols[4]:  # (either table mode codes the indices)
-                span = symbols[3].size - 1
         if span < XCTX_MAX_RANGE and pair_recurrence(head) >= s.level3_xctx_recur:
             sample = head.size
-            # (the contexts' sample sized as before the final coding's contexts and the table counted)
-            return search_share(n, C, sample, s), search_share(n, C, sample if grid else 0, s, False)
-    return search_share(n, C, sample, s), search_share(n, C, sample, s, False)
+    return search_share(n, C, sample, s, final), search_share(n, C, sample, s, False)
 
 
 def pair_recurrence(y: np.ndarray) -> float:

@@ -630,13 +630,16 @@ class Settings:
     #: level3_search_work everywhere (the bytes before).
     level3_search_model: bool = True
     level3_search_model_least: float = 0.25
-    #: ... the model counting, where the contexts' sample will be coded, the final coding with the
-    #: contexts too (``cost.XCTX_NS`` a value more: the contexts the sample keeps) and the cue seeing a
-    #: value table's symbols (``encoder._search_share``); the contexts' sample then keeps the frames
-    #: of the plan without this term (a shorter sample flips their choice on temp-seattle and temp-sf:
-    #: results/level3-floor.md), only the search's prefix and codings are cut
-    #: (results/level3-floor-4.md). False: the model of results/level3-floor.md (the bytes before).
-    level3_search_model_final: bool = True
+    #: ... the model counting, on a recording of at most level3_search_model_final frames where the
+    #: contexts' sample will be coded, the final coding with the contexts too (``cost.XCTX_NS`` a
+    #: value more: the contexts the sample keeps; ``encoder._search_shares``); the contexts' sample
+    #: then keeps the frames of the plan before (a shorter sample flips their choice on
+    #: temp-seattle and temp-sf: results/level3-floor.md), only the search's prefix and codings are
+    #: cut. Up to 12 288 frames, the shared and held-out recordings whose sample the cue predicts
+    #: are hourly or minutely weather, which keep the contexts; from 15 000 frames on, held
+    #: biosignals, which mostly do not, and whose search a cut costs up to 56 % (eda-bitalino;
+    #: results/level3-floor-4.md). 0: the model of results/level3-floor.md (the bytes before).
+    level3_search_model_final: int = 12288
     level3_search_min_prefix: int = 1024
     level3_front_proxy_part: float = 0.5
     level3_front_part_min: int = 1024
