@@ -90,3 +90,34 @@ def test_bytes_as_before_beyond_the_frames():
         before = level3.encode(x)
     assert beyond == before
     assert np.array_equal(level3.decode(beyond), x)
+
+
+# ---------------------------------------------------------------- the full contexts and the encode floor
+
+
+def test_full_contexts_encode_model():
+    s = cfg.current()
+    # the model: encode_ns at the least search with the sample, the final coding at the decoder's ns
+    got = encoder._full_contexts_encode_ns(1.8, 8759, 1, 2190)
+    want = (cost.encode_ns(8759, 1, s.level3_search_model_least, 2190) - cost.coder_ns(1)
+            + encoder.xctx_decode_ns(1.8, 8759, 1))
+    assert abs(got - want) < 1e-9 * want
+    # temp-seattle's shape: the decoder's model keeps the full set, the encoder's does not
+    assert encoder.xctx_decode_ns(1.8, 8759, 1) * encoder.XCTX_FLOOR * encoder.XCTX_MARGIN <= 1e9
+    assert got * cost.FLOOR * cost.ENC_MARGIN > 1e9
+    # more bits a value, a larger sample: slower predicted
+    assert encoder._full_contexts_encode_ns(2.5, 8759, 1, 2190) > got
+    assert encoder._full_contexts_encode_ns(1.8, 8759, 1, 4096) > got
+
+
+def test_choose_xctx_light_set_under_the_encode_floor():
+    """A one-channel hourly humidity whose contexts are kept (the gain's bar lowered): the full set
+    by the decoder's model alone, the lighter one where the encoder's model is asked too."""
+    x = np.ascontiguousarray(hourly(8760)[:, 1:2]).astype(np.int64)
+    x -= x.min()
+    prm = encoder.default_params(1)
+    k = encoder._kernels()
+    with cfg.configured(level3_xctx_gain=-1.0):
+        assert encoder._choose_xctx(x, None, prm, 2190)[k.PRM_XCTX] == 2
+    with cfg.configured(level3_xctx_gain=-1.0, level3_xctx_encode_floor=False):
+        assert encoder._choose_xctx(x, None, prm, 2190)[k.PRM_XCTX] == 1

@@ -72,7 +72,7 @@ from .measure import (
     _vmod_saving,
     _whole_budget,
 )
-from .cost import search_share
+from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
     budget_plan,
     dc_change,
@@ -481,9 +481,24 @@ def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     gain = whole / max(1.0, size + whole)
     if saved <= 16 * 8 * XCTX_HEADER_BYTES or gain < settings.current().level3_xctx_gain:
         return prm
-    if xctx_decode_ns(8.0 * size / sample.size, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9:
+    bpv = 8.0 * size / sample.size
+    if xctx_decode_ns(bpv, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9 and (
+            not settings.current().level3_xctx_encode_floor
+            or _full_contexts_encode_ns(bpv, *y.shape, sample.size) * FLOOR * ENC_MARGIN <= 1e9):
         on[k.PRM_XCTX] = 1
     return on
+
+
+def _full_contexts_encode_ns(bits_per_value: float, n: int, C: int, sample: int) -> float:
+    """A deterministic model (no timing) of the encoder's CPU ns a value on n frames x C channels
+    with the full contexts (``xctx`` = 1): ``cost.encode_ns`` with the search at its least
+    (``Settings.level3_search_model_least`` codings) and the contexts' sample of ``sample``
+    values, its final coding at ``xctx_decode_ns``' ns (the decoder runs the same kernel) in place
+    of a plain coding's. ``_choose_xctx`` keeps the full set only where this keeps
+    ``cost.ENC_MARGIN`` times issue 29's floor."""
+    s = settings.current()
+    return (encode_ns(n, C, s.level3_search_model_least, sample) - coder_ns(C)
+            + xctx_decode_ns(bits_per_value, n, C))
 
 
 def _search_share(x2: np.ndarray) -> float:

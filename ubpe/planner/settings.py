@@ -732,6 +732,12 @@ class Settings:
     #: recur in).
     level3_xctx_sample: int = 1 << 13
     level3_xctx_recur: float = 0.3
+    #: The full contexts (``xctx`` = 1, where the decoder's model keeps its floor) only where the
+    #: encoder's model (``encoder._full_contexts_encode_ns``: the final coding at the decoder's model's
+    #: ns, the contexts' sample, the least search) also keeps ``cost.ENC_MARGIN`` times the floor;
+    #: else the lighter set (xctx = 2: a 0.42 against 0.28-0.30 M values/s final coding on temp-seattle
+    #: and temp-sf; results/level3-floor-4.md). False: the decoder's model alone (the bytes before).
+    level3_xctx_encode_floor: bool = True
     #: ... and kept when they save at least this share of the sample's bytes (they slow the coder
     #: about 3-fold: the ECG, 0.05 % smaller with them, decoded 3.6 times slower).
     level3_xctx_gain: float = 0.02
