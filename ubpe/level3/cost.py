@@ -13,7 +13,10 @@ multi-channel recording then spends three codings or more before and with its fi
 puts it below the floor. ``search_share`` lowers the search's work where the model predicts an
 encode below ``FLOOR`` (at ``level3_search_work``) to what keeps it at ``FLOOR`` times
 ``ENC_MARGIN``, down to ``level3_search_model_least``; elsewhere it is ``level3_search_work`` and
-the bytes are as before. The constants: kernel times on one core of the shared machine
+the bytes are as before. On at most ``Settings.level3_search_model_final`` frames, where the sample
+is coded, the final coding counts with the contexts too (``encode_ns``' ``final``: a one-channel
+hourly year's final coding with them runs at about half a plain one's speed;
+results/level3-floor-4.md). The constants: kernel times on one core of the shared machine
 (results/level3-floor.md).
 """
 
