@@ -100,6 +100,10 @@ def warm_level3(l3) -> None:
     idx = np.clip(np.cumsum(rng.integers(-1, 2, 3000)) + 50, 0, 99)
     for gaps in (3 + (rng.random(100) < 0.2), rng.integers(2, 9, 100) ** 2):
         l3.decode(l3.encode(np.cumsum(gaps)[idx].astype(np.int16)))
+    # the chains' screens and kernels on 32-bit input (the unseen seismic records: else the first
+    # of them loads three overloads from numba's cache in its encode, about 0.1 s: seis-tly-bhz
+    # 0.13 against 0.19 M values/s; results/level3-floor-4.md)
+    l3.decode(l3.encode(walk.astype(np.int32) * 1000 + rng.integers(0, 3, walk.size).astype(np.int32)))
     # version 6's kernel (the exact-value contexts, chosen on readings whose values recur)
     grid = (np.round(np.cumsum(rng.normal(0, 0.6, 3000))) * 5).astype(np.int16)
     l3.decode(l3.encode(grid, params=l3.format._vector(dict(l3.DEFAULTS, xctx=1), 1), search=False))

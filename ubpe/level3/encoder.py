@@ -72,7 +72,7 @@ from .measure import (
     _vmod_saving,
     _whole_budget,
 )
-from .cost import search_share
+from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
     budget_plan,
     dc_change,
@@ -149,11 +149,11 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         chains = _chains(x2) if auto and search and params is None and _whole_budget(n * C) else None
         if chains is not None and n < _stages_frames():  # (a short recording: the chain without stages)
             chains = chains[:1]
-        share = _search_share(x2) if chains is not None else None
+        share, sample_share = _search_shares(x2) if chains is not None else (None, None)
         if chains is not None and _front_on_proxy(n, C, len(chains), share):
             # the chains compared on the search's proxy, each with its start parameters: the
             # winner's coding is the search's first (``_start``), no sample coded for the chains alone
-            chain, start = _choose_front_proxy(x2, chains, share)
+            chain, start = _choose_front_proxy(x2, chains, share, sample_share)
             if chain:
                 return _encode_front(x2, ndim, chain, None, True, False, start)
             return encode(values, front=None, _start=start)
@@ -197,7 +197,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     if params is None and search and version >= 6:
-        prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
+        prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start, True))
     head[0] = _payload_version(version, prm)  # (version 5's bytes without xctx and olsr)
     version = head[0]
     head.append(MODE_MODEL)
@@ -481,32 +481,58 @@ def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     gain = whole / max(1.0, size + whole)
     if saved <= 16 * 8 * XCTX_HEADER_BYTES or gain < settings.current().level3_xctx_gain:
         return prm
-    if xctx_decode_ns(8.0 * size / sample.size, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9:
+    bpv = 8.0 * size / sample.size
+    if xctx_decode_ns(bpv, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9 and (
+            not settings.current().level3_xctx_encode_floor
+            or _full_contexts_encode_ns(bpv, *y.shape, sample.size) * FLOOR * ENC_MARGIN <= 1e9):
         on[k.PRM_XCTX] = 1
     return on
 
 
+def _full_contexts_encode_ns(bits_per_value: float, n: int, C: int, sample: int) -> float:
+    """A deterministic model (no timing) of the encoder's CPU ns a value on n frames x C channels
+    with the full contexts (``xctx`` = 1): ``cost.encode_ns`` with the search at its least
+    (``Settings.level3_search_model_least`` codings) and the contexts' sample of ``sample``
+    values, its final coding at ``xctx_decode_ns``' ns (the decoder runs the same kernel) in place
+    of a plain coding's. ``_choose_xctx`` keeps the full set only where this keeps
+    ``cost.ENC_MARGIN`` times issue 29's floor."""
+    s = settings.current()
+    return (encode_ns(n, C, s.level3_search_model_least, sample) - coder_ns(C)
+            + xctx_decode_ns(bits_per_value, n, C))
+
+
 def _search_share(x2: np.ndarray) -> float:
     """The search's work bound for ``x2`` ((frames, C) integers, before any front-end chain), in
-    codings of the recording (``cost.search_share``), with the values of the sample
-    ``_choose_xctx`` will likely code: its gates that need no coding (version, the symbols' range,
-    a grid's step the gcd of the first frames', ``pair_recurrence``) on ``x2``'s first frames (as
-    many as ``search.proxy_plan``'s prefix, at most ``level3_xctx_sample``), else none."""
+    codings of the recording: ``_search_shares``' first."""
+    return _search_shares(x2)[0]
+
+
+def _search_shares(x2: np.ndarray) -> tuple[float, float]:
+    """(the search's work bound for ``x2`` ((frames, C) integers, before any front-end chain), in
+    codings of the recording (``cost.search_share``, the final coding's contexts counted on at most
+    ``Settings.level3_search_model_final`` frames); the bound that sizes the contexts' sample, the
+    same without them counted: cutting the search does not shorten that sample), with the values
+    of the sample ``_choose_xctx`` will likely code: its gates that need no coding (version, the
+    symbols' range, a grid's step the gcd of the first frames', ``pair_recurrence``) on ``x2``'s
+    first frames (as many as ``search.proxy_plan``'s prefix, at most ``level3_xctx_sample``), else
+    none."""
     s = settings.current()
     n, C = x2.shape
+    final = 0 < n <= s.level3_search_model_final
     sample = 0
     if s.level3_search_model and s.level3_version >= 6 and s.level3_xctx_sample > 0 and n * C > 0:
         frames = min(n, s.level3_xctx_sample, proxy_plan(n, C, s)[0])
         head = _channel_sample(np.ascontiguousarray(x2[:frames]).astype(np.int64))
-        if search_share(n, C, head.size, s) == search_share(n, C, 0, s):
-            return search_share(n, C, 0, s)  # (the sample changes nothing: no cue computed)
+        if search_share(n, C, head.size, s, final) == search_share(n, C, 0, s, False):
+            share = search_share(n, C, 0, s, False)  # (the sample changes nothing: no cue computed)
+            return share, share
         lo = int(x2.min())
         span = int(x2.max()) - lo
         if span >= XCTX_MAX_RANGE:  # (a grid's step: the range of its symbols)
             span //= max(1, int(np.gcd.reduce((head - lo).ravel())))
         if span < XCTX_MAX_RANGE and pair_recurrence(head) >= s.level3_xctx_recur:
             sample = head.size
-    return search_share(n, C, sample, s)
+    return search_share(n, C, sample, s, final), search_share(n, C, sample, s, False)
 
 
 def pair_recurrence(y: np.ndarray) -> float:
@@ -529,13 +555,17 @@ def pair_recurrence(y: np.ndarray) -> float:
     return best
 
 
-def _vmod_frames(n: int, C: int, start: tuple | None) -> int | None:
+def _vmod_frames(n: int, C: int, start: tuple | None, contexts: bool = False) -> int | None:
     """The frames ``_choose_vmod`` codes at most for a recording of n frames x C channels: the
     search's prefix (``search.budget_plan``; ``start``: ``_choose_front_proxy``'s, which
-    holds it) where ``Settings.level3_vmod_on_proxy`` and the search is on a prefix, else None."""
+    holds it) where ``Settings.level3_vmod_on_proxy`` and the search is on a prefix, else None.
+    ``contexts``: those ``_choose_xctx`` codes, the prefix of the plan before the final coding's
+    contexts were counted (``_search_shares``; ``start``'s seventh entry) where they differ."""
     s = settings.current()
     if not s.level3_vmod_on_proxy or not _whole_budget(n * C):
         return None
+    if contexts and start is not None and len(start) > 6:
+        return start[6]
     return start[4][0] if start is not None and len(start) > 4 else budget_plan(n, C, s)[0]
 
 

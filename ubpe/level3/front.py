@@ -59,8 +59,8 @@ def _front_on_proxy(n: int, C: int, chains: int = 1, share: float | None = None)
             and budget_plan(n, C, s, chains, share)[0] < n)
 
 
-def _choose_front_proxy(x2: np.ndarray, chains: list | None = None,
-                        share: float | None = None) -> tuple[tuple, tuple | None]:
+def _choose_front_proxy(x2: np.ndarray, chains: list | None = None, share: float | None = None,
+                        sample_share: float | None = None) -> tuple[tuple, tuple | None]:
     """The chain of ``chains`` (None: ``_chains(x2)``) whose output codes the search's proxy (the
     prefix of ``search.budget_plan``) smallest, each with the parameters the search starts
     from on it (``search.plan``), its stage params' share of the prefix added; and for the
@@ -68,7 +68,9 @@ def _choose_front_proxy(x2: np.ndarray, chains: list | None = None,
     ``_symbols`` of the output, the plan) (None: the raw mode). The chain without stages (the
     first) is coded on the whole prefix, the others on its first ``Settings.level3_front_proxy_part``
     (the first's payload length frame by frame gives its size there: no coding more). ``share``:
-    the plan's ``work_share`` (``ubpe.level3.cost.search_share``), or None."""
+    the plan's ``work_share`` (``ubpe.level3.cost.search_share``), or None. ``sample_share``: the
+    ``work_share`` whose plan's prefix the contexts' sample takes (``encoder._search_shares``), a
+    seventh entry of the encoding's tuple; None: the plan's prefix (no seventh entry)."""
     s = settings.current()
     n, C = x2.shape
     chains = _chains(x2) if chains is None else chains
@@ -101,6 +103,8 @@ def _choose_front_proxy(x2: np.ndarray, chains: list | None = None,
                 size = float(lengths[-1] - lengths[skip - 1]) + (size - (int(res[-1, 2 * C - 1]) - int(res[skip - 1, 2 * C - 1])))
             whole = size + float(lengths[skip - 1])
             known = (start, first, whole if length == frames else None, symbols, planned, decided)
+            if sample_share is not None:
+                known += (budget_plan(n, C, s, len(chains), sample_share)[0],)
             if not chain:
                 plain = lengths
         if chain:  # its params' share; and the margin by which the () chain's models gain after the prefix

@@ -641,6 +641,16 @@ class Settings:
     #: level3_search_work everywhere (the bytes before).
     level3_search_model: bool = True
     level3_search_model_least: float = 0.25
+    #: ... the model counting, on a recording of at most level3_search_model_final frames where the
+    #: contexts' sample will be coded, the final coding with the contexts too (``cost.XCTX_NS`` a
+    #: value more: the contexts the sample keeps; ``encoder._search_shares``); the contexts' sample
+    #: then keeps the frames of the plan before (a shorter sample flips their choice on
+    #: temp-seattle and temp-sf: results/level3-floor.md), only the search's prefix and codings are
+    #: cut. Up to 12 288 frames, the shared and held-out recordings whose sample the cue predicts
+    #: are hourly or minutely weather, which keep the contexts; from 15 000 frames on, held
+    #: biosignals, which mostly do not, and whose search a cut costs up to 56 % (eda-bitalino;
+    #: results/level3-floor-4.md). 0: the model of results/level3-floor.md (the bytes before).
+    level3_search_model_final: int = 12288
     level3_search_min_prefix: int = 1024
     level3_front_proxy_part: float = 0.5
     level3_front_part_min: int = 1024
@@ -733,6 +743,12 @@ class Settings:
     #: recur in).
     level3_xctx_sample: int = 1 << 13
     level3_xctx_recur: float = 0.3
+    #: The full contexts (``xctx`` = 1, where the decoder's model keeps its floor) only where the
+    #: encoder's model (``encoder._full_contexts_encode_ns``: the final coding at the decoder's model's
+    #: ns, the contexts' sample, the least search) also keeps ``cost.ENC_MARGIN`` times the floor;
+    #: else the lighter set (xctx = 2: a 0.42 against 0.28-0.30 M values/s final coding on temp-seattle
+    #: and temp-sf; results/level3-floor-4.md). False: the decoder's model alone (the bytes before).
+    level3_xctx_encode_floor: bool = True
     #: ... and kept when they save at least this share of the sample's bytes (they slow the coder
     #: about 3-fold: the ECG, 0.05 % smaller with them, decoded 3.6 times slower).
     level3_xctx_gain: float = 0.02
