@@ -97,6 +97,9 @@ SLOW_FROM = 12
 MIX_LR = 6
 MIX_LR_BOOST = 32
 MIX_W0 = 9362
+APM_RATE = 7
+MIN_APM_BITS = 10
+MAX_APM_BITS = 12
 #: a mixer's weight row: the NI = 7 weights and an eighth whose input is always 0 (so it never
 #: changes), 64 bytes: one vector operation takes the row (not part of the format)
 ROW = 8
@@ -286,9 +289,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     did not fit); decoding writes ``tokens[:n]`` and returns OK, ERR_SYMBOL, ERR_CHECK or
     ERR_LENGTH. ``nxt`` is ``_adapt_table()``. ``flat``: the header's F (bit l - 1: length l's flat
     bits bypass the model, module docstring; 0 for none). ``cost`` (int64): empty, or when
-    encoding ``_cost_table()`` followed by 2 (L + 1) zeros, which get the coded cost of the bits
+    encoding ``_cost_table()`` followed by 2 L + 3 zeros, which get the coded cost of the bits
     that are flat (whether bypassed or not) per code length l: ``cost[4096 + l]`` in 1/256 bit,
-    ``cost[4096 + L + 1 + l]`` their count (encoder only, not normative). Preconditions: len(tokens) >= n, 1 <= V <=
+    ``cost[4096 + L + 1 + l]`` their count, and the count of all decisions (the last), encoder
+    only, not normative. Preconditions: len(tokens) >= n, 1 <= V <=
     2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
     below U."""
     if nxt.shape[0] != 1 << 17:
@@ -314,7 +318,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     flo = full(maxlen + 2, BIG, np.int64)
     for d in range(maxlen + 1):
         for ll in range(d + 1, maxlen + 1):
-            if (flat >> (ll - 1)) & 1:
+            if (flat >> ll) & 1:
                 lo = (fc[ll] + (np.int64(1) << (ll - d)) - 1) >> (ll - d)
                 if lo < (lim[ll] >> (ll - d)) and lo < flo[d]:
                     flo[d] = lo
@@ -356,6 +360,22 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     wa = ((-WB.ctypes.data) & 63) >> 3
     W = WB[wa:wa + 16 * 4 * ROW]
     W2 = WB[wa + 16 * 4 * ROW:wa + (16 * 4 + NSET2) * ROW]
+    apm = flat & 1
+    ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS) if apm else 2
+    amask = (1 << ab) - 1
+    AP = empty((1 << ab) * 33, np.uint16)
+    # every row holds the same 33 knots: the table is 4 rows' pattern (132 entries, 33 whole
+    # 8-byte words, so the copies vectorise) repeated
+    pat = empty(4 * 33, np.uint16)
+    for k in range(33):
+        d = (k - 16) * 128
+        d = clamp(d, -2047, 2047)
+        v = np.uint16(sq[d + 2047] * 16)
+        for r in range(4):
+            pat[r * 33 + k] = v
+    for j in range(1 << (ab - 2)):  # subtle: ab >= 2, so 4 divides the rows
+        for k in range(4 * 33):
+            AP[U(j * 132 + k)] = pat[k]
     cl = 0  # the coder's interval [cl, ch]
     ch = 0xFFFFFFFF
     x = 0
@@ -424,7 +444,7 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
                 ll = depth + 1  # the length of the subtree's leftmost code
                 while ll < maxlen and (cv << (ll - depth)) >= lim[ll]:
                     ll += 1
-                if (flat >> (ll - 1)) & 1 and ((cv + 1) << (ll - depth)) <= lim[ll]:
+                if (flat >> ll) & 1 and ((cv + 1) << (ll - depth)) <= lim[ll]:
                     # a flat run: the last ll - depth bits, each with p = 1/2, no model
                     while depth < ll:
                         if decoding:
@@ -499,16 +519,31 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             dot2 = clamp(dot2, -2047, 2047)
             dot = (dot1 + dot2) >> 1
             p = sq[U(dot + 2047)]  # in [1, 4095]
+            if apm:
+                dd = dot + 2048
+                lo = dd >> 7
+                wt = dd & 127
+                ai = ((q0 * 0x9E3 + node * 0x3B9) & amask) * 33
+                pa = (np.int64(AP[U(ai + lo)]) * (128 - wt) + np.int64(AP[U(ai + lo + 1)]) * wt) >> 11
+                p = (p + 3 * pa + 2) >> 2
+                p = clamp(p, 1, 4095)
             if decoding:
                 cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, 0, True)
             else:
                 y = (code >> (ln - 1 - depth)) & 1
-            if measuring and depth >= fd:
-                cost[4096 + ln] += cost[select(y, p, 4096 - p)]
-                cost[4097 + maxlen + ln] += 1
+            if measuring:
+                cost[4098 + 2 * maxlen] += 1
+                if depth >= fd:
+                    cost[4096 + ln] += cost[select(y, p, 4096 - p)]
+                    cost[4097 + maxlen + ln] += 1
             # updates
             _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3)
             _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3)
+            if apm:
+                near = ai + lo + (wt >> 6)  # (the upper knot when wt >= 64)
+                # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
+                aj = np.int64(AP[U(near)])
+                AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
             pr = z >> 10
             cn = z & 1023
             pr += (((y << 22) - pr) * rec[U(cn)]) >> 16
@@ -836,19 +871,31 @@ def _cost_table() -> np.ndarray:
     return out
 
 
-#: the encoder sets a length's flat flag when the model's cost of its flat bits (the first pass,
-#: no flag set) is at least (1 - FLAT_SLACK) bits each: bypassed, each costs 1 bit (not normative)
-FLAT_SLACK = 0.0
+#: the encoder's flat flags (not normative): a length whose flat bits cost the model at least a
+#: bit each (the first pass, no flag set) is bypassed, since there each costs exactly 1 bit; then
+#: more lengths, those whose flat bits the model codes the least below a bit first, while the
+#: first pass's estimate of the bits lost stays within FLAT_BUDGET of the payload's bits
+FLAT_BUDGET = 0.0
 
 
-def flat_flags(cost: np.ndarray, maxlen: int, slack: float = FLAT_SLACK) -> int:
-    """The header's F from a first pass's ``cost`` (``_code``'s): bit l - 1 set for each length l
-    whose flat bits cost the model at least (1 - ``slack``) bits each. Encoder only."""
+def flat_flags(cost: np.ndarray, maxlen: int, payload: int, budget: float = FLAT_BUDGET) -> int:
+    """The header's F from a first pass's ``cost`` (``_code``'s) of a ``payload``-byte stream
+    (module docstring, ``FLAT_BUDGET``). Encoder only."""
     f = 0
+    spare = budget * payload * 8 * 256  # in 1/256 bit, as cost
+    loss = []
     for ll in range(1, maxlen + 1):
         bits = int(cost[4097 + maxlen + ll])
-        if bits and int(cost[4096 + ll]) >= (1.0 - slack) * 256 * bits:
-            f |= 1 << (ll - 1)
+        lost = 256 * bits - int(cost[4096 + ll])  # what bypassing them would cost
+        if bits and lost <= 0:
+            f |= 1 << ll
+        elif bits:
+            loss.append((lost / bits, lost, ll))
+    for _rate, lost, ll in sorted(loss):
+        if lost > spare:
+            continue
+        spare -= lost
+        f |= 1 << ll
     return f
 
 
@@ -915,7 +962,7 @@ def parse_header(data: bytes, vocab_size: int, flags: bool = False):
     if not flags:
         return mode, center, np.array(cnt, dtype=np.int64), pos
     f = leb(5)
-    if f < 0 or f >= 1 << maxlen:
+    if f < 0 or f >= 2 << maxlen:
         return None
     return mode, center, np.array(cnt, dtype=np.int64), f, pos
 
@@ -926,24 +973,68 @@ MAX_HEADER = 2 + 4 + 4 * MAX_LEN + 5
 
 # plain functions over the compiled loop (as ``cmtext``'s entry points): one compilation of
 # ``_code`` serves both directions, and no wrapper is compiled
-def cms2_encode(tokens, vocab_size, buf, slack=FLAT_SLACK):
+def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
     the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
-    fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload. Two passes
-    when a flat flag is set: the first (F = 0) measures what the model pays for each length's
-    flat bits (``flat_flags``, ``slack``), the second codes with F."""
+    fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload. The flat
+    flags come from a first pass without them (``flat_flags``, ``budget``) over the first
+    ``_prefix(n)`` tokens: when that is all of them and no flag is set, it is the payload;
+    else a second pass codes all with the flags."""
     n = tokens.shape[0]
     if n == 0:
         return 0
     mode, center, cnt = plan(tokens, vocab_size)
     maxlen = cnt.size - 1
-    cost = np.zeros(4096 + 2 * (maxlen + 1), np.int64)
+    cost = np.zeros(4096 + 2 * maxlen + 3, np.int64)
     cost[:4096] = _cost_table()
-    size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, 0, cost)
-    f = flat_flags(cost, maxlen, slack)
-    if f == 0:
+    apm = int(APM_BELOW * n >= _static_bits(tokens, vocab_size, mode, center, cnt))
+    m = _prefix(n)
+    if m == n:
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost)
+    else:  # the prefix into a scratch buffer
+        size = _encode_pass(tokens[:m], vocab_size, np.zeros(8 * m + 256, np.uint8), mode, center, cnt,
+                            apm, cost)
+    f = flat_flags(cost, maxlen, size, budget)
+    flat = sum(int(cost[4097 + maxlen + ll]) for ll in range(1, maxlen + 1) if (f >> ll) & 1)
+    if flat < FLAT_WORTH * int(cost[-1]):
+        f = 0  # too few to pay for a second pass
+    f |= apm
+    if m == n and f == apm:
         return size
     return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST)
+
+
+#: the encoder sets flat flags only when they bypass at least this share of the first pass's
+#: decisions (else the first pass is the payload, when it coded all tokens); not normative
+FLAT_WORTH = 0.1
+#: the encoder's first pass (the flat flags' measure) codes the first max(FLAT_PREFIX, n //
+#: FLAT_PREFIX_DIV) tokens (all when fewer), not normative
+FLAT_PREFIX = 32768
+FLAT_PREFIX_DIV = 4
+
+
+def _prefix(n: int) -> int:
+    """How many tokens of an n-token stream the flags' first pass codes."""
+    return min(n, max(FLAT_PREFIX, n // FLAT_PREFIX_DIV))
+
+
+#: the encoder turns the APM on (F's bit 0) for a stream whose static code costs less than
+#: APM_BELOW bits a token (not normative): such streams (slow, smooth signals: 0.5-1 bit a token)
+#: were 0.8-1.4 % smaller with it, the others 0.04-0.08 % larger, and it costs time a decision
+APM_BELOW = 2.0
+
+
+def _static_bits(tokens, vocab_size, mode, center, cnt) -> int:
+    """The bits of ``tokens`` under the header's static code (mode, center, k_0..k_L)."""
+    t = np.asarray(tokens, np.int64)
+    P = np.full(t.size, center, np.int64)
+    if mode >= 1 and t.size > 1:
+        P[1:] = t[:-1]
+    if mode == 2 and t.size > 2:
+        P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
+    u = _ranks(t, P, vocab_size)
+    bs = np.cumsum(cnt)  # bs[l] = number of codes of length <= l
+    return int(np.searchsorted(bs, u, side="right").sum())
 
 
 def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
