@@ -7,10 +7,13 @@ machine. This text is normative for the ``"cms2"`` payload, with the shared part
 ``ubpe._kernels.cmcore`` (``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``,
 ``_code_bit`` and ``_finish``, normative as that module defines them).
 
-Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` (0 or 1); the
+Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` (0 to 2); the
 center c (LEB128, minimal: at most 4 bytes, c < V); one byte L (code length bound, 0..30);
-then L LEB128 (minimal) counts k_1..k_L. Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L
-(a complete prefix code), U = sum k_l <= V, and L = 0 exactly when V = 1 (then U = 1).
+then L LEB128 (minimal) counts k_1..k_L; then the flags F (LEB128, minimal, at most 5 bytes,
+F < 2**(L + 1)): bit 0 turns the APM on, bit l (1 <= l <= L) makes length l's flat bits bypass
+the model (below). Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L (a complete prefix code),
+U = sum k_l <= V, and L = 0 exactly when V = 1 (then U = 1). (The window streams of a shared
+model use the same loop with the model's code and F = 0: ``ubpe.shared``.)
 
 Binarization. Token ids are alphabet ids in value order. The predicted id is P = c for the
 first token and in mode 0, else the previous token. A token t becomes its rank u in [0, V) by
@@ -20,9 +23,13 @@ u = 2d - 1 for t = P + d and u = 2d for t = P - d (1 <= d <= m), and u = m + |t 
 k_l codes of length l; u in [b_l, b_l + k_l) (b_1 = 0, b_{l+1} = b_l + k_l) has the code
 f_l + u - b_l with f_0 = 0, f_{l+1} = 2 (f_l + k_l) (k_0 = 1 if L = 0, else 0), sent most
 significant bit first. Each bit is one binary decision; its *node* is (1 << d) | c for the d
-bits c already sent. (The encoder picks the mode and the lengths, not normative: the mode whose
+bits c already sent. *Flat bits*: before each decision, at depth d with the bits c sent so far,
+when c >= lim_d (an inner node) and for some l with bit l of F set every code below the node has
+length l (c 2**(l - d) >= f_l and (c + 1) 2**(l - d) <= f_l + k_l), the token's l - d remaining
+bits are coded each with p = 2048 (``_code_bit``) and nothing else: no slot lookup, claim,
+prediction or update. (The encoder picks the mode and the lengths, not normative: the mode whose
 Huffman code of u is shorter, lengths from Huffman on the sorted counts of u, assigned in
-increasing order of u.)
+increasing order of u; F: ``cms2_encode``.)
 
 Model. Write t1, t2 for the tokens 1 and 2 back (V before the start), ub(m) =
 min(bit_length(m), 15); mu (running mean of
@@ -50,15 +57,17 @@ token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the 
   weights, 16 fractional bits, start 9362, rate 6 + (32 * 4096) // (4096 + i) while coding token
   i): one selected by (min(depth, 15), confidence of the order-2 entry: 0, 1, 2, 3 for a count
   of 0, 1-2, 3-14, 15), one by node & (2**min(b0, 12) - 1); d = (d1 + d2) >> 1;
-- p = squash(d) (in [1, 4095]) drives the coder (``cmcore``), followed by its 16 check bits and
-  flush (``_finish``). (No APM: with it the payloads were -0.04 to +0.09 % smaller, and
-  decoding 1.03-1.18 times slower; benchmarks/results/level2-cms2-bound.md.)
+- without the APM (F bit 0 clear), p = squash(d) (in [1, 4095]); with it, an APM (``cmcore``,
+  rate 7) whose row is ((h1 * 0x9E3 + node * 0x3B9) & (2**ab - 1)), ab = clamp(bit_length(n G -
+  1), 10, 12): p = (squash(d) + 3 apm + 2) >> 2 clamped to [1, 4095]. p drives the coder
+  (``cmcore``); after the n tokens, its 16 check bits and flush (``_finish``).
 
-Update order after each bit: both mixers, order 0, the hashed entries. After each token: the
-check hash, mu, en.
+Update order after each modelled bit: both mixers, the APM (nearer knot, when on), order 0, the
+hashed entries. After each token: the check hash, mu, en.
 
-Memory: at most 3 tables of 2**13 slots x 32 bytes (768 KiB), 256 KiB of order 0 and 260 KiB of
-mixer weights, whatever n: about 1.3 MiB (and, once per process, a read-only
+Memory: at most 3 tables of 2**13 slots x 32 bytes (768 KiB), 256 KiB of order 0, 264 KiB of
+APM (when on) and 260 KiB of mixer weights, whatever n: about 1.6 MiB (and, once per process, a
+read-only
 256 KiB table of the slot entries' updates, ``_adapt_table``).
 """
 

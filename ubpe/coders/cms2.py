@@ -15,7 +15,7 @@ from . import _cm
 from ._base import Coder, Tokens, alloc_tokens
 
 #: The longest payload header (``cmsignal2.MAX_HEADER``): a reader allows that much more.
-MAX_HEADER = 2 + 4 + 4 * 30 + 5
+MAX_HEADER = 2 + 4 + 4 * 30 + 5  # (F: at most 5 bytes)
 
 #: The writer offers "cms2" a stream only when its ids span at most this many values per token
 #: (plus 2**16): the code covers every rank up to the largest (about the span), and planning it
