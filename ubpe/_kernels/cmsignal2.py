@@ -1015,7 +1015,7 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET):
 
 #: the encoder sets flat flags only when they bypass at least this share of the first pass's
 #: decisions (else the first pass is the payload, when it coded all tokens); not normative
-FLAT_WORTH = 0.1
+FLAT_WORTH = 0.02
 #: the encoder's first pass (the flat flags' measure) codes the first max(FLAT_PREFIX, n //
 #: FLAT_PREFIX_DIV) tokens (all when fewer), not normative
 FLAT_PREFIX = 32768
