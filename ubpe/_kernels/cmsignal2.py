@@ -1033,17 +1033,28 @@ def _prefix(n: int) -> int:
 APM_BELOW = 2.0
 
 
-def _static_bits(tokens, vocab_size, mode, center, cnt) -> int:
-    """The bits of ``tokens`` under the header's static code (mode, center, k_0..k_L)."""
-    t = np.asarray(tokens, np.int64)
-    P = np.full(t.size, center, np.int64)
-    if mode >= 1 and t.size > 1:
-        P[1:] = t[:-1]
-    if mode == 2 and t.size > 2:
-        P[2:] = np.clip(2 * t[1:-1] - t[:-2], 0, vocab_size - 1)
-    u = _ranks(t, P, vocab_size)
-    bs = np.cumsum(cnt)  # bs[l] = number of codes of length <= l
-    return int(np.searchsorted(bs, u, side="right").sum())
+@njit(cache=True, nogil=True)
+def _static_bits(tokens, vocab_size, mode, center, cnt):
+    """The bits of ``tokens`` (each in [0, V)) under the header's static code (mode, center,
+    k_0..k_L): the sum of their code lengths. Encoder only (not normative)."""
+    maxlen = cnt.shape[0] - 1
+    bs = zeros(maxlen + 2, np.int64)  # bs[l]: the first u of length l
+    for ll in range(maxlen + 1):
+        bs[ll + 1] = bs[ll] + cnt[ll]
+    vm1 = vocab_size - 1
+    total = 0
+    for i in range(tokens.shape[0]):
+        P = np.int64(center)
+        if mode >= 1 and i >= 1:
+            P = np.int64(tokens[i - 1])
+        if mode == 2 and i >= 2:
+            P = clamp(2 * P - np.int64(tokens[i - 2]), 0, vm1)
+        u = _rank(np.int64(tokens[i]), P, imin(P, vm1 - P))
+        ln = 0
+        while ln < maxlen and u >= bs[ln + 1]:
+            ln += 1
+        total += ln
+    return total
 
 
 def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
