@@ -1030,7 +1030,7 @@ def _prefix(n: int) -> int:
 #: the encoder turns the APM on (F's bit 0) for a stream whose static code costs less than
 #: APM_BELOW bits a token (not normative): such streams (slow, smooth signals: 0.5-1 bit a token)
 #: were 0.8-1.4 % smaller with it, the others 0.04-0.08 % larger, and it costs time a decision
-APM_BELOW = 2.0
+APM_BELOW = 4.0
 
 
 @njit(cache=True, nogil=True)
