@@ -96,8 +96,8 @@ def test_every_flag_choice_decodes(cases, name):
     tokens, vocab = cases[name]
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     seen = set()
-    maxlen = cmsignal2.plan(tokens, vocab)[2].size - 1
-    every = (2 << maxlen) - 2
+    cnt = cmsignal2.plan(tokens, vocab)[2]
+    every = sum(1 << ll for ll in range(1, cnt.size) if cnt[ll] >= 2)  # the lengths with flat bits
     for f in (0, 1, every, every | 1):
         payload, _ = _pass(tokens, vocab, f)
         assert cmsignal2.parse_header(payload[:cmsignal2.MAX_HEADER].tobytes(), vocab, flags=True)[3] == f
@@ -109,8 +109,9 @@ def test_every_flag_choice_decodes(cases, name):
 
 
 def test_bad_flags_are_refused(cases):
-    """F past 2**(L + 1), F not minimal (a trailing zero byte) and F cut off are refused as
-    ERR_LENGTH, before the kernel."""
+    """F past 2**(L + 1), F not minimal (a trailing zero byte), a flat flag of a length with
+    fewer than 2 codes (no flat bits: the flag would change nothing, so F stays canonical) and F
+    cut off are refused as ERR_LENGTH, before the kernel."""
     tokens, vocab = cases["short-walk"]
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     mode, center, cnt = cmsignal2.plan(tokens, vocab)
@@ -118,7 +119,10 @@ def test_bad_flags_are_refused(cases):
     good, maxlen = _pass(tokens, vocab, 0)
     body = good.tobytes()[len(head) + 1:]  # F = 0 takes one byte
     out = np.zeros(tokens.size, dtype=np.int32)
-    for f in (bytes([0x80, 0x00]), cmsignal2._leb128(2 << maxlen), cmsignal2._leb128(1 << 40)):
+    no_flat = [ll for ll in range(1, cnt.size) if cnt[ll] < 2]  # a flag there has no effect: refused
+    assert no_flat
+    for f in (bytes([0x80, 0x00]), cmsignal2._leb128(2 << maxlen), cmsignal2._leb128(1 << 40),
+              cmsignal2._leb128(1 << no_flat[0])):
         bad = np.frombuffer(head + f + body, np.uint8).copy()
         assert cmsignal2.cms2_decode(bad, vocab, out) == cmsignal2.ERR_LENGTH
     assert cmsignal2.cms2_decode(np.frombuffer(head, np.uint8).copy(), vocab, out) == cmsignal2.ERR_LENGTH

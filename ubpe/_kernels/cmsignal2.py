@@ -11,7 +11,8 @@ Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` 
 center c (LEB128, minimal: at most 4 bytes, c < V); one byte L (code length bound, 0..30);
 then L LEB128 (minimal) counts k_1..k_L; then the flags F (LEB128, minimal, at most 5 bytes,
 F < 2**(L + 1)): bit 0 turns the APM on, bit l (1 <= l <= L) makes length l's flat bits bypass
-the model (below). Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L (a complete prefix code),
+the model (below); bit l may be set only when k_l >= 2 (f_l is even, so then codes f_l and f_l + 1
+form an aligned block: the length has flat bits). Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L (a complete prefix code),
 U = sum k_l <= V, and L = 0 exactly when V = 1 (then U = 1). (The window streams of a shared
 model use the same loop with the model's code and F = 0: ``ubpe.shared``.)
 
@@ -973,6 +974,8 @@ def parse_header(data: bytes, vocab_size: int, flags: bool = False):
     f = leb(5)
     if f < 0 or f >= 2 << maxlen:
         return None
+    if any((f >> ll) & 1 and cnt[ll] < 2 for ll in range(1, maxlen + 1)):
+        return None  # a flat flag of a length without flat bits (fewer than 2 codes): canonical F
     return mode, center, np.array(cnt, dtype=np.int64), f, pos
 
 
