@@ -2,7 +2,7 @@
 (plan + kernel) process time per set, on the streams level 2 codes with it.
 
     python benchmarks/cms2_kernel_ab.py BEFORE_TREE [AFTER_TREE] --cache DIR [--rounds 7]
-        [--sets ecg,seismic,audio,float-q,neural]
+        [--sets ecg,seismic,audio,float-q,neural] [--own]
 
 The streams are every ``cms2_decode`` call of ``bench_level2_decode.py``'s containers (``--cache``:
 its folder, compressed there first when missing), written once to a temporary folder. Each tree
@@ -32,27 +32,32 @@ _CHILD = r"""
 import json, sys, time
 import numpy as np
 from ubpe._kernels import cmsignal2 as k
-folder, sets = sys.argv[1], sys.argv[2].split(",")
+folder, sets, own = sys.argv[1], sys.argv[2].split(","), sys.argv[3] == "own"
 data = {}
 for s in sets:
     z = np.load(f"{folder}/{s}.npz")
     m = len([f for f in z.files if f.startswith("b")])
     data[s] = [(z[f"b{j}"], int(z[f"v{j}"]), z[f"t{j}"]) for j in range(m)]
+sizes = {}
 for s in sets:
-    for buf, V, t in data[s]:
+    for j, (buf, V, t) in enumerate(data[s]):
+        eb = np.zeros(2 * buf.size + 256, np.uint8)
+        n = k.cms2_encode(t, V, eb)
+        if own:  # a format change: this tree's own payload of the same tokens
+            buf = eb[:n].copy()
+            data[s][j] = (buf, V, t)
+        assert n == buf.size and np.array_equal(eb[:n], buf), "payload bytes differ: " + s
         out = np.zeros_like(t)
         assert k.cms2_decode(buf, V, out) == 0 and np.array_equal(out, t), "decode differs: " + s
-        eb = np.zeros(buf.size + 64, np.uint8)
-        n = k.cms2_encode(t, V, eb)
-        assert n == buf.size and np.array_equal(eb[:n], buf), "payload bytes differ: " + s
-print("ready", flush=True)
+        sizes[s] = sizes.get(s, 0) + int(buf.size)
+print("ready " + json.dumps(sizes), flush=True)
 for _line in sys.stdin:
     res = {}
     for s in sets:
         de = en = 0.0
         for buf, V, t in data[s]:
             out = np.zeros_like(t)
-            eb = np.zeros(buf.size + 64, np.uint8)
+            eb = np.zeros(2 * buf.size + 256, np.uint8)
             a = time.process_time()
             k.cms2_decode(buf, V, out)
             b = time.process_time()
@@ -85,18 +90,30 @@ def main(argv=None) -> int:
     p.add_argument("--cache", required=True, help="bench_level2_decode.py's container folder")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--sets", default="ecg,seismic,audio,float-q,neural")
+    p.add_argument("--own", action="store_true", help="a format change: each tree times its own payloads of "
+                   "the same token streams (checked to decode), not the stored ones byte for byte")
     a = p.parse_args(argv)
     sets = a.sets.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        dump(Path(tmp), sets, a.cache)
+        # the streams of the BEFORE tree's containers, read by that tree (after a format change
+        # this tree cannot read them)
+        code = (f"import sys; sys.path.insert(0, {str(a.before.resolve() / 'benchmarks')!r}); "
+                f"from pathlib import Path; import cms2_kernel_ab as m; "
+                f"m.dump(Path({tmp!r}), {sets!r}, {a.cache!r})")
+        subprocess.run([sys.executable, "-c", code], check=True,
+                       env=dict(os.environ, PYTHONPATH=str(a.before.resolve())), cwd="/")
         procs = []
         for tree in (a.before, a.after):
             env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
-            procs.append(subprocess.Popen([sys.executable, "-c", _CHILD, tmp, a.sets], stdin=subprocess.PIPE,
+            procs.append(subprocess.Popen([sys.executable, "-c", _CHILD, tmp, a.sets, "own" if a.own else "same"],
+                                          stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, text=True, env=env, cwd="/"))
+        sizes = []
         for proc in procs:
-            if proc.stdout.readline().strip() != "ready":
+            line = proc.stdout.readline().strip()
+            if not line.startswith("ready"):
                 raise SystemExit("a tree failed its byte check")
+            sizes.append(json.loads(line[5:]))
         best: list[dict] = [{}, {}]
         for r in range(a.rounds):
             for j in ((0, 1) if r % 2 == 0 else (1, 0)):
@@ -108,10 +125,12 @@ def main(argv=None) -> int:
         for proc in procs:
             proc.stdin.close()
             proc.wait()
-    print(f"{'set':10s} {'dec A ms':>9s} {'dec B ms':>9s} {'A/B':>6s} {'enc A ms':>9s} {'enc B ms':>9s} {'A/B':>6s}")
+    print(f"{'set':10s} {'dec A ms':>9s} {'dec B ms':>9s} {'A/B':>6s} {'enc A ms':>9s} {'enc B ms':>9s} {'A/B':>6s}"
+          f" {'bytes A':>9s} {'bytes B':>9s}")
     for s in sets:
         (da, ea), (db, eb) = best[0][s], best[1][s]
-        print(f"{s:10s} {da * 1e3:9.1f} {db * 1e3:9.1f} {da / db:6.3f} {ea * 1e3:9.1f} {eb * 1e3:9.1f} {ea / eb:6.3f}")
+        print(f"{s:10s} {da * 1e3:9.1f} {db * 1e3:9.1f} {da / db:6.3f} {ea * 1e3:9.1f} {eb * 1e3:9.1f} {ea / eb:6.3f}"
+              f" {sizes[0][s]:9d} {sizes[1][s]:9d}")
     return 0
 
 

@@ -140,8 +140,8 @@ def examples() -> list[tuple[str, list[str]]]:
     data = run(code)["data"]
     payload = container.fields_of(data)["stream"]["payload"]
     out.append(("cms2", [*code, f"{len(data)} bytes", *dump(data),
-                         f"its {len(payload)} bytes begin `{payload[:7].hex(' ')}` (the header), "
-                         f"then `{payload[7:11].hex(' ')}`"]))
+                         f"its {len(payload)} bytes begin `{payload[:8].hex(' ')}` (the header), "
+                         f"then `{payload[8:12].hex(' ')}`"]))
 
     code = ["tok = Tokenizer(list(range(10)), 12).fit(np.arange(300) % 10)",
             "y = (np.arange(40) % 10).astype(np.int16)",

@@ -1,8 +1,14 @@
 """A guard for same-bytes work on the "cms2" kernel (issue 28, target 2: level 2's speed from the
 cost of a binary decision, ``ubpe._kernels.cmsignal2``): payloads of streams of other shapes than
 test_cms2.test_frozen_bytes's, from one code length to seven groups of four, in modes 0 and 1,
-must stay main's (dfda3ca) bytes, and decode exactly through the kernel. A kernel change that
-alters any of them changes the format."""
+must stay these bytes, and decode exactly through the kernel. A kernel change that alters any of
+them changes the format.
+
+The expectations changed once on purpose, with the lighter model of issue 28 (h/l2lite: three
+hashed contexts, tables of 2**13 slots at most, the APM and the flat bits' bypass as header
+flags F; benchmarks/results/level2-lite.md). Each case now also states its F: the first has the
+APM on and its one code length flat (every bit bypassed), the second the APM and a length, the
+others bypass some lengths."""
 
 from __future__ import annotations
 
@@ -14,13 +20,14 @@ import pytest
 from ubpe._kernels import cmsignal2
 
 #: (case, bytes, the first 32 hex digits of the SHA-256 of the payload, mode, code length bound
-#: L) from main at dfda3ca, before this change (run in a detached worktree of main)
+#: L, flags F) of the lighter model (h/l2lite; main at d991b9d had 70, 27, 19521, 29111 and 7804
+#: bytes)
 MAIN = (
-    ("two-ids", 70, "5c392a5698e0628106d8bfc1947365d9", 0, 1),
-    ("short-walk", 27, "e27d039465cefa8589b5f69b30d11db5", 1, 8),
-    ("wide-walk", 19521, "3211652944253809d32b6ee49678d4ed", 1, 28),
-    ("audio-like", 29111, "138fdd9273ab2dfce2a1c0b3561a7bc1", 1, 22),
-    ("heavy-tail", 7804, "6b8a8847091323d8fea6092d61e0fdb4", 0, 26),
+    ("two-ids", 70, "721094f9636abf69880c63b50dfc5811", 0, 1, 3),
+    ("short-walk", 27, "555d4bc090c07c17b17e3b9440f5d234", 1, 8, 5),
+    ("wide-walk", 19482, "d94a2029cd55239c85a4176b338f1846", 1, 28, 32704),
+    ("audio-like", 29074, "9508ba3ea84c11ba2bc65a9bccf8b0a1", 1, 22, 2146432),
+    ("heavy-tail", 7764, "a733924b65cfe73541a815c7f80285da", 0, 26, 16320),
 )
 
 
@@ -47,17 +54,17 @@ def cases():
     return _cases()
 
 
-@pytest.mark.parametrize("name,size,digest,mode,maxlen", MAIN)
-def test_payloads_are_mains(cases, name, size, digest, mode, maxlen):
-    """Each payload is main's (length, digest, header), and decodes to its tokens."""
+@pytest.mark.parametrize("name,size,digest,mode,maxlen,flags", MAIN)
+def test_payloads_are_mains(cases, name, size, digest, mode, maxlen, flags):
+    """Each payload is the frozen one (length, digest, header), and decodes to its tokens."""
     tokens, vocab = cases[name]
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     buf = np.zeros(tokens.size * 4 + 256, dtype=np.uint8)
     length = cmsignal2.cms2_encode(tokens, vocab, buf)
     payload = buf[:length].tobytes()
     assert (len(payload), hashlib.sha256(payload).hexdigest()[:32]) == (size, digest)
-    head = cmsignal2.parse_header(payload[:cmsignal2.MAX_HEADER], vocab)
-    assert head is not None and (head[0], head[2].size - 1) == (mode, maxlen)
+    head = cmsignal2.parse_header(payload[:cmsignal2.MAX_HEADER], vocab, flags=True)
+    assert head is not None and (head[0], head[2].size - 1, head[3]) == (mode, maxlen, flags)
     out = np.full(tokens.size, -1, dtype=np.int32)
     assert cmsignal2.cms2_decode(np.frombuffer(payload, np.uint8).copy(), vocab, out) == cmsignal2.OK
     np.testing.assert_array_equal(out, tokens)
@@ -71,3 +78,52 @@ def test_a_payload_cut_short_is_refused(cases):
     length = cmsignal2.cms2_encode(tokens, vocab, buf)
     out = np.zeros(tokens.size, dtype=np.int32)
     assert cmsignal2.cms2_decode(buf[:length - 1].copy(), vocab, out) != cmsignal2.OK
+
+
+def _pass(tokens, vocab, f):
+    """The payload of ``tokens`` with the header's flags forced to ``f`` (the encoder's own
+    second pass, ``cmsignal2._encode_pass``)."""
+    mode, center, cnt = cmsignal2.plan(tokens, vocab)
+    buf = np.zeros(tokens.size * 4 + 256, dtype=np.uint8)
+    length = cmsignal2._encode_pass(tokens, vocab, buf, mode, center, cnt, f, cmsignal2.NO_COST)
+    return buf[:length].copy(), cnt.size - 1
+
+
+@pytest.mark.parametrize("name", ["short-walk", "audio-like", "heavy-tail"])
+def test_every_flag_choice_decodes(cases, name):
+    """Whatever F a writer chose (none, the APM alone, every length flat, both), the payload
+    decodes to its tokens; every flat length set bypasses decisions, so the bytes differ."""
+    tokens, vocab = cases[name]
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    seen = set()
+    cnt = cmsignal2.plan(tokens, vocab)[2]
+    every = sum(1 << ll for ll in range(1, cnt.size) if cnt[ll] >= 2)  # the lengths with flat bits
+    for f in (0, 1, every, every | 1):
+        payload, _ = _pass(tokens, vocab, f)
+        assert cmsignal2.parse_header(payload[:cmsignal2.MAX_HEADER].tobytes(), vocab, flags=True)[3] == f
+        out = np.full(tokens.size, -1, dtype=np.int32)
+        assert cmsignal2.cms2_decode(payload, vocab, out) == cmsignal2.OK
+        np.testing.assert_array_equal(out, tokens)
+        seen.add(payload.tobytes())
+    assert len(seen) == 4
+
+
+def test_bad_flags_are_refused(cases):
+    """F past 2**(L + 1), F not minimal (a trailing zero byte), a flat flag of a length with
+    fewer than 2 codes (no flat bits: the flag would change nothing, so F stays canonical) and F
+    cut off are refused as ERR_LENGTH, before the kernel."""
+    tokens, vocab = cases["short-walk"]
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    mode, center, cnt = cmsignal2.plan(tokens, vocab)
+    head = cmsignal2.header_bytes(mode, center, cnt)
+    good, maxlen = _pass(tokens, vocab, 0)
+    body = good.tobytes()[len(head) + 1:]  # F = 0 takes one byte
+    out = np.zeros(tokens.size, dtype=np.int32)
+    no_flat = [ll for ll in range(1, cnt.size) if cnt[ll] < 2]  # a flag there has no effect: refused
+    assert no_flat
+    for f in (bytes([0x80, 0x00]), cmsignal2._leb128(2 << maxlen), cmsignal2._leb128(1 << 40),
+              cmsignal2._leb128(1 << no_flat[0])):
+        bad = np.frombuffer(head + f + body, np.uint8).copy()
+        assert cmsignal2.cms2_decode(bad, vocab, out) == cmsignal2.ERR_LENGTH
+    assert cmsignal2.cms2_decode(np.frombuffer(head, np.uint8).copy(), vocab, out) == cmsignal2.ERR_LENGTH
+    assert cmsignal2.cms2_decode(good.copy(), vocab, out) == cmsignal2.OK

@@ -51,7 +51,9 @@ def _v3(ref: bytes, dtype: int, variant: int, cold: int, n: int, below: int | No
 def test_version_3_is_written_and_two_or_three_bytes_smaller_than_version_2(walk_model):
     model = fit_shared([np.asarray(walk_model.history[i:i + N], np.int16) for i in range(0, 4 * N, N)],
                        history=4096, variants=1)
-    assert [len(v.coefs) for v in model.variants] == [1, 0]  # delta 1, none: the same residuals in both versions
+    # delta 1 or none (no predictor to restart): the same residuals in both versions (the fit keeps
+    # [delta 1, none]; with the lighter "cms2" of issue 28, [none])
+    assert model.variants and all(len(v.coefs) <= 1 for v in model.variants)
     rng = np.random.default_rng(8)
     for seed in range(5):
         w = np.cumsum(rng.integers(-3, 4, N)).astype(np.int16)

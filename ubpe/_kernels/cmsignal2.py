@@ -5,12 +5,16 @@ malformed input through a negative status code (``ubpe.coders`` raises ``Corrupt
 All arithmetic that affects the output is integer, so the bytes are identical on every
 machine. This text is normative for the ``"cms2"`` payload, with the shared parts of
 ``ubpe._kernels.cmcore`` (``_hash``, ``_squash_table``, ``_stretch_table``, ``_clamp_bits``,
-``_code_bit``, ``_finish`` and the APM, normative as that module defines them).
+``_code_bit`` and ``_finish``, normative as that module defines them).
 
-Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` (0 or 1); the
+Payload: a header, then the arithmetic coder's bytes. Header: one byte ``mode`` (0 to 2); the
 center c (LEB128, minimal: at most 4 bytes, c < V); one byte L (code length bound, 0..30);
-then L LEB128 (minimal) counts k_1..k_L. Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L
-(a complete prefix code), U = sum k_l <= V, and L = 0 exactly when V = 1 (then U = 1).
+then L LEB128 (minimal) counts k_1..k_L; then the flags F (LEB128, minimal, at most 5 bytes,
+F < 2**(L + 1)): bit 0 turns the APM on, bit l (1 <= l <= L) makes length l's flat bits bypass
+the model (below); bit l may be set only when k_l >= 2 (f_l is even, so then codes f_l and f_l + 1
+form an aligned block: the length has flat bits). Valid only when k_L >= 1, sum k_l 2**(L - l) = 2**L (a complete prefix code),
+U = sum k_l <= V, and L = 0 exactly when V = 1 (then U = 1). (The window streams of a shared
+model use the same loop with the model's code and F = 0: ``ubpe.shared``.)
 
 Binarization. Token ids are alphabet ids in value order. The predicted id is P = c for the
 first token and in mode 0, else the previous token. A token t becomes its rank u in [0, V) by
@@ -20,23 +24,25 @@ u = 2d - 1 for t = P + d and u = 2d for t = P - d (1 <= d <= m), and u = m + |t 
 k_l codes of length l; u in [b_l, b_l + k_l) (b_1 = 0, b_{l+1} = b_l + k_l) has the code
 f_l + u - b_l with f_0 = 0, f_{l+1} = 2 (f_l + k_l) (k_0 = 1 if L = 0, else 0), sent most
 significant bit first. Each bit is one binary decision; its *node* is (1 << d) | c for the d
-bits c already sent. (The encoder picks the mode and the lengths, not normative: the mode whose
+bits c already sent. *Flat bits*: before each decision, at depth d with the bits c sent so far,
+when c >= lim_d (an inner node) and for some l with bit l of F set every code below the node has
+length l (c 2**(l - d) >= f_l and (c + 1) 2**(l - d) <= f_l + k_l), the token's l - d remaining
+bits are coded each with p = 2048 (``_code_bit``) and nothing else: no slot lookup, claim,
+prediction or update. (The encoder picks the mode and the lengths, not normative: the mode whose
 Huffman code of u is shorter, lengths from Huffman on the sorted counts of u, assigned in
-increasing order of u.)
+increasing order of u; F: ``cms2_encode``.)
 
-Model. Write t1..t4 for the tokens 1..4 back (V before the start), sb(d) = 2
-min(bit_length(|d|), 12) + (1 if d < 0), ub(m) = min(bit_length(m), 15); mu (running mean of
+Model. Write t1, t2 for the tokens 1 and 2 back (V before the start), ub(m) =
+min(bit_length(m), 15); mu (running mean of
 the tokens) and en (running mean of |t - t1|), 4 fractional bits each, start at 0 and after each
 token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the first token).
 
-- C = 5 hashed contexts, each its own table: 0. order 1: h1 = ``_hash(0, t1 + 1)``;
-  1. order 2: ``_hash(h1 + 0x3779B97F, t2 + 1)``; 2. linear prediction: lp = 2 t1 - t2 clamped
-  to [-1, V + 1], ``_hash(_hash(lp + 0x3333, sb(t1 - t2)), 0x3456789)``; 3. loudness, e =
-  ub(en >> 2): ``_hash(_hash(t1 + 0x6666, e), 0x6789ABC)``; 4. magnitudes, a_k = ub(|16 t_k -
-  mu| >> 4): ``_hash(_hash((a1 * 16 + a2) * 16 + e + 0x5555, [16 t1 < mu] + 2 [16 t2 < mu]),
-  0x56789AB)``.
+- C = 3 hashed contexts, each its own table: 0. order 1: h1 = ``_hash(0, t1 + 1)``;
+  1. order 2: ``_hash(h1 + 0x3779B97F, t2 + 1)``; 2. magnitudes, e = ub(en >> 2), a_k =
+  ub(|16 t_k - mu| >> 4): ``_hash(_hash((a1 * 16 + a2) * 16 + e + 0x5555, [16 t1 < mu] + 2
+  [16 t2 < mu]), 0x56789AB)``. (lp = 2 t1 - t2 clamped to [-1, V + 1] is mode 2's prediction.)
 - tables: context c's table holds 2**SB 16-entry uint16 slots, SB = clamp(bit_length(min(n G,
-  4 D_c) - 1), 10, 14), G = max(1, ceil(L / 4)), D_c = 16 (V + 1)**K_c (K = 1, 2, 2, 2, 2;
+  4 D_c) - 1), 10, 13), G = max(1, ceil(L / 4)), D_c = 16 (V + 1)**K_c (K = 1, 2, 2;
   saturating once it reaches 2**36). Entry 0 of a slot is a 16-bit check (0 never used), the
   others a 12-bit probability and a 4-bit count (reset: 1 << 15). At depths 0, 4, 8, ... the
   slot s = h & mask of h = ``_hash(context, node)`` is looked up for each context, with check
@@ -48,19 +54,21 @@ token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the 
 - order 0: 2**b0 uint32 entries (22-bit probability, 10-bit count, limit 255, rate rec[count]),
   b0 = clamp(bit_length(2 n max(L, 1) - 1), 10, 16), indexed by the node when it is < 2**b0,
   else by ((node * 0x9E3779B1) >> 11) & (2**b0 - 1);
-- inputs: stretch of order 0 and of the 5 entries, and the bias 256 (NI = 7); two mixers (int
+- inputs: stretch of order 0 and of the 3 entries, and the bias 256 (NI = 5); two mixers (int
   weights, 16 fractional bits, start 9362, rate 6 + (32 * 4096) // (4096 + i) while coding token
   i): one selected by (min(depth, 15), confidence of the order-2 entry: 0, 1, 2, 3 for a count
   of 0, 1-2, 3-14, 15), one by node & (2**min(b0, 12) - 1); d = (d1 + d2) >> 1;
-- an APM (``cmcore``, rate 7) whose row is ((h1 * 0x9E3 + node * 0x3B9) & (2**ab - 1)), ab =
-  clamp(bit_length(n G - 1), 10, 12); p = (squash(d) + 3 apm + 2) >> 2 clamped to [1, 4095]
-  drives the coder (``cmcore``), followed by its 16 check bits and flush (``_finish``).
+- without the APM (F bit 0 clear), p = squash(d) (in [1, 4095]); with it, an APM (``cmcore``,
+  rate 7) whose row is ((h1 * 0x9E3 + node * 0x3B9) & (2**ab - 1)), ab = clamp(bit_length(n G -
+  1), 10, 12): p = (squash(d) + 3 apm + 2) >> 2 clamped to [1, 4095]. p drives the coder
+  (``cmcore``); after the n tokens, its 16 check bits and flush (``_finish``).
 
-Update order after each bit: both mixers, the APM (nearer knot), order 0, the hashed entries.
-After each token: the check hash, mu, en.
+Update order after each modelled bit: both mixers, the APM (nearer knot, when on), order 0, the
+hashed entries. After each token: the check hash, mu, en.
 
-Memory: at most 5 tables of 2**14 slots x 32 bytes (2.5 MiB), 256 KiB of order 0, 264 KiB of
-APM and 260 KiB of mixer weights, whatever n: about 3.3 MiB (and, once per process, a read-only
+Memory: at most 3 tables of 2**13 slots x 32 bytes (768 KiB), 256 KiB of order 0, 264 KiB of
+APM (when on) and 260 KiB of mixer weights, whatever n: about 1.6 MiB (and, once per process, a
+read-only
 256 KiB table of the slot entries' updates, ``_adapt_table``).
 """
 
@@ -92,25 +100,27 @@ ERR_CHECK = -3
 
 # Model constants (part of the stored format; never change them).
 MAX_LEN = 30  #: longest code (nodes stay below 2**31)
-N_CONTEXTS = 5
-ORDERS = (1, 2, 2, 2, 2)  #: how many tokens each context's table size counts
+N_CONTEXTS = 3
+ORDERS = (1, 2, 2)  #: how many tokens each context's table size counts
 LIMIT_O0 = 255
 SLOW_FROM = 12
 MIX_LR = 6
 MIX_LR_BOOST = 32
 MIX_W0 = 9362
-#: a mixer's weight row: the NI = 7 weights and an eighth whose input is always 0 (so it never
-#: changes), 64 bytes: one vector operation takes the row (not part of the format)
-ROW = 8
-MIN_SLOT_BITS = 10
-#: at most 2**14 slots a table (512 KiB): the five tables fit the caches; with 2**16 decoding was
-#: 7-22 % slower and the payloads 0 to 0.011 % smaller (benchmarks/results/level2-decode.md)
-MAX_SLOT_BITS = 14
-MIN_O0_BITS = 10
-MAX_O0_BITS = 16
 APM_RATE = 7
 MIN_APM_BITS = 10
 MAX_APM_BITS = 12
+#: a mixer's weight row: the NI = 7 weights and an eighth whose input is always 0 (so it never
+#: changes), 64 bytes: one vector operation takes the row (not part of the format)
+ROW = 8
+#: the mixer's inputs before the bias: order 0 and the 3 hashed contexts (NI = NX + 1 = 5)
+NX = 4
+MIN_SLOT_BITS = 10
+#: at most 2**14 slots a table (512 KiB): the five tables fit the caches; with 2**16 decoding was
+#: 7-22 % slower and the payloads 0 to 0.011 % smaller (benchmarks/results/level2-decode.md)
+MAX_SLOT_BITS = 13
+MIN_O0_BITS = 10
+MAX_O0_BITS = 16
 MU_SHIFT = 5
 
 
@@ -118,12 +128,6 @@ MU_SHIFT = 5
 def _ub(m, cap):
     """min(bit_length(m), cap) for m >= 0: ``cmsignal._ubucket`` (the same value)."""
     return imin(bit_length(m), cap)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sb(d, cap):
-    """2 * min(bit_length(|d|), cap) + (d < 0): ``cmsignal._sbucket`` (the same value)."""
-    return 2 * _ub(abs(d), cap) + (d < 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -160,20 +164,18 @@ def _rank(t, P, m):
 # per call site (two, two and five in _code), 0.5 s more cold compile at the same speed
 @njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _contexts(t1, t2, mu, en, vocab_size):
-    """The 5 context hashes (module docstring; the first is h1) of the token after t1, t2 (V
+    """The 3 context hashes (module docstring; the first is h1) of the token after t1, t2 (V
     before the start) with the running means mu, en, and lp (2 t1 - t2 clamped to [-1, V + 1])."""
     h1 = _hash(0, t1 + 1)  # order 1
     q1 = _hash(h1 + 0x3779B97F, t2 + 1)  # order 2
     lp = 2 * t1 - t2
     lp = clamp(lp, -1, vocab_size + 1)
-    q2 = _hash(_hash(lp + 0x3333, _sb(t1 - t2, 12)), 0x3456789)  # linear prediction
     eb = _ub(en >> 2, 15)
-    q3 = _hash(_hash(t1 + 0x6666, eb), 0x6789ABC)  # previous token and loudness
     a1 = _ub(abs(t1 * 16 - mu) >> 4, 15)
     a2 = _ub(abs(t2 * 16 - mu) >> 4, 15)
     sides = (t1 * 16 < mu) + 2 * (t2 * 16 < mu)
-    q4 = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
-    return h1, q1, q2, q3, q4, lp
+    q2 = _hash(_hash((a1 * 16 + a2) * 16 + eb + 0x5555, sides), 0x56789AB)  # magnitudes
+    return h1, q1, q2, lp
 
 
 @njit(cache=True, nogil=True, no_cpython_wrapper=True)
@@ -206,9 +208,9 @@ def _claim(TH, b, hh, home):
 
 
 def _inputs(builder, xs):
-    """<8 x i64> of the mixer's inputs: the six int64 values ``xs``, the bias 256 and 0."""
+    """<8 x i64> of the mixer's inputs: the NI - 1 = 4 int64 values ``xs``, the bias 256, then 0s."""
     i32 = ir.IntType(32)
-    v = ir.Constant(ir.VectorType(ir.IntType(64), ROW), [ir.Undefined] * 6 + [256, 0])
+    v = ir.Constant(ir.VectorType(ir.IntType(64), ROW), [ir.Undefined] * NX + [256] + [0] * (ROW - NX - 1))
     for k, x in enumerate(xs):
         v = builder.insert_element(v, x, i32(k))
     return v
@@ -227,16 +229,16 @@ def _row_types(W, o, xs):
 
 
 @intrinsic
-def _dot(typingctx, W, o, x0, x1, x2, x3, x4, x5):
-    """The mixer row ``W[o:o + 7]`` (int64) times the inputs (x0..x5, the bias 256): the int64
-    sum of products, wrapping as numba's (the order of a wrapping sum does not matter), as seven
-    scalar multiplies and a balanced tree of adds (the eighth weight's input is 0). Scalar, not
+def _dot(typingctx, W, o, x0, x1, x2, x3):
+    """The mixer row ``W[o:o + 5]`` (int64) times the inputs (x0..x3, the bias 256): the int64
+    sum of products, wrapping as numba's (the order of a wrapping sum does not matter), as five
+    scalar multiplies and a balanced tree of adds (the other weights' inputs are 0). Scalar, not
     the row's vector multiply and horizontal sum: the mixer's output is on the decoder's
     bit-to-bit dependency chain, and the vector form (operands gathered into a vector, multiply,
     three-step reduction, back to a general register) made that chain longer; decoding ran
     1.02-1.11 times faster scalar, the same bytes (issue 28; benchmarks/results/level2-cms2-asm.md).
     Not bounds-checked: ``o + 8 <= len(W)`` by construction."""
-    if not _row_types(W, o, (x0, x1, x2, x3, x4, x5)):
+    if not _row_types(W, o, (x0, x1, x2, x3)):
         return None
 
     def codegen(context, builder, sig, args):
@@ -247,21 +249,21 @@ def _dot(typingctx, W, o, x0, x1, x2, x3, x4, x5):
         base = builder.gep(data, [o])
         ps = [builder.mul(builder.load(builder.gep(base, [ir.Constant(i64, k)]), align=8), x)
               for k, x in enumerate(xs)]
-        ps.append(builder.shl(builder.load(builder.gep(base, [ir.Constant(i64, 6)]), align=8),
+        ps.append(builder.shl(builder.load(builder.gep(base, [ir.Constant(i64, NX)]), align=8),
                               ir.Constant(i64, 8)))
         while len(ps) > 1:  # a balanced tree of adds: the shortest chain
             ps = [builder.add(ps[k], ps[k + 1]) if k + 1 < len(ps) else ps[k] for k in range(0, len(ps), 2)]
         return ps[0]
 
-    return types.int64(W, o, x0, x1, x2, x3, x4, x5), codegen
+    return types.int64(W, o, x0, x1, x2, x3), codegen
 
 
 @intrinsic
-def _train(typingctx, W, o, err, x0, x1, x2, x3, x4, x5):
+def _train(typingctx, W, o, err, x0, x1, x2, x3):
     """Adapt the mixer row ``W[o:o + 8]`` (int64) by ``err`` (error times rate): w += x err >> 14
     for each input x of ``_dot`` (the last weight, of input 0, stays), as vector operations. Not
     bounds-checked: ``o + 8 <= len(W)`` by construction."""
-    if not _row_types(W, o, (err, x0, x1, x2, x3, x4, x5)):
+    if not _row_types(W, o, (err, x0, x1, x2, x3)):
         return None
 
     def codegen(context, builder, sig, args):
@@ -276,26 +278,31 @@ def _train(typingctx, W, o, err, x0, x1, x2, x3, x4, x5):
         builder.store(builder.add(builder.load(p, align=8), d), p, align=8)
         return context.get_dummy_value()
 
-    return types.none(W, o, err, x0, x1, x2, x3, x4, x5), codegen
+    return types.none(W, o, err, x0, x1, x2, x3), codegen
 
 
 if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the same sums, element by element
 
-    def _dot(W, o, x0, x1, x2, x3, x4, x5):  # noqa: F811
-        return int(sum(int(w) * x for w, x in zip(W[o:o + ROW], (x0, x1, x2, x3, x4, x5, 256, 0))))
+    def _dot(W, o, x0, x1, x2, x3):  # noqa: F811
+        return int(sum(int(w) * x for w, x in zip(W[o:o + ROW], (x0, x1, x2, x3, 256))))
 
-    def _train(W, o, err, x0, x1, x2, x3, x4, x5):  # noqa: F811
-        for k, x in enumerate((x0, x1, x2, x3, x4, x5, 256, 0)):
+    def _train(W, o, err, x0, x1, x2, x3):  # noqa: F811
+        for k, x in enumerate((x0, x1, x2, x3, 256)):
             W[o + k] += (x * err) >> 14
 
 
 @njit(cache=True, nogil=True)
-def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
+def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, cost):
     """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
     its header; ``mode``, ``center`` and ``cnt`` = k_0..k_L from it). Encoding reads
     ``tokens[:n]`` and returns the length of the coder's bytes (possibly > len(buf): then they
     did not fit); decoding writes ``tokens[:n]`` and returns OK, ERR_SYMBOL, ERR_CHECK or
-    ERR_LENGTH. ``nxt`` is ``_adapt_table()``. Preconditions: len(tokens) >= n, 1 <= V <=
+    ERR_LENGTH. ``nxt`` is ``_adapt_table()``. ``flat``: the header's F (bit l - 1: length l's flat
+    bits bypass the model, module docstring; 0 for none). ``cost`` (int64): empty, or when
+    encoding ``_cost_table()`` followed by 2 L + 3 zeros, which get the coded cost of the bits
+    that are flat (whether bypassed or not) per code length l: ``cost[4096 + l]`` in 1/256 bit,
+    ``cost[4096 + L + 1 + l]`` their count, and the count of all decisions (the last), encoder
+    only, not normative. Preconditions: len(tokens) >= n, 1 <= V <=
     2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
     below U."""
     if nxt.shape[0] != 1 << 17:
@@ -314,6 +321,19 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         lim[ll] = fc[ll] + cnt[ll]
         fc[ll + 1] = lim[ll] * 2
         bs[ll + 1] = bs[ll] + cnt[ll]
+    # flo[d]: the least inner node at depth d whose subtree holds only codes of one length l
+    # with flat bit l - 1 set (every node at depth d from there may start a flat run; others
+    # not); BIG when none
+    BIG = np.int64(1) << 62
+    flo = full(maxlen + 2, BIG, np.int64)
+    for d in range(maxlen + 1):
+        for ll in range(d + 1, maxlen + 1):
+            if (flat >> ll) & 1:
+                lo = (fc[ll] + (np.int64(1) << (ll - d)) - 1) >> (ll - d)
+                if lo < (lim[ll] >> (ll - d)) and lo < flo[d]:
+                    flo[d] = lo
+    measuring = not decoding and cost.shape[0] > 0
+    fd = maxlen + 1  # the encoder's depth where the token's flat bits start (measuring only)
     C = N_CONTEXTS
     G = imax((maxlen + 3) // 4, 1)
     o0bits = _clamp_bits(2 * n * imax(maxlen, 1), MIN_O0_BITS, MAX_O0_BITS)
@@ -350,12 +370,12 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     wa = ((-WB.ctypes.data) & 63) >> 3
     W = WB[wa:wa + 16 * 4 * ROW]
     W2 = WB[wa + 16 * 4 * ROW:wa + (16 * 4 + NSET2) * ROW]
-    ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS)
+    apm = flat & 1
+    ab = _clamp_bits(n * G, MIN_APM_BITS, MAX_APM_BITS) if apm else 2
     amask = (1 << ab) - 1
     AP = empty((1 << ab) * 33, np.uint16)
     # every row holds the same 33 knots: the table is 4 rows' pattern (132 entries, 33 whole
-    # 8-byte words, so the copies vectorise) repeated; filled knot by knot down the rows, the
-    # strided stores took ~70 us a call
+    # 8-byte words, so the copies vectorise) repeated
     pat = empty(4 * 33, np.uint16)
     for k in range(33):
         d = (k - 16) * 128
@@ -363,10 +383,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
         v = np.uint16(sq[d + 2047] * 16)
         for r in range(4):
             pat[r * 33 + k] = v
-    for j in range(1 << (ab - 2)):  # subtle: ab >= MIN_APM_BITS, so 4 divides the rows
+    for j in range(1 << (ab - 2)):  # subtle: ab >= 2, so 4 divides the rows
         for k in range(4 * 33):
             AP[U(j * 132 + k)] = pat[k]
-
     cl = 0  # the coder's interval [cl, ch]
     ch = 0xFFFFFFFF
     x = 0
@@ -377,8 +396,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             x = (x << 8) | (np.int64(buf[pos]) if pos < nb else 0)
             pos += 1
         pos = 0  # subtle: pos counts shifted-out bytes, exactly as the encoder's output position
-    o0, o1, o2, o3, o4 = toff[0], toff[1], toff[2], toff[3], toff[4]
-    m0, m1, m2, m3, m4 = smask[0], smask[1], smask[2], smask[3], smask[4]
+    o0, o1, o2 = toff[0], toff[1], toff[2]
+    m0, m1, m2 = smask[0], smask[1], smask[2]
     chk = 0
     # subtle: np.int64, not 0: typed Literal[int](0) at first, they had _contexts and _moments
     # compiled twice (a literal specialisation too), 0.3 s more cold compile
@@ -390,14 +409,14 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
     tok = 0
     # the encoder's contexts of the next token (computed, and their first slots prefetched, one
     # token ahead)
-    nq0 = nq1 = nq2 = nq3 = nq4 = nlp = 0
+    nq0 = nq1 = nq2 = nlp = 0
     for i in range(n):
         t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
         t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
         if decoding or i == 0:
-            q0, q1, q2, q3, q4, lp = _contexts(t1, t2, mu, en, vocab_size)
+            q0, q1, q2, lp = _contexts(t1, t2, mu, en, vocab_size)
         else:
-            q0, q1, q2, q3, q4, lp = nq0, nq1, nq2, nq3, nq4, nlp
+            q0, q1, q2, lp = nq0, nq1, nq2, nlp
         if mode == 0 or i == 0:
             P = center
         elif mode == 1 or i == 1:
@@ -412,53 +431,63 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             while u >= bs[ln + 1]:
                 ln += 1
             code = fc[ln] + u - bs[ln]
+            if measuring:
+                fd = 0
+                while fd < ln and not (((code >> (ln - fd)) << (ln - fd)) >= fc[ln]
+                                       and (((code >> (ln - fd)) + 1) << (ln - fd)) <= lim[ln]):
+                    fd += 1
             # subtle: the moments after token i are due only after its coding; nothing codes
             # with them before
             mu, en = _moments(mu, en, tok, t1, i)
             if i + 1 < n:
-                nq0, nq1, nq2, nq3, nq4, nlp = _contexts(tok, t1, mu, en, vocab_size)
+                nq0, nq1, nq2, nlp = _contexts(tok, t1, mu, en, vocab_size)
                 _prefetch(TH, o0 + (_hash(nq0, 1) & m0) * 16)
                 _prefetch(TH, o1 + (_hash(nq1, 1) & m1) * 16)
                 _prefetch(TH, o2 + (_hash(nq2, 1) & m2) * 16)
-                _prefetch(TH, o3 + (_hash(nq3, 1) & m3) * 16)
-                _prefetch(TH, o4 + (_hash(nq4, 1) & m4) * 16)
-        h1 = q0
         depth = 0
         cv = 0
         sub = 1
-        b0 = b1 = b2 = b3 = b4 = 0
+        b0 = b1 = b2 = 0
         lr = MIX_LR + (MIX_LR_BOOST * 4096) // (4096 + i)  # faster at first
         while cv >= lim[depth]:  # an inner node
+            if cv >= flo[depth]:  # a flat run may start here (rare: a cheap test a decision)
+                ll = depth + 1  # the length of the subtree's leftmost code
+                while ll < maxlen and (cv << (ll - depth)) >= lim[ll]:
+                    ll += 1
+                if (flat >> ll) & 1 and ((cv + 1) << (ll - depth)) <= lim[ll]:
+                    # a flat run: the last ll - depth bits, each with p = 1/2, no model
+                    while depth < ll:
+                        if decoding:
+                            cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, 2048, 0, True)
+                        else:
+                            y = (code >> (ln - 1 - depth)) & 1
+                            if pos + 4 <= nb:
+                                cl, ch, pos = _encode_bit(cl, ch, pos, buf, 2048, y)
+                            else:
+                                cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, 2048, y, False)
+                        cv = cv * 2 + y
+                        depth += 1
+                    break
             node = (1 << depth) | cv
             if (depth & 3) == 0:
                 g0 = _hash(q0, node)  # first every slot's address (their loads overlap)
                 g1 = _hash(q1, node)
                 g2 = _hash(q2, node)
-                g3 = _hash(q3, node)
-                g4 = _hash(q4, node)
                 b0 = o0 + (g0 & m0) * 16
                 b1 = o1 + (g1 & m1) * 16
                 b2 = o2 + (g2 & m2) * 16
-                b3 = o3 + (g3 & m3) * 16
-                b4 = o4 + (g4 & m4) * 16
                 _prefetch(TH, b0)
                 _prefetch(TH, b1)
                 _prefetch(TH, b2)
-                _prefetch(TH, b3)
-                _prefetch(TH, b4)
                 # subtle: the five checks loaded before the first claim's branches (a third of
                 # them mispredicted: new contexts), so that no load waits on one; each context
                 # has its own table, so no claim changes another's check
                 k0 = np.int64(TH[U(b0)])
                 k1 = np.int64(TH[U(b1)])
                 k2 = np.int64(TH[U(b2)])
-                k3 = np.int64(TH[U(b3)])
-                k4 = np.int64(TH[U(b4)])
                 b0 = _claim(TH, b0, g0, k0)
                 b1 = _claim(TH, b1, g1, k1)
                 b2 = _claim(TH, b2, g2, k2)
-                b3 = _claim(TH, b3, g3, k3)
-                b4 = _claim(TH, b4, g4, k4)
                 sub = 1
             if decoding:
                 if (depth & 3) == 3:  # the next group's slots, for either bit
@@ -466,73 +495,65 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
                     _prefetch(TH, o0 + (_hash(q0, nc) & m0) * 16)
                     _prefetch(TH, o1 + (_hash(q1, nc) & m1) * 16)
                     _prefetch(TH, o2 + (_hash(q2, nc) & m2) * 16)
-                    _prefetch(TH, o3 + (_hash(q3, nc) & m3) * 16)
-                    _prefetch(TH, o4 + (_hash(q4, nc) & m4) * 16)
                     _prefetch(TH, o0 + (_hash(q0, nc + 1) & m0) * 16)
                     _prefetch(TH, o1 + (_hash(q1, nc + 1) & m1) * 16)
                     _prefetch(TH, o2 + (_hash(q2, nc + 1) & m2) * 16)
-                    _prefetch(TH, o3 + (_hash(q3, nc + 1) & m3) * 16)
-                    _prefetch(TH, o4 + (_hash(q4, nc + 1) & m4) * 16)
             elif (depth & 3) == 0 and depth + 4 < ln:  # the encoder knows the next group's node
                 n4 = (1 << (depth + 4)) | (code >> (ln - depth - 4))
                 _prefetch(TH, o0 + (_hash(q0, n4) & m0) * 16)
                 _prefetch(TH, o1 + (_hash(q1, n4) & m1) * 16)
                 _prefetch(TH, o2 + (_hash(q2, n4) & m2) * 16)
-                _prefetch(TH, o3 + (_hash(q3, n4) & m3) * 16)
-                _prefetch(TH, o4 + (_hash(q4, n4) & m4) * 16)
             i0 = select(node <= o0mask, node, ((node * 0x9E3779B1) >> 11) & o0mask)
             nc = node * 2
             _prefetch(T0, select(nc <= o0mask, nc, ((nc * 0x9E3779B1) >> 11) & o0mask))
             _prefetch(W2, (nc & (NSET2 - 1)) * ROW)
             _prefetch(W2, ((nc + 1) & (NSET2 - 1)) * ROW)
-            _prefetch(AP, ((h1 * 0x9E3 + nc * 0x3B9) & amask) * 33 + 16)
-            _prefetch(AP, ((h1 * 0x9E3 + (nc + 1) * 0x3B9) & amask) * 33 + 16)
             # subtle: each entry is read once and written back once below: the six tables'
             # entries are distinct (disjoint tables), so no update changes another's input
             z = np.int64(T0[U(i0)])
             e0 = np.int64(TH[U(b0 + sub)])
             e1 = np.int64(TH[U(b1 + sub)])
             e2 = np.int64(TH[U(b2 + sub)])
-            e3 = np.int64(TH[U(b3 + sub)])
-            e4 = np.int64(TH[U(b4 + sub)])
             x0 = st[U(z >> 20)]
             x1 = st[U(e0 >> 4)]
             x2 = st[U(e1 >> 4)]
             x3 = st[U(e2 >> 4)]
-            x4 = st[U(e3 >> 4)]
-            x5 = st[U(e4 >> 4)]
             cn = e1 & 15
             # 0, 1, 2, 3 for 0, 1-2, 3-14, 15 (np.int64 each: numpy's bool + bool is a logical or)
             conf = np.int64(cn > 0) + np.int64(cn >= 3) + np.int64(cn >= 15)
             ms1 = (imin(depth, 15) * 4 + conf) * ROW
             ms2 = (node & (NSET2 - 1)) * ROW
-            dot1 = _dot(W, ms1, x0, x1, x2, x3, x4, x5) >> 16
+            dot1 = _dot(W, ms1, x0, x1, x2, x3) >> 16
             dot1 = clamp(dot1, -2047, 2047)
-            dot2 = _dot(W2, ms2, x0, x1, x2, x3, x4, x5) >> 16
+            dot2 = _dot(W2, ms2, x0, x1, x2, x3) >> 16
             dot2 = clamp(dot2, -2047, 2047)
             dot = (dot1 + dot2) >> 1
-            pm = sq[U(dot + 2047)]
-            dd = dot + 2048
-            lo = dd >> 7
-            wt = dd & 127
-            ai = ((h1 * 0x9E3 + node * 0x3B9) & amask) * 33
-            pa = (np.int64(AP[U(ai + lo)]) * (128 - wt) + np.int64(AP[U(ai + lo + 1)]) * wt) >> 11
-            p = (pm + 3 * pa + 2) >> 2
-            if p < 1:
-                p = 1
-            if p > 4095:
-                p = 4095
+            p = sq[U(dot + 2047)]  # in [1, 4095]
+            if apm:
+                dd = dot + 2048
+                lo = dd >> 7
+                wt = dd & 127
+                ai = ((q0 * 0x9E3 + node * 0x3B9) & amask) * 33
+                pa = (np.int64(AP[U(ai + lo)]) * (128 - wt) + np.int64(AP[U(ai + lo + 1)]) * wt) >> 11
+                p = (p + 3 * pa + 2) >> 2
+                p = clamp(p, 1, 4095)
             if decoding:
                 cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, 0, True)
             else:
                 y = (code >> (ln - 1 - depth)) & 1
+            if measuring:
+                cost[4098 + 2 * maxlen] += 1
+                if depth >= fd:
+                    cost[4096 + ln] += cost[select(y, p, 4096 - p)]
+                    cost[4097 + maxlen + ln] += 1
             # updates
-            _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
-            _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3, x4, x5)
-            near = ai + lo + (wt >> 6)  # (the upper knot when wt >= 64)
-            # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
-            aj = np.int64(AP[U(near)])
-            AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
+            _train(W, ms1, ((y << 12) - sq[U(dot1 + 2047)]) * lr, x0, x1, x2, x3)
+            _train(W2, ms2, ((y << 12) - sq[U(dot2 + 2047)]) * lr, x0, x1, x2, x3)
+            if apm:
+                near = ai + lo + (wt >> 6)  # (the upper knot when wt >= 64)
+                # subtle: a knot moves 1/128 of the way to 0 or 65536: it stays in [0, 65520]
+                aj = np.int64(AP[U(near)])
+                AP[U(near)] = np.uint16(aj + (((y << 16) - aj) >> APM_RATE))
             pr = z >> 10
             cn = z & 1023
             pr += (((y << 22) - pr) * rec[U(cn)]) >> 16
@@ -542,8 +563,6 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt):
             TH[U(b0 + sub)] = nxt[U((y << 16) | e0)]
             TH[U(b1 + sub)] = nxt[U((y << 16) | e1)]
             TH[U(b2 + sub)] = nxt[U((y << 16) | e2)]
-            TH[U(b3 + sub)] = nxt[U((y << 16) | e3)]
-            TH[U(b4 + sub)] = nxt[U((y << 16) | e4)]
             # subtle: the encoder codes its known bit after the updates, which do not depend on
             # the coder: a mispredicted branch in the coder then discards none of them
             if not decoding and pos + 4 <= nb:
@@ -851,6 +870,45 @@ def _adapt_table() -> np.ndarray:
     return out
 
 
+@functools.cache
+def _cost_table() -> np.ndarray:
+    """[p] = -log2(p / 4096) in 1/256 bit, rounded (p in [1, 4096); [0] is unused): the cost of a
+    decision coded with probability p / 4096. Encoder only (not normative)."""
+    p = np.arange(1, 4096, dtype=np.float64)
+    out = np.zeros(4096, np.int64)
+    out[1:] = np.rint(-np.log2(p / 4096) * 256).astype(np.int64)
+    out.flags.writeable = False
+    return out
+
+
+#: the encoder's flat flags (not normative): a length whose flat bits cost the model at least a
+#: bit each (the first pass, no flag set) is bypassed, since there each costs exactly 1 bit; then
+#: more lengths, those whose flat bits the model codes the least below a bit first, while the
+#: first pass's estimate of the bits lost stays within FLAT_BUDGET of the payload's bits
+FLAT_BUDGET = 0.0
+
+
+def flat_flags(cost: np.ndarray, maxlen: int, payload: int, budget: float = FLAT_BUDGET) -> int:
+    """The header's F from a first pass's ``cost`` (``_code``'s) of a ``payload``-byte stream
+    (module docstring, ``FLAT_BUDGET``). Encoder only."""
+    f = 0
+    spare = budget * payload * 8 * 256  # in 1/256 bit, as cost
+    loss = []
+    for ll in range(1, maxlen + 1):
+        bits = int(cost[4097 + maxlen + ll])
+        lost = 256 * bits - int(cost[4096 + ll])  # what bypassing them would cost
+        if bits and lost <= 0:
+            f |= 1 << ll
+        elif bits:
+            loss.append((lost / bits, lost, ll))
+    for _rate, lost, ll in sorted(loss):
+        if lost > spare:
+            continue
+        spare -= lost
+        f |= 1 << ll
+    return f
+
+
 def _leb128(v: int) -> bytes:
     out = bytearray()
     while True:
@@ -870,15 +928,17 @@ def header_bytes(mode: int, center: int, cnt: np.ndarray) -> bytes:
     return bytes(out)
 
 
-def parse_header(data: bytes, vocab_size: int):
+def parse_header(data: bytes, vocab_size: int, flags: bool = False):
     """(mode, center, k_0..k_L as int64, header length), or None when ``data`` does not start
-    with a valid header for ``vocab_size`` (module docstring)."""
+    with a valid header for ``vocab_size`` (module docstring). With ``flags`` (a payload's
+    header), the flat flags F follow (LEB128, minimal, F < 2**L): (mode, center, counts, F,
+    header length)."""
     pos = 0
 
-    def leb():
+    def leb(most=4):
         nonlocal pos
         v = 0
-        for j in range(4):  # subtle: every value here is < 2**25, so 4 bytes at most
+        for j in range(most):  # subtle: every count is < 2**25, so 4 bytes at most (F: 5)
             if pos >= len(data):
                 return -1
             b = data[pos]
@@ -909,27 +969,110 @@ def parse_header(data: bytes, vocab_size: int):
         return None
     if sum(k << (maxlen - ll) for ll, k in enumerate(cnt)) != 1 << maxlen:
         return None  # not a complete prefix code
-    return mode, center, np.array(cnt, dtype=np.int64), pos
+    if not flags:
+        return mode, center, np.array(cnt, dtype=np.int64), pos
+    f = leb(5)
+    if f < 0 or f >= 2 << maxlen:
+        return None
+    if any((f >> ll) & 1 and cnt[ll] < 2 for ll in range(1, maxlen + 1)):
+        return None  # a flat flag of a length without flat bits (fewer than 2 codes): canonical F
+    return mode, center, np.array(cnt, dtype=np.int64), f, pos
 
 
-#: longest header: mode, 4-byte center, L, 30 counts of at most 4 bytes
-MAX_HEADER = 2 + 4 + 4 * MAX_LEN
+#: longest header: mode, 4-byte center, L, 30 counts of at most 4 bytes, F of at most 5
+MAX_HEADER = 2 + 4 + 4 * MAX_LEN + 5
 
 
 # plain functions over the compiled loop (as ``cmtext``'s entry points): one compilation of
 # ``_code`` serves both directions, and no wrapper is compiled
-def cms2_encode(tokens, vocab_size, buf):
+def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
     the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
-    fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload."""
+    fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload. The flat
+    flags come from a first pass without them (``flat_flags``, ``budget``) over the first
+    ``_prefix(n)`` tokens: when that is all of them and no flag is set, it is the payload;
+    else a second pass codes all with the flags."""
     n = tokens.shape[0]
     if n == 0:
         return 0
     mode, center, cnt = plan(tokens, vocab_size)
-    head = np.frombuffer(header_bytes(mode, center, cnt), dtype=np.uint8)
+    maxlen = cnt.size - 1
+    cost = np.zeros(4096 + 2 * maxlen + 3, np.int64)
+    cost[:4096] = _cost_table()
+    apm = int(APM_BELOW * n >= _static_bits(tokens, vocab_size, mode, center, cnt))
+    m = _prefix(n)
+    if m == n:
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost)
+    else:  # the prefix into a scratch buffer
+        size = _encode_pass(tokens[:m], vocab_size, np.zeros(8 * m + 256, np.uint8), mode, center, cnt,
+                            apm, cost)
+    f = flat_flags(cost, maxlen, size, budget)
+    flat = sum(int(cost[4097 + maxlen + ll]) for ll in range(1, maxlen + 1) if (f >> ll) & 1)
+    if flat < FLAT_WORTH * int(cost[-1]):
+        f = 0  # too few to pay for a second pass
+    f |= apm
+    if m == n and f == apm:
+        return size
+    return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST)
+
+
+#: the encoder sets flat flags only when they bypass at least this share of the first pass's
+#: decisions (else the first pass is the payload, when it coded all tokens); not normative
+FLAT_WORTH = 0.02
+#: the encoder's first pass (the flat flags' measure) codes the first max(FLAT_PREFIX, n //
+#: FLAT_PREFIX_DIV) tokens (all when fewer), not normative
+FLAT_PREFIX = 32768
+FLAT_PREFIX_DIV = 4
+
+
+def _prefix(n: int) -> int:
+    """How many tokens of an n-token stream the flags' first pass codes."""
+    return min(n, max(FLAT_PREFIX, n // FLAT_PREFIX_DIV))
+
+
+#: the encoder turns the APM on (F's bit 0) for a stream whose static code costs less than
+#: APM_BELOW bits a token (not normative): slow, smooth signals (respiration, PPG at 0.5-1 bit a
+#: token: 0.8-1.4 % smaller with it; hourly weather readings at 1.5-4 bits: 0.1-0.5 %); ECG,
+#: seismic, audio and neural streams (4.1-7 bits) are not, and skip its work (with it, ECG's
+#: payload was 0.08 % larger and its decoding 3-18 % slower; level2-cms2-bound.md)
+APM_BELOW = 4.0
+
+
+@njit(cache=True, nogil=True)
+def _static_bits(tokens, vocab_size, mode, center, cnt):
+    """The bits of ``tokens`` (each in [0, V)) under the header's static code (mode, center,
+    k_0..k_L): the sum of their code lengths. Encoder only (not normative)."""
+    maxlen = cnt.shape[0] - 1
+    bs = zeros(maxlen + 2, np.int64)  # bs[l]: the first u of length l
+    for ll in range(maxlen + 1):
+        bs[ll + 1] = bs[ll] + cnt[ll]
+    vm1 = vocab_size - 1
+    total = 0
+    for i in range(tokens.shape[0]):
+        P = np.int64(center)
+        if mode >= 1 and i >= 1:
+            P = np.int64(tokens[i - 1])
+        if mode == 2 and i >= 2:
+            P = clamp(2 * P - np.int64(tokens[i - 2]), 0, vm1)
+        u = _rank(np.int64(tokens[i]), P, imin(P, vm1 - P))
+        ln = 0
+        while ln < maxlen and u >= bs[ln + 1]:
+            ln += 1
+        total += ln
+    return total
+
+
+def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
+    """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length."""
+    head = np.frombuffer(header_bytes(mode, center, cnt) + _leb128(f), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
-    return head.size + int(_code(tokens, n, vocab_size, buf[k:], False, mode, center, cnt, _adapt_table()))
+    return head.size + int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center,
+                                 cnt, _adapt_table(), f, cost))
+
+
+#: ``_code``'s ``cost`` when nothing is measured
+NO_COST = np.zeros(0, np.int64)
 
 
 def cms2_decode(buf, vocab_size, out):
@@ -938,8 +1081,8 @@ def cms2_decode(buf, vocab_size, out):
     invalid header: ERR_LENGTH). Preconditions as ``cms2_encode``."""
     if out.shape[0] == 0:
         return OK if buf.shape[0] == 0 else ERR_LENGTH
-    head = parse_header(buf[:MAX_HEADER].tobytes(), vocab_size)
+    head = parse_header(buf[:MAX_HEADER].tobytes(), vocab_size, flags=True)
     if head is None:
         return ERR_LENGTH
-    mode, center, cnt, hl = head
-    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt, _adapt_table())
+    mode, center, cnt, f, hl = head
+    return _code(out, out.shape[0], vocab_size, buf[hl:], True, mode, center, cnt, _adapt_table(), f, NO_COST)

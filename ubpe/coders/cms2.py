@@ -2,9 +2,10 @@
 
 Each token's rank by distance from a predicted id (a stored center, or the previous token) is
 coded by a canonical prefix code whose length counts the payload's header stores, so a token
-costs about its entropy + 1 binary decisions instead of bit_length(V - 1); five hashed contexts
-(orders 1 and 2, linear prediction, loudness, magnitudes), order 0, two mixers, one APM
-(``ubpe._kernels.cmsignal2``, normative). For streams without text classes. 2-3 M tokens/s.
+costs about its entropy + 1 binary decisions instead of bit_length(V - 1); three hashed contexts
+(orders 1 and 2, magnitudes), order 0, two mixers, an APM when the header's flags ask for it,
+and the bits below an aligned block of codes of one length sent without a model when they ask
+for that (``ubpe._kernels.cmsignal2``, normative). For streams without text classes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from . import _cm
 from ._base import Coder, Tokens, alloc_tokens
 
 #: The longest payload header (``cmsignal2.MAX_HEADER``): a reader allows that much more.
-MAX_HEADER = 2 + 4 + 4 * 30
+MAX_HEADER = 2 + 4 + 4 * 30 + 5  # (F: at most 5 bytes)
 
 #: The writer offers "cms2" a stream only when its ids span at most this many values per token
 #: (plus 2**16): the code covers every rank up to the largest (about the span), and planning it

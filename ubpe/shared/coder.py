@@ -24,7 +24,7 @@ def _encode_tokens(model: Variant, tokens: np.ndarray) -> bytes:
     while True:
         buf = np.zeros(size, np.uint8)
         length = int(k._code(tokens, n, model.size, buf, False, model.mode, model.center, model.counts,
-                             k._adapt_table()))
+                             k._adapt_table(), 0, k.NO_COST))
         if length <= size:
             return buf[:length].tobytes()
         size = length
@@ -117,7 +117,7 @@ def _primed_decode(model: Variant, n: int, skip: int, rest: bytes, cold: bool = 
             raise CorruptDataError(f"window: {n} values cannot come from {len(rest)} coder bytes")
         out = np.empty(n, np.int32)
         raise_status(int(k._code(out, n, model.size, np.frombuffer(rest, np.uint8).copy(), True, model.mode,
-                                 model.center, model.counts, k._adapt_table())), model.size)
+                                 model.center, model.counts, k._adapt_table(), 0, k.NO_COST)), model.size)
         return out
     p = int(_primer(model).size)
     if skip > _skip_bound(model):
@@ -130,7 +130,7 @@ def _primed_decode(model: Variant, n: int, skip: int, rest: bytes, cold: bool = 
     buf = np.frombuffer(z[:skip] + rest, np.uint8).copy()
     out = np.empty(p + n, np.int32)
     raise_status(int(k._code(out, p + n, model.size, buf, True, model.mode, model.center, model.counts,
-                             k._adapt_table())), model.size)
+                             k._adapt_table(), 0, k.NO_COST)), model.size)
     if not np.array_equal(out[:p], _primer(model)):
         raise CorruptDataError("window: the primer did not decode as the model's (a different model, or damaged bytes)")
     return out[p:]

@@ -325,7 +325,7 @@ def _window_values(data: bytes, v: Variant, n: int, skip: Any, rest: bytes, esc:
             from ..coders._cm import raise_status
 
             raise_status(int(k._code(digits, n, dc.size, np.frombuffer(rest[used:used + length], np.uint8).copy(),
-                                     True, dc.mode, dc.center, dc.counts, k._adapt_table())), dc.size)
+                                     True, dc.mode, dc.center, dc.counts, k._adapt_table(), 0, k.NO_COST)), dc.size)
         rest = rest[used + length:]
     tokens = _primed_decode(v, n, skip, rest, cold)
     r = v.residuals(tokens)
