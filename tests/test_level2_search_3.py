@@ -13,19 +13,17 @@ import pytest
 import ubpe
 from common import check_roundtrip
 from ubpe import compress, describe
+from ubpe.api import writer
 from ubpe.planner import DEFAULT, configured
 
 EXCERPT = pathlib.Path(ubpe.__file__).parent / "data" / "mitbih_208_excerpt.npy"
 
 
-def _ar2(n: int, seed: int) -> np.ndarray:
-    """An AR(2) signal (poles near the unit circle) plus Gaussian noise, as int16."""
+def _walk(n: int, seed: int, step: float) -> np.ndarray:
+    """A Gaussian random walk of ``step`` (its standard deviation) a value, as int16: a static
+    coder wins level 2's search on it where noted."""
     rng = np.random.default_rng(seed)
-    e = rng.normal(0, 20, n)
-    y = np.zeros(n)
-    for t in range(2, n):
-        y[t] = 1.6 * y[t - 1] - 0.8 * y[t - 2] + e[t]
-    return np.round(y).astype(np.int16)
+    return np.round(np.cumsum(rng.normal(0, step, n))).astype(np.int16)
 
 
 def _ecg_like(n: int, noise: int) -> np.ndarray:
@@ -39,11 +37,11 @@ def test_static_candidates_costed_as_level_1_is_the_default():
     assert DEFAULT.blocked_adaptive_offered is True
 
 
-@pytest.mark.parametrize("n, seed", [(3000, 4), (8000, 0), (8000, 2), (12000, 1)])
+@pytest.mark.parametrize("n, seed", [(3000, 0), (3000, 2), (8000, 0), (12000, 0)])
 def test_costed_static_candidate_gives_the_same_container_where_static_wins(n, seed):
     """Where a static coder wins the lean search, level 1's costed candidate (one layout, the
     coders near its least) is the container both layouts with every coder gave."""
-    x = _ar2(n, seed)
+    x = _walk(n, seed, 5.0)
     with configured(lean_static_costed=False):
         before = compress(x, level=2, threads=1)
     data = check_roundtrip(x, level=2, threads=1)
@@ -51,11 +49,26 @@ def test_costed_static_candidate_gives_the_same_container_where_static_wins(n, s
     assert data == before
 
 
+@pytest.fixture
+def static_sample_plan(monkeypatch):
+    """The plan on the sample is level 1's (a static coder), as where a static coder wins on
+    the sample (unseen/ecg-systole's 262 144 values: "mag" by 80 B): the blocks' adaptive trial
+    is what is tested, whatever the sample would choose."""
+    real = writer.plan
+
+    def level_1_plan(sample, chains, level, *args, **kwargs):
+        if level == 2:
+            return real(sample, writer.level1_chains(chains), 1, *args, **kwargs)
+        return real(sample, chains, level, *args, **kwargs)
+
+    monkeypatch.setattr(writer, "plan", level_1_plan)
+
+
 @pytest.mark.parametrize("noise", [2, 20])
-def test_blocks_take_an_adaptive_coder_the_sample_ranked_below_a_static_one(noise):
-    """On a plan made on a short sample (4 windows of 1 024 values) "mag" beats "cms2"; on blocks
-    of 60 000 values "cms2" is smaller: with ``blocked_adaptive_offered`` the blocks take it, the
-    container is smaller and decodes; without, every block keeps the plan's static coder."""
+def test_blocks_take_an_adaptive_coder_the_sample_ranked_below_a_static_one(static_sample_plan, noise):
+    """The plan on the sample chose a static coder; on blocks of 60 000 values "cms2" is smaller:
+    with ``blocked_adaptive_offered`` the blocks take it, the container is smaller and decodes;
+    without, every block keeps the plan's static coder."""
     x = _ecg_like(120_000, noise)
     with configured(sample=4096, windows=4, blocked_adaptive_offered=False):
         static = compress(x, level=2, block_size=60_000, threads=1)
@@ -67,10 +80,10 @@ def test_blocks_take_an_adaptive_coder_the_sample_ranked_below_a_static_one(nois
     assert len(both) < len(static)
 
 
-def test_blocks_are_never_larger_with_the_adaptive_coders_offered():
+def test_blocks_are_never_larger_with_the_adaptive_coders_offered(static_sample_plan):
     """Each block keeps the smaller of its two packed codings: never larger than the plan's
     coders alone, block by block (here the static coder stays in every block: the same bytes)."""
-    x = _ecg_like(120_000, 2)
+    x = _walk(120_000, 0, 4.0)
     with configured(sample=4096, windows=4, blocked_adaptive_offered=False):
         static = compress(x, level=2, block_size=40_000, threads=1)
     with configured(sample=4096, windows=4):
@@ -86,15 +99,16 @@ def test_level_1_blocks_are_not_offered_adaptive_coders():
     assert not {"cms2", "cmt2", "hold"} & set(describe(data).coders)
 
 
-@pytest.mark.parametrize("noise, blocks, tried", [(2, 3, 1), (20, 2, 2)])
-def test_later_blocks_try_the_adaptive_coders_only_when_the_first_took_one(monkeypatch, noise, blocks, tried):
+@pytest.mark.parametrize("walk, blocks, tried", [(True, 3, 1), (False, 2, 2)])
+def test_later_blocks_try_the_adaptive_coders_only_when_the_first_took_one(static_sample_plan, monkeypatch, walk,
+                                                                          blocks, tried):
     """The first block is coded by the adaptive coders too; the later ones only when it took one:
     where "mag" stays in the first of 3 blocks, "cms2" runs once; where the first takes "cms2",
     on every block. The bytes do not depend on the threads."""
     calls = []
     real = ubpe.coders.encode_stream
 
-    x = _ecg_like(120_000, noise)
+    x = _walk(120_000, 0, 4.0) if walk else _ecg_like(120_000, 20)
     block = 120_000 // blocks
 
     def counted(tokens, vocab_size, **kwargs):  # (a block's stream: the plan's sample is 4 096 values)

@@ -355,7 +355,7 @@ class Settings:
     #: that ends its chain, :func:`ubpe.frontend.lpc.lpc_reweight`; the planner hands it these
     #: through :meth:`lpc_reweight_options`). A residual's coded cost is estimated with one
     #: geometric law per lpc_local_span samples (the coders follow its loudness: "mag"'s running
-    #: mean, "cms2"'s loudness context), and its local scale for the weights is its mean
+    #: mean, "cms2"'s magnitudes context), and its local scale for the weights is its mean
     #: magnitude over lpc_reweight_span samples (centred), plus one. A block is refitted only
     #: when the loudness of its residual moves: its cost per lpc_local_span samples is below its
     #: cost under one geometric law for the whole block by at least lpc_reweight_gate bits a
