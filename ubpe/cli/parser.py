@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="float input: quantize to 2**B levels over the values' range (lossy)")
     p.add_argument("--level", type=int, choices=(1, 2, 3), default=2,
                    help="2 (default): also try the context-mixing coders ('cms2' for signals, 'cmt2' for "
-                   "text), much smaller on text and signals but slower to decode (about 1-4 M values/s on signals); 1: the static "
+                   "text), much smaller on text and signals but slower to decode (about 4-7 M values/s on signals); 1: the static "
                    "rANS coder only, fast to decode (tens of M values/s); 3: integer signals also through the "
                    "level-3 coder (ubpe.level3, 'mixsignal'), the smallest: about 0.2 to 0.3 M values/s to compress "
                    "(a short recording's parameters searched on a prefix), 0.5 to decompress")
