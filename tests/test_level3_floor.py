@@ -100,7 +100,7 @@ def test_weather_years_search_less_same_plan_off():
 
     x = _weather()
     s = cfg.current()
-    share = encoder._search_share(x)
+    share = encoder._search_shares(x)[0]
     assert share < s.level3_search_work
     on = budget_plan(x.shape[0], x.shape[1], s, 2, share)
     off = budget_plan(x.shape[0], x.shape[1], s, 2)
@@ -108,7 +108,7 @@ def test_weather_years_search_less_same_plan_off():
     data = level3.encode(x)
     assert np.array_equal(level3.decode(data), x)
     with cfg.configured(level3_search_model=False):
-        assert encoder._search_share(x) == s.level3_search_work
+        assert encoder._search_shares(x)[0] == s.level3_search_work
         old = level3.encode(x)
     assert np.array_equal(level3.decode(old), x)
     assert level3.encode(x) == data  # deterministic

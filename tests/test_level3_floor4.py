@@ -41,7 +41,7 @@ def test_one_channel_year_search_cut_sample_kept():
     share, sample_share = encoder._search_shares(x)
     assert share < s.level3_search_work
     assert sample_share == s.level3_search_work  # (the share without the term: the sample's frames)
-    assert encoder._search_share(x) == share
+    assert encoder._search_shares(x)[0] == share
     on = budget_plan(x.shape[0], 1, s, 2, share)
     off = budget_plan(x.shape[0], 1, s, 2, sample_share)
     assert on[0] * on[1] < off[0] * off[1]

@@ -408,9 +408,9 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     on the thread that coded it."""
     frames = src.frames
     # coders the first block is coded by as well, the smaller block kept; the later blocks too
-    # when the first took them (took[0])
+    # when the first took them (first_took; block 0 is coded alone, before the others)
     also: tuple[str, ...] = ()
-    took = [False]
+    first_took = False
     if given is None:
         sample = sample_frames(src.get, src.channels, frames, s.sample, s.windows)
         if chains is None:
@@ -471,6 +471,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     classes = coders.text_classes(alphabet.values) if _TEXT_CODERS & set(offered) and not use_merges else None
 
     def encode(b: int) -> bytes:
+        nonlocal first_took
         if keep:
             flat, record, _ = kept[b]
             kept[b] = None  # the block's values are no longer needed once coded
@@ -489,12 +490,12 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
                                                 rate_sample_above=_rate_sample(level, s))
         fields["crc"] = container.block_crc(dtype, shape, f0, src.rows(f0, f1))
         packed = container.pack_block(fields, (f1 - f0) * src.channels)
-        if also and (b == 0 or took[0]):
+        if also and (b == 0 or first_took):
             fields["stream"] = coders.encode_stream(tokens, vocab, coders=also, classes=classes)
             other = container.pack_block(fields, (f1 - f0) * src.channels)
             if len(other) < len(packed):
                 packed = other
-                took[0] = took[0] or b == 0
+                first_took = first_took or b == 0
         if progress is not None:
             progress(f1 - f0)
         return packed

@@ -501,12 +501,6 @@ def _full_contexts_encode_ns(bits_per_value: float, n: int, C: int, sample: int)
             + xctx_decode_ns(bits_per_value, n, C))
 
 
-def _search_share(x2: np.ndarray) -> float:
-    """The search's work bound for ``x2`` ((frames, C) integers, before any front-end chain), in
-    codings of the recording: ``_search_shares``' first."""
-    return _search_shares(x2)[0]
-
-
 def _search_shares(x2: np.ndarray) -> tuple[float, float]:
     """(the search's work bound for ``x2`` ((frames, C) integers, before any front-end chain), in
     codings of the recording (``cost.search_share``, the final coding's contexts counted on at most
