@@ -108,6 +108,9 @@ class _LayoutPass:
     ids: np.ndarray | None = None  #: int32 ``rank[d]``, the bare ids (None: not made, a single value)
     #: layout ("bare", "dense") -> its "mag" options at the two rates (:meth:`mag_options`)
     options: dict = field(default_factory=dict, repr=False)
+    #: the bare ids' "mag" counts were made (False: a screen that rated the dense ids alone,
+    #: ``stats[:2]`` zero; :func:`static_parts` then rates no bare "mag")
+    bare_counted: bool = True
 
     def mag_options(self, layout: str) -> tuple[np.ndarray, np.ndarray]:
         """:func:`ubpe.coders.mag.stream_options` of the layout's counts (``stats[:2]`` bare,
@@ -173,9 +176,12 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     return out[:_tally.nonzero_cells(counts, out)]  # (counts[counts > 0], one compiled pass)
 
 
-def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
+def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None, screen: bool = False) -> _LayoutPass:
     """The shared pass over ``y`` (1-D integers spanning at most 2**22, ``s.estimate_rates`` two
-    rates), kept in ``memo`` by the array's identity (with the array itself: its id stays its)."""
+    rates), kept in ``memo`` by the array's identity (with the array itself: its id stays its).
+    ``screen``: ``y`` is a screen's sample, rated and dropped (never sized by :func:`layouts`):
+    where dense ids fit and ``s.fast_screen_dense_only``, the bare ids' "mag" counts are not made
+    (``bare_counted`` False)."""
     if memo is not None and id(y) in memo:
         return memo[id(y)][1]
     n = y.shape[0]
@@ -192,7 +198,17 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
     has_dense = dense_mag_fits(where.shape[0], lo, hi)
     dense_rans = has_dense and dense_fits(where.shape[0], lo, hi)
     stats, raws, ids = None, (0, 0), None
-    if where.shape[0] > 1:
+    bare_counted = True
+    if where.shape[0] > 1 and screen and has_dense and s.fast_screen_dense_only \
+            and where.shape[0] != hi - lo + 1:
+        # the dense ids alone (d = y - lo about the median, no ids made): the screen ranks chains
+        # by their smallest estimate, and the dense ids' "mag" is within a few per mille of the
+        # bare ids' where both fit
+        stats = np.zeros((4, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+        rates = np.array(s.estimate_rates, np.int64)
+        raws = (0, int(_k.mag_stats(y, lo + middle, rates, stats[2:])))
+        bare_counted = False
+    elif where.shape[0] > 1:
         # layout_stats' counts, by one mag_stats pass a layout (magnitudes and classes first, then
         # both rates; 1.22 -> 0.85 ms on ECG's LPC residual)
         stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
@@ -207,19 +223,21 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None) -> _LayoutPass:
             # the dense ids d = y - lo about their median: y about lo + middle, the same
             # differences token - center, so the same counts and raw bits (no d array made)
             raws = (raw, int(_k.mag_stats(y, lo + middle, rates, stats[2:])) if has_dense else 0)
-    found = _LayoutPass(lo, hi, y, counts, used, rank, where, int(middle), has_dense, dense_rans, stats, raws, ids)
+    found = _LayoutPass(lo, hi, y, counts, used, rank, where, int(middle), has_dense, dense_rans, stats, raws, ids,
+                        bare_counted=bare_counted)
     if memo is not None:
         memo[id(y)] = (y, found)
     return found
 
 
 def static_parts(record: list[dict], y: np.ndarray, scale: float,
-                 s: Settings, memo: dict | None = None) -> tuple[float, float, float, float]:
+                 s: Settings, memo: dict | None = None, screen: bool = False) -> tuple[float, float, float, float]:
     """:func:`~ubpe.planner.estimates.estimate_parts` (the same four numbers but for the params,
     counted as a container packs them, :func:`params_bytes`), its "mag"
     statistics of the bare and the dense ids at the two rates of ``s.estimate_rates`` in one
     compiled pass (:func:`ubpe._kernels.level1.layout_stats`), the median from the histogram;
-    values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself."""
+    values spanning more than 2**22 (or other rates) by ``estimate_parts`` itself. ``screen``:
+    ``y`` is a screen's sample (:func:`_layout_pass`'s; the bare ids' "mag" part may be inf)."""
     n = y.shape[0]
     h = _histogram(y, memo) if len(s.estimate_rates) == 2 else None  # (None: no values, or a span beyond 2**22)
     if h is None:
@@ -230,7 +248,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     grows = frontend.growing_bytes(record)
     fixed = params - grows
     inf = float("inf")
-    lp = _layout_pass(y, s, memo)
+    lp = _layout_pass(y, s, memo, screen)
     counts, where, has_dense, raws = lp.used, lp.where, lp.has_dense, lp.raws
     a = counts.shape[0]
     if a <= 1:
@@ -240,7 +258,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     table = float(np.minimum(np.log2(c) + 2.0, 8.0).sum())
     gaps = np.diff(where).astype(np.float64)
     alphabet = float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum()) if gaps.size else 0.0
-    mags = (_mag_bits(lp.mag_options("bare"), raws[0]),
+    mags = (_mag_bits(lp.mag_options("bare"), raws[0]) if lp.bare_counted else inf,
             _mag_bits(lp.mag_options("dense"), raws[1]) if has_dense else inf)
     # "packed", which every stream is offered, where it beats the order-0 table (noise, short
     # streams): 102 int32 values of noise on a grid of 2 were ranked by the table alone, "grid"
@@ -538,7 +556,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     least = min(rough.values())
     # (a chain of fewer pairs a distinct pair than :func:`plan_repeats` is not rated: nor are its
     # distinct values fewer, each at most a distinct pair)
-    parts = {i: static_parts(screened[i][1], screened[i][0], scale, s, memo) for i in range(len(chains))
+    parts = {i: static_parts(screened[i][1], screened[i][0], scale, s, memo, not whole) for i in range(len(chains))
              if rough[i] <= s.fast_prune * least or (counted[i] is not None and counted[i].shape[0]
                                                       * plan_repeats(screened[i][0].shape[0], s) <= screened[i][0].shape[0])}
     static_best = min(min(p) for p in parts.values())

@@ -297,6 +297,13 @@ class Settings:
     #: (:func:`~ubpe.planner.fast.layouts`): the static estimates misranked chains by 1.4-5 %
     #: on 2 000-4 000-value inputs (grid+lpc, lpc against delta2, grid+delta1).
     fast_rank_close: float = 1.02
+    #: Beyond fast_whole values, level 1's screen rates a chain's dense ids alone for "mag" where
+    #: they fit (:func:`~ubpe.planner.fast._layout_pass`; the bare ids' "rans" estimate as before):
+    #: the bare ids' counts, a second "mag" pass over the sample, ranked the chains no differently
+    #: (the chains kept are sized on all the values, both layouts). The same level-1 bytes on the
+    #: 112 inputs of benchmarks/level1_census.py; compress 4 % faster on ECG, 7 % on seismic
+    #: (benchmarks/results/level1-planner.md). False: both layouts rated.
+    fast_screen_dense_only: bool = True
     #: Level 1 codes the chain's bare and dense ids both only when neither estimate is more than
     #: fast_layout_clear times the other's, and offers both static coders only when neither is
     #: rated fast_coder_clear times the other. On the
