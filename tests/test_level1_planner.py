@@ -105,3 +105,72 @@ def test_plan_without_with_settings_gives_the_same_candidate():
         want = fast.fast_plan(x, refit, cost_function(base), ReplayEncoder(None, {}, s), s)
     assert got.chain == want.chain
     assert np.array_equal(got.tokens, want.tokens) and got.coders == want.coders
+
+
+def _pair_reference(y: np.ndarray, rates: np.ndarray):
+    """Two mag_stats passes (the bare ids rank[y - lo] about rank[median], the dense ids y - lo about
+    the median), as _layout_pass made them: counts (4, contexts, buckets), raw bits, and the
+    pair kernel's arguments."""
+    from ubpe._kernels import level1 as k
+
+    lo = int(y.min())
+    d = y.astype(np.int64) - lo
+    counts = np.bincount(d)
+    rank = (np.cumsum(counts > 0) - 1).astype(np.int32)
+    middle = int(np.searchsorted(np.cumsum(counts), y.shape[0] // 2, side="right"))
+    ref = np.zeros((4, k.N_CONTEXTS, k.N_BUCKETS), np.int64)
+    raw_bare = k.mag_stats(rank[d], int(rank[middle]), rates, ref[:2])
+    raw_dense = k.mag_stats(y, lo + middle, rates, ref[2:])
+    return ref, (raw_bare, raw_dense), (lo, rank, int(rank[middle]), middle)
+
+
+def _check_pair(y: np.ndarray, rates: np.ndarray, limit: int) -> bool:
+    from ubpe._kernels import layoutpair
+
+    ref, raws, (lo, rank, cb, cd) = _pair_reference(y, rates)
+    got = np.zeros_like(ref)
+    raw_bare, raw_dense, paired = layoutpair.pair_stats(y, lo, rank, cb, cd, rates, got, limit)
+    if paired:
+        assert np.array_equal(got, ref)
+        assert (raw_bare, raw_dense) == raws
+    else:
+        assert not got.any() and (raw_bare, raw_dense) == (0, 0)
+        assert limit < y.shape[0]
+    return paired
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.integers(-300, 300), min_size=2, max_size=400), st.integers(0, 3), st.sampled_from([2, 3, 4, 5, 6, 7, 8]),
+       st.sampled_from([2, 3, 4, 5, 6, 7, 8]), st.sampled_from(["<i2", "<i4", "<i8"]), st.integers(0, 400))
+def test_pair_stats_counts_both_layouts_as_two_passes(values, spread, ra, rb, dtype, limit):
+    y = np.array(values, np.int64)
+    y[::5] *= 1 + 30 * spread  # (tails with gaps: the bare and dense magnitudes differ there)
+    y = y.astype(dtype)
+    assert _check_pair(y, np.array([ra, rb], np.int64), limit) or limit < y.shape[0]
+    assert _check_pair(y, np.array([ra, rb], np.int64), y.shape[0])  # (no limit: always paired)
+
+
+def test_pair_stats_on_real_residuals_and_the_layout_pass():
+    try:
+        import _data
+
+        inputs = [_data.ecg(), _data.seismic()] + [x for x, _rate in _data.audio()[:4]]
+    except Exception as e:
+        pytest.skip(f"shared data not available: {e}")
+    from ubpe.planner.fast import fast_stages
+
+    with configured() as s:
+        stage = fast_stages(build_chain(PREDICTORS["lpc"]), s)[0]
+        rates = np.array(s.estimate_rates, np.int64)
+        for x in inputs:
+            y = stage.forward(x.reshape(1, -1))[0].reshape(-1)
+            assert _check_pair(y, rates, y.shape[0])
+            on, off = fast._layout_pass(y, s, None), None
+            with configured(fast_pair_stats=False) as s2:
+                off = fast._layout_pass(y, s2, None)
+            assert np.array_equal(on.stats, off.stats) and on.raws == off.raws
+            assert np.array_equal(on.bare_ids(), off.bare_ids())
+    # ECG's residual differs in few tokens: paired (no bare ids made by the pass)
+    y = stage.forward(inputs[0].reshape(1, -1))[0].reshape(-1)
+    with configured() as s:
+        assert fast._layout_pass(y, s, None).ids is None

@@ -10,6 +10,7 @@ import msgpack
 
 from .. import frontend
 from .._kernels import l1plan as _l1plan
+from .._kernels import layoutpair as _pair
 from .._kernels import level1 as _k
 from .._kernels import tally as _tally
 from ..coders import mag, packed_width, rans
@@ -208,7 +209,20 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None, screen: bool = F
         rates = np.array(s.estimate_rates, np.int64)
         raws = (0, int(_k.mag_stats(y, lo + middle, rates, stats[2:])))
         bare_counted = False
-    elif where.shape[0] > 1:
+    elif where.shape[0] > 1 and has_dense and where.shape[0] != hi - lo + 1 and s.fast_pair_stats:
+        # both layouts' counts from the dense ids' pass, the bare ids' only where they differ
+        # (:func:`ubpe._kernels.layoutpair.pair_stats`: the same counts and raw bits; no bare ids
+        # made: :meth:`_LayoutPass.bare_ids` when asked); where their magnitudes differ on more
+        # than 1/64 of the values (short noisy files), the two passes below
+        stats = np.zeros((4, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
+        rates = np.array(s.estimate_rates, np.int64)
+        raw_bare, raw_dense, paired = _pair.pair_stats(y, lo, rank, int(rank[middle]), int(middle), rates, stats,
+                                                       n // 64)
+        if paired:
+            raws = (int(raw_bare), int(raw_dense))
+        else:
+            stats = None
+    if stats is None and where.shape[0] > 1:
         # layout_stats' counts, by one mag_stats pass a layout (magnitudes and classes first, then
         # both rates; 1.22 -> 0.85 ms on ECG's LPC residual)
         stats = np.zeros((4 if has_dense else 2, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
@@ -308,7 +322,8 @@ class Layouts:
 
     costs: dict[tuple[str, str], float]
     alphabet: Alphabet
-    ids: np.ndarray
+    #: the pass whose bare ids (:meth:`_LayoutPass.bare_ids`) are the bare layout's: :attr:`ids`
+    bare: _LayoutPass
     #: ``(lo, hi, y)`` of the dense ids ``y - lo`` where they fit (``y`` the values), else None:
     #: :attr:`dense` makes them when asked (most outputs take the bare ids: ECG's 108 000 dense
     #: ids, an int32 array, were made and dropped)
@@ -318,6 +333,12 @@ class Layouts:
     #: options)}``, the options :func:`ubpe.coders.mag.stream_options`' rows where the layout was
     #: sized for "mag", else None)
     mag_stats: dict[str, dict] | None = None
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The bare ids (int32), made when first asked where the layout pass did not make them
+        (:func:`ubpe._kernels.layoutpair.pair_stats`: most outputs take the dense ids)."""
+        return self.bare.bare_ids()
 
     @property
     def dense(self) -> tuple[Alphabet, np.ndarray] | None:
@@ -395,7 +416,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     known = {"bare": {r: (stats[j], raw_bare, int(rank[lp.middle]), rows("bare", j)) for j, r in enumerate(rates)}}
     if has_dense:
         known["dense"] = {r: (stats[2 + j], raw_dense, lp.middle, rows("dense", j)) for j, r in enumerate(rates)}
-    return Layouts(costs, alphabet, lp.ids, dense, known if s.fast_reuse_mag_stats else None)
+    return Layouts(costs, alphabet, lp, dense, known if s.fast_reuse_mag_stats else None)
 
 
 def _mag_bits(options: tuple[np.ndarray, np.ndarray], raw_bits: int) -> float:
