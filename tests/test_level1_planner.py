@@ -129,7 +129,8 @@ def _check_pair(y: np.ndarray, rates: np.ndarray, limit: int) -> bool:
 
     ref, raws, (lo, rank, cb, cd) = _pair_reference(y, rates)
     got = np.zeros_like(ref)
-    raw_bare, raw_dense, paired = layoutpair.pair_stats(y, lo, rank, cb, cd, rates, got, limit)
+    hist = np.bincount(y.astype(np.int64) - lo)
+    raw_bare, raw_dense, paired = layoutpair.pair_stats(y, lo, rank, hist, cb, cd, rates, got, limit)
     if paired:
         assert np.array_equal(got, ref)
         assert (raw_bare, raw_dense) == raws

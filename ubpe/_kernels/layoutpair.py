@@ -25,14 +25,16 @@ from .level1 import N_BUCKETS, N_CONTEXTS, _bucket, _context, bucket_select
 
 
 @njit(cache=True, nogil=True)
-def pair_stats(y, lo, rank, center_bare, center_dense, rates, counts, limit):
+def pair_stats(y, lo, rank, hist, center_bare, center_dense, rates, counts, limit):
     """Fill ``counts`` (int64 zeros, ``(4, N_CONTEXTS, N_BUCKETS)``) as
     ``mag_stats(rank[y - lo], center_bare, rates, counts[:2])`` and ``mag_stats(y, lo +
     center_dense, rates, counts[2:])`` fill it (:func:`ubpe._kernels.level1.mag_stats`), and return
     ``(raw bits of the bare ids, raw bits of the dense ids, True)``; or ``(0, 0, False)``, with
     ``counts`` still zeros, when more than ``limit`` tokens' magnitudes differ between the two
-    layouts (then the two passes cost less). Preconditions: ``y`` 1-D integers in ``[lo, lo +
-    len(rank))``, ``rank`` the bare ids by ``y - lo`` (int32, increasing where present), both
+    layouts (then the two passes cost less; told from ``hist`` before any pass over ``y``).
+    Preconditions: ``y`` 1-D integers in ``[lo, lo + len(rank))``, ``rank`` the bare ids by ``y -
+    lo`` (int32, increasing where present), ``hist`` the histogram of ``y - lo`` (``len(rank)``
+    cells), both
     centers and every id in ``[0, 2**24)``, exactly two rates, each in [2, 8]."""
     n = y.shape[0]
     span = rank.shape[0]
@@ -44,10 +46,16 @@ def pair_stats(y, lo, rank, center_bare, center_dense, rates, counts, limit):
     high = center_dense
     while high + 1 < span and rank[high + 1] != rank[high]:
         high += 1
+    outside = 0  # the tokens outside the run
+    for d in range(low):
+        outside += hist[d]
+    for d in range(high + 1, span):
+        outside += hist[d]
+    if outside > limit:
+        return 0, 0, False
     zs = empty(n, np.uint32)  # the dense ids' zigzagged magnitudes
     bk = empty(n, np.uint8)  # and classes
     raw_dense = 0
-    outside = 0
     for i in range(n):
         d = np.int64(y[i]) - lo
         e = d - center_dense
@@ -56,9 +64,6 @@ def pair_stats(y, lo, rank, center_bare, center_dense, rates, counts, limit):
         zs[i] = z
         bk[i] = b
         raw_dense += select(b >= 4, (b >> 1) - 1, 0)
-        outside += select(d < low, 1, 0) + select(d > high, 1, 0)
-    if outside > limit:
-        return 0, 0, False
     at = empty(outside + 1, np.int64)  # the tokens whose bare magnitude differs, in order
     zb_at = empty(outside + 1, np.int64)  # and that magnitude
     raw_delta = 0  # the bare ids' raw bits less the dense ids'

@@ -216,7 +216,7 @@ def _layout_pass(y: np.ndarray, s: Settings, memo: dict | None, screen: bool = F
         # than 1/64 of the values (short noisy files), the two passes below
         stats = np.zeros((4, _k.N_CONTEXTS, _k.N_BUCKETS), np.int64)
         rates = np.array(s.estimate_rates, np.int64)
-        raw_bare, raw_dense, paired = _pair.pair_stats(y, lo, rank, int(rank[middle]), int(middle), rates, stats,
+        raw_bare, raw_dense, paired = _pair.pair_stats(y, lo, rank, counts, int(rank[middle]), int(middle), rates, stats,
                                                        n // 64)
         if paired:
             raws = (int(raw_bare), int(raw_dense))
