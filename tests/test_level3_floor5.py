@@ -99,8 +99,8 @@ def test_contexts_rejected_on_the_final_coding_coded_again():
 
 
 def test_successor_gate_spares_the_sample():
-    # ten values drawn at random: every pair recurs, a value's successor one time in ten
-    y = np.random.default_rng(3).integers(0, 10, (4096, 1)) * 40
+    # forty values drawn at random: most pairs recur, a value's successor one time in forty
+    y = np.random.default_rng(3).integers(0, 40, (4096, 1)) * 40
     prm = level3.format.default_params(1)
     assert encoder.pair_recurrence(y) >= cfg.current().level3_xctx_recur
     assert encoder._xctx_gates(y, prm, None) is None

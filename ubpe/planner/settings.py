@@ -744,10 +744,12 @@ class Settings:
     level3_xctx_sample: int = 1 << 13
     level3_xctx_recur: float = 0.3
     #: ... and its ``encoder.successor_recurrence`` at least this (a value the successor of the
-    #: previous value's last occurrence: weather 0.16 to 1; the audio and seismic records that pass
-    #: ``level3_xctx_recur`` but whose contexts save nothing, 0.02 to 0.13: their sample, a coding at
-    #: twice a plain one's cost, spared; results/level3-floor-5.md). 0: the bytes before.
-    level3_xctx_successor: float = 0.14
+    #: previous value's last occurrence: weather recordings and their channels alone 0.072 to 1, the
+    #: seismic, EEG and chime records that pass ``level3_xctx_recur`` but whose contexts save nothing
+    #: 0.019 to 0.054: their sample, a coding at twice a plain one's cost, spared; percussion-50 0.109
+    #: and music-xblast 0.128 save nothing either but overlap weather channels, so are still sampled;
+    #: results/level3-floor-5.md). 0: the bytes before.
+    level3_xctx_successor: float = 0.06
     #: The full contexts (``xctx`` = 1, where the decoder's model keeps its floor) only where the
     #: encoder's model (``encoder._full_contexts_encode_ns``: the final coding at the decoder's model's
     #: ns, the contexts' sample, the least search) also keeps ``cost.ENC_MARGIN`` times the floor;
