@@ -481,6 +481,7 @@ def tonal_stats(y, order: int = 32, most: int = PERIOD_MOST) -> tuple[float, flo
 #: four times, at one FFT size: ``order_gain_db``, ``long_period``, ``first_move``, ``tonal_stats``)
 _ACFS: dict = {}
 _ACFS_MOST = 4  #: entries kept (a recording and its front-end chains' outputs)
+_ACFS_VALUES = 1 << 19  #: kept only where the FFT size times the channels is at most this (4 MiB an entry)
 
 
 def _channel_acfs(y, lags: int) -> list:
@@ -502,9 +503,10 @@ def _channel_acfs(y, lags: int) -> list:
         for c in range(y.shape[1]):
             f = np.fft.rfft(y[:, c] - y[:, c].mean(), size)
             full.append(np.fft.irfft(f.real ** 2 + f.imag ** 2))
-        if len(_ACFS) >= _ACFS_MOST:
-            _ACFS.clear()
-        _ACFS[key] = full
+        if size * y.shape[1] <= _ACFS_VALUES:  # (a small input's: the memory kept is bounded)
+            if len(_ACFS) >= _ACFS_MOST:
+                _ACFS.clear()
+            _ACFS[key] = full
     return [r[:lags + 1].copy() for r in full]
 
 
