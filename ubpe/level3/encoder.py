@@ -74,6 +74,7 @@ from .measure import (
 )
 from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
+    DC_MIN_EVALS,
     budget_plan,
     dc_change,
     greedy,
@@ -197,7 +198,23 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
     if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     if params is None and search and version >= 6:
-        prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start, True))
+        limit = _vmod_frames(n, C, _start, True)
+        if _xctx_in_final(n, C, limit):
+            data, prm = _encode_xctx_final(head, y, lo, step, table, tmode, prm, version, limit)
+            if data is not None:
+                return data
+        else:
+            prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, limit)
+    return _model_payload(head, y, lo, step, table, tmode, prm, version)
+
+
+def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tmode: int, prm: list[int],
+                   version: int, res: np.ndarray | None = None) -> bytes:
+    """A model record (mode 1) of the symbols ``y`` ((frames, C) int64; with a table, indices or
+    values as ``tmode`` says) with the parameters ``prm``: ``head`` (the header's first bytes, up
+    to the frames and channels; extended in place) completed, then the payload. ``res``: the
+    kernel's record of each frame (``mixsignal.run``), or None."""
+    n, C = y.shape
     head[0] = _payload_version(version, prm)  # (version 5's bytes without xctx and olsr)
     version = head[0]
     head.append(MODE_MODEL)
@@ -222,7 +239,84 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         rec = _lpc_bytes(fit)
         head += _uleb(len(rec)) + rec
         lpc = _lpc_arrays(fit, n)
-    return bytes(head) + _run_encode(y, los, his, gs, prm, tab, zlib.crc32(head), lpc)
+    return bytes(head) + _run_encode(y, los, his, gs, prm, tab, zlib.crc32(head), lpc, res)
+
+
+def _xctx_in_final(n: int, C: int, limit: int | None) -> bool:
+    """Whether ``encode`` decides the exact-value contexts on its final coding (``_encode_xctx_final``)
+    rather than on a sample of their own (``_choose_xctx``) for n frames x C channels, ``limit``
+    the sample's cap (``_vmod_frames``): where that sample would be at least
+    ``Settings.level3_xctx_in_final`` of the frames (a short recording coded on a prefix: its
+    sample is most of the final coding, which then costs little more than the sample alone), of
+    at most ``level3_sample_channels`` channels (the sample keeps them all)."""
+    s = settings.current()
+    share = s.level3_xctx_in_final
+    if share <= 0 or s.level3_xctx_sample <= 0 or n <= 0 or 0 < s.level3_sample_channels < C:
+        return False
+    frames = s.level3_xctx_sample if limit is None else max(1, min(s.level3_xctx_sample, limit))
+    return min(frames, n) >= share * n
+
+
+def _encode_xctx_final(head: bytearray, y: np.ndarray, lo: int, step: int, table, tmode: int, prm: list[int],
+                       version: int, limit: int | None) -> tuple[bytes | None, list[int]]:
+    """``_choose_xctx``'s choice made on the final coding itself: where its gates that need no
+    coding pass, ``y`` is coded whole with ``xctx`` = 2 (the record ``_model_payload`` writes), and
+    the kernel's record of its first frames, those ``_choose_xctx`` would have coded as a sample
+    (``_choice_sample``), gives the saving, the gain and the bits a value that choice compares.
+    Returns (that record, ``prm`` with ``xctx`` = 2) where they choose ``xctx`` = 2, else (None, the
+    parameters chosen: ``xctx`` 0 or 1, coded afresh by the caller). The estimate differs from the
+    sample's only by the bounds (the recording's, per channel, not the sample's) and by counting the
+    payload's bytes as the coder has written them after the sample's last frame."""
+    k = _kernels()
+    gated = _xctx_gates(y, prm, limit)
+    if gated is None:
+        return None, prm
+    sample, skip, scale = gated
+    n, C = y.shape
+    on = list(prm)
+    on[k.PRM_XCTX] = 2
+    res = np.zeros((n, 4 * C), np.int64)
+    data = _model_payload(bytearray(head), y, lo, step, table, tmode, on, version, res)
+    last = sample.shape[0] - 1
+    size = float(res[last, 2 * C - 1])
+    chosen = _xctx_verdict(y, prm, sample, skip, scale, size, res[:last + 1, 3 * C:])
+    return (data if chosen[k.PRM_XCTX] == 2 else None), chosen
+
+
+def _xctx_gates(y: np.ndarray, prm: list[int], limit: int | None) -> tuple | None:
+    """``_choose_xctx``'s gates that need no coding: (the sample, skip, scale of ``_choice_sample``)
+    where they pass, else None."""
+    k = _kernels()
+    full = settings.current().level3_xctx_sample
+    if full <= 0 or int(y.max()) - int(y.min()) + 1 > XCTX_MAX_RANGE or prm[k.PRM_XCTX]:
+        return None
+    sample, skip, scale = _choice_sample(y, full, limit)
+    if pair_recurrence(sample) < settings.current().level3_xctx_recur:
+        return None
+    if successor_recurrence(sample) < settings.current().level3_xctx_successor:
+        return None
+    return sample, skip, scale
+
+
+def _xctx_verdict(y: np.ndarray, prm: list[int], sample: np.ndarray, skip: int, scale: float, size: float,
+                  saving: np.ndarray) -> list[int]:
+    """``_choose_xctx``'s choice from a coding of ``sample`` with ``xctx`` = 2: ``size`` its bytes,
+    ``saving`` the kernel's record of the contexts' estimated saving (1/16 bits, cumulative; its
+    last column, one row a frame of the sample)."""
+    k = _kernels()
+    whole = int(saving[-1, -1]) / 128  # bytes saved on the whole sample
+    saved = (int(saving[-1, -1]) - (int(saving[skip - 1, -1]) if skip else 0)) * scale
+    gain = whole / max(1.0, size + whole)
+    if saved <= 16 * 8 * XCTX_HEADER_BYTES or gain < settings.current().level3_xctx_gain:
+        return prm
+    on = list(prm)
+    on[k.PRM_XCTX] = 2
+    bpv = 8.0 * size / sample.size
+    if xctx_decode_ns(bpv, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9 and (
+            not settings.current().level3_xctx_encode_floor
+            or _full_contexts_encode_ns(bpv, *y.shape, sample.size) * FLOOR * ENC_MARGIN <= 1e9):
+        on[k.PRM_XCTX] = 1
+    return on
 
 
 def _fixed(params, C: int) -> list[int]:
@@ -261,12 +355,13 @@ def _payload_version(version: int, prm: list[int]) -> int:
 
 
 def _run_encode(y: np.ndarray, los: np.ndarray, his: np.ndarray, gs: int, prm: list[int], tab: np.ndarray,
-                chk0: int = 0, lpc=None) -> bytes:
+                chk0: int = 0, lpc=None, res: np.ndarray | None = None) -> bytes:
     n, C = y.shape
     cap = 64 + n * C * 6 + (n * C * max(1, int((his - los).max()).bit_length())) // 7
     buf = np.zeros(cap, np.uint8)
     lpc = NO_LPC if lpc is None else lpc
-    length = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, np.zeros((0, 0), np.int64),
+    res = np.zeros((0, 0), np.int64) if res is None else res
+    length = _kernel_run(prm)(y, los, his, gs, np.array(prm, np.int64), buf, False, res,
                               chk0, tab, _prior_tables(), *lpc)
     if length < 0:  # pragma: no cover - the bound above holds for every residual
         raise RuntimeError("level-3 coder: output buffer too small")
@@ -373,10 +468,6 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     return chosen(best)
 
 
-#: ``search.dc_change`` is tried (one coding of the search's sample more) only where the search's
-#: plan has at least this many codings: the shortest recordings' two codings would take half as
-#: long again (percussion-12, 2 064 values: 0.223 -> 0.182 M values a CPU second, the same bytes).
-DC_MIN_EVALS = 3
 
 
 def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
@@ -466,27 +557,15 @@ def _choose_xctx(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     else ``xctx`` = 2 (within 0.3 % of its bytes on weather, often smaller: the hashed contexts
     add little where the lists hold the recurring values)."""
     k = _kernels()
-    full = settings.current().level3_xctx_sample
-    if full <= 0 or int(y.max()) - int(y.min()) + 1 > XCTX_MAX_RANGE or prm[k.PRM_XCTX]:
+    gated = _xctx_gates(y, prm, limit)
+    if gated is None:
         return prm
-    sample, skip, scale = _choice_sample(y, full, limit)
-    if pair_recurrence(sample) < settings.current().level3_xctx_recur:
-        return prm
+    sample, skip, scale = gated
     on = list(prm)
     on[k.PRM_XCTX] = 2
     res = np.zeros((sample.shape[0], 4 * sample.shape[1]), np.int64)
     size = _coded_size(sample, on, table, 0, res)
-    whole = int(res[-1, -1]) / 128  # bytes saved on the whole sample
-    saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
-    gain = whole / max(1.0, size + whole)
-    if saved <= 16 * 8 * XCTX_HEADER_BYTES or gain < settings.current().level3_xctx_gain:
-        return prm
-    bpv = 8.0 * size / sample.size
-    if xctx_decode_ns(bpv, *y.shape) * XCTX_FLOOR * XCTX_MARGIN <= 1e9 and (
-            not settings.current().level3_xctx_encode_floor
-            or _full_contexts_encode_ns(bpv, *y.shape, sample.size) * FLOOR * ENC_MARGIN <= 1e9):
-        on[k.PRM_XCTX] = 1
-    return on
+    return _xctx_verdict(y, prm, sample, skip, scale, size, res[:, 3 * sample.shape[1]:])
 
 
 def _full_contexts_encode_ns(bits_per_value: float, n: int, C: int, sample: int) -> float:
@@ -546,6 +625,26 @@ def pair_recurrence(y: np.ndarray) -> float:
         else:
             distinct = np.unique(np.stack([v[:-1], v[1:]], 1), axis=0).shape[0]
         best = max(best, 1.0 - distinct / (v.shape[0] - 1))
+    return best
+
+
+def successor_recurrence(y: np.ndarray) -> float:
+    """The largest share, over the channels of ``y`` ((frames, C) integers), of the frames whose
+    value is the one that followed the previous value when it last occurred (what the contexts'
+    successor lists, ``xctx`` = 2, predict); 0 for fewer than 2 frames. Hourly and minutely weather
+    and its channels alone 0.072 to 1; seismic, EEG and chime records whose values recur
+    (``pair_recurrence`` 0.4 to 0.8) 0.019 to 0.054, where the contexts save nothing
+    (results/level3-floor-5.md)."""
+    if y.shape[0] < 2:
+        return 0.0
+    best = 0.0
+    for c in range(y.shape[1]):
+        v = y[:, c]
+        prev, nxt = v[:-1], v[1:]
+        order = np.argsort(prev, kind="stable")  # (each previous value's occurrences in time order)
+        ps, ns = prev[order], nxt[order]
+        hits = int(np.count_nonzero((ps[1:] == ps[:-1]) & (ns[1:] == ns[:-1])))
+        best = max(best, hits / (v.shape[0] - 1))
     return best
 
 
@@ -612,8 +711,12 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             res = np.zeros((frames, 3 * C), np.int64)
             start_size = _coded_size(proxy, _vector(dict(start, vmod=1), C), tab, 0, res) + int(res[-1, -1]) / 128
             decided = _vmod_saving(res, y.shape[0], s)
-    best, best_size = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin, first,
-                             start_size=start_size, order=move_order(y, s))
+    if start_size is None and evals <= 1 and planned[1] < DC_MIN_EVALS:
+        # (the start alone, its size read by nothing after: ``front._start_unmeasured``, no coding)
+        best, best_size = dict(start), None
+    else:
+        best, best_size = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin,
+                                 first, start_size=start_size, order=move_order(y, s))
     centred = dc_change(best, y, s) if planned[1] >= DC_MIN_EVALS else best  # a skewed range: the
     # least squares centred (version 8), when smaller
     if centred != best:

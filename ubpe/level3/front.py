@@ -35,7 +35,7 @@ from .measure import (
     _vmod_saving,
     _whole_budget,
 )
-from .search import budget_plan, chain_part, plan
+from .search import DC_MIN_EVALS, budget_plan, chain_part, plan, spare_codings
 
 #: The front-end chains ``encode(front="auto")`` tries ("mult" ones only where mult_detect splits).
 FRONT_CHAINS = ((), ("lpc",), ("mult",), ("mult", "lpc"))
@@ -90,6 +90,11 @@ def _choose_front_proxy(x2: np.ndarray, chains: list | None = None, share: float
         else:
             _, _, sym, table, tmode = symbols
             start, first = plan(sym, s, DEFAULTS)
+            if len(chains) == 1 and _start_unmeasured(planned, start, s):
+                known = (start, first, None, symbols, planned, None)
+                if sample_share is not None:
+                    known += (budget_plan(n, C, s, len(chains), sample_share)[0],)
+                return chain, known
             proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, length)
             vmod = not chain and _vmod_on_proxy(sym, table, tmode, s)
             # the payload's length after each frame (and with the value model: what it saved, 1/16 bits)
@@ -114,6 +119,17 @@ def _choose_front_proxy(x2: np.ndarray, chains: list | None = None, share: float
                             size < float(plain[length - 1] - plain[skip - 1])):
             best = (size, chain, known, length)
     return best[1], best[2]
+
+
+def _start_unmeasured(planned: tuple, start: dict, s) -> bool:
+    """Whether the one chain's coding of the prefix would measure nothing the encoder reads, so
+    that ``_choose_front_proxy`` leaves it out (the same bytes, a coding of the prefix less): with
+    no other chain to compare, the search's plan ``planned`` (``search.budget_plan``) has at most
+    one coding after ``search.spare_codings`` of ``start`` (the start alone: its size compared
+    with nothing) and fewer than ``search.DC_MIN_EVALS`` (no centred or NLMS-power trial against
+    it). ``encoder._search_whole`` then takes the start unmeasured (and codes it there only where
+    that coding decides the value model, as it would have here: ``measure._vmod_on_proxy``)."""
+    return max(1, planned[1] - spare_codings(start, DEFAULTS, s)) <= 1 and planned[1] < DC_MIN_EVALS
 
 
 def _forward(x2: np.ndarray, chain) -> tuple[np.ndarray, list]:

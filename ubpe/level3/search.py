@@ -228,6 +228,12 @@ def plan(y, settings, defaults: dict) -> tuple[dict, str | None]:
     return {**defaults, **long}, (HOLD_MOVE if hold_share(y) >= settings.level3_search_hold else None)
 
 
+#: ``search.dc_change`` is tried (one coding of the search's sample more) only where the search's
+#: plan has at least this many codings: the shortest recordings' two codings would take half as
+#: long again (percussion-12, 2 064 values: 0.223 -> 0.182 M values a CPU second, the same bytes).
+DC_MIN_EVALS = 3
+
+
 def spare_codings(start: dict, defaults: dict, settings) -> int:
     """The codings of the proxy a search from ``start`` spends fewer than its budget:
     ``settings.level3_search_order_spare`` when ``start`` is ``defaults`` with ORDER_MOVE applied
@@ -470,19 +476,38 @@ def tonal_stats(y, order: int = 32, most: int = PERIOD_MOST) -> tuple[float, flo
     return float(np.mean(gains)), float(np.mean(swings)), float(np.mean(peaks))
 
 
+#: ``_channel_acfs``' last few results: (dtype, shape, FFT size, CRC-32 of the values) -> each channel's
+#: full inverse FFT (the cues of one ``encode`` read the same recording's autocorrelation up to
+#: four times, at one FFT size: ``order_gain_db``, ``long_period``, ``first_move``, ``tonal_stats``)
+_ACFS: dict = {}
+_ACFS_MOST = 4  #: entries kept (a recording and its front-end chains' outputs)
+_ACFS_VALUES = 1 << 19  #: kept only where the FFT size times the channels is at most this (4 MiB an entry)
+
+
 def _channel_acfs(y, lags: int) -> list:
     """Each channel's autocorrelation at lags 0 to ``lags`` (float64 sums over the frames of its
     values minus their mean; ``y`` (frames, channels) float64): one FFT of a power of two at
     least ``frames + lags`` long, so nothing wraps below lag ``lags + 1``. The cues' one
-    autocorrelation (``long_period``, ``order_gain_db``, ``tonal_stats``)."""
+    autocorrelation (``long_period``, ``order_gain_db``, ``tonal_stats``). The FFTs of the last
+    ``_ACFS_MOST`` inputs (by their values, not their identity) are kept: the same arrays, bit for
+    bit, as computed again (new arrays returned each call)."""
+    import zlib
+
     import numpy as np
 
     size = 1 << (y.shape[0] + lags).bit_length()
-    out = []
-    for c in range(y.shape[1]):
-        f = np.fft.rfft(y[:, c] - y[:, c].mean(), size)
-        out.append(np.fft.irfft(f.real ** 2 + f.imag ** 2)[:lags + 1])
-    return out
+    key = (np.asarray(y).dtype.str, y.shape, size, zlib.crc32(np.ascontiguousarray(y)))
+    full = _ACFS.get(key)
+    if full is None:
+        full = []
+        for c in range(y.shape[1]):
+            f = np.fft.rfft(y[:, c] - y[:, c].mean(), size)
+            full.append(np.fft.irfft(f.real ** 2 + f.imag ** 2))
+        if size * y.shape[1] <= _ACFS_VALUES:  # (a small input's: the memory kept is bounded)
+            if len(_ACFS) >= _ACFS_MOST:
+                _ACFS.clear()
+            _ACFS[key] = full
+    return [r[:lags + 1].copy() for r in full]
 
 
 def _levinson(r, order: int, err: float) -> tuple:

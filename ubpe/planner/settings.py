@@ -756,6 +756,13 @@ class Settings:
     #: recur in).
     level3_xctx_sample: int = 1 << 13
     level3_xctx_recur: float = 0.3
+    #: ... and its ``encoder.successor_recurrence`` at least this (a value the successor of the
+    #: previous value's last occurrence: weather recordings and their channels alone 0.072 to 1, the
+    #: seismic, EEG and chime records that pass ``level3_xctx_recur`` but whose contexts save nothing
+    #: 0.019 to 0.054: their sample, a coding at twice a plain one's cost, spared; percussion-50 0.109
+    #: and music-xblast 0.128 save nothing either but overlap weather channels, so are still sampled;
+    #: results/level3-floor-5.md). 0: the bytes before.
+    level3_xctx_successor: float = 0.06
     #: The full contexts (``xctx`` = 1, where the decoder's model keeps its floor) only where the
     #: encoder's model (``encoder._full_contexts_encode_ns``: the final coding at the decoder's model's
     #: ns, the contexts' sample, the least search) also keeps ``cost.ENC_MARGIN`` times the floor;
@@ -765,6 +772,12 @@ class Settings:
     #: ... and kept when they save at least this share of the sample's bytes (they slow the coder
     #: about 3-fold: the ECG, 0.05 % smaller with them, decoded 3.6 times slower).
     level3_xctx_gain: float = 0.02
+    #: Where ``_choose_xctx``'s sample would be at least this share of a recording's frames (a short
+    #: recording whose sample is capped by the search's prefix: surfrad's 1 024 of 1 440), the contexts
+    #: are decided on the final coding with ``xctx`` = 2 itself (``encoder._encode_xctx_final``), kept
+    #: where they are chosen: no sample coded (surfrad: 11 of 35 ms); where they are not, the final
+    #: coding is coded again. 0: never (always the sample; results/level3-floor-5.md).
+    level3_xctx_in_final: float = 0.5
     #: Version 3's value model (``vmod``, ``ubpe.level3.encoder._choose_vmod``) is tried, on symbol ranges
     #: of at most 4 096, on this many first frames of a recording (one coding with the model, the
     #: kernel counting what it saved; 0: never, the bytes of version 2's model). 2**13 to 2**15
