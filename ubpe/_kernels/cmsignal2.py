@@ -410,6 +410,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     # the encoder's contexts of the next token (computed, and their first slots prefetched, one
     # token ahead)
     nq0 = nq1 = nq2 = nlp = 0
+    # the decoder's hashes of the next group's node for either bit (at depth 3, 7, ..)
+    pa0 = pa1 = pa2 = pb0 = pb1 = pb2 = np.int64(0)
     for i in range(n):
         t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
         t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
@@ -470,9 +472,14 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
                     break
             node = (1 << depth) | cv
             if (depth & 3) == 0:
-                g0 = _hash(q0, node)  # first every slot's address (their loads overlap)
-                g1 = _hash(q1, node)
-                g2 = _hash(q2, node)
+                if decoding and depth > 0:  # hashed at depth - 1 for either bit (below)
+                    g0 = select(cv & 1, pb0, pa0)
+                    g1 = select(cv & 1, pb1, pa1)
+                    g2 = select(cv & 1, pb2, pa2)
+                else:
+                    g0 = _hash(q0, node)  # first every slot's address (their loads overlap)
+                    g1 = _hash(q1, node)
+                    g2 = _hash(q2, node)
                 b0 = o0 + (g0 & m0) * 16
                 b1 = o1 + (g1 & m1) * 16
                 b2 = o2 + (g2 & m2) * 16
@@ -492,12 +499,18 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             if decoding:
                 if (depth & 3) == 3:  # the next group's slots, for either bit
                     nc = 2 * node
-                    _prefetch(TH, o0 + (_hash(q0, nc) & m0) * 16)
-                    _prefetch(TH, o1 + (_hash(q1, nc) & m1) * 16)
-                    _prefetch(TH, o2 + (_hash(q2, nc) & m2) * 16)
-                    _prefetch(TH, o0 + (_hash(q0, nc + 1) & m0) * 16)
-                    _prefetch(TH, o1 + (_hash(q1, nc + 1) & m1) * 16)
-                    _prefetch(TH, o2 + (_hash(q2, nc + 1) & m2) * 16)
+                    pa0 = _hash(q0, nc)
+                    pa1 = _hash(q1, nc)
+                    pa2 = _hash(q2, nc)
+                    pb0 = _hash(q0, nc + 1)
+                    pb1 = _hash(q1, nc + 1)
+                    pb2 = _hash(q2, nc + 1)
+                    _prefetch(TH, o0 + (pa0 & m0) * 16)
+                    _prefetch(TH, o1 + (pa1 & m1) * 16)
+                    _prefetch(TH, o2 + (pa2 & m2) * 16)
+                    _prefetch(TH, o0 + (pb0 & m0) * 16)
+                    _prefetch(TH, o1 + (pb1 & m1) * 16)
+                    _prefetch(TH, o2 + (pb2 & m2) * 16)
             elif (depth & 3) == 0 and depth + 4 < ln:  # the encoder knows the next group's node
                 n4 = (1 << (depth + 4)) | (code >> (ln - depth - 4))
                 _prefetch(TH, o0 + (_hash(q0, n4) & m0) * 16)

@@ -173,6 +173,9 @@ class AdaptiveStage(PerChannel):
         groups: dict[str, list[int]] = {}
         for c, p in enumerate(params["channels"]):  # checked: lists of [order, shift, rule]
             groups.setdefault(repr((p["stages"], p["unsigned"])), []).append(c)
+        if len(groups) == 1:  # every channel alike (as written): no gather, no scatter
+            first = params["channels"][0]
+            return adaptive_rows(y, first["stages"], inverse=True, unsigned=first["unsigned"])
         for rows in groups.values():
             first = params["channels"][rows[0]]
             out[rows] = adaptive_rows(y[rows], first["stages"], inverse=True, unsigned=first["unsigned"])

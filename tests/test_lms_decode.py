@@ -1,0 +1,127 @@
+"""The LMS kernels as level 2's decoder runs them (issue 28, target 2): the order-4 stage in
+scalars (``predict.lms_stage4``), the split int32 sum of the long stages for values of at most
+16 bits (``predict.lms_stage32``, bits + shift <= 33), and the cascade's shared scratch with
+the last stage writing ``dst`` (``predict.lms_cascade_rows``) give the values of the plain-Python
+definition (tests/reference_predict.py), and the inverse gives the signal back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_predict as ref
+from ubpe._kernels import predict as k
+from ubpe.frontend import adaptive
+
+SMALL = [np.int8, np.uint8, np.int16, np.uint16]
+ALL = SMALL + [np.int32, np.uint32, np.int64, np.uint64]
+
+
+def signed_ints(x: np.ndarray) -> list[int]:
+    """Each sample as the kernels see it (an unsigned one offset by ``-2**(bits-1)``)."""
+    bits = 8 * x.dtype.itemsize
+    if x.dtype.kind == "u":
+        return [int(v) - (1 << (bits - 1)) for v in x.tolist()]
+    return [ref.to_signed(int(v), bits) for v in x.tolist()]
+
+
+@st.composite
+def signals(draw, dtypes, max_size):
+    """Random, a smooth walk, or runs of the dtype's extremes (weights that grow fast)."""
+    dtype = np.dtype(draw(st.sampled_from(dtypes)))
+    n = draw(st.integers(0, max_size))
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["random", "walk", "extremes"]))
+    if kind == "random":
+        return rng.integers(info.min, int(info.max) + 1, n, dtype=dtype)
+    if kind == "extremes":
+        return rng.choice(np.array([info.min, info.max, 0, 1], dtype=dtype), n)
+    walk = np.cumsum(rng.integers(-40, 41, n)) + int(info.min) // 2 + int(info.max) // 2
+    return np.clip(walk, info.min, info.max).astype(dtype)
+
+
+def check(x: np.ndarray, stages: list) -> None:
+    """Forward equals the reference cascade; the inverse restores ``x`` bit for bit."""
+    r, params = adaptive.adaptive_forward(x, stages=stages)
+    bits = 8 * x.dtype.itemsize
+    assert r.tolist() == ref.cascade(signed_ints(x), bits, stages)
+    assert adaptive.adaptive_inverse(r, params).tobytes() == x.tobytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(signals(ALL, 200), st.integers(1, 28), st.integers(0, 1))
+def test_order_4_stage_matches_the_reference(x, shift, rule):
+    """Every width (64-bit sums wrapping included) and both rules."""
+    check(x, [(4, shift, rule)])
+
+
+@settings(max_examples=25, deadline=None)
+@given(signals(SMALL, 420), st.integers(64, 130), st.integers(1, 28), st.integers(0, 1))
+def test_split_sum_long_stage_matches_the_reference(x, order, shift, rule):
+    """Orders from LMS32_MIN_ORDER, values of 8 or 16 bits, every shift: both sides of
+    bits + shift = 33 (the split int32 sums, or exact 64-bit products), past the warm-up."""
+    check(x, [(order, shift, rule)])
+
+
+def test_split_sum_on_a_long_loud_signal_matches_the_reference():
+    """Weights far from 0 (a loud tone, the fast normalized rule) and 16-bit values at
+    bits + shift = 33 exactly, over many samples past the warm-up, then level 2's cascade."""
+    t = np.arange(1500)
+    x = (np.sin(t * 0.07) * 30000 + np.sin(t * 0.31) * 2000).astype(np.int16)
+    check(x, [(64, 17, 1)])
+    check(x[:700], [(256, 17, 1), (32, 14, 1), (4, 11, 1)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 3), st.integers(0, 90), st.lists(
+    st.tuples(st.sampled_from([1, 3, 4, 5, 17, 64, 70]), st.integers(1, 28), st.integers(0, 1)),
+    min_size=0, max_size=4), st.integers(0, 2**32 - 1))
+def test_cascade_rows_match_the_reference_row_by_row(rows, n, stages, seed):
+    """Any number of stages (the last writing ``dst`` from either parity), several rows."""
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.integers(-300, 301, (rows, n)), axis=1).astype(np.int16)
+    st_arr = np.array(stages, np.int64).reshape(-1, 3)
+    src = x.astype(np.int64)
+    fwd = np.empty_like(src)
+    k.lms_cascade_rows(src, st_arr[:, 0].copy(), st_arr[:, 1].copy(), st_arr[:, 2].copy(), 48, False, fwd)
+    for c in range(rows):
+        assert fwd[c].tolist() == ref.cascade(x[c].tolist(), 16, stages)
+    back = np.empty_like(src)
+    k.lms_cascade_rows(fwd, st_arr[:, 0].copy(), st_arr[:, 1].copy(), st_arr[:, 2].copy(), 48, True, back)
+    assert np.array_equal(back, src)
+
+
+@pytest.mark.parametrize("order", [4, 64, 256])
+def test_public_stage_kernels_allocate_their_own_scratch(order):
+    """``lms_stage`` and ``lms_stage32`` (their own scratch) agree with the reference."""
+    rng = np.random.default_rng(order)
+    x = np.cumsum(rng.integers(-200, 201, 600)).astype(np.int64)
+    expected = ref.lms_stage(x.tolist(), 16, order, 17, 1)
+    out = np.empty_like(x)
+    k.lms_stage(x, order, 17, 1, 48, False, out)
+    assert out.tolist() == expected
+    out32 = np.empty_like(x)
+    assert k.lms_stage32(x, order, 17, 1, 48, False, out32)
+    assert out32.tolist() == expected
+    back = np.empty_like(x)
+    k.lms_stage(out, order, 17, 1, 48, True, back)
+    assert np.array_equal(back, x)
+
+
+def test_adaptive_inverse_one_group_and_several_groups():
+    """The inverse without gather (every channel alike) and with (two cascades) restores each
+    channel as its own inverse does."""
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.integers(-500, 501, (3, 400)), axis=1).astype(np.int16)
+    stage = adaptive.AdaptiveStage()
+    y, params = stage.forward(x)
+    assert np.array_equal(stage.inverse(y, params), x)
+    other = [[8, 12, 0]]
+    y2 = y.copy()
+    y2[1] = adaptive.adaptive_rows(x[1:2], other)[0]
+    params2 = {"channels": [params["channels"][0], {"stages": other, "unsigned": 0}, params["channels"][2]]}
+    out = stage.inverse(y2, params2)
+    assert out.dtype == x.dtype and np.array_equal(out, x)
