@@ -68,10 +68,12 @@ def test_the_trial_vector():
         assert search.tonal_trial(named, settings.current(), 25.0) == dict(named, powr=s.level3_tonal_powr)
 
 
-def test_the_trial_is_coded_as_written_and_decides(monkeypatch):
-    """On a held note under the gain ceiling the prefix is coded once with the trial vector as it
-    would be written (Sac's memory, both ridge steps, the refined solve), and the vector written is
-    that one, refined, exactly when it coded the prefix smaller by the margin."""
+def test_the_trial_is_one_coding_and_decides(monkeypatch):
+    """On a held note under the gain ceiling the prefix is coded once, after the search's codings,
+    with the trial vector (Sac's power and memory, the ridge one step smaller; the solve refined
+    only in what is written), and the vector written is that one with ``tonal_change``'s refinement
+    and ridge step exactly when kept; refused, the search's with them (the power alone is not
+    tried again)."""
     x = held()
     y = np.asarray(x, np.int64).reshape(-1, 1)
     s = settings.current()
@@ -81,23 +83,24 @@ def test_the_trial_is_coded_as_written_and_decides(monkeypatch):
 
     def spy(sample, prm, *a, **kw):
         got = orig(sample, prm, *a, **kw)
-        sizes.append((list(prm), got))
+        sizes.append(list(prm))
         return got
 
     monkeypatch.setattr(encoder, "_coded_size", spy)
     data, written = _written(monkeypatch, x, front=None)
-    trial = [(p, n) for p, n in sizes if p[mixsignal.PRM_T1] == s.level3_tonal_t1]
-    assert len(trial) == 1
-    p, got = trial[0]
-    assert p[mixsignal.PRM_POWR] == s.level3_tonal_powr and p[mixsignal.PRM_OLSR] == s.level3_tonal_olsr
-    assert p[mixsignal.PRM_REG] >= 16 + s.level3_tonal_trial_reg + s.level3_tonal_reg
-    assert sizes.index(trial[0]) > 0  # (after the search's codings)
-    fields = (mixsignal.PRM_T1, mixsignal.PRM_REG, mixsignal.PRM_POWR, mixsignal.PRM_OLSR)
-    if written[mixsignal.PRM_T1] == s.level3_tonal_t1:  # kept: the vector coded is the one written
+    trial = [i for i, p in enumerate(sizes) if p[mixsignal.PRM_T1] == s.level3_tonal_t1]
+    assert len(trial) == 1 and trial[0] > 0
+    p = sizes[trial[0]]
+    assert p[mixsignal.PRM_POWR] == s.level3_tonal_powr and p[mixsignal.PRM_OLSR] == 0
+    fields = (mixsignal.PRM_T1, mixsignal.PRM_POWR)
+    if written[mixsignal.PRM_T1] == s.level3_tonal_t1:  # kept
         assert [written[i] for i in fields] == [p[i] for i in fields]
-    else:  # refused: the search's, refined (the power alone is not tried again)
+        assert written[mixsignal.PRM_REG] == min(24, p[mixsignal.PRM_REG] + s.level3_tonal_reg)
+    else:
         assert written[mixsignal.PRM_POWR] == level3.DEFAULTS["powr"]
-        assert written[mixsignal.PRM_REG] == p[mixsignal.PRM_REG] - s.level3_tonal_trial_reg
+        assert written[mixsignal.PRM_REG] == min(24, p[mixsignal.PRM_REG] - s.level3_tonal_trial_reg
+                                                 + s.level3_tonal_reg)
+    assert written[mixsignal.PRM_OLSR] == s.level3_tonal_olsr
 
 
 def test_pipe_takes_it_and_is_smaller(shared_data):

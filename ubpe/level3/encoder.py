@@ -627,10 +627,7 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
             and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
         alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller
-        # (with Sac's memory and the smaller ridge: coded as it would be written, the solve refined;
-        # coded without the refinement, reg 18 jitters and a stationary voiced tone took it, +3.5 %)
-        coded = tonal_change(alt, s) if alt.get("t1") != best.get("t1", DEFAULTS["t1"]) else alt
-        if _coded_size(proxy, _vector(coded, C), tab) < best_size * (1 - margin):
+        if _coded_size(proxy, _vector(alt, C), tab) < best_size * (1 - margin):
             best = alt
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
         best = tonal_change(best, s)

@@ -401,7 +401,7 @@ def tonal_trial(named: dict, settings, gain: float = 0.0) -> dict:
     instrument's pitch and level drift (vibrato, a decay of 30 dB over pipe's second half) faster
     than the default memory follows; a tone whose prediction gains more than the ceiling is
     nearly noise-free (synthetic pulse trains through resonances, 38 dB: the smaller ridge cost them
-    1.6-2.7 % and the prefix took it), where the power alone is tried, as before
+    1.6-3.5 % and the prefix took it), where the power alone is tried, as before
     (results/level3-sac-gap-5.md)."""
     alt = dict(named, powr=settings.level3_tonal_powr)
     if settings.level3_tonal_t1 > 0 and gain < settings.level3_tonal_trial_gain:

@@ -559,11 +559,11 @@ class Settings:
     #: lambda 0.998 a memory of about 500) and its ridge 2**-level3_tonal_trial_reg times as large
     #: again (before ``search.tonal_change``'s): a held tone drifts in pitch and level (vibrato, a
     #: decay of 30 dB in pipe's second half) faster than 768 frames of halving follow, and its
-    #: sums are well conditioned. Kept as a whole or not at all (one coding, as before, of the
-    #: vector as it would be written: the solve refined), only where the tone's order-32
-    #: prediction gains less than level3_tonal_trial_gain dB (real instruments 15-35 dB; noise-free
-    #: synthetic tones, 38 dB, took the smaller ridge on the prefix and grew 1.6-2.7 %): else the
-    #: power alone. results/level3-sac-gap-5.md. level3_tonal_t1 0: the power alone, always.
+    #: sums are well conditioned. Kept as a whole or not at all (one coding, as before), only
+    #: where the tone's order-32 prediction gains less than level3_tonal_trial_gain dB (real
+    #: instruments 15-35 dB; noise-free synthetic tones, 38 dB, took the smaller ridge on the
+    #: prefix and grew 1.6-3.5 %): else the power alone. results/level3-sac-gap-5.md.
+    #: level3_tonal_t1 0: the power alone, always.
     level3_tonal_t1: int = 15
     level3_tonal_trial_reg: int = 2
     level3_tonal_trial_gain: float = 34.0
