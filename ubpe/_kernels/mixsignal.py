@@ -95,8 +95,7 @@ more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
 channel (at most 160 KiB); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
-(from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB); with ``olsr``, 84 KiB of the refinement's work arrays;
-with ``powr`` = 1, 24 (max(n1, n2, n3) + 256) bytes a channel of the stage inputs' squares (at most 55 KiB).
+(from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB); with ``olsr``, 84 KiB of the refinement's work arrays.
 """
 
 from __future__ import annotations
