@@ -969,8 +969,6 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     HW = nmax + HIST_PAD
     W = np.zeros((C, 3, max(nmax, 1)), np.int32)  # Q16, clamped to +-2**30
     H = np.zeros((C, 3, HW), np.int32)  # stage inputs, |s| <= 2**22
-    # (powr == 1: each input's (s * s) >> 8 kept beside it, the weighted power a plain dot product)
-    HQ = np.zeros((C, 3, HW) if prm[PRM_POWR] == 1 else (1, 1, 1), np.int64)
     hpos = np.zeros((C, 3), np.int64)
     for c in range(C):
         for k in range(3):
@@ -987,12 +985,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
         e16 = (l16 * 13) >> 4
         ptab[j] = (_INV16[e16 & 15] << 4) >> (e16 >> 4) if (e16 >> 4) < 16 else 0
     psum = np.ones(3, np.int64)
-    prev = np.zeros((3, max(nmax, 1)), np.int64)  # stage k's tap weights oldest first: ptab reversed
     for k in range(3):
         acc_ = np.int64(0)
         for j in range(ntaps[k]):
             acc_ += ptab[j]
-            prev[k, ntaps[k] - 1 - j] = ptab[j]
         psum[k] = max(np.int64(1), acc_ >> 16)
     powr = prm[PRM_POWR]
     mixw = np.zeros((C, 7), np.int64)
@@ -1538,10 +1534,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 den = pw
                 if powr == 1:  # Sac's: the power weighted towards the recent past, (1 + j)**-0.8
                     wsum = np.int64(0)
-                    hq = HQ[c, k, hp - nk:hp]
-                    pr = prev[k]
+                    hv = H[c, k, hp - nk:hp]
                     for j in range(nk):
-                        wsum += hq[j] * pr[j]
+                        sj = np.int64(hv[nk - 1 - j])
+                        wsum += ((sj * sj) >> 8) * ptab[j]
                     den = (nk * (wsum >> 16)) // psum[k]
                 elif powr > 0:  # the input's power from its recent past: nk times a running mean
                     den = nk * hema[c, k]
@@ -1556,15 +1552,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 hpow[c, k] = pw + ((s_in * s_in) >> 8) - ((old * old) >> 8)
                 hema[c, k] += (((s_in * s_in) >> 8) - hema[c, k]) >> (powr & 15)
                 H[c, k, hp] = np.int32(s_in)
-                if powr == 1:
-                    HQ[c, k, hp] = (s_in * s_in) >> 8
                 hp += 1
                 if hp == HW:
                     for j in range(nk):
                         H[c, k, j] = H[c, k, HW - nk + j]
-                    if powr == 1:
-                        for j in range(nk):
-                            HQ[c, k, j] = HQ[c, k, HW - nk + j]
                     hp = nk
                 hpos[c, k] = hp
                 s_in = _clamp(ek, -(1 << 22), 1 << 22)
