@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v6 import params
 from test_level3_v7 import tone, voiced
@@ -149,3 +150,16 @@ def test_round_trip_with_the_trial_parameters(x):
     C = 1 if x.ndim == 1 else x.shape[1]
     round_trip(x, params=params(C, powr=1, t1=15, olsr=2, reg=20), front=None)
     round_trip(x, params=params(C, powr=1, t1=15, olsr=2, reg=20, dcm=10), front=None)
+
+
+@SETTINGS
+@given(st.integers(0, 2048), st.integers(0, 2**32 - 1), st.sampled_from([1, 1 << 10, 1 << 22]))
+def test_weighted_power_kernel(n, seed, top):
+    """``mixsignal._wpow`` (the recent-past power of ``powr`` = 1): the exact integer sum of
+    ((s * s) >> 8) w over a stage's inputs |s| <= 2**22 and weights at most 2**16 (``ptab``'s),
+    in int64 (the kernel's sums stay far below 2**63: its weights decay as (1 + j)**-0.8)."""
+    rng = np.random.default_rng(seed)
+    hv = rng.integers(-top, top + 1, n).astype(np.int32)
+    pr = rng.integers(0, (1 << 16) + 1, max(n, 1)).astype(np.int64)
+    want = sum(((int(s) * int(s)) >> 8) * int(w) for s, w in zip(hv, pr[:n]))
+    assert mixsignal._wpow(hv, pr, n) == (want + (1 << 63)) % (1 << 64) - (1 << 63)
