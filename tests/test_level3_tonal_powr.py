@@ -37,6 +37,9 @@ def test_chosen_on_a_voiced_tone_and_smaller(monkeypatch):
     x = voiced(12000)
     assert search.tonal(np.asarray(x, np.int64).reshape(-1, 1), settings.current())
     on, p_on = _chosen(monkeypatch, x, front=None)
+    with configured(level3_tonal_t1=0):  # (the power alone, as the default tries it on this tone)
+        alone, p_alone = _chosen(monkeypatch, x, front=None)
+    assert alone == on and p_alone == p_on
     with configured(level3_tonal_powr=0):
         off, p_off = _chosen(monkeypatch, x, front=None)
     assert p_on[mixsignal.PRM_POWR] == 1 and p_off[mixsignal.PRM_POWR] == 19

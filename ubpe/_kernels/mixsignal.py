@@ -364,6 +364,17 @@ def _nlms_step_q20(w, h, n, f):
         w[j] = np.int32(lim if v > lim else (-lim if v < -lim else v))
 
 
+@njit(cache=True, nogil=True)
+def _wpow(hv, pr, n):
+    """sum over j < n of ((hv[j] ** 2) >> 8) pr[j]: the stage input's power weighted towards the
+    recent past (``powr`` = 1; hv oldest first, pr the weights reversed; each term below 2**52)."""
+    acc = np.int64(0)
+    for j in range(n):
+        s = np.int64(hv[j])
+        acc += ((s * s) >> 8) * pr[j]
+    return acc
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _value(tab, ntab, sym):
     """The value of a symbol: tab[sym] with a table, else the symbol itself."""
@@ -985,10 +996,12 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
         e16 = (l16 * 13) >> 4
         ptab[j] = (_INV16[e16 & 15] << 4) >> (e16 >> 4) if (e16 >> 4) < 16 else 0
     psum = np.ones(3, np.int64)
+    prev = np.zeros((3, max(nmax, 1)), np.int64)  # stage k's tap weights oldest first: ptab reversed
     for k in range(3):
         acc_ = np.int64(0)
         for j in range(ntaps[k]):
             acc_ += ptab[j]
+            prev[k, ntaps[k] - 1 - j] = ptab[j]
         psum[k] = max(np.int64(1), acc_ >> 16)
     powr = prm[PRM_POWR]
     mixw = np.zeros((C, 7), np.int64)
@@ -1533,11 +1546,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 pw = hpow[c, k]
                 den = pw
                 if powr == 1:  # Sac's: the power weighted towards the recent past, (1 + j)**-0.8
-                    wsum = np.int64(0)
-                    hv = H[c, k, hp - nk:hp]
-                    for j in range(nk):
-                        sj = np.int64(hv[nk - 1 - j])
-                        wsum += ((sj * sj) >> 8) * ptab[j]
+                    wsum = _wpow(H[c, k, hp - nk:hp], prev[k], nk)
                     den = (nk * (wsum >> 16)) // psum[k]
                 elif powr > 0:  # the input's power from its recent past: nk times a running mean
                     den = nk * hema[c, k]

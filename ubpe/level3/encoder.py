@@ -86,6 +86,8 @@ from .search import (
     spare_codings,
     tonal,
     tonal_change,
+    tonal_stats,
+    tonal_trial,
 )
 
 
@@ -695,7 +697,9 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     version 7, and a smaller ridge; no coding); where ``search.dc_ratio`` finds the working zero
     far from the mean, ``search.dc_change`` (the least squares centred, version 8) is coded once
     on the prefix and kept when smaller by the margin; then for a sustained tone whose search kept
-    the default NLMS power, Sac's recent-past power (``Settings.level3_tonal_powr``) likewise."""
+    the default NLMS power, Sac's recent-past power and least-squares memory
+    (``search.tonal_trial``: ``Settings.level3_tonal_powr``, ``level3_tonal_t1``,
+    ``level3_tonal_trial_reg``) likewise, in one coding."""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
@@ -724,8 +728,8 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         if got < best_size * (1 - margin):
             best, best_size = centred, got
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
-            and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past, when smaller
-        alt = dict(best, powr=s.level3_tonal_powr)
+            and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
+        alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller
         if _coded_size(proxy, _vector(alt, C), tab) < best_size * (1 - margin):
             best = alt
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)

@@ -395,6 +395,27 @@ def tonal_change(named: dict, settings) -> dict:
     return dict(named, olsr=settings.level3_tonal_olsr, reg=min(24, named["reg"] + settings.level3_tonal_reg))
 
 
+def tonal_trial(named: dict, settings, gain: float = 0.0) -> dict:
+    """What the encoder codes once more for a sustained tone whose search kept the default NLMS
+    power (``encoder._search_whole``): ``named`` with Sac's recent-past power (``powr`` =
+    ``settings.level3_tonal_powr``) and, when ``settings.level3_tonal_t1`` > 0 and the tone's
+    order-32 prediction gain ``gain`` (decibels, ``tonal_stats``) is below
+    ``settings.level3_tonal_trial_gain``, the long least squares' forgetting period ``t1`` = that
+    code (15: halved every 384 frames, about Sac's lambda 0.998, where the default 17 halves every
+    768) and their ridge ``2**-settings.level3_tonal_trial_reg`` times as large (``reg`` up, at most
+    24; ``tonal_change`` adds its own after). One vector, kept or refused as a whole. A held
+    instrument's pitch and level drift (vibrato, a decay of 30 dB over pipe's second half) faster
+    than the default memory follows; a tone whose prediction gains more than the ceiling is
+    nearly noise-free (synthetic pulse trains through resonances, 38 dB: the smaller ridge cost them
+    1.6-3.5 % and the prefix took it), where the power alone is tried, as before
+    (results/level3-sac-gap-5.md)."""
+    alt = dict(named, powr=settings.level3_tonal_powr)
+    if settings.level3_tonal_t1 > 0 and gain < settings.level3_tonal_trial_gain:
+        alt["t1"] = settings.level3_tonal_t1
+        alt["reg"] = min(24, named["reg"] + settings.level3_tonal_trial_reg)
+    return alt
+
+
 def dc_ratio(y, most: int = 1 << 16) -> float:
     """How far the coder's working zero lies from the signal's mean, in the signal's typical
     deviation: sum over the channels of |mean - (min + max) / 2| over the sum of the median

@@ -567,6 +567,19 @@ class Settings:
     #: applied blind, without the coding, audio +0.005 % (piano-3 +0.28 %): results/level3-sac-gap-3.md.
     #: 0: never.
     level3_tonal_powr: int = 1
+    #: ... coded in that one coding with the long least squares' memory of Sac's OLS: its
+    #: forgetting period ``t1`` = level3_tonal_t1 (15: the sums halved every 384 frames, Sac's
+    #: lambda 0.998 a memory of about 500) and its ridge 2**-level3_tonal_trial_reg times as large
+    #: again (before ``search.tonal_change``'s): a held tone drifts in pitch and level (vibrato, a
+    #: decay of 30 dB in pipe's second half) faster than 768 frames of halving follow, and its
+    #: sums are well conditioned. Kept as a whole or not at all (one coding, as before), only
+    #: where the tone's order-32 prediction gains less than level3_tonal_trial_gain dB (real
+    #: instruments 15-35 dB; noise-free synthetic tones, 38 dB, took the smaller ridge on the
+    #: prefix and grew 1.6-3.5 %): else the power alone. results/level3-sac-gap-5.md.
+    #: level3_tonal_t1 0: the power alone, always.
+    level3_tonal_t1: int = 15
+    level3_tonal_trial_reg: int = 2
+    level3_tonal_trial_gain: float = 34.0
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
