@@ -1035,8 +1035,13 @@ FLAT_WORTH = 0.02
 #: the encoder's first pass (the flat flags' measure) codes the first max(FLAT_PREFIX, n //
 #: FLAT_PREFIX_DIV) tokens (all when fewer), not normative. 8 192 rather than 32 768: level 2
 #: compress 1.12 times as fast on the seismic record (32 768 tokens: one full pass less) and 1.07
-#: on the 32 audio files, +0.002 % of level 2's bytes over sizes.py's 93 inputs
-FLAT_PREFIX = 8192
+#: on the 32 audio files, +0.002 % of level 2's bytes over sizes.py's 93 inputs. 2 048 rather
+#: than 8 192 (issue 28, benchmarks/results/level2-early.md): the flags are set in every stream
+#: of the bench sets, so every "cms2" coding is two passes, and the first was 38 % of the tokens
+#: coded on the 32 audio files; level 2 compress 1.15 times as fast there, 1.08 on seismic, 1.12
+#: on ECG (its samples), 11 of the 93 inputs moved: neural24-each +0.060 %, audio-each +0.004 %,
+#: unseen +0.0002 %, the rest the same bytes (FLAT_PREFIX_DIV 8 as well: neural120-concat +1.7 %)
+FLAT_PREFIX = 2048
 FLAT_PREFIX_DIV = 4
 
 
