@@ -1038,8 +1038,8 @@ FLAT_WORTH = 0.02
 #: on the 32 audio files, +0.002 % of level 2's bytes over sizes.py's 93 inputs. 2 048 rather
 #: than 8 192 (issue 28, benchmarks/results/level2-early.md): the flags are set in every stream
 #: of the bench sets, so every "cms2" coding is two passes, and the first was 38 % of the tokens
-#: coded on the 32 audio files; level 2 compress 1.15 times as fast there, 1.08 on seismic, 1.12
-#: on ECG (its samples), 11 of the 93 inputs moved: neural24-each +0.060 %, audio-each +0.004 %,
+#: coded on the 32 audio files; level 2 compress 1.14-1.15 times as fast there, 1.08-1.18 on
+#: seismic, 1.10-1.12 on ECG (its samples; two runs), 11 of the 93 inputs moved: neural24-each +0.060 %, audio-each +0.004 %,
 #: unseen +0.0002 %, the rest the same bytes (FLAT_PREFIX_DIV 8 as well: neural120-concat +1.7 %)
 FLAT_PREFIX = 2048
 FLAT_PREFIX_DIV = 4
