@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v6 import params
+from test_level3_tonal_powr import _chosen as _written
 from test_level3_v7 import tone, voiced
 
 from ubpe import level3
@@ -41,20 +42,6 @@ def held(frames: int = 12000, period: float = 97.0, seed: int = 3, out: float = 
         x[i] = b1 * x[i - 1] + b2 * x[i - 2] + u[i]
     x = x * 3000 / np.abs(x).max() * np.exp(-2.3 * t / frames) + rng.normal(0, out, frames)
     return np.round(x).astype(np.int16)
-
-
-def _written(monkeypatch, x, **kw) -> tuple[bytes, list[int]]:
-    """(the bytes of ``level3.encode(x, **kw)`` round-tripped, the parameter vector it wrote)."""
-    seen = []
-    orig = encoder._params_bytes
-
-    def spy(prm, C, v):
-        seen.append(list(prm))
-        return orig(prm, C, v)
-
-    monkeypatch.setattr(encoder, "_params_bytes", spy)
-    data = round_trip(x, **kw)
-    return data, seen[-1]
 
 
 def test_the_trial_vector():

@@ -24,9 +24,10 @@ def signed_ints(x: np.ndarray) -> list[int]:
 
 
 @st.composite
-def signals(draw, max_size=160):
-    """Random, a smooth walk, or runs of the dtype's extremes (weights that grow fast)."""
-    dtype = np.dtype(draw(st.sampled_from(DTYPES)))
+def signals(draw, max_size=160, dtypes=tuple(DTYPES)):
+    """Random, a smooth walk, or runs of the dtype's extremes (weights that grow fast), of one
+    of ``dtypes`` and at most ``max_size`` samples."""
+    dtype = np.dtype(draw(st.sampled_from(dtypes)))
     n = draw(st.integers(0, max_size))
     info = np.iinfo(dtype)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
