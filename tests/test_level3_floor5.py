@@ -149,3 +149,21 @@ def test_channel_acfs_kept_bit_for_bit():
     z = y.copy()
     z[5, 1] += 1.0  # other values: computed afresh
     assert not np.array_equal(search._channel_acfs(z, 40)[1], fresh[1])
+
+
+def test_channel_acfs_not_served_for_other_values_of_the_same_checksum(monkeypatch):
+    import zlib
+
+    rng = np.random.default_rng(2)
+    y = np.cumsum(rng.normal(size=(3000, 2)), axis=0)
+    z = y.copy()
+    z[7, 0] -= 3.0
+    search._ACFS.clear()
+    monkeypatch.setattr(zlib, "crc32", lambda data: 0)  # every input one key: a collision
+    search._channel_acfs(y, 40)
+    got = search._channel_acfs(z, 40)
+    search._ACFS.clear()
+    monkeypatch.undo()
+    fresh = search._channel_acfs(z, 40)
+    search._ACFS.clear()
+    assert all(np.array_equal(a, b) for a, b in zip(got, fresh))

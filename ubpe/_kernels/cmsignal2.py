@@ -1033,14 +1033,11 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET):
 #: decisions (else the first pass is the payload, when it coded all tokens); not normative
 FLAT_WORTH = 0.02
 #: the encoder's first pass (the flat flags' measure) codes the first max(FLAT_PREFIX, n //
-#: FLAT_PREFIX_DIV) tokens (all when fewer), not normative. 8 192 rather than 32 768: level 2
-#: compress 1.12 times as fast on the seismic record (32 768 tokens: one full pass less) and 1.07
-#: on the 32 audio files, +0.002 % of level 2's bytes over sizes.py's 93 inputs. 2 048 rather
-#: than 8 192 (issue 28, benchmarks/results/level2-early.md): the flags are set in every stream
-#: of the bench sets, so every "cms2" coding is two passes, and the first was 38 % of the tokens
-#: coded on the 32 audio files; level 2 compress 1.14-1.15 times as fast there, 1.08-1.18 on
-#: seismic, 1.10-1.12 on ECG (its samples; two runs), 11 of the 93 inputs moved: neural24-each +0.060 %, audio-each +0.004 %,
-#: unseen +0.0002 %, the rest the same bytes (FLAT_PREFIX_DIV 8 as well: neural120-concat +1.7 %)
+#: FLAT_PREFIX_DIV) tokens (all when fewer), not normative. The flags are set in nearly every
+#: stream, so every "cms2" coding is two passes; 2 048 rather than 8 192 made level 2 compress
+#: 1.08-1.18 times as fast on ECG, seismic and audio for +0.006 % of its bytes (32 768 -> 8 192 had
+#: given 1.07-1.12; FLAT_PREFIX_DIV 8 as well cost neural120-concat +1.7 %;
+#: benchmarks/results/level2-early.md)
 FLAT_PREFIX = 2048
 FLAT_PREFIX_DIV = 4
 

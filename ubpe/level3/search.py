@@ -497,12 +497,12 @@ def tonal_stats(y, order: int = 32, most: int = PERIOD_MOST) -> tuple[float, flo
     return float(np.mean(gains)), float(np.mean(swings)), float(np.mean(peaks))
 
 
-#: ``_channel_acfs``' last few results: (dtype, shape, FFT size, CRC-32 of the values) -> each channel's
-#: full inverse FFT (the cues of one ``encode`` read the same recording's autocorrelation up to
+#: ``_channel_acfs``' last few results: (dtype, shape, FFT size, CRC-32 of the values) -> (a copy
+#: of the values, compared before use, and each channel's full inverse FFT) (the cues of one ``encode`` read the same recording's autocorrelation up to
 #: four times, at one FFT size: ``order_gain_db``, ``long_period``, ``first_move``, ``tonal_stats``)
 _ACFS: dict = {}
 _ACFS_MOST = 4  #: entries kept (a recording and its front-end chains' outputs)
-_ACFS_VALUES = 1 << 19  #: kept only where the FFT size times the channels is at most this (4 MiB an entry)
+_ACFS_VALUES = 1 << 19  #: kept only where the FFT size times the channels is at most this (4 MiB of FFTs an entry)
 
 
 def _channel_acfs(y, lags: int) -> list:
@@ -517,9 +517,12 @@ def _channel_acfs(y, lags: int) -> list:
     import numpy as np
 
     size = 1 << (y.shape[0] + lags).bit_length()
-    key = (np.asarray(y).dtype.str, y.shape, size, zlib.crc32(np.ascontiguousarray(y)))
-    full = _ACFS.get(key)
-    if full is None:
+    values = np.ascontiguousarray(y)
+    key = (values.dtype.str, y.shape, size, zlib.crc32(values))
+    kept = _ACFS.get(key)
+    if kept is not None and np.array_equal(kept[0], values):  # (the values compared: no collision)
+        full = kept[1]
+    else:
         full = []
         for c in range(y.shape[1]):
             f = np.fft.rfft(y[:, c] - y[:, c].mean(), size)
@@ -527,7 +530,7 @@ def _channel_acfs(y, lags: int) -> list:
         if size * y.shape[1] <= _ACFS_VALUES:  # (a small input's: the memory kept is bounded)
             if len(_ACFS) >= _ACFS_MOST:
                 _ACFS.clear()
-            _ACFS[key] = full
+            _ACFS[key] = (values.copy(), full)
     return [r[:lags + 1].copy() for r in full]
 
 
