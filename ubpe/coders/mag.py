@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import level1 as _fast
-from .._kernels import magbound as _bound
 from .._kernels import magrank as _rank
 from .._kernels import residual as _mag
 from ..errors import CorruptDataError
@@ -79,63 +78,6 @@ def _rate_stats(tokens: np.ndarray, center: int, rates: np.ndarray,
     return stats, raw_bits, kept
 
 
-#: The coder skips a rate whose lower bound (:func:`ubpe._kernels.magbound.mag_bounds`) already
-#: exceeds the best total found plus the precision rule's tolerance: such a rate can neither be
-#: chosen nor lower the least total, so the same stream (the same containers with and without).
-#: On the 32 short audio files, ECG, seismic and neural joined it skips 23 of the 160 rates the
-#: coder costs; no faster (audio 0.997, in-process A/B): off (benchmarks/results/level1-coder.md).
-PRUNE_RATES = False
-
-
-def _options_into(stats: np.ndarray, rows: list[int], ces: np.ndarray, tbitss: np.ndarray) -> None:
-    """``mag_options`` of the rates ``rows`` of ``stats`` into those rows of ``ces`` and ``tbitss``
-    (each rate's options come from its own counts alone: the numbers of a call on all of them)."""
-    sub_ce = np.empty((len(rows), ces.shape[1]), np.float64)
-    sub_tb = np.empty((len(rows), ces.shape[1]), np.int64)
-    _mag.mag_options(np.ascontiguousarray(stats[rows]), _mag.MIN_PB, sub_ce, sub_tb, _NO_FREQS)
-    ces[rows], tbitss[rows] = sub_ce, sub_tb
-
-
-def _unpruned(stats: np.ndarray, raw_bits: int, todo: list[int], ces: np.ndarray,
-              tbitss: np.ndarray) -> list[int]:
-    """The rates of ``todo`` (rows of ``stats`` whose options are not yet in ``ces``, ``tbitss``)
-    that may still be chosen; the others' rows of ``ces`` set to +inf (never chosen, never the
-    least). The rows not in ``todo`` hold their options; when none does, the rate of least bound
-    is costed first (its options written here, and it stays out of the list returned).
-
-    A rate is dropped when its bound less a margin exceeds ``best + max(8, 5e-4 * best)``, ``best``
-    the least total found: every option of it then lies above :func:`_encode_mag`'s tolerance
-    about the least total (which is at most ``best``), so the same choice. The margin (1e-6 of the
-    bound + 1 bit) covers the float sums' differences from exact arithmetic (about 1e-10 bits)."""
-    nr = stats.shape[0]
-    bounds = np.empty(nr, np.float64)
-    _bound.mag_bounds(stats, _mag_log2(), bounds)
-    bounds += raw_bits
-    todo = list(todo)
-    if len(todo) == nr:  # nothing costed yet: the most promising rate first
-        first = min(todo, key=lambda i: bounds[i])
-        _options_into(stats, [first], ces, tbitss)
-        todo.remove(first)
-    done = [i for i in range(nr) if i not in todo]
-    best = float((ces[done] + raw_bits + tbitss[done]).min())
-    limit = best + max(8.0, 5e-4 * best)
-    keep = []
-    for i in todo:
-        if bounds[i] - (1e-6 * abs(bounds[i]) + 1.0) > limit:
-            ces[i] = np.inf
-            tbitss[i] = 0
-        else:
-            keep.append(i)
-    return keep
-
-
-def _mag_log2() -> np.ndarray:
-    """:func:`ubpe._kernels.residual.mag_options`' table of logarithms (built at first use)."""
-    if _mag._LOG2 is None:
-        _mag._LOG2 = _mag._log2_table((1 << _mag.MAX_PB) + 1)
-    return _mag._LOG2
-
-
 def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
                 sample_above: int = RATE_SAMPLE_ABOVE, known: dict | None = None) -> dict | None:
     """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
@@ -182,15 +124,17 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     have = {} if not known else {r: v[3] for r, v in known.items() if v[2] == center and len(v) > 3
                                  and v[3] is not None and v[3][0].shape == (npb,)}
     todo = [i for i, r in enumerate(rates.tolist()) if r not in have]
-    for i, r in enumerate(rates.tolist()):
-        if r in have:
-            ces[i], tbitss[i] = have[r]
-    if PRUNE_RATES and todo and nr > 1:
-        todo = _unpruned(stats, raw_bits, todo, ces, tbitss)
     if len(todo) == nr:
         _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
-    elif todo:
-        _options_into(stats, todo, ces, tbitss)
+    else:
+        for i, r in enumerate(rates.tolist()):
+            if r in have:
+                ces[i], tbitss[i] = have[r]
+        if todo:
+            sub_ce = np.empty((len(todo), npb), np.float64)
+            sub_tb = np.empty((len(todo), npb), np.int64)
+            _mag.mag_options(np.ascontiguousarray(stats[todo]), _mag.MIN_PB, sub_ce, sub_tb, _NO_FREQS)
+            ces[todo], tbitss[todo] = sub_ce, sub_tb
     totals = ces + raw_bits + tbitss  # option (rate i, pb MIN_PB + j): the sum in that order
     # the decoder builds a 2**pb-slot table per used context: the smallest pb within 0.05 %
     # (or 8 bits) of the best size (then the smallest size, then the lowest rate: argmin's first)
