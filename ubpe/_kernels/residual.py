@@ -544,7 +544,7 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
     used_b = empty(nc * nb, np.int64)  # each context's used buckets, ascending, context by context
     used_v = empty(nc * nb, np.int64)  # their counts
     f = empty(nc * nb, np.int64)  # their frequencies
-    keys = empty(nb, np.int64)
+    keys = empty(128, np.int64)  # (_normalize_row's scratch: nb <= 64 keys and their counts)
     first = empty(nc + 1, np.int64)  # context c's used buckets: first[c] .. first[c + 1] - 1
     sums = empty(nc, np.int64)
     rce = empty((nc, pb_hi + 1), np.float64)  # a row's cross-entropy at precision t
@@ -658,7 +658,8 @@ def _top_t(k, s, pb):
 def _normalize_row(used_v, lo, hi, s, size, f, keys):
     """``f[lo:hi]``: the counts ``used_v[lo:hi]`` (all > 0, summing to ``s``) normalised to sum to
     ``size`` >= hi - lo by the rule of ``ubpe.coders.rans._normalize``: f = 1 + floor(c *
-    (size - k) / s), the shortfall one each to the largest remainders, ties to the lower bucket."""
+    (size - k) / s), the shortfall one each to the largest remainders, ties to the lower bucket.
+    ``keys``: int64 scratch of 128 values (``hi - lo <= 64``)."""
     k = hi - lo
     spare = size - k
     total = 0
@@ -674,12 +675,24 @@ def _normalize_row(used_v, lo, hi, s, size, f, keys):
     if short:
         # one each to the ``short`` largest keys (the largest remainders): the keys are
         # distinct, so a key is among them when fewer than ``short`` exceed it (counted: no
-        # sort's unpredictable branches)
+        # sort's unpredictable branches). Counted key by key into every key's count at once
+        # (``keys[64:]``), over the keys padded to a multiple of 8 (the pads' counts unread):
+        # whole vectors, where each key's count summed over the others was a vector loop, a
+        # scalar remainder and a horizontal sum (audio's coder calls 7.47 -> 6.72 ms, the same
+        # frequencies)
+        kp = (k + 7) & ~7
+        ks = keys[:kp]
+        above = keys[64:64 + kp]
+        for i in range(k, kp):
+            ks[i] = 0
+        for i in range(kp):
+            above[i] = 0
+        for i2 in range(k):
+            v = ks[i2]
+            for i in range(kp):
+                above[i] += v > ks[i]
         for i in range(k):
-            above = 0
-            for i2 in range(k):
-                above += keys[i2] > keys[i]
-            if above < short:
+            if above[i] < short:
                 f[lo + i] += 1
 
 
