@@ -1,0 +1,231 @@
+"""Level 1's coder and lpc stage after issue 28's second profile (benchmarks/results/level1-coder.md):
+each faster path against the one it replaced, which the tests keep here as the former code:
+
+* ``mag_options_with``'s normalisation gives each row's shortfall to its largest remainders by
+  counting eight keys at a time: the frequencies, cross-entropies and table bits of the plain
+  reference (tests/reference_mag_table.py) on rows of up to all 50 buckets, with tied counts,
+  and on the coder's counts of real streams;
+* ``ubpe.frontend.lpc._geometric`` in fewer numpy calls: the former expression's floats, bit for
+  bit, and the same containers with the former function patched in;
+* ``ubpe.coders.mag._rate_stats`` zeroes its counts only when it counts every rate: the same
+  counts and the same containers as the former function;
+* ``_reweight_tuning`` keeps the defaults once the Nones take them: the same tuning, and a bad
+  argument still a typed error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import reference_mag_table as ref
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ubpe
+from test_level1 import small_signals
+from ubpe._kernels import level1 as L1
+from ubpe._kernels import residual as R
+from ubpe.coders import mag as M
+from ubpe.frontend import lpc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+SETTINGS = settings(
+    deadline=None,
+    max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "60")),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+NO_FREQS = np.zeros((0, R.N_BUCKETS), np.int64)
+
+
+def _real() -> list[tuple[str, np.ndarray]]:
+    try:
+        import _data
+
+        ecg, seismic = _data.ecg(), _data.seismic()
+        audio = [x for x, _rate in _data.audio()]
+    except Exception as e:  # (the shared data missing: nothing to compare on)
+        pytest.skip(f"shared data not available: {e}")
+    return [("ecg[:30000]", ecg[:30000]), ("seismic", seismic), ("audio 0", audio[0]),
+            ("audio 5", audio[5]), ("audio 17[:4000]", audio[17][:4000])]
+
+
+# ----------------------------------------------------------------------------- mag_options
+
+
+def _check_options(counts: np.ndarray) -> None:
+    """``mag_options`` of one rate's ``counts`` against the reference's choice at every pb."""
+    pbs = R.MAX_PB + 1 - R.MIN_PB
+    ce, tbits = np.empty((1, pbs)), np.empty((1, pbs), np.int64)
+    R.mag_options(counts[None], R.MIN_PB, ce, tbits, NO_FREQS)
+    for j in range(pbs):
+        pb = R.MIN_PB + j
+        want, want_ce, want_bits = ref.choose(counts, pb)
+        np.testing.assert_array_equal(M._mag_freqs(counts, pb), want)
+        assert want_ce == ce[0, j] and want_bits == tbits[0, j]
+
+
+@st.composite
+def wide_rows(draw):
+    """Count tables whose rows use many buckets (9 to all 50: two to seven groups of eight keys
+    in the shortfall's count), the counts often tied (equal remainders: the bucket breaks them)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    counts = np.zeros((R.N_CONTEXTS, R.N_BUCKETS), np.int64)
+    for c in rng.choice(R.N_CONTEXTS, size=draw(st.integers(1, 4)), replace=False):
+        k = draw(st.integers(1, R.N_BUCKETS))
+        lo = int(rng.integers(0, R.N_BUCKETS - k + 1))
+        kind = draw(st.sampled_from(["tied", "small", "wide"]))
+        if kind == "tied":
+            row = np.full(k, draw(st.sampled_from([1, 3, 7, 1000])), np.int64)
+        elif kind == "small":
+            row = rng.integers(1, 4, k)
+        else:
+            row = rng.integers(1, 1 << 20, k)
+        counts[c, lo:lo + k] = row
+    return counts
+
+
+@SETTINGS
+@given(wide_rows())
+def test_options_of_wide_rows_are_the_reference(counts):
+    _check_options(counts)
+
+
+def test_options_of_real_streams_are_the_reference():
+    # the coder's counts at every rate of a few real residual streams (rows of 10-30 buckets)
+    for name, x in _real():
+        r, _p = lpc.lpc_forward(x)
+        tokens = r.astype(np.int64) - int(r.min())
+        center = int(np.partition(tokens, tokens.size // 2)[tokens.size // 2])
+        stats = np.zeros((M.RATES.size, R.N_CONTEXTS, R.N_BUCKETS), np.int64)
+        L1.mag_stats(tokens, center, M.RATES, stats)
+        for rate in (0, 3, 6):
+            _check_options(stats[rate])
+        assert (stats[0] > 0).sum(axis=1).max() > 8, name  # (a row past one group of eight)
+
+
+# ----------------------------------------------------------------------------- _geometric
+
+
+def _former_geometric(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``_geometric`` as it was (main at 8e1ded5)."""
+    m = total / np.maximum(counts, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bits = (1 + m) * np.log2(1 + m) - np.where(m > 0, m * np.log2(np.where(m > 0, m, 1)), 0.0)
+    return counts * bits
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**40), min_size=1, max_size=300), st.integers(0, 2**32 - 1))
+def test_geometric_is_the_former_expression(totals, seed):
+    rng = np.random.default_rng(seed)
+    total = 2.0 * np.array(totals, np.float64)
+    total[rng.random(total.size) < 0.3] = 0.0  # (silent spans: m == 0)
+    counts = rng.integers(1, 5000, total.size).astype(np.float64)
+    got, want = lpc._geometric(total, counts), _former_geometric(total, counts)
+    assert got.tobytes() == want.tobytes()  # (bit for bit, signed zeros included)
+
+
+def test_geometric_is_the_former_on_real_spans():
+    for name, x in _real():
+        r, p = lpc.lpc_forward(x)
+        for span in (16, 256, p["block"]):
+            n = r.shape[0]
+            starts = np.arange(0, n, span)
+            counts = np.full(starts.shape[0], float(span))
+            counts[-1] = n - starts[-1]
+            totals = lpc._span_totals(r, n, span, starts.shape[0])
+            assert lpc._geometric(totals, counts).tobytes() == _former_geometric(totals, counts).tobytes(), name
+
+
+# ----------------------------------------------------------------------------- _rate_stats
+
+
+def _former_rate_stats(tokens, center, rates, known):
+    """``ubpe.coders.mag._rate_stats`` as it was (main at 8e1ded5): every count zeroed first."""
+    have = {} if not known else {r: v for r, v in known.items() if v[2] == center}
+    stats = np.zeros((rates.size, R.N_CONTEXTS, R.N_BUCKETS), dtype=np.int64)
+    missing = [i for i, r in enumerate(rates.tolist()) if r not in have]
+    kept = None
+    if missing:
+        n = tokens.shape[0]
+        sub = stats if len(missing) == rates.size else np.zeros((len(missing),) + stats.shape[1:], np.int64)
+        zs, bk, ctx = np.empty(n, np.uint32), np.empty(n, np.uint8), np.empty((len(missing), n), np.uint8)
+        raw_bits = int(L1.mag_stats_kept(tokens, center, rates[missing], sub, zs, bk, ctx))
+        if sub is not stats:
+            stats[missing] = sub
+        kept = (zs, bk, ctx, {i: row for row, i in enumerate(missing)})
+    for i, r in enumerate(rates.tolist()):
+        if r in have:
+            stats[i] = have[r][0]
+            raw_bits = int(have[r][1])
+    return stats, raw_bits, kept
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 5000), min_size=1, max_size=400), st.sets(st.sampled_from(M.RATES.tolist())))
+def test_rate_stats_are_the_former_counts(values, known_rates):
+    tokens = np.array(values, np.int64)
+    center = int(np.partition(tokens, tokens.size // 2)[tokens.size // 2])
+    known = {}
+    for r in sorted(known_rates):  # (the planner's counts of some rates, about the same center)
+        stats = np.zeros((1, R.N_CONTEXTS, R.N_BUCKETS), np.int64)
+        raw = int(L1.mag_stats(tokens, center, np.array([r], np.int64), stats))
+        known[r] = (stats[0], raw, center)
+    # rubbish in freshly allocated memory must not show through the rows written over it
+    np.empty((M.RATES.size, R.N_CONTEXTS, R.N_BUCKETS), np.int64).fill(-7)
+    got = M._rate_stats(tokens, center, M.RATES, known)
+    want = _former_rate_stats(tokens, center, M.RATES, known)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]
+    assert (got[2] is None) == (want[2] is None) == (len(known_rates) == M.RATES.size)
+
+
+# ----------------------------------------------------------------------------- containers
+
+
+def _former_paths(monkeypatch) -> None:
+    monkeypatch.setattr(lpc, "_geometric", _former_geometric)
+    monkeypatch.setattr(M, "_rate_stats", _former_rate_stats)
+
+
+def test_containers_on_real_data_are_the_former(monkeypatch):
+    xs = _real()
+    now = [ubpe.compress(x, level=1, threads=1) for _name, x in xs]
+    _former_paths(monkeypatch)
+    for (name, x), got in zip(xs, now):
+        assert got == ubpe.compress(x, level=1, threads=1), name
+        assert np.array_equal(ubpe.decompress(got), x), name
+
+
+@SETTINGS
+@given(small_signals())
+def test_containers_of_short_signals_are_the_former(x):
+    now = ubpe.compress(x, level=1, threads=1)
+    with pytest.MonkeyPatch.context() as mp:
+        _former_paths(mp)
+        assert now == ubpe.compress(x, level=1, threads=1)
+    assert np.array_equal(ubpe.decompress(now), x)
+
+
+# ----------------------------------------------------------------------------- the refit's tuning
+
+
+def test_default_tuning_is_the_checked_defaults_and_kept():
+    d = lpc._reweight_defaults()
+    want = lpc._reweight_tuning_checked(*(d[k] for k in lpc._REWEIGHT_KEYS))
+    assert lpc._reweight_tuning(None, None, None, None, None, None) == want
+    assert lpc._reweight_tuning(None, None, None, None, None, None) is lpc._reweight_tuning(None, None, None, None,
+                                                                                            None, None)
+    assert lpc._reweight_tuning(d["local_span"], None, 3, None, None, None)[2] == 3
+
+
+@pytest.mark.parametrize("bad", [np.arange(3), "16", -1, float("nan")])
+def test_bad_tuning_is_still_a_typed_error(bad):
+    with pytest.raises((TypeError, ValueError)):
+        lpc._reweight_tuning(bad, None, None, None, None, None) if not isinstance(bad, float) else \
+            lpc._reweight_tuning(None, None, None, None, bad, None)
