@@ -10,7 +10,9 @@ each faster path against the one it replaced, which the tests keep here as the f
 * ``ubpe.coders.mag._rate_stats`` zeroes its counts only when it counts every rate: the same
   counts and the same containers as the former function;
 * ``_reweight_tuning`` keeps the defaults once the Nones take them: the same tuning, and a bad
-  argument still a typed error.
+  argument still a typed error;
+* ``rank_forward`` counts 16-bit values with its table from 2**16 / 64 values (was / 16): the
+  same ranks, rank dtype and params as sorting them, and the same containers.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from test_level1 import small_signals
 from ubpe._kernels import level1 as L1
 from ubpe._kernels import residual as R
 from ubpe.coders import mag as M
-from ubpe.frontend import lpc
+from ubpe.frontend import lpc, rank
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -229,3 +231,35 @@ def test_bad_tuning_is_still_a_typed_error(bad):
     with pytest.raises((TypeError, ValueError)):
         lpc._reweight_tuning(bad, None, None, None, None, None) if not isinstance(bad, float) else \
             lpc._reweight_tuning(None, None, None, None, bad, None)
+
+
+# ----------------------------------------------------------------------------- rank_forward
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["<i2", "<u2", ">i2", "i1", "u1"]),
+       st.sampled_from([3, 40, 3000, 60000]))
+def test_rank_table_from_fewer_values_is_sorting(seed, dtype, spread):
+    dt = np.dtype(dtype)
+    bits = 8 * dt.itemsize
+    rng = np.random.default_rng(seed)
+    # the values the table now takes and sorting took: 2**bits / 64 to 2**bits / 16
+    n = int(rng.integers((1 << bits) // rank.RANK_TABLE_NARROW, max((1 << bits) // rank.RANK_TABLE, 5)))
+    info = np.iinfo(dt)
+    x = np.clip(rng.integers(-spread, spread + 1, n) + int(rng.integers(info.min, info.max)), info.min,
+                info.max).astype(dt)
+    k, params = rank.rank_forward(x)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rank, "RANK_TABLE_NARROW", 1)  # (sorted: n < 2**bits)
+        want_k, want_params = rank.rank_forward(x)
+    assert k.dtype == want_k.dtype and np.array_equal(k, want_k)
+    assert params == want_params
+
+
+def test_rank_containers_of_short_audio_are_the_sorted_ones(monkeypatch):
+    xs = [x for name, x in _real() if x.shape[0] < (1 << 16) // rank.RANK_TABLE]
+    xs += [np.ascontiguousarray(x[:n]) for _name, x in _real()[:2] for n in (1100, 2500, 4000)]
+    now = [ubpe.compress(x, level=1, threads=1) for x in xs]
+    monkeypatch.setattr(rank, "RANK_TABLE_NARROW", rank.RANK_TABLE)  # (the former threshold)
+    for x, got in zip(xs, now):
+        assert got == ubpe.compress(x, level=1, threads=1)

@@ -457,8 +457,8 @@ def test_small_and_large_paths_agree():
     assert total % 8  # the last byte has padding bits: setting its top bit is refused
     with pytest.raises(CorruptDataError, match="padding"):
         lpc.check_lpc_params(bad, x.size, np.int16)
-    for dtype, short, long in ((np.int8, 15, 300), (np.uint16, 300, 5000)):  # below and above 2**bits / RANK_TABLE
-        assert short * rank.RANK_TABLE < 1 << (8 * np.dtype(dtype).itemsize) <= long * rank.RANK_TABLE
+    for dtype, short, long in ((np.int8, 3, 300), (np.uint16, 300, 5000)):  # below and above 2**bits / RANK_TABLE_NARROW
+        assert short * rank.RANK_TABLE_NARROW < 1 << (8 * np.dtype(dtype).itemsize) <= long * rank.RANK_TABLE_NARROW
         for n in (short, long):
             v = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, n, endpoint=True).astype(dtype)
             v[:2] = np.iinfo(dtype).min, np.iinfo(dtype).max

@@ -39,7 +39,7 @@ def _reference(arr: np.ndarray) -> tuple[np.ndarray, dict]:
 def narrow(draw):
     dtype = np.dtype(draw(st.sampled_from(["i1", "u1", "<i2", "<u2", ">i2", ">u2"])))
     bits = 8 * dtype.itemsize
-    n = draw(st.integers((1 << bits) // rank.RANK_TABLE, (1 << bits) // rank.RANK_TABLE + 3000))
+    n = draw(st.integers((1 << bits) // rank.RANK_TABLE_NARROW, (1 << bits) // rank.RANK_TABLE + 3000))
     info = np.iinfo(dtype)
     kind = draw(st.sampled_from(["few", "many", "constant", "extremes"]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -65,7 +65,7 @@ def narrow(draw):
 @example(np.array([0, 65535] * 2048, np.uint16))
 def test_narrow_rank_forward_is_the_reference(arr):
     bits = 8 * arr.dtype.itemsize
-    assert arr.shape[0] * rank.RANK_TABLE >= 1 << bits  # (the table path)
+    assert arr.shape[0] * rank.RANK_TABLE_NARROW >= 1 << bits  # (the table path)
     got, params = rank.rank_forward(arr)
     expected, expected_params = _reference(arr)
     assert got.dtype == expected.dtype
