@@ -542,13 +542,22 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
 
 @njit(cache=True, nogil=True)
 def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, precs, coefs, ncand=3, every=1,
-                narrow_max=-1, high_gain=0.0):
+                narrow_max=-1, high_gain=0.0, kept=None, kept_len=None):
     """:func:`ubpe._kernels.predict.lpc_analyze` (the same arguments, the same choices and
     return value) for signals of at most 32 bits (``sh >= 32``) in blocks of fewer than 2**20
     samples: its residual costings sum the magnitudes as integers (:func:`_residual_magnitude_every`),
     the float it costs being the same (see the module docstring), those of predictors of shift
     at most ``narrow_max`` in 32 bits (-1, the default: ``sh - 32``, where that is exact; below
-    -1, none: the tests' hook)."""
+    -1, none: the tests' hook).
+
+    ``kept``, ``kept_len`` (both or neither): the windows of ``min(block, len(s))`` samples, one
+    row of ``kept`` (float64, ``(len(windows), >= that)``) a window of ``windows``, and the length
+    each row holds (int64, -1: none yet). A block of that length takes its window from its row
+    where the row holds it, else computes it here and keeps it there (the window computed by this
+    kernel's own code, so the same floats; a caller's analyses of one length, such as the "lpc"
+    stage's on a screen's sample and then on all the values, compute each window once: ECG's
+    16 384-sample Tukey window was 4 096 cosines, 137 us a call). Not to be shared by threads
+    calling at once."""
     n = s.shape[0]
     if narrow_max == -1:
         narrow_max = sh - 32
@@ -582,11 +591,18 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
         best_shift = 0
         best_prec = 0
         for wi in range(windows.shape[0]):
-            if m != w_len or windows[wi] != w_kind:
-                _window(w, m, windows[wi])
-                w_len, w_kind = m, windows[wi]
+            if kept is not None and m == wlen and kept_len[wi] == m:
+                wv = kept[wi, :m]  # (this kernel's own window, kept by an earlier call)
+            else:
+                if m != w_len or windows[wi] != w_kind:
+                    _window(w, m, windows[wi])
+                    w_len, w_kind = m, windows[wi]
+                    if kept is not None and m == wlen:
+                        kept[wi, :m] = w[:m]
+                        kept_len[wi] = m
+                wv = w[:m]
             for i in range(m):
-                xw[i] = float(s[lo + i]) * w[i]
+                xw[i] = float(s[lo + i]) * wv[i]
             kmax = imin(max_order, m - 1) if m > 1 else 0
             for k in range(kmax + 1):
                 r[k] = 0.0

@@ -152,6 +152,30 @@ def check_high_gain(high_gain: Any) -> float:
     return float(high_gain)
 
 
+#: Each thread's windows kept for :func:`ubpe._kernels.level1.lpc_analyze` (its ``kept`` and
+#: ``kept_len``), by (length, the windows' numbers): the last :data:`_KEPT_WINDOWS_MAX` of them.
+#: Per thread: the kernel writes a window into them the first time, so no two calls may share them.
+_KEPT_WINDOWS = threading.local()
+
+
+_KEPT_WINDOWS_MAX = 4  #: (at most 4 x 16 384 x 8 bytes a window kind a thread)
+
+
+def _kept_windows(length: int, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's ``(kept, kept_len)`` for windows of ``length`` samples of each of ``kinds``
+    (float64 ``(len(kinds), length)``, int64 ``len(kinds)``; new ones hold none yet)."""
+    table = getattr(_KEPT_WINDOWS, "table", None)
+    if table is None:
+        table = _KEPT_WINDOWS.table = {}
+    key = (length, kinds.tobytes())
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _KEPT_WINDOWS_MAX:
+            table.pop(next(iter(table)))
+        found = table[key] = (np.empty((kinds.shape[0], length), np.float64), np.full(kinds.shape[0], -1, np.int64))
+    return found
+
+
 def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_order: int, kinds: np.ndarray,
                     precs: list[int], candidates: int, costed_every: int, high_gain: float = 0.0
                     ) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -171,8 +195,9 @@ def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_o
     # at most 32 bits in blocks below 2**20: the faster kernel (with candidates=3 and costed_every=1,
     # the same choices as the other); wider: the other, every sample costed (its sums are floats)
     if bits <= 32 and block < 1 << 20:
+        kept, kept_len = _kept_windows(max(1, min(block, n)), kinds)
         used = _fast.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
-                                 pbits, coefs, candidates, costed_every, -1, high_gain)
+                                 pbits, coefs, candidates, costed_every, -1, high_gain, kept, kept_len)
     else:
         used = _k.lpc_analyze(s, block, max_order, kinds, np.array(precs, np.int64), 64 - bits, orders, shifts,
                               pbits, coefs, high_gain)
