@@ -12,7 +12,9 @@ each faster path against the one it replaced, which the tests keep here as the f
 * ``_reweight_tuning`` keeps the defaults once the Nones take them: the same tuning, and a bad
   argument still a typed error;
 * ``rank_forward`` counts 16-bit values with its table from 2**16 / 64 values (was / 16): the
-  same ranks, rank dtype and params as sorting them, and the same containers.
+  same ranks, rank dtype and params as sorting them, and the same containers;
+* ``lpc_analyze`` keeps its windows between calls (``kept``): the same analysis as computing
+  them each call, on a first call (kept then) and on later ones (read), and the same containers.
 """
 
 from __future__ import annotations
@@ -261,5 +263,44 @@ def test_rank_containers_of_short_audio_are_the_sorted_ones(monkeypatch):
     xs += [np.ascontiguousarray(x[:n]) for _name, x in _real()[:2] for n in (1100, 2500, 4000)]
     now = [ubpe.compress(x, level=1, threads=1) for x in xs]
     monkeypatch.setattr(rank, "RANK_TABLE_NARROW", rank.RANK_TABLE)  # (the former threshold)
+    for x, got in zip(xs, now):
+        assert got == ubpe.compress(x, level=1, threads=1)
+
+
+# ----------------------------------------------------------------------------- kept windows
+
+
+def _analysis(x: np.ndarray, block: int, kept=None) -> list[np.ndarray]:
+    s = x.astype(np.int64)
+    nb = -(-s.shape[0] // block)
+    o, sh, p = (np.zeros(nb, np.int64) for _ in range(3))
+    c = np.zeros(nb * 32, np.int64)
+    args = (s, block, 32, np.array([2, 1], np.int64), np.array([12, 15], np.int64), 48, o, sh, p, c, 1, 4, -1, 0.0)
+    used = L1.lpc_analyze(*args) if kept is None else L1.lpc_analyze(*args, *kept)
+    return [o, sh, p, c[:used]]
+
+
+@SETTINGS
+@given(st.lists(st.integers(-2**15, 2**15 - 1), min_size=1, max_size=3000), st.sampled_from([64, 500, 4096]),
+       st.integers(0, 2**32 - 1))
+def test_kept_windows_give_the_same_analysis(values, block, seed):
+    x = np.cumsum(np.array(values, np.int64)) % (1 << 15)  # (walks: predictable, orders > 0)
+    if np.random.default_rng(seed).random() < 0.5:
+        x = np.array(values, np.int64)
+    want = _analysis(x, block)
+    length = max(1, min(block, x.shape[0]))
+    kept = (np.full((2, length), np.nan), np.full(2, -1, np.int64))
+    for _ in range(2):  # (the first call keeps the windows, the second reads them)
+        got = _analysis(x, block, kept)
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert kept[1].tolist() == [length, length] or x.shape[0] < 2  # (both windows kept)
+
+
+def test_kept_windows_give_the_same_containers(monkeypatch):
+    xs = [x for _name, x in _real()]
+    now = [ubpe.compress(x, level=1, threads=1) for x in xs]
+    # fresh windows each call: every window computed again, as before
+    monkeypatch.setattr(lpc, "_kept_windows", lambda length, kinds: (np.empty((kinds.shape[0], length)),
+                                                                     np.full(kinds.shape[0], -1, np.int64)))
     for x, got in zip(xs, now):
         assert got == ubpe.compress(x, level=1, threads=1)
