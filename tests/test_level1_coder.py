@@ -304,3 +304,20 @@ def test_kept_windows_give_the_same_containers(monkeypatch):
                                                                      np.full(kinds.shape[0], -1, np.int64)))
     for x, got in zip(xs, now):
         assert got == ubpe.compress(x, level=1, threads=1)
+
+
+def test_kept_windows_are_each_threads_own():
+    # the planner's threads each keep their windows: the same containers as one thread, and a
+    # second thread's table is not the first's
+    import threading
+
+    xs = [x for _name, x in _real()[:2]]
+    for x in xs:
+        assert ubpe.compress(x, level=1, threads=2) == ubpe.compress(x, level=1, threads=1)
+    kinds = np.array([2], np.int64)
+    mine = lpc._kept_windows(4096, kinds)
+    other = []
+    t = threading.Thread(target=lambda: other.append(lpc._kept_windows(4096, kinds)))
+    t.start()
+    t.join()
+    assert other[0][0] is not mine[0] and lpc._kept_windows(4096, kinds)[0] is mine[0]
