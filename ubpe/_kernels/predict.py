@@ -22,6 +22,12 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
+from .lmstaps import split_taps
+
+#: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
+#: with it is >= 0 by construction); indexing, not slicing, in the per-sample loops: a slice
+#: there costs NRT reference counting calls every sample
+U = np.uint64
 from .intrinsics import bit_length, imax, imin, select
 
 
@@ -689,6 +695,22 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
 LMS32_MIN_ORDER = 64
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _split_taps(w, a, h, start, s_prev, order):
+    """The split sum's taps (:func:`_lms_stage32`): each weight ``w[m]`` (m < order) updated by
+    ``s_prev * a[start + m]``, then ``2 sum (x >> 1) h + sum (x & 1) h`` over ``h[start + 2 +
+    m]`` as uint64 (congruent to the full sum modulo 2**33)."""
+    da = np.uint32(0)  # sum (x >> 1) h, modulo 2**32
+    db = np.int32(0)  # sum (x & 1) h, exact
+    for m in range(order):  # (inverse: h[i] is still 0 here)
+        x = np.int32(w[U(m)] + s_prev * a[U(start + m)])
+        w[U(m)] = x
+        hm = h[U(start + 2 + m)]
+        da = np.uint32(da + np.uint32(np.int32(x >> 1) * hm))
+        db = np.int32(db + np.int32(x & 1) * hm)
+    return np.uint64(2 * np.int64(da)) + np.uint64(np.int64(db))
+
+
 @njit(cache=True, nogil=True)
 def lms_stage32(src, order, shift, rule, sh, inverse, dst):
     """:func:`_lms_stage32` with scratch of its own."""
@@ -778,30 +800,19 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
         # loops over non-negative indices that LLVM vectorizes
         if split and i >= order + 1:  # (after the warm-up: every tap, a loop of fixed length)
             start = i - 1 - order
-            wv = w[0:order]
-            adapt = a[start:start + order]
-            hv = h[start + 2:start + 2 + order]  # inverse: h[i] is still 0 here
-            da = np.uint32(0)  # sum (x >> 1) h, modulo 2**32
-            db = np.int32(0)  # sum (x & 1) h, exact
-            for m in range(order):
-                x = np.int32(wv[m] + s_prev * adapt[m])
-                wv[m] = x
-                hm = hv[m]
-                da = np.uint32(da + np.uint32(np.int32(x >> 1) * hm))
-                db = np.int32(db + np.int32(x & 1) * hm)
-            d = np.uint64(2 * np.int64(da)) + np.uint64(np.int64(db))
+            if (order & 15) == 0:
+                d = split_taps(w, a, h, start, s_prev, order)
+            else:
+                d = _split_taps(w, a, h, start, s_prev, order)
         else:
             m0 = imax(order + 1 - i, 0)
             k = order - m0
             start = i - 1 - order + m0
-            wv = w[m0:]
-            adapt = a[start:start + k]
-            hv = h[start + 2:start + 2 + k]  # inverse: h[i] is still 0 here
             d = np.uint64(0)
-            for m in range(k):
-                x = np.int32(wv[m] + s_prev * adapt[m])
-                wv[m] = x
-                d += np.uint64(np.int64(x) * np.int64(hv[m]))
+            for m in range(k):  # (inverse: h[i] is still 0 here)
+                x = np.int32(w[U(m0 + m)] + s_prev * a[U(start + m)])
+                w[U(m0 + m)] = x
+                d += np.uint64(np.int64(x) * np.int64(h[U(start + 2 + m)]))
         if inverse:
             d += np.uint64(np.int64(w[order - 1]) * v)
             h[i] = np.int32(v)
