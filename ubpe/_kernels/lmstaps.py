@@ -59,7 +59,7 @@ def _split_taps(typingctx, w, a, h, start, s, order):
         return None
 
     def codegen(context, builder, sig, args):
-        i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+        i32, i64 = ir.IntType(32), ir.IntType(64)
         vec = ir.VectorType(i32, LANES)
         vptr = vec.as_pointer()
         wa, aa, ha = (context.make_array(t)(context, builder, v).data for t, v in zip(sig.args[:3], args[:3]))

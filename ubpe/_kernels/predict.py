@@ -23,12 +23,12 @@ from numba.extending import intrinsic
 from . import njit
 from .alloc import empty, zeros
 from .lmstaps import split_taps
+from .intrinsics import bit_length, imax, imin, select
 
 #: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
 #: with it is >= 0 by construction); indexing, not slicing, in the per-sample loops: a slice
 #: there costs NRT reference counting calls every sample
 U = np.uint64
-from .intrinsics import bit_length, imax, imin, select
 
 
 def wrap(v, sh):
