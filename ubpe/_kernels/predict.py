@@ -712,6 +712,51 @@ def _split_taps(w, a, h, start, s_prev, order):
 
 
 @njit(cache=True, nogil=True)
+def _split_run(src, dst, w, a, h, i0, order, shift, rule, sh, inverse, mag, d, c, s_prev):
+    """:func:`_lms_stage32`'s samples ``i0 .. n - 1`` (``i0 = order + 1``: past the warm-up)
+    with the split sum (order a multiple of 16: :func:`split_taps`), from its state before
+    sample ``i0`` (``mag``, ``d``, ``c``, ``s_prev``): the same ``dst``, ``w``, ``a`` and ``h``
+    as its own loop, in a function of its own: that loop, with the warm-up's and the full sums'
+    paths beside it, kept many more values live and spilled them every sample (ECG's inverse
+    order-256 stage: 3.0 -> 2.8 ms; ``benchmarks/results/level2-decode-ecg-2.md``)."""
+    n = src.shape[0]
+    rnd = np.int64(1) << np.int64(shift - 1)
+    last = U(order - 1)
+    for i in range(i0, n):
+        p = np.int64(np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))) >> np.int64(shift)
+        if inverse:
+            v = wrap_add(src[U(i)], p, sh)
+            dst[U(i)] = v
+            e = src[U(i)]
+        else:
+            e = wrap_sub(src[U(i)], p, sh)
+            dst[U(i)] = e
+            v = src[U(i)]
+        if rule == 0:
+            ai = np.int64(v > 0) - np.int64(v < 0)
+        else:
+            av = abs(v)
+            if av < 0:  # the most negative int64
+                av = np.int64(0x7FFFFFFFFFFFFFFF)
+            if av > (np.int64(1) << 50):
+                av = np.int64(1) << 50
+            mag += av - (mag >> 4)
+            q = imin((av << 4) >> bit_length(mag >> 4), 64)
+            ai = select(v >= 0, q, -q)
+        a[U(i)] = ai
+        s = np.int64(e > 0) - np.int64(e < 0)
+        if i + 1 == n:
+            break
+        d = split_taps(w, a, h, i - 1 - order, s_prev, order)
+        if inverse:
+            d += np.uint64(np.int64(w[last]) * v)
+            h[U(i)] = np.int32(v)
+        c += np.uint64(np.int64(a[U(i - 1)]) * v)
+        c -= np.uint64(np.int64(a[U(i - 1 - order)]) * np.int64(h[U(i - order)]))
+        s_prev = s
+
+
+@njit(cache=True, nogil=True)
 def lms_stage32(src, order, shift, rule, sh, inverse, dst):
     """:func:`_lms_stage32` with scratch of its own."""
     return _lms_stage32(src, order, shift, rule, sh, inverse, dst, empty(src.shape[0], np.int64))
@@ -770,7 +815,11 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
     d = np.uint64(0)  # U_{i-2}.H_i (split: congruent modulo 2**33)
     c = np.uint64(0)  # C_i
     s_prev = np.int64(0)  # s_{i-1}
+    run = split and (order & 15) == 0  # (the split sum's samples past the warm-up: _split_run)
     for i in range(n):
+        if run and i == order + 1:
+            _split_run(src, dst, w, a, h, i, order, shift, rule, sh, inverse, mag, d, c, s_prev)
+            return True
         p = np.int64(np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))) >> np.int64(shift)
         if inverse:
             v = wrap_add(src[i], p, sh)
