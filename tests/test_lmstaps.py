@@ -64,3 +64,53 @@ def test_stage_with_the_intrinsic_matches_the_reference(xs, order, shift, rule):
     definition (tests/reference_predict.py) and back."""
     x = np.array(xs, np.int16)
     check(x, [(order, shift, rule)])
+
+
+def test_cascade_into_kept_arrays_equals_the_cascade():
+    """``lms_cascade_rows_into`` with work arrays full of another call's leftovers gives
+    ``lms_cascade_rows``'s output (forward and back), and refuses work arrays of other lengths."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-3000, 3000, (2, 900)).astype(np.int64)
+    o, sf, rl = np.array([256, 32, 4]), np.array([17, 14, 11]), np.array([1, 1, 1])
+    want = np.empty_like(x)
+    k.lms_cascade_rows(x, o, sf, rl, 48, False, want)
+    tmp, scratch = rng.integers(-9, 9, 900), rng.integers(-9, 9, 1000)
+    got = np.empty_like(x)
+    assert k.lms_cascade_rows_into(x, o, sf, rl, 48, False, got, tmp, scratch)
+    assert np.array_equal(got, want)
+    back = np.empty_like(x)
+    assert k.lms_cascade_rows_into(got, o, sf, rl, 48, True, back, tmp, scratch)
+    assert np.array_equal(back, x)
+    assert not k.lms_cascade_rows_into(x, o, sf, rl, 48, False, got, tmp[:899], scratch)
+    assert not k.lms_cascade_rows_into(x, o, sf, rl, 48, False, got, tmp, scratch[:899])
+
+
+def test_adaptive_rows_with_the_threads_kept_arrays():
+    """``adaptive_rows`` keeps its work arrays between calls (rows of at most KEEP_VALUES): a long
+    call, a shorter one, a longer one and one above the limit, each in its own thread too, all
+    invert to their input."""
+    import threading
+
+    from ubpe.frontend import adaptive
+
+    stages = [list(s) for s in adaptive.DEFAULT_STAGES]
+    rng = np.random.default_rng(6)
+    lengths = [700, 300, 1200, adaptive.KEEP_VALUES + 1]
+    signals = [(np.cumsum(rng.integers(-40, 41, (1, n)), axis=1) % 20000 - 10000).astype(np.int16)
+               for n in lengths]
+    fails = []
+
+    def run():
+        for x in signals:
+            r = adaptive.adaptive_rows(x, stages)
+            if not np.array_equal(adaptive.adaptive_rows(r, stages, inverse=True), x):
+                fails.append(x.shape)
+
+    run()
+    assert adaptive._work.pair[0].shape[0] == 1200  # kept: the longest at most KEEP_VALUES
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert fails == []

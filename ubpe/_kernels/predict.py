@@ -1039,10 +1039,21 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
     Preconditions: src and dst int64 of the same 2-D shape, distinct; orders, shifts, rules of
     one length (at most 8) meeting :func:`lms_stage`'s preconditions; sh in [0, 56].
     """
+    n = src.shape[1]
+    lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, empty(n, np.int64), empty(n, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, tmp, scratch):
+    """:func:`lms_cascade_rows` with its temporary signal ``tmp`` (int64, exactly a row's
+    length) and ``scratch`` (int64, at least a row's length) given, both overwritten, distinct
+    from each other, ``src`` and ``dst``: a caller that decodes again and again keeps them
+    (``ubpe.frontend.adaptive``). Returns False, nothing done, when their lengths are not
+    those; else True."""
     n_rows, n = src.shape
     m = orders.shape[0]
-    tmp = empty(n, np.int64)
-    scratch = empty(n, np.int64)
+    if tmp.shape[0] != n or scratch.shape[0] < n:
+        return False
     for c in range(n_rows):
         if m == 0:
             for i in range(n):
@@ -1058,3 +1069,4 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
                 _lms_stage(tmp, orders[k], shifts[k], rules[k], sh, inverse, dst[c], scratch)
             else:
                 _lms_stage(dst[c], orders[k], shifts[k], rules[k], sh, inverse, tmp, scratch)
+    return True
