@@ -206,21 +206,22 @@ def test_encode_bit_is_the_shared_coders_encoding():
 
 
 def test_adapt_table_is_the_slot_entry_update():
-    """Entry e (probability p << 4 | count c) after bit y is p += ((y << 12) - p) * r >> 16 with
-    r = 131072 // (2k + 3), k = c below 12 and 16c - 164 from 12, clamped to [1, 4095], and
-    c + 1 up to 15: for every one of the 2**17 (y, e), and read-only."""
+    """Entry e (in memory count c << 12 | probability p) after bit y is p += ((y << 12) - p) * r
+    >> 16 with r = 131072 // (2k + 3), k = c below 12 and 16c - 164 from 12, clamped to [1,
+    4095], and c + 1 up to 15: for every one of the 2**17 (y, e), and read-only."""
     nxt = cmsignal2._adapt_table()
     assert nxt.dtype == np.uint16 and nxt.shape == (1 << 17,) and not nxt.flags.writeable
     assert cmsignal2._adapt_table() is nxt  # built once
     want = np.empty(1 << 17, np.int64)
     for y in (0, 1):
         for e in range(1 << 16):
-            p, c = e >> 4, e & 15
+            p, c = e & 4095, e >> 12
             r = 131072 // (2 * (c if c < 12 else 16 * c - 164) + 3)
             p = min(max(p + ((((y << 12) - p) * r) >> 16), 1), 4095)
-            want[(y << 16) | e] = (p << 4) | min(c + 1, 15)
+            want[(y << 16) | e] = (min(c + 1, 15) << 12) | p
     assert np.array_equal(nxt, want)
-    assert nxt[(1 << 16) | (2048 << 4)] == (3413 << 4) | 1  # a reset entry after a 1: r = 43690
+    assert cmsignal2.RESET == 2048
+    assert nxt[(1 << 16) | 2048] == (1 << 12) | 3413  # a reset entry after a 1: r = 43690
 
 
 def header(mode, center, counts):

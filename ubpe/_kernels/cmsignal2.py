@@ -44,7 +44,8 @@ token t become mu += (16 t - mu) >> 5, en += (16 |t - t1| - en) >> 3 (0 for the 
 - tables: context c's table holds 2**SB 16-entry uint16 slots, SB = clamp(bit_length(min(n G,
   4 D_c) - 1), 10, 13), G = max(1, ceil(L / 4)), D_c = 16 (V + 1)**K_c (K = 1, 2, 2;
   saturating once it reaches 2**36). Entry 0 of a slot is a 16-bit check (0 never used), the
-  others a 12-bit probability and a 4-bit count (reset: 1 << 15). At depths 0, 4, 8, ... the
+  others a 12-bit probability and a 4-bit count (reset: p = 2048, count 0; held in memory as
+  (count << 12) | p, ``RESET``). At depths 0, 4, 8, ... the
   slot s = h & mask of h = ``_hash(context, node)`` is looked up for each context, with check
   h >> 16 (1 if 0): when s does not hold the check, s ^ 1 is tried; when neither does, the one
   whose entry 1 has the smaller count (s on ties) is reset and takes the check. The 4 decisions
@@ -122,6 +123,11 @@ MAX_SLOT_BITS = 13
 MIN_O0_BITS = 10
 MAX_O0_BITS = 16
 MU_SHIFT = 5
+#: a slot entry in memory: count c in the top 4 bits, probability p in the low 12 ((c << 12) | p;
+#: not part of the format). Entries of one count are then contiguous in ``_adapt_table``: the
+#: saturated and the young entries that most updates read are a few KiB of it, not lines spread
+#: over its 256 KiB (the format's "p then c" order had the 16 counts of each p side by side)
+RESET = 2048  #: a reset entry: p = 2048, c = 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -199,11 +205,11 @@ def _claim(TH, b, hh, home):
     b2 = b ^ 16
     if np.int64(TH[U(b2)]) == ck:
         return b2
-    if (np.int64(TH[U(b2 + 1)]) & 15) < (np.int64(TH[U(b + 1)]) & 15):
+    if (np.int64(TH[U(b2 + 1)]) >> 12) < (np.int64(TH[U(b + 1)]) >> 12):
         b = b2
     TH[U(b)] = np.uint16(ck)
     for j in range(1, 16):
-        TH[U(b + j)] = np.uint16(1 << 15)
+        TH[U(b + j)] = np.uint16(RESET)
     return b
 
 
@@ -528,10 +534,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             e1 = np.int64(TH[U(b1 + sub)])
             e2 = np.int64(TH[U(b2 + sub)])
             x0 = st[U(z >> 20)]
-            x1 = st[U(e0 >> 4)]
-            x2 = st[U(e1 >> 4)]
-            x3 = st[U(e2 >> 4)]
-            cn = e1 & 15
+            x1 = st[U(e0 & 4095)]
+            x2 = st[U(e1 & 4095)]
+            x3 = st[U(e2 & 4095)]
+            cn = e1 >> 12
             # 0, 1, 2, 3 for 0, 1-2, 3-14, 15 (np.int64 each: numpy's bool + bool is a logical or)
             conf = np.int64(cn > 0) + np.int64(cn >= 3) + np.int64(cn >= 15)
             ms1 = (imin(depth, 15) * 4 + conf) * ROW
@@ -873,12 +879,12 @@ def _adapt_table() -> np.ndarray:
     instead of computing it (five per decision)."""
     rate = np.array([131072 // (2 * (k if k < SLOW_FROM else 16 * k - 164) + 3) for k in range(16)])
     e = np.arange(1 << 16, dtype=np.int64)
-    p, c = e >> 4, e & 15
+    p, c = e & 4095, e >> 12
     out = np.empty(1 << 17, np.uint16)
     for y in (0, 1):
         # subtle: probabilities stay inside [1, 4095], so stretch stays finite
         q = np.clip(p + ((((y << 12) - p) * rate[c]) >> 16), 1, 4095)
-        out[y << 16:(y + 1) << 16] = (q << 4) | np.minimum(c + 1, 15)
+        out[y << 16:(y + 1) << 16] = (np.minimum(c + 1, 15) << 12) | q
     out.flags.writeable = False
     return out
 

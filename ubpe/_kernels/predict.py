@@ -22,7 +22,13 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, zeros
+from .lmstaps import split_taps
 from .intrinsics import bit_length, imax, imin, select
+
+#: index cast: an unsigned index spares numba's negative-index wrap-around (every index cast
+#: with it is >= 0 by construction); indexing, not slicing, in the per-sample loops: a slice
+#: there costs NRT reference counting calls every sample
+U = np.uint64
 
 
 def wrap(v, sh):
@@ -689,6 +695,67 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
 LMS32_MIN_ORDER = 64
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _split_taps(w, a, h, start, s_prev, order):
+    """The split sum's taps (:func:`_lms_stage32`): each weight ``w[m]`` (m < order) updated by
+    ``s_prev * a[start + m]``, then ``2 sum (x >> 1) h + sum (x & 1) h`` over ``h[start + 2 +
+    m]`` as uint64 (congruent to the full sum modulo 2**33)."""
+    da = np.uint32(0)  # sum (x >> 1) h, modulo 2**32
+    db = np.int32(0)  # sum (x & 1) h, exact
+    for m in range(order):  # (inverse: h[i] is still 0 here)
+        x = np.int32(w[U(m)] + s_prev * a[U(start + m)])
+        w[U(m)] = x
+        hm = h[U(start + 2 + m)]
+        da = np.uint32(da + np.uint32(np.int32(x >> 1) * hm))
+        db = np.int32(db + np.int32(x & 1) * hm)
+    return np.uint64(2 * np.int64(da)) + np.uint64(np.int64(db))
+
+
+@njit(cache=True, nogil=True)
+def _split_run(src, dst, w, a, h, i0, order, shift, rule, sh, inverse, mag, d, c, s_prev):
+    """:func:`_lms_stage32`'s samples ``i0 .. n - 1`` (``i0 = order + 1``: past the warm-up)
+    with the split sum (order a multiple of 16: :func:`split_taps`), from its state before
+    sample ``i0`` (``mag``, ``d``, ``c``, ``s_prev``): the same ``dst``, ``w``, ``a`` and ``h``
+    as its own loop, in a function of its own: that loop, with the warm-up's and the full sums'
+    paths beside it, kept many more values live and spilled them every sample (ECG's inverse
+    order-256 stage: 3.0 -> 2.8 ms; ``benchmarks/results/level2-decode-ecg-2.md``)."""
+    n = src.shape[0]
+    rnd = np.int64(1) << np.int64(shift - 1)
+    last = U(order - 1)
+    for i in range(i0, n):
+        p = np.int64(np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))) >> np.int64(shift)
+        if inverse:
+            v = wrap_add(src[U(i)], p, sh)
+            dst[U(i)] = v
+            e = src[U(i)]
+        else:
+            e = wrap_sub(src[U(i)], p, sh)
+            dst[U(i)] = e
+            v = src[U(i)]
+        if rule == 0:
+            ai = np.int64(v > 0) - np.int64(v < 0)
+        else:
+            av = abs(v)
+            if av < 0:  # the most negative int64
+                av = np.int64(0x7FFFFFFFFFFFFFFF)
+            if av > (np.int64(1) << 50):
+                av = np.int64(1) << 50
+            mag += av - (mag >> 4)
+            q = imin((av << 4) >> bit_length(mag >> 4), 64)
+            ai = select(v >= 0, q, -q)
+        a[U(i)] = ai
+        s = np.int64(e > 0) - np.int64(e < 0)
+        if i + 1 == n:
+            break
+        d = split_taps(w, a, h, i - 1 - order, s_prev, order)
+        if inverse:
+            d += np.uint64(np.int64(w[last]) * v)
+            h[U(i)] = np.int32(v)
+        c += np.uint64(np.int64(a[U(i - 1)]) * v)
+        c -= np.uint64(np.int64(a[U(i - 1 - order)]) * np.int64(h[U(i - order)]))
+        s_prev = s
+
+
 @njit(cache=True, nogil=True)
 def lms_stage32(src, order, shift, rule, sh, inverse, dst):
     """:func:`_lms_stage32` with scratch of its own."""
@@ -748,7 +815,11 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
     d = np.uint64(0)  # U_{i-2}.H_i (split: congruent modulo 2**33)
     c = np.uint64(0)  # C_i
     s_prev = np.int64(0)  # s_{i-1}
+    run = split and (order & 15) == 0  # (the split sum's samples past the warm-up: _split_run)
     for i in range(n):
+        if run and i == order + 1:
+            _split_run(src, dst, w, a, h, i, order, shift, rule, sh, inverse, mag, d, c, s_prev)
+            return True
         p = np.int64(np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))) >> np.int64(shift)
         if inverse:
             v = wrap_add(src[i], p, sh)
@@ -778,30 +849,19 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
         # loops over non-negative indices that LLVM vectorizes
         if split and i >= order + 1:  # (after the warm-up: every tap, a loop of fixed length)
             start = i - 1 - order
-            wv = w[0:order]
-            adapt = a[start:start + order]
-            hv = h[start + 2:start + 2 + order]  # inverse: h[i] is still 0 here
-            da = np.uint32(0)  # sum (x >> 1) h, modulo 2**32
-            db = np.int32(0)  # sum (x & 1) h, exact
-            for m in range(order):
-                x = np.int32(wv[m] + s_prev * adapt[m])
-                wv[m] = x
-                hm = hv[m]
-                da = np.uint32(da + np.uint32(np.int32(x >> 1) * hm))
-                db = np.int32(db + np.int32(x & 1) * hm)
-            d = np.uint64(2 * np.int64(da)) + np.uint64(np.int64(db))
+            if (order & 15) == 0:
+                d = split_taps(w, a, h, start, s_prev, order)
+            else:
+                d = _split_taps(w, a, h, start, s_prev, order)
         else:
             m0 = imax(order + 1 - i, 0)
             k = order - m0
             start = i - 1 - order + m0
-            wv = w[m0:]
-            adapt = a[start:start + k]
-            hv = h[start + 2:start + 2 + k]  # inverse: h[i] is still 0 here
             d = np.uint64(0)
-            for m in range(k):
-                x = np.int32(wv[m] + s_prev * adapt[m])
-                wv[m] = x
-                d += np.uint64(np.int64(x) * np.int64(hv[m]))
+            for m in range(k):  # (inverse: h[i] is still 0 here)
+                x = np.int32(w[U(m0 + m)] + s_prev * a[U(start + m)])
+                w[U(m0 + m)] = x
+                d += np.uint64(np.int64(x) * np.int64(h[U(start + 2 + m)]))
         if inverse:
             d += np.uint64(np.int64(w[order - 1]) * v)
             h[i] = np.int32(v)
@@ -979,10 +1039,21 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
     Preconditions: src and dst int64 of the same 2-D shape, distinct; orders, shifts, rules of
     one length (at most 8) meeting :func:`lms_stage`'s preconditions; sh in [0, 56].
     """
+    n = src.shape[1]
+    lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, empty(n, np.int64), empty(n, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, tmp, scratch):
+    """:func:`lms_cascade_rows` with its temporary signal ``tmp`` (int64, exactly a row's
+    length) and ``scratch`` (int64, at least a row's length) given, both overwritten, distinct
+    from each other, ``src`` and ``dst``: a caller that decodes again and again keeps them
+    (``ubpe.frontend.adaptive``). Returns False, nothing done, when their lengths are not
+    those; else True."""
     n_rows, n = src.shape
     m = orders.shape[0]
-    tmp = empty(n, np.int64)
-    scratch = empty(n, np.int64)
+    if tmp.shape[0] != n or scratch.shape[0] < n:
+        return False
     for c in range(n_rows):
         if m == 0:
             for i in range(n):
@@ -998,3 +1069,4 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
                 _lms_stage(tmp, orders[k], shifts[k], rules[k], sh, inverse, dst[c], scratch)
             else:
                 _lms_stage(dst[c], orders[k], shifts[k], rules[k], sh, inverse, tmp, scratch)
+    return True

@@ -9,6 +9,7 @@ from moment to moment. How samples are carried: :mod:`ubpe.frontend._common`.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,29 @@ def adaptive_inverse(residual: Any, params: Any) -> np.ndarray:
     return restore(cur, params["unsigned"], bits)
 
 
+#: the most values a row may have for :func:`adaptive_rows` to keep its two int64 work arrays
+#: (the cascade's temporary signal and scratch) for the thread's next call: 2**18, at most 4 MiB
+#: a thread. Fresh, they were ~430 page faults a call on ECG (108 000 values): glibc returns the
+#: top of its heap to the system when the two are freed, and the next call faults them in again
+#: (about 1 ms of its 21-23 ms level-2 decode; benchmarks/results/level2-decode-ecg-2.md)
+KEEP_VALUES = 1 << 18
+
+_work = threading.local()
+
+
+def _work_arrays(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two int64 arrays of ``n`` values for :func:`ubpe._kernels.predict.lms_cascade_rows_into`
+    (any content): this thread's kept pair (grown to ``n``) when ``n <= KEEP_VALUES``, else new
+    ones. Each thread has its own pair, and a call uses it only until it returns."""
+    if n > KEEP_VALUES:
+        return np.empty(n, np.int64), np.empty(n, np.int64)
+    pair = getattr(_work, "pair", None)
+    if pair is None or pair[0].shape[0] < n:
+        pair = _work.pair = (np.empty(n, np.int64), np.empty(n, np.int64))
+    return pair[0][:n], pair[1][:n]
+
+
+
 def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False, unsigned: int = SIGNED) -> np.ndarray:
     """The cascade ``stages`` (checked ``[order, shift, rule]`` triples) over every row of the
     2-D integer array ``x`` in one kernel call: residuals (forward) in the signed type of
@@ -141,7 +165,10 @@ def adaptive_rows(x: np.ndarray, stages: list, inverse: bool = False, unsigned: 
     s = (x.view(f"i{bits // 8}") if inverse else signed_bits(x, unsigned)).astype(np.int64)
     st = np.array(stages, np.int64).reshape(-1, 3)
     out = np.empty_like(s)
-    _k.lms_cascade_rows(s, st[:, 0].copy(), st[:, 1].copy(), st[:, 2].copy(), 64 - bits, inverse, out)
+    tmp, scratch = _work_arrays(s.shape[1])
+    if not _k.lms_cascade_rows_into(s, st[:, 0].copy(), st[:, 1].copy(), st[:, 2].copy(), 64 - bits, inverse,
+                                    out, tmp, scratch):
+        raise AssertionError("the cascade's work arrays have a row's length")  # pragma: no cover
     out = out.astype(f"i{bits // 8}")
     return signed_bits(out, unsigned) if inverse else out
 
