@@ -149,6 +149,18 @@ def test_pool_is_bounded_and_hands_a_state_to_one_coding():
         xpool.release(X)
 
 
+def test_pool_keeps_no_large_state():
+    """The full set's largest state (26 MiB, 2**15 values or more) is not kept; a light one is."""
+    xpool._pool.clear()
+    big = xpool.acquire(1 << 15, 1, mixctx.XC_FULL)
+    assert sum(a.nbytes for a in big) > xpool.POOL_BYTES
+    xpool.release(big)
+    assert not xpool._pool
+    light = xpool.acquire(1 << 15, 1, mixctx.XC_LISTS)
+    xpool.release(light)
+    assert len(xpool._pool) == 1 and xpool._pool[0] is light
+
+
 def test_acquire_rejects_an_unknown_set():
     with pytest.raises(ValueError):
         xpool.acquire(10, 1, 3)

@@ -9,7 +9,8 @@ that chooses the contexts codes twice with them (its sample, then the final codi
 
 ``acquire(n, C, xctx)`` returns a state that every coding reads exactly as ``new_state(n, C,
 xctx)``: a state kept from an earlier coding of the same table sizes, reset, or a new one.
-``release(X)`` keeps at most ``POOL_MAX`` states (the process then holds up to 2 x 26 MiB).
+``release(X)`` keeps at most ``POOL_MAX`` states of at most ``POOL_BYTES`` each (the process then
+holds up to 34 MiB; the full set's 26 MiB state of 2**15 values or more is not kept).
 
 The reset writes every array as ``new_state`` does except the lists' symbols and counts (LV,
 LC), which keep the earlier coding's values: a list is read only where its key LT[slot] equals
@@ -28,6 +29,7 @@ import numpy as np
 from .._kernels import mixctx
 
 POOL_MAX = 2  #: states kept between codings
+POOL_BYTES = 17 << 20  #: the largest state kept (every ``xctx`` = 2 state, 13.6 MiB at most; ``xctx`` = 1's below 2**15 values)
 
 _lock = threading.Lock()
 _pool: list = []
@@ -92,7 +94,10 @@ def acquire(n: int, C: int, xctx: int):
 
 
 def release(X) -> None:
-    """Keep X (done with: no coding reads it any more) for a later ``acquire``, up to POOL_MAX."""
+    """Keep X (done with: no coding reads it any more) for a later ``acquire``, up to POOL_MAX states
+    of at most POOL_BYTES each."""
+    if sum(a.nbytes for a in X) > POOL_BYTES:
+        return
     with _lock:
         if len(_pool) < POOL_MAX and _first:
             _pool.append(X)
