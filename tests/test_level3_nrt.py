@@ -15,7 +15,7 @@ from ubpe._kernels import mixctx, mixsignal
 NO_NRT = (
     mixsignal._final_code, mixsignal._xfinal_code, mixsignal._mix_code, mixsignal._mix2_code,
     mixsignal._ols_add, mixsignal._ols_rescale, mixsignal._ols_solve, mixsignal._ldl_apply,
-    mixsignal._ols_solve_refined, mixctx._xlist, mixctx._xbases, mixctx._xcount,
+    mixsignal._ols_solve_refined, mixctx._xlist, mixctx._xbases, mixctx._xcount, mixctx._xprefetch,
 )
 
 

@@ -19,6 +19,11 @@ converted to int64 and the result is int64, or all are uint64 and so is the resu
 unsigned); signed integers mixed with uint64 are refused (numba's conditional expression would give
 a float64). ``c`` is a bool or an integer (true when non-zero).
 
+``prefetch(a, i)``: a hint that ``a[i]`` (a 1-D C-contiguous array, ``0 <= i < a.shape[0]``) will be
+read or written soon (``llvm.prefetch``: a read, high locality, data cache); no effect on any value.
+The exact-value contexts fetch the next value's successor lists with it while this one's updates run
+(``mixctx._xprefetch``: results/level3-floor-6.md).
+
 ``mulhi(a, b)``: the high 64 bits of the 128-bit product of ``a`` and ``b`` (both read as
 uint64), as uint64: ``(a * b) >> 64``, one 64 x 64 -> 128-bit multiply (the rANS encoder's
 division by a reciprocal).
@@ -33,6 +38,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 _I64 = ir.IntType(64)
@@ -144,6 +150,28 @@ def _mulhi(typingctx, a, b):
     return types.uint64(types.unliteral(a), types.unliteral(b)), codegen
 
 
+@intrinsic
+def _prefetch(typingctx, a, i):
+    if not isinstance(a, types.Array) or a.ndim != 1 or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [context.cast(builder, args[1], sig.args[1], types.intp)])
+        ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())  # (one declaration for every dtype)
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.none(a, types.unliteral(i)), codegen
+
+
+def _prefetch_python(a, i):
+    return None
+
+
 def _mulhi_python(a, b):
     return np.uint64((int(np.uint64(a)) * int(np.uint64(b))) >> 64)
 
@@ -165,7 +193,9 @@ def _select_python(c, a, b):
 
 
 if numba.config.DISABLE_JIT:
-    bit_length, imin, imax, clamp, select, mulhi = (_bit_length_python, _imin_python, _imax_python,
-                                                    _clamp_python, _select_python, _mulhi_python)
+    bit_length, imin, imax, clamp, select, mulhi, prefetch = (_bit_length_python, _imin_python, _imax_python,
+                                                              _clamp_python, _select_python, _mulhi_python,
+                                                              _prefetch_python)
 else:
-    bit_length, imin, imax, clamp, select, mulhi = _bit_length, _imin, _imax, _clamp, _select, _mulhi
+    bit_length, imin, imax, clamp, select, mulhi, prefetch = (_bit_length, _imin, _imax, _clamp, _select, _mulhi,
+                                                              _prefetch)

@@ -48,6 +48,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import njit
+from .intrinsics import prefetch
 from .mixcode import VM_ROWS, _bitlen, _clamp, _code, _cost16, _counter_p, _counter_update, _tables, _vlearn, _vmix
 
 XC_BITS = 22  #: the exact-value contexts' table: 2**XC_BITS adaptive probabilities
@@ -296,22 +297,28 @@ def _xbases(X, y, t, c, xp):
     y1 = y[t - 1, c] if t >= 1 else np.int64(0)
     y2 = y[t - 2, c] if t >= 2 else np.int64(0)
     y3 = y[t - 3, c] if t >= 3 else np.int64(0)
-    h0 = _xmix(_xmix(np.int64(c + 1), xp - y1), 0x100)
-    XB[2] = _xmix(h0, y1)
-    XB[3] = _xmix(_xmix(h0 ^ 0x5555, y1), y2)
-    XB[4] = _xmix(_xmix(h0 ^ 0xAAAA, y1 - y2), y2 - y3)
+    keep = XB[6 + XNI]
+    # (what a set does not read is not computed, nor its lists' keys looked up in LT: with xctx = 2
+    # the hashed contexts' bases, which only _xcode's inputs before XB[5 + XNI] read, and lists 1, 4)
+    if XB[5 + XNI] == 0:
+        h0 = _xmix(_xmix(np.int64(c + 1), xp - y1), 0x100)
+        XB[2] = _xmix(h0, y1)
+        XB[3] = _xmix(_xmix(h0 ^ 0x5555, y1), y2)
+        XB[4] = _xmix(_xmix(h0 ^ 0xAAAA, y1 - y2), y2 - y3)
     LK[0] = _xmix(_xmix(np.int64(c + 1), 0x200), y1)
-    LK[1] = _xmix(LK[0], y2)
+    if (keep >> 1) & 1 != 0:
+        LK[1] = _xmix(LK[0], y2)
     LK[2] = _xmix(_xmix(_xmix(np.int64(c + 1), 0x300), y1 - y2), y2 - y3)
     LK[3] = _xmix(_xmix(np.int64(c + 1), 0x400), y1 - y2)
-    yn = y[t, c - 1] if c > 0 else (y[t - 1, C - 1] if t >= 1 and C > 1 else y2)
-    LK[4] = _xmix(_xmix(LK[0], 0x600), yn)
+    if (keep >> 4) & 1 != 0:
+        yn = y[t, c - 1] if c > 0 else (y[t - 1, C - 1] if t >= 1 and C > 1 else y2)
+        LK[4] = _xmix(_xmix(LK[0], 0x600), yn)
     LO[2] = y1
     LO[3] = y1
     LV, LC, GV, GC, GN = X.LV, X.LC, X.GV, X.GC, X.GN
     for k in range(XL_N):
         sl = LK[k] >> (32 - lbits)
-        LB[k] = sl * XL_K if LT[sl] == LK[k] and (XB[6 + XNI] >> k) & 1 != 0 else -1
+        LB[k] = sl * XL_K if (keep >> k) & 1 != 0 and LT[sl] == LK[k] else -1
         g = k * XL_K
         if LB[k] >= 0:
             o = LO[k]
@@ -322,6 +329,48 @@ def _xbases(X, y, t, c, xp):
                 GC[g] = cj
                 g += np.int64(cj > 0)
         GN[k] = g - k * XL_K
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _xprefetch(X, y, t, c):
+    """A hint, no part of the model: fetch into the cache the successor lists (LT, LV, LC) of the
+    value y[t, c] that ``_xbases`` and ``_xcount`` will read and write (the lists kept; t < y's
+    frames), by their keys as ``_xbases`` computes them: every symbol they read is coded already
+    when ``run`` calls this after the value before (t, c - 1, or t - 1, C - 1). The lists are 2**lb
+    slots spread over up to 12 MiB: a value's lists would otherwise wait on memory
+    (results/level3-floor-6.md)."""
+    XB, LT, LV, LC = X.XB, X.LT, X.LV, X.LC
+    C = y.shape[1]
+    if t >= y.shape[0]:
+        return
+    lbits = XB[0]
+    keep = XB[6 + XNI]
+    y1 = y[t - 1, c] if t >= 1 else np.int64(0)
+    y2 = y[t - 2, c] if t >= 2 else np.int64(0)
+    y3 = y[t - 3, c] if t >= 3 else np.int64(0)
+    k0 = _xmix(_xmix(np.int64(c + 1), 0x200), y1)
+    for k in range(XL_N):
+        if (keep >> k) & 1 == 0:
+            continue
+        if k == 0:
+            key = k0
+        elif k == 1:
+            key = _xmix(k0, y2)
+        elif k == 2:
+            key = _xmix(_xmix(_xmix(np.int64(c + 1), 0x300), y1 - y2), y2 - y3)
+        elif k == 3:
+            key = _xmix(_xmix(np.int64(c + 1), 0x400), y1 - y2)
+        else:
+            yn = y[t, c - 1] if c > 0 else (y[t - 1, C - 1] if t >= 1 and C > 1 else y2)
+            key = _xmix(_xmix(k0, 0x600), yn)
+        sl = key >> (32 - lbits)
+        prefetch(LT, sl)
+        bs = sl * XL_K
+        prefetch(LV, bs)  # (a list's 16 symbols span 128 bytes: up to three cache lines)
+        prefetch(LV, bs + XL_K // 2)
+        prefetch(LV, bs + XL_K - 1)
+        prefetch(LC, bs)
+        prefetch(LC, bs + XL_K - 1)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

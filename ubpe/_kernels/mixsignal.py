@@ -1504,6 +1504,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                         gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)
             if X is not None:  # the successor lists: the value counted in its contexts' lists
                 xc._xcount(X, y[t, c])
+                if c + 1 < C:  # (a hint: the next value's lists fetched while this one's updates run)
+                    xc._xprefetch(X, y, t, c + 1)
+                else:
+                    xc._xprefetch(X, y, t + 1, 0)
 
             # ---- updates: coder state
             eprev[c] = e

@@ -98,13 +98,21 @@ def _kernels():
 def _kernel_run(prm):
     """The kernel that codes a payload of the parameters ``prm``, ``mixsignal.run`` with its arguments
     but the last: with the exact-value contexts (``xctx`` = 1 or 2, version 6) their state, new
-    (``mixctx.new_state``), else None (versions 1 to 5's kernel, which numba compiles without them)."""
+    (as ``mixctx.new_state``: ``xpool`` keeps it between codings), else None (versions 1 to 5's
+    kernel, which numba compiles without them)."""
     k = _kernels()
     if prm[k.PRM_XCTX]:
-        from .._kernels import mixctx
+        from . import xpool
 
         xctx = prm[k.PRM_XCTX]
-        return lambda y, *args: k.run(y, *args, mixctx.new_state(*y.shape, xctx))
+
+        def run(y, *args):
+            X = xpool.acquire(*y.shape, xctx)  # (as mixctx.new_state, kept between codings: xpool)
+            out = k.run(y, *args, X)
+            xpool.release(X)
+            return out
+
+        return run
     return lambda *args: k.run(*args, None)
 
 
