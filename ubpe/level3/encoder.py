@@ -78,6 +78,7 @@ from .search import (
     budget_plan,
     dc_change,
     greedy,
+    held_period,
     hold_share,
     move_order,
     order_gain_db,
@@ -152,6 +153,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         chains = _chains(x2) if auto and search and params is None and _whole_budget(n * C) else None
         if chains is not None and n < _stages_frames():  # (a short recording: the chain without stages)
             chains = chains[:1]
+        if chains is not None and len(chains) > 1 and _held_tone(x2):
+            chains = chains[:1]  # a held tone: no forward-adaptive stage (its held-part sample instead)
         share, sample_share = _search_shares(x2) if chains is not None else (None, None)
         if chains is not None and _front_on_proxy(n, C, len(chains), share):
             # the chains compared on the search's proxy, each with its start parameters: the
@@ -419,11 +422,15 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     # the whole (ecg-systole, a quasi-periodic biosignal: results/level3-music.md)
     long_factor = 1 + (s.level3_long_margin if skip else 0.0)
 
+    measured: dict = {}  # the sizes measured, by the whole parameter set (greedy's key)
+
     def size(change: dict) -> float:
         named = dict(DEFAULTS, **change)
         got = sum(_coded_size(c, _vector(named, C), tab, skip) for c in chunks)
         got = got * long_factor if named["n1"] >= LONG_MEMORY["n1"] else got
-        return got * lpc_factor if named["lpc"] else got
+        got = got * lpc_factor if named["lpc"] else got
+        measured[tuple(sorted(named.items()))] = got
+        return got
 
     if narrow:  # the defaults coded with the value model: the size without it and its saving
         base = 0.0
@@ -459,7 +466,8 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     if used < evals and s.level3_search_descent:
         # a coordinate descent (search.MOVES) from the best, with the codings left
         named, best_size = greedy(lambda named: size({k: v for k, v in named.items() if DEFAULTS[k] != v}),
-                                  dict(DEFAULTS, **best), evals - used + 1, margin, start_size=best_size)
+                                  dict(DEFAULTS, **best), evals - used + 1, margin, start_size=best_size,
+                                  known=measured if s.level3_search_known else None)
         best = {k: v for k, v in named.items() if DEFAULTS[k] != v}
     if best_size > base * (1 - margin):
         best, best_size = {}, base
@@ -706,6 +714,10 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     start, first, start_size = known[:3] if known is not None else (*plan(y, s, DEFAULTS), None)
     evals = max(1, evals - spare_codings(start, DEFAULTS, s))
     tone = tonal(y, s)  # (decided on the recording, not on the prefix: no coding spared for it)
+    held = (tone and s.level3_held_n1 > 0 and planned[1] >= DC_MIN_EVALS
+            and start.get("n1", DEFAULTS["n1"]) == DEFAULTS["n1"] and held_period(y, s, DEFAULTS["n1"]))
+    if held:  # (the held part's two codings: the search gives up level3_held_spare of its own)
+        evals = max(1, evals - s.level3_held_spare)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     decided = known[5] if known is not None and len(known) > 5 else None
     if start_size is None and frames < y.shape[0] and s.level3_search_work > 0:
@@ -734,7 +746,44 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             best = alt
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
         best = tonal_change(best, s)
+        if held:  # its held part's period: a longer first NLMS stage, judged there
+            best = _held_choice(y, table, tmode, C, best, s)
     return _vector(best, C), decided
+
+
+def _held_tone(x2: np.ndarray) -> bool:
+    """Whether ``x2`` ((frames, C) integers, before any front-end chain) is a sustained tone whose
+    held part's period a first NLMS stage of the default length spans fewer than
+    ``Settings.level3_held_spans`` times (``search.tonal``, ``search.held_period``), where
+    ``Settings.level3_held_chains`` is off: the front-end chains with stages are not compared (block
+    LPC, forward-adaptive, is for spectra that change faster than the least squares follow, a held
+    tone's the opposite; it won on none of the 32 audio files) and the search codes a sample of the
+    held part instead (``_held_choice``)."""
+    s = settings.current()
+    if s.level3_held_n1 <= 0 or s.level3_held_chains:
+        return False
+    return tonal(x2, s) and held_period(x2, s, DEFAULTS["n1"])
+
+
+def _held_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, best: dict, s) -> dict:
+    """``best`` (parameters by name, a sustained tone's, ``tonal_change`` applied) or the same with
+    a first NLMS stage of ``s.level3_held_n1`` taps, whichever codes a sample of the held part of
+    ``y`` (the symbols, (frames, C)) smaller: the frames from ``level3_held_end`` less twice
+    ``level3_held_part`` of the recording to ``level3_held_end``, each vector coded from cold, the
+    first half the models' warm-up (not counted). Two codings of that sample; the longer stage only
+    where it is smaller (results/level3-sac-gap-6.md)."""
+    n = y.shape[0]
+    part = int(n * s.level3_held_part)
+    end = min(n, int(n * s.level3_held_end))
+    lo = max(0, end - 2 * part)
+    if part < 1 or end - lo <= part or best.get("n1", DEFAULTS["n1"]) != DEFAULTS["n1"]:
+        return best
+    sample, tab = _proxy_symbols(y[lo:end], table, tmode, end - lo)
+    skip = end - lo - part
+    alt = dict(best, n1=s.level3_held_n1)
+    if _coded_size(sample, _vector(alt, C), tab, skip) < _coded_size(sample, _vector(best, C), tab, skip):
+        return alt
+    return best
 
 
 def _search_codings(n: int, C: int) -> int:
