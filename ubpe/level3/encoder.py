@@ -422,15 +422,11 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     # the whole (ecg-systole, a quasi-periodic biosignal: results/level3-music.md)
     long_factor = 1 + (s.level3_long_margin if skip else 0.0)
 
-    measured: dict = {}  # the sizes measured, by the whole parameter set (greedy's key)
-
     def size(change: dict) -> float:
         named = dict(DEFAULTS, **change)
         got = sum(_coded_size(c, _vector(named, C), tab, skip) for c in chunks)
         got = got * long_factor if named["n1"] >= LONG_MEMORY["n1"] else got
-        got = got * lpc_factor if named["lpc"] else got
-        measured[tuple(sorted(named.items()))] = got
-        return got
+        return got * lpc_factor if named["lpc"] else got
 
     if narrow:  # the defaults coded with the value model: the size without it and its saving
         base = 0.0
@@ -466,8 +462,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     if used < evals and s.level3_search_descent:
         # a coordinate descent (search.MOVES) from the best, with the codings left
         named, best_size = greedy(lambda named: size({k: v for k, v in named.items() if DEFAULTS[k] != v}),
-                                  dict(DEFAULTS, **best), evals - used + 1, margin, start_size=best_size,
-                                  known=measured if s.level3_search_known else None)
+                                  dict(DEFAULTS, **best), evals - used + 1, margin, start_size=best_size)
         best = {k: v for k, v in named.items() if DEFAULTS[k] != v}
     if best_size > base * (1 - margin):
         best, best_size = {}, base

@@ -88,7 +88,7 @@ MOVES: tuple[tuple[str, Callable[[dict], dict]], ...] = (
 
 def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float = 0.0,
            first: str | None = None, start_size: float | None = None,
-           order: tuple[str, ...] = (), known: dict | None = None) -> tuple[dict, float]:
+           order: tuple[str, ...] = ()) -> tuple[dict, float]:
     """Coordinate descent from ``start`` (parameters by name): ``size(params)`` of the start
     (``start_size`` when the caller has measured it: one call of ``size`` fewer),
     then a round of every move of MOVES (the move named ``first`` before the others, then those
@@ -113,9 +113,6 @@ def greedy(size: Callable[[dict], float], start: dict, evals: int, margin: float
             if key in seen:
                 continue
             seen.add(key)
-            if known is not None and key in known:  # (measured before the descent: no coding)
-                tried.append((known[key], name, move, cand))
-                continue
             tried.append((size(cand), name, move, cand))
             used += 1
         if not tried:

@@ -626,10 +626,6 @@ class Settings:
     #: ... and with the codings left after CANDIDATES and the best two combined, a coordinate
     #: descent (``search.greedy``, MOVES) from the best on the chunks (False: none).
     level3_search_descent: bool = True
-    #: The descent after the candidates on chunks reads the sizes the candidates measured (the
-    #: same chunks, the same sizes) instead of coding them again: its codings go to moves not yet
-    #: measured (``search.greedy``'s ``known``). False: the codings as before.
-    level3_search_known: bool = True
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
