@@ -626,6 +626,10 @@ class Settings:
     #: ... and with the codings left after CANDIDATES and the best two combined, a coordinate
     #: descent (``search.greedy``, MOVES) from the best on the chunks (False: none).
     level3_search_descent: bool = True
+    #: ... and, before that descent, ``encoder.QUIET_BACKGROUND`` (a ridge 16 times smaller and a
+    #: first NLMS stage of 128 taps: a broadband background's) after CANDIDATES, where the plan has
+    #: a coding for it (False: not tried, the bytes before).
+    level3_search_quiet: bool = True
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
