@@ -78,6 +78,7 @@ from .search import (
     budget_plan,
     dc_change,
     greedy,
+    held_period,
     hold_share,
     move_order,
     order_gain_db,
@@ -115,6 +116,13 @@ CANDIDATES = (
     dict(p1=16, k1=8),
 )
 # values coded by the search on chunks per value of the input: Settings.level3_search_budget
+#: The search on chunks tries this after CANDIDATES where its plan has codings for it and one more
+#: for its descent (a recording of at least about 610 000 frames): a broadband, noise-like background (a seismometer's microseisms)
+#: has well-conditioned normal equations, where the ridge's bias (16 times smaller here) costs more
+#: than it steadies, and no period for a first NLMS stage of 256 taps to span (128 here): on the
+#: chunks of seis-sts2 and seis-0438 -0.43 % and -0.44 %, coded whole -0.39 % and -0.25 %
+#: (results/level3-sac-gap-6.md). Kept, as any candidate, only when smaller by the margin.
+QUIET_BACKGROUND = dict(reg=20, n1=128)
 SEARCH_MIN = 4096  #: the search's sample: at least this many frames (else the whole recording)
 SEARCH_CHUNKS = 4  #: the sample's chunks, spread over the recording
 
@@ -152,6 +160,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         chains = _chains(x2) if auto and search and params is None and _whole_budget(n * C) else None
         if chains is not None and n < _stages_frames():  # (a short recording: the chain without stages)
             chains = chains[:1]
+        if chains is not None and len(chains) > 1 and _held_tone(x2):
+            chains = chains[:1]  # a held tone: no forward-adaptive stage (its held-part sample instead)
         share, sample_share = _search_shares(x2) if chains is not None else (None, None)
         if chains is not None and _front_on_proxy(n, C, len(chains), share):
             # the chains compared on the search's proxy, each with its start parameters: the
@@ -440,7 +450,7 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     def chosen(named: dict) -> tuple[list[int], bool]:
         return _vector(dict(DEFAULTS, **named, vmod=vmod), C), narrow
 
-    candidates = _chunk_order(y, chunks, s) if skip else CANDIDATES
+    candidates = _chunk_order(y, chunks, s, evals) if skip else CANDIDATES
     if held:  # held values: the least-squares mix per hold state first (search.HOLD_MOVE)
         candidates = tuple(sorted(candidates, key=lambda c: "fmix" not in c))
     tried = sorted(((size(change), change) for change in candidates[:evals - 1]), key=lambda t: t[0])
@@ -472,12 +482,14 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
 
 
 
-def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
+def _chunk_order(y: np.ndarray, chunks: list, s, evals: int | None = None) -> tuple:
     """CANDIDATES in the order the search on chunks tries them: those whose use a cue of the
     recording asks for last unless it does (order 64 over a short window: ``order_gain_db`` of
     the chunks at least ``s.level3_search_order_db``; the least-squares mix per hold state: held
     values, which put it, then block LPC, first; block LPC: held values only, its verdict on a
-    chunk biased by the others' warm-up), the others in CANDIDATES' order."""
+    chunk biased by the others' warm-up), the others in CANDIDATES' order; then QUIET_BACKGROUND
+    where ``s.level3_search_quiet`` and the plan's ``evals`` codings (None: any) cover the
+    defaults, every candidate, it, and one coding of the descent after."""
     held = _holds(y)
     many = order_gain_db(np.concatenate(chunks)) >= s.level3_search_order_db
 
@@ -490,7 +502,11 @@ def _chunk_order(y: np.ndarray, chunks: list, s) -> tuple:
             return many
         return True
 
-    return tuple(sorted(CANDIDATES, key=lambda c: (not cued(c), "lpc" in c and not held)))
+    # (only where the plan codes every candidate and it, with a coding left for the descent after:
+    # taking the descent's last coding cost speech-allison 0.16 %)
+    spare = evals is None or evals - 1 >= len(CANDIDATES) + 2
+    quiet = (QUIET_BACKGROUND,) if s.level3_search_quiet and spare else ()
+    return tuple(sorted(CANDIDATES, key=lambda c: (not cued(c), "lpc" in c and not held))) + quiet
 
 
 def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
@@ -706,6 +722,10 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     start, first, start_size = known[:3] if known is not None else (*plan(y, s, DEFAULTS), None)
     evals = max(1, evals - spare_codings(start, DEFAULTS, s))
     tone = tonal(y, s)  # (decided on the recording, not on the prefix: no coding spared for it)
+    held = (tone and s.level3_held_n1 > 0 and planned[1] >= DC_MIN_EVALS
+            and start.get("n1", DEFAULTS["n1"]) == DEFAULTS["n1"] and held_period(y, s, DEFAULTS["n1"]))
+    if held:  # (the held part's two codings: the search gives up level3_held_spare of its own)
+        evals = max(1, evals - s.level3_held_spare)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     decided = known[5] if known is not None and len(known) > 5 else None
     if start_size is None and frames < y.shape[0] and s.level3_search_work > 0:
@@ -734,7 +754,44 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             best = alt
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
         best = tonal_change(best, s)
+        if held:  # its held part's period: a longer first NLMS stage, judged there
+            best = _held_choice(y, table, tmode, C, best, s)
     return _vector(best, C), decided
+
+
+def _held_tone(x2: np.ndarray) -> bool:
+    """Whether ``x2`` ((frames, C) integers, before any front-end chain) is a sustained tone whose
+    held part's period a first NLMS stage of the default length spans fewer than
+    ``Settings.level3_held_spans`` times (``search.tonal``, ``search.held_period``), where
+    ``Settings.level3_held_chains`` is off: the front-end chains with stages are not compared (block
+    LPC, forward-adaptive, is for spectra that change faster than the least squares follow, a held
+    tone's the opposite; it won on none of the 32 audio files) and the search codes a sample of the
+    held part instead (``_held_choice``)."""
+    s = settings.current()
+    if s.level3_held_n1 <= 0 or s.level3_held_chains:
+        return False
+    return tonal(x2, s) and held_period(x2, s, DEFAULTS["n1"])
+
+
+def _held_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, best: dict, s) -> dict:
+    """``best`` (parameters by name, a sustained tone's, ``tonal_change`` applied) or the same with
+    a first NLMS stage of ``s.level3_held_n1`` taps, whichever codes a sample of the held part of
+    ``y`` (the symbols, (frames, C)) smaller: the frames from ``level3_held_end`` less twice
+    ``level3_held_part`` of the recording to ``level3_held_end``, each vector coded from cold, the
+    first half the models' warm-up (not counted). Two codings of that sample; the longer stage only
+    where it is smaller (results/level3-sac-gap-6.md)."""
+    n = y.shape[0]
+    part = int(n * s.level3_held_part)
+    end = min(n, int(n * s.level3_held_end))
+    lo = max(0, end - 2 * part)
+    if part < 1 or end - lo <= part or best.get("n1", DEFAULTS["n1"]) != DEFAULTS["n1"]:
+        return best
+    sample, tab = _proxy_symbols(y[lo:end], table, tmode, end - lo)
+    skip = end - lo - part
+    alt = dict(best, n1=s.level3_held_n1)
+    if _coded_size(sample, _vector(alt, C), tab, skip) < _coded_size(sample, _vector(best, C), tab, skip):
+        return alt
+    return best
 
 
 def _search_codings(n: int, C: int) -> int:

@@ -299,6 +299,52 @@ def long_period(y, settings, span: int) -> bool:
                 and res[le] >= settings.level3_period_residual)
 
 
+def held_period(y, settings, span: int) -> bool:
+    """Whether the held part of ``y`` ((frames, channels) integers, a sustained tone's: its second
+    half) has a period that a first NLMS stage of ``span`` taps spans fewer than
+    ``settings.level3_held_spans`` times: the strongest peak of the autocorrelation of that half's
+    order-32 linear-prediction residual (the error filter fitted to the whole recording's first
+    at most 2**16 frames, as ``tonal_stats``; the half's first at most 2**16 frames) at lags 32 to ``PERIOD_MOST`` lies beyond ``span`` /
+    ``level3_held_spans`` and reaches ``settings.level3_period_residual``; each channel's, averaged
+    (a constant channel left out; the residual filtered, its autocorrelation one FFT). False for
+    fewer than ``max(settings.level3_period_frames, 4 PERIOD_MOST)`` frames (as ``long_period``: on
+    a short recording the longer stage's slower start costs more than the held part gains, and
+    the search's prefix, the warm-up, matters more). A cue of the
+    encoder's (it decides where ``level3_held_n1`` is tried, no bit): on the 32 audio files it fires
+    on pipe (162 frames), trumpet-1 (122), violoncello-7 (182), xylofon (191), electric-piano-3
+    (122), cockchafer-gentleman-1, pisk-down and glass-water-1 (320-452)."""
+    import numpy as np
+
+    y = np.asarray(y, np.float64)
+    n = y.shape[0]
+    if n < max(settings.level3_period_frames, 4 * PERIOD_MOST) or settings.level3_held_spans <= 0:
+        return False
+    order = 32
+    start = n // 2
+    half = y[start:][:1 << 16]
+    res = np.zeros(PERIOD_MOST + 1)
+    used = 0
+    for c, r in enumerate(_channel_acfs(y[:1 << 16], order)):
+        if r[0] <= 0:
+            continue
+        a, _ = _levinson(r / r[0], order, 1.0 + 1e-9)
+        # the residual itself, filtered (its autocorrelation from the values' would be lost in their
+        # edge terms: a tone's residual is 30 dB below its values)
+        e = np.convolve(y[start - order:start + half.shape[0], c], a, "valid")
+        e = e - e.mean()
+        f = np.fft.rfft(e, 1 << (e.shape[0] + PERIOD_MOST).bit_length())
+        q = np.fft.irfft(f.real ** 2 + f.imag ** 2)[:PERIOD_MOST + 1]
+        if q[0] <= 0:
+            continue
+        res += q / q[0]
+        used += 1
+    if not used:
+        return False
+    res /= used
+    le = 32 + int(np.argmax(res[32:]))
+    return bool(le * settings.level3_held_spans > span and res[le] >= settings.level3_period_residual)
+
+
 def first_move(y, settings) -> str | None:
     """The move a search of ``y`` ((frames, channels) integers) tries first: ORDER_MOVE when
     ``order_gain_db`` reaches ``settings.level3_search_order_db``, else HOLD_MOVE when

@@ -580,6 +580,27 @@ class Settings:
     level3_tonal_t1: int = 15
     level3_tonal_trial_reg: int = 2
     level3_tonal_trial_gain: float = 34.0
+    #: A sustained tone of at least level3_period_frames frames whose held part (its second half)
+    #: has a period longer than the first NLMS stage's taps over level3_held_spans (the stage spans
+    #: fewer than that many periods: pipe's 162 frames, trumpet-1's 122 against 256 taps;
+    #: ``search.held_period``: the order-32 prediction residual of the second half, its
+    #: autocorrelation's peak at least level3_period_residual) has a first stage of level3_held_n1
+    #: taps tried on a sample of the held part (``encoder._held_choice``): the frames from
+    #: level3_held_end - 2 level3_held_part to level3_held_end of the recording, each vector coded
+    #: from cold, the first level3_held_part a warm-up, the rest counted; kept when smaller. The
+    #: search's prefix is the onset, where a stage spanning several periods loses (its slower
+    #: start) what it gains in the held part. The sample's two codings (3/16 of the recording) are
+    #: paid by level3_held_spare codings fewer of the search's prefix and, unless
+    #: level3_held_chains, by the front-end chains with stages not compared (block LPC, for spectra
+    #: that change fast; a held tone's do not: ``encoder._held_tone``). On the 32 audio files: 6
+    #: smaller (pipe -0.83 %, trumpet-1 -0.63 %), none larger, the same encode speed
+    #: (results/level3-sac-gap-6.md). level3_held_n1 0: never.
+    level3_held_n1: int = 384
+    level3_held_spans: float = 2.5
+    level3_held_end: float = 0.75
+    level3_held_part: float = 0.09375
+    level3_held_spare: int = 1
+    level3_held_chains: bool = False
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
@@ -605,6 +626,10 @@ class Settings:
     #: ... and with the codings left after CANDIDATES and the best two combined, a coordinate
     #: descent (``search.greedy``, MOVES) from the best on the chunks (False: none).
     level3_search_descent: bool = True
+    #: ... and, before that descent, ``encoder.QUIET_BACKGROUND`` (a ridge 16 times smaller and a
+    #: first NLMS stage of 128 taps: a broadband background's) after CANDIDATES, where the plan has
+    #: a coding for it (False: not tried, the bytes before).
+    level3_search_quiet: bool = True
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
