@@ -696,6 +696,26 @@ LMS32_MIN_ORDER = 64
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _adaptation(v, mag, rule):
+    """A sample's adaptation value under an LMS stage's ``rule`` and the running magnitude after it:
+    ``(value, mag)`` (int64). Rule 0: the sign of ``v``. Rule 1: ``mag += |v| - (mag >> 4)`` (|v| held
+    to 2**50, the most negative int64 taken as the largest), then ``sign(v) min(16 |v| >>
+    bit_length(mag >> 4), 64)``; ``mag`` unchanged under rule 0. One definition for the stages'
+    loops, inlined (lms_pair_ab.py on ECG against the four copies it replaced: orders 256 and 32
+    and the cascade within 1 %, order 4 at 0.97, 0.015 ms a decode)."""
+    if rule == 0:
+        return np.int64(v > 0) - np.int64(v < 0), mag
+    av = abs(v)
+    if av < 0:  # the most negative int64
+        av = np.int64(0x7FFFFFFFFFFFFFFF)
+    if av > (np.int64(1) << 50):
+        av = np.int64(1) << 50
+    mag += av - (mag >> 4)
+    q = imin((av << 4) >> bit_length(mag >> 4), 64)
+    return select(v >= 0, q, -q), mag
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _split_taps(w, a, h, start, s_prev, order):
     """The split sum's taps (:func:`_lms_stage32`): each weight ``w[m]`` (m < order) updated by
     ``s_prev * a[start + m]``, then ``2 sum (x >> 1) h + sum (x & 1) h`` over ``h[start + 2 +
@@ -732,17 +752,7 @@ def _split_run(src, dst, w, a, h, i0, order, shift, rule, sh, inverse, mag, d, c
             e = wrap_sub(src[U(i)], p, sh)
             dst[U(i)] = e
             v = src[U(i)]
-        if rule == 0:
-            ai = np.int64(v > 0) - np.int64(v < 0)
-        else:
-            av = abs(v)
-            if av < 0:  # the most negative int64
-                av = np.int64(0x7FFFFFFFFFFFFFFF)
-            if av > (np.int64(1) << 50):
-                av = np.int64(1) << 50
-            mag += av - (mag >> 4)
-            q = imin((av << 4) >> bit_length(mag >> 4), 64)
-            ai = select(v >= 0, q, -q)
+        ai, mag = _adaptation(v, mag, rule)
         a[U(i)] = ai
         s = np.int64(e > 0) - np.int64(e < 0)
         if i + 1 == n:
@@ -829,17 +839,7 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
             e = wrap_sub(src[i], p, sh)
             dst[i] = e
             v = src[i]
-        if rule == 0:
-            ai = np.int64(v > 0) - np.int64(v < 0)
-        else:
-            av = abs(v)
-            if av < 0:  # the most negative int64
-                av = np.int64(0x7FFFFFFFFFFFFFFF)
-            if av > (np.int64(1) << 50):
-                av = np.int64(1) << 50
-            mag += av - (mag >> 4)
-            q = imin((av << 4) >> bit_length(mag >> 4), 64)
-            ai = select(v >= 0, q, -q)
+        ai, mag = _adaptation(v, mag, rule)
         a[i] = ai
         s = np.int64(e > 0) - np.int64(e < 0)
         if i + 1 == n:
@@ -901,17 +901,7 @@ def lms_stage4(src, shift, rule, sh, inverse, dst):
             v = src[i]
             e = wrap_sub(v, p, sh)
             dst[i] = e
-        if rule == 0:
-            ai = np.int64(v > 0) - np.int64(v < 0)
-        else:
-            av = abs(v)
-            if av < 0:  # the most negative int64
-                av = np.int64(0x7FFFFFFFFFFFFFFF)
-            if av > (np.int64(1) << 50):
-                av = np.int64(1) << 50
-            mag += av - (mag >> 4)
-            q = imin((av << 4) >> bit_length(mag >> 4), 64)
-            ai = select(v >= 0, q, -q)
+        ai, mag = _adaptation(v, mag, rule)
         s = np.int64(e > 0) - np.int64(e < 0)
         w0 += s * a1
         w1 += s * a2
@@ -991,20 +981,7 @@ def _lms_stage(src, order, shift, rule, sh, inverse, dst, scratch):
             dst[i] = e
         # this sample's adaptation value, for the updates that follow
         v = h[i]
-        if rule == 0:
-            a[i] = (v > 0) - (v < 0)
-        else:
-            av = abs(v)
-            if av < 0:  # the most negative int64
-                av = np.int64(0x7FFFFFFFFFFFFFFF)
-            if av > (np.int64(1) << 50):
-                av = np.int64(1) << 50
-            mag += av - (mag >> 4)
-            nb = bit_length(mag >> 4)
-            q = (av << 4) >> nb
-            if q > 64:
-                q = 64
-            a[i] = select(v >= 0, q, -q)
+        a[i], mag = _adaptation(v, mag, rule)
         if i + 1 == n:
             break
         # taps m0 .. order - 1 are live (m0 = order - i in the warm-up, else 0): wr[m] pairs
