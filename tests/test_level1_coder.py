@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 import ubpe
 from test_level1 import small_signals
+from test_level1_planner import shared_signals
 from ubpe._kernels import level1 as L1
 from ubpe._kernels import residual as R
 from ubpe.coders import mag as M
@@ -47,13 +48,7 @@ NO_FREQS = np.zeros((0, R.N_BUCKETS), np.int64)
 
 
 def _real() -> list[tuple[str, np.ndarray]]:
-    try:
-        import _data
-
-        ecg, seismic = _data.ecg(), _data.seismic()
-        audio = [x for x, _rate in _data.audio()]
-    except Exception as e:  # (the shared data missing: nothing to compare on)
-        pytest.skip(f"shared data not available: {e}")
+    ecg, seismic, audio = shared_signals()
     return [("ecg[:30000]", ecg[:30000]), ("seismic", seismic), ("audio 0", audio[0]),
             ("audio 5", audio[5]), ("audio 17[:4000]", audio[17][:4000])]
 

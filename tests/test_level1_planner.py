@@ -36,14 +36,18 @@ def _both(x: np.ndarray, **changes) -> tuple[bytes, bytes]:
     return a, b
 
 
-def _real_slices() -> list[tuple[str, np.ndarray]]:
+def shared_signals() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The shared data's ECG, seismogram and audio files (the test skipped without them)."""
     try:
         import _data
 
-        ecg, seismic = _data.ecg(), _data.seismic()
-        audio = [x for x, _rate in _data.audio()]
+        return _data.ecg(), _data.seismic(), [x for x, _rate in _data.audio()]
     except Exception as e:  # (the shared data missing: nothing to compare on)
         pytest.skip(f"shared data not available: {e}")
+
+
+def _real_slices() -> list[tuple[str, np.ndarray]]:
+    ecg, seismic, audio = shared_signals()
     joined = np.concatenate([a.reshape(-1) for a in audio[:6]]).astype(np.int16)
     return [("ecg", ecg), ("ecg[20000:60000]", ecg[20000:60000]), ("seismic", seismic),
             ("seismic[3000:]", seismic[3000:]), ("audio joined", joined[:60000])]

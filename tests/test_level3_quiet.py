@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from test_level3 import round_trip
+from test_level3_tonal_powr import _chosen as _written
 
 from ubpe import level3
 from ubpe._kernels import mixsignal
@@ -73,20 +74,12 @@ def test_tried_and_round_trips_on_a_long_background(monkeypatch):
         sizes.setdefault(key, []).append(got)
         return got
 
-    written = []
-    orig_params = encoder._params_bytes
-
-    def spy_params(prm, C, v):
-        written.append(list(prm))
-        return orig_params(prm, C, v)
-
     monkeypatch.setattr(encoder, "_coded_size", spy)
-    monkeypatch.setattr(encoder, "_params_bytes", spy_params)
-    round_trip(x)
+    _data, prm = _written(monkeypatch, x)
     d = level3.DEFAULTS
     quiet = (20, 128, d["mu1"], d["t1"])
     assert len(sizes[quiet]) == encoder.SEARCH_CHUNKS
-    took = written[-1][mixsignal.PRM_REG] == 20 and written[-1][mixsignal.PRM_N1] == 128
+    took = prm[mixsignal.PRM_REG] == 20 and prm[mixsignal.PRM_N1] == 128
     base = sum(sizes[(d["reg"], d["n1"], d["mu1"], d["t1"])][:encoder.SEARCH_CHUNKS])
     if took:  # (kept only when the chunks said it smaller than the defaults by the margin)
         assert sum(sizes[quiet]) < base * (1 - settings.current().level3_search_margin)
