@@ -103,20 +103,27 @@ XL_ALL = 0b11111  #: the successor lists ``xctx`` = 1 keeps (bit k: list k)
 XL_LIGHT = 0b01101  #: those ``xctx`` = 2 keeps: lists 0, 2 and 3 (the last symbol, the last two steps, the last step)
 
 
+def state_header(n: int, C: int, xctx: int) -> np.ndarray:
+    """``new_state(n, C, xctx).XB`` (int64, ``7 + XNI``): the lists' table bits at 0, the hashed
+    contexts' table bits at ``4 + XNI`` (0 with XC_LISTS), the contexts in use and the lists'
+    set after them; the rest 0. ``xctx`` XC_FULL or XC_LISTS (not checked here)."""
+    nbits = (n * C).bit_length()
+    XB = np.zeros(7 + XNI, np.int64)
+    XB[6 + XNI] = XL_ALL if xctx == XC_FULL else XL_LIGHT
+    XB[0] = min(XL_BITS, max(8, nbits + 2))
+    XB[4 + XNI] = min(XC_BITS, max(12, nbits + 6)) if xctx == XC_FULL else 0
+    XB[5 + XNI] = 0 if xctx == XC_FULL else XC_N
+    return XB
+
+
 def new_state(n: int, C: int, xctx: int = XC_FULL) -> XState:
     """The exact-value contexts' state before any data, for n frames of C channels and ``xctx``
     (XC_FULL or XC_LISTS; its tables grow with n C: with XC_FULL 1.1 MiB below 64 values, 2 MiB at
     1 000, 26 MiB from 2**15 on; with XC_LISTS 0.6 MiB to 13 MiB)."""
     if xctx not in (XC_FULL, XC_LISTS):
         raise ValueError(f"xctx must be {XC_FULL} or {XC_LISTS}, got {xctx}")
-    nbits = (n * C).bit_length()
-    xbits = min(XC_BITS, max(12, nbits + 6)) if xctx == XC_FULL else 0
-    lbits = min(XL_BITS, max(8, nbits + 2))
-    XB = np.zeros(7 + XNI, np.int64)
-    XB[6 + XNI] = XL_ALL if xctx == XC_FULL else XL_LIGHT
-    XB[0] = lbits
-    XB[4 + XNI] = xbits
-    XB[5 + XNI] = 0 if xctx == XC_FULL else XC_N
+    XB = state_header(n, C, xctx)
+    xbits, lbits = int(XB[4 + XNI]), int(XB[0])
     sq = _tables()[0]
     apm = np.array([sq[min(max((j - 16) * 128, -2047), 2047) + 2047] * 16 for j in range(33)], np.int32)
     XW = np.zeros(2 * VM_ROWS * XC_CONF * XC_W + 1, np.int64)

@@ -16,15 +16,13 @@ The reset writes every array as ``new_state`` does except the lists' symbols and
 LC), which keep the earlier coding's values: a list is read only where its key LT[slot] equals
 the value's key (``mixctx._xbases``), keys are 32-bit hashes (>= 0) and LT is reset to -1, and
 ``mixctx._xcount`` clears a slot's LV and LC when it takes the slot for a key. So no coding reads
-an entry of LV or LC that it did not write itself (tests/test_level3_xpool.py: the same bytes
+an entry of LV or LC that it did not write itself (tests/test_level3_floor6.py: the same bytes
 with LV and LC filled with noise). Thread-safe: a state is held by one coding at a time.
 """
 
 from __future__ import annotations
 
 import threading
-
-import numpy as np
 
 from .._kernels import mixctx
 
@@ -55,25 +53,12 @@ def _reset(X, fresh_small) -> None:
         a.fill(0)
 
 
-def _xb(n: int, C: int, xctx: int) -> np.ndarray:
-    """``new_state(n, C, xctx).XB`` without the tables (the same formulas)."""
-    nbits = (n * C).bit_length()
-    xbits = min(mixctx.XC_BITS, max(12, nbits + 6)) if xctx == mixctx.XC_FULL else 0
-    lbits = min(mixctx.XL_BITS, max(8, nbits + 2))
-    XB = np.zeros(7 + mixctx.XNI, np.int64)
-    XB[6 + mixctx.XNI] = mixctx.XL_ALL if xctx == mixctx.XC_FULL else mixctx.XL_LIGHT
-    XB[0] = lbits
-    XB[4 + mixctx.XNI] = xbits
-    XB[5 + mixctx.XNI] = 0 if xctx == mixctx.XC_FULL else mixctx.XC_N
-    return XB
-
-
 def acquire(n: int, C: int, xctx: int):
     """A state for n frames of C channels and ``xctx`` (``mixctx.XC_FULL`` or ``XC_LISTS``) that
     codes as ``mixctx.new_state(n, C, xctx)`` (module docstring); give it back with ``release``."""
     if xctx not in (mixctx.XC_FULL, mixctx.XC_LISTS):
         return mixctx.new_state(n, C, xctx)  # (raises its ValueError)
-    XB = _xb(n, C, xctx)
+    XB = mixctx.state_header(n, C, xctx)
     xbits, lbits = int(XB[4 + mixctx.XNI]), int(XB[0])
     want = ((1 << xbits) + mixctx.XL_SIZE, 1 << lbits)
     with _lock:
