@@ -316,7 +316,9 @@ def _table_bytes(table: np.ndarray | None) -> bytes:
     dmin = int(d.min())
     r = (d - dmin).astype(np.int64)
     best = None
-    for k in range(0, 41):
+    # (from k = bit_length(max r) on, every r < 2**k codes in k + 1 bits: the sum grows with k, so
+    # the first smallest lies at or below it)
+    for k in range(0, min(40, int(r.max()).bit_length()) + 1):
         w = r + (1 << k)
         bits = int(sum(2 * int(v).bit_length() - k - 1 for v in w)) if r.size < 64 else int(
             (2 * np.floor(np.log2(w.astype(np.float64))).astype(np.int64) + 1 - k).sum())
