@@ -75,6 +75,7 @@ from .measure import (
 from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
     DC_MIN_EVALS,
+    MOVES,
     budget_plan,
     dc_change,
     greedy,
@@ -477,9 +478,45 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     # squares centred (version 8), when smaller
     if centred != best and size(centred) < best_size * (1 - margin):
         best = centred
-    return chosen(best)
+    return chosen(_piece_choice(y, table, tmode, C, best, s))
 
 
+
+
+#: The moves (``search.MOVES``' names) ``_piece_choice`` judges on a long piece, in this order:
+#: what converges or remembers over more frames than a chunk's warm-up.
+PIECE_MOVES = ("long NLMS x2", "long window x2")
+
+
+def _piece_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, best: dict, s) -> dict:
+    """``best`` (the chunk search's changes to DEFAULTS) with PIECE_MOVES tried in turn on one piece of
+    ``y`` ((frames, C) integers, before the table): the 2 x ``s.level3_piece`` frames around its
+    middle, coded from cold, the first half a warm-up (not counted); a move is kept when it codes
+    the piece smaller by ``s.level3_piece_margin`` (a first stage beyond LONG_MEMORY's length is not
+    tried: decode speed). Three codings of the piece at most, only where they are at most
+    ``s.level3_piece_share`` of the frames of ``y``; else ``best`` itself, no coding."""
+    n = y.shape[0]
+    half = s.level3_piece
+    if half <= 0 or 3 * 2 * half > s.level3_piece_share * n:
+        return best
+    lo = n // 2 - half
+    piece = y[lo:lo + 2 * half]
+    if tmode:
+        piece = np.searchsorted(table, piece).astype(np.int64)
+    tab = table if tmode == TABLE_VALUES else None
+    moves = dict(MOVES)
+    cur = dict(DEFAULTS, **best)
+    got = None
+    for name in PIECE_MOVES:
+        alt = dict(cur, **moves[name](cur))
+        if alt == cur or alt["n1"] > LONG_MEMORY["n1"]:
+            continue
+        if got is None:
+            got = _coded_size(piece, _vector(cur, C), tab, half)
+        size = _coded_size(piece, _vector(alt, C), tab, half)
+        if size < got * (1 - s.level3_piece_margin):
+            cur, got = alt, size
+    return {k: v for k, v in cur.items() if DEFAULTS[k] != v}
 
 
 def _chunk_order(y: np.ndarray, chunks: list, s, evals: int | None = None) -> tuple:
