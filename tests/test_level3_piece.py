@@ -103,3 +103,23 @@ def test_round_trips_and_writes_the_choice(monkeypatch):
         assert p_off[getattr(mixsignal, "PRM_" + k.upper())] == dict(level3.DEFAULTS, **best)[k]
     assert got != best and got["n1"] == 2 * level3.DEFAULTS["n1"]  # (this background takes it)
     assert on != off
+
+
+def test_a_table_codes_the_piece_in_symbols(monkeypatch):
+    """Few values spread irregularly (a value table, ``tmode`` > 0): the piece is coded as the
+    chunks are, in the table's symbols, and the output round-trips."""
+    b = _background(70_000, seed=8).astype(np.int64)
+    q = np.clip((b - b.min()) * 48 // (b.max() - b.min() + 1), 0, 47)
+    levels = np.cumsum(np.random.default_rng(8).integers(1, 400, 48))
+    x = levels[q].astype(np.int16)
+    seen = []
+    orig = encoder._piece_choice
+
+    def spy(y, table, tmode, C, best, s):
+        seen.append(tmode)
+        return orig(y, table, tmode, C, best, s)
+
+    monkeypatch.setattr(encoder, "_piece_choice", spy)
+    with configured(level3_piece=HALF):
+        _written(monkeypatch, x)
+    assert seen and seen[-1] > 0
