@@ -751,8 +751,8 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     version 7, and a smaller ridge; no coding); where ``search.dc_ratio`` finds the working zero
     far from the mean, ``search.dc_change`` (the least squares centred, version 8) is coded once
     on the prefix and kept when smaller by the margin, else, where the search ended with
-    ORDER_MOVE's short least squares, ``_fast_parts`` likewise (``Settings.level3_order_trial``); then for a sustained tone whose search kept
-    the default NLMS power, Sac's recent-past power and least-squares memory
+    ORDER_MOVE's short least squares, ``_fast_parts`` likewise (``Settings.level3_order_trial``);
+    then for a sustained tone whose search kept the default NLMS power, Sac's recent-past power and least-squares memory
     (``search.tonal_trial``: ``Settings.level3_tonal_powr``, ``level3_tonal_t1``,
     ``level3_tonal_trial_reg``) likewise, in one coding."""
     s = settings.current()

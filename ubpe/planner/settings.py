@@ -640,6 +640,9 @@ class Settings:
     #: piece, -0.19 % whole). Only where the piece's codings (three of 2 x level3_piece frames) are at
     #: most level3_piece_share of the recording's frames (524 288 frames and more);
     #: results/level3-sac-gap-7.md. level3_piece 0: never.
+    level3_piece: int = 1 << 15
+    level3_piece_share: float = 0.375
+    level3_piece_margin: float = 0.0002
     #: The search on a prefix, where it ends with ORDER_MOVE's short least squares (many
     #: resonances: order 32 solved every 32 frames) and ``search.dc_change`` codes nothing, tries in
     #: that coding's place the short least squares solved every 16 frames with the second NLMS stage
@@ -647,9 +650,6 @@ class Settings:
     #: files: 6 smaller (trumpet-12 -0.56 %, chord-7 -1.12 %), none larger.
     #: results/level3-sac-gap-7.md. False: never.
     level3_order_trial: bool = True
-    level3_piece: int = 1 << 15
-    level3_piece_share: float = 0.375
-    level3_piece_margin: float = 0.0002
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
