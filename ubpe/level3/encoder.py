@@ -75,6 +75,8 @@ from .measure import (
 from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
     DC_MIN_EVALS,
+    MOVES,
+    ORDER_MOVE,
     budget_plan,
     dc_change,
     greedy,
@@ -477,9 +479,45 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     # squares centred (version 8), when smaller
     if centred != best and size(centred) < best_size * (1 - margin):
         best = centred
-    return chosen(best)
+    return chosen(_piece_choice(y, table, tmode, C, best, s))
 
 
+
+
+#: The moves (``search.MOVES``' names) ``_piece_choice`` judges on a long piece, in this order:
+#: what converges or remembers over more frames than a chunk's warm-up.
+PIECE_MOVES = ("long NLMS x2", "long window x2")
+
+
+def _piece_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, best: dict, s) -> dict:
+    """``best`` (the chunk search's changes to DEFAULTS) with PIECE_MOVES tried in turn on one piece of
+    ``y`` ((frames, C) integers, before the table): the 2 x ``s.level3_piece`` frames around its
+    middle, coded from cold, the first half a warm-up (not counted); a move is kept when it codes
+    the piece smaller by ``s.level3_piece_margin`` (a first stage beyond LONG_MEMORY's length is not
+    tried: decode speed). Three codings of the piece at most, only where they are at most
+    ``s.level3_piece_share`` of the frames of ``y``; else ``best`` itself, no coding."""
+    n = y.shape[0]
+    half = s.level3_piece
+    if half <= 0 or 3 * 2 * half > s.level3_piece_share * n:
+        return best
+    lo = n // 2 - half
+    piece = y[lo:lo + 2 * half]
+    if tmode:
+        piece = np.searchsorted(table, piece).astype(np.int64)
+    tab = table if tmode == TABLE_VALUES else None
+    moves = dict(MOVES)
+    cur = dict(DEFAULTS, **best)
+    got = None
+    for name in PIECE_MOVES:
+        alt = dict(cur, **moves[name](cur))
+        if alt == cur or alt["n1"] > LONG_MEMORY["n1"]:
+            continue
+        if got is None:
+            got = _coded_size(piece, _vector(cur, C), tab, half)
+        size = _coded_size(piece, _vector(alt, C), tab, half)
+        if size < got * (1 - s.level3_piece_margin):
+            cur, got = alt, size
+    return {k: v for k, v in cur.items() if DEFAULTS[k] != v}
 
 
 def _chunk_order(y: np.ndarray, chunks: list, s, evals: int | None = None) -> tuple:
@@ -713,8 +751,9 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     sustained tone, the parameters chosen then take ``search.tonal_change`` (the refined solve,
     version 7, and a smaller ridge; no coding); where ``search.dc_ratio`` finds the working zero
     far from the mean, ``search.dc_change`` (the least squares centred, version 8) is coded once
-    on the prefix and kept when smaller by the margin; then for a sustained tone whose search kept
-    the default NLMS power, Sac's recent-past power and least-squares memory
+    on the prefix and kept when smaller by the margin, else, where the search ended with
+    ORDER_MOVE's short least squares, ``_fast_parts`` likewise (``Settings.level3_order_trial``);
+    then for a sustained tone whose search kept the default NLMS power, Sac's recent-past power and least-squares memory
     (``search.tonal_trial``: ``Settings.level3_tonal_powr``, ``level3_tonal_t1``,
     ``level3_tonal_trial_reg``) likewise, in one coding."""
     s = settings.current()
@@ -748,6 +787,12 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         got = _coded_size(proxy, _vector(centred, C), tab)
         if got < best_size * (1 - margin):
             best, best_size = centred, got
+    elif (fast := _fast_parts(best) if planned[1] >= DC_MIN_EVALS and s.level3_order_trial else None):
+        # (in the centred coding's place) many resonances: the short least squares solved twice as
+        # often, the second NLMS stage twice as long, when smaller
+        got = _coded_size(proxy, _vector(fast, C), tab)
+        if got < best_size * (1 - margin):
+            best, best_size = fast, got
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
             and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
         alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller
@@ -758,6 +803,21 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         if held:  # its held part's period: a longer first NLMS stage, judged there
             best = _held_choice(y, table, tmode, C, best, s)
     return _vector(best, C), decided
+
+
+def _fast_parts(named: dict) -> dict | None:
+    """``named`` (parameters by name) with its fast-following parts made stronger, where it has
+    ORDER_MOVE's short least squares (order 32 solved every 32 frames, for speed: a source rich in
+    harmonics whose spectrum changes slowly): that solved every 16 frames and the second NLMS stage
+    twice as long (spanning a high note's period: trumpet-12's 48 frames against 32 taps); else
+    None. The search on a prefix tries it once, after its descent, where the range is not skewed
+    (``search.dc_change`` codes nothing: the trial takes the centred coding's place, so no recording
+    codes its prefix more often than one with a skewed range), and keeps it when smaller by the
+    margin (``_search_whole``; results/level3-sac-gap-7.md)."""
+    order = dict(MOVES)[ORDER_MOVE](DEFAULTS)
+    if named.get("p2") != order["p2"] or named.get("k2") != order["k2"] or named.get("p1") != order["p1"]:
+        return None
+    return dict(named, k2=order["k2"] // 2, n2=min(2 * named["n2"], 256))
 
 
 def _held_tone(x2: np.ndarray) -> bool:

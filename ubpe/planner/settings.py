@@ -630,6 +630,26 @@ class Settings:
     #: first NLMS stage of 128 taps: a broadband background's) after CANDIDATES, where the plan has
     #: a coding for it (False: not tried, the bytes before).
     level3_search_quiet: bool = True
+    #: ... and, after the search on chunks, the first NLMS stage's length and the long least
+    #: squares' memory judged on one long piece from the middle of the recording
+    #: (``encoder._piece_choice``): 2 x level3_piece frames, the first half a warm-up; the chosen
+    #: vector, then "long NLMS x2" (up to LONG_MEMORY's 1 024 taps: longer ones cost decode speed)
+    #: and "long window x2" in turn, each kept when smaller by level3_piece_margin. A stage of
+    #: 256-512 taps on a stationary background converges over tens of thousands of frames: a chunk's
+    #: 4 096 frames of warm-up misjudge it (seis-kw1: n1 512 -0.015 % on the chunks, -0.20 % on the
+    #: piece, -0.19 % whole). Only where the piece's codings (three of 2 x level3_piece frames) are at
+    #: most level3_piece_share of the recording's frames (524 288 frames and more);
+    #: results/level3-sac-gap-7.md. level3_piece 0: never.
+    level3_piece: int = 1 << 15
+    level3_piece_share: float = 0.375
+    level3_piece_margin: float = 0.0002
+    #: The search on a prefix, where it ends with ORDER_MOVE's short least squares (many
+    #: resonances: order 32 solved every 32 frames) and ``search.dc_change`` codes nothing, tries in
+    #: that coding's place the short least squares solved every 16 frames with the second NLMS stage
+    #: twice as long (``encoder._fast_parts``), kept when smaller by the margin. On the 32 audio
+    #: files: 6 smaller (trumpet-12 -0.56 %, chord-7 -1.12 %), none larger.
+    #: results/level3-sac-gap-7.md. False: never.
+    level3_order_trial: bool = True
     #: Level 3's front-end chains (block LPC, "mult") are compared on the search's proxy where
     #: level3_front_on_proxy says so (below), else on the middle
     #: max(level3_front_frames, frames / 8) frames (the second half counted); a recording of
