@@ -271,11 +271,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     lc = np.log2(c)  # (once for both sums: the same floats)
     order0 = n * np.log2(n) - float((c * lc).sum())  # (no BLAS: see pair_information)
     table = float(np.minimum(lc + 2.0, 8.0).sum())
-    # the alphabet field's gamma-coded gaps, 1 + 2 floor(log2(gap)) bits each: floor(log2(g)) is
-    # frexp's exponent - 1 for the integers g >= 1 (below 2**22 here; checked for all up to 2**23),
-    # and a sum of integers is exact in float64, so the same float as those terms summed
-    gaps = np.diff(where)
-    alphabet = float(2 * int(np.frexp(gaps.astype(np.float64))[1].sum()) - gaps.size) if gaps.size else 0.0
+    alphabet = gap_bits(where)
     mags = (_mag_bits(lp.mag_options("bare"), raws[0]) if lp.bare_counted else inf,
             _mag_bits(lp.mag_options("dense"), raws[1]) if has_dense else inf)
     # "packed", which every stream is offered, where it beats the order-0 table (noise, short
@@ -287,6 +283,16 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
              mags[1]) if has_dense else (inf, inf)
     rest = fixed + grows * scale
     return tuple(bits / 8.0 * scale + rest for bits in bare + dense)
+
+
+def gap_bits(where: np.ndarray) -> float:
+    """The bits of the gamma-coded gaps of the values present ``where`` (1-D increasing integers
+    spanning less than 2**22): ``float((1.0 + 2.0 * np.floor(np.log2(gaps))).sum())`` of
+    ``gaps = np.diff(where)`` as float64, the same float by fewer numpy passes: ``floor(log2(g))``
+    is ``np.frexp``'s exponent less one for the integers ``g >= 1`` (tests/test_l1plan.py checks
+    every one up to 2**23), and a sum of integers below 2**53 is exact in float64 in any order."""
+    gaps = np.diff(where)
+    return float(2 * int(np.frexp(gaps.astype(np.float64))[1].sum()) - gaps.size) if gaps.size else 0.0
 
 
 def params_bytes(record: list[dict], memo: dict | None = None) -> int:
