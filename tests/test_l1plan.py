@@ -348,3 +348,44 @@ def test_numbered_leaves_and_subclasses_as_before():
     assert got[container._KEY_IDS["front"]][0][container._KEY_IDS["block"]] == 4096
     assert "mapped" not in container._KEY_IDS and "pairs" not in container._KEY_IDS
     assert got["mapped"] == {n: 1} and got["pairs"] == ["n", {n: 2}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.sampled_from(["i2", "u2", "i4", "u4", "i8"]),
+       st.integers(1, 1 << 21))
+def test_value_counts_of_a_wide_span_by_sorting_are_the_histograms(seed, n, dtype, span):
+    from ubpe._kernels import tally
+    from ubpe.planner import fast
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    span = min(span, int(info.max) - int(info.min))
+    lo = int(rng.integers(int(info.min), int(info.max) - span + 1))
+    y = (lo + rng.integers(0, span + 1, n)).astype(dtype)
+    if rng.random() < 0.3:  # repeats
+        y = rng.choice(y[: max(1, n // 8)], n).astype(dtype)
+    want = np.unique(y, return_counts=True)[1]
+    out = np.empty(n, np.int64)
+    assert np.array_equal(out[:tally.run_counts(np.sort(y), out)], want)
+    memo: dict = {}
+    got = fast._value_counts(y, memo)  # (sorted where the span is wide, else the histogram's)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+    assert fast._bounds(y, memo) == (int(y.min()), int(y.max()))
+    if fast._histogram(y, memo) is not None:  # (and the histogram made after it: the same)
+        assert np.array_equal(fast._value_counts(y, memo), want)
+
+
+def test_wide_int32_channels_write_the_same_containers_sorted_or_by_histogram(monkeypatch):
+    import ubpe
+    from ubpe.planner import fast
+
+    rng = np.random.default_rng(11)
+    walk = np.cumsum(rng.integers(-40000, 40001, 20000)).astype(np.int32)  # spans of hundreds of thousands
+    sparse = (np.round(rng.laplace(0, 3e5, 9000)) * 7).astype(np.int32)
+    two = np.stack([walk[:9000], sparse], axis=1)
+    for x in (walk, sparse, two, walk[:300]):
+        monkeypatch.setattr(fast, "_SORT_SPAN", 1 << 40)
+        want = ubpe.compress(x, level=1, threads=1)
+        monkeypatch.setattr(fast, "_SORT_SPAN", 16)
+        assert ubpe.compress(x, level=1, threads=1) == want
+        assert np.array_equal(ubpe.decompress(want), x)
