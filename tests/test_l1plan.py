@@ -389,3 +389,27 @@ def test_wide_int32_channels_write_the_same_containers_sorted_or_by_histogram(mo
         monkeypatch.setattr(fast, "_SORT_SPAN", 16)
         assert ubpe.compress(x, level=1, threads=1) == want
         assert np.array_equal(ubpe.decompress(want), x)
+
+
+def _mult_forward_numpy(arr, base, offset):
+    """mult_forward's former numpy split (floor divmod of the int64 values), the reference."""
+    signed = np.dtype(f"i{arr.dtype.itemsize}")
+    q0, r0 = np.divmod(arr.astype(np.int64), base)
+    below = r0 < offset
+    return (q0 - below).astype(signed), r0 - offset + base * below
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", ">i2"]),
+       st.one_of(st.sampled_from([2, 3, 7, 16, 1000, 20160, 1 << 16]), st.integers(2, 1 << 16)), st.floats(0, 1))
+def test_mult_split_is_numpys_floor_divmod(seed, n, dtype, base, where):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    x = rng.integers(int(info.min), int(info.max) + 1, n, dtype=np.int64).astype(dtype)
+    x[: min(n, 3)] = np.array([info.min, info.max, 0], np.int64)[: min(n, 3)].astype(dtype)
+    offset = min(int(where * base), base - 1)
+    q, r = mult.mult_forward(x, base, offset)
+    want_q, want_r = _mult_forward_numpy(x.astype(x.dtype.newbyteorder("=")), base, offset)
+    assert q.dtype == want_q.dtype and r.dtype == want_r.dtype
+    assert np.array_equal(q, want_q) and np.array_equal(r, want_r)
+    assert np.array_equal(mult.mult_inverse(q, r, base, offset, x.dtype.newbyteorder("=")), x)
