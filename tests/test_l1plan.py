@@ -251,3 +251,165 @@ def test_block_costs_with_kept_layouts_are_the_same_floats(seed, n, block, span,
         got = lpc._block_costs(r, block, span)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert not lpc._block_layout(n, block, span)[1].flags.writeable
+
+
+# ---- level1-plan-2.md: the planner's and the coder's glue, the same numbers by fewer passes
+
+
+def test_gap_bits_floor_log2_is_frexps_exponent_for_every_gap_up_to_2_23():
+    g = np.arange(1, (1 << 23) + 1, dtype=np.int64)
+    assert np.array_equal(np.floor(np.log2(g.astype(np.float64))).astype(np.int64),
+                          np.frexp(g.astype(np.float64))[1].astype(np.int64) - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, (1 << 22) - 1), min_size=0, max_size=300), st.integers(-(1 << 40), 1 << 40))
+def test_gap_bits_is_the_former_float_sum(gaps, start):
+    from ubpe.planner.fast import gap_bits
+
+    where = start + np.concatenate(([0], np.cumsum(np.array(gaps, np.int64)))).astype(np.int64)
+    d = np.diff(where).astype(np.float64)
+    want = float((1.0 + 2.0 * np.floor(np.log2(d))).sum()) if d.size else 0.0
+    got = gap_bits(where)
+    assert type(got) is float and got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 1 << 40), min_size=1, max_size=400), st.integers(1, 1 << 20))
+def test_order0_bytes_is_the_former_float(counts, extra):
+    from ubpe.planner.estimates import order0_bytes
+    from ubpe.planner.settings import DEFAULT
+
+    c = np.array(counts, np.int64)
+    n = int(c.sum())
+    y = np.zeros(min(n, 4096), np.int32)  # (only its length and dtype are read with counts given)
+    y = np.zeros(n, np.int8) if n <= 1 << 16 else y
+    if y.shape[0] != n:
+        return
+    want = (n * np.log2(n) - float((c * np.log2(c)).sum()) + DEFAULT.order0_table_bits * c.shape[0]) / 8.0
+    assert order0_bytes(y, DEFAULT, c) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 1 << 30), min_size=1, max_size=300), st.integers(-2, 1 << 32))
+def test_median_cell_is_searchsorted_of_the_cumsum(counts, half):
+    from ubpe._kernels import tally
+
+    c = np.array(counts, np.int64)
+    assert tally.median_cell(c, half) == int(np.searchsorted(np.cumsum(c), half, side="right"))
+
+
+@pytest.mark.parametrize("dtype", ["i1", "u1", "i2", "u2", "i4", "u4", "i8", ">i4"])
+def test_encode_streams_token_bounds_refuse_as_before(dtype):
+    from ubpe.coders import encode_stream
+
+    rng = np.random.default_rng(7)
+    good = rng.integers(0, 100, 500).astype(dtype)
+    assert encode_stream(good, 100) == encode_stream(good.astype(np.int64), 100)
+    assert encode_stream(good[::2], 100) == encode_stream(good[::2].astype(np.int64), 100)
+    if np.dtype(dtype).kind == "i":
+        bad = good.copy()
+        bad[17] = -1
+        with pytest.raises(ValueError, match=r"range \[-1, "):
+            encode_stream(bad, 100)
+    bad = good.copy()
+    bad[300] = 100
+    with pytest.raises(ValueError, match=r"got range \[\d+, 100\]"):
+        encode_stream(bad, 100)
+
+
+def test_the_mag_coders_center_from_counts_is_the_median_token():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 10, 1001, 20000):
+        t = np.clip(np.round(rng.laplace(300, 20, n)), 0, 599).astype(np.int32)
+        counts = np.bincount(t, minlength=600).astype(np.int64)
+        want = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
+        assert want == int(np.sort(t)[n // 2])
+        s = mag._encode_mag(t, 1 << 30, counts)
+        assert s is None or s["center"] == want
+
+
+def test_numbered_leaves_and_subclasses_as_before():
+    import enum
+
+    from ubpe.format import container
+
+    class Flag(enum.IntEnum):
+        A = 3
+
+    class Map(dict):
+        pass
+
+    obj = {"front": [{"stage": "lpc", "block": 4096, "coefs": b"\x01", "x": 1.5, "t": True, "none": None}],
+           "n": Flag.A, "mapped": Map(n=1), "pairs": ("n", {"n": 2})}
+    got = container._numbered(obj)
+    n = container._KEY_IDS["n"]
+    assert got[n] is Flag.A
+    assert got[container._KEY_IDS["front"]][0][container._KEY_IDS["block"]] == 4096
+    assert "mapped" not in container._KEY_IDS and "pairs" not in container._KEY_IDS
+    assert got["mapped"] == {n: 1} and got["pairs"] == ["n", {n: 2}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.sampled_from(["i2", "u2", "i4", "u4", "i8"]),
+       st.integers(1, 1 << 21))
+def test_value_counts_of_a_wide_span_by_sorting_are_the_histograms(seed, n, dtype, span):
+    from ubpe._kernels import tally
+    from ubpe.planner import fast
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    span = min(span, int(info.max) - int(info.min))
+    lo = int(rng.integers(int(info.min), int(info.max) - span + 1))
+    y = (lo + rng.integers(0, span + 1, n)).astype(dtype)
+    if rng.random() < 0.3:  # repeats
+        y = rng.choice(y[: max(1, n // 8)], n).astype(dtype)
+    want = np.unique(y, return_counts=True)[1]
+    out = np.empty(n, np.int64)
+    assert np.array_equal(out[:tally.run_counts(np.sort(y), out)], want)
+    memo: dict = {}
+    got = fast._value_counts(y, memo)  # (sorted where the span is wide, else the histogram's)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+    assert fast._bounds(y, memo) == (int(y.min()), int(y.max()))
+    if fast._histogram(y, memo) is not None:  # (and the histogram made after it: the same)
+        assert np.array_equal(fast._value_counts(y, memo), want)
+
+
+def test_wide_int32_channels_write_the_same_containers_sorted_or_by_histogram(monkeypatch):
+    import ubpe
+    from ubpe.planner import fast
+
+    rng = np.random.default_rng(11)
+    walk = np.cumsum(rng.integers(-40000, 40001, 20000)).astype(np.int32)  # spans of hundreds of thousands
+    sparse = (np.round(rng.laplace(0, 3e5, 9000)) * 7).astype(np.int32)
+    two = np.stack([walk[:9000], sparse], axis=1)
+    for x in (walk, sparse, two, walk[:300]):
+        monkeypatch.setattr(fast, "_SORT_SPAN", 1 << 40)
+        want = ubpe.compress(x, level=1, threads=1)
+        monkeypatch.setattr(fast, "_SORT_SPAN", 16)
+        assert ubpe.compress(x, level=1, threads=1) == want
+        assert np.array_equal(ubpe.decompress(want), x)
+
+
+def _mult_forward_numpy(arr, base, offset):
+    """mult_forward's former numpy split (floor divmod of the int64 values), the reference."""
+    signed = np.dtype(f"i{arr.dtype.itemsize}")
+    q0, r0 = np.divmod(arr.astype(np.int64), base)
+    below = r0 < offset
+    return (q0 - below).astype(signed), r0 - offset + base * below
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4", ">i2"]),
+       st.one_of(st.sampled_from([2, 3, 7, 16, 1000, 20160, 1 << 16]), st.integers(2, 1 << 16)), st.floats(0, 1))
+def test_mult_split_is_numpys_floor_divmod(seed, n, dtype, base, where):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    x = rng.integers(int(info.min), int(info.max) + 1, n, dtype=np.int64).astype(dtype)
+    x[: min(n, 3)] = np.array([info.min, info.max, 0], np.int64)[: min(n, 3)].astype(dtype)
+    offset = min(int(where * base), base - 1)
+    q, r = mult.mult_forward(x, base, offset)
+    want_q, want_r = _mult_forward_numpy(x.astype(x.dtype.newbyteorder("=")), base, offset)
+    assert q.dtype == want_q.dtype and r.dtype == want_r.dtype
+    assert np.array_equal(q, want_q) and np.array_equal(r, want_r)
+    assert np.array_equal(mult.mult_inverse(q, r, base, offset, x.dtype.newbyteorder("=")), x)

@@ -11,6 +11,8 @@ over a narrow span, lookups by table, token counts, bit packing.
   planner's and the alphabet's histograms (``estimates.value_counts``, ``alphabet._distinct``),
   each without ``y - lo``, ``np.bincount``'s bounds pass and a mask.
 * :func:`gather_offsets` (unchecked) and :func:`table_ids` (checked): ids by a lookup table.
+* :func:`median_cell`: the median's cell of a histogram (``searchsorted`` of its ``cumsum``).
+* :func:`run_counts`: the counts of the distinct values of sorted integers (their runs).
 """
 
 from __future__ import annotations
@@ -84,6 +86,38 @@ def nonzero_cells(counts, out):
         out[k] = v
         k += select_nonzero(v)
     return k
+
+
+@njit(cache=True, nogil=True)
+def run_counts(s, out):
+    """The lengths of the runs of equal values of ``s`` (1-D, sorted), in order, written to
+    ``out`` (of at least as many cells); returns how many: the non-zero cells of the histogram
+    of ``s`` over its span, in value order (``np.unique(s, return_counts=True)[1]``)."""
+    n = s.shape[0]
+    k = 0
+    start = 0
+    for i in range(1, n):
+        if s[i] != s[i - 1]:
+            out[k] = i - start
+            k += 1
+            start = i
+    if n:
+        out[k] = n - start
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def median_cell(counts, half):
+    """The least ``i`` with ``counts[0] + ... + counts[i] > half`` (``len(counts)`` when none):
+    ``np.searchsorted(np.cumsum(counts), half, side="right")`` of counts that are never negative
+    (the "mag" coder's center from the tokens' histogram), without the cumulative array."""
+    acc = np.int64(0)
+    for i in range(counts.shape[0]):
+        acc += counts[i]
+        if acc > half:
+            return i
+    return counts.shape[0]
 
 
 @njit(cache=True, nogil=True, inline="always")

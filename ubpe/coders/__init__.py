@@ -31,6 +31,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from .._kernels import l1plan as _l1plan
 from .._kernels import tally as _tally
 from .._validate import check_int
 from ..errors import CorruptDataError
@@ -77,7 +78,10 @@ def _check_tokens(tokens: Any, vocab_size: int) -> np.ndarray:
         return arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"tokens must have an integer dtype, got {arr.dtype}")
-    lo, hi = int(arr.min()), int(arr.max())
+    if arr.dtype.itemsize <= 4 and arr.dtype.isnative and arr.flags.c_contiguous:
+        lo, hi = (int(v) for v in _l1plan.min_max(arr))  # (one compiled pass: the same bounds)
+    else:
+        lo, hi = int(arr.min()), int(arr.max())
     if lo < 0 or hi >= vocab_size:
         raise ValueError(f"tokens must be in [0, {vocab_size}), got range [{lo}, {hi}]")
     return arr

@@ -16,6 +16,7 @@ import numpy as np
 from .._kernels import level1 as _fast
 from .._kernels import magrank as _rank
 from .._kernels import residual as _mag
+from .._kernels import tally as _tally
 from ..errors import CorruptDataError
 from ._base import Coder, Tokens, alloc_tokens, field_bytes, field_int
 
@@ -100,7 +101,11 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     tokens = arr if arr.dtype == np.int32 and arr.flags.c_contiguous else np.ascontiguousarray(arr, dtype=np.int64)
     if counts is None:
         center = int(np.partition(tokens, n // 2)[n // 2])
-    else:  # the smallest token with more than n // 2 tokens at or below it
+    elif counts.dtype == np.int64 and counts.ndim == 1 and counts.flags.c_contiguous:
+        # the smallest token with more than n // 2 tokens at or below it (one compiled pass: the
+        # searchsorted of the cumsum below, without the cumulative array)
+        center = int(_tally.median_cell(counts, n // 2))
+    else:
         center = int(np.searchsorted(np.cumsum(counts), n // 2, side="right"))
     rates = RATES
     if n > sample_above:  # the rate chosen on a sample, then counted on every token

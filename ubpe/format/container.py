@@ -209,11 +209,17 @@ def _is_default(value: Any, default: Any) -> bool:
 
 def _numbered(obj: Any) -> Any:
     """``obj`` with every map key of :data:`KEYS` replaced by its index, in maps at any depth."""
+    if type(obj) in _LEAVES:  # (the usual values, returned as they are: no isinstance tests)
+        return obj
     if isinstance(obj, dict):
         return {_KEY_IDS.get(k, k): _numbered(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_numbered(v) for v in obj]
     return obj
+
+
+#: :func:`_numbered`'s values that hold no map (exact types: a subclass takes the tests)
+_LEAVES = frozenset((int, bytes, str, float, bool, type(None)))
 
 
 def _count(shape: Any) -> int | None:

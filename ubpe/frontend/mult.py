@@ -399,6 +399,10 @@ def mult_forward(x: Any, base: int, offset: int) -> tuple[np.ndarray, np.ndarray
     signed = np.dtype(f"i{arr.dtype.itemsize}")
     if base == 1:
         return arr.view(signed) if arr.dtype.kind == "u" else arr.astype(signed), np.zeros(arr.shape[0], np.int64)
+    if arr.dtype.itemsize <= 4:  # (one compiled pass: the divmod below, its temporaries and casts)
+        q, r = np.empty(arr.shape[0], signed), np.empty(arr.shape[0], np.int64)
+        _l1plan.mult_split(np.ascontiguousarray(arr), base, offset, q, r)
+        return q, r
     if arr.dtype == np.uint64:
         q0, r0 = np.divmod(arr, np.uint64(base))
         q0, r0 = q0.astype(np.int64), r0.astype(np.int64)  # q0 < 2**63 for base >= 2

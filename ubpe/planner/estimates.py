@@ -42,7 +42,8 @@ def order0_bytes(y: np.ndarray, s: Settings, counts: np.ndarray | None = None) -
         return 0.0 if y.shape[0] == 0 else float("inf")
     counts = value_counts(y) if counts is None else counts
     n = y.shape[0]
-    bits = n * np.log2(n) - float((counts * np.log2(counts)).sum())  # (not np.dot: BLAS threads, ms of CPU a call)
+    c = counts.astype(np.float64)  # (the casts log2 and the product made of the int64 counts, once: the same floats)
+    bits = n * np.log2(n) - float((c * np.log2(c)).sum())  # (not np.dot: BLAS threads, ms of CPU a call)
     return (bits + s.order0_table_bits * counts.shape[0]) / 8.0
 
 
