@@ -1,6 +1,6 @@
 """The compiled passes that replaced numpy ones on level 2's search path (issue 28, target 2):
 ``counts.span_counts`` (``estimates.value_counts``), ``counts.span_distinct``
-(``alphabet._distinct``), ``counts.table_ids`` (``Alphabet.to_ids`` by a lookup table) and
+(``alphabet.distinct``), ``counts.table_ids`` (``Alphabet.to_ids`` by a lookup table) and
 ``cmsignal2._plan_compiled`` (``cmsignal2.plan``), each against the numpy computation it
 replaces, written out here (hypothesis)."""
 
@@ -61,12 +61,37 @@ def test_value_counts_is_numpys(y):
 @given(narrow_values(min_size=4096, max_size=9000))
 def test_distinct_is_numpys(y):
     if y.dtype.kind == "u" and y.dtype.itemsize == 8:
-        y = y.astype(np.int64)  # (_distinct's precondition: not uint64)
-    got = alphabet._distinct(y)
+        y = y.astype(np.int64)  # (span_distinct's precondition: below 2**63)
+    got = alphabet.distinct(y)
     assert got.dtype == np.int64
     assert np.array_equal(got, np.unique(y).astype(np.int64))
     native = y.astype(y.dtype.newbyteorder("="))
     assert np.array_equal(counts.span_distinct(native, int(y.min()), int(y.max()) - int(y.min()) + 1), got)
+
+
+@settings(deadline=None)
+@given(st.sampled_from(["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool",
+                        "float64"]),
+       st.integers(0, 9000), st.integers(0, 64), st.integers(0, 2**64 - 1), st.randoms(use_true_random=False))
+def test_distinct_equals_numpys_unique_for_every_dtype_span_and_size(dtype, n, bits, base, rnd):
+    """alphabet.distinct is np.unique: the same sorted values (int64 for integers below 2**63 and
+    bools, uint64 for uint64, numpy's own dtype else), whether the values span fewer cells than
+    their count (the histogram), more (the sort), sit at uint64's top, or are none at all."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        y = np.array([rnd.gauss(0, 1) for _ in range(n)], dt)
+    elif dt.kind == "b":
+        y = np.array([rnd.random() < 0.5 for _ in range(n)], dt)
+    else:
+        info = np.iinfo(dt)
+        width = min(bits, info.bits)
+        lo = max(int(info.min), min(int(info.max) - (1 << width) + 1, int(info.min) + base % (int(info.max) - int(info.min) + 1)))
+        y = np.array([lo + rnd.getrandbits(width) if width else lo for _ in range(n)], dt)
+    got = alphabet.distinct(y.reshape(-1, 1) if n % 2 else y)
+    ref = np.unique(y)
+    assert np.array_equal(got, ref)
+    want = ref.dtype if dt.kind == "f" else np.dtype(np.uint64) if dt == np.uint64 else np.dtype(np.int64)
+    assert got.dtype == want
 
 
 def _numpy_ids(a: Alphabet, seq: np.ndarray) -> np.ndarray | tuple[int, int]:

@@ -31,6 +31,7 @@ import numpy as np
 from . import stepwise, trainer
 from ._validate import as_sequence
 from .alphabet import Alphabet, dtype_for
+from .alphabet import distinct as distinct_values
 from .tokenizer import Tokenizer, _default_dtype, _residuals
 
 __all__ = ["fit", "compress", "to_zarr", "from_zarr", "fill_value"]
@@ -92,7 +93,7 @@ def _summary(docs: list[np.ndarray], distinct: bool) -> tuple:
         lo = min(int(d.min()) for d in filled)
         hi = max(int(d.max()) for d in filled)
         if distinct:
-            values = np.unique(np.concatenate([np.unique(d).astype(np.int64) for d in filled]))
+            values = distinct_values(np.concatenate([distinct_values(d).astype(np.int64) for d in filled]))
     return lengths, dtype, lo, hi, values
 
 

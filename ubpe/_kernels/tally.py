@@ -8,7 +8,7 @@ over a narrow span, lookups by table, token counts, bit packing.
   ``width`` bits of two's complement, least significant first, the bytes little-endian in bit
   order), in one pass instead of a ``(coefficients, 16)`` bit matrix, a mask and ``np.packbits``.
 * :func:`offset_counts`, :func:`nonzero_cells`, :func:`span_counts`, :func:`span_distinct`: the
-  planner's and the alphabet's histograms (``estimates.value_counts``, ``alphabet._distinct``),
+  planner's and the alphabet's histograms (``estimates.value_counts``, ``alphabet.distinct``),
   each without ``y - lo``, ``np.bincount``'s bounds pass and a mask.
 * :func:`gather_offsets` (unchecked) and :func:`table_ids` (checked): ids by a lookup table.
 * :func:`median_cell`: the median's cell of a histogram (``searchsorted`` of its ``cumsum``).

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _memo, coders, frontend
 from .._kernels import ranks as _ranks
-from ..alphabet import Alphabet
+from ..alphabet import Alphabet, distinct
 from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
 from ..frontend.chains import build_chain
@@ -319,7 +319,7 @@ def distinct_values(flat: np.ndarray) -> np.ndarray:
         native = np.ascontiguousarray(flat, flat.dtype.newbyteorder("="))
         _ranks.mark_offsets(native, lo, present)  # (bincount's cells > 0, no int64 copy)
         return (np.flatnonzero(present) + lo).astype(flat.dtype)
-    return np.unique(flat)
+    return distinct(flat).astype(flat.dtype, copy=False)  # (np.unique hashes wide integers: slow)
 
 
 def sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: int, total: int,

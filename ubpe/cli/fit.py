@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import _inputs
+from ..alphabet import distinct
 from .. import io as uio
 from .._validate import QUANTIZE_HINT
 from .common import UsageError, check_output, documents_of, fit_options, read_input, say
@@ -36,9 +37,9 @@ def _default_n_tokens(docs: list[np.ndarray], alphabet: Any, predictor: str | No
     sizes = []
     for name in names:
         chain = None if name is None else build_chain(PREDICTORS[name])
-        seen = [np.unique(d if chain is None or not len(d) else
-                          frontend.forward(np.ascontiguousarray(d).reshape(1, -1), chain)[0]) for d in docs]
-        values = np.unique(np.concatenate(seen)) if seen else np.zeros(0)
+        seen = [distinct(np.asarray(d) if chain is None or not len(d) else
+                         frontend.forward(np.ascontiguousarray(d).reshape(1, -1), chain)[0]) for d in docs]
+        values = distinct(np.concatenate(seen)) if seen else np.zeros(0)
         span = int(values[-1]) - int(values[0]) + 1 if len(values) and name is not None else 0
         # (behind a chain, fit covers every residual between the extremes when n_tokens allows)
         sizes.append(max(len(values), span if span <= len(values) + FIT_MERGES else 0))

@@ -34,6 +34,7 @@ import numpy as np
 from .._kernels import l1plan as _l1plan
 from .._kernels import tally as _tally
 from .._validate import check_int
+from ..alphabet import distinct
 from ..errors import CorruptDataError
 from . import cms2, cmt2, const, floatpack, hold, mag, mixsignal, packed, rans
 from ._base import MAX_VOCAB, Coder, Tokens, packed_width
@@ -121,7 +122,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     # the used ids: from the tokens themselves when the vocabulary is much larger than they are
     # (level 2's dense ids span millions of values for a few thousand tokens: a pass over the
     # histogram read 8 bytes a value of the span), else from the histogram; the same array
-    used = np.unique(arr).astype(np.intp, copy=False) if vocab_size > 8 * n else np.flatnonzero(counts)
+    used = distinct(arr).astype(np.intp, copy=False) if vocab_size > 8 * n else np.flatnonzero(counts)
     t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above, mag_stats)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)

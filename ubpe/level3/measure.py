@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..alphabet import _distinct  # (np.unique's values by a sort: numpy's unique hashes, 8 times slower here)
+from ..alphabet import distinct  # (np.unique's values by a sort: numpy's unique hashes, 8 times slower here)
 from ..frontend import lpc
 from ..planner import settings
 from .format import (
@@ -64,7 +64,7 @@ def _symbols(x2: np.ndarray) -> tuple | None:
     table = None
     rng = (hi - lo) // step
     if rng >= 3:  # (a count per value is cheaper than a sort where the range is not much wider)
-        u = np.flatnonzero(np.bincount(y.ravel(), minlength=rng + 1)) if rng < 4 * y.size else _distinct(y)
+        u = np.flatnonzero(np.bincount(y.ravel(), minlength=rng + 1)) if rng < 4 * y.size else distinct(y)
         # sparse values: few distinct values, each seen many times, with gaps in the bulk of
         # them, not only in the tails (an ADC scaled by a non-integer factor, a grid that is not
         # exactly regular); a short recording's values have gaps only for want of samples

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validate import check_int
+from ..alphabet import distinct
 from .chain import _chain_forward
 from .coder import _code_of
 from .encode import _variant_bytes
@@ -57,13 +58,13 @@ def _model_for(values: list[np.ndarray], dtype: np.dtype, shift: int, coefs: np.
     lo, hi = int(flat.min()), int(flat.max())
     table = None
     if dense:
-        distinct = np.unique(flat)
-        if distinct.size < 2 or 2 * distinct.size > hi - lo + 1 or 2 * distinct.size > MAX_SIZE:
+        present = distinct(flat)
+        if present.size < 2 or 2 * present.size > hi - lo + 1 or 2 * present.size > MAX_SIZE:
             return None
-        gap = max(1, int(np.median(np.diff(distinct))))
-        more = max(2, distinct.size // 4)
+        gap = max(1, int(np.median(np.diff(present))))
+        more = max(2, present.size // 4)
         steps = gap * np.arange(1, more + 1, dtype=np.int64)
-        table = np.concatenate((lo - steps[::-1], distinct, hi + steps))
+        table = np.concatenate((lo - steps[::-1], present, hi + steps))
         lo, size = 0, int(table.size)
     else:
         margin = max(2, int((hi - lo) / _MARGIN))
