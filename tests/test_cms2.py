@@ -417,6 +417,24 @@ def test_frozen_bytes():
     assert np.array_equal(decode(cms2_fields(long, vl), vl), long)
 
 
+def test_the_flags_measure_needs_no_coding():
+    """The first pass measured with an empty buffer (nothing coded) counts exactly what a coded
+    first pass counts, so the flags, and the payload, are the same."""
+    for tokens, vocab in (signal(6000, seed=11), residuals(6000, seed=13)):
+        t = np.ascontiguousarray(tokens, dtype=np.int32)
+        mode, center, cnt, bits = cmsignal2.planned(t, vocab)
+        assert bits == int(cmsignal2._static_bits(t, vocab, mode, center, cnt))
+        m = cmsignal2._prefix(t.size)
+        assert m < t.size
+        costs = []
+        for buf in (np.zeros(0, np.uint8), np.zeros(8 * m + 256, np.uint8)):
+            cost = np.zeros(4096 + 2 * (cnt.size - 1) + 3, np.int64)
+            cost[:4096] = cmsignal2._cost_table()
+            cmsignal2._encode_pass(t[:m], vocab, buf, mode, center, cnt, 0, cost)
+            costs.append(cost)
+        assert np.array_equal(costs[0], costs[1]) and costs[0][-1] > 0
+
+
 # ------------------------------------------------------------------ kernel helpers
 
 
