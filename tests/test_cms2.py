@@ -435,6 +435,63 @@ def test_the_flags_measure_needs_no_coding():
         assert np.array_equal(costs[0], costs[1]) and costs[0][-1] > 0
 
 
+def _payload(tokens, vocab, **kw) -> bytes:
+    t = np.ascontiguousarray(tokens, dtype=np.int32)
+    buf = np.zeros(t.size * 4 + 256, dtype=np.uint8)
+    length = cmsignal2.cms2_encode(t, vocab, buf, **kw)
+    assert 0 <= length <= buf.size
+    return buf[:length].tobytes()
+
+
+def _sine(n: int, seed: int) -> tuple[np.ndarray, int]:
+    """Ids of a noisy sine of period 12 (mode 1): the model codes its flat bits (the step's sign,
+    known from the last two values) below a bit, so its measure sets no flag, as a neural
+    recording's raw values."""
+    rng = np.random.default_rng(seed)
+    x = np.round(100 * np.sin(2 * np.pi * np.arange(n) / 12) + rng.normal(0, 1.5, n)).astype(np.int64)
+    values, ids = np.unique(x, return_inverse=True)
+    return ids.astype(np.int64), len(values)
+
+
+@pytest.mark.parametrize("make, n, seed", [(signal, 9000, 21), (residuals, 9000, 22), (_sine, 9000, 23),
+                                           (_sine, 40000, 24), (signal, 2600, 25), (residuals, 2048, 26)])
+def test_the_first_pass_either_way_gives_one_payload(make, n, seed):
+    """The flags' first pass measured alone or coded on past the prefix (optimistic, where the
+    prefix's tables are all the tokens'): the same payload either way, and the default's."""
+    tokens, vocab = make(n, seed)
+    want = _payload(tokens, vocab, optimistic=False)
+    assert _payload(tokens, vocab, optimistic=True) == want == _payload(tokens, vocab)
+
+
+def test_optimistic_pass_skips_the_second_where_no_flag_is_set():
+    """A stream whose measure sets no flag: the optimistic first pass is the payload (F = 0, no
+    second pass); tables of the prefix unlike all the tokens': not optimistic (its model would
+    not be the prefix pass's: the payload would differ)."""
+    tokens, vocab = _sine(40000, 24)
+    t = np.ascontiguousarray(tokens, dtype=np.int32)
+    mode, _center, cnt, _bits = cmsignal2.planned(t, vocab)
+    assert mode != 0 and cmsignal2._optimistic(mode)
+    calls = []
+    real = cmsignal2._encode_pass
+
+    def counted(*args):
+        calls.append(args[0].shape[0])
+        return real(*args)
+
+    cmsignal2._encode_pass = counted
+    try:
+        payload = _payload(t, vocab, optimistic=True)
+    finally:
+        cmsignal2._encode_pass = real
+    assert calls == [t.size]  # one pass over all the tokens
+    assert cmsignal2.parse_header(payload[:cmsignal2.MAX_HEADER], vocab, flags=True)[3] == 0
+    maxlen = cnt.size - 1
+    m = cmsignal2._prefix(t.size)
+    assert cmsignal2._table_bits(m, maxlen, vocab, 0) == cmsignal2._table_bits(t.size, maxlen, vocab, 0)
+    # a short stream of a narrow code: order 0's table grows past the prefix (no optimistic pass)
+    assert cmsignal2._table_bits(2048, 3, 9, 0) != cmsignal2._table_bits(3000, 3, 9, 0)
+
+
 # ------------------------------------------------------------------ kernel helpers
 
 

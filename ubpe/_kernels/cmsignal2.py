@@ -98,6 +98,8 @@ OK = 0
 ERR_SYMBOL = -1
 ERR_LENGTH = -2
 ERR_CHECK = -3
+#: the encoder's loop: its measure set a flag at the stop token (``_code``'s ``cost``; encoder only)
+MEASURED = -4
 
 # Model constants (part of the stored format; never change them).
 MAX_LEN = 30  #: longest code (nodes stay below 2**31)
@@ -297,6 +299,19 @@ if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the same sums, eleme
             W[o + k] += (x * err) >> 14
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _flags_wanted(cost, maxlen):
+    """Whether a measure's ``cost`` (``_code``'s) sets a flat flag: ``flat_flags`` at FLAT_BUDGET
+    0 (a length whose flat bits the model coded at a bit each or more) and at least FLAT_WORTH of
+    the decisions, as ``cms2_encode`` decides (the same float comparison). Encoder only."""
+    flat = 0
+    for ll in range(1, maxlen + 1):
+        bits = cost[4097 + maxlen + ll]
+        if bits > 0 and 256 * bits - cost[4096 + ll] <= 0:
+            flat += bits
+    return flat > 0 and not flat < FLAT_WORTH * np.float64(cost[4098 + 2 * maxlen])
+
+
 @njit(cache=True, nogil=True)
 def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, cost):
     """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
@@ -309,7 +324,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     that are flat (whether bypassed or not) per code length l: ``cost[4096 + l]`` in 1/256 bit,
     ``cost[4096 + L + 1 + l]`` their count, and the count of all decisions (the last), encoder
     only, not normative; with an empty ``buf`` nothing is coded (the measure alone: the returned
-    length is then meaningless). Preconditions: len(tokens) >= n, 1 <= V <=
+    length is then meaningless). One more entry after those, m (optional): at token m the measure
+    stops; the loop returns MEASURED when it sets a flag (``_flags_wanted``), else codes on,
+    measuring no more (the payload of F = ``flat``). Preconditions: len(tokens) >= n, 1 <= V <=
     2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
     below U."""
     if nxt.shape[0] != 1 << 17:
@@ -340,6 +357,8 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
                 if lo < (lim[ll] >> (ll - d)) and lo < flo[d]:
                     flo[d] = lo
     measuring = not decoding and cost.shape[0] > 0
+    # the token at which the measure decides the flags (cost's optional last entry; -1: none)
+    mstop = cost[4099 + 2 * maxlen] if measuring and cost.shape[0] > 4099 + 2 * maxlen else -1
     dry = measuring and buf.shape[0] == 0  # the measure alone: nothing coded
     fd = maxlen + 1  # the encoder's depth where the token's flat bits start (measuring only)
     C = N_CONTEXTS
@@ -421,6 +440,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     # the decoder's hashes of the next group's node for either bit (at depth 3, 7, ..)
     pa0 = pa1 = pa2 = pb0 = pb1 = pb2 = np.int64(0)
     for i in range(n):
+        if i == mstop:  # (encoder only: the flags' measure is done)
+            if _flags_wanted(cost, maxlen):
+                return MEASURED
+            measuring = False  # no flag: the pass goes on as the payload
         t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
         t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
         if decoding or i == 0:
@@ -1001,35 +1024,77 @@ MAX_HEADER = 2 + 4 + 4 * MAX_LEN + 5
 
 # plain functions over the compiled loop (as ``cmtext``'s entry points): one compilation of
 # ``_code`` serves both directions, and no wrapper is compiled
-def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET):
+def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
     the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
     fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload. The flat
     flags come from a first pass without them (``flat_flags``, ``budget``) over the first
     ``_prefix(n)`` tokens: when that is all of them and no flag is set, it is the payload;
-    else a second pass codes all with the flags."""
+    else a second pass codes all with the flags.
+
+    The same payload, whichever way the first pass runs (``optimistic``: None, the encoder's
+    guess, ``_optimistic``): measured alone (nothing coded), or, where the tables of the prefix
+    and of all the tokens are alike (``_table_bits``), coded into ``buf`` on past the prefix when
+    its measure sets no flag, so that then it is the payload (no second pass)."""
     n = tokens.shape[0]
     if n == 0:
         return 0
     mode, center, cnt, bits = planned(tokens, vocab_size)
     maxlen = cnt.size - 1
-    cost = np.zeros(4096 + 2 * maxlen + 3, np.int64)
+    cost = np.zeros(4096 + 2 * maxlen + 4, np.int64)  # (the last: the stop token, optimistic)
     cost[:4096] = _cost_table()
     apm = int(APM_BELOW * n >= bits)
     m = _prefix(n)
-    if m == n:
+    if optimistic is None:
+        optimistic = _optimistic(mode)
+    optimistic = optimistic and m < n and budget == 0 and \
+        _table_bits(m, maxlen, vocab_size, apm) == _table_bits(n, maxlen, vocab_size, apm)
+    if optimistic:  # the first pass on past the prefix when its measure sets no flag
+        cost[-1] = m
         size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost)
+        if size >= 0:
+            return size  # (no flag: the payload of F = apm, coded all along)
+    elif m == n:
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost[:-1])
     else:  # the prefix measured; coded (into a scratch buffer) only when the flags weigh its size
         scratch = np.zeros(0 if budget == 0 else 8 * m + 256, np.uint8)
-        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost)
+        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost[:-1])
     f = flat_flags(cost, maxlen, size, budget)
     flat = sum(int(cost[4097 + maxlen + ll]) for ll in range(1, maxlen + 1) if (f >> ll) & 1)
-    if flat < FLAT_WORTH * int(cost[-1]):
+    if flat < FLAT_WORTH * int(cost[4098 + 2 * maxlen]):
         f = 0  # too few to pay for a second pass
     f |= apm
     if m == n and f == apm:
         return size
     return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST)
+
+
+def _optimistic(mode: int) -> bool:
+    """The encoder's guess that a stream's measure sets no flat flag (``cms2_encode``; either way
+    the same payload): a stream predicted by the previous tokens (mode 1 or 2: neural
+    recordings' raw values, whose flat bits, the residual's sign, the model codes below a bit),
+    not one of residuals around a center (mode 0: a front end's output, flags set in nearly all:
+    there the measure alone, nothing coded, is cheaper). Not normative."""
+    return mode != 0
+
+
+def _table_bits(n: int, maxlen: int, vocab_size: int, apm: int) -> tuple:
+    """The sizes (bits) of ``_code``'s tables for n tokens (module docstring): order 0, each
+    hashed context, the APM (when on); a prefix of m tokens models them as all n do exactly
+    when these are the same."""
+    def clamp_bits(need, lo, hi):
+        return min(max((need - 1).bit_length() if need > 1 else lo, lo), hi)
+
+    g = max((maxlen + 3) // 4, 1)
+    out = [clamp_bits(2 * n * max(maxlen, 1), MIN_O0_BITS, MAX_O0_BITS)]
+    for order in ORDERS:
+        distinct = 16
+        for _ in range(order):
+            if distinct < 1 << 36:
+                distinct *= vocab_size + 1
+        out.append(clamp_bits(min(n * g, 4 * distinct), MIN_SLOT_BITS, MAX_SLOT_BITS))
+    out.append(clamp_bits(n * g, MIN_APM_BITS, MAX_APM_BITS) if apm else 0)
+    return tuple(out)
 
 
 #: the encoder sets flat flags only when they bypass at least this share of the first pass's
@@ -1083,12 +1148,13 @@ def _static_bits(tokens, vocab_size, mode, center, cnt):
 
 
 def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
-    """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length."""
+    """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length (MEASURED when
+    ``cost`` asks the loop to stop at a token and its measure set a flag: ``_code``)."""
     head = np.frombuffer(header_bytes(mode, center, cnt) + _leb128(f), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
-    return head.size + int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center,
-                                 cnt, _adapt_table(), f, cost))
+    out = int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center, cnt, _adapt_table(), f, cost))
+    return out if out == MEASURED else head.size + out
 
 
 #: ``_code``'s ``cost`` when nothing is measured
