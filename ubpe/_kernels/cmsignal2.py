@@ -440,10 +440,6 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     # the decoder's hashes of the next group's node for either bit (at depth 3, 7, ..)
     pa0 = pa1 = pa2 = pb0 = pb1 = pb2 = np.int64(0)
     for i in range(n):
-        if i == mstop:  # (encoder only: the flags' measure is done)
-            if _flags_wanted(cost, maxlen):
-                return MEASURED
-            measuring = False  # no flag: the pass goes on as the payload
         t1 = np.int64(tokens[i - 1]) if i >= 1 else vocab_size
         t2 = np.int64(tokens[i - 2]) if i >= 2 else vocab_size
         if decoding or i == 0:
@@ -458,6 +454,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             P = clamp(lp, 0, vm1)
         m = imin(P, vm1 - P)
         if not decoding:
+            if i == mstop:  # the flags' measure is done (nothing of token i coded yet)
+                if _flags_wanted(cost, maxlen):
+                    return MEASURED
+                measuring = False  # no flag: the pass goes on as the payload
             tok = np.int64(tokens[i])
             u = _rank(tok, P, m)
             ln = 0
@@ -609,11 +609,11 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             TH[U(b2 + sub)] = nxt[U((y << 16) | e2)]
             # subtle: the encoder codes its known bit after the updates, which do not depend on
             # the coder: a mispredicted branch in the coder then discards none of them
-            if dry:
+            if decoding or dry:
                 pass
-            elif not decoding and pos + 4 <= nb:
+            elif pos + 4 <= nb:
                 cl, ch, pos = _encode_bit(cl, ch, pos, buf, p, y)
-            elif not decoding:
+            else:
                 cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, y, False)
             sub = sub * 2 + y
             cv = cv * 2 + y
