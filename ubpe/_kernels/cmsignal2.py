@@ -324,9 +324,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     that are flat (whether bypassed or not) per code length l: ``cost[4096 + l]`` in 1/256 bit,
     ``cost[4096 + L + 1 + l]`` their count, and the count of all decisions (the last), encoder
     only, not normative; with an empty ``buf`` nothing is coded (the measure alone: the returned
-    length is then meaningless). One more entry after those, m (optional): at token m the measure
-    stops; the loop returns MEASURED when it sets a flag (``_flags_wanted``), else codes on,
-    measuring no more (the payload of F = ``flat``). Preconditions: len(tokens) >= n, 1 <= V <=
+    length is then meaningless). One more entry after those, m (optional): at token m the loop
+    returns MEASURED when the first m tokens' measure sets a flag (``_flags_wanted``), else codes
+    on (the payload of F = ``flat``; ``cost`` then counts on and is of no use). Preconditions: len(tokens) >= n, 1 <= V <=
     2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
     below U."""
     if nxt.shape[0] != 1 << 17:
@@ -454,10 +454,11 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             P = clamp(lp, 0, vm1)
         m = imin(P, vm1 - P)
         if not decoding:
-            if i == mstop:  # the flags' measure is done (nothing of token i coded yet)
-                if _flags_wanted(cost, maxlen):
-                    return MEASURED
-                measuring = False  # no flag: the pass goes on as the payload
+            # the flags' measure is done (nothing of token i coded yet); with no flag the pass goes
+            # on as the payload (subtle: counting on, into entries no one reads then: a
+            # ``measuring`` that changed in the loop made the decoder's path slower)
+            if i == mstop and _flags_wanted(cost, maxlen):
+                return MEASURED
             tok = np.int64(tokens[i])
             u = _rank(tok, P, m)
             ln = 0
