@@ -417,6 +417,81 @@ def test_frozen_bytes():
     assert np.array_equal(decode(cms2_fields(long, vl), vl), long)
 
 
+def test_the_flags_measure_needs_no_coding():
+    """The first pass measured with an empty buffer (nothing coded) counts exactly what a coded
+    first pass counts, so the flags, and the payload, are the same."""
+    for tokens, vocab in (signal(6000, seed=11), residuals(6000, seed=13)):
+        t = np.ascontiguousarray(tokens, dtype=np.int32)
+        mode, center, cnt, bits = cmsignal2.planned(t, vocab)
+        assert bits == int(cmsignal2._static_bits(t, vocab, mode, center, cnt))
+        m = cmsignal2._prefix(t.size)
+        assert m < t.size
+        costs = []
+        for buf in (np.zeros(0, np.uint8), np.zeros(8 * m + 256, np.uint8)):
+            cost = np.zeros(4096 + 2 * (cnt.size - 1) + 3, np.int64)
+            cost[:4096] = cmsignal2._cost_table()
+            cmsignal2._encode_pass(t[:m], vocab, buf, mode, center, cnt, 0, cost)
+            costs.append(cost)
+        assert np.array_equal(costs[0], costs[1]) and costs[0][-1] > 0
+
+
+def _payload(tokens, vocab, **kw) -> bytes:
+    t = np.ascontiguousarray(tokens, dtype=np.int32)
+    buf = np.zeros(t.size * 4 + 256, dtype=np.uint8)
+    length = cmsignal2.cms2_encode(t, vocab, buf, **kw)
+    assert 0 <= length <= buf.size
+    return buf[:length].tobytes()
+
+
+def _sine(n: int, seed: int) -> tuple[np.ndarray, int]:
+    """Ids of a noisy sine of period 12 (mode 1): the model codes its flat bits (the step's sign,
+    known from the last two values) below a bit, so its measure sets no flag, as a neural
+    recording's raw values."""
+    rng = np.random.default_rng(seed)
+    x = np.round(100 * np.sin(2 * np.pi * np.arange(n) / 12) + rng.normal(0, 1.5, n)).astype(np.int64)
+    values, ids = np.unique(x, return_inverse=True)
+    return ids.astype(np.int64), len(values)
+
+
+@pytest.mark.parametrize("make, n, seed", [(signal, 9000, 21), (residuals, 9000, 22), (_sine, 9000, 23),
+                                           (_sine, 40000, 24), (signal, 2600, 25), (residuals, 2048, 26)])
+def test_the_first_pass_either_way_gives_one_payload(make, n, seed):
+    """The flags' first pass measured alone or coded on past the prefix (optimistic, where the
+    prefix's tables are all the tokens'): the same payload either way, and the default's."""
+    tokens, vocab = make(n, seed)
+    want = _payload(tokens, vocab, optimistic=False)
+    assert _payload(tokens, vocab, optimistic=True) == want == _payload(tokens, vocab)
+
+
+def test_optimistic_pass_skips_the_second_where_no_flag_is_set():
+    """A stream whose measure sets no flag: the optimistic first pass is the payload (F = 0, no
+    second pass); tables of the prefix unlike all the tokens': not optimistic (its model would
+    not be the prefix pass's: the payload would differ)."""
+    tokens, vocab = _sine(40000, 24)
+    t = np.ascontiguousarray(tokens, dtype=np.int32)
+    mode, _center, cnt, _bits = cmsignal2.planned(t, vocab)
+    assert mode != 0 and cmsignal2._optimistic(mode)
+    calls = []
+    real = cmsignal2._encode_pass
+
+    def counted(*args):
+        calls.append(args[0].shape[0])
+        return real(*args)
+
+    cmsignal2._encode_pass = counted
+    try:
+        payload = _payload(t, vocab, optimistic=True)
+    finally:
+        cmsignal2._encode_pass = real
+    assert calls == [t.size]  # one pass over all the tokens
+    assert cmsignal2.parse_header(payload[:cmsignal2.MAX_HEADER], vocab, flags=True)[3] == 0
+    maxlen = cnt.size - 1
+    m = cmsignal2._prefix(t.size)
+    assert cmsignal2._table_bits(m, maxlen, vocab, 0) == cmsignal2._table_bits(t.size, maxlen, vocab, 0)
+    # a short stream of a narrow code: order 0's table grows past the prefix (no optimistic pass)
+    assert cmsignal2._table_bits(2048, 3, 9, 0) != cmsignal2._table_bits(3000, 3, 9, 0)
+
+
 # ------------------------------------------------------------------ kernel helpers
 
 

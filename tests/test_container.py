@@ -1175,3 +1175,35 @@ def test_a_text_stream_over_values_that_are_not_bytes_is_refused():
     forged = dict(outer, alphabet=alphabet_field(ubpe.Alphabet(values)))
     with pytest.raises(ubpe.CorruptDataError, match="not bytes"):
         ubpe.decompress(pack(forged))
+
+
+def _numbered_reference(obj):
+    """container._numbered as first written: a call for every entry, leaves included."""
+    if isinstance(obj, dict):
+        return {container._KEY_IDS.get(k, k): _numbered_reference(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_numbered_reference(v) for v in obj]
+    return obj
+
+
+_RECORD_LEAVES = st.one_of(st.integers(), st.binary(max_size=8), st.booleans(), st.none(), st.floats(allow_nan=False),
+                           st.sampled_from(container.KEYS), st.integers(0, 10).map(np.int64))
+_RECORDS = st.recursive(_RECORD_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.lists(inner, max_size=4).map(tuple),
+    st.dictionaries(st.one_of(st.sampled_from(container.KEYS), st.text(max_size=3)), inner, max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=MAX_EXAMPLES)
+@given(_RECORDS)
+def test_numbered_takes_leaves_as_they_are(record):
+    """_numbered's leaves taken without a call each: the same map, key for key and type for type."""
+    got, want = container._numbered(record), _numbered_reference(record)
+    assert got == want and _types(got) == _types(want)
+
+
+def _types(obj):
+    if isinstance(obj, dict):
+        return {k: _types(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_types(v) for v in obj]
+    return type(obj)

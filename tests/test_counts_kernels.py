@@ -174,12 +174,16 @@ def token_streams(draw) -> tuple[np.ndarray, int]:
 @given(token_streams())
 def test_cms2_plan_is_numpys(stream):
     t, vocab = stream
-    mode, center, cnt = cmsignal2._plan_compiled(t, vocab)
+    mode, center, cnt, bits = cmsignal2._plan_compiled(t, vocab)
     ref = _plan_numpy(t, vocab)
     assert (int(mode), int(center)) == ref[:2]
     assert cnt.dtype == np.int64 and np.array_equal(cnt, ref[2])
+    # the static code's bits from the plan's histogram: those of the token by token count
+    assert int(bits) == int(cmsignal2._static_bits(t, vocab, ref[0], ref[1], ref[2]))
     got = cmsignal2.plan(t, vocab)
     assert got[:2] == ref[:2] and np.array_equal(got[2], ref[2])
+    got = cmsignal2.planned(t, vocab)
+    assert got[:2] == ref[:2] and np.array_equal(got[2], ref[2]) and got[3] == int(bits)
 
 
 def test_cms2_plan_long_codes_and_fallbacks(monkeypatch):
@@ -193,8 +197,9 @@ def test_cms2_plan_long_codes_and_fallbacks(monkeypatch):
     assert cmsignal2._huff_lengths(np.sort(np.bincount(t)).astype(np.int64))[0] > cmsignal2.MAX_LEN
     ref = _plan_numpy(t, 34)
     assert int(ref[2].shape[0]) - 1 <= cmsignal2.MAX_LEN
-    mode, center, cnt = cmsignal2._plan_compiled(t, 34)
+    mode, center, cnt, bits = cmsignal2._plan_compiled(t, 34)
     assert (int(mode), int(center)) == ref[:2] and np.array_equal(cnt, ref[2])
+    assert int(bits) == int(cmsignal2._static_bits(t, 34, ref[0], ref[1], ref[2]))
     # an id outside [0, V): the compiled pass declines, the numpy path answers
     bad = np.array([0, 1, 5], np.int32)
     assert cmsignal2._plan_compiled(bad, 3)[0] == -1
@@ -203,6 +208,8 @@ def test_cms2_plan_long_codes_and_fallbacks(monkeypatch):
     assert 200000 > cmsignal2.PLAN_HISTOGRAM_SPAN * 4 + cmsignal2.PLAN_HISTOGRAM_MIN
     got, ref = cmsignal2.plan(t, 200000), _plan_numpy(t, 200000)
     assert got[:2] == ref[:2] and np.array_equal(got[2], ref[2])
+    got = cmsignal2.planned(t, 200000)  # (the numpy path counts the bits token by token)
+    assert got[3] == int(cmsignal2._static_bits(t, 200000, ref[0], ref[1], ref[2]))
     monkeypatch.setattr(cmsignal2, "PLAN_HISTOGRAM_SPAN", 10**9)
     got = cmsignal2.plan(t, 200000)
     assert got[:2] == ref[:2] and np.array_equal(got[2], ref[2])

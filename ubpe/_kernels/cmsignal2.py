@@ -98,6 +98,8 @@ OK = 0
 ERR_SYMBOL = -1
 ERR_LENGTH = -2
 ERR_CHECK = -3
+#: the encoder's loop: its measure set a flag at the stop token (``_code``'s ``cost``; encoder only)
+MEASURED = -4
 
 # Model constants (part of the stored format; never change them).
 MAX_LEN = 30  #: longest code (nodes stay below 2**31)
@@ -297,6 +299,19 @@ if numba.config.DISABLE_JIT:  # pure-Python debugging runs: the same sums, eleme
             W[o + k] += (x * err) >> 14
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _flags_wanted(cost, maxlen):
+    """Whether a measure's ``cost`` (``_code``'s) sets a flat flag: ``flat_flags`` at FLAT_BUDGET
+    0 (a length whose flat bits the model coded at a bit each or more) and at least FLAT_WORTH of
+    the decisions, as ``cms2_encode`` decides (the same float comparison). Encoder only."""
+    flat = 0
+    for ll in range(1, maxlen + 1):
+        bits = cost[4097 + maxlen + ll]
+        if bits > 0 and 256 * bits - cost[4096 + ll] <= 0:
+            flat += bits
+    return flat > 0 and not flat < FLAT_WORTH * np.float64(cost[4098 + 2 * maxlen])
+
+
 @njit(cache=True, nogil=True)
 def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, cost):
     """Shared encoder/decoder loop of "cms2" over the coder's bytes ``buf`` (the payload after
@@ -308,7 +323,10 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     encoding ``_cost_table()`` followed by 2 L + 3 zeros, which get the coded cost of the bits
     that are flat (whether bypassed or not) per code length l: ``cost[4096 + l]`` in 1/256 bit,
     ``cost[4096 + L + 1 + l]`` their count, and the count of all decisions (the last), encoder
-    only, not normative. Preconditions: len(tokens) >= n, 1 <= V <=
+    only, not normative; with an empty ``buf`` nothing is coded (the measure alone: the returned
+    length is then meaningless). One more entry after those, m (optional): at token m the loop
+    returns MEASURED when the first m tokens' measure sets a flag (``_flags_wanted``), else codes
+    on (the payload of F = ``flat``; ``cost`` then counts on and is of no use). Preconditions: len(tokens) >= n, 1 <= V <=
     2**24, a valid header (module docstring; ``parse_header``), and when encoding every token's u
     below U."""
     if nxt.shape[0] != 1 << 17:
@@ -339,6 +357,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
                 if lo < (lim[ll] >> (ll - d)) and lo < flo[d]:
                     flo[d] = lo
     measuring = not decoding and cost.shape[0] > 0
+    # the token at which the measure decides the flags (cost's optional last entry; -1: none)
+    mstop = cost[4099 + 2 * maxlen] if measuring and cost.shape[0] > 4099 + 2 * maxlen else -1
+    dry = measuring and buf.shape[0] == 0  # the measure alone: nothing coded
     fd = maxlen + 1  # the encoder's depth where the token's flat bits start (measuring only)
     C = N_CONTEXTS
     G = imax((maxlen + 3) // 4, 1)
@@ -433,6 +454,11 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             P = clamp(lp, 0, vm1)
         m = imin(P, vm1 - P)
         if not decoding:
+            # the flags' measure is done (nothing of token i coded yet); with no flag the pass goes
+            # on as the payload (subtle: counting on, into entries no one reads then: a
+            # ``measuring`` that changed in the loop made the decoder's path slower)
+            if i == mstop and _flags_wanted(cost, maxlen):
+                return MEASURED
             tok = np.int64(tokens[i])
             u = _rank(tok, P, m)
             ln = 0
@@ -584,9 +610,11 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
             TH[U(b2 + sub)] = nxt[U((y << 16) | e2)]
             # subtle: the encoder codes its known bit after the updates, which do not depend on
             # the coder: a mispredicted branch in the coder then discards none of them
-            if not decoding and pos + 4 <= nb:
+            if decoding or dry:
+                pass
+            elif pos + 4 <= nb:
                 cl, ch, pos = _encode_bit(cl, ch, pos, buf, p, y)
-            elif not decoding:
+            else:
                 cl, ch, x, pos, y = _code_bit(cl, ch, x, pos, buf, nb, p, y, False)
             sub = sub * 2 + y
             cv = cv * 2 + y
@@ -727,43 +755,30 @@ PLAN_HISTOGRAM_MIN = 1 << 16
 
 
 @njit(cache=True, nogil=True)
-def _heap_sort(w, lo, hi):
-    """Sort ``w[lo:hi]`` (int64) ascending in place (a heap sort: the same values as any sort)."""
-    n = hi - lo
-    for start in range(n // 2 - 1, -1, -1):
-        _sift_down(w, lo, start, n)
-    for end in range(n - 1, 0, -1):
-        t = w[lo]
-        w[lo] = w[lo + end]
-        w[lo + end] = t
-        _sift_down(w, lo, 0, end)
-
-
-@njit(cache=True, nogil=True)
-def _sift_down(w, lo, root, n):
-    """Restore the max-heap ``w[lo:lo + n]`` below ``root``."""
-    while True:
-        child = 2 * root + 1
-        if child >= n:
-            return
-        if child + 1 < n and w[lo + child] < w[lo + child + 1]:
-            child += 1
-        if w[lo + root] >= w[lo + child]:
-            return
-        t = w[lo + root]
-        w[lo + root] = w[lo + child]
-        w[lo + child] = t
-        root = child
+def _sorted_counts(counts, size, top_count):
+    """``counts[:size]`` (int64, each in [0, top_count]) sorted ascending, as a new array of
+    ``size``: a counting sort (the same values as any sort; O(size + top_count), where a heap
+    sort of a wide alphabet's 2 000-3 500 distinct ranks took most of a plan's 0.2-0.5 ms)."""
+    hist = zeros(top_count + 1, np.int64)
+    for j in range(size):
+        hist[U(counts[U(j)])] += 1
+    w = zeros(size, np.int64)  # (the zeros first)
+    k = hist[0]
+    for c in range(1, top_count + 1):
+        for _ in range(hist[U(c)]):
+            w[U(k)] = c
+            k += 1
+    return w
 
 
 @njit(cache=True, nogil=True)
 def _plan_compiled(t, vocab_size):
     """:func:`plan`'s header (mode, center, k_0..k_L) for ``t`` (int32, n >= 1, 2 <= V <= 2**24)
-    in one compiled call: the same integers as its numpy path (the lower median from a histogram
-    of the ids, the k-th smallest; the ranks' histograms of :func:`_rank_counts` counted
-    directly, without the (3, n) ranks; each sorted, its zeros first (:func:`_heap_sort`), :func:`_huff_lengths`
-    halved until it fits,
-    the cost, the first mode of least cost). Returns mode -1 (nothing else meaningful) when an id
+    in one compiled call, and the bits of ``t`` under its static code (:func:`_static_bits`): the
+    same integers as its numpy path (the lower median from a histogram of the ids, the k-th
+    smallest; the ranks' histograms of :func:`_rank_counts` counted directly, without the (3, n)
+    ranks; each sorted (:func:`_sorted_counts`), :func:`_huff_lengths` halved until it fits, the
+    cost, the first mode of least cost). Returns mode -1 (nothing else meaningful) when an id
     is outside [0, V): the numpy path handles them. Encoder only (not normative)."""
     n = t.shape[0]
     vm1 = vocab_size - 1
@@ -771,7 +786,7 @@ def _plan_compiled(t, vocab_size):
     for i in range(n):
         v = np.int64(t[i])
         if v < 0 or v > vm1:
-            return -1, 0, zeros(1, np.int64)
+            return -1, 0, zeros(1, np.int64), np.int64(0)
         h[v] += 1
     k = (n - 1) // 2  # the lower median: the k-th smallest (from 0)
     center = 0
@@ -807,6 +822,7 @@ def _plan_compiled(t, vocab_size):
     best_cost = np.int64(-1)
     best_mode = 0
     best_lengths = zeros(1, np.int64)
+    best_counts = c0
     for mode in range(3):
         if mode == 0:
             counts, top = c0, top0
@@ -815,16 +831,8 @@ def _plan_compiled(t, vocab_size):
         else:
             counts, top = c2, top2
         size = imax(top + 1, 2)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1): a count 0 appended
-        # sorted: the zero counts first (most of a wide alphabet's), then the others, heap-sorted
-        # in place at the end (subtle: no np.sort nor slice assignment, whose numba overloads
-        # added about 4 s of cold compile)
-        w = zeros(size, np.int64)
-        k = 0
-        for j in range(size):
-            if counts[j] != 0:
-                k += 1
-                w[size - k] = counts[j]
-        _heap_sort(w, size - k, size)
+        # sorted (subtle: no np.sort, whose numba overload added about 4 s of cold compile)
+        w = _sorted_counts(counts, size, n)  # (counts[top + 1] is 0 when size > top + 1)
         hw = w
         while True:
             a = _huff_lengths(hw)
@@ -838,25 +846,37 @@ def _plan_compiled(t, vocab_size):
         for j in range(size):
             cost += w[size - 1 - j] * lengths[j]
         if best_cost < 0 or cost < best_cost:
-            best_cost, best_mode, best_lengths = cost, mode, lengths
+            best_cost, best_mode, best_lengths, best_counts = cost, mode, lengths, counts
     cnt = zeros(best_lengths[best_lengths.shape[0] - 1] + 1, np.int64)
     for j in range(best_lengths.shape[0]):
         cnt[best_lengths[j]] += 1
-    return best_mode, center, cnt
+    # the static code's bits (:func:`_static_bits`): rank u's code has length best_lengths[u]
+    # (lengths non-decreasing in u), so its histogram gives them
+    bits = np.int64(0)
+    for j in range(best_lengths.shape[0]):
+        bits += best_counts[j] * best_lengths[j]
+    return best_mode, center, cnt, bits
 
 
 def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
     """The encoder's header for ``tokens`` (n >= 1): (mode, center, k_0..k_L). Up to
     ``PLAN_HISTOGRAM_SPAN * n + PLAN_HISTOGRAM_MIN`` ids, :func:`_plan_compiled` (the same header)."""
+    return planned(tokens, vocab_size)[:3]
+
+
+def planned(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray, int]:
+    """:func:`plan`'s header and the bits of ``tokens`` under its static code
+    (:func:`_static_bits`, from the plan's histogram where :func:`_plan_compiled` ran)."""
     t = np.ascontiguousarray(tokens, dtype=np.int32)  # subtle: ids < 2**24
     n = t.size
     if 2 <= vocab_size <= PLAN_HISTOGRAM_SPAN * n + PLAN_HISTOGRAM_MIN:
-        mode, center, cnt = _plan_compiled(t, vocab_size)
+        mode, center, cnt, bits = _plan_compiled(t, vocab_size)
         if mode >= 0:
-            return int(mode), int(center), cnt
+            return int(mode), int(center), cnt, int(bits)
     center = int(np.partition(t, (n - 1) // 2)[(n - 1) // 2])  # the lower median
     if vocab_size == 1:
-        return 0, 0, np.ones(1, np.int64)
+        cnt = np.ones(1, np.int64)
+        return 0, 0, cnt, int(_static_bits(t, vocab_size, 0, 0, cnt))
     best = None
     for mode, counts in enumerate(_rank_counts(t, vocab_size, center)):
         if counts.size == 1:
@@ -867,7 +887,8 @@ def plan(tokens: np.ndarray, vocab_size: int) -> tuple[int, int, np.ndarray]:
         if best is None or cost < best[0]:
             best = (cost, mode, lengths)
     _, mode, lengths = best
-    return mode, center, np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)
+    cnt = np.bincount(lengths, minlength=int(lengths[-1]) + 1).astype(np.int64)
+    return mode, center, cnt, int(_static_bits(t, vocab_size, mode, center, cnt))
 
 
 @functools.cache
@@ -1004,35 +1025,77 @@ MAX_HEADER = 2 + 4 + 4 * MAX_LEN + 5
 
 # plain functions over the compiled loop (as ``cmtext``'s entry points): one compilation of
 # ``_code`` serves both directions, and no wrapper is compiled
-def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET):
+def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
     the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
     fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload. The flat
     flags come from a first pass without them (``flat_flags``, ``budget``) over the first
     ``_prefix(n)`` tokens: when that is all of them and no flag is set, it is the payload;
-    else a second pass codes all with the flags."""
+    else a second pass codes all with the flags.
+
+    The same payload, whichever way the first pass runs (``optimistic``: None, the encoder's
+    guess, ``_optimistic``): measured alone (nothing coded), or, where the tables of the prefix
+    and of all the tokens are alike (``_table_bits``), coded into ``buf`` on past the prefix when
+    its measure sets no flag, so that then it is the payload (no second pass)."""
     n = tokens.shape[0]
     if n == 0:
         return 0
-    mode, center, cnt = plan(tokens, vocab_size)
+    mode, center, cnt, bits = planned(tokens, vocab_size)
     maxlen = cnt.size - 1
-    cost = np.zeros(4096 + 2 * maxlen + 3, np.int64)
+    cost = np.zeros(4096 + 2 * maxlen + 4, np.int64)  # (the last: the stop token, optimistic)
     cost[:4096] = _cost_table()
-    apm = int(APM_BELOW * n >= _static_bits(tokens, vocab_size, mode, center, cnt))
+    apm = int(APM_BELOW * n >= bits)
     m = _prefix(n)
-    if m == n:
+    if optimistic is None:
+        optimistic = _optimistic(mode)
+    optimistic = optimistic and m < n and budget == 0 and \
+        _table_bits(m, maxlen, vocab_size, apm) == _table_bits(n, maxlen, vocab_size, apm)
+    if optimistic:  # the first pass on past the prefix when its measure sets no flag
+        cost[-1] = m
         size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost)
-    else:  # the prefix into a scratch buffer
-        size = _encode_pass(tokens[:m], vocab_size, np.zeros(8 * m + 256, np.uint8), mode, center, cnt,
-                            apm, cost)
+        if size >= 0:
+            return size  # (no flag: the payload of F = apm, coded all along)
+    elif m == n:
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost[:-1])
+    else:  # the prefix measured; coded (into a scratch buffer) only when the flags weigh its size
+        scratch = np.zeros(0 if budget == 0 else 8 * m + 256, np.uint8)
+        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost[:-1])
     f = flat_flags(cost, maxlen, size, budget)
     flat = sum(int(cost[4097 + maxlen + ll]) for ll in range(1, maxlen + 1) if (f >> ll) & 1)
-    if flat < FLAT_WORTH * int(cost[-1]):
+    if flat < FLAT_WORTH * int(cost[4098 + 2 * maxlen]):
         f = 0  # too few to pay for a second pass
     f |= apm
     if m == n and f == apm:
         return size
     return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST)
+
+
+def _optimistic(mode: int) -> bool:
+    """The encoder's guess that a stream's measure sets no flat flag (``cms2_encode``; either way
+    the same payload): a stream predicted by the previous tokens (mode 1 or 2: neural
+    recordings' raw values, whose flat bits, the residual's sign, the model codes below a bit),
+    not one of residuals around a center (mode 0: a front end's output, flags set in nearly all:
+    there the measure alone, nothing coded, is cheaper). Not normative."""
+    return mode != 0
+
+
+def _table_bits(n: int, maxlen: int, vocab_size: int, apm: int) -> tuple:
+    """The sizes (bits) of ``_code``'s tables for n tokens (module docstring): order 0, each
+    hashed context, the APM (when on); a prefix of m tokens models them as all n do exactly
+    when these are the same."""
+    def clamp_bits(need, lo, hi):
+        return min(max((need - 1).bit_length() if need > 1 else lo, lo), hi)
+
+    g = max((maxlen + 3) // 4, 1)
+    out = [clamp_bits(2 * n * max(maxlen, 1), MIN_O0_BITS, MAX_O0_BITS)]
+    for order in ORDERS:
+        distinct = 16
+        for _ in range(order):
+            if distinct < 1 << 36:
+                distinct *= vocab_size + 1
+        out.append(clamp_bits(min(n * g, 4 * distinct), MIN_SLOT_BITS, MAX_SLOT_BITS))
+    out.append(clamp_bits(n * g, MIN_APM_BITS, MAX_APM_BITS) if apm else 0)
+    return tuple(out)
 
 
 #: the encoder sets flat flags only when they bypass at least this share of the first pass's
@@ -1086,12 +1149,13 @@ def _static_bits(tokens, vocab_size, mode, center, cnt):
 
 
 def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
-    """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length."""
+    """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length (MEASURED when
+    ``cost`` asks the loop to stop at a token and its measure set a flag: ``_code``)."""
     head = np.frombuffer(header_bytes(mode, center, cnt) + _leb128(f), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
-    return head.size + int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center,
-                                 cnt, _adapt_table(), f, cost))
+    out = int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center, cnt, _adapt_table(), f, cost))
+    return out if out == MEASURED else head.size + out
 
 
 #: ``_code``'s ``cost`` when nothing is measured

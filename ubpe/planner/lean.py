@@ -202,12 +202,15 @@ def short_settings(s: Settings) -> Settings:
                    lean_static_estimate_within=s.short_static_estimate_within)
 
 
-def spelt_bytes(record: list[dict], memo: dict) -> int:
+def spelt_bytes(record: list[dict], memo: dict, params: dict | None = None) -> int:
     """The bytes by which msgpack's spelling of ``record`` (the estimates') exceeds a container's
-    (:func:`~ubpe.planner.fast.params_bytes`: by number), kept in ``memo`` by the list's identity."""
+    (:func:`~ubpe.planner.fast.params_bytes`: by number), kept in ``memo`` by the list's identity;
+    ``params``: ``params_bytes``' memo (the search's, which sizes the record for its estimate too),
+    else ``memo``."""
 
     if id(record) not in memo:
-        memo[id(record)] = (record, len(msgpack.packb(record, use_bin_type=True)) - params_bytes(record))
+        size = params_bytes(record, memo if params is None else params)
+        memo[id(record)] = (record, len(msgpack.packb(record, use_bin_type=True)) - size)
     return memo[id(record)][1]
 
 
@@ -222,7 +225,7 @@ def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settin
             int(y.max()) - int(y.min()) >= 1 << 22 or int(y.max()) >= 1 << 63:
         return static_estimate(record, y, scale, s)  # (static_parts would fall back to it)
     parts = static_parts(record, y, scale, s, memo)
-    extra = spelt_bytes(record, {} if spelt is None else spelt)
+    extra = spelt_bytes(record, {} if spelt is None else spelt, memo)
     return min(parts[0], parts[1]) + extra, min(parts[2], parts[3]) + extra
 
 
