@@ -281,17 +281,19 @@ def test_probe_skips_training_on_all_values_when_no_merge_pays(monkeypatch):
 
 def test_probe_trains_on_all_values_when_merges_pay(monkeypatch):
     """A repeated motif: merges pay on the probe, so the chain's run covers all the values and
-    the container keeps merges, exactly as without a probe (a probe of every value)."""
+    the container keeps merges, exactly as without a probe (a probe of every value). (The
+    exhaustive level 1: the fast one rates merges on a sample itself and probes no chain it
+    rated, tests/test_level1_merge_search.py.)"""
     rng = np.random.default_rng(3)
     motifs = rng.integers(0, 200, (6, 9))
     x = motifs[rng.integers(0, 6, 1500)].reshape(-1).astype(np.int16)  # 13 500 values
     lengths = _training_lengths(monkeypatch)
-    with configured(probe_sample=2048):
+    with configured(probe_sample=2048, fast_level1=False):
         c = check_roundtrip(x, level=1, predictor="none")
     assert x.size in lengths and min(lengths) < x.size, lengths
     assert describe(c).n_merges > 0
     lengths.clear()
-    with configured(probe_sample=1 << 20):  # the probe is the chain's run
+    with configured(probe_sample=1 << 20, fast_level1=False):  # the probe is the chain's run
         assert compress(x, level=1, predictor="none") == c
     assert lengths == [x.size]
 

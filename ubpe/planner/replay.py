@@ -213,7 +213,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
     merge ``A + k`` turns each of its occurrences into its two children, so the histogram of
     every prefix follows by unrolling from the top; each candidate is costed as the entropy
-    stage's estimate (``counts_cost_bits``) plus the packed merge table. Candidates
+    stage's estimate (``counts_cost_bits``) plus the packed merge table; a prefix whose lower
+    bound (:func:`_cost_lower_bound` plus its exact merge table) is above the least exact cost
+    the call has seen is not costed exactly (it can be neither the answer nor tie it, and the
+    brackets follow the points, not their costs: the answer is the one of every prefix costed
+    exactly; the bound is not cached). Candidates
     form a geometric ladder (the ratio of ``prefix_ladders``' first), then the bracket
     around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
     cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
@@ -236,6 +240,8 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
         return counts_cost_bits(counts) + model_bits
 
     pending: list = []
+    later: list = []
+    least = [float("inf")]  # the least exact cost this call has seen
     # the histogram at each prefix this call costed (k -> its first a + k cells; the rest are 0):
     # a later sweep starts from the least of them at or above its points instead of from all m
     # merges (the same integers: unrolling is a function of the histogram above k). At most
@@ -260,19 +266,34 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
             top = k
             if k in cache:
                 out[k] = cache[k]
+                least[0] = min(least[0], cache[k])
                 continue
             counts = np.asarray(h[: a + k], dtype=np.int64)
             states[k] = counts
-            if bound and k > 0 and 0 in ladder:
-                model_bits = 8 * len(pack_merges(merges[:k], a))
-                pending.append((k, counts, _cost_lower_bound(counts) + model_bits, model_bits))
-            else:
+            if k == 0:  # (always exact: the bounded probe compares its prefixes with it)
                 cache[k] = out[k] = cost(counts, k)
-        for k, counts, low, model_bits in pending:
+                least[0] = min(least[0], out[k])
+                continue
+            model_bits = 8 * len(pack_merges(merges[:k], a))
+            low = _cost_lower_bound(counts) + model_bits
+            (pending if bound and 0 in ladder else later).append((low, k, counts, model_bits))
+        # the points costed exactly in the order of their lower bounds: one whose bound is above
+        # the least exact cost of this call cannot be the answer (nor tie it), and the brackets
+        # are the same (they follow the points, not their costs): its bound stands for its cost
+        # (not cached). The answer is the one of every point costed exactly.
+        for low, k, counts, model_bits in sorted(later, key=lambda t: t[:2]):
+            if low > least[0]:
+                out[k] = low
+            else:
+                cache[k] = out[k] = counts_cost_bits(counts) + model_bits
+                least[0] = min(least[0], out[k])
+        later.clear()
+        for low, k, counts, model_bits in pending:
             if low >= out[0]:
                 out[k] = low  # cannot beat no merges (not cached: a bound, not a cost)
             else:
                 cache[k] = out[k] = counts_cost_bits(counts) + model_bits
+                least[0] = min(least[0], out[k])
         pending.clear()
         return out
 
