@@ -7,6 +7,8 @@ where the probe would say yes, and never a larger container."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,7 +18,7 @@ import ubpe
 from ubpe.alphabet import Alphabet
 from ubpe.coders import counts_cost_bits
 from ubpe.format.bits import pack_merges
-from ubpe.planner import DEFAULT, ReplayEncoder, replay
+from ubpe.planner import DEFAULT, ReplayEncoder, configured, replay
 from ubpe.planner.replay import _cost_lower_bound, best_prefix
 
 
@@ -146,7 +148,8 @@ def test_best_prefix_restarts_on_a_long_training():
 
 
 def _candidates(y: np.ndarray, rated: bool):
-    enc = ReplayEncoder(None, {}, DEFAULT)
+    # (rated, with fast_merge_min_count at 2: the probed search's run; the cut is tested below)
+    enc = ReplayEncoder(None, {}, replace(DEFAULT, fast_merge_min_count=2) if rated else DEFAULT)
     return enc.propose([], y, 1, replay._no_cost, False, rated=rated)
 
 
@@ -181,8 +184,9 @@ def test_rated_propose_offers_the_bare_ids_where_the_probe_says_no():
 
 def test_level1_does_not_probe_a_chain_whose_merges_it_rated(monkeypatch):
     """Level 1 (fast_plan) passes rated=True: on a few-valued signal whose merges it builds, the
-    probe never runs, the container round-trips and equals the one with the probe (merges pay
-    here: the probe would say yes)."""
+    probe never runs, the container round-trips, and with the full training run of the probed
+    search (fast_merge_min_count 2) it equals the probed search's (merges pay here: the probe
+    would say yes)."""
     x = np.cumsum(_few_valued(5, 50_000, 25, 1)).astype(np.int16)  # a motif repeated, noisy
     want = ubpe.compress(x, level=1, threads=1)
     assert ubpe.describe(want).n_merges > 0
@@ -194,11 +198,54 @@ def test_level1_does_not_probe_a_chain_whose_merges_it_rated(monkeypatch):
     got = ubpe.compress(x, level=1, threads=1)
     assert np.array_equal(ubpe.decompress(got), x)
     monkeypatch.undo()
-    monkeypatch.setattr(ReplayEncoder, "propose", _probed(ReplayEncoder.propose))
-    assert ubpe.compress(x, level=1, threads=1) == got
+    with configured(fast_merge_min_count=2):  # (the probed search's training run)
+        got = ubpe.compress(x, level=1, threads=1)
+        monkeypatch.setattr(ReplayEncoder, "propose", _probed(ReplayEncoder.propose))
+        assert ubpe.compress(x, level=1, threads=1) == got
 
 
 def _probed(propose):
     def f(self, chain, y, level, cost, sampled, rated=False):
         return propose(self, chain, y, level, cost, sampled, rated=False)
     return f
+
+
+@pytest.mark.parametrize("kind,levels", [(0, 40), (1, 30), (1, 200)])
+def test_a_higher_min_count_trains_a_prefix_of_the_merges(kind, levels):
+    """The run to fast_merge_min_count stops sooner and its merges are the first ones of the
+    run to min_count 2 but for its last batch (the batches agree while every candidate pair
+    occurs often enough; the last one differs in the pairs near the cut)."""
+    y = _few_valued(3, 40_000, levels, kind)
+    alphabet = Alphabet.from_data(y)
+    a, ids = len(alphabet), alphabet.to_ids(y)
+    most = replay.auto_max_merges(y.size, a, DEFAULT)
+    full = replay.train(a, ids, most, {})
+    cut = replay.train(a, ids, most, {"min_count": DEFAULT.fast_merge_min_count})
+    m = len(cut.merges)
+    assert 0 < m < len(full.merges)
+    same = (cut.merges == full.merges[:m]).all(axis=1)
+    common = m if same.all() else int(np.argmin(same))
+    assert common >= 0.8 * m, (common, m)
+    assert np.array_equal(cut.tokens(common), full.tokens(common))  # the same replay stream there
+
+
+def test_level1_trains_rated_merges_to_fast_merge_min_count(monkeypatch):
+    """Level 1's run over all the values of a rated chain stops at fast_merge_min_count (never
+    below the fit's own min_count); with the setting at 2, the former containers."""
+    x = np.cumsum(_few_valued(5, 50_000, 25, 1)).astype(np.int16)
+    seen = []
+    train = replay.train
+
+    def spy(a, ids, max_merges, fit_options):
+        seen.append((ids.shape[0], fit_options.get("min_count", 2)))
+        return train(a, ids, max_merges, fit_options)
+
+    monkeypatch.setattr(replay, "train", spy)
+    got = ubpe.compress(x, level=1, threads=1)
+    assert (x.size, DEFAULT.fast_merge_min_count) in seen
+    assert np.array_equal(ubpe.decompress(got), x) and ubpe.describe(got).n_merges > 0
+    with configured(fast_merge_min_count=2):
+        former = ubpe.compress(x, level=1, threads=1)
+    assert (x.size, 2) in seen
+    monkeypatch.setattr(ReplayEncoder, "propose", _probed(ReplayEncoder.propose))
+    assert ubpe.compress(x, level=1, threads=1) == former  # the probed search's container

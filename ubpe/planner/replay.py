@@ -108,7 +108,11 @@ class ReplayEncoder:
         # beside the merges' best prefix, so the smallest candidate is never larger
         run, pays = (None, True) if rated else probe(y, a, ids, self.fit_options, s)
         if pays and run is None:
-            run = train(a, ids, auto_max_merges(y.shape[0], a, s), self.fit_options)
+            fit_options = self.fit_options
+            if rated:  # (level 1: pairs seen fewer than fast_merge_min_count times not merged)
+                fit_options = {**fit_options, "min_count": max(int(fit_options.get("min_count", 2)),
+                                                               s.fast_merge_min_count)}
+            run = train(a, ids, auto_max_merges(y.shape[0], a, s), fit_options)
         bare = _Training(a, np.zeros((0, 2), np.int32), ids)
         fit = run if pays else bare  # no training on all the values when a sample says no merge pays
         j = fit.rans_prefix(s.prefix_ladders)
