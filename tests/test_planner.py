@@ -281,17 +281,19 @@ def test_probe_skips_training_on_all_values_when_no_merge_pays(monkeypatch):
 
 def test_probe_trains_on_all_values_when_merges_pay(monkeypatch):
     """A repeated motif: merges pay on the probe, so the chain's run covers all the values and
-    the container keeps merges, exactly as without a probe (a probe of every value)."""
+    the container keeps merges, exactly as without a probe (a probe of every value). (The
+    exhaustive level 1: the fast one rates merges on a sample itself and probes no chain it
+    rated, tests/test_level1_merge_search.py.)"""
     rng = np.random.default_rng(3)
     motifs = rng.integers(0, 200, (6, 9))
     x = motifs[rng.integers(0, 6, 1500)].reshape(-1).astype(np.int16)  # 13 500 values
     lengths = _training_lengths(monkeypatch)
-    with configured(probe_sample=2048):
+    with configured(probe_sample=2048, fast_level1=False):
         c = check_roundtrip(x, level=1, predictor="none")
     assert x.size in lengths and min(lengths) < x.size, lengths
     assert describe(c).n_merges > 0
     lengths.clear()
-    with configured(probe_sample=1 << 20):  # the probe is the chain's run
+    with configured(probe_sample=1 << 20, fast_level1=False):  # the probe is the chain's run
         assert compress(x, level=1, predictor="none") == c
     assert lengths == [x.size]
 
@@ -489,11 +491,12 @@ def test_level1_variants_are_the_id_layouts_offered():
 def test_encode_methods_and_bits_passes():
     """The candidate kept, with merges, is re-encoded by each of ``encode_methods`` and the
     smallest kept (ties: replay, the writer's own); "bits" runs ``bits_passes`` segmentations,
-    each priced by the previous stream's frequencies."""
+    each priced by the previous stream's frequencies. (Level 1's run over all the values to
+    min_count 2, as the figures were measured: fast_merge_min_count's run keeps other merges.)"""
     x = (np.load(EXCERPT)[:12_000] // 64).astype(np.int16)
     rec = Recorder(x)
-    best = plan(frontend.to_channels(x), [build_chain(PREDICTORS["none"])], 1, rec, ReplayEncoder(None, {}, DEFAULT),
-                DEFAULT)
+    s2 = replace(DEFAULT, fast_merge_min_count=2)
+    best = plan(frontend.to_channels(x), [build_chain(PREDICTORS["none"])], 1, rec, ReplayEncoder(None, {}, s2), s2)
     assert len(best.merges) > 0 and best.method == "replay"
     assert replay.methods_to_try(best, DEFAULT) == DEFAULT.encode_methods == ("replay", "bits")
     assert choose_method(best, rec, replace(DEFAULT, encode_methods=("replay",))) is best
@@ -505,8 +508,9 @@ def test_encode_methods_and_bits_passes():
     for c in (one, two):
         assert np.array_equal(model.decode(c.tokens), model.decode(best.tokens))
     # level 1's plan by estimates re-encodes by fast_encode_methods (replay alone by default)
-    assert len(compress(x, level=1, predictor="none")) == rec(best).size
-    with configured(fast_encode_methods=DEFAULT.encode_methods):
+    with configured(fast_merge_min_count=2):
+        assert len(compress(x, level=1, predictor="none")) == rec(best).size
+    with configured(fast_encode_methods=DEFAULT.encode_methods, fast_merge_min_count=2):
         assert len(compress(x, level=1, predictor="none")) == rec(two).size
 
 

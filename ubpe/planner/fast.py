@@ -652,7 +652,7 @@ def fast_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, prop
     for i in sorted(kept):
         y, record = screened[i]
         if i in merged:
-            cands += proposer.propose(record, y, 1, cost, False)
+            cands += proposer.propose(record, y, 1, cost, False, rated=True)
             continue
         found = layouts(y, s, parts[i], memo)
         if found is None:

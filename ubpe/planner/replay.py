@@ -71,9 +71,10 @@ def train(a: int, ids: np.ndarray, max_merges: int, fit_options: dict) -> _Train
 class ReplayEncoder:
     """Candidates from BPE training and replay encoding (``classic`` mode).
 
-    ``propose(chain, y, level, cost, sampled)`` returns candidates for the values ``y`` (1-D,
+    ``propose(chain, y, level, cost, sampled, rated)`` returns candidates for the values ``y`` (1-D,
     the chain's output taken channel-major; a sample of it when ``sampled``; ``cost`` is there
-    for encoders that search among their proposals, replay needs none); none when a fixed
+    for encoders that search among their proposals, replay needs none; ``rated``: merges were
+    rated worth building already, no :func:`probe`); none when a fixed
     ``n_tokens`` is smaller than the alphabet of ``y``. ``rebuild(candidate, y, level)`` applies
     a candidate's recipe to all the values.
     """
@@ -84,7 +85,7 @@ class ReplayEncoder:
         self.settings = settings
 
     def propose(self, chain: list[dict], y: np.ndarray, level: int, cost: CostFunction,
-                sampled: bool) -> list[Candidate]:
+                sampled: bool, rated: bool = False) -> list[Candidate]:
         alphabet = Alphabet.from_data(y)
         a = len(alphabet)
         ids = alphabet.to_ids(y) if y.shape[0] else np.zeros(0, np.int32)
@@ -101,9 +102,17 @@ class ReplayEncoder:
             merges = tok.merges
             tokens = tok.model.encode(ids) if len(merges) else ids
             return [Candidate(chain, alphabet, merges, tokens, offered)]
-        run, pays = probe(y, a, ids, self.fit_options, s)
+        # rated: a training run on a sample of these values already rated merges worth building
+        # (level 1's fast_plan, merged_ratio): the probe would ask again, so merges are trained on
+        # all the values; where the probe would have said no, the bare ids are still offered
+        # beside the merges' best prefix, so the smallest candidate is never larger
+        run, pays = (None, True) if rated else probe(y, a, ids, self.fit_options, s)
         if pays and run is None:
-            run = train(a, ids, auto_max_merges(y.shape[0], a, s), self.fit_options)
+            fit_options = self.fit_options
+            if rated:  # (level 1: pairs seen fewer than fast_merge_min_count times not merged)
+                fit_options = {**fit_options, "min_count": max(int(fit_options.get("min_count", 2)),
+                                                               s.fast_merge_min_count)}
+            run = train(a, ids, auto_max_merges(y.shape[0], a, s), fit_options)
         bare = _Training(a, np.zeros((0, 2), np.int32), ids)
         fit = run if pays else bare  # no training on all the values when a sample says no merge pays
         j = fit.rans_prefix(s.prefix_ladders)
@@ -208,7 +217,11 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     ``hist`` is the token histogram of the replay encoding under all merges. Dropping the last
     merge ``A + k`` turns each of its occurrences into its two children, so the histogram of
     every prefix follows by unrolling from the top; each candidate is costed as the entropy
-    stage's estimate (``counts_cost_bits``) plus the packed merge table. Candidates
+    stage's estimate (``counts_cost_bits``) plus the packed merge table; a prefix whose lower
+    bound (:func:`_cost_lower_bound` plus its exact merge table) is above the least exact cost
+    the call has seen is not costed exactly (it can be neither the answer nor tie it, and the
+    brackets follow the points, not their costs: the answer is the one of every prefix costed
+    exactly; the bound is not cached). Candidates
     form a geometric ladder (the ratio of ``prefix_ladders``' first), then the bracket
     around the best so far is searched with each finer ratio in turn. ``cache`` (prefix size ->
     cost, for this ``hist`` and ``merges`` only) keeps costs across calls: filled and read.
@@ -226,19 +239,27 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     right = merges[:, 1].tolist()
     base = [int(c) for c in hist.tolist()]
 
-    def cost(h: list[int], k: int) -> float:
-        counts = np.asarray(h[: a + k], dtype=np.int64)
+    def cost(counts: np.ndarray, k: int) -> float:
         model_bits = 8 * len(pack_merges(merges[:k], a)) if k else 0
         return counts_cost_bits(counts) + model_bits
 
     pending: list = []
+    later: list = []
+    least = [float("inf")]  # the least exact cost this call has seen
+    # the histogram at each prefix this call costed (k -> its first a + k cells; the rest are 0):
+    # a later sweep starts from the least of them at or above its points instead of from all m
+    # merges (the same integers: unrolling is a function of the histogram above k). At most
+    # the ladder's points, each a + k cells: about 3.5 (a + m) integers on the first ladder.
+    states: dict[int, np.ndarray] = {}
 
     def sweep(ladder: list[int]) -> dict[int, float]:
-        # one pass from all m merges down to min(ladder), costing each ladder point
-        h = list(base)
+        # one pass from the least costed prefix at or above max(ladder) (else all m merges) down
+        # to min(ladder), costing each ladder point
+        points = sorted(set(ladder), reverse=True)
+        top = min((k for k in states if k >= points[0]), default=m)
+        h = list(base) if top == m else states[top].tolist() + [0] * (m - top)
         out = {}
-        top = m
-        for k in sorted(set(ladder), reverse=True):
+        for k in points:
             for t in range(a + top - 1, a + k - 1, -1):
                 c = h[t]
                 if c:
@@ -249,17 +270,34 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
             top = k
             if k in cache:
                 out[k] = cache[k]
-            elif bound and k > 0 and 0 in ladder:
-                counts = np.asarray(h[: a + k], dtype=np.int64)
-                model_bits = 8 * len(pack_merges(merges[:k], a))
-                pending.append((k, counts, _cost_lower_bound(counts) + model_bits, model_bits))
+                least[0] = min(least[0], cache[k])
+                continue
+            counts = np.asarray(h[: a + k], dtype=np.int64)
+            states[k] = counts
+            if k == 0:  # (always exact: the bounded probe compares its prefixes with it)
+                cache[k] = out[k] = cost(counts, k)
+                least[0] = min(least[0], out[k])
+                continue
+            model_bits = 8 * len(pack_merges(merges[:k], a))
+            low = _cost_lower_bound(counts) + model_bits
+            (pending if bound and 0 in ladder else later).append((low, k, counts, model_bits))
+        # the points costed exactly in the order of their lower bounds: one whose bound is above
+        # the least exact cost of this call cannot be the answer (nor tie it), and the brackets
+        # are the same (they follow the points, not their costs): its bound stands for its cost
+        # (not cached). The answer is the one of every point costed exactly.
+        for low, k, counts, model_bits in sorted(later, key=lambda t: t[:2]):
+            if low > least[0]:
+                out[k] = low
             else:
-                cache[k] = out[k] = cost(h, k)
-        for k, counts, low, model_bits in pending:
+                cache[k] = out[k] = counts_cost_bits(counts) + model_bits
+                least[0] = min(least[0], out[k])
+        later.clear()
+        for low, k, counts, model_bits in pending:
             if low >= out[0]:
                 out[k] = low  # cannot beat no merges (not cached: a bound, not a cost)
             else:
                 cache[k] = out[k] = counts_cost_bits(counts) + model_bits
+                least[0] = min(least[0], out[k])
         pending.clear()
         return out
 

@@ -411,6 +411,14 @@ class Settings:
     #: a candidate larger than the one without.
     fast_merge_sample: int = 1 << 12
     fast_merge_gain: float = 0.95
+    #: Level 1 trains a rated chain's merges on all its values only while a pair occurs at least
+    #: fast_merge_min_count times (the fit's min_count when larger): a merge's table entry costs
+    #: about two ids' bits, which a pair seen two or three times seldom repays. The run's merges
+    #: are those of the run to min_count 2 but near the cut (its last batches differ: 163 of 184,
+    #: 554 of 559 in common on test signals); best_prefix's ladder starts from fewer. On the
+    #: held-out data the prefixes kept ended at counts of 7 (respiration-systole), 18 (solar),
+    #: 71 (spo2-plux); spo2-plux trained 2 457 merges and kept 88.
+    fast_merge_min_count: int = 4
     #: A chain's merges are trained on all its values only when a training run on probe_sample
     #: of them keeps some (:func:`~ubpe.planner.replay.probe`).
     probe_sample: int = 1 << 14
