@@ -415,9 +415,11 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     bound = s.fast_size_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
     options: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # layout -> its "mag" options at the two rates
+    shared: dict = {}  # (rans.stream_bits of both layouts: the same counts, their parts made once)
     if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
         bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
-        rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a) if rated[("bare", "rans")] <= bound else None
+        rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a, shared) \
+            if rated[("bare", "rans")] <= bound else None
         if rans_bits is not None:
             costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("bare", "mag")] <= bound:
@@ -426,7 +428,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     dense = None
     if has_dense:
         dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
-        rans_bits = rans.stream_bits(where, used, span) if lp.dense_rans and rated[("dense", "rans")] <= bound \
+        rans_bits = rans.stream_bits(where, used, span, shared) if lp.dense_rans and rated[("dense", "rans")] <= bound \
             else None
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]

@@ -186,7 +186,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
-    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt)
+    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt, memo)
     return best
 
 
@@ -230,12 +230,14 @@ def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settin
 
 
 def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float], proxy: dict[int, float],
-                    s: Settings, memo: dict | None = None) -> float:
+                    s: Settings, memo: dict | None = None, passes: dict | None = None) -> float:
     """The lean search's estimate of level 1's container (for the writer's ``s.level1_within``):
     the smallest static estimate of the chains that decode fast (level 1's chains; the rough
     order-0 size of those the search pruned), or 0.0 (unknown: level 1 is planned) when level 1
     may train merges on one of them (:func:`~ubpe.planner.fast.merges_may_pay` on its output on
-    the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides)."""
+    the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides). ``memo``:
+    :func:`spelt_bytes`' memo; ``passes``: the search's memo of its statistics passes, whose ids
+    of an output are :func:`~ubpe.planner.fast.small_ids`' (the same array, not made again)."""
 
     fast = [i for i in range(len(chains)) if all(st.fast_inverse for st in chains[i])]
     if not fast:
@@ -249,7 +251,7 @@ def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float
             return 0.0
         if counts.shape[0] * s.fast_merge_repeats > y.shape[0]:
             continue
-        small = small_ids(y, y.shape[0])
+        small = small_ids(y, y.shape[0], passes)
         if small is not None and merges_may_pay(*small, s, proxy.get(i, rough[i]), out):
             return 0.0
     return out
