@@ -143,7 +143,7 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
         return memo[key][1]
     found = None
     if y.shape[0] and y.dtype.kind in "iu":
-        lo, hi = _bounds(y, memo)
+        lo, hi = bounds(y, memo)
         if hi - lo < 1 << 22 and hi < 1 << 63:
             counts = np.zeros(hi - lo + 1, np.int64)
             # (np.bincount's numbers, one pass reading the values in their width; ECG's d = y - lo
@@ -155,7 +155,7 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
     return found
 
 
-def _bounds(y: np.ndarray, memo: dict | None = None) -> tuple[int, int]:
+def bounds(y: np.ndarray, memo: dict | None = None) -> tuple[int, int]:
     """``(int(y.min()), int(y.max()))`` of the integers ``y`` (1-D, not empty), in one compiled
     pass where they are native and at most 32 bits (:func:`ubpe._kernels.l1plan.min_max`); kept
     in ``memo`` by the array's identity (with the array), as :func:`_histogram`'s."""
@@ -186,7 +186,7 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     is kept, from their sorted copy (the same counts: its runs, :func:`ubpe._kernels.tally.run_counts`;
     the histogram is made if :func:`static_parts` asks for it)."""
     if (memo is None or ("histogram", id(y)) not in memo) and y.dtype.kind in "iu":
-        lo, hi = _bounds(y, memo)
+        lo, hi = bounds(y, memo)
         if hi - lo >= _SORT_SPAN * y.shape[0] and hi - lo < 1 << 22 and hi < 1 << 63:
             sorted_y = np.sort(y)
             out = np.empty(y.shape[0], np.int64)
