@@ -298,3 +298,30 @@ def test_mult_detect_unchanged_on_windows_and_dtypes():
         assert predict._mult_detect(x.astype(dtype)) == (4, 3)
     assert predict._mult_detect((x + 2**40).astype(np.uint64)) == (4, 3)
     assert predict._mult_detect(rng.integers(-3000, 3000, n).astype(np.int16)) == (1, 0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(streams, st.integers(0, 3))
+def test_stream_bits_shared_between_layouts_is_the_same(spec, gap):
+    # a chain's bare ids (0 .. a-1) and dense ids (the values present, spread over a span) share
+    # their counts: stream_bits with a shared dict gives each layout's own numbers, whichever
+    # comes first, and a dict handed another array of counts starts again
+    seed, n, vocab, kind = spec
+    x = _stream(seed, n, vocab, kind)
+    counts = np.bincount(x, minlength=vocab).astype(np.int64)
+    where = np.flatnonzero(counts) * (1 + gap)
+    if where.size < 2:
+        return
+    used = counts[counts > 0]
+    a, span = where.size, int(where[-1]) + 1
+    bare = np.arange(a, dtype=np.int64)
+    want = (E.stream_bits(bare, used, a), E.stream_bits(where, used, span))
+    shared: dict = {}
+    assert (E.stream_bits(bare, used, a, shared), E.stream_bits(where, used, span, shared)) == want
+    shared = {}
+    assert (E.stream_bits(where, used, span, shared), E.stream_bits(bare, used, a, shared)) == want[::-1]
+    other = used.copy()
+    other[0] += 7
+    assert E.stream_bits(bare, other, a, shared) == E.stream_bits(bare, other, a)
+    assert E.stream_bits(where, used, span, shared) == want[1]
+    assert E._rans_model(where, used, span, E._quantized(used))[3:5] == E._rans_model(where, used, span)[3:5]

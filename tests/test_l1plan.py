@@ -370,7 +370,7 @@ def test_value_counts_of_a_wide_span_by_sorting_are_the_histograms(seed, n, dtyp
     memo: dict = {}
     got = fast._value_counts(y, memo)  # (sorted where the span is wide, else the histogram's)
     assert got.dtype == np.int64 and np.array_equal(got, want)
-    assert fast._bounds(y, memo) == (int(y.min()), int(y.max()))
+    assert fast.bounds(y, memo) == (int(y.min()), int(y.max()))
     if fast._histogram(y, memo) is not None:  # (and the histogram made after it: the same)
         assert np.array_equal(fast._value_counts(y, memo), want)
 

@@ -70,6 +70,8 @@ def test_shared_histogram_gives_the_same_counts_and_ids(seed, n, span, dtype):
     hi = min(lo + span, int(np.iinfo(dtype).max))
     y = rng.integers(lo, hi, n, endpoint=True).astype(dtype)
     memo: dict = {}
+    assert fast.bounds(y) == fast.bounds(y, memo) == (int(y.min()), int(y.max()))
+    assert np.array_equal(value_counts(y, fast.bounds(y, memo)), value_counts(y))  # (the lean search's screen)
     assert np.array_equal(fast._value_counts(y, memo), value_counts(y))
     h = fast._histogram(y, memo)
     assert (h is None) == (int(y.max()) - int(y.min()) >= 1 << 22)

@@ -95,3 +95,35 @@ def test_lean_close_large_decides_the_finalists_from_lean_cm_large_values():
         return rec.cm_runs().count(3000)
 
     assert sampled_runs(lean_close_large=1.5, lean_close=1.0) > sampled_runs(lean_close_large=1.0, lean_close=1.5)
+
+
+def test_level1_estimate_reuses_the_search_passes_exactly(monkeypatch):
+    """The lean search hands its statistics passes to ``level1_estimate``: ``small_ids`` then
+    reads the ids a pass made (the same array as made afresh) and the estimate is the same as
+    without them, on outputs that rate merges and on those that do not."""
+    from ubpe.planner import fast, lean
+
+    rng = np.random.default_rng(11)
+    motif = np.tile(np.array([3, -1, 4, 1, 5, 9, -2, 6], np.int16), 400)
+    xs = [_ecg_like()[:3000], motif, (motif + rng.integers(-1, 2, motif.size)).astype(np.int16),
+          (rng.laplace(0, 40, 2500)).astype(np.int16)]
+    calls = []
+
+    def checked(y, limit, memo=None):
+        got, want = fast.small_ids(y, limit, memo), fast.small_ids(y, limit)
+        assert (got is None) == (want is None)
+        if got is not None:
+            assert got[1] == want[1] and got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
+        calls.append(memo is not None and id(y) in memo)
+        return got
+
+    monkeypatch.setattr(lean, "small_ids", checked)
+    for x in xs:
+        with_passes, _ = _lean_candidate(x)
+        monkeypatch.setattr(lean, "level1_estimate",
+                            lambda *a, _f=lean.level1_estimate: _f(*a[:6]))  # (no passes)
+        without, _ = _lean_candidate(x)
+        monkeypatch.undo()
+        monkeypatch.setattr(lean, "small_ids", checked)
+        assert with_passes.level1_estimate == without.level1_estimate
+    assert any(calls)  # some ids came from a pass

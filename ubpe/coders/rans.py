@@ -119,7 +119,7 @@ def _table_bits(ids: np.ndarray, codes: np.ndarray, vocab_size: int) -> int:
     return _k.table_encode(ids, codes, vocab_size, 0, _EMPTY_U8) + _runs_saving(ids, codes, vocab_size)
 
 
-def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
+def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int, quantized: tuple | None = None) \
         -> tuple[int, np.ndarray, np.ndarray, int, float, int]:
     """Pick the count quantisation q of ``Q_CANDIDATES`` minimising table bits + payload
     cross-entropy (ties keep the earlier q). ``ids``: the used ids (increasing), ``counts``
@@ -133,24 +133,10 @@ def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
     (:func:`_runs_saving`); a q whose cross-entropy alone already reaches the best total is not
     sized (its table bits, >= 0, cannot make it win). A q >= 1 under which every count is below
     2**(q + 1) codes each count as itself, q = 0's row again, which wins their tie: it is not
-    built (the small counts of a large alphabet: most q).
+    built (the small counts of a large alphabet: most q). ``quantized``: :func:`_quantized` of
+    these counts, when the caller has it (the same numbers).
     """
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    top = int(counts.max())
-    qs = [q for q in Q_CANDIDATES if (top >= 2 << q if q else top < MAX_COUNT_CODE)]
-    codes = np.empty((len(qs), counts.size), dtype=np.int64)
-    model = np.empty_like(codes)  # _dequantize of each row, from the same kernel pass
-    for j, q in enumerate(qs):
-        if q:
-            _k.quantize_counts(counts, q, codes[j], model[j])
-        else:
-            codes[j] = model[j] = counts
-    keep = codes.max(axis=1) < MAX_COUNT_CODE
-    if not keep.all():
-        codes, model = codes[keep], model[keep]
-        qs = [q for q, kept in zip(qs, keep.tolist()) if kept]
-    mf = model.astype(np.float64)
-    ces = (counts * np.log2(mf.sum(axis=1, keepdims=True) / mf)).sum(axis=1).tolist()
+    qs, codes, model, ces = _quantized(counts) if quantized is None else quantized
     best = None
     saving = None
     for j, q in enumerate(qs):
@@ -167,6 +153,29 @@ def _rans_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) \
     assert best is not None and saving is not None
     j = best[1]
     return qs[j], codes[j], model[j], best[2], best[3], 1 if saving < 0 else 0
+
+
+def _quantized(counts: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray, list[float]]:
+    """The part of :func:`_rans_model` that depends on the counts alone (not on the ids nor the
+    vocabulary): the q of ``Q_CANDIDATES`` it weighs, each q's codes and model (a row each,
+    int64) and payload cross-entropy (floats), as ``_rans_model`` computes them."""
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    top = int(counts.max())
+    qs = [q for q in Q_CANDIDATES if (top >= 2 << q if q else top < MAX_COUNT_CODE)]
+    codes = np.empty((len(qs), counts.size), dtype=np.int64)
+    model = np.empty_like(codes)  # _dequantize of each row, from the same kernel pass
+    for j, q in enumerate(qs):
+        if q:
+            _k.quantize_counts(counts, q, codes[j], model[j])
+        else:
+            codes[j] = model[j] = counts
+    keep = codes.max(axis=1) < MAX_COUNT_CODE
+    if not keep.all():
+        codes, model = codes[keep], model[keep]
+        qs = [q for q, kept in zip(qs, keep.tolist()) if kept]
+    mf = model.astype(np.float64)
+    ces = (counts * np.log2(mf.sum(axis=1, keepdims=True) / mf)).sum(axis=1).tolist()
+    return qs, codes, model, ces
 
 
 def _choose_model(ids: np.ndarray, counts: np.ndarray, vocab_size: int) -> tuple[int, np.ndarray, int, float]:
@@ -274,15 +283,27 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
             "payload": np.ascontiguousarray(out[start:], "<u4").tobytes()}
 
 
-def stream_bits(ids: np.ndarray, used: np.ndarray, vocab_size: int) -> float | None:
+def stream_bits(ids: np.ndarray, used: np.ndarray, vocab_size: int, shared: dict | None = None) -> float | None:
     """Bits of the "rans" stream :func:`encode` writes for tokens whose used ids ``ids``
     (increasing, in ``[0, vocab_size)``) occur ``used`` times each (int64, at least two ids):
     its table and its payload (cross-entropy plus the flush, in whole words), as ``encode``
     chooses them, without coding; None when rANS cannot code them. (The map's framing, a few
-    dozen bytes, is not counted.)"""
+    dozen bytes, is not counted.) ``shared``: a dict the caller keeps while it sizes the same
+    counts under other ids (a chain's bare and dense ids): what depends on the counts alone
+    (:func:`_quantized`, and :func:`_rans_pb` of each q chosen) is computed once, kept there with
+    the array ``used`` (the same numbers)."""
     n = int(used.sum())
-    _, _, model_counts, tbits, _, _ = _rans_model(ids, used, vocab_size)
-    choice = _rans_pb(used, model_counts, n)
+    if shared is None:
+        _, _, model_counts, tbits, _, _ = _rans_model(ids, used, vocab_size)
+        choice = _rans_pb(used, model_counts, n)
+    else:
+        if shared.get("used") is not used:  # (by identity: the dict is for one array of counts)
+            shared.clear()
+            shared["used"], shared["quantized"] = used, _quantized(used)
+        q, _, model_counts, tbits, _, _ = _rans_model(ids, used, vocab_size, shared["quantized"])
+        if ("pb", q) not in shared:
+            shared["pb", q] = _rans_pb(used, model_counts, n)
+        choice = shared["pb", q]
     if choice is None:
         return None
     return 8.0 * ((tbits + 7) // 8) + 32.0 * math.ceil((choice[1] + ANS_OVERHEAD_BITS) / 32.0)

@@ -14,10 +14,11 @@ from .candidates import Candidate, dense_fits
 from .settings import Settings
 
 
-def value_counts(y: np.ndarray) -> np.ndarray:
+def value_counts(y: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
     """How many times each distinct value of ``y`` (1-D integers, not empty) occurs, in value
-    order: a histogram over their span when it is narrow, else ``np.unique``'s counts."""
-    lo, hi = int(y.min()), int(y.max())
+    order: a histogram over their span when it is narrow, else ``np.unique``'s counts.
+    ``bounds``: ``(int(y.min()), int(y.max()))`` when the caller has them."""
+    lo, hi = (int(y.min()), int(y.max())) if bounds is None else bounds
     if hi - lo < 1 << 22 and hi < 1 << 63:
         # (one compiled pass: np.bincount(np.subtract(y, lo, dtype=np.int64)) and its non-zero cells)
         return _tally.span_counts(np.ascontiguousarray(y, dtype=y.dtype.newbyteorder("=")), lo, hi - lo + 1)

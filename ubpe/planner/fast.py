@@ -143,7 +143,7 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
         return memo[key][1]
     found = None
     if y.shape[0] and y.dtype.kind in "iu":
-        lo, hi = _bounds(y, memo)
+        lo, hi = bounds(y, memo)
         if hi - lo < 1 << 22 and hi < 1 << 63:
             counts = np.zeros(hi - lo + 1, np.int64)
             # (np.bincount's numbers, one pass reading the values in their width; ECG's d = y - lo
@@ -155,7 +155,7 @@ def _histogram(y: np.ndarray, memo: dict | None) -> tuple[int, int, np.ndarray] 
     return found
 
 
-def _bounds(y: np.ndarray, memo: dict | None = None) -> tuple[int, int]:
+def bounds(y: np.ndarray, memo: dict | None = None) -> tuple[int, int]:
     """``(int(y.min()), int(y.max()))`` of the integers ``y`` (1-D, not empty), in one compiled
     pass where they are native and at most 32 bits (:func:`ubpe._kernels.l1plan.min_max`); kept
     in ``memo`` by the array's identity (with the array), as :func:`_histogram`'s."""
@@ -186,7 +186,7 @@ def _value_counts(y: np.ndarray, memo: dict | None) -> np.ndarray:
     is kept, from their sorted copy (the same counts: its runs, :func:`ubpe._kernels.tally.run_counts`;
     the histogram is made if :func:`static_parts` asks for it)."""
     if (memo is None or ("histogram", id(y)) not in memo) and y.dtype.kind in "iu":
-        lo, hi = _bounds(y, memo)
+        lo, hi = bounds(y, memo)
         if hi - lo >= _SORT_SPAN * y.shape[0] and hi - lo < 1 << 22 and hi < 1 << 63:
             sorted_y = np.sort(y)
             out = np.empty(y.shape[0], np.int64)
@@ -415,9 +415,11 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     bound = s.fast_size_clear * min(rated.values())
     costs: dict[tuple[str, str], float] = {}
     options: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # layout -> its "mag" options at the two rates
+    shared: dict = {}  # (rans.stream_bits of both layouts: the same counts, their parts made once)
     if rated[("bare", "rans")] <= bound or rated[("bare", "mag")] <= bound:
         bare_field = len(msgpack.packb(alphabet_field(alphabet), use_bin_type=True))
-        rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a) if rated[("bare", "rans")] <= bound else None
+        rans_bits = rans.stream_bits(np.arange(a, dtype=np.int64), used, a, shared) \
+            if rated[("bare", "rans")] <= bound else None
         if rans_bits is not None:
             costs[("bare", "rans")] = bare_field + rans_bits / 8.0 + _FRAMING["rans"]
         if rated[("bare", "mag")] <= bound:
@@ -426,7 +428,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
     dense = None
     if has_dense:
         dense_field = len(msgpack.packb({"n": span, "lo": lo, "w": 0, "gaps": b""}, use_bin_type=True))
-        rans_bits = rans.stream_bits(where, used, span) if lp.dense_rans and rated[("dense", "rans")] <= bound \
+        rans_bits = rans.stream_bits(where, used, span, shared) if lp.dense_rans and rated[("dense", "rans")] <= bound \
             else None
         if rans_bits is not None:
             costs[("dense", "rans")] = dense_field + rans_bits / 8.0 + _FRAMING["rans"]

@@ -14,7 +14,7 @@ from .candidates import (
     ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated,
     forward_shared, run_threads, windows,
 )
-from .fast import costed_candidates, fast_stages, layouts, merges_may_pay, params_bytes, small_ids, static_parts
+from .fast import bounds, costed_candidates, fast_stages, layouts, merges_may_pay, params_bytes, small_ids, static_parts
 from .estimates import order0_bytes, raw_learnable, static_estimate, value_counts
 from .search import screen_sample, screened_size
 from .settings import Settings
@@ -68,10 +68,13 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
         screen_chains = [fast_stages(chain, s, screen=True) for chain in chains]
 
+    memo: dict = {}  # the compiled statistics passes over the chains' outputs (fast._layout_pass), their bounds
+
     def front(i: int) -> tuple[np.ndarray, list[dict], float, np.ndarray | None]:
         y, record = forward_shared(inputs, screen_chains, i, outputs)
         y = np.ascontiguousarray(y).reshape(-1)
-        counts = value_counts(y) if y.shape[0] and y.dtype.kind in "iu" else None
+        # (the bounds in one compiled pass, kept for the estimate's: fast.bounds)
+        counts = value_counts(y, bounds(y, memo)) if y.shape[0] and y.dtype.kind in "iu" else None
         # the stages' params count too ("rank" keeps its table there, not in the alphabet)
         return y, record, order0_bytes(y, s, counts) * scale + len(msgpack.packb(record, use_bin_type=True)), counts
 
@@ -84,7 +87,6 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     learnable = x.size <= s.lean_small or raw_learnable(screened[0][0], s, screened[0][3])
     alive = [i for i in range(len(chains)) if rough[i] <= prune * min(rough) or
              (i == 0 and learnable and (rough[i] <= s.lean_prune_first * min(rough) or x.size <= s.lean_small))]
-    memo: dict = {}  # the compiled statistics passes over the chains' outputs (fast._layout_pass)
     spelt: dict = {}  # the params' spellings (spelt_bytes)
     estimates = dict(zip(alive, run_threads(lambda i: compiled_estimate(screened[i][1], screened[i][0], scale, s, memo,
                                                                         spelt),
@@ -186,7 +188,7 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
     # in chain order, each chain's static candidates before its context-mixing one (ties: the earlier)
     cands = [c for i in finalists for c in static_of.get(i, []) + ([cm_of[i]] if i in cm_of else [])]
     best = min(((size, j, c) for j, (c, size) in enumerate(cands)), key=lambda t: t[:2])[2]
-    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt)
+    best.level1_estimate = level1_estimate(chains, screened, rough, proxy, s, spelt, memo)
     return best
 
 
@@ -221,8 +223,10 @@ def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settin
     them; here as ``static_estimate`` does, msgpack's spelling); ``memo``: the passes, by array;
     ``spelt``: :func:`spelt_bytes`' memo."""
 
-    if y.shape[0] == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2 or \
-            int(y.max()) - int(y.min()) >= 1 << 22 or int(y.max()) >= 1 << 63:
+    if y.shape[0] == 0 or y.dtype.kind not in "iu" or len(s.estimate_rates) != 2:
+        return static_estimate(record, y, scale, s)
+    lo, hi = bounds(y, memo)  # (kept in memo by the array: front's, static_parts')
+    if hi - lo >= 1 << 22 or hi >= 1 << 63:
         return static_estimate(record, y, scale, s)  # (static_parts would fall back to it)
     parts = static_parts(record, y, scale, s, memo)
     extra = spelt_bytes(record, {} if spelt is None else spelt, memo)
@@ -230,12 +234,14 @@ def compiled_estimate(record: list[dict], y: np.ndarray, scale: float, s: Settin
 
 
 def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float], proxy: dict[int, float],
-                    s: Settings, memo: dict | None = None) -> float:
+                    s: Settings, memo: dict | None = None, passes: dict | None = None) -> float:
     """The lean search's estimate of level 1's container (for the writer's ``s.level1_within``):
     the smallest static estimate of the chains that decode fast (level 1's chains; the rough
     order-0 size of those the search pruned), or 0.0 (unknown: level 1 is planned) when level 1
     may train merges on one of them (:func:`~ubpe.planner.fast.merges_may_pay` on its output on
-    the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides)."""
+    the screen's sample, as :func:`~ubpe.planner.fast.fast_plan` decides). ``memo``:
+    :func:`spelt_bytes`' memo; ``passes``: the search's memo of its statistics passes, whose ids
+    of an output are :func:`~ubpe.planner.fast.small_ids`' (the same array, not made again)."""
 
     fast = [i for i in range(len(chains)) if all(st.fast_inverse for st in chains[i])]
     if not fast:
@@ -249,7 +255,7 @@ def level1_estimate(chains: list[list[Stage]], screened: list, rough: list[float
             return 0.0
         if counts.shape[0] * s.fast_merge_repeats > y.shape[0]:
             continue
-        small = small_ids(y, y.shape[0])
+        small = small_ids(y, y.shape[0], passes)
         if small is not None and merges_may_pay(*small, s, proxy.get(i, rough[i]), out):
             return 0.0
     return out
