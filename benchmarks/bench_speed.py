@@ -72,7 +72,8 @@ def _timed(fn) -> tuple[float, float, object]:
 
 def measure_input(x: np.ndarray, rate: int, rounds: int, tmp: str, codecs: list[str]) -> dict:
     """Best-of-``rounds`` CPU and wall seconds and sizes of every codec on ``x``, alternated."""
-    from pcodec import ChunkConfig, standalone
+    if "pcodec" in codecs:  # (imported only when asked for: main() skips it, with a note, when missing)
+        from pcodec import ChunkConfig, standalone
 
     flac = Flac(x, rate, tempfile.mkdtemp(dir=tmp)) if "flac-8" in codecs else None
     wv = WavPack(x, rate, tempfile.mkdtemp(dir=tmp)) if "wavpack-hhx6" in codecs else None
