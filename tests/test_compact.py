@@ -19,6 +19,7 @@ from common import _SUBSTITUTES, assert_same_array, check_truncations
 from conftest import examples
 from ubpe import compress, decompress, describe
 from ubpe.format import container
+from ubpe.format.groups import GROUPS_MAGIC
 
 K = {name: i for i, name in enumerate(container.KEYS)}  # key name -> number
 
@@ -73,10 +74,15 @@ def test_round_trips_are_exact_and_the_named_fields_pack_to_the_same_bytes(x, le
     if x.ndim == 2 and x.shape[1] > x.shape[0]:
         x = x.T
     data = compress(x, level=level)
-    assert data[:5] == b"ubpe\x01"
     assert_same_array(decompress(data), x)
-    assert container.pack(container.fields_of(data)) == data
     info = describe(data)
+    if data[:4] == GROUPS_MAGIC:  # (channels grouped where that is smaller, "Grouped containers" in
+        # docs/format.md: its own prefix, version 1, and its groups' containers inside; a CI run drew
+        # 56 x 19 sparse uint64 values grouped at level 1)
+        assert data[4] == 1 and info.size == len(data) and info.groups >= 2
+        return
+    assert data[:5] == b"ubpe\x01"
+    assert container.pack(container.fields_of(data)) == data
     assert info.header + info.model + info.freq + info.payload == info.size == len(data)
 
 
