@@ -504,3 +504,62 @@ def test_digit_screen_is_the_numpy_bound(seed, n, shape):
     assert bool(found) == bool(maybe.any())
     zero = np.zeros_like(digits)
     assert not l1plan.digit_screen(zero, mult._LOG2_BASES, threshold, maybe) and not maybe.any()
+
+
+def _former_has_grid(x):
+    from ubpe.planner.chains import _unsigned_order
+
+    for row in x:
+        u = _unsigned_order(row)
+        if int(np.gcd.reduce(u - u.min())) > 1:
+            return True
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 700), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4"]),
+       st.integers(1, 9), st.integers(0, 3), st.integers(1, 3))
+def test_has_grid_and_spread_gcd_are_the_numpy_gcds(seed, n, dtype, step, shape, channels):
+    from ubpe.planner.chains import has_grid
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    k = rng.integers(0, max(2, (int(info.max) - int(info.min)) // step // 2), (channels, n))
+    x = info.min + step * k + (rng.integers(0, 3) if shape < 3 else 0)
+    if shape == 1:  # one value off the grid, late
+        x[-1, -1] += 1
+    elif shape == 2:  # the extremes
+        x = rng.choice([info.min, info.max], (channels, n))
+    x = np.clip(x, info.min, info.max).astype(dtype)
+    for row in x:
+        u = row.astype(np.int64)
+        for m in (1, min(256, n), n):
+            assert l1plan.spread_gcd(row, m) == int(np.gcd.reduce(u[:m] - u[:m].min()))
+    assert has_grid(x) == _former_has_grid(x)
+
+
+def test_built_chain_builds_the_predictors_once_and_the_same_stages():
+    from ubpe.frontend.chains import PREDICTORS, build_chain, built_chain
+    from ubpe.planner.candidates import stage_key
+
+    for name, spec in PREDICTORS.items():
+        a, b = built_chain(spec), built_chain(spec)
+        assert a is not b and len(a) == len(b) == len(spec)
+        assert all(s is t for s, t in zip(a, b))  # (built once)
+        fresh = build_chain(spec)
+        assert [stage_key(s, {}) for s in a] == [stage_key(s, {}) for s in fresh], name
+    other = (("grid", {}),) + PREDICTORS["delta1"]  # (a spec not of PREDICTORS: built each time)
+    if all(other is not v for v in PREDICTORS.values()):
+        assert all(s is not t for s, t in zip(built_chain(other), built_chain(other)))
+
+
+def test_automatic_chains_write_the_same_bytes_twice_and_as_forced_built_stages():
+    import ubpe
+
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.integers(-40, 41, 3000)).astype(np.int16)
+    grid = (4 * np.cumsum(rng.integers(-5, 6, 2000)) + 3).astype(np.int32)
+    for v in (x, grid, np.stack([x[:2000], grid.astype(np.int16)], axis=1)):
+        a = ubpe.compress(v, level=1, threads=1)
+        b = ubpe.compress(v, level=1, threads=1)
+        assert a == b and np.array_equal(ubpe.decompress(a), v)

@@ -290,3 +290,24 @@ def digit_screen(digits, log2_bases, threshold, maybe):
         maybe[i] = log2_bases[i] - h >= threshold
         found |= maybe[i]
     return found
+
+
+@njit(cache=True, nogil=True)
+def spread_gcd(y, n):
+    """The gcd of ``y[i] - min(y[:n])`` for ``i < n`` (``y`` 1-D integers of at most 32 bits,
+    ``1 <= n <= y.shape[0]``; 0 when those values are all equal): ``np.gcd.reduce`` of the
+    differences to their least, stopping at 1 (``has_grid``'s test, about six numpy calls a
+    channel)."""
+    lo = np.int64(y[0])
+    for i in range(1, n):
+        lo = min(lo, np.int64(y[i]))
+    g = np.int64(0)
+    for i in range(n):
+        b = np.int64(y[i]) - lo
+        a = g
+        while b:
+            a, b = b, a % b
+        g = a
+        if g == 1:
+            break
+    return g
