@@ -563,3 +563,31 @@ def test_automatic_chains_write_the_same_bytes_twice_and_as_forced_built_stages(
         a = ubpe.compress(v, level=1, threads=1)
         b = ubpe.compress(v, level=1, threads=1)
         assert a == b and np.array_equal(ubpe.decompress(a), v)
+
+
+def _former_mag_choice(ces, raw_bits, tbitss):
+    totals = ces + raw_bits + tbitss
+    least = float(totals.min())
+    near = totals <= least + max(8.0, 5e-4 * least)
+    j = int(np.argmax(near.any(axis=0)))
+    rows = np.flatnonzero(near[:, j])
+    i = int(rows[np.argmin(totals[rows, j])])
+    return i, j, float(totals[i, j])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 20), st.integers(0, 1 << 40), st.integers(0, 3))
+def test_mag_choice_is_numpys(seed, rows, cols, raw, shape):
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** int(rng.integers(0, 8))
+    ces = rng.random((rows, cols)) * scale
+    tb = rng.integers(0, 64, (rows, cols)).astype(np.int64)
+    if shape == 1:  # ties
+        ces = np.round(ces)
+    elif shape == 2:  # near options in several columns
+        ces = scale + rng.integers(0, 20, (rows, cols)).astype(np.float64)
+    elif shape == 3:  # all equal
+        ces[:] = ces[0, 0]
+        tb[:] = tb[0, 0]
+    i, j, total = l1plan.mag_choice(ces, raw, tb)
+    assert (int(i), int(j), float(total)) == _former_mag_choice(ces, raw, tb)

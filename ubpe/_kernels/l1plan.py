@@ -311,3 +311,31 @@ def spread_gcd(y, n):
         if g == 1:
             break
     return g
+
+
+@njit(cache=True, nogil=True)
+def mag_choice(ces, raw_bits, tbitss):
+    """The "mag" coder's option ``(i, j, total)`` (rate row, precision column, its total) of ``totals = ces +
+    raw_bits + tbitss`` (``ces`` float64, ``tbitss`` int64, both 2-D of one shape, not empty;
+    each total the same two float64 additions as numpy's): the least column ``j`` holding a total
+    within ``max(8.0, 5e-4 * least)`` of the least, then the row of least total in that column
+    (the first on ties): ``ubpe.coders.mag._encode_mag``'s numpy choice in one call."""
+    raw = np.float64(raw_bits)
+    nr, nc = ces.shape
+    totals = np.empty((nr, nc), np.float64)
+    least = np.inf
+    for i in range(nr):
+        for j in range(nc):
+            v = (ces[i, j] + raw) + np.float64(tbitss[i, j])
+            totals[i, j] = v
+            if v < least:
+                least = v
+    cut = least + max(8.0, 5e-4 * least)
+    for j in range(nc):
+        best = -1
+        for i in range(nr):
+            if totals[i, j] <= cut and (best < 0 or totals[i, j] < totals[best, j]):
+                best = i
+        if best >= 0:
+            return best, j, totals[best, j]
+    return -1, -1, np.nan
