@@ -413,3 +413,181 @@ def test_mult_split_is_numpys_floor_divmod(seed, n, dtype, base, where):
     assert q.dtype == want_q.dtype and r.dtype == want_r.dtype
     assert np.array_equal(q, want_q) and np.array_equal(r, want_r)
     assert np.array_equal(mult.mult_inverse(q, r, base, offset, x.dtype.newbyteorder("=")), x)
+
+
+# ---- level1-short-2.md: a short file's glue in one compiled call, the same numbers
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=400), st.sampled_from(["i8", "i4", "u2", "f8"]))
+def test_nonzero_ids_is_flatnonzero(cells, dtype):
+    counts = np.array(cells, dtype=dtype)
+    out = np.empty(counts.shape[0], np.intp)
+    got = out[:l1plan.nonzero_ids(counts, out)]
+    assert np.array_equal(got, np.flatnonzero(counts)) and got.dtype == np.flatnonzero(counts).dtype
+
+
+class _FlatNonzero:
+    """``l1plan`` as encode_stream used it before: its used ids from ``np.flatnonzero``."""
+
+    def __getattr__(self, name):
+        return getattr(l1plan, name)
+
+    @staticmethod
+    def nonzero_ids(counts, out):
+        ids = np.flatnonzero(counts)
+        out[:ids.size] = ids
+        return ids.size
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(2, 70000))
+def test_encode_stream_is_the_flatnonzero_ones(seed, n, vocab):
+    import ubpe.coders as coders
+
+    rng = np.random.default_rng(seed)
+    tokens = np.minimum(rng.geometric(1.0 / max(vocab // 50, 2), n) - 1, vocab - 1).astype(np.int32)
+    got = coders.encode_stream(tokens, vocab)
+    saved = coders._l1plan
+    coders._l1plan = _FlatNonzero()
+    try:
+        want = coders.encode_stream(tokens, vocab)
+    finally:
+        coders._l1plan = saved
+    assert got == want
+    assert np.array_equal(coders.decode_stream(got, vocab), tokens)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, (1 << 22) - 1), min_size=0, max_size=300), st.integers(-(1 << 40), 1 << 40))
+def test_gap_bit_count_is_the_frexp_sum(gaps, start):
+    where = start + np.concatenate(([0], np.cumsum(np.array(gaps, np.int64)))).astype(np.int64)
+    d = np.diff(where)
+    want = 2 * int(np.frexp(d.astype(np.float64))[1].sum()) - d.size if d.size else 0
+    assert l1plan.gap_bit_count(where) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 20), st.integers(0, (1 << 40)))
+def test_least_total_is_numpys_float(seed, rows, cols, raw):
+    from ubpe.planner.fast import _mag_bits
+
+    rng = np.random.default_rng(seed)
+    ces = rng.random((rows, cols)) * 10.0 ** rng.integers(0, 9)
+    tb = rng.integers(0, 1 << 30, (rows, cols)).astype(np.int64)
+    want = float((ces + raw + tb).min())
+    assert l1plan.least_total(ces, raw, tb) == want
+    got = _mag_bits((ces, tb), raw)
+    assert type(got) is float and got == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(16, 5000), st.integers(0, 2))
+def test_digit_screen_is_the_numpy_bound(seed, n, shape):
+    rng = np.random.default_rng(seed)
+    if shape == 0:
+        x = rng.integers(-30000, 30000, n)
+    elif shape == 1:
+        x = np.cumsum(rng.integers(-3, 4, n))
+    else:  # a skewed low digit
+        base = int(rng.choice([2, 4, 7, 16, 60]))
+        x = base * rng.integers(-200, 200, n) + np.where(rng.random(n) < 0.1, rng.integers(0, base, n), 1)
+    digits = mult._digit_histograms_of(x.astype(np.int32))
+    bound = np.log2(np.array(mult.MULT_BASES, dtype=np.float64)) - mult._digit_entropies(digits)
+    threshold = mult.MULT_MIN_GAIN - mult._SCREEN_MARGIN
+    maybe = np.empty(len(mult.MULT_BASES), np.bool_)
+    found = l1plan.digit_screen(digits, mult._LOG2_BASES, threshold, maybe)
+    # the same decisions wherever the bound is not within 1e-12 of the threshold (it never is
+    # here: the screen's margin is 1e-6), and the same answer
+    far = np.abs(bound - threshold) > 1e-12
+    assert np.array_equal(maybe[far], (bound >= threshold)[far])
+    assert bool(found) == bool(maybe.any())
+    zero = np.zeros_like(digits)
+    assert not l1plan.digit_screen(zero, mult._LOG2_BASES, threshold, maybe) and not maybe.any()
+
+
+def _former_has_grid(x):
+    from ubpe.planner.chains import _unsigned_order
+
+    for row in x:
+        u = _unsigned_order(row)
+        if int(np.gcd.reduce(u - u.min())) > 1:
+            return True
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 700), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4"]),
+       st.integers(1, 9), st.integers(0, 3), st.integers(1, 3))
+def test_has_grid_and_spread_gcd_are_the_numpy_gcds(seed, n, dtype, step, shape, channels):
+    from ubpe.planner.chains import has_grid
+
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    k = rng.integers(0, max(2, (int(info.max) - int(info.min)) // step // 2), (channels, n))
+    x = info.min + step * k + (rng.integers(0, 3) if shape < 3 else 0)
+    if shape == 1:  # one value off the grid, late
+        x[-1, -1] += 1
+    elif shape == 2:  # the extremes
+        x = rng.choice([info.min, info.max], (channels, n))
+    x = np.clip(x, info.min, info.max).astype(dtype)
+    for row in x:
+        u = row.astype(np.int64)
+        for m in (1, min(256, n), n):
+            assert l1plan.spread_gcd(row, m) == int(np.gcd.reduce(u[:m] - u[:m].min()))
+    assert has_grid(x) == _former_has_grid(x)
+
+
+def test_built_chain_builds_the_predictors_once_and_the_same_stages():
+    from ubpe.frontend.chains import PREDICTORS, build_chain, built_chain
+    from ubpe.planner.candidates import stage_key
+
+    for name, spec in PREDICTORS.items():
+        a, b = built_chain(spec), built_chain(spec)
+        assert a is not b and len(a) == len(b) == len(spec)
+        assert all(s is t for s, t in zip(a, b))  # (built once)
+        fresh = build_chain(spec)
+        assert [stage_key(s, {}) for s in a] == [stage_key(s, {}) for s in fresh], name
+    other = (("grid", {}),) + PREDICTORS["delta1"]  # (a spec not of PREDICTORS: built each time)
+    if all(other is not v for v in PREDICTORS.values()):
+        assert all(s is not t for s, t in zip(built_chain(other), built_chain(other)))
+
+
+def test_automatic_chains_write_the_same_bytes_twice_and_as_forced_built_stages():
+    import ubpe
+
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.integers(-40, 41, 3000)).astype(np.int16)
+    grid = (4 * np.cumsum(rng.integers(-5, 6, 2000)) + 3).astype(np.int32)
+    for v in (x, grid, np.stack([x[:2000], grid.astype(np.int16)], axis=1)):
+        a = ubpe.compress(v, level=1, threads=1)
+        b = ubpe.compress(v, level=1, threads=1)
+        assert a == b and np.array_equal(ubpe.decompress(a), v)
+
+
+def _former_mag_choice(ces, raw_bits, tbitss):
+    totals = ces + raw_bits + tbitss
+    least = float(totals.min())
+    near = totals <= least + max(8.0, 5e-4 * least)
+    j = int(np.argmax(near.any(axis=0)))
+    rows = np.flatnonzero(near[:, j])
+    i = int(rows[np.argmin(totals[rows, j])])
+    return i, j, float(totals[i, j])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 20), st.integers(0, 1 << 40), st.integers(0, 3))
+def test_mag_choice_is_numpys(seed, rows, cols, raw, shape):
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** int(rng.integers(0, 8))
+    ces = rng.random((rows, cols)) * scale
+    tb = rng.integers(0, 64, (rows, cols)).astype(np.int64)
+    if shape == 1:  # ties
+        ces = np.round(ces)
+    elif shape == 2:  # near options in several columns
+        ces = scale + rng.integers(0, 20, (rows, cols)).astype(np.float64)
+    elif shape == 3:  # all equal
+        ces[:] = ces[0, 0]
+        tb[:] = tb[0, 0]
+    i, j, total = l1plan.mag_choice(ces, raw, tb)
+    assert (int(i), int(j), float(total)) == _former_mag_choice(ces, raw, tb)

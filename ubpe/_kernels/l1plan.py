@@ -219,3 +219,123 @@ def mult_split(x, base, offset, q, r):
         k += np.int64(rem >= base) - np.int64(rem < 0)
         q[i] = k
         r[i] = v - k * base
+
+
+@njit(cache=True, nogil=True)
+def nonzero_ids(counts, out):
+    """The indices of the non-zero cells of ``counts`` (1-D), ascending, written to ``out`` (int64,
+    at least ``counts.shape[0]`` cells); returns how many: ``np.flatnonzero(counts)`` without its
+    dispatch (``encode_stream``'s used ids, once a stream)."""
+    k = 0
+    for i in range(counts.shape[0]):
+        out[k] = i
+        k += np.int64(counts[i] != 0)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def gap_bit_count(where):
+    """The bits of the Elias-gamma codes of the gaps of ``where`` (1-D increasing integers): the
+    sum of ``2 * bit_length(g) - 1`` over ``g = where[i + 1] - where[i] >= 1``, an integer (0 for
+    fewer than two values)."""
+    total = np.int64(0)
+    for i in range(1, where.shape[0]):
+        g = np.int64(where[i]) - np.int64(where[i - 1])
+        b = np.int64(0)
+        while g:
+            g >>= 1
+            b += 1
+        total += 2 * b - 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def least_total(ces, raw_bits, tbitss):
+    """``float((ces + raw_bits + tbitss).min())`` (``ces`` float64, ``tbitss`` int64, both 2-D of
+    one shape, not empty; ``raw_bits`` an integer below 2**53): each element the same two float64
+    additions in the same order (the integers converted to float64 first, as numpy does), the
+    least of them exact in any order."""
+    raw = np.float64(raw_bits)
+    best = np.inf
+    for i in range(ces.shape[0]):
+        for j in range(ces.shape[1]):
+            v = (ces[i, j] + raw) + np.float64(tbitss[i, j])
+            if v < best:
+                best = v
+    return best
+
+
+@njit(cache=True, nogil=True)
+def digit_screen(digits, log2_bases, threshold, maybe):
+    """``mult_detect``'s screen: ``maybe[i] = log2_bases[i] - H_i >= threshold`` for each row ``i``
+    of ``digits`` (int64 digit histograms; ``H_i`` the entropy in bits of the row's distribution,
+    its terms ``p * log2(p)`` of the non-zero cells summed in index order; a row of no counts is
+    not ``maybe``); returns whether any is. The same terms as ``ubpe.frontend.mult._digit_entropies``,
+    summed in another order (about 1e-15 bits apart: the screen's margin is 1e-6)."""
+    found = False
+    for i in range(digits.shape[0]):
+        s = np.int64(0)
+        for b in range(digits.shape[1]):
+            s += digits[i, b]
+        if s <= 0:
+            maybe[i] = False
+            continue
+        fs = np.float64(s)
+        h = 0.0
+        for b in range(digits.shape[1]):
+            v = digits[i, b]
+            if v > 0:
+                p = np.float64(v) / fs
+                h -= p * np.log2(p)
+        maybe[i] = log2_bases[i] - h >= threshold
+        found |= maybe[i]
+    return found
+
+
+@njit(cache=True, nogil=True)
+def spread_gcd(y, n):
+    """The gcd of ``y[i] - min(y[:n])`` for ``i < n`` (``y`` 1-D integers of at most 32 bits,
+    ``1 <= n <= y.shape[0]``; 0 when those values are all equal): ``np.gcd.reduce`` of the
+    differences to their least, stopping at 1 (``has_grid``'s test, about six numpy calls a
+    channel)."""
+    lo = np.int64(y[0])
+    for i in range(1, n):
+        lo = min(lo, np.int64(y[i]))
+    g = np.int64(0)
+    for i in range(n):
+        b = np.int64(y[i]) - lo
+        a = g
+        while b:
+            a, b = b, a % b
+        g = a
+        if g == 1:
+            break
+    return g
+
+
+@njit(cache=True, nogil=True)
+def mag_choice(ces, raw_bits, tbitss):
+    """The "mag" coder's option ``(i, j, total)`` (rate row, precision column, its total) of ``totals = ces +
+    raw_bits + tbitss`` (``ces`` float64, ``tbitss`` int64, both 2-D of one shape, not empty;
+    each total the same two float64 additions as numpy's): the least column ``j`` holding a total
+    within ``max(8.0, 5e-4 * least)`` of the least, then the row of least total in that column
+    (the first on ties): ``ubpe.coders.mag._encode_mag``'s numpy choice in one call."""
+    raw = np.float64(raw_bits)
+    nr, nc = ces.shape
+    totals = np.empty((nr, nc), np.float64)
+    least = np.inf
+    for i in range(nr):
+        for j in range(nc):
+            v = (ces[i, j] + raw) + np.float64(tbitss[i, j])
+            totals[i, j] = v
+            if v < least:
+                least = v
+    cut = least + max(8.0, 5e-4 * least)
+    for j in range(nc):
+        best = -1
+        for i in range(nr):
+            if totals[i, j] <= cut and (best < 0 or totals[i, j] < totals[best, j]):
+                best = i
+        if best >= 0:
+            return best, j, totals[best, j]
+    return -1, -1, np.nan

@@ -339,10 +339,10 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
         yield from writer.blocked_parts(base, src_frames, block, writer.forced_chains(forced, order), level,
                                         n_tokens, fit_options, s, threads, progress=progress)
         return
-    from ..frontend.chains import build_chain
+    from ..frontend.chains import built_chain
     from ..planner import auto_chains
 
-    chains = writer.forced_chains(forced, order) or [build_chain(spec) for spec in auto_chains(x, level, s)]
+    chains = writer.forced_chains(forced, order) or [built_chain(spec) for spec in auto_chains(x, level, s)]
     data = writer.planned_container(base, x, chains, level, n_tokens, fit_options, s, threads)
     if level == 2 and float_stage is not None and step is None and bits is None:
         # each level chooses its own lossless float mode: level 1's container, kept when smaller

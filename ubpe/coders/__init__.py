@@ -122,7 +122,11 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     # the used ids: from the tokens themselves when the vocabulary is much larger than they are
     # (level 2's dense ids span millions of values for a few thousand tokens: a pass over the
     # histogram read 8 bytes a value of the span), else from the histogram; the same array
-    used = distinct(arr).astype(np.intp, copy=False) if vocab_size > 8 * n else np.flatnonzero(counts)
+    if vocab_size > 8 * n:
+        used = distinct(arr).astype(np.intp, copy=False)
+    else:  # (np.flatnonzero's ids, one compiled pass)
+        used = np.empty(vocab_size, np.intp)
+        used = used[:_l1plan.nonzero_ids(counts, used)]
     t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above, mag_stats)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)

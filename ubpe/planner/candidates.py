@@ -10,7 +10,6 @@ import numpy as np
 from .. import coders
 from ..alphabet import Alphabet
 from ..frontend import Stage
-from ..frontend.lpc import LpcStage
 from .settings import Settings
 
 #: The coders each level offers a static candidate (level 1's, measured at every level).
@@ -166,20 +165,21 @@ def stage_key(st: Stage, cache: dict) -> tuple[str, str]:
     memo = ("stage key", id(st))
     found = cache.get(memo)
     if found is None or found[0] is not st:
-        found = _STAGE_KEYS.get(id(st))  # (stages kept across plans: level 1's "lpc" stages, fast_stages)
+        # (stages kept across plans: level 1's "lpc" stages, fast_stages; the automatic chains'
+        # stages, ubpe.frontend.chains.built_chain)
+        found = _STAGE_KEYS.get(id(st))
         if found is None or found[0] is not st:
             found = (st, (st.name, repr(sorted(vars(st).items()))))
-            if isinstance(st, LpcStage):
-                if len(_STAGE_KEYS) >= 256:
-                    _STAGE_KEYS.clear()
-                _STAGE_KEYS[id(st)] = found
+            if len(_STAGE_KEYS) >= 256:
+                _STAGE_KEYS.clear()
+            _STAGE_KEYS[id(st)] = found
         cache[memo] = found
     return found[1]
 
 
-#: :func:`stage_key`'s keys of "lpc" stages by their identity (with the stage: its id stays
-#: its), across plans: level 1 builds its "lpc" stages once a process
-#: (:func:`ubpe.planner.fast.fast_stages`).
+#: :func:`stage_key`'s keys of stages by their identity (with the stage: its id stays its), across
+#: plans: level 1 builds its "lpc" stages once a process (:func:`ubpe.planner.fast.fast_stages`),
+#: the automatic chains' stages are built once (:func:`ubpe.frontend.chains.built_chain`).
 _STAGE_KEYS: dict[int, tuple] = {}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels import l1plan as _l1plan
 from .._kernels import ranks as _ranks
 from ..alphabet import distinct
 from ..frontend import STAGES
@@ -65,6 +66,10 @@ def has_grid(x: np.ndarray) -> bool:
     (the values mapped to unsigned in order, differences taken modulo ``2**64``). A constant
     channel has no step."""
     for row in x:
+        if row.dtype.itemsize <= 4 and row.dtype.isnative:  # (the same gcds, one compiled call each)
+            if (row.shape[0] <= 256 or _l1plan.spread_gcd(row, 256) != 1) and _l1plan.spread_gcd(row, row.shape[0]) > 1:
+                return True
+            continue
         # (most channels have no step: the gcd of their first values' differences to the least
         # of them, a multiple of the channel's, is 1 already; decided before the whole channel
         # is converted)

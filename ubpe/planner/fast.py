@@ -315,8 +315,7 @@ def gap_bits(where: np.ndarray) -> float:
     ``gaps = np.diff(where)`` as float64, the same float by fewer numpy passes: ``floor(log2(g))``
     is ``np.frexp``'s exponent less one for the integers ``g >= 1`` (tests/test_l1plan.py checks
     every one up to 2**23), and a sum of integers below 2**53 is exact in float64 in any order."""
-    gaps = np.diff(where)
-    return float(2 * int(np.frexp(gaps.astype(np.float64))[1].sum()) - gaps.size) if gaps.size else 0.0
+    return float(_l1plan.gap_bit_count(where))  # (bit_length(g) is frexp's exponent: one compiled pass)
 
 
 def params_bytes(record: list[dict], memo: dict | None = None) -> int:
@@ -458,7 +457,7 @@ def layouts(y: np.ndarray, s: Settings, parts: tuple[float, float, float, float]
 def _mag_bits(options: tuple[np.ndarray, np.ndarray], raw_bits: int) -> float:
     """:func:`ubpe.coders.mag.stream_bits` from its :func:`~ubpe.coders.mag.stream_options`."""
     ces, tbitss = options
-    return float((ces + raw_bits + tbitss).min())
+    return float(_l1plan.least_total(ces, raw_bits, tbitss))  # (the same float, one compiled call)
 
 
 def costed_candidates(record: list[dict], found: Layouts, s: Settings) -> list[Candidate]:
