@@ -104,8 +104,8 @@ def test_escaped_ids_table_pass_in_any_byte_order(dtype, n, seed, alphabet_kind,
 @given(st.sampled_from(["i1", "u1", "<i2", ">i2", ">u2"]), st.integers(1 << 12, 9000), st.integers(0, 2**32 - 1),
        st.booleans())
 def test_distinct_values_in_any_byte_order(dtype, n, seed, strided):
-    """writer.distinct_values' table (ubpe._kernels.ranks.mark_offsets) in both byte orders and
-    strided: np.unique's values and dtype."""
+    """writer.distinct_values (ubpe.alphabet.distinct's histogram of the span, or its sort) in
+    both byte orders and strided: np.unique's values and dtype."""
     from ubpe.api.writer import distinct_values
 
     info = np.iinfo(np.dtype(dtype))

@@ -37,8 +37,9 @@ def distinct(a: np.ndarray) -> np.ndarray:
     lo, hi = int(flat.min()), int(flat.max())
     wide = flat.dtype == np.uint64  # (may hold values of 2**63 and more: sorted as they are)
     if hi - lo < flat.size and flat.size >= 4096 and not wide:
-        if flat.dtype.kind in "iu" and flat.dtype.isnative:  # (one compiled pass: the same values)
-            return _tally.span_distinct(np.ascontiguousarray(flat), lo, hi - lo + 1)
+        if flat.dtype.kind in "iu":  # (one compiled pass reading the values in their width)
+            native = np.ascontiguousarray(flat, flat.dtype.newbyteorder("="))
+            return _tally.span_distinct(native, lo, hi - lo + 1)
         return np.flatnonzero(np.bincount(flat.astype(np.int64) - lo, minlength=hi - lo + 1)) + lo
     s = np.sort(flat)
     keep = np.empty(s.size, dtype=bool)

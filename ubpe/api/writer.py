@@ -17,7 +17,6 @@ import msgpack
 import numpy as np
 
 from .. import _memo, coders, frontend
-from .._kernels import ranks as _ranks
 from ..alphabet import Alphabet, distinct
 from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
@@ -311,15 +310,10 @@ def block_frames(block_size: int | None, channels: int, frames: int, itemsize: i
 
 
 def distinct_values(flat: np.ndarray) -> np.ndarray:
-    """``np.unique(flat)`` (1-D): for integers of at most 16 bits by a histogram over their span
-    (no sort: a blocked writer's first pass over a block of a million values)."""
-    if flat.dtype.kind in "iu" and flat.dtype.itemsize <= 2 and flat.shape[0] >= 1 << 12:
-        lo, hi = int(flat.min()), int(flat.max())
-        present = np.zeros(hi - lo + 1, np.bool_)
-        native = np.ascontiguousarray(flat, flat.dtype.newbyteorder("="))
-        _ranks.mark_offsets(native, lo, present)  # (bincount's cells > 0, no int64 copy)
-        return (np.flatnonzero(present) + lo).astype(flat.dtype)
-    return distinct(flat).astype(flat.dtype, copy=False)  # (np.unique hashes wide integers: slow)
+    """``np.unique(flat)`` (1-D) in ``flat``'s dtype, by :func:`ubpe.alphabet.distinct` (a
+    blocked writer's first pass over a block: one compiled pass over a histogram of the span
+    where the values span fewer cells than their count, else a sort)."""
+    return distinct(flat).astype(flat.dtype, copy=False)
 
 
 def sample_frames(get: Callable[[int, int], np.ndarray], channels: int, frames: int, total: int,
