@@ -1,7 +1,8 @@
 """The ridge trial on the whole recording (``encoder._ridge_trial``; results/level3-sac-gap-8.md): where
 the search on chunks kept the defaults (``dcm`` aside) for one channel of a wide range of at most
-``Settings.level3_ridge_values`` values, the whole recording is coded once more with the refined
-solve, a smaller ridge and a shorter memory, and the smaller record is kept. No format change:
+``Settings.level3_ridge_values`` values whose prediction gains at least ``level3_ridge_gain`` dB,
+the whole recording is coded once more with the refined solve, a smaller ridge and a shorter
+memory, and the smaller record is kept. No format change:
 ``olsr``, ``reg`` and ``t1`` are parameters version 7's and 8's headers hold."""
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def test_the_trials_vector():
     assert all(lo <= v <= hi for v, (lo, hi) in zip(alt, mixsignal.PRM_BOUNDS))
 
 
-@pytest.mark.parametrize("case", ["short", "long", "two channels", "narrow", "searched", "off", "version 6"])
+@pytest.mark.parametrize("case", ["short", "long", "two channels", "narrow", "unpredicted", "searched", "off",
+                                  "version 6"])
 def test_not_tried(case):
     prm = level3.default_params(1)
     y = _wide()
@@ -61,6 +63,8 @@ def test_not_tried(case):
         y, prm = _wide(C=2), level3.default_params(2)
     elif case == "narrow":
         y = y % 1000
+    elif case == "unpredicted":  # white noise over the same range: no prediction gain
+        y = np.random.default_rng(1).integers(0, 40_000, (N, 1))
     elif case == "searched":
         prm[mixsignal.PRM_IRLS] = 24
     elif case == "off":

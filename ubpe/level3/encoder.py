@@ -267,10 +267,12 @@ def _ridge_trial(y: np.ndarray, prm: list[int]) -> list[int] | None:
     ``Settings.level3_search_whole`` values, at most ``level3_ridge_values``), of one channel
     whose symbols span more than ``XCTX_MAX_RANGE`` (no value model, no exact-value contexts: their
     samples are not coded, the encode's work is the chunk search's and two codings), and ``prm`` is
-    the defaults but for ``dcm`` (the chunks said nothing): ``prm`` with the long least squares'
+    the defaults but for ``dcm`` (the chunks said nothing), and the order-32 prediction gains at
+    least ``level3_ridge_gain`` decibels (``search.tonal_stats``: a well-predicted source, whose
+    covariance has small pivots that the ridge biases): ``prm`` with the long least squares'
     solve refined (``olsr`` = ``level3_tonal_olsr``, version 7 or more), its ridge
-    2**-``level3_ridge_reg`` times as large and its memory (``t1``) ``level3_ridge_t1`` steps
-    shorter. A chunk of n / 16 frames, half of it warm-up, misjudges both: once refined, a smaller
+    2**-``level3_ridge_reg`` times as large and its memory's code ``t1`` ``level3_ridge_t1`` lower
+    (2 lower halves it). A chunk of n / 16 frames, half of it warm-up, misjudges both: once refined, a smaller
     ridge and a shorter memory pay where the source is well predicted and changes (speech at
     48 kHz; results/level3-sac-gap-8.md)."""
     s = settings.current()
@@ -283,7 +285,7 @@ def _ridge_trial(y: np.ndarray, prm: list[int]) -> list[int] | None:
         return None
     base = list(prm)
     base[k.PRM_DCM] = 0
-    if base != default_params(C):
+    if base != default_params(C) or tonal_stats(y)[0] < s.level3_ridge_gain:
         return None
     alt = list(prm)
     alt[k.PRM_OLSR] = s.level3_tonal_olsr
