@@ -272,9 +272,9 @@ def _ridge_trial(y: np.ndarray, prm: list[int]) -> list[int] | None:
     covariance has small pivots that the ridge biases): ``prm`` with the long least squares'
     solve refined (``olsr`` = ``level3_tonal_olsr``, version 7 or more), its ridge
     2**-``level3_ridge_reg`` times as large and its memory's code ``t1`` ``level3_ridge_t1`` lower
-    (2 lower halves it). A chunk of n / 16 frames, half of it warm-up, misjudges both: once refined, a smaller
-    ridge and a shorter memory pay where the source is well predicted and changes (speech at
-    48 kHz; results/level3-sac-gap-8.md)."""
+    (2 lower halves it). A chunk of n / 16 frames, half of it warm-up, misjudges both: once
+    refined, a smaller ridge and a shorter memory pay where the source is well predicted and
+    changes (speech at 48 kHz; results/level3-sac-gap-8.md). Cost: one coding of ``y`` more."""
     s = settings.current()
     k = _kernels()
     n, C = y.shape
