@@ -219,7 +219,12 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
                 return data
         else:
             prm = _choose_xctx(y, table if tmode == TABLE_VALUES else None, prm, limit)
-    return _model_payload(head, y, lo, step, table, tmode, prm, version)
+    alt = _ridge_trial(y, prm) if params is None and search else None
+    data = _model_payload(bytearray(head), y, lo, step, table, tmode, prm, version)
+    if alt is not None:
+        other = _model_payload(head, y, lo, step, table, tmode, alt, version)
+        return other if len(other) < len(data) else data
+    return data
 
 
 def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tmode: int, prm: list[int],
@@ -254,6 +259,39 @@ def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tm
         head += _uleb(len(rec)) + rec
         lpc = _lpc_arrays(fit, n)
     return bytes(head) + _run_encode(y, los, his, gs, prm, tab, zlib.crc32(head), lpc, res)
+
+
+def _ridge_trial(y: np.ndarray, prm: list[int]) -> list[int] | None:
+    """The vector ``encode`` codes the whole of ``y`` ((frames, C) symbols) with once more, the
+    smaller record kept, or None: where the search was on chunks (more than
+    ``Settings.level3_search_whole`` values, at most ``level3_ridge_values``), of one channel
+    whose symbols span more than ``XCTX_MAX_RANGE`` (no value model, no exact-value contexts: their
+    samples are not coded, the encode's work is the chunk search's and two codings), and ``prm`` is
+    the defaults but for ``dcm`` (the chunks said nothing), and the order-32 prediction gains at
+    least ``level3_ridge_gain`` decibels (``search.tonal_stats``: a well-predicted source, whose
+    covariance has small pivots that the ridge biases): ``prm`` with the long least squares'
+    solve refined (``olsr`` = ``level3_tonal_olsr``, version 7 or more), its ridge
+    2**-``level3_ridge_reg`` times as large and its memory's code ``t1`` ``level3_ridge_t1`` lower
+    (2 lower halves it). A chunk of n / 16 frames, half of it warm-up, misjudges both: once
+    refined, a smaller ridge and a shorter memory pay where the source is well predicted and
+    changes (speech at 48 kHz; results/level3-sac-gap-8.md). Cost: one coding of ``y`` more."""
+    s = settings.current()
+    k = _kernels()
+    n, C = y.shape
+    if (s.level3_ridge_values <= 0 or C != 1 or _version() < 7 or _whole_budget(n * C)
+            or n * C > s.level3_ridge_values or s.level3_tonal_olsr <= 0):
+        return None
+    if int(y.max()) - int(y.min()) + 1 <= XCTX_MAX_RANGE:
+        return None
+    base = list(prm)
+    base[k.PRM_DCM] = 0
+    if base != default_params(C) or tonal_stats(y)[0] < s.level3_ridge_gain:
+        return None
+    alt = list(prm)
+    alt[k.PRM_OLSR] = s.level3_tonal_olsr
+    alt[k.PRM_REG] = min(24, prm[k.PRM_REG] + s.level3_ridge_reg)
+    alt[k.PRM_T1] = max(0, prm[k.PRM_T1] - s.level3_ridge_t1)
+    return alt
 
 
 def _xctx_in_final(n: int, C: int, limit: int | None) -> bool:

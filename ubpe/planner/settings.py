@@ -651,6 +651,23 @@ class Settings:
     level3_piece: int = 1 << 15
     level3_piece_share: float = 0.375
     level3_piece_margin: float = 0.0002
+    #: ... and, where the search on chunks kept the defaults (``dcm`` aside) for one channel of a
+    #: wide range (no value model, no exact-value contexts: none of their samples coded) of at most
+    #: level3_ridge_values values whose order-32 prediction gains at least level3_ridge_gain dB (a
+    #: well-predicted source: its covariance's small pivots are what the ridge biases; a 1 Hz
+    #: seismometer at 20 dB refused the trial, speech at 48 kHz, 29 dB, took it), the whole
+    #: recording coded once more with the long least squares' solve refined (``olsr`` =
+    #: level3_tonal_olsr, version 7), a ridge 2**-level3_ridge_reg times as large and the memory's
+    #: code ``t1`` level3_ridge_t1 lower (2 lower halves it; ``encoder._ridge_trial``), the smaller
+    #: record kept (exact: the final coding is one of the two). A chunk of n / 16 frames is mostly
+    #: warm-up, where a smaller ridge and a shorter memory look worse than they are (a ridge 16
+    #: times smaller +5.5 % on alsa-Front_Center's chunks, -0.31 % whole); the chunks said nothing,
+    #: so the whole decides once. alsa-Front_Center 43 651 -> 43 348 bytes (Sac 43 386); one coding
+    #: more (about 1.2 us a value): results/level3-sac-gap-8.md. 0: never.
+    level3_ridge_values: int = 1 << 17
+    level3_ridge_reg: int = 6
+    level3_ridge_gain: float = 24.0
+    level3_ridge_t1: int = 3
     #: The search on a prefix, where it ends with ORDER_MOVE's short least squares (many
     #: resonances: order 32 solved every 32 frames) and ``search.dc_change`` codes nothing, tries in
     #: that coding's place the short least squares solved every 16 frames with the second NLMS stage
