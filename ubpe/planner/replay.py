@@ -110,7 +110,8 @@ class ReplayEncoder:
         run, pays = (None, True) if rated else probe(y, a, ids, self.fit_options, s)
         if pays and run is None:
             fit_options = self.fit_options
-            if rated:  # (level 1: pairs seen fewer than fast_merge_min_count times not merged)
+            if rated or level == 1:  # (the static coders only: pairs seen fewer than
+                # fast_merge_min_count times not merged; the probe's run keeps the fit's min_count)
                 fit_options = {**fit_options, "min_count": max(int(fit_options.get("min_count", 2)),
                                                                s.fast_merge_min_count)}
             run = train(a, ids, auto_max_merges(y.shape[0], a, s), fit_options)
