@@ -148,8 +148,8 @@ def test_best_prefix_restarts_on_a_long_training():
 
 
 def _candidates(y: np.ndarray, rated: bool):
-    # (rated, with fast_merge_min_count at 2: the probed search's run; the cut is tested below)
-    enc = ReplayEncoder(None, {}, replace(DEFAULT, fast_merge_min_count=2) if rated else DEFAULT)
+    # (both trained to one min_count, the probed search's 2: the cut is tested below)
+    enc = ReplayEncoder(None, {}, replace(DEFAULT, fast_merge_min_count=2))
     return enc.propose([], y, 1, replay._no_cost, False, rated=rated)
 
 
@@ -248,4 +248,74 @@ def test_level1_trains_rated_merges_to_fast_merge_min_count(monkeypatch):
         former = ubpe.compress(x, level=1, threads=1)
     assert (x.size, 2) in seen
     monkeypatch.setattr(ReplayEncoder, "propose", _probed(ReplayEncoder.propose))
-    assert ubpe.compress(x, level=1, threads=1) == former  # the probed search's container
+    with configured(fast_merge_min_count=2):
+        assert ubpe.compress(x, level=1, threads=1) == former  # the probed search's container
+    assert ubpe.compress(x, level=1, threads=1) == got  # (level 1's probed search: the same cut)
+
+
+def test_level1_trains_byte_merges_to_fast_merge_min_count(monkeypatch):
+    """Bytes keep the exhaustive search: at level 1 (the static coders only) its run over all the
+    values stops at fast_merge_min_count too, while the probe's run keeps the fit's min_count;
+    with the setting at 2, the former container. Level 2's own run keeps the fit's min_count."""
+    x = (np.cumsum(_few_valued(9, 40_000, 25, 1)) % 256).astype(np.uint8)  # a motif repeated, noisy
+    seen = []
+    train = replay.train
+
+    def spy(a, ids, max_merges, fit_options):
+        seen.append((ids.shape[0], fit_options.get("min_count", 2)))
+        return train(a, ids, max_merges, fit_options)
+
+    monkeypatch.setattr(replay, "train", spy)
+    got = ubpe.compress(x, level=1, threads=1)
+    assert np.array_equal(ubpe.decompress(got), x) and ubpe.describe(got).n_merges > 0
+    assert (x.size, DEFAULT.fast_merge_min_count) in seen and (x.size, 2) not in seen
+    assert (DEFAULT.probe_sample, 2) in seen  # (the probe's run)
+    seen.clear()
+    with configured(fast_merge_min_count=2):
+        former = ubpe.compress(x, level=1, threads=1)
+    assert (x.size, 2) in seen and np.array_equal(ubpe.decompress(former), x)
+    seen.clear()
+    enc = ReplayEncoder(None, {}, DEFAULT)
+    enc.propose([], x.astype(np.int64), 2, replay._no_cost, False)
+    assert (x.size, 2) in seen and (x.size, DEFAULT.fast_merge_min_count) not in seen
+
+
+def _former_unroll(h, merges, a, top, k):
+    h = [int(c) for c in h]
+    for t in range(a + top - 1, a + k - 1, -1):
+        c = h[t]
+        if c:
+            j = t - a
+            h[int(merges[j, 0])] += c
+            h[int(merges[j, 1])] += c
+            h[t] = 0
+    return h
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.integers(0, 400))
+def test_prefix_kernels_are_the_python_loops(seed, a, m):
+    """``_prefix.unroll`` is best_prefix's former loop over Python ints, and ``_prefix.table_bits``
+    gives, for every prefix, the bits behind ``len(pack_merges(merges[:k], a))``."""
+    from ubpe._kernels import prefix as _prefix
+
+    rng = np.random.default_rng(seed)
+    merges = np.array([[rng.integers(0, a + i), rng.integers(0, a + i)] for i in range(m)], np.int32).reshape(m, 2)
+    left = np.ascontiguousarray(merges[:, 0], dtype=np.int64)
+    right = np.ascontiguousarray(merges[:, 1], dtype=np.int64)
+    table = np.empty(m + 1, np.int64)
+    _prefix.table_bits(left, right, a, table)
+    for k in sorted({0, 1, m // 3, m // 2, m - 1, m} & set(range(m + 1))):
+        assert 1 + (int(table[k]) + 7) // 8 == len(pack_merges(merges[:k], a)), k
+    h = rng.integers(0, 1 << 40, a + m).astype(np.int64)
+    top, k = m, int(rng.integers(0, m + 1))
+    want = _former_unroll(h, merges, a, top, k)
+    got = h.copy()
+    _prefix.unroll(got, left, right, a, top, k)
+    assert got.tolist() == want
+
+
+def test_best_prefix_refuses_merges_out_of_range():
+    hist = np.ones(6, np.int64)
+    with pytest.raises(ValueError):
+        best_prefix(hist, np.array([[0, 1], [5, 0]], np.int32), 4, DEFAULT.prefix_ladders)

@@ -288,14 +288,18 @@ def test_probe_trains_on_all_values_when_merges_pay(monkeypatch):
     motifs = rng.integers(0, 200, (6, 9))
     x = motifs[rng.integers(0, 6, 1500)].reshape(-1).astype(np.int16)  # 13 500 values
     lengths = _training_lengths(monkeypatch)
-    with configured(probe_sample=2048, fast_level1=False):
+    # (fast_merge_min_count at the fit's 2: level 1's run over all the values stops there, the
+    # probe's run keeps the fit's min_count, tests/test_level1_merge_search.py)
+    with configured(probe_sample=2048, fast_level1=False, fast_merge_min_count=2):
         c = check_roundtrip(x, level=1, predictor="none")
     assert x.size in lengths and min(lengths) < x.size, lengths
     assert describe(c).n_merges > 0
     lengths.clear()
-    with configured(probe_sample=1 << 20, fast_level1=False):  # the probe is the chain's run
+    with configured(probe_sample=1 << 20, fast_level1=False, fast_merge_min_count=2):  # the probe is the chain's run
         assert compress(x, level=1, predictor="none") == c
     assert lengths == [x.size]
+    with configured(probe_sample=2048, fast_level1=False):
+        assert describe(check_roundtrip(x, level=1, predictor="none")).n_merges > 0
 
 
 def test_probe_on_a_short_input_is_its_only_training_run(monkeypatch):

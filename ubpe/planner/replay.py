@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import encoder, trainer
+from .._kernels import prefix as _prefix
 from ..alphabet import Alphabet
 from ..coders import MAX_VOCAB, coders_for, counts_cost_bits
 from ..format.bits import pack_merges
@@ -109,7 +110,8 @@ class ReplayEncoder:
         run, pays = (None, True) if rated else probe(y, a, ids, self.fit_options, s)
         if pays and run is None:
             fit_options = self.fit_options
-            if rated:  # (level 1: pairs seen fewer than fast_merge_min_count times not merged)
+            if rated or level == 1:  # (the static coders only: pairs seen fewer than
+                # fast_merge_min_count times not merged; the probe's run keeps the fit's min_count)
                 fit_options = {**fit_options, "min_count": max(int(fit_options.get("min_count", 2)),
                                                                s.fast_merge_min_count)}
             run = train(a, ids, auto_max_merges(y.shape[0], a, s), fit_options)
@@ -235,12 +237,22 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
     cache = {} if cache is None else cache
     if m == 0:
         return 0
-    left = merges[:, 0].tolist()
-    right = merges[:, 1].tolist()
-    base = [int(c) for c in hist.tolist()]
+    left = np.ascontiguousarray(merges[:, 0], dtype=np.int64)
+    right = np.ascontiguousarray(merges[:, 1], dtype=np.int64)
+    if a + m >= 1 << 30 or min(int(left.min()), int(right.min())) < 0 \
+            or np.any(np.maximum(left, right) >= a + np.arange(m)):
+        pack_merges(merges, a)  # (refuses them, as each prefix's table did)
+    base = np.asarray(hist, dtype=np.int64)
+    # the merge table's bits of every prefix (pack_merges' length is its method byte and these
+    # bits in whole bytes): one compiled pass, not one pack_merges a prefix costed
+    table = np.empty(m + 1, np.int64)
+    _prefix.table_bits(left, right, a, table)
+
+    def table_bytes(k: int) -> int:  # len(pack_merges(merges[:k], a)), k >= 1
+        return 1 + (int(table[k]) + 7) // 8
 
     def cost(counts: np.ndarray, k: int) -> float:
-        model_bits = 8 * len(pack_merges(merges[:k], a)) if k else 0
+        model_bits = 8 * table_bytes(k) if k else 0
         return counts_cost_bits(counts) + model_bits
 
     pending: list = []
@@ -257,28 +269,23 @@ def best_prefix(hist: np.ndarray, merges: np.ndarray, a: int, ladders: tuple[flo
         # to min(ladder), costing each ladder point
         points = sorted(set(ladder), reverse=True)
         top = min((k for k in states if k >= points[0]), default=m)
-        h = list(base) if top == m else states[top].tolist() + [0] * (m - top)
+        h = np.zeros(a + m, np.int64)
+        h[: a + top] = base[: a + top] if top == m else states[top]
         out = {}
         for k in points:
-            for t in range(a + top - 1, a + k - 1, -1):
-                c = h[t]
-                if c:
-                    j = t - a
-                    h[left[j]] += c
-                    h[right[j]] += c
-                    h[t] = 0
+            _prefix.unroll(h, left, right, a, top, k)  # (the histogram at k: unrolled from top)
             top = k
             if k in cache:
                 out[k] = cache[k]
                 least[0] = min(least[0], cache[k])
                 continue
-            counts = np.asarray(h[: a + k], dtype=np.int64)
+            counts = h[: a + k].copy()
             states[k] = counts
             if k == 0:  # (always exact: the bounded probe compares its prefixes with it)
                 cache[k] = out[k] = cost(counts, k)
                 least[0] = min(least[0], out[k])
                 continue
-            model_bits = 8 * len(pack_merges(merges[:k], a))
+            model_bits = 8 * table_bytes(k)
             low = _cost_lower_bound(counts) + model_bits
             (pending if bound and 0 in ladder else later).append((low, k, counts, model_bits))
         # the points costed exactly in the order of their lower bounds: one whose bound is above

@@ -417,7 +417,9 @@ class Settings:
     #: are those of the run to min_count 2 but near the cut (its last batches differ: 163 of 184,
     #: 554 of 559 in common on test signals); best_prefix's ladder starts from fewer. On the
     #: held-out data the prefixes kept ended at counts of 7 (respiration-systole), 18 (solar),
-    #: 71 (spo2-plux); spo2-plux trained 2 457 merges and kept 88.
+    #: 71 (spo2-plux); spo2-plux trained 2 457 merges and kept 88. The exhaustive search (bytes,
+    #: text) stops its run for the static coders there too (propose at level 1): the same bytes on
+    #: the 115 inputs of level1_census.py, music-xblast-intro8 19 189 -> 7 088 merges trained.
     fast_merge_min_count: int = 4
     #: A chain's merges are trained on all its values only when a training run on probe_sample
     #: of them keeps some (:func:`~ubpe.planner.replay.probe`).
