@@ -81,11 +81,13 @@ def test_mult_detect_alike_with_and_without_the_screen_cache():
     rng = np.random.default_rng(5)
     walk = np.cumsum(rng.integers(-40, 41, 5000)).astype(np.int16)
     codes = (4 * np.cumsum(rng.integers(-5, 6, 5000)) + np.where(rng.random(5000) < 0.05, 3, 2)).astype(np.int32)
-    mult._DETECTED.clear()
-    assert mult.mult_detect(walk) == mult._mult_detect(walk) == (1, 0)
-    assert not mult._DETECTED  # (screened out: no digest taken)
-    assert mult.mult_detect(codes) == mult._mult_detect(codes)
-    assert mult.mult_detect(codes)[0] == 4 and len(mult._DETECTED) == 1
+    with mult.detection_cache():
+        assert mult.mult_detect(walk) == mult._mult_detect(walk) == (1, 0)
+        assert not mult._DETECTED  # (screened out: no digest taken)
+        assert mult.mult_detect(codes) == mult._mult_detect(codes)
+        assert mult.mult_detect(codes)[0] == 4 and len(mult._DETECTED) == 1
+    assert not mult._DETECTED  # (dropped with the scope: nothing outlives a compress call)
+    assert mult.mult_detect(codes)[0] == 4 and not mult._DETECTED  # (outside a scope: nothing kept)
 
 
 @settings(max_examples=200, deadline=None)

@@ -16,7 +16,7 @@ from ubpe.frontend import lpc as P
 
 def _fresh(stage, x: np.ndarray):
     """The stage's output outside any scope: analysed afresh, nothing kept."""
-    assert P._ANALYSED_SCOPES == 0
+    assert P._ANALYSIS.depth == 0
     return stage.forward(x)
 
 

@@ -260,7 +260,7 @@ def test_lpc_analyses_outlive_no_compress_call():
     y, p = frontend.stage("lpc", reweight=True).forward(frontend.to_channels(x))
     assert P._ANALYSED == {}  # outside a scope nothing is kept
     data = ubpe.compress(x)  # the planner's search opens one, and its end drops what it kept
-    assert P._ANALYSED == {} and P._ANALYSED_SCOPES == 0
+    assert P._ANALYSED == {} and P._ANALYSIS.depth == 0
     assert_same(ubpe.decompress(data), x)
 
 

@@ -18,9 +18,10 @@ entry dropped meanwhile is a miss, never a KeyError).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -65,3 +66,29 @@ def store(memo: dict, key: tuple, array: np.ndarray, value: Any, held: int, copy
         while (key, j) in memo:
             j += 1
         memo[key, j] = (kept, value)
+
+
+class CallScope:
+    """A cache that lives only while a scope is open: :meth:`open` scopes nest and may overlap
+    across threads, and ``entries`` (a dict, the same object throughout) is emptied when the last
+    one closes, so that nothing outlives the call that opened it (a second ``compress`` of the
+    same array pays what the first did). ``lock`` guards ``depth`` and the emptying."""
+
+    def __init__(self) -> None:
+        self.entries: dict = {}
+        self.depth = 0  #: scopes open now (any thread)
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[None]:
+        """Within it, callers may keep results in ``entries``; they are dropped when the last
+        open scope ends."""
+        with self.lock:
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.entries.clear()

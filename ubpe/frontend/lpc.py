@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -564,10 +564,8 @@ LPC_BLOCKS: tuple[int, ...] = (4096, 16384)
 #: included); j = 0, 1, ... for channels alike in those); value: (a copy of the channel, or its
 #: digest beyond :data:`_ANALYSED_HELD` bytes of copies; (residual, params), never handed out:
 #: copies are). One entry an analysis.
-_ANALYSED: dict[tuple, tuple[np.ndarray | bytes, tuple[np.ndarray, dict]]] = {}
-
-
-_ANALYSED_SCOPES = 0  #: open :func:`analysis_cache` scopes (any thread)
+_ANALYSIS = _memo.CallScope()
+_ANALYSED: dict[tuple, tuple[np.ndarray | bytes, tuple[np.ndarray, dict]]] = _ANALYSIS.entries
 
 
 _ANALYSED_MAX = 16
@@ -586,24 +584,11 @@ _ANALYSED_HELD = 1 << 25
 _ANALYSED_BYTES = 1 << 22
 
 
-_ANALYSED_LOCK = threading.Lock()  # the planner's threads share the cache
-
-
-@contextlib.contextmanager
-def analysis_cache() -> Iterator[None]:
+def analysis_cache() -> contextlib.AbstractContextManager[None]:
     """Within it (any thread), the lpc stage keeps its last :data:`_ANALYSED_MAX` analyses by
     content; when the last open scope ends they are dropped. Scopes nest and may overlap
-    across threads."""
-    global _ANALYSED_SCOPES
-    with _ANALYSED_LOCK:
-        _ANALYSED_SCOPES += 1
-    try:
-        yield
-    finally:
-        with _ANALYSED_LOCK:
-            _ANALYSED_SCOPES -= 1
-            if _ANALYSED_SCOPES == 0:
-                _ANALYSED.clear()
+    across threads (:class:`ubpe._memo.CallScope`)."""
+    return _ANALYSIS.open()
 
 
 @register
@@ -670,7 +655,7 @@ class LpcStage(PerChannel):
         analysis, not from the cache): given the block length and the params as arrays
         (:func:`_forward_signal`'s)."""
         key = None
-        if _ANALYSED_SCOPES and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
+        if _ANALYSIS.depth and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (row.dtype.str, row.shape[0], self.blocks, self.window, self.candidates,
                    self.costed_every, self.high_gain, reweight and tuple(self.reweight_options.values()))
             found = _memo.lookup(_ANALYSED, key, row)
@@ -707,8 +692,8 @@ class LpcStage(PerChannel):
                 out.append(best[3][1])
         if key is None:
             return found
-        with _ANALYSED_LOCK:
-            if not _ANALYSED_SCOPES:  # the scope ended while this analysis ran
+        with _ANALYSIS.lock:
+            if not _ANALYSIS.depth:  # the scope ended while this analysis ran
                 return found
             if len(_ANALYSED) >= _ANALYSED_MAX:
                 _ANALYSED.pop(next(iter(_ANALYSED)), None)

@@ -7,12 +7,13 @@ channel's split from exact digit histograms of a sample.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import coders
+from .. import _memo, coders
 from .._kernels import digits as _digits
 from .._kernels import l1plan as _l1plan
 from .._validate import expect_map, field_int
@@ -199,11 +200,20 @@ _LOG2_BASES = np.log2(np.array(MULT_BASES, dtype=np.float64))
 
 
 #: The last few splits :func:`mult_detect` chose, by the channel's bytes (the planner puts the
-#: same channel through several chains that start with the stage): digest -> (base, offset).
-_DETECTED: dict[tuple, tuple[int, int]] = {}
+#: same channel through several chains that start with the stage): digest -> (base, offset);
+#: kept only within :func:`detection_cache` (the planner's scope), so that nothing outlives a
+#: ``compress`` call.
+_DETECTION = _memo.CallScope()
+_DETECTED: dict[tuple, tuple[int, int]] = _DETECTION.entries
 
 
 _DETECTED_MAX = 16
+
+
+def detection_cache() -> contextlib.AbstractContextManager[None]:
+    """Within it (any thread), :func:`mult_detect` keeps its last :data:`_DETECTED_MAX` results
+    by the channel's content; they are dropped when the last open scope ends."""
+    return _DETECTION.open()
 
 
 def mult_detect(x: Any) -> tuple[int, int]:
@@ -225,8 +235,8 @@ def mult_detect(x: Any) -> tuple[int, int]:
     :data:`MULT_MIN_GAIN` bits a value, the smallest base scoring within :data:`MULT_NEAR` of
     it is returned, with the offset of :func:`_mult_offset`.
     The writer measures the result by size like any other candidate; this only proposes it.
-    The last :data:`_DETECTED_MAX` results are kept by the channel's content (a digest of its
-    bytes), so the chains that share the stage detect once.
+    Within :func:`detection_cache`, the last :data:`_DETECTED_MAX` results are kept by the
+    channel's content (a digest of its bytes), so the chains that share the stage detect once.
     """
     arr = np.asarray(x)
     if arr.dtype.kind not in "iu":
@@ -239,13 +249,17 @@ def mult_detect(x: Any) -> tuple[int, int]:
     screened = _mult_screen(arr)
     if screened is None:  # (no base can pay: decided before the channel's digest, which cost more)
         return 1, 0
+    if not _DETECTION.depth:
+        return _mult_exact(arr, screened)
     key = (arr.dtype.str, n, hashlib.blake2b(np.ascontiguousarray(arr).view(np.uint8), digest_size=16).digest())
     found = _DETECTED.get(key)
     if found is None:
         found = _mult_exact(arr, screened)
-        if len(_DETECTED) >= _DETECTED_MAX:
-            _DETECTED.pop(next(iter(_DETECTED)), None)
-        _DETECTED[key] = found
+        with _DETECTION.lock:
+            if _DETECTION.depth:  # (else the scope ended while this detection ran)
+                if len(_DETECTED) >= _DETECTED_MAX:
+                    _DETECTED.pop(next(iter(_DETECTED)), None)
+                _DETECTED[key] = found
     return found
 
 

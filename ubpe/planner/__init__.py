@@ -139,6 +139,7 @@ import numpy as np
 
 from ..frontend import Stage
 from ..frontend.lpc import analysis_cache
+from ..frontend.mult import detection_cache
 from .candidates import Candidate, Cost, CostFunction
 from .chains import auto_chains, has_grid, has_low_digits
 from .replay import ReplayEncoder, best_prefix, choose_method, encode_with, methods_to_try
@@ -163,9 +164,17 @@ def plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunctio
     measure chains side by side; the result does not depend on it. ``lean=False`` keeps the
     exhaustive search at level 2 whatever the size: for a plan made once on a sample of a much
     longer input (the blocked form), whose cost is a small share of coding the whole. The
-    chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`),
-    dropped when it ends. ``s``: the settings (:mod:`ubpe.planner.settings`; the "lpc" stages of
-    ``chains`` refit under its tuning, :func:`~ubpe.planner.fast.with_settings`)."""
+    chains share their LPC analyses during the search (:func:`ubpe.frontend.lpc.analysis_cache`)
+    and the "mult" stage's detections (:func:`ubpe.frontend.mult.detection_cache`), dropped when
+    it ends: nothing outlives the call. ``s``: the settings (:mod:`ubpe.planner.settings`; the
+    "lpc" stages of ``chains`` refit under its tuning, :func:`~ubpe.planner.fast.with_settings`)."""
+    with detection_cache():
+        return _plan(x, chains, level, cost, proposer, s, threads, lean)
+
+
+def _plan(x: np.ndarray, chains: list[list[Stage]], level: int, cost: CostFunction,
+          proposer: ReplayEncoder, s: Settings, threads: int, lean: bool) -> Candidate:
+    """:func:`plan` within its scope of "mult" detections."""
     fast = level == 1 and _fast_applies(x, proposer, s)
     if fast and not s.fast_lpc_cache:  # (level 1's plan analyses each channel once: nothing to keep)
         # (not refitted under s by with_settings first: fast_plan runs each chain as fast_stages
