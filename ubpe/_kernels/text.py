@@ -819,11 +819,12 @@ TABLES_HEAD = T_PARTS + N_PARTS + 1
 
 # The piece cache of a thread, packed into one int64 array (``cache``): CACHE_HEAD words of
 # state and scratch (entries, arena bytes, cached tokens; the dropout generator; a piece's
-# ranks, 64 words, and its tokens, 64 int32) then, for a table of ``size`` slots (a power of 2;
+# ranks, 64 words, and its tokens, 64 int32; one document's bounds for encode_text) then, for a table of ``size`` slots (a power of 2;
 # 0: no cache), the slots (2 size), five entry arrays (size / 2 each: hash, key start, key
 # length, first cached token, number of tokens), the key arena (size / 2 words, as bytes) and
 # the cached tokens (size words, as int32): CACHE_HEAD + 6 size words in all.
-CACHE_HEAD = 4 + SHORT_PIECE + SHORT_PIECE // 2
+DOC_SCRATCH = 4 + SHORT_PIECE + SHORT_PIECE // 2  # then 6 words: encode_text's arguments of encode_docs
+CACHE_HEAD = DOC_SCRATCH + 6
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -925,9 +926,9 @@ def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, tables, out,
 @njit(cache=True, nogil=True)
 def encode_text(data, mode, cls, tables, out, cache):
     """Encode one text, ``data`` (its UTF-8 bytes, a ``bytes`` object; MODE_GPT4, MODE_GPT2 or
-    MODE_WHOLE) into ``out`` (int32, >= len(data)), through the piece cache ``cache``: the
-    tokens ``encode_docs`` gives for it as one document, in one call from Python with few
-    arguments. Returns the number of tokens, or -1 (nothing encoded) when the text holds one
+    MODE_WHOLE) into ``out`` (int32, >= len(data)), through the piece cache ``cache``: one call
+    from Python with few arguments, which calls ``encode_docs`` on the text as one document.
+    Returns the number of tokens, or -1 (nothing encoded) when the text holds one
     of the special tokens of the tables' trie."""
     buf = _bytes_array(data)  # borrowed, as every array below (see _borrowed)
     cls = _borrowed(cls)
@@ -943,21 +944,14 @@ def encode_text(data, mode, cls, tables, out, cache):
         for p in range(n):
             if first[buf[p]] != 0 and _longest_at(buf, p, n, edges, terminal)[0] >= 0:
                 return np.int64(-1)
-    bits = tables[T_BITS]
-    pairs = table_part(tables, P_PAIRS)
-    left = table_part(tables, P_LEFT)
-    right = table_part(tables, P_RIGHT)
-    (c_slots, c_hashes, c_starts, c_lens, c_tok, c_ntok, c_arena, c_toks, c_state,
-     rng, ranks, toks) = _cache_parts(_borrowed(cache))
-    use_cache = c_slots.shape[0] > 0
-    o = np.int64(0)
-    p = np.int64(0)
-    while p < n:
-        q = _piece_end(buf, p, n, mode, cls)
-        o = _encode_piece(buf, p, q, pairs, bits, n_tokens, left, right, toks, ranks, rng, out, o,
-                          c_slots, c_hashes, c_starts, c_lens, c_tok, c_ntok, c_arena, c_toks, c_state, use_cache)
-        p = q
-    return o
+    cache = _borrowed(cache)
+    d = DOC_SCRATCH  # the one document's arrays, in the cache's scratch
+    starts = cache[d:d + 1]
+    stops = cache[d + 1:d + 2]
+    starts[0] = 0
+    stops[0] = n
+    return encode_docs(buf, starts, stops, mode, cls, cache[d + 5:d + 6], tables, out, cache[:0], cache[d + 2:d + 4],
+                       n < 0, np.int64(0), cache[d + 4:d + 5].view(np.uint64), cache)
 
 
 # --------------------------------------------------------------------------------------------
