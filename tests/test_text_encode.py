@@ -155,6 +155,19 @@ def test_a_full_piece_cache_starts_afresh(monkeypatch):
     assert t._engine().cache().shape[0] == text_engine._k.CACHE_HEAD + 6 * 32
 
 
+def test_the_one_call_path_from_several_threads_at_once(gpt4):
+    """Each thread has its own piece cache: encoding from 4 threads at once (the kernel releases
+    the GIL) gives the ids of one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    words = CORPUS.split(" ")
+    texts = [" ".join(words[i:i + 1 + i % 7]) for i in range(len(words))]
+    want = [gpt4.encode(t).tolist() for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: [gpt4.encode(t).tolist() for t in texts[k::4]], range(4)))
+    assert [got[i % 4][i // 4] for i in range(len(texts))] == want
+
+
 def test_direct_entry_falls_back_to_the_kernel():
     from ubpe import text_engine
 
