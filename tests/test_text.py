@@ -500,6 +500,25 @@ def test_exports_encode_any_text_to_the_same_ids(exported, text):
         assert hf.encode(text).ids == ours
 
 
+@given(text=st.one_of(no_surrogates, mixed_text.map(lambda s: s.replace("\ud800", "").replace("\udfff", "")),
+                      st.sampled_from(["", " ", "a", "\n", EOT, f"x {EOT} y", "<|endof", "é👍"])))
+def test_the_default_encode_matches_the_exports(exported, text):
+    """The default call (every special token refused; ubpe's one compiled call once the engine
+    exists) gives tiktoken's ``encode`` and Hugging Face's ids, and refuses what tiktoken
+    refuses."""
+    t, hf, enc = exported
+    t.encode("warm")  # builds the engine: the calls below take the one-call path
+    if EOT in text:
+        with pytest.raises(ValueError, match="special token"):
+            t.encode(text)
+        with pytest.raises(ValueError):
+            enc.encode(text)
+        return
+    ours = t.encode(text)
+    assert ours.dtype == np.int32 and ours.ndim == 1
+    assert enc.encode(text) == ours.tolist() and hf.encode(text).ids == ours.tolist()
+
+
 @given(
     corpus=st.lists(st.text(alphabet="aab c\n", min_size=1, max_size=60), min_size=1, max_size=6),
     probes=st.lists(st.text(alphabet="aabc \n", max_size=80), max_size=10),

@@ -89,6 +89,94 @@ def test_long_pieces_and_repeats_use_the_same_merges():
         assert t.encode(text).tolist() == reference_encode(t, text)
 
 
+# ==================== the one-call path (encode with its default arguments)
+
+short_texts = st.one_of(
+    st.text(alphabet=st.one_of(st.characters(codec=None, categories=None), st.integers(0xD800, 0xDFFF).map(chr)),
+            max_size=40),
+    st.lists(st.sampled_from(["a", " the", "é", "'s", "\n", "  ", "👍", "\ud800", "\udfff", "12345", EOT, FIM,
+                              "<|endof", "text|>", "<|fim", ""]), max_size=8).map("".join))
+
+
+def _outcome(fn, text):
+    """``fn(text)`` as a list of ids, or the message of the ValueError it raised."""
+    try:
+        return fn(text).tolist()
+    except ValueError as e:
+        return str(e)
+
+
+@given(text=short_texts)
+def test_the_one_call_path_equals_the_general_path_and_the_core(tok, text):
+    """encode's one compiled call (default arguments, once the engine exists) gives the ids of
+    the general path (encode_batch) and of the core on the regex pieces, and refuses a special
+    token with the same message; empty strings, non-ASCII and lone surrogates included."""
+    tok.encode("warm")
+    fast = _outcome(tok.encode, text)
+    assert fast == _outcome(lambda t: tok.encode_batch([t])[0], text)
+    if isinstance(fast, str):
+        assert EOT in text or FIM in text
+        assert "special token" in fast
+    else:
+        assert fast == reference_encode(tok, text)
+        assert tok.encode(text, disallowed_special=()).tolist() == fast
+        assert tok.decode(np.asarray(fast, dtype=np.int32), errors="surrogatepass") == text
+
+
+def test_the_default_call_takes_the_one_call_path(gpt4, monkeypatch):
+    eng = gpt4._engine()
+    seen = []
+    real = type(eng).encode_text
+    monkeypatch.setattr(eng, "encode_text", lambda data, mode: seen.append(data) or real(eng, data, mode))
+    ids = gpt4.encode("Zwölf Boxkämpfer")
+    assert seen == ["Zwölf Boxkämpfer".encode()] and ids.dtype == np.int32
+    assert ids.tolist() == reference_encode(gpt4, "Zwölf Boxkämpfer")
+    with pytest.raises(ValueError, match=r"special token '<\|fim\|>' at character 2"):
+        gpt4.encode(f"ab{FIM}")  # found by the compiled call, raised by the general path
+    assert len(seen) == 2
+    for kwargs in ({"allowed_special": "all"}, {"disallowed_special": ()}, {"dropout": 0.5, "seed": 1}):
+        gpt4.encode("abc", **kwargs)
+    assert len(seen) == 2
+
+
+def test_a_full_piece_cache_starts_afresh(monkeypatch):
+    """A piece cache of 32 slots (16 pieces, 128 key bytes, 64 tokens) empties itself many times
+    over: the ids stay the core's, in both the one-call and the batch path."""
+    from ubpe import text_engine
+
+    monkeypatch.setattr(text_engine, "CACHE_BITS", 5)
+    t = TextTokenizer.from_bytes(TextTokenizer(420, special_tokens=[EOT, FIM]).fit(CORPUS).to_bytes())
+    t.encode("warm")
+    words = CORPUS.split(" ")
+    texts = [" ".join(words[i:i + 3]) for i in range(len(words) - 3)] + ["x" * 64, "é" * 40, "ab" * 70]
+    for text in texts:
+        assert t.encode(text).tolist() == reference_encode(t, text)
+    assert [a.tolist() for a in t.encode_batch(texts)] == [reference_encode(t, x) for x in texts]
+    assert t._engine().cache().shape[0] == text_engine._k.CACHE_HEAD + 6 * 32
+
+
+def test_the_one_call_path_from_several_threads_at_once(gpt4):
+    """Each thread has its own piece cache: encoding from 4 threads at once (the kernel releases
+    the GIL) gives the ids of one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    words = CORPUS.split(" ")
+    texts = [" ".join(words[i:i + 1 + i % 7]) for i in range(len(words))]
+    want = [gpt4.encode(t).tolist() for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: [gpt4.encode(t).tolist() for t in texts[k::4]], range(4)))
+    assert [got[i % 4][i // 4] for i in range(len(texts))] == want
+
+
+def test_direct_entry_falls_back_to_the_kernel():
+    from ubpe import text_engine
+
+    def plain(x):
+        return x + 1
+
+    assert text_engine.direct_entry(plain, (1,)) is plain
+
+
 # ==================== offsets
 
 

@@ -444,15 +444,6 @@ class TextTokenizer:
             a, b, _ = found[0]
             self._refuse_special(text[a:b], a)
 
-    def _refuse_found(self, text: str, buf: np.ndarray, tokens: frozenset) -> None:
-        """``ValueError`` if ``buf`` (``text``'s UTF-8) holds one of the special tokens ``tokens``."""
-        hits = self._special_matcher(tokens).find(buf, np.zeros(1, dtype=np.int64),
-                                                  np.array([buf.shape[0]], dtype=np.int64))
-        if hits.shape[0]:
-            a, b = int(hits[0, 0]), int(hits[0, 1])
-            at = len(buf[:a].tobytes().decode("utf-8", "surrogatepass"))
-            self._refuse_special(buf[a:b].tobytes().decode("utf-8", "surrogatepass"), at)
-
     @staticmethod
     def _refuse_special(token: str, at: int) -> None:
         raise ValueError(
@@ -508,14 +499,15 @@ class TextTokenizer:
         from ``seed`` (an int; None: a fresh one): 0 gives :meth:`encode`'s ids, the same seed the
         same ids, and :meth:`decode` gives the text back from any of them.
         """
-        if (type(text) is str and dropout == 0 and self._tok is not None and self.normalize is None
-                and self._mode != _engine.MODE_GIVEN and allowed_special is NONE_RAISED and disallowed_special == "all"
-                and isinstance(disallowed_special, str)):
-            # the common call, without the batch machinery: every special token refused
-            buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-            if self.special_tokens:
-                self._refuse_found(text, buf, frozenset(self.special_tokens))
-            return self._engine().encode_one(buf, self._mode)
+        eng = self._engine_cache  # None until the first call (which takes the general path)
+        if (eng is not None and type(text) is str and allowed_special is NONE_RAISED and dropout == 0
+                and type(disallowed_special) is str and disallowed_special == "all" and self.normalize is None
+                and self._mode != _engine.MODE_GIVEN):
+            # the common call, one compiled call (every special token refused): no batch machinery
+            ids = eng.encode_text(text.encode("utf-8", "surrogatepass"), self._mode)
+            if ids is not None:
+                return ids
+            # it holds a special token: the general path raises, naming it
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self._run([text], allowed_special, disallowed_special, None, dropout, seed, 1).ids

@@ -104,52 +104,78 @@ def char_offsets(buf: np.ndarray) -> np.ndarray:
     return out
 
 
+def new_cache(bits: int | None) -> np.ndarray:
+    """An empty packed piece cache of ``2**bits`` slots (``_k.CACHE_HEAD``), or with ``bits``
+    None, none (the header alone)."""
+    size = 0 if bits is None else 1 << bits
+    cache = np.zeros(_k.CACHE_HEAD + 6 * size, dtype=np.int64)
+    cache[_k.CACHE_HEAD:_k.CACHE_HEAD + 2 * size] = -1
+    return cache
+
+
 class _Cache(threading.local):
-    """Each thread's piece cache arrays (see ``_k.encode_docs``)."""
+    """Each thread's packed piece cache (``new_cache(CACHE_BITS)``, made at its first use)."""
 
-    def __init__(self) -> None:
-        self.owner = None
-        self.arrays: tuple | None = None
-
-    def get(self, owner: object) -> tuple:
-        if self.arrays is None:
-            size = 1 << CACHE_BITS
-            half = size // 2
-            self.arrays = (np.full(2 * size, -1, dtype=np.int64), np.empty(half, dtype=np.int64),
-                           np.empty(half, dtype=np.int64), np.empty(half, dtype=np.int64),
-                           np.empty(half, dtype=np.int64), np.empty(half, dtype=np.int64),
-                           np.empty(half * 8, dtype=np.uint8), np.empty(half * 4, dtype=np.int32),
-                           np.zeros(3, dtype=np.int64))
-        if self.owner is not owner:  # another tokenizer's pieces: forget them
-            self.arrays[0][:] = -1
-            self.arrays[-1][:] = 0
-            self.owner = owner
-        return self.arrays
-
-
-_NO_CACHE = (np.full(0, -1, dtype=np.int64), *(np.empty(0, dtype=np.int64) for _ in range(5)),
-             np.empty(0, dtype=np.uint8), np.empty(0, dtype=np.int32), np.zeros(3, dtype=np.int64))
+    cache: np.ndarray | None = None
 
 
 _ZERO = np.zeros(1, dtype=np.int64)
-_NO_ENDS = np.empty(0, dtype=np.int64)
-_NO_SEEDS = np.zeros(1, dtype=np.uint64)
+
+
+def pack_tables(bits: int, n_tokens: int, parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The int64 array of ``_k.T_*``: the header, then ``parts`` (in ``_k.P_*`` order)."""
+    assert len(parts) == _k.N_PARTS
+    sizes = [p.shape[0] for p in parts]
+    offsets = _k.TABLES_HEAD + np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return np.concatenate([np.array([bits, n_tokens], dtype=np.int64), offsets,
+                           *(np.asarray(p, dtype=np.int64) for p in parts)])
+
+
+def direct_entry(kernel: Any, example: tuple) -> Callable:
+    """``kernel``'s compiled entry point for the argument types of ``example`` (numba's CPython
+    wrapper, compiled or loaded from the cache now): a call skips the dispatcher's typing of
+    each argument (0.19 us of a 1.2 us ``encode`` of 26 characters). It does not check the
+    types it is given: call it only with arguments of exactly these types. ``kernel`` itself
+    where numba offers no entry point (``NUMBA_DISABLE_JIT``, another numba)."""
+    try:
+        import numba
+
+        entry = kernel.compile(tuple(numba.typeof(a) for a in example))
+    except Exception:  # noqa: BLE001 - the dispatcher is always right, if slower
+        return kernel
+    return entry if callable(entry) else kernel
+
+
+_encode_text: Callable | None = None  # _k.encode_text entered directly, once asked for
+
+
+def _encode_text_entry() -> Callable:
+    global _encode_text
+    if _encode_text is None:
+        _encode_text = direct_entry(_k.encode_text, (b"", MODE_GPT4, char_classes(), _ZERO, np.empty(0, np.int32),
+                                                     new_cache(None)))
+    return _encode_text
 
 
 class Engine:
     """Kernel tables of one fitted byte-level BPE (merges in rank order, ids ``256 + k``) and its
-    special tokens (ids from ``256 + M``)."""
+    special tokens (ids from ``256 + M``), packed into :attr:`tables` (``_k.T_*``); ``pairs``,
+    ``left``, ``right`` and ``tok_len`` are views of it."""
 
     def __init__(self, merges: np.ndarray, special_tokens: Sequence[str], expansion: Any) -> None:
         m = merges.shape[0]
         self.n_bpe = 256 + m
-        self.left = np.ascontiguousarray(merges[:, 0], dtype=np.int32)
-        self.right = np.ascontiguousarray(merges[:, 1], dtype=np.int32)
+        left = np.ascontiguousarray(merges[:, 0], dtype=np.int64)
+        right = np.ascontiguousarray(merges[:, 1], dtype=np.int64)
         self.bits = max(1, int(2 * max(m, 1) - 1).bit_length())
-        self.pairs = _k.build_pair_table(self.left, self.right, self.n_bpe, self.bits)
+        pairs = _k.build_pair_table(left, right, self.n_bpe, self.bits)
         lengths = np.asarray(expansion.lengths[: self.n_bpe], dtype=np.int64)
         specials = [s.encode("utf-8", "surrogatepass") for s in special_tokens]
-        self.tok_len = np.concatenate([lengths, np.array([len(s) for s in specials], dtype=np.int64)])
+        tok_len = np.concatenate([lengths, np.array([len(s) for s in specials], dtype=np.int64)])
+        trie = SpecialMatcher(special_tokens, range(self.n_bpe, self.n_bpe + len(specials)))  # every one, refused
+        self.tables = pack_tables(self.bits, self.n_bpe, [pairs, left, right, tok_len, trie.edges, trie.terminal,
+                                                          trie.first])
+        self.pairs, self.left, self.right, self.tok_len = (self._part(k) for k in range(4))
         # whole expansions for the decode kernel, when every token is tabled
         self.flat: np.ndarray | None = None
         self.tok_start: np.ndarray | None = None
@@ -162,6 +188,16 @@ class Engine:
             self.flat = np.concatenate([flat, extra, np.zeros(8, dtype=np.uint8)])  # slack for 8-byte copies
             self.tok_start = np.concatenate([starts, sp_starts])
         self._cache = _Cache()
+
+    def _part(self, k: int) -> np.ndarray:
+        return self.tables[self.tables[_k.T_PARTS + k]:self.tables[_k.T_PARTS + k + 1]]
+
+    def cache(self) -> np.ndarray:
+        """This thread's packed piece cache."""
+        c = self._cache.cache
+        if c is None:
+            c = self._cache.cache = new_cache(CACHE_BITS)
+        return c
 
     # ---------------------------------------------------------------- encoding
 
@@ -178,21 +214,25 @@ class Engine:
         out = np.empty(max(n, 1), dtype=np.int32)
         ends = np.empty(max(n, 1) if want_ends else 0, dtype=np.int64)
         doc_tokens = np.empty(doc_starts.shape[0] + 1, dtype=np.int64)
-        pb = piece_bounds if piece_bounds is not None else np.zeros(1, dtype=np.int64)
+        pb = piece_bounds if piece_bounds is not None else _ZERO
         sd = seeds if seeds is not None else np.zeros(doc_starts.shape[0], dtype=np.uint64)
-        cache = self._cache.get(self) if drop == 0 else _NO_CACHE
-        count = _k.encode_docs(buf, doc_starts, doc_ends, mode, char_classes(), pb, self.pairs, self.bits,
-                               self.n_bpe, self.left, self.right, self.tok_len, out, ends, doc_tokens, want_ends,
-                               drop, sd, *cache)
+        cache = self.cache() if drop == 0 else new_cache(None)
+        count = _k.encode_docs(buf, doc_starts, doc_ends, mode, char_classes(), pb, self.tables, out, ends, doc_tokens,
+                               want_ends, drop, sd, cache)
         return out[:count], doc_tokens, ends[:count] if want_ends else ends
 
-    def encode_one(self, buf: np.ndarray, mode: int) -> np.ndarray:
-        """The tokens (int32) of ``buf`` as one document (GPT-2, GPT-4 or no split)."""
-        out = np.empty(max(buf.shape[0], 1), dtype=np.int32)
-        count = _k.encode_docs(buf, _ZERO, np.array([buf.shape[0]], dtype=np.int64), mode, char_classes(), _ZERO,
-                               self.pairs, self.bits, self.n_bpe, self.left, self.right, self.tok_len, out,
-                               _NO_ENDS, np.empty(2, dtype=np.int64), False, 0, _NO_SEEDS, *self._cache.get(self))
-        return out[:count]
+    def encode_text(self, data: bytes, mode: int) -> np.ndarray | None:
+        """The tokens (int32) of the UTF-8 ``data`` as one document (GPT-2, GPT-4 or no split;
+        ``_k.encode_text``), or None when it holds a special token (nothing is encoded). Its
+        fixed cost is most of a short text's: one compiled call, entered directly
+        (:func:`direct_entry`), and one array."""
+        out = np.empty(len(data), np.int32)
+        cache = self._cache.cache
+        if cache is None:
+            cache = self.cache()
+        # (the callee first: _encode_text_entry() makes _classes)
+        count = (_encode_text or _encode_text_entry())(data, mode, _classes, self.tables, out, cache)
+        return out[:count] if count >= 0 else None
 
     # ---------------------------------------------------------------- decoding
 

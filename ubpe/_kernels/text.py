@@ -324,6 +324,57 @@ else:
         return types.uint64(arr, i), codegen
 
 
+if numba.config.DISABLE_JIT:
+
+    def _borrowed(arr):
+        return arr
+
+    def _bytes_array(data):
+        return np.frombuffer(data, dtype=np.uint8)
+
+else:
+
+    def _unowned(context, builder, fromty, toty, value):
+        """The array structure ``value`` (of ``fromty``) as ``toty``, its owner fields null."""
+        src = context.make_array(fromty)(context, builder, value)
+        dst = context.make_array(toty)(context, builder)
+        dst.meminfo = ir.Constant(dst.meminfo.type, None)
+        dst.parent = ir.Constant(dst.parent.type, None)
+        for name in ("nitems", "itemsize", "data", "shape", "strides"):
+            setattr(dst, name, getattr(src, name))
+        return dst._getvalue()
+
+    @intrinsic
+    def _borrowed(typingctx, arr):
+        """``arr`` with no owner: the same data, shape and strides, a null meminfo. numba counts
+        references to every array passed to a compiled function and to every view, with an
+        atomic instruction each (NRT_incref / NRT_decref, at every call of a helper: 88 % of
+        encoding a text once went there); on an array with no owner they do nothing. The
+        caller must keep ``arr`` alive while the result is used, and the result (or a view of
+        it) must never leave the kernel: take it from an argument of the kernel."""
+        if not isinstance(arr, types.Array):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return _unowned(context, builder, sig.args[0], sig.return_type, args[0])
+
+        return arr(arr), codegen
+
+    @intrinsic
+    def _bytes_array(typingctx, data):
+        """A ``bytes`` argument of a kernel as a read-only 1-D uint8 array, borrowed (see
+        ``_borrowed``; no copy): the kernels typed for ``np.frombuffer`` arrays then run on it,
+        and the caller saves the 0.3-0.6 us of making that array."""
+        if not isinstance(data, types.Bytes):
+            return None
+        arr = types.Array(types.uint8, 1, "C", readonly=True)
+
+        def codegen(context, builder, sig, args):
+            return _unowned(context, builder, sig.args[0], sig.return_type, args[0])
+
+        return arr(data), codegen
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _mix(x):
     """splitmix64's finaliser: a bijection of uint64."""
@@ -696,7 +747,7 @@ def _bpe_heap(buf, s, e, pairs, bits, n_tokens, left, right, drop, rng, out, o):
     return o
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _encode_piece(buf, s, e, pairs, bits, n_tokens, left, right, toks, ranks, rng, out, o,
                   c_slots, c_hashes, c_starts, c_lens, c_tok, c_ntok, c_arena, c_toks, c_state, use_cache):
     """Encode piece ``buf[s:e]`` (non-empty) into ``out[o:]`` through the cache; new end."""
@@ -748,25 +799,93 @@ def _encode_piece(buf, s, e, pairs, bits, n_tokens, left, right, toks, ranks, rn
     return o2
 
 
+# The encoder's tables, packed into one int64 array (``tables``) so that a call hands the
+# kernel few arguments: numba unboxes each array argument on every call (about 0.1 us each; the
+# 27 arguments of the unpacked call took 3.8 us, more than encoding a short text).
+# tables[T_BITS]: the pair table's bits; tables[T_TOKENS]: the byte-pair tokens (256 + merges);
+# part k is tables[tables[T_PARTS + k]:tables[T_PARTS + k + 1]] (:func:`table_part`).
+T_BITS = 0
+T_TOKENS = 1
+T_PARTS = 2
+P_PAIRS = 0  # the pair table (build_pair_table)
+P_LEFT = 1  # merge k's left token
+P_RIGHT = 2  # merge k's right token
+P_TOK_LEN = 3  # every token's byte length, special tokens (ids from T_TOKENS on) included
+P_EDGES = 4  # the special tokens' trie (build_trie): edges
+P_TERMINAL = 5  # its terminal values
+P_FIRST = 6  # 1 for the special tokens' first bytes (256)
+N_PARTS = 7
+TABLES_HEAD = T_PARTS + N_PARTS + 1
+
+# The piece cache of a thread, packed into one int64 array (``cache``): CACHE_HEAD words of
+# state and scratch (entries, arena bytes, cached tokens; the dropout generator; a piece's
+# ranks, 64 words, and its tokens, 64 int32; one document's bounds for encode_text) then, for a table of ``size`` slots (a power of 2;
+# 0: no cache), the slots (2 size), five entry arrays (size / 2 each: hash, key start, key
+# length, first cached token, number of tokens), the key arena (size / 2 words, as bytes) and
+# the cached tokens (size words, as int32): CACHE_HEAD + 6 size words in all.
+DOC_SCRATCH = 4 + SHORT_PIECE + SHORT_PIECE // 2  # then 6 words: encode_text's arguments of encode_docs
+CACHE_HEAD = DOC_SCRATCH + 6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_part(tables, k):
+    """Part ``k`` (P_*) of the packed tables: a view."""
+    return tables[tables[T_PARTS + k]:tables[T_PARTS + k + 1]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cache_parts(cache):
+    """The views of a packed piece cache (see CACHE_HEAD): ``(slots, hashes, starts, lens, tok,
+    ntok, arena, toks, state)`` of the table, then the scratch ``(rng, ranks, piece_toks)``."""
+    size = (cache.shape[0] - CACHE_HEAD) // 6
+    half = size // 2
+    a = CACHE_HEAD + 2 * size
+    b = a + 5 * half
+    r = 4 + SHORT_PIECE
+    return (cache[CACHE_HEAD:a], cache[a:a + half], cache[a + half:a + 2 * half], cache[a + 2 * half:a + 3 * half],
+            cache[a + 3 * half:a + 4 * half], cache[a + 4 * half:b], cache[b:b + half].view(np.uint8),
+            cache[b + half:b + 3 * half].view(np.int32), cache[:3],
+            cache[3:4].view(np.uint64), cache[4:r], cache[r:r + SHORT_PIECE // 2].view(np.int32))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _piece_end(buf, p, e, mode, cls):
+    """End of the piece starting at ``p`` (< e) under MODE_GPT4, MODE_GPT2 or MODE_WHOLE."""
+    if mode == MODE_GPT4:
+        return _gpt4_end(buf, p, e, cls)
+    if mode == MODE_GPT2:
+        return _gpt2_end(buf, p, e, cls)
+    return e
+
+
 @njit(cache=True, nogil=True)
-def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, pairs, bits, n_tokens, left, right,
-                tok_len, out, ends, doc_tokens, want_ends, drop, seeds,
-                c_slots, c_hashes, c_starts, c_lens, c_tok, c_ntok, c_arena, c_toks, c_state):
+def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, tables, out, ends, doc_tokens, want_ends, drop,
+                seeds, cache):
     """Encode every document ``buf[doc_starts[d]:doc_ends[d]]`` (int64 (D,), in increasing
     order, not overlapping): split it (``mode``; MODE_GIVEN: pieces from ``piece_bounds``, int64
     increasing, every document's start and end among them) and byte-pair encode each piece.
 
-    ``out`` (int32, >= len(buf)) receives the tokens, ``doc_tokens`` (int64, D + 1) each
-    document's first token index; with ``want_ends``, ``ends`` (int64, >= len(buf)) each token's
-    end offset in ``buf`` (``tok_len``, int64 (n_tokens,): byte length of each token). ``drop``
-    > 0 (BPE-dropout, see ``_bpe_heap``) draws from ``seeds[d]`` (uint64 per document) and
-    bypasses the cache. ``c_*``: the piece cache (hash table, see ``_find_or_add``; ``c_state``
-    int64 (3,): entries, arena bytes, cached tokens). Returns the number of tokens.
+    ``tables``: the packed tables (T_*, P_*). ``out`` (int32, >= len(buf)) receives the tokens,
+    ``doc_tokens`` (int64, D + 1) each document's first token index; with ``want_ends``,
+    ``ends`` (int64, >= len(buf)) each token's end offset in ``buf``. ``drop`` > 0
+    (BPE-dropout, see ``_bpe_heap``) draws from ``seeds[d]`` (uint64 per document) and
+    bypasses the cache. ``cache``: the packed piece cache (CACHE_HEAD; see ``_find_or_add``).
+    Returns the number of tokens.
     """
+    buf = _borrowed(buf)  # no reference counting below (see _borrowed)
+    cls = _borrowed(cls)
+    tables = _borrowed(tables)
+    out = _borrowed(out)
+    ends = _borrowed(ends)
+    bits = tables[T_BITS]
+    n_tokens = tables[T_TOKENS]
+    pairs = table_part(tables, P_PAIRS)
+    left = table_part(tables, P_LEFT)
+    right = table_part(tables, P_RIGHT)
+    tok_len = table_part(tables, P_TOK_LEN)
+    (c_slots, c_hashes, c_starts, c_lens, c_tok, c_ntok, c_arena, c_toks, c_state,
+     rng, ranks, toks) = _cache_parts(_borrowed(cache))
     o = np.int64(0)
-    toks = np.empty(SHORT_PIECE, dtype=np.int32)
-    ranks = np.empty(SHORT_PIECE, dtype=np.int64)
-    rng = np.zeros(1, dtype=np.uint64)
     use_cache = drop == 0 and c_slots.shape[0] > 0
     k = 0  # next piece (MODE_GIVEN)
     n_docs = doc_starts.shape[0]
@@ -780,15 +899,11 @@ def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, pairs, bits,
             while k < piece_bounds.shape[0] - 1 and piece_bounds[k] < p:
                 k += 1
         while p < e:
-            if mode == MODE_GPT4:
-                q = _gpt4_end(buf, p, e, cls)
-            elif mode == MODE_GPT2:
-                q = _gpt2_end(buf, p, e, cls)
-            elif mode == MODE_GIVEN:
+            if mode == MODE_GIVEN:
                 q = piece_bounds[k + 1]
                 k += 1
             else:
-                q = e
+                q = _piece_end(buf, p, e, mode, cls)
             if q <= p:
                 continue
             o0 = o
@@ -806,6 +921,37 @@ def encode_docs(buf, doc_starts, doc_ends, mode, cls, piece_bounds, pairs, bits,
             p = q
     doc_tokens[n_docs] = o
     return o
+
+
+@njit(cache=True, nogil=True)
+def encode_text(data, mode, cls, tables, out, cache):
+    """Encode one text, ``data`` (its UTF-8 bytes, a ``bytes`` object; MODE_GPT4, MODE_GPT2 or
+    MODE_WHOLE) into ``out`` (int32, >= len(data)), through the piece cache ``cache``: one call
+    from Python with few arguments, which calls ``encode_docs`` on the text as one document.
+    Returns the number of tokens, or -1 (nothing encoded) when the text holds one
+    of the special tokens of the tables' trie."""
+    buf = _bytes_array(data)  # borrowed, as every array below (see _borrowed)
+    cls = _borrowed(cls)
+    tables = _borrowed(tables)
+    out = _borrowed(out)
+    n = buf.shape[0]
+    n_tokens = tables[T_TOKENS]
+    tok_len = table_part(tables, P_TOK_LEN)
+    if tok_len.shape[0] > n_tokens:  # special tokens: refuse the text if it holds one
+        edges = table_part(tables, P_EDGES)
+        terminal = table_part(tables, P_TERMINAL)
+        first = table_part(tables, P_FIRST)
+        for p in range(n):
+            if first[buf[p]] != 0 and _longest_at(buf, p, n, edges, terminal)[0] >= 0:
+                return np.int64(-1)
+    cache = _borrowed(cache)
+    d = DOC_SCRATCH  # the one document's arrays, in the cache's scratch
+    starts = cache[d:d + 1]
+    stops = cache[d + 1:d + 2]
+    starts[0] = 0
+    stops[0] = n
+    return encode_docs(buf, starts, stops, mode, cls, cache[d + 5:d + 6], tables, out, cache[:0], cache[d + 2:d + 4],
+                       n < 0, np.int64(0), cache[d + 4:d + 5].view(np.uint64), cache)
 
 
 # --------------------------------------------------------------------------------------------
@@ -922,6 +1068,24 @@ def build_trie(data, bounds, values, edges, terminal, first):
     return n_nodes
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _longest_at(buf, p, stop, edges, terminal):
+    """``(value, end)`` of the longest of the trie's strings at ``buf[p:stop]``, or ``(-1, p)``."""
+    node = np.int64(0)
+    best = np.int64(-1)
+    best_end = p
+    q = p
+    while q < stop:
+        node = _child(edges, node, buf[q])
+        if node < 0:
+            break
+        q += 1
+        if terminal[node] >= 0:
+            best = terminal[node]
+            best_end = q
+    return best, best_end
+
+
 @njit(cache=True, nogil=True)
 def find_strings(buf, starts, stops, edges, terminal, first, out):
     """Non-overlapping matches of the trie's strings in each range ``buf[starts[r]:stops[r]]``,
@@ -937,18 +1101,7 @@ def find_strings(buf, starts, stops, edges, terminal, first, out):
             if not first[buf[p]]:
                 p += 1
                 continue
-            node = np.int64(0)
-            best = np.int64(-1)
-            best_end = p
-            q = p
-            while q < stop:
-                node = _child(edges, node, buf[q])
-                if node < 0:
-                    break
-                q += 1
-                if terminal[node] >= 0:
-                    best = terminal[node]
-                    best_end = q
+            best, best_end = _longest_at(buf, p, stop, edges, terminal)
             if best < 0:
                 p += 1
                 continue
