@@ -65,9 +65,10 @@ def _delta_rows(x: np.ndarray, order: int) -> np.ndarray:
     """``delta(x, order, axis=-1)`` of integers ``x`` ``(channels, frames)`` (``order >= 0``, an
     int): the same copy and subtractions, without the checks, the axis' normalisation and
     ``moveaxis`` (about a third of a short channel's delta)."""
-    work = np.array(x, dtype=x.dtype.newbyteorder("="), copy=True).view(np.dtype(f"u{x.dtype.itemsize}"))
-    for j in range(min(order, work.shape[1] - 1)):
-        work[:, j + 1:] = np.subtract(work[:, j + 1:], work[:, j:-1])  # unsigned: wraps
+    work = np.array(x, dtype=x.dtype.newbyteorder("="), order="C", copy=True).view(np.dtype(f"u{x.dtype.itemsize}"))
+    m = min(order, work.shape[1] - 1)
+    if m > 0:  # (numpy's subtractions of unsigned slices, wrapping: the same integers in one pass)
+        _kp.delta_rows(work, m)
     return work.view(np.dtype(f"i{x.dtype.itemsize}"))
 
 
