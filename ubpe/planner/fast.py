@@ -23,7 +23,7 @@ from ..alphabet import Alphabet
 from .candidates import (STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits, dense_mag_fits,
                          forward_shared)
 from .candidates import windows as window_take
-from .estimates import estimate_parts, likely_coders, log2_table, order0_bytes, value_counts
+from .estimates import estimate_parts, likely_coders, log2_of, log2_table, order0_bytes, value_counts
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
 from .screening import screen_forward, whole_outputs
 from .search import screen_sample
@@ -299,7 +299,7 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
         c = counts.astype(np.float64)
         lc = np.log2(c)  # (once for both sums: the same floats)
         plogp, table = (c * lc).sum(), np.minimum(lc + 2.0, 8.0).sum()
-    order0 = n * np.log2(n) - float(plogp)  # (no BLAS: see pair_information)
+    order0 = n * log2_of(n) - float(plogp)  # (no BLAS: see pair_information)
     table = float(table)
     alphabet = gap_bits(where)
     mags = (_mag_bits(lp.mag_options("bare"), raws[0]) if lp.bare_counted else inf,
