@@ -167,22 +167,6 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
 
 
 @njit(cache=True, nogil=True)
-def delta_rows(w, order):
-    """``order`` passes of differencing along each row of ``w`` (2-D, an unsigned integer
-    dtype), in place, modulo 2**bits: pass ``j = 0 .. order - 1`` replaces ``w[r, i]`` by
-    ``w[r, i] - w[r, i - 1]`` for ``i > j``, from the row's end (so each takes the pass's input):
-    numpy's ``w[:, j + 1:] = w[:, j + 1:] - w[:, j:-1]`` (:func:`ubpe.signal.delta`; a pass and a
-    temporary each, about 2 us a call on a short channel). Preconditions: 0 <= order < w.shape[1]
-    (or order 0). :func:`undelta_rows` undoes it."""
-    n = w.shape[1]
-    for r in range(w.shape[0]):
-        row = w[r]
-        for j in range(order):
-            for i in range(n - 1, j, -1):
-                row[i] = row[i] - row[i - 1]  # (stored modulo 2**bits: numpy's unsigned wrap)
-
-
-@njit(cache=True, nogil=True)
 def undelta_rows(w, order):
     """Undo ``order`` passes of differencing along each row of ``w`` (2-D, an unsigned integer
     dtype), in place, modulo 2**bits: pass ``j = order - 1 .. 0`` replaces ``w[r, j:]`` by its

@@ -68,9 +68,8 @@ def _delta_rows(x: np.ndarray, order: int) -> np.ndarray:
     size = x.dtype.itemsize
     native = x.dtype if x.dtype.isnative else x.dtype.newbyteorder("=")
     work = np.array(x, dtype=native, order="C", copy=True).view(_UNSIGNED[size])
-    m = min(order, work.shape[1] - 1)
-    if m > 0:  # (numpy's subtractions of unsigned slices, wrapping: the same integers in one pass)
-        _kp.delta_rows(work, m)
+    for j in range(min(order, work.shape[1] - 1)):
+        work[:, j + 1:] = np.subtract(work[:, j + 1:], work[:, j:-1])  # unsigned: wraps
     return work.view(_SIGNED[size])
 
 
