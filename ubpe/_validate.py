@@ -31,9 +31,10 @@ QUANTIZE_HINT = (
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     """Return ``value`` as an int if it is an integer in [low, high], else raise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    value = int(value)
+    if type(value) is not int:  # (a plain int first: the ABC test took about 0.3 us a call)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+        value = int(value)
     if value < low or (high is not None and value > high):
         bound = f"[{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be {bound}, got {value}")

@@ -65,10 +65,17 @@ def _delta_rows(x: np.ndarray, order: int) -> np.ndarray:
     """``delta(x, order, axis=-1)`` of integers ``x`` ``(channels, frames)`` (``order >= 0``, an
     int): the same copy and subtractions, without the checks, the axis' normalisation and
     ``moveaxis`` (about a third of a short channel's delta)."""
-    work = np.array(x, dtype=x.dtype.newbyteorder("="), copy=True).view(np.dtype(f"u{x.dtype.itemsize}"))
+    size = x.dtype.itemsize
+    native = x.dtype if x.dtype.isnative else x.dtype.newbyteorder("=")
+    work = np.array(x, dtype=native, order="C", copy=True).view(_UNSIGNED[size])
     for j in range(min(order, work.shape[1] - 1)):
         work[:, j + 1:] = np.subtract(work[:, j + 1:], work[:, j:-1])  # unsigned: wraps
-    return work.view(np.dtype(f"i{x.dtype.itemsize}"))
+    return work.view(_SIGNED[size])
+
+
+#: the unsigned and signed native dtypes by width in bytes (:func:`_delta_rows`' views)
+_UNSIGNED = {k: np.dtype(f"u{k}") for k in (1, 2, 4, 8)}
+_SIGNED = {k: np.dtype(f"i{k}") for k in (1, 2, 4, 8)}
 
 
 def delta(x: Any, order: int = 1, axis: int = -1) -> np.ndarray:

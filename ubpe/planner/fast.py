@@ -11,6 +11,7 @@ import msgpack
 from .. import frontend
 from .._kernels import l1plan as _l1plan
 from .._kernels import layoutpair as _pair
+from .._kernels import npsum as _npsum
 from .._kernels import level1 as _k
 from .._kernels import tally as _tally
 from ..coders import mag, packed_width, rans
@@ -22,7 +23,7 @@ from ..alphabet import Alphabet
 from .candidates import (STATIC_CODERS, Candidate, CostFunction, bare_candidates, dense_fits, dense_mag_fits,
                          forward_shared)
 from .candidates import windows as window_take
-from .estimates import estimate_parts, likely_coders, order0_bytes, value_counts
+from .estimates import estimate_parts, likely_coders, log2_of, log2_table, order0_bytes, value_counts
 from .replay import ReplayEncoder, auto_max_merges, best_prefix, train
 from .screening import screen_forward, whole_outputs
 from .search import screen_sample
@@ -291,10 +292,15 @@ def static_parts(record: list[dict], y: np.ndarray, scale: float,
     a = counts.shape[0]
     if a <= 1:
         return float(fixed + grows * scale + 8), inf, inf, inf
-    c = counts.astype(np.float64)
-    lc = np.log2(c)  # (once for both sums: the same floats)
-    order0 = n * np.log2(n) - float((c * lc).sum())  # (no BLAS: see pair_information)
-    table = float(np.minimum(lc + 2.0, 8.0).sum())
+    # (c = counts as float64, lc = np.log2(c): float((c * lc).sum()) and float(np.minimum(lc + 2.0,
+    # 8.0).sum()), the same floats in one compiled pass where every count has a place in the table)
+    plogp, table = _npsum.order0_sums(counts, log2_table(), 8.0, 2.0)
+    if plogp < 0.0:
+        c = counts.astype(np.float64)
+        lc = np.log2(c)  # (once for both sums: the same floats)
+        plogp, table = (c * lc).sum(), np.minimum(lc + 2.0, 8.0).sum()
+    order0 = n * log2_of(n) - float(plogp)  # (no BLAS: see pair_information)
+    table = float(table)
     alphabet = gap_bits(where)
     mags = (_mag_bits(lp.mag_options("bare"), raws[0]) if lp.bare_counted else inf,
             _mag_bits(lp.mag_options("dense"), raws[1]) if has_dense else inf)
@@ -503,7 +509,10 @@ def pair_information(ids: np.ndarray, a: int) -> tuple[float, int]:
     pairs, left, right = out[:k2].copy(), out[k2:k2 + kl].copy(), out[k2 + kl:k2 + kl + kr].copy()
 
     def plogp(c: np.ndarray) -> tuple[float, int]:
-        return float((c * np.log2(c)).sum()), int(c.shape[0])
+        # (numpy's float((c * np.log2(c)).sum()) of these integral floats, one compiled pass
+        # where each has a place in the table: :func:`~ubpe.planner.estimates.plogp`)
+        found = _npsum.plogp_sum(c, log2_table())
+        return (float(found) if found >= 0.0 else float((c * np.log2(c)).sum())), int(c.shape[0])
 
     joint, k2 = plogp(pairs)
     lt, kl = plogp(left)
