@@ -1111,8 +1111,19 @@ FLAT_PREFIX = 2048
 FLAT_PREFIX_DIV = 4
 
 
+#: up to FLAT_SHORT_UPTO tokens the first pass codes max(FLAT_SHORT_PREFIX, n //
+#: FLAT_SHORT_DIV) of them instead (not normative): a flag is a count per code length, which a
+#: thousand tokens estimate as well as a quarter of a short stream does; long streams (neural,
+#: ECG) keep a quarter, where it tracks what changes over them (benchmarks/results/level2-short.md)
+FLAT_SHORT_UPTO = 1 << 16
+FLAT_SHORT_PREFIX = 1024
+FLAT_SHORT_DIV = 16
+
+
 def _prefix(n: int) -> int:
     """How many tokens of an n-token stream the flags' first pass codes."""
+    if n <= FLAT_SHORT_UPTO:
+        return min(n, max(FLAT_SHORT_PREFIX, n // FLAT_SHORT_DIV))
     return min(n, max(FLAT_PREFIX, n // FLAT_PREFIX_DIV))
 
 
