@@ -1113,11 +1113,13 @@ FLAT_PREFIX_DIV = 4
 
 #: up to FLAT_SHORT_UPTO tokens the first pass codes max(FLAT_SHORT_PREFIX, n //
 #: FLAT_SHORT_DIV) of them instead (not normative): a flag is a count per code length, which a
-#: thousand tokens estimate as well as a quarter of a short stream does; long streams (neural,
-#: ECG) keep a quarter, where it tracks what changes over them (benchmarks/results/level2-short.md)
-FLAT_SHORT_UPTO = 1 << 16
+#: thousand tokens estimate about as well as a quarter of a short stream does (audio's 32 files
+#: -0.04 %, 1.04-1.08 times as fast; held-out recordings and slices +-0.01 %); longer streams
+#: keep a quarter, where it tracks what changes over them (n / 16 up to 65 536 tokens lost
+#: 0.13 % on 60 000-token blocks of a smooth ECG-like signal; benchmarks/results/level2-short.md)
+FLAT_SHORT_UPTO = 1 << 15
 FLAT_SHORT_PREFIX = 1024
-FLAT_SHORT_DIV = 16
+FLAT_SHORT_DIV = 8
 
 
 def _prefix(n: int) -> int:
