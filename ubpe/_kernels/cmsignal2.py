@@ -1111,21 +1111,8 @@ FLAT_PREFIX = 2048
 FLAT_PREFIX_DIV = 4
 
 
-#: up to FLAT_SHORT_UPTO tokens the first pass codes max(FLAT_SHORT_PREFIX, n //
-#: FLAT_SHORT_DIV) of them instead (not normative): a flag is a count per code length, which a
-#: thousand tokens estimate about as well as a quarter of a short stream does (audio's 32 files
-#: -0.04 %, 1.04-1.08 times as fast; held-out recordings and slices +-0.01 %); longer streams
-#: keep a quarter, where it tracks what changes over them (n / 16 up to 65 536 tokens lost
-#: 0.13 % on 60 000-token blocks of a smooth ECG-like signal; benchmarks/results/level2-short.md)
-FLAT_SHORT_UPTO = 1 << 15
-FLAT_SHORT_PREFIX = 1024
-FLAT_SHORT_DIV = 8
-
-
 def _prefix(n: int) -> int:
     """How many tokens of an n-token stream the flags' first pass codes."""
-    if n <= FLAT_SHORT_UPTO:
-        return min(n, max(FLAT_SHORT_PREFIX, n // FLAT_SHORT_DIV))
     return min(n, max(FLAT_PREFIX, n // FLAT_PREFIX_DIV))
 
 
