@@ -3,7 +3,7 @@ rustbpe and SentencePiece (BPE), and its encode against tiktoken on the same ran
 text cut into the same pieces, in the same run, every contender on the same number of threads.
 
     python benchmarks/bench_text.py [--text taylorswift|fortunes] [--sizes 1024 4096 16384]
-        [--repeat 5] [--threads 1] [--json OUT.json]
+        [--repeat 5] [--threads 1] [--no-peers] [--json OUT.json]
 
 Data: taylorswift.txt (benchmarks/_data.py, the default), or with ``--text fortunes`` the
 2.5 MB of Debian's fortune cookies (bench_text_compress.debian_texts: the package fetched with
@@ -147,10 +147,12 @@ def spm_fit(train: str, n: int, splitter: TextTokenizer):
     return fit
 
 
-def contenders(train: str, n: int) -> dict:
+def contenders(train: str, n: int, peers: bool = True) -> dict:
     out = {"ubpe nc=1": ubpe_fit(train, n, 1), "ubpe nc=50": ubpe_fit(train, n, 50)}
     for name, make in (("hf BpeTrainer", lambda: hf_fit(train, n)), ("rustbpe", lambda: rustbpe_fit(train, n)),
                        ("spm bpe", lambda: spm_fit(train, n, TextTokenizer(256)))):
+        if not peers:
+            break
         try:
             out[name] = make()
         except ImportError as e:
@@ -186,8 +188,8 @@ def best(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return min(runs)
 
 
-def measure_size(train: str, held: str, big: str, n: int, repeat: int) -> list[dict]:
-    fits = contenders(train, n)
+def measure_size(train: str, held: str, big: str, n: int, repeat: int, peers: bool = True) -> list[dict]:
+    fits = contenders(train, n, peers)
     names = list(fits)
     fit_runs: dict[str, list] = {k: [] for k in names}
     models: dict = {}
@@ -240,6 +242,8 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--text", choices=("taylorswift", "fortunes"), default="taylorswift")
+    p.add_argument("--no-peers", action="store_true",
+                   help="ubpe and its tiktoken twins only (no Hugging Face, rustbpe, SentencePiece)")
     add_json_arg(p)
     args = p.parse_args(argv)
     if args.text == "fortunes":
@@ -263,7 +267,7 @@ def main(argv=None):
     TextTokenizer(300).fit(train[:5000]).encode(train[:5000])  # numba kernels compiled or loaded before any timing
     rows = []
     for n in args.sizes:
-        got = measure_size(train, held, big, n, args.repeat)
+        got = measure_size(train, held, big, n, args.repeat, not args.no_peers)
         print_table(got, title=f"n_tokens={n}")
         rows += got
     write_json(result_path(args), rows, extra=dict(sizes=args.sizes, repeat=args.repeat, pattern=PATTERN,
