@@ -1113,9 +1113,10 @@ FLAT_PREFIX_DIV = 4
 #: a stream coded whole of at most WHOLE_SHORT_UPTO tokens: the first pass codes max(WHOLE_PREFIX,
 #: n // WHOLE_PREFIX_DIV) of them (not normative). A flag is a count per code length, which a
 #: thousand contiguous tokens estimate about as well as a quarter of a short stream: audio's 32
-#: files compressed 1.07-1.16 times as fast, 0.044 % smaller. Never a planner's sample: its
-#: 16 windows of 2 048 would be 2 windows measured, and the flags so set misranked its chains
-#: (neural120-concat +1.66 %; benchmarks/results/level2-short.md, level2-whole.md)
+#: files' first passes 102 382 -> 60 951 tokens, level 2 1.04 times as fast (1.01-1.07), bytes
+#: +0.004 % (held-out sets within +0.04 %). Never a planner's sample: its 16 windows of 2 048
+#: would be 2 windows measured, and the flags so set misranked its chains (neural120-concat
+#: +1.66 %; benchmarks/results/level2-short.md, level2-whole.md)
 WHOLE_SHORT_UPTO = 32768
 WHOLE_PREFIX = 1024
 WHOLE_PREFIX_DIV = 8
