@@ -1025,13 +1025,14 @@ MAX_HEADER = 2 + 4 + 4 * MAX_LEN + 5
 
 # plain functions over the compiled loop (as ``cmtext``'s entry points): one compilation of
 # ``_code`` serves both directions, and no wrapper is compiled
-def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None):
+def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, whole=False):
     """Encode all of ``tokens`` (int32, each in [0, vocab_size)) into ``buf`` (uint8). Returns
     the payload length L (the payload is ``buf[:L]`` when L <= len(buf); otherwise it did not
     fit). Preconditions: 1 <= vocab_size <= 2**24. n = 0 gives the empty payload. The flat
     flags come from a first pass without them (``flat_flags``, ``budget``) over the first
-    ``_prefix(n)`` tokens: when that is all of them and no flag is set, it is the payload;
-    else a second pass codes all with the flags.
+    ``_prefix(n, whole)`` tokens: when that is all of them and no flag is set, it is the
+    payload; else a second pass codes all with the flags. ``whole``: the tokens are a stream
+    coded whole (a container's, not a planner's sample of windows: ``_prefix``).
 
     The same payload, whichever way the first pass runs (``optimistic``: None, the encoder's
     guess, ``_optimistic``): measured alone (nothing coded), or, where the tables of the prefix
@@ -1045,7 +1046,7 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None):
     cost = np.zeros(4096 + 2 * maxlen + 4, np.int64)  # (the last: the stop token, optimistic)
     cost[:4096] = _cost_table()
     apm = int(APM_BELOW * n >= bits)
-    m = _prefix(n)
+    m = _prefix(n, whole)
     if optimistic is None:
         optimistic = _optimistic(mode)
     optimistic = optimistic and m < n and budget == 0 and \
@@ -1109,10 +1110,23 @@ FLAT_WORTH = 0.02
 #: benchmarks/results/level2-early.md)
 FLAT_PREFIX = 2048
 FLAT_PREFIX_DIV = 4
+#: a stream coded whole of at most WHOLE_SHORT_UPTO tokens: the first pass codes max(WHOLE_PREFIX,
+#: n // WHOLE_PREFIX_DIV) of them (not normative). A flag is a count per code length, which a
+#: thousand contiguous tokens estimate about as well as a quarter of a short stream: audio's 32
+#: files' first passes 102 382 -> 60 951 tokens, level 2 1.04 times as fast (1.01-1.07), bytes
+#: +0.004 % (held-out sets within +0.04 %). Never a planner's sample: its 16 windows of 2 048
+#: would be 2 windows measured, and the flags so set misranked its chains (neural120-concat
+#: +1.66 %; benchmarks/results/level2-short.md, level2-whole.md)
+WHOLE_SHORT_UPTO = 32768
+WHOLE_PREFIX = 1024
+WHOLE_PREFIX_DIV = 8
 
 
-def _prefix(n: int) -> int:
-    """How many tokens of an n-token stream the flags' first pass codes."""
+def _prefix(n: int, whole: bool = False) -> int:
+    """How many tokens of an n-token stream the flags' first pass codes (``whole``: a stream
+    coded whole, ``cms2_encode``)."""
+    if whole and n <= WHOLE_SHORT_UPTO:
+        return min(n, max(WHOLE_PREFIX, n // WHOLE_PREFIX_DIV))
     return min(n, max(FLAT_PREFIX, n // FLAT_PREFIX_DIV))
 
 

@@ -64,13 +64,16 @@ def forced_chains(forced: tuple | None, order: int | None) -> list[list[frontend
 
 
 def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
-                     rate_sample_above: int | None = None) -> dict[str, Any]:
+                     rate_sample_above: int | None = None, planned_whole: bool = True) -> dict[str, Any]:
     """The container fields of a planner candidate (built once, cached on it). With ``memo`` (a
     dict kept for one ``compress`` call), a candidate equal to one built before (the same
     fields besides the stream, coders offered and token stream: the planner's screen and its
     proposals often build the same one) takes that one's fields without coding its stream again
     (``memo`` holds candidates of one ``base``). ``rate_sample_above``: the coders' option
-    (:func:`ubpe.coders.encode_stream`; level 1's ``Settings.fast_mag_rate_sample``)."""
+    (:func:`ubpe.coders.encode_stream`; level 1's ``Settings.fast_mag_rate_sample``).
+    ``planned_whole``: the values planned are all of the input's, so that a candidate built on
+    all of them (:attr:`Candidate.whole`) is a stream coded whole (False: a sample of windows,
+    the blocked writer's; the same ``memo`` for one value of it)."""
     if c.packed is None:
         a = len(c.alphabet)
         fields = {**base, "front": base.get("front", []) + c.chain, "alphabet": alphabet_field(c.alphabet),
@@ -89,10 +92,11 @@ def candidate_fields(base: dict, c: Candidate, memo: dict | None = None,
         # (more than 256 symbols are no bytes: not their values copied to learn it)
         classes = coders.text_classes(c.alphabet.values) if text and not len(c.merges) and a <= 256 else None
         stream = coders.encode_stream(c.tokens, max(a + len(c.merges), 1), coders=c.coders, classes=classes,
-                                      rate_sample_above=rate_sample_above, mag_stats=c.mag_stats)
+                                      rate_sample_above=rate_sample_above, mag_stats=c.mag_stats,
+                                      whole=c.whole and planned_whole)
         if classes is not None and "cms2" in c.coders and np.dtype(base["dtype"]).itemsize > 1 \
                 and planner_settings.current().grid_divided:
-            stream = _signal_stream(c, stream)
+            stream = _signal_stream(c, stream, c.whole and planned_whole)
         fields["stream"] = stream
         fields["crc"] = fields.pop("crc")  # the checksum last, as in every container
         # the stream grows with the values, and so do the payloads of stages that code data
@@ -112,16 +116,17 @@ MEMO_HELD_BYTES = 1 << 26
 
 def _memo_key(c: Candidate, fields: dict, tokens: np.ndarray) -> tuple:
     """A :func:`candidate_fields` memo's key for ``c``: everything but its tokens' content (the
-    fields but the stream, the coders offered, the tokens' dtype and shape); candidates alike in
+    fields but the stream, the coders offered, the tokens' dtype and shape, whether they are
+    coded whole: :attr:`Candidate.whole`); candidates alike in
     all of it are told apart by their tokens (:func:`ubpe._memo.lookup`), by reference (a costed
     candidate's tokens are never changed, its packed fields are theirs) up to
     :data:`MEMO_HELD_BYTES` held, else by digest. One entry a candidate coded."""
     described = msgpack.packb([fields["front"], fields["alphabet"], fields["model"], fields.get("method")],
                               use_bin_type=True)
-    return described, tuple(c.coders), tokens.dtype.str, tokens.shape
+    return described, tuple(c.coders), tokens.dtype.str, tokens.shape, c.whole
 
 
-def _signal_stream(c: Candidate, stream: dict) -> dict:
+def _signal_stream(c: Candidate, stream: dict, whole: bool) -> dict:
     """``stream`` (a candidate's tokens coded with its alphabet's text classes: its values are
     bytes) or, when smaller, the same tokens coded by "cms2" (defined for any stream, offered
     only without text classes), for values wider than a byte whose chain's output happens to
@@ -129,7 +134,7 @@ def _signal_stream(c: Candidate, stream: dict) -> dict:
     are the signal divided, not text. 1 804 values of a walk times 422 plus 589 in int16,
     level 2: 803 B, "cmt2" on the grid's indices 875 B of stream; "cms2" 729 B, the container
     780 B (the walk itself: 759 B)."""
-    signal = coders.encode_stream(c.tokens, max(len(c.alphabet) + len(c.merges), 1), coders=("cms2",))
+    signal = coders.encode_stream(c.tokens, max(len(c.alphabet) + len(c.merges), 1), coders=("cms2",), whole=whole)
     return signal if len(msgpack.packb(signal)) < len(msgpack.packb(stream)) else stream
 
 
@@ -139,13 +144,13 @@ def _rate_sample(level: int, s: Settings) -> int | None:
     return s.fast_mag_rate_sample if level == 1 else None
 
 
-def cost_function(base: dict, memo: dict | None = None,
-                  rate_sample_above: int | None = None) -> Callable[[Candidate], Cost]:
-    """The format's costing function for the planner: exact packed sizes (``memo``: see
-    :func:`candidate_fields`)."""
+def cost_function(base: dict, memo: dict | None = None, rate_sample_above: int | None = None,
+                  planned_whole: bool = True) -> Callable[[Candidate], Cost]:
+    """The format's costing function for the planner: exact packed sizes (``memo``,
+    ``planned_whole``: see :func:`candidate_fields`)."""
 
     def cost(c: Candidate) -> Cost:
-        candidate_fields(base, c, memo, rate_sample_above)
+        candidate_fields(base, c, memo, rate_sample_above, planned_whole)
         return c.packed[1]
 
     return cost
@@ -412,7 +417,7 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
         # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
         # share of coding them (the lean search's 2**13-value context-mixing samples ranked
         # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
-        cost = cost_function(base, {}, _rate_sample(level, s))
+        cost = cost_function(base, {}, _rate_sample(level, s), planned_whole=False)
         proposer = ReplayEncoder(n_tokens, fit_options, s)
         best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
         if level == 2:  # on the sample, never larger than level 1's plan

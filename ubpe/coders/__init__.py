@@ -90,7 +90,7 @@ def _check_tokens(tokens: Any, vocab_size: int) -> np.ndarray:
 
 def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...] = coders_for(1),
                   classes: np.ndarray | None = None, rate_sample_above: int | None = None,
-                  mag_stats: dict | None = None) -> dict:
+                  mag_stats: dict | None = None, whole: bool = False) -> dict:
     """Encode tokens in ``[0, vocab_size)`` with the smallest of ``coders``; return the stream map.
 
     ``coders`` lists the candidates by name ("packed" is always one; "const" is used whenever
@@ -101,6 +101,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     running-mean rate on a sample of a stream longer than this (None: above
     :data:`ubpe.coders.mag.RATE_SAMPLE_ABOVE`; the writer's choice, decoded alike).
     ``mag_stats``: counts of these tokens "mag" may reuse (:attr:`Tokens.mag_stats`; the same bytes).
+    ``whole``: the tokens are a stream coded whole, not a sample of one (:attr:`Tokens.whole`).
     """
     vocab_size = _check_vocab(vocab_size)
     if rate_sample_above is not None:
@@ -127,7 +128,7 @@ def encode_stream(tokens: np.ndarray, vocab_size: int, *, coders: tuple[str, ...
     else:  # (np.flatnonzero's ids, one compiled pass)
         used = np.empty(vocab_size, np.intp)
         used = used[:_l1plan.nonzero_ids(counts, used)]
-    t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above, mag_stats)
+    t = Tokens(arr, vocab_size, counts, used, classes, rate_sample_above, mag_stats, whole)
     if t.ids.shape[0] == 1 and "const" in coders:
         return const.encode(t, 0)
     others = [c for c in REGISTRY if c.kind != "trivial" and c.name in coders and c.applies(classes)]

@@ -36,6 +36,10 @@ class Tokens:
     #: element, where present and not None, is that rate's options ``(ce, tbits)`` at every
     #: precision (:func:`ubpe.coders.mag.stream_options`' rows), taken too.
     mag_stats: dict | None = None
+    #: The stream is coded whole (a container's, not a planner's sample of windows of one): "cms2"
+    #: measures its flags on a shorter first pass (``ubpe._kernels.cmsignal2._prefix``). The
+    #: writer's choice; any stream decodes alike.
+    whole: bool = False
 
     @property
     def n(self) -> int:

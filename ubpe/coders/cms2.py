@@ -35,7 +35,7 @@ def encode(tokens: Tokens, budget: int) -> dict | None:
 
     if int(tokens.ids[-1]) - int(tokens.ids[0]) + 1 > MAX_SPAN_PER_TOKEN * tokens.n + (1 << 16):
         return None
-    return _cm.encode_with(cmsignal2.cms2_encode, tokens, budget, "cms2")
+    return _cm.encode_with(cmsignal2.cms2_encode, tokens, budget, "cms2", cmsignal2.FLAT_BUDGET, None, tokens.whole)
 
 
 def decode(fields: dict, n: int, vocab_size: int, classes: np.ndarray | None) -> np.ndarray:

@@ -56,6 +56,10 @@ class Candidate:
     #: Counts of ``tokens`` the "mag" coder may reuse (:attr:`ubpe.coders._base.Tokens.mag_stats`:
     #: level 1's, which sized them so); None: none. The same bytes either way.
     mag_stats: dict | None = field(default=None, repr=False)
+    #: ``tokens`` are all of the values' (its stream is the one written if it wins), not a
+    #: sample's: the coders may then measure less (:attr:`ubpe.coders._base.Tokens.whole`). Set
+    #: only where the level-2 searches build a context-mixing candidate on all the values.
+    whole: bool = False
 
 
 CostFunction = Callable[[Candidate], Cost]
@@ -138,6 +142,13 @@ def dense_cm_candidate(chain: list[dict], y: np.ndarray, a: int, offered: tuple[
     lo, hi = int(y.min()), int(y.max())
     dense = Alphabet.span(lo, hi)
     return Candidate(chain, dense, np.zeros((0, 2), np.int32), dense.to_ids(y), offered, "adaptive", variant="dense")
+
+
+def coded_whole(c: Candidate | None) -> Candidate | None:
+    """``c`` (None: None) marked as built on all the values (:attr:`Candidate.whole`)."""
+    if c is not None:
+        c.whole = True
+    return c
 
 
 def bare_candidates(chain: list[dict], y: np.ndarray) -> list[Candidate]:

@@ -11,7 +11,7 @@ from .. import frontend
 from ..alphabet import Alphabet
 from ..frontend import Stage
 from .candidates import (
-    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, dense_cm_candidate, dense_cm_fits, extrapolated,
+    ADAPTIVE_CODERS, Candidate, CostFunction, bare_candidates, coded_whole, dense_cm_candidate, dense_cm_fits, extrapolated,
     forward_shared, run_threads, windows,
 )
 from .fast import bounds, costed_candidates, fast_stages, layouts, merges_may_pay, params_bytes, small_ids, static_parts
@@ -143,9 +143,10 @@ def lean_plan(x: np.ndarray, chains: list[list[Stage]], cost: CostFunction, s: S
 
         def full() -> Candidate:
             if dense:
-                return dense_cm_candidate(record, y, len(alphabet), cm_coders, s)
+                return coded_whole(dense_cm_candidate(record, y, len(alphabet), cm_coders, s))
             values = Alphabet.from_data(y) if alphabet is None else alphabet
-            return Candidate(record, values, np.zeros((0, 2), np.int32), values.to_ids(y), cm_coders, "adaptive")
+            return Candidate(record, values, np.zeros((0, 2), np.int32), values.to_ids(y), cm_coders, "adaptive",
+                             whole=True)
 
         n, k = y.shape[0], len(finalists)
         sample = s.lean_cm_sample_large if n >= s.lean_cm_large else s.lean_cm_sample

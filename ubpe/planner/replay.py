@@ -16,7 +16,8 @@ from ..format.bits import pack_merges
 from ..model import Model
 from ..tokenizer import Tokenizer
 from .candidates import (
-    ADAPTIVE_CODERS, STATIC_CODERS, Candidate, Cost, CostFunction, dense_candidate, dense_cm_candidate, windows,
+    ADAPTIVE_CODERS, STATIC_CODERS, Candidate, Cost, CostFunction, coded_whole, dense_candidate, dense_cm_candidate,
+    windows,
 )
 from .settings import Settings
 
@@ -131,21 +132,22 @@ class ReplayEncoder:
         # the text coders for bytes), which model the values' context themselves: with them,
         # merges never made a smaller container on the benchmark data (benchmarks/README.md)
         cm = ADAPTIVE_CODERS
-        if sampled or y.shape[0] <= s.cm_sample_above:
+        if sampled or y.shape[0] <= s.cm_sample_above:  # (sampled: y is the search's sample of windows)
             dense = dense_cm_candidate(chain, y, a, cm, s)
-            return out + [Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive")] + ([dense] if dense else [])
+            cms = [Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive")] + ([dense] if dense else [])
+            return out + (cms if sampled else [coded_whole(c) for c in cms])
         # sized on a sample (s.screen_windows windows), built on all the values only if it may win (see plan)
         ys = y[windows(y.shape[0], s.cm_sample, s.screen_windows)]
         alphabet_s = Alphabet.from_data(ys)
         c = Candidate(chain, alphabet_s, bare.prefix(0), alphabet_s.to_ids(ys), cm, "adaptive",
                       scale=y.shape[0] / ys.shape[0])
-        c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive")
+        c.rebuild = lambda: Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive", whole=True)
         out.append(c)
         dense = dense_cm_candidate(chain, ys, len(alphabet_s), cm, s)
         if dense is not None:
             dense.scale = c.scale
-            dense.rebuild = lambda: (dense_cm_candidate(chain, y, a, cm, s, always=True)
-                                     or Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive"))
+            dense.rebuild = lambda: coded_whole(dense_cm_candidate(chain, y, a, cm, s, always=True)
+                                                or Candidate(chain, alphabet, bare.prefix(0), ids, cm, "adaptive"))
             out.append(dense)
         return out
 
@@ -165,8 +167,9 @@ class ReplayEncoder:
         dense = dense_cm_candidate(cand.chain, y, len(alphabet), cand.coders, self.settings, always=True) \
             if cand.variant == "dense" else None
         if dense is not None:
-            return dense
-        return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), coders_for(2), "adaptive")
+            return coded_whole(dense)
+        return Candidate(cand.chain, alphabet, np.zeros((0, 2), np.int32), alphabet.to_ids(y), coders_for(2), "adaptive",
+                         whole=True)
 
 
 def probe(y: np.ndarray, a: int, ids: np.ndarray, fit_options: dict, s: Settings) -> tuple[_Training | None, bool]:
