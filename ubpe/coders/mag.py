@@ -83,47 +83,6 @@ def _rate_stats(tokens: np.ndarray, center: int, rates: np.ndarray,
     return stats, raw_bits, kept
 
 
-#: SEARCH REDUCTION (not the same bytes; issue 28, level 1): where the planner hands the coder
-#: the options of some rates (level 1's ``known``, at least two), the coder costs only the
-#: neighbours of the best rate found, walking while a neighbour is better (a local least of the
-#: rate's total), not every rate of :data:`RATES`.
-RATE_WALK = True
-
-
-def _walked_rates(tokens: np.ndarray, center: int, known: dict) -> tuple[np.ndarray, dict]:
-    """The rates a walk from ``known``'s best rate costs, and ``known`` with each of them (its
-    counts, raw bits, center and :func:`stream_options` rows): from the rates ``known`` has
-    options of about ``center`` (at least two, else every rate of :data:`RATES`, ``known`` as
-    given), the best rate's unknown neighbours are counted and costed, again while the best
-    moves. Ties: the lower rate."""
-    n = int(tokens.shape[0])
-    npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
-    have = {r: v for r, v in known.items() if v[2] == center and len(v) > 3 and v[3] is not None
-            and v[3][0].shape == (npb,)}
-    if len(have) < 2:
-        return RATES, known
-    raw = int(next(iter(have.values()))[1])
-    walked = dict(have)
-
-    def total(r: int) -> float:
-        ce, tb = walked[r][3]
-        return float(_l1plan.least_total(ce[None], raw, tb[None]))
-
-    totals = {r: total(r) for r in walked}
-    while True:
-        best = min(totals, key=lambda r: (totals[r], r))
-        todo = [r for r in (best - 1, best + 1) if MIN_RATE <= r <= MAX_RATE and r not in totals]
-        if not todo:
-            break
-        counts = np.zeros((len(todo), _mag.N_CONTEXTS, _mag.N_BUCKETS), np.int64)
-        _fast.mag_stats(tokens, center, np.array(todo, np.int64), counts)
-        ces, tbs = stream_options(counts, n)
-        for k, r in enumerate(todo):
-            walked[r] = (counts[k], raw, center, (ces[k], tbs[k]))
-            totals[r] = total(r)
-    return np.array(sorted(walked), np.int64), walked
-
-
 def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
                 sample_above: int = RATE_SAMPLE_ABOVE, known: dict | None = None) -> dict | None:
     """The "mag" candidate, or None when its estimate cannot beat ``budget`` bytes.
@@ -163,8 +122,6 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
         tbitss = np.empty((rates.size, npb), np.int64)
         _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
         rates = rates[int(np.argmin((ces + tbitss).min(axis=1))):][:1]
-    elif known and RATE_WALK:
-        rates, known = _walked_rates(tokens, center, known)
     nr = rates.size
     stats, raw_bits, kept = _rate_stats(tokens, center, rates, known)  # per rate
     npb = _mag_pb_cap(n) + 1 - _mag.MIN_PB
