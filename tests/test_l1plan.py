@@ -3,8 +3,6 @@ numpy code they replaced gave: the same integers, and the same floats where floa
 
 from __future__ import annotations
 
-from unittest import mock
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -128,8 +126,7 @@ def test_mag_encode_taking_the_planners_options_gives_the_same_stream(seed, n, s
     ces, tbits = mag.stream_options(stats, n)
     known = {r: (stats[j], raw, center, (ces[j], tbits[j])) for j, r in enumerate(rates.tolist())}
     want = mag._encode_mag(tokens, 1 << 40, counts)
-    with mock.patch.object(mag, "RATE_WALK", False):  # (every rate costed: test_mag_rate_walk has the walk)
-        assert mag._encode_mag(tokens, 1 << 40, counts, known=known) == want
+    assert mag._encode_mag(tokens, 1 << 40, counts, known=known) == want
     wrong = {r: (v[0], v[1], v[2] + 1, (v[3][0] + 1.0, v[3][1])) for r, v in known.items()}
     assert mag._encode_mag(tokens, 1 << 40, counts, known=wrong) == want
     assert mag.stream_bits(stats, raw, n) == float((ces + raw + tbits).min())
