@@ -29,6 +29,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from . import njit
+from .borrow import borrowed as _borrowed
+from .borrow import unowned as _unowned
 
 L_BIT = 1
 N_BIT = 2
@@ -326,44 +328,15 @@ else:
 
 if numba.config.DISABLE_JIT:
 
-    def _borrowed(arr):
-        return arr
-
     def _bytes_array(data):
         return np.frombuffer(data, dtype=np.uint8)
 
 else:
 
-    def _unowned(context, builder, fromty, toty, value):
-        """The array structure ``value`` (of ``fromty``) as ``toty``, its owner fields null."""
-        src = context.make_array(fromty)(context, builder, value)
-        dst = context.make_array(toty)(context, builder)
-        dst.meminfo = ir.Constant(dst.meminfo.type, None)
-        dst.parent = ir.Constant(dst.parent.type, None)
-        for name in ("nitems", "itemsize", "data", "shape", "strides"):
-            setattr(dst, name, getattr(src, name))
-        return dst._getvalue()
-
-    @intrinsic
-    def _borrowed(typingctx, arr):
-        """``arr`` with no owner: the same data, shape and strides, a null meminfo. numba counts
-        references to every array passed to a compiled function and to every view, with an
-        atomic instruction each (NRT_incref / NRT_decref, at every call of a helper: 88 % of
-        encoding a text once went there); on an array with no owner they do nothing. The
-        caller must keep ``arr`` alive while the result is used, and the result (or a view of
-        it) must never leave the kernel: take it from an argument of the kernel."""
-        if not isinstance(arr, types.Array):
-            return None
-
-        def codegen(context, builder, sig, args):
-            return _unowned(context, builder, sig.args[0], sig.return_type, args[0])
-
-        return arr(arr), codegen
-
     @intrinsic
     def _bytes_array(typingctx, data):
         """A ``bytes`` argument of a kernel as a read-only 1-D uint8 array, borrowed (see
-        ``_borrowed``; no copy): the kernels typed for ``np.frombuffer`` arrays then run on it,
+        ``borrow.borrowed``; no copy): the kernels typed for ``np.frombuffer`` arrays then run on it,
         and the caller saves the 0.3-0.6 us of making that array."""
         if not isinstance(data, types.Bytes):
             return None
