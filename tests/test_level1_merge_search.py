@@ -229,11 +229,9 @@ def test_a_higher_min_count_trains_a_prefix_of_the_merges(kind, levels):
     assert np.array_equal(cut.tokens(common), full.tokens(common))  # the same replay stream there
 
 
-def test_level1_trains_rated_merges_to_fast_merge_min_count(monkeypatch):
-    """Level 1's run over all the values of a rated chain stops at fast_merge_min_count (never
-    below the fit's own min_count); with the setting at 2, the former containers."""
-    x = np.cumsum(_few_valued(5, 50_000, 25, 1)).astype(np.int16)
-    seen = []
+def _spied_training(monkeypatch) -> list[tuple[int, int]]:
+    """``(values, min_count)`` of every run of the trainer (``replay.train``) from now on."""
+    seen: list[tuple[int, int]] = []
     train = replay.train
 
     def spy(a, ids, max_merges, fit_options):
@@ -241,6 +239,14 @@ def test_level1_trains_rated_merges_to_fast_merge_min_count(monkeypatch):
         return train(a, ids, max_merges, fit_options)
 
     monkeypatch.setattr(replay, "train", spy)
+    return seen
+
+
+def test_level1_trains_rated_merges_to_fast_merge_min_count(monkeypatch):
+    """Level 1's run over all the values of a rated chain stops at fast_merge_min_count (never
+    below the fit's own min_count); with the setting at 2, the former containers."""
+    x = np.cumsum(_few_valued(5, 50_000, 25, 1)).astype(np.int16)
+    seen = _spied_training(monkeypatch)
     got = ubpe.compress(x, level=1, threads=1)
     assert (x.size, DEFAULT.fast_merge_min_count) in seen
     assert np.array_equal(ubpe.decompress(got), x) and ubpe.describe(got).n_merges > 0
@@ -258,14 +264,7 @@ def test_level1_trains_byte_merges_to_fast_merge_min_count(monkeypatch):
     values stops at fast_merge_min_count too, while the probe's run keeps the fit's min_count;
     with the setting at 2, the former container. Level 2's own run keeps the fit's min_count."""
     x = (np.cumsum(_few_valued(9, 40_000, 25, 1)) % 256).astype(np.uint8)  # a motif repeated, noisy
-    seen = []
-    train = replay.train
-
-    def spy(a, ids, max_merges, fit_options):
-        seen.append((ids.shape[0], fit_options.get("min_count", 2)))
-        return train(a, ids, max_merges, fit_options)
-
-    monkeypatch.setattr(replay, "train", spy)
+    seen = _spied_training(monkeypatch)
     got = ubpe.compress(x, level=1, threads=1)
     assert np.array_equal(ubpe.decompress(got), x) and ubpe.describe(got).n_merges > 0
     assert (x.size, DEFAULT.fast_merge_min_count) in seen and (x.size, 2) not in seen
