@@ -14,12 +14,16 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ubpe
+from ubpe.text_engine import run_threads
 from ubpe.text import MAX_SPECIAL_BYTES, MAX_SPECIAL_LENGTH, MAX_SPECIAL_TOKENS, EncodedBatch, TextTokenizer
 
 EOT = "<|endoftext|>"
@@ -298,6 +302,68 @@ def test_batches_split_over_threads_give_the_same_arrays(gpt4):
     assert np.array_equal(one.ids, two.ids) and np.array_equal(one.bounds, two.bounds)
     assert np.array_equal(one.offsets, two.offsets)
     assert gpt4.decode_batch(one, num_threads=2) == items
+
+
+def test_thread_ranges_come_back_in_order_from_helpers_kept_between_calls():
+    workers: set[threading.Thread] = set()
+
+    def work(a: int, b: int) -> list[int]:
+        workers.add(threading.current_thread())
+        return list(range(a, b))
+
+    for _ in range(4):
+        parts = run_threads(61, np.arange(61) % 7, 3, work)
+        assert [x for part in parts for x in part] == list(range(61))
+    # this thread and at most two helpers, the same ones every call (their piece caches stay warm)
+    assert threading.current_thread() in workers and len(workers) <= 3
+
+
+def test_an_error_in_a_thread_range_is_raised_by_the_caller_and_stops_new_ranges():
+    started: list[int] = []
+
+    def work(a: int, b: int) -> int:
+        started.append(a)
+        if a >= 20:
+            raise KeyError(a)
+        return a
+
+    with pytest.raises(KeyError) as info:
+        run_threads(40, None, 2, work)
+    assert info.value.args[0] >= 20 and len(started) < 16
+
+
+def test_concurrent_batches_on_shared_helpers_each_get_their_own_ids(gpt4):
+    items = [CORPUS[i:i + 300] for i in range(0, len(CORPUS), 150)]
+    want = gpt4.encode_batch(items, num_threads=1, arrays=True)
+    got: list = [None] * 4
+
+    def call(k: int) -> None:
+        got[k] = gpt4.encode_batch(items[k:] + items[:k], num_threads=2, arrays=True)
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(4):
+        assert got[k].tolist() == want.tolist()[k:] + want.tolist()[:k]
+
+
+def _encode_in_child(tok, items, queue) -> None:
+    queue.put(tok.encode_batch(items, num_threads=2, arrays=True).ids.tolist())
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork here")
+def test_a_forked_child_encodes_batches_on_threads_of_its_own(gpt4):
+    items = [CORPUS[i:i + 300] for i in range(0, len(CORPUS), 150)]
+    want = gpt4.encode_batch(items, num_threads=2, arrays=True).ids.tolist()  # the parent's helpers exist
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_encode_in_child, args=(gpt4, items, queue))
+    child.start()
+    got = queue.get(timeout=60)
+    child.join(60)
+    assert child.exitcode == 0 and got == want
 
 
 def test_batch_argument_errors(gpt4):

@@ -11,6 +11,7 @@ runs through the ``regex`` module and hands the kernel its piece bounds.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -264,12 +265,46 @@ class Engine:
 RANGES_PER_THREAD = 8
 
 
+class _Helpers:
+    """The helper threads of :func:`run_threads`, kept between calls: each keeps its piece cache
+    (:meth:`Engine.cache`, a few MiB) warm, where a pool made per call started every thread
+    cold and paid for a new cache. Grown to the most helpers asked for; made again in a child
+    after ``fork``."""
+
+    lock = threading.Lock()
+    pool: ThreadPoolExecutor | None = None
+    size = 0
+
+    @classmethod
+    def get(cls, n: int) -> ThreadPoolExecutor:
+        with cls.lock:
+            if cls.pool is None or cls.size < n:
+                old, cls.pool, cls.size = cls.pool, ThreadPoolExecutor(n, thread_name_prefix="ubpe-text"), n
+                if old is not None:
+                    old.shutdown(wait=False)
+            return cls.pool
+
+    @classmethod
+    def forget(cls) -> None:
+        cls.lock = threading.Lock()
+        cls.pool, cls.size = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_Helpers.forget)
+
+
 def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
                 work: Callable[[int, int], Any]) -> list[Any]:
     """Call ``work(first, stop)`` on contiguous ranges of ``range(n_items)`` of about equal total
     ``weights`` (``RANGES_PER_THREAD`` a thread) on ``num_threads`` threads (one range, in this
     thread, when ``num_threads`` is 1) and return the results in range order; an exception in
-    any range is raised here."""
+    any range is raised here (the first in range order), and no range starts after it.
+
+    This thread takes ranges too, beside ``num_threads - 1`` helper threads kept between calls
+    (:class:`_Helpers`); each takes the next range not taken. A helper still busy with another
+    call's ranges takes none of this call's (this thread does them), so concurrent calls never
+    wait on each other's work."""
     if num_threads <= 1 or n_items <= 1:
         return [work(0, n_items)]
     k = min(num_threads * RANGES_PER_THREAD, n_items)
@@ -283,13 +318,32 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
     ranges = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
     if len(ranges) == 1:
         return [work(*ranges[0])]
-    with ThreadPoolExecutor(max_workers=num_threads) as pool:
-        futures = [pool.submit(work, a, b) for a, b in ranges]
-        try:
-            return [f.result() for f in futures]
-        finally:
-            for f in futures:
-                f.cancel()
+    results: list[Any] = [None] * len(ranges)
+    errors: dict[int, BaseException] = {}
+    taken = iter(range(len(ranges)))
+    take_lock = threading.Lock()
+
+    def take() -> None:
+        while not errors:
+            with take_lock:
+                i = next(taken, None)
+            if i is None:
+                return
+            try:
+                results[i] = work(*ranges[i])
+            except BaseException as exc:  # raised in the calling thread below
+                errors[i] = exc
+                return
+
+    pool = _Helpers.get(num_threads - 1)
+    futures = [pool.submit(take) for _ in range(min(num_threads, len(ranges)) - 1)]
+    take()
+    for f in futures:
+        if not f.cancel():  # started: it may hold a range of ours
+            f.result()
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 @dataclass(frozen=True)
@@ -316,7 +370,8 @@ class EncodedBatch:
 
     def split(self) -> list[np.ndarray]:
         """The ids of each text, as a list of int32 arrays (views into :attr:`ids`)."""
-        return np.split(self.ids, self.bounds[1:-1]) if len(self) else []
+        ids, b = self.ids, self.bounds.tolist()
+        return [ids[b[i]:b[i + 1]] for i in range(len(b) - 1)]
 
     def tolist(self) -> list[list[int]]:
         """The ids of each text, as lists of int."""
