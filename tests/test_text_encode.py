@@ -318,18 +318,55 @@ def test_thread_ranges_come_back_in_order_from_helpers_kept_between_calls():
     assert threading.current_thread() in workers and len(workers) <= 3
 
 
+def test_the_finishing_step_runs_in_the_calling_thread_in_range_order():
+    finished: list[tuple[int, threading.Thread]] = []
+
+    def finish(part: list[int]) -> list[int]:
+        finished.append((part[0], threading.current_thread()))
+        return part
+
+    for threads in (1, 2, 3):
+        finished.clear()
+        parts = run_threads(50, None, threads, lambda a, b: list(range(a, b)), finish)
+        assert [x for part in parts for x in part] == list(range(50))
+        assert [first for first, _ in finished] == sorted(first for first, _ in finished)
+        assert {t for _, t in finished} == {threading.current_thread()}
+
+
+def test_an_error_in_the_finishing_step_stops_the_helpers_and_is_raised():
+    started: list[int] = []
+    at_error: list[int] = []
+
+    def work(a: int, b: int) -> int:
+        started.append(a)
+        return a
+
+    def finish(a: int) -> int:
+        if a >= 10:
+            at_error.append(len(started))
+            raise UnicodeError(a)
+        return a
+
+    with pytest.raises(UnicodeError):
+        run_threads(400, None, 2, work, finish)
+    assert len(started) <= at_error[0] + 1  # at most the one a helper took as it failed
+
+
 def test_an_error_in_a_thread_range_is_raised_by_the_caller_and_stops_new_ranges():
     started: list[int] = []
+    at_error: list[int] = []
 
     def work(a: int, b: int) -> int:
         started.append(a)
         if a >= 20:
+            at_error.append(len(started))
             raise KeyError(a)
         return a
 
     with pytest.raises(KeyError) as info:
         run_threads(40, None, 2, work)
-    assert info.value.args[0] >= 20 and len(started) < 16
+    # the first failure in range order; after the first failure, only a range already taken
+    assert info.value.args[0] >= 20 and len(started) <= at_error[0] + 1
 
 
 def test_concurrent_batches_on_shared_helpers_each_get_their_own_ids(gpt4):

@@ -250,14 +250,16 @@ class Engine:
         _k.decode_into(ids, int(bounds[0]), int(bounds[-1]), self.tok_start, self.tok_len, self.flat, data, 0)
         return data[:-8], byte_bounds
 
-    def decode_texts(self, ids: np.ndarray, bounds: np.ndarray, errors: str) -> list[str]:
-        """The text of each sequence ``ids[bounds[d]:bounds[d+1]]`` (``bytes.decode`` with
-        ``errors``, one call a text: decoding all the bytes at once and slicing the str was 2.7
-        times slower, its slices being re-narrowed to ASCII)."""
-        data, bb = self.decode_flat(ids, bounds)
-        raw = data.tobytes()
-        cuts = bb.tolist()
-        return [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(len(cuts) - 1)]
+
+def texts_of(flat: tuple[np.ndarray, np.ndarray], errors: str) -> list[str]:
+    """The str of each ``data[byte_bounds[d]:byte_bounds[d+1]]`` of :meth:`Engine.decode_flat`'s
+    ``(data, byte_bounds)`` (``bytes.decode`` with ``errors``, one call a text: decoding all the
+    bytes at once and slicing the str was 2.7 times slower, its slices being re-narrowed to
+    ASCII). It holds the GIL throughout."""
+    data, bb = flat
+    raw = data.tobytes()
+    cuts = bb.tolist()
+    return [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(len(cuts) - 1)]
 
 
 #: ranges per thread: the GIL-held part of one range (building str and list objects) then
@@ -295,18 +297,22 @@ if hasattr(os, "register_at_fork"):
 
 
 def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
-                work: Callable[[int, int], Any]) -> list[Any]:
-    """Call ``work(first, stop)`` on contiguous ranges of ``range(n_items)`` of about equal total
-    ``weights`` (``RANGES_PER_THREAD`` a thread) on ``num_threads`` threads (one range, in this
-    thread, when ``num_threads`` is 1) and return the results in range order; an exception in
-    any range is raised here (the first in range order), and no range starts after it.
+                work: Callable[[int, int], Any], finish: Callable[[Any], Any] | None = None) -> list[Any]:
+    """``finish(work(first, stop))`` (``finish`` None: ``work(first, stop)``) of contiguous ranges
+    of ``range(n_items)`` of about equal total ``weights`` (``RANGES_PER_THREAD`` a thread), in
+    range order; one range, in this thread, when ``num_threads`` is 1.
 
-    This thread takes ranges too, beside ``num_threads - 1`` helper threads kept between calls
-    (:class:`_Helpers`); each takes the next range not taken. A helper still busy with another
-    call's ranges takes none of this call's (this thread does them), so concurrent calls never
-    wait on each other's work."""
+    ``work`` runs on ``num_threads`` threads: this one and ``num_threads - 1`` helpers kept
+    between calls (:class:`_Helpers`), each taking the next range not taken. ``finish`` runs in
+    this thread, range by range as their ``work`` ends, between ranges of its own ``work``: give
+    it the part that holds the GIL (building Python objects), so that it overlaps the other
+    threads' compiled ``work`` instead of queueing for the GIL behind it. A helper still busy
+    with another call takes none of this call's ranges (this thread does them), so concurrent
+    calls never wait on each other. An exception in any range is raised here (the first in
+    range order), and no range starts after it."""
     if num_threads <= 1 or n_items <= 1:
-        return [work(0, n_items)]
+        out = work(0, n_items)
+        return [out if finish is None else finish(out)]
     k = min(num_threads * RANGES_PER_THREAD, n_items)
     if weights is None:
         cuts = [round(i * n_items / k) for i in range(k + 1)]
@@ -317,33 +323,57 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
         cuts = sorted(min(max(c, 0), n_items) for c in cuts)
     ranges = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
     if len(ranges) == 1:
-        return [work(*ranges[0])]
-    results: list[Any] = [None] * len(ranges)
+        out = work(*ranges[0])
+        return [out if finish is None else finish(out)]
+    n_ranges = len(ranges)
+    results: list[Any] = [None] * n_ranges
+    done = [threading.Event() for _ in range(n_ranges)]
     errors: dict[int, BaseException] = {}
-    taken = iter(range(len(ranges)))
-    take_lock = threading.Lock()
+    lock = threading.Lock()
+    state = [0]  # the next range not taken
 
-    def take() -> None:
-        while not errors:
-            with take_lock:
-                i = next(taken, None)
-            if i is None:
-                return
-            try:
-                results[i] = work(*ranges[i])
-            except BaseException as exc:  # raised in the calling thread below
-                errors[i] = exc
-                return
+    def take_one() -> bool:
+        """Run the next range not taken; False when none is left (or one has failed)."""
+        with lock:
+            if errors or state[0] >= n_ranges:
+                return False
+            i = state[0]
+            state[0] += 1
+        try:
+            results[i] = work(*ranges[i])
+        except BaseException as exc:  # raised in the calling thread below
+            errors[i] = exc
+        done[i].set()
+        return True
+
+    def helper() -> None:
+        while take_one():
+            pass
 
     pool = _Helpers.get(num_threads - 1)
-    futures = [pool.submit(take) for _ in range(min(num_threads, len(ranges)) - 1)]
-    take()
-    for f in futures:
-        if not f.cancel():  # started: it may hold a range of ours
-            f.result()
+    futures = [pool.submit(helper) for _ in range(min(num_threads, n_ranges) - 1)]
+    out: list[Any] = []
+    try:
+        for i in range(n_ranges):
+            while not done[i].is_set():
+                if not take_one():
+                    if i >= state[0]:  # never taken: a range failed
+                        break
+                    done[i].wait()
+            if errors:
+                break
+            out.append(results[i] if finish is None else finish(results[i]))
+            results[i] = None
+    except BaseException as exc:
+        errors[-1] = exc  # stops the helpers' next ranges
+        raise
+    finally:
+        for f in futures:
+            if not f.cancel():  # started: it may hold a range of ours
+                f.result()
     if errors:
         raise errors[min(errors)]
-    return results
+    return out
 
 
 @dataclass(frozen=True)
