@@ -241,13 +241,10 @@ class Engine:
         """The bytes of each sequence ``ids[bounds[d]:bounds[d+1]]``: ``(data uint8, byte_bounds
         int64 (D+1,))``; ``ValueError`` naming the first id out of range. Needs :attr:`flat`."""
         assert self.flat is not None and self.tok_start is not None
-        byte_bounds = np.empty(bounds.shape[0], dtype=np.int64)
-        bad = _k.decode_lengths(ids, bounds, self.tok_len, byte_bounds)
+        data, byte_bounds, bad = _k.decode_flat(ids, bounds, self.tok_start, self.tok_len, self.flat)
         if bad >= 0:
             raise ValueError(f"token id {int(ids[bad])} at position {bad} is out of range: ids are in "
                              f"[0, {self.tok_len.shape[0]})")
-        data = np.empty(int(byte_bounds[-1]) + 8, dtype=np.uint8)
-        _k.decode_into(ids, int(bounds[0]), int(bounds[-1]), self.tok_start, self.tok_len, self.flat, data, 0)
         return data[:-8], byte_bounds
 
 

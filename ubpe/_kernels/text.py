@@ -993,6 +993,22 @@ def decode_into(ids, first, last, tok_start, tok_len, flat, out, at):
     return at
 
 
+@njit(cache=True, nogil=True)
+def decode_flat(ids, bounds, tok_start, tok_len, flat):
+    """:func:`decode_lengths` then :func:`decode_into` in one call (one entry, its arrays made
+    here, so a thread decoding ranges beside another holding the GIL rarely waits for it):
+    ``(data uint8, out_bounds int64 (len(bounds),), bad)``; ``data`` holds the bytes of
+    ``ids[bounds[0]:bounds[-1]]`` then 8 bytes of slack; ``bad`` as :func:`decode_lengths`
+    gives it (when it is not -1, ``data`` is empty)."""
+    out_bounds = np.empty(bounds.shape[0], np.int64)
+    bad = decode_lengths(ids, bounds, tok_len, out_bounds)
+    if bad >= 0:
+        return np.empty(0, np.uint8), out_bounds, bad
+    data = np.empty(out_bounds[-1] + 8, np.uint8)
+    decode_into(ids, bounds[0], bounds[-1], tok_start, tok_len, flat, data, 0)
+    return data, out_bounds, bad
+
+
 # --------------------------------------------------------------------------------------------
 # Special tokens: a byte trie, longest match first
 # --------------------------------------------------------------------------------------------
