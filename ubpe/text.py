@@ -459,8 +459,11 @@ class TextTokenizer:
         return self._engine_cache
 
     def _run(self, texts: Any, allowed_special: Any, disallowed_special: Any, offsets: str | None,
-             dropout: float, seed: int | None, num_threads: int | None) -> EncodedBatch:
-        """Encode a list of texts into one :class:`EncodedBatch` (threads over contiguous ranges)."""
+             dropout: float, seed: int | None, num_threads: int | None,
+             split: bool = False) -> EncodedBatch | list[np.ndarray]:
+        """Encode a list of texts into one :class:`EncodedBatch` (threads over contiguous ranges),
+        or with ``split`` into one int32 array a text (each range's cut in the calling thread
+        as its encoding ends, with no joined copy)."""
         eng = self._engine()
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str, got a str: use encode() for one text")
@@ -482,6 +485,11 @@ class TextTokenizer:
         def work(a: int, b: int) -> tuple:
             return _engine.encode_texts(self, eng, texts[a:b], a, allowed, disallowed, offsets, drop, seed)
 
+        if split:
+            out: list[np.ndarray] = []
+            for views in _engine.run_threads(len(texts), sizes, threads, work, _engine.split_part):
+                out += views
+            return out
         parts = _engine.run_threads(len(texts), sizes, threads, work)
         return EncodedBatch._join(parts, offsets)
 
@@ -542,12 +550,10 @@ class TextTokenizer:
         64 K characters at most); the ids never depend on it. With ``dropout``, text ``i`` draws
         from ``seed`` and ``i``.
         """
-        batch = self._run(texts, allowed_special, disallowed_special, offsets, dropout, seed, num_threads)
-        if arrays:
-            return batch
-        if offsets is not None:
+        if not arrays and offsets is not None:
             raise ValueError("offsets= needs arrays=True (or use encode_with_offsets)")
-        return batch.split()
+        return self._run(texts, allowed_special, disallowed_special, offsets, dropout, seed, num_threads,
+                         split=not arrays)
 
     @staticmethod
     def _encode_pieces(tok: Tokenizer, pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -576,6 +576,12 @@ def encode_texts(tk: Any, eng: Engine, texts: Sequence[str], first_index: int, a
     return ids, tok_bounds, starts_out, ends_out
 
 
+def split_part(part: tuple) -> list[np.ndarray]:
+    """The ids of each text of one :func:`encode_texts` result: int32 views, one a text."""
+    ids, b = part[0], part[1].tolist()
+    return [ids[b[i]:b[i + 1]] for i in range(len(b) - 1)]
+
+
 def _interleave(tokens: np.ndarray, doc_tokens: np.ndarray, ends: np.ndarray | None,
                 cuts: list[tuple[int, int, int, int]], n: int, docs_of_text: np.ndarray) -> tuple:
     """Tokens of every text: its documents' tokens with the special tokens between them."""
