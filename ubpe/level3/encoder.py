@@ -796,7 +796,10 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ORDER_MOVE's short least squares, ``_fast_parts`` likewise (``Settings.level3_order_trial``);
     then for a sustained tone whose search kept the default NLMS power, Sac's recent-past power and least-squares memory
     (``search.tonal_trial``: ``Settings.level3_tonal_powr``, ``level3_tonal_t1``,
-    ``level3_tonal_trial_reg``) likewise, in one coding."""
+    ``level3_tonal_trial_reg``) likewise, in one coding; then for a held tone (``search.held_lag``,
+    as ``held_period``) the NLMS cascade fitted to its period (``search.held_cascade``) likewise,
+    and where kept, its steps (``search.cascade_steps``) judged with the first stage's length on the
+    held part's sample (``_held_choice``)."""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
@@ -843,7 +846,8 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
             best, best_size = alt, got
     fitted = False
     if held and (cascade := held_cascade(best, lag, s)) is not None:  # its cascade fitted to the
-        if _coded_size(proxy, _vector(cascade, C), tab) < best_size * (1 - margin):  # held period
+        got = _coded_size(proxy, _vector(cascade, C), tab)  # held period, when smaller
+        if got < best_size * (1 - margin):
             best, fitted = cascade, True
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
         best = tonal_change(best, s)

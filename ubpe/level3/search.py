@@ -365,9 +365,10 @@ def held_cascade(named: dict, lag: int, settings) -> dict | None:
     cascade fitted to the held part's period ``lag`` (frames, ``held_lag``): the second stage
     ``settings.level3_cascade_spans`` periods long (a stage predicts a period only where it spans
     it; Sac's search grew its third stage from 32 to 183 taps on trumpet-1, whose period is 122),
-    the bias-correction stage on (``bias`` = 1: a held tone's slowly drifting offset, Sac's last
-    stage) and the short least squares' memory ``t2`` + ``level3_cascade_t2`` (a held part's
-    spectrum is steady); None where ``level3_cascade_spans`` is 0 (never), the stage would exceed
+    the short least squares' memory ``t2`` + ``level3_cascade_t2`` (a held part's spectrum is
+    steady) and, with ``level3_cascade_bias``, the bias-correction stage on (``bias`` = 1, Sac's last
+    stage: a real instrument's held part drifts; a synthetic pulse train's does not, and there it
+    costs 1-2 %); None where ``level3_cascade_spans`` is 0 (never), the stage would exceed
     the kernel's bound (256 taps) or the first stage, or it is not longer than ``named``'s. What
     ``encoder._search_whole`` codes once on the search's prefix and keeps when smaller by the
     margin (results/level3-tone.md)."""
@@ -376,7 +377,10 @@ def held_cascade(named: dict, lag: int, settings) -> dict | None:
     n2 = int(round(settings.level3_cascade_spans * lag))
     if n2 > 256 or n2 > named.get("n1", 256) or n2 <= named.get("n2", 32):
         return None
-    return dict(named, n2=n2, bias=1, t2=min(27, named.get("t2", 10) + settings.level3_cascade_t2))
+    out = dict(named, n2=n2, t2=min(27, named.get("t2", 10) + settings.level3_cascade_t2))
+    if settings.level3_cascade_bias:
+        out["bias"] = 1
+    return out
 
 
 def cascade_steps(named: dict, settings) -> dict | None:
