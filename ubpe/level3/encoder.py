@@ -845,7 +845,7 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         if got < best_size * (1 - margin):
             best, best_size = alt, got
     fitted = False
-    if held and (cascade := held_cascade(best, lag, s)) is not None:  # its cascade fitted to the
+    if held and (cascade := held_cascade(best, lag, s, peak)) is not None:  # its cascade fitted to the
         got = _coded_size(proxy, _vector(cascade, C), tab)  # held period, when smaller
         if got < best_size * (1 - margin):
             best, fitted = cascade, True

@@ -8,7 +8,7 @@
     order_gain_db(y), hold_share(y), long_period(y, settings, span): the cheap statistics ``plan`` reads
     tonal(y, settings), tonal_stats(y), tonal_change(named, settings): the refined solve for tones
     dc_ratio(y), dc_change(named, y, settings): the least squares centred on the running mean
-    held_period(y, settings, span), held_lag(y, settings), held_cascade(named, lag, settings),
+    held_period(y, settings, span), held_lag(y, settings), held_cascade(named, lag, settings, peak),
     cascade_steps(named, settings): a held tone's period and the cascade fitted to it
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
 
@@ -360,7 +360,7 @@ def held_lag(y, settings) -> tuple[int, float]:
     return le, float(res[le])
 
 
-def held_cascade(named: dict, lag: int, settings) -> dict | None:
+def held_cascade(named: dict, lag: int, settings, peak: float = 0.0) -> dict | None:
     """``named`` (parameters by name, a sustained tone's as the search chose them) with its NLMS
     cascade fitted to the held part's period ``lag`` (frames, ``held_lag``): the second stage
     ``settings.level3_cascade_spans`` periods long (a stage predicts a period only where it spans
@@ -368,11 +368,15 @@ def held_cascade(named: dict, lag: int, settings) -> dict | None:
     the short least squares' memory ``t2`` + ``level3_cascade_t2`` (a held part's spectrum is
     steady) and, with ``level3_cascade_bias``, the bias-correction stage on (``bias`` = 1, Sac's last
     stage: a real instrument's held part drifts; a synthetic pulse train's does not, and there it
-    costs 1-2 %); None where ``level3_cascade_spans`` is 0 (never), the stage would exceed
+    costs 1-2 %); None where ``level3_cascade_spans`` is 0 (never), the held part's residual
+    ``peak`` (``held_lag``) is above ``level3_cascade_peak`` (an excitation that repeats exactly, a
+    synthetic or electronic tone's, 0.84-0.98: the first stage, spanning it, predicts it once
+    converged and a second one only adds its misadjustment; the shared and held-out instruments'
+    0.26-0.60, their pitch drifts), the stage would exceed
     the kernel's bound (256 taps) or the first stage, or it is not longer than ``named``'s. What
     ``encoder._search_whole`` codes once on the search's prefix and keeps when smaller by the
     margin (results/level3-tone.md)."""
-    if settings.level3_cascade_spans <= 0 or lag <= 0:
+    if settings.level3_cascade_spans <= 0 or lag <= 0 or peak > settings.level3_cascade_peak:
         return None
     n2 = int(round(settings.level3_cascade_spans * lag))
     if n2 > 256 or n2 > named.get("n1", 256) or n2 <= named.get("n2", 32):
