@@ -80,6 +80,9 @@ from .search import (
     budget_plan,
     dc_change,
     greedy,
+    cascade_steps,
+    held_cascade,
+    held_lag,
     held_period,
     hold_share,
     move_order,
@@ -793,15 +796,19 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ORDER_MOVE's short least squares, ``_fast_parts`` likewise (``Settings.level3_order_trial``);
     then for a sustained tone whose search kept the default NLMS power, Sac's recent-past power and least-squares memory
     (``search.tonal_trial``: ``Settings.level3_tonal_powr``, ``level3_tonal_t1``,
-    ``level3_tonal_trial_reg``) likewise, in one coding."""
+    ``level3_tonal_trial_reg``) likewise, in one coding; then for a held tone (``search.held_lag``,
+    as ``held_period``) the NLMS cascade fitted to its period (``search.held_cascade``) likewise,
+    and where kept, its steps (``search.cascade_steps``) judged with the first stage's length on the
+    held part's sample (``_held_choice``)."""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
     start, first, start_size = known[:3] if known is not None else (*plan(y, s, DEFAULTS), None)
     evals = max(1, evals - spare_codings(start, DEFAULTS, s))
     tone = tonal(y, s)  # (decided on the recording, not on the prefix: no coding spared for it)
-    held = (tone and s.level3_held_n1 > 0 and planned[1] >= DC_MIN_EVALS
-            and start.get("n1", DEFAULTS["n1"]) == DEFAULTS["n1"] and held_period(y, s, DEFAULTS["n1"]))
+    lag, peak = (held_lag(y, s) if tone and s.level3_held_n1 > 0 and s.level3_held_spans > 0
+                 and planned[1] >= DC_MIN_EVALS and start.get("n1", DEFAULTS["n1"]) == DEFAULTS["n1"] else (0, 0.0))
+    held = lag * s.level3_held_spans > DEFAULTS["n1"] and peak >= s.level3_period_residual  # (``held_period``)
     if held:  # (the held part's two codings: the search gives up level3_held_spare of its own)
         evals = max(1, evals - s.level3_held_spare)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
@@ -834,12 +841,18 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
             and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
         alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller
-        if _coded_size(proxy, _vector(alt, C), tab) < best_size * (1 - margin):
-            best = alt
+        got = _coded_size(proxy, _vector(alt, C), tab)
+        if got < best_size * (1 - margin):
+            best, best_size = alt, got
+    fitted = False
+    if held and (cascade := held_cascade(best, lag, s, peak)) is not None:  # its cascade fitted to the
+        got = _coded_size(proxy, _vector(cascade, C), tab)  # held period, when smaller
+        if got < best_size * (1 - margin):
+            best, fitted = cascade, True
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)
         best = tonal_change(best, s)
-        if held:  # its held part's period: a longer first NLMS stage, judged there
-            best = _held_choice(y, table, tmode, C, best, s)
+        if held:  # its held part's period: a longer first NLMS stage (and the fitted cascade's steps), judged there
+            best = _held_choice(y, table, tmode, C, best, s, fitted)
     return _vector(best, C), decided
 
 
@@ -872,13 +885,17 @@ def _held_tone(x2: np.ndarray) -> bool:
     return tonal(x2, s) and held_period(x2, s, DEFAULTS["n1"])
 
 
-def _held_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, best: dict, s) -> dict:
+def _held_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, best: dict, s,
+                 cascade: bool = False) -> dict:
     """``best`` (parameters by name, a sustained tone's, ``tonal_change`` applied) or the same with
     a first NLMS stage of ``s.level3_held_n1`` taps, whichever codes a sample of the held part of
     ``y`` (the symbols, (frames, C)) smaller: the frames from ``level3_held_end`` less twice
     ``level3_held_part`` of the recording to ``level3_held_end``, each vector coded from cold, the
     first half the models' warm-up (not counted). Two codings of that sample; the longer stage only
-    where it is smaller (results/level3-sac-gap-6.md)."""
+    where it is smaller (results/level3-sac-gap-6.md). ``cascade``: ``best`` has the cascade fitted to
+    the held period (``search.held_cascade``); then the choice with its NLMS steps moved from the
+    first stage to the last (``search.cascade_steps``) is coded on the same sample too (one coding
+    more) and kept when smaller (results/level3-tone.md)."""
     n = y.shape[0]
     part = int(n * s.level3_held_part)
     end = min(n, int(n * s.level3_held_end))
@@ -888,8 +905,11 @@ def _held_choice(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int, be
     sample, tab = _proxy_symbols(y[lo:end], table, tmode, end - lo)
     skip = end - lo - part
     alt = dict(best, n1=s.level3_held_n1)
-    if _coded_size(sample, _vector(alt, C), tab, skip) < _coded_size(sample, _vector(best, C), tab, skip):
-        return alt
+    got, was = _coded_size(sample, _vector(alt, C), tab, skip), _coded_size(sample, _vector(best, C), tab, skip)
+    best, got = (alt, got) if got < was else (best, was)
+    steps = cascade_steps(best, s) if cascade else None
+    if steps is not None and _coded_size(sample, _vector(steps, C), tab, skip) < got:
+        return steps
     return best
 
 

@@ -8,6 +8,8 @@
     order_gain_db(y), hold_share(y), long_period(y, settings, span): the cheap statistics ``plan`` reads
     tonal(y, settings), tonal_stats(y), tonal_change(named, settings): the refined solve for tones
     dc_ratio(y), dc_change(named, y, settings): the least squares centred on the running mean
+    held_period(y, settings, span), held_lag(y, settings), held_cascade(named, lag, settings, peak),
+    cascade_steps(named, settings): a held tone's period and the cascade fitted to it
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
 
 The search starts from ``plan``'s parameters: the defaults, with order 64 over a short window
@@ -313,12 +315,25 @@ def held_period(y, settings, span: int) -> bool:
     encoder's (it decides where ``level3_held_n1`` is tried, no bit): on the 32 audio files it fires
     on pipe (162 frames), trumpet-1 (122), violoncello-7 (182), xylofon (191), electric-piano-3
     (122), cockchafer-gentleman-1, pisk-down and glass-water-1 (320-452)."""
+    if settings.level3_held_spans <= 0:
+        return False
+    le, peak = held_lag(y, settings)
+    return bool(le * settings.level3_held_spans > span and peak >= settings.level3_period_residual)
+
+
+def held_lag(y, settings) -> tuple[int, float]:
+    """(lag, peak) of the held part of ``y`` ((frames, channels) integers: its second half): the
+    lag in frames, 32 to ``PERIOD_MOST``, of the strongest peak of the autocorrelation of that half's
+    order-32 linear-prediction residual and that peak (normalized by lag 0, averaged over the
+    channels), as ``held_period`` reads them; (0, 0.0) for fewer than
+    ``max(settings.level3_period_frames, 4 PERIOD_MOST)`` frames or no channel left. A sustained
+    tone's period (its excitation's, once the harmonics are predicted)."""
     import numpy as np
 
     y = np.asarray(y, np.float64)
     n = y.shape[0]
-    if n < max(settings.level3_period_frames, 4 * PERIOD_MOST) or settings.level3_held_spans <= 0:
-        return False
+    if n < max(settings.level3_period_frames, 4 * PERIOD_MOST):
+        return 0, 0.0
     order = 32
     start = n // 2
     half = y[start:][:1 << 16]
@@ -339,10 +354,54 @@ def held_period(y, settings, span: int) -> bool:
         res += q / q[0]
         used += 1
     if not used:
-        return False
+        return 0, 0.0
     res /= used
     le = 32 + int(np.argmax(res[32:]))
-    return bool(le * settings.level3_held_spans > span and res[le] >= settings.level3_period_residual)
+    return le, float(res[le])
+
+
+def held_cascade(named: dict, lag: int, settings, peak: float = 0.0) -> dict | None:
+    """``named`` (parameters by name, a sustained tone's as the search chose them) with its NLMS
+    cascade fitted to the held part's period ``lag`` (frames, ``held_lag``): the second stage
+    ``settings.level3_cascade_spans`` periods long (a stage predicts a period only where it spans
+    it; Sac's search grew its third stage from 32 to 183 taps on trumpet-1, whose period is 122),
+    the short least squares' memory ``t2`` + ``level3_cascade_t2`` (a held part's spectrum is
+    steady) and, with ``level3_cascade_bias``, the bias-correction stage on (``bias`` = 1, Sac's last
+    stage: a real instrument's held part drifts; a synthetic pulse train's does not, and there it
+    costs 1-2 %); None where ``level3_cascade_spans`` is 0 (never), the held part's residual
+    ``peak`` (``held_lag``) is above ``level3_cascade_peak`` (an excitation that repeats exactly, a
+    synthetic or electronic tone's, 0.84-0.98: the first stage, spanning it, predicts it once
+    converged and a second one only adds its misadjustment; the shared and held-out instruments'
+    0.26-0.60, their pitch drifts), the stage would exceed
+    the kernel's bound (256 taps) or the first stage, or it is not longer than ``named``'s. What
+    ``encoder._search_whole`` codes once on the search's prefix and keeps when smaller by the
+    margin (results/level3-tone.md)."""
+    if settings.level3_cascade_spans <= 0 or lag <= 0 or peak > settings.level3_cascade_peak:
+        return None
+    n2 = int(round(settings.level3_cascade_spans * lag))
+    if n2 > 256 or n2 > named.get("n1", 256) or n2 <= named.get("n2", 32):
+        return None
+    out = dict(named, n2=n2, t2=min(27, named.get("t2", 10) + settings.level3_cascade_t2))
+    if settings.level3_cascade_bias:
+        out["bias"] = 1
+    return out
+
+
+def cascade_steps(named: dict, settings) -> dict | None:
+    """``named`` (parameters by name, with ``held_cascade``'s stages) with its NLMS steps moved from
+    the first stage to the last: ``mu1`` times ``settings.level3_cascade_mu1``, ``mu3`` times
+    ``level3_cascade_mu3`` (each 1 to 4096); None where either factor is 0 (never) or nothing
+    changes. Once the second stage spans the period, the first stage's fast step (the search's
+    "steps x2", taken to chase the period) adds misadjustment more than it follows, and the last,
+    short stage, fed a residual free of the period, follows what remains faster. Judged where the
+    stages have converged, on the held part's sample (``encoder._held_choice``): the prefix, the
+    onset, cannot tell (results/level3-tone.md)."""
+    if settings.level3_cascade_mu1 <= 0 or settings.level3_cascade_mu3 <= 0:
+        return None
+    mu1 = min(4096, max(1, int(named.get("mu1", 800) * settings.level3_cascade_mu1)))
+    mu3 = min(4096, max(1, int(named.get("mu3", 200) * settings.level3_cascade_mu3)))
+    out = dict(named, mu1=mu1, mu3=mu3)
+    return None if out == named else out
 
 
 def first_move(y, settings) -> str | None:

@@ -611,6 +611,23 @@ class Settings:
     level3_held_part: float = 0.09375
     level3_held_spare: int = 1
     level3_held_chains: bool = False
+    #: ... and, where the search on its prefix ran (``encoder._search_whole``), its NLMS cascade
+    #: fitted to that period (``search.held_cascade``): the second stage level3_cascade_spans
+    #: periods long (at most 256 taps and the first stage's), the short least squares' memory
+    #: t2 + level3_cascade_t2 and, with level3_cascade_bias, the bias stage on, coded once on the
+    #: search's prefix before the tone's refinement and kept when smaller by the margin, where the
+    #: held part's residual peak (``search.held_lag``) is at most level3_cascade_peak (above: an
+    #: excitation that repeats exactly, which the first stage predicts alone)
+    #: (results/level3-tone.md; trumpet-1 -0.91 %, pipe -1.0 %). level3_cascade_spans 0: never.
+    #: Where it is kept, the first NLMS stage's step times level3_cascade_mu1 and the last's times
+    #: level3_cascade_mu3 (``search.cascade_steps``) are coded once more on the held part's sample
+    #: (``encoder._held_choice``) and kept when smaller. Either 0: never.
+    level3_cascade_spans: float = 1.5
+    level3_cascade_t2: int = 1
+    level3_cascade_peak: float = 0.8
+    level3_cascade_bias: bool = True
+    level3_cascade_mu1: float = 0.75
+    level3_cascade_mu3: float = 2.0
     #: A longer recording's search (on chunks of it) codes about this many values per value of
     #: the recording (1.5 in containers before: 2.75-3 codings in all, below 0.2 M values/s; 0.75:
     #: the defaults and two candidates on a recording of at most 131 072 frames, whose chunks are
