@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ubpe._kernels import l1plan
 from ubpe.coders import mag
 from ubpe.frontend import mult
+from ubpe.planner.estimates import log2_table
 
 
 @settings(max_examples=150, deadline=None)
@@ -73,6 +74,54 @@ def test_batched_gains_are_the_loops_floats(seed, n, base, noise, step, cuts):
     steps = np.empty(diffs.shape[0], np.int64)
     want = _reference_gains(digits, rows.tolist(), wide, ends, steps.copy(), raw)
     assert mult._batched_gains(digits, rows, wide, ends, steps, raw) == want
+
+
+def _split_codes(rng, n, base, noise, step, dtype):
+    """Codes ``base * walk + digit`` whose digit is mostly one value (``noise``: the share of
+    others), clipped to ``dtype``: an ADC's skewed extra bits, or none (``noise`` 1: uniform)."""
+    info = np.iinfo(dtype)
+    x = base * np.cumsum(rng.integers(-step, step + 1, n)) + np.where(
+        rng.random(n) < noise, rng.integers(0, base, n), int(rng.integers(0, base)))
+    return np.clip(x, info.min, info.max).astype(dtype)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(16, 70000), st.sampled_from([2, 3, 4, 5, 7, 8, 12, 16, 60, 64]),
+       st.floats(0.0, 1.0), st.sampled_from([1, 3, 40, 3000]), st.sampled_from(["i1", "u1", "i2", "u2", "i4", "u4"]))
+def test_mult_decide_answers_as_the_exact_floats(seed, n, base, noise, step, dtype):
+    """The compiled estimate of every base's gain (``l1plan.mult_decide``) answers what the exact
+    test of numpy's floats answers, or leaves it to that test; with a margin no estimate can
+    clear it always leaves it (the fallback path)."""
+    rng = np.random.default_rng(seed)
+    x = _split_codes(rng, n, base, noise, step, dtype)
+    screened = mult._mult_screen(x)
+    if screened is None:
+        return
+    want = mult._mult_exact_floats(x, screened)
+    assert mult._mult_exact(x, screened) == want
+    windows, sample, digits, maybe = screened
+    rows = np.flatnonzero(maybe)
+    found = np.zeros(2, np.int64)
+    args = (sample, mult._window_ends(windows), digits, rows, mult._TABLE_BASES[rows], mult.MULT_MIN_GAIN,
+            mult.MULT_NEAR)
+    decided = l1plan.mult_decide(*args, mult._SCREEN_MARGIN, log2_table(), found)
+    if decided == 0:
+        assert want == (1, 0)
+    elif decided == 2:
+        assert want == (int(found[0]), int(found[1]))
+    assert l1plan.mult_decide(*args, 1e9, log2_table(), found) in (0, 1)  # (0 only when nothing may pay)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 14, 63, 64])
+def test_mult_offset_by_running_sums_is_the_loop_over_cuts(m):
+    """``digits.mult_offset``'s cost of each cut from running sums: the first least cut of the
+    definition's loop, on every histogram of up to three digits' mass and on random ones."""
+    rng = np.random.default_rng(m)
+    hists = [rng.integers(0, 50, m) for _ in range(300)]
+    hists += [np.bincount(rng.integers(0, m, k), minlength=m) for k in (1, 2, 5) for _ in range(50)]
+    for h in hists:
+        h = np.ascontiguousarray(h, np.int64)
+        assert mult._mult_offset(h) == mult._mult_offset_reference(h)
 
 
 def test_mult_detect_alike_with_and_without_the_screen_cache():

@@ -17,6 +17,8 @@ products) stay numpy's, so the estimates are the same floats.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import digits as _digits
@@ -339,3 +341,114 @@ def mag_choice(ces, raw_bits, tbitss):
         if best >= 0:
             return best, j, totals[best, j]
     return -1, -1, np.nan
+
+
+@njit(cache=True, nogil=True)
+def _log2_int(c, table):
+    """``log2(c)`` of an integer ``c >= 1``: ``table[c]`` (numpy's ``log2`` of the integers below
+    its length) or libm's beyond it."""
+    return table[c] if c < table.shape[0] else math.log2(np.float64(c))
+
+
+@njit(cache=True, nogil=True)
+def _step_entropy(steps, lo, hi, table):
+    """``(h, k)``: the ``k`` distinct values of ``steps`` (least ``lo``, largest ``hi``; not empty)
+    and the entropy, bits a value, of their counts ``c`` (the counts :func:`_distinct_counts`
+    gives, by a histogram or a sorted copy, none kept) as ``log2(n) - sum(c log2 c) / n``
+    with :func:`_log2_int`: within about ``1e-12`` of numpy's ``-(p * log2(p)).sum()`` for ``n``
+    up to 2**17 (an estimate for a bound with a margin, not that float)."""
+    n = steps.shape[0]
+    s = 0.0
+    k = 0
+    if hi - lo < 16 * n + 4096:  # (a histogram's cells cost less than sorting, a wider span here)
+        hist = np.zeros(hi - lo + 1, np.int32)
+        for i in range(n):
+            hist[steps[i] - lo] += 1
+        for d in range(hist.shape[0]):
+            c = hist[d]
+            if c > 0:
+                s += c * _log2_int(c, table)
+                k += 1
+    else:
+        v = np.sort(steps)
+        run = 1
+        for i in range(1, n + 1):
+            if i < n and v[i] == v[i - 1]:
+                run += 1
+                continue
+            s += run * _log2_int(run, table)
+            k += 1
+            run = 1
+    return _log2_int(n, table) - s / n, k
+
+
+@njit(cache=True, nogil=True)
+def mult_decide(sample, ends, digits, rows, bases, min_gain, near, margin, table, found):
+    """``ubpe.frontend.mult._mult_exact``'s choice of split for the native integers ``sample`` (at
+    most 32 bits; windows ending before ``ends``, each of at least two values) and the bases
+    ``bases[j]`` (increasing) of the rows ``rows[j]`` of ``digits``, estimated in one call: the same
+    integers (differences, digit histograms, offsets, quotient counts), their entropies from
+    ``table`` (:func:`ubpe.planner.estimates.log2_table`; :func:`_step_entropy`), so each gain within ``margin`` of the exact one where ``margin`` is far
+    above the rounding (``1e-6`` against about ``1e-11``). Returns 0 when no base can pay (every
+    estimated gain below ``min_gain`` by more than ``margin``: the answer ``(1, 0)``), 2 when the
+    answer is decided with ``found = (base, offset)`` (the best gain above ``min_gain`` and every
+    gain away from ``near`` times it by more than ``2 margin``), 1 when a comparison is within the
+    margin (the caller runs the exact test). Memory: ``len(sample)`` int64 twice."""
+    n = sample.shape[0]
+    wide = np.empty(n, np.int64)
+    for i in range(n):
+        wide[i] = np.int64(sample[i])
+    steps = np.empty(max(n - ends.shape[0], 1), np.int64)
+    ns = n - ends.shape[0]
+    lo, hi = _digits.quotient_steps(wide, 0, 1, ends, steps)  # (base 1: the values' own differences)
+    ln2 = math.log(2.0)
+    hs, k = _step_entropy(steps[:ns], lo, hi, table)
+    raw = hs + (k - 1) / (2.0 * ns * ln2)
+    gains = np.full(bases.shape[0], -np.inf)
+    offsets = np.zeros(bases.shape[0], np.int64)
+    undecided = False
+    top = 0.0
+    kept = 0
+    for j in range(rows.shape[0]):
+        m = bases[j]
+        h = digits[rows[j], :m]
+        total = 0
+        nz = 0
+        for s in range(m):
+            total += h[s]
+            nz += np.int64(h[s] > 0)
+        if nz <= 1:  # constant digits (an entropy of exactly 0.0 either way)
+            continue
+        hr = 0.0
+        for s in range(m):
+            if h[s] > 0:
+                hr += h[s] * _log2_int(h[s], table)
+        hr = _log2_int(total, table) - hr / total
+        bound = math.log2(m) - hr
+        if bound < min_gain - margin:
+            continue
+        if bound < min_gain + margin:
+            undecided = True
+        c = _digits.mult_offset(h)
+        lo, hi = _digits.quotient_steps(wide, c, m, ends, steps)
+        hs, k = _step_entropy(steps[:ns], lo, hi, table)
+        g = raw - (hs + (k - 1) / (2.0 * ns * ln2)) - hr
+        gains[j] = g
+        offsets[j] = c
+        if kept == 0 or g > top:
+            top = g
+        kept += 1
+    if kept == 0 or top < min_gain - margin:  # (the exact test keeps a subset of these bases)
+        return 0
+    if undecided or top < min_gain + margin:
+        return 1
+    cut = near * top
+    for j in range(bases.shape[0]):
+        if gains[j] != -np.inf and abs(gains[j] - cut) <= 2.0 * margin:
+            return 1
+    for j in range(bases.shape[0]):
+        if gains[j] >= cut:
+            found[0] = bases[j]
+            found[1] = offsets[j]
+            return 2
+    return 1
