@@ -1,0 +1,114 @@
+"""The lpc stage's residual and its span sums from one compiled pass (``lpc_residual_spans``): the
+residual of ``lpc_residual``, the sums of ``span_magnitudes``, the block costs and the refit's
+costs as the separate passes gave them (the same integers, so the same floats), and the same
+level-1 containers."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ubpe
+from test_level1_kernels import _analyze, signals
+from ubpe._kernels import level1 as fast
+from ubpe.frontend import lpc
+
+SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")),
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EXCERPT = pathlib.Path(ubpe.__file__).parent / "data" / "mitbih_208_excerpt.npy"
+
+
+@SETTINGS
+@given(signals(), st.sampled_from([64, 1000, 4096]), st.sampled_from([1, 7, 64, 100, 5000]),
+       st.sampled_from(["i8", "own"]))
+def test_residual_spans_are_the_residual_and_its_span_sums(signal, block, span, width):
+    """The residual of ``lpc_residual`` (int64, or the signal's own width) and ``span_magnitudes``
+    of it, spans of any length (shorter than, dividing, or longer than a block)."""
+    s, bits = signal
+    used, (orders, shifts, _precs, coefs) = _analyze(fast.lpc_analyze, s, bits, block)
+    dtype = np.int64 if width == "i8" else np.dtype(f"i{bits // 8}") if bits != 24 else np.int32
+    expected = np.empty(s.shape[0], dtype)
+    fast.lpc_residual(s, block, orders, shifts, coefs[:used], 64 - bits, expected)
+    sums = np.empty(fast.span_count(s.shape[0], block, span), np.int64)
+    want = np.empty_like(sums)
+    assert fast.span_magnitudes(expected, block, span, want) == sums.shape[0]
+    got = np.empty(s.shape[0], dtype)
+    assert fast.lpc_residual_spans(s, block, orders, shifts, coefs[:used], 64 - bits, got, span, sums) == sums.shape[0]
+    assert np.array_equal(got, expected)
+    assert np.array_equal(sums, want)
+
+
+@given(st.integers(0, 100_000), st.integers(1, 20_000), st.integers(1, 5000))
+@settings(deadline=None, max_examples=300)
+def test_span_count_is_the_spans_of_every_block(n, block, span):
+    expected = sum(len(range(b0, min(b0 + block, n), span)) for b0 in range(0, n, block)) if n <= 5000 else None
+    got = fast.span_count(n, block, span)
+    if expected is not None:
+        assert got == expected
+    whole, rest = divmod(n, block)
+    assert got == whole * len(range(0, block, span)) + len(range(0, rest, span))
+
+
+@SETTINGS
+@given(signals(max_size=20000), st.sampled_from([64, 1000, 4096, 16384]), st.sampled_from([16, 64, 100, 4096]))
+def test_block_bits_from_span_sums_are_local_bits(signal, block, span):
+    """The lpc stage's cost of a block length from the span sums is ``_local_bits``' float, and the
+    refit's block costs from them are ``_block_costs``' floats."""
+    s, bits = signal
+    x = s.astype(f"i{bits // 8}") if bits != 24 else s.astype(np.int32)
+    sig = lpc.as_signal(x)
+    kinds = np.array([lpc.WINDOWS["tukey"]], np.int64)
+    r, _p, _arrays, sums = lpc._forward_signal(*sig, block, 32, kinds, [12, 15], 1, 4, 0.0, span)
+    plain, _p2, _a2, none = lpc._forward_signal(*sig, block, 32, kinds, [12, 15], 1, 4, 0.0)
+    assert none is None and np.array_equal(plain, r)
+    assert lpc._block_bits(sums, r.shape[0], block, span) == lpc._local_bits(r, block)
+    if r.shape[0]:
+        for got, want in zip(lpc._block_costs(r, block, span, True, sums), lpc._block_costs(r, block, span, True)):
+            assert got.tobytes() == want.tobytes()
+
+
+def test_wide_signals_keep_the_float_path():
+    """A 64-bit signal's residual is summed by the former path (no span sums: they could leave int64)."""
+    x = (np.cumsum(np.random.default_rng(5).integers(-2**40, 2**40, 6000)) * 3).astype(np.int64)
+    sig = lpc.as_signal(x)
+    kinds = np.array([lpc.WINDOWS["tukey"]], np.int64)
+    r, _p, _a, sums = lpc._forward_signal(*sig, 4096, 32, kinds, [12, 15], 1, 4, 0.0, 64)
+    assert sums is None and r.dtype == np.int64
+
+
+@pytest.mark.parametrize("reweight", [False, True])
+def test_the_stage_writes_what_the_separate_passes_wrote(monkeypatch, reweight):
+    """The "lpc" stage (level 1's options) gives the same residual and params with the span sums
+    as with each sum a pass of its own (``_forward_signal`` asked for none)."""
+    x = np.load(EXCERPT)
+    stage = lpc.LpcStage(reweight=reweight, candidates=1, costed_every=4)
+    want = stage.forward(x[None])
+    got_calls = []
+    plain = lpc._forward_signal
+
+    def no_spans(*args):
+        got_calls.append(len(args))
+        return plain(*args[:10])
+
+    monkeypatch.setattr(lpc, "_forward_signal", no_spans)
+    again = stage.forward(x[None])
+    assert got_calls and all(n == 11 for n in got_calls)  # (the stage asked for the sums)
+    assert np.array_equal(again[0], want[0]) and again[1] == want[1]
+
+
+def test_level1_bytes_do_not_depend_on_the_span_sums(monkeypatch):
+    """Level 1's container of the bundled ECG excerpt (and of a short noisy burst signal the refit
+    takes) is the same with the span sums as with the passes they replace."""
+    rng = np.random.default_rng(3)
+    burst = (np.sin(np.arange(9000) / 7.0) * 3000 * (np.arange(9000) % 3000 < 900) + rng.normal(0, 20, 9000))
+    inputs = [np.load(EXCERPT), burst.astype(np.int16)]
+    want = [ubpe.compress(x, level=1, threads=1) for x in inputs]
+    plain = lpc._forward_signal
+    monkeypatch.setattr(lpc, "_forward_signal", lambda *args: plain(*args[:10]))
+    assert [ubpe.compress(x, level=1, threads=1) for x in inputs] == want
+    assert all(np.array_equal(ubpe.decompress(b), x) for b, x in zip(want, inputs))
