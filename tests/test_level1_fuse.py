@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import ubpe
 from test_level1_kernels import _analyze, signals
 from ubpe._kernels import level1 as fast
+from ubpe._kernels import predict
 from ubpe.frontend import lpc
 
 SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")),
@@ -79,6 +80,52 @@ def test_wide_signals_keep_the_float_path():
     kinds = np.array([lpc.WINDOWS["tukey"]], np.int64)
     r, _p, _a, sums = lpc._forward_signal(*sig, 4096, 32, kinds, [12, 15], 1, 4, 0.0, 64)
     assert sums is None and r.dtype == np.int64
+
+
+@SETTINGS
+@given(signals(), st.sampled_from([64, 1000, 4096]), st.sampled_from([1, 2]))
+def test_refit_keeps_the_residual_of_its_predictor(signal, block, passes):
+    """``reweight_fit`` with ``kept``: the same result as without (and as the reference kernel),
+    and ``kept`` holds ``lpc_residual`` of the block under the predictor it returns."""
+    s, bits = signal
+    if s.shape[0] < 64:
+        return
+    x = s.astype(f"i{bits // 8}") if bits in (8, 16, 32) else s.astype(np.int32)
+    residual_of, _params = lpc.lpc_forward(x, block=block)
+    r = residual_of.astype(np.int64)
+    sh = 64 - 8 * residual_of.dtype.itemsize
+    for lo in range(0, s.shape[0], block):
+        hi = min(s.shape[0], lo + block)
+        q1, q2, q3 = (np.zeros(32, np.int64) for _ in range(3))
+        kept = np.full(hi - lo, -7, np.int64)
+        got = fast.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q1, kept)
+        assert got == fast.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q2)
+        assert got == predict.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q3)
+        assert np.array_equal(q1, q2) and np.array_equal(q1, q3)
+        _bits, k, shift = got
+        if not k:
+            continue
+        pad = min(lo, 32)  # (the block's residual from its samples and the 32 before it)
+        want = np.empty(hi - lo + pad, np.int64)
+        fast.lpc_residual(s[lo - pad:hi], hi - lo + pad, np.array([k]), np.array([shift]), q1[:k], sh, want)
+        assert np.array_equal(kept, want[pad:])
+
+
+def test_refitted_blocks_take_the_kept_residual(monkeypatch):
+    """The refit's output residual is the one lpc_residual gives for its params (the kept residual
+    used, every refitted block), on a signal where most blocks are refitted."""
+    rng = np.random.default_rng(11)
+    n = 6 * 4096
+    t = np.arange(n)
+    x = (np.sin(t / 9.0) * 4000 * ((t // 700) % 3 == 0) + rng.normal(0, 15, n)).astype(np.int16)
+    r, p = lpc.lpc_forward(x, block=4096)
+    got, gp = lpc.lpc_reweight(x, r, p)
+    assert gp["orders"] != p["orders"] or gp["coefs"] != p["coefs"]  # (blocks refitted)
+    block, orders, shifts, coefs = lpc.check_lpc_params(gp, n, np.dtype(np.int16))
+    want = np.empty(n, np.int16)
+    fast.lpc_residual(x.astype(np.int64), block, orders, shifts, coefs, 48, want)
+    assert got.dtype == np.int16 and np.array_equal(got, want)
+    assert np.array_equal(lpc.lpc_inverse(got, gp), x)
 
 
 @pytest.mark.parametrize("reweight", [False, True])

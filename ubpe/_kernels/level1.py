@@ -783,13 +783,17 @@ def reweight_gram_padded(x, first, step, u, W, G):
 
 
 @njit(cache=True, nogil=True)
-def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q):
+def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q, kept=None):
     """:func:`ubpe._kernels.predict.reweight_fit` (the same arguments, the same result) for
     signals of at most 32 bits (``sh >= 32``) and blocks below 2**20 samples: the residual's
     local magnitudes (the weights' windows, the cost's spans) summed as integers, from one
     residual pass a chunk of samples at a time (:func:`_predict_chunk`), where the other summed
     floats one after the other; every such sum is of integers below 2**53, exact either way.
-    ``r`` may also be the residual in its own signed width (the same values as its int64 copy)."""
+    ``r`` may also be the residual in its own signed width (the same values as its int64 copy).
+    ``kept`` (int64, at least ``hi - lo`` cells, or None): given the returned predictor's
+    residual of the block, the integers :func:`lpc_residual` gives for it (each pass computes
+    it for its cost; the refit kept then made it again), where a predictor is returned (its
+    order above 0); its contents otherwise unspecified."""
     fit_lo = max(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:
@@ -916,6 +920,8 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
             best_bits, best_k, best_shift = bits, k, shift
             for j in range(k):
                 q[j] = qk[j]
+            if kept is not None:
+                kept[:hi - lo] = res
     return best_bits, best_k, best_shift
 
 

@@ -544,20 +544,34 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     # copy took 864 KB of fresh pages a refit)
     fit_r = r if r is not None else narrow
     refitted = []
+    # the fast kernel's residual of each refit kept (its last cost's: the block's lpc_residual)
+    kept: dict[int, np.ndarray] = {}
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
-        fit = _fast.reweight_fit if fast else _k.reweight_fit  # (the same result)
-        fit_bits, k, shift = fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations, span, equations,
-                                 local_span, q)
+        if fast:
+            fitted = np.empty(hi - lo, np.int64)
+            fit_bits, k, shift = _fast.reweight_fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations,
+                                                    span, equations, local_span, q, fitted)
+        else:  # (the same result, no residual kept)
+            fit_bits, k, shift = _k.reweight_fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations,
+                                                 span, equations, local_span, q)
         if k and fit_bits < local[b] + orders[b] * pbits[b] - margin * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
             refitted.append(b)
+            if fast:
+                kept[b] = fitted
     if not changed:
         return residual, params
     coefs = np.concatenate(per_block)
     res = np.empty(n, f"i{bits // 8}")  # (in the signal's width, as lpc_forward's)
-    if narrow.dtype == res.dtype and narrow.ndim == 1 and 2 * len(refitted) <= orders.shape[0]:
+    if narrow.dtype == res.dtype and narrow.ndim == 1 and len(kept) == len(refitted):
+        # the residual as it was but in the refitted blocks, each the refit's own (wrapped to
+        # the width: the value its int64 holds)
+        res[:] = narrow
+        for b in refitted:
+            res[b * block:min(n, (b + 1) * block)] = kept[b]
+    elif narrow.dtype == res.dtype and narrow.ndim == 1 and 2 * len(refitted) <= orders.shape[0]:
         # the residual as it was but in the refitted blocks, each from its samples and the
         # MAX_ORDER before it (lpc_residual of that stretch as one block: the samples it predicts
         # from are the signal's, so the same residuals; from the signal's start, as it is)
