@@ -28,8 +28,9 @@ EXCERPT = pathlib.Path(ubpe.__file__).parent / "data" / "mitbih_208_excerpt.npy"
 @given(signals(), st.sampled_from([64, 1000, 4096]), st.sampled_from([1, 7, 64, 100, 5000]),
        st.sampled_from(["i8", "own"]))
 def test_residual_spans_are_the_residual_and_its_span_sums(signal, block, span, width):
-    """The residual of ``lpc_residual`` (int64, or the signal's own width) and ``span_magnitudes``
-    of it, spans of any length (shorter than, dividing, or longer than a block)."""
+    """The residual of ``lpc_residual`` (int64, or the signal's own width), ``span_magnitudes``
+    of it, spans of any length (shorter than, dividing, or longer than a block), and each block's
+    sum of its magnitudes."""
     s, bits = signal
     used, (orders, shifts, _precs, coefs) = _analyze(fast.lpc_analyze, s, bits, block)
     dtype = np.int64 if width == "i8" else np.dtype(f"i{bits // 8}") if bits != 24 else np.int32
@@ -39,9 +40,13 @@ def test_residual_spans_are_the_residual_and_its_span_sums(signal, block, span, 
     want = np.empty_like(sums)
     assert fast.span_magnitudes(expected, block, span, want) == sums.shape[0]
     got = np.empty(s.shape[0], dtype)
-    assert fast.lpc_residual_spans(s, block, orders, shifts, coefs[:used], 64 - bits, got, span, sums) == sums.shape[0]
+    totals = np.full(orders.shape[0], -1, np.int64)
+    assert fast.lpc_residual_spans(s, block, orders, shifts, coefs[:used], 64 - bits, got, span, sums,
+                                   totals) == sums.shape[0]
     assert np.array_equal(got, expected)
     assert np.array_equal(sums, want)
+    blocks = [int(np.abs(expected[b0:b0 + block].astype(np.int64)).sum()) for b0 in range(0, s.shape[0], block)]
+    assert totals.tolist() == blocks
 
 
 @given(st.integers(0, 100_000), st.integers(1, 20_000), st.integers(1, 5000))
@@ -67,9 +72,9 @@ def test_block_bits_from_span_sums_are_local_bits(signal, block, span):
     r, _p, _arrays, sums = lpc._forward_signal(*sig, block, 32, kinds, [12, 15], 1, 4, 0.0, span)
     plain, _p2, _a2, none = lpc._forward_signal(*sig, block, 32, kinds, [12, 15], 1, 4, 0.0)
     assert none is None and np.array_equal(plain, r)
-    assert lpc._block_bits(sums, r.shape[0], block, span) == lpc._local_bits(r, block)
+    assert lpc._block_bits(sums[1], r.shape[0], block, span) == lpc._local_bits(r, block)
     if r.shape[0]:
-        for got, want in zip(lpc._block_costs(r, block, span, True, sums), lpc._block_costs(r, block, span, True)):
+        for got, want in zip(lpc._block_costs(r, block, span, True, sums[0]), lpc._block_costs(r, block, span, True)):
             assert got.tobytes() == want.tobytes()
 
 

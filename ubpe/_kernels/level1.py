@@ -503,20 +503,22 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
     the others in 64. ``narrow_max``: the tests' hook, the largest shift predicted in 32 bits
     (-1, the default: ``sh - 32``, the largest at which that is exact; a larger one gives wrong
     residuals beyond it)."""
-    _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, 0, empty(0, np.int64))
+    none = empty(0, np.int64)
+    _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, 0, none, none)
 
 
 @njit(cache=True, nogil=True)
-def lpc_residual_spans(src, block, orders, shifts, coefs, sh, dst, span, spans):
+def lpc_residual_spans(src, block, orders, shifts, coefs, sh, dst, span, spans, totals):
     """:func:`lpc_residual` (the same ``dst``, the default ``narrow_max``) that also sums each
     block's residual magnitudes by spans, as it goes: ``spans[k]`` (int64) = the sum of ``|dst|``
     over the k-th span of ``span`` samples from each block's start (a block's last span ends
-    with it), :func:`span_magnitudes` of ``dst`` (the same integers), each block's read again
+    with it), :func:`span_magnitudes` of ``dst`` (the same integers), and ``totals[b]`` (int64,
+    a cell a block) the sum of block ``b``'s spans, its ``|dst|`` summed; each block read again
     while it is in cache, where that took a pass of its own over the residual (and the lpc
     stage's cost of each block length and the refit's block costs took one each). Returns the
     spans' count. Preconditions: :func:`lpc_residual`'s; ``span >= 1``; ``spans`` holds every
     span (:func:`span_count`); signals of at most 32 bits (the sums within int64)."""
-    return _residual_blocks(src, block, orders, shifts, coefs, sh, dst, -1, span, spans)
+    return _residual_blocks(src, block, orders, shifts, coefs, sh, dst, -1, span, spans, totals)
 
 
 def span_count(n, block, span):
@@ -529,7 +531,7 @@ def span_count(n, block, span):
 
 
 @njit(cache=True, nogil=True, no_cpython_wrapper=True)
-def _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, span, spans):
+def _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, span, spans, totals):
     """:func:`lpc_residual`'s pass; with ``span`` > 0, :func:`lpc_residual_spans`' sums too
     (returns their count; 0 without)."""
     n = src.shape[0]
@@ -569,6 +571,7 @@ def _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, spa
                 for t in range(k1 - i):
                     d[t] = wrap(np.int64(np.uint64(s[t]) - np.uint64(np.int64(pred[t]) >> shift)), sh)
         if span > 0:  # (the block's residual, just written: in cache)
+            whole = np.int64(0)
             for s0 in range(lo, hi, span):
                 s1 = imin(hi, s0 + span)
                 part = dst[s0:s1]
@@ -577,7 +580,9 @@ def _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, spa
                     v = np.int64(part[t])
                     total += v if v >= 0 else -v
                 spans[k] = total
+                whole += total
                 k += 1
+            totals[b] = whole
     return k
 
 

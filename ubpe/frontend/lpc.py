@@ -179,14 +179,14 @@ def _kept_windows(length: int, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_order: int, kinds: np.ndarray,
                     precs: list[int], candidates: int, costed_every: int, high_gain: float = 0.0, span: int = 0
                     ) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-                               np.ndarray | None]:
+                               tuple[np.ndarray, np.ndarray] | None]:
     """:func:`lpc_forward` of the signal ``s, dtype, mode`` (:func:`as_signal`'s) with its
     arguments checked (``kinds``: the windows' numbers): the residual, the params, the
     params as arrays ``(orders, shifts, precisions, coefs)`` (int64; :func:`check_lpc_params`'
     orders, shifts and coefs), and, for ``span`` >= 1 and a signal of at most 32 bits, the
-    residual's magnitudes summed by spans of ``span`` samples from each block's start (int64,
-    :func:`ubpe._kernels.level1.lpc_residual_spans`' sums, made with the residual: what
-    :func:`_span_totals` sums, a pass less; else None). The LPC stage analyses a channel at
+    residual's magnitudes summed by spans of ``span`` samples from each block's start and by
+    block (two int64 arrays, :func:`ubpe._kernels.level1.lpc_residual_spans`' sums, made with
+    the residual: what :func:`_span_totals` sums, a pass less; else None). The LPC stage analyses a channel at
     several block lengths and refits it from one int64 signal (:meth:`LpcStage._analysed`:
     ECG's, 864 KB, was made for each call)."""
     bits = 8 * dtype.itemsize
@@ -211,8 +211,8 @@ def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_o
     res = np.empty(n, f"i{bits // 8}")
     spans = None
     if span >= 1 and bits <= 32:
-        spans = np.empty(_fast.span_count(n, block, span), np.int64)
-        _fast.lpc_residual_spans(s, block, orders, shifts, coefs, 64 - bits, res, span, spans)
+        spans = (np.empty(_fast.span_count(n, block, span), np.int64), np.empty(nb, np.int64))
+        _fast.lpc_residual_spans(s, block, orders, shifts, coefs, 64 - bits, res, span, *spans)
     else:
         _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     params = {
@@ -377,19 +377,14 @@ def _local_bits(r: np.ndarray, span: int) -> float:
     return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
 
 
-def _block_bits(spans: np.ndarray, n: int, block: int, span: int) -> float:
+def _block_bits(totals: np.ndarray, n: int, block: int, span: int) -> float:
     """:func:`_local_bits` ``(r, block)`` of the residual ``r`` of ``n`` samples whose magnitudes
-    summed by spans of ``span`` samples from each block's start are ``spans`` (int64,
-    :func:`_forward_signal`'s): each block's total the sum of its spans' (integers: the same
-    totals, so the same float)."""
+    summed by block are ``totals`` (int64, :func:`_forward_signal`'s: the same integers, so the
+    same float), ``span`` the span they were summed by (the blocks' lengths kept with that
+    layout's, :func:`_block_layout`)."""
     if n == 0:
         return 0.0
-    nb = -(-n // block)
-    per = -(-block // span)  # (spans a whole block; the last block's are its last ones)
-    totals = np.add.reduceat(spans, np.arange(0, nb * per, per)) if per > 1 else spans
-    counts = np.full(nb, float(block))
-    counts[-1] = n - (nb - 1) * block
-    return float(_geometric(2.0 * totals.astype(np.float64), counts).sum())
+    return float(_geometric(2.0 * totals.astype(np.float64), _block_layout(n, block, span)[0]).sum())
 
 
 def _span_totals(r: np.ndarray, block: int, span: int, spans: int, narrow: bool = False) -> np.ndarray:
@@ -717,7 +712,7 @@ class LpcStage(PerChannel):
                 block, (orders, shifts, pbits, coefs), spans = parsed
                 tuning = _reweight_tuning(*(self.reweight_options[k] for k in _REWEIGHT_KEYS))
                 found = _reweight_signal(signal[0], signal[1], None, r, p, (block, orders, shifts, pbits, coefs),
-                                         MAX_ORDER, max(_PRECISIONS), tuning, spans)
+                                         MAX_ORDER, max(_PRECISIONS), tuning, None if spans is None else spans[0])
             else:  # (the plain analysis from the cache: its params parsed again)
                 found = lpc_reweight(row, r, p, **self.reweight_options)
         else:
@@ -732,7 +727,7 @@ class LpcStage(PerChannel):
                 covered = block >= row.shape[0]
                 r, p, arrays, spans = _forward_signal(*signal, block, MAX_ORDER, kinds, list(_PRECISIONS),
                                                       self.candidates, self.costed_every, self.high_gain, span)
-                bits = _local_bits(r, block) if spans is None else _block_bits(spans, r.shape[0], block, span)
+                bits = _local_bits(r, block) if spans is None else _block_bits(spans[1], r.shape[0], block, span)
                 cost = bits + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
                     best = (cost, r, p, (block, arrays, spans))
