@@ -164,3 +164,61 @@ def test_level1_bytes_do_not_depend_on_the_span_sums(monkeypatch):
     monkeypatch.setattr(lpc, "_forward_signal", lambda *args: plain(*args[:10]))
     assert [ubpe.compress(x, level=1, threads=1) for x in inputs] == want
     assert all(np.array_equal(ubpe.decompress(b), x) for b, x in zip(want, inputs))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(8, 10), st.integers(1, 6), st.floats(0.0, 1.0),
+       st.sampled_from([2, 30, 400, 1 << 20, 1 << 36]))
+def test_chosen_frequencies_are_each_option_s(seed, rates, pb_lo, pbs, density, top):
+    """``mag_options`` with ``choices``: the same options as without, and each option's
+    frequencies from its choices (``mag_freqs_chosen``) are ``_mag_freqs`` of its rate at its pb
+    (the coder's chosen option, costed again before)."""
+    from common import random_mag_stats
+    from ubpe._kernels import residual
+    from ubpe.coders import mag
+
+    _rng, stats = random_mag_stats(seed, rates, density, top)
+    ce, tbits = np.full((rates, pbs), np.nan), np.full((rates, pbs), -1, np.int64)
+    ce2, tbits2 = ce.copy(), tbits.copy()
+    choices = np.full((rates, pbs, residual.N_CONTEXTS), -1, np.int64)
+    residual.mag_options(stats, pb_lo, ce, tbits, mag._NO_FREQS, choices)
+    residual.mag_options(stats, pb_lo, ce2, tbits2, mag._NO_FREQS)
+    assert ce.tobytes() == ce2.tobytes() and np.array_equal(tbits, tbits2)
+    used = stats.sum(axis=2) > 0
+    assert np.all(choices[np.broadcast_to(~used[:, None, :], choices.shape)] == -1)  # (unused rows unwritten)
+    for r in range(rates):
+        for j in range(pbs):
+            got = np.full(stats.shape[1:], -5, np.int64)
+            residual.mag_freqs_chosen(stats[r], pb_lo + j, choices[r, j], got)
+            assert np.array_equal(got, mag._mag_freqs(stats[r], pb_lo + j))
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_the_coder_writes_the_same_stream_with_the_chosen_frequencies(monkeypatch, known):
+    """The "mag" stream of real residual ids is the same with the frequencies from the choices as
+    with ``_mag_freqs`` (patched in for every option), with and without the planner's rows."""
+    from ubpe._kernels import residual
+    from ubpe.coders import mag
+
+    x = np.load(EXCERPT)
+    r, _p = lpc.lpc_forward(x)
+    tokens = (np.asarray(r).astype(np.int64) + 4000).astype(np.int64)
+    counts = np.bincount(tokens)
+    given_rows = None
+    if known:
+        center = int(np.searchsorted(np.cumsum(counts), tokens.size // 2, side="right"))
+        stats = np.zeros((2, residual.N_CONTEXTS, residual.N_BUCKETS), np.int64)
+        raw = int(fast.mag_stats(tokens, center, np.array([3, 5], np.int64), stats))
+        ces, tbs = mag.stream_options(stats, tokens.size)
+        given_rows = {3: (stats[0], raw, center, (ces[0], tbs[0])), 5: (stats[1], raw, center, (ces[1], tbs[1]))}
+    want_calls = []
+    got = mag._encode_mag(tokens, 1 << 40, counts, known=given_rows)
+    plain = mag._mag_freqs
+
+    def freqs_of(c, pb):
+        want_calls.append(pb)
+        return plain(c, pb)
+
+    monkeypatch.setattr(mag, "_mag_freqs", freqs_of)
+    monkeypatch.setattr(residual, "mag_freqs_chosen", lambda c, pb, ch, out: out.__setitem__(Ellipsis, plain(c, pb)))
+    assert mag._encode_mag(tokens, 1 << 40, counts, known=given_rows) == got
