@@ -377,14 +377,15 @@ def _local_bits(r: np.ndarray, span: int) -> float:
     return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
 
 
-def _block_bits(totals: np.ndarray, n: int, block: int, span: int) -> float:
+def _block_bits(totals: np.ndarray, n: int, block: int) -> float:
     """:func:`_local_bits` ``(r, block)`` of the residual ``r`` of ``n`` samples whose magnitudes
     summed by block are ``totals`` (int64, :func:`_forward_signal`'s: the same integers, so the
-    same float), ``span`` the span they were summed by (the blocks' lengths kept with that
-    layout's, :func:`_block_layout`)."""
+    same float)."""
     if n == 0:
         return 0.0
-    return float(_geometric(2.0 * totals.astype(np.float64), _block_layout(n, block, span)[0]).sum())
+    counts = np.full(totals.shape[0], float(block))
+    counts[-1] = n - (totals.shape[0] - 1) * block
+    return float(_geometric(2.0 * totals.astype(np.float64), counts).sum())
 
 
 def _span_totals(r: np.ndarray, block: int, span: int, spans: int, narrow: bool = False) -> np.ndarray:
@@ -727,7 +728,7 @@ class LpcStage(PerChannel):
                 covered = block >= row.shape[0]
                 r, p, arrays, spans = _forward_signal(*signal, block, MAX_ORDER, kinds, list(_PRECISIONS),
                                                       self.candidates, self.costed_every, self.high_gain, span)
-                bits = _local_bits(r, block) if spans is None else _block_bits(spans[1], r.shape[0], block, span)
+                bits = _local_bits(r, block) if spans is None else _block_bits(spans[1], r.shape[0], block)
                 cost = bits + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
                     best = (cost, r, p, (block, arrays, spans))
