@@ -103,7 +103,9 @@ def test_refit_keeps_the_residual_of_its_predictor(signal, block, passes):
         hi = min(s.shape[0], lo + block)
         q1, q2, q3 = (np.zeros(32, np.int64) for _ in range(3))
         kept = np.full(hi - lo, -7, np.int64)
+        narrow = np.full(hi - lo, -7, residual_of.dtype)  # (the signal's width: the same values)
         got = fast.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q1, kept)
+        assert got == fast.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q1.copy(), narrow)
         assert got == fast.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q2)
         assert got == predict.reweight_fit(s, r, lo, hi, 32, 15, sh, passes, 16, 1024, 64, q3)
         assert np.array_equal(q1, q2) and np.array_equal(q1, q3)
@@ -113,7 +115,7 @@ def test_refit_keeps_the_residual_of_its_predictor(signal, block, passes):
         pad = min(lo, 32)  # (the block's residual from its samples and the 32 before it)
         want = np.empty(hi - lo + pad, np.int64)
         fast.lpc_residual(s[lo - pad:hi], hi - lo + pad, np.array([k]), np.array([shift]), q1[:k], sh, want)
-        assert np.array_equal(kept, want[pad:])
+        assert np.array_equal(kept, want[pad:]) and np.array_equal(narrow, want[pad:])
 
 
 def test_refitted_blocks_take_the_kept_residual(monkeypatch):

@@ -795,10 +795,11 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
     residual pass a chunk of samples at a time (:func:`_predict_chunk`), where the other summed
     floats one after the other; every such sum is of integers below 2**53, exact either way.
     ``r`` may also be the residual in its own signed width (the same values as its int64 copy).
-    ``kept`` (int64, at least ``hi - lo`` cells, or None): given the returned predictor's
-    residual of the block, the integers :func:`lpc_residual` gives for it (each pass computes
-    it for its cost; the refit kept then made it again), where a predictor is returned (its
-    order above 0); its contents otherwise unspecified."""
+    ``kept`` (int64 or signed integers of the signal's ``64 - sh`` bits, at least ``hi - lo``
+    cells, or None): given the returned predictor's residual of the block, the integers
+    :func:`lpc_residual` gives for it (each pass computes it for its cost; the refit kept then
+    made it again), where a predictor is returned (its order above 0); its contents otherwise
+    unspecified."""
     fit_lo = max(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:

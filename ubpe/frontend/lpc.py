@@ -540,12 +540,13 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     # copy took 864 KB of fresh pages a refit)
     fit_r = r if r is not None else narrow
     refitted = []
-    # the fast kernel's residual of each refit kept (its last cost's: the block's lpc_residual)
+    # the fast kernel's residual of each refit kept (its last cost's: the block's lpc_residual),
+    # in the signal's width (a block's worth of bytes at most as many as the output's)
     kept: dict[int, np.ndarray] = {}
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
         if fast:
-            fitted = np.empty(hi - lo, np.int64)
+            fitted = np.empty(hi - lo, f"i{bits // 8}")
             fit_bits, k, shift = _fast.reweight_fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations,
                                                     span, equations, local_span, q, fitted)
         else:  # (the same result, no residual kept)
@@ -562,8 +563,7 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     coefs = np.concatenate(per_block)
     res = np.empty(n, f"i{bits // 8}")  # (in the signal's width, as lpc_forward's)
     if narrow.dtype == res.dtype and narrow.ndim == 1 and len(kept) == len(refitted):
-        # the residual as it was but in the refitted blocks, each the refit's own (wrapped to
-        # the width: the value its int64 holds)
+        # the residual as it was but in the refitted blocks, each the refit's own
         res[:] = narrow
         for b in refitted:
             res[b * block:min(n, (b + 1) * block)] = kept[b]
