@@ -503,12 +503,44 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
     the others in 64. ``narrow_max``: the tests' hook, the largest shift predicted in 32 bits
     (-1, the default: ``sh - 32``, the largest at which that is exact; a larger one gives wrong
     residuals beyond it)."""
+    none = empty(0, np.int64)
+    _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, 0, none, none)
+
+
+@njit(cache=True, nogil=True)
+def lpc_residual_spans(src, block, orders, shifts, coefs, sh, dst, span, spans, totals):
+    """:func:`lpc_residual` (the same ``dst``, the default ``narrow_max``) that also sums each
+    block's residual magnitudes by spans, as it goes: ``spans[k]`` (int64) = the sum of ``|dst|``
+    over the k-th span of ``span`` samples from each block's start (a block's last span ends
+    with it), :func:`span_magnitudes` of ``dst`` (the same integers), and ``totals[b]`` (int64,
+    a cell a block) the sum of block ``b``'s spans, its ``|dst|`` summed; each block read again
+    while it is in cache, where that took a pass of its own over the residual (and the lpc
+    stage's cost of each block length and the refit's block costs took one each). Returns the
+    spans' count. Preconditions: :func:`lpc_residual`'s; ``span >= 1``; ``spans`` holds every
+    span (:func:`span_count`); signals of at most 32 bits (the sums within int64)."""
+    return _residual_blocks(src, block, orders, shifts, coefs, sh, dst, -1, span, spans, totals)
+
+
+def span_count(n, block, span):
+    """How many spans :func:`span_magnitudes` and :func:`lpc_residual_spans` sum for ``n``
+    samples: ``ceil(block / span)`` a whole block of ``block`` samples, ``ceil(rest / span)``
+    for a last, shorter one (Python ints)."""
+    whole, rest = divmod(n, block)
+    return whole * (-(-block // span)) + -(-rest // span)
+
+
+
+@njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _residual_blocks(src, block, orders, shifts, coefs, sh, dst, narrow_max, span, spans, totals):
+    """:func:`lpc_residual`'s pass; with ``span`` > 0, :func:`lpc_residual_spans`' sums too
+    (returns their count; 0 without)."""
     n = src.shape[0]
     if narrow_max < 0:
         narrow_max = sh - 32
     acc = empty(CHUNK, np.uint64)
     buf32 = empty(2 * CHUNK + 32, np.int32)
     c0 = 0
+    k = 0
     for b in range(orders.shape[0]):
         order = np.int64(orders[b])
         shift = np.int64(shifts[b])
@@ -538,6 +570,20 @@ def lpc_residual(src, block, orders, shifts, coefs, sh, dst, narrow_max=-1):
                 pred = acc[i - k0:k1 - k0]
                 for t in range(k1 - i):
                     d[t] = wrap(np.int64(np.uint64(s[t]) - np.uint64(np.int64(pred[t]) >> shift)), sh)
+        if span > 0:  # (the block's residual, just written: in cache)
+            whole = np.int64(0)
+            for s0 in range(lo, hi, span):
+                s1 = imin(hi, s0 + span)
+                part = dst[s0:s1]
+                total = np.int64(0)
+                for t in range(s1 - s0):
+                    v = np.int64(part[t])
+                    total += v if v >= 0 else -v
+                spans[k] = total
+                whole += total
+                k += 1
+            totals[b] = whole
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -742,13 +788,18 @@ def reweight_gram_padded(x, first, step, u, W, G):
 
 
 @njit(cache=True, nogil=True)
-def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q):
+def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, local, q, kept=None):
     """:func:`ubpe._kernels.predict.reweight_fit` (the same arguments, the same result) for
     signals of at most 32 bits (``sh >= 32``) and blocks below 2**20 samples: the residual's
     local magnitudes (the weights' windows, the cost's spans) summed as integers, from one
     residual pass a chunk of samples at a time (:func:`_predict_chunk`), where the other summed
     floats one after the other; every such sum is of integers below 2**53, exact either way.
-    ``r`` may also be the residual in its own signed width (the same values as its int64 copy)."""
+    ``r`` may also be the residual in its own signed width (the same values as its int64 copy).
+    ``kept`` (int64 or signed integers of the signal's ``64 - sh`` bits, at least ``hi - lo``
+    cells, or None): given the returned predictor's residual of the block, the integers
+    :func:`lpc_residual` gives for it (each pass computes it for its cost; the refit kept then
+    made it again), where a predictor is returned (its order above 0); its contents otherwise
+    unspecified."""
     fit_lo = max(lo, order)
     m = hi - fit_lo
     if m <= 2 * order or order == 0:
@@ -875,6 +926,8 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
             best_bits, best_k, best_shift = bits, k, shift
             for j in range(k):
                 q[j] = qk[j]
+            if kept is not None:
+                kept[:hi - lo] = res
     return best_bits, best_k, best_shift
 
 

@@ -503,18 +503,21 @@ def _log2_table(n):
 _LOG2: np.ndarray | None = None  #: :func:`_log2_table` of 2**MAX_PB + 1 integers, built at first use
 
 
-def mag_options(stats, pb_lo, ce, tbits, freqs):
+def mag_options(stats, pb_lo, ce, tbits, freqs, choices=None):
     """:func:`mag_options_with` (the same arguments and results) with its table of logarithms
     (:func:`_log2_table` of the frequencies up to 2**MAX_PB, built once a process)."""
     global _LOG2
     table = _LOG2
     if table is None:  # (two threads may both build it: the same values; either is kept)
         table = _LOG2 = _log2_table((1 << MAX_PB) + 1)
-    mag_options_with(stats, pb_lo, ce, tbits, freqs, table)
+    if choices is None:
+        mag_options_with(stats, pb_lo, ce, tbits, freqs, table)
+    else:
+        mag_options_with(stats, pb_lo, ce, tbits, freqs, table, choices)
 
 
 @njit(cache=True, nogil=True)
-def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
+def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2, choices=None):
     """The "mag" coder's options in one pass: for each rate's counts ``stats[r]`` (as
     :func:`mag_stats` fills them) and each precision ``pb = pb_lo + j`` (``j < ce.shape[1]``),
     the frequencies summing to 2**pb on every used context, their payload cross-entropy
@@ -537,7 +540,13 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
     ``log2``: float64, ``log2[f]`` = ``np.log2(float(f))`` as this kernel computes it, for the
     frequencies ``f`` below its length (a lookup, a fifth of the kernel's time when each was a
     libm call); larger ones are computed. Every quotient is of non-negative integers, taken
-    unsigned (the signed floor division's sign fix-ups, about a fifth more): the same values."""
+    unsigned (the signed floor division's sign fix-ups, about a fifth more): the same values.
+
+    ``choices`` (int64 ``(stats.shape[0], ce.shape[1], stats.shape[1])``, or None): given each
+    used row's precision t in each option, ``choices[r, j, c]`` (unused rows' cells unwritten):
+    what :func:`mag_freqs_chosen` makes an option's frequencies from, the same as this kernel's
+    ``freqs`` for a call of that rate alone at that pb (a row's choice at pb does not depend on
+    the finer precisions offered)."""
     nc, nb = stats.shape[1], stats.shape[2]
     nlog = log2.shape[0]
     pb_hi = pb_lo + ce.shape[1] - 1
@@ -627,6 +636,8 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
                         best = t
                         cost = ct
                 choice[c] = best
+                if choices is not None:
+                    choices[r, j, c] = best
                 total_ce += rce[c, best]
                 pos += rbits[c, best] + pb - best + rtz[c, best] + 1
             ce[r, j] = total_ce
@@ -641,6 +652,39 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2):
             _normalize_row(used_v, lo, hi, sums[c], np.int64(1) << choice[c], f, keys)
             for t in range(lo, hi):
                 freqs[c, used_b[t]] = f[t] << (pb_hi - choice[c])
+
+
+@njit(cache=True, nogil=True)
+def mag_freqs_chosen(counts, pb, choice, freqs):
+    """``freqs`` (int64, ``counts``' shape ``(N_CONTEXTS, N_BUCKETS)``, overwritten): each used row
+    of ``counts`` normalised at precision ``choice[c]`` (:func:`_normalize_row`) and shifted to
+    sum to ``2**pb``; unused rows zero. With ``choice`` a :func:`mag_options_with` call's
+    ``choices[r, j]`` for these counts and ``pb = pb_lo + j``: that option's frequencies, those
+    its ``freqs`` gave for the rate alone at ``pb`` (the "mag" coder's chosen option, without
+    costing its rows at every precision again). Preconditions: ``choice[c]`` in
+    ``[bit_length(used - 1), pb]`` for each used row, at most 64 buckets."""
+    nc, nb = counts.shape[0], counts.shape[1]
+    used_b = empty(nb, np.int64)
+    used_v = empty(nb, np.int64)
+    f = empty(nb, np.int64)
+    keys = empty(128, np.int64)
+    for c in range(nc):
+        u = 0
+        s = 0
+        for b in range(nb):
+            v = counts[c, b]
+            freqs[c, b] = 0
+            if v > 0:
+                used_b[u] = b
+                used_v[u] = v
+                s += v
+                u += 1
+        if u == 0:
+            continue
+        t = choice[c]
+        _normalize_row(used_v, 0, u, s, np.int64(1) << t, f, keys)
+        for i in range(u):
+            freqs[c, used_b[i]] = f[i] << (pb - t)
 
 
 #: :func:`mag_options_with`'s table bits of a row at a precision that cannot be chosen

@@ -133,8 +133,11 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     have = {} if not known else {r: v[3] for r, v in known.items() if v[2] == center and len(v) > 3
                                  and v[3] is not None and v[3][0].shape == (npb,)}
     todo = [i for i, r in enumerate(rates.tolist()) if r not in have]
+    # each row's precision in each option costed here: the chosen option's frequencies from them
+    # (mag_freqs_chosen), where _mag_freqs costed the chosen rate's rows at every precision again
+    choices = np.empty((len(todo), npb, _mag.N_CONTEXTS), np.int64)
     if len(todo) == nr:
-        _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS)
+        _mag.mag_options(stats, _mag.MIN_PB, ces, tbitss, _NO_FREQS, choices)
     else:
         for i, r in enumerate(rates.tolist()):
             if r in have:
@@ -142,7 +145,7 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
         if todo:
             sub_ce = np.empty((len(todo), npb), np.float64)
             sub_tb = np.empty((len(todo), npb), np.int64)
-            _mag.mag_options(np.ascontiguousarray(stats[todo]), _mag.MIN_PB, sub_ce, sub_tb, _NO_FREQS)
+            _mag.mag_options(np.ascontiguousarray(stats[todo]), _mag.MIN_PB, sub_ce, sub_tb, _NO_FREQS, choices)
             ces[todo], tbitss[todo] = sub_ce, sub_tb
     # option (rate i, pb MIN_PB + j): ces + raw_bits + tbitss, the sum in that order. The decoder
     # builds a 2**pb-slot table per used context: the smallest pb within 0.05 % (or 8 bits) of the
@@ -153,7 +156,11 @@ def _encode_mag(arr: np.ndarray, budget: int, counts: np.ndarray | None = None,
     pb, rate, tbits = _mag.MIN_PB + j, int(rates[i]), int(tbitss[i, j])
     if total / 8.0 > 1.05 * budget + 64:
         return None
-    freqs = _mag_freqs(stats[i], pb)  # the chosen option's
+    if i in todo:  # the chosen option's frequencies
+        freqs = np.empty((_mag.N_CONTEXTS, _mag.N_BUCKETS), np.int64)
+        _mag.mag_freqs_chosen(stats[i], pb, choices[todo.index(i), j], freqs)
+    else:  # (its rate's options came with the counts)
+        freqs = _mag_freqs(stats[i], pb)
     # (not zeroed: mag_encode writes every raw byte and every word from the returned start on,
     # the only ones kept; np.zeros' calloc of ECG's 432 KB of words took fresh pages each call)
     words = np.empty(n + 2, dtype=np.uint32)

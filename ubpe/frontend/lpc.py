@@ -177,14 +177,18 @@ def _kept_windows(length: int, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_order: int, kinds: np.ndarray,
-                    precs: list[int], candidates: int, costed_every: int, high_gain: float = 0.0
-                    ) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+                    precs: list[int], candidates: int, costed_every: int, high_gain: float = 0.0, span: int = 0
+                    ) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                               tuple[np.ndarray, np.ndarray] | None]:
     """:func:`lpc_forward` of the signal ``s, dtype, mode`` (:func:`as_signal`'s) with its
-    arguments checked (``kinds``: the windows' numbers): the residual, the params, and the
+    arguments checked (``kinds``: the windows' numbers): the residual, the params, the
     params as arrays ``(orders, shifts, precisions, coefs)`` (int64; :func:`check_lpc_params`'
-    orders, shifts and coefs). The LPC stage analyses a channel at several block lengths and
-    refits it from one int64 signal (:meth:`LpcStage._analysed`: ECG's, 864 KB, was made for
-    each call)."""
+    orders, shifts and coefs), and, for ``span`` >= 1 and a signal of at most 32 bits, the
+    residual's magnitudes summed by spans of ``span`` samples from each block's start and by
+    block (two int64 arrays, :func:`ubpe._kernels.level1.lpc_residual_spans`' sums, made with
+    the residual: what :func:`_span_totals` sums, a pass less; else None). The LPC stage analyses a channel at
+    several block lengths and refits it from one int64 signal (:meth:`LpcStage._analysed`:
+    ECG's, 864 KB, was made for each call)."""
     bits = 8 * dtype.itemsize
     n = s.shape[0]
     nb = -(-n // block)
@@ -205,7 +209,12 @@ def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_o
     # written in the signal's width (each residual is wrapped to it: the int64 astype's values),
     # where an int64 residual and its copy took 8 + 2 bytes a value (ECG: 864 KB of fresh pages)
     res = np.empty(n, f"i{bits // 8}")
-    _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
+    spans = None
+    if span >= 1 and bits <= 32:
+        spans = (np.empty(_fast.span_count(n, block, span), np.int64), np.empty(nb, np.int64))
+        _fast.lpc_residual_spans(s, block, orders, shifts, coefs, 64 - bits, res, span, *spans)
+    else:
+        _fast.lpc_residual(s, block, orders, shifts, coefs, 64 - bits, res)
     params = {
         "block": block,
         "unsigned": mode,
@@ -214,7 +223,7 @@ def _forward_signal(s: np.ndarray, dtype: np.dtype, mode: int, block: int, max_o
         "precisions": pbits.astype(np.uint8).tobytes(),
         "coefs": _pack_coefs(coefs, np.repeat(pbits, orders)),
     }
-    return res, params, (orders, shifts, pbits, coefs)
+    return res, params, (orders, shifts, pbits, coefs), spans
 
 
 def check_lpc_params(params: Any, n: int, dtype: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -368,6 +377,17 @@ def _local_bits(r: np.ndarray, span: int) -> float:
     return float(_geometric(_span_totals(r, n, span, starts.shape[0]), counts).sum())
 
 
+def _block_bits(totals: np.ndarray, n: int, block: int) -> float:
+    """:func:`_local_bits` ``(r, block)`` of the residual ``r`` of ``n`` samples whose magnitudes
+    summed by block are ``totals`` (int64, :func:`_forward_signal`'s: the same integers, so the
+    same float)."""
+    if n == 0:
+        return 0.0
+    counts = np.full(totals.shape[0], float(block))
+    counts[-1] = n - (totals.shape[0] - 1) * block
+    return float(_geometric(2.0 * totals.astype(np.float64), counts).sum())
+
+
 def _span_totals(r: np.ndarray, block: int, span: int, spans: int, narrow: bool = False) -> np.ndarray:
     """The sum of the zigzag magnitudes 2 |r| (float64) of each span of ``span`` samples from
     each block's start (``spans`` of them): as ``np.add.reduceat`` of 2 |r| gives them (every
@@ -387,14 +407,19 @@ def _span_totals(r: np.ndarray, block: int, span: int, spans: int, narrow: bool 
     return np.add.reduceat(z, starts)
 
 
-def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _block_costs(r: np.ndarray, block: int, local_span: int, narrow: bool = False,
+                 spans: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per block of ``block`` samples of the residual ``r``: its bits under one geometric law
     for the whole block (what :func:`ubpe._kernels.predict.lpc_analyze` minimises) and under one
     per ``local_span`` samples from the block's start (:func:`_local_bits` of the block);
-    ``narrow``: as :func:`_span_totals`'."""
+    ``narrow``: as :func:`_span_totals`'; ``spans``: ``r``'s magnitudes summed by those spans
+    when the caller has them (int64, :func:`_forward_signal`'s; the same integers)."""
     n = r.shape[0]
     bcounts, counts, block_of = _block_layout(n, block, local_span)
-    totals = _span_totals(r, block, local_span, counts.shape[0], narrow)
+    if spans is not None:
+        totals = 2.0 * spans.astype(np.float64)  # (_span_totals' floats of the same integers)
+    else:
+        totals = _span_totals(r, block, local_span, counts.shape[0], narrow)
     whole = _geometric(np.bincount(block_of, totals, minlength=bcounts.shape[0]), bcounts)
     local = np.bincount(block_of, _geometric(totals, counts), minlength=bcounts.shape[0])
     return whole, local
@@ -478,12 +503,15 @@ def lpc_reweight(x: Any, residual: Any, params: dict, *, max_order: int = MAX_OR
 
 def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, residual: np.ndarray, params: dict,
                      parsed: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], max_order: int,
-                     precision: int, tuning: tuple[int, int, int, int, float, float]) -> tuple[np.ndarray, dict]:
+                     precision: int, tuning: tuple[int, int, int, int, float, float],
+                     spans: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """:func:`lpc_reweight` of the signal ``s, dtype`` (:func:`as_signal`'s) with its arguments
     checked: ``residual`` and ``params`` :func:`lpc_forward`'s, ``r`` the residual as int64
     (:func:`residual_in`; None: made here when a block is refitted), ``parsed`` the params as
     ``(block, orders, shifts, precisions, coefs)`` (int64 arrays, :func:`check_lpc_params`'),
-    ``precision`` the largest of the precisions, ``tuning`` :func:`_reweight_tuning`'s."""
+    ``precision`` the largest of the precisions, ``tuning`` :func:`_reweight_tuning`'s, ``spans``
+    the residual's magnitudes summed by spans of ``local_span`` samples from each block's start
+    (:func:`_forward_signal`'s, or None)."""
     local_span, span, iterations, equations, gate, margin = tuning
     block, orders, shifts, pbits, coefs = parsed
     bits = 8 * dtype.itemsize
@@ -495,7 +523,7 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     if r is None and not (narrow.dtype.itemsize <= 4 and narrow.dtype.isnative and narrow.dtype.kind == "i"
                           and narrow.ndim == 1):
         r = residual_in(residual, "residual")
-    whole, local = _block_costs(r if r is not None else narrow, block, local_span, bits <= 32)
+    whole, local = _block_costs(r if r is not None else narrow, block, local_span, bits <= 32, spans)
     counts = np.minimum(block, n - np.arange(0, n, block))
     moving = np.flatnonzero(whole - local >= gate * counts)
     if moving.size == 0:
@@ -512,20 +540,34 @@ def _reweight_signal(s: np.ndarray, dtype: np.dtype, r: np.ndarray | None, resid
     # copy took 864 KB of fresh pages a refit)
     fit_r = r if r is not None else narrow
     refitted = []
+    # the fast kernel's residual of each refit kept (its last cost's: the block's lpc_residual),
+    # in the signal's width (a block's worth of bytes at most as many as the output's)
+    kept: dict[int, np.ndarray] = {}
     for b in moving.tolist():
         lo, hi = b * block, min(n, (b + 1) * block)
-        fit = _fast.reweight_fit if fast else _k.reweight_fit  # (the same result)
-        fit_bits, k, shift = fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations, span, equations,
-                                 local_span, q)
+        if fast:
+            fitted = np.empty(hi - lo, f"i{bits // 8}")
+            fit_bits, k, shift = _fast.reweight_fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations,
+                                                    span, equations, local_span, q, fitted)
+        else:  # (the same result, no residual kept)
+            fit_bits, k, shift = _k.reweight_fit(s, fit_r, lo, hi, max_order, precision, 64 - bits, iterations,
+                                                 span, equations, local_span, q)
         if k and fit_bits < local[b] + orders[b] * pbits[b] - margin * (hi - lo):
             orders[b], shifts[b], per_block[b], pbits[b] = k, shift, q[:k].copy(), precision
             changed = True
             refitted.append(b)
+            if fast:
+                kept[b] = fitted
     if not changed:
         return residual, params
     coefs = np.concatenate(per_block)
     res = np.empty(n, f"i{bits // 8}")  # (in the signal's width, as lpc_forward's)
-    if narrow.dtype == res.dtype and narrow.ndim == 1 and 2 * len(refitted) <= orders.shape[0]:
+    if narrow.dtype == res.dtype and narrow.ndim == 1 and len(kept) == len(refitted):
+        # the residual as it was but in the refitted blocks, each the refit's own
+        res[:] = narrow
+        for b in refitted:
+            res[b * block:min(n, (b + 1) * block)] = kept[b]
+    elif narrow.dtype == res.dtype and narrow.ndim == 1 and 2 * len(refitted) <= orders.shape[0]:
         # the residual as it was but in the refitted blocks, each from its samples and the
         # MAX_ORDER before it (lpc_residual of that stretch as one block: the samples it predicts
         # from are the signal's, so the same residuals; from the signal's start, as it is)
@@ -652,8 +694,8 @@ class LpcStage(PerChannel):
                   out: list | None = None) -> tuple[np.ndarray, dict]:
         """The channel ``row``'s residual and params (cached; the caller must not modify them).
         ``signal``: the row's :func:`as_signal`, when the caller has it; ``out`` (the plain
-        analysis, not from the cache): given the block length and the params as arrays
-        (:func:`_forward_signal`'s)."""
+        analysis, not from the cache): given the block length, the params as arrays and the
+        residual's span sums by the refit's ``local_span`` (:func:`_forward_signal`'s)."""
         key = None
         if _ANALYSIS.depth and row.nbytes <= _ANALYSED_BYTES:  # (the residual is as wide as the input)
             key = (row.dtype.str, row.shape[0], self.blocks, self.window, self.candidates,
@@ -668,28 +710,31 @@ class LpcStage(PerChannel):
             parsed: list = []
             r, p = self._analysed(row, False, signal, parsed)
             if parsed:
-                block, (orders, shifts, pbits, coefs) = parsed
+                block, (orders, shifts, pbits, coefs), spans = parsed
                 tuning = _reweight_tuning(*(self.reweight_options[k] for k in _REWEIGHT_KEYS))
                 found = _reweight_signal(signal[0], signal[1], None, r, p, (block, orders, shifts, pbits, coefs),
-                                         MAX_ORDER, max(_PRECISIONS), tuning)
+                                         MAX_ORDER, max(_PRECISIONS), tuning, None if spans is None else spans[0])
             else:  # (the plain analysis from the cache: its params parsed again)
                 found = lpc_reweight(row, r, p, **self.reweight_options)
         else:
             best, covered = None, False
             kinds = self._kinds()
+            # (each residual's magnitudes by the refit's spans, summed as it is made: the block
+            # cost below and the refit's block costs from them, two passes over it less)
+            span = self.reweight_options["local_span"]
             for block in self.blocks:
                 if covered:  # a block already tried held the whole channel: the same predictor
                     continue
                 covered = block >= row.shape[0]
-                r, p, arrays = _forward_signal(*signal, block, MAX_ORDER, kinds, list(_PRECISIONS), self.candidates,
-                                               self.costed_every, self.high_gain)
-                cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
+                r, p, arrays, spans = _forward_signal(*signal, block, MAX_ORDER, kinds, list(_PRECISIONS),
+                                                      self.candidates, self.costed_every, self.high_gain, span)
+                bits = _local_bits(r, block) if spans is None else _block_bits(spans[1], r.shape[0], block)
+                cost = bits + 8 * len(p["coefs"]) + 24 * len(p["orders"])
                 if best is None or cost < best[0]:
-                    best = (cost, r, p, (block, arrays))
+                    best = (cost, r, p, (block, arrays, spans))
             found = best[1:3]
             if out is not None:
-                out.append(best[3][0])
-                out.append(best[3][1])
+                out.extend(best[3])
         if key is None:
             return found
         with _ANALYSIS.lock:
