@@ -538,3 +538,33 @@ def test_pure_python_kernels_code_the_same(tmp_path):
     r, _p = adaptive_forward(x)
     t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)
     assert json_without_jit(code, tmp_path) == [r.tolist(), list(cms2_bytes(t, 41))]
+
+
+def _header_reference(mode: int, center: int, cnt: np.ndarray) -> bytes:
+    """The header as the module docstring spells it: mode, LEB128 center, L, LEB128 k_1..k_L."""
+    out = bytearray([mode]) + cmsignal2._leb128(center) + bytes([cnt.size - 1])
+    for k in cnt[1:]:
+        out += cmsignal2._leb128(int(k))
+    return bytes(out)
+
+
+@given(st.integers(0, 2), st.integers(0, (1 << 24) - 1),
+       st.lists(st.one_of(st.integers(0, 127), st.integers(0, 1 << 25)), min_size=1, max_size=31))
+def test_header_bytes_is_the_leb128_spelling(mode, center, counts):
+    # header_bytes' one-call path for counts below 128 (and the LEB128 path above) spell the
+    # header byte for byte as the reference loop
+    cnt = np.array(counts, np.int64)
+    assert cmsignal2.header_bytes(mode, center, cnt) == _header_reference(mode, center, cnt)
+
+
+def test_encode_pass_makes_the_header_it_is_not_given():
+    # _encode_pass with the header made by cms2_encode once, or by itself: the same payload
+    tokens, vocab = residuals(3000)
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    mode, center, cnt, _bits = cmsignal2.planned(tokens, vocab)
+    a = np.zeros(tokens.size * 4 + 256, np.uint8)
+    b = np.zeros_like(a)
+    la = cmsignal2._encode_pass(tokens, vocab, a, mode, center, cnt, 0, cmsignal2.NO_COST)
+    lb = cmsignal2._encode_pass(tokens, vocab, b, mode, center, cnt, 0, cmsignal2.NO_COST,
+                                cmsignal2.header_bytes(mode, center, cnt))
+    assert la == lb and a[:la].tobytes() == b[:lb].tobytes()

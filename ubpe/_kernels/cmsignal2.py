@@ -962,10 +962,11 @@ def _leb128(v: int) -> bytes:
 
 def header_bytes(mode: int, center: int, cnt: np.ndarray) -> bytes:
     """The payload's header (module docstring)."""
-    out = bytearray([mode]) + _leb128(center) + bytes([cnt.size - 1])
-    for k in cnt[1:]:
-        out += _leb128(int(k))
-    return bytes(out)
+    ks = cnt[1:].tolist()
+    # (counts below 128 are one LEB128 byte each, their own value: one bytes() call, where a
+    # _leb128 call a count took about 10 us a header of 20 lengths, two headers an encode)
+    body = bytes(ks) if max(ks, default=0) < 128 and min(ks, default=0) >= 0 else b"".join(_leb128(k) for k in ks)
+    return bytes([mode]) + _leb128(center) + bytes([cnt.size - 1]) + body
 
 
 def parse_header(data: bytes, vocab_size: int, flags: bool = False):
@@ -1043,6 +1044,7 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, wh
         return 0
     mode, center, cnt, bits = planned(tokens, vocab_size)
     maxlen = cnt.size - 1
+    header = header_bytes(mode, center, cnt)  # (the same for every pass)
     cost = np.zeros(4096 + 2 * maxlen + 4, np.int64)  # (the last: the stop token, optimistic)
     cost[:4096] = _cost_table()
     apm = int(APM_BELOW * n >= bits)
@@ -1053,14 +1055,14 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, wh
         _table_bits(m, maxlen, vocab_size, apm) == _table_bits(n, maxlen, vocab_size, apm)
     if optimistic:  # the first pass on past the prefix when its measure sets no flag
         cost[-1] = m
-        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost)
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost, header)
         if size >= 0:
             return size  # (no flag: the payload of F = apm, coded all along)
     elif m == n:
-        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost[:-1])
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost[:-1], header)
     else:  # the prefix measured; coded (into a scratch buffer) only when the flags weigh its size
         scratch = np.zeros(0 if budget == 0 else 8 * m + 256, np.uint8)
-        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost[:-1])
+        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost[:-1], header)
     f = flat_flags(cost, maxlen, size, budget)
     flat = sum(int(cost[4097 + maxlen + ll]) for ll in range(1, maxlen + 1) if (f >> ll) & 1)
     if flat < FLAT_WORTH * int(cost[4098 + 2 * maxlen]):
@@ -1068,7 +1070,7 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, wh
     f |= apm
     if m == n and f == apm:
         return size
-    return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST)
+    return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST, header)
 
 
 def _optimistic(mode: int) -> bool:
@@ -1162,10 +1164,13 @@ def _static_bits(tokens, vocab_size, mode, center, cnt):
     return total
 
 
-def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
+def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost, header=None):
     """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length (MEASURED when
-    ``cost`` asks the loop to stop at a token and its measure set a flag: ``_code``)."""
-    head = np.frombuffer(header_bytes(mode, center, cnt) + _leb128(f), dtype=np.uint8)
+    ``cost`` asks the loop to stop at a token and its measure set a flag: ``_code``). ``header``:
+    ``header_bytes(mode, center, cnt)`` when the caller made it already (None: made here)."""
+    if header is None:
+        header = header_bytes(mode, center, cnt)
+    head = np.frombuffer(header + _leb128(f), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
     out = int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center, cnt, _adapt_table(), f, cost))
