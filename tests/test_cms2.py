@@ -568,3 +568,33 @@ def test_encode_pass_makes_the_header_it_is_not_given():
     lb = cmsignal2._encode_pass(tokens, vocab, b, mode, center, cnt, 0, cmsignal2.NO_COST,
                                 cmsignal2.header_bytes(mode, center, cnt))
     assert la == lb and a[:la].tobytes() == b[:lb].tobytes()
+
+
+def test_frozen_tables_are_cmcores():
+    # _code reads squash, stretch and rec from module constants (frozen into the kernel): the
+    # same integers as cmcore's tables and the module docstring's rec, which each call built
+    from numba import njit
+
+    @njit
+    def tables():
+        sq = cmcore._squash_table()
+        return sq, cmcore._stretch_table(sq)
+
+    sq, st = tables()
+    assert cmsignal2._SQUASH.dtype == cmsignal2._STRETCH.dtype == cmsignal2._REC.dtype == np.int64
+    assert np.array_equal(cmsignal2._SQUASH, sq) and np.array_equal(cmsignal2._STRETCH, st)
+    assert cmsignal2._REC.tolist() == [131072 // (2 * k + 3) for k in range(1024)]
+    assert not cmsignal2._SQUASH.flags.writeable
+
+
+def test_a_second_shorter_call_gives_the_first_calls_bytes():
+    # nothing a call leaves behind (tables, constants) moves a later call's bytes: a short stream
+    # coded alone, and again after a longer one, the same payload; both decode
+    long_tokens, vocab = residuals(5000, seed=8)
+    short = np.ascontiguousarray(long_tokens[:700], dtype=np.int32)
+    first = cms2_bytes(short, vocab)
+    cms2_bytes(long_tokens, vocab)
+    assert cms2_bytes(short, vocab) == first
+    out = np.zeros(short.size, np.int32)
+    assert cmsignal2.cms2_decode(np.frombuffer(first, np.uint8).copy(), vocab, out) == cmcore.OK
+    assert np.array_equal(out, short)

@@ -85,7 +85,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
-from .cmcore import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+from .cmcore import _clamp_bits, _code_bit, _finish, _hash
 from .intrinsics import bit_length, clamp, imax, imin, select
 from .train import _prefetch  # a cache hint only: no effect on any value
 
@@ -130,6 +130,29 @@ MU_SHIFT = 5
 #: saturated and the young entries that most updates read are a few KiB of it, not lines spread
 #: over its 256 KiB (the format's "p then c" order had the 16 counts of each p side by side)
 RESET = 2048  #: a reset entry: p = 2048, c = 0
+
+
+def _frozen_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``cmcore._squash_table()``, ``cmcore._stretch_table`` of it and ``rec`` (``rec[k] = 131072
+    // (2 k + 3)``, k < 1024), computed once in numpy (the same integers): module constants,
+    which numba freezes into ``_code`` (read-only), where each call built them (about 9 000
+    operations, 1 024 of them divisions: a fixed cost of every pass, two or more a stream)."""
+    from .cmcore import _SQUASH_KNOTS
+
+    d = np.arange(-2047, 2048, dtype=np.int64)
+    w = d & 127
+    i = (d >> 7) + 16
+    sq = (_SQUASH_KNOTS[i] * (128 - w) + _SQUASH_KNOTS[i + 1] * w + 64) >> 7
+    # stretch[p]: the smallest d with sq(d) >= p, 2047 if none (sq non-decreasing)
+    st = np.searchsorted(sq, np.arange(4096, dtype=np.int64), side="left") - 2047
+    st = np.minimum(st, 2047).astype(np.int64)
+    rec = 131072 // (2 * np.arange(1024, dtype=np.int64) + 3)
+    for a in (sq, st, rec):
+        a.flags.writeable = False
+    return sq, st, rec
+
+
+_SQUASH, _STRETCH, _REC = _frozen_tables()
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -331,11 +354,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     below U."""
     if nxt.shape[0] != 1 << 17:
         return ERR_LENGTH  # never: the callers pass _adapt_table()
-    sq = _squash_table()
-    st = _stretch_table(sq)
-    rec = empty(1024, np.int64)
-    for i in range(1024):
-        rec[i] = 131072 // (2 * i + 3)
+    sq = _SQUASH
+    st = _STRETCH
+    rec = _REC
     maxlen = cnt.shape[0] - 1
     # canonical code: length l holds the codes fc[l] .. lim[l] - 1, for u = bs[l] ..
     fc = zeros(maxlen + 2, np.int64)
