@@ -792,6 +792,23 @@ def _sorted_counts(counts, size, top_count):
     return w
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _entropy_floor(counts, size, n, logs):
+    """A lower bound of the bits of any prefix code of the counts ``counts[:size]`` (summing to
+    ``n`` >= 1): their entropy n log2 n - sum c log2 c (Shannon: no prefix code, nor a
+    length-limited one, costs less), less a bound of its float error (each of the size + 2 terms
+    and sums within 2 ulp of the magnitudes summed: (size + 4) 4.5e-16 of them) and a bit.
+    ``logs[c]``: c log2 c for c < 64. Encoder only (not normative)."""
+    total = 0.0
+    for j in range(size):
+        c = counts[j]
+        if c > 0:
+            total += logs[c] if c < 64 else np.float64(c) * np.log2(np.float64(c))
+    nf = np.float64(n)
+    whole = nf * np.log2(nf)
+    return whole - total - (whole + total) * np.float64(size + 4) * 4.5e-16 - 1.0
+
+
 @njit(cache=True, nogil=True)
 def _plan_compiled(t, vocab_size):
     """:func:`plan`'s header (mode, center, k_0..k_L) for ``t`` (int32, n >= 1, 2 <= V <= 2**24)
@@ -842,6 +859,9 @@ def _plan_compiled(t, vocab_size):
         top2 = imax(u2, top2)
     best_cost = np.int64(-1)
     best_mode = 0
+    logs = empty(64, np.float64)  # c log2 c of the counts below 64 (_entropy_floor's)
+    for c in range(64):
+        logs[c] = c * np.log2(np.float64(imax(c, 1)))
     best_lengths = zeros(1, np.int64)
     best_counts = c0
     for mode in range(3):
@@ -852,6 +872,8 @@ def _plan_compiled(t, vocab_size):
         else:
             counts, top = c2, top2
         size = imax(top + 1, 2)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1): a count 0 appended
+        if best_cost >= 0 and _entropy_floor(counts, imin(size, top + 1), n, logs) >= best_cost:
+            continue  # (its cost is at least the best's: never the first of least cost)
         # sorted (subtle: no np.sort, whose numba overload added about 4 s of cold compile)
         w = _sorted_counts(counts, size, n)  # (counts[top + 1] is 0 when size > top + 1)
         hw = w
