@@ -538,3 +538,63 @@ def test_pure_python_kernels_code_the_same(tmp_path):
     r, _p = adaptive_forward(x)
     t = np.clip(np.round(np.random.default_rng(4).laplace(20, 4, 120)), 0, 40).astype(np.int32)
     assert json_without_jit(code, tmp_path) == [r.tolist(), list(cms2_bytes(t, 41))]
+
+
+def _header_reference(mode: int, center: int, cnt: np.ndarray) -> bytes:
+    """The header as the module docstring spells it: mode, LEB128 center, L, LEB128 k_1..k_L."""
+    out = bytearray([mode]) + cmsignal2._leb128(center) + bytes([cnt.size - 1])
+    for k in cnt[1:]:
+        out += cmsignal2._leb128(int(k))
+    return bytes(out)
+
+
+@given(st.integers(0, 2), st.integers(0, (1 << 24) - 1),
+       st.lists(st.one_of(st.integers(0, 127), st.integers(0, 1 << 25)), min_size=1, max_size=31))
+def test_header_bytes_is_the_leb128_spelling(mode, center, counts):
+    # header_bytes' one-call path for counts below 128 (and the LEB128 path above) spell the
+    # header byte for byte as the reference loop
+    cnt = np.array(counts, np.int64)
+    assert cmsignal2.header_bytes(mode, center, cnt) == _header_reference(mode, center, cnt)
+
+
+def test_encode_pass_makes_the_header_it_is_not_given():
+    # _encode_pass with the header made by cms2_encode once, or by itself: the same payload
+    tokens, vocab = residuals(3000)
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    mode, center, cnt, _bits = cmsignal2.planned(tokens, vocab)
+    a = np.zeros(tokens.size * 4 + 256, np.uint8)
+    b = np.zeros_like(a)
+    la = cmsignal2._encode_pass(tokens, vocab, a, mode, center, cnt, 0, cmsignal2.NO_COST)
+    lb = cmsignal2._encode_pass(tokens, vocab, b, mode, center, cnt, 0, cmsignal2.NO_COST,
+                                cmsignal2.header_bytes(mode, center, cnt))
+    assert la == lb and a[:la].tobytes() == b[:lb].tobytes()
+
+
+def test_frozen_tables_are_cmcores():
+    # _code reads squash, stretch and rec from module constants (frozen into the kernel): the
+    # same integers as cmcore's tables and the module docstring's rec, which each call built
+    from numba import njit
+
+    @njit
+    def tables():
+        sq = cmcore._squash_table()
+        return sq, cmcore._stretch_table(sq)
+
+    sq, st = tables()
+    assert cmsignal2._SQUASH.dtype == cmsignal2._STRETCH.dtype == cmsignal2._REC.dtype == np.int64
+    assert np.array_equal(cmsignal2._SQUASH, sq) and np.array_equal(cmsignal2._STRETCH, st)
+    assert cmsignal2._REC.tolist() == [131072 // (2 * k + 3) for k in range(1024)]
+    assert not cmsignal2._SQUASH.flags.writeable
+
+
+def test_a_second_shorter_call_gives_the_first_calls_bytes():
+    # nothing a call leaves behind (tables, constants) moves a later call's bytes: a short stream
+    # coded alone, and again after a longer one, the same payload; both decode
+    long_tokens, vocab = residuals(5000, seed=8)
+    short = np.ascontiguousarray(long_tokens[:700], dtype=np.int32)
+    first = cms2_bytes(short, vocab)
+    cms2_bytes(long_tokens, vocab)
+    assert cms2_bytes(short, vocab) == first
+    out = np.zeros(short.size, np.int32)
+    assert cmsignal2.cms2_decode(np.frombuffer(first, np.uint8).copy(), vocab, out) == cmcore.OK
+    assert np.array_equal(out, short)

@@ -213,3 +213,19 @@ def test_cms2_plan_long_codes_and_fallbacks(monkeypatch):
     monkeypatch.setattr(cmsignal2, "PLAN_HISTOGRAM_SPAN", 10**9)
     got = cmsignal2.plan(t, 200000)
     assert got[:2] == ref[:2] and np.array_equal(got[2], ref[2])
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(st.integers(0, 70), st.integers(0, 10**6)), min_size=2, max_size=300))
+def test_cms2_plan_entropy_floor_is_below_every_code(counts):
+    # _plan_compiled skips a mode whose entropy floor is at least the best cost so far: the
+    # floor must never exceed the mode's own (length-limited Huffman) cost
+    c = np.array(counts, np.int64)
+    if c.sum() == 0:
+        c[0] = 1
+    n = int(c.sum())
+    logs = np.array([k * np.log2(max(k, 1)) for k in range(64)], np.float64)
+    w = np.sort(c)
+    lengths = cmsignal2._code_lengths(w)
+    cost = int((w[::-1] * lengths).sum())
+    assert cmsignal2._entropy_floor(c, c.shape[0], n, logs) <= cost

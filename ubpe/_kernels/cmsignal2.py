@@ -85,7 +85,7 @@ from numba.extending import intrinsic
 
 from . import njit
 from .alloc import empty, full, zeros
-from .cmcore import _clamp_bits, _code_bit, _finish, _hash, _squash_table, _stretch_table
+from .cmcore import _clamp_bits, _code_bit, _finish, _hash
 from .intrinsics import bit_length, clamp, imax, imin, select
 from .train import _prefetch  # a cache hint only: no effect on any value
 
@@ -130,6 +130,29 @@ MU_SHIFT = 5
 #: saturated and the young entries that most updates read are a few KiB of it, not lines spread
 #: over its 256 KiB (the format's "p then c" order had the 16 counts of each p side by side)
 RESET = 2048  #: a reset entry: p = 2048, c = 0
+
+
+def _frozen_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``cmcore._squash_table()``, ``cmcore._stretch_table`` of it and ``rec`` (``rec[k] = 131072
+    // (2 k + 3)``, k < 1024), computed once in numpy (the same integers): module constants,
+    which numba freezes into ``_code`` (read-only), where each call built them (about 9 000
+    operations, 1 024 of them divisions: a fixed cost of every pass, two or more a stream)."""
+    from .cmcore import _SQUASH_KNOTS
+
+    d = np.arange(-2047, 2048, dtype=np.int64)
+    w = d & 127
+    i = (d >> 7) + 16
+    sq = (_SQUASH_KNOTS[i] * (128 - w) + _SQUASH_KNOTS[i + 1] * w + 64) >> 7
+    # stretch[p]: the smallest d with sq(d) >= p, 2047 if none (sq non-decreasing)
+    st = np.searchsorted(sq, np.arange(4096, dtype=np.int64), side="left") - 2047
+    st = np.minimum(st, 2047).astype(np.int64)
+    rec = 131072 // (2 * np.arange(1024, dtype=np.int64) + 3)
+    for a in (sq, st, rec):
+        a.flags.writeable = False
+    return sq, st, rec
+
+
+_SQUASH, _STRETCH, _REC = _frozen_tables()
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -331,11 +354,9 @@ def _code(tokens, n, vocab_size, buf, decoding, mode, center, cnt, nxt, flat, co
     below U."""
     if nxt.shape[0] != 1 << 17:
         return ERR_LENGTH  # never: the callers pass _adapt_table()
-    sq = _squash_table()
-    st = _stretch_table(sq)
-    rec = empty(1024, np.int64)
-    for i in range(1024):
-        rec[i] = 131072 // (2 * i + 3)
+    sq = _SQUASH
+    st = _STRETCH
+    rec = _REC
     maxlen = cnt.shape[0] - 1
     # canonical code: length l holds the codes fc[l] .. lim[l] - 1, for u = bs[l] ..
     fc = zeros(maxlen + 2, np.int64)
@@ -771,6 +792,23 @@ def _sorted_counts(counts, size, top_count):
     return w
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _entropy_floor(counts, size, n, logs):
+    """A lower bound of the bits of any prefix code of the counts ``counts[:size]`` (summing to
+    ``n`` >= 1): their entropy n log2 n - sum c log2 c (Shannon: no prefix code, nor a
+    length-limited one, costs less), less a bound of its float error (each of the size + 2 terms
+    and sums within 2 ulp of the magnitudes summed: (size + 4) 4.5e-16 of them) and a bit.
+    ``logs[c]``: c log2 c for c < 64. Encoder only (not normative)."""
+    total = 0.0
+    for j in range(size):
+        c = counts[j]
+        if c > 0:
+            total += logs[c] if c < 64 else np.float64(c) * np.log2(np.float64(c))
+    nf = np.float64(n)
+    whole = nf * np.log2(nf)
+    return whole - total - (whole + total) * np.float64(size + 4) * 4.5e-16 - 1.0
+
+
 @njit(cache=True, nogil=True)
 def _plan_compiled(t, vocab_size):
     """:func:`plan`'s header (mode, center, k_0..k_L) for ``t`` (int32, n >= 1, 2 <= V <= 2**24)
@@ -821,6 +859,9 @@ def _plan_compiled(t, vocab_size):
         top2 = imax(u2, top2)
     best_cost = np.int64(-1)
     best_mode = 0
+    logs = empty(64, np.float64)  # c log2 c of the counts below 64 (_entropy_floor's)
+    for c in range(64):
+        logs[c] = c * np.log2(np.float64(imax(c, 1)))
     best_lengths = zeros(1, np.int64)
     best_counts = c0
     for mode in range(3):
@@ -831,6 +872,8 @@ def _plan_compiled(t, vocab_size):
         else:
             counts, top = c2, top2
         size = imax(top + 1, 2)  # subtle: V >= 2 needs a code of >= 1 bit (L >= 1): a count 0 appended
+        if best_cost >= 0 and _entropy_floor(counts, imin(size, top + 1), n, logs) >= best_cost:
+            continue  # (its cost is at least the best's: never the first of least cost)
         # sorted (subtle: no np.sort, whose numba overload added about 4 s of cold compile)
         w = _sorted_counts(counts, size, n)  # (counts[top + 1] is 0 when size > top + 1)
         hw = w
@@ -962,10 +1005,11 @@ def _leb128(v: int) -> bytes:
 
 def header_bytes(mode: int, center: int, cnt: np.ndarray) -> bytes:
     """The payload's header (module docstring)."""
-    out = bytearray([mode]) + _leb128(center) + bytes([cnt.size - 1])
-    for k in cnt[1:]:
-        out += _leb128(int(k))
-    return bytes(out)
+    ks = cnt[1:].tolist()
+    # (counts below 128 are one LEB128 byte each, their own value: one bytes() call, where a
+    # _leb128 call a count took about 10 us a header of 20 lengths, two headers an encode)
+    body = bytes(ks) if max(ks, default=0) < 128 and min(ks, default=0) >= 0 else b"".join(_leb128(k) for k in ks)
+    return bytes([mode]) + _leb128(center) + bytes([cnt.size - 1]) + body
 
 
 def parse_header(data: bytes, vocab_size: int, flags: bool = False):
@@ -1043,6 +1087,7 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, wh
         return 0
     mode, center, cnt, bits = planned(tokens, vocab_size)
     maxlen = cnt.size - 1
+    header = header_bytes(mode, center, cnt)  # (the same for every pass)
     cost = np.zeros(4096 + 2 * maxlen + 4, np.int64)  # (the last: the stop token, optimistic)
     cost[:4096] = _cost_table()
     apm = int(APM_BELOW * n >= bits)
@@ -1053,14 +1098,14 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, wh
         _table_bits(m, maxlen, vocab_size, apm) == _table_bits(n, maxlen, vocab_size, apm)
     if optimistic:  # the first pass on past the prefix when its measure sets no flag
         cost[-1] = m
-        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost)
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost, header)
         if size >= 0:
             return size  # (no flag: the payload of F = apm, coded all along)
     elif m == n:
-        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost[:-1])
+        size = _encode_pass(tokens, vocab_size, buf, mode, center, cnt, apm, cost[:-1], header)
     else:  # the prefix measured; coded (into a scratch buffer) only when the flags weigh its size
         scratch = np.zeros(0 if budget == 0 else 8 * m + 256, np.uint8)
-        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost[:-1])
+        size = _encode_pass(tokens[:m], vocab_size, scratch, mode, center, cnt, apm, cost[:-1], header)
     f = flat_flags(cost, maxlen, size, budget)
     flat = sum(int(cost[4097 + maxlen + ll]) for ll in range(1, maxlen + 1) if (f >> ll) & 1)
     if flat < FLAT_WORTH * int(cost[4098 + 2 * maxlen]):
@@ -1068,7 +1113,7 @@ def cms2_encode(tokens, vocab_size, buf, budget=FLAT_BUDGET, optimistic=None, wh
     f |= apm
     if m == n and f == apm:
         return size
-    return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST)
+    return _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, NO_COST, header)
 
 
 def _optimistic(mode: int) -> bool:
@@ -1162,10 +1207,13 @@ def _static_bits(tokens, vocab_size, mode, center, cnt):
     return total
 
 
-def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost):
+def _encode_pass(tokens, vocab_size, buf, mode, center, cnt, f, cost, header=None):
     """The payload of ``tokens`` with the flat flags ``f`` into ``buf``: its length (MEASURED when
-    ``cost`` asks the loop to stop at a token and its measure set a flag: ``_code``)."""
-    head = np.frombuffer(header_bytes(mode, center, cnt) + _leb128(f), dtype=np.uint8)
+    ``cost`` asks the loop to stop at a token and its measure set a flag: ``_code``). ``header``:
+    ``header_bytes(mode, center, cnt)`` when the caller made it already (None: made here)."""
+    if header is None:
+        header = header_bytes(mode, center, cnt)
+    head = np.frombuffer(header + _leb128(f), dtype=np.uint8)
     k = min(head.size, buf.size)
     buf[:k] = head[:k]
     out = int(_code(tokens, tokens.shape[0], vocab_size, buf[k:], False, mode, center, cnt, _adapt_table(), f, cost))
