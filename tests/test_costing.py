@@ -208,6 +208,40 @@ def test_mag_options_in_one_pass_are_each_option_s(seed, rates, pb_lo, pbs, dens
             assert ce[r, j] == one_ce[0, 0] and tbits[r, j] == one_tbits[0, 0]
 
 
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 7), st.integers(8, 10), st.integers(1, 6), st.floats(0.0, 1.0),
+       st.sampled_from([2, 30, 400, 1 << 20, 1 << 36]), st.floats(0.0, 1.0))
+def test_mag_options_of_rows_equal_across_rates_are_each_rate_s(seed, rates, pb_lo, pbs, density, top, share):
+    """Rows equal to an earlier rate's (costed once, ``_equal_row_before``), a share ``share`` of
+    them and some differing by one count: the options, choices and last frequencies of each rate
+    alone, where nothing is shared."""
+    from ubpe._kernels import residual
+
+    rng, stats = random_mag_stats(seed, rates, density, top)
+    for r in range(1, rates):
+        for c in range(stats.shape[1]):
+            if rng.random() < share:
+                stats[r, c] = stats[rng.integers(r), c]
+                if rng.random() < 0.2 and stats[r, c].any():  # the same sum, one count moved
+                    b = int(np.flatnonzero(stats[r, c])[0])
+                    if stats[r, c, b] > 1:
+                        stats[r, c, b] -= 1
+                        stats[r, c, (b + 1) % stats.shape[2]] += 1
+    ce, tbits = np.full((rates, pbs), np.nan), np.full((rates, pbs), -1, np.int64)
+    choices = np.full((rates, pbs, residual.N_CONTEXTS), -1, np.int64)
+    last = np.full(stats.shape[1:], -1, np.int64)
+    residual.mag_options(stats, pb_lo, ce, tbits, last, choices)
+    for r in range(rates):
+        one_ce, one_tbits = np.full((1, pbs), np.nan), np.full((1, pbs), -1, np.int64)
+        one_choices = np.full((1, pbs, residual.N_CONTEXTS), -1, np.int64)
+        one_last = np.full(stats.shape[1:], -1, np.int64)
+        residual.mag_options(stats[r:r + 1].copy(), pb_lo, one_ce, one_tbits, one_last, one_choices)
+        assert ce[r].tobytes() == one_ce[0].tobytes() and np.array_equal(tbits[r], one_tbits[0])
+        assert np.array_equal(choices[r], one_choices[0])
+    assert np.array_equal(last, one_last)  # (the last rate's)
+
+
 def test_packed_size_without_packing():
     # the "packed" stream's size, computed without packing it: every msgpack header size of the payload (bin 8/16/32 edges) and of n and width
     import msgpack

@@ -555,12 +555,18 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2, choices=None):
     f = empty(nc * nb, np.int64)  # their frequencies
     keys = empty(128, np.int64)  # (_normalize_row's scratch: nb <= 64 keys and their counts)
     first = empty(nc + 1, np.int64)  # context c's used buckets: first[c] .. first[c + 1] - 1
-    sums = empty(nc, np.int64)
-    rce = empty((nc, pb_hi + 1), np.float64)  # a row's cross-entropy at precision t
-    rbits = empty((nc, pb_hi + 1), np.int64)  # its values' Rice bits, coded at t - rtz
-    rtz = empty((nc, pb_hi + 1), np.int64)  # the fewest trailing zeros of its frequencies at t
+    nr = ce.shape[0]
+    sums_of = empty((nr, nc), np.int64)  # each rate's context sums (sums: the current rate's)
+    # a row's cross-entropy at precision t, its values' Rice bits (coded at t - rtz) and the
+    # fewest trailing zeros of its frequencies at t, by rate (a row equal to an earlier rate's
+    # takes that one's: the same integers and floats, computed once)
+    rce_of = empty((nr, nc, pb_hi + 1), np.float64)
+    rbits_of = empty((nr, nc, pb_hi + 1), np.int64)
+    rtz_of = empty((nr, nc, pb_hi + 1), np.int64)
     choice = empty(nc, np.int64)  # each row's precision in the last option
-    for r in range(ce.shape[0]):
+    for r in range(nr):
+        sums = sums_of[r]
+        rce, rbits, rtz = rce_of[r], rbits_of[r], rtz_of[r]
         u = 0
         for c in range(nc):
             first[c] = u
@@ -590,6 +596,13 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2, choices=None):
             base += _gamma_bits(_zigzag(used_b[lo] - plo)) + _gamma_bits(_zigzag(used_b[hi - 1] - phi))
             plo = used_b[lo]
             phi = used_b[hi - 1]
+            same = _equal_row_before(stats, sums_of, r, c)
+            if same >= 0:  # (the bare and the dense ids' rows of a context are often equal)
+                for t in range(bit_length(hi - lo - 1), _top_t(hi - lo, sums[c], pb_hi) + 1):
+                    rce[c, t] = rce_of[same, c, t]
+                    rbits[c, t] = rbits_of[same, c, t]
+                    rtz[c, t] = rtz_of[same, c, t]
+                continue
             # the row at every precision t it fits (k buckets <= 2**t <= 2**pb_hi) up to one
             # bit past its count's (finer rows paid more table bits than they saved)
             # subtle: a precision whose cost (less the pb every option adds) cannot come within a
@@ -652,6 +665,23 @@ def mag_options_with(stats, pb_lo, ce, tbits, freqs, log2, choices=None):
             _normalize_row(used_v, lo, hi, sums[c], np.int64(1) << choice[c], f, keys)
             for t in range(lo, hi):
                 freqs[c, used_b[t]] = f[t] << (pb_hi - choice[c])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _equal_row_before(stats, sums, r, c):
+    """The first rate ``q < r`` whose row ``c`` of ``stats`` equals rate ``r``'s (``sums[q, c]``
+    its sum, filled for every ``q <= r``), or -1."""
+    for q in range(r):
+        if sums[q, c] != sums[r, c]:
+            continue
+        equal = True
+        for b in range(stats.shape[2]):
+            if stats[q, c, b] != stats[r, c, b]:
+                equal = False
+                break
+        if equal:
+            return q
+    return -1
 
 
 @njit(cache=True, nogil=True)
