@@ -572,7 +572,8 @@ def dc_trial(named: dict, y, settings) -> dict | None:
     """``named`` with the least squares on the values minus their running mean (``dcm`` =
     ``settings.level3_dc_rate``, version 8) for a broadband, noise-like signal: its order-32
     prediction gain (``order_gain_db``) below ``settings.level3_dc_trial_db``; else None (also
-    where ``named`` has ``dcm`` already, or ``settings.level3_version`` is below 8). Such a
+    where ``named`` has ``dcm`` already, ``settings.level3_version`` is below 8, or
+    ``settings.level3_dc_ratio`` is above 1e6: the running mean never). Such a
     signal's predictor sums far from 1, so an offset between the working zero and the local mean
     is not cancelled by the predictor but passes into every prediction, however small it is
     against the signal's deviation (``dc_ratio``'s scale): a surface EMG (12-bit codes, 6.5
@@ -580,7 +581,8 @@ def dc_trial(named: dict, y, settings) -> dict | None:
     centred. The cue says where to try it (the encoder codes its prefix once with it, in the
     place of ``dc_change``'s coding, and keeps it when smaller by the margin); it codes nothing
     itself (results/level3-heldout-peers.md)."""
-    if settings.level3_version < 8 or settings.level3_dc_trial_db <= 0 or named.get("dcm"):
+    if settings.level3_version < 8 or settings.level3_dc_ratio > 1e6 or settings.level3_dc_trial_db <= 0 \
+            or named.get("dcm"):  # (level3_dc_ratio above 1e6: the running mean never, as dc_change)
         return None
     if tonal_stats(y)[0] >= settings.level3_dc_trial_db:
         return None
