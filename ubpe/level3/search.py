@@ -571,15 +571,15 @@ def dc_change(named: dict, y, settings) -> dict:
 def dc_trial(named: dict, y, settings) -> dict | None:
     """``named`` with the least squares on the values minus their running mean (``dcm`` =
     ``settings.level3_dc_rate``, version 8) for a broadband, noise-like signal: its order-32
-    prediction gain (``order_gain_db``) below ``settings.level3_dc_trial_db``; else None (also
-    where ``named`` has ``dcm`` already, ``settings.level3_version`` is below 8, or
-    ``settings.level3_dc_ratio`` is above 1e6: the running mean never). Such a
-    signal's predictor sums far from 1, so an offset between the working zero and the local mean
-    is not cancelled by the predictor but passes into every prediction, however small it is
-    against the signal's deviation (``dc_ratio``'s scale): a surface EMG (12-bit codes, 6.5
-    units off the middle of its range, ``dc_ratio`` 0.04, gain 9.5 dB) codes 0.34 % smaller
-    centred. The cue says where to try it (the encoder codes its prefix once with it, in the
-    place of ``dc_change``'s coding, and keeps it when smaller by the margin); it codes nothing
+    prediction gain (``tonal_stats``' first) below ``settings.level3_dc_trial_db``; else None
+    (also where ``named`` has ``dcm`` already, ``settings.level3_version`` is below 8, or
+    ``settings.level3_dc_ratio`` is above 1e6: the running mean never). Such a signal's
+    predictor sums far from 1, so an offset between the working zero and the mean is not
+    cancelled by the predictor but passes into every prediction, on the error's scale, however
+    small it is against the signal's deviation (``dc_ratio``'s scale): a surface EMG (12-bit
+    codes, 6.5 units off the middle of its range, ``dc_ratio`` 0.04, gain 9.5 dB) codes 0.34 %
+    smaller centred. The cue says where to try it (the search codes its sample once with it,
+    where ``dc_change`` has not, and keeps it when smaller by the margin); it codes nothing
     itself (results/level3-heldout-peers.md)."""
     if settings.level3_version < 8 or settings.level3_dc_ratio > 1e6 or settings.level3_dc_trial_db <= 0 \
             or named.get("dcm"):  # (level3_dc_ratio above 1e6: the running mean never, as dc_change)

@@ -563,8 +563,8 @@ class Settings:
     #: results/level3-sac-gap-2.md). level3_dc_ratio above 1e6: never.
     level3_dc_ratio: float = 1.5
     level3_dc_rate: int = 10
-    #: ... and, on a recording searched on a prefix where that cue and ``encoder._fast_parts`` are
-    #: silent, the same coding tried where the order-32 prediction gain is below
+    #: ... and, where that cue is silent (on a prefix search, ``encoder._fast_parts`` too), the
+    #: same coding tried where the order-32 prediction gain is below
     #: level3_dc_trial_db decibels (a broadband, noise-like signal: ``search.dc_trial``; kept when
     #: smaller by the search's margin; results/level3-heldout-peers.md). 0: never.
     level3_dc_trial_db: float = 30.0
