@@ -112,19 +112,20 @@ def test_cost_model_picks_the_lighter_contexts_on_a_long_multichannel_recording(
     the lighter set on the short one too: its sample is half of it, results/level3-floor-4.md.)"""
     from ubpe.planner import settings as cfg
 
-    x = hourly()
-    short = np.ascontiguousarray(x[:3000])
-    assert x.size >= encoder.XCTX_BIG > short.size
-    with cfg.configured(level3_xctx_encode_floor=False):
-        data = level3.encode(x, front=None)
-        assert data[0] == 6 and _xctx_of(data, 2) == mixctx.XC_LISTS
+    with cfg.configured(level3_dc_trial_db=0):  # (version 8's broadband trial off: the contexts alone)
+        x = hourly()
+        short = np.ascontiguousarray(x[:3000])
+        assert x.size >= encoder.XCTX_BIG > short.size
+        with cfg.configured(level3_xctx_encode_floor=False):
+            data = level3.encode(x, front=None)
+            assert data[0] == 6 and _xctx_of(data, 2) == mixctx.XC_LISTS
+            data = level3.encode(short, front=None)
+            assert data[0] == 6 and _xctx_of(data, 2) == mixctx.XC_FULL
         data = level3.encode(short, front=None)
-        assert data[0] == 6 and _xctx_of(data, 2) == mixctx.XC_FULL
-    data = level3.encode(short, front=None)
-    assert data[0] == 6 and _xctx_of(data, 2) == mixctx.XC_LISTS
-    assert np.array_equal(level3.decode(data), short)
-    with cfg.configured(level3_xctx_encode_floor=False):
-        monkeypatch.setattr(encoder, "XCTX_NS", (1e9, 0.0, 0.0))
-        assert _xctx_of(level3.encode(short, front=None), 2) == mixctx.XC_LISTS
-        monkeypatch.setattr(encoder, "XCTX_NS", (0.0, 0.0, 0.0))
-        assert _xctx_of(level3.encode(x, front=None), 2) == mixctx.XC_FULL
+        assert data[0] == 6 and _xctx_of(data, 2) == mixctx.XC_LISTS
+        assert np.array_equal(level3.decode(data), short)
+        with cfg.configured(level3_xctx_encode_floor=False):
+            monkeypatch.setattr(encoder, "XCTX_NS", (1e9, 0.0, 0.0))
+            assert _xctx_of(level3.encode(short, front=None), 2) == mixctx.XC_LISTS
+            monkeypatch.setattr(encoder, "XCTX_NS", (0.0, 0.0, 0.0))
+            assert _xctx_of(level3.encode(x, front=None), 2) == mixctx.XC_FULL

@@ -79,6 +79,7 @@ from .search import (
     ORDER_MOVE,
     budget_plan,
     dc_change,
+    dc_trial,
     greedy,
     cascade_steps,
     held_cascade,
@@ -518,8 +519,12 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         best, best_size = {}, base
     centred = dc_change(best, y, s) if evals >= DC_MIN_EVALS else best  # a skewed range: the least
     # squares centred (version 8), when smaller
-    if centred != best and size(centred) < best_size * (1 - margin):
-        best = centred
+    if centred != best:
+        if size(centred) < best_size * (1 - margin):
+            best = centred
+    elif (trial := dc_trial(best, y, s) if evals >= DC_MIN_EVALS else None) is not None \
+            and size(trial) < best_size * (1 - margin):  # a broadband, noise-like signal: the
+        best = trial  # least squares centred (version 8), when smaller
     return chosen(_piece_choice(y, table, tmode, C, best, s))
 
 
@@ -838,6 +843,12 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         got = _coded_size(proxy, _vector(fast, C), tab)
         if got < best_size * (1 - margin):
             best, best_size = fast, got
+    elif (trial := dc_trial(best, y, s) if planned[1] >= DC_MIN_EVALS else None) is not None:
+        # (in the centred coding's place, where ``_fast_parts`` has none) a broadband, noise-like
+        # signal: the least squares centred, when smaller
+        got = _coded_size(proxy, _vector(trial, C), tab)
+        if got < best_size * (1 - margin):
+            best, best_size = trial, got
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
             and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
         alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller

@@ -8,6 +8,7 @@
     order_gain_db(y), hold_share(y), long_period(y, settings, span): the cheap statistics ``plan`` reads
     tonal(y, settings), tonal_stats(y), tonal_change(named, settings): the refined solve for tones
     dc_ratio(y), dc_change(named, y, settings): the least squares centred on the running mean
+    dc_trial(named, y, settings): the same tried on a broadband, noise-like signal
     held_period(y, settings, span), held_lag(y, settings), held_cascade(named, lag, settings, peak),
     cascade_steps(named, settings): a held tone's period and the cascade fitted to it
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
@@ -564,6 +565,27 @@ def dc_change(named: dict, y, settings) -> dict:
         return named
     if dc_ratio(y) < settings.level3_dc_ratio:
         return named
+    return dict(named, dcm=settings.level3_dc_rate)
+
+
+def dc_trial(named: dict, y, settings) -> dict | None:
+    """``named`` with the least squares on the values minus their running mean (``dcm`` =
+    ``settings.level3_dc_rate``, version 8) for a broadband, noise-like signal: its order-32
+    prediction gain (``tonal_stats``' first) below ``settings.level3_dc_trial_db``; else None
+    (also where ``named`` has ``dcm`` already, ``settings.level3_version`` is below 8, or
+    ``settings.level3_dc_ratio`` is above 1e6: the running mean never). Such a signal's
+    predictor sums far from 1, so an offset between the working zero and the mean is not
+    cancelled by the predictor but passes into every prediction, on the error's scale, however
+    small it is against the signal's deviation (``dc_ratio``'s scale): a surface EMG (12-bit
+    codes, 6.5 units off the middle of its range, ``dc_ratio`` 0.04, gain 9.5 dB) codes 0.34 %
+    smaller centred. The cue says where to try it (the search codes its sample once with it,
+    where ``dc_change`` has not, and keeps it when smaller by the margin); it codes nothing
+    itself (results/level3-heldout-peers.md)."""
+    if settings.level3_version < 8 or settings.level3_dc_ratio > 1e6 or settings.level3_dc_trial_db <= 0 \
+            or named.get("dcm"):  # (level3_dc_ratio above 1e6: the running mean never, as dc_change)
+        return None
+    if tonal_stats(y)[0] >= settings.level3_dc_trial_db:
+        return None
     return dict(named, dcm=settings.level3_dc_rate)
 
 

@@ -563,6 +563,11 @@ class Settings:
     #: results/level3-sac-gap-2.md). level3_dc_ratio above 1e6: never.
     level3_dc_ratio: float = 1.5
     level3_dc_rate: int = 10
+    #: ... and, where that cue is silent (on a prefix search, ``encoder._fast_parts`` too), the
+    #: same coding tried where the order-32 prediction gain is below
+    #: level3_dc_trial_db decibels (a broadband, noise-like signal: ``search.dc_trial``; kept when
+    #: smaller by the search's margin; results/level3-heldout-peers.md). 0: never.
+    level3_dc_trial_db: float = 30.0
     level3_tonal_peak: float = 0.12
     level3_tonal_frames: int = 4096
     level3_tonal_swing: float = 0.45
