@@ -26,7 +26,7 @@ def _signal(n: int, seed: int, dtype) -> np.ndarray:
     return np.clip(np.rint(v), info.min, info.max).astype(dtype)
 
 
-def _reference(x: np.ndarray, blocks: tuple[int, ...], reweight: bool, stage: lpc.LpcStage):
+def stage_as_before(x: np.ndarray, blocks: tuple[int, ...], reweight: bool, stage: lpc.LpcStage):
     """The stage's result as it was made before: every block length tried costed, the least kept
     (the earlier on ties), blocks after one that held the whole channel not tried."""
     best = None
@@ -50,7 +50,7 @@ def test_stage_result_is_the_least_estimate(n, seed, dtype, blocks, reweight):
     x = _signal(n, seed, dtype)
     stage = lpc.LpcStage(blocks=blocks, reweight=reweight, candidates=1, costed_every=4)
     y, params = stage.forward(x[None, :])
-    r, p = _reference(x, blocks, reweight, stage)
+    r, p = stage_as_before(x, blocks, reweight, stage)
     assert np.array_equal(y[0], r) and y.dtype == r.dtype
     assert params["channels"][0] == p
 
@@ -72,5 +72,5 @@ def test_costs_are_estimated_only_to_be_compared(monkeypatch, n, blocks, estimat
     y, params = stage.forward(x[None, :])
     assert len(calls) == estimates
     monkeypatch.undo()
-    r, p = _reference(x, blocks, False, stage)
+    r, p = stage_as_before(x, blocks, False, stage)
     assert np.array_equal(y[0], r) and params["channels"][0] == p

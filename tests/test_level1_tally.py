@@ -166,22 +166,14 @@ def test_lpc_stage_shares_the_signal(x, reweight, candidates, every):
     # LpcStage analyses a channel at each block length and refits it from one int64 signal and
     # the params as arrays (_forward_signal, _reweight_signal): the residual and params of
     # lpc_forward at the cheaper block length, refitted by lpc_reweight, as before
-    from ubpe.frontend.lpc import LpcStage, _local_bits, lpc_forward, lpc_reweight
+    from test_level1_fin import stage_as_before
+
+    from ubpe.frontend.lpc import LpcStage
 
     blocks = (512, 1024)
     stage = LpcStage(blocks=blocks, reweight=reweight, candidates=candidates, costed_every=every)
     y, params = stage.forward(x[None, :])
-    best = None
-    for block in blocks:
-        r, p = lpc_forward(x, block=block, candidates=candidates, costed_every=every)
-        cost = _local_bits(r, block) + 8 * len(p["coefs"]) + 24 * len(p["orders"])
-        if best is None or cost < best[0]:
-            best = (cost, r, p)
-        if block >= x.shape[0]:
-            break
-    r, p = best[1:]
-    if reweight:
-        r, p = lpc_reweight(x, r, p, **stage.reweight_options)
+    r, p = stage_as_before(x, blocks, reweight, stage)
     assert np.array_equal(y[0], r) and y.dtype == r.dtype
     assert params["channels"][0] == p
 

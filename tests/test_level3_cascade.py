@@ -20,7 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip
 from test_level3_tonal_powr import _chosen
-from test_level3_v7 import tone, voiced
+from test_level3_fast_parts import _spy
+from test_level3_v7 import resonate, tone, voiced
 
 import ubpe
 from ubpe import level3
@@ -42,13 +43,7 @@ def vibrato(frames: int = 16000, period: float = 110, depth: float = 0.01, noise
         e[int(t)] = 4000.0 * (1 + 0.1 * rng.normal())
         t += period * (1 + depth * np.sin(2 * np.pi * t / rate))
     e += rng.normal(0, noise, frames)
-    a1, a2 = 2 * 0.97 * np.cos(2 * np.pi * 3 / period), -0.97 ** 2
-    b1, b2 = 2 * 0.95 * np.cos(2 * np.pi * 7 / period), -0.95 ** 2
-    u = np.zeros(frames)
-    x = np.zeros(frames)
-    for i in range(2, frames):
-        u[i] = a1 * u[i - 1] + a2 * u[i - 2] + e[i]
-        x[i] = b1 * x[i - 1] + b2 * x[i - 2] + u[i]
+    x = resonate(e, period)
     return np.round(x * 3000 / np.abs(x).max()).astype(np.int16)
 
 
@@ -178,15 +173,7 @@ def test_the_steps_are_the_smallest_of_three_sample_codings(monkeypatch):
     y = _y(x) - int(x.min())
     s = settings.current()
     best = search.tonal_change(search.held_cascade(dict(level3.DEFAULTS, mu1=1600, mu3=400), 110, s), s)
-    calls = []
-    orig = encoder._coded_size
-
-    def spy(sample, prm, table, skip=0, res=None):
-        got = orig(sample, prm, table, skip, res)
-        calls.append((prm[mixsignal.PRM_N1], prm[mixsignal.PRM_MU1], prm[mixsignal.PRM_MU3], got))
-        return got
-
-    monkeypatch.setattr(encoder, "_coded_size", spy)
+    calls = _spy(monkeypatch, (mixsignal.PRM_N1, mixsignal.PRM_MU1, mixsignal.PRM_MU3))
     got = encoder._held_choice(y, None, 0, 1, best, s, True)
     assert len(calls) == 3
     n1, mu1, mu3, _ = min(calls, key=lambda c: (c[3], c[1] == best["mu1"]))  # (a tie: the earlier)

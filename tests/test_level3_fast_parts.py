@@ -28,13 +28,14 @@ def test_only_on_order_moves_short_least_squares():
     assert mixsignal.PRM_BOUNDS[mixsignal.PRM_N2][1] >= 256
 
 
-def _spy(monkeypatch):
+def _spy(monkeypatch, fields=(mixsignal.PRM_K2, mixsignal.PRM_N2, mixsignal.PRM_P1)):
+    """Every ``encoder._coded_size`` call from now on, as ``(*prm[fields], size)``."""
     coded = []
     orig = encoder._coded_size
 
     def spy(sample, prm, table, skip=0, res=None):
         got = orig(sample, prm, table, skip, res)
-        coded.append((prm[mixsignal.PRM_K2], prm[mixsignal.PRM_N2], prm[mixsignal.PRM_P1], got))
+        coded.append((*(prm[f] for f in fields), got))
         return got
 
     monkeypatch.setattr(encoder, "_coded_size", spy)

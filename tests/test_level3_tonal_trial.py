@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v6 import params
 from test_level3_tonal_powr import _chosen as _written
-from test_level3_v7 import tone, voiced
+from test_level3_v7 import resonate, tone, voiced
 
 from ubpe import level3
 from ubpe._kernels import mixsignal
@@ -33,13 +33,7 @@ def held(frames: int = 12000, period: float = 97.0, seed: int = 3, out: float = 
     t = np.arange(frames)
     phase = np.cumsum((1 + 0.02 * np.sin(2 * np.pi * t / 2000)) / period)
     e = np.where(np.diff(np.floor(phase), prepend=0) > 0, 4000.0, 0.0)
-    a1, a2 = 2 * 0.97 * np.cos(2 * np.pi * 3 / period), -0.97 ** 2
-    b1, b2 = 2 * 0.95 * np.cos(2 * np.pi * 7 / period), -0.95 ** 2
-    u = np.zeros(frames)
-    x = np.zeros(frames)
-    for i in range(2, frames):
-        u[i] = a1 * u[i - 1] + a2 * u[i - 2] + e[i]
-        x[i] = b1 * x[i - 1] + b2 * x[i - 2] + u[i]
+    x = resonate(e, period)
     x = x * 3000 / np.abs(x).max() * np.exp(-2.3 * t / frames) + rng.normal(0, out, frames)
     return np.round(x).astype(np.int16)
 

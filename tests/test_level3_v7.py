@@ -38,6 +38,14 @@ def voiced(frames: int = 12000, period: int = 97, seed: int = 7, noise: float = 
     e = np.zeros(frames)
     e[::period] = 4000.0
     e += rng.normal(0, noise, frames)
+    x = resonate(e, period)
+    return np.round(x * 3000 / np.abs(x).max()).astype(np.int16)
+
+
+def resonate(e: np.ndarray, period: float) -> np.ndarray:
+    """``e`` (float64, (frames,)) through two resonances in series, at 3 and 7 times the pitch of
+    ``period`` frames (poles of radius 0.97 and 0.95: an instrument body's formants)."""
+    frames = e.shape[0]
     a1, a2 = 2 * 0.97 * np.cos(2 * np.pi * 3 / period), -0.97 ** 2
     b1, b2 = 2 * 0.95 * np.cos(2 * np.pi * 7 / period), -0.95 ** 2
     u = np.zeros(frames)
@@ -45,7 +53,7 @@ def voiced(frames: int = 12000, period: int = 97, seed: int = 7, noise: float = 
     for t in range(2, frames):
         u[t] = a1 * u[t - 1] + a2 * u[t - 2] + e[t]
         x[t] = b1 * x[t - 1] + b2 * x[t - 2] + u[t]
-    return np.round(x * 3000 / np.abs(x).max()).astype(np.int16)
+    return x
 
 
 @SETTINGS
