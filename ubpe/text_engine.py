@@ -578,8 +578,7 @@ def encode_texts(tk: Any, eng: Engine, texts: Sequence[str], first_index: int, a
 
 def split_part(part: tuple) -> list[np.ndarray]:
     """The ids of each text of one :func:`encode_texts` result: int32 views, one a text."""
-    ids, b = part[0], part[1].tolist()
-    return [ids[b[i]:b[i + 1]] for i in range(len(b) - 1)]
+    return EncodedBatch(part[0], part[1]).split()
 
 
 def _interleave(tokens: np.ndarray, doc_tokens: np.ndarray, ends: np.ndarray | None,
