@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -331,6 +332,81 @@ def test_the_finishing_step_runs_in_the_calling_thread_in_range_order():
         assert [x for part in parts for x in part] == list(range(50))
         assert [first for first, _ in finished] == sorted(first for first, _ in finished)
         assert {t for _, t in finished} == {threading.current_thread()}
+
+
+def test_a_helper_whose_compiled_part_ended_is_handed_the_gil_at_the_next_pause():
+    # ``ended`` set, a helper still has to return (it needs the GIL, held by the finishing step):
+    # after ``pause()`` every such range has returned, so the helper did not wait behind it
+    returned: set[int] = set()
+    ended_by_helper: dict[int, np.ndarray] = {}
+    checked: list[int] = []
+
+    def work(a: int, b: int, ended: np.ndarray) -> list[int]:
+        ended[0] = 1
+        if threading.current_thread() is not threading.main_thread():
+            ended_by_helper[a] = ended
+        time.sleep(0.001)  # the hand-over's own work
+        returned.add(a)
+        return list(range(a, b))
+
+    def finish(part: list[int], pause) -> list[int]:
+        for _ in range(20):
+            pause()
+            late = [a for a in list(ended_by_helper) if a not in returned]
+            assert late == []
+            checked.append(len(ended_by_helper))
+            time.sleep(0.0002)
+        return part
+
+    for threads in (2, 3):
+        parts = run_threads(90, None, threads, work, finish, per_thread=3, handover=True)
+        assert [x for part in parts for x in part] == list(range(90))
+    assert ended_by_helper and max(checked) > 0  # helpers took ranges while pauses ran
+
+
+def test_on_one_thread_a_handover_finish_gets_no_pause():
+    got = run_threads(10, None, 1, lambda a, b, ended: (a, b, int(ended[0])), lambda r, pause: (r, pause),
+                      handover=True)
+    assert got == [((0, 10, 0), None)]
+
+
+def test_tapered_ranges_end_smaller_and_still_cover_every_item_in_order():
+    seen: list[tuple[int, int]] = []
+
+    def work(a: int, b: int) -> list[int]:
+        seen.append((a, b))
+        return list(range(a, b))
+
+    parts = run_threads(100, None, 2, work, per_thread=2, taper=0.5)
+    assert [x for part in parts for x in part] == list(range(100))
+    sizes = [b - a for a, b in sorted(seen)]
+    assert sizes == [33, 34, 16, 17]
+    parts = run_threads(100, np.ones(100), 2, lambda a, b: list(range(a, b)), per_thread=2, taper=0.5)
+    assert [len(p) for p in parts][:2] > [len(p) for p in parts][2:]
+
+
+def test_decoded_bytes_raise_the_end_flag_also_on_a_bad_id(gpt4):
+    eng = gpt4._engine()
+    ids = np.array(gpt4.encode("hello world").tolist() * 3, dtype=np.int64)
+    ended = np.zeros(1, np.int8)
+    data, bounds = eng.decode_flat(ids, np.array([0, 2, ids.shape[0]], dtype=np.int64), ended)
+    assert ended[0] == 1 and data.tobytes() == ("hello world" * 3).encode()
+    ended[0] = 0
+    with pytest.raises(ValueError, match="out of range"):
+        eng.decode_flat(np.array([1, gpt4.vocab_size], dtype=np.int64), np.array([0, 2], dtype=np.int64), ended)
+    assert ended[0] == 1
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_decode_batch_of_thousands_of_texts_over_threads_equals_decode_of_each(gpt4, threads):
+    rng = np.random.default_rng(7)
+    items = [CORPUS[i:i + int(rng.integers(1, 60))] for i in rng.integers(0, len(CORPUS) - 60, 3000)]
+    seqs = [gpt4.encode(t, allowed_special="all").tolist() for t in items]
+    want = [gpt4.decode(s) for s in seqs]
+    batch = EncodedBatch(np.array([x for s in seqs for x in s], dtype=np.int32),
+                         np.cumsum([0] + [len(s) for s in seqs]))
+    assert gpt4.decode_batch(batch, num_threads=threads) == want
+    assert gpt4.decode_batch(seqs, num_threads=threads, errors="replace") == want
 
 
 def test_an_error_in_the_finishing_step_stops_the_helpers_and_is_raised():

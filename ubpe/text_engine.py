@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -237,26 +238,44 @@ class Engine:
 
     # ---------------------------------------------------------------- decoding
 
-    def decode_flat(self, ids: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def decode_flat(self, ids: np.ndarray, bounds: np.ndarray,
+                    ended: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The bytes of each sequence ``ids[bounds[d]:bounds[d+1]]``: ``(data uint8, byte_bounds
-        int64 (D+1,))``; ``ValueError`` naming the first id out of range. Needs :attr:`flat`."""
+        int64 (D+1,))``; ``ValueError`` naming the first id out of range. Needs :attr:`flat`.
+        ``ended``: an int8 array whose item 0 the compiled part sets to 1 as it ends (the
+        :func:`run_threads` hand-over hint)."""
         assert self.flat is not None and self.tok_start is not None
-        data, byte_bounds, bad = _k.decode_flat(ids, bounds, self.tok_start, self.tok_len, self.flat)
+        if ended is None:
+            ended = np.zeros(1, np.int8)
+        data, byte_bounds, bad = _k.decode_flat(ids, bounds, self.tok_start, self.tok_len, self.flat, ended)
         if bad >= 0:
             raise ValueError(f"token id {int(ids[bad])} at position {bad} is out of range: ids are in "
                              f"[0, {self.tok_len.shape[0]})")
         return data[:-8], byte_bounds
 
 
-def texts_of(flat: tuple[np.ndarray, np.ndarray], errors: str) -> list[str]:
+def texts_of(flat: tuple[np.ndarray, np.ndarray], errors: str,
+             pause: Callable[[], None] | None = None) -> list[str]:
     """The str of each ``data[byte_bounds[d]:byte_bounds[d+1]]`` of :meth:`Engine.decode_flat`'s
     ``(data, byte_bounds)`` (``bytes.decode`` with ``errors``, one call a text: decoding all the
     bytes at once and slicing the str was 2.7 times slower, its slices being re-narrowed to
-    ASCII). It holds the GIL throughout."""
+    ASCII). It holds the GIL throughout, but calls ``pause`` (:func:`run_threads`' hand-over)
+    after every ``TEXTS_PER_PAUSE`` texts."""
     data, bb = flat
     raw = data.tobytes()
     cuts = bb.tolist()
-    return [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(len(cuts) - 1)]
+    n = len(cuts) - 1
+    if pause is None:
+        return [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(n)]
+    out: list[str] = []
+    for first in range(0, n, TEXTS_PER_PAUSE):
+        out += [raw[cuts[i]:cuts[i + 1]].decode("utf-8", errors) for i in range(first, min(n, first + TEXTS_PER_PAUSE))]
+        pause()
+    return out
+
+
+#: :func:`texts_of`'s texts between two hand-overs (about 70 us of str building at 1 kB a text)
+TEXTS_PER_PAUSE = 256
 
 
 #: ranges per thread: the GIL-held part of one range (building str and list objects) then
@@ -294,10 +313,13 @@ if hasattr(os, "register_at_fork"):
 
 
 def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
-                work: Callable[[int, int], Any], finish: Callable[[Any], Any] | None = None) -> list[Any]:
+                work: Callable[..., Any], finish: Callable[..., Any] | None = None, *,
+                per_thread: int = RANGES_PER_THREAD, handover: bool = False, taper: float = 1.0) -> list[Any]:
     """``finish(work(first, stop))`` (``finish`` None: ``work(first, stop)``) of contiguous ranges
-    of ``range(n_items)`` of about equal total ``weights`` (``RANGES_PER_THREAD`` a thread), in
-    range order; one range, in this thread, when ``num_threads`` is 1.
+    of ``range(n_items)`` of about equal total ``weights`` (``per_thread`` a thread), in range
+    order; one range, in this thread, when ``num_threads`` is 1. ``taper``: the last
+    ``num_threads`` ranges' share of the weight, relative to each other range's (below 1: the
+    last ranges smaller, so that the threads end together).
 
     ``work`` runs on ``num_threads`` threads: this one and ``num_threads - 1`` helpers kept
     between calls (:class:`_Helpers`), each taking the next range not taken. ``finish`` runs in
@@ -306,46 +328,69 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
     threads' compiled ``work`` instead of queueing for the GIL behind it. A helper still busy
     with another call takes none of this call's ranges (this thread does them), so concurrent
     calls never wait on each other. An exception in any range is raised here (the first in
-    range order), and no range starts after it."""
+    range order), and no range starts after it.
+
+    ``handover``: ``work`` is called as ``work(first, stop, ended)`` and must set ``ended[0]``
+    (an int8 array) to 1 as its compiled part ends; ``finish`` as ``finish(result, pause)`` and
+    must call ``pause()`` every few tens of microseconds (``pause`` is None on one thread). A helper whose compiled part has ended
+    needs the GIL to return its result and start its next range; ``pause`` lets it have the GIL
+    then, where it would otherwise wait for the interpreter's switch interval (5 ms) behind
+    ``finish`` (``decode_batch``: docs/text.md)."""
+    idle = np.zeros(1, np.int8)
     if num_threads <= 1 or n_items <= 1:
-        out = work(0, n_items)
-        return [out if finish is None else finish(out)]
-    k = min(num_threads * RANGES_PER_THREAD, n_items)
+        out = work(0, n_items, idle) if handover else work(0, n_items)
+        return [out if finish is None else (finish(out, None) if handover else finish(out))]
+    k = min(num_threads * per_thread, n_items)
+    share = np.ones(k)
+    if k > num_threads:
+        share[k - num_threads:] = taper
+    at = np.cumsum(share[:-1]) / share.sum()  # the cuts' fractions of the weight
     if weights is None:
-        cuts = [round(i * n_items / k) for i in range(k + 1)]
+        cuts = [0] + [round(f * n_items) for f in at] + [n_items]
     else:
         cum = np.cumsum(weights, dtype=np.int64)
         total = int(cum[-1]) if cum.size else 0
-        cuts = [0] + [int(np.searchsorted(cum, total * i / k, side="left")) + 1 for i in range(1, k)] + [n_items]
-        cuts = sorted(min(max(c, 0), n_items) for c in cuts)
+        cuts = [0] + [int(np.searchsorted(cum, total * f, side="left")) + 1 for f in at] + [n_items]
+    cuts = sorted(min(max(c, 0), n_items) for c in cuts)
     ranges = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
     if len(ranges) == 1:
-        out = work(*ranges[0])
-        return [out if finish is None else finish(out)]
+        out = work(*ranges[0], idle) if handover else work(*ranges[0])
+        return [out if finish is None else (finish(out, None) if handover else finish(out))]
     n_ranges = len(ranges)
     results: list[Any] = [None] * n_ranges
     done = [threading.Event() for _ in range(n_ranges)]
+    ended = np.zeros(n_ranges, np.int8)  # set by a range's compiled part as it ends
+    by_helper = [False] * n_ranges
     errors: dict[int, BaseException] = {}
     lock = threading.Lock()
     state = [0]  # the next range not taken
 
-    def take_one() -> bool:
+    def take_one(helper: bool = False) -> bool:
         """Run the next range not taken; False when none is left (or one has failed)."""
         with lock:
             if errors or state[0] >= n_ranges:
                 return False
             i = state[0]
             state[0] += 1
+        by_helper[i] = helper
         try:
-            results[i] = work(*ranges[i])
+            results[i] = work(*ranges[i], ended[i:i + 1]) if handover else work(*ranges[i])
         except BaseException as exc:  # raised in the calling thread below
             errors[i] = exc
         done[i].set()
         return True
 
     def helper() -> None:
-        while take_one():
+        while take_one(True):
             pass
+
+    def pause() -> None:
+        """Give up the GIL while a helper's range has ended its compiled part but not returned."""
+        for i in range(n_ranges):
+            if ended[i] and by_helper[i]:
+                while not done[i].is_set():
+                    time.sleep(0)  # releases the GIL
+                by_helper[i] = False
 
     pool = _Helpers.get(num_threads - 1)
     futures = [pool.submit(helper) for _ in range(min(num_threads, n_ranges) - 1)]
@@ -359,7 +404,10 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
                     done[i].wait()
             if errors:
                 break
-            out.append(results[i] if finish is None else finish(results[i]))
+            if finish is None:
+                out.append(results[i])
+            else:
+                out.append(finish(results[i], pause) if handover else finish(results[i]))
             results[i] = None
     except BaseException as exc:
         errors[-1] = exc  # stops the helpers' next ranges

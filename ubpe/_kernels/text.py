@@ -994,18 +994,22 @@ def decode_into(ids, first, last, tok_start, tok_len, flat, out, at):
 
 
 @njit(cache=True, nogil=True)
-def decode_flat(ids, bounds, tok_start, tok_len, flat):
+def decode_flat(ids, bounds, tok_start, tok_len, flat, ended):
     """:func:`decode_lengths` then :func:`decode_into` in one call (one entry, its arrays made
     here, so a thread decoding ranges beside another holding the GIL rarely waits for it):
     ``(data uint8, out_bounds int64 (len(bounds),), bad)``; ``data`` holds the bytes of
     ``ids[bounds[0]:bounds[-1]]`` then 8 bytes of slack; ``bad`` as :func:`decode_lengths`
-    gives it (when it is not -1, ``data`` is empty)."""
+    gives it (when it is not -1, ``data`` is empty). ``ended[0]`` (int8) is set to 1 last: a
+    hint to a thread holding the GIL that this one is about to ask for it (no data passes
+    through it: the results are read only once the call has returned)."""
     out_bounds = np.empty(bounds.shape[0], np.int64)
     bad = decode_lengths(ids, bounds, tok_len, out_bounds)
     if bad >= 0:
+        ended[0] = 1
         return np.empty(0, np.uint8), out_bounds, bad
     data = np.empty(out_bounds[-1] + 8, np.uint8)
     decode_into(ids, bounds[0], bounds[-1], tok_start, tok_len, flat, data, 0)
+    ended[0] = 1
     return data, out_bounds, bad
 
 
