@@ -121,6 +121,26 @@ def test_detect_cache_is_keyed_by_content_and_bounded():
     assert len(predict._DETECTED) <= predict._DETECTED_MAX
 
 
+@pytest.mark.parametrize("level, block_size", [(1, None), (2, None), (1, 8000)])
+def test_a_compress_detects_each_channel_content_once(monkeypatch, level, block_size):
+    """The chain choice (``has_low_digits``) and the plans (both levels' at level 2) share one
+    scope of detections: each distinct content is tested once a ``compress``."""
+    x = skewed_codes(30000, 4)
+    seen: list[bytes] = []
+    exact = predict._mult_exact
+
+    def counted(arr, screened):
+        seen.append(arr.tobytes())
+        return exact(arr, screened)
+
+    monkeypatch.setattr(predict, "_mult_exact", counted)
+    data = compress(x, level=level, block_size=block_size)
+    assert_same_array(decompress(data), x)
+    if block_size is None:
+        assert ubpe.describe(data).front[0]["stage"] == "mult"
+    assert seen and len(seen) == len(set(seen)), [len(v) for v in seen]
+
+
 def test_auto_choice_takes_the_split_and_is_smaller_than_without_it():
     """On codes with skewed low digits the automatic choice (both levels) picks a "mult" chain,
     and the container is smaller than the best the planner finds without the stage."""

@@ -340,10 +340,12 @@ def _parts(values: Any, keep: bool, *, tokenizer: Tokenizer | Model | None = Non
                                         n_tokens, fit_options, s, threads, progress=progress)
         return
     from ..frontend.chains import built_chain
+    from ..frontend.mult import detection_cache
     from ..planner import auto_chains
 
-    chains = writer.forced_chains(forced, order) or [built_chain(spec) for spec in auto_chains(x, level, s)]
-    data = writer.planned_container(base, x, chains, level, n_tokens, fit_options, s, threads)
+    with detection_cache():  # (auto_chains' "mult" detections are the plan's: made once)
+        chains = writer.forced_chains(forced, order) or [built_chain(spec) for spec in auto_chains(x, level, s)]
+        data = writer.planned_container(base, x, chains, level, n_tokens, fit_options, s, threads)
     if level == 2 and float_stage is not None and step is None and bits is None:
         # each level chooses its own lossless float mode: level 1's container, kept when smaller
         one = b"".join(_parts(values, keep, n_tokens=n_tokens, embed=embed, delta=delta, predictor=predictor,

@@ -21,6 +21,7 @@ from ..alphabet import Alphabet, distinct
 from ..format import container
 from ..format.fields import alphabet_field, alphabet_values, escape_field, escaped_ids, model_field
 from ..frontend.chains import build_chain
+from ..frontend.mult import detection_cache
 from ..model import Model
 from ..planner import Candidate, Cost, ReplayEncoder, Settings, auto_chains, choose_method, level1_chains, plan
 from ..planner import settings as planner_settings
@@ -412,18 +413,19 @@ def blocked_parts(base: dict, src: Frames, block: int, chains: list[list[fronten
     first_took = False
     if given is None:
         sample = sample_frames(src.get, src.channels, frames, s.sample, s.windows)
-        if chains is None:
-            chains = [build_chain(spec) for spec in auto_chains(sample, level, s)]
-        # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
-        # share of coding them (the lean search's 2**13-value context-mixing samples ranked
-        # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
-        cost = cost_function(base, {}, _rate_sample(level, s), planned_whole=False)
-        proposer = ReplayEncoder(n_tokens, fit_options, s)
-        best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
-        if level == 2:  # on the sample, never larger than level 1's plan
-            one = plan(sample, level1_chains(chains), 1, cost, proposer, s, threads=threads, lean=False)
-            if cost(one).size < cost(best).size:
-                best = one
+        with detection_cache():  # (the "mult" detections of auto_chains and both plans: made once)
+            if chains is None:
+                chains = [build_chain(spec) for spec in auto_chains(sample, level, s)]
+            # the plan is made once for all the blocks: the exhaustive search, whose cost is a small
+            # share of coding them (the lean search's 2**13-value context-mixing samples ranked
+            # "rank+delta1" above no front end on the 120 neural recordings: 1.8 % larger)
+            cost = cost_function(base, {}, _rate_sample(level, s), planned_whole=False)
+            proposer = ReplayEncoder(n_tokens, fit_options, s)
+            best = plan(sample, chains, level, cost, proposer, s, threads=threads, lean=False)
+            if level == 2:  # on the sample, never larger than level 1's plan
+                one = plan(sample, level1_chains(chains), 1, cost, proposer, s, threads=threads, lean=False)
+                if cost(one).size < cost(best).size:
+                    best = one
         stages = with_settings(_stages_of(best.chain), s)
         if level == 1 and s.fast_level1 and s.fast_blocks_lpc:  # as level 1's plan searched (fewer orders)
             stages = fast_stages(stages, s)
