@@ -12,6 +12,12 @@ inflates the Python share, about 10-30 %), then the split by phase (the time ins
 function, i.e. the coders and the container, ``candidate_fields``; the forward passes of the
 chains, ``ubpe.frontend``; the rest), the compiled kernels' own time by name, and the top
 functions by own time. A figure, not a test.
+
+``--flac``: also FLAC -8's CPU time on the set (a process an input, start-up included, as
+benchmarks/bench_level1.py runs it; each input's least of ``--repeat`` runs, alternated with level
+1's own least of ``--repeat`` unprofiled compresses), and the bound it sets: level 1's time, its
+compiled kernels' own time alone (profiled) and the rest, each over FLAC's. Where the kernels
+alone reach FLAC's time, no trimming of the Python side meets it.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ def main() -> None:
     ap.add_argument("sets", nargs="*", default=["ecg", "seismic", "audio"])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--flac", action="store_true", help="FLAC -8 on the same inputs, and the bound")
     args = ap.parse_args()
     import ubpe
 
@@ -91,6 +98,8 @@ def main() -> None:
         print(f"fast_plan {fast / total:.1%} (its costing calls {plan_cost / total:.1%}); candidate_fields (coding + "
               f"container, all calls) {coded / total:.1%}; forward_shared (chains' passes) {fwd / total:.1%}; "
               f"compiled kernels' own time {kernels / total:.1%}")
+        if args.flac:
+            _flac_bound(name, xs, args.repeat, kernels / args.repeat)
         print("\nkernels by own time (ms per pass over the set, share, calls per pass):")
         ks = sorted(((v[2], v[1], n) for (f, _l, n), v in st.stats.items() if "_kernels" in f), reverse=True)
         for tt, calls, kname in ks[:args.top]:
@@ -113,6 +122,36 @@ def main() -> None:
             where = f"{Path(f).parent.name}/{Path(f).name}:{ln}"
             print(f"  {fn:34s} {where:42s} cum {ct / total:6.1%} own {tt / total:6.1%} calls/pass "
                   f"{calls / args.repeat:8.1f}")
+
+
+def _flac_bound(name: str, xs: list[np.ndarray], repeat: int, kernels: float) -> None:
+    """Print FLAC -8's CPU time on ``xs`` against level 1's and its kernels' (``kernels``: their
+    own CPU seconds a pass over ``xs``, profiled): each input's least of ``repeat`` runs of each,
+    alternated."""
+    import tempfile
+
+    import ubpe
+    from bench_level1 import Flac, _child_cpu, flac_startup
+
+    ours = theirs = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for x in xs:
+            flac = Flac(x, 44100, tempfile.mkdtemp(dir=tmp))
+            if flac.bits is None:
+                raise SystemExit(f"{name}: FLAC does not take {x.dtype} values")
+            best_u = best_f = float("inf")
+            for _ in range(repeat):
+                t0 = time.process_time()
+                ubpe.compress(x, level=1, threads=1)
+                best_u = min(best_u, time.process_time() - t0)
+                best_f = min(best_f, _child_cpu(flac.enc, flac.dir)[0])
+            ours += best_u
+            theirs += best_f
+        start = flac_startup(repeat)
+    print(f"\nagainst FLAC -8 (CPU ms a pass, each input's least of {repeat}; FLAC's start-up {start * 1e3:.2f} ms a "
+          f"process, {len(xs)} processes): level 1 {ours * 1e3:.2f}, FLAC {theirs * 1e3:.2f}; over FLAC's: level 1 "
+          f"{ours / theirs:.2f}, its compiled kernels' own time alone {kernels / theirs:.2f} ({kernels * 1e3:.2f} ms, "
+          f"profiled), the rest {(ours - kernels) / theirs:.2f}")
 
 
 if __name__ == "__main__":

@@ -758,10 +758,16 @@ def reweight_gram_padded(x, first, step, u, W, G):
     multiple of 8 columns past its diagonal: vector loops without a scalar remainder (75 -> 65 us
     on 1024 equations of 33). ``G`` float64 ``(p, P)`` and ``W`` ``(len(u), P)``, ``P`` a multiple
     of 8 of at least ``p`` (``W``'s columns from ``p`` on are zeroed; ``G``'s past each row's
-    diagonal are scratch). Its other preconditions as ``reweight_gram``'s."""
+    diagonal are scratch). Its other preconditions as ``reweight_gram``'s.
+
+    Two rows of ``G`` and two quads of equations a pass: each ``W`` column
+    loaded once for both rows and each ``G`` cell once for both quads, an element's sum the same
+    (its quads' sums added to it one after the other; 52 -> 41 us on 1024 equations of 33, the
+    refit's size)."""
     p = G.shape[0]
     wide = G.shape[1]
-    for t in range(u.shape[0]):
+    rows = u.shape[0]
+    for t in range(rows):
         j = first - p + 1 + t * step
         xt = x[j:j + p]
         wt = W[t]
@@ -773,7 +779,38 @@ def reweight_gram_padded(x, first, step, u, W, G):
     for a in range(p):
         for b in range(wide):
             G[a, b] = 0.0
-    for t in range(0, u.shape[0], 4):
+    p2 = p & ~1
+    t = 0
+    while t + 8 <= rows:  # two quads a pass
+        j = first - p + 1 + t * step
+        x0 = x[j:j + p]
+        x1 = x[j + step:j + step + p]
+        x2 = x[j + 2 * step:j + 2 * step + p]
+        x3 = x[j + 3 * step:j + 3 * step + p]
+        x4 = x[j + 4 * step:j + 4 * step + p]
+        x5 = x[j + 5 * step:j + 5 * step + p]
+        x6 = x[j + 6 * step:j + 6 * step + p]
+        x7 = x[j + 7 * step:j + 7 * step + p]
+        w0, w1, w2, w3 = W[t], W[t + 1], W[t + 2], W[t + 3]
+        w4, w5, w6, w7 = W[t + 4], W[t + 5], W[t + 6], W[t + 7]
+        for a in range(0, p2, 2):  # (rows a and a + 1: the same columns, (a + 8) & ~7 for even a)
+            y0, y1, y2, y3, y4, y5, y6, y7 = x0[a], x1[a], x2[a], x3[a], x4[a], x5[a], x6[a], x7[a]
+            z0, z1, z2, z3 = x0[a + 1], x1[a + 1], x2[a + 1], x3[a + 1]
+            z4, z5, z6, z7 = x4[a + 1], x5[a + 1], x6[a + 1], x7[a + 1]
+            g = G[a]
+            h = G[a + 1]
+            for b in range((a + 8) & ~7):
+                v0, v1, v2, v3, v4, v5, v6, v7 = w0[b], w1[b], w2[b], w3[b], w4[b], w5[b], w6[b], w7[b]
+                g[b] = (g[b] + (y0 * v0 + y1 * v1 + y2 * v2 + y3 * v3)) + (y4 * v4 + y5 * v5 + y6 * v6 + y7 * v7)
+                h[b] = (h[b] + (z0 * v0 + z1 * v1 + z2 * v2 + z3 * v3)) + (z4 * v4 + z5 * v5 + z6 * v6 + z7 * v7)
+        for a in range(p2, p):  # (an odd last row alone)
+            y0, y1, y2, y3, y4, y5, y6, y7 = x0[a], x1[a], x2[a], x3[a], x4[a], x5[a], x6[a], x7[a]
+            g = G[a]
+            for b in range((a + 8) & ~7):
+                g[b] = ((g[b] + (y0 * w0[b] + y1 * w1[b] + y2 * w2[b] + y3 * w3[b]))
+                        + (y4 * w4[b] + y5 * w5[b] + y6 * w6[b] + y7 * w7[b]))
+        t += 8
+    if t < rows:  # (a last quad)
         j = first - p + 1 + t * step
         x0 = x[j:j + p]
         x1 = x[j + step:j + step + p]
