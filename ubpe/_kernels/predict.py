@@ -691,8 +691,11 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
 
 #: The order from which :func:`lms_stage` runs :func:`lms_stage32` (where it applies): below it
 #: the per-sample work outweighs the taps' (on ECG, order 17: 1.35 ms against 1.15 for the int64
-#: loop; order 32: equal; order 64: 1.58 against 1.80; order 256: 3.75 against 5.2).
-LMS32_MIN_ORDER = 64
+#: loop; order 64: 1.58 against 1.80; order 256: 3.75 against 5.2). Order 32, the default
+#: cascade's middle stage, since the split sum's own loop (``_split_run``): forward 1.40 times as
+#: fast on audio, ECG and seismic (audio 3.39 -> 2.43 ms), inverse 1.02; 24-bit values at orders 32
+#: and 48, 1.04-1.15 (benchmarks/results/l2aud.md)
+LMS32_MIN_ORDER = 32
 
 
 @njit(cache=True, nogil=True, inline="always")
