@@ -79,6 +79,47 @@ def test_cascade_rows_match_the_reference_row_by_row(rows, n, stages, seed):
     assert np.array_equal(back, src)
 
 
+@settings(max_examples=40, deadline=None)
+@given(signals(330, SMALL), st.sampled_from([32, 48, 64, 96]), st.sampled_from([32, 48]), st.integers(1, 17),
+       st.integers(1, 17), st.integers(1, 28), st.lists(st.integers(0, 1), min_size=3, max_size=3))
+def test_three_stages_in_one_loop_match_the_reference(x, oa, ob, sa, sb, s4, rules):
+    """The forward cascade of two long stages then order 4 (``predict._cascade3_forward``: the
+    default cascade's shape) in one loop, where it applies (8 or 16 bits, bits + shift <= 33
+    for both long stages: shifts up to 17; rows longer than the first's warm-up) and where it
+    does not (shorter rows: the stages one after the other), through the cascade's kernel as
+    the "adaptive" stage calls it (``adaptive_rows``): the reference's residuals, the values back."""
+    stages = [(max(oa, ob), sa, rules[0]), (min(oa, ob), sb, rules[1]), (4, s4, rules[2])]
+    unsigned = int(x.dtype.kind == "u")
+    r = adaptive.adaptive_rows(x.reshape(1, -1), [list(t) for t in stages], unsigned=unsigned)
+    bits = 8 * x.dtype.itemsize
+    assert r[0].tolist() == ref.cascade(signed_ints(x), bits, stages)
+    back = adaptive.adaptive_rows(r, [list(t) for t in stages], inverse=True, unsigned=unsigned)
+    assert back.view(x.dtype)[0].tobytes() == x.tobytes()
+
+
+def test_three_stages_in_one_loop_on_loud_audio_like_signals():
+    """Level 2's default cascade past the warm-up on a loud tone (weights far from 0), 8 and
+    16 bits, and the kernel itself: it runs (True) and gives what the stages one after the
+    other give."""
+    t = np.arange(2500)
+    x = (np.sin(t * 0.07) * 30000 + np.sin(t * 0.31) * 2000).astype(np.int16)
+    check(x, [list(s) for s in adaptive.DEFAULT_STAGES])
+    check((x >> 8).astype(np.int8), [list(s) for s in adaptive.DEFAULT_STAGES])
+    st_arr = np.array(adaptive.DEFAULT_STAGES, np.int64)
+    o, sf, rl = st_arr[:, 0].copy(), st_arr[:, 1].copy(), st_arr[:, 2].copy()
+    src = x.astype(np.int64)
+    fused = np.empty_like(src)
+    assert k._cascade3_forward(src, o, sf, rl, 48, fused, np.empty_like(src), np.empty_like(src))
+    one = src
+    for order, shift, rule in adaptive.DEFAULT_STAGES:
+        nxt = np.empty_like(src)
+        k.lms_stage(one, order, shift, rule, 48, False, nxt)
+        one = nxt
+    assert np.array_equal(fused, one)
+    assert not k._cascade3_forward(src[:257], o, sf, rl, 48, fused[:257], np.empty(257, np.int64),
+                                   np.empty(257, np.int64))  # (no sample past the warm-up)
+
+
 @pytest.mark.parametrize("order", [4, 32, 48, 64, 256])
 def test_public_stage_kernels_allocate_their_own_scratch(order):
     """``lms_stage`` and ``lms_stage32`` (their own scratch) agree with the reference."""
