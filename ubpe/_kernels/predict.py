@@ -697,6 +697,10 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
 #: and 48, 1.04-1.15 (benchmarks/results/l2aud.md)
 LMS32_MIN_ORDER = 32
 
+#: The "adaptive" stage's default cascade, (order, shift, rule) a stage (``ubpe.frontend.adaptive``
+#: writes it): :func:`_cascade3_forward` compiles its numbers in
+DEFAULT_CASCADE = ((256, 17, 1), (32, 14, 1), (4, 11, 1))
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _adaptation(v, mag, rule):
@@ -1042,38 +1046,35 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
 
 @njit(cache=True, nogil=True)
 def _cascade3_forward(src, orders, shifts, rules, sh, dst, tmp, scratch):
-    """The forward cascade of three stages, two long ones then order 4 (the default cascade's
-    shape, :data:`ubpe.frontend.adaptive.DEFAULT_STAGES`), in one loop over the samples past
-    the first long stage's warm-up: the same ``dst`` as the stages one after the other
+    """The default cascade (:data:`DEFAULT_CASCADE`: two long stages, then order 4) forward on
+    16-bit values (``sh`` 48), its numbers compiled in, in one loop over the samples past the
+    first stage's warm-up: the same ``dst`` as the stages one after the other
     (:func:`_lms_stage32` twice, :func:`lms_stage4`), where each stage's serial chain from one
     residual to the next prediction (the sign, the taps, the sums) waited on itself and the
-    next stage's work could not overlap it (audio's cascade, forward, 9.9 -> 7.8 ms in a
-    prototype). Each long stage's state, ``w``, ``a``, ``h`` as :func:`_lms_stage32` keeps them
-    (the first's in ``scratch``, the second's in ``tmp``, as int32); the second's history
-    written as the first makes it (a wrapped residual: within ``bits`` bits, so its split sum
-    holds), then its taps as :func:`_split_run`'s. Returns False, ``dst`` unspecified, where
-    this does not apply (then the stages run one after the other): the orders not (a multiple
-    of 16 from :data:`LMS32_MIN_ORDER`, at least the second; at most 1024), (a multiple of 16
-    from it), 4; values wider than 16 bits (``bits + shift <= 33`` for either long stage), a
-    value outside them, rows of at most ``orders[0] + 1`` or more than 2**25 samples.
-    Preconditions: :func:`lms_cascade_rows_into`'s, one row."""
+    next stage's work could not overlap it (audio and ECG's forward cascades 1.25-1.27 times as
+    fast; with the numbers as variables, 1.07-1.09: ``benchmarks/results/l2aud.md``). Each long
+    stage's state, ``w``, ``a``, ``h`` as :func:`_lms_stage32` keeps them (the first's in
+    ``scratch``, the second's in ``tmp``, as int32); the second's history written as the first
+    makes it (a wrapped residual, within 16 bits: its split sum holds), then its taps as
+    :func:`_split_run`'s. Returns False, ``dst`` unspecified, where this does not apply (then
+    the stages run one after the other): other stages or widths, a value outside 16 bits, rows
+    of at most 257 or more than 2**25 samples. Preconditions: :func:`lms_cascade_rows_into`'s,
+    one row."""
+    (oa, sa, ra), (ob, sb, rb), (o4, s4, r4) = DEFAULT_CASCADE
     n = src.shape[0]
-    oa, ob = orders[0], orders[1]
-    bits = 64 - sh
-    if not (orders.shape[0] == 3 and orders[2] == 4 and oa >= ob >= LMS32_MIN_ORDER and oa <= 1024
-            and (oa & 15) == 0 and (ob & 15) == 0 and bits <= 16 and bits + shifts[0] <= 33
-            and bits + shifts[1] <= 33 and oa + 1 < n <= (1 << 25)):
+    if not (orders.shape[0] == 3 and sh == 48 and oa + 1 < n <= (1 << 25)
+            and orders[0] == oa and orders[1] == ob and orders[2] == o4 and shifts[0] == sa
+            and shifts[1] == sb and shifts[2] == s4 and rules[0] == ra and rules[1] == rb and rules[2] == r4):
         return False
     wa = zeros(oa, np.int32)
     wb = zeros(ob, np.int32)
-    sa = scratch.view(np.int32)
-    aa, ha = sa[0:n], sa[n:2 * n]
-    sb = tmp.view(np.int32)
-    ab, hb = sb[0:n], sb[n:2 * n]
-    half = np.int64(1) << np.int64(bits - 1)
+    va = scratch.view(np.int32)
+    aa, ha = va[0:n], va[n:2 * n]
+    vb = tmp.view(np.int32)
+    ab, hb = vb[0:n], vb[n:2 * n]
     for i in range(n):
         v = src[i]
-        if v < -half or v >= half:
+        if v < -32768 or v >= 32768:
             return False
         ha[i] = np.int32(v)
     z = np.uint64(0)
@@ -1083,21 +1084,32 @@ def _cascade3_forward(src, orders, shifts, rules, sh, dst, tmp, scratch):
     pa = oa + 1
     ea = dst
     eb = empty(n, np.int64)
-    ma, da, ca, sa_prev = _lms32_loop(src, ea, wa, aa, ha, 0, pa, oa, shifts[0], rules[0], sh, False, True,
-                                      np.int64(0), z, z, np.int64(0))
+    # (the arguments typed as _lms_stage32's: one compilation of _lms32_loop serves both)
+    i64, no, yes = np.int64, sh < 0, sh == 48
+    state_a = _lms32_loop(src, ea, wa, aa, ha, 0, i64(pa), i64(oa), i64(sa), i64(ra), i64(48), no, yes, i64(0), z, z,
+                          i64(0))
     for i in range(pa):
         hb[i] = np.int32(ea[i])
-    mb, db, cb, sb_prev = _lms32_loop(ea, eb, wb, ab, hb, 0, pa, ob, shifts[1], rules[1], sh, False, True,
-                                      np.int64(0), z, z, np.int64(0))
-    r4 = np.int64(1) << np.int64(shifts[2] - 1)
-    s4, sh4, ru4 = STATE4, shifts[2], rules[2]
+    state_b = _lms32_loop(ea, eb, wb, ab, hb, 0, i64(pa), i64(ob), i64(sb), i64(rb), i64(48), no, yes, i64(0), z, z,
+                          i64(0))
+    state4 = STATE4
     for i in range(pa):
-        dst[i], s4 = _step4(eb[i], s4, r4, sh4, ru4, sh, False)
-    # the three at once
-    ra = np.int64(1) << np.int64(shifts[0] - 1)
-    rb = np.int64(1) << np.int64(shifts[1] - 1)
-    sha, shb, rua, rub = shifts[0], shifts[1], rules[0], rules[1]
-    for i in range(pa, n):
+        dst[i], state4 = _step4(eb[i], state4, np.int64(1) << np.int64(s4 - 1), s4, r4, 48, False)
+    _cascade3_run(src, dst, wa, aa, ha, wb, ab, hb, pa, oa, ob, sa, sb, s4, ra, rb, r4, 48, state_a + state_b + (state4,))
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cascade3_run(src, dst, wa, aa, ha, wb, ab, hb, i0, oa, ob, sha, shb, sh4, rua, rub, ru4, sh, state):
+    """:func:`_cascade3_forward`'s samples from ``i0`` (past the first stage's warm-up) to the
+    row's end, the three stages at once, from their ``state`` before sample ``i0``; inlined
+    (at a call whose orders, shifts, rules and ``sh`` are constants they are compiled in)."""
+    n = src.shape[0]
+    ma, da, ca, sa_prev, mb, db, cb, sb_prev, s4 = state
+    ra = np.int64(1) << np.int64(sha - 1)
+    rb = np.int64(1) << np.int64(shb - 1)
+    r4 = np.int64(1) << np.int64(sh4 - 1)
+    for i in range(i0, n):
         v = src[U(i)]
         p = np.int64(np.uint64(ra) + da + np.uint64(sa_prev * np.int64(ca))) >> np.int64(sha)
         e = wrap_sub(v, p, sh)
@@ -1121,7 +1133,6 @@ def _cascade3_forward(src, orders, shifts, rules, sh, dst, tmp, scratch):
         cb += np.uint64(np.int64(ab[U(i - 1)]) * e)
         cb -= np.uint64(np.int64(ab[U(i - 1 - ob)]) * np.int64(hb[U(i - ob)]))
         sb_prev = t
-    return True
 
 
 @njit(cache=True, nogil=True)
