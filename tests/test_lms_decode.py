@@ -79,21 +79,19 @@ def test_cascade_rows_match_the_reference_row_by_row(rows, n, stages, seed):
     assert np.array_equal(back, src)
 
 
-@settings(max_examples=40, deadline=None)
-@given(signals(330, SMALL), st.sampled_from([32, 48, 64, 96]), st.sampled_from([32, 48]), st.integers(1, 17),
-       st.integers(1, 17), st.integers(1, 28), st.lists(st.integers(0, 1), min_size=3, max_size=3))
-def test_three_stages_in_one_loop_match_the_reference(x, oa, ob, sa, sb, s4, rules):
-    """The forward cascade of two long stages then order 4 (``predict._cascade3_forward``: the
-    default cascade's shape) in one loop, where it applies (8 or 16 bits, bits + shift <= 33
-    for both long stages: shifts up to 17; rows longer than the first's warm-up) and where it
-    does not (shorter rows: the stages one after the other), through the cascade's kernel as
-    the "adaptive" stage calls it (``adaptive_rows``): the reference's residuals, the values back."""
-    stages = [(max(oa, ob), sa, rules[0]), (min(oa, ob), sb, rules[1]), (4, s4, rules[2])]
+@settings(max_examples=30, deadline=None)
+@given(signals(700, [np.int16, np.uint16, np.int8]), st.booleans())
+def test_default_cascade_in_one_loop_matches_the_reference(x, default):
+    """The forward cascade through its kernel as the "adaptive" stage calls it (``adaptive_rows``):
+    the default cascade on 16-bit values runs in one loop (``predict._cascade3_forward``, past
+    its 257-sample warm-up), 8-bit values and another cascade of its shape stage by stage; the
+    reference's residuals, the values back."""
+    stages = [list(t) for t in adaptive.DEFAULT_STAGES] if default else [[64, 16, 1], [32, 9, 0], [4, 11, 1]]
     unsigned = int(x.dtype.kind == "u")
-    r = adaptive.adaptive_rows(x.reshape(1, -1), [list(t) for t in stages], unsigned=unsigned)
+    r = adaptive.adaptive_rows(x.reshape(1, -1), stages, unsigned=unsigned)
     bits = 8 * x.dtype.itemsize
-    assert r[0].tolist() == ref.cascade(signed_ints(x), bits, stages)
-    back = adaptive.adaptive_rows(r, [list(t) for t in stages], inverse=True, unsigned=unsigned)
+    assert r[0].tolist() == ref.cascade(signed_ints(x), bits, [tuple(t) for t in stages])
+    back = adaptive.adaptive_rows(r, stages, inverse=True, unsigned=unsigned)
     assert back.view(x.dtype)[0].tobytes() == x.tobytes()
 
 
