@@ -116,6 +116,22 @@ def test_three_stages_in_one_loop_on_loud_audio_like_signals():
     assert np.array_equal(fused, one)
     assert not k._cascade3_forward(src[:257], o, sf, rl, 48, fused[:257], np.empty(257, np.int64),
                                    np.empty(257, np.int64))  # (no sample past the warm-up)
+    # several rows through the cascade's kernel (each row fused, the work arrays shared), and back
+    rows = np.stack([src, src[::-1].copy(), src // 3])
+    out = np.empty_like(rows)
+    k.lms_cascade_rows(rows, o, sf, rl, 48, False, out)
+    assert np.array_equal(out[0], one)
+    for c in range(3):
+        expected = np.empty((1, rows.shape[1]), np.int64)
+        k.lms_cascade_rows(rows[c:c + 1].copy(), o[:1], sf[:1], rl[:1], 48, False, expected)
+        for j in (1, 2):
+            nxt = np.empty_like(expected)
+            k.lms_cascade_rows(expected, o[j:j + 1], sf[j:j + 1], rl[j:j + 1], 48, False, nxt)
+            expected = nxt
+        assert np.array_equal(out[c], expected[0])
+    back = np.empty_like(rows)
+    k.lms_cascade_rows(out, o, sf, rl, 48, True, back)
+    assert np.array_equal(back, rows)
 
 
 @pytest.mark.parametrize("order", [4, 32, 48, 64, 256])
