@@ -42,7 +42,7 @@ sizes = {}
 for s in sets:
     for j, (buf, V, t) in enumerate(data[s]):
         eb = np.zeros(2 * buf.size + 256, np.uint8)
-        n = k.cms2_encode(t, V, eb)
+        n = k.cms2_encode(t, V, eb, whole=True)  # (a container's stream: coded whole)
         if own:  # a format change: this tree's own payload of the same tokens
             buf = eb[:n].copy()
             data[s][j] = (buf, V, t)
@@ -61,7 +61,7 @@ for _line in sys.stdin:
             a = time.process_time()
             k.cms2_decode(buf, V, out)
             b = time.process_time()
-            k.cms2_encode(t, V, eb)
+            k.cms2_encode(t, V, eb, whole=True)
             c = time.process_time()
             de += b - a
             en += c - b

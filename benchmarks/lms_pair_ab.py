@@ -1,8 +1,9 @@
 """Level 2's decode kernels on ECG, two source trees in ONE process, alternated call by call:
-the inverse LMS cascade (``predict.lms_cascade_rows``), one inverse stage (``lms_stage``), or
+the inverse LMS cascade (``predict.lms_cascade_rows``; ``lmsf``: the forward one on the 32 audio
+files and ECG, outputs checked equal), one inverse stage (``lms_stage``), or
 the "cms2" decoder (``cms2_decode``) on the same inputs.
 
-    UBPE_DATA=/work/shared/data python benchmarks/lms_pair_ab.py BEFORE_TREE [--what lms,st256,st32,st4,cms2]
+    UBPE_DATA=/work/shared/data python benchmarks/lms_pair_ab.py BEFORE_TREE [--what lms,lmsf,st256,st32,st4,cms2]
         [--rounds 41]
 
 BEFORE_TREE's ``ubpe`` package is copied to a temporary folder as ``ubpe_base`` (every import
@@ -81,6 +82,22 @@ def main(argv=None) -> int:
 
             def fb():
                 run(KB)
+        elif what == "lmsf":  # the forward cascade (compress), on every audio file and ECG
+            o, sf, rl = np.array([256, 32, 4]), np.array([17, 14, 11]), np.array([1, 1, 1])
+            rows = [v.astype(np.int64).reshape(1, -1) for v, _rate in _data.audio()] + [x.reshape(1, -1)]
+            for s in rows:
+                r1, r2 = np.empty_like(s), np.empty_like(s)
+                PA.lms_cascade_rows(s, o, sf, rl, 48, False, r1)
+                PB.lms_cascade_rows(s, o, sf, rl, 48, False, r2)
+                assert np.array_equal(r1, r2)
+
+            def fa(rows=rows, o=o, sf=sf, rl=rl):
+                for s in rows:
+                    PA.lms_cascade_rows(s, o, sf, rl, 48, False, np.empty_like(s))
+
+            def fb(rows=rows, o=o, sf=sf, rl=rl):
+                for s in rows:
+                    PB.lms_cascade_rows(s, o, sf, rl, 48, False, np.empty_like(s))
         elif what == "lms":
             s = x.reshape(1, -1)
             o, sf, rl = np.array([256, 32, 4]), np.array([17, 14, 11]), np.array([1, 1, 1])

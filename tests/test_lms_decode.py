@@ -44,7 +44,7 @@ def test_order_4_stage_matches_the_reference(x, shift, rule):
 
 
 @settings(max_examples=25, deadline=None)
-@given(signals(420, SMALL), st.integers(64, 130), st.integers(1, 28), st.integers(0, 1))
+@given(signals(420, SMALL), st.integers(k.LMS32_MIN_ORDER, 130), st.integers(1, 28), st.integers(0, 1))
 def test_split_sum_long_stage_matches_the_reference(x, order, shift, rule):
     """Orders from LMS32_MIN_ORDER, values of 8 or 16 bits, every shift: both sides of
     bits + shift = 33 (the split int32 sums, or exact 64-bit products), past the warm-up."""
@@ -79,7 +79,62 @@ def test_cascade_rows_match_the_reference_row_by_row(rows, n, stages, seed):
     assert np.array_equal(back, src)
 
 
-@pytest.mark.parametrize("order", [4, 64, 256])
+@settings(max_examples=30, deadline=None)
+@given(signals(700, [np.int16, np.uint16, np.int8]), st.booleans())
+def test_default_cascade_in_one_loop_matches_the_reference(x, default):
+    """The forward cascade through its kernel as the "adaptive" stage calls it (``adaptive_rows``):
+    the default cascade on 16-bit values runs in one loop (``predict._cascade3_forward``, past
+    its 257-sample warm-up), 8-bit values and another cascade of its shape stage by stage; the
+    reference's residuals, the values back."""
+    stages = [list(t) for t in adaptive.DEFAULT_STAGES] if default else [[64, 16, 1], [32, 9, 0], [4, 11, 1]]
+    unsigned = int(x.dtype.kind == "u")
+    r = adaptive.adaptive_rows(x.reshape(1, -1), stages, unsigned=unsigned)
+    bits = 8 * x.dtype.itemsize
+    assert r[0].tolist() == ref.cascade(signed_ints(x), bits, [tuple(t) for t in stages])
+    back = adaptive.adaptive_rows(r, stages, inverse=True, unsigned=unsigned)
+    assert back.view(x.dtype)[0].tobytes() == x.tobytes()
+
+
+def test_three_stages_in_one_loop_on_loud_audio_like_signals():
+    """Level 2's default cascade past the warm-up on a loud tone (weights far from 0), 8 and
+    16 bits, and the kernel itself: it runs (True) and gives what the stages one after the
+    other give."""
+    t = np.arange(2500)
+    x = (np.sin(t * 0.07) * 30000 + np.sin(t * 0.31) * 2000).astype(np.int16)
+    check(x, [list(s) for s in adaptive.DEFAULT_STAGES])
+    check((x >> 8).astype(np.int8), [list(s) for s in adaptive.DEFAULT_STAGES])
+    st_arr = np.array(adaptive.DEFAULT_STAGES, np.int64)
+    o, sf, rl = st_arr[:, 0].copy(), st_arr[:, 1].copy(), st_arr[:, 2].copy()
+    src = x.astype(np.int64)
+    fused = np.empty_like(src)
+    assert k._cascade3_forward(src, o, sf, rl, 48, fused, np.empty_like(src), np.empty_like(src))
+    one = src
+    for order, shift, rule in adaptive.DEFAULT_STAGES:
+        nxt = np.empty_like(src)
+        k.lms_stage(one, order, shift, rule, 48, False, nxt)
+        one = nxt
+    assert np.array_equal(fused, one)
+    assert not k._cascade3_forward(src[:257], o, sf, rl, 48, fused[:257], np.empty(257, np.int64),
+                                   np.empty(257, np.int64))  # (no sample past the warm-up)
+    # several rows through the cascade's kernel (each row fused, the work arrays shared), and back
+    rows = np.stack([src, src[::-1].copy(), src // 3])
+    out = np.empty_like(rows)
+    k.lms_cascade_rows(rows, o, sf, rl, 48, False, out)
+    assert np.array_equal(out[0], one)
+    for c in range(3):
+        expected = np.empty((1, rows.shape[1]), np.int64)
+        k.lms_cascade_rows(rows[c:c + 1].copy(), o[:1], sf[:1], rl[:1], 48, False, expected)
+        for j in (1, 2):
+            nxt = np.empty_like(expected)
+            k.lms_cascade_rows(expected, o[j:j + 1], sf[j:j + 1], rl[j:j + 1], 48, False, nxt)
+            expected = nxt
+        assert np.array_equal(out[c], expected[0])
+    back = np.empty_like(rows)
+    k.lms_cascade_rows(out, o, sf, rl, 48, True, back)
+    assert np.array_equal(back, rows)
+
+
+@pytest.mark.parametrize("order", [4, 32, 48, 64, 256])
 def test_public_stage_kernels_allocate_their_own_scratch(order):
     """``lms_stage`` and ``lms_stage32`` (their own scratch) agree with the reference."""
     rng = np.random.default_rng(order)

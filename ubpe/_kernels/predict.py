@@ -691,8 +691,15 @@ def reweight_fit(s, r, lo, hi, order, precision, sh, passes, span, equations, lo
 
 #: The order from which :func:`lms_stage` runs :func:`lms_stage32` (where it applies): below it
 #: the per-sample work outweighs the taps' (on ECG, order 17: 1.35 ms against 1.15 for the int64
-#: loop; order 32: equal; order 64: 1.58 against 1.80; order 256: 3.75 against 5.2).
-LMS32_MIN_ORDER = 64
+#: loop; order 64: 1.58 against 1.80; order 256: 3.75 against 5.2). Order 32, the default
+#: cascade's middle stage, since the split sum's own loop (``_split_run``): forward 1.40 times as
+#: fast on audio, ECG and seismic (audio 3.39 -> 2.43 ms), inverse 1.02; 24-bit values at orders 32
+#: and 48, 1.04-1.15 (benchmarks/results/l2aud.md)
+LMS32_MIN_ORDER = 32
+
+#: The "adaptive" stage's default cascade, (order, shift, rule) a stage (``ubpe.frontend.adaptive``
+#: writes it): :func:`_cascade3_forward` compiles its numbers in
+DEFAULT_CASCADE = ((256, 17, 1), (32, 14, 1), (4, 11, 1))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -820,16 +827,27 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
             if v < -half or v >= half:
                 split = False  # (not a bits-bit value: the sums in full)
             h[i] = np.int32(v)
-    rnd = np.int64(1) << np.int64(shift - 1)
     mag = np.int64(0)  # 16 x running mean of |h|, saturating
     d = np.uint64(0)  # U_{i-2}.H_i (split: congruent modulo 2**33)
     c = np.uint64(0)  # C_i
     s_prev = np.int64(0)  # s_{i-1}
-    run = split and (order & 15) == 0  # (the split sum's samples past the warm-up: _split_run)
-    for i in range(n):
-        if run and i == order + 1:
-            _split_run(src, dst, w, a, h, i, order, shift, rule, sh, inverse, mag, d, c, s_prev)
-            return True
+    if split and (order & 15) == 0 and n > order + 1:  # (the split sum's samples past the warm-up)
+        mag, d, c, s_prev = _lms32_loop(src, dst, w, a, h, 0, order + 1, order, shift, rule, sh, inverse, split,
+                                        mag, d, c, s_prev)
+        _split_run(src, dst, w, a, h, order + 1, order, shift, rule, sh, inverse, mag, d, c, s_prev)
+    else:
+        _lms32_loop(src, dst, w, a, h, 0, n, order, shift, rule, sh, inverse, split, mag, d, c, s_prev)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _lms32_loop(src, dst, w, a, h, i0, i1, order, shift, rule, sh, inverse, split, mag, d, c, s_prev):
+    """:func:`_lms_stage32`'s samples ``i0 .. i1 - 1`` (the warm-up's partial taps below sample
+    ``order + 1``, then the split or full sums), from its state before sample ``i0``, returned as
+    it is before sample ``i1`` (when ``i1 < n``): ``(mag, d, c, s_prev)``."""
+    n = src.shape[0]
+    rnd = np.int64(1) << np.int64(shift - 1)
+    for i in range(i0, i1):
         p = np.int64(np.uint64(rnd) + d + np.uint64(s_prev * np.int64(c))) >> np.int64(shift)
         if inverse:
             v = wrap_add(src[i], p, sh)
@@ -870,7 +888,7 @@ def _lms_stage32(src, order, shift, rule, sh, inverse, dst, scratch):
         if i - 1 - order >= 0:
             c -= np.uint64(np.int64(a[i - 1 - order]) * np.int64(h[i - order]))
         s_prev = s
-    return True
+    return mag, d, c, s_prev
 
 
 @njit(cache=True, nogil=True)
@@ -883,32 +901,38 @@ def lms_stage4(src, shift, rule, sh, inverse, dst):
     leaves the taps of the warm-up out.
 
     Preconditions: :func:`lms_stage`'s."""
-    n = src.shape[0]
     rnd = np.int64(1) << np.int64(shift - 1)
-    w0 = w1 = w2 = w3 = np.int64(0)  # w[j]: the weight of h[i - 1 - j]
-    h1 = h2 = h3 = h4 = np.int64(0)  # h[i - 1], ..
-    a1 = a2 = a3 = a4 = np.int64(0)
-    mag = np.int64(0)
-    for i in range(n):
-        acc = (np.uint64(rnd) + np.uint64(w0) * np.uint64(h1) + np.uint64(w1) * np.uint64(h2)
-               + np.uint64(w2) * np.uint64(h3) + np.uint64(w3) * np.uint64(h4))
-        p = np.int64(acc) >> np.int64(shift)
-        if inverse:
-            e = src[i]
-            v = wrap_add(e, p, sh)
-            dst[i] = v
-        else:
-            v = src[i]
-            e = wrap_sub(v, p, sh)
-            dst[i] = e
-        ai, mag = _adaptation(v, mag, rule)
-        s = np.int64(e > 0) - np.int64(e < 0)
-        w0 += s * a1
-        w1 += s * a2
-        w2 += s * a3
-        w3 += s * a4
-        h4, h3, h2, h1 = h3, h2, h1, v
-        a4, a3, a2, a1 = a3, a2, a1, ai
+    state = STATE4
+    for i in range(src.shape[0]):
+        dst[i], state = _step4(src[i], state, rnd, shift, rule, sh, inverse)
+
+
+#: :func:`_step4`'s state before the first sample: running magnitude, weights, values and
+#: their adaptation values all 0
+STATE4 = (np.int64(0),) * 13
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _step4(x, state, rnd, shift, rule, sh, inverse):
+    """One sample ``x`` of an order-4 stage (:func:`lms_stage4`; ``rnd = 2**(shift - 1)``):
+    its output (forward the residual, inverse the value) and the state after it, ``(mag, w0 ..
+    w3, h1 .. h4, a1 .. a4)``: ``w[j]`` the weight of ``h[i - 1 - j]``, ``h1`` the last value,
+    ``a1`` its adaptation value."""
+    mag, w0, w1, w2, w3, h1, h2, h3, h4, a1, a2, a3, a4 = state
+    acc = (np.uint64(rnd) + np.uint64(w0) * np.uint64(h1) + np.uint64(w1) * np.uint64(h2)
+           + np.uint64(w2) * np.uint64(h3) + np.uint64(w3) * np.uint64(h4))
+    p = np.int64(acc) >> np.int64(shift)
+    if inverse:
+        e = np.int64(x)
+        v = wrap_add(e, p, sh)
+        out = v
+    else:
+        v = np.int64(x)
+        e = wrap_sub(v, p, sh)
+        out = e
+    ai, mag = _adaptation(v, mag, rule)
+    s = np.int64(e > 0) - np.int64(e < 0)
+    return out, (mag, w0 + s * a1, w1 + s * a2, w2 + s * a3, w3 + s * a4, v, h1, h2, h3, ai, a1, a2, a3)
 
 
 @njit(cache=True, nogil=True)
@@ -1021,6 +1045,97 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
 
 
 @njit(cache=True, nogil=True)
+def _cascade3_forward(src, orders, shifts, rules, sh, dst, tmp, scratch):
+    """The default cascade (:data:`DEFAULT_CASCADE`: two long stages, then order 4) forward on
+    16-bit values (``sh`` 48), its numbers compiled in, in one loop over the samples past the
+    first stage's warm-up: the same ``dst`` as the stages one after the other
+    (:func:`_lms_stage32` twice, :func:`lms_stage4`), where each stage's serial chain from one
+    residual to the next prediction (the sign, the taps, the sums) waited on itself and the
+    next stage's work could not overlap it (audio and ECG's forward cascades 1.25-1.27 times as
+    fast; with the numbers as variables, 1.07-1.09: ``benchmarks/results/l2aud.md``). Each long
+    stage's state, ``w``, ``a``, ``h`` as :func:`_lms_stage32` keeps them (the first's in
+    ``scratch``, the second's in ``tmp``, as int32); the second's history written as the first
+    makes it (a wrapped residual, within 16 bits: its split sum holds), then its taps as
+    :func:`_split_run`'s. Returns False, ``dst`` unspecified, where this does not apply (then
+    the stages run one after the other): other stages or widths, a value outside 16 bits, rows
+    of at most 257 or more than 2**25 samples. Preconditions: :func:`lms_cascade_rows_into`'s,
+    one row."""
+    (oa, sa, ra), (ob, sb, rb), (o4, s4, r4) = DEFAULT_CASCADE
+    n = src.shape[0]
+    if not (orders.shape[0] == 3 and sh == 48 and oa + 1 < n <= (1 << 25)
+            and orders[0] == oa and orders[1] == ob and orders[2] == o4 and shifts[0] == sa
+            and shifts[1] == sb and shifts[2] == s4 and rules[0] == ra and rules[1] == rb and rules[2] == r4):
+        return False
+    wa = zeros(oa, np.int32)
+    wb = zeros(ob, np.int32)
+    va = scratch.view(np.int32)
+    aa, ha = va[0:n], va[n:2 * n]
+    vb = tmp.view(np.int32)
+    ab, hb = vb[0:n], vb[n:2 * n]
+    for i in range(n):
+        v = src[i]
+        if v < -32768 or v >= 32768:
+            return False
+        ha[i] = np.int32(v)
+    z = np.uint64(0)
+    # the first long stage's warm-up, then the second's and the order-4 stage's on its outputs
+    # (each a row's length: the stages' loops stop short only at a row's last sample; the first's
+    # outputs in dst, read by the second before the last stage writes them)
+    pa = oa + 1
+    ea = dst
+    eb = empty(n, np.int64)
+    # (the arguments typed as _lms_stage32's: one compilation of _lms32_loop serves both)
+    i64, no, yes = np.int64, sh < 0, sh == 48
+    state_a = _lms32_loop(src, ea, wa, aa, ha, 0, i64(pa), i64(oa), i64(sa), i64(ra), i64(48), no, yes, i64(0), z, z,
+                          i64(0))
+    for i in range(pa):
+        hb[i] = np.int32(ea[i])
+    state_b = _lms32_loop(ea, eb, wb, ab, hb, 0, i64(pa), i64(ob), i64(sb), i64(rb), i64(48), no, yes, i64(0), z, z,
+                          i64(0))
+    state4 = STATE4
+    for i in range(pa):
+        dst[i], state4 = _step4(eb[i], state4, np.int64(1) << np.int64(s4 - 1), s4, r4, 48, False)
+    _cascade3_run(src, dst, wa, aa, ha, wb, ab, hb, pa, oa, ob, sa, sb, s4, ra, rb, r4, 48, state_a + state_b + (state4,))
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cascade3_run(src, dst, wa, aa, ha, wb, ab, hb, i0, oa, ob, sha, shb, sh4, rua, rub, ru4, sh, state):
+    """:func:`_cascade3_forward`'s samples from ``i0`` (past the first stage's warm-up) to the
+    row's end, the three stages at once, from their ``state`` before sample ``i0``; inlined
+    (at a call whose orders, shifts, rules and ``sh`` are constants they are compiled in)."""
+    n = src.shape[0]
+    ma, da, ca, sa_prev, mb, db, cb, sb_prev, s4 = state
+    ra = np.int64(1) << np.int64(sha - 1)
+    rb = np.int64(1) << np.int64(shb - 1)
+    r4 = np.int64(1) << np.int64(sh4 - 1)
+    for i in range(i0, n):
+        v = src[U(i)]
+        p = np.int64(np.uint64(ra) + da + np.uint64(sa_prev * np.int64(ca))) >> np.int64(sha)
+        e = wrap_sub(v, p, sh)
+        ai, ma = _adaptation(v, ma, rua)
+        aa[U(i)] = ai
+        s = np.int64(e > 0) - np.int64(e < 0)
+        hb[U(i)] = np.int32(e)
+        q = np.int64(np.uint64(rb) + db + np.uint64(sb_prev * np.int64(cb))) >> np.int64(shb)
+        f = wrap_sub(e, q, sh)
+        bi, mb = _adaptation(e, mb, rub)
+        ab[U(i)] = bi
+        t = np.int64(f > 0) - np.int64(f < 0)
+        dst[U(i)], s4 = _step4(f, s4, r4, sh4, ru4, sh, False)
+        if i + 1 == n:
+            break
+        da = split_taps(wa, aa, ha, i - 1 - oa, sa_prev, oa)
+        ca += np.uint64(np.int64(aa[U(i - 1)]) * v)
+        ca -= np.uint64(np.int64(aa[U(i - 1 - oa)]) * np.int64(ha[U(i - oa)]))
+        sa_prev = s
+        db = split_taps(wb, ab, hb, i - 1 - ob, sb_prev, ob)
+        cb += np.uint64(np.int64(ab[U(i - 1)]) * e)
+        cb -= np.uint64(np.int64(ab[U(i - 1 - ob)]) * np.int64(hb[U(i - ob)]))
+        sb_prev = t
+
+
+@njit(cache=True, nogil=True)
 def lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, tmp, scratch):
     """:func:`lms_cascade_rows` with its temporary signal ``tmp`` (int64, exactly a row's
     length) and ``scratch`` (int64, at least a row's length) given, both overwritten, distinct
@@ -1035,6 +1150,8 @@ def lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, tmp, scr
         if m == 0:
             for i in range(n):
                 dst[c, i] = src[c, i]
+        if m == 3 and not inverse and _cascade3_forward(src[c], orders, shifts, rules, sh, dst[c], tmp, scratch):
+            continue
         for t in range(m):
             k = select(inverse, m - 1 - t, t)
             out_dst = ((m - 1 - t) & 1) == 0  # (the last stage writes dst)

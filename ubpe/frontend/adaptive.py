@@ -41,7 +41,7 @@ MAX_STAGE_SHIFT = 28
 
 # Default cascade (normalized rule): a long, slowly adapting stage for the spectrum's shape
 # (resonances, long correlations), then short, fast stages for what changes from moment to moment.
-DEFAULT_STAGES: tuple[tuple[int, int, int], ...] = ((256, 17, 1), (32, 14, 1), (4, 11, 1))
+DEFAULT_STAGES: tuple[tuple[int, int, int], ...] = _k.DEFAULT_CASCADE
 
 
 def _check_stages(stages: Any) -> list[list[int]]:
