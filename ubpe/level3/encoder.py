@@ -49,6 +49,8 @@ from .format import (
     _working_values,
     _zig,
     default_params,
+    model_params,
+    vmod_fits,
 )
 from .front import (
     LONG_MEMORY,
@@ -75,6 +77,7 @@ from .measure import (
 from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
     DC_MIN_EVALS,
+    code_classes_cue,
     MOVES,
     ORDER_MOVE,
     budget_plan,
@@ -174,7 +177,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
             # winner's coding is the search's first (``_start``), no sample coded for the chains alone
             chain, start = _choose_front_proxy(x2, chains, share, sample_share)
             if chain:
-                return _encode_front(x2, ndim, chain, None, True, False, start)
+                return _or_classes(values, x2, _encode_front(x2, ndim, chain, None, True, False, start))
             return encode(values, front=None, _start=start)
         if auto and search and params is None and n < _front_frames():
             # a short recording: each chain coded whole (a sample would be all warm-up), then the
@@ -188,7 +191,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
             return best
         chain = _choose_front(x2, search) if auto else list(front)
         if chain:
-            return _encode_front(x2, ndim, chain, params, search, _unless_defaults)
+            data = _encode_front(x2, ndim, chain, params, search, _unless_defaults)
+            return _or_classes(values, x2, data) if auto and search and params is None and data else data
     version = _version()
     head = bytearray([_header_version(), _dtype_code(x2.dtype), ndim])
     head += _uleb(n)
@@ -215,6 +219,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         y = np.searchsorted(table, y).astype(np.int64)
     if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
+    if params is None and search and version >= 9:
+        prm = _choose_vcls(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     if params is None and search and version >= 6:
         limit = _vmod_frames(n, C, _start, True)
         if _xctx_in_final(n, C, limit):
@@ -229,6 +235,21 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         other = _model_payload(head, y, lo, step, table, tmode, alt, version)
         return other if len(other) < len(data) else data
     return data
+
+
+def _or_classes(values, x2: np.ndarray, data: bytes) -> bytes:
+    """``data`` (a front-end chain's record), or the values coded without a chain where that is
+    smaller and ``_dnl_cue`` fires (its choice of the chain was made without version 9's code
+    classes, which model the low bits a chain such as "mult" splits off: one encode more there)."""
+    if not _dnl_cue(x2):
+        return data
+    best = min(data, encode(values, front=None), key=len)
+    prm = model_params(data)  # the chain's parameters, with the code classes, on the values themselves
+    if prm is not None:
+        k = _kernels()
+        prm[k.PRM_VMOD], prm[k.PRM_VCLS] = 1, settings.current().level3_vcls_bits
+        best = min(best, encode(values, params=prm, front=None), key=len)  # (off where the range is too wide)
+    return best
 
 
 def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tmode: int, prm: list[int],
@@ -252,9 +273,10 @@ def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tm
     head.append(gs)
     for c in range(C):
         head += _uleb(int(los[c])) + _uleb(int(his[c] - los[c]))
-    if prm[_kernels().PRM_VMOD] and int((his - los).max()) >= _kernels().VM_MAX_RANGE:
+    if prm[_kernels().PRM_VMOD] and not vmod_fits(prm, C, int((his - los).max()) + 1):
         prm = list(prm)  # the value model is for narrow ranges only (the kernel ignores it)
         prm[_kernels().PRM_VMOD] = 0
+        prm[_kernels().PRM_VCLS] = 0
     head += _params_bytes(prm, C, version)
     lpc = None
     if prm[_kernels().PRM_LPC]:
@@ -394,13 +416,15 @@ def _header_version() -> int:
     with the refined solve: a raw, empty or front-end record and a model without them keep
     version 5's bytes)."""
     version = _version()
-    return 5 if version in (6, 7, 8) else version
+    return 5 if version in (6, 7, 8, 9) else version
 
 
 def _payload_version(version: int, prm: list[int]) -> int:
     """The version byte of a model record of ``prm`` under ``Settings.level3_version`` = ``version``:
     7 with ``olsr`` > 0, else 6 with ``xctx`` = 1, else ``_header_version()``."""
     k = _kernels()
+    if version >= 9 and prm[k.PRM_VCLS]:
+        return 9
     if version >= 8 and prm[k.PRM_DCM]:
         return 8
     if version >= 7 and prm[k.PRM_OLSR]:
@@ -614,6 +638,35 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     _coded_size(sample, on, table, 0, res)
     saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
     return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
+
+
+def _dnl_cue(x2: np.ndarray) -> bool:
+    """Whether version 9's code classes are tried on the values x2 (frames, C): ``search.code_classes_cue``
+    under ``Settings.level3_vcls_*``."""
+    s = settings.current()
+    return s.level3_version >= 9 and s.level3_vcls_bits > 0 and code_classes_cue(x2, s.level3_vcls_cue)
+
+
+def _choose_vcls(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
+    """``prm`` with version 9's code classes on (the value model, ``vmod`` = 1, with ``vcls`` =
+    ``Settings.level3_vcls_bits``) where ``_dnl_cue`` fires on the values, their range fits
+    (``format.vmod_fits``) and they code ``_choice_sample``'s frames smaller by
+    ``level3_vcls_margin`` of its bytes and 16 bytes (two codings of the sample: with and
+    without); else ``prm``."""
+    k = _kernels()
+    s = settings.current()
+    vals = table[y] if table is not None else y
+    on = list(prm)
+    on[k.PRM_VMOD] = 1
+    on[k.PRM_VCLS] = s.level3_vcls_bits
+    span = int((y.max(axis=0) - y.min(axis=0)).max()) + 1
+    if prm[k.PRM_VCLS] or s.level3_vmod_sample <= 0 or not vmod_fits(on, y.shape[1], int(y.max()) + 1) or (
+            not vmod_fits(on, y.shape[1], span)) or not _dnl_cue(vals):
+        return prm
+    sample, skip, scale = _choice_sample(y, s.level3_vmod_sample, limit)
+    before = _coded_size(sample, prm, table, skip)
+    after = _coded_size(sample, on, table, skip)
+    return on if (before - after) * scale > 16 + s.level3_vcls_margin * before * scale else prm
 
 
 #: The widest symbol range on which ``_choose_xctx`` tries the exact-value contexts (a cue of the

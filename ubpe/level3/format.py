@@ -68,8 +68,8 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError
 
-VERSION = 8  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 7 write theirs)
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+VERSION = 9  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 8 write theirs)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -217,6 +217,10 @@ BASE_PARAMS_V7 = BASE_PARAMS_V5 + (0, 2)
 #: recordings it suits are not tones, olsr then 0).
 DCM_BASE = 10
 BASE_PARAMS_V8 = BASE_PARAMS_V5 + (0, 0, DCM_BASE)
+#: Version 9's (normative): BASE_PARAMS_V5 with vmod = 1, xctx = 0, olsr = 0, dcm = 0 and vcls =
+#: VCLS_BASE (a version-9 header is written only with vcls > 0, which needs the value model on).
+VCLS_BASE = 3
+BASE_PARAMS_V9 = BASE_PARAMS_V5[:28] + (1,) + BASE_PARAMS_V5[29:] + (0, 0, 0, VCLS_BASE)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
@@ -224,7 +228,7 @@ def base_params(channels: int, version: int | None = None) -> list[int]:
     ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4``, ``BASE_PARAMS_V5``, ``BASE_PARAMS_V6`` or
     ``BASE_PARAMS_V7``, for ``channels`` channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
+    p = list(BASE_PARAMS_V9 if version >= 9 else BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
         BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
     p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
@@ -245,6 +249,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
     if version == 4 and any(prm[k.N_PRM_V4:]):
         raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
+    if version in (5, 6, 7, 8) and any(prm[k.N_PRM_V8:]):
+        raise ValueError("the value model's code classes (vcls) need version 9 (Settings.level3_version)")
     if version in (5, 6, 7) and any(prm[k.N_PRM_V7:]):
         raise ValueError("the least squares' running mean (dcm) needs version 8 (Settings.level3_version)")
     if version in (5, 6) and any(prm[k.N_PRM_V6:]):
@@ -261,7 +267,7 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7}.get(
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7, 8: k.N_PRM_V8}.get(
         version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
@@ -292,6 +298,18 @@ def _check_params(prm: list[int]) -> None:
             raise CorruptDataError(f"level-3 data: parameter {i} = {v} outside [{lo}, {hi}]")
     if prm[k.PRM_P1] + 2 * prm[k.PRM_CROSS] > k.MAX_DIM:
         raise CorruptDataError("level-3 data: least-squares order above the maximum")
+    if prm[k.PRM_VCLS] and not prm[k.PRM_VMOD]:
+        raise CorruptDataError("level-3 data: code classes (vcls) without the value model")
+
+
+def vmod_fits(prm: list[int], C: int, span: int) -> bool:
+    """Whether the value model of ``prm`` may run on C channels whose largest symbol range
+    ``hi - lo + 1`` is ``span``: at most ``VM_MAX_RANGE``, with code classes (``vcls`` > 0) at most
+    ``VM_CLS_RANGE`` and ``C span <= VM_CLS_CELLS`` (the kernel's memory bound)."""
+    k = _kernels()
+    if prm[k.PRM_VCLS]:
+        return span <= k.VM_CLS_RANGE and C * span <= k.VM_CLS_CELLS
+    return span <= k.VM_MAX_RANGE
 
 
 def _dtype_code(dt: np.dtype) -> int:
@@ -392,6 +410,30 @@ def _prior_tables() -> tuple:
         k.relax_counts(tables[1], tables[5], PRIOR_CAP)
         _prior = tables
     return tuple(a.copy() for a in _prior)
+
+
+def model_params(data: bytes) -> list[int] | None:
+    """The parameter vector of the model record in ``encode``'s bytes ``data`` (behind a front-end
+    record when there is one; ``data`` trusted: the encoder's own), None for a raw record."""
+    r = _Reader(data)
+    dt, shape = _head(r, data, MAX_VALUES)
+    C = shape[1] if len(shape) == 2 else 1
+    mode = r.byte("mode")
+    if mode == MODE_FRONT:
+        size = r.uleb("front record length", MAX_FRONT_BYTES)
+        r.pos += size + 4
+        return model_params(data[r.pos:])
+    if mode != MODE_MODEL or shape[0] * C == 0:
+        return None
+    top = (1 << MAX_RANGE_BITS) - 1
+    r.zig("lo", 1 << 64)
+    r.uleb("step", top)
+    if _read_table(r, top) is not None:
+        r.byte("table mode")
+    r.byte("gs")
+    for _ in range(2 * C):
+        r.uleb("channel range", top)
+    return _read_params(r, C, data[0])
 
 
 # ---------------------------------------------------------------- front-end chains
@@ -556,7 +598,7 @@ def _decode(data: bytes, max_values: int, _front: bool) -> np.ndarray:
             raise CorruptDataError("level-3 data: a channel's range exceeds 2**40")
     prm = _read_params(r, C, data[0])
     _check_params(prm)
-    if prm[_kernels().PRM_VMOD] and C and int((his - los).max()) >= _kernels().VM_MAX_RANGE:
+    if prm[_kernels().PRM_VMOD] and C and not vmod_fits(prm, C, int((his - los).max()) + 1):
         raise CorruptDataError("level-3 data: the value model on a range above its maximum")
     lpc = None
     if prm[_kernels().PRM_LPC] and n * C > 0:
