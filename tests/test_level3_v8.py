@@ -167,7 +167,7 @@ def test_malformed_version_8_headers_are_refused():
     with pytest.raises(CorruptDataError, match="parameter mask"):
         level3.decode(eight[:at] + _uleb(1 << mixsignal.N_PRM) + eight[at + 1:])
     with pytest.raises(CorruptDataError, match="version"):
-        level3.decode(bytes([9]) + eight[1:])
+        level3.decode(bytes([10]) + eight[1:])
     # the payload of one version read as the other's: the check bits (seeded with the header)
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([5]) + eight[1:])
