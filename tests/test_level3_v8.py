@@ -131,7 +131,7 @@ def test_off_writes_older_bytes_unchanged():
 
 
 def test_version_8_base():
-    assert level3.base_params(2, 8) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [0, 0, 10]
+    assert level3.base_params(2, 8) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [0, 0, 10, 0]
     assert level3.base_params(2, 7)[mixsignal.PRM_DCM] == 0 and level3.base_params(2, 7)[mixsignal.PRM_OLSR] == 2
     x = skewed(800)
     data = level3.encode(x, params=params(1, dcm=10), front=None)

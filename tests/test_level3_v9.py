@@ -212,3 +212,10 @@ def test_the_frozen_fixture_holds_a_version_9_record():
     assert level3.format.model_params(data[at:])[mixsignal.PRM_VCLS] == 6
     assert np.array_equal(ubpe.decompress(data), values)
     assert search.code_classes_cue(values.reshape(-1, 1).astype(np.int64), 0.01)
+
+
+def test_version_9_base():
+    assert level3.base_params(2, 9) == (level3.base_params(2, 5)[:mixsignal.PRM_VMOD] + [1]
+                                        + level3.base_params(2, 5)[mixsignal.PRM_VMOD + 1:mixsignal.N_PRM_V5]
+                                        + [0, 0, 0, level3.format.VCLS_BASE])
+    assert level3.base_params(2, 8)[mixsignal.PRM_VCLS] == 0

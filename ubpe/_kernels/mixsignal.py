@@ -80,6 +80,12 @@ symbol's observed count over the count the model expected (sum of f(v - xp) / Z;
 every VM_HALVE frames, recomputed over the window every 16 frames): every decision's
 probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
 domain by a final mixer (weights per decision kind, starting as the coder's alone).
+Version 9 (``vcls`` = k > 0, with ``vmod``; code classes: an ADC's unequal code widths follow a
+pattern over the low bits): each symbol's value mod 2**k is its class, with observed and expected
+counts of its own; a symbol's g starts from (is drawn towards, VM_CLS_PRIOR frames) its class's,
+and each decision's value-model input is the coder's stretch plus st[P_fg] - st[P_f] (the
+evidence of g alone, P_f the probability under f without g: ``_vcorr``, ``mixcode._vx1``); the
+value model may then run on symbol ranges up to VM_CLS_RANGE (C times it at most VM_CLS_CELLS).
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
 Version 6 with ``xctx`` = 1 (exact-value contexts after every decision's probability): ``mixctx``,
 whose steps ``run`` takes where its last argument, their state, is not None. One loop serves every
@@ -94,7 +100,8 @@ more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.
 4 (max(p1, p2, p3, 32 with ``lpc``) + 256) bytes of the channel's own past (at most 1.3 KiB), at
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
-channel (at most 160 KiB); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
+channel (at most 160 KiB; with ``vcls``, 24 (hi - lo + 1) bytes a channel, at most 12 MiB over the
+channels, 4 KiB more for f's prefix sums and 16 bytes a class); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
 (from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB); with ``olsr``, 84 KiB of the refinement's work arrays.
 """
 

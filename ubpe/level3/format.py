@@ -35,16 +35,19 @@ read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (vers
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
 0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; version 5's over ``N_PRM_V5`` (31),
 ``xctx`` then 0; version 6's over ``N_PRM_V6`` (32), ``olsr`` then 0; version 7's over ``N_PRM_V7``
-(33), ``dcm`` then 0; version 8's over all 34;
+(33), ``dcm`` then 0; version 8's over ``N_PRM_V8`` (34), ``vcls`` then 0; version 9's over all 35;
 bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
 format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
-``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``, version 8's ``BASE_PARAMS_V8``) and then the parameters whose bit is set, in
+``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``, version 8's ``BASE_PARAMS_V8``, version 9's
+``BASE_PARAMS_V9``) and then the parameters whose bit is set, in
 index order (defaults cost one byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of
 the residual coder (``mixctx``'s docstring, its steps in ``mixsignal.run``; 1: hashed contexts and
 successor lists, 2: the lists alone); version 7 ``olsr``, rounds
 of iterative refinement of the long least squares' solve (``mixsignal._ols_solve_refined``);
-version 8 ``dcm``, the least squares on the values minus their running mean (rate 2**-dcm).
-``encode`` writes version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
+version 8 ``dcm``, the least squares on the values minus their running mean (rate 2**-dcm);
+version 9 ``vcls``, the value model's code classes (the values' low ``vcls`` bits; an ADC's
+unequal code widths), which need ``vmod`` = 1 and let it run on ranges up to ``VM_CLS_RANGE``.
+``encode`` writes version 9 only with ``vcls`` > 0, else version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
 version 6 only with ``xctx`` = 1 or 2, else version 5's bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
