@@ -49,7 +49,6 @@ from .format import (
     _working_values,
     _zig,
     default_params,
-    model_params,
     vmod_fits,
 )
 from .front import (
@@ -68,7 +67,9 @@ from .measure import (
     _choice_sample,
     _coded_size,
     _lpc_fit,
+    _dnl_cue,
     _proxy_symbols,
+    _search_classes,
     _symbols,
     _vmod_on_proxy,
     _vmod_saving,
@@ -77,7 +78,6 @@ from .measure import (
 from .cost import ENC_MARGIN, FLOOR, coder_ns, encode_ns, search_share
 from .search import (
     DC_MIN_EVALS,
-    code_classes_cue,
     MOVES,
     ORDER_MOVE,
     budget_plan,
@@ -177,7 +177,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
             # winner's coding is the search's first (``_start``), no sample coded for the chains alone
             chain, start = _choose_front_proxy(x2, chains, share, sample_share)
             if chain:
-                return _or_classes(values, x2, _encode_front(x2, ndim, chain, None, True, False, start))
+                return _encode_front(x2, ndim, chain, None, True, False, start)
             return encode(values, front=None, _start=start)
         if auto and search and params is None and n < _front_frames():
             # a short recording: each chain coded whole (a sample would be all warm-up), then the
@@ -191,8 +191,7 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
             return best
         chain = _choose_front(x2, search) if auto else list(front)
         if chain:
-            data = _encode_front(x2, ndim, chain, params, search, _unless_defaults)
-            return _or_classes(values, x2, data) if auto and search and params is None and data else data
+            return _encode_front(x2, ndim, chain, params, search, _unless_defaults)
     version = _version()
     head = bytearray([_header_version(), _dtype_code(x2.dtype), ndim])
     head += _uleb(n)
@@ -235,21 +234,6 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         other = _model_payload(head, y, lo, step, table, tmode, alt, version)
         return other if len(other) < len(data) else data
     return data
-
-
-def _or_classes(values, x2: np.ndarray, data: bytes) -> bytes:
-    """``data`` (a front-end chain's record), or the values coded without a chain where that is
-    smaller and ``_dnl_cue`` fires (its choice of the chain was made without version 9's code
-    classes, which model the low bits a chain such as "mult" splits off: one encode more there)."""
-    if not _dnl_cue(x2):
-        return data
-    best = min(data, encode(values, front=None), key=len)
-    prm = model_params(data)  # the chain's parameters, with the code classes, on the values themselves
-    if prm is not None:
-        k = _kernels()
-        prm[k.PRM_VMOD], prm[k.PRM_VCLS] = 1, settings.current().level3_vcls_bits
-        best = min(best, encode(values, params=prm, front=None), key=len)  # (off where the range is too wide)
-    return best
 
 
 def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tmode: int, prm: list[int],
@@ -463,7 +447,9 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ``_chunk_order``; block LPC measured ``level3_search_lpc_margin`` larger; the codings left
     after CANDIDATES and the best two combined go to a descent (``search.greedy``) from
     the best (``level3_search_descent``); a candidate replaces the defaults only when it is
-    smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
+    smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise). (The
+    chunks are coded without version 9's code classes, which ``_choose_vcls`` decides after: with
+    them every chunk's coding would cost about twice as much.)"""
     n = y.shape[0]
     if _whole_budget(n * C):
         prm, vmod = _search_whole(y, table, tmode, C, start)
@@ -640,19 +626,13 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
 
 
-def _dnl_cue(x2: np.ndarray) -> bool:
-    """Whether version 9's code classes are tried on the values x2 (frames, C): ``search.code_classes_cue``
-    under ``Settings.level3_vcls_*``."""
-    s = settings.current()
-    return s.level3_version >= 9 and s.level3_vcls_bits > 0 and code_classes_cue(x2, s.level3_vcls_cue)
-
-
 def _choose_vcls(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
     """``prm`` with version 9's code classes on (the value model, ``vmod`` = 1, with ``vcls`` =
     ``Settings.level3_vcls_bits``) where ``_dnl_cue`` fires on the values, their range fits
-    (``format.vmod_fits``) and they code ``_choice_sample``'s frames smaller by
-    ``level3_vcls_margin`` of its bytes and 16 bytes (two codings of the sample: with and
-    without); else ``prm``."""
+    (``format.vmod_fits``) and they code ``_choice_sample``'s frames (of ``Settings.level3_vcls_sample``) smaller by
+    ``level3_vcls_margin`` of its bytes and 16 bytes (two codings of the sample, with and
+    without, where ``prm`` has the value model; else one, with, the kernel counting what the
+    model saved); else ``prm``."""
     k = _kernels()
     s = settings.current()
     vals = table[y] if table is not None else y
@@ -660,12 +640,17 @@ def _choose_vcls(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     on[k.PRM_VMOD] = 1
     on[k.PRM_VCLS] = s.level3_vcls_bits
     span = int((y.max(axis=0) - y.min(axis=0)).max()) + 1
-    if prm[k.PRM_VCLS] or s.level3_vmod_sample <= 0 or not vmod_fits(on, y.shape[1], int(y.max()) + 1) or (
+    if prm[k.PRM_VCLS] or s.level3_vcls_sample <= 0 or not vmod_fits(on, y.shape[1], int(y.max()) + 1) or (
             not vmod_fits(on, y.shape[1], span)) or not _dnl_cue(vals):
         return prm
-    sample, skip, scale = _choice_sample(y, s.level3_vmod_sample, limit)
-    before = _coded_size(sample, prm, table, skip)
-    after = _coded_size(sample, on, table, skip)
+    sample, skip, scale = _choice_sample(y, s.level3_vcls_sample, limit)
+    if prm[k.PRM_VMOD]:  # against the value model without classes: two codings
+        before = _coded_size(sample, prm, table, skip)
+        after = _coded_size(sample, on, table, skip)
+    else:  # without the value model: one coding, the kernel counting what the model saved (1/16 bits)
+        res = np.zeros((sample.shape[0], 3 * sample.shape[1]), np.int64)
+        after = _coded_size(sample, on, table, skip, res)
+        before = after + (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) / 128
     return on if (before - after) * scale > 16 + s.level3_vcls_margin * before * scale else prm
 
 
@@ -857,7 +842,10 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ``level3_tonal_trial_reg``) likewise, in one coding; then for a held tone (``search.held_lag``,
     as ``held_period``) the NLMS cascade fitted to its period (``search.held_cascade``) likewise,
     and where kept, its steps (``search.cascade_steps``) judged with the first stage's length on the
-    held part's sample (``_held_choice``)."""
+    held part's sample (``_held_choice``). Where ``_search_classes`` finds an ADC's unequal code
+    widths, every coding of the prefix is with version 9's code classes (the moves judged as they
+    will be coded; ``_choose_vcls`` then decides the classes themselves) and the value model is not
+    decided here."""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
@@ -871,7 +859,14 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         evals = max(1, evals - s.level3_held_spare)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     decided = known[5] if known is not None and len(known) > 5 else None
-    if start_size is None and frames < y.shape[0] and s.level3_search_work > 0:
+    classes = _search_classes(y, table, tmode, C)  # (the moves judged with version 9's code classes)
+    if classes and start_size is not None:  # (measured without them: coded again, a coding of the search's)
+        start_size, evals = None, max(1, evals - 1)
+
+    def vec(named: dict) -> list[int]:
+        return _vector(dict(named, **classes), C)
+
+    if start_size is None and frames < y.shape[0] and s.level3_search_work > 0 and not classes:
         if known is not None:  # (measured on the prefix's part: this coding is one the bound did not count)
             evals = max(1, evals - 1)
         if decided is None and _vmod_on_proxy(y, table, tmode, s):
@@ -882,35 +877,35 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         # (the start alone, its size read by nothing after: ``front._start_unmeasured``, no coding)
         best, best_size = dict(start), None
     else:
-        best, best_size = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin,
+        best, best_size = greedy(lambda named: _coded_size(proxy, vec(named), tab), start, evals, margin,
                                  first, start_size=start_size, order=move_order(y, s))
     centred = dc_change(best, y, s) if planned[1] >= DC_MIN_EVALS else best  # a skewed range: the
     # least squares centred (version 8), when smaller
     if centred != best:
-        got = _coded_size(proxy, _vector(centred, C), tab)
+        got = _coded_size(proxy, vec(centred), tab)
         if got < best_size * (1 - margin):
             best, best_size = centred, got
     elif (fast := _fast_parts(best) if planned[1] >= DC_MIN_EVALS and s.level3_order_trial else None):
         # (in the centred coding's place) many resonances: the short least squares solved twice as
         # often, the second NLMS stage twice as long, when smaller
-        got = _coded_size(proxy, _vector(fast, C), tab)
+        got = _coded_size(proxy, vec(fast), tab)
         if got < best_size * (1 - margin):
             best, best_size = fast, got
     elif (trial := dc_trial(best, y, s) if planned[1] >= DC_MIN_EVALS else None) is not None:
         # (in the centred coding's place, where ``_fast_parts`` has none) a broadband, noise-like
         # signal: the least squares centred, when smaller
-        got = _coded_size(proxy, _vector(trial, C), tab)
+        got = _coded_size(proxy, vec(trial), tab)
         if got < best_size * (1 - margin):
             best, best_size = trial, got
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
             and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
         alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller
-        got = _coded_size(proxy, _vector(alt, C), tab)
+        got = _coded_size(proxy, vec(alt), tab)
         if got < best_size * (1 - margin):
             best, best_size = alt, got
     fitted = False
     if held and (cascade := held_cascade(best, lag, s, peak)) is not None:  # its cascade fitted to the
-        got = _coded_size(proxy, _vector(cascade, C), tab)  # held period, when smaller
+        got = _coded_size(proxy, vec(cascade), tab)  # held period, when smaller
         if got < best_size * (1 - margin):
             best, fitted = cascade, True
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)

@@ -896,7 +896,8 @@ class Settings:
     level3_vmod_sample: int = 1 << 14
     #: Version 9's code classes (``vcls``, ``ubpe.level3.encoder._choose_vcls``): the value model
     #: with this many low bits of the values as classes and its evidence as a correction of the
-    #: coder's stretch, tried (one coding of the value model's sample each way) where
+    #: coder's stretch, tried (a coding of the first ``level3_vcls_sample`` frames each way, or one
+    #: where the value model is off, the kernel counting what it saved) where
     #: ``search.code_classes_cue`` finds the values' residues mod 8 uneven by at least
     #: ``level3_vcls_cue`` bits a value on a channel whose quartiles lie at least 32 codes apart
     #: (an ADC's differential nonlinearity: code widths that follow a pattern over the low bits;
@@ -905,6 +906,7 @@ class Settings:
     level3_vcls_bits: int = 6
     level3_vcls_cue: float = 0.01
     level3_vcls_margin: float = 0.002
+    level3_vcls_sample: int = 1 << 13
     #: Level 3's front-end chain (``ubpe.level3.front._choose_front``) and value model choices code, for a
     #: recording of more channels than this, this many of its channels spread evenly
     #: (``ubpe.level3.measure._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
