@@ -201,15 +201,14 @@ def test_a_range_above_the_classes_bound_is_refused():
 
 
 def test_the_frozen_fixture_holds_a_version_9_record():
-    """tests/fixtures/v1_level3v9_dnl_uint16 (make_fixtures.py): its level-3 record, after the
-    container's head, is version 9 (uint16, one dimension) with code classes, and it decodes to the
-    signal."""
+    """tests/fixtures/v1_level3v9_dnl_uint16 (make_fixtures.py): its level-3 record (uint16, one
+    dimension) holds a version-9 model record with code classes, and it decodes to the signal."""
     from test_fixtures import FIXTURES
 
     data = (FIXTURES / "v1_level3v9_dnl_uint16.ubpe").read_bytes()
     values = np.load(FIXTURES / "v1_level3v9_dnl_uint16.npy")
-    at = data.index(bytes([9, 3, 1]))
-    assert level3.format.model_params(data[at:])[mixsignal.PRM_VCLS] == 6
+    assert data[21:24] == bytes([9, 3, 1])  # (the level-3 record after the container's 21-byte head: uint16, 1-D)
+    assert level3.format.model_params(data[21:])[mixsignal.PRM_VCLS] == 6
     assert np.array_equal(ubpe.decompress(data), values)
     assert search.code_classes_cue(values.reshape(-1, 1).astype(np.int64), 0.01)
 
