@@ -69,7 +69,6 @@ from .measure import (
     _lpc_fit,
     _dnl_cue,
     _proxy_symbols,
-    _search_classes,
     _symbols,
     _vmod_on_proxy,
     _vmod_saving,
@@ -842,10 +841,9 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ``level3_tonal_trial_reg``) likewise, in one coding; then for a held tone (``search.held_lag``,
     as ``held_period``) the NLMS cascade fitted to its period (``search.held_cascade``) likewise,
     and where kept, its steps (``search.cascade_steps``) judged with the first stage's length on the
-    held part's sample (``_held_choice``). Where ``_search_classes`` finds an ADC's unequal code
-    widths, every coding of the prefix is with version 9's code classes (the moves judged as they
-    will be coded; ``_choose_vcls`` then decides the classes themselves) and the value model is not
-    decided here."""
+    held part's sample (``_held_choice``). (Version 9's code classes are decided after it,
+    ``_choose_vcls``: moves judged with them lost where the classes were then not kept, acc-plux
+    +4.8 %, ecg-plux-1k +6.3 %, results/level3-codes.md.)"""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned
@@ -859,14 +857,7 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         evals = max(1, evals - s.level3_held_spare)
     proxy, tab = _proxy_symbols(y, table, tmode, frames)
     decided = known[5] if known is not None and len(known) > 5 else None
-    classes = _search_classes(y, table, tmode, C)  # (the moves judged with version 9's code classes)
-    if classes and start_size is not None:  # (measured without them: coded again, a coding of the search's)
-        start_size, evals = None, max(1, evals - 1)
-
-    def vec(named: dict) -> list[int]:
-        return _vector(dict(named, **classes), C)
-
-    if start_size is None and frames < y.shape[0] and s.level3_search_work > 0 and not classes:
+    if start_size is None and frames < y.shape[0] and s.level3_search_work > 0:
         if known is not None:  # (measured on the prefix's part: this coding is one the bound did not count)
             evals = max(1, evals - 1)
         if decided is None and _vmod_on_proxy(y, table, tmode, s):
@@ -877,35 +868,35 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
         # (the start alone, its size read by nothing after: ``front._start_unmeasured``, no coding)
         best, best_size = dict(start), None
     else:
-        best, best_size = greedy(lambda named: _coded_size(proxy, vec(named), tab), start, evals, margin,
+        best, best_size = greedy(lambda named: _coded_size(proxy, _vector(named, C), tab), start, evals, margin,
                                  first, start_size=start_size, order=move_order(y, s))
     centred = dc_change(best, y, s) if planned[1] >= DC_MIN_EVALS else best  # a skewed range: the
     # least squares centred (version 8), when smaller
     if centred != best:
-        got = _coded_size(proxy, vec(centred), tab)
+        got = _coded_size(proxy, _vector(centred, C), tab)
         if got < best_size * (1 - margin):
             best, best_size = centred, got
     elif (fast := _fast_parts(best) if planned[1] >= DC_MIN_EVALS and s.level3_order_trial else None):
         # (in the centred coding's place) many resonances: the short least squares solved twice as
         # often, the second NLMS stage twice as long, when smaller
-        got = _coded_size(proxy, vec(fast), tab)
+        got = _coded_size(proxy, _vector(fast, C), tab)
         if got < best_size * (1 - margin):
             best, best_size = fast, got
     elif (trial := dc_trial(best, y, s) if planned[1] >= DC_MIN_EVALS else None) is not None:
         # (in the centred coding's place, where ``_fast_parts`` has none) a broadband, noise-like
         # signal: the least squares centred, when smaller
-        got = _coded_size(proxy, vec(trial), tab)
+        got = _coded_size(proxy, _vector(trial, C), tab)
         if got < best_size * (1 - margin):
             best, best_size = trial, got
     if tone and s.level3_tonal_powr and best.get("powr", DEFAULTS["powr"]) == DEFAULTS["powr"] \
             and planned[1] >= DC_MIN_EVALS:  # a tone's NLMS power from its recent past and Sac's
         alt = tonal_trial(best, s, tonal_stats(y)[0])  # least-squares memory, when smaller
-        got = _coded_size(proxy, vec(alt), tab)
+        got = _coded_size(proxy, _vector(alt, C), tab)
         if got < best_size * (1 - margin):
             best, best_size = alt, got
     fitted = False
     if held and (cascade := held_cascade(best, lag, s, peak)) is not None:  # its cascade fitted to the
-        got = _coded_size(proxy, vec(cascade), tab)  # held period, when smaller
+        got = _coded_size(proxy, _vector(cascade, C), tab)  # held period, when smaller
         if got < best_size * (1 - margin):
             best, fitted = cascade, True
     if tone:  # a sustained tone: the refined solve and a smaller ridge (version 7)

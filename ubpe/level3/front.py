@@ -26,7 +26,6 @@ from .format import (
     _vector,
 )
 from .measure import (
-    _search_classes,
     _channel_sample,
     _coded_size,
     _proxy_symbols,
@@ -97,13 +96,10 @@ def _choose_front_proxy(x2: np.ndarray, chains: list | None = None, share: float
                     known += (budget_plan(n, C, s, len(chains), sample_share)[0],)
                 return chain, known
             proxy, tab = _proxy_symbols(sym, table if tmode else None, tmode, length)
-            # the values themselves with version 9's code classes where an ADC's code widths are
-            # unequal (a "mult" chain splits off the low bits they model: compared as coded)
-            classes = {} if chain else _search_classes(sym, table if tmode else None, tmode, C)
-            vmod = not chain and not classes and _vmod_on_proxy(sym, table, tmode, s)
+            vmod = not chain and _vmod_on_proxy(sym, table, tmode, s)
             # the payload's length after each frame (and with the value model: what it saved, 1/16 bits)
             res = np.zeros((length, (3 if vmod else 2) * C), np.int64)
-            size = _coded_size(proxy, _vector(dict(start, vmod=1) if vmod else dict(start, **classes), C), tab, skip, res)
+            size = _coded_size(proxy, _vector(dict(start, vmod=1) if vmod else start, C), tab, skip, res)
             lengths = res[:, 2 * C - 1].astype(np.float64)
             decided = None
             if vmod:  # its saving counted as _choose_vmod counts it; the sizes without it

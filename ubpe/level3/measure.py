@@ -39,7 +39,6 @@ from .format import (
     _vector,
     _working_values,
     default_params,
-    vmod_fits,
 )
 from .search import code_classes_cue
 
@@ -191,15 +190,3 @@ def _dnl_cue(x2: np.ndarray) -> bool:
     under ``Settings.level3_vcls_*``."""
     s = settings.current()
     return s.level3_version >= 9 and s.level3_vcls_bits > 0 and code_classes_cue(x2, s.level3_vcls_cue)
-
-
-def _search_classes(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int) -> dict:
-    """``dict(vmod=1, vcls=Settings.level3_vcls_bits)`` where ``_dnl_cue`` fires on ``y`` (the
-    values, (frames, C), before the table's indices) and the value model with classes fits the
-    symbols' range, else {}: the parameters the search on a prefix codes its moves with."""
-    s = settings.current()
-    if s.level3_vmod_sample <= 0 or not _dnl_cue(y):
-        return {}
-    named = dict(vmod=1, vcls=s.level3_vcls_bits)
-    span = table.size if tmode else int(y.max()) - int(y.min()) + 1
-    return named if vmod_fits(_vector(dict(DEFAULTS, **named), C), C, span) else {}
