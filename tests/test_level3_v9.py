@@ -52,6 +52,14 @@ def dnl(frames: int = 20000, seed: int = 5) -> np.ndarray:
     return adc(smooth(frames, seed, 100.0)).astype(np.uint16)
 
 
+def dnl_wide(frames: int = 20000) -> np.ndarray:
+    """A slow swing over 6 000 codes (an accelerometer's posture) plus band-limited noise of 20
+    codes through ``adc``, uint16 (frames,): a range above VM_MAX_RANGE, where only the classes let
+    the value model run."""
+    t = np.arange(frames)
+    return adc(3000 * np.sin(2 * np.pi * t / 7000) + smooth(frames, 5, 20.0)).astype(np.uint16)
+
+
 @SETTINGS
 @given(signals(), st.sampled_from([{}, {"xctx": 1}, {"xctx": 2}, {"dcm": 10}, {"lpc": 1}, {"p3": 6, "t4": 8, "k3": 1},
                                    {"olsr": 2, "reg": 20}, {"cross": 4}, {"p1": 1, "cross": 0}]),
@@ -117,7 +125,9 @@ def test_cue_fires_on_unequal_code_widths_not_on_smooth_or_narrow_signals():
 
 
 def test_chosen_on_unequal_code_widths_and_smaller():
-    x = dnl()
+    """Measured: 12 041 -> 11 727 bytes (-2.6 %)."""
+    x = dnl_wide()
+    assert np.ptp(x) + 1 > mixsignal.VM_MAX_RANGE
     data = level3.encode(x)
     assert level3.format.model_params(data)[mixsignal.PRM_VCLS] == 6
     with configured(level3_vcls_bits=0):
