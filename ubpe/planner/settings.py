@@ -900,6 +900,7 @@ class Settings:
     #: where the value model is off, the kernel counting what it saved) where
     #: ``search.code_classes_cue`` finds the values' residues mod 8 uneven by at least
     #: ``level3_vcls_cue`` bits a value on a channel whose quartiles lie at least 32 codes apart
+    #: (and the exact-value contexts' gates do not pass: values that recur)
     #: (an ADC's differential nonlinearity: code widths that follow a pattern over the low bits;
     #: a smooth density that wide gives even residues); kept when it codes the sample smaller by
     #: ``level3_vcls_margin`` of its bytes and 16 bytes. 0: never (version 8's bytes).
