@@ -843,7 +843,7 @@ def _vprob(m1, tot):
     return _clamp(p, np.int64(1), np.int64(4095))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _vcorr(m1, tot, f1, ftot, st):
     """Version 9 (code classes): the value model's input as a correction of the coder's stretch,
     VC_OFF + st[P_fg] - st[P_f] (P_fg = m1 / tot under f g, P_f = f1 / ftot under f alone: the
@@ -853,6 +853,43 @@ def _vcorr(m1, tot, f1, ftot, st):
     if a == 0 or b == 0:
         return np.int64(0)
     return VC_OFF + st[a] - st[b]
+
+
+@njit(cache=True, nogil=True)
+def _vprefix_cls(fh, gv, m, SV, SF):
+    """Version 9: the window's prefix sums SV of (f + 1) g and SF of (f + 1) 2**12 over its m
+    symbols; SF's total. (A function of its own, not inlined: ``run`` stays as compiled before.)"""
+    acc = np.int64(0)
+    acc2 = np.int64(0)
+    SV[0] = 0
+    SF[0] = 0
+    for j in range(m):
+        acc += (fh[j] + 1) * gv[j]
+        SV[j + 1] = acc
+        acc2 += (fh[j] + 1) << 12
+        SF[j + 1] = acc2
+    return acc2
+
+
+@njit(cache=True, nogil=True)
+def _vexpect_cls(fh, xv, inv, m, exc, tab, ntab, lov, kmask):
+    """Version 9: each window symbol's expected count ``((f + 1) inv) >> 24`` added to its own (xv)
+    and to its class's (exc, by ``value & kmask``)."""
+    for j in range(m):
+        dv = ((fh[j] + 1) * inv) >> 24
+        xv[j] += dv
+        exc[_value(tab, ntab, lov + j) & kmask] += dv
+
+
+@njit(cache=True, nogil=True)
+def _vweights_cls(ob, xv, gv, m, obc, exc, GC, nk, tab, ntab, lov, kmask):
+    """Version 9: the class weights GC from their counts, then each window symbol's g with a prior
+    of VM_CLS_PRIOR frames at its class's weight."""
+    for j in range(nk):
+        GC[j] = _clamp(((obc[j] + VM_PRIOR) << 12) // (exc[j] + VM_PRIOR), 256, 65535)
+    for j in range(m):
+        pr = (VM_CLS_PRIOR * GC[_value(tab, ntab, lov + j) & kmask]) >> 12
+        gv[j] = _clamp(((ob[j] + pr) << 12) // (xv[j] + VM_CLS_PRIOR), 256, 65535)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -871,7 +908,7 @@ def _bmax(b):
 
 
 @njit(cache=True, nogil=True)
-def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef, X):
+def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef, X, KC):
     """Encode ``y`` into ``buf`` (dec False: returns the payload length, or -1 when buf is too
     short) or decode ``buf`` into ``y`` (dec True: returns OK or a negative status).
 
@@ -890,7 +927,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     and version 6 with ``xctx`` = 0), or with ``xctx`` = 1 or 2 the exact-value contexts' state
     (``mixctx.new_state(n, C, xctx)``), updated in place. Every step of theirs stands in an ``if X is not
     None`` (or ``X is None``) branch on the argument itself, which numba's dead-branch pruning
-    removes before typing where X is None: version 5's kernel compiles without them.
+    removes before typing where X is None: version 5's kernel compiles without them. KC: None, or
+    (version 9, ``vcls`` > 0 with ``vmod``) any array: the code classes' steps, likewise in ``if KC
+    is (not) None`` branches (the kernel without them is version 8's, as compiled before; their
+    state is allocated here, ``vcls`` read from prm and clamped to [1, VCLS_MAX]).
     """
     n, C = y.shape
     sq, st, rt = _tables()
@@ -1111,28 +1151,33 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     VR = np.int64(1)
     for c in range(C):
         VR = max(VR, hi[c] - lo[c] + 1)
-    vcls = prm[PRM_VCLS] if prm.shape[0] > PRM_VCLS and vmod else 0
-    if VR > (VM_CLS_RANGE if vcls else VM_MAX_RANGE) or (vcls and C * VR > VM_CLS_CELLS):
-        vmod = 0  # (the caller refuses such a header)
-        vcls = 0
+    if KC is None:  # (a branch numba removes before typing: the kernel of versions 1 to 8 has no classes)
+        if VR > VM_MAX_RANGE:
+            vmod = 0  # (the caller refuses such a header)
+    else:
+        if VR > VM_CLS_RANGE or C * VR > VM_CLS_CELLS:
+            vmod = 0  # (the caller refuses such a header)
     CV = C if vmod else 1
     VS = VR if vmod else 1
     # code classes (vcls = k > 0, version 9): the symbols' values mod 2**k, each with its own
     # observed and expected counts; a symbol's g starts from (is drawn towards) its class's
     # (an ADC's code widths follow a pattern over the low bits: differential nonlinearity)
+    vcls = np.int64(0)
+    if KC is not None:
+        vcls = min(max(prm[PRM_VCLS] if prm.shape[0] > PRM_VCLS else 1, 1), VCLS_MAX)
     NK = np.int64(1) << vcls
     kmask = NK - 1
     OBC = np.zeros((CV, NK), np.int64)
     EXC = np.zeros((CV, NK), np.int64)
     GC = np.full(NK, 4096, np.int64)
+    SF = np.zeros(2 * VM_E + 2, np.int64)
+    ftot = np.int64(0)
     FH = np.zeros((CV, VM_NB, 2 * VM_E + 1), np.int64)
     FT = np.zeros((CV, VM_NB), np.int64)
     OBS = np.zeros((CV, VS), np.int64)
     EXPV = np.zeros((CV, VS), np.int64)
     GV = np.full((CV, VS), 4096, np.int64)
     SV = np.zeros(2 * VM_E + 2, np.int64)
-    SF = np.zeros(2 * VM_E + 2, np.int64)
-    ftot = np.int64(0)
     FW = np.zeros(3 * VM_ROWS + 1, np.int64)
     for r in range(VM_ROWS):
         FW[3 * r] = 65536
@@ -1312,15 +1357,9 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 SV[0] = 0
                 fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]  # (slices: no wraparound selects)
                 gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
-                if vcls:  # and of f alone (the correction's reference)
-                    acc2 = np.int64(0)
-                    SF[0] = 0
-                    for j in range(hiv - lov + 1):
-                        acc += (fh[j] + 1) * gv[j]
-                        SV[j + 1] = acc
-                        acc2 += (fh[j] + 1) << 12
-                        SF[j + 1] = acc2
-                    ftot = acc2
+                if KC is not None:  # and of f alone (the correction's reference)
+                    ftot = _vprefix_cls(fh, gv, hiv - lov + 1, SV, SF)
+                    acc = SV[hiv - lov + 1]
                 else:
                     for j in range(hiv - lov + 1):
                         acc += (fh[j] + 1) * gv[j]
@@ -1362,8 +1401,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
                 ci[6] = oS7 + frac * 33 + rd3
                 ci[7] = oS8 + lb * 16 + frac
-                if vcls:
-                    pv = _vcorr(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot, _vmass(SF, lov, hiv, lo[c], xp - 1), ftot, st)
+                if KC is not None:
+                    if vmod:
+                        pv = _vcorr(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot, _vmass(SF, lov, hiv, lo[c], xp - 1),
+                                    ftot, st)
                 elif vmod:
                     pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
                 if X is not None:
@@ -1432,7 +1473,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                         m1 = _mmass(SV, lov, hiv, xp, s, _bmin(cur + 1), _bmax(bhi))
                     else:  # "b < cur?"
                         m1 = _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(cur - 1))
-                    if vcls:
+                    if KC is not None:
                         if up != 0:
                             f1 = _mmass(SF, lov, hiv, xp, s, _bmin(cur + 1), _bmax(bhi))
                         else:
@@ -1491,7 +1532,7 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 want = (m >> (b - 2 - i)) & 1
                 if vmod:
                     r_ = b - 1 - i
-                    if vcls:
+                    if KC is not None:
                         pv = _vcorr(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
                                     _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1),
                                     _mmass(SF, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
@@ -1544,11 +1585,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 inv = (np.int64(1) << 48) // max(np.int64(1), vtot >> 12)
                 fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]
                 xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
-                if vcls:
-                    for j in range(hiv - lov + 1):
-                        dv = ((fh[j] + 1) * inv) >> 24
-                        xv[j] += dv
-                        EXC[c, _value(tab, ntab, lov + j) & kmask] += dv
+                if KC is not None:
+                    _vexpect_cls(fh, xv, inv, hiv - lov + 1, EXC[c], tab, ntab, lov, kmask)
                     OBC[c, _value(tab, ntab, y[t, c]) & kmask] += np.int64(1) << 24
                 else:
                     for j in range(hiv - lov + 1):
@@ -1568,19 +1606,16 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     for j in range(VR):
                         OBS[c, j] >>= 1
                         EXPV[c, j] >>= 1
-                    for j in range(NK):
-                        OBC[c, j] >>= 1
-                        EXC[c, j] >>= 1
+                    if KC is not None:
+                        for j in range(NK):
+                            OBC[c, j] >>= 1
+                            EXC[c, j] >>= 1
                 if vcount[c] % 16 == 0:  # g of the window's symbols
                     ob = OBS[c, lov - lo[c]:hiv - lo[c] + 1]
                     xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
                     gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
-                    if vcls:  # each symbol's prior: VM_CLS_PRIOR frames at its class's weight
-                        for j in range(NK):
-                            GC[j] = _clamp(((OBC[c, j] + VM_PRIOR) << 12) // (EXC[c, j] + VM_PRIOR), 256, 65535)
-                        for j in range(hiv - lov + 1):
-                            pr = (VM_CLS_PRIOR * GC[_value(tab, ntab, lov + j) & kmask]) >> 12
-                            gv[j] = _clamp(((ob[j] + pr) << 12) // (xv[j] + VM_CLS_PRIOR), 256, 65535)
+                    if KC is not None:  # each symbol's prior: VM_CLS_PRIOR frames at its class's weight
+                        _vweights_cls(ob, xv, gv, hiv - lov + 1, OBC[c], EXC[c], GC, NK, tab, ntab, lov, kmask)
                     else:
                         for j in range(hiv - lov + 1):
                             gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)

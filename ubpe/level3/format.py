@@ -98,12 +98,19 @@ def _kernels():
 # ---------------------------------------------------------------- byte helpers
 
 
+#: ``mixsignal.run``'s last argument with version 9's code classes on (any array: numba compiles the
+#: kernel with their steps for it, without them for None)
+CLASSES_ON = np.zeros(1, np.int64)
+
+
 def _kernel_run(prm):
     """The kernel that codes a payload of the parameters ``prm``, ``mixsignal.run`` with its arguments
-    but the last: with the exact-value contexts (``xctx`` = 1 or 2, version 6) their state, new
+    but the last two: with the exact-value contexts (``xctx`` = 1 or 2, version 6) their state, new
     (as ``mixctx.new_state``: ``xpool`` keeps it between codings), else None (versions 1 to 5's
-    kernel, which numba compiles without them)."""
+    kernel, which numba compiles without them); with the code classes (``vcls`` > 0 and ``vmod``,
+    version 9) CLASSES_ON, else None (likewise)."""
     k = _kernels()
+    V = CLASSES_ON if prm[k.PRM_VCLS] and prm[k.PRM_VMOD] else None
     if prm[k.PRM_XCTX]:
         from . import xpool
 
@@ -111,12 +118,12 @@ def _kernel_run(prm):
 
         def run(y, *args):
             X = xpool.acquire(*y.shape, xctx)  # (as mixctx.new_state, kept between codings: xpool)
-            out = k.run(y, *args, X)
+            out = k.run(y, *args, X, V)
             xpool.release(X)
             return out
 
         return run
-    return lambda *args: k.run(*args, None)
+    return lambda *args: k.run(*args, None, V)
 
 
 def _uleb(v: int) -> bytes:
@@ -409,7 +416,7 @@ def _prior_tables() -> tuple:
         top = int(y.max())
         buf = np.zeros(PRIOR_FRAMES * 8 + 64, np.uint8)
         k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(base_params(1, 3), np.int64),
-              buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC, None)
+              buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC, None, None)
         k.relax_counts(tables[1], tables[5], PRIOR_CAP)
         _prior = tables
     return tuple(a.copy() for a in _prior)
