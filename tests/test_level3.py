@@ -84,6 +84,7 @@ def test_round_trip_any_valid_parameters(x, seed):
     prm = [int(rng.integers(lo, hi + 1)) for lo, hi in mixsignal.PRM_BOUNDS]
     prm[mixsignal.PRM_LPC] = 0 if x.size == 0 else prm[mixsignal.PRM_LPC]
     prm[mixsignal.PRM_P1] = min(prm[mixsignal.PRM_P1], mixsignal.MAX_DIM - 2 * prm[mixsignal.PRM_CROSS])
+    prm[mixsignal.PRM_VCLS] *= prm[mixsignal.PRM_VMOD]  # (code classes need the value model: version 9)
     round_trip(x, params=prm)
 
 
@@ -94,6 +95,7 @@ def test_the_widest_inputs_vector_round_trips():
     x = np.cumsum(rng.integers(-3, 4, (300, 9)), axis=0).astype(np.int16)
     prm = [int(rng.integers(lo, hi + 1)) for lo, hi in mixsignal.PRM_BOUNDS]
     prm[mixsignal.PRM_P1], prm[mixsignal.PRM_CROSS] = mixsignal.MAX_DIM - 8, 4
+    prm[mixsignal.PRM_VCLS] *= prm[mixsignal.PRM_VMOD]  # (code classes need the value model: version 9)
     round_trip(x, params=prm)
 
 

@@ -30,7 +30,7 @@ def _code(y: np.ndarray, prm: list[int], X) -> bytes:
     top = int(y.max())
     buf = np.zeros(64 + n * C * 8, np.uint8)
     size = k.run(y, np.zeros(C, np.int64), np.full(C, top, np.int64), fmt._shift_of(top), np.array(prm, np.int64),
-                 buf, False, np.zeros((0, 0), np.int64), 0, fmt.NO_TABLE, fmt._prior_tables(), *fmt.NO_LPC, X)
+                 buf, False, np.zeros((0, 0), np.int64), 0, fmt.NO_TABLE, fmt._prior_tables(), *fmt.NO_LPC, X, None)
     assert size > 0
     return buf[:size].tobytes()
 
@@ -42,7 +42,7 @@ def _decode(data: bytes, y: np.ndarray, prm: list[int], X) -> np.ndarray:
     out = np.zeros((n, C), np.int64)
     status = k.run(out, np.zeros(C, np.int64), np.full(C, top, np.int64), fmt._shift_of(top), np.array(prm, np.int64),
                    np.frombuffer(data, np.uint8).copy(), True, np.zeros((0, 0), np.int64), 0, fmt.NO_TABLE,
-                   fmt._prior_tables(), *fmt.NO_LPC, X)
+                   fmt._prior_tables(), *fmt.NO_LPC, X, None)
     assert status == k.OK
     return out
 

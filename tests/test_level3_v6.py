@@ -106,7 +106,7 @@ def test_off_writes_version_5_bytes_unchanged():
 
 
 def test_version_6_base_is_version_5_with_the_contexts():
-    assert level3.base_params(2, 6) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [1, 0, 0]
+    assert level3.base_params(2, 6) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [1, 0, 0, 0]
     assert level3.base_params(2, 5)[mixsignal.PRM_XCTX] == 0
     # a version-6 header at its base (xctx 1) spends no byte on it: the mask of the defaults
     x = hourly(800)

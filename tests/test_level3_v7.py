@@ -236,7 +236,7 @@ def test_malformed_version_7_headers_are_refused():
     with pytest.raises(CorruptDataError, match="parameter mask"):
         level3.decode(seven[:at] + _uleb(1 << mixsignal.N_PRM) + seven[at + 1:])
     with pytest.raises(CorruptDataError, match="version"):
-        level3.decode(bytes([9]) + seven[1:])
+        level3.decode(bytes([10]) + seven[1:])
     # the payload of one version read as the other's: the check bits (seeded with the header)
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([5]) + seven[1:])

@@ -107,6 +107,20 @@ def _cost16(p, bit):
     return 192 - l16
 
 
+VC_OFF = 8192  #: a value-model input ``pv`` > 4095 is a correction ``pv - VC_OFF`` of the coder's stretch (``_vx1``)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _vx1(pf, pv, st):
+    """The final mix's value-model input: the stretch of the value model's probability pv in [1,
+    4095], or (pv in [VC_OFF - 4094, VC_OFF + 4094], version 9's code classes) the coder's stretch
+    st[pf] plus the correction pv - VC_OFF, clamped to [-2047, 2047]: the coder's probability
+    weighed by g."""
+    if pv > 4095:
+        return _clamp(st[pf] + pv - VC_OFF, -2047, 2047)
+    return st[pv]
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _vmix(x0, x1, FW, frow, sq):
     """The final mix of the stretches x0 of the coder's probability and x1 of the value model's and

@@ -49,7 +49,7 @@ import numpy as np
 
 from . import njit
 from .intrinsics import prefetch
-from .mixcode import VM_ROWS, _bitlen, _clamp, _code, _cost16, _counter_p, _counter_update, _tables, _vlearn, _vmix
+from .mixcode import VM_ROWS, _bitlen, _clamp, _code, _cost16, _counter_p, _counter_update, _tables, _vlearn, _vmix, _vx1
 
 XC_BITS = 22  #: the exact-value contexts' table: 2**XC_BITS adaptive probabilities
 XC_N = 3  #: exact-value contexts a decision
@@ -238,7 +238,7 @@ def _xcode(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr, rt, X):
     x1 = np.int64(0)
     if pv > 0:
         x0 = st[pf]
-        x1 = st[pv]
+        x1 = _vx1(pf, pv, st)
         po = _vmix(x0, x1, FW, frow, sq)
     nk = XB[1]
     sh = 32 - XB[4 + XNI]

@@ -80,6 +80,12 @@ symbol's observed count over the count the model expected (sum of f(v - xp) / Z;
 every VM_HALVE frames, recomputed over the window every 16 frames): every decision's
 probability under it (its masses by prefix sums) and the coder's are mixed in the stretch
 domain by a final mixer (weights per decision kind, starting as the coder's alone).
+Version 9 (``vcls`` = k > 0, with ``vmod``; code classes: an ADC's unequal code widths follow a
+pattern over the low bits): each symbol's value mod 2**k is its class, with observed and expected
+counts of its own; a symbol's g starts from (is drawn towards, VM_CLS_PRIOR frames) its class's,
+and each decision's value-model input is the coder's stretch plus st[P_fg] - st[P_f] (the
+evidence of g alone, P_f the probability under f without g: ``_vcorr``, ``mixcode._vx1``); the
+value model may then run on symbol ranges up to VM_CLS_RANGE (C times it at most VM_CLS_CELLS).
 After the values, 16 check bits of a hash of the symbols seeded with ``chk0``, then the flush.
 Version 6 with ``xctx`` = 1 (exact-value contexts after every decision's probability): ``mixctx``,
 whose steps ``run`` takes where its last argument, their state, is not None. One loop serves every
@@ -94,7 +100,8 @@ more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.
 4 (max(p1, p2, p3, 32 with ``lpc``) + 256) bytes of the channel's own past (at most 1.3 KiB), at
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
 bytes a channel per 4096 frames of coefficients; with ``vmod``, 64 KiB + 24 (hi - lo + 1) bytes a
-channel (at most 160 KiB); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
+channel (at most 160 KiB; with ``vcls``, 24 (hi - lo + 1) bytes a channel, at most 12 MiB over the
+channels, 4 KiB more for f's prefix sums and 16 bytes a class); with ``xctx``, ``mixctx.new_state``'s 1.1 MiB (below 64 values) to 26 MiB
 (from 2**15 values; ``xctx`` = 2: 0.6 to 13 MiB); with ``olsr``, 84 KiB of the refinement's work arrays.
 """
 
@@ -106,6 +113,7 @@ from . import mixctx as xc
 from . import njit
 from .mixcode import (  # noqa: F401  (the coder's primitives, normative with this module)
     N_SID,
+    VC_OFF,
     VM_ROWS,
     _bitlen,
     _clamp,
@@ -116,6 +124,7 @@ from .mixcode import (  # noqa: F401  (the coder's primitives, normative with th
     _tables,
     _vlearn,
     _vmix,
+    _vx1,
 )
 
 OK = 0
@@ -134,7 +143,9 @@ PRM_NLMSQ = 30  # added in version 5
 PRM_XCTX = 31  # added in version 6: ``run`` with ``mixctx``'s state (``run`` itself does not read it)
 PRM_OLSR = 32  # added in version 7: rounds of refinement of OLS1's and OLS3's solve
 PRM_DCM = 33  # added in version 8: the least squares on the values minus their running mean
-N_PRM = 34
+PRM_VCLS = 34  # added in version 9: the value model's code classes (the values' low ``vcls`` bits)
+N_PRM = 35
+N_PRM_V8 = 34  #: parameters a version-8 header's mask covers; the rest read as 0 (version 8's model)
 N_PRM_V7 = 33  #: parameters a version-7 header's mask covers; the rest read as 0 (version 7's model)
 N_PRM_V6 = 32  #: parameters a version-6 header's mask covers; the rest read as 0 (version 6's model)
 N_PRM_V5 = 31  #: parameters a version-5 header's mask covers; the rest read as 0 (version 5's model)
@@ -146,11 +157,12 @@ V1_TAIL = (0, 0, 1, 6, 0)
 XC_SETS = 2  #: ``xctx``'s largest value (1: ``mixctx.XC_FULL``, 2: ``mixctx.XC_LISTS``)
 OLSR_MAX = 4  #: ``olsr``'s largest value (rounds of refinement)
 DCM_MAX = 16  #: ``dcm``'s largest value (the running mean's rate 2**-dcm)
+VCLS_MAX = 8  #: ``vcls``'s largest value (2**vcls code classes)
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX), (0, DCM_MAX))
+              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX), (0, DCM_MAX), (0, VCLS_MAX))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
 MAX_DIM = 72  #: p1 + 2 * cross
 #: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
@@ -219,7 +231,7 @@ def _final_code(ac, buf, dec, want, pf, pv, FW, frow, sq, st, lr):
     if pv <= 0:
         return _code(ac, buf, pf, want, dec)
     x0 = st[pf]
-    x1 = st[pv]
+    x1 = _vx1(pf, pv, st)
     p = _vmix(x0, x1, FW, frow, sq)
     bit = _code(ac, buf, p, want, dec)
     _vlearn(x0, x1, pf, p, bit, FW, frow, lr)
@@ -796,6 +808,9 @@ VM_NB = 16  #: the value model's residual histograms, by the slow mean |e|'s oct
 VM_HALVE = 1 << 15  #: the value model's per-value statistics are halved every this many frames
 VM_MAX_RANGE = 1 << 12  #: the value model's largest symbol range (hi - lo + 1)
 VM_PRIOR = np.int64(4) << 24  #: g's prior: 4 frames of an observed and an expected count of 1
+VM_CLS_RANGE = 1 << 16  #: with code classes (``vcls`` > 0), the value model's largest symbol range
+VM_CLS_CELLS = 1 << 19  #: with code classes, the most symbols over all channels (C (hi - lo + 1))
+VM_CLS_PRIOR = np.int64(8) << 24  #: with code classes, g's prior: 8 frames at the class's weight
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -828,6 +843,55 @@ def _vprob(m1, tot):
     return _clamp(p, np.int64(1), np.int64(4095))
 
 
+@njit(cache=True, nogil=True)
+def _vcorr(m1, tot, f1, ftot, st):
+    """Version 9 (code classes): the value model's input as a correction of the coder's stretch,
+    VC_OFF + st[P_fg] - st[P_f] (P_fg = m1 / tot under f g, P_f = f1 / ftot under f alone: the
+    evidence of g alone), or 0 (abstain) where either has no mass."""
+    a = _vprob(m1, tot)
+    b = _vprob(f1, ftot)
+    if a == 0 or b == 0:
+        return np.int64(0)
+    return VC_OFF + st[a] - st[b]
+
+
+@njit(cache=True, nogil=True)
+def _vprefix_cls(fh, gv, m, SV, SF):
+    """Version 9: the window's prefix sums SV of (f + 1) g and SF of (f + 1) 2**12 over its m
+    symbols; SF's total. (A function of its own, not inlined: ``run`` stays as compiled before.)"""
+    acc = np.int64(0)
+    acc2 = np.int64(0)
+    SV[0] = 0
+    SF[0] = 0
+    for j in range(m):
+        acc += (fh[j] + 1) * gv[j]
+        SV[j + 1] = acc
+        acc2 += (fh[j] + 1) << 12
+        SF[j + 1] = acc2
+    return acc2
+
+
+@njit(cache=True, nogil=True)
+def _vexpect_cls(fh, xv, inv, m, exc, tab, ntab, lov, kmask):
+    """Version 9: each window symbol's expected count ``((f + 1) inv) >> 24`` added to its own (xv)
+    and to its class's (exc, by ``value & kmask``)."""
+    for j in range(m):
+        dv = ((fh[j] + 1) * inv) >> 24
+        xv[j] += dv
+        exc[_value(tab, ntab, lov + j) & kmask] += dv
+
+
+@njit(cache=True, nogil=True)
+def _vweights_cls(ob, xv, gv, m, obc, exc, GC, nk, tab, ntab, lov, kmask):
+    """Version 9: the class weights GC from their counts, then each window symbol's g with a prior
+    of VM_CLS_PRIOR frames at its class's weight."""
+    for j in range(nk):
+        GC[j] = _clamp(((obc[j] + VM_PRIOR) << 12) // (exc[j] + VM_PRIOR), 256, 65535)
+    for j in range(m):
+        pr = (VM_CLS_PRIOR * GC[_value(tab, ntab, lov + j) & kmask]) >> 12
+        gv[j] = _clamp(((ob[j] + pr) << 12) // (xv[j] + VM_CLS_PRIOR), 256, 65535)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _bmin(b):
     """The smallest magnitude of bit length b."""
@@ -844,7 +908,7 @@ def _bmax(b):
 
 
 @njit(cache=True, nogil=True)
-def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef, X):
+def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshift, lcoef, X, KC):
     """Encode ``y`` into ``buf`` (dec False: returns the payload length, or -1 when buf is too
     short) or decode ``buf`` into ``y`` (dec True: returns OK or a negative status).
 
@@ -863,7 +927,10 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     and version 6 with ``xctx`` = 0), or with ``xctx`` = 1 or 2 the exact-value contexts' state
     (``mixctx.new_state(n, C, xctx)``), updated in place. Every step of theirs stands in an ``if X is not
     None`` (or ``X is None``) branch on the argument itself, which numba's dead-branch pruning
-    removes before typing where X is None: version 5's kernel compiles without them.
+    removes before typing where X is None: version 5's kernel compiles without them. KC: None, or
+    (version 9, ``vcls`` > 0 with ``vmod``) any array: the code classes' steps, likewise in ``if KC
+    is (not) None`` branches (the kernel without them is version 8's, as compiled before; their
+    state is allocated here, ``vcls`` read from prm and clamped to [1, VCLS_MAX]).
     """
     n, C = y.shape
     sq, st, rt = _tables()
@@ -1084,10 +1151,27 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     VR = np.int64(1)
     for c in range(C):
         VR = max(VR, hi[c] - lo[c] + 1)
-    if VR > VM_MAX_RANGE:
-        vmod = 0  # (the caller refuses such a header)
+    if KC is None:  # (a branch numba removes before typing: the kernel of versions 1 to 8 has no classes)
+        if VR > VM_MAX_RANGE:
+            vmod = 0  # (the caller refuses such a header)
+    else:
+        if VR > VM_CLS_RANGE or C * VR > VM_CLS_CELLS:
+            vmod = 0  # (the caller refuses such a header)
     CV = C if vmod else 1
     VS = VR if vmod else 1
+    # code classes (vcls = k > 0, version 9): the symbols' values mod 2**k, each with its own
+    # observed and expected counts; a symbol's g starts from (is drawn towards) its class's
+    # (an ADC's code widths follow a pattern over the low bits: differential nonlinearity)
+    vcls = np.int64(0)
+    if KC is not None:
+        vcls = min(max(prm[PRM_VCLS] if prm.shape[0] > PRM_VCLS else 1, 1), VCLS_MAX)
+    NK = np.int64(1) << vcls
+    kmask = NK - 1
+    OBC = np.zeros((CV, NK), np.int64)
+    EXC = np.zeros((CV, NK), np.int64)
+    GC = np.full(NK, 4096, np.int64)
+    SF = np.zeros(2 * VM_E + 2, np.int64)
+    ftot = np.int64(0)
     FH = np.zeros((CV, VM_NB, 2 * VM_E + 1), np.int64)
     FT = np.zeros((CV, VM_NB), np.int64)
     OBS = np.zeros((CV, VS), np.int64)
@@ -1273,9 +1357,13 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 SV[0] = 0
                 fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]  # (slices: no wraparound selects)
                 gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
-                for j in range(hiv - lov + 1):
-                    acc += (fh[j] + 1) * gv[j]
-                    SV[j + 1] = acc
+                if KC is not None:  # and of f alone (the correction's reference)
+                    ftot = _vprefix_cls(fh, gv, hiv - lov + 1, SV, SF)
+                    acc = SV[hiv - lov + 1]
+                else:
+                    for j in range(hiv - lov + 1):
+                        acc += (fh[j] + 1) * gv[j]
+                        SV[j + 1] = acc
                 vtot = acc
 
             # ---- contexts of the residual coder
@@ -1313,7 +1401,11 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 ci[5] = oS6 + (lvl * 7 + dd1) * 4 + (frac >> 2)
                 ci[6] = oS7 + frac * 33 + rd3
                 ci[7] = oS8 + lb * 16 + frac
-                if vmod:
+                if KC is not None:
+                    if vmod:
+                        pv = _vcorr(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot, _vmass(SF, lov, hiv, lo[c], xp - 1),
+                                    ftot, st)
+                elif vmod:
                     pv = _vprob(_vmass(SV, lov, hiv, lo[c], xp - 1), vtot)
                 if X is not None:
                     xc._xlist(Xl, 1, 0, xp, 2, lo[c], xp - 1, lo[c], hi[c])
@@ -1381,7 +1473,15 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                         m1 = _mmass(SV, lov, hiv, xp, s, _bmin(cur + 1), _bmax(bhi))
                     else:  # "b < cur?"
                         m1 = _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(cur - 1))
-                    pv = _vprob(m1, _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)))
+                    if KC is not None:
+                        if up != 0:
+                            f1 = _mmass(SF, lov, hiv, xp, s, _bmin(cur + 1), _bmax(bhi))
+                        else:
+                            f1 = _mmass(SF, lov, hiv, xp, s, _bmin(blo), _bmax(cur - 1))
+                        pv = _vcorr(m1, _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)), f1,
+                                    _mmass(SF, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)), st)
+                    else:
+                        pv = _vprob(m1, _mmass(SV, lov, hiv, xp, s, _bmin(blo), _bmax(bhi)))
                 if X is not None:
                     key = 2 + 4 * (s + 2 * (sid + 16 * cur))
                     if up != 0:
@@ -1432,8 +1532,14 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 want = (m >> (b - 2 - i)) & 1
                 if vmod:
                     r_ = b - 1 - i
-                    pv = _vprob(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
-                                _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1))
+                    if KC is not None:
+                        pv = _vcorr(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
+                                    _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1),
+                                    _mmass(SF, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
+                                    _mmass(SF, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1), st)
+                    else:
+                        pv = _vprob(_mmass(SV, lov, hiv, xp, s, (2 * mag + 1) << (r_ - 1), ((mag + 1) << r_) - 1),
+                                    _mmass(SV, lov, hiv, xp, s, mag << r_, ((mag + 1) << r_) - 1))
                 frow = 3 * (1 + N_SID + min(i, 15))
                 if X is not None:
                     r_ = b - 1 - i
@@ -1479,8 +1585,12 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                 inv = (np.int64(1) << 48) // max(np.int64(1), vtot >> 12)
                 fh = FH[c, kb, lov - xp + VM_E:hiv - xp + VM_E + 1]
                 xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
-                for j in range(hiv - lov + 1):
-                    xv[j] += ((fh[j] + 1) * inv) >> 24
+                if KC is not None:
+                    _vexpect_cls(fh, xv, inv, hiv - lov + 1, EXC[c], tab, ntab, lov, kmask)
+                    OBC[c, _value(tab, ntab, y[t, c]) & kmask] += np.int64(1) << 24
+                else:
+                    for j in range(hiv - lov + 1):
+                        xv[j] += ((fh[j] + 1) * inv) >> 24
                 OBS[c, y[t, c] - lo[c]] += np.int64(1) << 24
                 ev = _clamp(e, -VM_E, VM_E) + VM_E
                 FH[c, kb, ev] += 32
@@ -1496,12 +1606,19 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     for j in range(VR):
                         OBS[c, j] >>= 1
                         EXPV[c, j] >>= 1
+                    if KC is not None:
+                        for j in range(NK):
+                            OBC[c, j] >>= 1
+                            EXC[c, j] >>= 1
                 if vcount[c] % 16 == 0:  # g of the window's symbols
                     ob = OBS[c, lov - lo[c]:hiv - lo[c] + 1]
                     xv = EXPV[c, lov - lo[c]:hiv - lo[c] + 1]
                     gv = GV[c, lov - lo[c]:hiv - lo[c] + 1]
-                    for j in range(hiv - lov + 1):
-                        gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)
+                    if KC is not None:  # each symbol's prior: VM_CLS_PRIOR frames at its class's weight
+                        _vweights_cls(ob, xv, gv, hiv - lov + 1, OBC[c], EXC[c], GC, NK, tab, ntab, lov, kmask)
+                    else:
+                        for j in range(hiv - lov + 1):
+                            gv[j] = _clamp(((ob[j] + VM_PRIOR) << 12) // (xv[j] + VM_PRIOR), 256, 65535)
             if X is not None:  # the successor lists: the value counted in its contexts' lists
                 xc._xcount(X, y[t, c])
                 if c + 1 < C:  # (a hint: the next value's lists fetched while this one's updates run)

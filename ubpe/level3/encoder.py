@@ -49,6 +49,7 @@ from .format import (
     _working_values,
     _zig,
     default_params,
+    vmod_fits,
 )
 from .front import (
     LONG_MEMORY,
@@ -66,6 +67,7 @@ from .measure import (
     _choice_sample,
     _coded_size,
     _lpc_fit,
+    _dnl_cue,
     _proxy_symbols,
     _symbols,
     _vmod_on_proxy,
@@ -215,6 +217,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         y = np.searchsorted(table, y).astype(np.int64)
     if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
+    if params is None and search and version >= 9:
+        prm = _choose_vcls(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     if params is None and search and version >= 6:
         limit = _vmod_frames(n, C, _start, True)
         if _xctx_in_final(n, C, limit):
@@ -252,9 +256,10 @@ def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tm
     head.append(gs)
     for c in range(C):
         head += _uleb(int(los[c])) + _uleb(int(his[c] - los[c]))
-    if prm[_kernels().PRM_VMOD] and int((his - los).max()) >= _kernels().VM_MAX_RANGE:
+    if prm[_kernels().PRM_VMOD] and not vmod_fits(prm, C, int((his - los).max()) + 1):
         prm = list(prm)  # the value model is for narrow ranges only (the kernel ignores it)
         prm[_kernels().PRM_VMOD] = 0
+        prm[_kernels().PRM_VCLS] = 0
     head += _params_bytes(prm, C, version)
     lpc = None
     if prm[_kernels().PRM_LPC]:
@@ -394,13 +399,15 @@ def _header_version() -> int:
     with the refined solve: a raw, empty or front-end record and a model without them keep
     version 5's bytes)."""
     version = _version()
-    return 5 if version in (6, 7, 8) else version
+    return 5 if version in (6, 7, 8, 9) else version
 
 
 def _payload_version(version: int, prm: list[int]) -> int:
     """The version byte of a model record of ``prm`` under ``Settings.level3_version`` = ``version``:
     7 with ``olsr`` > 0, else 6 with ``xctx`` = 1, else ``_header_version()``."""
     k = _kernels()
+    if version >= 9 and prm[k.PRM_VCLS]:
+        return 9
     if version >= 8 and prm[k.PRM_DCM]:
         return 8
     if version >= 7 and prm[k.PRM_OLSR]:
@@ -439,7 +446,9 @@ def _search(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ``_chunk_order``; block LPC measured ``level3_search_lpc_margin`` larger; the codings left
     after CANDIDATES and the best two combined go to a descent (``search.greedy``) from
     the best (``level3_search_descent``); a candidate replaces the defaults only when it is
-    smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise)."""
+    smaller by ``Settings.level3_search_margin`` (what a sample says within that is noise). (The
+    chunks are coded without version 9's code classes, which ``_choose_vcls`` decides after: with
+    them every chunk's coding would cost about twice as much.)"""
     n = y.shape[0]
     if _whole_budget(n * C):
         prm, vmod = _search_whole(y, table, tmode, C, start)
@@ -614,6 +623,36 @@ def _choose_vmod(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit:
     _coded_size(sample, on, table, 0, res)
     saved = (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) * scale
     return on if saved > 16 * 8 * VMOD_HEADER_BYTES else prm
+
+
+def _choose_vcls(y: np.ndarray, table: np.ndarray | None, prm: list[int], limit: int | None = None) -> list[int]:
+    """``prm`` with version 9's code classes on (the value model, ``vmod`` = 1, with ``vcls`` =
+    ``Settings.level3_vcls_bits``) where ``_dnl_cue`` fires on the values, ``_xctx_gates`` do not
+    pass (values that recur: the exact-value contexts' case), their range fits
+    (``format.vmod_fits``) and they code ``_choice_sample``'s frames (of ``Settings.level3_vcls_sample``) smaller by
+    ``level3_vcls_margin`` of its bytes and 16 bytes (two codings of the sample, with and
+    without, where ``prm`` has the value model; else one, with, the kernel counting what the
+    model saved); else ``prm``."""
+    k = _kernels()
+    s = settings.current()
+    vals = table[y] if table is not None else y
+    on = list(prm)
+    on[k.PRM_VMOD] = 1
+    on[k.PRM_VCLS] = s.level3_vcls_bits
+    span = int((y.max(axis=0) - y.min(axis=0)).max()) + 1
+    if prm[k.PRM_VCLS] or s.level3_vcls_sample <= 0 or not vmod_fits(on, y.shape[1], int(y.max()) + 1) or (
+            not vmod_fits(on, y.shape[1], span)) or not _dnl_cue(vals) or _xctx_gates(y, prm, limit) is not None:
+        return prm  # (where the exact-value contexts may be kept, values that recur: the classes on top
+        # cost the speed floor, weather-pvgis-tmy 0.29 -> 0.18 M values/s encode, for 1.5 %)
+    sample, skip, scale = _choice_sample(y, s.level3_vcls_sample, limit)
+    if prm[k.PRM_VMOD]:  # against the value model without classes: two codings
+        before = _coded_size(sample, prm, table, skip)
+        after = _coded_size(sample, on, table, skip)
+    else:  # without the value model: one coding, the kernel counting what the model saved (1/16 bits)
+        res = np.zeros((sample.shape[0], 3 * sample.shape[1]), np.int64)
+        after = _coded_size(sample, on, table, skip, res)
+        before = after + (int(res[-1, -1]) - (int(res[skip - 1, -1]) if skip else 0)) / 128
+    return on if (before - after) * scale > 16 + s.level3_vcls_margin * before * scale else prm
 
 
 #: The widest symbol range on which ``_choose_xctx`` tries the exact-value contexts (a cue of the
@@ -804,7 +843,9 @@ def _search_whole(y: np.ndarray, table: np.ndarray | None, tmode: int, C: int,
     ``level3_tonal_trial_reg``) likewise, in one coding; then for a held tone (``search.held_lag``,
     as ``held_period``) the NLMS cascade fitted to its period (``search.held_cascade``) likewise,
     and where kept, its steps (``search.cascade_steps``) judged with the first stage's length on the
-    held part's sample (``_held_choice``)."""
+    held part's sample (``_held_choice``). (Version 9's code classes are decided after it,
+    ``_choose_vcls``: moves judged with them lost where the classes were then not kept, acc-plux
+    +4.8 %, ecg-plux-1k +6.3 %, results/level3-codes.md.)"""
     s = settings.current()
     planned = known[4] if known is not None and len(known) > 4 else budget_plan(y.shape[0], C, s)
     frames, evals, margin = planned

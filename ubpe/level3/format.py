@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 to 8, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 9, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -35,16 +35,19 @@ read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (vers
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
 0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; version 5's over ``N_PRM_V5`` (31),
 ``xctx`` then 0; version 6's over ``N_PRM_V6`` (32), ``olsr`` then 0; version 7's over ``N_PRM_V7``
-(33), ``dcm`` then 0; version 8's over all 34;
+(33), ``dcm`` then 0; version 8's over ``N_PRM_V8`` (34), ``vcls`` then 0; version 9's over all 35;
 bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
 format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
-``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``, version 8's ``BASE_PARAMS_V8``) and then the parameters whose bit is set, in
+``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``, version 8's ``BASE_PARAMS_V8``, version 9's
+``BASE_PARAMS_V9``) and then the parameters whose bit is set, in
 index order (defaults cost one byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of
 the residual coder (``mixctx``'s docstring, its steps in ``mixsignal.run``; 1: hashed contexts and
 successor lists, 2: the lists alone); version 7 ``olsr``, rounds
 of iterative refinement of the long least squares' solve (``mixsignal._ols_solve_refined``);
-version 8 ``dcm``, the least squares on the values minus their running mean (rate 2**-dcm).
-``encode`` writes version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
+version 8 ``dcm``, the least squares on the values minus their running mean (rate 2**-dcm);
+version 9 ``vcls``, the value model's code classes (the values' low ``vcls`` bits; an ADC's
+unequal code widths), which need ``vmod`` = 1 and let it run on ranges up to ``VM_CLS_RANGE``.
+``encode`` writes version 9 only with ``vcls`` > 0, else version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
 version 6 only with ``xctx`` = 1 or 2, else version 5's bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
@@ -68,8 +71,8 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError
 
-VERSION = 8  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 7 write theirs)
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+VERSION = 9  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 8 write theirs)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -95,12 +98,19 @@ def _kernels():
 # ---------------------------------------------------------------- byte helpers
 
 
+#: ``mixsignal.run``'s last argument with version 9's code classes on (any array: numba compiles the
+#: kernel with their steps for it, without them for None)
+CLASSES_ON = np.zeros(1, np.int64)
+
+
 def _kernel_run(prm):
     """The kernel that codes a payload of the parameters ``prm``, ``mixsignal.run`` with its arguments
-    but the last: with the exact-value contexts (``xctx`` = 1 or 2, version 6) their state, new
+    but the last two: with the exact-value contexts (``xctx`` = 1 or 2, version 6) their state, new
     (as ``mixctx.new_state``: ``xpool`` keeps it between codings), else None (versions 1 to 5's
-    kernel, which numba compiles without them)."""
+    kernel, which numba compiles without them); with the code classes (``vcls`` > 0 and ``vmod``,
+    version 9) CLASSES_ON, else None (likewise)."""
     k = _kernels()
+    V = CLASSES_ON if prm[k.PRM_VCLS] and prm[k.PRM_VMOD] else None
     if prm[k.PRM_XCTX]:
         from . import xpool
 
@@ -108,12 +118,12 @@ def _kernel_run(prm):
 
         def run(y, *args):
             X = xpool.acquire(*y.shape, xctx)  # (as mixctx.new_state, kept between codings: xpool)
-            out = k.run(y, *args, X)
+            out = k.run(y, *args, X, V)
             xpool.release(X)
             return out
 
         return run
-    return lambda *args: k.run(*args, None)
+    return lambda *args: k.run(*args, None, V)
 
 
 def _uleb(v: int) -> bytes:
@@ -217,6 +227,10 @@ BASE_PARAMS_V7 = BASE_PARAMS_V5 + (0, 2)
 #: recordings it suits are not tones, olsr then 0).
 DCM_BASE = 10
 BASE_PARAMS_V8 = BASE_PARAMS_V5 + (0, 0, DCM_BASE)
+#: Version 9's (normative): BASE_PARAMS_V5 with vmod = 1, xctx = 0, olsr = 0, dcm = 0 and vcls =
+#: VCLS_BASE (a version-9 header is written only with vcls > 0, which needs the value model on).
+VCLS_BASE = 3
+BASE_PARAMS_V9 = BASE_PARAMS_V5[:28] + (1,) + BASE_PARAMS_V5[29:] + (0, 0, 0, VCLS_BASE)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
@@ -224,7 +238,7 @@ def base_params(channels: int, version: int | None = None) -> list[int]:
     ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4``, ``BASE_PARAMS_V5``, ``BASE_PARAMS_V6`` or
     ``BASE_PARAMS_V7``, for ``channels`` channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
+    p = list(BASE_PARAMS_V9 if version >= 9 else BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
         BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
     p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
@@ -245,6 +259,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
     if version == 4 and any(prm[k.N_PRM_V4:]):
         raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
+    if version in (5, 6, 7, 8) and any(prm[k.N_PRM_V8:]):
+        raise ValueError("the value model's code classes (vcls) need version 9 (Settings.level3_version)")
     if version in (5, 6, 7) and any(prm[k.N_PRM_V7:]):
         raise ValueError("the least squares' running mean (dcm) needs version 8 (Settings.level3_version)")
     if version in (5, 6) and any(prm[k.N_PRM_V6:]):
@@ -261,7 +277,7 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7}.get(
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7, 8: k.N_PRM_V8}.get(
         version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
@@ -292,6 +308,18 @@ def _check_params(prm: list[int]) -> None:
             raise CorruptDataError(f"level-3 data: parameter {i} = {v} outside [{lo}, {hi}]")
     if prm[k.PRM_P1] + 2 * prm[k.PRM_CROSS] > k.MAX_DIM:
         raise CorruptDataError("level-3 data: least-squares order above the maximum")
+    if prm[k.PRM_VCLS] and not prm[k.PRM_VMOD]:
+        raise CorruptDataError("level-3 data: code classes (vcls) without the value model")
+
+
+def vmod_fits(prm: list[int], C: int, span: int) -> bool:
+    """Whether the value model of ``prm`` may run on C channels whose largest symbol range
+    ``hi - lo + 1`` is ``span``: at most ``VM_MAX_RANGE``, with code classes (``vcls`` > 0) at most
+    ``VM_CLS_RANGE`` and ``C span <= VM_CLS_CELLS`` (the kernel's memory bound)."""
+    k = _kernels()
+    if prm[k.PRM_VCLS]:
+        return span <= k.VM_CLS_RANGE and C * span <= k.VM_CLS_CELLS
+    return span <= k.VM_MAX_RANGE
 
 
 def _dtype_code(dt: np.dtype) -> int:
@@ -388,10 +416,34 @@ def _prior_tables() -> tuple:
         top = int(y.max())
         buf = np.zeros(PRIOR_FRAMES * 8 + 64, np.uint8)
         k.run(y, np.zeros(1, np.int64), np.full(1, top, np.int64), _shift_of(top), np.array(base_params(1, 3), np.int64),
-              buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC, None)
+              buf, False, np.zeros((0, 0), np.int64), 0, NO_TABLE, tables, *NO_LPC, None, None)
         k.relax_counts(tables[1], tables[5], PRIOR_CAP)
         _prior = tables
     return tuple(a.copy() for a in _prior)
+
+
+def model_params(data: bytes) -> list[int] | None:
+    """The parameter vector of the model record in ``encode``'s bytes ``data`` (behind a front-end
+    record when there is one; ``data`` trusted: the encoder's own), None for a raw record."""
+    r = _Reader(data)
+    dt, shape = _head(r, data, MAX_VALUES)
+    C = shape[1] if len(shape) == 2 else 1
+    mode = r.byte("mode")
+    if mode == MODE_FRONT:
+        size = r.uleb("front record length", MAX_FRONT_BYTES)
+        r.pos += size + 4
+        return model_params(data[r.pos:])
+    if mode != MODE_MODEL or shape[0] * C == 0:
+        return None
+    top = (1 << MAX_RANGE_BITS) - 1
+    r.zig("lo", 1 << 64)
+    r.uleb("step", top)
+    if _read_table(r, top) is not None:
+        r.byte("table mode")
+    r.byte("gs")
+    for _ in range(2 * C):
+        r.uleb("channel range", top)
+    return _read_params(r, C, data[0])
 
 
 # ---------------------------------------------------------------- front-end chains
@@ -556,7 +608,7 @@ def _decode(data: bytes, max_values: int, _front: bool) -> np.ndarray:
             raise CorruptDataError("level-3 data: a channel's range exceeds 2**40")
     prm = _read_params(r, C, data[0])
     _check_params(prm)
-    if prm[_kernels().PRM_VMOD] and C and int((his - los).max()) >= _kernels().VM_MAX_RANGE:
+    if prm[_kernels().PRM_VMOD] and C and not vmod_fits(prm, C, int((his - los).max()) + 1):
         raise CorruptDataError("level-3 data: the value model on a range above its maximum")
     lpc = None
     if prm[_kernels().PRM_LPC] and n * C > 0:

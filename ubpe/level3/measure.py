@@ -40,6 +40,7 @@ from .format import (
     _working_values,
     default_params,
 )
+from .search import code_classes_cue
 
 
 def _shifted(x2: np.ndarray, lo: int) -> np.ndarray:
@@ -182,3 +183,10 @@ def _vmod_saving(res: np.ndarray, n: int, s) -> int:
     counted = n if n <= full else full - full // 2
     saved = (int(res[-1, -1]) - (int(res[half - 1, -1]) if half else 0)) * counted / (length - half)
     return int(saved > 16 * 8 * VMOD_HEADER_BYTES)
+
+
+def _dnl_cue(x2: np.ndarray) -> bool:
+    """Whether version 9's code classes are tried on the values x2 (frames, C): ``search.code_classes_cue``
+    under ``Settings.level3_vcls_*``."""
+    s = settings.current()
+    return s.level3_version >= 9 and s.level3_vcls_bits > 0 and code_classes_cue(x2, s.level3_vcls_cue)

@@ -12,6 +12,7 @@
     held_period(y, settings, span), held_lag(y, settings), held_cascade(named, lag, settings, peak),
     cascade_steps(named, settings): a held tone's period and the cascade fitted to it
     move_order(y, settings): the moves a search on the prefix tries first (``smooth_db`` its cue)
+    code_classes_cue(values, bits): uneven residues mod 8 (version 9's code classes)
 
 The search starts from ``plan``'s parameters: the defaults, with order 64 over a short window
 where ``order_gain_db`` finds many resonances, and with ``Settings.level3_long_cascade`` (NLMS
@@ -40,6 +41,8 @@ from __future__ import annotations
 
 import math
 from typing import Callable
+
+import numpy as np
 
 MAX_EVALS = 64  #: the most codings of the proxy a search spends (tiny recordings)
 
@@ -679,3 +682,29 @@ def _levinson(r, order: int, err: float) -> tuple:
         err *= max(1e-12, 1.0 - k * k)
         errs.append(err)
     return a, errs
+
+
+CUE_MIN_FRAMES = 4096  #: ``code_classes_cue`` reads channels of at least this many frames
+CUE_MIN_IQR = 32  #: ... whose quartiles lie at least this many codes apart
+
+
+def code_classes_cue(values: np.ndarray, bits: float) -> bool:
+    """Whether some channel of ``values`` ((frames, C) integers: the values the kernel sees) has
+    its residues mod 8 uneven by at least ``bits`` bits a value (their divergence from the
+    uniform, ``sum p log2(8 p)``), with at least ``CUE_MIN_FRAMES`` frames and quartiles at least
+    ``CUE_MIN_IQR`` codes apart (a smooth density that wide gives residues even to within
+    ``exp(-2 pi**2 (IQR / 1.35)**2 / 64)``): an ADC whose code widths follow a pattern over the
+    low bits (differential nonlinearity), which version 9's code classes model. O(frames C)."""
+    n = values.shape[0]
+    if n < CUE_MIN_FRAMES or bits <= 0:
+        return False
+    for c in range(values.shape[1]):
+        v = values[:, c]
+        q1, q3 = np.percentile(v, [25, 75])
+        if q3 - q1 < CUE_MIN_IQR:
+            continue
+        p = np.bincount((v & 7).astype(np.int64), minlength=8) / n
+        nz = p > 0
+        if float((p[nz] * np.log2(8 * p[nz])).sum()) >= bits:
+            return True
+    return False

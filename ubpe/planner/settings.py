@@ -847,14 +847,16 @@ class Settings:
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
     #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
     level3_search_margin: float = 0.002
-    #: The level-3 bytes' version (``ubpe.level3``): 7 (version 6 and the refined least-squares
+    #: The level-3 bytes' version (``ubpe.level3``): 9 (version 8 and the value model's code
+    #: classes, ``vcls``, written only where they are on); 8 (version 7 and the least squares on the
+    #: values minus their running mean, ``dcm``, written only where it is on); 7 (version 6 and the refined least-squares
     #: solve, ``olsr``, written only where it is on); 6 (version 5 and the exact-value contexts,
     #: ``xctx``, written only where they are on); 5 (version 4 with the NLMS weights in Q20
     #: and their updates rounded to nearest, ``nlmsq``); 4 (version 3 with the stage mix blended with
     #: fixed experts, ``mixb``, and no bias estimates in the mix by default); 3 (version 2 and the
     #: value model, ``vmod``); 2 (a compact parameter field, a third least-squares predictor and
     #: the APMs' rate as parameters) and 1 write their versions' bytes.
-    level3_version: int = 8
+    level3_version: int = 9
     #: Version 6's exact-value contexts (``xctx``, ``ubpe.level3.encoder._choose_xctx``) are tried,
     #: on symbol ranges of at most 4 096, on this many first frames of a recording (one coding
     #: with them, the kernel counting what they saved; 0: never, version 5's bytes), where the
@@ -892,6 +894,20 @@ class Settings:
     #: one (ppg-heartpy2, on from 2**14); on: the 24 neural files (their 64-step grid's values
     #: unevenly hit), acc-plux, three PPGs.
     level3_vmod_sample: int = 1 << 14
+    #: Version 9's code classes (``vcls``, ``ubpe.level3.encoder._choose_vcls``): the value model
+    #: with this many low bits of the values as classes and its evidence as a correction of the
+    #: coder's stretch, tried (a coding of the first ``level3_vcls_sample`` frames each way, or one
+    #: where the value model is off, the kernel counting what it saved) where
+    #: ``search.code_classes_cue`` finds the values' residues mod 8 uneven by at least
+    #: ``level3_vcls_cue`` bits a value on a channel whose quartiles lie at least 32 codes apart
+    #: (and the exact-value contexts' gates do not pass: values that recur)
+    #: (an ADC's differential nonlinearity: code widths that follow a pattern over the low bits;
+    #: a smooth density that wide gives even residues); kept when it codes the sample smaller by
+    #: ``level3_vcls_margin`` of its bytes and 16 bytes. 0: never (version 8's bytes).
+    level3_vcls_bits: int = 6
+    level3_vcls_cue: float = 0.01
+    level3_vcls_margin: float = 0.002
+    level3_vcls_sample: int = 1 << 13
     #: Level 3's front-end chain (``ubpe.level3.front._choose_front``) and value model choices code, for a
     #: recording of more channels than this, this many of its channels spread evenly
     #: (``ubpe.level3.measure._channel_sample``; 0: all): with all of them, the choices cost 1.8 codings
