@@ -120,6 +120,19 @@ def test_version_5_cannot_hold_the_contexts():
         level3.encode(hourly(300), params=params(2, xctx=1), front=None)
 
 
+def refuses_damage(data: bytes, at: int) -> None:
+    """Every truncation of the level-3 payload ``data`` (its parameter mask at ``at``) and a
+    flipped byte of its coded part, every seventh of it, raise CorruptDataError."""
+    for cut in (1, 2, 5, len(data) - at - 2):
+        with pytest.raises(CorruptDataError):
+            level3.decode(data[:-cut])
+    for pos in range(at + 2, len(data), max(1, (len(data) - at) // 7)):
+        bad = bytearray(data)
+        bad[pos] ^= 0x5A
+        with pytest.raises(CorruptDataError):
+            level3.decode(bytes(bad))
+
+
 def _mask_at(data: bytes) -> int:
     """The offset of the parameter mask in a mode-0 header of a (frames, 2) int16 recording with
     no table (version, dtype, ndim, frames, channels, mode, lo, step, table 0, gs, 2 channels)."""
@@ -158,14 +171,7 @@ def test_hostile_fields_are_refused():
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([5]) + six[1:])
     # every truncation and a flipped byte of the payload
-    for cut in (1, 2, 5, len(six) - at - 2):
-        with pytest.raises(CorruptDataError):
-            level3.decode(six[:-cut])
-    for pos in range(at + 2, len(six), max(1, (len(six) - at) // 7)):
-        bad = bytearray(six)
-        bad[pos] ^= 0x5A
-        with pytest.raises(CorruptDataError):
-            level3.decode(bytes(bad))
+    refuses_damage(six, at)
 
 
 def test_a_version_6_header_with_the_contexts_off_decodes():

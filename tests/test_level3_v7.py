@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v5 import _uleb
-from test_level3_v6 import _mask_at, _mode, hourly, params
+from test_level3_v6 import _mask_at, _mode, hourly, params, refuses_damage
 
 from ubpe import level3
 from ubpe._kernels import mixsignal
@@ -241,14 +241,7 @@ def test_malformed_version_7_headers_are_refused():
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([5]) + seven[1:])
     # every truncation and a flipped byte of the payload
-    for cut in (1, 2, 5, len(seven) - at - 2):
-        with pytest.raises(CorruptDataError):
-            level3.decode(seven[:-cut])
-    for pos in range(at + 2, len(seven), max(1, (len(seven) - at) // 7)):
-        bad = bytearray(seven)
-        bad[pos] ^= 0x5A
-        with pytest.raises(CorruptDataError):
-            level3.decode(bytes(bad))
+    refuses_damage(seven, at)
 
 
 def test_a_version_7_header_with_the_refinement_off_decodes(monkeypatch):

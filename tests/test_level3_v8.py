@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_level3 import SETTINGS, round_trip, signals
 from test_level3_v5 import _uleb
-from test_level3_v6 import _mask_at, _mode, params
+from test_level3_v6 import _mask_at, _mode, params, refuses_damage
 from test_level3_v7 import _mask_at_1d, tone, voiced
 
 from ubpe import level3
@@ -172,14 +172,7 @@ def test_malformed_version_8_headers_are_refused():
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([5]) + eight[1:])
     # every truncation and a flipped byte of the payload
-    for cut in (1, 2, 5, len(eight) - at - 2):
-        with pytest.raises(CorruptDataError):
-            level3.decode(eight[:-cut])
-    for pos in range(at + 2, len(eight), max(1, (len(eight) - at) // 7)):
-        bad = bytearray(eight)
-        bad[pos] ^= 0x5A
-        with pytest.raises(CorruptDataError):
-            level3.decode(bytes(bad))
+    refuses_damage(eight, at)
 
 
 def test_a_version_8_header_with_the_running_mean_off_decodes(monkeypatch):
