@@ -336,10 +336,16 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
     needs the GIL to return its result and start its next range; ``pause`` lets it have the GIL
     then, where it would otherwise wait for the interpreter's switch interval (5 ms) behind
     ``finish`` (``decode_batch``: docs/text.md)."""
-    idle = np.zeros(1, np.int8)
+    def run(first: int, stop: int, ended: np.ndarray) -> Any:
+        return work(first, stop, ended) if handover else work(first, stop)
+
+    def end(result: Any, pause: Callable[[], None] | None) -> Any:
+        if finish is None:
+            return result
+        return finish(result, pause) if handover else finish(result)
+
     if num_threads <= 1 or n_items <= 1:
-        out = work(0, n_items, idle) if handover else work(0, n_items)
-        return [out if finish is None else (finish(out, None) if handover else finish(out))]
+        return [end(run(0, n_items, np.zeros(1, np.int8)), None)]
     k = min(num_threads * per_thread, n_items)
     share = np.ones(k)
     if k > num_threads:
@@ -354,8 +360,7 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
     cuts = sorted(min(max(c, 0), n_items) for c in cuts)
     ranges = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
     if len(ranges) == 1:
-        out = work(*ranges[0], idle) if handover else work(*ranges[0])
-        return [out if finish is None else (finish(out, None) if handover else finish(out))]
+        return [end(run(*ranges[0], np.zeros(1, np.int8)), None)]
     n_ranges = len(ranges)
     results: list[Any] = [None] * n_ranges
     done = [threading.Event() for _ in range(n_ranges)]
@@ -374,7 +379,7 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
             state[0] += 1
         by_helper[i] = helper
         try:
-            results[i] = work(*ranges[i], ended[i:i + 1]) if handover else work(*ranges[i])
+            results[i] = run(*ranges[i], ended[i:i + 1])
         except BaseException as exc:  # raised in the calling thread below
             errors[i] = exc
         done[i].set()
@@ -404,10 +409,7 @@ def run_threads(n_items: int, weights: np.ndarray | None, num_threads: int,
                     done[i].wait()
             if errors:
                 break
-            if finish is None:
-                out.append(results[i])
-            else:
-                out.append(finish(results[i], pause) if handover else finish(results[i]))
+            out.append(end(results[i], pause))
             results[i] = None
     except BaseException as exc:
         errors[-1] = exc  # stops the helpers' next ranges
