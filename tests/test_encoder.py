@@ -19,20 +19,29 @@ from reference import train as ref_train
 from reference import trim as ref_trim
 from reference import weights as ref_weights
 
+from ubpe import _kernels
 from ubpe import encoder as E
 
 SETTINGS = settings(deadline=None, max_examples=int(os.environ.get("UBPE_MAX_EXAMPLES", "100")))
 
 
 @contextlib.contextmanager
-def segmenting(segment_ids: int, parallel_min_ids: int | None):
-    """Temporarily force small encoding segments and the two-thread path."""
-    old = E.SEGMENT_IDS, E._PARALLEL_MIN_IDS
+def segmenting(segment_ids: int, parallel_min_ids: int | None, passes: tuple[int, int] | None = None):
+    """Temporarily force small encoding segments, the two-thread path and, with ``passes``
+    ``(min_ids, yield)``, where the group passes run and when they hand over to the sweep."""
+    old = E.SEGMENT_IDS, E._PARALLEL_MIN_IDS, E.PASS_MIN_IDS, E.PASS_YIELD
     E.SEGMENT_IDS, E._PARALLEL_MIN_IDS = segment_ids, parallel_min_ids
+    if passes is not None:
+        E.PASS_MIN_IDS, E.PASS_YIELD = passes
     try:
         yield
     finally:
-        E.SEGMENT_IDS, E._PARALLEL_MIN_IDS = old
+        E.SEGMENT_IDS, E._PARALLEL_MIN_IDS, E.PASS_MIN_IDS, E.PASS_YIELD = old
+
+
+# (min ids, yield) of the group passes: none; every segment, to the last group; every segment,
+# handing over to the sweep after the first pass, or after a pass merging < 1 id in 4; default
+PASSES = [(0, 0), (1, 0), (1, 1), (2, 4), (E.PASS_MIN_IDS, E.PASS_YIELD)]
 
 
 def as_merges(rows) -> np.ndarray:
@@ -84,10 +93,11 @@ def trained_models(draw):
     max_table_values=st.sampled_from([0, 3, 40, E.DEFAULT_MAX_TABLE_VALUES]),
     segment=st.sampled_from([1, 2, 5, 64, E.SEGMENT_IDS]),
     threads=st.booleans(),
+    passes=st.sampled_from(PASSES),
 )
-def test_matches_oracle(model, max_table_values, segment, threads):
+def test_matches_oracle(model, max_table_values, segment, threads, passes):
     a, merges, seqs = model
-    with segmenting(segment, 8 if threads else None):
+    with segmenting(segment, 8 if threads else None, passes):
         check_model(merges, a, seqs, max_table_values)
 
 
@@ -97,11 +107,12 @@ def test_matches_oracle(model, max_table_values, segment, threads):
     raw=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), max_size=30),
     seq=st.lists(st.integers(0, 10**6), max_size=200),
     segment=st.sampled_from([1, 3, E.SEGMENT_IDS]),
+    passes=st.sampled_from(PASSES),
 )
-def test_arbitrary_merge_tables(a, raw, seq, segment):
+def test_arbitrary_merge_tables(a, raw, seq, segment, passes):
     """Any priority-ordered table, even with duplicate pairs and pairs that never occur."""
     rows = [(x % (a + k), y % (a + k)) for k, (x, y) in enumerate(raw)]
-    with segmenting(segment, 16):
+    with segmenting(segment, 16, passes):
         check_model(as_merges(rows), a, [[v % a for v in seq]], 5)
 
 
@@ -116,6 +127,7 @@ def doubling(a: int, m: int) -> np.ndarray:
     return as_merges([(0, 0)] + [(a + k - 1, a + k - 1) for k in range(1, m)])
 
 
+@pytest.mark.parametrize("passes", PASSES)
 @pytest.mark.parametrize("segment", [1, E.SEGMENT_IDS])
 @pytest.mark.parametrize(
     "name, values, a",
@@ -128,11 +140,11 @@ def doubling(a: int, m: int) -> np.ndarray:
         ("odd_run", [0] * 7 + [1] + [0] * 9, 2),
     ],
 )
-def test_edge_cases(name, values, a, segment):
+def test_edge_cases(name, values, a, segment, passes):
     models = [np.zeros((0, 2), np.int32), chain(a, 60), doubling(a, 13)]
     if a > 5:
         models.append(as_merges([(2, 5), (a, a), (5, 2), (a + 1, a + 1)]))
-    with segmenting(segment, 16):
+    with segmenting(segment, 16, passes):
         for merges in models:
             check_model(merges, a, [values], E.DEFAULT_MAX_TABLE_VALUES)
 
@@ -141,6 +153,46 @@ def test_self_overlap():
     tables = E.build_encoder(as_merges([(0, 0)]), 1)
     assert E.encode(np.zeros(3, np.int32), tables).tolist() == [1, 0]
     assert E.encode(np.zeros(4, np.int32), tables).tolist() == [1, 1]
+
+
+@SETTINGS
+@given(a=st.integers(1, 6), raw=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), max_size=40))
+def test_rank_groups_are_maximal_runs_of_independent_merges(a, raw):
+    """A group shares no child between two merges and uses no token made inside it; the next
+    merge after a group would break that (so the passes are as few as the rule allows)."""
+    rows = [(x % (a + k), y % (a + k)) for k, (x, y) in enumerate(raw)]
+    merges = as_merges(rows)
+    starts = _kernels.encode.rank_groups(merges[:, 0].copy(), merges[:, 1].copy(), a).tolist()
+    assert starts[0] == 0 and starts[-1] == len(rows) and starts == sorted(set(starts))
+
+    def independent(ks) -> bool:
+        sets = [set(rows[k]) for k in ks]
+        made = {a + k for k in ks}
+        return all(not sets[i] & sets[j] for i in range(len(sets)) for j in range(i)) \
+            and not made & set().union(*sets)
+
+    for g in range(len(starts) - 1):
+        ks = range(starts[g], starts[g + 1])
+        assert independent(ks)
+        if starts[g + 1] < len(rows):
+            assert not independent(range(starts[g], starts[g + 1] + 1))
+
+
+def test_group_passes_encode_long_smooth_sequences_like_the_sweep():
+    """A merge-heavy signal (a slow ramp, trained merges) and a byte text, encoded by passes
+    only, by passes handing over to the sweep, and by the sweep alone: the same tokens."""
+    ramp = (np.arange(30_000) // 7 % 13).astype(np.int32)
+    text = np.frombuffer(b"the cat sat on the mat; the rat ate the hat. " * 400, np.uint8).astype(np.int32)
+    for ids, a in ((ramp, 13), (text, 256)):
+        rows, _ = ref_train([ids[:3_000].tolist()], a, a + 60, n_candidates=8)
+        tables = E.build_encoder(as_merges(rows), a)
+        results = []
+        for passes in ((0, 0), (1, 0), (1, 2), (E.PASS_MIN_IDS, E.PASS_YIELD)):
+            with segmenting(E.SEGMENT_IDS, None, passes):
+                results.append(E.encode(ids, tables).tolist())
+        assert len(results[0]) < len(ids) // 2  # the merges fire: the passes are exercised
+        assert all(r == results[0] for r in results[1:])
+        assert results[0] == ref_encode(ids.tolist(), rows, a)
 
 
 def test_no_merges_is_identity():

@@ -38,6 +38,11 @@ DEFAULT_MAX_TABLE_VALUES = 1 << 22
 # Encoding cuts long sequences into segments of about this many ids (where no token can span
 # the cut), so that each segment's working set stays in cache.
 SEGMENT_IDS = 1 << 14
+# A segment of at least this many ids (0: none) is encoded by group passes first
+# (``_kernels.encode._encode_by_passes``), until a pass merges fewer than one id in
+# PASS_YIELD; the linked-list sweep finishes it. The tokens are the same either way.
+PASS_MIN_IDS = 1 << 12
+PASS_YIELD = 128
 # Encoding may split its segments over two threads (the kernel releases the GIL) when they hold
 # at least this many ids. Off (None) by default: on the shared 2-core machine it was measured
 # with, two threads gave no measurable gain (12.0 vs 12.1 M ids/s). Set an int to enable.
@@ -176,7 +181,8 @@ def _encode_concatenated(
 
     def run(first: int, last: int) -> int:
         return int(_k.encode_segments(ids, seg_bounds, first, last, t.left, t.right,
-                                      t.alphabet_size, t.pairs, t.bits, out, counts))
+                                      t.alphabet_size, t.pairs, t.bits, out, counts,
+                                      PASS_MIN_IDS, PASS_YIELD))
 
     if _PARALLEL_MIN_IDS is not None and n >= _PARALLEL_MIN_IDS and n_segs >= 2:
         # two threads (the kernel releases the GIL), split at the segment nearest half the ids

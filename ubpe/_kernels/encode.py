@@ -18,6 +18,11 @@ Long sequences are first cut into segments of about 16k ids, only between two id
 is no merge's *junction* (last id of its left child, first of its right child): no token can
 ever span such a cut, so the segments encode independently and their working sets (16 bytes
 per position for the linked list, up to 24 for bucket entries) stay in cache.
+
+A long segment starts with *group passes* (``rank_groups``, ``_encode_by_passes``): one
+streaming, branch-free pass over the compacted sequence per run of merges that cannot interact,
+while the passes still merge a good share of the ids (where a merge-heavy sequence spends most
+of its merges); the sweep above finishes the remaining ranks. The tokens are the same.
 """
 
 from __future__ import annotations
@@ -154,18 +159,20 @@ def _merge_at(p, new, node, n_tokens, pairs, shift, mask, head, entries, ranks_s
 
 @njit(cache=True, nogil=True)
 def _encode_into(ids, start, stop, left, right, alphabet_size, pairs, bits,
-                 node, head, entries, ranks_set, state, out, out_start):
+                 node, head, entries, ranks_set, state, out, out_start, id_limit):
     """Replay-encode ``ids[start:stop]`` into ``out[out_start:]``; return the token count.
 
     Workspaces: ``node`` int32 of size >= 4 n, ``entries`` int32 of size >= 6 n (records
     (position, next entry)), ``head`` int32 (M,) all -1 and ``ranks_set`` int64 (M // 32 + 1,)
     all 0 on entry (and on exit), ``state`` int64 (1,). Returns ``-(i + 1)`` (nothing valid
-    written) if ``ids[start + i]`` is the first id outside [0, A).
+    written) if ``ids[start + i]`` is the first id outside [0, ``id_limit``): ``A`` for alphabet
+    ids, ``A + M`` for a sequence that group passes have partly encoded already (then ``ids``
+    may be ``out`` itself with ``start == out_start``: every id is read before any is written).
     """
     n = stop - start
     for i in range(n):
         v = ids[start + i]
-        if v < 0 or v >= alphabet_size:
+        if v < 0 or v >= id_limit:
             return -(np.int64(i) + 1)
         node[4 * i] = v
         node[4 * i + 1] = i + 1
@@ -239,6 +246,100 @@ def _encode_into(ids, start, stop, left, right, alphabet_size, pairs, bits,
         count += 1
         p = node[4 * p + 1]
     return count
+
+
+@njit(cache=True, nogil=True)
+def rank_groups(left, right, alphabet_size):
+    """Cut the ranks into runs of merges that one left-to-right pass can apply together.
+
+    Preconditions: as ``build_pair_table``. Returns ``starts`` int32 (G + 1,): group g is ranks
+    ``starts[g] .. starts[g+1]-1``, a maximal run in which no two merges share a child and no
+    child is a token made inside the run. In such a run no occurrence of one pair overlaps, makes
+    or breaks an occurrence of another, so replaying its merges one by one (each left to right)
+    equals one pass that merges every pair of the run where it meets it, leftmost first.
+    """
+    m = left.shape[0]
+    stamp = np.full(np.int64(alphabet_size) + m, -1, dtype=np.int32)
+    starts = np.empty(m + 1, dtype=np.int32)
+    g = 0
+    starts[0] = 0
+    for k in range(m):
+        if stamp[left[k]] == g or stamp[right[k]] == g:
+            g += 1
+            starts[g] = k
+        stamp[left[k]] = g
+        stamp[right[k]] = g
+        stamp[alphabet_size + k] = g
+    if m > 0:
+        g += 1
+    starts[g] = m
+    return starts[: g + 1]
+
+
+@njit(cache=True, nogil=True)
+def _encode_by_passes(ids, start, stop, left, right, alphabet_size, pairs, bits,
+                      node, head, entries, ranks_set, state, out, groups, pair_key, merged_to,
+                      pass_yield):
+    """Replay-encode ``ids[start:stop]`` into ``out[start:]`` by group passes, then the sweep.
+
+    Each pass applies one group of ``rank_groups`` (``groups``) to the sequence, compacted in
+    place in ``out``: a pass streams through memory, where the linked-list sweep of
+    ``_encode_into`` jumps, so it is far faster per id while most ids still merge. Once a pass
+    merges fewer than one id in ``pass_yield`` (0: never), the sweep finishes the remaining
+    ranks on the compacted sequence (it holds no pair of a rank already applied: a pair of rank
+    k can only be made by merges of rank < k). Workspaces as ``_encode_into``, plus
+    ``pair_key`` int64 and ``merged_to`` int32 (A + M,): for a left child t of group g,
+    ``g << 32 | right child`` and the merged token (``pair_key`` all -1 at first; a pass marks
+    its group's left children, so ``pair_key[t] >> 32 == g`` only for a left child of group g:
+    a later segment reuses the marks). Returns the token count, or ``-(i + 1)`` for the first id
+    ``ids[start + i]`` outside [0, A) (nothing valid written).
+    """
+    n = stop - start
+    # subtle: a view indexed from 0 (with offsets, numba's negative-index handling on every
+    # access made the passes about 1.5 times slower)
+    seq = out[start:stop]
+    for i in range(n):
+        v = ids[start + i]
+        if v < 0 or v >= alphabet_size:
+            return -(np.int64(i) + 1)
+        seq[i] = v
+    length = n
+    n_groups = groups.shape[0] - 1
+    g = 0
+    while g < n_groups and length > 1:
+        for k in range(groups[g], groups[g + 1]):
+            t = left[k]  # a group's merges have distinct left children
+            pair_key[t] = (np.int64(g) << 32) | np.int64(right[k])
+            merged_to[t] = alphabet_size + k
+        group_key = np.int64(g) << 32
+        # subtle: every position is visited in order and decided without a branch, so no load
+        # waits on a merge decision: a pass is bound by throughput, not latency. The pair at i
+        # merges if it is the group's and i did not just merge as a right child (only a
+        # self-pair (a, a) can be both: runs then pair from their left end). Writes stay at or
+        # behind the read position (w <= i), so the pass works in place.
+        w = 0
+        prev = 0
+        t = seq[0]
+        for i in range(length - 1):
+            nxt = seq[i + 1]
+            hit = np.int64(pair_key[t] == (group_key | nxt)) & (1 - prev)
+            seq[w] = t + (merged_to[t] - t) * hit
+            w += 1 - prev
+            prev = hit
+            t = nxt
+        if prev == 0:
+            seq[w] = t
+            w += 1
+        merged = length - w
+        length = w
+        g += 1
+        if pass_yield > 0 and merged * pass_yield < length:
+            break
+    if g >= n_groups or length <= 1:
+        return np.int64(length)
+    return _encode_into(seq, 0, length, left, right, alphabet_size, pairs, bits,
+                        node, head, entries, ranks_set, state, seq, 0,
+                        np.int64(alphabet_size) + left.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -328,7 +429,7 @@ def find_segments(ids, doc_bounds, alphabet_size, jkeys, jbits, chunk):
 
 @njit(cache=True, nogil=True)
 def encode_segments(ids, seg_bounds, first, last, left, right, alphabet_size, pairs, bits,
-                    out, counts):
+                    out, counts, pass_min, pass_yield):
     """Replay-encode segments ``first .. last-1`` independently, each in place in ``out``.
 
     Preconditions (validated by the caller): ``ids`` int32; ``seg_bounds`` int64 from
@@ -337,7 +438,15 @@ def encode_segments(ids, seg_bounds, first, last, left, right, alphabet_size, pa
     Segment s's tokens go to ``out[seg_bounds[s]:]`` and their count to ``counts[s]`` (int64).
     Returns -1, or the first segment s holding an id outside [0, A); then ``counts[s] = -(i + 1)``
     for its first bad position i and later segments are not encoded.
+
+    A segment of at least ``pass_min`` ids (0: none) starts with group passes
+    (``_encode_by_passes``, ``pass_yield`` its switch); the tokens are the same either way.
+    Extra memory then: 12 bytes a token of the vocabulary, and the groups (4 bytes a merge).
     """
+    n_tokens = np.int64(alphabet_size) + left.shape[0]
+    groups = np.zeros(0, dtype=np.int32)
+    pair_key = np.zeros(0, dtype=np.int64)
+    merged_to = np.zeros(0, dtype=np.int32)
     longest = np.int64(0)
     for s in range(first, last):
         longest = max(longest, seg_bounds[s + 1] - seg_bounds[s])
@@ -350,9 +459,20 @@ def encode_segments(ids, seg_bounds, first, last, left, right, alphabet_size, pa
     ranks_set = np.zeros(m // 32 + 1, dtype=np.int64)
     state = np.zeros(1, dtype=np.int64)
     for s in range(first, last):
-        count = _encode_into(ids, seg_bounds[s], seg_bounds[s + 1], left, right, alphabet_size,
-                             pairs, bits, node, head, entries, ranks_set, state,
-                             out, seg_bounds[s])
+        start = seg_bounds[s]
+        n = seg_bounds[s + 1] - start
+        if pass_min > 0 and n >= pass_min:
+            if groups.shape[0] == 0:
+                groups = rank_groups(left, right, alphabet_size)
+                pair_key = np.full(n_tokens, -1, dtype=np.int64)
+                merged_to = np.zeros(n_tokens, dtype=np.int32)
+            count = _encode_by_passes(ids, start, seg_bounds[s + 1], left, right, alphabet_size,
+                                      pairs, bits, node, head, entries, ranks_set, state, out,
+                                      groups, pair_key, merged_to, pass_yield)
+        else:
+            count = _encode_into(ids, start, seg_bounds[s + 1], left, right, alphabet_size,
+                                 pairs, bits, node, head, entries, ranks_set, state,
+                                 out, start, alphabet_size)
         counts[s] = count
         if count < 0:
             return np.int64(s)
