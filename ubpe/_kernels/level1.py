@@ -602,7 +602,8 @@ def lpc_analyze(s, block, max_order, windows, precisions, sh, orders, shifts, pr
     where the row holds it, else computes it here and keeps it there (the window computed by this
     kernel's own code, so the same floats; a caller's analyses of one length, such as the "lpc"
     stage's on a screen's sample and then on all the values, compute each window once: ECG's
-    16 384-sample Tukey window was 4 096 cosines, 137 us a call). Not to be shared by threads
+    16 384-sample Tukey window is 4 096 cosines, about 4 us a call, vectorized; 137 us when this
+    was written: benchmarks/results/l1speed.md). Not to be shared by threads
     calling at once."""
     n = s.shape[0]
     if narrow_max == -1:
