@@ -1136,6 +1136,90 @@ def _cascade3_run(src, dst, wa, aa, ha, wb, ab, hb, i0, oa, ob, sha, shb, sh4, r
 
 
 @njit(cache=True, nogil=True)
+def _cascade3_inverse(src, orders, shifts, rules, sh, dst, tmp, scratch):
+    """:func:`_cascade3_forward`'s inverse: the default cascade undone on 16-bit values, the
+    stages' inverses (order 4, then the second long stage, then the first) in one loop over the
+    samples past the first stage's warm-up, the same ``dst`` as the stages one after the other.
+    Each stage's prediction of a sample depends on its own past outputs only, so the three are
+    computed side by side, and only the three additions that undo them wait on each other.
+    Returns False, ``dst`` unspecified, where :func:`_cascade3_forward` would (other stages,
+    ``sh``, rows of at most 257 or more than 2**25 samples); any residual is accepted, as the
+    stages accept it. Preconditions: :func:`lms_cascade_rows_into`'s, one row."""
+    (oa, sa, ra), (ob, sb, rb), (o4, s4, r4) = DEFAULT_CASCADE
+    n = src.shape[0]
+    if not (orders.shape[0] == 3 and sh == 48 and oa + 1 < n <= (1 << 25)
+            and orders[0] == oa and orders[1] == ob and orders[2] == o4 and shifts[0] == sa
+            and shifts[1] == sb and shifts[2] == s4 and rules[0] == ra and rules[1] == rb and rules[2] == r4):
+        return False
+    wa = zeros(oa, np.int32)
+    wb = zeros(ob, np.int32)
+    va = scratch.view(np.int32)
+    aa, ha = va[0:n], va[n:2 * n]
+    vb = tmp.view(np.int32)
+    ab, hb = vb[0:n], vb[n:2 * n]
+    for i in range(n):  # (inverse: each history value is written after its sample's taps)
+        ha[i] = 0
+        hb[i] = 0
+    z = np.uint64(0)
+    # the warm-up, stage after stage: the order-4 stage's values in dst, the second long stage's
+    # in eb, then the first's over dst (each loop a row's length: they stop short only at a
+    # row's last sample, so each returns its state before sample pa)
+    pa = oa + 1
+    state4 = STATE4
+    for i in range(pa):
+        dst[i], state4 = _step4(src[i], state4, np.int64(1) << np.int64(s4 - 1), s4, r4, 48, True)
+    eb = empty(n, np.int64)
+    # (the arguments typed as _lms_stage32's: one compilation of _lms32_loop serves all)
+    i64, yes = np.int64, sh == 48
+    state_b = _lms32_loop(dst, eb, wb, ab, hb, 0, i64(pa), i64(ob), i64(sb), i64(rb), i64(48), yes, yes, i64(0), z, z,
+                          i64(0))
+    state_a = _lms32_loop(eb, dst, wa, aa, ha, 0, i64(pa), i64(oa), i64(sa), i64(ra), i64(48), yes, yes, i64(0), z, z,
+                          i64(0))
+    _cascade3_inverse_run(src, dst, wa, aa, ha, wb, ab, hb, pa, oa, ob, sa, sb, s4, ra, rb, r4, 48,
+                          state_a + state_b + (state4,))
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cascade3_inverse_run(src, dst, wa, aa, ha, wb, ab, hb, i0, oa, ob, sha, shb, sh4, rua, rub, ru4, sh, state):
+    """:func:`_cascade3_inverse`'s samples from ``i0`` to the row's end, the three stages at
+    once, from their ``state`` before sample ``i0`` (each long stage as :func:`_split_run`
+    inverts it); inlined, its numbers compiled in at a call with constants."""
+    n = src.shape[0]
+    ma, da, ca, sa_prev, mb, db, cb, sb_prev, s4 = state
+    ra = np.int64(1) << np.int64(sha - 1)
+    rb = np.int64(1) << np.int64(shb - 1)
+    r4 = np.int64(1) << np.int64(sh4 - 1)
+    lasta = U(oa - 1)
+    lastb = U(ob - 1)
+    for i in range(i0, n):
+        p = np.int64(np.uint64(ra) + da + np.uint64(sa_prev * np.int64(ca))) >> np.int64(sha)
+        q = np.int64(np.uint64(rb) + db + np.uint64(sb_prev * np.int64(cb))) >> np.int64(shb)
+        f, s4 = _step4(src[U(i)], s4, r4, sh4, ru4, sh, True)
+        e = wrap_add(f, q, sh)  # the second long stage: residual f, value e
+        bi, mb = _adaptation(e, mb, rub)
+        ab[U(i)] = bi
+        t = np.int64(f > 0) - np.int64(f < 0)
+        v = wrap_add(e, p, sh)  # the first: residual e, value v
+        dst[U(i)] = v
+        ai, ma = _adaptation(v, ma, rua)
+        aa[U(i)] = ai
+        s = np.int64(e > 0) - np.int64(e < 0)
+        if i + 1 == n:
+            break
+        da = split_taps(wa, aa, ha, i - 1 - oa, sa_prev, oa) + np.uint64(np.int64(wa[lasta]) * v)
+        ha[U(i)] = np.int32(v)
+        ca += np.uint64(np.int64(aa[U(i - 1)]) * v)
+        ca -= np.uint64(np.int64(aa[U(i - 1 - oa)]) * np.int64(ha[U(i - oa)]))
+        sa_prev = s
+        db = split_taps(wb, ab, hb, i - 1 - ob, sb_prev, ob) + np.uint64(np.int64(wb[lastb]) * e)
+        hb[U(i)] = np.int32(e)
+        cb += np.uint64(np.int64(ab[U(i - 1)]) * e)
+        cb -= np.uint64(np.int64(ab[U(i - 1 - ob)]) * np.int64(hb[U(i - ob)]))
+        sb_prev = t
+
+
+@njit(cache=True, nogil=True)
 def lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, tmp, scratch):
     """:func:`lms_cascade_rows` with its temporary signal ``tmp`` (int64, exactly a row's
     length) and ``scratch`` (int64, at least a row's length) given, both overwritten, distinct
@@ -1151,6 +1235,8 @@ def lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, tmp, scr
             for i in range(n):
                 dst[c, i] = src[c, i]
         if m == 3 and not inverse and _cascade3_forward(src[c], orders, shifts, rules, sh, dst[c], tmp, scratch):
+            continue
+        if m == 3 and inverse and _cascade3_inverse(src[c], orders, shifts, rules, sh, dst[c], tmp, scratch):
             continue
         for t in range(m):
             k = select(inverse, m - 1 - t, t)
