@@ -134,6 +134,36 @@ def test_three_stages_in_one_loop_on_loud_audio_like_signals():
     assert np.array_equal(back, rows)
 
 
+def test_inverse_in_one_loop_equals_the_stages_one_after_the_other():
+    """The default cascade's inverse in one loop (``predict._cascade3_inverse``) runs past the
+    warm-up (True) and gives what the inverse stages give one after the other: on a loud tone's
+    residuals (the tone back) and on arbitrary int64 residuals (hostile input: the same values
+    as the stages make of them, whatever they are); not on a row with no sample past the warm-up."""
+    st_arr = np.array(adaptive.DEFAULT_STAGES, np.int64)
+    o, sf, rl = st_arr[:, 0].copy(), st_arr[:, 1].copy(), st_arr[:, 2].copy()
+    t = np.arange(3000)
+    x = (np.sin(t * 0.07) * 30000 + np.sin(t * 0.31) * 2000).astype(np.int16).astype(np.int64)
+    tone = np.empty_like(x)
+    assert k._cascade3_forward(x, o, sf, rl, 48, tone, np.empty_like(x), np.empty_like(x))
+    wild = np.random.default_rng(5).integers(-(2**62), 2**62, 1200)
+    for residuals, values in ((tone, x), (wild, None)):
+        one = residuals
+        for order, shift, rule in reversed(adaptive.DEFAULT_STAGES):
+            nxt = np.empty_like(one)
+            k.lms_stage(one, order, shift, rule, 48, True, nxt)
+            one = nxt
+        fused = np.empty_like(residuals)
+        assert k._cascade3_inverse(residuals, o, sf, rl, 48, fused, np.empty_like(residuals),
+                                   np.empty_like(residuals))
+        assert np.array_equal(fused, one)
+        if values is not None:
+            assert np.array_equal(fused, values)
+    assert not k._cascade3_inverse(wild[:257], o, sf, rl, 48, np.empty(257, np.int64), np.empty(257, np.int64),
+                                   np.empty(257, np.int64))
+    assert not k._cascade3_inverse(wild, o[::-1].copy(), sf, rl, 48, np.empty_like(wild), np.empty_like(wild),
+                                   np.empty_like(wild))
+
+
 @pytest.mark.parametrize("order", [4, 32, 48, 64, 256])
 def test_public_stage_kernels_allocate_their_own_scratch(order):
     """``lms_stage`` and ``lms_stage32`` (their own scratch) agree with the reference."""
