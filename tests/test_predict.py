@@ -103,6 +103,27 @@ def test_lpc_filter_with_any_valid_params(dtype, n, block, data):
     assert_same(lpc.lpc_inverse(r, params), x)
 
 
+@given(st.sampled_from([8, 16, 32, 64]), st.integers(1, 80), st.integers(1, 40), st.integers(0, 44), st.data())
+def test_lpc_filter_inverse_with_any_coefficients_matches_the_reference(bits, n, block, width, data):
+    """The reconstruction kernel itself (``ubpe._kernels.predict.lpc_filter``, inverse) against
+    the reference for residuals of every width and coefficients of up to ``width`` + 1 bits:
+    within 32 bits it sums products of 32-bit operands, beyond (wider samples or coefficients)
+    in uint64; both wrap as the reference's 64-bit sum does."""
+    from ubpe._kernels import predict
+
+    lim = 1 << (bits - 1)
+    res = data.draw(st.lists(st.integers(-lim, lim - 1), min_size=n, max_size=n))
+    nb = -(-n // block)
+    orders = data.draw(st.lists(st.integers(0, 32), min_size=nb, max_size=nb))
+    shifts = data.draw(st.lists(st.integers(0, 40), min_size=nb, max_size=nb))
+    coefs = data.draw(st.lists(st.integers(-(1 << width), 1 << width), min_size=sum(orders), max_size=sum(orders)))
+    want = ref.lpc_residual(res, bits, block, orders, shifts, coefs, inverse=True)
+    r = np.array(res, np.int64)
+    predict.lpc_filter(r, block, np.array(orders, np.int64), np.array(shifts, np.int64), np.array(coefs, np.int64),
+                       64 - bits, True, r)
+    assert r.tolist() == want
+
+
 def test_lpc_predicts_a_smooth_signal_well():
     t = np.arange(20_000)
     x = np.round(1000 * np.sin(t / 37.0) + 300 * np.sin(t / 5.3)).astype(np.int16)

@@ -158,6 +158,13 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
     fused, lut, lo, wsh, blocks, bstart, orders, shifts, cstart, coefs, dst = lpc
     uselut = lut.shape[0] > 0
     rev = zeros(32, np.uint64)
+    # the coefficients as int64 again, for the narrow sum: samples of at most 32 bits (wsh >= 32,
+    # every dst value sign-extended from them) and a block's coefficients of at most 32 (decoding's
+    # are of at most MAX_PRECISION, checked) multiply exactly as int32 pairs, and the int64 sum
+    # wraps as the uint64 one does: the same prediction modulo 2**64
+    rev32 = zeros(32, np.int64)
+    narrow_ok = fused and wsh >= 32
+    narrow = False
     # the reconstruction's layout; without it, one channel of one block of order 0
     n = select(fused, dst.shape[0], out.shape[0])
     channels = select(fused, blocks.shape[0], 1)
@@ -179,8 +186,11 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
             else:
                 order = np.int64(orders[bstart[ch] + bi])
                 shift = np.int64(shifts[bstart[ch] + bi])
+                narrow = narrow_ok
                 for j in range(order):
                     rev[order - 1 - j] = np.uint64(coefs[c0 + j])
+                    rev32[order - 1 - j] = coefs[c0 + j]
+                    narrow &= -(1 << 31) <= coefs[c0 + j] < (1 << 31)
                 c0 += order
                 hi = base + imin(frames, (bi + 1) * blocks[ch])
                 c1 = rev[order - 1] if order >= 1 else np.uint64(0)  # lag 1
@@ -237,8 +247,14 @@ def mag_decode(words, raw, center, rate, freqs, pb, vocab_size, out, lpc):
                     if k >= order and order > 0:
                         pred = np.uint64(0)
                         ub = np.uint64(i - order)  # >= base: lags order .. 3
-                        for j in range(mm):
-                            pred += rev[j] * np.uint64(dst[ub + np.uint64(j)])
+                        if narrow:  # (products of 32-bit operands: one vpmuldq per two lags)
+                            acc32 = np.int64(0)
+                            for j in range(mm):
+                                acc32 += np.int64(np.int32(rev32[j])) * np.int64(np.int32(dst[ub + np.uint64(j)]))
+                            pred = np.uint64(acc32)
+                        else:
+                            for j in range(mm):
+                                pred += rev[j] * np.uint64(dst[ub + np.uint64(j)])
                         pred += c2 * p2 + c1 * p1
                         pred = np.uint64(np.int64(pred) >> np.int64(shift))
                     elif k >= 1 and order > 0:
