@@ -188,3 +188,82 @@ def test_fused_path_for_delta_orders_1_and_2():
                 assert fused(data) == (order < 3), (order, name)
                 seen.add(order)
     assert {1, 2} <= seen
+
+
+def _skewed(n: int, seed: int, base: int, mode: int) -> np.ndarray:
+    """A smooth signal times ``base`` whose low digit is ``mode`` but for 8 % of the values (an
+    ADC with a noisy extra bit), int64; bursts of loudness for the "mag" coder's contexts."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    smooth = np.round(900 * np.sin(t / 41.0) + np.where((t // 700) % 2, 40.0, 2.0) * rng.laplace(size=n))
+    return smooth.astype(np.int64) * base + np.where(rng.random(n) < 0.08, rng.integers(0, base, n), mode)
+
+
+def test_fused_path_behind_a_mult_stage():
+    """"mult" then "lpc" or a delta of order 1 or 2: the quotients are reconstructed in one pass
+    ("mag": decode_with_lpc; another coder: on int64 values in place) and joined to their digits
+    straight into the values' width. The values equal the input and what decoding stage by stage
+    gives, for every width and signedness, several channels (one of them split with base 1),
+    and fewer samples than the predictor's order; "mult_inverse" (the stage's own path) is
+    not run."""
+    from test_decode_path_tokens import recoded
+
+    mono = _skewed(7000, 3, 4, 2)
+    cases = [("int16", mono.astype(np.int16)), ("uint16", (mono + 30000).astype(np.uint16)),
+             ("int32 base 32", (_skewed(7000, 4, 32, 23) * 1000).astype(np.int32)),
+             ("int8", (_skewed(7000, 5, 2, 1) // 16).astype(np.int8)),
+             ("int64", _skewed(7000, 6, 8, 5) << 20),
+             ("stereo", np.stack([mono, np.round(mono * 0.37 + 11)], axis=1).astype(np.int16)),
+             ("short", mono[:4].astype(np.int16))]
+    seen = set()
+    for name, x in cases:
+        for predictor in ("mult+lpc", "mult+delta1"):
+            data = ubpe.compress(x, level=1, predictor=predictor)
+            info = ubpe.describe(data)
+            assert [s["stage"] for s in info.front][0] == "mult", (name, predictor)
+            if info.n_merges or info.escapes:
+                continue
+            for coder in ("mag", "rans"):
+                try:
+                    coded = data if info.coders == (coder,) else recoded(data, coder)
+                except AssertionError:  # (the coder declined these tokens)
+                    continue
+                y = ubpe.decompress(coded)
+                assert y.dtype == x.dtype and np.array_equal(y, x), (name, predictor, coder)
+                assert np.array_equal(stage_by_stage(coded), y), (name, predictor, coder)
+                counted = calls(lambda: ubpe.decompress(coded))
+                fused_here = counted.get("_mult_joined", 0) + counted.get("_fused_lpc_tokens", 0) * (predictor == "mult+lpc")
+                if coder == "mag" or predictor == "mult+lpc":
+                    assert counted.get("mult_inverse", 0) == 0 and fused_here >= 1, (name, predictor, coder)
+                    seen.add((predictor, coder))
+    assert {("mult+lpc", "mag"), ("mult+lpc", "rans"), ("mult+delta1", "mag")} <= seen, seen
+
+
+def test_the_narrow_and_wide_lpc_sums_agree_at_full_scale():
+    """decode_with_lpc sums the prediction of samples of at most 32 bits as products of 32-bit
+    operands, of wider ones in uint64: full-scale samples (a sum of tones clipped at both ends)
+    and high orders give the values the stage's own inverse gives, for 8, 16, 32 and 64 bits (the
+    wide sum wraps)."""
+    rng = np.random.default_rng(17)
+    t = np.arange(6000)
+    tones = np.sin(t / 9.0) + 0.6 * np.sin(t / 3.1) + 0.3 * np.sin(t / 1.7)
+    orders = {}
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
+        info = np.iinfo(dtype)
+        top = float(info.max) if dtype != np.int64 else 2.0 ** 44  # (64 bits: the wide sum, wrapping)
+        x = np.clip(tones * 0.8 * top + rng.integers(-2, 3, t.size), -top, top * 0.999).astype(dtype)
+        x[2000:2100] = info.max  # runs of full scale
+        x[2100:2200] = info.min
+        r, params = lpc_forward(x, block=2048, max_order=32)
+        channel = check_lpc_params(params, x.size, dtype)
+        res = r.astype(np.int64)
+        values, ids = np.unique(res, return_inverse=True)
+        stream = encode_stream(ids, values.size, coders=("mag",))
+        assert stream["coder"] == "mag", dtype
+        bits = 8 * np.dtype(dtype).itemsize
+        lut = values.astype(np.uint64)  # (residuals as uint64: wrapped to the width by the decoder)
+        got = decode_with_lpc(stream, values.size, lut, 0, bits, [channel])
+        assert np.array_equal(got.astype(dtype), x), dtype
+        assert np.array_equal(lpc_inverse(r, params), x), dtype
+        orders[np.dtype(dtype).name] = int(channel[1].max())
+    assert min(orders.values()) >= 8, orders  # (high orders: the sums the narrow path vectorizes)

@@ -13,6 +13,7 @@ import ubpe
 from chain_containers import compress_chains
 from common import assert_same_array, check_mutations, pack_any, unpack_any, unpack_block
 from ubpe import CorruptDataError, compress, decompress, frontend
+from ubpe.api import groups as api_groups
 from ubpe.api import writer
 from ubpe.format.container import FORMAT_VERSION, MAGIC
 from ubpe.frontend import mult as predict
@@ -54,6 +55,25 @@ def test_split_is_exact_at_the_extremes_of_every_dtype(dtype):
     for base in (1, 2, 3, 4, 7, 64, 255, predict.MAX_MULT_BASE):
         for offset in {0, 1 % base, base // 2, base - 1}:
             split_roundtrip(x, base, offset)
+
+
+@settings(max_examples=100, deadline=None)
+@given(dtype=st.sampled_from(INT_DTYPES), seed=st.integers(0, 2**32 - 1), base=st.integers(1, predict.MAX_MULT_BASE))
+def test_inverse_of_any_quotients_wraps_as_int64_arithmetic(dtype, seed, base):
+    """mult_inverse of untrusted quotients and digits (any values of their dtypes: a corrupt
+    stream's) is ``base * q + offset + r`` in int64 arithmetic wrapping modulo 2**64, then cut to
+    the width: numpy's own int64 arithmetic, the reference."""
+    dt = np.dtype(dtype).newbyteorder("=")
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(seed)
+    q = rng.integers(info.min, info.max, 300, dtype=dt, endpoint=True)
+    r = rng.integers(0, base, 300).astype(rng.choice([np.int32, np.int64]))
+    offset = int(rng.integers(0, base))
+    with np.errstate(over="ignore"):
+        want = (q.astype(np.int64) * np.int64(base) + (r.astype(np.int64) + np.int64(offset)))
+    want = want.astype(np.dtype(f"i{dt.itemsize}")).view(dt)
+    got = predict.mult_inverse(q, r, base, offset, dt)
+    assert got.dtype == dt and np.array_equal(got, want)
 
 
 @settings(max_examples=150, deadline=None)
@@ -140,6 +160,33 @@ def test_a_compress_detects_each_channel_content_once(monkeypatch, level, block_
     if block_size is None:
         assert ubpe.describe(data).front[0]["stage"] == "mult"
     assert seen and len(seen) == len(set(seen)), [len(v) for v in seen]
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_a_compress_of_channel_groups_detects_each_channel_once(monkeypatch, level):
+    """Several channels: the one-stream container and the channel groups' containers that
+    ``compress`` weighs against it share the call's scope of detections (each channel's
+    digits were tested once for each container before), and the groups were tried."""
+    x = np.stack([skewed_codes(12000, 7), skewed_codes(12000, 8, base=8, mode=5), skewed_codes(12000, 9) // 3],
+                 axis=1)
+    seen: list[bytes] = []
+    exact = predict._mult_exact
+    tried = []
+    smaller = api_groups.smaller
+
+    def counted(arr, screened):
+        seen.append(arr.tobytes())
+        return exact(arr, screened)
+
+    def spied(values, data, **options):
+        tried.append(len(seen))
+        return smaller(values, data, **options)
+
+    monkeypatch.setattr(predict, "_mult_exact", counted)
+    monkeypatch.setattr(api_groups, "smaller", spied)
+    data = compress(x, level=level, threads=1)
+    assert_same_array(decompress(data), x)
+    assert tried and seen and len(seen) == len(set(seen)), [len(v) for v in seen]
 
 
 def test_auto_choice_takes_the_split_and_is_smaller_than_without_it():

@@ -224,6 +224,18 @@ def mult_split(x, base, offset, q, r):
 
 
 @njit(cache=True, nogil=True)
+def mult_join(q, r, base, offset, out):
+    """``ubpe.frontend.mult.mult_inverse`` in one pass: ``out[i] = base * q[i] + offset + r[i]``
+    modulo ``2**bits`` of ``out``'s signed integers (1-D, native, as long as ``q``), the sum in
+    int64 arithmetic that wraps modulo 2**64 (any ``q`` and ``r``: untrusted values wrap, never
+    fault). ``q`` and ``r`` native integers of at most 64 bits, ``len(r) >= len(out)``."""
+    b = np.int64(base)
+    c = np.int64(offset)
+    for i in range(out.shape[0]):
+        out[i] = np.int64(q[i]) * b + (np.int64(r[i]) + c)  # (the store truncates to out's width)
+
+
+@njit(cache=True, nogil=True)
 def nonzero_ids(counts, out):
     """The indices of the non-zero cells of ``counts`` (1-D), ascending, written to ``out`` (int64,
     at least ``counts.shape[0]`` cells); returns how many: ``np.flatnonzero(counts)`` without its

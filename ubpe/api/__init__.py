@@ -32,6 +32,7 @@ from ..format import groups as grouped
 from ..format.describe import ContainerInfo
 from ..format.fields import argument_error, check_source
 from ..frontend.floatcodes import PER_BLOCK
+from ..frontend.mult import detection_cache as _detection_cache
 from ..model import DEFAULT_MAX_OUTPUT_SIZE, Model
 from ..planner import settings as _settings
 from ..planner.candidates import run_threads
@@ -228,14 +229,17 @@ def compress(
         if alone is not None:  # (a blocked one stream whose channels each fit one block: each alone)
             return alone
     pair: list[bytes] = []  # (level 3: its two one-stream containers, level 2's and the level-3 coder's)
-    data = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
-                           predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
-                           block_size=block_size, threads=threads, progress=progress, fit_options=fit_options,
-                           pair=pair))
-    if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
-            and n_tokens is None and not fit_options:  # one stream per channel group when smaller
-        data = groups.smaller(values, data, level=level, source=source, threads=threads, block_size=block_size,
-                              pair=pair)
+    # one scope of "mult" detections for the call: the channel groups' containers below detect
+    # the same channels' digits again (a 4-channel weather file: 12 detections, 3 a channel)
+    with _detection_cache():
+        data = b"".join(_parts(values, True, tokenizer=tokenizer, n_tokens=n_tokens, embed=embed, delta=delta,
+                               predictor=predictor, level=level, source=source, step=step, bits=bits, escape=escape,
+                               block_size=block_size, threads=threads, progress=progress, fit_options=fit_options,
+                               pair=pair))
+        if tokenizer is None and delta is None and predictor == "auto" and step is None and bits is None \
+                and n_tokens is None and not fit_options:  # one stream per channel group when smaller
+            data = groups.smaller(values, data, level=level, source=source, threads=threads,
+                                  block_size=block_size, pair=pair)
     return data
 
 
