@@ -162,17 +162,23 @@ def lpc_filter(src, block, orders, shifts, coefs, sh, inverse, dst):
         m = imax(order - 2, 0)  # lags order .. 3, read from dst
         p1 = np.uint64(dst[i - 1])
         p2 = np.uint64(dst[i - 2]) if i >= 2 else np.uint64(0)  # (order 1: c2 is 0)
+        if narrow:  # (products of 32-bit operands, exact; a loop of its own, as LLVM vectorizes it)
+            for i in range(i, hi):
+                acc32 = np.int64(0)
+                window = dst[i - order:i - order + m]
+                for j in range(m):
+                    acc32 += np.int64(np.int32(rev32[j])) * np.int64(np.int32(window[j]))
+                acc = np.uint64(acc32) + (c2 * p2 + c1 * p1)
+                v = wrap_add(src[i], np.int64(acc) >> np.int64(shift), sh)
+                dst[i] = v
+                p2 = p1
+                p1 = np.uint64(v)
+            continue
         for i in range(i, hi):
             acc = np.uint64(0)
             window = dst[i - order:i - order + m]  # a slice: no wrap-around checks in the loop
-            if narrow:  # (products of 32-bit operands, exact: one vpmuldq per two lags)
-                acc32 = np.int64(0)
-                for j in range(m):
-                    acc32 += np.int64(np.int32(rev32[j])) * np.int64(np.int32(window[j]))
-                acc = np.uint64(acc32)
-            else:
-                for j in range(m):
-                    acc += rev[j] * np.uint64(window[j])
+            for j in range(m):
+                acc += rev[j] * np.uint64(window[j])
             acc += c2 * p2 + c1 * p1  # last: the sum of older lags does not wait for p1
             v = wrap_add(src[i], np.int64(acc) >> np.int64(shift), sh)
             dst[i] = v
