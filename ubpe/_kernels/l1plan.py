@@ -373,11 +373,23 @@ def _step_entropy(steps, lo, hi, table):
     s = 0.0
     k = 0
     if hi - lo < 16 * n + 4096:  # (a histogram's cells cost less than sorting, a wider span here)
-        hist = np.zeros(hi - lo + 1, np.int32)
-        for i in range(n):
+        # four histograms, one per value of i mod 4, summed cell by cell: a signal's steps are
+        # mostly a few values, and one histogram's increments of one cell waited on each other
+        # (each a load of the store before it: 1.7 -> 1.05 ms for the 22 bases of a PLUX channel)
+        # (one histogram where its cells outnumber the values: four would cost 4 x span cells)
+        span = hi - lo + 1
+        ways = 4 if span <= n else 1
+        hist = np.zeros(ways * span, np.int32)
+        n4 = n - n % 4 if ways == 4 else 0
+        for i in range(0, n4, 4):
             hist[steps[i] - lo] += 1
-        for d in range(hist.shape[0]):
-            c = hist[d]
+            hist[span + steps[i + 1] - lo] += 1
+            hist[2 * span + steps[i + 2] - lo] += 1
+            hist[3 * span + steps[i + 3] - lo] += 1
+        for i in range(n4, n):
+            hist[steps[i] - lo] += 1
+        for d in range(span):
+            c = hist[d] + hist[span + d] + hist[2 * span + d] + hist[3 * span + d] if ways == 4 else hist[d]
             if c > 0:
                 s += c * _log2_int(c, table)
                 k += 1
