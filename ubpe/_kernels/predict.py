@@ -1064,6 +1064,27 @@ def lms_cascade_rows(src, orders, shifts, rules, sh, inverse, dst):
     lms_cascade_rows_into(src, orders, shifts, rules, sh, inverse, dst, empty(n, np.int64), empty(n, np.int64))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cascade3_applies(n, orders, shifts, rules, sh):
+    """Whether ``orders``, ``shifts`` and ``rules`` are :data:`DEFAULT_CASCADE`'s, on 16-bit values
+    (``sh`` 48) of a row of ``n`` samples, longer than the first stage's warm-up and at most 2**25:
+    where :func:`_cascade3_forward` and :func:`_cascade3_inverse` apply."""
+    (oa, sa, ra), (ob, sb, rb), (o4, s4, r4) = DEFAULT_CASCADE
+    return (orders.shape[0] == 3 and sh == 48 and oa + 1 < n <= (1 << 25)
+            and orders[0] == oa and orders[1] == ob and orders[2] == o4 and shifts[0] == sa
+            and shifts[1] == sb and shifts[2] == s4 and rules[0] == ra and rules[1] == rb and rules[2] == r4)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cascade3_state(n, scratch, tmp):
+    """The two long stages' state: each one's taps (zero, int32) and its two int32 arrays of
+    ``n`` cells, the first's in ``scratch``, the second's in ``tmp``."""
+    va = scratch.view(np.int32)
+    vb = tmp.view(np.int32)
+    return (zeros(DEFAULT_CASCADE[0][0], np.int32), va[0:n], va[n:2 * n],
+            zeros(DEFAULT_CASCADE[1][0], np.int32), vb[0:n], vb[n:2 * n])
+
+
 @njit(cache=True, nogil=True)
 def _cascade3_forward(src, orders, shifts, rules, sh, dst, tmp, scratch):
     """The default cascade (:data:`DEFAULT_CASCADE`: two long stages, then order 4) forward on
@@ -1082,16 +1103,9 @@ def _cascade3_forward(src, orders, shifts, rules, sh, dst, tmp, scratch):
     one row."""
     (oa, sa, ra), (ob, sb, rb), (o4, s4, r4) = DEFAULT_CASCADE
     n = src.shape[0]
-    if not (orders.shape[0] == 3 and sh == 48 and oa + 1 < n <= (1 << 25)
-            and orders[0] == oa and orders[1] == ob and orders[2] == o4 and shifts[0] == sa
-            and shifts[1] == sb and shifts[2] == s4 and rules[0] == ra and rules[1] == rb and rules[2] == r4):
+    if not _cascade3_applies(n, orders, shifts, rules, sh):
         return False
-    wa = zeros(oa, np.int32)
-    wb = zeros(ob, np.int32)
-    va = scratch.view(np.int32)
-    aa, ha = va[0:n], va[n:2 * n]
-    vb = tmp.view(np.int32)
-    ab, hb = vb[0:n], vb[n:2 * n]
+    wa, aa, ha, wb, ab, hb = _cascade3_state(n, scratch, tmp)
     for i in range(n):
         v = src[i]
         if v < -32768 or v >= 32768:
@@ -1167,16 +1181,9 @@ def _cascade3_inverse(src, orders, shifts, rules, sh, dst, tmp, scratch):
     stages accept it. Preconditions: :func:`lms_cascade_rows_into`'s, one row."""
     (oa, sa, ra), (ob, sb, rb), (o4, s4, r4) = DEFAULT_CASCADE
     n = src.shape[0]
-    if not (orders.shape[0] == 3 and sh == 48 and oa + 1 < n <= (1 << 25)
-            and orders[0] == oa and orders[1] == ob and orders[2] == o4 and shifts[0] == sa
-            and shifts[1] == sb and shifts[2] == s4 and rules[0] == ra and rules[1] == rb and rules[2] == r4):
+    if not _cascade3_applies(n, orders, shifts, rules, sh):
         return False
-    wa = zeros(oa, np.int32)
-    wb = zeros(ob, np.int32)
-    va = scratch.view(np.int32)
-    aa, ha = va[0:n], va[n:2 * n]
-    vb = tmp.view(np.int32)
-    ab, hb = vb[0:n], vb[n:2 * n]
+    wa, aa, ha, wb, ab, hb = _cascade3_state(n, scratch, tmp)
     for i in range(n):  # (inverse: each history value is written after its sample's taps)
         ha[i] = 0
         hb[i] = 0
