@@ -212,23 +212,15 @@ def _fused_values(s: Shared, stream: Any, esc: Any, chain: list[dict], n: int, c
         return _fused_lpc_tokens(s, stream, chain, n, channels, native)
     last = chain[-1]
     if last["stage"] == "delta" and len(chain) == 1 and last["order"] in lpc.DELTA_AS_LPC:
-        # delta order 1 or 2 is an LPC of fixed coefficients, one block per channel: sample 0
-        # as is, sample 1 + the one before (both orders), then the running sums' recurrence
-        frames = n // channels
-        coefs = lpc.DELTA_AS_LPC[last["order"]]
-        parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
         coded = SIGNED_OF_WIDTH[native.itemsize]
-        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed,
-                                     out=s.int64_buffer(n))
+        values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize,
+                                     _delta_as_lpc(last["order"], n, channels), out=s.int64_buffer(n))
         out = values.astype(coded)  # (a copy: the buffer is free again)
         return out if out.dtype == native else out.view(native)
     if last["stage"] == "delta" and len(chain) == 2 and chain[0]["stage"] == "rank" and last["order"] in lpc.DELTA_AS_LPC:
         return _fused_ranks(s, stream, chain, n, channels, native, dst)
     if last["stage"] == "delta" and len(chain) == 2 and chain[0]["stage"] == "mult" and last["order"] in lpc.DELTA_AS_LPC:
-        coefs = lpc.DELTA_AS_LPC[last["order"]]
-        frames = n // channels
-        parsed = [(max(frames, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
-        return _mult_joined(s, stream, chain, parsed, n, channels, native)
+        return _mult_joined(s, stream, chain, _delta_as_lpc(last["order"], n, channels), n, channels, native)
     if last["stage"] != "lpc":
         return None
     fused = lpc.fused_params(last)  # (checked by parse_chain)
@@ -267,8 +259,23 @@ def _mult_joined(s: Shared, stream: dict, chain: list[dict], parsed: list, n: in
     coded = SIGNED_OF_WIDTH[native.itemsize]  # "mult"'s output, and the LPC stage's
     values = mag.decode_with_lpc(stream, s.a, s.values.table, s.values.lo, 8 * coded.itemsize, parsed,
                                  out=s.int64_buffer(n))
-    out = _MULT.inverse_into(values.reshape(channels, -1), chain.params[0], np.empty((channels, n // channels), coded))
+    return _joined_to_digits(values.reshape(channels, -1), chain, native)
+
+
+def _joined_to_digits(rows: np.ndarray, chain: CheckedChain, native: np.dtype) -> np.ndarray:
+    """The values of a checked chain "mult" then one LPC stage from the quotients ``rows``
+    (int64, ``(channels, frames)``, each wrapped to the values' width): joined to the digits
+    the check decoded, straight into the values' width, as ``native``."""
+    out = _MULT.inverse_into(rows, chain.params[0], np.empty(rows.shape, SIGNED_OF_WIDTH[native.itemsize]))
     return out if out.dtype == native else out.view(native)
+
+
+def _delta_as_lpc(order: int, n: int, channels: int) -> list[tuple]:
+    """A delta of order 1 or 2 as the fused decoder's LPC params, one block per channel of
+    ``n // channels`` frames: an LPC of fixed coefficients (sample 0 as is, sample 1 plus the one
+    before for both orders, then the running sums' recurrence)."""
+    coefs = lpc.DELTA_AS_LPC[order]
+    return [(max(n // channels, 1), np.full(1, coefs.shape[0], np.int64), _ZERO_SHIFT, coefs)] * channels
 
 
 def _fused_lpc_tokens(s: Shared, stream: dict, chain: list[dict], n: int, channels: int,
@@ -302,11 +309,9 @@ def _fused_lpc_tokens(s: Shared, stream: dict, chain: list[dict], n: int, channe
         if unsigned == UNSIGNED:
             out = signed_bits(out, UNSIGNED)  # undo the offset of unsigned input
         return out if out.dtype == native else out.view(native)
-    if joined:  # "mult" then "lpc": the quotients reconstructed, joined to their digits (:func:`_mult_joined`)
-        coded = SIGNED_OF_WIDTH[native.itemsize]
-        lpc.reconstruct_rows(rows, parsed, 8 * coded.itemsize)
-        out = _MULT.inverse_into(rows, chain.params[0], np.empty((channels, n // channels), coded))
-        return out if out.dtype == native else out.view(native)
+    if joined:  # "mult" then "lpc": the quotients reconstructed, joined to their digits
+        lpc.reconstruct_rows(rows, parsed, 8 * native.itemsize)
+        return _joined_to_digits(rows, chain, native)
     # the float stage's output (the lpc stage's input) is the signed integer of its checked
     # "width": the int64 reconstruction holds exactly those values
     lpc.reconstruct_rows(rows, parsed, chain[0]["width"])
