@@ -69,3 +69,9 @@ EDGE_CASES = {
     "alternating": (np.tile(np.array([2, 5], dtype=np.int16), 500), 8),
     "bounds": (np.array([0, 255, 0, 255, 255, 0, 0, 255], dtype=np.uint8), 256),
 }
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): a worker a core, at most 4 (each holds the kernels it
+    loaded, up to about 2.7 GB of memory in the largest tests)."""
+    return max(1, min(os.cpu_count() or 1, 4))

@@ -1,13 +1,22 @@
 """Where the compiled kernels are cached (``ubpe._kernels`` says why keyed so), without importing
-numba: the command line asks whether compiling is ahead before anything compiles."""
+numba: the command line asks whether compiling is ahead before anything compiles; and the
+cache's per-kernel locks, so that processes sharing the cache compile each kernel once."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
 import os
 import sys
+import time
+from collections.abc import Iterator
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no locks, each process compiles what it lacks
+    fcntl = None  # type: ignore[assignment]
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,3 +76,73 @@ def is_cache_warm() -> bool:
         return any(name.endswith(".nbi") for name in os.listdir(mine))
     except OSError:
         return False
+
+
+#: How long :func:`compile_lock` waits for another process's compile of a kernel before it
+#: compiles the kernel itself (seconds; the largest kernel compiles in about 3 s cold, and a
+#: stopped or stuck process must not stop this one: numba's cache writes are atomic, so two
+#: processes compiling one kernel each write a whole one).
+COMPILE_LOCK_WAIT = 120.0
+
+#: The locks this process holds, by kernel name, and how many times (a kernel typed again
+#: while it compiles, as numba does for recursion, takes its own lock again without waiting).
+_HELD: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def compile_lock(name: str) -> Iterator[None]:
+    """Hold the cache's lock of the kernel ``name`` (a module-qualified function name) while it
+    compiles: another process sharing the cache (test workers, a local Dask cluster's worker
+    processes, command lines run side by side) that needs the kernel meanwhile waits, then
+    loads it from the cache instead of compiling it too. A lock file a kernel in
+    ``<cache_dir()>/locks`` (``flock``: the system releases it when its process ends); none
+    where there is no cache directory or no ``fcntl`` (Windows), and none after
+    :data:`COMPILE_LOCK_WAIT` seconds of waiting. Callers hold numba's compiler lock, so one
+    thread of a process compiles at a time (as numba itself ensures) and :data:`_HELD` needs no
+    lock of its own. Processes never deadlock: a kernel's compile waits only on the kernels it
+    calls, and calls never cycle."""
+    if name in _HELD:
+        _HELD[name] += 1
+        try:
+            yield
+        finally:
+            _HELD[name] -= 1
+        return
+    fd = _locked_file(name)
+    _HELD[name] = 1
+    try:
+        yield
+    finally:
+        del _HELD[name]
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def _locked_file(name: str) -> int | None:
+    """The lock file of kernel ``name``, opened and locked (its descriptor), or None (no lock:
+    :func:`compile_lock`)."""
+    path = cache_dir() if fcntl is not None else None
+    if path is None:
+        return None
+    folder = os.path.join(path, "locks")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(os.path.join(folder, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    deadline = time.monotonic() + COMPILE_LOCK_WAIT
+    pause = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+        except OSError:  # a file system without locks
+            os.close(fd)
+            return None

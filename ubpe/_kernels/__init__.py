@@ -34,11 +34,16 @@ import inspect
 
 import numba
 
-from .._cache import cache_dir, cache_key, is_cache_warm  # noqa: F401  (re-exported)
+from .._cache import cache_dir, cache_key, compile_lock, is_cache_warm  # noqa: F401  (re-exported)
 try:
     from .pipeline import KernelCompiler
 except ImportError:  # a numba whose internals moved: kernels compile with numba's own pipeline
     KernelCompiler = None
+try:
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.sigutils import normalize_signature
+except ImportError:  # a numba whose internals moved: each process compiles what it lacks
+    global_compiler_lock = None
 
 
 _UNSET = object()
@@ -75,11 +80,33 @@ def njit(*args, **kwargs):
         kwargs.setdefault("pipeline_class", KernelCompiler)
     if args and inspect.isfunction(args[0]):  # @njit, or njit(fn, ...): the dispatcher now
         with _cache_dir_applied():
-            return numba.njit(*args, **kwargs)
+            return _compiled_once(numba.njit(*args, **kwargs))
     decorate = numba.njit(*args, **kwargs)
 
     def apply(fn):
         with _cache_dir_applied():
-            return decorate(fn)
+            return _compiled_once(decorate(fn))
 
     return apply
+
+
+def _compiled_once(dispatcher):
+    """``dispatcher`` whose compiles of a signature it lacks hold the cache's lock of the kernel
+    (:func:`ubpe._cache.compile_lock`) inside numba's compiler lock: of the processes that
+    share the cache and need it at once, one compiles it and the others load it from the cache
+    (numba's ``compile`` looks there first). Two test workers compiling every kernel each took
+    1 656 s of CPU for the suite's 1 026 in one process. A signature already compiled in this
+    process takes no lock (numba's own look-up)."""
+    compile_ = getattr(dispatcher, "compile", None)
+    if global_compiler_lock is None or compile_ is None or not hasattr(dispatcher, "overloads"):
+        return dispatcher  # (NUMBA_DISABLE_JIT: the plain function)
+    name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
+
+    def compile(sig):
+        if tuple(normalize_signature(sig)[0]) in dispatcher.overloads:
+            return compile_(sig)
+        with global_compiler_lock, compile_lock(name):
+            return compile_(sig)
+
+    dispatcher.compile = compile
+    return dispatcher
