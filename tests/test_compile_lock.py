@@ -101,3 +101,14 @@ def test_a_lock_held_by_this_process_is_taken_again_without_waiting(monkeypatch)
         assert _cache._HELD[name] == 1
     assert time.monotonic() - t0 < 5
     assert name not in _cache._HELD
+
+
+def test_without_a_writable_cache_there_is_no_lock_and_no_file(monkeypatch, tmp_path):
+    monkeypatch.setattr(_cache, "cache_dir", lambda: None)
+    with _cache.compile_lock("tests.nowhere"):
+        assert _cache._HELD["tests.nowhere"] == 1
+    assert "tests.nowhere" not in _cache._HELD
+    # a cache folder whose lock folder cannot be made (a file in its place): no lock either
+    (tmp_path / "locks").write_text("")
+    monkeypatch.setattr(_cache, "cache_dir", lambda: str(tmp_path))
+    assert _cache._locked_file("tests.nowhere") is None

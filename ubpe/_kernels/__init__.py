@@ -82,9 +82,13 @@ def njit(*args, **kwargs):
         with _cache_dir_applied():
             return _compiled_once(numba.njit(*args, **kwargs))
     decorate = numba.njit(*args, **kwargs)
+    eager = bool(args)  # (signatures given: the decorator compiles them, or loads them, right away)
 
     def apply(fn):
         with _cache_dir_applied():
+            if eager and global_compiler_lock is not None:
+                with global_compiler_lock, compile_lock(f"{fn.__module__}.{fn.__qualname__}"):
+                    return _compiled_once(decorate(fn))
             return _compiled_once(decorate(fn))
 
     return apply
@@ -94,9 +98,9 @@ def _compiled_once(dispatcher):
     """``dispatcher`` whose compiles of a signature it lacks hold the cache's lock of the kernel
     (:func:`ubpe._cache.compile_lock`) inside numba's compiler lock: of the processes that
     share the cache and need it at once, one compiles it and the others load it from the cache
-    (numba's ``compile`` looks there first). Two test workers compiling every kernel each took
-    1 656 s of CPU for the suite's 1 026 in one process. A signature already compiled in this
-    process takes no lock (numba's own look-up)."""
+    (numba's ``compile`` looks there first): two cold processes compressing side by side took
+    50.0 s of CPU together with the locks, 88.6 s without (``benchmarks/bench_compile.py
+    --processes 2``). A signature already compiled in this process takes no lock."""
     compile_ = getattr(dispatcher, "compile", None)
     if global_compiler_lock is None or compile_ is None or not hasattr(dispatcher, "overloads"):
         return dispatcher  # (NUMBA_DISABLE_JIT: the plain function)
