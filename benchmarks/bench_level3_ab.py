@@ -4,6 +4,7 @@ container: level 3's coder and, where it is built, level 2's, the smaller kept).
 
     UBPE_DATA=/work/shared/data python benchmarks/bench_level3_ab.py BEFORE_TREE [AFTER_TREE]
         [--groups audio ...] [--only NAME ...] [--compress [--level2]] [--json OUT.json] [--unseen2 DIR]
+        [--rounds N] [--warm]
 
 Each tree (a checkout of ubpe: the one holding this script by default for AFTER) runs in its own
 worker process (``PYTHONPATH=<tree>``), which loads ``bench_level3.recordings`` and compiles its
@@ -14,7 +15,10 @@ minute of the shared machine falls on both alike. Per recording and per group (s
 summed): bytes before and after, encode and decode speed in values per CPU second
 (``time.process_time``) and per wall second; every output is decoded and compared. ``--level2``
 (with ``--compress``): the after tree also writes ``compress(level=2)`` (untimed) and each row
-says where level 3's container is larger.
+says where level 3's container is larger. ``--warm``: each worker first encodes and decodes
+every chosen recording once, untimed (the kernels a recording's dtype and shape need compiled
+outside the timings: the walks above do not cover every one); ``--rounds N``: every recording
+N times, the order alternating from round to round too, each time the least of the N.
 """
 
 from __future__ import annotations
@@ -54,6 +58,10 @@ def worker(container: bool) -> None:
     for line in sys.stdin:
         words = line.split()
         x = recs[int(words[0])][2]
+        if words[1:] == ["warm"]:
+            decode(encode(x))
+            print("{}", flush=True)
+            continue
         c0, t0 = time.process_time(), time.perf_counter()
         data = encode(x)
         ce, we = time.process_time() - c0, time.perf_counter() - t0
@@ -79,6 +87,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, default=None, help="write every row here")
     p.add_argument("--unseen2", type=Path, default=None,
                    help="a folder of .npy recordings (2-D kept: (frames, channels)), the group 'unseen2'")
+    p.add_argument("--rounds", type=int, default=1, help="time every recording this many times (the least kept)")
+    p.add_argument("--warm", action="store_true", help="an untimed encode and decode of every recording first")
     a = p.parse_args(argv)
     if a.level2 and not a.compress:
         p.error("--level2 needs --compress")
@@ -96,15 +106,30 @@ def main(argv=None) -> int:
     names, groups = heads["before"]["names"], heads["before"]["groups"]
     chosen = [i for i, (g, n) in enumerate(zip(groups, names))
               if (a.groups is None or g in a.groups) and (a.only is None or any(w in n for w in a.only))]
+    def ask(side: str, line: str) -> dict:
+        procs[side].stdin.write(line + "\n")
+        procs[side].stdin.flush()
+        return json.loads(procs[side].stdout.readline())
+
+    if a.warm:
+        for i in chosen:
+            for side in procs:
+                ask(side, f"{i} warm")
     rows = []
     for j, i in enumerate(chosen):
         row = dict(recording=names[i], group=groups[i])
-        for side in (("before", "after") if j % 2 == 0 else ("after", "before")):
-            procs[side].stdin.write(f"{i}{' 2' if a.level2 and side == 'after' else ''}\n")
-            procs[side].stdin.flush()
-            row[side] = json.loads(procs[side].stdout.readline())
-            if not row[side]["ok"]:
-                raise AssertionError(f"{names[i]}: {side} did not round-trip")
+        for r in range(max(1, a.rounds)):
+            for side in (("before", "after") if (j + r) % 2 == 0 else ("after", "before")):
+                got = ask(side, f"{i}{' 2' if a.level2 and side == 'after' and r == 0 else ''}")
+                if not got["ok"]:
+                    raise AssertionError(f"{names[i]}: {side} did not round-trip")
+                if side not in row:
+                    row[side] = got
+                elif got["bytes"] != row[side]["bytes"]:
+                    raise AssertionError(f"{names[i]}: {side} wrote other bytes in round {r + 1}")
+                else:
+                    for field in ("enc_cpu", "enc_wall", "dec_cpu", "dec_wall"):
+                        row[side][field] = min(row[side][field], got[field])
         rows.append(row)
         b, f = row["before"], row["after"]
         two = f.get("level2")

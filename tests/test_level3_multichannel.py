@@ -93,3 +93,56 @@ def test_the_sample_only_skips_codings():
         whole = ubpe.compress(x, level=3)
     assert np.array_equal(ubpe.decompress(whole), x)
     assert len(whole) <= len(sampled)
+
+
+class TestAGroupingIsCodedOnlyWhileItMayWin:
+    """``_coded_while_it_may_win``: the groups are coded from the smallest level-2 container up,
+    and the grouping is given up once the coded groups project it past the bound."""
+
+    @staticmethod
+    def run(level2: dict, level3: dict, bound: float, own: int = 10):
+        from ubpe.api.level3_groups import _coded_while_it_may_win
+
+        grouping = [list(k) for k in level2]
+        coded = []
+
+        def level3_of(cols):
+            coded.append(tuple(cols))
+            return b"3" * level3[tuple(cols)]
+
+        parts = _coded_while_it_may_win(grouping, lambda cols: b"2" * level2[tuple(cols)], level3_of,
+                                        lambda g, ps: b"h" * own + b"".join(ps), bound)
+        return parts, coded
+
+    def test_a_grouping_that_may_win_is_coded_whole_in_its_own_order(self):
+        level2 = {(0, 1): 500, (2,): 100, (3,): 300}
+        level3 = {(0, 1): 400, (2,): 90, (3,): 280}
+        parts, coded = self.run(level2, level3, bound=900)  # (projected 820, then 842.5)
+        assert coded == [(2,), (3,), (0, 1)]  # the smallest level-2 container first
+        assert [len(p) for p in parts] == [400, 90, 280]  # in the grouping's order
+
+    def test_a_losing_grouping_is_given_up_after_its_first_group(self):
+        level2 = {(0,): 100, (1,): 300, (2,): 300}
+        level3 = {(0,): 99, (1,): 200, (2,): 200}
+        # after (0,): 99 + 600 x 0.99 + 10 = 703 projected, past 650: (1,) and (2,) never coded
+        parts, coded = self.run(level2, level3, bound=650)
+        assert parts is None and coded == [(0,)]
+        # the same groups under a bound the projection stays below: all three coded
+        parts, coded = self.run(level2, level3, bound=720)
+        assert parts is not None and len(coded) == 3
+
+    def test_the_last_group_is_always_kept_for_the_caller_to_compare(self):
+        level2 = {(0,): 100}
+        parts, coded = self.run(level2, {(0,): 150}, bound=1)
+        assert coded == [(0,)] and [len(p) for p in parts] == [150]
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_the_gain_share_only_changes_which_groupings_are_coded(share):
+    """Whatever share of the one stream's gain the estimate lends the groups, the container
+    round-trips and is never larger than level 2's."""
+    x = unlike_channels()["two held and noise"]
+    with settings.configured(level3_group_gain_share=share):
+        data = ubpe.compress(x, level=3)
+    assert np.array_equal(ubpe.decompress(data), x)
+    assert len(data) <= len(ubpe.compress(x, level=2))

@@ -5,20 +5,25 @@ integer input of more than one channel (``ubpe.api.groups.smaller`` hands it ove
 and level 2's (``ubpe.api._level3``). Each grouping of :func:`ubpe.api.groups.candidates` is
 then measured with level 2's container of every group (each distinct group built once: the
 groupings share groups), which gives a grouped container of level 2's groups; the level-3 coder
-codes a grouping's groups only when it may win: when the level-2 groups' bytes scaled by the
-level-3 coder's ratio on the one stream (its bytes over level 2's), plus the grouped
-container's own fields, come within ``Settings.level3_group_margin`` of the smallest container
-so far, and, on a recording long enough to be sampled (``Settings.level3_group_sample_*``),
-when a second estimate is also smaller than that container: the one stream's level-3 container
-times the level-3 coder's payload of the groups' middle sample over that of the stream's (each
-group's estimate at most its level-2 container's bytes; the samples coded once). Each group
-then keeps the smaller of its two containers, so that level 3 is never larger than level 2 on a
-grouping level 2 measured (the step before coded every group with ``compress(level=3)``, where a one-channel group
-of 2 048 to 65 536 values skipped level 2: benchmarks/results/level3-multichannel.md).
+codes a grouping's groups only when it may win: when the level-2 groups' bytes scaled by a
+share of the level-3 coder's gain on the one stream (its bytes over level 2's, to the power
+``Settings.level3_group_gain_share``: groups coded apart lose the cross-channel prediction that
+is part of that gain), plus the grouped container's own fields, come within
+``Settings.level3_group_margin`` of the smallest container so far, and, on a recording long
+enough to be sampled (``Settings.level3_group_sample_*``), when a second estimate is also
+smaller than that container: the one stream's level-3 container times the level-3 coder's
+payload of the groups' middle sample over that of the stream's (each group's estimate at most
+its level-2 container's bytes; the samples coded once). The groups are then coded from the
+smallest up, and the grouping is given up as soon as the groups coded so far project it past
+that margin (:func:`_coded_while_it_may_win`). Each group keeps the smaller of its two
+containers, so that level 3 is never larger than level 2 on a grouping level 2 measured (the
+step before coded every group with ``compress(level=3)``, where a one-channel group of 2 048 to
+65 536 values skipped level 2: benchmarks/results/level3-multichannel.md).
 
 Cost: level 2's container of each distinct group (what ``compress(level=2)`` builds), the
 level-3 coder on the middle 1/8 of the stream and of the groups of the groupings the first
-estimate lets through, and in full on the groupings that may win (before: on every grouping).
+estimate lets through, and in full on the groups of the groupings that may win, until one
+projects a loss (before: every group of every grouping; results/level3-groups-cost.md).
 Memory: one group's copy and the distinct groups' containers beside the input.
 """
 
@@ -81,13 +86,14 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
 
     best = data
     scored = []
+    kept = ratio ** s.level3_group_gain_share  # (the groups' expected level-3 bytes over their level-2 bytes)
     for grouping in groupings:
         parts = [level2_of(cols) for cols in grouping]
         candidate = packed(grouping, parts)
         if len(candidate) < len(best):
             best = candidate
         inner = sum(len(p) for p in parts)  # (the grouped container's own fields: the rest)
-        scored.append((ratio * inner + len(candidate) - inner, grouping))
+        scored.append((kept * inner + len(candidate) - inner, grouping))
     sampled = _Sample(arr.reshape(frames, -1), len(level3), s)
     for estimate, grouping in sorted(scored, key=lambda t: t[0]):
         if estimate >= len(best) * (1 + s.level3_group_margin):
@@ -98,10 +104,38 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
             if guess + len(packed(grouping, parts)) - sum(len(p) for p in parts) \
                     >= len(best) * (1 + s.level3_group_sample_margin):
                 continue  # (the sample says the level-3 coder's groups do not win)
-        candidate = packed(grouping, [level3_of(cols) for cols in grouping])
+        parts = _coded_while_it_may_win(grouping, level2_of, level3_of, packed,
+                                        len(best) * (1 + s.level3_group_margin))
+        if parts is None:
+            continue
+        candidate = packed(grouping, parts)
         if len(candidate) < len(best):
             best = candidate
     return best
+
+
+def _coded_while_it_may_win(grouping: list[list[int]], level2_of: Callable[[list[int]], bytes],
+                            level3_of: Callable[[list[int]], bytes],
+                            packed: Callable[[list[list[int]], list[bytes]], bytes], bound: float) -> list[bytes] | None:
+    """Each group's container (``level3_of``: the smaller of the level-3 coder's and level 2's),
+    the groups coded from the smallest level-2 container up; None as soon as the grouping's
+    projected container reaches ``bound`` bytes with groups left to code (those not coded yet
+    projected at level 2's bytes times the coded groups' level-3 bytes over their level-2
+    bytes, plus the grouped container's own fields): a grouping that loses is given up after
+    its first groups, the cheapest to code."""
+    two = [level2_of(cols) for cols in grouping]
+    own = len(packed(grouping, two)) - sum(len(p) for p in two)  # (the grouped container's fields)
+    order = sorted(range(len(grouping)), key=lambda i: (len(two[i]), i))
+    parts: list[bytes | None] = [None] * len(grouping)
+    coded3 = coded2 = 0
+    for k, i in enumerate(order):
+        parts[i] = level3_of(grouping[i])
+        coded3 += len(parts[i])
+        coded2 += len(two[i])
+        left = sum(len(two[j]) for j in order[k + 1:])
+        if left and coded3 + left * coded3 / max(1, coded2) + own >= bound:
+            return None
+    return parts  # type: ignore[return-value]
 
 
 class _Sample:

@@ -820,6 +820,17 @@ class Settings:
     #: groups' bytes times the level-3 coder's ratio on the one stream (its bytes over level 2's)
     #: are within this share of the smallest container so far (a large value: every grouping).
     level3_group_margin: float = 0.005
+    #: ... where the groups' level-3 bytes are estimated as level 2's times that ratio to the
+    #: power level3_group_gain_share: the one stream's level-3 gain over level 2 is partly its
+    #: cross-channel prediction, which groups split apart do not keep. The share kept, measured
+    #: (log of the groups' level-3 bytes over level 2's, over the log of the stream's): acc3-cacc
+    #: alone 0.38, as pairs 0.80; weather-pvgis-tmy alone 0.43; weather-tmy3-greensboro alone
+    #: 0.51; solar-bsrn-payerne 2+1+1 0.73. At 1 (the whole gain, before) the estimates were 2 to
+    #: 7 % too small: the level-3 codings of 4 groupings and the samples of 5 (stereo audio) that
+    #: bought nothing but 0.06 % on solar-bsrn (results/level3-groups-cost.md). A grouping being
+    #: coded is also given up once its coded groups project it past that bound
+    #: (``ubpe.api.level3_groups._coded_while_it_may_win``).
+    level3_group_gain_share: float = 0.5
     #: ... and, on a recording of at least level3_group_sample_frames / level3_group_sample_most
     #: frames, a grouping passing that test is first estimated on a sample (the middle
     #: max(level3_group_sample_frames, level3_group_sample_share x frames) frames): each group's
