@@ -2,6 +2,7 @@
 one that needs a kernel another is compiling waits, then loads it from the cache."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -112,3 +113,25 @@ def test_without_a_writable_cache_there_is_no_lock_and_no_file(monkeypatch, tmp_
     (tmp_path / "locks").write_text("")
     monkeypatch.setattr(_cache, "cache_dir", lambda: str(tmp_path))
     assert _cache._locked_file("tests.nowhere") is None
+
+
+def test_a_lock_folder_removed_after_its_first_lock_is_made_again(monkeypatch, tmp_path):
+    """The folders found writable are remembered (no check a lock), but a lock folder removed
+    since is made again rather than the kernel compiled without its lock."""
+    monkeypatch.setattr(_cache, "cache_dir", lambda: str(tmp_path))
+    for _ in range(2):
+        fd = _cache._locked_file("tests.again")
+        assert fd is not None and (tmp_path / "locks" / "tests.again.lock").exists()
+        os.close(fd)
+        assert str(tmp_path / "locks") in _cache._WRITABLE
+        shutil.rmtree(tmp_path / "locks")
+
+
+def test_the_cache_folder_is_checked_once_a_process(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    made = []
+    real = os.makedirs
+    monkeypatch.setattr(_cache.os, "makedirs", lambda p, **k: (made.append(p), real(p, **k)))
+    first = _cache.cache_dir()
+    assert first is not None and first.startswith(str(tmp_path)) and made == [first]
+    assert _cache.cache_dir() == first and made == [first]  # (the second call: no check)

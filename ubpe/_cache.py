@@ -48,11 +48,28 @@ def cache_dir() -> str | None:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "ubpe", "numba")
     path = os.path.join(root, cache_key())
+    return path if _writable_folder(path) else None
+
+
+#: The folders :func:`_writable_folder` found writable in this process (each kernel's first call
+#: asks for the cache's lock folder: 60 folder checks, about 3 ms, in a warm process's first
+#: compress, before these were remembered).
+_WRITABLE: set[str] = set()
+
+
+def _writable_folder(path: str) -> bool:
+    """Whether the folder ``path`` exists, made if need be, and is writable; a folder found so
+    is not checked again in this process (one found otherwise is: it may become writable)."""
+    if path in _WRITABLE:
+        return True
     try:
         os.makedirs(path, exist_ok=True)
     except OSError:
-        return None
-    return path if os.access(path, os.W_OK) else None
+        return False
+    if not os.access(path, os.W_OK):
+        return False
+    _WRITABLE.add(path)
+    return True
 
 
 def kernels_subdir() -> str:
@@ -126,10 +143,16 @@ def _locked_file(name: str) -> int | None:
     if path is None:
         return None
     folder = os.path.join(path, "locks")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
+    fd = None
+    for _ in range(2):  # (a second time when the folder was removed since it was found writable)
+        if not _writable_folder(folder):
+            return None
+        try:
+            fd = os.open(os.path.join(folder, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+            break
+        except OSError:
+            _WRITABLE.discard(folder)
+    if fd is None:
         return None
     deadline = time.monotonic() + COMPILE_LOCK_WAIT
     pause = 0.002
