@@ -146,3 +146,27 @@ def test_the_gain_share_only_changes_which_groupings_are_coded(share):
         data = ubpe.compress(x, level=3)
     assert np.array_equal(ubpe.decompress(data), x)
     assert len(data) <= len(ubpe.compress(x, level=2))
+
+
+def test_channels_that_move_together_keep_the_one_stream_without_a_grouping_measured(monkeypatch):
+    """Level 2's rule (``Settings.group_joined_share``) holds at level 3 too: when one group of
+    correlated channels holds (nearly) all of them and level 2's one stream is one block, no
+    grouping is measured (the level-3 coder predicts each channel from the others, which groups
+    would split); channels that share nothing still have theirs measured."""
+    from ubpe.api import level3_groups
+
+    calls = []
+    real = level3_groups.smaller
+    monkeypatch.setattr(level3_groups, "smaller", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(5)
+    common = np.cumsum(rng.integers(-30, 31, 6000))
+    together = np.stack([common, common + rng.integers(-2, 3, 6000)], 1).astype(np.int16)
+    data = ubpe.compress(together, level=3)
+    assert np.array_equal(ubpe.decompress(data), together)
+    assert calls == []
+    with settings.configured(group_joined_share=2.0):  # (above 1: always measured, as before)
+        assert ubpe.compress(together, level=3) == data
+    assert calls == [1]
+    apart = unlike_channels()["held and noise"]
+    assert np.array_equal(ubpe.decompress(ubpe.compress(apart, level=3)), apart)
+    assert calls == [1, 1]

@@ -289,7 +289,8 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
     "decorrelate+delta1" (module docstring). Only integer values of more than one channel (or an
     EDF file's signals of different rates) are tried. ``pair``: level 3's two one-stream
     containers (level 2's, the level-3 coder's), when built: :mod:`ubpe.api.level3_groups` then
-    measures the groupings."""
+    measures the groupings, unless level 2's rule keeps the one stream (:func:`_joined` on
+    level 2's container: one group of correlated channels holds nearly all of them)."""
     arr = np.asarray(values)
     if arr.dtype.kind not in "iu" or arr.ndim < 1 or arr.size == 0 or bytes(data[:4]) != container.MAGIC:
         return data
@@ -301,6 +302,8 @@ def smaller(values: Any, data: bytes, *, level: int, source: dict | None, thread
     groupings: list[Grouping] = edf_runs(source, shape)
     if channels > 1 and frames > 1 and level == 3 and pair and not groupings and not s.group_decorrelate_channels:
         x2 = arr.reshape(frames, channels)
+        if _joined(x2, pair[0], 2, s):  # (level 2's rule on its own container: the level-3 coder
+            return data  # predicts each channel from the others too, which groups would split)
         return level3_groups.smaller(
             arr, data, pair[0], pair[1], candidates(x2, s), group_of=lambda cols: _runs(x2, frames, cols, None),
             level2_container=lambda sub: _compress(sub, 2, threads, block_size, s), source=source, s=s)

@@ -949,7 +949,10 @@ class Settings:
     #: +6.2 %, jingle-psi-email +0.26 %, eeg64-eegmmidb 63 of 64 channels +0.03 %; each a second
     #: compression of the values: 2.0-2.4x faster) and won where it held at most 0.67 (acc3-cacc
     #: -4.1 %, solar-bsrn -2.5 %, weather-tmy3 -4.6 %; drum-cymbal16, 0.5, lost by 0.06 %);
-    #: the blocked stereo inputs see group_blocked_alone.
+    #: the blocked stereo inputs see group_blocked_alone. Level 3 keeps its containers by the
+    #: same rule on level 2's one stream (``ubpe.api.groups.smaller``): its groupings lost there
+    #: too (level-3 estimates drum-kick24 +6.2 %, eeg64-eegmmidb +10.6 %, jingle's sample +1.6 %),
+    #: and measuring them took 13-20 % of the compress (results/level3-groups-cost.md).
     group_joined_share: float = 0.9
     #: Level 2 writes the channels each alone, without the one-stream container, when that would
     #: be blocked (more than ``block_size`` values) and each channel alone fits one block
