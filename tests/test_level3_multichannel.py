@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 import ubpe
 from ubpe import level3
@@ -170,3 +173,22 @@ def test_channels_that_move_together_keep_the_one_stream_without_a_grouping_meas
     apart = unlike_channels()["held and noise"]
     assert np.array_equal(ubpe.decompress(ubpe.compress(apart, level=3)), apart)
     assert calls == [1, 1]
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 400), min_size=1, max_size=6), st.integers(1, 9), st.integers(0, 50),
+       st.integers(-3, 3))
+def test_giving_up_is_exact_when_every_group_gains_alike(sizes, num, own, shift):
+    """When every group's level-3 bytes are the same fraction of its level-2 bytes, the projection
+    after the first group is the grouping's final size: the grouping is given up exactly when
+    that size reaches the bound (and a grouping of one group is never given up)."""
+    den = 10
+    level2 = {(i,): den * n for i, n in enumerate(sizes)}
+    level3 = {(i,): num * n for i, n in enumerate(sizes)}  # num / den of level 2's bytes
+    final = sum(level3.values()) + own
+    bound = final + shift  # (at, just above and just below the grouping's final size)
+    parts, coded = TestAGroupingIsCodedOnlyWhileItMayWin.run(level2, level3, bound, own)
+    if len(sizes) > 1 and final >= bound:
+        assert parts is None and len(coded) == 1
+    else:
+        assert [len(p) for p in parts] == list(level3.values())
