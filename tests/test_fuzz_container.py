@@ -24,7 +24,8 @@ import pytest
 
 import ubpe
 from common import _SUBSTITUTES, check_mutations, check_truncations, fuzz_samples, pack_any, unpack_any, unpack_block
-from ubpe import compress, decompress, describe
+from ubpe import compress, decompress, describe, level3
+from ubpe._kernels import mixsignal
 from ubpe.api.arguments import MAX_DELTA
 
 TESTS = pathlib.Path(__file__).parent
@@ -122,7 +123,8 @@ def test_child_samples_include_a_level_3_container(samples):
     tree = unpack_any(by_name["level3"])
     assert tree["stream"]["coder"] == "mixsignal" and "alphabet" not in tree
     xctx = unpack_any(by_name["level3_xctx"])["stream"]
-    assert xctx["coder"] == "mixsignal" and xctx["payload"][0] == 6  # version 6: the exact-value contexts
+    assert xctx["coder"] == "mixsignal" and xctx["payload"][0] in (6, 10)  # version 6 (10 with the lags)
+    assert level3.format.model_params(bytes(xctx["payload"]))[mixsignal.PRM_XCTX] > 0  # the exact-value contexts
 
 
 def test_child_samples_include_mult_containers(samples):

@@ -83,18 +83,25 @@ def test_round_trip_any_valid_parameters(x, seed):
     rng = np.random.default_rng(seed)
     prm = [int(rng.integers(lo, hi + 1)) for lo, hi in mixsignal.PRM_BOUNDS]
     prm[mixsignal.PRM_LPC] = 0 if x.size == 0 else prm[mixsignal.PRM_LPC]
-    prm[mixsignal.PRM_P1] = min(prm[mixsignal.PRM_P1], mixsignal.MAX_DIM - 2 * prm[mixsignal.PRM_CROSS])
+    lags = prm[mixsignal.PRM_XLAGS] or 2  # (values of each neighbour: version 10's xlags, else two)
+    prm[mixsignal.PRM_P1] = max(0, min(prm[mixsignal.PRM_P1], mixsignal.MAX_DIM - lags * prm[mixsignal.PRM_CROSS]))
+    if prm[mixsignal.PRM_P1] + lags * prm[mixsignal.PRM_CROSS] > mixsignal.MAX_DIM:
+        prm[mixsignal.PRM_XLAGS] = 0
     prm[mixsignal.PRM_VCLS] *= prm[mixsignal.PRM_VMOD]  # (code classes need the value model: version 9)
     round_trip(x, params=prm)
 
 
-def test_the_widest_inputs_vector_round_trips():
+@pytest.mark.parametrize("lags", [0, 16])
+def test_the_widest_inputs_vector_round_trips(lags):
     """p1 = 64 own values and cross = 4 neighbours a side (each two lags): the neighbour loop
-    fills p1 + 4 * cross = 80 inputs (the CI's bounds-checked pass catches a shorter vector)."""
+    fills p1 + 4 * cross = 80 inputs; and 16 values of 4 neighbours a side (version 10's xlags,
+    p1 8): 8 + 2 * 16 * 4 = 136 = INPUT_SLOTS (the CI's bounds-checked pass catches a shorter
+    vector)."""
     rng = np.random.default_rng(3)
     x = np.cumsum(rng.integers(-3, 4, (300, 9)), axis=0).astype(np.int16)
     prm = [int(rng.integers(lo, hi + 1)) for lo, hi in mixsignal.PRM_BOUNDS]
-    prm[mixsignal.PRM_P1], prm[mixsignal.PRM_CROSS] = mixsignal.MAX_DIM - 8, 4
+    prm[mixsignal.PRM_P1], prm[mixsignal.PRM_CROSS] = mixsignal.MAX_DIM - (lags or 2) * 4, 4
+    prm[mixsignal.PRM_XLAGS] = lags
     prm[mixsignal.PRM_VCLS] *= prm[mixsignal.PRM_VMOD]  # (code classes need the value model: version 9)
     round_trip(x, params=prm)
 

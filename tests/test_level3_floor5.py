@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from test_level3_v6 import hourly
 
 from ubpe import level3
+from ubpe._kernels import mixsignal
 from ubpe.level3 import encoder, front, search
 from ubpe.planner import settings as cfg
 
@@ -82,7 +83,8 @@ def test_contexts_decided_on_the_final_coding():
     assert encoder._xctx_in_final(1440, 2, 1024) and not encoder._xctx_in_final(1440, 2, 512)
     assert not encoder._xctx_in_final(1440, s.level3_sample_channels + 1, 1024)
     assert data == before  # the same choice, the same bytes
-    assert data[0] == 6  # (version 6: the contexts on)
+    assert data[0] in (6, 10)  # (version 6: the contexts on; 10 where the lags are on too)
+    assert level3.format.model_params(data)[mixsignal.PRM_XCTX] > 0
     assert np.array_equal(level3.decode(data), x)
 
 

@@ -83,7 +83,7 @@ def test_one_to_eight_channels_of_hourly_readings():
 
 def test_chosen_on_hourly_readings_and_smaller():
     x = hourly()
-    with configured(level3_dc_trial_db=0):  # (version 8's broadband trial off: the contexts alone)
+    with configured(level3_dc_trial_db=0, level3_cross_lags=0):  # (versions 8's broadband trial, 10's lags off)
         on = round_trip(x, front=None)
         with configured(level3_xctx_sample=0):
             off = round_trip(x, front=None)
@@ -97,7 +97,7 @@ def test_off_writes_version_5_bytes_unchanged():
     rng = np.random.default_rng(3)
     noise = rng.integers(-30000, 30000, 3000).astype(np.int16)  # (a range the encoder does not try)
     for x, kw in ((rescaled(3000), {"front": None}), (hourly(2000), {"front": None}), (noise, {})):
-        with configured(level3_xctx_sample=0):
+        with configured(level3_xctx_sample=0, level3_cross_lags=0):  # (version 10's lags off too)
             new = level3.encode(x, **kw)
         with configured(level3_version=5):
             old = level3.encode(x, **kw)
@@ -106,7 +106,7 @@ def test_off_writes_version_5_bytes_unchanged():
 
 
 def test_version_6_base_is_version_5_with_the_contexts():
-    assert level3.base_params(2, 6) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [1, 0, 0, 0]
+    assert level3.base_params(2, 6) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [1, 0, 0, 0, 0]
     assert level3.base_params(2, 5)[mixsignal.PRM_XCTX] == 0
     # a version-6 header at its base (xctx 1) spends no byte on it: the mask of the defaults
     x = hourly(800)

@@ -131,7 +131,7 @@ def test_off_writes_older_bytes_unchanged():
 
 
 def test_version_8_base():
-    assert level3.base_params(2, 8) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [0, 0, 10, 0]
+    assert level3.base_params(2, 8) == level3.base_params(2, 5)[:mixsignal.N_PRM_V5] + [0, 0, 10, 0, 0]
     assert level3.base_params(2, 7)[mixsignal.PRM_DCM] == 0 and level3.base_params(2, 7)[mixsignal.PRM_OLSR] == 2
     x = skewed(800)
     data = level3.encode(x, params=params(1, dcm=10), front=None)
@@ -167,7 +167,7 @@ def test_malformed_version_8_headers_are_refused():
     with pytest.raises(CorruptDataError, match="parameter mask"):
         level3.decode(eight[:at] + _uleb(1 << mixsignal.N_PRM) + eight[at + 1:])
     with pytest.raises(CorruptDataError, match="version"):
-        level3.decode(bytes([10]) + eight[1:])
+        level3.decode(bytes([11]) + eight[1:])
     # the payload of one version read as the other's: the check bits (seeded with the header)
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([5]) + eight[1:])

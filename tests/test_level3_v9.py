@@ -183,7 +183,7 @@ def test_malformed_version_9_headers_are_refused():
     with pytest.raises(CorruptDataError, match="parameter mask"):
         level3.decode(nine[:at] + _uleb(1 << mixsignal.N_PRM) + nine[at + 1:])
     with pytest.raises(CorruptDataError, match="version"):
-        level3.decode(bytes([10]) + nine[1:])
+        level3.decode(bytes([11]) + nine[1:])
     # the payload read as version 8's: the check bits (seeded with the header)
     with pytest.raises(CorruptDataError):
         level3.decode(bytes([8]) + nine[1:])
@@ -219,5 +219,5 @@ def test_the_frozen_fixture_holds_a_version_9_record():
 def test_version_9_base():
     assert level3.base_params(2, 9) == (level3.base_params(2, 5)[:mixsignal.PRM_VMOD] + [1]
                                         + level3.base_params(2, 5)[mixsignal.PRM_VMOD + 1:mixsignal.N_PRM_V5]
-                                        + [0, 0, 0, level3.format.VCLS_BASE])
+                                        + [0, 0, 0, level3.format.VCLS_BASE, 0])  # (xlags: version 10's)
     assert level3.base_params(2, 8)[mixsignal.PRM_VCLS] == 0

@@ -112,7 +112,7 @@ def test_cost_model_picks_the_lighter_contexts_on_a_long_multichannel_recording(
     the lighter set on the short one too: its sample is half of it, results/level3-floor-4.md.)"""
     from ubpe.planner import settings as cfg
 
-    with cfg.configured(level3_dc_trial_db=0):  # (version 8's broadband trial off: the contexts alone)
+    with cfg.configured(level3_dc_trial_db=0, level3_cross_lags=0):  # (versions 8's trial, 10's lags off)
         x = hourly()
         short = np.ascontiguousarray(x[:3000])
         assert x.size >= encoder.XCTX_BIG > short.size

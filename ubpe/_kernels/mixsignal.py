@@ -19,7 +19,8 @@ that keeps |v| <= 2**20); predictions carry 4 fractional bits of v ("Q4").
 Prediction, per channel, each frame (prm = the parameter vector, ``PRM_*`` indices):
 
 1. OLS1: least squares over the last ``p1`` values of the channel and, with ``cross`` = k > 0,
-   the k nearest other channels (their value now when already coded, else the two before),
+   the k nearest other channels (``lags`` of their values: from now when already coded, else from
+   the one before; ``lags`` = ``xlags``, version 10, or two),
    fitted on a forgetting window: each frame adds its outer product with weight ``w (4096 +
    4096 (t mod T) / T) / 4096`` and every T frames the sums are halved (exponential forgetting
    in steps, T = ``_period(t1)``, up to 24 576 frames), w = ``_irls`` of the recent |error| (``irls`` > 0: weighted
@@ -95,7 +96,7 @@ to 5, and 6 with ``xctx`` = 0; its dead-branch pruning drops, before typing, eve
 and once with the state.
 
 Memory: the coder's state (``new_tables``) 1.7 MiB whatever the input (the caller keeps one
-more copy, the prior); per channel 8 (p1 + 2 cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
+more copy, the prior); per channel 8 (p1 + lags cross)**2 + 8 p2**2 + 8 p3**2 (+ 1.6 KiB with
 ``fmix``) bytes of least-squares state, 4 (2 (n1 + n2 + n3) + 3 * 256) bytes of NLMS state and
 4 (max(p1, p2, p3, 32 with ``lpc``) + 256) bytes of the channel's own past (at most 1.3 KiB), at
 most 105 KiB a channel with the largest parameters (21 KiB with the defaults; ``mixb``: 48 bytes more); with ``lpc``, 264
@@ -144,7 +145,9 @@ PRM_XCTX = 31  # added in version 6: ``run`` with ``mixctx``'s state (``run`` it
 PRM_OLSR = 32  # added in version 7: rounds of refinement of OLS1's and OLS3's solve
 PRM_DCM = 33  # added in version 8: the least squares on the values minus their running mean
 PRM_VCLS = 34  # added in version 9: the value model's code classes (the values' low ``vcls`` bits)
-N_PRM = 35
+PRM_XLAGS = 35  # added in version 10: the values OLS1 takes of each neighbour (0: two, versions 1 to 9)
+N_PRM = 36
+N_PRM_V9 = 35  #: parameters a version-9 header's mask covers; the rest read as 0 (version 9's model)
 N_PRM_V8 = 34  #: parameters a version-8 header's mask covers; the rest read as 0 (version 8's model)
 N_PRM_V7 = 33  #: parameters a version-7 header's mask covers; the rest read as 0 (version 7's model)
 N_PRM_V6 = 32  #: parameters a version-6 header's mask covers; the rest read as 0 (version 6's model)
@@ -158,15 +161,17 @@ XC_SETS = 2  #: ``xctx``'s largest value (1: ``mixctx.XC_FULL``, 2: ``mixctx.XC_
 OLSR_MAX = 4  #: ``olsr``'s largest value (rounds of refinement)
 DCM_MAX = 16  #: ``dcm``'s largest value (the running mean's rate 2**-dcm)
 VCLS_MAX = 8  #: ``vcls``'s largest value (2**vcls code classes)
+XLAGS_MAX = 16  #: ``xlags``' largest value (values of each neighbour in OLS1)
 #: (low, high) bound of each parameter, checked by the caller
 PRM_BOUNDS = ((0, 64), (0, 27), (1, 64), (0, 4), (0, 32), (0, 27), (1, 64), (6, 24),
               (0, 2048), (0, 256), (0, 64), (0, 4096), (0, 4096), (0, 4096), (0, 4096), (0, 1),
               (4, 255), (1, 32), (0, 24), (0, 31), (0, 1), (0, 19), (0, 1), (0, 32), (0, 27), (1, 64), (6, 8), (0, 1),
-              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX), (0, DCM_MAX), (0, VCLS_MAX))
+              (0, 1), (0, 1), (0, 1), (0, XC_SETS), (0, OLSR_MAX), (0, DCM_MAX), (0, VCLS_MAX), (0, XLAGS_MAX))
 U3 = 1 << 18  #: the final least-squares mix's inputs are clamped to +-U3 (Q4)
-MAX_DIM = 72  #: p1 + 2 * cross
-#: Entries of the inputs vector the neighbour loop writes: p1 + 4 * cross at most (64 + 16)
-INPUT_SLOTS = 80
+MAX_DIM = 72  #: p1 + lags * cross (lags: ``xlags``, or 2 where it is 0), checked by the caller
+#: Entries of the inputs vector the neighbour loop writes: p1 + 2 * lags * cross, at most MAX_DIM +
+#: lags * cross (64 + 4 * 4 with two lags, 8 + 2 * 16 * 4 with XLAGS_MAX)
+INPUT_SLOTS = MAX_DIM + 4 * XLAGS_MAX
 HIST_PAD = 256  #: NLMS history buffers: taps + this, shifted back when full
 
 N_KA = 192  #: fine log buckets of a magnitude (_flog)
@@ -936,7 +941,9 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     sq, st, rt = _tables()
     p1 = prm[PRM_P1]
     cross = min(prm[PRM_CROSS], C - 1)
-    dim1 = p1 + 2 * cross
+    xlags = prm[PRM_XLAGS] if prm.shape[0] > PRM_XLAGS else 0
+    lags = xlags if xlags > 0 else 2  # (values of each neighbour: version 10's xlags, else two)
+    dim1 = p1 + lags * cross
     T1 = _period(prm[PRM_T1])
     K1 = prm[PRM_K1]
     p2 = prm[PRM_P2]
@@ -996,8 +1003,8 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
     wz = np.zeros(MAX_DIM, np.int64)
     olsr = prm[PRM_OLSR]  # rounds of refinement of OLS1's and OLS3's solve (version 7)
     wW = np.zeros(2 * MM + 5 * MAX_DIM if olsr > 0 else 1, np.int64)
-    # the OLS inputs, |v| <= 2**20: p1 own values, then two lags of each of up to 2 * cross
-    # neighbours, p1 + 4 * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
+    # the OLS inputs, |v| <= 2**20: p1 own values, then ``lags`` values of each of up to 2 * cross
+    # neighbours, p1 + 2 * lags * cross <= INPUT_SLOTS entries (the predictor reads the first dim1)
     a = np.zeros(INPUT_SLOTS, np.int32)
     g = np.full(C, 2048, np.int64)
     es1 = np.zeros(C, np.int64)  # running |error| of each OLS (Q4), for its weights
@@ -1237,13 +1244,14 @@ def run(y, lo, hi, gs, prm, buf, dec, res, chk0, tab, tables, lblock, lord, lshi
                     if k < 0 or k >= C:
                         k = c + r if sgn == 0 else c - r  # reflect at the edges
                     if k < 0 or k >= C or k == c:
-                        a[m] = 0
-                        a[m + 1] = 0
+                        for j in range(lags):
+                            a[m + j] = 0
                     else:
                         base = t if k < c else t - 1
-                        a[m] = ((_value(tab, ntab, y[base, k]) - off[k]) >> gs) - dci[k] if base >= 0 else 0
-                        a[m + 1] = ((_value(tab, ntab, y[base - 1, k]) - off[k]) >> gs) - dci[k] if base >= 1 else 0
-                    m += 2
+                        for j in range(lags):
+                            a[m + j] = ((_value(tab, ntab, y[base - j, k]) - off[k]) >> gs) - dci[k] \
+                                if base >= j else 0
+                    m += lags
             # ---- predictions (Q4 of v)
             acc = np.int64(0)
             for j in range(dim1):

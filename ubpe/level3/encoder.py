@@ -152,7 +152,7 @@ def _as_2d(values) -> tuple[np.ndarray, int]:
 
 
 def encode(values, *, params: list[int] | None = None, search: bool = True, front="auto",
-           _unless_defaults: bool = False, _start: tuple | None = None) -> bytes:
+           _unless_defaults: bool = False, _start: tuple | None = None, _together: bool | None = None) -> bytes:
     """Compress an integer signal, (frames,) or (frames, channels), losslessly.
 
     ``params`` fixes the parameter vector (``mixsignal.PRM_*``, checked against its bounds);
@@ -215,6 +215,8 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
             return b""
     if tmode:
         y = np.searchsorted(table, y).astype(np.int64)
+    if params is None and search and version >= 10:
+        prm = _with_cross_lags(prm, C, _move_together(x2) if _together is None else _together)
     if params is None and search and version >= 3 and not vmod_decided:
         prm = _choose_vmod(y, table if tmode == TABLE_VALUES else None, prm, _vmod_frames(n, C, _start))
     if params is None and search and version >= 9:
@@ -233,6 +235,36 @@ def encode(values, *, params: list[int] | None = None, search: bool = True, fron
         other = _model_payload(head, y, lo, step, table, tmode, alt, version)
         return other if len(other) < len(data) else data
     return data
+
+
+def _move_together(x2: np.ndarray) -> bool:
+    """Whether the (frames, 2) ``x2`` has two channels that move together: one group of
+    ``ubpe.api.groups``' correlated channels (stereo music, two leads of one source). Other
+    shapes: False."""
+    from ..api.groups import _components
+
+    if x2.ndim != 2 or x2.shape[1] != 2 or x2.shape[0] < 3 or settings.current().level3_cross_lags <= 2:
+        return False
+    comps, _ = _components(x2, settings.current())
+    return bool(comps) and len(comps[0]) == 2
+
+
+def _with_cross_lags(prm: list[int], C: int, together: bool) -> list[int]:
+    """``prm`` with version 10's ``xlags`` = ``Settings.level3_cross_lags`` (at most what keeps
+    ``p1 + xlags cross <= MAX_DIM``) for two channels that move together (``together``:
+    :func:`_move_together` of the recording, before any front-end chain) when ``prm`` predicts
+    each from the other (``cross`` >= 1); else ``prm``. Their shared signal spans many lags: two
+    values of the other channel capture its mix now, not its dynamics
+    (results/level3-cross-lags.md)."""
+    k = _kernels()
+    if not together or C != 2 or prm[k.PRM_CROSS] < 1 or prm[k.PRM_XLAGS]:
+        return prm
+    lags = min(settings.current().level3_cross_lags, k.XLAGS_MAX, (k.MAX_DIM - prm[k.PRM_P1]) // prm[k.PRM_CROSS])
+    if lags <= 2:
+        return prm
+    out = list(prm)
+    out[k.PRM_XLAGS] = lags
+    return out
 
 
 def _model_payload(head: bytearray, y: np.ndarray, lo: int, step: int, table, tmode: int, prm: list[int],
@@ -399,13 +431,15 @@ def _header_version() -> int:
     with the refined solve: a raw, empty or front-end record and a model without them keep
     version 5's bytes)."""
     version = _version()
-    return 5 if version in (6, 7, 8, 9) else version
+    return 5 if version in (6, 7, 8, 9, 10) else version
 
 
 def _payload_version(version: int, prm: list[int]) -> int:
     """The version byte of a model record of ``prm`` under ``Settings.level3_version`` = ``version``:
     7 with ``olsr`` > 0, else 6 with ``xctx`` = 1, else ``_header_version()``."""
     k = _kernels()
+    if version >= 10 and prm[k.PRM_XLAGS]:
+        return 10
     if version >= 9 and prm[k.PRM_VCLS]:
         return 9
     if version >= 8 and prm[k.PRM_DCM]:
@@ -983,5 +1017,6 @@ def _encode_front(x2: np.ndarray, ndim: int, chain, params, search: bool, unless
     rec = msgpack.packb(record, use_bin_type=True)
     head += _uleb(len(rec)) + rec
     head += zlib.crc32(head).to_bytes(4, "little")
-    inner = encode(y, params=params, search=search, front=None, _unless_defaults=unless_defaults, _start=start)
+    inner = encode(y, params=params, search=search, front=None, _unless_defaults=unless_defaults, _start=start,
+                   _together=params is None and search and _move_together(x2))  # (the chain's input: its outputs are residuals)
     return bytes(head) + inner if inner else b""

@@ -18,7 +18,7 @@ pass. Speed and memory: ``mixsignal``'s docstring and ``benchmarks/bench_level3.
 
 Bytes (integers LEB128, minimal; ``z`` marks a zigzag-mapped signed one)::
 
-    version (1 byte: 1 to 9, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
+    version (1 byte: 1 to 10, VERSIONS) | dtype code (1 byte, DTYPES) | ndim (1 byte: 1 or 2)
     frames | channels (only when ndim == 2)
     mode (1 byte): 0 model, 1 raw, 2 front
     mode 0: lo (z) | step | table | [table mode (1 byte: 1 values, 2 indices) when a table]
@@ -35,19 +35,22 @@ read as ``V1_TAIL`` (the model of version 1); versions 2 to 4 store a mask (vers
 the first ``N_PRM_V2`` (28), ``vmod`` then 0; version 3's over ``N_PRM_V3`` (29), ``mixb`` then
 0; version 4's over ``N_PRM_V4`` (30), ``nlmsq`` then 0; version 5's over ``N_PRM_V5`` (31),
 ``xctx`` then 0; version 6's over ``N_PRM_V6`` (32), ``olsr`` then 0; version 7's over ``N_PRM_V7``
-(33), ``dcm`` then 0; version 8's over ``N_PRM_V8`` (34), ``vcls`` then 0; version 9's over all 35;
+(33), ``dcm`` then 0; version 8's over ``N_PRM_V8`` (34), ``vcls`` then 0; version 9's over
+``N_PRM_V9`` (35), ``xlags`` then 0; version 10's over all 36;
 bit i set: parameter i differs from ``base_params(channels, version)``, a constant of the
 format: ``BASE_PARAMS``, version 4's ``BASE_PARAMS_V4``, version 5's ``BASE_PARAMS_V5``, version 6's
 ``BASE_PARAMS_V6``, version 7's ``BASE_PARAMS_V7``, version 8's ``BASE_PARAMS_V8``, version 9's
-``BASE_PARAMS_V9``) and then the parameters whose bit is set, in
+``BASE_PARAMS_V9``, version 10's ``BASE_PARAMS_V10``) and then the parameters whose bit is set, in
 index order (defaults cost one byte, not 28). Version 6 adds ``xctx``, the exact-value contexts of
 the residual coder (``mixctx``'s docstring, its steps in ``mixsignal.run``; 1: hashed contexts and
 successor lists, 2: the lists alone); version 7 ``olsr``, rounds
 of iterative refinement of the long least squares' solve (``mixsignal._ols_solve_refined``);
 version 8 ``dcm``, the least squares on the values minus their running mean (rate 2**-dcm);
 version 9 ``vcls``, the value model's code classes (the values' low ``vcls`` bits; an ADC's
-unequal code widths), which need ``vmod`` = 1 and let it run on ranges up to ``VM_CLS_RANGE``.
-``encode`` writes version 9 only with ``vcls`` > 0, else version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
+unequal code widths), which need ``vmod`` = 1 and let it run on ranges up to ``VM_CLS_RANGE``;
+version 10 ``xlags``, the values OLS1 takes of each neighbouring channel (two before; at most
+``XLAGS_MAX``, with ``p1 + xlags cross <= MAX_DIM``). ``encode`` writes version 10 only with
+``xlags`` > 0, else version 9 only with ``vcls`` > 0, else version 8 only with ``dcm`` > 0, else version 7 only with ``olsr`` > 0, else
 version 6 only with ``xctx`` = 1 or 2, else version 5's bytes.
 
 ``table``: U (0: none), then for U >= 2 the smallest gap between consecutive values, the order k
@@ -71,8 +74,8 @@ import numpy as np
 from .._validate import check_int
 from ..errors import CorruptDataError
 
-VERSION = 9  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 8 write theirs)
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+VERSION = 10  #: the version ``encode`` writes (``Settings.level3_version``: 1 to 9 write theirs)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 #: dtype codes: the index in this tuple
 DTYPES = ("|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8")
 MAX_VALUES = 1 << 30  #: decode's default cap on frames x channels
@@ -231,6 +234,10 @@ BASE_PARAMS_V8 = BASE_PARAMS_V5 + (0, 0, DCM_BASE)
 #: VCLS_BASE (a version-9 header is written only with vcls > 0, which needs the value model on).
 VCLS_BASE = 3
 BASE_PARAMS_V9 = BASE_PARAMS_V5[:28] + (1,) + BASE_PARAMS_V5[29:] + (0, 0, 0, VCLS_BASE)
+#: Version 10's (normative): BASE_PARAMS_V9 and xlags = XLAGS_BASE (a version-10 header is written
+#: only with xlags > 0: OLS1 takes that many values of each neighbouring channel, not two).
+XLAGS_BASE = 8
+BASE_PARAMS_V10 = BASE_PARAMS_V9 + (XLAGS_BASE,)
 
 
 def base_params(channels: int, version: int | None = None) -> list[int]:
@@ -238,7 +245,7 @@ def base_params(channels: int, version: int | None = None) -> list[int]:
     ``BASE_PARAMS`` (versions 2 and 3), ``BASE_PARAMS_V4``, ``BASE_PARAMS_V5``, ``BASE_PARAMS_V6`` or
     ``BASE_PARAMS_V7``, for ``channels`` channels (the parameters a version lacks read as 0)."""
     version = _version() if version is None else version
-    p = list(BASE_PARAMS_V9 if version >= 9 else BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
+    p = list(BASE_PARAMS_V10 if version >= 10 else BASE_PARAMS_V9 if version >= 9 else BASE_PARAMS_V8 if version >= 8 else BASE_PARAMS_V7 if version >= 7 else BASE_PARAMS_V6 if version >= 6 else BASE_PARAMS_V5 if version >= 5 else (
         BASE_PARAMS_V4 if version >= 4 else BASE_PARAMS))
     p += [0] * (_kernels().N_PRM - len(p))  # parameters the version lacks: 0, its model
     p[_kernels().PRM_CROSS] = min(p[_kernels().PRM_CROSS], max(channels - 1, 0))
@@ -259,6 +266,8 @@ def _params_bytes(prm: list[int], channels: int, version: int) -> bytes:
         raise ValueError("the blended mix (mixb) needs version 4 (Settings.level3_version)")
     if version == 4 and any(prm[k.N_PRM_V4:]):
         raise ValueError("the NLMS weights in Q20 (nlmsq) needs version 5 (Settings.level3_version)")
+    if version in (5, 6, 7, 8, 9) and any(prm[k.N_PRM_V9:]):
+        raise ValueError("more values of each neighbour (xlags) need version 10 (Settings.level3_version)")
     if version in (5, 6, 7, 8) and any(prm[k.N_PRM_V8:]):
         raise ValueError("the value model's code classes (vcls) need version 9 (Settings.level3_version)")
     if version in (5, 6, 7) and any(prm[k.N_PRM_V7:]):
@@ -277,7 +286,8 @@ def _read_params(r: "_Reader", channels: int, version: int) -> list[int]:
     if version == 1:
         return [r.uleb(f"parameter {i}", 1 << 16) for i in range(k.N_PRM_V1)] + list(k.V1_TAIL) + [0] * (
             k.N_PRM - k.N_PRM_V2)
-    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7, 8: k.N_PRM_V8}.get(
+    stored = {2: k.N_PRM_V2, 3: k.N_PRM_V3, 4: k.N_PRM_V4, 5: k.N_PRM_V5, 6: k.N_PRM_V6, 7: k.N_PRM_V7, 8: k.N_PRM_V8,
+              9: k.N_PRM_V9}.get(
         version, k.N_PRM)
     mask = r.uleb("parameter mask", (1 << stored) - 1)
     base = base_params(channels, version)
@@ -306,7 +316,7 @@ def _check_params(prm: list[int]) -> None:
     for i, (v, (lo, hi)) in enumerate(zip(prm, k.PRM_BOUNDS)):
         if not lo <= v <= hi:
             raise CorruptDataError(f"level-3 data: parameter {i} = {v} outside [{lo}, {hi}]")
-    if prm[k.PRM_P1] + 2 * prm[k.PRM_CROSS] > k.MAX_DIM:
+    if prm[k.PRM_P1] + (prm[k.PRM_XLAGS] or 2) * prm[k.PRM_CROSS] > k.MAX_DIM:
         raise CorruptDataError("level-3 data: least-squares order above the maximum")
     if prm[k.PRM_VCLS] and not prm[k.PRM_VMOD]:
         raise CorruptDataError("level-3 data: code classes (vcls) without the value model")

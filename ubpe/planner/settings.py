@@ -858,7 +858,8 @@ class Settings:
     #: the ECG's least-absolute-errors fit (0.46 % smaller whole); 0.002 changed 3 of 39
     #: recordings of 65 536 to 1.5 M values, each smaller (the ECG, a neural file, a PPG).
     level3_search_margin: float = 0.002
-    #: The level-3 bytes' version (``ubpe.level3``): 9 (version 8 and the value model's code
+    #: The level-3 bytes' version (``ubpe.level3``): 10 (version 9 and more values of each
+    #: neighbouring channel in OLS1, ``xlags``, written only where they are on); 9 (version 8 and the value model's code
     #: classes, ``vcls``, written only where they are on); 8 (version 7 and the least squares on the
     #: values minus their running mean, ``dcm``, written only where it is on); 7 (version 6 and the refined least-squares
     #: solve, ``olsr``, written only where it is on); 6 (version 5 and the exact-value contexts,
@@ -867,7 +868,14 @@ class Settings:
     #: fixed experts, ``mixb``, and no bias estimates in the mix by default); 3 (version 2 and the
     #: value model, ``vmod``); 2 (a compact parameter field, a third least-squares predictor and
     #: the APMs' rate as parameters) and 1 write their versions' bytes.
-    level3_version: int = 9
+    level3_version: int = 10
+    #: Version 10: OLS1 takes this many values of the other channel, not two, where a recording
+    #: has two channels that move together (``ubpe.level3.encoder._with_cross_lags``; 0 or 2: two,
+    #: version 9's bytes). The search's parameters fixed, on 100 000 frames: music-oxygen-login
+    #: -1.76 % at 8 (-1.80 % at 16), drum-hihat24 -0.69 % (-1.17 %), drum-kick24 -0.93 % (-1.17 %),
+    #: jingle-psi-email -0.11 % (-0.25 %); the least-squares state grows from (32 + 2)**2 to
+    #: (32 + 8)**2 (results/level3-cross-lags.md).
+    level3_cross_lags: int = 8
     #: Version 6's exact-value contexts (``xctx``, ``ubpe.level3.encoder._choose_xctx``) are tried,
     #: on symbol ranges of at most 4 096, on this many first frames of a recording (one coding
     #: with them, the kernel counting what they saved; 0: never, version 5's bytes), where the
