@@ -113,8 +113,7 @@ class TestAGroupingIsCodedOnlyWhileItMayWin:
             coded.append(tuple(cols))
             return b"3" * level3[tuple(cols)]
 
-        parts = _coded_while_it_may_win(grouping, lambda cols: b"2" * level2[tuple(cols)], level3_of,
-                                        lambda g, ps: b"h" * own + b"".join(ps), bound)
+        parts = _coded_while_it_may_win(grouping, lambda cols: b"2" * level2[tuple(cols)], level3_of, own, bound)
         return parts, coded
 
     def test_a_grouping_that_may_win_is_coded_whole_in_its_own_order(self):

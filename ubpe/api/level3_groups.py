@@ -92,20 +92,17 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
         candidate = packed(grouping, parts)
         if len(candidate) < len(best):
             best = candidate
-        inner = sum(len(p) for p in parts)  # (the grouped container's own fields: the rest)
-        scored.append((kept * inner + len(candidate) - inner, grouping))
+        own = len(candidate) - sum(len(p) for p in parts)  # (the grouped container's own fields)
+        scored.append((kept * (len(candidate) - own) + own, grouping, own))
     sampled = _Sample(arr.reshape(frames, -1), len(level3), s)
-    for estimate, grouping in sorted(scored, key=lambda t: t[0]):
+    for estimate, grouping, own in sorted(scored, key=lambda t: t[0]):
         if estimate >= len(best) * (1 + s.level3_group_margin):
             break  # (sorted: the others' estimates are larger)
         if sampled.on:
-            parts = [level2_of(cols) for cols in grouping]
-            guess = sum(min(len(p), sampled.level3_of(cols)) for cols, p in zip(grouping, parts))
-            if guess + len(packed(grouping, parts)) - sum(len(p) for p in parts) \
-                    >= len(best) * (1 + s.level3_group_sample_margin):
+            guess = sum(min(len(level2_of(cols)), sampled.level3_of(cols)) for cols in grouping)
+            if guess + own >= len(best) * (1 + s.level3_group_sample_margin):
                 continue  # (the sample says the level-3 coder's groups do not win)
-        parts = _coded_while_it_may_win(grouping, level2_of, level3_of, packed,
-                                        len(best) * (1 + s.level3_group_margin))
+        parts = _coded_while_it_may_win(grouping, level2_of, level3_of, own, len(best) * (1 + s.level3_group_margin))
         if parts is None:
             continue
         candidate = packed(grouping, parts)
@@ -115,16 +112,14 @@ def smaller(arr: np.ndarray, data: bytes, level2: bytes, level3: bytes, grouping
 
 
 def _coded_while_it_may_win(grouping: list[list[int]], level2_of: Callable[[list[int]], bytes],
-                            level3_of: Callable[[list[int]], bytes],
-                            packed: Callable[[list[list[int]], list[bytes]], bytes], bound: float) -> list[bytes] | None:
+                            level3_of: Callable[[list[int]], bytes], own: int, bound: float) -> list[bytes] | None:
     """Each group's container (``level3_of``: the smaller of the level-3 coder's and level 2's),
     the groups coded from the smallest level-2 container up; None as soon as the grouping's
     projected container reaches ``bound`` bytes with groups left to code (those not coded yet
     projected at level 2's bytes times the coded groups' level-3 bytes over their level-2
-    bytes, plus the grouped container's own fields): a grouping that loses is given up after
-    its first groups, the cheapest to code."""
+    bytes, plus ``own``, the grouped container's own fields): a grouping that loses is given up
+    after its first groups, the cheapest to code."""
     two = [level2_of(cols) for cols in grouping]
-    own = len(packed(grouping, two)) - sum(len(p) for p in two)  # (the grouped container's fields)
     order = sorted(range(len(grouping)), key=lambda i: (len(two[i]), i))
     parts: list[bytes | None] = [None] * len(grouping)
     coded3 = coded2 = 0
